@@ -1,0 +1,263 @@
+//! What each command does: wiring CLI → dsl → engine → reports → exit code.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde_json::Value;
+
+use crate::cli::{CallArgs, Cli, ColorChoice, Command, RunArgs, UsageError, exit};
+use crate::client::{ConnectErrorKind, Connection};
+use crate::dsl::{self, Scenario};
+use crate::engine::{self, RunConfig};
+use crate::era::Era;
+use crate::report::model::{RunReport, SuiteResult};
+use crate::report::{self, ConsoleOptions};
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => exit::OK,
+                _ => exit::INVALID_INPUT,
+            };
+        }
+    };
+    match cli.command {
+        Command::Schema => {
+            println!("{}", schema_text());
+            exit::OK
+        }
+        Command::Validate { paths } => validate(&paths),
+        Command::List { paths } => list(&paths),
+        Command::Run(args) => runtime().block_on(run(args)),
+        Command::Call(args) => runtime().block_on(call(args)),
+    }
+}
+
+/// The DSL schema as committed in `schema/scenario.schema.json`.
+pub fn schema_text() -> String {
+    serde_json::to_string_pretty(&dsl::scenario_schema()).expect("schema serializes")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+fn usage(e: UsageError) -> i32 {
+    eprintln!("error: {}", e.0);
+    exit::INVALID_INPUT
+}
+
+fn load(paths: &[PathBuf]) -> Result<Vec<Scenario>, i32> {
+    dsl::load::load_paths(paths).map_err(|errors| {
+        eprintln!("{}", errors.render());
+        exit::INVALID_INPUT
+    })
+}
+
+fn validate(paths: &[PathBuf]) -> i32 {
+    match load(paths) {
+        Ok(scenarios) => {
+            let steps: usize = scenarios.iter().map(|s| s.steps.len()).sum();
+            println!("ok: {} scenario(s), {steps} step(s)", scenarios.len());
+            exit::OK
+        }
+        Err(code) => code,
+    }
+}
+
+fn list(paths: &[PathBuf]) -> i32 {
+    let scenarios = match load(paths) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let mut out = std::io::stdout().lock();
+    for s in &scenarios {
+        let eras = if s.eras.is_empty() {
+            "all eras".to_string()
+        } else {
+            s.eras.iter().map(|e| e.label()).collect::<Vec<_>>().join(", ")
+        };
+        let tags = if s.tags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", s.tags.join(", "))
+        };
+        let _ = writeln!(out, "{} ({eras}){tags}  {}", s.id, s.pos);
+        for step in &s.steps {
+            let _ = writeln!(out, "  {}:{}", s.id, step.name);
+        }
+    }
+    exit::OK
+}
+
+fn selection(args: &RunArgs) -> Result<Option<GlobSet>, UsageError> {
+    if args.filters.is_empty() {
+        return Ok(None);
+    }
+    let mut builder = GlobSetBuilder::new();
+    for f in &args.filters {
+        builder.add(Glob::new(f).map_err(|e| UsageError(format!("--filter `{f}`: {e}")))?);
+    }
+    builder
+        .build()
+        .map(Some)
+        .map_err(|e| UsageError(format!("--filter: {e}")))
+}
+
+async fn run(args: RunArgs) -> i32 {
+    let (target, secrets) = match args.target.to_target() {
+        Ok(t) => t,
+        Err(e) => return usage(e),
+    };
+    let eras = match args.eras.iter().map(|e| Era::parse(e)).collect::<Result<Vec<_>, _>>() {
+        Ok(e) => e,
+        Err(e) => return usage(UsageError(format!("--era: {e}"))),
+    };
+    let filter = match selection(&args) {
+        Ok(f) => f,
+        Err(e) => return usage(e),
+    };
+    let scenarios = match load(&args.paths) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    crate::signals::install();
+    let selected: Vec<Scenario> = scenarios
+        .into_iter()
+        .filter(|s| args.tags.is_empty() || s.tags.iter().any(|t| args.tags.contains(t)))
+        .collect();
+    let mut items = engine::plan(&selected, &eras);
+    if let Some(f) = &filter {
+        items.retain(|item| f.is_match(&item.scenario.id) || f.is_match(item.id()));
+    }
+    if items.is_empty() {
+        eprintln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
+        return exit::INVALID_INPUT;
+    }
+    let console = ConsoleOptions {
+        color: use_color(args.color),
+        verbose: args.verbose,
+        secrets: secrets.clone(),
+    };
+    let config = RunConfig {
+        target,
+        eras,
+        jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+    };
+    let mut stdout = std::io::stdout();
+    let report = engine::run(items, &config, |suite| {
+        let _ = stdout.write_all(report::render_suite(suite, &console).as_bytes());
+        let _ = stdout.flush();
+    })
+    .await;
+    let _ = stdout.write_all(report::render_summary(&report, &console).as_bytes());
+    if let Err(code) = write_reports(&report, args.junit.as_deref(), args.json.as_deref(), &secrets) {
+        return code;
+    }
+    exit_code(&report)
+}
+
+fn write_reports(report: &RunReport, junit: Option<&Path>, json: Option<&Path>, secrets: &[String]) -> Result<(), i32> {
+    let write = |path: &Path, text: String| -> Result<(), i32> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        std::fs::write(path, text).map_err(|e| {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            exit::INVALID_INPUT
+        })
+    };
+    if let Some(path) = junit {
+        write(path, report::to_junit(report, secrets))?;
+    }
+    if let Some(path) = json {
+        write(path, report::to_json(report, secrets))?;
+    }
+    Ok(())
+}
+
+/// 4 when the server could not be started/reached, 3 when authentication failed,
+/// 1 when a test failed, else 0.
+pub fn exit_code(report: &RunReport) -> i32 {
+    let kinds = |k: &str| report.suites.iter().any(|s: &SuiteResult| s.setup_error_kind.as_deref() == Some(k));
+    if kinds("start") || kinds("unreachable") {
+        exit::UNREACHABLE
+    } else if kinds("auth") {
+        exit::AUTH_REQUIRED
+    } else if report.summary.is_green() {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}
+
+async fn call(args: CallArgs) -> i32 {
+    let (target, secrets) = match args.target.to_target() {
+        Ok(t) => t,
+        Err(e) => return usage(e),
+    };
+    let era = match Era::parse(&args.era) {
+        Ok(e) => e,
+        Err(e) => return usage(UsageError(format!("--era: {e}"))),
+    };
+    let params = match args.params.as_deref().map(serde_json::from_str::<Value>).transpose() {
+        Ok(p) => p,
+        Err(e) => return usage(UsageError(format!("--params is not valid JSON: {e}"))),
+    };
+    crate::signals::install();
+    let mut conn = match Connection::open(&target, &era.label, &era.request).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {}", report::redact(&e.message, &secrets));
+            if let Some(tail) = &e.stderr_tail {
+                eprintln!("server stderr (last lines):\n{}", report::redact(tail, &secrets));
+            }
+            return match e.kind {
+                ConnectErrorKind::Start | ConnectErrorKind::Unreachable => exit::UNREACHABLE,
+                ConnectErrorKind::Auth => exit::AUTH_REQUIRED,
+                ConnectErrorKind::Protocol => exit::FAILED,
+            };
+        }
+    };
+    let id = conn.next_id();
+    let out = conn.build(&args.method, params, Some(id), &Default::default(), &Default::default(), target.timeout);
+    let n = &conn.negotiated;
+    eprintln!("# era {} ({}){}", n.kind.as_str(), n.revision, n.note.as_ref().map(|x| format!(": {x}")).unwrap_or_default());
+    let code = match conn.send(&out).await {
+        Ok(ex) => match &ex.response {
+            Some(resp) => {
+                let text = serde_json::to_string_pretty(resp).unwrap_or_default();
+                println!("{}", report::redact(&text, &secrets));
+                if resp.get("error").is_some() { exit::FAILED } else { exit::OK }
+            }
+            None => {
+                eprintln!("error: {}", crate::assert::describe_no_response(&ex));
+                exit::FAILED
+            }
+        },
+        Err(e) => {
+            eprintln!("error: {}", report::redact(&e.to_string(), &secrets));
+            exit::FAILED
+        }
+    };
+    conn.close().await;
+    code
+}

@@ -1,0 +1,612 @@
+//! Expectations judged against what came back. Pure functions of (expectation,
+//! response, template context): the engine fetches anything else they need (the tool's
+//! `outputSchema`) beforehand.
+
+mod json;
+
+use serde_json::Value;
+
+pub use json::{json_eq, json_type_name, subset_of};
+
+use crate::client::Exchange;
+use crate::dsl::model::{JsonType, LengthSpec};
+use crate::dsl::template::render_value;
+use crate::dsl::{Expect, ExpectKind, Predicate};
+use crate::report::model::Failure;
+use crate::source::Severity;
+
+/// What an expectation sees of one step's exchange.
+pub struct Observed<'a> {
+    pub exchange: &'a Exchange,
+    /// The JSONPath document: `result`, or `{"error": …}` for an error response.
+    pub document: Option<Value>,
+    /// Over HTTP?
+    pub is_http: bool,
+    /// The called tool's declared `outputSchema` (for `outputSchema: conforms`):
+    /// `Ok(None)` when the tool declares none, `Err` when it could not be fetched.
+    pub output_schema: Option<Result<Option<Value>, String>>,
+}
+
+impl<'a> Observed<'a> {
+    pub fn new(exchange: &'a Exchange, is_http: bool) -> Self {
+        Observed {
+            exchange,
+            document: document_of(exchange),
+            is_http,
+            output_schema: None,
+        }
+    }
+}
+
+/// The JSONPath document of a response.
+pub fn document_of(ex: &Exchange) -> Option<Value> {
+    let resp = ex.response.as_ref()?;
+    if let Some(result) = resp.get("result") {
+        return Some(result.clone());
+    }
+    resp.get("error").map(|e| serde_json::json!({ "error": e }))
+}
+
+/// Outcome of one expectation.
+pub enum Verdict {
+    Pass,
+    Fail(Failure),
+    /// Does not apply here (e.g. `http` over stdio).
+    NotApplicable(String),
+}
+
+/// Judge one expectation.
+pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
+    let fail = |message: String, expected: Option<String>, actual: Option<String>| {
+        Verdict::Fail(failure(expect, message, expected, actual))
+    };
+    match &expect.kind {
+        ExpectKind::Path { path, source, predicates } => {
+            let Some(doc) = &seen.document else {
+                return fail(
+                    format!("`{source}`: no JSON-RPC response to evaluate"),
+                    None,
+                    Some(describe_no_response(seen.exchange)),
+                );
+            };
+            let matches: Vec<&Value> = path.query(doc).all();
+            for pred in predicates {
+                if let Err((message, expected, actual)) = check_predicate(pred, source, &matches, ctx) {
+                    return fail(message, expected, actual);
+                }
+            }
+            Verdict::Pass
+        }
+        ExpectKind::Schema { path, validator } => {
+            let Some(doc) = &seen.document else {
+                return fail("schema: no JSON-RPC response to validate".into(), None, Some(describe_no_response(seen.exchange)));
+            };
+            let (instance, label) = match path {
+                Some((p, src)) => match p.query(doc).all().as_slice() {
+                    [one] => ((*one).clone(), src.clone()),
+                    [] => return fail(format!("`{src}` matched nothing to validate"), None, None),
+                    many => (Value::Array(many.iter().map(|v| (*v).clone()).collect()), src.clone()),
+                },
+                None => (doc.clone(), "$".to_string()),
+            };
+            let errors: Vec<String> = validator
+                .iter_errors(&instance)
+                .take(5)
+                .map(|e| format!("at `{}`: {e}", display_pointer(&e.instance_path().to_string())))
+                .collect();
+            if errors.is_empty() {
+                Verdict::Pass
+            } else {
+                fail(
+                    format!("`{label}` does not match the schema: {}", errors[0]),
+                    Some("a value valid against the schema".into()),
+                    Some(errors.join("\n")),
+                )
+            }
+        }
+        ExpectKind::Error { code, message, data } => {
+            let resp = seen.exchange.response.as_ref();
+            let Some(err) = resp.and_then(|r| r.get("error")) else {
+                let actual = match resp.and_then(|r| r.get("result")) {
+                    Some(r) => format!("a result: {}", compact(r, 300)),
+                    None => describe_no_response(seen.exchange),
+                };
+                let wanted = code.as_ref().map(|c| format!("JSON-RPC error {}", c.describe())).unwrap_or("a JSON-RPC error".into());
+                return fail(format!("expected {wanted}, got {}", first_line(&actual)), Some(wanted), Some(actual));
+            };
+            let got_code = err.get("code").and_then(Value::as_i64);
+            if let Some(c) = code
+                && !got_code.is_some_and(|g| c.accepts(g))
+            {
+                let got = got_code.map(|g| g.to_string()).unwrap_or("no code".into());
+                return fail(
+                    format!("expected error code {}, got {got}", c.describe()),
+                    Some(c.describe()),
+                    Some(compact(err, 500)),
+                );
+            }
+            if let Some(re) = message {
+                let msg = err.get("message").and_then(Value::as_str).unwrap_or("");
+                if !re.is_match(msg) {
+                    return fail(
+                        format!("error message `{msg}` does not match /{}/", re.as_str()),
+                        Some(format!("/{}/", re.as_str())),
+                        Some(msg.to_string()),
+                    );
+                }
+            }
+            if let Some(d) = data {
+                let expected = match render_value(d, ctx) {
+                    Ok(v) => v,
+                    Err((_, _, e)) => return fail(format!("template error: {e}"), None, None),
+                };
+                let actual = err.get("data").cloned().unwrap_or(Value::Null);
+                if !subset_of(&expected, &actual) {
+                    return fail(
+                        "error.data does not contain the expected values".into(),
+                        Some(pretty(&expected)),
+                        Some(pretty(&actual)),
+                    );
+                }
+            }
+            Verdict::Pass
+        }
+        ExpectKind::IsError(want) => {
+            let resp = seen.exchange.response.as_ref();
+            if let Some(err) = resp.and_then(|r| r.get("error")) {
+                return fail(
+                    format!(
+                        "expected a tool result with isError: {want}, got JSON-RPC error {}",
+                        err.get("code").map(|c| c.to_string()).unwrap_or_default()
+                    ),
+                    Some(format!("result with isError: {want}")),
+                    Some(compact(err, 500)),
+                );
+            }
+            let Some(result) = resp.and_then(|r| r.get("result")) else {
+                return fail(format!("expected a tool result with isError: {want}"), None, Some(describe_no_response(seen.exchange)));
+            };
+            let got = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+            if got == *want {
+                Verdict::Pass
+            } else {
+                fail(
+                    format!("expected isError: {want}, got isError: {got}"),
+                    Some(want.to_string()),
+                    Some(format!("{got}: {}", compact(result, 300))),
+                )
+            }
+        }
+        ExpectKind::OutputSchema => check_output_schema(expect, seen),
+        ExpectKind::Http { status, headers } => {
+            if !seen.is_http {
+                return Verdict::NotApplicable("`http` expectations apply only over HTTP".into());
+            }
+            let Some(http) = &seen.exchange.http else {
+                return fail("no HTTP response".into(), None, None);
+            };
+            if let Some(s) = status
+                && !s.accepts(http.status as i64)
+            {
+                return fail(
+                    format!("expected HTTP status {}, got {}", s.describe(), http.status),
+                    Some(s.describe()),
+                    Some(http.status.to_string()),
+                );
+            }
+            for (name, re) in headers {
+                match (http.header(name), re) {
+                    (Some(v), None) => {
+                        return fail(format!("expected no `{name}` header, got `{v}`"), Some("absent".into()), Some(v.into()));
+                    }
+                    (None, Some(r)) => {
+                        return fail(format!("expected a `{name}` header matching /{}/", r.as_str()), Some(format!("/{}/", r.as_str())), Some("absent".into()));
+                    }
+                    (Some(v), Some(r)) if !r.is_match(v) => {
+                        return fail(
+                            format!("header `{name}: {v}` does not match /{}/", r.as_str()),
+                            Some(format!("/{}/", r.as_str())),
+                            Some(v.into()),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            Verdict::Pass
+        }
+        ExpectKind::NoResponse(want) => {
+            let got = seen.exchange.response.is_some()
+                || seen.exchange.raw_body.as_ref().is_some_and(|b| !b.trim().is_empty());
+            match (want, got) {
+                (true, true) => fail(
+                    "expected no response, but the server answered".into(),
+                    Some("no response".into()),
+                    Some(
+                        seen.exchange
+                            .response
+                            .as_ref()
+                            .map(|r| compact(r, 500))
+                            .or_else(|| seen.exchange.raw_body.clone())
+                            .unwrap_or_default(),
+                    ),
+                ),
+                (false, false) => fail("expected a response, got none".into(), Some("a response".into()), Some(describe_no_response(seen.exchange))),
+                _ => Verdict::Pass,
+            }
+        }
+    }
+}
+
+fn check_output_schema(expect: &Expect, seen: &Observed) -> Verdict {
+    let fail = |message: String, expected: Option<String>, actual: Option<String>| {
+        Verdict::Fail(failure(expect, message, expected, actual))
+    };
+    let schema = match &seen.output_schema {
+        Some(Ok(Some(schema))) => schema,
+        Some(Ok(None)) => return fail("the tool declares no outputSchema to conform to".into(), None, None),
+        Some(Err(e)) => return fail(format!("cannot get the tool's outputSchema: {e}"), None, None),
+        None => return fail("outputSchema applies to tools/call steps".into(), None, None),
+    };
+    let resp = seen.exchange.response.as_ref();
+    let Some(result) = resp.and_then(|r| r.get("result")) else {
+        return fail("no tool result to check against outputSchema".into(), None, Some(describe_no_response(seen.exchange)));
+    };
+    let Some(structured) = result.get("structuredContent") else {
+        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            return fail("the tool returned an error result (isError: true), not structuredContent".into(), None, Some(compact(result, 300)));
+        }
+        return fail(
+            "the tool declares an outputSchema but the result has no structuredContent".into(),
+            Some("structuredContent".into()),
+            Some(compact(result, 300)),
+        );
+    };
+    let validator = match jsonschema::validator_for(schema) {
+        Ok(v) => v,
+        Err(e) => return fail(format!("the tool's outputSchema is not a valid JSON Schema: {e}"), None, None),
+    };
+    let errors: Vec<String> = validator
+        .iter_errors(structured)
+        .take(5)
+        .map(|e| format!("at `{}`: {e}", display_pointer(&e.instance_path().to_string())))
+        .collect();
+    if errors.is_empty() {
+        Verdict::Pass
+    } else {
+        fail(
+            format!("structuredContent does not conform to outputSchema: {}", errors[0]),
+            Some(compact(schema, 500)),
+            Some(format!("{}\n{}", compact(structured, 500), errors.join("\n"))),
+        )
+    }
+}
+
+type PredFail = (String, Option<String>, Option<String>);
+
+fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value) -> Result<(), PredFail> {
+    let render = |v: &crate::dsl::value::TValue| -> Result<Value, PredFail> {
+        render_value(v, ctx).map_err(|(_, _, e)| (format!("template error: {e}"), None, None))
+    };
+    let nothing = || (format!("`{src}` matched nothing"), None, Some("no match".to_string()));
+    let single = || -> Result<Value, PredFail> {
+        match matches {
+            [] => Err(nothing()),
+            [one] => Ok((*one).clone()),
+            many => Ok(Value::Array(many.iter().map(|v| (*v).clone()).collect())),
+        }
+    };
+    match pred {
+        Predicate::Equals(v) => {
+            let expected = render(v)?;
+            let actual = single()?;
+            if json_eq(&expected, &actual) {
+                Ok(())
+            } else {
+                Err((
+                    format!("`{src}` is {}, expected {}", compact(&actual, 120), compact(&expected, 120)),
+                    Some(pretty(&expected)),
+                    Some(pretty(&actual)),
+                ))
+            }
+        }
+        Predicate::NotEquals(v) => {
+            let expected = render(v)?;
+            let actual = single()?;
+            if json_eq(&expected, &actual) {
+                Err((format!("`{src}` equals {}, expected a different value", compact(&actual, 120)), Some(format!("not {}", compact(&expected, 200))), Some(pretty(&actual))))
+            } else {
+                Ok(())
+            }
+        }
+        Predicate::Contains(v) => {
+            let expected = render(v)?;
+            if matches.is_empty() {
+                return Err(nothing());
+            }
+            let found = if matches.len() > 1 {
+                matches.iter().any(|m| json_eq(m, &expected) || (expected.is_object() && subset_of(&expected, m)))
+            } else {
+                contains(matches[0], &expected)
+            };
+            if found {
+                Ok(())
+            } else {
+                let actual = single()?;
+                Err((
+                    format!("`{src}` does not contain {}", compact(&expected, 120)),
+                    Some(format!("contains {}", compact(&expected, 500))),
+                    Some(pretty(&actual)),
+                ))
+            }
+        }
+        Predicate::Matches(re) => {
+            if matches.is_empty() {
+                return Err(nothing());
+            }
+            for m in matches {
+                match m.as_str() {
+                    Some(s) if re.is_match(s) => {}
+                    _ => {
+                        return Err((
+                            format!("`{src}` value {} does not match /{}/", compact(m, 120), re.as_str()),
+                            Some(format!("/{}/", re.as_str())),
+                            Some(compact(m, 500)),
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+        Predicate::Type(t) => {
+            if matches.is_empty() {
+                return Err(nothing());
+            }
+            for m in matches {
+                if !has_type(m, *t) {
+                    return Err((
+                        format!("`{src}` is {} ({}), expected type {}", json_type_name(m), compact(m, 80), type_label(*t)),
+                        Some(type_label(*t).into()),
+                        Some(json_type_name(m).into()),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Predicate::Length(spec) => {
+            let len = if is_singular_path(src) {
+                match matches {
+                    [] => return Err(nothing()),
+                    [one] => match one {
+                        Value::Array(a) => a.len(),
+                        Value::String(s) => s.chars().count(),
+                        Value::Object(o) => o.len(),
+                        other => {
+                            return Err((
+                                format!("`{src}` is {}, which has no length", json_type_name(other)),
+                                None,
+                                Some(compact(other, 200)),
+                            ));
+                        }
+                    },
+                    _ => matches.len(),
+                }
+            } else {
+                matches.len()
+            } as u64;
+            let (ok, wanted) = length_holds(spec, len);
+            if ok {
+                Ok(())
+            } else {
+                Err((format!("`{src}` has length {len}, expected {wanted}"), Some(wanted), Some(len.to_string())))
+            }
+        }
+        Predicate::Exists(want) => {
+            let got = !matches.is_empty();
+            match (want, got) {
+                (true, false) => Err((format!("`{src}` matched nothing, expected it to exist"), Some("exists".into()), Some("absent".into()))),
+                (false, true) => Err((
+                    format!("`{src}` exists, expected it to be absent"),
+                    Some("absent".into()),
+                    Some(compact(&single()?, 500)),
+                )),
+                _ => Ok(()),
+            }
+        }
+        Predicate::OneOf(options) => {
+            let options: Vec<Value> = options.iter().map(render).collect::<Result<_, _>>()?;
+            if matches.is_empty() {
+                return Err(nothing());
+            }
+            for m in matches {
+                if !options.iter().any(|o| json_eq(o, m)) {
+                    let list = Value::Array(options.clone());
+                    return Err((
+                        format!("`{src}` is {}, expected one of {}", compact(m, 120), compact(&list, 200)),
+                        Some(compact(&list, 500)),
+                        Some(compact(m, 500)),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Predicate::Compare(op, bound) => {
+            if matches.is_empty() {
+                return Err(nothing());
+            }
+            for m in matches {
+                match m.as_f64() {
+                    Some(n) if op.holds(n, *bound) => {}
+                    _ => {
+                        return Err((
+                            format!("`{src}` is {}, expected {} {bound}", compact(m, 120), op.symbol()),
+                            Some(format!("{} {bound}", op.symbol())),
+                            Some(compact(m, 500)),
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Single match containment: array element, substring, object subset.
+fn contains(haystack: &Value, needle: &Value) -> bool {
+    match (haystack, needle) {
+        (Value::Array(items), _) => items.iter().any(|i| json_eq(i, needle) || (needle.is_object() && subset_of(needle, i))),
+        (Value::String(s), Value::String(n)) => s.contains(n.as_str()),
+        (Value::Object(_), Value::Object(_)) => subset_of(needle, haystack),
+        _ => false,
+    }
+}
+
+fn has_type(v: &Value, t: JsonType) -> bool {
+    match t {
+        JsonType::String => v.is_string(),
+        JsonType::Number => v.is_number(),
+        JsonType::Integer => v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        JsonType::Boolean => v.is_boolean(),
+        JsonType::Object => v.is_object(),
+        JsonType::Array => v.is_array(),
+        JsonType::Null => v.is_null(),
+    }
+}
+
+fn type_label(t: JsonType) -> &'static str {
+    match t {
+        JsonType::String => "string",
+        JsonType::Number => "number",
+        JsonType::Integer => "integer",
+        JsonType::Boolean => "boolean",
+        JsonType::Object => "object",
+        JsonType::Array => "array",
+        JsonType::Null => "null",
+    }
+}
+
+fn length_holds(spec: &LengthSpec, len: u64) -> (bool, String) {
+    match spec {
+        LengthSpec::Exact(n) => (len == *n, n.to_string()),
+        LengthSpec::Compare(c) => {
+            let mut parts = Vec::new();
+            let mut ok = true;
+            if let Some(b) = c.gt {
+                ok &= len > b;
+                parts.push(format!("> {b}"));
+            }
+            if let Some(b) = c.gte {
+                ok &= len >= b;
+                parts.push(format!(">= {b}"));
+            }
+            if let Some(b) = c.lt {
+                ok &= len < b;
+                parts.push(format!("< {b}"));
+            }
+            if let Some(b) = c.lte {
+                ok &= len <= b;
+                parts.push(format!("<= {b}"));
+            }
+            (ok, parts.join(" and "))
+        }
+    }
+}
+
+/// Whether a JSONPath selects at most one node by construction (no wildcard, filter,
+/// slice, union or descendant segment). Used by `length`: a singular path measures the
+/// value, a multi-node path counts the matches.
+pub fn is_singular_path(src: &str) -> bool {
+    let mut in_quote: Option<char> = None;
+    let mut depth = 0;
+    let mut prev = ' ';
+    for c in src.chars() {
+        if let Some(q) = in_quote {
+            if c == q && prev != '\\' {
+                in_quote = None;
+            }
+        } else {
+            match c {
+                '\'' | '"' => in_quote = Some(c),
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                '*' | '?' => return false,
+                '.' if prev == '.' => return false,
+                ':' | ',' if depth > 0 => return false,
+                _ => {}
+            }
+        }
+        prev = c;
+    }
+    true
+}
+
+fn failure(expect: &Expect, message: String, expected: Option<String>, actual: Option<String>) -> Failure {
+    let snippet = expect.pos.snippet(Severity::Error, &message, "this expectation failed");
+    Failure {
+        kind: expect.kind.name().to_string(),
+        message: first_line(&message),
+        expected,
+        actual,
+        snippet,
+        file: expect.pos.file_name().to_string(),
+        line: expect.pos.line,
+        column: expect.pos.col,
+    }
+}
+
+pub fn describe_no_response(ex: &Exchange) -> String {
+    match (&ex.http, &ex.raw_body) {
+        (Some(h), Some(body)) => format!("HTTP {} with body: {}", h.status, body.chars().take(300).collect::<String>()),
+        (Some(h), None) => format!("HTTP {} with no JSON-RPC response", h.status),
+        (None, Some(body)) => body.chars().take(300).collect(),
+        (None, None) => "no response".into(),
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").to_string()
+}
+
+/// One-line JSON, shortened to about `max` characters.
+pub fn compact(v: &Value, max: usize) -> String {
+    let s = v.to_string();
+    if s.chars().count() <= max {
+        s
+    } else {
+        let cut: String = s.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+fn display_pointer(p: &str) -> String {
+    if p.is_empty() { "/".into() } else { p.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn singular_paths() {
+        assert!(is_singular_path("$.tools"));
+        assert!(is_singular_path("$.content[0].text"));
+        assert!(is_singular_path("$['a.b']"));
+        assert!(!is_singular_path("$.tools[*].name"));
+        assert!(!is_singular_path("$..name"));
+        assert!(!is_singular_path("$.tools[?@.name == 'x']"));
+        assert!(!is_singular_path("$.tools[0:2]"));
+    }
+
+    #[test]
+    fn containment() {
+        use serde_json::json;
+        assert!(contains(&json!(["a", "b"]), &json!("b")));
+        assert!(contains(&json!("hello world"), &json!("lo w")));
+        assert!(contains(&json!({"a": 1, "b": {"c": 2}}), &json!({"b": {"c": 2}})));
+        assert!(contains(&json!([{"name": "x", "n": 1}]), &json!({"name": "x"})));
+        assert!(!contains(&json!([1, 2]), &json!(3)));
+    }
+}

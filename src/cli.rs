@@ -1,0 +1,251 @@
+//! Command-line interface. Command and flag names are a contract with scripts outside
+//! this repository: add, never rename.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::client::{DEFAULT_MAX_MESSAGE_BYTES, Target, TargetKind};
+
+/// Exit codes (aligned with the MCP Inspector CLI where they overlap).
+pub mod exit {
+    pub const OK: i32 = 0;
+    /// A test failed, a breaking change was found, or a baseline entry is stale.
+    pub const FAILED: i32 = 1;
+    /// Invalid input: scenario, pack, rules, baseline, flags.
+    pub const INVALID_INPUT: i32 = 2;
+    /// The server requires authentication (HTTP 401/403) and none worked.
+    pub const AUTH_REQUIRED: i32 = 3;
+    /// The server could not be started or reached.
+    pub const UNREACHABLE: i32 = 4;
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mcpspec",
+    version,
+    about = "Declarative test engine for MCP servers: YAML scenarios, both protocol eras, JUnit reports",
+    after_help = "Exit codes: 0 passed (warnings allowed), 1 a test failed, 2 invalid input, 3 authentication required, 4 server could not be started or reached."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run scenarios (files or folders) against a server.
+    Run(RunArgs),
+    /// Check scenarios without running them; errors as file:line:col with a snippet.
+    Validate {
+        /// Scenario files or folders.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// List scenario and check (step) ids.
+    List {
+        /// Scenario files or folders.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Send one request and print the raw JSON-RPC response (debugging).
+    Call(CallArgs),
+    /// Print the JSON Schema of the scenario DSL.
+    Schema,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct TargetArgs {
+    /// Target: spawn this server command line over stdio.
+    #[arg(long, value_name = "COMMAND LINE", conflicts_with = "url")]
+    pub stdio: Option<String>,
+    /// Target: Streamable HTTP endpoint URL.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// HTTP header sent with every request, `"Name: value"` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Name of an environment variable holding a bearer token (never printed).
+    #[arg(long, value_name = "VAR")]
+    pub bearer_env: Option<String>,
+    /// Environment variable for the stdio server, `K=V` (repeatable).
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Working directory for the stdio server.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Per-request timeout, e.g. `500ms`, `30s`.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Largest message accepted from the server, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_size: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Scenario files or folders.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Era: legacy, modern, auto or a revision (YYYY-MM-DD). Repeat for a matrix.
+    #[arg(long = "era", value_name = "ERA")]
+    pub eras: Vec<String>,
+    /// Write a JUnit XML report here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the JSON result here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Run only scenarios with this tag (repeatable: any of them).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Run only scenarios whose id or `id@era` matches this glob (repeatable).
+    #[arg(long = "filter", value_name = "GLOB")]
+    pub filters: Vec<String>,
+    /// Scenarios run concurrently (each with its own connection). Default: CPU cores.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Show passing steps and transcripts too.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Color: auto (TTY and no NO_COLOR), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Args, Debug)]
+pub struct CallArgs {
+    /// JSON-RPC method, e.g. tools/list.
+    pub method: String,
+    /// Params as JSON.
+    #[arg(long, value_name = "JSON")]
+    pub params: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Era: legacy, modern, auto or a revision.
+    #[arg(long, value_name = "ERA", default_value = "auto")]
+    pub era: String,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{e} (expected e.g. `500ms`, `30s`)"))
+}
+
+/// A usage error (exit 2).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl TargetArgs {
+    /// Build the target; also returns the secrets it holds (to redact from all output).
+    pub fn to_target(&self) -> Result<(Target, Vec<String>), UsageError> {
+        let mut secrets = Vec::new();
+        let kind = match (&self.stdio, &self.url) {
+            (Some(cmd), None) => {
+                let words = shell_words::split(cmd)
+                    .map_err(|e| UsageError(format!("--stdio: cannot split the command line: {e}")))?;
+                let Some((program, args)) = words.split_first() else {
+                    return Err(UsageError("--stdio: the command line is empty".into()));
+                };
+                let env = self
+                    .env
+                    .iter()
+                    .map(|kv| {
+                        kv.split_once('=')
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .ok_or_else(|| UsageError(format!("--env `{kv}`: expected K=V")))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                TargetKind::Stdio {
+                    program: program.clone(),
+                    args: args.to_vec(),
+                    env,
+                    cwd: self.cwd.clone(),
+                }
+            }
+            (None, Some(url)) => {
+                let headers = self
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        h.split_once(':')
+                            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                            .filter(|(k, _)| !k.is_empty())
+                            .ok_or_else(|| UsageError(format!("--header `{h}`: expected \"Name: value\"")))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                for (k, v) in &headers {
+                    if is_sensitive_header(k) && !v.is_empty() {
+                        secrets.push(v.clone());
+                        if let Some(token) = v.strip_prefix("Bearer ") {
+                            secrets.push(token.to_string());
+                        }
+                    }
+                }
+                let bearer = match &self.bearer_env {
+                    Some(var) => {
+                        let token = std::env::var(var).map_err(|_| {
+                            UsageError(format!("--bearer-env {var}: the environment variable is not set"))
+                        })?;
+                        if token.is_empty() {
+                            return Err(UsageError(format!("--bearer-env {var}: the variable is empty")));
+                        }
+                        secrets.push(token.clone());
+                        Some(token)
+                    }
+                    None => None,
+                };
+                TargetKind::Http {
+                    url: url.clone(),
+                    headers,
+                    bearer,
+                }
+            }
+            (None, None) => {
+                return Err(UsageError(
+                    "no target: pass --stdio \"<command line>\" or --url <URL>".into(),
+                ));
+            }
+            (Some(_), Some(_)) => return Err(UsageError("give --stdio or --url, not both".into())),
+        };
+        if !self.headers.is_empty() && matches!(kind, TargetKind::Stdio { .. }) {
+            return Err(UsageError("--header applies to --url targets".into()));
+        }
+        for (k, v) in self.env.iter().filter_map(|kv| kv.split_once('=')) {
+            if is_sensitive_name(k) && !v.is_empty() {
+                secrets.push(v.to_string());
+            }
+        }
+        Ok((
+            Target {
+                kind,
+                timeout: self.timeout,
+                max_message_bytes: self.max_message_size,
+            },
+            secrets,
+        ))
+    }
+}
+
+/// Header names whose values are credentials.
+fn is_sensitive_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "authorization" || n == "cookie" || n == "proxy-authorization" || is_sensitive_name(&n)
+}
+
+/// Names that suggest a credential (`API_KEY`, `x-auth-token`, `SECRET`, …).
+fn is_sensitive_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["token", "secret", "password", "passwd", "api-key", "api_key", "apikey", "auth"]
+        .iter()
+        .any(|w| n.contains(w))
+}

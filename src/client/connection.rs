@@ -1,0 +1,712 @@
+//! A connection in one era: opening it (handshake / discover / auto probe), building
+//! era-correct requests, and logging every message for the step transcripts.
+
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value, json};
+
+use super::http::HttpTransport;
+use super::stdio::StdioTransport;
+use super::{Exchange, Outgoing, Target, TargetKind, TransportError};
+use crate::era::{EraKind, EraRequest, LATEST_LEGACY_REVISION, LEGACY_REVISIONS, MODERN_REVISION};
+use crate::report::model::TranscriptEntry;
+
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Error codes that only a modern server sends (a modern rejection, not "unknown method").
+const MODERN_ERROR_CODES: &[i64] = &[-32020, -32021, -32022];
+/// Longest wait for the `auto` probe before falling back to legacy.
+const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the connection speaks, and how it got there.
+#[derive(Debug, Clone)]
+pub struct Negotiated {
+    pub requested: String,
+    pub kind: EraKind,
+    pub revision: String,
+    pub note: Option<String>,
+    pub server_info: Option<Value>,
+    pub capabilities: Value,
+    pub supported_versions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectErrorKind {
+    /// The server process could not be started or died before answering (exit 4).
+    Start,
+    /// Nothing answered at the URL (exit 4).
+    Unreachable,
+    /// HTTP 401/403 (exit 3).
+    Auth,
+    /// The server answered, but not in the requested era (a test failure).
+    Protocol,
+}
+
+#[derive(Debug, Clone)]
+pub struct ConnectError {
+    pub kind: ConnectErrorKind,
+    pub message: String,
+    pub stderr_tail: Option<String>,
+    pub transcript: Vec<TranscriptEntry>,
+}
+
+enum Transport {
+    Stdio(StdioTransport),
+    Http(HttpTransport),
+}
+
+impl Transport {
+    fn open(target: &Target) -> Result<Transport, ConnectError> {
+        match &target.kind {
+            TargetKind::Stdio { program, args, env, cwd } => {
+                StdioTransport::spawn(program, args, env, cwd.as_deref(), target.max_message_bytes)
+                    .map(Transport::Stdio)
+                    .map_err(|e| ConnectError {
+                        kind: ConnectErrorKind::Start,
+                        message: format!("cannot start `{program}`: {e}"),
+                        stderr_tail: None,
+                        transcript: Vec::new(),
+                    })
+            }
+            TargetKind::Http { url, headers, bearer } => {
+                HttpTransport::new(url, headers, bearer.as_deref(), target.max_message_bytes)
+                    .map(Transport::Http)
+                    .map_err(|message| ConnectError {
+                        kind: ConnectErrorKind::Unreachable,
+                        message,
+                        stderr_tail: None,
+                        transcript: Vec::new(),
+                    })
+            }
+        }
+    }
+}
+
+pub struct Connection {
+    transport: Transport,
+    target: Target,
+    pub negotiated: Negotiated,
+    next_id: u64,
+    session_id: Option<String>,
+    log: Vec<TranscriptEntry>,
+    log_started: Instant,
+    /// Tool definitions seen in `tools/list` replies (for `outputSchema` checks).
+    tools: Option<Vec<Value>>,
+}
+
+impl Connection {
+    /// Open a connection in the requested era.
+    pub async fn open(target: &Target, era_label: &str, era: &EraRequest) -> Result<Connection, ConnectError> {
+        let transport = Transport::open(target)?;
+        let mut conn = Connection {
+            transport,
+            target: target.clone(),
+            negotiated: Negotiated {
+                requested: era_label.to_string(),
+                kind: EraKind::Legacy,
+                revision: String::new(),
+                note: None,
+                server_info: None,
+                capabilities: Value::Null,
+                supported_versions: Vec::new(),
+            },
+            next_id: 0,
+            session_id: None,
+            log: Vec::new(),
+            log_started: Instant::now(),
+            tools: None,
+        };
+        let result = match era {
+            EraRequest::Legacy => conn.handshake(LATEST_LEGACY_REVISION, false).await,
+            EraRequest::PinnedLegacy(rev) => conn.handshake(rev, true).await,
+            EraRequest::Modern(rev) => conn.discover(rev).await,
+            EraRequest::Auto => match conn.probe().await {
+                Ok(true) => Ok(()),
+                Ok(false) => {
+                    let note = conn.negotiated.note.take();
+                    // A fresh process (stdio) or session: the probe may have left state behind.
+                    conn.close_transport().await;
+                    conn.transport = Transport::open(target)?;
+                    let r = conn.handshake(LATEST_LEGACY_REVISION, false).await;
+                    conn.negotiated.note = note;
+                    r
+                }
+                Err(e) => Err(e),
+            },
+        };
+        match result {
+            Ok(()) => Ok(conn),
+            Err(mut e) => {
+                e.transcript = conn.take_log();
+                e.stderr_tail = conn.stderr_tail();
+                conn.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    pub fn is_http(&self) -> bool {
+        matches!(self.transport, Transport::Http(_))
+    }
+
+    pub fn next_id(&mut self) -> Value {
+        self.next_id += 1;
+        json!(self.next_id)
+    }
+
+    /// Build a request (or notification when `id` is `None`) for this connection's era.
+    pub fn build(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        id: Option<Value>,
+        meta_overrides: &IndexMap<String, Value>,
+        header_overrides: &IndexMap<String, Option<String>>,
+        timeout: Duration,
+    ) -> Outgoing {
+        let mut params = match params {
+            Some(Value::Object(m)) => Some(m),
+            Some(other) => {
+                // Non-object params go out as given (a deliberate probe).
+                return self.finish(method, json_message(method, Some(other), id.clone()), id, header_overrides, None, timeout);
+            }
+            None => None,
+        };
+        let mut protocol_header = None;
+        if self.negotiated.kind == EraKind::Modern || !meta_overrides.is_empty() {
+            let p = params.get_or_insert_with(Map::new);
+            let mut meta = match p.remove("_meta") {
+                Some(Value::Object(m)) => m,
+                _ => Map::new(),
+            };
+            if self.negotiated.kind == EraKind::Modern {
+                let mut base = Map::new();
+                base.insert(META_PROTOCOL_VERSION.into(), json!(self.negotiated.revision));
+                base.insert(META_CLIENT_CAPABILITIES.into(), json!({}));
+                base.insert(META_CLIENT_INFO.into(), client_info());
+                base.extend(meta);
+                meta = base;
+            }
+            for (key, value) in meta_overrides {
+                let key = expand_meta_key(key);
+                if value.is_null() {
+                    meta.remove(&key);
+                } else {
+                    meta.insert(key, value.clone());
+                }
+            }
+            protocol_header = meta.get(META_PROTOCOL_VERSION).and_then(Value::as_str).map(str::to_string);
+            if !meta.is_empty() {
+                p.insert("_meta".into(), Value::Object(meta));
+            } else if p.is_empty() {
+                params = None;
+            }
+        }
+        let name = params
+            .as_ref()
+            .and_then(|p| match method {
+                "tools/call" | "prompts/get" => p.get("name"),
+                "resources/read" => p.get("uri"),
+                _ => None,
+            })
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let body = json_message(method, params.map(Value::Object), id.clone());
+        let mut headers: Vec<(String, String)> = Vec::new();
+        match self.negotiated.kind {
+            EraKind::Modern => {
+                let version = protocol_header.unwrap_or_else(|| self.negotiated.revision.clone());
+                headers.push(("MCP-Protocol-Version".into(), version));
+                headers.push(("Mcp-Method".into(), method.to_string()));
+                if let Some(n) = name {
+                    headers.push(("Mcp-Name".into(), n));
+                }
+            }
+            EraKind::Legacy => {
+                if !self.negotiated.revision.is_empty() && method != "initialize" {
+                    headers.push(("MCP-Protocol-Version".into(), self.negotiated.revision.clone()));
+                }
+                if let Some(sid) = &self.session_id {
+                    headers.push(("Mcp-Session-Id".into(), sid.clone()));
+                }
+            }
+        }
+        self.finish(method, body, id, header_overrides, Some(headers), timeout)
+    }
+
+    fn finish(
+        &self,
+        _method: &str,
+        body: Value,
+        id: Option<Value>,
+        header_overrides: &IndexMap<String, Option<String>>,
+        headers: Option<Vec<(String, String)>>,
+        timeout: Duration,
+    ) -> Outgoing {
+        let mut headers = headers.unwrap_or_default();
+        let mut drop_headers = Vec::new();
+        apply_header_overrides(&mut headers, &mut drop_headers, header_overrides);
+        Outgoing {
+            body: body.to_string(),
+            expects_response: id.is_some(),
+            id,
+            headers,
+            drop_headers,
+            http_method: None,
+            timeout,
+        }
+    }
+
+    /// Send a message and log both directions.
+    pub async fn send(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        let sent_http = if self.is_http() {
+            let mut parts = vec![out.http_method.clone().unwrap_or_else(|| "POST".into())];
+            parts.extend(
+                out.headers
+                    .iter()
+                    .filter(|(k, _)| !k.eq_ignore_ascii_case("authorization"))
+                    .map(|(k, v)| format!("{k}: {v}")),
+            );
+            Some(parts.join(" | "))
+        } else {
+            None
+        };
+        self.record("sent", out.body.clone(), sent_http);
+        let result = match &mut self.transport {
+            Transport::Stdio(t) => t.exchange(out).await,
+            Transport::Http(t) => t.exchange(out).await,
+        };
+        match &result {
+            Ok(ex) => {
+                for m in &ex.other_messages {
+                    self.record("received", m.to_string(), None);
+                }
+                for line in &ex.stdout_noise {
+                    self.record("note", format!("non-JSON output from the server: {line}"), None);
+                }
+                let http = ex.http.as_ref().map(|h| {
+                    let mut s = format!("HTTP {}", h.status);
+                    for key in ["content-type", "mcp-session-id", "www-authenticate"] {
+                        if let Some(v) = h.header(key) {
+                            s.push_str(&format!(" | {key}: {v}"));
+                        }
+                    }
+                    s
+                });
+                match (&ex.response, &ex.raw_body) {
+                    (Some(r), _) => self.record("received", r.to_string(), http),
+                    (None, Some(raw)) => self.record("received", raw.chars().take(4096).collect(), http),
+                    (None, None) => {
+                        if http.is_some() {
+                            self.record("received", String::new(), http)
+                        }
+                    }
+                }
+                if let Some(Value::Object(result)) = ex.response.as_ref().and_then(|r| r.get("result")) {
+                    self.remember_tools(out, result);
+                }
+            }
+            Err(e) => self.record("note", e.to_string(), None),
+        }
+        result
+    }
+
+    /// Send a request built for this era and return its `result` (internal requests).
+    pub async fn call(&mut self, method: &str, params: Option<Value>) -> Result<Value, String> {
+        let id = self.next_id();
+        let out = self.build(method, params, Some(id), &IndexMap::new(), &IndexMap::new(), self.target.timeout);
+        let ex = self.send(&out).await.map_err(|e| e.to_string())?;
+        result_of(&ex)
+    }
+
+    /// All pages of a list method, merged (`key` is e.g. `tools`).
+    pub async fn list_all(&mut self, method: &str, key: &str) -> Result<Vec<Value>, String> {
+        let mut items = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..10_000 {
+            let params = cursor.take().map(|c| json!({ "cursor": c }));
+            let result = self.call(method, params).await?;
+            if let Some(page) = result.get(key).and_then(Value::as_array) {
+                items.extend(page.iter().cloned());
+            }
+            match result.get("nextCursor") {
+                Some(c) if !c.is_null() => cursor = Some(c.clone()),
+                _ => return Ok(items),
+            }
+        }
+        Err(format!("{method}: pagination did not end after 10000 pages"))
+    }
+
+    /// The declared tools (fetched once, then cached).
+    pub async fn tools(&mut self) -> Result<Vec<Value>, String> {
+        if let Some(t) = &self.tools {
+            return Ok(t.clone());
+        }
+        let tools = self.list_all("tools/list", "tools").await?;
+        self.tools = Some(tools.clone());
+        Ok(tools)
+    }
+
+    fn remember_tools(&mut self, out: &Outgoing, result: &Map<String, Value>) {
+        // Only complete, unpaginated lists are a safe cache.
+        if result.get("nextCursor").is_some() || !out.body.contains("\"tools/list\"") {
+            return;
+        }
+        if let Some(tools) = result.get("tools").and_then(Value::as_array) {
+            self.tools = Some(tools.clone());
+        }
+    }
+
+    /// Transcript entries since the last call.
+    pub fn take_log(&mut self) -> Vec<TranscriptEntry> {
+        self.log_started = Instant::now();
+        std::mem::take(&mut self.log)
+    }
+
+    fn record(&mut self, direction: &str, body: String, http: Option<String>) {
+        self.log.push(TranscriptEntry {
+            direction: direction.into(),
+            at_ms: self.log_started.elapsed().as_millis() as u64,
+            body,
+            http,
+        });
+    }
+
+    pub fn stderr_tail(&self) -> Option<String> {
+        match &self.transport {
+            Transport::Stdio(t) => t.stderr_tail(),
+            Transport::Http(_) => None,
+        }
+    }
+
+    pub fn is_broken(&self) -> bool {
+        match &self.transport {
+            Transport::Stdio(t) => t.is_closed(),
+            Transport::Http(_) => false,
+        }
+    }
+
+    async fn close_transport(&mut self) {
+        if let Transport::Stdio(t) = &mut self.transport {
+            t.shutdown().await;
+        }
+    }
+
+    /// End the connection (stdio: close stdin → wait → SIGTERM → SIGKILL).
+    pub async fn close(mut self) {
+        self.close_transport().await;
+    }
+
+    // ---- era negotiation ----
+
+    async fn handshake(&mut self, offer: &str, pinned: bool) -> Result<(), ConnectError> {
+        self.negotiated.kind = EraKind::Legacy;
+        self.negotiated.revision = String::new();
+        let id = self.next_id();
+        let params = json!({
+            "protocolVersion": offer,
+            "capabilities": {},
+            "clientInfo": client_info(),
+        });
+        let out = self.build("initialize", Some(params), Some(id), &IndexMap::new(), &IndexMap::new(), self.target.timeout);
+        let ex = self.connect_exchange(&out).await?;
+        let result = result_of(&ex).map_err(|e| self.protocol_error(format!("initialize failed: {e}")))?;
+        let answered = result.get("protocolVersion").and_then(Value::as_str).unwrap_or("").to_string();
+        if pinned && answered != offer {
+            return Err(self.protocol_error(format!(
+                "the server answered initialize with protocol revision `{answered}`, not the pinned `{offer}`: pin the revision it speaks, or use --era legacy"
+            )));
+        }
+        if !LEGACY_REVISIONS.contains(&answered.as_str()) {
+            return Err(self.protocol_error(format!(
+                "the server answered initialize with protocol revision `{answered}`, which is not a legacy revision mcpspec knows ({})",
+                LEGACY_REVISIONS.join(", ")
+            )));
+        }
+        if let Some(sid) = ex.http.as_ref().and_then(|h| h.header("mcp-session-id")) {
+            self.session_id = Some(sid.to_string());
+        }
+        self.negotiated.revision = answered;
+        self.negotiated.server_info = result.get("serverInfo").cloned();
+        self.negotiated.capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
+        if answered_differs(offer, &self.negotiated.revision) {
+            self.negotiated.note = Some(format!(
+                "offered {offer}; the server counter-offered {}",
+                self.negotiated.revision
+            ));
+        }
+        let out = self.build(
+            "notifications/initialized",
+            None,
+            None,
+            &IndexMap::new(),
+            &IndexMap::new(),
+            self.target.timeout,
+        );
+        self.connect_exchange(&out).await?;
+        Ok(())
+    }
+
+    async fn discover(&mut self, revision: &str) -> Result<(), ConnectError> {
+        self.negotiated.kind = EraKind::Modern;
+        self.negotiated.revision = revision.to_string();
+        let id = self.next_id();
+        let out = self.build("server/discover", None, Some(id), &IndexMap::new(), &IndexMap::new(), self.target.timeout);
+        let ex = self.connect_exchange(&out).await?;
+        let result = result_of(&ex).map_err(|e| {
+            self.protocol_error(format!(
+                "the server did not accept protocol {revision}: server/discover answered {e} (a legacy-only server? try --era legacy or --era auto)"
+            ))
+        })?;
+        self.adopt_discover(&result);
+        if !self.negotiated.supported_versions.iter().any(|v| v == revision) {
+            return Err(self.protocol_error(format!(
+                "the server did not accept protocol {revision}: server/discover lists supportedVersions {:?}",
+                self.negotiated.supported_versions
+            )));
+        }
+        Ok(())
+    }
+
+    /// `auto`: true when the server is modern, false to fall back to legacy.
+    async fn probe(&mut self) -> Result<bool, ConnectError> {
+        self.negotiated.kind = EraKind::Modern;
+        self.negotiated.revision = MODERN_REVISION.to_string();
+        let id = self.next_id();
+        let timeout = self.target.timeout.min(AUTO_PROBE_TIMEOUT);
+        let out = self.build("server/discover", None, Some(id), &IndexMap::new(), &IndexMap::new(), timeout);
+        let outcome = match self.send(&out).await {
+            Ok(ex) => {
+                if let Some(status @ (401 | 403)) = ex.http.as_ref().map(|h| h.status) {
+                    return Err(self.auth_error(status));
+                }
+                match (ex.response.as_ref().and_then(|r| r.get("result")), error_of(&ex)) {
+                    (Some(result), _) => {
+                        let result = result.clone();
+                        self.adopt_discover(&result);
+                        if self.negotiated.supported_versions.iter().any(|v| v == MODERN_REVISION) {
+                            self.negotiated.note = Some(format!("auto: server/discover lists {MODERN_REVISION}"));
+                            return Ok(true);
+                        }
+                        format!(
+                            "server/discover lists only {:?}",
+                            self.negotiated.supported_versions
+                        )
+                    }
+                    (None, Some((code, message))) if MODERN_ERROR_CODES.contains(&code) => {
+                        self.negotiated.note = Some(format!(
+                            "auto: server/discover answered modern error {code} ({message})"
+                        ));
+                        return Ok(true);
+                    }
+                    (None, Some((code, message))) => format!("server/discover answered {code} ({message})"),
+                    (None, None) => match ex.http.as_ref() {
+                        Some(h) => format!("server/discover got HTTP {} without a JSON-RPC response", h.status),
+                        None => "server/discover got no JSON-RPC response".into(),
+                    },
+                }
+            }
+            Err(TransportError::Io(e)) if self.is_http() => {
+                return Err(ConnectError {
+                    kind: ConnectErrorKind::Unreachable,
+                    message: format!("cannot reach {}: {e}", self.target.describe()),
+                    stderr_tail: None,
+                    transcript: Vec::new(),
+                });
+            }
+            Err(e) => format!("server/discover: {e}"),
+        };
+        self.negotiated.note = Some(format!("auto: {outcome}; fell back to legacy"));
+        self.negotiated.kind = EraKind::Legacy;
+        self.negotiated.revision = String::new();
+        Ok(false)
+    }
+
+    fn adopt_discover(&mut self, result: &Value) {
+        self.negotiated.supported_versions = result
+            .get("supportedVersions")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default();
+        self.negotiated.capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
+        self.negotiated.server_info = result
+            .get("_meta")
+            .and_then(|m| m.get(META_SERVER_INFO))
+            .cloned();
+    }
+
+    /// An exchange during connection setup: transport failures become connect errors.
+    async fn connect_exchange(&mut self, out: &Outgoing) -> Result<Exchange, ConnectError> {
+        match self.send(out).await {
+            Ok(ex) => {
+                if let Some(status @ (401 | 403)) = ex.http.as_ref().map(|h| h.status) {
+                    return Err(self.auth_error(status));
+                }
+                Ok(ex)
+            }
+            Err(e) => {
+                let kind = match (&e, self.is_http()) {
+                    (TransportError::Io(_), true) => ConnectErrorKind::Unreachable,
+                    (TransportError::Closed(_), false) => ConnectErrorKind::Start,
+                    _ => ConnectErrorKind::Protocol,
+                };
+                let what = out_method(out);
+                Err(ConnectError {
+                    kind,
+                    message: match kind {
+                        ConnectErrorKind::Start => format!("the server did not start: {e}"),
+                        ConnectErrorKind::Unreachable => format!("cannot reach {}: {e}", self.target.describe()),
+                        _ => format!("{what}: {e}"),
+                    },
+                    stderr_tail: None,
+                    transcript: Vec::new(),
+                })
+            }
+        }
+    }
+
+    fn auth_error(&self, status: u16) -> ConnectError {
+        ConnectError {
+            kind: ConnectErrorKind::Auth,
+            message: format!(
+                "the server requires authentication (HTTP {status}); pass a token with --bearer-env VAR or --header"
+            ),
+            stderr_tail: None,
+            transcript: Vec::new(),
+        }
+    }
+
+    fn protocol_error(&self, message: String) -> ConnectError {
+        ConnectError {
+            kind: ConnectErrorKind::Protocol,
+            message,
+            stderr_tail: None,
+            transcript: Vec::new(),
+        }
+    }
+}
+
+fn answered_differs(offer: &str, answered: &str) -> bool {
+    offer != answered
+}
+
+fn out_method(out: &Outgoing) -> String {
+    serde_json::from_str::<Value>(&out.body)
+        .ok()
+        .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| "request".into())
+}
+
+/// `mcpspec` as the client's `Implementation`.
+pub fn client_info() -> Value {
+    json!({ "name": "mcpspec", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// Short `_meta` names → full `io.modelcontextprotocol/` keys.
+pub fn expand_meta_key(key: &str) -> String {
+    match key {
+        "protocolVersion" | "clientCapabilities" | "clientInfo" | "logLevel" => {
+            format!("io.modelcontextprotocol/{key}")
+        }
+        other => other.to_string(),
+    }
+}
+
+fn json_message(method: &str, params: Option<Value>, id: Option<Value>) -> Value {
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), json!("2.0"));
+    if let Some(id) = id {
+        m.insert("id".into(), id);
+    }
+    m.insert("method".into(), json!(method));
+    if let Some(p) = params {
+        m.insert("params".into(), p);
+    }
+    Value::Object(m)
+}
+
+fn apply_header_overrides(
+    headers: &mut Vec<(String, String)>,
+    drop_headers: &mut Vec<String>,
+    overrides: &IndexMap<String, Option<String>>,
+) {
+    for (name, value) in overrides {
+        headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        match value {
+            Some(v) => headers.push((name.clone(), v.clone())),
+            None => drop_headers.push(name.to_ascii_lowercase()),
+        }
+    }
+}
+
+/// The `result` of a response, or a one-line description of what came instead.
+pub fn result_of(ex: &Exchange) -> Result<Value, String> {
+    if let Some(result) = ex.response.as_ref().and_then(|r| r.get("result")) {
+        return Ok(result.clone());
+    }
+    if let Some((code, message)) = error_of(ex) {
+        return Err(format!("error {code}: {message}"));
+    }
+    match (&ex.http, &ex.raw_body) {
+        (Some(h), Some(body)) => Err(format!(
+            "HTTP {} with a body that is not a JSON-RPC response: {}",
+            h.status,
+            body.chars().take(200).collect::<String>()
+        )),
+        (Some(h), None) => Err(format!("HTTP {} without a JSON-RPC response", h.status)),
+        _ => Err("no JSON-RPC response".into()),
+    }
+}
+
+/// `(code, message)` of an error response.
+pub fn error_of(ex: &Exchange) -> Option<(i64, String)> {
+    let err = ex.response.as_ref()?.get("error")?;
+    Some((
+        err.get("code").and_then(Value::as_i64).unwrap_or(0),
+        err.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
+    ))
+}
+
+/// Build a raw message: the body exactly as given, no `_meta`, no MCP headers.
+pub fn raw_outgoing(
+    body: &Value,
+    header_overrides: &IndexMap<String, Option<String>>,
+    http_method: Option<String>,
+    timeout: Duration,
+) -> Outgoing {
+    let (text, id, expects_response) = match body {
+        Value::String(s) => {
+            let parsed = serde_json::from_str::<Value>(s).ok();
+            let id = parsed.as_ref().and_then(|v| v.get("id")).cloned();
+            let is_notification = parsed
+                .as_ref()
+                .is_some_and(|v| v.get("method").is_some() && v.get("id").is_none());
+            (s.clone(), id, !is_notification)
+        }
+        other => {
+            let id = other.get("id").cloned();
+            let is_notification = other.get("method").is_some() && other.get("id").is_none();
+            (other.to_string(), id, !is_notification)
+        }
+    };
+    let mut headers = Vec::new();
+    let mut drop_headers = Vec::new();
+    apply_header_overrides(&mut headers, &mut drop_headers, header_overrides);
+    Outgoing {
+        body: text,
+        id,
+        expects_response,
+        headers,
+        drop_headers,
+        http_method,
+        timeout,
+    }
+}

@@ -1,0 +1,240 @@
+//! Streamable HTTP transport: one POST per message; the reply is JSON, an SSE stream
+//! scoped to the request, or 202 with no body. Headers go out exactly as built — the
+//! engine may send inconsistent ones on purpose — and status, headers and raw body are
+//! kept for expectations.
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use super::{Exchange, HttpMeta, Outgoing, TransportError, id_key, is_response};
+
+const OVERSIZED: &str = "reply exceeds the message size limit";
+
+pub struct HttpTransport {
+    client: reqwest::Client,
+    url: String,
+    /// Target-level headers (`--header`, bearer), sent with every message.
+    base_headers: Vec<(String, String)>,
+    max_bytes: usize,
+}
+
+impl HttpTransport {
+    pub fn new(
+        url: &str,
+        headers: &[(String, String)],
+        bearer: Option<&str>,
+        max_bytes: usize,
+    ) -> Result<HttpTransport, String> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL `{url}`: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(format!("invalid URL `{url}`: expected an http:// or https:// URL"));
+        }
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .pool_max_idle_per_host(4)
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let mut base_headers = headers.to_vec();
+        if let Some(token) = bearer {
+            base_headers.push(("Authorization".into(), format!("Bearer {token}")));
+        }
+        Ok(HttpTransport {
+            client,
+            url: url.to_string(),
+            base_headers,
+            max_bytes,
+        })
+    }
+
+    pub async fn exchange(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        let started = Instant::now();
+        let method = out.http_method.as_deref().unwrap_or("POST");
+        let method = reqwest::Method::from_bytes(method.as_bytes())
+            .map_err(|_| TransportError::Io(format!("invalid HTTP method `{method}`")))?;
+        let headers = self.headers_for(out)?;
+        let mut request = self.client.request(method.clone(), &self.url).headers(headers);
+        if method != reqwest::Method::GET && method != reqwest::Method::DELETE {
+            request = request.body(out.body.clone());
+        }
+        let fut = async {
+            let response = request.send().await.map_err(|e| TransportError::Io(describe_reqwest(&e)))?;
+            self.read_reply(response, out).await
+        };
+        let mut ex = match tokio::time::timeout(out.timeout, fut).await {
+            Ok(r) => r?,
+            Err(_) => return Err(TransportError::Timeout(out.timeout)),
+        };
+        ex.elapsed = started.elapsed();
+        Ok(ex)
+    }
+
+    fn headers_for(&self, out: &Outgoing) -> Result<HeaderMap, TransportError> {
+        let mut map = HeaderMap::new();
+        let mut defaults = vec![
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ];
+        defaults.retain(|(k, _)| !out.drop_headers.iter().any(|d| d == k));
+        let overridden = |name: &str| out.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+        for (k, v) in defaults {
+            if !overridden(k) {
+                map.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
+            }
+        }
+        let base = self
+            .base_headers
+            .iter()
+            .filter(|(k, _)| !overridden(k) && !out.drop_headers.iter().any(|d| d.eq_ignore_ascii_case(k)));
+        for (k, v) in base.chain(out.headers.iter()) {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| TransportError::Io(format!("invalid header name `{k}`")))?;
+            let value = HeaderValue::from_bytes(v.as_bytes())
+                .map_err(|_| TransportError::Io(format!("invalid value for header `{k}`")))?;
+            map.append(name, value);
+        }
+        Ok(map)
+    }
+
+    async fn read_reply(&self, response: reqwest::Response, out: &Outgoing) -> Result<Exchange, TransportError> {
+        let status = response.status().as_u16();
+        let headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .collect();
+        let meta = HttpMeta { status, headers };
+        let content_type = meta.header("content-type").unwrap_or("").to_ascii_lowercase();
+        let mut ex = Exchange {
+            http: Some(meta),
+            ..Exchange::default()
+        };
+        if content_type.starts_with("text/event-stream") {
+            self.read_sse(response, out, &mut ex).await?;
+            return Ok(ex);
+        }
+        let body = self.read_body(response).await?;
+        if body.is_empty() {
+            return Ok(ex);
+        }
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(msg) if msg.is_object() && is_response(&msg) => {
+                let got = msg.get("id").cloned().unwrap_or(Value::Null);
+                if let Some(expected) = &out.id
+                    && id_key(expected) != id_key(&got)
+                    && !got.is_null()
+                {
+                    ex.other_messages.push(msg);
+                    return Err(TransportError::WrongId {
+                        expected: expected.clone(),
+                        got,
+                    });
+                }
+                ex.response = Some(msg);
+            }
+            Ok(other) => {
+                ex.raw_body = Some(String::from_utf8_lossy(&body).into_owned());
+                ex.other_messages.push(other);
+            }
+            Err(_) => ex.raw_body = Some(String::from_utf8_lossy(&body).into_owned()),
+        }
+        Ok(ex)
+    }
+
+    async fn read_body(&self, response: reqwest::Response) -> Result<Vec<u8>, TransportError> {
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| TransportError::Io(describe_reqwest(&e)))?;
+            if body.len() + chunk.len() > self.max_bytes {
+                return Err(TransportError::Oversized { limit: self.max_bytes });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    /// Read SSE events until the response to this request arrives (then drop the stream).
+    async fn read_sse(
+        &self,
+        response: reqwest::Response,
+        out: &Outgoing,
+        ex: &mut Exchange,
+    ) -> Result<(), TransportError> {
+        let limit = self.max_bytes;
+        let mut seen = 0usize;
+        let bytes = response.bytes_stream().map(move |chunk| match chunk {
+            Ok(c) => {
+                seen += c.len();
+                if seen > limit {
+                    Err(std::io::Error::other(OVERSIZED))
+                } else {
+                    Ok(c)
+                }
+            }
+            Err(e) => Err(std::io::Error::other(describe_reqwest(&e))),
+        });
+        let mut events = std::pin::pin!(sse_stream::SseByteStream::new(bytes));
+        let expected = out.id.as_ref().map(id_key);
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| {
+                if e.to_string().contains(OVERSIZED) {
+                    TransportError::Oversized { limit }
+                } else {
+                    TransportError::Io(format!("SSE stream broke: {e}"))
+                }
+            })?;
+            let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                continue;
+            };
+            if data.len() > limit {
+                return Err(TransportError::Oversized { limit });
+            }
+            let msg: Value = match serde_json::from_str(&data) {
+                Ok(v) => v,
+                Err(_) => {
+                    ex.stdout_noise.push(data.chars().take(500).collect());
+                    continue;
+                }
+            };
+            if is_response(&msg) {
+                let got = msg.get("id").cloned().unwrap_or(Value::Null);
+                match &expected {
+                    Some(key) if *key == id_key(&got) => {
+                        ex.response = Some(msg);
+                        return Ok(());
+                    }
+                    Some(_) if !got.is_null() => {
+                        return Err(TransportError::WrongId {
+                            expected: out.id.clone().unwrap_or(Value::Null),
+                            got,
+                        });
+                    }
+                    _ => {
+                        ex.response = Some(msg);
+                        return Ok(());
+                    }
+                }
+            }
+            ex.other_messages.push(msg);
+        }
+        if out.expects_response {
+            return Err(TransportError::Closed(
+                "the SSE stream ended before the response arrived".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn describe_reqwest(e: &reqwest::Error) -> String {
+    let mut msg = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(inner) = source {
+        msg.push_str(&format!(": {inner}"));
+        source = inner.source();
+    }
+    msg
+}

@@ -1,0 +1,163 @@
+//! The MCP client: transports (stdio, Streamable HTTP) × eras (legacy session, modern
+//! stateless). The engine's traffic goes through this thin raw layer so that a step can
+//! send anything (malformed probes included) and see exactly what came back.
+
+pub mod connection;
+pub mod http;
+pub mod stdio;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+pub use connection::{ConnectError, ConnectErrorKind, Connection, Negotiated};
+
+/// Upper bound on one message from the server, unless `--max-message-size` says otherwise.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How to reach the server.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub kind: TargetKind,
+    /// Per-request timeout (steps may override).
+    pub timeout: Duration,
+    pub max_message_bytes: usize,
+}
+
+#[derive(Debug, Clone)]
+pub enum TargetKind {
+    Stdio {
+        program: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+        /// Bearer token (value of `--bearer-env`); never printed.
+        bearer: Option<String>,
+    },
+}
+
+impl Target {
+    pub fn transport_name(&self) -> &'static str {
+        match self.kind {
+            TargetKind::Stdio { .. } => "stdio",
+            TargetKind::Http { .. } => "http",
+        }
+    }
+
+    /// Human-readable description (callers redact secrets before printing).
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            TargetKind::Stdio { program, args, .. } => {
+                let mut words = vec![program.clone()];
+                words.extend(args.iter().cloned());
+                format!("stdio: {}", shell_words::join(words))
+            }
+            TargetKind::Http { url, .. } => format!("http: {url}"),
+        }
+    }
+
+    pub fn is_http(&self) -> bool {
+        matches!(self.kind, TargetKind::Http { .. })
+    }
+}
+
+/// A message to send, fully built (body bytes exactly as they go on the wire).
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub body: String,
+    /// The JSON-RPC id to match the response by; `None` for notifications.
+    pub id: Option<Value>,
+    /// Whether a response is expected at all (false for notifications).
+    pub expects_response: bool,
+    /// HTTP only: headers, in order; the transport adds nothing else but
+    /// `Content-Type`/`Accept` unless they are listed in `drop_headers`.
+    pub headers: Vec<(String, String)>,
+    /// HTTP only: default headers to leave out (lower-case names).
+    pub drop_headers: Vec<String>,
+    /// HTTP only: request method, default POST.
+    pub http_method: Option<String>,
+    pub timeout: Duration,
+}
+
+/// HTTP status and headers of a reply.
+#[derive(Debug, Clone)]
+pub struct HttpMeta {
+    pub status: u16,
+    /// Lower-cased header names, in arrival order.
+    pub headers: Vec<(String, String)>,
+}
+
+impl HttpMeta {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What came back for one outgoing message.
+#[derive(Debug, Clone, Default)]
+pub struct Exchange {
+    /// The JSON-RPC response (matched by id), if any.
+    pub response: Option<Value>,
+    /// Raw reply body when it was not a JSON-RPC message (or any body on HTTP errors).
+    pub raw_body: Option<String>,
+    pub http: Option<HttpMeta>,
+    /// Other messages received meanwhile (notifications, server requests), in order.
+    pub other_messages: Vec<Value>,
+    /// Lines on stdout that were not JSON (stdio), seen during this exchange.
+    pub stdout_noise: Vec<String>,
+    pub elapsed: Duration,
+}
+
+/// Why an exchange broke down (the step errors with this reason).
+#[derive(Debug, Clone)]
+pub enum TransportError {
+    Timeout(Duration),
+    /// The server closed the connection / exited.
+    Closed(String),
+    /// A reply larger than the limit.
+    Oversized { limit: usize },
+    /// A response whose id matches no request in flight.
+    WrongId { expected: Value, got: Value },
+    Io(String),
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransportError::Timeout(d) => write!(
+                f,
+                "timed out after {} waiting for the response",
+                humantime::format_duration(*d)
+            ),
+            TransportError::Closed(why) => write!(f, "connection closed: {why}"),
+            TransportError::Oversized { limit } => write!(
+                f,
+                "the server sent a message larger than {} bytes (limit: --max-message-size)",
+                limit
+            ),
+            TransportError::WrongId { expected, got } => write!(
+                f,
+                "the server answered with id {got}, but the request in flight has id {expected}"
+            ),
+            TransportError::Io(e) => write!(f, "transport error: {e}"),
+        }
+    }
+}
+
+/// Canonical key for matching ids (`1` and `"1"` are different ids).
+pub fn id_key(id: &Value) -> String {
+    serde_json::to_string(id).unwrap_or_default()
+}
+
+/// Classify one JSON message from the server.
+pub(crate) fn is_response(msg: &Value) -> bool {
+    msg.get("method").is_none() && (msg.get("result").is_some() || msg.get("error").is_some())
+}

@@ -1,0 +1,321 @@
+//! stdio transport: newline-delimited JSON-RPC with a child process.
+//!
+//! The child runs in its own process group so that shutdown (close stdin → wait →
+//! SIGTERM → SIGKILL) reaches grandchildren too (`npx`, `uv run`, shell wrappers):
+//! mcpspec never leaves an orphan behind.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+
+use super::{Exchange, Outgoing, TransportError, id_key, is_response};
+
+const STDERR_TAIL_LINES: usize = 40;
+/// How long a notification waits for an (erroneous) response on stdio.
+pub const NOTIFICATION_QUIET: Duration = Duration::from_millis(100);
+
+/// Events from the reader task, in stdout order.
+#[derive(Debug)]
+enum Incoming {
+    Message(Value),
+    Noise(String),
+    Oversized,
+    Closed,
+}
+
+pub struct StdioTransport {
+    child: Child,
+    pgid: Option<i32>,
+    stdin: Option<ChildStdin>,
+    incoming: mpsc::UnboundedReceiver<Incoming>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    closed: Option<String>,
+    max_bytes: usize,
+    /// Messages that arrived when no exchange was waiting (delivered with the next one).
+    backlog: Vec<Value>,
+    noise_backlog: Vec<String>,
+}
+
+impl StdioTransport {
+    pub fn spawn(
+        program: &str,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: Option<&std::path::Path>,
+        max_bytes: usize,
+    ) -> std::io::Result<StdioTransport> {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0);
+        if let Some(dir) = cwd {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd.spawn()?;
+        let pgid = child.id().map(|p| p as i32);
+        if let Some(p) = pgid {
+            crate::signals::register_group(p);
+        }
+        let stdout = child.stdout.take().expect("stdout piped");
+        let stderr_pipe = child.stderr.take().expect("stderr piped");
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(read_stdout(stdout, tx, max_bytes));
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        tokio::spawn(read_stderr(stderr_pipe, stderr.clone()));
+        Ok(StdioTransport {
+            stdin: child.stdin.take(),
+            child,
+            pgid,
+            incoming: rx,
+            stderr,
+            closed: None,
+            max_bytes,
+            backlog: Vec::new(),
+            noise_backlog: Vec::new(),
+        })
+    }
+
+    /// Send one message and wait for its response (matched by id).
+    pub async fn exchange(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        let started = Instant::now();
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Closed(why.clone()));
+        }
+        let mut ex = Exchange {
+            other_messages: std::mem::take(&mut self.backlog),
+            stdout_noise: std::mem::take(&mut self.noise_backlog),
+            ..Exchange::default()
+        };
+        let mut line = out.body.clone().into_bytes();
+        line.push(b'\n');
+        let stdin = self.stdin.as_mut().ok_or_else(|| TransportError::Closed("stdin closed".into()))?;
+        if let Err(e) = stdin.write_all(&line).await {
+            let why = self.close_reason(&format!("writing to the server's stdin failed: {e}")).await;
+            return Err(TransportError::Closed(why));
+        }
+        let _ = stdin.flush().await;
+
+        let wait = if out.expects_response { out.timeout } else { NOTIFICATION_QUIET.min(out.timeout) };
+        let deadline = tokio::time::Instant::now() + wait;
+        let expected = out.id.as_ref().map(id_key);
+        loop {
+            let next = tokio::time::timeout_at(deadline, self.incoming.recv()).await;
+            match next {
+                Err(_) => {
+                    ex.elapsed = started.elapsed();
+                    return if out.expects_response {
+                        Err(TransportError::Timeout(wait))
+                    } else {
+                        Ok(ex)
+                    };
+                }
+                Ok(None) | Ok(Some(Incoming::Closed)) => {
+                    let why = self.close_reason("the server closed its stdout").await;
+                    return Err(TransportError::Closed(why));
+                }
+                Ok(Some(Incoming::Oversized)) => {
+                    self.closed = Some(format!("message larger than {} bytes", self.max_bytes));
+                    self.shutdown_now().await;
+                    return Err(TransportError::Oversized { limit: self.max_bytes });
+                }
+                Ok(Some(Incoming::Noise(text))) => ex.stdout_noise.push(text),
+                Ok(Some(Incoming::Message(msg))) => {
+                    if !is_response(&msg) {
+                        ex.other_messages.push(msg);
+                        continue;
+                    }
+                    let got = msg.get("id").cloned().unwrap_or(Value::Null);
+                    match &expected {
+                        Some(key) if *key == id_key(&got) => {
+                            ex.response = Some(msg);
+                            ex.elapsed = started.elapsed();
+                            return Ok(ex);
+                        }
+                        // A parse error answer (`id: null`) to a raw message without id.
+                        None if out.expects_response && got.is_null() => {
+                            ex.response = Some(msg);
+                            ex.elapsed = started.elapsed();
+                            return Ok(ex);
+                        }
+                        Some(_) => {
+                            ex.other_messages.push(msg);
+                            return Err(TransportError::WrongId {
+                                expected: out.id.clone().unwrap_or(Value::Null),
+                                got,
+                            });
+                        }
+                        None => ex.other_messages.push(msg),
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close_reason(&mut self, what: &str) -> String {
+        // Give the process a moment to finish exiting so its status is known.
+        let status = tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await;
+        let why = match status {
+            Ok(Ok(s)) => format!("{what} (server exited: {s})"),
+            _ => what.to_string(),
+        };
+        self.closed = Some(why.clone());
+        why
+    }
+
+    /// Last lines of the server's stderr.
+    pub fn stderr_tail(&self) -> Option<String> {
+        let lines = self.stderr.lock().ok()?;
+        if lines.is_empty() {
+            return None;
+        }
+        Some(lines.iter().cloned().collect::<Vec<_>>().join("\n"))
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_some()
+    }
+
+    /// Close stdin, wait, then SIGTERM, then SIGKILL the process group.
+    pub async fn shutdown(&mut self) {
+        self.stdin.take();
+        if tokio::time::timeout(Duration::from_millis(1500), self.child.wait()).await.is_err() {
+            self.signal(libc::SIGTERM);
+            if tokio::time::timeout(Duration::from_millis(1500), self.child.wait()).await.is_err() {
+                self.signal(libc::SIGKILL);
+                let _ = self.child.wait().await;
+            }
+        }
+        // Grandchildren that outlived the leader still get the group signal.
+        self.signal(libc::SIGKILL);
+        if let Some(p) = self.pgid.take() {
+            crate::signals::unregister_group(p);
+        }
+    }
+
+    async fn shutdown_now(&mut self) {
+        self.stdin.take();
+        self.signal(libc::SIGKILL);
+        let _ = self.child.wait().await;
+    }
+
+    fn signal(&self, sig: i32) {
+        if let Some(p) = self.pgid {
+            // SAFETY: kill(2) on our own child's process group; no memory is involved.
+            unsafe {
+                libc::kill(-p, sig);
+            }
+        }
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        if let Some(p) = self.pgid.take() {
+            // SAFETY: as above.
+            unsafe {
+                libc::kill(-p, libc::SIGKILL);
+            }
+            crate::signals::unregister_group(p);
+        }
+    }
+}
+
+async fn read_stdout(
+    stdout: impl AsyncRead + Unpin,
+    tx: mpsc::UnboundedSender<Incoming>,
+    max_bytes: usize,
+) {
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut line: Vec<u8> = Vec::with_capacity(8 * 1024);
+    loop {
+        line.clear();
+        match read_line_bounded(&mut reader, &mut line, max_bytes).await {
+            Ok(LineRead::Eof) => {
+                let _ = tx.send(Incoming::Closed);
+                return;
+            }
+            Ok(LineRead::TooLong) => {
+                let _ = tx.send(Incoming::Oversized);
+                return;
+            }
+            Ok(LineRead::Line) => {}
+            Err(_) => {
+                let _ = tx.send(Incoming::Closed);
+                return;
+            }
+        }
+        let text = trim_line(&line);
+        if text.is_empty() {
+            continue;
+        }
+        let event = match serde_json::from_slice::<Value>(text) {
+            Ok(v) if v.is_object() || v.is_array() => Incoming::Message(v),
+            _ => Incoming::Noise(String::from_utf8_lossy(text).chars().take(500).collect()),
+        };
+        if tx.send(event).is_err() {
+            return;
+        }
+    }
+}
+
+enum LineRead {
+    Line,
+    Eof,
+    TooLong,
+}
+
+async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
+    reader: &mut R,
+    out: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(if out.is_empty() { LineRead::Eof } else { LineRead::Line });
+        }
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..=i], true),
+            None => (buf, false),
+        };
+        let n = chunk.len();
+        if out.len() + n > max + 1 {
+            return Ok(LineRead::TooLong);
+        }
+        out.extend_from_slice(chunk);
+        reader.consume(n);
+        if done {
+            return Ok(LineRead::Line);
+        }
+    }
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\n' | b'\r' | b' ' | b'\t') {
+        end -= 1;
+    }
+    &line[..end]
+}
+
+async fn read_stderr(stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<String>>>) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Ok(mut t) = tail.lock() {
+            if t.len() == STDERR_TAIL_LINES {
+                t.pop_front();
+            }
+            t.push_back(line.chars().take(1000).collect());
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Load errors: always `file:line:col`, a source snippet, and what was expected.
+
+use std::fmt;
+
+use crate::source::{Pos, Severity};
+
+/// An invalid scenario, pack or flag value. Renders rustc-style.
+#[derive(Debug, Clone)]
+pub struct LoadError {
+    pub pos: Option<Pos>,
+    /// File name when there is no precise position (unreadable file).
+    pub file: Option<String>,
+    pub message: String,
+    /// What would have been valid / a suggestion.
+    pub help: Option<String>,
+}
+
+impl LoadError {
+    pub fn at(pos: Pos, message: impl Into<String>) -> Self {
+        LoadError {
+            pos: Some(pos),
+            file: None,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    pub fn file(file: impl Into<String>, message: impl Into<String>) -> Self {
+        LoadError {
+            pos: None,
+            file: Some(file.into()),
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Plain-text rendering with the snippet (what the console and reports show).
+    pub fn render(&self) -> String {
+        match &self.pos {
+            Some(pos) => {
+                let title = self.message.as_str();
+                match &self.help {
+                    Some(help) => pos.snippet_with_help(Severity::Error, title, "here", help),
+                    None => pos.snippet(Severity::Error, title, "here"),
+                }
+            }
+            None => {
+                let mut s = format!(
+                    "error: {}\n --> {}",
+                    self.message,
+                    self.file.as_deref().unwrap_or("<input>")
+                );
+                if let Some(help) = &self.help {
+                    s.push_str(&format!("\n  = help: {help}"));
+                }
+                s
+            }
+        }
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.pos {
+            Some(pos) => write!(f, "{pos}: {}", self.message),
+            None => write!(
+                f,
+                "{}: {}",
+                self.file.as_deref().unwrap_or("<input>"),
+                self.message
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Several load errors at once (validation reports all it finds, not just the first).
+#[derive(Debug, Default)]
+pub struct LoadErrors(pub Vec<LoadError>);
+
+impl LoadErrors {
+    pub fn push(&mut self, e: LoadError) {
+        self.0.push(e);
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn render(&self) -> String {
+        let mut parts: Vec<String> = self.0.iter().map(LoadError::render).collect();
+        parts.push(format!(
+            "{} error{} found",
+            self.0.len(),
+            if self.0.len() == 1 { "" } else { "s" }
+        ));
+        parts.join("\n\n")
+    }
+}
+
+impl From<LoadError> for LoadErrors {
+    fn from(e: LoadError) -> Self {
+        LoadErrors(vec![e])
+    }
+}
+
+/// "did you mean" for an unknown name among candidates (Levenshtein distance ≤ 1/3 of length).
+pub fn did_you_mean<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for cand in candidates {
+        let d = levenshtein(&unknown.to_lowercase(), &cand.to_lowercase());
+        let limit = (cand.len().max(unknown.len()) / 3).max(1);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, cand));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names_only() {
+        let keys = ["name", "request", "expect", "capture"];
+        assert_eq!(did_you_mean("expct", keys), Some("expect"));
+        assert_eq!(did_you_mean("reqest", keys), Some("request"));
+        assert_eq!(did_you_mean("zzzzzz", keys), None);
+    }
+}

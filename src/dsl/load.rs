@@ -1,0 +1,663 @@
+//! Loading: YAML text → typed model (with positions) → validated, compiled [`Scenario`].
+//! Every problem found is reported at once, each with `file:line:col` and a snippet.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock};
+
+use indexmap::IndexMap;
+use regex::Regex;
+use serde_json_path::JsonPath;
+
+use super::error::{LoadError, LoadErrors, did_you_mean};
+use super::model::{self, Expectation, ScenarioDoc};
+use super::scenario::*;
+use super::template;
+use super::value::{At, TValue};
+use crate::era::EraSelector;
+use crate::report::model::Level;
+use crate::source::{Pos, SourceFile};
+
+/// Built-in template variables, available in every step.
+pub const BUILTIN_VARS: &[&str] = &["era", "revision"];
+
+/// Load scenarios from files and folders (folders: every `*.yaml`/`*.yml`, sorted).
+pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, LoadErrors> {
+    let mut errors = LoadErrors::default();
+    let mut scenarios = Vec::new();
+    for path in paths {
+        let files = match scenario_files(path) {
+            Ok(files) => files,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        for file in files {
+            match load_file(&file) {
+                Ok(s) => scenarios.push(s),
+                Err(es) => errors.0.extend(es.0),
+            }
+        }
+    }
+    check_unique_ids(&scenarios, &mut errors);
+    if errors.is_empty() {
+        Ok(scenarios)
+    } else {
+        Err(errors)
+    }
+}
+
+fn scenario_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let display = path.display().to_string();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| LoadError::file(&display, format!("cannot read: {e}")))?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    collect_yaml(path, &mut out).map_err(|e| LoadError::file(&display, format!("cannot read folder: {e}")))?;
+    out.sort();
+    if out.is_empty() {
+        return Err(LoadError::file(&display, "folder holds no scenario files (*.yaml, *.yml)"));
+    }
+    Ok(out)
+}
+
+fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_yaml(&path, out)?;
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml")
+            && !is_reserved_file(&path)
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// YAML files in a scenario folder that are not scenarios.
+fn is_reserved_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    matches!(name, "pack.yaml" | "pack.yml" | "mcpspec.yaml" | "mcpspec.yml")
+        || name.ends_with(".schema.yaml")
+}
+
+pub fn load_file(path: &Path) -> Result<Scenario, LoadErrors> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
+    parse_scenario(SourceFile::new(name, text))
+}
+
+/// Parse and validate one scenario document.
+pub fn parse_scenario(file: Arc<SourceFile>) -> Result<Scenario, LoadErrors> {
+    let doc: ScenarioDoc = parse_yaml(&file)?;
+    Compiler::new(&file).scenario(doc)
+}
+
+/// Deserialize a YAML document into `T`, turning serde errors into positioned ones.
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(file: &Arc<SourceFile>) -> Result<T, LoadError> {
+    if file.text.trim().is_empty() {
+        return Err(LoadError::file(&file.name, "file is empty"));
+    }
+    serde_saphyr::from_str::<T>(&file.text).map_err(|e| yaml_error(file, &e))
+}
+
+static AT_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)\s*(at|on) line \d+,? col(umn)? \d+.*$").unwrap());
+static UNKNOWN_FIELD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"unknown field `([^`]*)`, expected (?:one of )?(.*)").unwrap());
+static MISSING_FIELD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"missing field `([^`]*)`").unwrap());
+static UNKNOWN_VARIANT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"unknown variant `([^`]*)`, expected (?:one of )?(.*)").unwrap());
+static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").unwrap());
+
+fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
+    let raw = e.without_snippet().to_string();
+    let message = AT_LINE.replace(raw.trim(), "").to_string();
+    let (message, help) = explain_serde_message(&message);
+    let error = match e.location() {
+        Some(loc) if loc.line() > 0 => {
+            LoadError::at(Pos::new(file, loc.line() as u32, loc.column() as u32), message)
+        }
+        _ => LoadError::file(&file.name, message),
+    };
+    match help {
+        Some(h) => error.with_help(h),
+        None => error,
+    }
+}
+
+/// Rephrase serde's messages in DSL terms and add "did you mean".
+fn explain_serde_message(message: &str) -> (String, Option<String>) {
+    for (re, what) in [(&*UNKNOWN_FIELD, "key"), (&*UNKNOWN_VARIANT, "value")] {
+        if let Some(c) = re.captures(message) {
+            let unknown = c[1].to_string();
+            let expected: Vec<String> = BACKTICKED
+                .captures_iter(&c[2])
+                .map(|m| m[1].to_string())
+                .collect();
+            let list = expected
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let help = match did_you_mean(&unknown, expected.iter().map(String::as_str)) {
+                Some(s) => format!("did you mean `{s}`? expected one of {list}"),
+                None => format!("expected one of {list}"),
+            };
+            return (format!("unknown {what} `{unknown}`"), Some(help));
+        }
+    }
+    if let Some(c) = MISSING_FIELD.captures(message) {
+        return (format!("missing required key `{}`", &c[1]), None);
+    }
+    if message.contains("data did not match any variant of untagged enum CodeSpec") {
+        return (
+            "invalid code".into(),
+            Some("expected an integer code or a list of integer codes".into()),
+        );
+    }
+    if message.contains("untagged enum LengthSpec") {
+        return (
+            "invalid length".into(),
+            Some("expected a number or a comparison such as `{gte: 1}`".into()),
+        );
+    }
+    (message.to_string(), None)
+}
+
+fn check_unique_ids(scenarios: &[Scenario], errors: &mut LoadErrors) {
+    let mut seen: IndexMap<&str, &Pos> = IndexMap::new();
+    for s in scenarios {
+        if let Some(first) = seen.get(s.id.as_str()) {
+            errors.push(
+                LoadError::at(s.pos.clone(), format!("duplicate scenario id `{}`", s.id))
+                    .with_help(format!("first defined at {first}")),
+            );
+        } else {
+            seen.insert(&s.id, &s.pos);
+        }
+    }
+}
+
+/// Turns the typed model into runnable scenarios, collecting every error.
+struct Compiler<'a> {
+    file: &'a Arc<SourceFile>,
+    errors: LoadErrors,
+}
+
+impl<'a> Compiler<'a> {
+    fn new(file: &'a Arc<SourceFile>) -> Self {
+        Compiler {
+            file,
+            errors: LoadErrors::default(),
+        }
+    }
+
+    fn pos(&self, line: u32, col: u32) -> Pos {
+        Pos::new(self.file, line, col)
+    }
+
+    fn at<T>(&self, at: &At<T>) -> Pos {
+        self.pos(at.line, at.col)
+    }
+
+    fn error(&mut self, pos: Pos, message: impl Into<String>) {
+        self.errors.push(LoadError::at(pos, message));
+    }
+
+    fn scenario(mut self, doc: ScenarioDoc) -> Result<Scenario, LoadErrors> {
+        let pos = self.at(&doc.scenario);
+        if doc.scenario.trim().is_empty() {
+            self.error(pos.clone(), "scenario id is empty");
+        }
+        let eras = self.eras(&doc.eras);
+        let mut known: BTreeSet<String> = BUILTIN_VARS.iter().map(|s| s.to_string()).collect();
+        for (name, value) in &doc.vars {
+            self.check_templates(value, &known);
+            known.insert(name.clone());
+        }
+        if doc.steps.is_empty() {
+            self.errors.push(
+                LoadError::at(pos.clone(), "scenario has no steps")
+                    .with_help("add at least one step under `steps:`"),
+            );
+        }
+        let mut names: HashSet<String> = HashSet::new();
+        let mut steps = Vec::new();
+        for step in doc.steps {
+            let step_pos = self.at(&step.name);
+            if !names.insert(step.name.value.clone()) {
+                self.errors.push(
+                    LoadError::at(step_pos.clone(), format!("duplicate step name `{}`", *step.name))
+                        .with_help("step names are check ids: make them unique within the scenario"),
+                );
+            }
+            if let Some(compiled) = self.step(step.value, &known) {
+                for c in &compiled.captures {
+                    known.insert(c.name.clone());
+                }
+                steps.push(compiled);
+            }
+        }
+        if !self.errors.is_empty() {
+            return Err(self.errors);
+        }
+        Ok(Scenario {
+            id: doc.scenario.value,
+            description: doc.description,
+            tags: doc.tags,
+            eras,
+            vars: doc.vars.into_iter().collect(),
+            steps,
+            file: self.file.clone(),
+            pos,
+            pack: None,
+        })
+    }
+
+    fn eras(&mut self, eras: &[At<String>]) -> Vec<EraSelector> {
+        eras.iter()
+            .filter_map(|e| match EraSelector::parse(e) {
+                Ok(sel) => Some(sel),
+                Err(msg) => {
+                    self.error(self.at(e), msg);
+                    None
+                }
+            })
+            .collect()
+    }
+
+    fn check_templates(&mut self, value: &TValue, known: &BTreeSet<String>) {
+        let mut found = Vec::new();
+        value.for_each_string(&mut |s, line, col| {
+            if template::is_template(s) {
+                found.push((s.to_string(), line, col));
+            }
+        });
+        for (s, line, col) in found {
+            self.check_template_str(&s, self.pos(line, col), known);
+        }
+    }
+
+    fn check_template_str(&mut self, s: &str, pos: Pos, known: &BTreeSet<String>) {
+        match template::referenced_variables(s) {
+            Err(msg) => self.errors.push(
+                LoadError::at(pos, format!("invalid template: {msg}"))
+                    .with_help("templates use minijinja syntax: `{{ name }}`"),
+            ),
+            Ok(vars) => {
+                for var in vars.iter().filter(|v| !known.contains(*v)) {
+                    let help = match did_you_mean(var, known.iter().map(String::as_str)) {
+                        Some(s) => format!("did you mean `{s}`? defined here: {}", list(known)),
+                        None => format!("defined here: {}", list(known)),
+                    };
+                    self.errors.push(
+                        LoadError::at(pos.clone(), format!("undefined template variable `{var}`"))
+                            .with_help(help),
+                    );
+                }
+            }
+        }
+    }
+
+    fn step(&mut self, step: model::Step, known: &BTreeSet<String>) -> Option<Step> {
+        let pos = self.at(&step.name);
+        let eras = step.eras.as_ref().map(|e| self.eras(e));
+        let timeout = step.timeout.as_ref().and_then(|t| match humantime::parse_duration(t) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                self.errors.push(
+                    LoadError::at(self.at(t), format!("invalid timeout `{}`: {e}", **t))
+                        .with_help("expected a duration such as `500ms`, `10s` or `1m`"),
+                );
+                None
+            }
+        });
+        let kinds = [
+            step.request.as_ref().map(|r| (r.line, r.col)),
+            step.notification.as_ref().map(|r| (r.line, r.col)),
+            step.raw.as_ref().map(|r| (r.line, r.col)),
+        ];
+        let given = kinds.iter().flatten().count();
+        if given != 1 {
+            let msg = if given == 0 {
+                "step has nothing to send"
+            } else {
+                "step has more than one of `request`, `notification`, `raw`"
+            };
+            self.errors.push(
+                LoadError::at(pos.clone(), msg)
+                    .with_help("give exactly one of `request`, `notification` or `raw`"),
+            );
+            return None;
+        }
+        let action = if let Some(r) = step.request {
+            let r = r.value;
+            for v in r.params.iter().chain(r.id.iter()) {
+                self.check_templates(v, known);
+            }
+            self.check_map_templates(r.meta.as_ref(), known);
+            self.check_map_templates(r.headers.as_ref(), known);
+            Action::Request {
+                method: r.method.value,
+                params: r.params,
+                id: r.id,
+                meta: r.meta.unwrap_or_default(),
+                headers: r.headers.unwrap_or_default(),
+                paginate: r.paginate,
+            }
+        } else if let Some(n) = step.notification {
+            let n = n.value;
+            if let Some(p) = &n.params {
+                self.check_templates(p, known);
+            }
+            self.check_map_templates(n.meta.as_ref(), known);
+            self.check_map_templates(n.headers.as_ref(), known);
+            Action::Notification {
+                method: n.method.value,
+                params: n.params,
+                meta: n.meta.unwrap_or_default(),
+                headers: n.headers.unwrap_or_default(),
+            }
+        } else {
+            let raw = step.raw.expect("one action is present").value;
+            self.check_templates(&raw.body, known);
+            self.check_map_templates(raw.headers.as_ref(), known);
+            Action::Raw {
+                body: raw.body,
+                headers: raw.headers.unwrap_or_default(),
+                http_method: raw.http_method.map(|m| m.value.to_uppercase()),
+            }
+        };
+        let is_notification = matches!(action, Action::Notification { .. });
+        let mut expects = Vec::new();
+        for e in step.expect {
+            let epos = self.at(&e);
+            if let Some(compiled) = self.expectation(e.value, epos.clone(), known) {
+                if is_notification
+                    && !matches!(compiled.kind, ExpectKind::NoResponse(_) | ExpectKind::Http { .. })
+                {
+                    self.errors.push(
+                        LoadError::at(epos, "a notification has no response to check")
+                            .with_help("notifications allow only `noResponse` and `http` expectations"),
+                    );
+                    continue;
+                }
+                expects.push(compiled);
+            }
+        }
+        let mut captures = Vec::new();
+        for (name, path) in step.capture {
+            let cpos = self.at(&path);
+            if let Some(compiled) = self.jsonpath(&path) {
+                captures.push(Capture {
+                    name,
+                    path: compiled,
+                    source: path.value,
+                    pos: cpos,
+                });
+            }
+        }
+        Some(Step {
+            name: step.name.value,
+            pos,
+            eras,
+            level: match step.level {
+                Some(model::StepLevel::Should) => Level::Should,
+                _ => Level::Must,
+            },
+            timeout,
+            action,
+            expects,
+            captures,
+        })
+    }
+
+    fn check_map_templates(&mut self, map: Option<&IndexMap<String, TValue>>, known: &BTreeSet<String>) {
+        for v in map.into_iter().flat_map(|m| m.values()) {
+            self.check_templates(v, known);
+        }
+    }
+
+    fn jsonpath(&mut self, path: &At<String>) -> Option<JsonPath> {
+        match JsonPath::parse(path) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                self.errors.push(
+                    LoadError::at(self.at(path), format!("invalid JSONPath `{}`: {e}", **path))
+                        .with_help("JSONPath follows RFC 9535, e.g. `$.tools[*].name` or `$.content[0].text`"),
+                );
+                None
+            }
+        }
+    }
+
+    fn regex(&mut self, re: &At<String>) -> Option<Regex> {
+        match Regex::new(re) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                let detail = e.to_string();
+                let last = detail.lines().last().unwrap_or("").trim().to_string();
+                self.errors.push(
+                    LoadError::at(self.at(re), format!("invalid regular expression `{}`: {last}", **re))
+                        .with_help("regular expressions use Rust `regex` syntax"),
+                );
+                None
+            }
+        }
+    }
+
+    fn schema(&mut self, schema: serde_json::Value, pos: Pos) -> Option<Arc<jsonschema::Validator>> {
+        if let Err(e) = jsonschema::meta::validate(&schema) {
+            self.errors.push(
+                LoadError::at(pos, format!("invalid JSON Schema: {e}"))
+                    .with_help("schemas follow JSON Schema 2020-12"),
+            );
+            return None;
+        }
+        match jsonschema::validator_for(&schema) {
+            Ok(v) => Some(Arc::new(v)),
+            Err(e) => {
+                self.errors.push(LoadError::at(pos, format!("invalid JSON Schema: {e}")));
+                None
+            }
+        }
+    }
+
+    fn expectation(&mut self, e: Expectation, pos: Pos, known: &BTreeSet<String>) -> Option<Expect> {
+        let kinds: Vec<&str> = [
+            (e.schema.is_some() || e.schema_file.is_some(), "schema"),
+            (e.error.is_some(), "error"),
+            (e.is_error.is_some(), "isError"),
+            (e.output_schema.is_some(), "outputSchema"),
+            (e.http.is_some(), "http"),
+            (e.no_response.is_some(), "noResponse"),
+        ]
+        .into_iter()
+        .filter_map(|(present, name)| present.then_some(name))
+        .collect();
+        let predicates_given = e.equals.is_some()
+            || e.not_equals.is_some()
+            || e.contains.is_some()
+            || e.matches.is_some()
+            || e.type_.is_some()
+            || e.length.is_some()
+            || e.exists.is_some()
+            || e.absent.is_some()
+            || e.one_of.is_some()
+            || e.gt.is_some()
+            || e.gte.is_some()
+            || e.lt.is_some()
+            || e.lte.is_some();
+        let schema_with_path = kinds == ["schema"] && e.path.is_some() && !predicates_given;
+        if kinds.len() > 1 || (kinds.len() == 1 && predicates_given) || (kinds.len() == 1 && e.path.is_some() && !schema_with_path) {
+            self.errors.push(
+                LoadError::at(pos, "an expectation has one kind; this one mixes several")
+                    .with_help("split it into separate list items: `- {path: ..., equals: ...}`, `- error: {...}`, `- isError: true`, ..."),
+            );
+            return None;
+        }
+        if kinds.is_empty() {
+            let Some(path) = &e.path else {
+                self.errors.push(LoadError::at(pos, "empty expectation").with_help(
+                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`",
+                ));
+                return None;
+            };
+            if !predicates_given {
+                self.errors.push(LoadError::at(self.at(path), "`path` needs a predicate").with_help(
+                    "add one of `equals`, `notEquals`, `contains`, `matches`, `type`, `length`, `exists`, `absent`, `oneOf`, `gt`, `gte`, `lt`, `lte`",
+                ));
+                return None;
+            }
+            let compiled = self.jsonpath(path)?;
+            let mut predicates = Vec::new();
+            for v in [&e.equals, &e.not_equals, &e.contains].into_iter().flatten() {
+                self.check_templates(v, known);
+            }
+            if let Some(v) = e.equals {
+                predicates.push(Predicate::Equals(v));
+            }
+            if let Some(v) = e.not_equals {
+                predicates.push(Predicate::NotEquals(v));
+            }
+            if let Some(v) = e.contains {
+                predicates.push(Predicate::Contains(v));
+            }
+            if let Some(re) = &e.matches {
+                predicates.push(Predicate::Matches(self.regex(re)?));
+            }
+            if let Some(t) = e.type_ {
+                predicates.push(Predicate::Type(t.value));
+            }
+            if let Some(l) = e.length {
+                predicates.push(Predicate::Length(l));
+            }
+            if let Some(x) = e.exists {
+                predicates.push(Predicate::Exists(x));
+            }
+            if let Some(a) = e.absent {
+                predicates.push(Predicate::Exists(!a));
+            }
+            if let Some(vs) = e.one_of {
+                for v in &vs {
+                    self.check_templates(v, known);
+                }
+                predicates.push(Predicate::OneOf(vs));
+            }
+            for (op, bound) in [
+                (CompareOp::Gt, e.gt),
+                (CompareOp::Gte, e.gte),
+                (CompareOp::Lt, e.lt),
+                (CompareOp::Lte, e.lte),
+            ] {
+                if let Some(b) = bound {
+                    predicates.push(Predicate::Compare(op, b));
+                }
+            }
+            return Some(Expect {
+                pos,
+                kind: ExpectKind::Path {
+                    path: compiled,
+                    source: path.value.clone(),
+                    predicates,
+                },
+            });
+        }
+        let kind = match kinds[0] {
+            "schema" => {
+                let path = match &e.path {
+                    Some(p) => Some((self.jsonpath(p)?, p.value.clone())),
+                    None => None,
+                };
+                let validator = match (e.schema, e.schema_file) {
+                    (Some(_), Some(f)) => {
+                        self.error(self.at(&f), "give `schema` or `schemaFile`, not both");
+                        return None;
+                    }
+                    (Some(inline), None) => {
+                        let spos = self.pos(inline.line, inline.col);
+                        self.schema(inline.to_json(), spos)?
+                    }
+                    (None, Some(file)) => {
+                        let fpos = self.at(&file);
+                        let value = self.schema_file(&file, fpos.clone())?;
+                        self.schema(value, fpos)?
+                    }
+                    (None, None) => unreachable!("schema kind needs one of the keys"),
+                };
+                ExpectKind::Schema { path, validator }
+            }
+            "error" => {
+                let err = e.error.expect("kind checked");
+                if let Some(d) = &err.data {
+                    self.check_templates(d, known);
+                }
+                let message = match &err.message {
+                    Some(m) => Some(self.regex(m)?),
+                    None => None,
+                };
+                ExpectKind::Error {
+                    code: err.code,
+                    message,
+                    data: err.data,
+                }
+            }
+            "isError" => ExpectKind::IsError(e.is_error.expect("kind checked")),
+            "outputSchema" => ExpectKind::OutputSchema,
+            "http" => {
+                let http = e.http.expect("kind checked");
+                let mut headers = Vec::new();
+                for (name, re) in http.headers {
+                    let compiled = match &re {
+                        Some(r) => Some(self.regex(r)?),
+                        None => None,
+                    };
+                    headers.push((name.to_ascii_lowercase(), compiled));
+                }
+                ExpectKind::Http {
+                    status: http.status,
+                    headers,
+                }
+            }
+            "noResponse" => ExpectKind::NoResponse(e.no_response.expect("kind checked")),
+            other => unreachable!("unknown kind {other}"),
+        };
+        Some(Expect { pos, kind })
+    }
+
+    fn schema_file(&mut self, file: &At<String>, pos: Pos) -> Option<serde_json::Value> {
+        let base = Path::new(&self.file.name).parent().unwrap_or(Path::new("."));
+        let path = base.join(&file.value);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                self.error(pos, format!("cannot read schema file `{}`: {e}", path.display()));
+                return None;
+            }
+        };
+        let parsed = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
+        } else {
+            serde_saphyr::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
+        };
+        match parsed {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.error(pos, format!("schema file `{}` is not valid JSON/YAML: {e}", path.display()));
+                None
+            }
+        }
+    }
+}
+
+fn list(known: &BTreeSet<String>) -> String {
+    known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,18 @@
+//! The scenario DSL: typed model (source of truth for the JSON Schema), loading with
+//! positions, validation, and templates.
+
+pub mod error;
+pub mod load;
+pub mod model;
+pub mod scenario;
+pub mod template;
+pub mod value;
+
+pub use error::{LoadError, LoadErrors};
+pub use scenario::*;
+
+/// The DSL's JSON Schema (draft 2020-12), generated from [`model::ScenarioDoc`].
+pub fn scenario_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(model::ScenarioDoc);
+    serde_json::to_value(schema).expect("schema serializes")
+}

@@ -1,0 +1,294 @@
+//! The scenario DSL as Rust types: the single source of truth for both loading
+//! (serde, with positions) and the published JSON Schema (schemars).
+//!
+//! Expectations are plain structs with optional keys rather than untagged enums: the
+//! YAML loader keeps nested positions only through structs and externally tagged enums.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::value::{At, TValue};
+
+/// One scenario file: an ordered list of steps run over one connection per era.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "mcpspec scenario")]
+pub struct ScenarioDoc {
+    /// Scenario id: stable, used in reports and baselines as `scenario@era:step`.
+    pub scenario: At<String>,
+    /// What the scenario checks, in one sentence.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Labels for selection with `--tag`.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Eras this scenario applies to: `legacy`, `modern`, `auto`, or a revision such as
+    /// `2025-11-25` / `2026-07-28`. Without it the scenario applies to every era.
+    #[serde(default)]
+    pub eras: Vec<At<String>>,
+    /// Variables available to templates (`{{ name }}`).
+    #[serde(default)]
+    pub vars: IndexMap<String, TValue>,
+    /// The steps, run in order.
+    pub steps: Vec<At<Step>>,
+}
+
+/// One request, notification or raw message, then expectations and captures.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Step {
+    /// Step name; also the check id in reports (`scenario@era:name`).
+    pub name: At<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Run this step only when the connection's era matches one of these.
+    #[serde(default)]
+    pub eras: Option<Vec<At<String>>>,
+    /// `must` (default): a failed expectation fails the run. `should`: it is a warning.
+    #[serde(default)]
+    pub level: Option<StepLevel>,
+    /// Per-request timeout for this step, e.g. `500ms`, `10s` (default: `--timeout`).
+    #[serde(default)]
+    pub timeout: Option<At<String>>,
+    /// A JSON-RPC request; the engine adds `jsonrpc`, `id` and the era's `_meta`.
+    #[serde(default)]
+    pub request: Option<At<Request>>,
+    /// A JSON-RPC notification (no response expected).
+    #[serde(default)]
+    pub notification: Option<At<Notification>>,
+    /// A message sent exactly as written: nothing added, nothing validated.
+    #[serde(default)]
+    pub raw: Option<At<Raw>>,
+    /// Expectations, all of which must hold.
+    #[serde(default)]
+    pub expect: Vec<At<Expectation>>,
+    /// Variables to capture from the response: `name: "$.jsonpath"` (first match).
+    #[serde(default)]
+    pub capture: IndexMap<String, At<String>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum StepLevel {
+    Must,
+    Should,
+}
+
+/// A JSON-RPC request built by the engine for the connection's era.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Request {
+    /// JSON-RPC method, e.g. `tools/list`, `tools/call`.
+    pub method: At<String>,
+    /// Request params (without `_meta`; use `meta` to change it).
+    #[serde(default)]
+    pub params: Option<TValue>,
+    /// Use this JSON-RPC id instead of the engine's counter.
+    #[serde(default)]
+    pub id: Option<TValue>,
+    /// Override `_meta` keys (modern era): a value replaces, `null` removes. Short names
+    /// `protocolVersion`, `clientCapabilities`, `clientInfo`, `logLevel` mean the
+    /// `io.modelcontextprotocol/` keys.
+    #[serde(default)]
+    pub meta: Option<IndexMap<String, TValue>>,
+    /// HTTP only: set headers (a value replaces the engine's), `null` drops a header.
+    #[serde(default)]
+    pub headers: Option<IndexMap<String, TValue>>,
+    /// List methods: follow `nextCursor` to the end and merge the pages.
+    #[serde(default)]
+    pub paginate: bool,
+}
+
+/// A JSON-RPC notification.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Notification {
+    pub method: At<String>,
+    #[serde(default)]
+    pub params: Option<TValue>,
+    #[serde(default)]
+    pub meta: Option<IndexMap<String, TValue>>,
+    #[serde(default)]
+    pub headers: Option<IndexMap<String, TValue>>,
+}
+
+/// A message sent verbatim. A string body is sent byte for byte (it need not be JSON);
+/// a mapping or list is serialized as JSON. No `_meta`, id or headers are added.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Raw {
+    pub body: TValue,
+    /// HTTP only: request headers. Only `Content-Type` and `Accept` are set by default;
+    /// a `null` drops one of those.
+    #[serde(default)]
+    pub headers: Option<IndexMap<String, TValue>>,
+    /// HTTP only: the request method (default `POST`), e.g. `GET` or `DELETE`.
+    #[serde(default)]
+    pub http_method: Option<At<String>>,
+}
+
+/// One expectation. Use exactly one kind: `path` (with predicates), `schema`,
+/// `schemaFile`, `error`, `isError`, `outputSchema`, `http` or `noResponse`.
+///
+/// JSONPath and `schema` apply to the response's `result`; for an error response the
+/// document is `{"error": {...}}`, so `$.error.code` works.
+#[derive(Debug, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expectation {
+    /// RFC 9535 JSONPath evaluated on the result; combine with one or more predicates.
+    #[serde(default)]
+    pub path: Option<At<String>>,
+    /// The (single) match equals this value. Several matches are compared as a list.
+    #[serde(default)]
+    pub equals: Option<TValue>,
+    /// The (single) match differs from this value.
+    #[serde(default)]
+    pub not_equals: Option<TValue>,
+    /// Some match contains this: an element of an array, a substring of a string, a
+    /// subset of an object; with several matches, one of them equals it.
+    #[serde(default)]
+    pub contains: Option<TValue>,
+    /// Every match is a string matching this regular expression.
+    #[serde(default)]
+    pub matches: Option<At<String>>,
+    /// Every match has this JSON type.
+    #[serde(default, rename = "type")]
+    pub type_: Option<At<JsonType>>,
+    /// The match's length (array, string, object) — or the number of matches when the
+    /// path has several. A number or a comparison such as `{gte: 1}`.
+    #[serde(default)]
+    pub length: Option<LengthSpec>,
+    /// `true`: the path matches something. `false`: it matches nothing.
+    #[serde(default)]
+    pub exists: Option<bool>,
+    /// `true`: the path matches nothing (same as `exists: false`).
+    #[serde(default)]
+    pub absent: Option<bool>,
+    /// The match equals one of these values.
+    #[serde(default)]
+    pub one_of: Option<Vec<TValue>>,
+    /// Numeric comparisons of the match.
+    #[serde(default)]
+    pub gt: Option<f64>,
+    #[serde(default)]
+    pub gte: Option<f64>,
+    #[serde(default)]
+    pub lt: Option<f64>,
+    #[serde(default)]
+    pub lte: Option<f64>,
+    /// An inline JSON Schema (2020-12) the result (or the `path` match) must satisfy.
+    #[serde(default)]
+    pub schema: Option<TValue>,
+    /// A JSON Schema file (JSON or YAML), relative to the scenario file.
+    #[serde(default)]
+    pub schema_file: Option<At<String>>,
+    /// The response is a JSON-RPC error with these properties.
+    #[serde(default)]
+    pub error: Option<ErrorExpectation>,
+    /// The response is a tool result whose `isError` is this value (absent means false).
+    #[serde(default)]
+    pub is_error: Option<bool>,
+    /// `conforms`: `structuredContent` conforms to the tool's declared `outputSchema`
+    /// (fetched from `tools/list`), and is present when the tool declares one.
+    #[serde(default)]
+    pub output_schema: Option<At<OutputSchemaMode>>,
+    /// HTTP status and headers of the response (HTTP transport only).
+    #[serde(default)]
+    pub http: Option<HttpExpectation>,
+    /// `true`: the server sends no response (notifications; HTTP 202 with no body).
+    #[serde(default)]
+    pub no_response: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum JsonType {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Object,
+    Array,
+    Null,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputSchemaMode {
+    Conforms,
+}
+
+/// A length: exact number, or comparisons.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum LengthSpec {
+    Exact(u64),
+    Compare(LengthCompare),
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LengthCompare {
+    #[serde(default)]
+    pub gt: Option<u64>,
+    #[serde(default)]
+    pub gte: Option<u64>,
+    #[serde(default)]
+    pub lt: Option<u64>,
+    #[serde(default)]
+    pub lte: Option<u64>,
+}
+
+/// Expected JSON-RPC error.
+#[derive(Debug, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ErrorExpectation {
+    /// The error code, or a list of acceptable codes.
+    #[serde(default)]
+    pub code: Option<CodeSpec>,
+    /// A regular expression the error message must match.
+    #[serde(default)]
+    pub message: Option<At<String>>,
+    /// `error.data` must contain this (subset match: extra keys allowed).
+    #[serde(default)]
+    pub data: Option<TValue>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CodeSpec {
+    One(i64),
+    Any(Vec<i64>),
+}
+
+impl CodeSpec {
+    pub fn accepts(&self, code: i64) -> bool {
+        match self {
+            CodeSpec::One(c) => *c == code,
+            CodeSpec::Any(cs) => cs.contains(&code),
+        }
+    }
+    pub fn describe(&self) -> String {
+        match self {
+            CodeSpec::One(c) => c.to_string(),
+            CodeSpec::Any(cs) => {
+                let parts: Vec<String> = cs.iter().map(|c| c.to_string()).collect();
+                format!("one of [{}]", parts.join(", "))
+            }
+        }
+    }
+}
+
+/// Expected HTTP status and headers.
+#[derive(Debug, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HttpExpectation {
+    /// Status code, or a list of acceptable codes.
+    #[serde(default)]
+    pub status: Option<CodeSpec>,
+    /// Header name → regular expression its value must match; `null` means the header
+    /// must be absent. Names are case-insensitive.
+    #[serde(default)]
+    pub headers: IndexMap<String, Option<At<String>>>,
+}

@@ -1,0 +1,211 @@
+//! A YAML value that remembers where each of its nodes came from.
+//!
+//! Request params, expected values and variables are arbitrary JSON-like trees whose
+//! string leaves may hold templates. Keeping positions per node lets a template error
+//! inside `params.arguments.city` point at that exact line, and lets templating work on
+//! parsed values only (never on the raw file text).
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use serde_saphyr::Spanned;
+
+/// A positioned YAML/JSON value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TValue {
+    pub line: u32,
+    pub col: u32,
+    pub kind: TKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TKind {
+    Null,
+    Bool(bool),
+    Number(Number),
+    Str(String),
+    Seq(Vec<TValue>),
+    Map(Vec<(String, TValue)>),
+}
+
+impl TValue {
+    /// The value as plain JSON, with no templating applied.
+    pub fn to_json(&self) -> Value {
+        match &self.kind {
+            TKind::Null => Value::Null,
+            TKind::Bool(b) => Value::Bool(*b),
+            TKind::Number(n) => Value::Number(n.clone()),
+            TKind::Str(s) => Value::String(s.clone()),
+            TKind::Seq(items) => Value::Array(items.iter().map(TValue::to_json).collect()),
+            TKind::Map(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_json()))
+                    .collect::<Map<String, Value>>(),
+            ),
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.kind, TKind::Null)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.kind {
+            TKind::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&TValue> {
+        match &self.kind {
+            TKind::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Visit every string leaf (used to check templates statically).
+    pub fn for_each_string(&self, f: &mut dyn FnMut(&str, u32, u32)) {
+        match &self.kind {
+            TKind::Str(s) => f(s, self.line, self.col),
+            TKind::Seq(items) => items.iter().for_each(|v| v.for_each_string(f)),
+            TKind::Map(entries) => entries.iter().for_each(|(_, v)| v.for_each_string(f)),
+            _ => {}
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spanned = Spanned::<TKind>::deserialize(deserializer)?;
+        Ok(TValue {
+            line: spanned.referenced.line() as u32,
+            col: spanned.referenced.column() as u32,
+            kind: spanned.value,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for TKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(KindVisitor)
+    }
+}
+
+struct KindVisitor;
+
+impl<'de> Visitor<'de> for KindVisitor {
+    type Value = TKind;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<TKind, E> {
+        Ok(TKind::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<TKind, E> {
+        Ok(TKind::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<TKind, D::Error> {
+        TKind::deserialize(d)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<TKind, E> {
+        Ok(TKind::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<TKind, E> {
+        Ok(TKind::Number(v.into()))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<TKind, E> {
+        Ok(TKind::Number(v.into()))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<TKind, E> {
+        i64::try_from(v)
+            .map(|v| TKind::Number(v.into()))
+            .map_err(|_| E::custom("integer out of range"))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<TKind, E> {
+        u64::try_from(v)
+            .map(|v| TKind::Number(v.into()))
+            .map_err(|_| E::custom("integer out of range"))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<TKind, E> {
+        Number::from_f64(v)
+            .map(TKind::Number)
+            .ok_or_else(|| E::custom("NaN and infinity are not JSON numbers"))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<TKind, E> {
+        Ok(TKind::Str(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<TKind, E> {
+        Ok(TKind::Str(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TKind, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<TValue>()? {
+            items.push(item);
+        }
+        Ok(TKind::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TKind, A::Error> {
+        let mut entries: Vec<(String, TValue)> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value::<TValue>()?;
+            entries.push((key, value));
+        }
+        Ok(TKind::Map(entries))
+    }
+}
+
+impl JsonSchema for TValue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AnyValue".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Any YAML/JSON value. String leaves may contain minijinja templates (`{{ var }}`); a string that is exactly one `{{ expr }}` keeps the type of the expression."
+        })
+    }
+}
+
+/// A value with the position of its node.
+#[derive(Debug, Clone)]
+pub struct At<T> {
+    pub value: T,
+    pub line: u32,
+    pub col: u32,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for At<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spanned = Spanned::<T>::deserialize(deserializer)?;
+        Ok(At {
+            value: spanned.value,
+            line: spanned.referenced.line() as u32,
+            col: spanned.referenced.column() as u32,
+        })
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for At<T> {
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        T::schema_id()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
+impl<T> std::ops::Deref for At<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}

@@ -1,0 +1,155 @@
+//! The interpreter: schedules scenario × era items, runs each over its own connection,
+//! step by step, and produces the canonical result model.
+
+mod step;
+
+use std::time::Instant;
+
+use futures::StreamExt;
+
+use crate::client::{ConnectErrorKind, Connection, Target};
+use crate::dsl::Scenario;
+use crate::era::{Era, EraSelector};
+use crate::report::model::{EraInfo, RunReport, SuiteResult, Summary};
+
+/// What a run needs besides the scenarios.
+pub struct RunConfig {
+    pub target: Target,
+    /// `--era` values; empty: each scenario's own eras, or `auto`.
+    pub eras: Vec<Era>,
+    pub jobs: usize,
+}
+
+/// One scenario in one era.
+pub struct Item<'a> {
+    pub scenario: &'a Scenario,
+    pub era: Era,
+}
+
+impl Item<'_> {
+    pub fn id(&self) -> String {
+        format!("{}@{}", self.scenario.id, self.era.label)
+    }
+}
+
+/// Expand scenarios into the items of a (matrix) run, in input order.
+pub fn plan<'a>(scenarios: &'a [Scenario], eras: &[Era]) -> Vec<Item<'a>> {
+    let mut items = Vec::new();
+    for scenario in scenarios {
+        if eras.is_empty() {
+            let own: Vec<Era> = if scenario.eras.is_empty() {
+                vec![Era::parse("auto").expect("auto parses")]
+            } else {
+                scenario
+                    .eras
+                    .iter()
+                    .map(|s| Era::parse(&s.label()).expect("selectors are valid eras"))
+                    .collect()
+            };
+            items.extend(own.into_iter().map(|era| Item { scenario, era }));
+        } else {
+            for era in eras {
+                if scenario.eras.is_empty() || scenario.eras.iter().any(|s| s.matches_request(&era.request)) {
+                    items.push(Item {
+                        scenario,
+                        era: era.clone(),
+                    });
+                }
+            }
+        }
+    }
+    items
+}
+
+/// Run the items with up to `jobs` connections at once. Suites are handed to
+/// `on_suite` and stored in input order whatever the concurrency.
+pub async fn run(items: Vec<Item<'_>>, config: &RunConfig, mut on_suite: impl FnMut(&SuiteResult)) -> RunReport {
+    let started = Instant::now();
+    let started_at = now_rfc3339();
+    let jobs = config.jobs.max(1);
+    let mut suites = Vec::with_capacity(items.len());
+    let mut stream = futures::stream::iter(items.into_iter().map(|item| run_item(item, &config.target))).buffered(jobs);
+    while let Some(suite) = stream.next().await {
+        on_suite(&suite);
+        suites.push(suite);
+    }
+    let summary = Summary::from_suites(&suites);
+    RunReport {
+        mcpspec_version: env!("CARGO_PKG_VERSION").to_string(),
+        target: config.target.describe(),
+        transport: config.target.transport_name().to_string(),
+        started_at,
+        duration: started.elapsed(),
+        suites,
+        summary,
+    }
+}
+
+async fn run_item(item: Item<'_>, target: &Target) -> SuiteResult {
+    let started = Instant::now();
+    let scenario = item.scenario;
+    let mut suite = SuiteResult {
+        id: item.id(),
+        scenario: scenario.id.clone(),
+        description: scenario.description.clone(),
+        file: scenario.pos.file_name().to_string(),
+        line: scenario.pos.line,
+        pack: scenario.pack.clone(),
+        era: EraInfo {
+            requested: item.era.label.clone(),
+            ..EraInfo::default()
+        },
+        started_at: now_rfc3339(),
+        duration: Default::default(),
+        setup_error: None,
+        setup_error_kind: None,
+        steps: Vec::new(),
+        stderr_tail: None,
+    };
+    match Connection::open(target, &item.era.label, &item.era.request).await {
+        Err(e) => {
+            suite.setup_error = Some(e.message.clone());
+            suite.setup_error_kind = Some(
+                match e.kind {
+                    ConnectErrorKind::Start => "start",
+                    ConnectErrorKind::Unreachable => "unreachable",
+                    ConnectErrorKind::Auth => "auth",
+                    ConnectErrorKind::Protocol => "protocol",
+                }
+                .to_string(),
+            );
+            suite.stderr_tail = e.stderr_tail;
+        }
+        Ok(mut conn) => {
+            let n = &conn.negotiated;
+            suite.era.negotiated = Some(n.revision.clone());
+            suite.era.era = Some(n.kind.as_str().to_string());
+            suite.era.note = n.note.clone();
+            conn.take_log();
+            let mismatch = era_mismatch(scenario, &conn);
+            suite.steps = step::run_steps(scenario, &mut conn, mismatch).await;
+            suite.stderr_tail = conn.stderr_tail();
+            conn.close().await;
+        }
+    }
+    suite.duration = started.elapsed();
+    suite
+}
+
+/// For `auto` runs: the negotiated era is outside the scenario's `eras`.
+fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
+    let n = &conn.negotiated;
+    if scenario.eras.is_empty() || scenario.eras.iter().any(|s| s.matches_negotiated(n.kind, &n.revision)) {
+        return None;
+    }
+    Some(format!(
+        "the scenario applies to eras [{}]; the connection negotiated {} ({})",
+        scenario.eras.iter().map(EraSelector::label).collect::<Vec<_>>().join(", "),
+        n.kind.as_str(),
+        n.revision
+    ))
+}
+
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

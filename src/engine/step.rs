@@ -1,0 +1,332 @@
+//! Running the steps of one scenario over one connection.
+
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value, json};
+
+use crate::assert::{self, Observed, Verdict};
+use crate::client::connection::raw_outgoing;
+use crate::client::{Connection, Exchange, Outgoing};
+use crate::dsl::template::render_value;
+use crate::dsl::value::TValue;
+use crate::dsl::{Action, ExpectKind, Scenario, Step};
+use crate::era::EraSelector;
+use crate::report::model::{Failure, Level, Outcome, StepResult};
+use crate::source::Severity;
+
+pub async fn run_steps(scenario: &Scenario, conn: &mut Connection, skip_all: Option<String>) -> Vec<StepResult> {
+    let mut results = Vec::with_capacity(scenario.steps.len());
+    let mut ctx = Map::new();
+    ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
+    ctx.insert("revision".into(), json!(conn.negotiated.revision));
+    let mut broken: Option<String> = None;
+    for (name, value) in &scenario.vars {
+        match render_value(value, &Value::Object(ctx.clone())) {
+            Ok(v) => {
+                ctx.insert(name.clone(), v);
+            }
+            Err((_, _, e)) => {
+                broken = Some(format!("variable `{name}`: {e}"));
+                break;
+            }
+        }
+    }
+    for step in &scenario.steps {
+        let started = Instant::now();
+        let skip = skip_all.clone().or_else(|| step_era_skip(step, conn));
+        let outcome_and_log = if let Some(reason) = skip {
+            (Outcome::Skipped { reason }, Vec::new())
+        } else if let Some(why) = &broken {
+            (Outcome::Error { message: format!("not run: {why}"), detail: None }, Vec::new())
+        } else {
+            let outcome = run_step(step, conn, &mut ctx).await;
+            if conn.is_broken() && broken.is_none() {
+                broken = Some(format!("the connection broke at step `{}`", step.name));
+            }
+            (outcome, conn.take_log())
+        };
+        let (outcome, transcript) = outcome_and_log;
+        results.push(StepResult {
+            name: step.name.clone(),
+            file: step.pos.file_name().to_string(),
+            line: step.pos.line,
+            column: step.pos.col,
+            level: step.level,
+            duration: started.elapsed(),
+            outcome,
+            transcript,
+        });
+    }
+    results
+}
+
+fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
+    let eras = step.eras.as_ref()?;
+    let n = &conn.negotiated;
+    if eras.iter().any(|s| s.matches_negotiated(n.kind, &n.revision)) {
+        return None;
+    }
+    Some(format!(
+        "step applies to eras [{}]; the connection speaks {} ({})",
+        eras.iter().map(EraSelector::label).collect::<Vec<_>>().join(", "),
+        n.kind.as_str(),
+        n.revision
+    ))
+}
+
+/// Run one step: render, send, judge, capture.
+async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Value>) -> Outcome {
+    let ctx_value = Value::Object(ctx.clone());
+    let timeout = step.timeout.unwrap_or(conn.target().timeout);
+    let (out, method, params) = match build(step, conn, &ctx_value, timeout) {
+        Ok(x) => x,
+        Err(e) => return Outcome::Error { message: e, detail: None },
+    };
+    let paginate = matches!(step.action, Action::Request { paginate: true, .. });
+    let exchange = if paginate {
+        paginate_all(conn, &out, &method, params.clone(), step, &ctx_value, timeout).await
+    } else {
+        conn.send(&out).await.map_err(|e| e.to_string())
+    };
+    let exchange = match exchange {
+        Ok(ex) => ex,
+        Err(e) => return Outcome::Error { message: e, detail: conn.stderr_tail().map(|t| format!("server stderr (last lines):\n{t}")) },
+    };
+    if let Some(noise) = exchange.stdout_noise.first() {
+        return Outcome::Error {
+            message: format!("the server wrote non-JSON to stdout: `{noise}`"),
+            detail: Some(format!(
+                "stdout must carry only JSON-RPC messages; {} non-JSON line(s) seen:\n{}",
+                exchange.stdout_noise.len(),
+                exchange.stdout_noise.join("\n")
+            )),
+        };
+    }
+    let mut seen = Observed::new(&exchange, conn.is_http());
+    if step.expects.iter().any(|e| matches!(e.kind, ExpectKind::OutputSchema)) {
+        seen.output_schema = Some(output_schema_for(conn, &method, params.as_ref()).await);
+    }
+    let mut failures: Vec<Failure> = Vec::new();
+    let mut applicable = 0;
+    let mut not_applicable = Vec::new();
+    for expect in &step.expects {
+        match assert::check(expect, &seen, &ctx_value) {
+            Verdict::Pass => applicable += 1,
+            Verdict::Fail(f) => {
+                applicable += 1;
+                failures.push(f);
+            }
+            Verdict::NotApplicable(why) => not_applicable.push(why),
+        }
+    }
+    if step.expects.is_empty()
+        && let Some(f) = default_expectation(step, &exchange)
+    {
+        failures.push(f);
+    }
+    if failures.is_empty() {
+        if applicable == 0 && !not_applicable.is_empty() {
+            return Outcome::Skipped { reason: not_applicable.join("; ") };
+        }
+        if let Err(f) = capture(step, &seen, ctx) {
+            failures.push(f);
+        }
+    }
+    if failures.is_empty() {
+        Outcome::Passed
+    } else if step.level == Level::Should {
+        Outcome::Warning { failures }
+    } else {
+        Outcome::Failed { failures }
+    }
+}
+
+/// Without expectations, a request must get a successful response.
+fn default_expectation(step: &Step, ex: &Exchange) -> Option<Failure> {
+    if !matches!(step.action, Action::Request { .. }) {
+        return None;
+    }
+    let resp = ex.response.as_ref();
+    if resp.and_then(|r| r.get("result")).is_some() {
+        return None;
+    }
+    let actual = match resp.and_then(|r| r.get("error")) {
+        Some(e) => format!("JSON-RPC error {}", assert::compact(e, 300)),
+        None => assert::describe_no_response(ex),
+    };
+    let message = format!("expected a successful response, got {actual}");
+    Some(Failure {
+        kind: "response".into(),
+        message: message.lines().next().unwrap_or("").to_string(),
+        expected: Some("a result (the step has no `expect`, so success is expected)".into()),
+        actual: Some(actual),
+        snippet: step.pos.snippet(Severity::Error, &message, "this step"),
+        file: step.pos.file_name().to_string(),
+        line: step.pos.line,
+        column: step.pos.col,
+    })
+}
+
+fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result<(), Failure> {
+    for c in &step.captures {
+        let value = seen.document.as_ref().and_then(|d| c.path.query(d).first().cloned());
+        match value {
+            Some(v) => {
+                ctx.insert(c.name.clone(), v);
+            }
+            None => {
+                let message = format!("capture `{}`: `{}` matched nothing", c.name, c.source);
+                return Err(Failure {
+                    kind: "capture".into(),
+                    message: message.clone(),
+                    expected: Some(format!("a value at `{}`", c.source)),
+                    actual: seen.document.as_ref().map(|d| assert::compact(d, 500)),
+                    snippet: c.pos.snippet(Severity::Error, &message, "nothing to capture here"),
+                    file: c.pos.file_name().to_string(),
+                    line: c.pos.line,
+                    column: c.pos.col,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+type Built = (Outgoing, String, Option<Value>);
+
+fn build(step: &Step, conn: &mut Connection, ctx: &Value, timeout: Duration) -> Result<Built, String> {
+    let render = |v: &TValue| render_value(v, ctx).map_err(|(line, col, e)| template_error(step, line, col, &e));
+    let render_map = |m: &IndexMap<String, TValue>| -> Result<IndexMap<String, Value>, String> {
+        m.iter().map(|(k, v)| Ok((k.clone(), render(v)?))).collect()
+    };
+    let headers = |m: &IndexMap<String, TValue>| -> Result<IndexMap<String, Option<String>>, String> {
+        m.iter()
+            .map(|(k, v)| {
+                let value = match render(v)? {
+                    Value::Null => None,
+                    Value::String(s) => Some(s),
+                    other => Some(other.to_string()),
+                };
+                Ok((k.clone(), value))
+            })
+            .collect()
+    };
+    match &step.action {
+        Action::Request { method, params, id, meta, headers: h, .. } => {
+            let params = params.as_ref().map(render).transpose()?;
+            let id = match id {
+                Some(v) => render(v)?,
+                None => conn.next_id(),
+            };
+            let out = conn.build(method, params.clone(), Some(id), &render_map(meta)?, &headers(h)?, timeout);
+            Ok((out, method.clone(), params))
+        }
+        Action::Notification { method, params, meta, headers: h } => {
+            let params = params.as_ref().map(render).transpose()?;
+            let out = conn.build(method, params.clone(), None, &render_map(meta)?, &headers(h)?, timeout);
+            Ok((out, method.clone(), params))
+        }
+        Action::Raw { body, headers: h, http_method } => {
+            let body = render(body)?;
+            let out = raw_outgoing(&body, &headers(h)?, http_method.clone(), timeout);
+            let method = body.get("method").and_then(Value::as_str).unwrap_or("").to_string();
+            let params = body.get("params").cloned();
+            Ok((out, method, params))
+        }
+    }
+}
+
+fn template_error(step: &Step, line: u32, col: u32, message: &str) -> String {
+    let pos = crate::source::Pos::new(&step.pos.file, line, col);
+    format!("template error at {pos}: {message}")
+}
+
+/// The list key of a paginated method's result.
+fn list_key(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/list" => Some("tools"),
+        "prompts/list" => Some("prompts"),
+        "resources/list" => Some("resources"),
+        "resources/templates/list" => Some("resourceTemplates"),
+        _ => None,
+    }
+}
+
+/// Follow `nextCursor` to the end; the step's document is the merged list.
+async fn paginate_all(
+    conn: &mut Connection,
+    first: &Outgoing,
+    method: &str,
+    params: Option<Value>,
+    step: &Step,
+    ctx: &Value,
+    timeout: Duration,
+) -> Result<Exchange, String> {
+    let Some(key) = list_key(method) else {
+        return Err(format!("`paginate` applies to list methods, not `{method}`"));
+    };
+    let mut ex = conn.send(first).await.map_err(|e| e.to_string())?;
+    let mut merged: Vec<Value> = Vec::new();
+    let mut pages = 0;
+    loop {
+        pages += 1;
+        let Some(result) = ex.response.as_ref().and_then(|r| r.get("result")).cloned() else {
+            return Ok(ex);
+        };
+        if let Some(items) = result.get(key).and_then(Value::as_array) {
+            merged.extend(items.iter().cloned());
+        }
+        let cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
+        let Some(cursor) = cursor else {
+            let mut result = result;
+            if let Some(obj) = result.as_object_mut() {
+                obj.insert(key.into(), Value::Array(std::mem::take(&mut merged)));
+            }
+            let id = ex.response.as_ref().and_then(|r| r.get("id")).cloned().unwrap_or(Value::Null);
+            ex.response = Some(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+            return Ok(ex);
+        };
+        if pages >= 10_000 {
+            return Err(format!("{method}: still paginating after {pages} pages"));
+        }
+        let mut p = match &params {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        p.insert("cursor".into(), cursor);
+        let (meta, headers) = match &step.action {
+            Action::Request { meta, headers, .. } => (meta, headers),
+            _ => unreachable!("paginate is a request option"),
+        };
+        let meta: IndexMap<String, Value> = meta
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), render_value(v, ctx).map_err(|(_, _, e)| e)?)))
+            .collect::<Result<_, String>>()?;
+        let headers: IndexMap<String, Option<String>> = headers
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), render_value(v, ctx).map_err(|(_, _, e)| e)?.as_str().map(str::to_string))))
+            .collect::<Result<_, String>>()?;
+        let id = conn.next_id();
+        let out = conn.build(method, Some(Value::Object(p)), Some(id), &meta, &headers, timeout);
+        ex = conn.send(&out).await.map_err(|e| e.to_string())?;
+    }
+}
+
+/// The declared `outputSchema` of the tool a `tools/call` step calls.
+async fn output_schema_for(conn: &mut Connection, method: &str, params: Option<&Value>) -> Result<Option<Value>, String> {
+    if method != "tools/call" {
+        return Err(format!("`outputSchema` applies to tools/call, not `{method}`"));
+    }
+    let name = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .ok_or("the tools/call has no tool name")?
+        .to_string();
+    let tools = conn.tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+    let tool = tools
+        .iter()
+        .find(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str()))
+        .ok_or_else(|| format!("tool `{name}` is not in tools/list"))?;
+    Ok(tool.get("outputSchema").cloned())
+}

@@ -1,0 +1,16 @@
+//! mcpspec: a declarative test engine for MCP servers.
+//!
+//! Data flows one way: [`dsl`] (YAML → validated scenarios) → [`client`] (transports ×
+//! eras) → [`engine`] (steps, captures) → [`assert`] (expectations) → [`report`]
+//! (console, JUnit, JSON) → exit code ([`app`]).
+
+pub mod app;
+pub mod assert;
+pub mod cli;
+pub mod client;
+pub mod dsl;
+pub mod engine;
+pub mod era;
+pub mod report;
+pub mod signals;
+pub mod source;

@@ -1,0 +1,475 @@
+//! Console reporter: one line per suite as it finishes, details only for what did not
+//! pass, and a final summary. Output is deterministic apart from durations (always printed
+//! as `\d+\.\d{3}s`), so golden tests can mask those.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use anstyle::{AnsiColor, Style};
+use similar::{ChangeTag, TextDiff};
+
+use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
+use super::{format_transcript, redact, secret_variants};
+
+/// How to render console output. The caller decides `color` (TTY, `NO_COLOR`, `--color`).
+#[derive(Clone, Default)]
+pub struct ConsoleOptions {
+    pub color: bool,
+    /// Also print passing steps and every step's transcript.
+    pub verbose: bool,
+    /// Values replaced with `***` in everything printed.
+    pub secrets: Vec<String>,
+}
+
+impl std::fmt::Debug for ConsoleOptions {
+    /// Never prints the secrets themselves.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConsoleOptions")
+            .field("color", &self.color)
+            .field("verbose", &self.verbose)
+            .field(
+                "secrets",
+                &format_args!("[{} redacted]", self.secrets.len()),
+            )
+            .finish()
+    }
+}
+
+/// Indentation of step lines under a suite line.
+const STEP_INDENT: &str = "  ";
+/// Indentation of a step's details (snippets, expected/actual, transcript).
+const DETAIL_INDENT: &str = "      ";
+
+struct Printer<'a> {
+    opts: &'a ConsoleOptions,
+    secrets: Vec<String>,
+    out: String,
+}
+
+impl<'a> Printer<'a> {
+    fn new(opts: &'a ConsoleOptions) -> Self {
+        Printer {
+            opts,
+            secrets: secret_variants(&opts.secrets),
+            out: String::new(),
+        }
+    }
+
+    fn redact(&self, text: &str) -> String {
+        redact(text, &self.secrets)
+    }
+
+    fn paint(&self, style: Style, text: &str) -> String {
+        if self.opts.color {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// A status word padded to 5 columns (padding outside the colored part).
+    fn word(&self, word: &str) -> String {
+        let style = match word {
+            "PASS" => Style::new().fg_color(Some(AnsiColor::Green.into())).bold(),
+            "FAIL" | "ERROR" => Style::new().fg_color(Some(AnsiColor::Red.into())).bold(),
+            "WARN" => Style::new().fg_color(Some(AnsiColor::Yellow.into())).bold(),
+            "SKIP" | "XFAIL" => Style::new().dimmed(),
+            _ => Style::new(),
+        };
+        let pad = " ".repeat(5usize.saturating_sub(word.len()));
+        format!("{}{pad}", self.paint(style, word))
+    }
+
+    fn line(&mut self, text: &str) {
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    /// Print (already redacted or trusted) multi-line text, each line indented.
+    fn block(&mut self, indent: &str, text: &str) {
+        for line in text.trim_end_matches('\n').lines() {
+            if line.is_empty() {
+                self.out.push('\n');
+            } else {
+                let _ = writeln!(self.out, "{indent}{line}");
+            }
+        }
+    }
+
+    fn suite(&mut self, suite: &SuiteResult) {
+        let status = suite.status();
+        let mut head = format!("{} {}", self.word(status.label()), self.redact(&suite.id));
+        if let Some(rev) = &suite.era.negotiated {
+            let _ = write!(head, " ({})", self.redact(rev));
+        }
+        let _ = write!(head, " {}", secs(suite.duration));
+        self.line(&head);
+
+        let verbose = self.opts.verbose;
+        if verbose && let Some(note) = &suite.era.note {
+            let note = self.redact(note);
+            self.line(&format!("{STEP_INDENT}era: {note}"));
+        }
+        if let Some(err) = &suite.setup_error {
+            let err = self.redact(err);
+            let mut lines = err.lines();
+            let first = lines.next().unwrap_or_default();
+            let word = self.word("ERROR");
+            self.line(&format!("{STEP_INDENT}{word} setup: {first}"));
+            let rest: Vec<&str> = lines.collect();
+            self.block(DETAIL_INDENT, &rest.join("\n"));
+        }
+        let show_problems = verbose || status != SuiteStatus::Pass;
+        for step in &suite.steps {
+            let passing = matches!(step.outcome, Outcome::Passed);
+            if verbose || (show_problems && !passing) {
+                self.step(step);
+            }
+        }
+        if let Some(tail) = suite
+            .stderr_tail
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+            && (verbose || status != SuiteStatus::Pass)
+        {
+            let tail = self.redact(tail);
+            self.line(&format!("{STEP_INDENT}server stderr (last lines):"));
+            for line in tail.trim_end().lines() {
+                self.line(&format!("{DETAIL_INDENT}| {line}"));
+            }
+        }
+    }
+
+    fn step(&mut self, step: &StepResult) {
+        let verbose = self.opts.verbose;
+        let name = self.redact(&step.name);
+        let time = if verbose {
+            format!(" {}", secs(step.duration))
+        } else {
+            String::new()
+        };
+        match &step.outcome {
+            Outcome::Passed => {
+                let word = self.word("PASS");
+                self.line(&format!("{STEP_INDENT}{word} {name}{time}"));
+            }
+            Outcome::Failed { failures } => {
+                let word = self.word("FAIL");
+                self.line(&format!("{STEP_INDENT}{word} {name}{time}"));
+                self.failures(failures);
+            }
+            Outcome::Warning { failures } => {
+                let word = self.word("WARN");
+                self.line(&format!("{STEP_INDENT}{word} {name}{time}"));
+                self.failures(failures);
+            }
+            Outcome::Error { message, detail } => {
+                let word = self.word("ERROR");
+                let message = self.redact(message);
+                self.line(&format!("{STEP_INDENT}{word} {name}: {message}{time}"));
+                if let Some(detail) = detail {
+                    let detail = self.redact(detail);
+                    self.block(DETAIL_INDENT, &detail);
+                }
+            }
+            Outcome::Skipped { reason } => {
+                let word = self.word("SKIP");
+                let reason = self.redact(reason);
+                self.line(&format!("{STEP_INDENT}{word} {name} ({reason}){time}"));
+            }
+            Outcome::ExpectedFailure { failures, entry } => {
+                let word = self.word("XFAIL");
+                let entry = self.redact(entry);
+                self.line(&format!(
+                    "{STEP_INDENT}{word} {name} (baseline entry: {entry}){time}"
+                ));
+                if verbose {
+                    self.failures(failures);
+                }
+            }
+        }
+        if verbose && !step.transcript.is_empty() {
+            let transcript = self.redact(&format_transcript(&step.transcript));
+            self.block(DETAIL_INDENT, &transcript);
+        }
+    }
+
+    fn failures(&mut self, failures: &[Failure]) {
+        for failure in failures {
+            self.failure(failure);
+        }
+    }
+
+    fn failure(&mut self, failure: &Failure) {
+        if failure.snippet.trim().is_empty() {
+            let text = format!(
+                "{}:{}:{}: {}",
+                failure.file, failure.line, failure.column, failure.message
+            );
+            let text = self.redact(&text);
+            self.block(DETAIL_INDENT, &text);
+        } else {
+            let snippet = self.redact(&failure.snippet);
+            self.block(DETAIL_INDENT, &snippet);
+        }
+        let expected = failure.expected.as_deref().map(|e| self.redact(e));
+        let actual = failure.actual.as_deref().map(|a| self.redact(a));
+        if let (Some(expected), Some(actual)) = (&expected, &actual)
+            && let Some(diff) = json_diff(expected, actual)
+        {
+            self.line(&format!("{DETAIL_INDENT}diff (- expected, + actual):"));
+            for (tag, line) in diff {
+                let (sign, style) = match tag {
+                    ChangeTag::Delete => ("-", Style::new().fg_color(Some(AnsiColor::Red.into()))),
+                    ChangeTag::Insert => {
+                        ("+", Style::new().fg_color(Some(AnsiColor::Green.into())))
+                    }
+                    ChangeTag::Equal => (" ", Style::new()),
+                };
+                let text = if tag == ChangeTag::Equal {
+                    format!("{sign}{line}")
+                } else {
+                    self.paint(style, &format!("{sign}{line}"))
+                };
+                self.line(format!("{DETAIL_INDENT}{text}").trim_end());
+            }
+            return;
+        }
+        if let Some(expected) = &expected {
+            self.labelled("expected:", expected);
+        }
+        if let Some(actual) = &actual {
+            self.labelled("actual:  ", actual);
+        }
+    }
+
+    fn labelled(&mut self, label: &str, value: &str) {
+        let value = value.trim_end_matches('\n');
+        if value.contains('\n') {
+            self.line(&format!("{DETAIL_INDENT}{}", label.trim_end()));
+            self.block(&format!("{DETAIL_INDENT}  "), value);
+        } else {
+            self.line(&format!("{DETAIL_INDENT}{label} {value}"));
+        }
+    }
+}
+
+/// When both sides are multi-line JSON documents, the lines of a unified diff between them
+/// (pretty-printed the same way so formatting differences do not show).
+fn json_diff(expected: &str, actual: &str) -> Option<Vec<(ChangeTag, String)>> {
+    if !expected.trim().contains('\n') || !actual.trim().contains('\n') {
+        return None;
+    }
+    let e: serde_json::Value = serde_json::from_str(expected).ok()?;
+    let a: serde_json::Value = serde_json::from_str(actual).ok()?;
+    let e = serde_json::to_string_pretty(&e).ok()?;
+    let a = serde_json::to_string_pretty(&a).ok()?;
+    let diff = TextDiff::from_lines(&e, &a);
+    let mut lines = Vec::new();
+    for (i, group) in diff.grouped_ops(3).iter().enumerate() {
+        if i > 0 {
+            lines.push((ChangeTag::Equal, "...".to_string()));
+        }
+        for op in group {
+            for change in diff.iter_changes(op) {
+                let text = change.value().trim_end_matches('\n').to_string();
+                lines.push((change.tag(), text));
+            }
+        }
+    }
+    if lines.is_empty() { None } else { Some(lines) }
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.3}s", d.as_secs_f64())
+}
+
+/// Render one finished suite: its status line and, when it did not pass (or `verbose`),
+/// its steps with failure details. Ends with a newline.
+pub fn render_suite(suite: &SuiteResult, opts: &ConsoleOptions) -> String {
+    let mut printer = Printer::new(opts);
+    printer.suite(suite);
+    printer.out
+}
+
+/// Render the final summary: a `Summary:` line with every count, then the plain
+/// `N passed, N failed, N skipped` line read by CI log parsers. In that last line, counts
+/// are steps and follow the JUnit mapping: warnings count as passed, errors as failed and
+/// expected failures as skipped.
+pub fn render_summary(report: &RunReport, opts: &ConsoleOptions) -> String {
+    let printer = Printer::new(opts);
+    let s = &report.summary;
+    let mut out = format!(
+        "Summary: {} suites, {} steps: {} passed, {} failed, {} errors, {} warnings, {} skipped",
+        s.suites, s.steps, s.passed, s.failed, s.errors, s.warnings, s.skipped
+    );
+    if s.expected_failures > 0 {
+        let _ = write!(out, ", {} expected failures", s.expected_failures);
+    }
+    let _ = writeln!(out, " in {}", secs(report.duration));
+
+    let passed = s.passed + s.warnings;
+    let failed = s.failed + s.errors;
+    let skipped = s.skipped + s.expected_failures;
+    let passed_text = format!("{passed} passed");
+    let failed_text = format!("{failed} failed");
+    let style = |color: AnsiColor| Style::new().fg_color(Some(color.into())).bold();
+    let passed_text = if passed > 0 && failed == 0 {
+        printer.paint(style(AnsiColor::Green), &passed_text)
+    } else {
+        passed_text
+    };
+    let failed_text = if failed > 0 {
+        printer.paint(style(AnsiColor::Red), &failed_text)
+    } else {
+        failed_text
+    };
+    let _ = writeln!(out, "{passed_text}, {failed_text}, {skipped} skipped");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testdata;
+    use super::*;
+
+    fn opts(verbose: bool) -> ConsoleOptions {
+        ConsoleOptions {
+            color: false,
+            verbose,
+            secrets: testdata::secrets(),
+        }
+    }
+
+    /// Replace durations (`\d+\.\d{3}s`) with `<T>`, as golden tests do.
+    fn mask(text: &str) -> String {
+        let bytes = text.as_bytes();
+        let mut out = String::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            let start = i;
+            let mut j = i;
+            while j < bytes.len() && bytes[j].is_ascii_digit() {
+                j += 1;
+            }
+            let is_time = j > start
+                && (start == 0 || !bytes[start - 1].is_ascii_alphanumeric())
+                && bytes.get(j) == Some(&b'.')
+                && bytes.len() > j + 4
+                && bytes[j + 1..j + 4].iter().all(u8::is_ascii_digit)
+                && bytes[j + 4] == b's';
+            if is_time {
+                out.push_str("<T>");
+                i = j + 5;
+            } else {
+                let ch = text[i..].chars().next().unwrap();
+                out.push(ch);
+                i += ch.len_utf8();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn passing_suite_is_one_line() {
+        let report = testdata::report();
+        let text = render_suite(&report.suites[0], &opts(false));
+        assert_eq!(text, "PASS  initialize@legacy (2025-06-18) 0.012s\n");
+    }
+
+    #[test]
+    fn failing_suite_shows_problem_steps() {
+        let report = testdata::report();
+        let text = mask(&render_suite(&report.suites[1], &opts(false)));
+        let expected = r#"FAIL  tools@modern (2025-06-18) <T>
+  FAIL  tools/list lists 3 tools
+      error: expected <3> & got "2"
+        --> scenarios/tools.yaml:12:9
+         |
+      12 |         length: 3
+         |         ^^^^^^ here
+      diff (- expected, + actual):
+       [
+         "a",
+      -  "b",
+      -  "c"
+      +  "b"
+       ]
+      error: token *** leaked
+        --> scenarios/tools.yaml:12:9
+         |
+      12 |         length: 3
+         |         ^^^^^^ here
+      expected: 3
+      actual:   2
+  WARN  titles are set
+      error: tool has no title
+        --> scenarios/tools.yaml:12:9
+         |
+      12 |         length: 3
+         |         ^^^^^^ here
+  ERROR call slow tool: timed out after 5s
+      no response to request id 7
+  SKIP  legacy batch (era modern)
+  XFAIL known bug (baseline entry: tools@modern/known bug)
+"#;
+        assert_eq!(text, expected);
+        assert!(!text.contains(testdata::SECRET));
+    }
+
+    #[test]
+    fn setup_error_and_stderr_are_shown() {
+        let report = testdata::report();
+        let text = mask(&render_suite(&report.suites[2], &opts(false)));
+        assert_eq!(
+            text,
+            "ERROR resources@auto <T>\n  ERROR setup: server exited with status 1 before initialize\n  server stderr (last lines):\n      | panic: missing API_KEY\n      | exit\n"
+        );
+    }
+
+    #[test]
+    fn verbose_prints_passing_steps_and_redacted_transcript() {
+        let report = testdata::report();
+        let text = mask(&render_suite(&report.suites[0], &opts(true)));
+        assert_eq!(
+            text,
+            "PASS  initialize@legacy (2025-06-18) <T>\n  PASS  initialize <T>\n      --> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"token\":\"***\"}}\n      <-- [HTTP 200] {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n      # session established\n"
+        );
+        let text = render_suite(&report.suites[1], &opts(true));
+        assert!(text.contains("  PASS  tools present"));
+        assert!(text.contains(
+            "<-- [HTTP 200 content-type: application/json] {\"result\":{\"echo\":\"***\"}}"
+        ));
+        assert!(text.contains("      error: isError was false"));
+        assert!(!text.contains(testdata::SECRET));
+    }
+
+    #[test]
+    fn summary_lines() {
+        let report = testdata::report();
+        let text = mask(&render_summary(&report, &opts(false)));
+        assert_eq!(
+            text,
+            "Summary: 3 suites, 8 steps: 2 passed, 1 failed, 2 errors, 1 warnings, 1 skipped, 1 expected failures in <T>\n3 passed, 3 failed, 2 skipped\n"
+        );
+    }
+
+    #[test]
+    fn color_only_when_asked() {
+        let report = testdata::report();
+        let mut o = opts(false);
+        let plain = render_suite(&report.suites[1], &o);
+        assert!(!plain.contains('\u{1b}'));
+        o.color = true;
+        let colored = render_suite(&report.suites[1], &o);
+        assert!(colored.contains('\u{1b}'));
+        assert!(colored.starts_with(&format!(
+            "{}FAIL{}",
+            Style::new().fg_color(Some(AnsiColor::Red.into())).bold().render(),
+            Style::new().fg_color(Some(AnsiColor::Red.into())).bold().render_reset()
+        )));
+        let summary = render_summary(&report, &o);
+        assert!(summary.contains('\u{1b}'));
+        assert!(!format!("{o:?}").contains(testdata::SECRET));
+    }
+}

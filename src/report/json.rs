@@ -1,0 +1,83 @@
+//! JSON reporter: the result model as is, under a `"format": "mcpspec-result/1"` tag.
+
+use serde_json::{Map, Value};
+
+use super::model::RunReport;
+use super::{redact, secret_variants};
+
+/// Identifies the document's schema; bumped on incompatible changes.
+pub const FORMAT: &str = "mcpspec-result/1";
+
+/// Render the run as pretty-printed JSON, `format` first, with secrets redacted.
+///
+/// Redaction applies to every string value of the serialized document (not to keys or
+/// numbers), so a secret can never break the JSON structure, and a secret containing `"`
+/// or `\` is found in its escaped form inside transcript bodies too.
+pub fn to_json(report: &RunReport, secrets: &[String]) -> String {
+    let secrets = secret_variants(secrets);
+    let mut value = serde_json::to_value(report).expect("the result model always serializes");
+    redact_strings(&mut value, &secrets);
+    let mut doc = Map::new();
+    doc.insert("format".to_string(), Value::String(FORMAT.to_string()));
+    if let Value::Object(fields) = value {
+        doc.extend(fields);
+    }
+    let mut out =
+        serde_json::to_string_pretty(&Value::Object(doc)).expect("a JSON value always serializes");
+    out.push('\n');
+    out
+}
+
+fn redact_strings(value: &mut Value, secrets: &[String]) {
+    if secrets.is_empty() {
+        return;
+    }
+    match value {
+        Value::String(s) => *s = redact(s, secrets),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, secrets)),
+        Value::Object(fields) => fields.values_mut().for_each(|v| redact_strings(v, secrets)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testdata;
+    use super::*;
+
+    #[test]
+    fn format_first_and_redacted() {
+        let text = to_json(&testdata::report(), &testdata::secrets());
+        assert!(text.starts_with(
+            "{\n  \"format\": \"mcpspec-result/1\",\n  \"mcpspecVersion\": \"0.1.0\","
+        ));
+        assert!(!text.contains(testdata::SECRET));
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["target"], "stdio: ./server --token ***");
+        assert_eq!(value["duration"], 0.123);
+        assert_eq!(value["summary"]["steps"], 8);
+        let step = &value["suites"][1]["steps"][1];
+        assert_eq!(step["outcome"]["status"], "failed");
+        assert_eq!(
+            step["outcome"]["failures"][1]["message"],
+            "token *** leaked"
+        );
+        assert_eq!(
+            value["suites"][0]["steps"][0]["transcript"][0]["body"],
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"token":"***"}}"#
+        );
+    }
+
+    #[test]
+    fn secret_that_looks_like_structure_does_not_break_json() {
+        // A secret equal to a key name or a number must not corrupt the document.
+        let secrets = vec!["status".to_string(), "0.012".to_string(), "\"".to_string()];
+        let text = to_json(&testdata::report(), &secrets);
+        let value: Value = serde_json::from_str(&text).expect("still valid JSON");
+        assert_eq!(
+            value["suites"][0]["steps"][0]["outcome"]["status"],
+            "passed"
+        );
+        assert_eq!(value["suites"][0]["duration"], 0.012);
+    }
+}

@@ -1,0 +1,448 @@
+//! JUnit XML reporter (via quick-junit).
+//!
+//! Mapping (a documented contract):
+//! - `<testsuites name="mcpspec">` with totals, timestamp and time of the run.
+//! - One `<testsuite>` per suite, named by its id (`scenario@era`), with properties
+//!   `target`, `transport`, `era.requested`, `era.negotiated`, `era`, `era.note`, `pack`
+//!   (each only when known), `mcpspec.version` and `file`; the setup error and the server's
+//!   stderr tail go to the suite's `<system-err>`.
+//! - One `<testcase>` per step: `name` = step name, `classname` = suite id, plus `file`
+//!   and `line` attributes. Failed → `<failure>`, Error → `<error>`, Skipped →
+//!   `<skipped>`, expected failure → `<skipped type="xfail">`; a warning passes, with
+//!   `WARNING:` lines in `<system-err>`. The step's transcript is its `<system-out>`.
+//! - A suite with a setup error and no steps gets one `connect` test case in error.
+//! - Every text is redacted.
+
+use std::time::Duration;
+
+use chrono::{DateTime, FixedOffset};
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult};
+use super::{format_transcript, one_line, redact, secret_variants, truncate};
+
+/// Largest `<system-out>` / `<system-err>` / failure body written for one test case.
+pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+struct Ctx {
+    secrets: Vec<String>,
+}
+
+impl Ctx {
+    fn r(&self, text: &str) -> String {
+        redact(text, &self.secrets)
+    }
+
+    /// Redacted and capped, for element bodies.
+    fn body(&self, text: &str) -> String {
+        truncate(&self.r(text), MAX_OUTPUT_BYTES)
+    }
+}
+
+/// Render the run as a JUnit XML document.
+pub fn to_junit(report: &RunReport, secrets: &[String]) -> String {
+    let ctx = Ctx {
+        secrets: secret_variants(secrets),
+    };
+    let mut junit = Report::new("mcpspec");
+    if let Some(ts) = timestamp(&report.started_at) {
+        junit.set_timestamp(ts);
+    }
+    junit.set_time(report.duration);
+    for suite in &report.suites {
+        junit.add_test_suite(test_suite(&ctx, report, suite));
+    }
+    junit
+        .to_string()
+        .expect("serializing a JUnit report to memory cannot fail")
+}
+
+fn timestamp(text: &str) -> Option<DateTime<FixedOffset>> {
+    DateTime::parse_from_rfc3339(text).ok()
+}
+
+fn test_suite(ctx: &Ctx, report: &RunReport, suite: &SuiteResult) -> TestSuite {
+    let id = ctx.r(&suite.id);
+    let mut ts = TestSuite::new(id.as_str());
+    if let Some(t) = timestamp(&suite.started_at) {
+        ts.set_timestamp(t);
+    }
+    ts.set_time(suite.duration);
+
+    let mut props: Vec<(&str, String)> = vec![
+        ("target", report.target.clone()),
+        ("transport", report.transport.clone()),
+        ("era.requested", suite.era.requested.clone()),
+    ];
+    if let Some(v) = &suite.era.negotiated {
+        props.push(("era.negotiated", v.clone()));
+    }
+    if let Some(v) = &suite.era.era {
+        props.push(("era", v.clone()));
+    }
+    if let Some(v) = &suite.era.note {
+        props.push(("era.note", one_line(v)));
+    }
+    if let Some(v) = &suite.pack {
+        props.push(("pack", v.clone()));
+    }
+    props.push(("mcpspec.version", report.mcpspec_version.clone()));
+    props.push(("file", suite.file.clone()));
+    ts.add_properties(
+        props
+            .into_iter()
+            .map(|(name, value)| Property::new(name, ctx.r(&value))),
+    );
+
+    if let Some(setup_error) = &suite.setup_error
+        && suite.steps.is_empty()
+    {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status
+            .set_type("error")
+            .set_message(ctx.r(&one_line(setup_error)))
+            .set_description(ctx.body(setup_error));
+        let mut case = TestCase::new("connect", status);
+        case.set_classname(id.as_str()).set_time(Duration::ZERO);
+        case.extra.insert("file".into(), ctx.r(&suite.file).into());
+        case.extra
+            .insert("line".into(), suite.line.to_string().into());
+        ts.add_test_case(case);
+    }
+    for step in &suite.steps {
+        ts.add_test_case(test_case(ctx, &id, step));
+    }
+
+    let mut err = String::new();
+    if let Some(setup_error) = &suite.setup_error {
+        err.push_str("setup error: ");
+        err.push_str(setup_error.trim_end());
+        err.push('\n');
+    }
+    if let Some(tail) = suite
+        .stderr_tail
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+    {
+        if !err.is_empty() {
+            err.push('\n');
+        }
+        err.push_str("server stderr (last lines):\n");
+        err.push_str(tail.trim_end());
+        err.push('\n');
+    }
+    if !err.is_empty() {
+        ts.set_system_err(ctx.body(&err));
+    }
+    ts
+}
+
+fn test_case(ctx: &Ctx, suite_id: &str, step: &StepResult) -> TestCase {
+    let mut warnings = String::new();
+    let status = match &step.outcome {
+        Outcome::Passed => TestCaseStatus::success(),
+        Outcome::Failed { failures } => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let ty = failures.first().map_or("failure", |f| f.kind.as_str());
+            status
+                .set_type(ctx.r(ty))
+                .set_message(ctx.r(&headline(failures)))
+                .set_description(ctx.body(&failures_body(failures)));
+            status
+        }
+        Outcome::Warning { failures } => {
+            for failure in failures {
+                warnings.push_str("WARNING: ");
+                warnings.push_str(&one_line(&failure.message));
+                warnings.push('\n');
+                warnings.push_str(&failure_body(failure));
+                warnings.push('\n');
+            }
+            TestCaseStatus::success()
+        }
+        Outcome::Error { message, detail } => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+            status
+                .set_type("error")
+                .set_message(ctx.r(&one_line(message)));
+            if let Some(detail) = detail.as_deref().filter(|d| !d.trim().is_empty()) {
+                status.set_description(ctx.body(detail));
+            }
+            status
+        }
+        Outcome::Skipped { reason } => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(ctx.r(&one_line(reason)));
+            status
+        }
+        Outcome::ExpectedFailure { failures, entry } => {
+            let mut status = TestCaseStatus::skipped();
+            let message = format!(
+                "expected failure (baseline entry: {}): {}",
+                one_line(entry),
+                headline(failures)
+            );
+            status.set_type("xfail").set_message(ctx.r(&message));
+            status
+        }
+    };
+
+    let mut case = TestCase::new(ctx.r(&step.name), status);
+    case.set_classname(suite_id).set_time(step.duration);
+    case.extra.insert("file".into(), ctx.r(&step.file).into());
+    case.extra
+        .insert("line".into(), step.line.to_string().into());
+    if !step.transcript.is_empty() {
+        case.set_system_out(ctx.body(&format_transcript(&step.transcript)));
+    }
+    if !warnings.is_empty() {
+        case.set_system_err(ctx.body(&warnings));
+    }
+    case
+}
+
+/// First failure's message on one line, with ` (+N more)` when there are several.
+fn headline(failures: &[Failure]) -> String {
+    match failures {
+        [] => "expectation failed".to_string(),
+        [only] => one_line(&only.message),
+        [first, rest @ ..] => format!("{} (+{} more)", one_line(&first.message), rest.len()),
+    }
+}
+
+/// Every failure's snippet (or location and message) with expected/actual lines.
+fn failures_body(failures: &[Failure]) -> String {
+    failures
+        .iter()
+        .map(failure_body)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn failure_body(failure: &Failure) -> String {
+    let mut out = String::new();
+    if failure.snippet.trim().is_empty() {
+        out.push_str(&format!(
+            "{}:{}:{}: {}\n",
+            failure.file, failure.line, failure.column, failure.message
+        ));
+    } else {
+        out.push_str(failure.snippet.trim_end());
+        out.push('\n');
+    }
+    for (label, value) in [
+        ("expected:", &failure.expected),
+        ("actual:  ", &failure.actual),
+    ] {
+        if let Some(value) = value {
+            let value = value.trim_end_matches('\n');
+            if value.contains('\n') {
+                out.push_str(label.trim_end());
+                out.push('\n');
+                for line in value.lines() {
+                    out.push_str("  ");
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            } else {
+                out.push_str(&format!("{label} {value}\n"));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::TranscriptEntry;
+    use super::super::testdata;
+    use super::*;
+
+    fn xml() -> String {
+        to_junit(&testdata::report(), &testdata::secrets())
+    }
+
+    #[test]
+    fn totals_and_suite_counts() {
+        let xml = xml();
+        assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
+        assert!(
+            xml.contains(r#"<testsuites name="mcpspec" tests="8" skipped="2" failures="1" errors="2" timestamp="2026-01-02T03:04:05.000+00:00" time="0.123">"#),
+            "{xml}"
+        );
+        assert!(xml.contains(r#"<testsuite name="initialize@legacy" tests="1" skipped="0" errors="0" failures="0" timestamp="2026-01-02T03:04:05.678+00:00" time="0.012">"#));
+        assert!(xml.contains(
+            r#"<testsuite name="tools@modern" tests="6" skipped="2" errors="1" failures="1""#
+        ));
+        assert!(xml.contains(
+            r#"<testsuite name="resources@auto" tests="1" skipped="0" errors="1" failures="0""#
+        ));
+    }
+
+    #[test]
+    fn properties() {
+        let xml = xml();
+        for prop in [
+            r#"<property name="target" value="stdio: ./server --token ***"/>"#,
+            r#"<property name="transport" value="stdio"/>"#,
+            r#"<property name="era.requested" value="legacy"/>"#,
+            r#"<property name="era.negotiated" value="2025-06-18"/>"#,
+            r#"<property name="era" value="legacy"/>"#,
+            r#"<property name="era.note" value="no answer"/>"#,
+            r#"<property name="mcpspec.version" value="0.1.0"/>"#,
+            r#"<property name="file" value="scenarios/tools.yaml"/>"#,
+        ] {
+            assert!(xml.contains(prop), "missing {prop}\n{xml}");
+        }
+        assert!(!xml.contains(r#"name="pack""#));
+    }
+
+    #[test]
+    fn test_cases_by_outcome() {
+        let xml = xml();
+        assert!(xml.contains(r#"<testcase name="tools present" classname="tools@modern" time="0.003" file="scenarios/tools.yaml" line="5"/>"#), "{xml}");
+        // Failure: type and message of the first failure, escaped, with a count of the rest.
+        assert!(xml.contains(r#"<failure message="expected &lt;3&gt; &amp; got &quot;2&quot; (+1 more)" type="path">"#), "{xml}");
+        // The body holds every failure.
+        assert!(xml.contains("error: expected &lt;3&gt; &amp; got &quot;2&quot;"));
+        assert!(xml.contains("error: token *** leaked"));
+        assert!(xml.contains("expected: 3\nactual:   2\n"));
+        assert!(xml.contains("expected:\n  [\n    &quot;a&quot;,"));
+        // Error.
+        assert!(xml.contains(r#"<error message="timed out after 5s" type="error">no response to request id 7</error>"#));
+        // Skipped and expected failure.
+        assert!(xml.contains(r#"<skipped message="era modern"/>"#));
+        assert!(xml.contains(r#"<skipped message="expected failure (baseline entry: tools@modern/known bug): isError was false" type="xfail"/>"#));
+        // Warning: passes, with WARNING lines in system-err.
+        let warn = xml
+            .split(r#"<testcase name="titles are set""#)
+            .nth(1)
+            .unwrap();
+        let warn = &warn[..warn.find("</testcase>").unwrap()];
+        assert!(!warn.contains("<failure"));
+        assert!(warn.contains("<system-err>WARNING: tool has no title\n"));
+        // Setup error without steps.
+        assert!(xml.contains(r#"<testcase name="connect" classname="resources@auto" time="0.000" file="scenarios/tools.yaml" line="1">"#));
+        assert!(xml.contains(
+            r#"<error message="server exited with status 1 before initialize" type="error">"#
+        ));
+        assert!(xml.contains("<system-err>setup error: server exited with status 1 before initialize\n\nserver stderr (last lines):\npanic: missing API_KEY\nexit\n</system-err>"));
+    }
+
+    #[test]
+    fn transcript_in_system_out_and_redacted() {
+        let xml = xml();
+        assert!(xml.contains(r#"<system-out>--&gt; {&quot;jsonrpc&quot;:&quot;2.0&quot;,&quot;id&quot;:1,&quot;method&quot;:&quot;initialize&quot;,&quot;params&quot;:{&quot;token&quot;:&quot;***&quot;}}"#), "{xml}");
+        assert!(xml.contains(r#"&lt;-- [HTTP 200] {&quot;jsonrpc&quot;:&quot;2.0&quot;,&quot;id&quot;:1,&quot;result&quot;:{}}"#));
+        assert!(xml.contains("# session established\n</system-out>"));
+        assert!(xml.contains(r#"&lt;-- [HTTP 200 content-type: application/json] {&quot;result&quot;:{&quot;echo&quot;:&quot;***&quot;}}"#));
+        assert!(!xml.contains(testdata::SECRET));
+    }
+
+    #[test]
+    fn secret_with_xml_and_json_special_characters_is_redacted() {
+        let mut report = testdata::report();
+        let secret = r#"p<a&s"s"#.to_string();
+        report.suites[0].steps[0].transcript.push(TranscriptEntry {
+            direction: "sent".into(),
+            at_ms: 4,
+            body: serde_json::json!({ "password": secret }).to_string(),
+            http: None,
+        });
+        report.target = format!("http: https://example.test/?k={secret}");
+        let xml = to_junit(&report, &[secret]);
+        assert!(!xml.contains("p&lt;a&amp;s"), "{xml}");
+        assert!(xml.contains(r#"{&quot;password&quot;:&quot;***&quot;}"#));
+        assert!(xml.contains(r#"value="http: https://example.test/?k=***""#));
+    }
+
+    #[test]
+    fn long_transcript_is_truncated() {
+        let mut report = testdata::report();
+        let big = format!(r#"{{"data":"{}"}}"#, "x".repeat(1000));
+        report.suites[0].steps[0].transcript = (0..200)
+            .map(|i| TranscriptEntry {
+                direction: "received".into(),
+                at_ms: i,
+                body: big.clone(),
+                http: None,
+            })
+            .collect();
+        let parsed = Report::deserialize_from_str(&to_junit(&report, &[])).unwrap();
+        let out = parsed.test_suites[0].test_cases[0]
+            .system_out
+            .as_ref()
+            .unwrap()
+            .as_str();
+        assert!(out.len() <= MAX_OUTPUT_BYTES, "{}", out.len());
+        assert!(out.len() > MAX_OUTPUT_BYTES - 1100, "{}", out.len());
+        // Whole lines are kept, then the marker.
+        assert!(out.trim_end().ends_with("\"}\n… (truncated)"), "{out:?}");
+    }
+
+    #[test]
+    fn round_trips_through_quick_junit() {
+        let report = testdata::report();
+        let parsed = Report::deserialize_from_str(&to_junit(&report, &testdata::secrets()))
+            .expect("valid JUnit XML");
+        assert_eq!(parsed.name.as_ref().map(|n| n.as_str()), Some("mcpspec"));
+        assert_eq!(parsed.tests, 8);
+        assert_eq!(parsed.failures, 1);
+        assert_eq!(parsed.errors, 2);
+        assert_eq!(parsed.skipped, 2);
+        assert_eq!(parsed.test_suites.len(), 3);
+        // Totals agree with the suites, and each suite's counts with its test cases.
+        let mut tests = 0;
+        for suite in &parsed.test_suites {
+            assert_eq!(suite.tests, suite.test_cases.len());
+            let count = |f: fn(&TestCaseStatus) -> bool| {
+                suite.test_cases.iter().filter(|c| f(&c.status)).count()
+            };
+            assert_eq!(
+                suite.failures,
+                count(|s| matches!(
+                    s,
+                    TestCaseStatus::NonSuccess {
+                        kind: NonSuccessKind::Failure,
+                        ..
+                    }
+                ))
+            );
+            assert_eq!(
+                suite.errors,
+                count(|s| matches!(
+                    s,
+                    TestCaseStatus::NonSuccess {
+                        kind: NonSuccessKind::Error,
+                        ..
+                    }
+                ))
+            );
+            assert_eq!(
+                suite.skipped,
+                count(|s| matches!(s, TestCaseStatus::Skipped { .. }))
+            );
+            tests += suite.tests;
+        }
+        assert_eq!(tests, parsed.tests);
+        // Escaped attributes come back intact.
+        let failed = &parsed.test_suites[1].test_cases[1];
+        match &failed.status {
+            TestCaseStatus::NonSuccess { message, ty, .. } => {
+                assert_eq!(
+                    message.as_ref().unwrap().as_str(),
+                    "expected <3> & got \"2\" (+1 more)"
+                );
+                assert_eq!(ty.as_ref().unwrap().as_str(), "path");
+            }
+            other => panic!("unexpected status {other:?}"),
+        }
+        assert_eq!(failed.extra.get("line").map(|l| l.as_str()), Some("10"));
+        // The summary the engine computes agrees with the JUnit totals.
+        let s = &report.summary;
+        assert_eq!(parsed.tests, s.steps);
+        assert_eq!(parsed.failures, s.failed);
+        assert_eq!(parsed.errors, s.errors);
+        assert_eq!(parsed.skipped, s.skipped + s.expected_failures);
+    }
+}

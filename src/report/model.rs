@@ -1,0 +1,272 @@
+//! The canonical result of a run. Console, JUnit and JSON reports are all derived from
+//! this one model (nothing reads engine internals), and `--json` writes it as is.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// Everything a run produced, in input order.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    pub mcpspec_version: String,
+    /// Redacted, human-readable description of the target (`stdio: cmd args` / `http: URL`).
+    pub target: String,
+    /// `stdio` or `http`.
+    pub transport: String,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    #[serde(serialize_with = "secs")]
+    pub duration: Duration,
+    pub suites: Vec<SuiteResult>,
+    pub summary: Summary,
+}
+
+/// One scenario run in one era: `scenario@era`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SuiteResult {
+    /// `scenario@era`.
+    pub id: String,
+    pub scenario: String,
+    pub description: Option<String>,
+    /// Source file of the scenario, as the user named it.
+    pub file: String,
+    pub line: u32,
+    /// Pack name (and version) the scenario came from, when it came from a pack.
+    pub pack: Option<String>,
+    pub era: EraInfo,
+    pub started_at: String,
+    #[serde(serialize_with = "secs")]
+    pub duration: Duration,
+    /// Set when the connection could not be established; then every step is an error.
+    pub setup_error: Option<String>,
+    /// `start`, `unreachable`, `auth` or `protocol` when `setup_error` is set.
+    pub setup_error_kind: Option<String>,
+    pub steps: Vec<StepResult>,
+    /// Last lines the server wrote on stderr (stdio), for diagnosing crashes.
+    pub stderr_tail: Option<String>,
+}
+
+impl SuiteResult {
+    /// Overall status of the suite, for one-line display. Precedence: a setup error, then
+    /// any failed step, any errored step, any warning; a suite whose steps were all skipped
+    /// is skipped; anything else (passes, expected failures, no steps) passes.
+    pub fn status(&self) -> SuiteStatus {
+        let any = |f: fn(&Outcome) -> bool| self.steps.iter().any(|s| f(&s.outcome));
+        if self.setup_error.is_some() {
+            SuiteStatus::Error
+        } else if any(|o| matches!(o, Outcome::Failed { .. })) {
+            SuiteStatus::Fail
+        } else if any(|o| matches!(o, Outcome::Error { .. })) {
+            SuiteStatus::Error
+        } else if any(|o| matches!(o, Outcome::Warning { .. })) {
+            SuiteStatus::Warn
+        } else if !self.steps.is_empty()
+            && self
+                .steps
+                .iter()
+                .all(|s| matches!(s.outcome, Outcome::Skipped { .. }))
+        {
+            SuiteStatus::Skip
+        } else {
+            SuiteStatus::Pass
+        }
+    }
+}
+
+/// Overall status of a suite (see [`SuiteResult::status`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SuiteStatus {
+    Pass,
+    Fail,
+    Error,
+    Warn,
+    Skip,
+}
+
+impl SuiteStatus {
+    /// The status word printed by the console reporter.
+    pub fn label(self) -> &'static str {
+        match self {
+            SuiteStatus::Pass => "PASS",
+            SuiteStatus::Fail => "FAIL",
+            SuiteStatus::Error => "ERROR",
+            SuiteStatus::Warn => "WARN",
+            SuiteStatus::Skip => "SKIP",
+        }
+    }
+}
+
+/// What was asked for and what the connection ended up speaking.
+#[derive(Debug, Clone, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct EraInfo {
+    /// The era label as requested: `legacy`, `modern`, `auto`, `2025-06-18`, …
+    pub requested: String,
+    /// Protocol revision the connection negotiated, when it got that far.
+    pub negotiated: Option<String>,
+    /// `legacy` or `modern`, when known.
+    pub era: Option<String>,
+    /// How `auto` decided (e.g. "server/discover answered -32601: fell back to legacy").
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepResult {
+    /// The step's name, which is also its check id.
+    pub name: String,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// `must` (a failure fails the run) or `should` (a failure is a warning).
+    pub level: Level,
+    #[serde(serialize_with = "secs")]
+    pub duration: Duration,
+    pub outcome: Outcome,
+    /// JSON-RPC exchange of this step (requests, responses, HTTP status), secrets redacted.
+    pub transcript: Vec<TranscriptEntry>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Must,
+    Should,
+}
+
+/// How a step ended.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum Outcome {
+    Passed,
+    /// One or more expectations did not hold (level `must`).
+    Failed {
+        failures: Vec<Failure>,
+    },
+    /// Expectations did not hold but the step's level is `should`: reported, not failing.
+    Warning {
+        failures: Vec<Failure>,
+    },
+    /// The step could not be judged: transport breakdown, timeout, crash, template error.
+    Error {
+        message: String,
+        detail: Option<String>,
+    },
+    /// Not applicable (era, capability, earlier breakdown) — with the reason.
+    Skipped {
+        reason: String,
+    },
+    /// Failed, and listed in the expected-failures baseline.
+    ExpectedFailure {
+        failures: Vec<Failure>,
+        entry: String,
+    },
+}
+
+impl Outcome {
+    /// The expectations that did not hold (failed, warning, expected failure); empty otherwise.
+    pub fn failures(&self) -> &[Failure] {
+        match self {
+            Outcome::Failed { failures }
+            | Outcome::Warning { failures }
+            | Outcome::ExpectedFailure { failures, .. } => failures,
+            _ => &[],
+        }
+    }
+
+    pub fn status(&self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::Failed { .. } => "failed",
+            Outcome::Warning { .. } => "warning",
+            Outcome::Error { .. } => "error",
+            Outcome::Skipped { .. } => "skipped",
+            Outcome::ExpectedFailure { .. } => "expectedFailure",
+        }
+    }
+}
+
+/// One expectation that did not hold.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Failure {
+    /// Expectation kind: `path`, `schema`, `error`, `isError`, `outputSchema`, `http`, `noResponse`.
+    pub kind: String,
+    /// One line, suitable for a JUnit `message` attribute.
+    pub message: String,
+    pub expected: Option<String>,
+    pub actual: Option<String>,
+    /// rustc-style snippet pointing at the expectation in the scenario file (plain text).
+    pub snippet: String,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// One message of a step's exchange with the server.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptEntry {
+    /// `sent` or `received` (or `note` for transport events such as a timeout).
+    pub direction: String,
+    /// Milliseconds since the step started.
+    pub at_ms: u64,
+    /// The JSON-RPC message (or raw body text when it was not JSON), redacted.
+    pub body: String,
+    /// HTTP status and selected headers, on HTTP.
+    pub http: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub suites: usize,
+    pub steps: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub warnings: usize,
+    pub errors: usize,
+    pub skipped: usize,
+    pub expected_failures: usize,
+}
+
+impl Summary {
+    /// Counts steps by outcome. A suite with a setup error and no steps counts as one
+    /// errored step (the JUnit report shows it as a `connect` test case), so a run whose
+    /// connection failed is never green.
+    pub fn from_suites(suites: &[SuiteResult]) -> Summary {
+        let mut s = Summary {
+            suites: suites.len(),
+            ..Summary::default()
+        };
+        for suite in suites {
+            if suite.setup_error.is_some() && suite.steps.is_empty() {
+                s.steps += 1;
+                s.errors += 1;
+            }
+        }
+        for step in suites.iter().flat_map(|suite| &suite.steps) {
+            s.steps += 1;
+            match step.outcome {
+                Outcome::Passed => s.passed += 1,
+                Outcome::Failed { .. } => s.failed += 1,
+                Outcome::Warning { .. } => s.warnings += 1,
+                Outcome::Error { .. } => s.errors += 1,
+                Outcome::Skipped { .. } => s.skipped += 1,
+                Outcome::ExpectedFailure { .. } => s.expected_failures += 1,
+            }
+        }
+        s
+    }
+
+    /// True when nothing failed or errored (warnings, skips and expected failures allowed).
+    pub fn is_green(&self) -> bool {
+        self.failed == 0 && self.errors == 0
+    }
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_secs_f64() * 1000.0).round() / 1000.0)
+}
