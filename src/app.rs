@@ -21,7 +21,9 @@ pub fn main() -> i32 {
         Err(e) => {
             let _ = e.print();
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => exit::OK,
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    exit::OK
+                }
                 _ => exit::INVALID_INPUT,
             };
         }
@@ -83,7 +85,11 @@ fn list(paths: &[PathBuf]) -> i32 {
         let eras = if s.eras.is_empty() {
             "all eras".to_string()
         } else {
-            s.eras.iter().map(|e| e.label()).collect::<Vec<_>>().join(", ")
+            s.eras
+                .iter()
+                .map(|e| e.label())
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         let tags = if s.tags.is_empty() {
             String::new()
@@ -117,7 +123,12 @@ async fn run(args: RunArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return usage(e),
     };
-    let eras = match args.eras.iter().map(|e| Era::parse(e)).collect::<Result<Vec<_>, _>>() {
+    let eras = match args
+        .eras
+        .iter()
+        .map(|e| Era::parse(e))
+        .collect::<Result<Vec<_>, _>>()
+    {
         Ok(e) => e,
         Err(e) => return usage(UsageError(format!("--era: {e}"))),
     };
@@ -150,7 +161,11 @@ async fn run(args: RunArgs) -> i32 {
     let config = RunConfig {
         target,
         eras,
-        jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+        jobs: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }),
     };
     let mut stdout = std::io::stdout();
     let report = engine::run(items, &config, |suite| {
@@ -159,13 +174,23 @@ async fn run(args: RunArgs) -> i32 {
     })
     .await;
     let _ = stdout.write_all(report::render_summary(&report, &console).as_bytes());
-    if let Err(code) = write_reports(&report, args.junit.as_deref(), args.json.as_deref(), &secrets) {
+    if let Err(code) = write_reports(
+        &report,
+        args.junit.as_deref(),
+        args.json.as_deref(),
+        &secrets,
+    ) {
         return code;
     }
     exit_code(&report)
 }
 
-fn write_reports(report: &RunReport, junit: Option<&Path>, json: Option<&Path>, secrets: &[String]) -> Result<(), i32> {
+fn write_reports(
+    report: &RunReport,
+    junit: Option<&Path>,
+    json: Option<&Path>,
+    secrets: &[String],
+) -> Result<(), i32> {
     let write = |path: &Path, text: String| -> Result<(), i32> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             let _ = std::fs::create_dir_all(dir);
@@ -187,7 +212,12 @@ fn write_reports(report: &RunReport, junit: Option<&Path>, json: Option<&Path>, 
 /// 4 when the server could not be started/reached, 3 when authentication failed,
 /// 1 when a test failed, else 0.
 pub fn exit_code(report: &RunReport) -> i32 {
-    let kinds = |k: &str| report.suites.iter().any(|s: &SuiteResult| s.setup_error_kind.as_deref() == Some(k));
+    let kinds = |k: &str| {
+        report
+            .suites
+            .iter()
+            .any(|s: &SuiteResult| s.setup_error_kind.as_deref() == Some(k))
+    };
     if kinds("start") || kinds("unreachable") {
         exit::UNREACHABLE
     } else if kinds("auth") {
@@ -204,7 +234,8 @@ fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     }
 }
@@ -218,7 +249,12 @@ async fn call(args: CallArgs) -> i32 {
         Ok(e) => e,
         Err(e) => return usage(UsageError(format!("--era: {e}"))),
     };
-    let params = match args.params.as_deref().map(serde_json::from_str::<Value>).transpose() {
+    let params = match args
+        .params
+        .as_deref()
+        .map(serde_json::from_str::<Value>)
+        .transpose()
+    {
         Ok(p) => p,
         Err(e) => return usage(UsageError(format!("--params is not valid JSON: {e}"))),
     };
@@ -228,7 +264,10 @@ async fn call(args: CallArgs) -> i32 {
         Err(e) => {
             eprintln!("error: {}", report::redact(&e.message, &secrets));
             if let Some(tail) = &e.stderr_tail {
-                eprintln!("server stderr (last lines):\n{}", report::redact(tail, &secrets));
+                eprintln!(
+                    "server stderr (last lines):\n{}",
+                    report::redact(tail, &secrets)
+                );
             }
             return match e.kind {
                 ConnectErrorKind::Start | ConnectErrorKind::Unreachable => exit::UNREACHABLE,
@@ -238,15 +277,34 @@ async fn call(args: CallArgs) -> i32 {
         }
     };
     let id = conn.next_id();
-    let out = conn.build(&args.method, params, Some(id), &Default::default(), &Default::default(), target.timeout);
+    let out = conn.build(
+        &args.method,
+        params,
+        Some(id),
+        &Default::default(),
+        &Default::default(),
+        target.timeout,
+    );
     let n = &conn.negotiated;
-    eprintln!("# era {} ({}){}", n.kind.as_str(), n.revision, n.note.as_ref().map(|x| format!(": {x}")).unwrap_or_default());
+    eprintln!(
+        "# era {} ({}){}",
+        n.kind.as_str(),
+        n.revision,
+        n.note
+            .as_ref()
+            .map(|x| format!(": {x}"))
+            .unwrap_or_default()
+    );
     let code = match conn.send(&out).await {
         Ok(ex) => match &ex.response {
             Some(resp) => {
                 let text = serde_json::to_string_pretty(resp).unwrap_or_default();
                 println!("{}", report::redact(&text, &secrets));
-                if resp.get("error").is_some() { exit::FAILED } else { exit::OK }
+                if resp.get("error").is_some() {
+                    exit::FAILED
+                } else {
+                    exit::OK
+                }
             }
             None => {
                 eprintln!("error: {}", crate::assert::describe_no_response(&ex));

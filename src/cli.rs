@@ -151,8 +151,9 @@ impl TargetArgs {
         let mut secrets = Vec::new();
         let kind = match (&self.stdio, &self.url) {
             (Some(cmd), None) => {
-                let words = shell_words::split(cmd)
-                    .map_err(|e| UsageError(format!("--stdio: cannot split the command line: {e}")))?;
+                let words = shell_words::split(cmd).map_err(|e| {
+                    UsageError(format!("--stdio: cannot split the command line: {e}"))
+                })?;
                 let Some((program, args)) = words.split_first() else {
                     return Err(UsageError("--stdio: the command line is empty".into()));
                 };
@@ -180,7 +181,9 @@ impl TargetArgs {
                         h.split_once(':')
                             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
                             .filter(|(k, _)| !k.is_empty())
-                            .ok_or_else(|| UsageError(format!("--header `{h}`: expected \"Name: value\"")))
+                            .ok_or_else(|| {
+                                UsageError(format!("--header `{h}`: expected \"Name: value\""))
+                            })
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 for (k, v) in &headers {
@@ -194,10 +197,14 @@ impl TargetArgs {
                 let bearer = match &self.bearer_env {
                     Some(var) => {
                         let token = std::env::var(var).map_err(|_| {
-                            UsageError(format!("--bearer-env {var}: the environment variable is not set"))
+                            UsageError(format!(
+                                "--bearer-env {var}: the environment variable is not set"
+                            ))
                         })?;
                         if token.is_empty() {
-                            return Err(UsageError(format!("--bearer-env {var}: the variable is empty")));
+                            return Err(UsageError(format!(
+                                "--bearer-env {var}: the variable is empty"
+                            )));
                         }
                         secrets.push(token.clone());
                         Some(token)
@@ -245,7 +252,9 @@ fn is_sensitive_header(name: &str) -> bool {
 /// Names that suggest a credential (`API_KEY`, `x-auth-token`, `SECRET`, …).
 fn is_sensitive_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    ["token", "secret", "password", "passwd", "api-key", "api_key", "apikey", "auth"]
-        .iter()
-        .any(|w| n.contains(w))
+    [
+        "token", "secret", "password", "passwd", "api-key", "api_key", "apikey", "auth",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
 }

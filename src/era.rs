@@ -172,7 +172,11 @@ mod tests {
             Ok(EraRequest::Modern(MODERN_REVISION.into()))
         );
         assert!(EraRequest::parse("2026-7-28").is_err());
-        assert!(EraRequest::parse("new").unwrap_err().contains("expected `legacy`"));
+        assert!(
+            EraRequest::parse("new")
+                .unwrap_err()
+                .contains("expected `legacy`")
+        );
     }
 
     #[test]

@@ -34,8 +34,10 @@ pub fn kill_all() {
 pub fn install() {
     tokio::spawn(async {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-        else {
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
             return;
         };
         let code = tokio::select! {

@@ -9,9 +9,13 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
             (Some(i), Some(j)) => i == j,
             _ => x.as_f64() == y.as_f64(),
         },
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }
@@ -21,8 +25,12 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
 /// element-wise subset of the same length, scalars by equality.
 pub fn subset_of(expected: &Value, actual: &Value) -> bool {
     match (expected, actual) {
-        (Value::Object(e), Value::Object(a)) => e.iter().all(|(k, v)| a.get(k).is_some_and(|w| subset_of(v, w))),
-        (Value::Array(e), Value::Array(a)) => e.len() == a.len() && e.iter().zip(a).all(|(x, y)| subset_of(x, y)),
+        (Value::Object(e), Value::Object(a)) => e
+            .iter()
+            .all(|(k, v)| a.get(k).is_some_and(|w| subset_of(v, w))),
+        (Value::Array(e), Value::Array(a)) => {
+            e.len() == a.len() && e.iter().zip(a).all(|(x, y)| subset_of(x, y))
+        }
         _ => json_eq(expected, actual),
     }
 }
@@ -53,7 +61,10 @@ mod tests {
 
     #[test]
     fn subset_matching() {
-        assert!(subset_of(&json!({"supported": ["2026-07-28"]}), &json!({"supported": ["2026-07-28"], "requested": "x"})));
+        assert!(subset_of(
+            &json!({"supported": ["2026-07-28"]}),
+            &json!({"supported": ["2026-07-28"], "requested": "x"})
+        ));
         assert!(!subset_of(&json!({"a": 1}), &json!({"b": 1})));
     }
 }

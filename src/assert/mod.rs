@@ -61,7 +61,11 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
         Verdict::Fail(failure(expect, message, expected, actual))
     };
     match &expect.kind {
-        ExpectKind::Path { path, source, predicates } => {
+        ExpectKind::Path {
+            path,
+            source,
+            predicates,
+        } => {
             let Some(doc) = &seen.document else {
                 return fail(
                     format!("`{source}`: no JSON-RPC response to evaluate"),
@@ -71,7 +75,9 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
             };
             let matches: Vec<&Value> = path.query(doc).all();
             for pred in predicates {
-                if let Err((message, expected, actual)) = check_predicate(pred, source, &matches, ctx) {
+                if let Err((message, expected, actual)) =
+                    check_predicate(pred, source, &matches, ctx)
+                {
                     return fail(message, expected, actual);
                 }
             }
@@ -79,20 +85,32 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
         }
         ExpectKind::Schema { path, validator } => {
             let Some(doc) = &seen.document else {
-                return fail("schema: no JSON-RPC response to validate".into(), None, Some(describe_no_response(seen.exchange)));
+                return fail(
+                    "schema: no JSON-RPC response to validate".into(),
+                    None,
+                    Some(describe_no_response(seen.exchange)),
+                );
             };
             let (instance, label) = match path {
                 Some((p, src)) => match p.query(doc).all().as_slice() {
                     [one] => ((*one).clone(), src.clone()),
                     [] => return fail(format!("`{src}` matched nothing to validate"), None, None),
-                    many => (Value::Array(many.iter().map(|v| (*v).clone()).collect()), src.clone()),
+                    many => (
+                        Value::Array(many.iter().map(|v| (*v).clone()).collect()),
+                        src.clone(),
+                    ),
                 },
                 None => (doc.clone(), "$".to_string()),
             };
             let errors: Vec<String> = validator
                 .iter_errors(&instance)
                 .take(5)
-                .map(|e| format!("at `{}`: {e}", display_pointer(&e.instance_path().to_string())))
+                .map(|e| {
+                    format!(
+                        "at `{}`: {e}",
+                        display_pointer(&e.instance_path().to_string())
+                    )
+                })
                 .collect();
             if errors.is_empty() {
                 Verdict::Pass
@@ -104,15 +122,26 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                 )
             }
         }
-        ExpectKind::Error { code, message, data } => {
+        ExpectKind::Error {
+            code,
+            message,
+            data,
+        } => {
             let resp = seen.exchange.response.as_ref();
             let Some(err) = resp.and_then(|r| r.get("error")) else {
                 let actual = match resp.and_then(|r| r.get("result")) {
                     Some(r) => format!("a result: {}", compact(r, 300)),
                     None => describe_no_response(seen.exchange),
                 };
-                let wanted = code.as_ref().map(|c| format!("JSON-RPC error {}", c.describe())).unwrap_or("a JSON-RPC error".into());
-                return fail(format!("expected {wanted}, got {}", first_line(&actual)), Some(wanted), Some(actual));
+                let wanted = code
+                    .as_ref()
+                    .map(|c| format!("JSON-RPC error {}", c.describe()))
+                    .unwrap_or("a JSON-RPC error".into());
+                return fail(
+                    format!("expected {wanted}, got {}", first_line(&actual)),
+                    Some(wanted),
+                    Some(actual),
+                );
             };
             let got_code = err.get("code").and_then(Value::as_i64);
             if let Some(c) = code
@@ -164,9 +193,16 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                 );
             }
             let Some(result) = resp.and_then(|r| r.get("result")) else {
-                return fail(format!("expected a tool result with isError: {want}"), None, Some(describe_no_response(seen.exchange)));
+                return fail(
+                    format!("expected a tool result with isError: {want}"),
+                    None,
+                    Some(describe_no_response(seen.exchange)),
+                );
             };
-            let got = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+            let got = result
+                .get("isError")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             if got == *want {
                 Verdict::Pass
             } else {
@@ -197,10 +233,18 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
             for (name, re) in headers {
                 match (http.header(name), re) {
                     (Some(v), None) => {
-                        return fail(format!("expected no `{name}` header, got `{v}`"), Some("absent".into()), Some(v.into()));
+                        return fail(
+                            format!("expected no `{name}` header, got `{v}`"),
+                            Some("absent".into()),
+                            Some(v.into()),
+                        );
                     }
                     (None, Some(r)) => {
-                        return fail(format!("expected a `{name}` header matching /{}/", r.as_str()), Some(format!("/{}/", r.as_str())), Some("absent".into()));
+                        return fail(
+                            format!("expected a `{name}` header matching /{}/", r.as_str()),
+                            Some(format!("/{}/", r.as_str())),
+                            Some("absent".into()),
+                        );
                     }
                     (Some(v), Some(r)) if !r.is_match(v) => {
                         return fail(
@@ -216,7 +260,11 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
         }
         ExpectKind::NoResponse(want) => {
             let got = seen.exchange.response.is_some()
-                || seen.exchange.raw_body.as_ref().is_some_and(|b| !b.trim().is_empty());
+                || seen
+                    .exchange
+                    .raw_body
+                    .as_ref()
+                    .is_some_and(|b| !b.trim().is_empty());
             match (want, got) {
                 (true, true) => fail(
                     "expected no response, but the server answered".into(),
@@ -230,7 +278,11 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                             .unwrap_or_default(),
                     ),
                 ),
-                (false, false) => fail("expected a response, got none".into(), Some("a response".into()), Some(describe_no_response(seen.exchange))),
+                (false, false) => fail(
+                    "expected a response, got none".into(),
+                    Some("a response".into()),
+                    Some(describe_no_response(seen.exchange)),
+                ),
                 _ => Verdict::Pass,
             }
         }
@@ -243,17 +295,43 @@ fn check_output_schema(expect: &Expect, seen: &Observed) -> Verdict {
     };
     let schema = match &seen.output_schema {
         Some(Ok(Some(schema))) => schema,
-        Some(Ok(None)) => return fail("the tool declares no outputSchema to conform to".into(), None, None),
-        Some(Err(e)) => return fail(format!("cannot get the tool's outputSchema: {e}"), None, None),
-        None => return fail("outputSchema applies to tools/call steps".into(), None, None),
+        Some(Ok(None)) => {
+            return fail(
+                "the tool declares no outputSchema to conform to".into(),
+                None,
+                None,
+            );
+        }
+        Some(Err(e)) => {
+            return fail(
+                format!("cannot get the tool's outputSchema: {e}"),
+                None,
+                None,
+            );
+        }
+        None => {
+            return fail(
+                "outputSchema applies to tools/call steps".into(),
+                None,
+                None,
+            );
+        }
     };
     let resp = seen.exchange.response.as_ref();
     let Some(result) = resp.and_then(|r| r.get("result")) else {
-        return fail("no tool result to check against outputSchema".into(), None, Some(describe_no_response(seen.exchange)));
+        return fail(
+            "no tool result to check against outputSchema".into(),
+            None,
+            Some(describe_no_response(seen.exchange)),
+        );
     };
     let Some(structured) = result.get("structuredContent") else {
         if result.get("isError").and_then(Value::as_bool) == Some(true) {
-            return fail("the tool returned an error result (isError: true), not structuredContent".into(), None, Some(compact(result, 300)));
+            return fail(
+                "the tool returned an error result (isError: true), not structuredContent".into(),
+                None,
+                Some(compact(result, 300)),
+            );
         }
         return fail(
             "the tool declares an outputSchema but the result has no structuredContent".into(),
@@ -263,31 +341,60 @@ fn check_output_schema(expect: &Expect, seen: &Observed) -> Verdict {
     };
     let validator = match jsonschema::validator_for(schema) {
         Ok(v) => v,
-        Err(e) => return fail(format!("the tool's outputSchema is not a valid JSON Schema: {e}"), None, None),
+        Err(e) => {
+            return fail(
+                format!("the tool's outputSchema is not a valid JSON Schema: {e}"),
+                None,
+                None,
+            );
+        }
     };
     let errors: Vec<String> = validator
         .iter_errors(structured)
         .take(5)
-        .map(|e| format!("at `{}`: {e}", display_pointer(&e.instance_path().to_string())))
+        .map(|e| {
+            format!(
+                "at `{}`: {e}",
+                display_pointer(&e.instance_path().to_string())
+            )
+        })
         .collect();
     if errors.is_empty() {
         Verdict::Pass
     } else {
         fail(
-            format!("structuredContent does not conform to outputSchema: {}", errors[0]),
+            format!(
+                "structuredContent does not conform to outputSchema: {}",
+                errors[0]
+            ),
             Some(compact(schema, 500)),
-            Some(format!("{}\n{}", compact(structured, 500), errors.join("\n"))),
+            Some(format!(
+                "{}\n{}",
+                compact(structured, 500),
+                errors.join("\n")
+            )),
         )
     }
 }
 
 type PredFail = (String, Option<String>, Option<String>);
 
-fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value) -> Result<(), PredFail> {
+fn check_predicate(
+    pred: &Predicate,
+    src: &str,
+    matches: &[&Value],
+    ctx: &Value,
+) -> Result<(), PredFail> {
     let render = |v: &crate::dsl::value::TValue| -> Result<Value, PredFail> {
         render_value(v, ctx).map_err(|(_, _, e)| (format!("template error: {e}"), None, None))
     };
-    let nothing = || (format!("`{src}` matched nothing"), None, Some("no match".to_string()));
+    let nothing = || {
+        (
+            format!("`{src}` matched nothing"),
+            None,
+            Some("no match".to_string()),
+        )
+    };
     let single = || -> Result<Value, PredFail> {
         match matches {
             [] => Err(nothing()),
@@ -303,7 +410,11 @@ fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value)
                 Ok(())
             } else {
                 Err((
-                    format!("`{src}` is {}, expected {}", compact(&actual, 120), compact(&expected, 120)),
+                    format!(
+                        "`{src}` is {}, expected {}",
+                        compact(&actual, 120),
+                        compact(&expected, 120)
+                    ),
                     Some(pretty(&expected)),
                     Some(pretty(&actual)),
                 ))
@@ -313,7 +424,14 @@ fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value)
             let expected = render(v)?;
             let actual = single()?;
             if json_eq(&expected, &actual) {
-                Err((format!("`{src}` equals {}, expected a different value", compact(&actual, 120)), Some(format!("not {}", compact(&expected, 200))), Some(pretty(&actual))))
+                Err((
+                    format!(
+                        "`{src}` equals {}, expected a different value",
+                        compact(&actual, 120)
+                    ),
+                    Some(format!("not {}", compact(&expected, 200))),
+                    Some(pretty(&actual)),
+                ))
             } else {
                 Ok(())
             }
@@ -324,7 +442,9 @@ fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value)
                 return Err(nothing());
             }
             let found = if matches.len() > 1 {
-                matches.iter().any(|m| json_eq(m, &expected) || (expected.is_object() && subset_of(&expected, m)))
+                matches.iter().any(|m| {
+                    json_eq(m, &expected) || (expected.is_object() && subset_of(&expected, m))
+                })
             } else {
                 contains(matches[0], &expected)
             };
@@ -348,7 +468,11 @@ fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value)
                     Some(s) if re.is_match(s) => {}
                     _ => {
                         return Err((
-                            format!("`{src}` value {} does not match /{}/", compact(m, 120), re.as_str()),
+                            format!(
+                                "`{src}` value {} does not match /{}/",
+                                compact(m, 120),
+                                re.as_str()
+                            ),
                             Some(format!("/{}/", re.as_str())),
                             Some(compact(m, 500)),
                         ));
@@ -364,7 +488,12 @@ fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value)
             for m in matches {
                 if !has_type(m, *t) {
                     return Err((
-                        format!("`{src}` is {} ({}), expected type {}", json_type_name(m), compact(m, 80), type_label(*t)),
+                        format!(
+                            "`{src}` is {} ({}), expected type {}",
+                            json_type_name(m),
+                            compact(m, 80),
+                            type_label(*t)
+                        ),
                         Some(type_label(*t).into()),
                         Some(json_type_name(m).into()),
                     ));
@@ -382,7 +511,10 @@ fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value)
                         Value::Object(o) => o.len(),
                         other => {
                             return Err((
-                                format!("`{src}` is {}, which has no length", json_type_name(other)),
+                                format!(
+                                    "`{src}` is {}, which has no length",
+                                    json_type_name(other)
+                                ),
                                 None,
                                 Some(compact(other, 200)),
                             ));
@@ -397,13 +529,21 @@ fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value)
             if ok {
                 Ok(())
             } else {
-                Err((format!("`{src}` has length {len}, expected {wanted}"), Some(wanted), Some(len.to_string())))
+                Err((
+                    format!("`{src}` has length {len}, expected {wanted}"),
+                    Some(wanted),
+                    Some(len.to_string()),
+                ))
             }
         }
         Predicate::Exists(want) => {
             let got = !matches.is_empty();
             match (want, got) {
-                (true, false) => Err((format!("`{src}` matched nothing, expected it to exist"), Some("exists".into()), Some("absent".into()))),
+                (true, false) => Err((
+                    format!("`{src}` matched nothing, expected it to exist"),
+                    Some("exists".into()),
+                    Some("absent".into()),
+                )),
                 (false, true) => Err((
                     format!("`{src}` exists, expected it to be absent"),
                     Some("absent".into()),
@@ -421,7 +561,11 @@ fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value)
                 if !options.iter().any(|o| json_eq(o, m)) {
                     let list = Value::Array(options.clone());
                     return Err((
-                        format!("`{src}` is {}, expected one of {}", compact(m, 120), compact(&list, 200)),
+                        format!(
+                            "`{src}` is {}, expected one of {}",
+                            compact(m, 120),
+                            compact(&list, 200)
+                        ),
                         Some(compact(&list, 500)),
                         Some(compact(m, 500)),
                     ));
@@ -438,7 +582,11 @@ fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value)
                     Some(n) if op.holds(n, *bound) => {}
                     _ => {
                         return Err((
-                            format!("`{src}` is {}, expected {} {bound}", compact(m, 120), op.symbol()),
+                            format!(
+                                "`{src}` is {}, expected {} {bound}",
+                                compact(m, 120),
+                                op.symbol()
+                            ),
                             Some(format!("{} {bound}", op.symbol())),
                             Some(compact(m, 500)),
                         ));
@@ -453,7 +601,9 @@ fn check_predicate(pred: &Predicate, src: &str, matches: &[&Value], ctx: &Value)
 /// Single match containment: array element, substring, object subset.
 fn contains(haystack: &Value, needle: &Value) -> bool {
     match (haystack, needle) {
-        (Value::Array(items), _) => items.iter().any(|i| json_eq(i, needle) || (needle.is_object() && subset_of(needle, i))),
+        (Value::Array(items), _) => items
+            .iter()
+            .any(|i| json_eq(i, needle) || (needle.is_object() && subset_of(needle, i))),
         (Value::String(s), Value::String(n)) => s.contains(n.as_str()),
         (Value::Object(_), Value::Object(_)) => subset_of(needle, haystack),
         _ => false,
@@ -464,7 +614,9 @@ fn has_type(v: &Value, t: JsonType) -> bool {
     match t {
         JsonType::String => v.is_string(),
         JsonType::Number => v.is_number(),
-        JsonType::Integer => v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        JsonType::Integer => {
+            v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
         JsonType::Boolean => v.is_boolean(),
         JsonType::Object => v.is_object(),
         JsonType::Array => v.is_array(),
@@ -539,8 +691,15 @@ pub fn is_singular_path(src: &str) -> bool {
     true
 }
 
-fn failure(expect: &Expect, message: String, expected: Option<String>, actual: Option<String>) -> Failure {
-    let snippet = expect.pos.snippet(Severity::Error, &message, "this expectation failed");
+fn failure(
+    expect: &Expect,
+    message: String,
+    expected: Option<String>,
+    actual: Option<String>,
+) -> Failure {
+    let snippet = expect
+        .pos
+        .snippet(Severity::Error, &message, "this expectation failed");
     Failure {
         kind: expect.kind.name().to_string(),
         message: first_line(&message),
@@ -555,7 +714,11 @@ fn failure(expect: &Expect, message: String, expected: Option<String>, actual: O
 
 pub fn describe_no_response(ex: &Exchange) -> String {
     match (&ex.http, &ex.raw_body) {
-        (Some(h), Some(body)) => format!("HTTP {} with body: {}", h.status, body.chars().take(300).collect::<String>()),
+        (Some(h), Some(body)) => format!(
+            "HTTP {} with body: {}",
+            h.status,
+            body.chars().take(300).collect::<String>()
+        ),
         (Some(h), None) => format!("HTTP {} with no JSON-RPC response", h.status),
         (None, Some(body)) => body.chars().take(300).collect(),
         (None, None) => "no response".into(),
@@ -605,8 +768,14 @@ mod tests {
         use serde_json::json;
         assert!(contains(&json!(["a", "b"]), &json!("b")));
         assert!(contains(&json!("hello world"), &json!("lo w")));
-        assert!(contains(&json!({"a": 1, "b": {"c": 2}}), &json!({"b": {"c": 2}})));
-        assert!(contains(&json!([{"name": "x", "n": 1}]), &json!({"name": "x"})));
+        assert!(contains(
+            &json!({"a": 1, "b": {"c": 2}}),
+            &json!({"b": {"c": 2}})
+        ));
+        assert!(contains(
+            &json!([{"name": "x", "n": 1}]),
+            &json!({"name": "x"})
+        ));
         assert!(!contains(&json!([1, 2]), &json!(3)));
     }
 }

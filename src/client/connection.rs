@@ -62,7 +62,12 @@ enum Transport {
 impl Transport {
     fn open(target: &Target) -> Result<Transport, ConnectError> {
         match &target.kind {
-            TargetKind::Stdio { program, args, env, cwd } => {
+            TargetKind::Stdio {
+                program,
+                args,
+                env,
+                cwd,
+            } => {
                 StdioTransport::spawn(program, args, env, cwd.as_deref(), target.max_message_bytes)
                     .map(Transport::Stdio)
                     .map_err(|e| ConnectError {
@@ -72,16 +77,18 @@ impl Transport {
                         transcript: Vec::new(),
                     })
             }
-            TargetKind::Http { url, headers, bearer } => {
-                HttpTransport::new(url, headers, bearer.as_deref(), target.max_message_bytes)
-                    .map(Transport::Http)
-                    .map_err(|message| ConnectError {
-                        kind: ConnectErrorKind::Unreachable,
-                        message,
-                        stderr_tail: None,
-                        transcript: Vec::new(),
-                    })
-            }
+            TargetKind::Http {
+                url,
+                headers,
+                bearer,
+            } => HttpTransport::new(url, headers, bearer.as_deref(), target.max_message_bytes)
+                .map(Transport::Http)
+                .map_err(|message| ConnectError {
+                    kind: ConnectErrorKind::Unreachable,
+                    message,
+                    stderr_tail: None,
+                    transcript: Vec::new(),
+                }),
         }
     }
 }
@@ -100,7 +107,11 @@ pub struct Connection {
 
 impl Connection {
     /// Open a connection in the requested era.
-    pub async fn open(target: &Target, era_label: &str, era: &EraRequest) -> Result<Connection, ConnectError> {
+    pub async fn open(
+        target: &Target,
+        era_label: &str,
+        era: &EraRequest,
+    ) -> Result<Connection, ConnectError> {
         let transport = Transport::open(target)?;
         let mut conn = Connection {
             transport,
@@ -176,7 +187,14 @@ impl Connection {
             Some(Value::Object(m)) => Some(m),
             Some(other) => {
                 // Non-object params go out as given (a deliberate probe).
-                return self.finish(method, json_message(method, Some(other), id.clone()), id, header_overrides, None, timeout);
+                return self.finish(
+                    method,
+                    json_message(method, Some(other), id.clone()),
+                    id,
+                    header_overrides,
+                    None,
+                    timeout,
+                );
             }
             None => None,
         };
@@ -189,7 +207,10 @@ impl Connection {
             };
             if self.negotiated.kind == EraKind::Modern {
                 let mut base = Map::new();
-                base.insert(META_PROTOCOL_VERSION.into(), json!(self.negotiated.revision));
+                base.insert(
+                    META_PROTOCOL_VERSION.into(),
+                    json!(self.negotiated.revision),
+                );
                 base.insert(META_CLIENT_CAPABILITIES.into(), json!({}));
                 base.insert(META_CLIENT_INFO.into(), client_info());
                 base.extend(meta);
@@ -203,7 +224,10 @@ impl Connection {
                     meta.insert(key, value.clone());
                 }
             }
-            protocol_header = meta.get(META_PROTOCOL_VERSION).and_then(Value::as_str).map(str::to_string);
+            protocol_header = meta
+                .get(META_PROTOCOL_VERSION)
+                .and_then(Value::as_str)
+                .map(str::to_string);
             if !meta.is_empty() {
                 p.insert("_meta".into(), Value::Object(meta));
             } else if p.is_empty() {
@@ -232,7 +256,10 @@ impl Connection {
             }
             EraKind::Legacy => {
                 if !self.negotiated.revision.is_empty() && method != "initialize" {
-                    headers.push(("MCP-Protocol-Version".into(), self.negotiated.revision.clone()));
+                    headers.push((
+                        "MCP-Protocol-Version".into(),
+                        self.negotiated.revision.clone(),
+                    ));
                 }
                 if let Some(sid) = &self.session_id {
                     headers.push(("Mcp-Session-Id".into(), sid.clone()));
@@ -290,7 +317,11 @@ impl Connection {
                     self.record("received", m.to_string(), None);
                 }
                 for line in &ex.stdout_noise {
-                    self.record("note", format!("non-JSON output from the server: {line}"), None);
+                    self.record(
+                        "note",
+                        format!("non-JSON output from the server: {line}"),
+                        None,
+                    );
                 }
                 let http = ex.http.as_ref().map(|h| {
                     let mut s = format!("HTTP {}", h.status);
@@ -303,14 +334,18 @@ impl Connection {
                 });
                 match (&ex.response, &ex.raw_body) {
                     (Some(r), _) => self.record("received", r.to_string(), http),
-                    (None, Some(raw)) => self.record("received", raw.chars().take(4096).collect(), http),
+                    (None, Some(raw)) => {
+                        self.record("received", raw.chars().take(4096).collect(), http)
+                    }
                     (None, None) => {
                         if http.is_some() {
                             self.record("received", String::new(), http)
                         }
                     }
                 }
-                if let Some(Value::Object(result)) = ex.response.as_ref().and_then(|r| r.get("result")) {
+                if let Some(Value::Object(result)) =
+                    ex.response.as_ref().and_then(|r| r.get("result"))
+                {
                     self.remember_tools(out, result);
                 }
             }
@@ -322,7 +357,14 @@ impl Connection {
     /// Send a request built for this era and return its `result` (internal requests).
     pub async fn call(&mut self, method: &str, params: Option<Value>) -> Result<Value, String> {
         let id = self.next_id();
-        let out = self.build(method, params, Some(id), &IndexMap::new(), &IndexMap::new(), self.target.timeout);
+        let out = self.build(
+            method,
+            params,
+            Some(id),
+            &IndexMap::new(),
+            &IndexMap::new(),
+            self.target.timeout,
+        );
         let ex = self.send(&out).await.map_err(|e| e.to_string())?;
         result_of(&ex)
     }
@@ -342,7 +384,9 @@ impl Connection {
                 _ => return Ok(items),
             }
         }
-        Err(format!("{method}: pagination did not end after 10000 pages"))
+        Err(format!(
+            "{method}: pagination did not end after 10000 pages"
+        ))
     }
 
     /// The declared tools (fetched once, then cached).
@@ -416,10 +460,22 @@ impl Connection {
             "capabilities": {},
             "clientInfo": client_info(),
         });
-        let out = self.build("initialize", Some(params), Some(id), &IndexMap::new(), &IndexMap::new(), self.target.timeout);
+        let out = self.build(
+            "initialize",
+            Some(params),
+            Some(id),
+            &IndexMap::new(),
+            &IndexMap::new(),
+            self.target.timeout,
+        );
         let ex = self.connect_exchange(&out).await?;
-        let result = result_of(&ex).map_err(|e| self.protocol_error(format!("initialize failed: {e}")))?;
-        let answered = result.get("protocolVersion").and_then(Value::as_str).unwrap_or("").to_string();
+        let result =
+            result_of(&ex).map_err(|e| self.protocol_error(format!("initialize failed: {e}")))?;
+        let answered = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         if pinned && answered != offer {
             return Err(self.protocol_error(format!(
                 "the server answered initialize with protocol revision `{answered}`, not the pinned `{offer}`: pin the revision it speaks, or use --era legacy"
@@ -459,7 +515,14 @@ impl Connection {
         self.negotiated.kind = EraKind::Modern;
         self.negotiated.revision = revision.to_string();
         let id = self.next_id();
-        let out = self.build("server/discover", None, Some(id), &IndexMap::new(), &IndexMap::new(), self.target.timeout);
+        let out = self.build(
+            "server/discover",
+            None,
+            Some(id),
+            &IndexMap::new(),
+            &IndexMap::new(),
+            self.target.timeout,
+        );
         let ex = self.connect_exchange(&out).await?;
         let result = result_of(&ex).map_err(|e| {
             self.protocol_error(format!(
@@ -467,7 +530,12 @@ impl Connection {
             ))
         })?;
         self.adopt_discover(&result);
-        if !self.negotiated.supported_versions.iter().any(|v| v == revision) {
+        if !self
+            .negotiated
+            .supported_versions
+            .iter()
+            .any(|v| v == revision)
+        {
             return Err(self.protocol_error(format!(
                 "the server did not accept protocol {revision}: server/discover lists supportedVersions {:?}",
                 self.negotiated.supported_versions
@@ -482,18 +550,34 @@ impl Connection {
         self.negotiated.revision = MODERN_REVISION.to_string();
         let id = self.next_id();
         let timeout = self.target.timeout.min(AUTO_PROBE_TIMEOUT);
-        let out = self.build("server/discover", None, Some(id), &IndexMap::new(), &IndexMap::new(), timeout);
+        let out = self.build(
+            "server/discover",
+            None,
+            Some(id),
+            &IndexMap::new(),
+            &IndexMap::new(),
+            timeout,
+        );
         let outcome = match self.send(&out).await {
             Ok(ex) => {
                 if let Some(status @ (401 | 403)) = ex.http.as_ref().map(|h| h.status) {
                     return Err(self.auth_error(status));
                 }
-                match (ex.response.as_ref().and_then(|r| r.get("result")), error_of(&ex)) {
+                match (
+                    ex.response.as_ref().and_then(|r| r.get("result")),
+                    error_of(&ex),
+                ) {
                     (Some(result), _) => {
                         let result = result.clone();
                         self.adopt_discover(&result);
-                        if self.negotiated.supported_versions.iter().any(|v| v == MODERN_REVISION) {
-                            self.negotiated.note = Some(format!("auto: server/discover lists {MODERN_REVISION}"));
+                        if self
+                            .negotiated
+                            .supported_versions
+                            .iter()
+                            .any(|v| v == MODERN_REVISION)
+                        {
+                            self.negotiated.note =
+                                Some(format!("auto: server/discover lists {MODERN_REVISION}"));
                             return Ok(true);
                         }
                         format!(
@@ -507,9 +591,14 @@ impl Connection {
                         ));
                         return Ok(true);
                     }
-                    (None, Some((code, message))) => format!("server/discover answered {code} ({message})"),
+                    (None, Some((code, message))) => {
+                        format!("server/discover answered {code} ({message})")
+                    }
                     (None, None) => match ex.http.as_ref() {
-                        Some(h) => format!("server/discover got HTTP {} without a JSON-RPC response", h.status),
+                        Some(h) => format!(
+                            "server/discover got HTTP {} without a JSON-RPC response",
+                            h.status
+                        ),
                         None => "server/discover got no JSON-RPC response".into(),
                     },
                 }
@@ -534,7 +623,12 @@ impl Connection {
         self.negotiated.supported_versions = result
             .get("supportedVersions")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default();
         self.negotiated.capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
         self.negotiated.server_info = result
@@ -563,7 +657,9 @@ impl Connection {
                     kind,
                     message: match kind {
                         ConnectErrorKind::Start => format!("the server did not start: {e}"),
-                        ConnectErrorKind::Unreachable => format!("cannot reach {}: {e}", self.target.describe()),
+                        ConnectErrorKind::Unreachable => {
+                            format!("cannot reach {}: {e}", self.target.describe())
+                        }
                         _ => format!("{what}: {e}"),
                     },
                     stderr_tail: None,
@@ -671,7 +767,10 @@ pub fn error_of(ex: &Exchange) -> Option<(i64, String)> {
     let err = ex.response.as_ref()?.get("error")?;
     Some((
         err.get("code").and_then(Value::as_i64).unwrap_or(0),
-        err.get("message").and_then(Value::as_str).unwrap_or("").to_string(),
+        err.get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
     ))
 }
 

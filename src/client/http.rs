@@ -30,7 +30,9 @@ impl HttpTransport {
     ) -> Result<HttpTransport, String> {
         let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL `{url}`: {e}"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(format!("invalid URL `{url}`: expected an http:// or https:// URL"));
+            return Err(format!(
+                "invalid URL `{url}`: expected an http:// or https:// URL"
+            ));
         }
         let client = reqwest::Client::builder()
             .no_proxy()
@@ -55,12 +57,18 @@ impl HttpTransport {
         let method = reqwest::Method::from_bytes(method.as_bytes())
             .map_err(|_| TransportError::Io(format!("invalid HTTP method `{method}`")))?;
         let headers = self.headers_for(out)?;
-        let mut request = self.client.request(method.clone(), &self.url).headers(headers);
+        let mut request = self
+            .client
+            .request(method.clone(), &self.url)
+            .headers(headers);
         if method != reqwest::Method::GET && method != reqwest::Method::DELETE {
             request = request.body(out.body.clone());
         }
         let fut = async {
-            let response = request.send().await.map_err(|e| TransportError::Io(describe_reqwest(&e)))?;
+            let response = request
+                .send()
+                .await
+                .map_err(|e| TransportError::Io(describe_reqwest(&e)))?;
             self.read_reply(response, out).await
         };
         let mut ex = match tokio::time::timeout(out.timeout, fut).await {
@@ -78,16 +86,19 @@ impl HttpTransport {
             ("accept", "application/json, text/event-stream"),
         ];
         defaults.retain(|(k, _)| !out.drop_headers.iter().any(|d| d == k));
-        let overridden = |name: &str| out.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+        let overridden = |name: &str| {
+            out.headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(name))
+        };
         for (k, v) in defaults {
             if !overridden(k) {
                 map.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
             }
         }
-        let base = self
-            .base_headers
-            .iter()
-            .filter(|(k, _)| !overridden(k) && !out.drop_headers.iter().any(|d| d.eq_ignore_ascii_case(k)));
+        let base = self.base_headers.iter().filter(|(k, _)| {
+            !overridden(k) && !out.drop_headers.iter().any(|d| d.eq_ignore_ascii_case(k))
+        });
         for (k, v) in base.chain(out.headers.iter()) {
             let name = HeaderName::from_bytes(k.as_bytes())
                 .map_err(|_| TransportError::Io(format!("invalid header name `{k}`")))?;
@@ -98,15 +109,27 @@ impl HttpTransport {
         Ok(map)
     }
 
-    async fn read_reply(&self, response: reqwest::Response, out: &Outgoing) -> Result<Exchange, TransportError> {
+    async fn read_reply(
+        &self,
+        response: reqwest::Response,
+        out: &Outgoing,
+    ) -> Result<Exchange, TransportError> {
         let status = response.status().as_u16();
         let headers: Vec<(String, String)> = response
             .headers()
             .iter()
-            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
             .collect();
         let meta = HttpMeta { status, headers };
-        let content_type = meta.header("content-type").unwrap_or("").to_ascii_lowercase();
+        let content_type = meta
+            .header("content-type")
+            .unwrap_or("")
+            .to_ascii_lowercase();
         let mut ex = Exchange {
             http: Some(meta),
             ..Exchange::default()
@@ -149,7 +172,9 @@ impl HttpTransport {
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| TransportError::Io(describe_reqwest(&e)))?;
             if body.len() + chunk.len() > self.max_bytes {
-                return Err(TransportError::Oversized { limit: self.max_bytes });
+                return Err(TransportError::Oversized {
+                    limit: self.max_bytes,
+                });
             }
             body.extend_from_slice(&chunk);
         }

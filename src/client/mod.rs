@@ -123,9 +123,14 @@ pub enum TransportError {
     /// The server closed the connection / exited.
     Closed(String),
     /// A reply larger than the limit.
-    Oversized { limit: usize },
+    Oversized {
+        limit: usize,
+    },
     /// A response whose id matches no request in flight.
-    WrongId { expected: Value, got: Value },
+    WrongId {
+        expected: Value,
+        got: Value,
+    },
     Io(String),
 }
 

@@ -98,14 +98,23 @@ impl StdioTransport {
         };
         let mut line = out.body.clone().into_bytes();
         line.push(b'\n');
-        let stdin = self.stdin.as_mut().ok_or_else(|| TransportError::Closed("stdin closed".into()))?;
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| TransportError::Closed("stdin closed".into()))?;
         if let Err(e) = stdin.write_all(&line).await {
-            let why = self.close_reason(&format!("writing to the server's stdin failed: {e}")).await;
+            let why = self
+                .close_reason(&format!("writing to the server's stdin failed: {e}"))
+                .await;
             return Err(TransportError::Closed(why));
         }
         let _ = stdin.flush().await;
 
-        let wait = if out.expects_response { out.timeout } else { NOTIFICATION_QUIET.min(out.timeout) };
+        let wait = if out.expects_response {
+            out.timeout
+        } else {
+            NOTIFICATION_QUIET.min(out.timeout)
+        };
         let deadline = tokio::time::Instant::now() + wait;
         let expected = out.id.as_ref().map(id_key);
         loop {
@@ -126,7 +135,9 @@ impl StdioTransport {
                 Ok(Some(Incoming::Oversized)) => {
                     self.closed = Some(format!("message larger than {} bytes", self.max_bytes));
                     self.shutdown_now().await;
-                    return Err(TransportError::Oversized { limit: self.max_bytes });
+                    return Err(TransportError::Oversized {
+                        limit: self.max_bytes,
+                    });
                 }
                 Ok(Some(Incoming::Noise(text))) => ex.stdout_noise.push(text),
                 Ok(Some(Incoming::Message(msg))) => {
@@ -188,9 +199,15 @@ impl StdioTransport {
     /// Close stdin, wait, then SIGTERM, then SIGKILL the process group.
     pub async fn shutdown(&mut self) {
         self.stdin.take();
-        if tokio::time::timeout(Duration::from_millis(1500), self.child.wait()).await.is_err() {
+        if tokio::time::timeout(Duration::from_millis(1500), self.child.wait())
+            .await
+            .is_err()
+        {
             self.signal(libc::SIGTERM);
-            if tokio::time::timeout(Duration::from_millis(1500), self.child.wait()).await.is_err() {
+            if tokio::time::timeout(Duration::from_millis(1500), self.child.wait())
+                .await
+                .is_err()
+            {
                 self.signal(libc::SIGKILL);
                 let _ = self.child.wait().await;
             }
@@ -282,7 +299,11 @@ async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
     loop {
         let buf = reader.fill_buf().await?;
         if buf.is_empty() {
-            return Ok(if out.is_empty() { LineRead::Eof } else { LineRead::Line });
+            return Ok(if out.is_empty() {
+                LineRead::Eof
+            } else {
+                LineRead::Line
+            });
         }
         let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
             Some(i) => (&buf[..=i], true),

@@ -109,7 +109,10 @@ impl From<LoadError> for LoadErrors {
 }
 
 /// "did you mean" for an unknown name among candidates (Levenshtein distance ≤ 1/3 of length).
-pub fn did_you_mean<'a>(unknown: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    unknown: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
     for cand in candidates {
         let d = levenshtein(&unknown.to_lowercase(), &cand.to_lowercase());

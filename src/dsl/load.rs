@@ -56,10 +56,14 @@ fn scenario_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut out = Vec::new();
-    collect_yaml(path, &mut out).map_err(|e| LoadError::file(&display, format!("cannot read folder: {e}")))?;
+    collect_yaml(path, &mut out)
+        .map_err(|e| LoadError::file(&display, format!("cannot read folder: {e}")))?;
     out.sort();
     if out.is_empty() {
-        return Err(LoadError::file(&display, "folder holds no scenario files (*.yaml, *.yml)"));
+        return Err(LoadError::file(
+            &display,
+            "folder holds no scenario files (*.yaml, *.yml)",
+        ));
     }
     Ok(out)
 }
@@ -69,9 +73,7 @@ fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let path = entry?.path();
         if path.is_dir() {
             collect_yaml(&path, out)?;
-        } else if path
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml")
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
             && !is_reserved_file(&path)
         {
             out.push(path);
@@ -83,8 +85,10 @@ fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 /// YAML files in a scenario folder that are not scenarios.
 fn is_reserved_file(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    matches!(name, "pack.yaml" | "pack.yml" | "mcpspec.yaml" | "mcpspec.yml")
-        || name.ends_with(".schema.yaml")
+    matches!(
+        name,
+        "pack.yaml" | "pack.yml" | "mcpspec.yaml" | "mcpspec.yml"
+    ) || name.ends_with(".schema.yaml")
 }
 
 pub fn load_file(path: &Path) -> Result<Scenario, LoadErrors> {
@@ -112,7 +116,8 @@ static AT_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?s)\s*(at|on) line \d+,? col(umn)? \d+.*$").unwrap());
 static UNKNOWN_FIELD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"unknown field `([^`]*)`, expected (?:one of )?(.*)").unwrap());
-static MISSING_FIELD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"missing field `([^`]*)`").unwrap());
+static MISSING_FIELD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"missing field `([^`]*)`").unwrap());
 static UNKNOWN_VARIANT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"unknown variant `([^`]*)`, expected (?:one of )?(.*)").unwrap());
 static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").unwrap());
@@ -122,9 +127,10 @@ fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
     let message = AT_LINE.replace(raw.trim(), "").to_string();
     let (message, help) = explain_serde_message(&message);
     let error = match e.location() {
-        Some(loc) if loc.line() > 0 => {
-            LoadError::at(Pos::new(file, loc.line() as u32, loc.column() as u32), message)
-        }
+        Some(loc) if loc.line() > 0 => LoadError::at(
+            Pos::new(file, loc.line() as u32, loc.column() as u32),
+            message,
+        ),
         _ => LoadError::file(&file.name, message),
     };
     match help {
@@ -138,10 +144,17 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
     for (re, what) in [(&*UNKNOWN_FIELD, "key"), (&*UNKNOWN_VARIANT, "value")] {
         if let Some(c) = re.captures(message) {
             let unknown = c[1].to_string();
-            let expected: Vec<String> = BACKTICKED
+            let mut expected: Vec<String> = BACKTICKED
                 .captures_iter(&c[2])
                 .map(|m| m[1].to_string())
                 .collect();
+            if expected.is_empty() {
+                expected = c[2]
+                    .split(',')
+                    .map(|k| k.trim().to_string())
+                    .filter(|k| !k.is_empty())
+                    .collect();
+            }
             let list = expected
                 .iter()
                 .map(|k| format!("`{k}`"))
@@ -235,8 +248,11 @@ impl<'a> Compiler<'a> {
             let step_pos = self.at(&step.name);
             if !names.insert(step.name.value.clone()) {
                 self.errors.push(
-                    LoadError::at(step_pos.clone(), format!("duplicate step name `{}`", *step.name))
-                        .with_help("step names are check ids: make them unique within the scenario"),
+                    LoadError::at(
+                        step_pos.clone(),
+                        format!("duplicate step name `{}`", *step.name),
+                    )
+                    .with_help("step names are check ids: make them unique within the scenario"),
                 );
             }
             if let Some(compiled) = self.step(step.value, &known) {
@@ -310,16 +326,19 @@ impl<'a> Compiler<'a> {
     fn step(&mut self, step: model::Step, known: &BTreeSet<String>) -> Option<Step> {
         let pos = self.at(&step.name);
         let eras = step.eras.as_ref().map(|e| self.eras(e));
-        let timeout = step.timeout.as_ref().and_then(|t| match humantime::parse_duration(t) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                self.errors.push(
-                    LoadError::at(self.at(t), format!("invalid timeout `{}`: {e}", **t))
-                        .with_help("expected a duration such as `500ms`, `10s` or `1m`"),
-                );
-                None
-            }
-        });
+        let timeout = step
+            .timeout
+            .as_ref()
+            .and_then(|t| match humantime::parse_duration(t) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    self.errors.push(
+                        LoadError::at(self.at(t), format!("invalid timeout `{}`: {e}", **t))
+                            .with_help("expected a duration such as `500ms`, `10s` or `1m`"),
+                    );
+                    None
+                }
+            });
         let kinds = [
             step.request.as_ref().map(|r| (r.line, r.col)),
             step.notification.as_ref().map(|r| (r.line, r.col)),
@@ -382,11 +401,15 @@ impl<'a> Compiler<'a> {
             let epos = self.at(&e);
             if let Some(compiled) = self.expectation(e.value, epos.clone(), known) {
                 if is_notification
-                    && !matches!(compiled.kind, ExpectKind::NoResponse(_) | ExpectKind::Http { .. })
+                    && !matches!(
+                        compiled.kind,
+                        ExpectKind::NoResponse(_) | ExpectKind::Http { .. }
+                    )
                 {
                     self.errors.push(
-                        LoadError::at(epos, "a notification has no response to check")
-                            .with_help("notifications allow only `noResponse` and `http` expectations"),
+                        LoadError::at(epos, "a notification has no response to check").with_help(
+                            "notifications allow only `noResponse` and `http` expectations",
+                        ),
                     );
                     continue;
                 }
@@ -409,6 +432,7 @@ impl<'a> Compiler<'a> {
             name: step.name.value,
             pos,
             eras,
+            transport: step.transport,
             level: match step.level {
                 Some(model::StepLevel::Should) => Level::Should,
                 _ => Level::Must,
@@ -420,7 +444,11 @@ impl<'a> Compiler<'a> {
         })
     }
 
-    fn check_map_templates(&mut self, map: Option<&IndexMap<String, TValue>>, known: &BTreeSet<String>) {
+    fn check_map_templates(
+        &mut self,
+        map: Option<&IndexMap<String, TValue>>,
+        known: &BTreeSet<String>,
+    ) {
         for v in map.into_iter().flat_map(|m| m.values()) {
             self.check_templates(v, known);
         }
@@ -446,15 +474,22 @@ impl<'a> Compiler<'a> {
                 let detail = e.to_string();
                 let last = detail.lines().last().unwrap_or("").trim().to_string();
                 self.errors.push(
-                    LoadError::at(self.at(re), format!("invalid regular expression `{}`: {last}", **re))
-                        .with_help("regular expressions use Rust `regex` syntax"),
+                    LoadError::at(
+                        self.at(re),
+                        format!("invalid regular expression `{}`: {last}", **re),
+                    )
+                    .with_help("regular expressions use Rust `regex` syntax"),
                 );
                 None
             }
         }
     }
 
-    fn schema(&mut self, schema: serde_json::Value, pos: Pos) -> Option<Arc<jsonschema::Validator>> {
+    fn schema(
+        &mut self,
+        schema: serde_json::Value,
+        pos: Pos,
+    ) -> Option<Arc<jsonschema::Validator>> {
         if let Err(e) = jsonschema::meta::validate(&schema) {
             self.errors.push(
                 LoadError::at(pos, format!("invalid JSON Schema: {e}"))
@@ -465,13 +500,19 @@ impl<'a> Compiler<'a> {
         match jsonschema::validator_for(&schema) {
             Ok(v) => Some(Arc::new(v)),
             Err(e) => {
-                self.errors.push(LoadError::at(pos, format!("invalid JSON Schema: {e}")));
+                self.errors
+                    .push(LoadError::at(pos, format!("invalid JSON Schema: {e}")));
                 None
             }
         }
     }
 
-    fn expectation(&mut self, e: Expectation, pos: Pos, known: &BTreeSet<String>) -> Option<Expect> {
+    fn expectation(
+        &mut self,
+        e: Expectation,
+        pos: Pos,
+        known: &BTreeSet<String>,
+    ) -> Option<Expect> {
         let kinds: Vec<&str> = [
             (e.schema.is_some() || e.schema_file.is_some(), "schema"),
             (e.error.is_some(), "error"),
@@ -497,7 +538,10 @@ impl<'a> Compiler<'a> {
             || e.lt.is_some()
             || e.lte.is_some();
         let schema_with_path = kinds == ["schema"] && e.path.is_some() && !predicates_given;
-        if kinds.len() > 1 || (kinds.len() == 1 && predicates_given) || (kinds.len() == 1 && e.path.is_some() && !schema_with_path) {
+        if kinds.len() > 1
+            || (kinds.len() == 1 && predicates_given)
+            || (kinds.len() == 1 && e.path.is_some() && !schema_with_path)
+        {
             self.errors.push(
                 LoadError::at(pos, "an expectation has one kind; this one mixes several")
                     .with_help("split it into separate list items: `- {path: ..., equals: ...}`, `- error: {...}`, `- isError: true`, ..."),
@@ -519,7 +563,10 @@ impl<'a> Compiler<'a> {
             }
             let compiled = self.jsonpath(path)?;
             let mut predicates = Vec::new();
-            for v in [&e.equals, &e.not_equals, &e.contains].into_iter().flatten() {
+            for v in [&e.equals, &e.not_equals, &e.contains]
+                .into_iter()
+                .flatten()
+            {
                 self.check_templates(v, known);
             }
             if let Some(v) = e.equals {
@@ -634,12 +681,17 @@ impl<'a> Compiler<'a> {
     }
 
     fn schema_file(&mut self, file: &At<String>, pos: Pos) -> Option<serde_json::Value> {
-        let base = Path::new(&self.file.name).parent().unwrap_or(Path::new("."));
+        let base = Path::new(&self.file.name)
+            .parent()
+            .unwrap_or(Path::new("."));
         let path = base.join(&file.value);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) => {
-                self.error(pos, format!("cannot read schema file `{}`: {e}", path.display()));
+                self.error(
+                    pos,
+                    format!("cannot read schema file `{}`: {e}", path.display()),
+                );
                 return None;
             }
         };
@@ -651,7 +703,13 @@ impl<'a> Compiler<'a> {
         match parsed {
             Ok(v) => Some(v),
             Err(e) => {
-                self.error(pos, format!("schema file `{}` is not valid JSON/YAML: {e}", path.display()));
+                self.error(
+                    pos,
+                    format!(
+                        "schema file `{}` is not valid JSON/YAML: {e}",
+                        path.display()
+                    ),
+                );
                 None
             }
         }
@@ -659,5 +717,9 @@ impl<'a> Compiler<'a> {
 }
 
 fn list(known: &BTreeSet<String>) -> String {
-    known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+    known
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

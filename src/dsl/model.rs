@@ -45,6 +45,9 @@ pub struct Step {
     /// Run this step only when the connection's era matches one of these.
     #[serde(default)]
     pub eras: Option<Vec<At<String>>>,
+    /// Run this step only over this transport (`http` or `stdio`); skipped otherwise.
+    #[serde(default)]
+    pub transport: Option<TransportKind>,
     /// `must` (default): a failed expectation fails the run. `should`: it is a warning.
     #[serde(default)]
     pub level: Option<StepLevel>,
@@ -66,6 +69,13 @@ pub struct Step {
     /// Variables to capture from the response: `name: "$.jsonpath"` (first match).
     #[serde(default)]
     pub capture: IndexMap<String, At<String>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    Stdio,
+    Http,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]

@@ -33,6 +33,7 @@ pub struct Step {
     pub name: String,
     pub pos: Pos,
     pub eras: Option<Vec<EraSelector>>,
+    pub transport: Option<super::model::TransportKind>,
     pub level: Level,
     pub timeout: Option<Duration>,
     pub action: Action,

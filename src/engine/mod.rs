@@ -49,7 +49,12 @@ pub fn plan<'a>(scenarios: &'a [Scenario], eras: &[Era]) -> Vec<Item<'a>> {
             items.extend(own.into_iter().map(|era| Item { scenario, era }));
         } else {
             for era in eras {
-                if scenario.eras.is_empty() || scenario.eras.iter().any(|s| s.matches_request(&era.request)) {
+                if scenario.eras.is_empty()
+                    || scenario
+                        .eras
+                        .iter()
+                        .any(|s| s.matches_request(&era.request))
+                {
                     items.push(Item {
                         scenario,
                         era: era.clone(),
@@ -63,12 +68,18 @@ pub fn plan<'a>(scenarios: &'a [Scenario], eras: &[Era]) -> Vec<Item<'a>> {
 
 /// Run the items with up to `jobs` connections at once. Suites are handed to
 /// `on_suite` and stored in input order whatever the concurrency.
-pub async fn run(items: Vec<Item<'_>>, config: &RunConfig, mut on_suite: impl FnMut(&SuiteResult)) -> RunReport {
+pub async fn run(
+    items: Vec<Item<'_>>,
+    config: &RunConfig,
+    mut on_suite: impl FnMut(&SuiteResult),
+) -> RunReport {
     let started = Instant::now();
     let started_at = now_rfc3339();
     let jobs = config.jobs.max(1);
     let mut suites = Vec::with_capacity(items.len());
-    let mut stream = futures::stream::iter(items.into_iter().map(|item| run_item(item, &config.target))).buffered(jobs);
+    let mut stream =
+        futures::stream::iter(items.into_iter().map(|item| run_item(item, &config.target)))
+            .buffered(jobs);
     while let Some(suite) = stream.next().await {
         on_suite(&suite);
         suites.push(suite);
@@ -139,12 +150,22 @@ async fn run_item(item: Item<'_>, target: &Target) -> SuiteResult {
 /// For `auto` runs: the negotiated era is outside the scenario's `eras`.
 fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
     let n = &conn.negotiated;
-    if scenario.eras.is_empty() || scenario.eras.iter().any(|s| s.matches_negotiated(n.kind, &n.revision)) {
+    if scenario.eras.is_empty()
+        || scenario
+            .eras
+            .iter()
+            .any(|s| s.matches_negotiated(n.kind, &n.revision))
+    {
         return None;
     }
     Some(format!(
         "the scenario applies to eras [{}]; the connection negotiated {} ({})",
-        scenario.eras.iter().map(EraSelector::label).collect::<Vec<_>>().join(", "),
+        scenario
+            .eras
+            .iter()
+            .map(EraSelector::label)
+            .collect::<Vec<_>>()
+            .join(", "),
         n.kind.as_str(),
         n.revision
     ))

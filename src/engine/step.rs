@@ -15,7 +15,11 @@ use crate::era::EraSelector;
 use crate::report::model::{Failure, Level, Outcome, StepResult};
 use crate::source::Severity;
 
-pub async fn run_steps(scenario: &Scenario, conn: &mut Connection, skip_all: Option<String>) -> Vec<StepResult> {
+pub async fn run_steps(
+    scenario: &Scenario,
+    conn: &mut Connection,
+    skip_all: Option<String>,
+) -> Vec<StepResult> {
     let mut results = Vec::with_capacity(scenario.steps.len());
     let mut ctx = Map::new();
     ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
@@ -38,7 +42,13 @@ pub async fn run_steps(scenario: &Scenario, conn: &mut Connection, skip_all: Opt
         let outcome_and_log = if let Some(reason) = skip {
             (Outcome::Skipped { reason }, Vec::new())
         } else if let Some(why) = &broken {
-            (Outcome::Error { message: format!("not run: {why}"), detail: None }, Vec::new())
+            (
+                Outcome::Error {
+                    message: format!("not run: {why}"),
+                    detail: None,
+                },
+                Vec::new(),
+            )
         } else {
             let outcome = run_step(step, conn, &mut ctx).await;
             if conn.is_broken() && broken.is_none() {
@@ -62,14 +72,30 @@ pub async fn run_steps(scenario: &Scenario, conn: &mut Connection, skip_all: Opt
 }
 
 fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
+    use crate::dsl::model::TransportKind;
+    match (step.transport, conn.is_http()) {
+        (Some(TransportKind::Http), false) => {
+            return Some("step applies to the HTTP transport".into());
+        }
+        (Some(TransportKind::Stdio), true) => {
+            return Some("step applies to the stdio transport".into());
+        }
+        _ => {}
+    }
     let eras = step.eras.as_ref()?;
     let n = &conn.negotiated;
-    if eras.iter().any(|s| s.matches_negotiated(n.kind, &n.revision)) {
+    if eras
+        .iter()
+        .any(|s| s.matches_negotiated(n.kind, &n.revision))
+    {
         return None;
     }
     Some(format!(
         "step applies to eras [{}]; the connection speaks {} ({})",
-        eras.iter().map(EraSelector::label).collect::<Vec<_>>().join(", "),
+        eras.iter()
+            .map(EraSelector::label)
+            .collect::<Vec<_>>()
+            .join(", "),
         n.kind.as_str(),
         n.revision
     ))
@@ -81,17 +107,38 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
     let timeout = step.timeout.unwrap_or(conn.target().timeout);
     let (out, method, params) = match build(step, conn, &ctx_value, timeout) {
         Ok(x) => x,
-        Err(e) => return Outcome::Error { message: e, detail: None },
+        Err(e) => {
+            return Outcome::Error {
+                message: e,
+                detail: None,
+            };
+        }
     };
     let paginate = matches!(step.action, Action::Request { paginate: true, .. });
     let exchange = if paginate {
-        paginate_all(conn, &out, &method, params.clone(), step, &ctx_value, timeout).await
+        paginate_all(
+            conn,
+            &out,
+            &method,
+            params.clone(),
+            step,
+            &ctx_value,
+            timeout,
+        )
+        .await
     } else {
         conn.send(&out).await.map_err(|e| e.to_string())
     };
     let exchange = match exchange {
         Ok(ex) => ex,
-        Err(e) => return Outcome::Error { message: e, detail: conn.stderr_tail().map(|t| format!("server stderr (last lines):\n{t}")) },
+        Err(e) => {
+            return Outcome::Error {
+                message: e,
+                detail: conn
+                    .stderr_tail()
+                    .map(|t| format!("server stderr (last lines):\n{t}")),
+            };
+        }
     };
     if let Some(noise) = exchange.stdout_noise.first() {
         return Outcome::Error {
@@ -104,7 +151,11 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         };
     }
     let mut seen = Observed::new(&exchange, conn.is_http());
-    if step.expects.iter().any(|e| matches!(e.kind, ExpectKind::OutputSchema)) {
+    if step
+        .expects
+        .iter()
+        .any(|e| matches!(e.kind, ExpectKind::OutputSchema))
+    {
         seen.output_schema = Some(output_schema_for(conn, &method, params.as_ref()).await);
     }
     let mut failures: Vec<Failure> = Vec::new();
@@ -127,7 +178,9 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
     }
     if failures.is_empty() {
         if applicable == 0 && !not_applicable.is_empty() {
-            return Outcome::Skipped { reason: not_applicable.join("; ") };
+            return Outcome::Skipped {
+                reason: not_applicable.join("; "),
+            };
         }
         if let Err(f) = capture(step, &seen, ctx) {
             failures.push(f);
@@ -170,7 +223,10 @@ fn default_expectation(step: &Step, ex: &Exchange) -> Option<Failure> {
 
 fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result<(), Failure> {
     for c in &step.captures {
-        let value = seen.document.as_ref().and_then(|d| c.path.query(d).first().cloned());
+        let value = seen
+            .document
+            .as_ref()
+            .and_then(|d| c.path.query(d).first().cloned());
         match value {
             Some(v) => {
                 ctx.insert(c.name.clone(), v);
@@ -182,7 +238,9 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
                     message: message.clone(),
                     expected: Some(format!("a value at `{}`", c.source)),
                     actual: seen.document.as_ref().map(|d| assert::compact(d, 500)),
-                    snippet: c.pos.snippet(Severity::Error, &message, "nothing to capture here"),
+                    snippet: c
+                        .pos
+                        .snippet(Severity::Error, &message, "nothing to capture here"),
                     file: c.pos.file_name().to_string(),
                     line: c.pos.line,
                     column: c.pos.col,
@@ -195,42 +253,84 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
 
 type Built = (Outgoing, String, Option<Value>);
 
-fn build(step: &Step, conn: &mut Connection, ctx: &Value, timeout: Duration) -> Result<Built, String> {
-    let render = |v: &TValue| render_value(v, ctx).map_err(|(line, col, e)| template_error(step, line, col, &e));
+fn build(
+    step: &Step,
+    conn: &mut Connection,
+    ctx: &Value,
+    timeout: Duration,
+) -> Result<Built, String> {
+    let render = |v: &TValue| {
+        render_value(v, ctx).map_err(|(line, col, e)| template_error(step, line, col, &e))
+    };
     let render_map = |m: &IndexMap<String, TValue>| -> Result<IndexMap<String, Value>, String> {
         m.iter().map(|(k, v)| Ok((k.clone(), render(v)?))).collect()
     };
-    let headers = |m: &IndexMap<String, TValue>| -> Result<IndexMap<String, Option<String>>, String> {
-        m.iter()
-            .map(|(k, v)| {
-                let value = match render(v)? {
-                    Value::Null => None,
-                    Value::String(s) => Some(s),
-                    other => Some(other.to_string()),
-                };
-                Ok((k.clone(), value))
-            })
-            .collect()
-    };
+    let headers =
+        |m: &IndexMap<String, TValue>| -> Result<IndexMap<String, Option<String>>, String> {
+            m.iter()
+                .map(|(k, v)| {
+                    let value = match render(v)? {
+                        Value::Null => None,
+                        Value::String(s) => Some(s),
+                        other => Some(other.to_string()),
+                    };
+                    Ok((k.clone(), value))
+                })
+                .collect()
+        };
     match &step.action {
-        Action::Request { method, params, id, meta, headers: h, .. } => {
+        Action::Request {
+            method,
+            params,
+            id,
+            meta,
+            headers: h,
+            ..
+        } => {
             let params = params.as_ref().map(render).transpose()?;
             let id = match id {
                 Some(v) => render(v)?,
                 None => conn.next_id(),
             };
-            let out = conn.build(method, params.clone(), Some(id), &render_map(meta)?, &headers(h)?, timeout);
+            let out = conn.build(
+                method,
+                params.clone(),
+                Some(id),
+                &render_map(meta)?,
+                &headers(h)?,
+                timeout,
+            );
             Ok((out, method.clone(), params))
         }
-        Action::Notification { method, params, meta, headers: h } => {
+        Action::Notification {
+            method,
+            params,
+            meta,
+            headers: h,
+        } => {
             let params = params.as_ref().map(render).transpose()?;
-            let out = conn.build(method, params.clone(), None, &render_map(meta)?, &headers(h)?, timeout);
+            let out = conn.build(
+                method,
+                params.clone(),
+                None,
+                &render_map(meta)?,
+                &headers(h)?,
+                timeout,
+            );
             Ok((out, method.clone(), params))
         }
-        Action::Raw { body, headers: h, http_method } => {
+        Action::Raw {
+            body,
+            headers: h,
+            http_method,
+        } => {
             let body = render(body)?;
             let out = raw_outgoing(&body, &headers(h)?, http_method.clone(), timeout);
-            let method = body.get("method").and_then(Value::as_str).unwrap_or("").to_string();
+            let method = body
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             let params = body.get("params").cloned();
             Ok((out, method, params))
         }
@@ -264,7 +364,9 @@ async fn paginate_all(
     timeout: Duration,
 ) -> Result<Exchange, String> {
     let Some(key) = list_key(method) else {
-        return Err(format!("`paginate` applies to list methods, not `{method}`"));
+        return Err(format!(
+            "`paginate` applies to list methods, not `{method}`"
+        ));
     };
     let mut ex = conn.send(first).await.map_err(|e| e.to_string())?;
     let mut merged: Vec<Value> = Vec::new();
@@ -283,7 +385,12 @@ async fn paginate_all(
             if let Some(obj) = result.as_object_mut() {
                 obj.insert(key.into(), Value::Array(std::mem::take(&mut merged)));
             }
-            let id = ex.response.as_ref().and_then(|r| r.get("id")).cloned().unwrap_or(Value::Null);
+            let id = ex
+                .response
+                .as_ref()
+                .and_then(|r| r.get("id"))
+                .cloned()
+                .unwrap_or(Value::Null);
             ex.response = Some(json!({"jsonrpc": "2.0", "id": id, "result": result}));
             return Ok(ex);
         };
@@ -305,25 +412,49 @@ async fn paginate_all(
             .collect::<Result<_, String>>()?;
         let headers: IndexMap<String, Option<String>> = headers
             .iter()
-            .map(|(k, v)| Ok((k.clone(), render_value(v, ctx).map_err(|(_, _, e)| e)?.as_str().map(str::to_string))))
+            .map(|(k, v)| {
+                Ok((
+                    k.clone(),
+                    render_value(v, ctx)
+                        .map_err(|(_, _, e)| e)?
+                        .as_str()
+                        .map(str::to_string),
+                ))
+            })
             .collect::<Result<_, String>>()?;
         let id = conn.next_id();
-        let out = conn.build(method, Some(Value::Object(p)), Some(id), &meta, &headers, timeout);
+        let out = conn.build(
+            method,
+            Some(Value::Object(p)),
+            Some(id),
+            &meta,
+            &headers,
+            timeout,
+        );
         ex = conn.send(&out).await.map_err(|e| e.to_string())?;
     }
 }
 
 /// The declared `outputSchema` of the tool a `tools/call` step calls.
-async fn output_schema_for(conn: &mut Connection, method: &str, params: Option<&Value>) -> Result<Option<Value>, String> {
+async fn output_schema_for(
+    conn: &mut Connection,
+    method: &str,
+    params: Option<&Value>,
+) -> Result<Option<Value>, String> {
     if method != "tools/call" {
-        return Err(format!("`outputSchema` applies to tools/call, not `{method}`"));
+        return Err(format!(
+            "`outputSchema` applies to tools/call, not `{method}`"
+        ));
     }
     let name = params
         .and_then(|p| p.get("name"))
         .and_then(Value::as_str)
         .ok_or("the tools/call has no tool name")?
         .to_string();
-    let tools = conn.tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+    let tools = conn
+        .tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
     let tool = tools
         .iter()
         .find(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str()))

@@ -1,0 +1,108 @@
+//! `mcpspec-example-server`: a dual-era MCP server (legacy 2025-11-25 with `initialize`,
+//! modern 2026-07-28 with per-request `_meta`) on rmcp, over stdio or Streamable HTTP,
+//! with defects that can be seeded by flag for mcpspec's fault tests.
+
+mod defects;
+mod paging;
+mod server;
+mod tools;
+mod transport;
+mod wire;
+
+use std::net::SocketAddr;
+
+use clap::Parser;
+
+use crate::{
+    defects::{Defect, Defects},
+    server::Settings,
+};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mcpspec-example-server",
+    version = server::VERSION,
+    about = "Example MCP server for mcpspec (stdio by default, or Streamable HTTP with --http)",
+    after_help = Defect::catalog_help()
+)]
+struct Cli {
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR must be a loopback
+    /// address; port 0 picks a free port. Prints `listening on <url>` to stdout once bound.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+
+    /// Page size of tools/list, resources/list, resources/templates/list and prompts/list
+    /// (0 = no pagination).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    page_size: usize,
+
+    /// Add N generated tools `gen_0000`..`gen_<N-1>`.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    extra_tools: usize,
+
+    /// Seed a defect (repeatable); see the list below.
+    #[arg(long = "defect", value_name = "NAME[=VALUE]")]
+    defects: Vec<Defect>,
+
+    /// HTTP only: answer with a JSON body instead of SSE when the reply is a single message
+    /// (modern, stateless requests; legacy sessions always use SSE).
+    #[arg(long, requires = "http")]
+    json_response: bool,
+}
+
+/// Reports a command-line misuse; exit code 2, like clap's own errors.
+fn usage_error(message: &str) -> i32 {
+    eprintln!("error: {message}");
+    2
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime.block_on(run(cli)),
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            1
+        }
+    };
+    // Exit right away: tokio's stdin reader is a blocking read that would otherwise keep
+    // the runtime's shutdown waiting for one more line. All output is flushed by now.
+    std::process::exit(code)
+}
+
+async fn run(cli: Cli) -> i32 {
+    let defects = Defects::new(cli.defects);
+
+    if let Some(addr) = cli.http
+        && !addr.ip().is_loopback()
+    {
+        return usage_error(&format!(
+            "refusing to bind non-loopback address {addr}; use 127.0.0.1 or [::1]"
+        ));
+    }
+    if let Some(defect) = defects.misplaced(cli.http.is_some()).first() {
+        let info = defect.info();
+        return usage_error(&format!("defect `{}` is {}", info.name, info.scope));
+    }
+    if defects.has(&Defect::ExitAtStart) {
+        eprintln!("fatal: config file missing");
+        return 1;
+    }
+
+    let settings = Settings {
+        page_size: cli.page_size,
+        extra_tools: cli.extra_tools,
+        defects,
+    };
+    let result = match cli.http {
+        Some(addr) => transport::serve_http(settings, addr, cli.json_response).await,
+        None => transport::serve_stdio(settings).await,
+    };
+    match result {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("error: {error}");
+            1
+        }
+    }
+}

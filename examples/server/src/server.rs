@@ -1,0 +1,453 @@
+//! The MCP handler: identity, tools dispatch, resources, prompts, pagination, and the
+//! modern-era result decorations (`_meta` serverInfo, cache hints).
+
+use std::{
+    borrow::Cow,
+    collections::HashMap,
+    hash::{BuildHasher, Hasher, RandomState},
+    sync::{Arc, Mutex},
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use rmcp::{
+    ErrorData as McpError, RoleServer, ServerHandler,
+    handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
+    model::{
+        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+        CustomRequest, CustomResult, DiscoverResult, ErrorCode, GetPromptRequestParams,
+        GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+        PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+        ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool,
+    },
+    service::RequestContext,
+};
+use serde_json::json;
+
+use crate::{
+    defects::{self, Defects},
+    paging::{Page, page},
+    tools,
+};
+
+pub const NAME: &str = "mcpspec-example-server";
+pub const VERSION: &str = "1.0.0";
+pub const INSTRUCTIONS: &str = "Example server for mcpspec.";
+
+/// Versions served: the last legacy revision (initialize handshake) and the first modern one.
+pub const SUPPORTED_VERSIONS: &[ProtocolVersion] =
+    &[ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+
+/// `ttlMs` of every cacheable result (modern era only).
+const CACHE_TTL_MS: u64 = 60_000;
+
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
+const README_URI: &str = "example://readme";
+const LOGO_URI: &str = "example://logo";
+const ITEM_PREFIX: &str = "example://items/";
+const README_TEXT: &str = "# mcpspec example server\n\nA small MCP server with tools, resources \
+and prompts, used by mcpspec's quickstart and tests.\n";
+/// A 1x1 PNG.
+const LOGO_PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// Command-line settings that shape the server.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    pub page_size: usize,
+    pub extra_tools: usize,
+    pub defects: Defects,
+}
+
+/// A stored note. Nothing reads notes back: storing one is `create_note`'s side effect.
+#[expect(dead_code, reason = "write-only state modelling a side effect")]
+pub struct Note {
+    pub title: String,
+    pub body: String,
+}
+
+struct Shared {
+    settings: Settings,
+    router: ToolRouter<ExampleServer>,
+    /// `router`'s tools, sorted by name (the `tools/list` order).
+    tools: Vec<Tool>,
+    notes: Mutex<HashMap<String, Note>>,
+}
+
+/// Cheap to clone; every clone (e.g. one per HTTP session) shares the tools and notes.
+#[derive(Clone)]
+pub struct ExampleServer(Arc<Shared>);
+
+impl ExampleServer {
+    pub fn new(settings: Settings) -> Self {
+        let router = tools::router(settings.extra_tools);
+        let tools = router.list_all();
+        Self(Arc::new(Shared {
+            settings,
+            router,
+            tools,
+            notes: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    pub fn defects(&self) -> &Defects {
+        &self.0.settings.defects
+    }
+
+    pub fn store_note(&self, note: Note) -> String {
+        let id = uuid_like();
+        self.0
+            .notes
+            .lock()
+            .expect("notes lock")
+            .insert(id.clone(), note);
+        id
+    }
+
+    fn page<T: Clone>(
+        &self,
+        items: &[T],
+        request: Option<&PaginatedRequestParams>,
+    ) -> Result<Page<T>, McpError> {
+        let cursor = request.and_then(|request| request.cursor.as_deref());
+        page(items, self.0.settings.page_size, cursor)
+    }
+}
+
+/// A random version-4-shaped UUID, from std's randomly keyed hasher.
+fn uuid_like() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut words = [0u64; 2];
+    for (i, word) in words.iter_mut().enumerate() {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u128(nanos);
+        hasher.write_usize(i);
+        *word = hasher.finish();
+    }
+    let bits =
+        (u128::from(words[0]) << 64 | u128::from(words[1])) & !(0xf000 << 64) | (0x4000 << 64);
+    let bits = bits & !(0xc << 60) | (0x8 << 60);
+    let hex = format!("{bits:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// True when the request runs on protocol 2026-07-28 or later (modern era).
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+fn implementation() -> Implementation {
+    Implementation::new(NAME, VERSION)
+}
+
+/// Result `_meta` for the modern era: `io.modelcontextprotocol/serverInfo`.
+fn result_meta(context: &RequestContext<RoleServer>) -> Option<MetaObject> {
+    is_modern(context).then(|| {
+        let mut meta = MetaObject::new();
+        meta.0.insert(
+            SERVER_INFO_META.to_owned(),
+            serde_json::to_value(implementation()).expect("serializable"),
+        );
+        meta
+    })
+}
+
+/// Modern-era cache hints (`ttlMs`, `cacheScope`); legacy results carry none.
+fn cache_hints(context: &RequestContext<RoleServer>) -> (Option<u64>, Option<CacheScope>) {
+    if is_modern(context) {
+        (Some(CACHE_TTL_MS), Some(CacheScope::Public))
+    } else {
+        (None, None)
+    }
+}
+
+fn resources() -> Vec<Resource> {
+    vec![
+        Resource::new(README_URI, "readme")
+            .with_title("README")
+            .with_description("What this server is")
+            .with_mime_type("text/markdown")
+            .with_size(README_TEXT.len() as u64),
+        Resource::new(LOGO_URI, "logo")
+            .with_title("Logo")
+            .with_description("A tiny PNG image")
+            .with_mime_type("image/png"),
+    ]
+}
+
+fn resource_templates() -> Vec<ResourceTemplate> {
+    vec![
+        ResourceTemplate::new("example://items/{id}", "item")
+            .with_title("Item")
+            .with_description("An item by id; reading example://items/42 returns \"item 42\"")
+            .with_mime_type("text/plain"),
+    ]
+}
+
+fn read(uri: &str) -> Option<ResourceContents> {
+    match uri {
+        README_URI => {
+            Some(ResourceContents::text(README_TEXT, uri).with_mime_type("text/markdown"))
+        }
+        LOGO_URI => Some(ResourceContents::blob(LOGO_PNG_BASE64, uri).with_mime_type("image/png")),
+        _ => {
+            let id = uri.strip_prefix(ITEM_PREFIX)?;
+            (!id.is_empty() && !id.contains('/'))
+                .then(|| ResourceContents::text(format!("item {id}"), uri))
+        }
+    }
+}
+
+fn prompts() -> Vec<Prompt> {
+    vec![
+        Prompt::new(
+            "greet",
+            Some("Ask the model to greet someone"),
+            Some(vec![
+                PromptArgument::new("name")
+                    .with_description("Who to greet")
+                    .with_required(true),
+                PromptArgument::new("style")
+                    .with_description("Greeting style, e.g. formal")
+                    .with_required(false),
+            ]),
+        )
+        .with_title("Greet"),
+        Prompt::new(
+            "summarize",
+            Some("Ask the model to summarize the conversation"),
+            None,
+        )
+        .with_title("Summarize"),
+    ]
+}
+
+fn prompt_arg(
+    request: &GetPromptRequestParams,
+    name: &str,
+    required: bool,
+) -> Result<Option<String>, McpError> {
+    match request.arguments.as_ref().and_then(|args| args.get(name)) {
+        Some(serde_json::Value::String(value)) => Ok(Some(value.clone())),
+        Some(other) => Err(McpError::invalid_params(
+            format!("prompt argument `{name}` must be a string, got {other}"),
+            None,
+        )),
+        None if required => Err(McpError::invalid_params(
+            format!("missing required prompt argument `{name}`"),
+            None,
+        )),
+        None => Ok(None),
+    }
+}
+
+/// Methods rmcp knows. rmcp turns a request whose params do not fit the method's shape
+/// into a custom request; for these methods that is bad params, not an unknown method.
+const KNOWN_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "subscriptions/listen",
+];
+
+impl ServerHandler for ExampleServer {
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        if KNOWN_METHODS.contains(&request.method.as_str()) {
+            Err(McpError::invalid_params(
+                format!("Invalid params for {}", request.method),
+                None,
+            ))
+        } else {
+            Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {}", request.method),
+                None,
+            ))
+        }
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(implementation())
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(SUPPORTED_VERSIONS)
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        let mut result =
+            DiscoverResult::from_server_info(SUPPORTED_VERSIONS.to_vec(), self.get_info());
+        result.ttl_ms = CACHE_TTL_MS;
+        result.cache_scope = CacheScope::Public;
+        Ok(result)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let page = self.page(&self.0.tools, request.as_ref())?;
+        let mut result = ListToolsResult::with_all_items(page.items);
+        result.next_cursor = page.next_cursor;
+        (result.ttl_ms, result.cache_scope) = cache_hints(&context);
+        result.meta = result_meta(&context);
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.0.router.get(name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let oversized = defects::before_tool_call(self.defects()).await;
+        if !self.0.router.has_route(&request.name) {
+            return Err(McpError::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                None,
+            ));
+        }
+        let meta = result_meta(&context);
+        let mut response = match oversized {
+            Some(text) => CallToolResult::success(vec![ContentBlock::text(text)]).into(),
+            None => {
+                let call = ToolCallContext::new(self, request, context);
+                self.0.router.call(call).await?
+            }
+        };
+        if let CallToolResponse::Complete(result) = &mut response {
+            result.meta = meta;
+        }
+        Ok(response)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let page = self.page(&resources(), request.as_ref())?;
+        let mut result = ListResourcesResult::with_all_items(page.items);
+        result.next_cursor = page.next_cursor;
+        (result.ttl_ms, result.cache_scope) = cache_hints(&context);
+        result.meta = result_meta(&context);
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let page = self.page(&resource_templates(), request.as_ref())?;
+        let mut result = ListResourceTemplatesResult::with_all_items(page.items);
+        result.next_cursor = page.next_cursor;
+        (result.ttl_ms, result.cache_scope) = cache_hints(&context);
+        result.meta = result_meta(&context);
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        // -32002 here; rmcp turns it into -32602 for 2026-07-28+ requests.
+        let contents = read(&request.uri).ok_or_else(|| {
+            McpError::resource_not_found(
+                format!("Resource not found: {}", request.uri),
+                Some(json!({"uri": request.uri})),
+            )
+        })?;
+        let mut result = ReadResourceResult::new(vec![contents]);
+        (result.ttl_ms, result.cache_scope) = cache_hints(&context);
+        result.meta = result_meta(&context);
+        Ok(result.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let page = self.page(&prompts(), request.as_ref())?;
+        let mut result = ListPromptsResult::with_all_items(page.items);
+        result.next_cursor = page.next_cursor;
+        (result.ttl_ms, result.cache_scope) = cache_hints(&context);
+        result.meta = result_meta(&context);
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let (description, text) = match request.name.as_str() {
+            "greet" => {
+                let name = prompt_arg(&request, "name", true)?.unwrap_or_default();
+                let text = match prompt_arg(&request, "style", false)? {
+                    Some(style) => format!("Say hello to {name} in a {style} style"),
+                    None => format!("Say hello to {name}"),
+                };
+                ("Greet someone", text)
+            }
+            "summarize" => (
+                "Summarize the conversation",
+                "Summarize the conversation so far.".to_owned(),
+            ),
+            other => {
+                return Err(McpError::invalid_params(
+                    format!("Unknown prompt: {other}"),
+                    None,
+                ));
+            }
+        };
+        let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+            .with_description(description);
+        result.meta = result_meta(&context);
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,91 @@
+//! The stdio line pump between the real stdin/stdout and rmcp's transport.
+//!
+//! It exists for two reasons:
+//! - rmcp silently drops a stdin line that is not JSON; JSON-RPC 2.0 wants a `-32700`
+//!   reply, so the pump answers such lines itself (without `id`, as MCP's schema has no
+//!   null id);
+//! - the stdio wire defects ([`StdioWire`]) rewrite whole lines.
+
+use tokio::{
+    io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream},
+    sync::mpsc,
+    task::JoinHandle,
+};
+
+use crate::defects::StdioWire;
+
+const PARSE_ERROR: &str = r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#;
+
+/// Reads one line (with its newline) into `line`; false at end of input or on error.
+async fn next_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, line: &mut String) -> bool {
+    line.clear();
+    matches!(reader.read_line(line).await, Ok(n) if n > 0)
+}
+
+/// Interposes the pump between `input`/`output` and the returned pair, which is handed
+/// to rmcp. The returned task ends once rmcp has closed its writer and every line has
+/// been flushed to `output`.
+pub fn install<R, W>(
+    hooks: StdioWire,
+    input: R,
+    output: W,
+) -> ((DuplexStream, DuplexStream), JoinHandle<()>)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    const PIPE: usize = 1 << 16;
+    let (rmcp_in, mut to_rmcp) = tokio::io::duplex(PIPE);
+    let (rmcp_out, from_rmcp) = tokio::io::duplex(PIPE);
+    // Every line to write, in order: rmcp's own and the pump's parse errors. `None` means
+    // rmcp closed its writer, which ends the output.
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Option<String>>();
+
+    let inbound_hooks = hooks.clone();
+    let parse_errors = out_tx.clone();
+    tokio::spawn(async move {
+        let mut input = BufReader::new(input);
+        let mut line = String::new();
+        while next_line(&mut input, &mut line).await {
+            let text = line.trim();
+            if !text.is_empty() {
+                match serde_json::from_str(text) {
+                    Ok(message) => inbound_hooks.on_inbound(&message),
+                    Err(_) => {
+                        let _ = parse_errors.send(Some(PARSE_ERROR.to_owned()));
+                        continue;
+                    }
+                }
+            }
+            if to_rmcp.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        let _ = to_rmcp.shutdown().await;
+    });
+
+    tokio::spawn(async move {
+        let mut from_rmcp = BufReader::new(from_rmcp);
+        let mut line = String::new();
+        while next_line(&mut from_rmcp, &mut line).await {
+            let text = line.trim_end_matches(['\n', '\r']).to_owned();
+            if out_tx.send(Some(text)).is_err() {
+                break;
+            }
+        }
+        let _ = out_tx.send(None);
+    });
+
+    let flushed = tokio::spawn(async move {
+        let mut output = output;
+        while let Some(Some(text)) = out_rx.recv().await {
+            let mut out = hooks.on_outbound(&text);
+            out.push('\n');
+            if output.write_all(out.as_bytes()).await.is_err() || output.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+
+    ((rmcp_in, rmcp_out), flushed)
+}
