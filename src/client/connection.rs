@@ -289,6 +289,7 @@ impl Connection {
             drop_headers,
             http_method: None,
             timeout,
+            quiet_period: Duration::ZERO,
         }
     }
 
@@ -807,5 +808,6 @@ pub fn raw_outgoing(
         drop_headers,
         http_method,
         timeout,
+        quiet_period: Duration::ZERO,
     }
 }

@@ -34,11 +34,7 @@ impl HttpTransport {
                 "invalid URL `{url}`: expected an http:// or https:// URL"
             ));
         }
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .pool_max_idle_per_host(4)
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let client = shared_client()?;
         let mut base_headers = headers.to_vec();
         if let Some(token) = bearer {
             base_headers.push(("Authorization".into(), format!("Bearer {token}")));
@@ -252,6 +248,22 @@ impl HttpTransport {
         }
         Ok(())
     }
+}
+
+/// One HTTP client for the whole run: building one loads the system's root
+/// certificates (tens of milliseconds), and connections are pooled across scenarios.
+fn shared_client() -> Result<reqwest::Client, String> {
+    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
+        std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .no_proxy()
+                .tcp_nodelay(true)
+                .build()
+                .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        })
+        .clone()
 }
 
 fn describe_reqwest(e: &reqwest::Error) -> String {

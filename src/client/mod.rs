@@ -82,6 +82,9 @@ pub struct Outgoing {
     /// HTTP only: request method, default POST.
     pub http_method: Option<String>,
     pub timeout: Duration,
+    /// stdio, messages without a response: how long to watch for an (erroneous) reply
+    /// before moving on. Zero unless a step checks `noResponse`.
+    pub quiet_period: Duration,
 }
 
 /// HTTP status and headers of a reply.

@@ -17,8 +17,6 @@ use tokio::sync::mpsc;
 use super::{Exchange, Outgoing, TransportError, id_key, is_response};
 
 const STDERR_TAIL_LINES: usize = 40;
-/// How long a notification waits for an (erroneous) response on stdio.
-pub const NOTIFICATION_QUIET: Duration = Duration::from_millis(100);
 
 /// Events from the reader task, in stdout order.
 #[derive(Debug)]
@@ -113,7 +111,7 @@ impl StdioTransport {
         let wait = if out.expects_response {
             out.timeout
         } else {
-            NOTIFICATION_QUIET.min(out.timeout)
+            out.quiet_period.min(out.timeout)
         };
         let deadline = tokio::time::Instant::now() + wait;
         let expected = out.id.as_ref().map(id_key);

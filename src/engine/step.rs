@@ -15,6 +15,10 @@ use crate::era::EraSelector;
 use crate::report::model::{Failure, Level, Outcome, StepResult};
 use crate::source::Severity;
 
+/// stdio: how long a step checking `noResponse` watches for an unwanted reply to a
+/// message that expects none (a notification).
+const NO_RESPONSE_WINDOW: Duration = Duration::from_millis(100);
+
 pub async fn run_steps(
     scenario: &Scenario,
     conn: &mut Connection,
@@ -105,7 +109,7 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Value>) -> Outcome {
     let ctx_value = Value::Object(ctx.clone());
     let timeout = step.timeout.unwrap_or(conn.target().timeout);
-    let (out, method, params) = match build(step, conn, &ctx_value, timeout) {
+    let (mut out, method, params) = match build(step, conn, &ctx_value, timeout) {
         Ok(x) => x,
         Err(e) => {
             return Outcome::Error {
@@ -114,6 +118,13 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
             };
         }
     };
+    if step
+        .expects
+        .iter()
+        .any(|e| matches!(e.kind, ExpectKind::NoResponse(_)))
+    {
+        out.quiet_period = NO_RESPONSE_WINDOW;
+    }
     let paginate = matches!(step.action, Action::Request { paginate: true, .. });
     let exchange = if paginate {
         paginate_all(

@@ -2,6 +2,7 @@
 
 use std::{io::Write, net::SocketAddr};
 
+use axum::serve::ListenerExt;
 use axum::{
     Router,
     body::{Body, to_bytes},
@@ -102,7 +103,9 @@ pub async fn serve_http(
         stdout.flush()?;
     }
     tokio::select! {
-        served = axum::serve(listener, app) => served?,
+        // TCP_NODELAY: SSE replies are several small writes; without it Nagle's algorithm
+        // and delayed ACKs add ~40 ms to every request.
+        served = axum::serve(listener.tap_io(|tcp| { let _ = tcp.set_nodelay(true); }), app) => served?,
         _ = shutdown_signal() => {}
     }
     Ok(())
