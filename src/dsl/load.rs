@@ -203,6 +203,8 @@ fn check_unique_ids(scenarios: &[Scenario], errors: &mut LoadErrors) {
 struct Compiler<'a> {
     file: &'a Arc<SourceFile>,
     errors: LoadErrors,
+    /// Variables referenced by the step being compiled.
+    uses: BTreeSet<String>,
 }
 
 impl<'a> Compiler<'a> {
@@ -210,6 +212,7 @@ impl<'a> Compiler<'a> {
         Compiler {
             file,
             errors: LoadErrors::default(),
+            uses: BTreeSet::new(),
         }
     }
 
@@ -309,6 +312,7 @@ impl<'a> Compiler<'a> {
                     .with_help("templates use minijinja syntax: `{{ name }}`"),
             ),
             Ok(vars) => {
+                self.uses.extend(vars.iter().cloned());
                 for var in vars.iter().filter(|v| !known.contains(*v)) {
                     let help = match did_you_mean(var, known.iter().map(String::as_str)) {
                         Some(s) => format!("did you mean `{s}`? defined here: {}", list(known)),
@@ -324,6 +328,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn step(&mut self, step: model::Step, known: &BTreeSet<String>) -> Option<Step> {
+        self.uses.clear();
         let pos = self.at(&step.name);
         let eras = step.eras.as_ref().map(|e| self.eras(e));
         let timeout = step
@@ -441,6 +446,7 @@ impl<'a> Compiler<'a> {
             action,
             expects,
             captures,
+            uses: std::mem::take(&mut self.uses),
         })
     }
 

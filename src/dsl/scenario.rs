@@ -39,6 +39,8 @@ pub struct Step {
     pub action: Action,
     pub expects: Vec<Expect>,
     pub captures: Vec<Capture>,
+    /// Template variables this step refers to.
+    pub uses: std::collections::BTreeSet<String>,
 }
 
 #[derive(Debug)]

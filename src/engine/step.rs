@@ -29,6 +29,8 @@ pub async fn run_steps(
     ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
     ctx.insert("revision".into(), json!(conn.negotiated.revision));
     let mut broken: Option<String> = None;
+    // Captures that a failed step never made: (variable, step name).
+    let mut uncaptured: Vec<(String, String)> = Vec::new();
     for (name, value) in &scenario.vars {
         match render_value(value, &Value::Object(ctx.clone())) {
             Ok(v) => {
@@ -53,10 +55,23 @@ pub async fn run_steps(
                 },
                 Vec::new(),
             )
+        } else if let Some((var, by)) = uncaptured.iter().find(|(v, _)| step.uses.contains(v)) {
+            (
+                Outcome::Error {
+                    message: format!("not run: needs `{var}`, which step `{by}` did not capture"),
+                    detail: None,
+                },
+                Vec::new(),
+            )
         } else {
             let outcome = run_step(step, conn, &mut ctx).await;
             if conn.is_broken() && broken.is_none() {
                 broken = Some(format!("the connection broke at step `{}`", step.name));
+            }
+            for c in &step.captures {
+                if !ctx.contains_key(&c.name) {
+                    uncaptured.push((c.name.clone(), step.name.clone()));
+                }
             }
             (outcome, conn.take_log())
         };

@@ -1,0 +1,120 @@
+//! Shared helpers for end-to-end tests: the built binaries and example-server fixtures.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+/// The mcpspec binary under test.
+pub fn mcpspec() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mcpspec"))
+}
+
+/// The example server binary (built by `cargo test --workspace` next to mcpspec).
+pub fn example_server() -> PathBuf {
+    let path = mcpspec().with_file_name("mcpspec-example-server");
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with `cargo test --workspace` so the example server is built",
+        path.display()
+    );
+    path
+}
+
+/// `--stdio` argument running the example server with extra flags.
+pub fn stdio_target(flags: &[&str]) -> String {
+    let mut words = vec![example_server().display().to_string()];
+    words.extend(flags.iter().map(|f| f.to_string()));
+    words.join(" ")
+}
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Result of one mcpspec invocation.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn all_output(&self) -> String {
+        format!("{}\n{}", self.stdout, self.stderr)
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
+    }
+}
+
+/// Run mcpspec with these arguments (cwd: repo root, NO_COLOR set).
+pub fn run(args: &[&str]) -> Run {
+    run_in(&repo_root(), args, &[])
+}
+
+pub fn run_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(mcpspec());
+    cmd.args(args).current_dir(dir).env("NO_COLOR", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out: Output = cmd.output().expect("mcpspec runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The example server over HTTP on 127.0.0.1 (a free port), stopped on drop.
+pub struct HttpServer {
+    child: Child,
+    pub url: String,
+}
+
+impl HttpServer {
+    pub fn start(flags: &[&str]) -> HttpServer {
+        let mut child = Command::new(example_server())
+            .arg("--http")
+            .arg("127.0.0.1:0")
+            .args(flags)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("example server starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("listening line");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from the server: {line:?}"))
+            .to_string();
+        HttpServer { child, url }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Write a scenario file into a fresh temp dir and return (dir, path).
+pub fn scenario_file(name: &str, yaml: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(name);
+    std::fs::write(&path, yaml).expect("write scenario");
+    (dir, path)
+}
+
+/// Parse the `--json` result file.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("json report written");
+    serde_json::from_str(&text).expect("json report parses")
+}
