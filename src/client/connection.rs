@@ -243,6 +243,11 @@ impl Connection {
             })
             .and_then(Value::as_str)
             .map(str::to_string);
+        let param_headers = if self.negotiated.kind == EraKind::Modern && method == "tools/call" {
+            params.as_ref().map(|p| self.param_headers(p)).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         let body = json_message(method, params.map(Value::Object), id.clone());
         let mut headers: Vec<(String, String)> = Vec::new();
         match self.negotiated.kind {
@@ -251,8 +256,9 @@ impl Connection {
                 headers.push(("MCP-Protocol-Version".into(), version));
                 headers.push(("Mcp-Method".into(), method.to_string()));
                 if let Some(n) = name {
-                    headers.push(("Mcp-Name".into(), n));
+                    headers.push(("Mcp-Name".into(), encode_header_value(&n)));
                 }
+                headers.extend(param_headers);
             }
             EraKind::Legacy => {
                 if !self.negotiated.revision.is_empty() && method != "initialize" {
@@ -440,9 +446,50 @@ impl Connection {
     }
 
     async fn close_transport(&mut self) {
-        if let Transport::Stdio(t) = &mut self.transport {
-            t.shutdown().await;
+        match &mut self.transport {
+            Transport::Stdio(t) => t.shutdown().await,
+            Transport::Http(t) => {
+                // A legacy session is ended explicitly (servers may answer 405: fine).
+                if let Some(sid) = self.session_id.take() {
+                    let out = Outgoing {
+                        body: String::new(),
+                        id: None,
+                        expects_response: false,
+                        headers: vec![
+                            ("Mcp-Session-Id".into(), sid),
+                            ("MCP-Protocol-Version".into(), self.negotiated.revision.clone()),
+                        ],
+                        drop_headers: vec!["content-type".into()],
+                        http_method: Some("DELETE".into()),
+                        timeout: self.target.timeout.min(Duration::from_secs(2)),
+                        quiet_period: Duration::ZERO,
+                    };
+                    let _ = t.exchange(&out).await;
+                }
+            }
         }
+    }
+
+    /// Whether `Mcp-Param-*` headers can be derived (the tool list is known).
+    pub fn knows_tools(&self) -> bool {
+        self.tools.is_some()
+    }
+
+    /// `Mcp-Param-{X}` headers for arguments whose schema property has `x-mcp-header`.
+    fn param_headers(&self, params: &Map<String, Value>) -> Vec<(String, String)> {
+        let (Some(tools), Some(name), Some(args)) = (
+            &self.tools,
+            params.get("name").and_then(Value::as_str),
+            params.get("arguments").and_then(Value::as_object),
+        ) else {
+            return Vec::new();
+        };
+        let Some(tool) = tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)) else {
+            return Vec::new();
+        };
+        let mut headers = Vec::new();
+        collect_param_headers(tool.get("inputSchema"), Some(&Value::Object(args.clone())), &mut headers);
+        headers
     }
 
     /// End the connection (stdio: close stdin → wait → SIGTERM → SIGKILL).
@@ -691,6 +738,59 @@ impl Connection {
     }
 }
 
+/// Walk `properties` chains (only those: not items, combinators or refs) for
+/// `x-mcp-header` annotations with a present, non-null value.
+fn collect_param_headers(schema: Option<&Value>, value: Option<&Value>, out: &mut Vec<(String, String)>) {
+    let (Some(props), Some(Value::Object(values))) = (schema.and_then(|s| s.get("properties")).and_then(Value::as_object), value)
+    else {
+        return;
+    };
+    for (key, prop) in props {
+        let v = values.get(key);
+        if let (Some(header), Some(v)) = (prop.get("x-mcp-header").and_then(Value::as_str), v) {
+            let text = match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                Value::Bool(b) => Some(b.to_string()),
+                _ => None,
+            };
+            if let Some(text) = text {
+                out.push((format!("Mcp-Param-{header}"), encode_header_value(&text)));
+            }
+        }
+        collect_param_headers(Some(prop), v, out);
+    }
+}
+
+/// Header values that are not safe visible ASCII are sent as `=?base64?…?=`.
+pub fn encode_header_value(value: &str) -> String {
+    let safe = !value.is_empty()
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && value.trim() == value
+        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+    if safe {
+        value.to_string()
+    } else {
+        format!("=?base64?{}?=", base64_encode(value.as_bytes()))
+    }
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 fn answered_differs(offer: &str, answered: &str) -> bool {
     offer != answered
 }
@@ -809,5 +909,31 @@ pub fn raw_outgoing(
         http_method,
         timeout,
         quiet_period: Duration::ZERO,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_are_encoded_when_unsafe() {
+        assert_eq!(encode_header_value("get_weather"), "get_weather");
+        assert_eq!(encode_header_value(" padded"), "=?base64?IHBhZGRlZA==?=");
+        assert_eq!(encode_header_value("caf\u{e9}"), "=?base64?Y2Fmw6k=?=");
+        assert_eq!(base64_encode(b"ab"), "YWI=");
+    }
+
+    #[test]
+    fn param_headers_follow_properties_only() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "nested": {"type": "object", "properties": {"id": {"type": "integer", "x-mcp-header": "Id"}}},
+            "list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Never"}}
+        }});
+        let args = json!({"region": "eu", "nested": {"id": 7}, "list": ["x"]});
+        let mut out = Vec::new();
+        collect_param_headers(Some(&schema), Some(&args), &mut out);
+        assert_eq!(out, vec![("Mcp-Param-Region".to_string(), "eu".to_string()), ("Mcp-Param-Id".to_string(), "7".to_string())]);
     }
 }

@@ -60,6 +60,9 @@ pub fn render_str(s: &str, ctx: &Value) -> Result<Value, String> {
             .compile_expression(expr)
             .and_then(|e| e.eval(ctx))
             .map_err(|e| describe(&e))?;
+        if value.is_undefined() {
+            return Err(format!("undefined value: `{expr}` is undefined"));
+        }
         return serde_json::to_value(&value).map_err(|e| e.to_string());
     }
     ENV.render_str(s, ctx)

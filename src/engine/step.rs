@@ -124,6 +124,14 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Value>) -> Outcome {
     let ctx_value = Value::Object(ctx.clone());
     let timeout = step.timeout.unwrap_or(conn.target().timeout);
+    // Modern HTTP: `Mcp-Param-*` headers need the tool's inputSchema; fetch the list once.
+    if conn.is_http()
+        && conn.negotiated.kind == crate::era::EraKind::Modern
+        && matches!(&step.action, Action::Request { method, .. } if method == "tools/call")
+        && !conn.knows_tools()
+    {
+        let _ = conn.tools().await;
+    }
     let (mut out, method, params) = match build(step, conn, &ctx_value, timeout) {
         Ok(x) => x,
         Err(e) => {

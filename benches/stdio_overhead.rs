@@ -1,0 +1,102 @@
+//! Engine overhead over stdio: N `tools/call` requests through `mcpspec run` (one
+//! scenario of N steps, each with an expectation) versus a minimal raw client that
+//! writes the same lines and reads the replies, against the same example server.
+//!
+//! Run with `bench/run.sh` (builds the release binaries first). `BENCH_REQUESTS`
+//! sets N (default 10000), `BENCH_ROUNDS` the repetitions (default 3; best is kept).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn main() {
+    let requests: usize = env_or("BENCH_REQUESTS", 10_000);
+    let rounds: usize = env_or("BENCH_ROUNDS", 3);
+    let mcpspec = PathBuf::from(env!("CARGO_BIN_EXE_mcpspec"));
+    let server = mcpspec.with_file_name("mcpspec-example-server");
+    assert!(server.exists(), "build the example server first: cargo build --release --workspace");
+
+    let dir = std::env::temp_dir().join(format!("mcpspec-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("bench.yaml");
+    std::fs::write(&scenario, scenario_text(requests)).unwrap();
+
+    let mut engine = Vec::new();
+    let mut raw = Vec::new();
+    for _ in 0..rounds {
+        raw.push(raw_loop(&server, requests));
+        engine.push(engine_run(&mcpspec, &server, &scenario));
+    }
+    let best = |v: &[Duration]| *v.iter().min().unwrap();
+    let (e, r) = (best(&engine), best(&raw));
+    println!("requests: {requests}, rounds: {rounds} (best of each)");
+    println!("raw line-in/line-out client: {:>8.3}s  ({:.1} µs/request)", r.as_secs_f64(), r.as_secs_f64() * 1e6 / requests as f64);
+    println!("mcpspec run:                 {:>8.3}s  ({:.1} µs/request)", e.as_secs_f64(), e.as_secs_f64() * 1e6 / requests as f64);
+    println!("ratio mcpspec / raw: {:.3}", e.as_secs_f64() / r.as_secs_f64());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn scenario_text(n: usize) -> String {
+    let mut s = String::from("scenario: bench\neras: [2026-07-28]\nsteps:\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "  - name: call {i}\n    request: {{ method: tools/call, params: {{ name: echo, arguments: {{ text: \"hi {i}\" }} }} }}\n    expect:\n      - {{ path: \"$.content[0].text\", equals: \"hi {i}\" }}\n"
+        ));
+    }
+    s
+}
+
+fn engine_run(mcpspec: &PathBuf, server: &PathBuf, scenario: &PathBuf) -> Duration {
+    let started = Instant::now();
+    let out = Command::new(mcpspec)
+        .arg("run")
+        .arg(scenario)
+        .arg("--stdio")
+        .arg(server)
+        .arg("--era")
+        .arg("2026-07-28")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("mcpspec runs");
+    let elapsed = started.elapsed();
+    assert!(out.status.success(), "mcpspec failed: {}", String::from_utf8_lossy(&out.stdout));
+    elapsed
+}
+
+/// The baseline: spawn, discover, then N requests written and read one at a time.
+fn raw_loop(server: &PathBuf, n: usize) -> Duration {
+    let started = Instant::now();
+    let mut child = Command::new(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("server starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let mut line = String::new();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{{{meta}}}}}"#).unwrap();
+    stdin.flush().unwrap();
+    stdout.read_line(&mut line).unwrap();
+    for i in 1..=n {
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{{meta},"name":"echo","arguments":{{"text":"hi {i}"}}}}}}"#
+        )
+        .unwrap();
+        stdin.flush().unwrap();
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["result"]["content"][0]["text"], format!("hi {i}"));
+    }
+    drop(stdin);
+    let _ = child.wait();
+    started.elapsed()
+}
