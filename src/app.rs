@@ -7,8 +7,12 @@ use clap::Parser;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
-use crate::cli::{CallArgs, Cli, ColorChoice, Command, RunArgs, UsageError, exit};
+use crate::cli::{
+    CallArgs, Cli, ColorChoice, Command, DiffArgs, DiffFormat, RunArgs, SchemaKind, SnapshotArgs,
+    UsageError, exit,
+};
 use crate::client::{ConnectErrorKind, Connection};
+use crate::contract::{self, Snapshot};
 use crate::dsl::{self, Scenario};
 use crate::engine::{self, RunConfig};
 use crate::era::Era;
@@ -29,10 +33,18 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        Command::Schema => {
-            println!("{}", schema_text());
+        Command::Schema { kind } => {
+            println!(
+                "{}",
+                match kind {
+                    SchemaKind::Scenario => schema_text(),
+                    SchemaKind::Rules => rules_schema_text(),
+                }
+            );
             exit::OK
         }
+        Command::Snapshot(args) => runtime().block_on(snapshot(args)),
+        Command::Diff(args) => diff(args),
         Command::Validate { paths } => validate(&paths),
         Command::List { paths } => list(&paths),
         Command::Run(args) => runtime().block_on(run(args)),
@@ -43,6 +55,12 @@ pub fn main() -> i32 {
 /// The DSL schema as committed in `schema/scenario.schema.json`.
 pub fn schema_text() -> String {
     serde_json::to_string_pretty(&dsl::scenario_schema()).expect("schema serializes")
+}
+
+/// The contract rules schema as committed in `schema/rules.schema.json`.
+pub fn rules_schema_text() -> String {
+    let schema = schemars::schema_for!(contract::rules::RulesDoc);
+    serde_json::to_string_pretty(&schema).expect("schema serializes")
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -191,20 +209,11 @@ fn write_reports(
     json: Option<&Path>,
     secrets: &[String],
 ) -> Result<(), i32> {
-    let write = |path: &Path, text: String| -> Result<(), i32> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        std::fs::write(path, text).map_err(|e| {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            exit::INVALID_INPUT
-        })
-    };
     if let Some(path) = junit {
-        write(path, report::to_junit(report, secrets))?;
+        write_reports_file(path, report::to_junit(report, secrets))?;
     }
     if let Some(path) = json {
-        write(path, report::to_json(report, secrets))?;
+        write_reports_file(path, report::to_json(report, secrets))?;
     }
     Ok(())
 }
@@ -318,4 +327,119 @@ async fn call(args: CallArgs) -> i32 {
     };
     conn.close().await;
     code
+}
+
+fn connect_exit(kind: ConnectErrorKind) -> i32 {
+    match kind {
+        ConnectErrorKind::Start | ConnectErrorKind::Unreachable => exit::UNREACHABLE,
+        ConnectErrorKind::Auth => exit::AUTH_REQUIRED,
+        ConnectErrorKind::Protocol => exit::FAILED,
+    }
+}
+
+async fn open(args: &crate::cli::TargetArgs, era: &str) -> Result<(Connection, Vec<String>), i32> {
+    let (target, secrets) = args.to_target().map_err(usage)?;
+    let era = Era::parse(era).map_err(|e| usage(UsageError(format!("--era: {e}"))))?;
+    crate::signals::install();
+    match Connection::open(&target, &era.label, &era.request).await {
+        Ok(c) => Ok((c, secrets)),
+        Err(e) => {
+            eprintln!("error: {}", report::redact(&e.message, &secrets));
+            if let Some(tail) = &e.stderr_tail {
+                eprintln!(
+                    "server stderr (last lines):\n{}",
+                    report::redact(tail, &secrets)
+                );
+            }
+            Err(connect_exit(e.kind))
+        }
+    }
+}
+
+async fn snapshot(args: SnapshotArgs) -> i32 {
+    let (mut conn, secrets) = match open(&args.target, &args.era).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let taken = contract::take_snapshot(&mut conn, args.profile.as_deref()).await;
+    conn.close().await;
+    let snap = match taken {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}", report::redact(&e, &secrets));
+            return exit::FAILED;
+        }
+    };
+    let dir = match &args.profile {
+        Some(p) => args.out.join(p),
+        None => args.out.clone(),
+    };
+    if let Err(e) = snap.write(&dir) {
+        eprintln!("error: cannot write {}: {e}", dir.display());
+        return exit::INVALID_INPUT;
+    }
+    eprintln!(
+        "snapshot of {} ({} tools, {} resources, {} templates, {} prompts) written to {}",
+        snap.label("the server"),
+        snap.tools.len(),
+        snap.resources.len(),
+        snap.resource_templates.len(),
+        snap.prompts.len(),
+        dir.display()
+    );
+    exit::OK
+}
+
+fn diff(args: DiffArgs) -> i32 {
+    let load = |p: &Path| {
+        Snapshot::read(p).map_err(|e| {
+            eprintln!("error: {e}");
+            exit::INVALID_INPUT
+        })
+    };
+    let (base, cand) = match (load(&args.baseline), load(&args.candidate)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(c), _) | (_, Err(c)) => return c,
+    };
+    let rules = match &args.rules {
+        Some(p) => match contract::rules::Rules::load(p) {
+            Ok(r) => r,
+            Err(errors) => {
+                eprintln!("{}", errors.render());
+                return exit::INVALID_INPUT;
+            }
+        },
+        None => contract::rules::Rules::default(),
+    };
+    let labels = (
+        base.label(&args.baseline.display().to_string()),
+        cand.label(&args.candidate.display().to_string()),
+    );
+    let report = contract::diff_snapshots(&base, &cand, labels);
+    let judgement = contract::rules::judge(&rules, &report, chrono::Utc::now().date_naive());
+    let text = match args.format {
+        DiffFormat::Text => contract::output::to_text(&report, &judgement),
+        DiffFormat::Json => contract::output::to_json(&report, &judgement),
+    };
+    print!("{text}");
+    if let Some(path) = &args.junit
+        && let Err(code) = write_reports_file(path, contract::output::to_junit(&report, &judgement))
+    {
+        return code;
+    }
+    if judgement.fails() {
+        exit::FAILED
+    } else {
+        exit::OK
+    }
+}
+
+fn write_reports_file(path: &Path, text: String) -> Result<(), i32> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    std::fs::write(path, text).map_err(|e| {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        exit::INVALID_INPUT
+    })
 }

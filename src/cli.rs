@@ -51,8 +51,59 @@ pub enum Command {
     },
     /// Send one request and print the raw JSON-RPC response (debugging).
     Call(CallArgs),
-    /// Print the JSON Schema of the scenario DSL.
-    Schema,
+    /// Take a normalized contract snapshot of a server (one era, one profile).
+    Snapshot(SnapshotArgs),
+    /// Classify every change between two contract snapshots.
+    Diff(DiffArgs),
+    /// Print a JSON Schema: of the scenario DSL (default) or of contract rules files.
+    Schema {
+        #[arg(value_enum, default_value_t = SchemaKind::Scenario)]
+        kind: SchemaKind,
+    },
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaKind {
+    Scenario,
+    Rules,
+}
+
+#[derive(Args, Debug)]
+pub struct SnapshotArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Era: legacy, modern, auto or a revision.
+    #[arg(long, value_name = "ERA", default_value = "auto")]
+    pub era: String,
+    /// Authorization profile name (recorded; the snapshot goes to OUT/NAME).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Folder to write the snapshot files into.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// Baseline snapshot folder.
+    pub baseline: PathBuf,
+    /// Candidate snapshot folder.
+    pub candidate: PathBuf,
+    /// Contract rules (YAML): what fails, what is accepted.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+    /// Also write a JUnit XML report (a testcase per change).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffFormat {
+    Text,
+    Json,
 }
 
 #[derive(Args, Debug, Clone)]

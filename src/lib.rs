@@ -8,6 +8,7 @@ pub mod app;
 pub mod assert;
 pub mod cli;
 pub mod client;
+pub mod contract;
 pub mod dsl;
 pub mod engine;
 pub mod era;

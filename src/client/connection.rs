@@ -32,6 +32,7 @@ pub struct Negotiated {
     pub server_info: Option<Value>,
     pub capabilities: Value,
     pub supported_versions: Vec<String>,
+    pub instructions: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +125,7 @@ impl Connection {
                 server_info: None,
                 capabilities: Value::Null,
                 supported_versions: Vec::new(),
+                instructions: None,
             },
             next_id: 0,
             session_id: None,
@@ -244,7 +246,10 @@ impl Connection {
             .and_then(Value::as_str)
             .map(str::to_string);
         let param_headers = if self.negotiated.kind == EraKind::Modern && method == "tools/call" {
-            params.as_ref().map(|p| self.param_headers(p)).unwrap_or_default()
+            params
+                .as_ref()
+                .map(|p| self.param_headers(p))
+                .unwrap_or_default()
         } else {
             Vec::new()
         };
@@ -457,7 +462,10 @@ impl Connection {
                         expects_response: false,
                         headers: vec![
                             ("Mcp-Session-Id".into(), sid),
-                            ("MCP-Protocol-Version".into(), self.negotiated.revision.clone()),
+                            (
+                                "MCP-Protocol-Version".into(),
+                                self.negotiated.revision.clone(),
+                            ),
                         ],
                         drop_headers: vec!["content-type".into()],
                         http_method: Some("DELETE".into()),
@@ -484,11 +492,18 @@ impl Connection {
         ) else {
             return Vec::new();
         };
-        let Some(tool) = tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)) else {
+        let Some(tool) = tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+        else {
             return Vec::new();
         };
         let mut headers = Vec::new();
-        collect_param_headers(tool.get("inputSchema"), Some(&Value::Object(args.clone())), &mut headers);
+        collect_param_headers(
+            tool.get("inputSchema"),
+            Some(&Value::Object(args.clone())),
+            &mut headers,
+        );
         headers
     }
 
@@ -540,6 +555,10 @@ impl Connection {
         }
         self.negotiated.revision = answered;
         self.negotiated.server_info = result.get("serverInfo").cloned();
+        self.negotiated.instructions = result
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         self.negotiated.capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
         if answered_differs(offer, &self.negotiated.revision) {
             self.negotiated.note = Some(format!(
@@ -679,6 +698,10 @@ impl Connection {
             })
             .unwrap_or_default();
         self.negotiated.capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
+        self.negotiated.instructions = result
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         self.negotiated.server_info = result
             .get("_meta")
             .and_then(|m| m.get(META_SERVER_INFO))
@@ -740,9 +763,17 @@ impl Connection {
 
 /// Walk `properties` chains (only those: not items, combinators or refs) for
 /// `x-mcp-header` annotations with a present, non-null value.
-fn collect_param_headers(schema: Option<&Value>, value: Option<&Value>, out: &mut Vec<(String, String)>) {
-    let (Some(props), Some(Value::Object(values))) = (schema.and_then(|s| s.get("properties")).and_then(Value::as_object), value)
-    else {
+fn collect_param_headers(
+    schema: Option<&Value>,
+    value: Option<&Value>,
+    out: &mut Vec<(String, String)>,
+) {
+    let (Some(props), Some(Value::Object(values))) = (
+        schema
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object),
+        value,
+    ) else {
         return;
     };
     for (key, prop) in props {
@@ -779,7 +810,9 @@ fn base64_encode(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let n = (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
+        let n = (chunk[0] as u32) << 16
+            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
+            | *chunk.get(2).unwrap_or(&0) as u32;
         for i in 0..4 {
             if i <= chunk.len() {
                 out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
@@ -934,6 +967,12 @@ mod tests {
         let args = json!({"region": "eu", "nested": {"id": 7}, "list": ["x"]});
         let mut out = Vec::new();
         collect_param_headers(Some(&schema), Some(&args), &mut out);
-        assert_eq!(out, vec![("Mcp-Param-Region".to_string(), "eu".to_string()), ("Mcp-Param-Id".to_string(), "7".to_string())]);
+        assert_eq!(
+            out,
+            vec![
+                ("Mcp-Param-Region".to_string(), "eu".to_string()),
+                ("Mcp-Param-Id".to_string(), "7".to_string())
+            ]
+        );
     }
 }

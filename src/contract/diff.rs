@@ -1,0 +1,783 @@
+//! Classifying every change between two snapshots (the reference's summary table, with
+//! JSON Schemas compared deeply and direction-aware).
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::schema_diff::{self, Breaks, Direction, Models};
+use super::snapshot::Snapshot;
+use super::xmcp::invalid_x_mcp_headers;
+
+/// One classified change.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    pub list: String,
+    pub name: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+    #[serde(serialize_with = "ser_breaks")]
+    pub breaks_clients: Breaks,
+    #[serde(serialize_with = "ser_models")]
+    pub affects_models: Models,
+}
+
+fn ser_breaks<S: serde::Serializer>(b: &Breaks, s: S) -> Result<S::Ok, S::Error> {
+    match b {
+        Breaks::Yes => s.serialize_bool(true),
+        Breaks::No => s.serialize_bool(false),
+        Breaks::Unknown => s.serialize_str("unknown"),
+    }
+}
+
+fn ser_models<S: serde::Serializer>(m: &Models, s: S) -> Result<S::Ok, S::Error> {
+    match m {
+        Models::Yes => s.serialize_bool(true),
+        Models::No => s.serialize_bool(false),
+        Models::Possibly => s.serialize_str("possibly"),
+    }
+}
+
+/// Both labels and every change, in a stable order.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiffReport {
+    pub baseline: String,
+    pub candidate: String,
+    pub changes: Vec<Change>,
+    /// Differences in how the two snapshots were taken (era, profile) that may explain changes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+struct Builder {
+    changes: Vec<Change>,
+}
+
+impl Builder {
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        list: &str,
+        name: &str,
+        kind: &str,
+        path: Option<String>,
+        before: Option<Value>,
+        after: Option<Value>,
+        breaks: Breaks,
+        models: Models,
+    ) {
+        self.changes.push(Change {
+            list: list.into(),
+            name: name.into(),
+            kind: kind.into(),
+            path,
+            before,
+            after,
+            breaks_clients: breaks,
+            affects_models: models,
+        });
+    }
+
+    /// A field of an item changed (title, description, annotations, mimeType…).
+    fn field(
+        &mut self,
+        list: &str,
+        name: &str,
+        a: &Value,
+        b: &Value,
+        field: &str,
+        kind: &str,
+        breaks: Breaks,
+        models: Models,
+    ) {
+        let (x, y) = (a.get(field), b.get(field));
+        if x != y {
+            self.push(
+                list,
+                name,
+                kind,
+                Some(field.into()),
+                x.cloned(),
+                y.cloned(),
+                breaks,
+                models,
+            );
+        }
+    }
+}
+
+/// Classify every change from `baseline` to `candidate`.
+pub fn diff_snapshots(
+    baseline: &Snapshot,
+    candidate: &Snapshot,
+    labels: (String, String),
+) -> DiffReport {
+    let mut b = Builder {
+        changes: Vec::new(),
+    };
+    tools(&mut b, &baseline.tools, &candidate.tools);
+    prompts(&mut b, &baseline.prompts, &candidate.prompts);
+    resources(
+        &mut b,
+        "resources",
+        "uri",
+        &baseline.resources,
+        &candidate.resources,
+    );
+    resources(
+        &mut b,
+        "resource-templates",
+        "uriTemplate",
+        &baseline.resource_templates,
+        &candidate.resource_templates,
+    );
+    server(&mut b, &baseline.server, &candidate.server);
+    let mut warnings = Vec::new();
+    for key in ["era", "revision", "profile"] {
+        let (x, y) = (baseline.meta.get(key), candidate.meta.get(key));
+        if x.is_some() && y.is_some() && x != y {
+            warnings.push(format!(
+                "the snapshots were taken with different {key}s ({} vs {}): some changes may come from that",
+                x.map(Value::to_string).unwrap_or_default(),
+                y.map(Value::to_string).unwrap_or_default()
+            ));
+        }
+    }
+    DiffReport {
+        baseline: labels.0,
+        candidate: labels.1,
+        changes: b.changes,
+        warnings,
+    }
+}
+
+fn key_of<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Items only in `a`, only in `b`, and in both (by stable key).
+fn split<'a>(
+    a: &'a [Value],
+    b: &'a [Value],
+    key: &str,
+) -> (Vec<&'a Value>, Vec<&'a Value>, Vec<(&'a Value, &'a Value)>) {
+    let in_b: BTreeSet<&str> = b.iter().map(|v| key_of(v, key)).collect();
+    let in_a: BTreeSet<&str> = a.iter().map(|v| key_of(v, key)).collect();
+    let removed = a
+        .iter()
+        .filter(|v| !in_b.contains(key_of(v, key)))
+        .collect();
+    let added = b
+        .iter()
+        .filter(|v| !in_a.contains(key_of(v, key)))
+        .collect();
+    let both = a
+        .iter()
+        .filter_map(|x| {
+            b.iter()
+                .find(|y| key_of(y, key) == key_of(x, key))
+                .map(|y| (x, y))
+        })
+        .collect();
+    (removed, added, both)
+}
+
+/// Pair removed and added items that look like renames (`same` decides).
+fn pair_renames<'a>(
+    removed: Vec<&'a Value>,
+    added: Vec<&'a Value>,
+    same: impl Fn(&Value, &Value) -> bool,
+) -> (Vec<&'a Value>, Vec<&'a Value>, Vec<(&'a Value, &'a Value)>) {
+    let mut added_left: Vec<&Value> = added;
+    let mut removed_left = Vec::new();
+    let mut pairs = Vec::new();
+    for r in removed {
+        if let Some(i) = added_left.iter().position(|a| same(r, a)) {
+            pairs.push((r, added_left.remove(i)));
+        } else {
+            removed_left.push(r);
+        }
+    }
+    (removed_left, added_left, pairs)
+}
+
+fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
+    let list = "tools";
+    let (removed, added, both) = split(before, after, "name");
+    let same_schema = |x: &Value, y: &Value| {
+        x.get("inputSchema") == y.get("inputSchema")
+            && x.get("outputSchema") == y.get("outputSchema")
+    };
+    let (removed, added, renamed) = pair_renames(removed, added, same_schema);
+    for t in removed {
+        b.push(
+            list,
+            key_of(t, "name"),
+            "removed",
+            None,
+            Some(json!(key_of(t, "name"))),
+            None,
+            Breaks::Yes,
+            Models::Yes,
+        );
+    }
+    for (old, new) in renamed {
+        b.push(
+            list,
+            key_of(old, "name"),
+            "renamed",
+            Some("name".into()),
+            Some(json!(key_of(old, "name"))),
+            Some(json!(key_of(new, "name"))),
+            Breaks::Yes,
+            Models::Yes,
+        );
+    }
+    for t in added {
+        let name = key_of(t, "name");
+        b.push(
+            list,
+            name,
+            "added",
+            None,
+            None,
+            Some(json!(name)),
+            Breaks::No,
+            Models::Yes,
+        );
+        x_mcp_header(b, name, None, t);
+    }
+    for (old, new) in both {
+        let name = key_of(old, "name");
+        b.field(
+            list,
+            name,
+            old,
+            new,
+            "title",
+            "title_changed",
+            Breaks::No,
+            Models::Yes,
+        );
+        b.field(
+            list,
+            name,
+            old,
+            new,
+            "description",
+            "description_changed",
+            Breaks::No,
+            Models::Yes,
+        );
+        b.field(
+            list,
+            name,
+            old,
+            new,
+            "annotations",
+            "annotations_changed",
+            Breaks::No,
+            Models::Possibly,
+        );
+        let empty = json!({});
+        schema_changes(
+            b,
+            list,
+            name,
+            "inputSchema",
+            old.get("inputSchema").unwrap_or(&empty),
+            new.get("inputSchema").unwrap_or(&empty),
+            Direction::Input,
+        );
+        match (old.get("outputSchema"), new.get("outputSchema")) {
+            (Some(x), Some(y)) => {
+                schema_changes(b, list, name, "outputSchema", x, y, Direction::Output)
+            }
+            (Some(x), None) => b.push(
+                list,
+                name,
+                "output_schema_removed",
+                Some("outputSchema".into()),
+                Some(x.clone()),
+                None,
+                Breaks::Yes,
+                Models::Possibly,
+            ),
+            (None, Some(y)) => b.push(
+                list,
+                name,
+                "output_schema_added",
+                Some("outputSchema".into()),
+                None,
+                Some(y.clone()),
+                Breaks::No,
+                Models::Possibly,
+            ),
+            (None, None) => {}
+        }
+        x_mcp_header(b, name, Some(old), new);
+    }
+}
+
+fn schema_changes(
+    b: &mut Builder,
+    list: &str,
+    name: &str,
+    prefix: &str,
+    x: &Value,
+    y: &Value,
+    dir: Direction,
+) {
+    for c in schema_diff::compare(x, y, dir) {
+        let path = if c.path.is_empty() {
+            prefix.to_string()
+        } else {
+            format!("{prefix}.{}", c.path)
+        };
+        b.push(
+            list,
+            name,
+            c.kind,
+            Some(path),
+            c.before,
+            c.after,
+            c.breaks,
+            c.models,
+        );
+    }
+}
+
+/// A tool whose `x-mcp-header` annotations break the rules is dropped by HTTP clients.
+fn x_mcp_header(b: &mut Builder, name: &str, old: Option<&Value>, new: &Value) {
+    let empty = json!({});
+    let now = invalid_x_mcp_headers(new.get("inputSchema").unwrap_or(&empty));
+    if now.is_empty() {
+        return;
+    }
+    let before = old
+        .map(|o| invalid_x_mcp_headers(o.get("inputSchema").unwrap_or(&empty)))
+        .unwrap_or_default();
+    if before == now {
+        return;
+    }
+    b.push(
+        "tools",
+        name,
+        "invalid_x_mcp_header",
+        Some("inputSchema".into()),
+        if before.is_empty() {
+            None
+        } else {
+            Some(json!(before))
+        },
+        Some(json!(now)),
+        Breaks::Yes,
+        Models::Yes,
+    );
+}
+
+fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
+    let list = "prompts";
+    let (removed, added, both) = split(before, after, "name");
+    let same_args = |x: &Value, y: &Value| {
+        x.get("arguments") == y.get("arguments") && x.get("description") == y.get("description")
+    };
+    let (removed, added, renamed) = pair_renames(removed, added, same_args);
+    for p in removed {
+        b.push(
+            list,
+            key_of(p, "name"),
+            "removed",
+            None,
+            Some(json!(key_of(p, "name"))),
+            None,
+            Breaks::Yes,
+            Models::Yes,
+        );
+    }
+    for (old, new) in renamed {
+        b.push(
+            list,
+            key_of(old, "name"),
+            "renamed",
+            Some("name".into()),
+            Some(json!(key_of(old, "name"))),
+            Some(json!(key_of(new, "name"))),
+            Breaks::Yes,
+            Models::Yes,
+        );
+    }
+    for p in added {
+        b.push(
+            list,
+            key_of(p, "name"),
+            "added",
+            None,
+            None,
+            Some(json!(key_of(p, "name"))),
+            Breaks::No,
+            Models::Yes,
+        );
+    }
+    for (old, new) in both {
+        let name = key_of(old, "name");
+        b.field(
+            list,
+            name,
+            old,
+            new,
+            "title",
+            "title_changed",
+            Breaks::No,
+            Models::Yes,
+        );
+        b.field(
+            list,
+            name,
+            old,
+            new,
+            "description",
+            "description_changed",
+            Breaks::No,
+            Models::Yes,
+        );
+        let args = |v: &Value| {
+            v.get("arguments")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let (xa, ya) = (args(old), args(new));
+        let (gone, new_args, kept) = split(&xa, &ya, "name");
+        let required = |v: &Value| v.get("required").and_then(Value::as_bool).unwrap_or(false);
+        for a in gone {
+            let path = format!("arguments.{}", key_of(a, "name"));
+            b.push(
+                list,
+                name,
+                "argument_removed",
+                Some(path),
+                Some(a.clone()),
+                None,
+                Breaks::Yes,
+                Models::Yes,
+            );
+        }
+        for a in new_args {
+            let path = format!("arguments.{}", key_of(a, "name"));
+            if required(a) {
+                b.push(
+                    list,
+                    name,
+                    "required_argument_added",
+                    Some(path),
+                    None,
+                    Some(a.clone()),
+                    Breaks::Yes,
+                    Models::Yes,
+                );
+            } else {
+                b.push(
+                    list,
+                    name,
+                    "optional_argument_added",
+                    Some(path),
+                    None,
+                    Some(a.clone()),
+                    Breaks::No,
+                    Models::Possibly,
+                );
+            }
+        }
+        for (x, y) in kept {
+            let path = format!("arguments.{}", key_of(x, "name"));
+            match (required(x), required(y)) {
+                (false, true) => b.push(
+                    list,
+                    name,
+                    "argument_became_required",
+                    Some(format!("{path}.required")),
+                    Some(json!(false)),
+                    Some(json!(true)),
+                    Breaks::Yes,
+                    Models::Yes,
+                ),
+                (true, false) => b.push(
+                    list,
+                    name,
+                    "argument_became_optional",
+                    Some(format!("{path}.required")),
+                    Some(json!(true)),
+                    Some(json!(false)),
+                    Breaks::No,
+                    Models::Possibly,
+                ),
+                _ => {}
+            }
+            for (field, kind) in [
+                ("description", "argument_description_changed"),
+                ("title", "argument_title_changed"),
+            ] {
+                if x.get(field) != y.get(field) {
+                    b.push(
+                        list,
+                        name,
+                        kind,
+                        Some(format!("{path}.{field}")),
+                        x.get(field).cloned(),
+                        y.get(field).cloned(),
+                        Breaks::No,
+                        Models::Yes,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Resources (by `uri`) and resource templates (by `uriTemplate`): a removed and an added
+/// item with the same `name` is a changed URI.
+fn resources(b: &mut Builder, list: &str, key: &str, before: &[Value], after: &[Value]) {
+    let (removed, added, both) = split(before, after, key);
+    let same_name =
+        |x: &Value, y: &Value| x.get("name").is_some() && x.get("name") == y.get("name");
+    let (removed, added, moved) = pair_renames(removed, added, same_name);
+    let changed_kind = if key == "uri" {
+        "uri_changed"
+    } else {
+        "uri_template_changed"
+    };
+    for r in removed {
+        b.push(
+            list,
+            key_of(r, key),
+            "removed",
+            None,
+            Some(json!(key_of(r, key))),
+            None,
+            Breaks::Yes,
+            Models::Yes,
+        );
+    }
+    for (old, new) in moved {
+        b.push(
+            list,
+            key_of(old, key),
+            changed_kind,
+            Some(key.into()),
+            Some(json!(key_of(old, key))),
+            Some(json!(key_of(new, key))),
+            Breaks::Yes,
+            Models::Possibly,
+        );
+    }
+    for r in added {
+        b.push(
+            list,
+            key_of(r, key),
+            "added",
+            None,
+            None,
+            Some(json!(key_of(r, key))),
+            Breaks::No,
+            Models::Yes,
+        );
+    }
+    for (old, new) in both {
+        let name = key_of(old, key);
+        b.field(
+            list,
+            name,
+            old,
+            new,
+            "name",
+            "name_changed",
+            Breaks::No,
+            Models::Possibly,
+        );
+        b.field(
+            list,
+            name,
+            old,
+            new,
+            "title",
+            "title_changed",
+            Breaks::No,
+            Models::Yes,
+        );
+        b.field(
+            list,
+            name,
+            old,
+            new,
+            "description",
+            "description_changed",
+            Breaks::No,
+            Models::Yes,
+        );
+        b.field(
+            list,
+            name,
+            old,
+            new,
+            "mimeType",
+            "mime_type_changed",
+            Breaks::Yes,
+            Models::Possibly,
+        );
+    }
+}
+
+fn server(b: &mut Builder, before: &Value, after: &Value) {
+    let list = "server";
+    let versions = |v: &Value, k: &str| -> BTreeSet<String> {
+        v.get(k)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (x, y) = (
+        versions(before, "supportedVersions"),
+        versions(after, "supportedVersions"),
+    );
+    if before.get("supportedVersions").is_some() && after.get("supportedVersions").is_some() {
+        for v in x.difference(&y) {
+            b.push(
+                list,
+                v,
+                "protocol_version_dropped",
+                Some("supportedVersions".into()),
+                Some(json!(v)),
+                None,
+                Breaks::Yes,
+                Models::No,
+            );
+        }
+        for v in y.difference(&x) {
+            b.push(
+                list,
+                v,
+                "protocol_version_added",
+                Some("supportedVersions".into()),
+                None,
+                Some(json!(v)),
+                Breaks::No,
+                Models::No,
+            );
+        }
+    }
+    let empty = Map::new();
+    let caps = |v: &Value| {
+        v.get("capabilities")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_else(|| empty.clone())
+    };
+    capabilities(b, "capabilities", &caps(before), &caps(after));
+    if before.get("instructions") != after.get("instructions") {
+        b.push(
+            list,
+            "instructions",
+            "instructions_changed",
+            Some("instructions".into()),
+            before.get("instructions").cloned(),
+            after.get("instructions").cloned(),
+            Breaks::No,
+            Models::Yes,
+        );
+    }
+}
+
+/// Capabilities and their flags, recursively; `extensions` entries are named as such.
+fn capabilities(b: &mut Builder, path: &str, x: &Map<String, Value>, y: &Map<String, Value>) {
+    let is_ext = path == "capabilities.extensions";
+    for (k, v) in x {
+        let p = format!("{path}.{k}");
+        let k = &cap_name(&p);
+        match y.get(k) {
+            None => {
+                let kind = if is_ext {
+                    "extension_removed"
+                } else {
+                    "capability_removed"
+                };
+                b.push(
+                    "server",
+                    k,
+                    kind,
+                    Some(p),
+                    Some(v.clone()),
+                    None,
+                    Breaks::Yes,
+                    Models::Possibly,
+                );
+            }
+            Some(w) => match (v, w) {
+                (Value::Object(vo), Value::Object(wo)) => capabilities(b, &p, vo, wo),
+                _ if v != w => {
+                    // A flag turned off (e.g. listChanged true → false) removes behaviour.
+                    let breaks = if w == &json!(false) || w.is_null() {
+                        Breaks::Yes
+                    } else {
+                        Breaks::No
+                    };
+                    let kind = if breaks == Breaks::Yes {
+                        "capability_removed"
+                    } else {
+                        "capability_changed"
+                    };
+                    b.push(
+                        "server",
+                        k,
+                        kind,
+                        Some(p),
+                        Some(v.clone()),
+                        Some(w.clone()),
+                        breaks,
+                        Models::Possibly,
+                    );
+                }
+                _ => {}
+            },
+        }
+    }
+    for (k, w) in y {
+        if !x.contains_key(k) {
+            let kind = if is_ext {
+                "extension_added"
+            } else {
+                "capability_added"
+            };
+            let p = format!("{path}.{k}");
+            b.push(
+                "server",
+                &cap_name(&p),
+                kind,
+                Some(p.clone()),
+                None,
+                Some(w.clone()),
+                Breaks::No,
+                Models::Possibly,
+            );
+        }
+    }
+}
+
+/// A capability's name for reports: its path below `capabilities` (`tools.listChanged`;
+/// an extension is named by its identifier).
+fn cap_name(path: &str) -> String {
+    let rest = path.strip_prefix("capabilities.").unwrap_or(path);
+    rest.strip_prefix("extensions.").unwrap_or(rest).to_string()
+}

@@ -1,0 +1,354 @@
+//! Taking a contract snapshot from a live server, and storing/loading it.
+//!
+//! Files (pretty, key-sorted JSON so a review diff reads well): `tools.json`,
+//! `resources.json`, `resource-templates.json`, `prompts.json`, `server.json`, and a
+//! small `snapshot.json` describing where it came from.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::client::Connection;
+use crate::era::EraKind;
+
+/// The lists of a snapshot, in file order.
+pub const LISTS: &[(&str, &str)] = &[
+    ("tools", "tools.json"),
+    ("resources", "resources.json"),
+    ("resource-templates", "resource-templates.json"),
+    ("prompts", "prompts.json"),
+];
+
+/// How many full traversals may disagree before a list is declared unstable.
+const MAX_TRAVERSALS: usize = 4;
+
+/// A normalized contract.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub tools: Vec<Value>,
+    pub resources: Vec<Value>,
+    pub resource_templates: Vec<Value>,
+    pub prompts: Vec<Value>,
+    /// `supportedVersions`, `capabilities`, `instructions`.
+    pub server: Value,
+    /// Provenance: server name/version, era, revision, profile, mcpspec version, time.
+    pub meta: Value,
+}
+
+impl Snapshot {
+    pub fn list(&self, name: &str) -> &[Value] {
+        match name {
+            "tools" => &self.tools,
+            "resources" => &self.resources,
+            "resource-templates" => &self.resource_templates,
+            "prompts" => &self.prompts,
+            _ => &[],
+        }
+    }
+
+    /// A label for reports: the server's version, else its name, else the folder.
+    pub fn label(&self, fallback: &str) -> String {
+        let version = self.meta.pointer("/server/version").and_then(Value::as_str);
+        let name = self.meta.pointer("/server/name").and_then(Value::as_str);
+        match (name, version) {
+            (_, Some(v)) => v.to_string(),
+            (Some(n), None) => n.to_string(),
+            _ => fallback.to_string(),
+        }
+    }
+
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        for (name, file) in LISTS {
+            write_json(&dir.join(file), &Value::Array(self.list(name).to_vec()))?;
+        }
+        write_json(&dir.join("server.json"), &self.server)?;
+        write_json(&dir.join("snapshot.json"), &self.meta)
+    }
+
+    /// Load a snapshot folder; errors name the file and what is wrong.
+    pub fn read(dir: &Path) -> Result<Snapshot, String> {
+        if !dir.is_dir() {
+            return Err(format!(
+                "{}: not a snapshot folder (it does not exist or is not a folder)",
+                dir.display()
+            ));
+        }
+        let read = |file: &str| -> Result<Value, String> {
+            let path = dir.join(file);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+            serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))
+        };
+        let list = |file: &str| -> Result<Vec<Value>, String> {
+            match read(file)? {
+                Value::Array(items) => {
+                    if let Some(bad) = items.iter().position(|i| !i.is_object()) {
+                        return Err(format!(
+                            "{}: item {bad} is not an object",
+                            dir.join(file).display()
+                        ));
+                    }
+                    Ok(items)
+                }
+                _ => Err(format!(
+                    "{}: expected a JSON array",
+                    dir.join(file).display()
+                )),
+            }
+        };
+        let server = read("server.json")?;
+        if !server.is_object() {
+            return Err(format!(
+                "{}: expected a JSON object",
+                dir.join("server.json").display()
+            ));
+        }
+        Ok(Snapshot {
+            tools: list("tools.json")?,
+            resources: list("resources.json")?,
+            resource_templates: list("resource-templates.json")?,
+            prompts: list("prompts.json")?,
+            server,
+            meta: read("snapshot.json").unwrap_or(Value::Null),
+        })
+    }
+}
+
+fn write_json(path: &Path, value: &Value) -> std::io::Result<()> {
+    let mut text = serde_json::to_string_pretty(value).expect("JSON serializes");
+    text.push('\n');
+    std::fs::write(path, text)
+}
+
+/// Take a snapshot over an open connection.
+pub async fn take_snapshot(
+    conn: &mut Connection,
+    profile: Option<&str>,
+) -> Result<Snapshot, String> {
+    let caps = conn.negotiated.capabilities.clone();
+    let declared = |key: &str| caps.get(key).is_some_and(|v| !v.is_null());
+    let tools = if declared("tools") {
+        stable_list(conn, "tools/list", "tools").await?
+    } else {
+        Vec::new()
+    };
+    let (resources, resource_templates) = if declared("resources") {
+        (
+            stable_list(conn, "resources/list", "resources").await?,
+            stable_list(conn, "resources/templates/list", "resourceTemplates").await?,
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let prompts = if declared("prompts") {
+        stable_list(conn, "prompts/list", "prompts").await?
+    } else {
+        Vec::new()
+    };
+    let n = &conn.negotiated;
+    let mut server = Map::new();
+    match n.kind {
+        EraKind::Modern => {
+            let mut versions = n.supported_versions.clone();
+            versions.sort();
+            server.insert("supportedVersions".into(), json!(versions));
+        }
+        EraKind::Legacy => {
+            server.insert("protocolVersion".into(), json!(n.revision));
+        }
+    }
+    server.insert("capabilities".into(), sort_keys(caps));
+    if let Some(instructions) = &n.instructions {
+        server.insert("instructions".into(), json!(instructions));
+    }
+    let server_info = n.server_info.clone().unwrap_or(Value::Null);
+    let meta = json!({
+        "server": {
+            "name": server_info.get("name").cloned().unwrap_or(Value::Null),
+            "version": server_info.get("version").cloned().unwrap_or(Value::Null),
+        },
+        "era": n.kind.as_str(),
+        "eraRequested": n.requested,
+        "revision": n.revision,
+        "profile": profile,
+        "clientCapabilities": {},
+        "mcpspecVersion": env!("CARGO_PKG_VERSION"),
+        "takenAt": taken_at(),
+    });
+    Ok(Snapshot {
+        tools: normalize(
+            tools,
+            "name",
+            &[
+                "name",
+                "title",
+                "description",
+                "inputSchema",
+                "outputSchema",
+                "annotations",
+            ],
+        ),
+        resources: normalize(
+            resources,
+            "uri",
+            &["uri", "name", "title", "description", "mimeType"],
+        ),
+        resource_templates: normalize(
+            resource_templates,
+            "uriTemplate",
+            &["uriTemplate", "name", "title", "description", "mimeType"],
+        ),
+        prompts: normalize_prompts(prompts),
+        server: sort_keys(Value::Object(server)),
+        meta: sort_keys(meta),
+    })
+}
+
+/// Time of the snapshot; `SOURCE_DATE_EPOCH` makes it reproducible.
+fn taken_at() -> String {
+    let time = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0))
+        .unwrap_or_else(chrono::Utc::now);
+    time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Pages carry no consistency guarantee: traverse from the start until two full
+/// traversals agree.
+async fn stable_list(conn: &mut Connection, method: &str, key: &str) -> Result<Vec<Value>, String> {
+    let mut previous = conn
+        .list_all(method, key)
+        .await
+        .map_err(|e| format!("{method}: {e}"))?;
+    for _ in 1..MAX_TRAVERSALS {
+        let current = conn
+            .list_all(method, key)
+            .await
+            .map_err(|e| format!("{method}: {e}"))?;
+        if same_items(&previous, &current) {
+            return Ok(current);
+        }
+        previous = current;
+    }
+    Err(format!(
+        "{method}: {MAX_TRAVERSALS} full traversals all disagreed; the list never stabilized"
+    ))
+}
+
+/// Same set of items whatever the page order.
+fn same_items(a: &[Value], b: &[Value]) -> bool {
+    let key = |v: &Value| sort_keys(v.clone()).to_string();
+    let mut x: Vec<String> = a.iter().map(key).collect();
+    let mut y: Vec<String> = b.iter().map(key).collect();
+    x.sort();
+    y.sort();
+    x == y
+}
+
+/// Keep only the compared fields, sort keys, sort the list by its stable key.
+fn normalize(items: Vec<Value>, key: &str, fields: &[&str]) -> Vec<Value> {
+    let mut out: Vec<Value> = items
+        .into_iter()
+        .map(|item| {
+            let mut kept = Map::new();
+            for f in fields {
+                if let Some(v) = item.get(*f).filter(|v| !v.is_null()) {
+                    kept.insert(f.to_string(), v.clone());
+                }
+            }
+            sort_keys(Value::Object(kept))
+        })
+        .collect();
+    out.sort_by(|a, b| sort_key(a, key).cmp(&sort_key(b, key)));
+    out
+}
+
+fn normalize_prompts(items: Vec<Value>) -> Vec<Value> {
+    let mut prompts = normalize(
+        items,
+        "name",
+        &["name", "title", "description", "arguments"],
+    );
+    for p in &mut prompts {
+        if let Some(Value::Array(args)) = p.get_mut("arguments") {
+            for a in args.iter_mut() {
+                let mut kept = Map::new();
+                for f in ["name", "title", "description", "required"] {
+                    if let Some(v) = a.get(f).filter(|v| !v.is_null()) {
+                        kept.insert(f.into(), v.clone());
+                    }
+                }
+                *a = sort_keys(Value::Object(kept));
+            }
+            args.sort_by(|a, b| sort_key(a, "name").cmp(&sort_key(b, "name")));
+        }
+    }
+    prompts
+}
+
+fn sort_key(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+/// Recursively sort object keys (the crate keeps insertion order otherwise).
+pub fn sort_keys(v: Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(String, Value)> = m.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, sort_keys(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sort_keys).collect()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalization_drops_delivery_fields_and_sorts() {
+        let tools = vec![
+            json!({"name": "b", "inputSchema": {"type": "object"}, "_meta": {"x": 1}, "icons": []}),
+            json!({"name": "a", "description": "A", "inputSchema": {"type": "object", "properties": {"z": {}, "y": {}}}}),
+        ];
+        let n = normalize(
+            tools,
+            "name",
+            &[
+                "name",
+                "title",
+                "description",
+                "inputSchema",
+                "outputSchema",
+                "annotations",
+            ],
+        );
+        assert_eq!(n[0]["name"], "a");
+        assert!(n[1].get("_meta").is_none() && n[1].get("icons").is_none());
+        let keys: Vec<&String> = n[0]["inputSchema"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(keys, ["y", "z"]);
+    }
+
+    #[test]
+    fn items_compare_as_sets() {
+        assert!(same_items(
+            &[json!({"a": 1}), json!({"b": 2})],
+            &[json!({"b": 2}), json!({"a": 1})]
+        ));
+        assert!(!same_items(&[json!({"a": 1})], &[json!({"a": 2})]));
+    }
+}
