@@ -240,8 +240,12 @@ impl TargetArgs {
                 for (k, v) in &headers {
                     if is_sensitive_header(k) && !v.is_empty() {
                         secrets.push(v.clone());
-                        if let Some(token) = v.strip_prefix("Bearer ") {
-                            secrets.push(token.to_string());
+                        // `Scheme credentials` (any scheme, any case): the credential alone too.
+                        if let Some((_, credential)) = v.split_once(char::is_whitespace) {
+                            let credential = credential.trim();
+                            if !credential.is_empty() {
+                                secrets.push(credential.to_string());
+                            }
                         }
                     }
                 }

@@ -412,8 +412,16 @@ impl Connection {
     }
 
     fn remember_tools(&mut self, out: &Outgoing, result: &Map<String, Value>) {
-        // Only complete, unpaginated lists are a safe cache.
+        // Only a complete list (first page without a next one) is a safe cache.
         if result.get("nextCursor").is_some() || !out.body.contains("\"tools/list\"") {
+            return;
+        }
+        let body: Option<Value> = serde_json::from_str(&out.body).ok();
+        let is_first_page = body.as_ref().is_some_and(|b| {
+            b.get("method").and_then(Value::as_str) == Some("tools/list")
+                && b.pointer("/params/cursor").is_none()
+        });
+        if !is_first_page {
             return;
         }
         if let Some(tools) = result.get("tools").and_then(Value::as_array) {
@@ -673,7 +681,7 @@ impl Connection {
             Err(TransportError::Io(e)) if self.is_http() => {
                 return Err(ConnectError {
                     kind: ConnectErrorKind::Unreachable,
-                    message: format!("cannot reach {}: {e}", self.target.describe()),
+                    message: format!("cannot reach {}: {e}", self.target.location()),
                     stderr_tail: None,
                     transcript: Vec::new(),
                 });
@@ -728,9 +736,12 @@ impl Connection {
                     kind,
                     message: match kind {
                         ConnectErrorKind::Start => format!("the server did not start: {e}"),
-                        ConnectErrorKind::Unreachable => {
-                            format!("cannot reach {}: {e}", self.target.describe())
-                        }
+                        ConnectErrorKind::Unreachable => match &e {
+                            TransportError::Io(detail) => {
+                                format!("cannot reach {}: {detail}", self.target.location())
+                            }
+                            other => format!("cannot reach {}: {other}", self.target.location()),
+                        },
                         _ => format!("{what}: {e}"),
                     },
                     stderr_tail: None,

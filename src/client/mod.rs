@@ -61,6 +61,14 @@ impl Target {
         }
     }
 
+    /// The URL (HTTP) or program (stdio), for messages.
+    pub fn location(&self) -> &str {
+        match &self.kind {
+            TargetKind::Stdio { program, .. } => program,
+            TargetKind::Http { url, .. } => url,
+        }
+    }
+
     pub fn is_http(&self) -> bool {
         matches!(self.kind, TargetKind::Http { .. })
     }

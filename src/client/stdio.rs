@@ -4,7 +4,7 @@
 //! SIGTERM → SIGKILL) reaches grandchildren too (`npx`, `uv run`, shell wrappers):
 //! mcpspec never leaves an orphan behind.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,6 +17,8 @@ use tokio::sync::mpsc;
 use super::{Exchange, Outgoing, TransportError, id_key, is_response};
 
 const STDERR_TAIL_LINES: usize = 40;
+/// After the process exits, how long to keep reading what it wrote before.
+const EXIT_GRACE: Duration = Duration::from_millis(200);
 
 /// Events from the reader task, in stdout order.
 #[derive(Debug)]
@@ -35,9 +37,11 @@ pub struct StdioTransport {
     stderr: Arc<Mutex<VecDeque<String>>>,
     closed: Option<String>,
     max_bytes: usize,
-    /// Messages that arrived when no exchange was waiting (delivered with the next one).
-    backlog: Vec<Value>,
-    noise_backlog: Vec<String>,
+    /// Ids of requests that timed out: a late reply to one is not a wrong id.
+    abandoned: HashSet<String>,
+    /// Set once the server process has exited (its stdout may still be held open by a
+    /// grandchild, so EOF alone would not tell).
+    exited: Option<std::process::ExitStatus>,
 }
 
 impl StdioTransport {
@@ -78,8 +82,8 @@ impl StdioTransport {
             stderr,
             closed: None,
             max_bytes,
-            backlog: Vec::new(),
-            noise_backlog: Vec::new(),
+            abandoned: HashSet::new(),
+            exited: None,
         })
     }
 
@@ -89,11 +93,7 @@ impl StdioTransport {
         if let Some(why) = &self.closed {
             return Err(TransportError::Closed(why.clone()));
         }
-        let mut ex = Exchange {
-            other_messages: std::mem::take(&mut self.backlog),
-            stdout_noise: std::mem::take(&mut self.noise_backlog),
-            ..Exchange::default()
-        };
+        let mut ex = Exchange::default();
         let mut line = out.body.clone().into_bytes();
         line.push(b'\n');
         let stdin = self
@@ -115,12 +115,28 @@ impl StdioTransport {
         };
         let deadline = tokio::time::Instant::now() + wait;
         let expected = out.id.as_ref().map(id_key);
+        let mut deadline = deadline;
         loop {
-            let next = tokio::time::timeout_at(deadline, self.incoming.recv()).await;
+            let next = tokio::select! {
+                next = tokio::time::timeout_at(deadline, self.incoming.recv()) => next,
+                status = self.child.wait(), if self.exited.is_none() => {
+                    // Read what the process wrote before exiting, briefly.
+                    self.exited = status.ok();
+                    deadline = deadline.min(tokio::time::Instant::now() + EXIT_GRACE);
+                    continue;
+                }
+            };
             match next {
+                Err(_) if self.exited.is_some() => {
+                    let why = self.close_reason("the server process exited").await;
+                    return Err(TransportError::Closed(why));
+                }
                 Err(_) => {
                     ex.elapsed = started.elapsed();
                     return if out.expects_response {
+                        if let Some(key) = &expected {
+                            self.abandoned.insert(key.clone());
+                        }
                         Err(TransportError::Timeout(wait))
                     } else {
                         Ok(ex)
@@ -144,6 +160,11 @@ impl StdioTransport {
                         continue;
                     }
                     let got = msg.get("id").cloned().unwrap_or(Value::Null);
+                    if self.abandoned.remove(&id_key(&got)) {
+                        // A late reply to a request that already timed out.
+                        ex.other_messages.push(msg);
+                        continue;
+                    }
                     match &expected {
                         Some(key) if *key == id_key(&got) => {
                             ex.response = Some(msg);
@@ -172,10 +193,17 @@ impl StdioTransport {
 
     async fn close_reason(&mut self, what: &str) -> String {
         // Give the process a moment to finish exiting so its status is known.
-        let status = tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await;
+        let status = match self.exited {
+            Some(s) => Some(s),
+            None => tokio::time::timeout(Duration::from_millis(500), self.child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok),
+        };
+        self.exited = status;
         let why = match status {
-            Ok(Ok(s)) => format!("{what} (server exited: {s})"),
-            _ => what.to_string(),
+            Some(s) => format!("{what} (server exited: {s})"),
+            None => what.to_string(),
         };
         self.closed = Some(why.clone());
         why

@@ -591,6 +591,18 @@ impl<'a> Compiler<'a> {
                 predicates.push(Predicate::Type(t.value));
             }
             if let Some(l) = e.length {
+                if let model::LengthSpec::Compare(c) = &l
+                    && c.gt.is_none()
+                    && c.gte.is_none()
+                    && c.lt.is_none()
+                    && c.lte.is_none()
+                {
+                    self.errors.push(
+                        LoadError::at(pos.clone(), "`length` comparison without a bound")
+                            .with_help("give a number or at least one of `gt`, `gte`, `lt`, `lte`, e.g. `length: {gte: 1}`"),
+                    );
+                    return None;
+                }
                 predicates.push(Predicate::Length(l));
             }
             if let Some(x) = e.exists {

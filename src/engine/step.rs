@@ -132,7 +132,7 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
     {
         let _ = conn.tools().await;
     }
-    let (mut out, method, params) = match build(step, conn, &ctx_value, timeout) {
+    let mut built = match build(step, conn, &ctx_value, timeout) {
         Ok(x) => x,
         Err(e) => {
             return Outcome::Error {
@@ -146,22 +146,13 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         .iter()
         .any(|e| matches!(e.kind, ExpectKind::NoResponse(_)))
     {
-        out.quiet_period = NO_RESPONSE_WINDOW;
+        built.out.quiet_period = NO_RESPONSE_WINDOW;
     }
     let paginate = matches!(step.action, Action::Request { paginate: true, .. });
     let exchange = if paginate {
-        paginate_all(
-            conn,
-            &out,
-            &method,
-            params.clone(),
-            step,
-            &ctx_value,
-            timeout,
-        )
-        .await
+        paginate_all(conn, &built, timeout).await
     } else {
-        conn.send(&out).await.map_err(|e| e.to_string())
+        conn.send(&built.out).await.map_err(|e| e.to_string())
     };
     let exchange = match exchange {
         Ok(ex) => ex,
@@ -190,7 +181,8 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         .iter()
         .any(|e| matches!(e.kind, ExpectKind::OutputSchema))
     {
-        seen.output_schema = Some(output_schema_for(conn, &method, params.as_ref()).await);
+        seen.output_schema =
+            Some(output_schema_for(conn, &built.method, built.params.as_ref()).await);
     }
     let mut failures: Vec<Failure> = Vec::new();
     let mut applicable = 0;
@@ -285,7 +277,14 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
     Ok(())
 }
 
-type Built = (Outgoing, String, Option<Value>);
+/// A step rendered against the variables: the message, and what pagination reuses.
+struct Built {
+    out: Outgoing,
+    method: String,
+    params: Option<Value>,
+    meta: IndexMap<String, Value>,
+    headers: IndexMap<String, Option<String>>,
+}
 
 fn build(
     step: &Step,
@@ -326,15 +325,15 @@ fn build(
                 Some(v) => render(v)?,
                 None => conn.next_id(),
             };
-            let out = conn.build(
-                method,
-                params.clone(),
-                Some(id),
-                &render_map(meta)?,
-                &headers(h)?,
-                timeout,
-            );
-            Ok((out, method.clone(), params))
+            let (meta, headers) = (render_map(meta)?, headers(h)?);
+            let out = conn.build(method, params.clone(), Some(id), &meta, &headers, timeout);
+            Ok(Built {
+                out,
+                method: method.clone(),
+                params,
+                meta,
+                headers,
+            })
         }
         Action::Notification {
             method,
@@ -343,15 +342,15 @@ fn build(
             headers: h,
         } => {
             let params = params.as_ref().map(render).transpose()?;
-            let out = conn.build(
-                method,
-                params.clone(),
-                None,
-                &render_map(meta)?,
-                &headers(h)?,
-                timeout,
-            );
-            Ok((out, method.clone(), params))
+            let (meta, headers) = (render_map(meta)?, headers(h)?);
+            let out = conn.build(method, params.clone(), None, &meta, &headers, timeout);
+            Ok(Built {
+                out,
+                method: method.clone(),
+                params,
+                meta,
+                headers,
+            })
         }
         Action::Raw {
             body,
@@ -359,14 +358,21 @@ fn build(
             http_method,
         } => {
             let body = render(body)?;
-            let out = raw_outgoing(&body, &headers(h)?, http_method.clone(), timeout);
+            let headers = headers(h)?;
+            let out = raw_outgoing(&body, &headers, http_method.clone(), timeout);
             let method = body
                 .get("method")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
             let params = body.get("params").cloned();
-            Ok((out, method, params))
+            Ok(Built {
+                out,
+                method,
+                params,
+                meta: IndexMap::new(),
+                headers,
+            })
         }
     }
 }
@@ -390,19 +396,16 @@ fn list_key(method: &str) -> Option<&'static str> {
 /// Follow `nextCursor` to the end; the step's document is the merged list.
 async fn paginate_all(
     conn: &mut Connection,
-    first: &Outgoing,
-    method: &str,
-    params: Option<Value>,
-    step: &Step,
-    ctx: &Value,
+    built: &Built,
     timeout: Duration,
 ) -> Result<Exchange, String> {
+    let (method, params) = (built.method.as_str(), &built.params);
     let Some(key) = list_key(method) else {
         return Err(format!(
             "`paginate` applies to list methods, not `{method}`"
         ));
     };
-    let mut ex = conn.send(first).await.map_err(|e| e.to_string())?;
+    let mut ex = conn.send(&built.out).await.map_err(|e| e.to_string())?;
     let mut merged: Vec<Value> = Vec::new();
     let mut pages = 0;
     loop {
@@ -436,33 +439,13 @@ async fn paginate_all(
             _ => Map::new(),
         };
         p.insert("cursor".into(), cursor);
-        let (meta, headers) = match &step.action {
-            Action::Request { meta, headers, .. } => (meta, headers),
-            _ => unreachable!("paginate is a request option"),
-        };
-        let meta: IndexMap<String, Value> = meta
-            .iter()
-            .map(|(k, v)| Ok((k.clone(), render_value(v, ctx).map_err(|(_, _, e)| e)?)))
-            .collect::<Result<_, String>>()?;
-        let headers: IndexMap<String, Option<String>> = headers
-            .iter()
-            .map(|(k, v)| {
-                Ok((
-                    k.clone(),
-                    render_value(v, ctx)
-                        .map_err(|(_, _, e)| e)?
-                        .as_str()
-                        .map(str::to_string),
-                ))
-            })
-            .collect::<Result<_, String>>()?;
         let id = conn.next_id();
         let out = conn.build(
             method,
             Some(Value::Object(p)),
             Some(id),
-            &meta,
-            &headers,
+            &built.meta,
+            &built.headers,
             timeout,
         );
         ex = conn.send(&out).await.map_err(|e| e.to_string())?;
