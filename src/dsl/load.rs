@@ -348,17 +348,19 @@ impl<'a> Compiler<'a> {
             step.request.as_ref().map(|r| (r.line, r.col)),
             step.notification.as_ref().map(|r| (r.line, r.col)),
             step.raw.as_ref().map(|r| (r.line, r.col)),
+            step.contract.as_ref().map(|r| (r.line, r.col)),
         ];
         let given = kinds.iter().flatten().count();
         if given != 1 {
             let msg = if given == 0 {
                 "step has nothing to send"
             } else {
-                "step has more than one of `request`, `notification`, `raw`"
+                "step has more than one of `request`, `notification`, `raw`, `contract`"
             };
             self.errors.push(
-                LoadError::at(pos.clone(), msg)
-                    .with_help("give exactly one of `request`, `notification` or `raw`"),
+                LoadError::at(pos.clone(), msg).with_help(
+                    "give exactly one of `request`, `notification`, `raw` or `contract`",
+                ),
             );
             return None;
         }
@@ -390,6 +392,16 @@ impl<'a> Compiler<'a> {
                 meta: n.meta.unwrap_or_default(),
                 headers: n.headers.unwrap_or_default(),
             }
+        } else if let Some(c) = step.contract {
+            if !step.expect.is_empty() {
+                self.errors.push(
+                    LoadError::at(self.at(&c), "a `contract` step takes no `expect`").with_help(
+                        "the rules file decides which changes fail (default: breaking changes)",
+                    ),
+                );
+                return None;
+            }
+            self.contract(c.value)?
         } else {
             let raw = step.raw.expect("one action is present").value;
             self.check_templates(&raw.body, known);
@@ -448,6 +460,32 @@ impl<'a> Compiler<'a> {
             captures,
             uses: std::mem::take(&mut self.uses),
         })
+    }
+
+    fn contract(&mut self, c: model::ContractCheck) -> Option<Action> {
+        let base = Path::new(&self.file.name)
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let baseline = base.join(&c.baseline.value);
+        if !baseline.join("tools.json").is_file() {
+            self.errors.push(
+                LoadError::at(self.at(&c.baseline), format!("`{}` is not a snapshot folder", baseline.display()))
+                    .with_help("create it with `mcpspec snapshot <target> --out DIR`; the path is relative to the scenario file"),
+            );
+            return None;
+        }
+        let rules = match &c.rules {
+            None => crate::contract::rules::Rules::default(),
+            Some(r) => match crate::contract::rules::Rules::load(&base.join(&r.value)) {
+                Ok(rules) => rules,
+                Err(errors) => {
+                    self.errors.0.extend(errors.0);
+                    return None;
+                }
+            },
+        };
+        Some(Action::Contract { baseline, rules })
     }
 
     fn check_map_templates(

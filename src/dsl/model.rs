@@ -63,6 +63,9 @@ pub struct Step {
     /// A message sent exactly as written: nothing added, nothing validated.
     #[serde(default)]
     pub raw: Option<At<Raw>>,
+    /// Compare the live server's contract with a baseline snapshot (`mcpspec snapshot`).
+    #[serde(default)]
+    pub contract: Option<At<ContractCheck>>,
     /// Expectations, all of which must hold.
     #[serde(default)]
     pub expect: Vec<At<Expectation>>,
@@ -136,6 +139,18 @@ pub struct Raw {
     /// HTTP only: the request method (default `POST`), e.g. `GET` or `DELETE`.
     #[serde(default)]
     pub http_method: Option<At<String>>,
+}
+
+/// A contract check: snapshot the server over this connection and diff it with a
+/// baseline; changes that the rules make failing fail the step.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ContractCheck {
+    /// Baseline snapshot folder, relative to the scenario file.
+    pub baseline: At<String>,
+    /// Contract rules file (YAML), relative to the scenario file. Default: breaking changes fail.
+    #[serde(default)]
+    pub rules: Option<At<String>>,
 }
 
 /// One expectation. Use exactly one kind: `path` (with predicates), `schema`,

@@ -64,6 +64,11 @@ pub enum Action {
         headers: IndexMap<String, TValue>,
         http_method: Option<String>,
     },
+    /// Snapshot the live server and diff it with a baseline snapshot.
+    Contract {
+        baseline: std::path::PathBuf,
+        rules: crate::contract::rules::Rules,
+    },
 }
 
 #[derive(Debug)]

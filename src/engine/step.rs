@@ -122,6 +122,9 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 
 /// Run one step: render, send, judge, capture.
 async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Value>) -> Outcome {
+    if let Action::Contract { baseline, rules } = &step.action {
+        return contract_check(step, conn, baseline, rules).await;
+    }
     let ctx_value = Value::Object(ctx.clone());
     let timeout = step.timeout.unwrap_or(conn.target().timeout);
     // Modern HTTP: `Mcp-Param-*` headers need the tool's inputSchema; fetch the list once.
@@ -312,6 +315,7 @@ fn build(
                 .collect()
         };
     match &step.action {
+        Action::Contract { .. } => unreachable!("contract steps do not send one message"),
         Action::Request {
             method,
             params,
@@ -477,4 +481,82 @@ async fn output_schema_for(
         .find(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str()))
         .ok_or_else(|| format!("tool `{name}` is not in tools/list"))?;
     Ok(tool.get("outputSchema").cloned())
+}
+
+/// A `contract` step: snapshot the live server over this connection, diff it with the
+/// baseline, and fail on what the rules make failing (plus stale acceptances).
+async fn contract_check(
+    step: &Step,
+    conn: &mut Connection,
+    baseline_dir: &std::path::Path,
+    rules: &crate::contract::rules::Rules,
+) -> Outcome {
+    use crate::contract::{self, Snapshot, rules::Verdict};
+    let baseline = match Snapshot::read(baseline_dir) {
+        Ok(s) => s,
+        Err(e) => {
+            return Outcome::Error {
+                message: e,
+                detail: None,
+            };
+        }
+    };
+    let live = match contract::take_snapshot(conn, None).await {
+        Ok(s) => s,
+        Err(e) => {
+            return Outcome::Error {
+                message: format!("cannot take the snapshot: {e}"),
+                detail: None,
+            };
+        }
+    };
+    let labels = (
+        baseline.label(&baseline_dir.display().to_string()),
+        live.label("live server"),
+    );
+    let report = contract::diff_snapshots(&baseline, &live, labels);
+    let judgement = contract::rules::judge(rules, &report, chrono::Utc::now().date_naive());
+    let failure = |message: String, expected: Option<String>, actual: Option<String>| Failure {
+        kind: "contract".into(),
+        snippet: step
+            .pos
+            .snippet(Severity::Error, &message, "this contract check"),
+        message,
+        expected,
+        actual,
+        file: step.pos.file_name().to_string(),
+        line: step.pos.line,
+        column: step.pos.col,
+    };
+    let mut failures: Vec<Failure> = judgement
+        .changes
+        .iter()
+        .filter(|j| j.verdict == Verdict::Fail)
+        .map(|j| {
+            let c = &j.change;
+            let at = c
+                .path
+                .as_ref()
+                .map(|p| format!(" at {p}"))
+                .unwrap_or_default();
+            failure(
+                format!("{}/{}: {}{at}", c.list, c.name, c.kind),
+                c.before.as_ref().map(|v| v.to_string()),
+                c.after.as_ref().map(|v| v.to_string()),
+            )
+        })
+        .collect();
+    failures.extend(
+        judgement
+            .stale
+            .iter()
+            .map(|s| failure(format!("stale acceptance: {s}"), None, None)),
+    );
+    if failures.is_empty() {
+        Outcome::Passed
+    } else if step.level == Level::Should {
+        Outcome::Warning { failures }
+    } else {
+        Outcome::Failed { failures }
+    }
 }
