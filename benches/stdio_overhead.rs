@@ -15,7 +15,10 @@ fn main() {
     let rounds: usize = env_or("BENCH_ROUNDS", 3);
     let mcpspec = PathBuf::from(env!("CARGO_BIN_EXE_mcpspec"));
     let server = mcpspec.with_file_name("mcpspec-example-server");
-    assert!(server.exists(), "build the example server first: cargo build --release --workspace");
+    assert!(
+        server.exists(),
+        "build the example server first: cargo build --release --workspace"
+    );
 
     let dir = std::env::temp_dir().join(format!("mcpspec-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -31,14 +34,28 @@ fn main() {
     let best = |v: &[Duration]| *v.iter().min().unwrap();
     let (e, r) = (best(&engine), best(&raw));
     println!("requests: {requests}, rounds: {rounds} (best of each)");
-    println!("raw line-in/line-out client: {:>8.3}s  ({:.1} µs/request)", r.as_secs_f64(), r.as_secs_f64() * 1e6 / requests as f64);
-    println!("mcpspec run:                 {:>8.3}s  ({:.1} µs/request)", e.as_secs_f64(), e.as_secs_f64() * 1e6 / requests as f64);
-    println!("ratio mcpspec / raw: {:.3}", e.as_secs_f64() / r.as_secs_f64());
+    println!(
+        "raw line-in/line-out client: {:>8.3}s  ({:.1} µs/request)",
+        r.as_secs_f64(),
+        r.as_secs_f64() * 1e6 / requests as f64
+    );
+    println!(
+        "mcpspec run:                 {:>8.3}s  ({:.1} µs/request)",
+        e.as_secs_f64(),
+        e.as_secs_f64() * 1e6 / requests as f64
+    );
+    println!(
+        "ratio mcpspec / raw: {:.3}",
+        e.as_secs_f64() / r.as_secs_f64()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn scenario_text(n: usize) -> String {
@@ -64,7 +81,11 @@ fn engine_run(mcpspec: &PathBuf, server: &PathBuf, scenario: &PathBuf) -> Durati
         .output()
         .expect("mcpspec runs");
     let elapsed = started.elapsed();
-    assert!(out.status.success(), "mcpspec failed: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "mcpspec failed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     elapsed
 }
 
@@ -81,7 +102,11 @@ fn raw_loop(server: &PathBuf, n: usize) -> Duration {
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
     let mut line = String::new();
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{{{meta}}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{{{meta}}}}}"#
+    )
+    .unwrap();
     stdin.flush().unwrap();
     stdout.read_line(&mut line).unwrap();
     for i in 1..=n {

@@ -25,6 +25,8 @@ pub struct Observed<'a> {
     /// The called tool's declared `outputSchema` (for `outputSchema: conforms`):
     /// `Ok(None)` when the tool declares none, `Err` when it could not be fetched.
     pub output_schema: Option<Result<Option<Value>, String>>,
+    /// How failures are rendered: `Warning` for `level: should` steps.
+    pub severity: Severity,
 }
 
 impl<'a> Observed<'a> {
@@ -34,6 +36,7 @@ impl<'a> Observed<'a> {
             document: document_of(exchange),
             is_http,
             output_schema: None,
+            severity: Severity::Error,
         }
     }
 }
@@ -58,7 +61,7 @@ pub enum Verdict {
 /// Judge one expectation.
 pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        Verdict::Fail(failure(expect, message, expected, actual))
+        Verdict::Fail(failure(expect, seen.severity, message, expected, actual))
     };
     match &expect.kind {
         ExpectKind::Path {
@@ -291,7 +294,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
 
 fn check_output_schema(expect: &Expect, seen: &Observed) -> Verdict {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        Verdict::Fail(failure(expect, message, expected, actual))
+        Verdict::Fail(failure(expect, seen.severity, message, expected, actual))
     };
     let schema = match &seen.output_schema {
         Some(Ok(Some(schema))) => schema,
@@ -395,7 +398,13 @@ fn check_predicate(
             Some("no match".to_string()),
         )
     };
+    // A multi-node path (wildcard, filter, slice, descendant) always yields the list of
+    // its matches, however many there are; a singular path yields its one value.
+    let singular = is_singular_path(src);
     let single = || -> Result<Value, PredFail> {
+        if !singular {
+            return Ok(Value::Array(matches.iter().map(|v| (*v).clone()).collect()));
+        }
         match matches {
             [] => Err(nothing()),
             [one] => Ok((*one).clone()),
@@ -466,6 +475,18 @@ fn check_predicate(
             for m in matches {
                 match m.as_str() {
                     Some(s) if re.is_match(s) => {}
+                    None => {
+                        return Err((
+                            format!(
+                                "`{src}` is {} ({}), not a string to match /{}/",
+                                json_type_name(m),
+                                compact(m, 80),
+                                re.as_str()
+                            ),
+                            Some(format!("a string matching /{}/", re.as_str())),
+                            Some(compact(m, 500)),
+                        ));
+                    }
                     _ => {
                         return Err((
                             format!(
@@ -693,13 +714,14 @@ pub fn is_singular_path(src: &str) -> bool {
 
 fn failure(
     expect: &Expect,
+    severity: Severity,
     message: String,
     expected: Option<String>,
     actual: Option<String>,
 ) -> Failure {
     let snippet = expect
         .pos
-        .snippet(Severity::Error, &message, "this expectation failed");
+        .snippet(severity, &message, "this expectation failed");
     Failure {
         kind: expect.kind.name().to_string(),
         message: first_line(&message),

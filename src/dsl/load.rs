@@ -120,6 +120,8 @@ static MISSING_FIELD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"missing field `([^`]*)`").unwrap());
 static UNKNOWN_VARIANT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"unknown variant `([^`]*)`, expected (?:one of )?(.*)").unwrap());
+static DUPLICATE_KEY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"duplicate mapping key: ([^,]*)").unwrap());
 static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").unwrap());
 
 fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
@@ -166,6 +168,12 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
             };
             return (format!("unknown {what} `{unknown}`"), Some(help));
         }
+    }
+    if let Some(c) = DUPLICATE_KEY.captures(message) {
+        return (
+            format!("duplicate key `{}`", &c[1]),
+            Some("each key may appear once in a mapping".into()),
+        );
     }
     if let Some(c) = MISSING_FIELD.captures(message) {
         return (format!("missing required key `{}`", &c[1]), None);
@@ -335,6 +343,13 @@ impl<'a> Compiler<'a> {
             .timeout
             .as_ref()
             .and_then(|t| match humantime::parse_duration(t) {
+                Ok(d) if d.is_zero() => {
+                    self.errors.push(
+                        LoadError::at(self.at(t), "a timeout of zero can never be met")
+                            .with_help("expected a positive duration such as `500ms` or `10s`"),
+                    );
+                    None
+                }
                 Ok(d) => Some(d),
                 Err(e) => {
                     self.errors.push(
@@ -662,6 +677,16 @@ impl<'a> Compiler<'a> {
                 (CompareOp::Lte, e.lte),
             ] {
                 if let Some(b) = bound {
+                    if !b.is_finite() {
+                        self.errors.push(
+                            LoadError::at(
+                                pos.clone(),
+                                format!("`{}` needs a finite number", op.name()),
+                            )
+                            .with_help("NaN and infinity compare with nothing"),
+                        );
+                        return None;
+                    }
                     predicates.push(Predicate::Compare(op, b));
                 }
             }

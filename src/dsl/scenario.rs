@@ -147,6 +147,16 @@ pub enum CompareOp {
 }
 
 impl CompareOp {
+    /// The YAML key.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareOp::Gt => "gt",
+            CompareOp::Gte => "gte",
+            CompareOp::Lt => "lt",
+            CompareOp::Lte => "lte",
+        }
+    }
+
     pub fn symbol(self) -> &'static str {
         match self {
             CompareOp::Gt => ">",

@@ -179,6 +179,9 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         };
     }
     let mut seen = Observed::new(&exchange, conn.is_http());
+    if step.level == Level::Should {
+        seen.severity = Severity::Warning;
+    }
     if step
         .expects
         .iter()
@@ -243,7 +246,7 @@ fn default_expectation(step: &Step, ex: &Exchange) -> Option<Failure> {
         message: message.lines().next().unwrap_or("").to_string(),
         expected: Some("a result (the step has no `expect`, so success is expected)".into()),
         actual: Some(actual),
-        snippet: step.pos.snippet(Severity::Error, &message, "this step"),
+        snippet: step.pos.snippet(severity_of(step), &message, "this step"),
         file: step.pos.file_name().to_string(),
         line: step.pos.line,
         column: step.pos.col,
@@ -269,7 +272,7 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
                     actual: seen.document.as_ref().map(|d| assert::compact(d, 500)),
                     snippet: c
                         .pos
-                        .snippet(Severity::Error, &message, "nothing to capture here"),
+                        .snippet(severity_of(step), &message, "nothing to capture here"),
                     file: c.pos.file_name().to_string(),
                     line: c.pos.line,
                     column: c.pos.col,
@@ -558,5 +561,14 @@ async fn contract_check(
         Outcome::Warning { failures }
     } else {
         Outcome::Failed { failures }
+    }
+}
+
+/// Snippets of `level: should` steps are warnings.
+fn severity_of(step: &Step) -> Severity {
+    if step.level == Level::Should {
+        Severity::Warning
+    } else {
+        Severity::Error
     }
 }

@@ -1,7 +1,9 @@
 //! `mcpspec-example-server`: a dual-era MCP server (legacy 2025-11-25 with `initialize`,
 //! modern 2026-07-28 with per-request `_meta`) on rmcp, over stdio or Streamable HTTP,
-//! with defects that can be seeded by flag for mcpspec's fault tests.
+//! with defects that can be seeded by flag for mcpspec's fault tests and contract changes
+//! that make it a "next release" for mcpspec's snapshot and diff tests.
 
+mod changes;
 mod defects;
 mod paging;
 mod server;
@@ -14,6 +16,7 @@ use std::net::SocketAddr;
 use clap::Parser;
 
 use crate::{
+    changes::{Change, Changes},
     defects::{Defect, Defects},
     server::Settings,
 };
@@ -23,7 +26,7 @@ use crate::{
     name = "mcpspec-example-server",
     version = server::VERSION,
     about = "Example MCP server for mcpspec (stdio by default, or Streamable HTTP with --http)",
-    after_help = Defect::catalog_help()
+    after_help = format!("{}\n{}", Defect::catalog_help(), Change::catalog_help())
 )]
 struct Cli {
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR must be a loopback
@@ -36,6 +39,16 @@ struct Cli {
     #[arg(long, value_name = "N", default_value_t = 0)]
     page_size: usize,
 
+    /// `ttlMs` of cacheable results in the modern era (the lists, resources/read,
+    /// server/discover). Delivery only: not part of the contract.
+    #[arg(long, value_name = "N", default_value_t = server::DEFAULT_TTL_MS)]
+    ttl_ms: u64,
+
+    /// Return tools/list, resources/list, resources/templates/list and prompts/list in
+    /// reverse order. Delivery only: not part of the contract.
+    #[arg(long)]
+    reverse_order: bool,
+
     /// Add N generated tools `gen_0000`..`gen_<N-1>`.
     #[arg(long, value_name = "N", default_value_t = 0)]
     extra_tools: usize,
@@ -43,6 +56,10 @@ struct Cli {
     /// Seed a defect (repeatable); see the list below.
     #[arg(long = "defect", value_name = "NAME[=VALUE]")]
     defects: Vec<Defect>,
+
+    /// Apply a contract change (repeatable): serve a "next release"; see the list below.
+    #[arg(long = "change", value_name = "NAME")]
+    changes: Vec<Change>,
 
     /// HTTP only: answer with a JSON body instead of SSE when the reply is a single message
     /// (modern, stateless requests; legacy sessions always use SSE).
@@ -93,6 +110,9 @@ async fn run(cli: Cli) -> i32 {
         page_size: cli.page_size,
         extra_tools: cli.extra_tools,
         defects,
+        changes: Changes::new(cli.changes),
+        ttl_ms: cli.ttl_ms,
+        reverse_order: cli.reverse_order,
     };
     let result = match cli.http {
         Some(addr) => transport::serve_http(settings, addr, cli.json_response).await,

@@ -1,5 +1,8 @@
 //! The MCP handler: identity, tools dispatch, resources, prompts, pagination, and the
 //! modern-era result decorations (`_meta` serverInfo, cache hints).
+//!
+//! The lists are built once at start, with the `--change` contract changes applied and
+//! in delivery order (`--reverse-order`); reads and prompt gets are driven by them.
 
 use std::{
     borrow::Cow,
@@ -14,18 +17,20 @@ use rmcp::{
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{
         CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-        CustomRequest, CustomResult, DiscoverResult, ErrorCode, GetPromptRequestParams,
-        GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
-        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-        PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
-        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-        ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool,
+        CustomRequest, CustomResult, DiscoverResult, ErrorCode, GetPromptRequestMethod,
+        GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+        ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesResult,
+        ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, Prompt,
+        PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
+        ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+        Role, ServerCapabilities, ServerConfig, Tool,
     },
     service::RequestContext,
 };
 use serde_json::json;
 
 use crate::{
+    changes::{self, Changes},
     defects::{self, Defects},
     paging::{Page, page},
     tools,
@@ -39,25 +44,44 @@ pub const INSTRUCTIONS: &str = "Example server for mcpspec.";
 pub const SUPPORTED_VERSIONS: &[ProtocolVersion] =
     &[ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
 
-/// `ttlMs` of every cacheable result (modern era only).
-const CACHE_TTL_MS: u64 = 60_000;
+/// Default `ttlMs` of every cacheable result (modern era only; `--ttl-ms`).
+pub const DEFAULT_TTL_MS: u64 = 60_000;
 
 const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
 const README_URI: &str = "example://readme";
 const LOGO_URI: &str = "example://logo";
-const ITEM_PREFIX: &str = "example://items/";
+const ITEM_TEMPLATE: &str = "example://items/{id}";
 const README_TEXT: &str = "# mcpspec example server\n\nA small MCP server with tools, resources \
 and prompts, used by mcpspec's quickstart and tests.\n";
 /// A 1x1 PNG.
 const LOGO_PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 /// Command-line settings that shape the server.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Settings {
     pub page_size: usize,
     pub extra_tools: usize,
     pub defects: Defects,
+    /// Contract changes (`--change`).
+    pub changes: Changes,
+    /// `ttlMs` of cacheable results; delivery only, not part of the contract.
+    pub ttl_ms: u64,
+    /// Return the lists in reverse order; delivery only, not part of the contract.
+    pub reverse_order: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            page_size: 0,
+            extra_tools: 0,
+            defects: Defects::default(),
+            changes: Changes::default(),
+            ttl_ms: DEFAULT_TTL_MS,
+            reverse_order: false,
+        }
+    }
 }
 
 /// A stored note. Nothing reads notes back: storing one is `create_note`'s side effect.
@@ -72,6 +96,9 @@ struct Shared {
     router: ToolRouter<ExampleServer>,
     /// `router`'s tools, sorted by name (the `tools/list` order).
     tools: Vec<Tool>,
+    resources: Vec<Resource>,
+    resource_templates: Vec<ResourceTemplate>,
+    prompts: Vec<Prompt>,
     notes: Mutex<HashMap<String, Note>>,
 }
 
@@ -81,18 +108,64 @@ pub struct ExampleServer(Arc<Shared>);
 
 impl ExampleServer {
     pub fn new(settings: Settings) -> Self {
-        let router = tools::router(settings.extra_tools);
-        let tools = router.list_all();
+        let changes = &settings.changes;
+        let mut router = tools::router(settings.extra_tools);
+        changes.apply_tools(&mut router);
+        let mut tools = router.list_all();
+        let mut resources = changes.resources(resources());
+        let mut resource_templates = changes.resource_templates(resource_templates());
+        let mut prompts = changes.prompts(prompts());
+        if settings.reverse_order {
+            tools.reverse();
+            resources.reverse();
+            resource_templates.reverse();
+            prompts.reverse();
+        }
         Self(Arc::new(Shared {
             settings,
             router,
             tools,
+            resources,
+            resource_templates,
+            prompts,
             notes: Mutex::new(HashMap::new()),
         }))
     }
 
     pub fn defects(&self) -> &Defects {
         &self.0.settings.defects
+    }
+
+    fn changes(&self) -> &Changes {
+        &self.0.settings.changes
+    }
+
+    fn supported_versions(&self) -> &'static [ProtocolVersion] {
+        self.changes().supported_versions(SUPPORTED_VERSIONS)
+    }
+
+    /// Modern-era cache hints (`ttlMs`, `cacheScope`); legacy results carry none.
+    fn cache_hints(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> (Option<u64>, Option<CacheScope>) {
+        if is_modern(context) {
+            (Some(self.0.settings.ttl_ms), Some(CacheScope::Public))
+        } else {
+            (None, None)
+        }
+    }
+
+    /// The contents at `uri`: a listed resource, or a match of a listed template.
+    fn read(&self, uri: &str) -> Option<ResourceContents> {
+        match self.0.resources.iter().find(|resource| resource.uri == uri) {
+            Some(resource) => resource_contents(resource),
+            None => self
+                .0
+                .resource_templates
+                .iter()
+                .find_map(|template| template_contents(template, uri)),
+        }
     }
 
     pub fn store_note(&self, note: Note) -> String {
@@ -164,15 +237,6 @@ fn result_meta(context: &RequestContext<RoleServer>) -> Option<MetaObject> {
     })
 }
 
-/// Modern-era cache hints (`ttlMs`, `cacheScope`); legacy results carry none.
-fn cache_hints(context: &RequestContext<RoleServer>) -> (Option<u64>, Option<CacheScope>) {
-    if is_modern(context) {
-        (Some(CACHE_TTL_MS), Some(CacheScope::Public))
-    } else {
-        (None, None)
-    }
-}
-
 fn resources() -> Vec<Resource> {
     vec![
         Resource::new(README_URI, "readme")
@@ -189,25 +253,41 @@ fn resources() -> Vec<Resource> {
 
 fn resource_templates() -> Vec<ResourceTemplate> {
     vec![
-        ResourceTemplate::new("example://items/{id}", "item")
+        ResourceTemplate::new(ITEM_TEMPLATE, "item")
             .with_title("Item")
             .with_description("An item by id; reading example://items/42 returns \"item 42\"")
             .with_mime_type("text/plain"),
     ]
 }
 
-fn read(uri: &str) -> Option<ResourceContents> {
-    match uri {
-        README_URI => {
-            Some(ResourceContents::text(README_TEXT, uri).with_mime_type("text/markdown"))
-        }
-        LOGO_URI => Some(ResourceContents::blob(LOGO_PNG_BASE64, uri).with_mime_type("image/png")),
-        _ => {
-            let id = uri.strip_prefix(ITEM_PREFIX)?;
-            (!id.is_empty() && !id.contains('/'))
-                .then(|| ResourceContents::text(format!("item {id}"), uri))
-        }
+/// The contents of a listed resource, by its name (its URI may be changed).
+fn resource_contents(resource: &Resource) -> Option<ResourceContents> {
+    let uri = resource.uri.as_str();
+    let contents = match resource.name.as_str() {
+        "readme" => ResourceContents::text(README_TEXT, uri),
+        "logo" => ResourceContents::blob(LOGO_PNG_BASE64, uri),
+        "changelog" => ResourceContents::text(changes::CHANGELOG_TEXT, uri),
+        _ => return None,
+    };
+    Some(match &resource.mime_type {
+        Some(mime_type) => contents.with_mime_type(mime_type),
+        None => contents,
+    })
+}
+
+/// The contents at `uri` if it matches `template` (`PREFIX{var}`, one path segment).
+fn template_contents(template: &ResourceTemplate, uri: &str) -> Option<ResourceContents> {
+    let (prefix, _) = template.uri_template.split_once('{')?;
+    let id = uri.strip_prefix(prefix)?;
+    if id.is_empty() || id.contains('/') {
+        return None;
     }
+    let text = match template.name.as_str() {
+        "item" => format!("item {id}"),
+        "user" => format!("user {id}"),
+        _ => return None,
+    };
+    Some(ResourceContents::text(text, uri))
 }
 
 fn prompts() -> Vec<Prompt> {
@@ -253,6 +333,25 @@ fn prompt_arg(
     }
 }
 
+/// The advertised arguments of `prompt` that `request` must and does not supply.
+fn missing_required_argument<'a>(
+    prompt: &'a Prompt,
+    request: &GetPromptRequestParams,
+) -> Option<&'a str> {
+    prompt
+        .arguments
+        .iter()
+        .flatten()
+        .filter(|argument| argument.required == Some(true))
+        .map(|argument| argument.name.as_str())
+        .find(|name| {
+            request
+                .arguments
+                .as_ref()
+                .is_none_or(|arguments| !arguments.contains_key(*name))
+        })
+}
+
 /// Methods rmcp knows. rmcp turns a request whose params do not fit the method's shape
 /// into a custom request; for these methods that is bad params, not an unknown method.
 const KNOWN_METHODS: &[&str] = &[
@@ -295,18 +394,22 @@ impl ServerHandler for ExampleServer {
 
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .enable_prompts()
-                .build(),
+            self.changes().capabilities(
+                ServerCapabilities::builder()
+                    .enable_tools()
+                    .enable_resources()
+                    .enable_prompts()
+                    .build(),
+            ),
         )
         .with_server_info(implementation())
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(self.changes().instructions(INSTRUCTIONS))
     }
 
+    /// Also what `initialize` may negotiate: without a legacy version (`drop-legacy`),
+    /// rmcp refuses the handshake.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(SUPPORTED_VERSIONS)
+        Cow::Borrowed(self.supported_versions())
     }
 
     async fn discover(
@@ -314,8 +417,8 @@ impl ServerHandler for ExampleServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
         let mut result =
-            DiscoverResult::from_server_info(SUPPORTED_VERSIONS.to_vec(), self.get_info());
-        result.ttl_ms = CACHE_TTL_MS;
+            DiscoverResult::from_server_info(self.supported_versions().to_vec(), self.get_info());
+        result.ttl_ms = self.0.settings.ttl_ms;
         result.cache_scope = CacheScope::Public;
         Ok(result)
     }
@@ -328,7 +431,7 @@ impl ServerHandler for ExampleServer {
         let page = self.page(&self.0.tools, request.as_ref())?;
         let mut result = ListToolsResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
-        (result.ttl_ms, result.cache_scope) = cache_hints(&context);
+        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
         result.meta = result_meta(&context);
         Ok(result)
     }
@@ -339,7 +442,7 @@ impl ServerHandler for ExampleServer {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let oversized = defects::before_tool_call(self.defects()).await;
@@ -350,11 +453,16 @@ impl ServerHandler for ExampleServer {
             ));
         }
         let meta = result_meta(&context);
+        let fix = self.changes().adapt_call(&mut request);
         let mut response = match oversized {
             Some(text) => CallToolResult::success(vec![ContentBlock::text(text)]).into(),
             None => {
                 let call = ToolCallContext::new(self, request, context);
-                self.0.router.call(call).await?
+                let mut response = self.0.router.call(call).await?;
+                if let CallToolResponse::Complete(result) = &mut response {
+                    fix.apply(result);
+                }
+                response
             }
         };
         if let CallToolResponse::Complete(result) = &mut response {
@@ -368,10 +476,10 @@ impl ServerHandler for ExampleServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let page = self.page(&resources(), request.as_ref())?;
+        let page = self.page(&self.0.resources, request.as_ref())?;
         let mut result = ListResourcesResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
-        (result.ttl_ms, result.cache_scope) = cache_hints(&context);
+        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
         result.meta = result_meta(&context);
         Ok(result)
     }
@@ -381,10 +489,10 @@ impl ServerHandler for ExampleServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let page = self.page(&resource_templates(), request.as_ref())?;
+        let page = self.page(&self.0.resource_templates, request.as_ref())?;
         let mut result = ListResourceTemplatesResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
-        (result.ttl_ms, result.cache_scope) = cache_hints(&context);
+        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
         result.meta = result_meta(&context);
         Ok(result)
     }
@@ -395,14 +503,14 @@ impl ServerHandler for ExampleServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         // -32002 here; rmcp turns it into -32602 for 2026-07-28+ requests.
-        let contents = read(&request.uri).ok_or_else(|| {
+        let contents = self.read(&request.uri).ok_or_else(|| {
             McpError::resource_not_found(
                 format!("Resource not found: {}", request.uri),
                 Some(json!({"uri": request.uri})),
             )
         })?;
         let mut result = ReadResourceResult::new(vec![contents]);
-        (result.ttl_ms, result.cache_scope) = cache_hints(&context);
+        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
         result.meta = result_meta(&context);
         Ok(result.into())
     }
@@ -412,10 +520,13 @@ impl ServerHandler for ExampleServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let page = self.page(&prompts(), request.as_ref())?;
+        if !self.changes().serves_prompts() {
+            return Err(McpError::method_not_found::<ListPromptsRequestMethod>());
+        }
+        let page = self.page(&self.0.prompts, request.as_ref())?;
         let mut result = ListPromptsResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
-        (result.ttl_ms, result.cache_scope) = cache_hints(&context);
+        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
         result.meta = result_meta(&context);
         Ok(result)
     }
@@ -425,19 +536,60 @@ impl ServerHandler for ExampleServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let (description, text) = match request.name.as_str() {
+        if !self.changes().serves_prompts() {
+            return Err(McpError::method_not_found::<GetPromptRequestMethod>());
+        }
+        let Some(prompt) = self.0.prompts.iter().find(|p| p.name == request.name) else {
+            return Err(McpError::invalid_params(
+                format!("Unknown prompt: {}", request.name),
+                None,
+            ));
+        };
+        let advertises = |argument: &str| {
+            prompt
+                .arguments
+                .iter()
+                .flatten()
+                .any(|advertised| advertised.name == argument)
+        };
+        let (description, text) = match prompt.name.as_str() {
             "greet" => {
                 let name = prompt_arg(&request, "name", true)?.unwrap_or_default();
-                let text = match prompt_arg(&request, "style", false)? {
+                if let Some(missing) = missing_required_argument(prompt, &request) {
+                    return Err(McpError::invalid_params(
+                        format!("missing required prompt argument `{missing}`"),
+                        None,
+                    ));
+                }
+                let mut text = match prompt_arg(&request, "style", false)? {
                     Some(style) => format!("Say hello to {name} in a {style} style"),
                     None => format!("Say hello to {name}"),
                 };
+                // Arguments only a next release has (`changes.rs`).
+                if advertises("language")
+                    && let Some(language) = prompt_arg(&request, "language", false)?
+                {
+                    text.push_str(&format!(", in {language}"));
+                }
+                if advertises("emoji")
+                    && let Some(emoji) = prompt_arg(&request, "emoji", false)?
+                {
+                    text.push_str(&format!(", ending with {emoji}"));
+                }
                 ("Greet someone", text)
             }
-            "summarize" => (
+            // `summarise` is `summarize` renamed by `--change rename-prompt`.
+            "summarize" | "summarise" => (
                 "Summarize the conversation",
                 "Summarize the conversation so far.".to_owned(),
             ),
+            "translate" => {
+                let text = prompt_arg(&request, "text", true)?.unwrap_or_default();
+                (
+                    "Translate a text",
+                    format!("Translate into English: {text}"),
+                )
+            }
             other => {
                 return Err(McpError::invalid_params(
                     format!("Unknown prompt: {other}"),

@@ -1,5 +1,6 @@
 //! The tools: `echo`, `add`, `get_weather`, `divide`, `slow`, `create_note`, plus the
-//! generated `gen_NNNN` tools of `--extra-tools`.
+//! generated `gen_NNNN` tools of `--extra-tools` and the `multiply` tool of
+//! `--change add-tool`.
 //!
 //! Input and output schemas are written out by hand so the wire shows exactly what the
 //! tests expect; the argument structs mirror them. A call whose arguments do not
@@ -110,6 +111,14 @@ fn divide_output() -> Arc<JsonObject> {
         "type": "object",
         "properties": {"quotient": {"type": "number"}},
         "required": ["quotient"],
+    }))
+}
+
+fn multiply_output() -> Arc<JsonObject> {
+    schema(json!({
+        "type": "object",
+        "properties": {"product": {"type": "number"}},
+        "required": ["product"],
     }))
 }
 
@@ -275,6 +284,30 @@ impl ExampleServer {
         });
         structured(json!({"id": id}))
     }
+}
+
+/// Tools only a "next release" has (see `changes.rs`).
+#[tool_router(router = next_release_tools)]
+impl ExampleServer {
+    #[tool(
+        name = "multiply",
+        title = "Multiply Numbers",
+        description = "Multiply two numbers and return their product.",
+        input_schema = number_pair_schema("First factor", "Second factor"),
+        output_schema = multiply_output(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn multiply(&self, Parameters(args): Parameters<NumberPair>) -> CallToolResult {
+        structured(json!({"product": number(args.a * args.b)}))
+    }
+}
+
+/// The `multiply` tool of `--change add-tool`.
+pub fn multiply_route() -> ToolRoute<ExampleServer> {
+    ExampleServer::next_release_tools()
+        .map
+        .remove("multiply")
+        .expect("multiply is a next-release tool")
 }
 
 /// The full router: the built-in tools plus `extra` generated ones.

@@ -52,7 +52,9 @@ pub async fn serve_stdio(settings: Settings) -> Result<(), BoxError> {
 }
 
 /// Waits for a started stdio service to end. Stdin closing before any lifecycle was
-/// chosen (e.g. after only `server/discover`) is a normal end, not an error.
+/// chosen (e.g. after only `server/discover`) is a normal end, not an error; so is a
+/// refused `initialize` (`--change drop-legacy`): the refusal went out as the reply, and
+/// rmcp ends the connection after it.
 async fn run_until_closed(
     started: Result<RunningService<RoleServer, ExampleServer>, ServerInitializeError>,
 ) -> Result<(), BoxError> {
@@ -62,6 +64,10 @@ async fn run_until_closed(
             Ok(())
         }
         Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+        Err(ServerInitializeError::InitializeFailed(error)) => {
+            eprintln!("initialize refused: {error}");
+            Ok(())
+        }
         Err(error) => Err(error.into()),
     }
 }

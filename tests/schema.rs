@@ -1,0 +1,145 @@
+//! The published DSL schema: `mcpspec schema` matches the committed
+//! `schema/scenario.schema.json`, the example scenarios (and the scenarios the other
+//! end-to-end tests use) validate against it, and `mcpspec validate` accepts them.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{repo_root, run};
+use serde_json::Value;
+
+const SCHEMA: &str = "schema/scenario.schema.json";
+
+fn committed_schema() -> Value {
+    let text = std::fs::read_to_string(repo_root().join(SCHEMA)).expect("committed schema");
+    serde_json::from_str(&text).expect("the committed schema is JSON")
+}
+
+fn validator() -> jsonschema::Validator {
+    jsonschema::validator_for(&committed_schema())
+        .expect("the committed schema is a valid JSON Schema")
+}
+
+fn yaml_files(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo_root().join(dir))
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn parse_yaml(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("scenario file");
+    serde_saphyr::from_str::<Value>(&text)
+        .unwrap_or_else(|e| panic!("{} is not YAML: {e}", path.display()))
+}
+
+/// Schema errors of one file, one per line (empty when valid).
+fn schema_errors(validator: &jsonschema::Validator, path: &Path) -> Vec<String> {
+    let doc = parse_yaml(path);
+    validator
+        .iter_errors(&doc)
+        .map(|e| format!("{}: at `{}`: {e}", path.display(), e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn printed_schema_matches_the_committed_file() {
+    let out = run(&["schema"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stderr, "", "{out:?}");
+    let committed = std::fs::read_to_string(repo_root().join(SCHEMA)).expect("committed schema");
+    assert!(
+        out.stdout == committed,
+        "{SCHEMA} is stale: run `mcpspec schema > schema/scenario.schema.json` and commit the result"
+    );
+    // It is the DSL's schema, for JSON Schema 2020-12 editors.
+    let schema = committed_schema();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(schema["title"], "mcpspec scenario");
+    assert_eq!(schema["required"], serde_json::json!(["scenario", "steps"]));
+}
+
+#[test]
+fn example_scenarios_validate_against_the_schema() {
+    let validator = validator();
+    let files = yaml_files("examples/scenarios");
+    assert!(files.len() >= 4, "the examples are there: {files:?}");
+    let errors: Vec<String> = files
+        .iter()
+        .flat_map(|f| schema_errors(&validator, f))
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// The scenarios of the other end-to-end tests are valid too (editors using the schema
+/// would otherwise flag them).
+#[test]
+fn test_scenarios_validate_against_the_schema() {
+    let validator = validator();
+    let mut files = yaml_files("tests/expectations");
+    files.extend(yaml_files("tests/golden/scenarios"));
+    assert!(files.len() >= 6, "{files:?}");
+    let errors: Vec<String> = files
+        .iter()
+        .flat_map(|f| schema_errors(&validator, f))
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// The schema is not vacuous: structural mistakes the loader rejects, it rejects too.
+#[test]
+fn schema_rejects_structurally_invalid_scenarios() {
+    let validator = validator();
+    for case in ["unknown-key", "wrong-type", "missing-key"] {
+        let path = repo_root().join(format!("tests/invalid/{case}.yaml"));
+        assert!(
+            !schema_errors(&validator, &path).is_empty(),
+            "{case}: the schema accepts {}",
+            path.display()
+        );
+    }
+    for (what, doc) in [
+        ("no steps key", serde_json::json!({"scenario": "x"})),
+        (
+            "a step that is not a mapping",
+            serde_json::json!({"scenario": "x", "steps": ["tools/list"]}),
+        ),
+        (
+            "an unknown expectation key",
+            serde_json::json!({"scenario": "x", "steps": [{"name": "s", "request": {"method": "m"}, "expect": [{"equal": 1}]}]}),
+        ),
+        (
+            "a bad level",
+            serde_json::json!({"scenario": "x", "steps": [{"name": "s", "level": "may", "request": {"method": "m"}}]}),
+        ),
+        (
+            "a bad type predicate",
+            serde_json::json!({"scenario": "x", "steps": [{"name": "s", "request": {"method": "m"}, "expect": [{"path": "$", "type": "float"}]}]}),
+        ),
+    ] {
+        assert!(
+            !validator.is_valid(&doc),
+            "the schema accepts {what}: {doc}"
+        );
+    }
+}
+
+#[test]
+fn mcpspec_validate_accepts_the_examples() {
+    let out = run(&["validate", "examples/scenarios"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stderr, "", "{out:?}");
+    let files = yaml_files("examples/scenarios").len();
+    assert!(
+        out.stdout
+            .starts_with(&format!("ok: {files} scenario(s), ")),
+        "{out:?}"
+    );
+}
