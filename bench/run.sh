@@ -4,3 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --workspace
 cargo bench --bench stdio_overhead
+cargo bench --bench contract_scale

@@ -703,6 +703,25 @@ fn server(b: &mut Builder, before: &Value, after: &Value) {
 /// Capabilities and their flags, recursively; `extensions` entries are named as such.
 fn capabilities(b: &mut Builder, path: &str, x: &Map<String, Value>, y: &Map<String, Value>) {
     let is_ext = path == "capabilities.extensions";
+    // `extensions` appearing or vanishing as a whole: report each extension.
+    if path == "capabilities" {
+        let empty = Map::new();
+        let ext = |m: &Map<String, Value>| m.get("extensions").and_then(Value::as_object).cloned();
+        if let (Some(e), None) | (None, Some(e)) = (ext(x), ext(y)) {
+            let (xe, ye) = if x.contains_key("extensions") {
+                (e, empty.clone())
+            } else {
+                (empty.clone(), e)
+            };
+            capabilities(b, "capabilities.extensions", &xe, &ye);
+            let strip = |m: &Map<String, Value>| {
+                let mut m = m.clone();
+                m.remove("extensions");
+                m
+            };
+            return capabilities(b, path, &strip(x), &strip(y));
+        }
+    }
     for (k, v) in x {
         let p = format!("{path}.{k}");
         let k = &cap_name(&p);

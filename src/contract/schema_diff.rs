@@ -13,7 +13,8 @@
 //!
 //! Keywords whose effect cannot be decided structurally (`$ref`, `oneOf`, `if`, ...) are
 //! never interpreted: when they differ, one `unknown_schema_change` is reported for the
-//! schema node that holds them, and the rest of the node is compared as usual.
+//! schema node that holds them, and nothing else is guessed about that node. Vendor
+//! `x-*` annotations are ignored, except `x-mcp-header`, which has kinds of its own.
 
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -100,6 +101,10 @@ fn verdict(kind: &str, dir: Direction) -> (Breaks, Models) {
             | "additional_properties_relaxed" => (B::No, M::No),
             "parameter_description_changed" => (B::No, M::Yes),
             "parameter_title_changed" | "default_changed" => (B::No, M::Possibly),
+            // HTTP clients re-fetch the list on -32020 and then send the header.
+            "x_mcp_header_added" | "x_mcp_header_changed" | "x_mcp_header_removed" => {
+                (B::No, M::No)
+            }
             _ => (B::Unknown, M::Possibly),
         },
         Direction::Output => match kind {
@@ -121,6 +126,9 @@ fn verdict(kind: &str, dir: Direction) -> (Breaks, Models) {
             "const_changed" | "pattern_changed" | "format_changed" => (B::Yes, M::Possibly),
             "parameter_description_changed" => (B::No, M::Possibly),
             "parameter_title_changed" | "default_changed" => (B::No, M::No),
+            "x_mcp_header_added" | "x_mcp_header_changed" | "x_mcp_header_removed" => {
+                (B::No, M::No)
+            }
             _ => (B::Unknown, M::Possibly),
         },
     }
@@ -232,12 +240,32 @@ impl Cx {
             if IGNORED.contains(&k) || HANDLED.contains(&k) || opt_eq(b.get(k), a.get(k)) {
                 continue;
             }
+            if k == "x-mcp-header" {
+                let kind = match (b.get(k), a.get(k)) {
+                    (None, Some(_)) => "x_mcp_header_added",
+                    (Some(_), None) => "x_mcp_header_removed",
+                    _ => "x_mcp_header_changed",
+                };
+                self.emit(kind, join(path, k), b.get(k).cloned(), a.get(k).cloned());
+                continue;
+            }
+            if k.starts_with("x-") {
+                // Vendor annotations do not take part in validation.
+                continue;
+            }
             // `$ref`, `$defs`/`definitions`, `oneOf`/`anyOf`/`allOf`/`not`,
             // `if`/`then`/`else`, `dependentSchemas`/`dependentRequired`/`dependencies`,
             // `patternProperties`, `propertyNames`, `contains`, `prefixItems`, ... and
             // anything unrecognised (vendor extensions such as `x-mcp-header`
             // included): the comparator cannot decide.
             unknown.insert(k);
+        }
+
+        if !unknown.is_empty() {
+            // Undecidable keywords differ: say so for this node and do not guess about
+            // anything else in it (its other keywords may interact with them).
+            self.emit_unknown(path, b, a, &unknown);
+            return;
         }
 
         self.types(path, b, a, &mut unknown);
@@ -307,16 +335,27 @@ impl Cx {
         self.items(path, b, a, &mut unknown);
 
         if !unknown.is_empty() {
-            let pick = |m: &Map<String, Value>| {
-                let sub: Map<String, Value> = unknown
-                    .iter()
-                    .filter_map(|&k| m.get(k).map(|v| (k.to_string(), v.clone())))
-                    .collect();
-                (!sub.is_empty()).then_some(Value::Object(sub))
-            };
-            let (before, after) = (pick(b), pick(a));
-            self.emit("unknown_schema_change", path.to_string(), before, after);
+            self.emit_unknown(path, b, a, &unknown);
         }
+    }
+
+    /// One `unknown_schema_change` at `path`, holding only the undecidable keywords.
+    fn emit_unknown(
+        &mut self,
+        path: &str,
+        b: &Map<String, Value>,
+        a: &Map<String, Value>,
+        unknown: &BTreeSet<&str>,
+    ) {
+        let pick = |m: &Map<String, Value>| {
+            let sub: Map<String, Value> = unknown
+                .iter()
+                .filter_map(|&k| m.get(k).map(|v| (k.to_string(), v.clone())))
+                .collect();
+            (!sub.is_empty()).then_some(Value::Object(sub))
+        };
+        let (before, after) = (pick(b), pick(a));
+        self.emit("unknown_schema_change", path.to_string(), before, after);
     }
 
     fn types(
@@ -2127,7 +2166,6 @@ mod tests {
                 json!([{"type": "string"}]),
                 json!([{"type": "integer"}]),
             ),
-            ("x-vendor", json!(1), json!(2)),
         ];
         for (key, x, y) in cases {
             for dir in [I, O] {
@@ -2163,19 +2201,71 @@ mod tests {
     }
 
     #[test]
-    fn several_undecidable_keywords_give_one_change_and_the_rest_is_compared() {
-        let old = json!({"type": "object", "oneOf": [{}], "$ref": "#/a", "description": "x"});
-        let new = json!({"type": "object", "oneOf": [{}, {}], "$ref": "#/b", "description": "y"});
+    fn several_undecidable_keywords_give_one_change_and_no_guess_about_that_node() {
+        let old = json!({"type": "object", "oneOf": [{}], "$ref": "#/a", "description": "x",
+            "properties": {"p": {"type": "string"}}});
+        let new = json!({"type": "object", "oneOf": [{}, {}], "$ref": "#/b", "description": "y",
+            "properties": {"p": {"type": "integer"}}});
         let got = compare(&old, &new, I);
-        assert_eq!(got.len(), 2, "{got:#?}");
+        assert_eq!(got.len(), 1, "{got:#?}");
         assert_eq!(
             (got[0].kind, got[0].path.as_str()),
             ("unknown_schema_change", "")
         );
         assert_eq!(got[0].before, Some(json!({"$ref": "#/a", "oneOf": [{}]})));
+    }
+
+    #[test]
+    fn an_undecidable_property_does_not_stop_its_siblings() {
+        let old = json!({"properties": {"a": {"type": "number"}, "b": {"type": "string"}}});
+        let new = json!({"properties": {"a": {"oneOf": [{"type": "number"}, {"type": "string"}]}, "b": {"type": "integer"}}});
+        let got = compare(&old, &new, I);
+        let kinds: Vec<(&str, &str)> = got.iter().map(|c| (c.kind, c.path.as_str())).collect();
         assert_eq!(
-            (got[1].kind, got[1].path.as_str()),
-            ("parameter_description_changed", "description")
+            kinds,
+            [
+                ("unknown_schema_change", "properties.a"),
+                ("type_changed", "properties.b.type")
+            ]
+        );
+    }
+
+    #[test]
+    fn vendor_annotations_are_ignored_and_x_mcp_header_has_its_own_kinds() {
+        assert!(
+            compare(
+                &prop("a", json!({"x-vendor": 1})),
+                &prop("a", json!({"x-vendor": 2})),
+                I
+            )
+            .is_empty()
+        );
+        one(
+            prop("a", json!({"type": "string"})),
+            prop("a", json!({"type": "string", "x-mcp-header": "A"})),
+            I,
+            "x_mcp_header_added",
+            "properties.a.x-mcp-header",
+            B::No,
+            M::No,
+        );
+        one(
+            prop("a", json!({"type": "string", "x-mcp-header": "A"})),
+            prop("a", json!({"type": "string", "x-mcp-header": "B"})),
+            I,
+            "x_mcp_header_changed",
+            "properties.a.x-mcp-header",
+            B::No,
+            M::No,
+        );
+        one(
+            prop("a", json!({"type": "string", "x-mcp-header": "A"})),
+            prop("a", json!({"type": "string"})),
+            I,
+            "x_mcp_header_removed",
+            "properties.a.x-mcp-header",
+            B::No,
+            M::No,
         );
     }
 

@@ -1,0 +1,1103 @@
+//! Contract snapshots and diffs against the live example server: one "next release"
+//! flag per change kind, each classified exactly; delivery-only changes give nothing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{mcpspec, read_json, run, run_in, scenario_file, stdio_target};
+use serde_json::Value;
+
+/// (list, name, kind, path, breaksClients) of every change a flag must produce.
+type Expected = &'static [(
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+)];
+
+/// Every `--change` flag of the example server and its exact classification.
+const CASES: &[(&str, Expected)] = &[
+    ("remove-tool", &[("tools", "divide", "removed", "", "true")]),
+    (
+        "rename-tool",
+        &[("tools", "get_weather", "renamed", "name", "true")],
+    ),
+    ("add-tool", &[("tools", "multiply", "added", "", "false")]),
+    (
+        "add-required-param",
+        &[(
+            "tools",
+            "get_weather",
+            "required_parameter_added",
+            "inputSchema.properties.country",
+            "true",
+        )],
+    ),
+    (
+        "add-optional-param",
+        &[(
+            "tools",
+            "get_weather",
+            "optional_parameter_added",
+            "inputSchema.properties.lang",
+            "false",
+        )],
+    ),
+    (
+        "param-became-required",
+        &[(
+            "tools",
+            "get_weather",
+            "parameter_became_required",
+            "inputSchema.required",
+            "true",
+        )],
+    ),
+    (
+        "param-became-optional",
+        &[(
+            "tools",
+            "add",
+            "parameter_became_optional",
+            "inputSchema.required",
+            "false",
+        )],
+    ),
+    (
+        "remove-param",
+        &[(
+            "tools",
+            "get_weather",
+            "parameter_removed",
+            "inputSchema.properties.units",
+            "true",
+        )],
+    ),
+    (
+        "add-enum",
+        &[(
+            "tools",
+            "echo",
+            "enum_added",
+            "inputSchema.properties.text.enum",
+            "true",
+        )],
+    ),
+    (
+        "shrink-enum",
+        &[(
+            "tools",
+            "get_weather",
+            "enum_values_removed",
+            "inputSchema.properties.units.enum",
+            "true",
+        )],
+    ),
+    (
+        "widen-enum",
+        &[(
+            "tools",
+            "get_weather",
+            "enum_values_added",
+            "inputSchema.properties.units.enum",
+            "false",
+        )],
+    ),
+    (
+        "change-type",
+        &[(
+            "tools",
+            "add",
+            "type_changed",
+            "inputSchema.properties.a.type",
+            "true",
+        )],
+    ),
+    (
+        "widen-type",
+        &[(
+            "tools",
+            "add",
+            "type_widened",
+            "inputSchema.properties.a.type",
+            "false",
+        )],
+    ),
+    (
+        "add-maximum",
+        &[(
+            "tools",
+            "slow",
+            "bound_narrowed",
+            "inputSchema.properties.ms.maximum",
+            "true",
+        )],
+    ),
+    (
+        "raise-minimum",
+        &[(
+            "tools",
+            "slow",
+            "bound_narrowed",
+            "inputSchema.properties.ms.minimum",
+            "true",
+        )],
+    ),
+    (
+        "lower-minimum",
+        &[(
+            "tools",
+            "slow",
+            "bound_widened",
+            "inputSchema.properties.ms.minimum",
+            "false",
+        )],
+    ),
+    (
+        "add-max-length",
+        &[(
+            "tools",
+            "echo",
+            "bound_narrowed",
+            "inputSchema.properties.text.maxLength",
+            "true",
+        )],
+    ),
+    (
+        "add-pattern",
+        &[(
+            "tools",
+            "get_weather",
+            "pattern_added",
+            "inputSchema.properties.city.pattern",
+            "true",
+        )],
+    ),
+    (
+        "add-format",
+        &[(
+            "tools",
+            "create_note",
+            "format_added",
+            "inputSchema.properties.title.format",
+            "true",
+        )],
+    ),
+    (
+        "close-additional-properties",
+        &[(
+            "tools",
+            "add",
+            "additional_properties_restricted",
+            "inputSchema.additionalProperties",
+            "true",
+        )],
+    ),
+    (
+        "add-const",
+        &[(
+            "tools",
+            "echo",
+            "const_added",
+            "inputSchema.properties.text.const",
+            "true",
+        )],
+    ),
+    (
+        "add-oneof",
+        &[(
+            "tools",
+            "add",
+            "unknown_schema_change",
+            "inputSchema.properties.a",
+            "unknown",
+        )],
+    ),
+    (
+        "add-ref",
+        &[(
+            "tools",
+            "get_weather",
+            "unknown_schema_change",
+            "inputSchema",
+            "unknown",
+        )],
+    ),
+    (
+        "remove-output-property",
+        &[(
+            "tools",
+            "get_weather",
+            "output_property_removed",
+            "outputSchema.properties.conditions",
+            "true",
+        )],
+    ),
+    (
+        "rename-output-property",
+        &[(
+            "tools",
+            "get_weather",
+            "output_property_renamed",
+            "outputSchema.properties.temperature",
+            "true",
+        )],
+    ),
+    (
+        "change-output-type",
+        &[(
+            "tools",
+            "add",
+            "type_changed",
+            "outputSchema.properties.sum.type",
+            "true",
+        )],
+    ),
+    (
+        "output-property-optional",
+        &[(
+            "tools",
+            "get_weather",
+            "output_property_no_longer_required",
+            "outputSchema.required",
+            "true",
+        )],
+    ),
+    (
+        "add-output-property",
+        &[(
+            "tools",
+            "get_weather",
+            "output_property_added",
+            "outputSchema.properties.humidity",
+            "false",
+        )],
+    ),
+    (
+        "remove-output-schema",
+        &[(
+            "tools",
+            "add",
+            "output_schema_removed",
+            "outputSchema",
+            "true",
+        )],
+    ),
+    (
+        "add-output-schema",
+        &[(
+            "tools",
+            "echo",
+            "output_schema_added",
+            "outputSchema",
+            "false",
+        )],
+    ),
+    (
+        "change-description",
+        &[(
+            "tools",
+            "echo",
+            "description_changed",
+            "description",
+            "false",
+        )],
+    ),
+    (
+        "change-title",
+        &[("tools", "echo", "title_changed", "title", "false")],
+    ),
+    (
+        "change-annotations",
+        &[(
+            "tools",
+            "get_weather",
+            "annotations_changed",
+            "annotations",
+            "false",
+        )],
+    ),
+    (
+        "change-param-description",
+        &[(
+            "tools",
+            "add",
+            "parameter_description_changed",
+            "inputSchema.properties.a.description",
+            "false",
+        )],
+    ),
+    (
+        "invalid-x-mcp-header",
+        &[
+            (
+                "tools",
+                "get_weather",
+                "x_mcp_header_added",
+                "inputSchema.properties.city.x-mcp-header",
+                "false",
+            ),
+            (
+                "tools",
+                "get_weather",
+                "invalid_x_mcp_header",
+                "inputSchema",
+                "true",
+            ),
+        ],
+    ),
+    (
+        "valid-x-mcp-header",
+        &[(
+            "tools",
+            "get_weather",
+            "x_mcp_header_added",
+            "inputSchema.properties.city.x-mcp-header",
+            "false",
+        )],
+    ),
+    (
+        "remove-prompt",
+        &[("prompts", "summarize", "removed", "", "true")],
+    ),
+    (
+        "add-prompt",
+        &[("prompts", "translate", "added", "", "false")],
+    ),
+    (
+        "rename-prompt",
+        &[("prompts", "summarize", "renamed", "name", "true")],
+    ),
+    (
+        "prompt-required-arg",
+        &[(
+            "prompts",
+            "greet",
+            "required_argument_added",
+            "arguments.language",
+            "true",
+        )],
+    ),
+    (
+        "prompt-optional-arg",
+        &[(
+            "prompts",
+            "greet",
+            "optional_argument_added",
+            "arguments.emoji",
+            "false",
+        )],
+    ),
+    (
+        "prompt-arg-became-required",
+        &[(
+            "prompts",
+            "greet",
+            "argument_became_required",
+            "arguments.style.required",
+            "true",
+        )],
+    ),
+    (
+        "prompt-description",
+        &[(
+            "prompts",
+            "greet",
+            "description_changed",
+            "description",
+            "false",
+        )],
+    ),
+    (
+        "remove-resource",
+        &[("resources", "example://logo", "removed", "", "true")],
+    ),
+    (
+        "add-resource",
+        &[("resources", "example://changelog", "added", "", "false")],
+    ),
+    (
+        "change-resource-uri",
+        &[(
+            "resources",
+            "example://readme",
+            "uri_changed",
+            "uri",
+            "true",
+        )],
+    ),
+    (
+        "change-resource-mime",
+        &[(
+            "resources",
+            "example://readme",
+            "mime_type_changed",
+            "mimeType",
+            "true",
+        )],
+    ),
+    (
+        "change-resource-description",
+        &[(
+            "resources",
+            "example://readme",
+            "description_changed",
+            "description",
+            "false",
+        )],
+    ),
+    (
+        "remove-template",
+        &[(
+            "resource-templates",
+            "example://items/{id}",
+            "removed",
+            "",
+            "true",
+        )],
+    ),
+    (
+        "add-template",
+        &[(
+            "resource-templates",
+            "example://users/{id}",
+            "added",
+            "",
+            "false",
+        )],
+    ),
+    (
+        "change-template-uri",
+        &[(
+            "resource-templates",
+            "example://items/{id}",
+            "uri_template_changed",
+            "uriTemplate",
+            "true",
+        )],
+    ),
+    (
+        "remove-capability",
+        &[
+            ("prompts", "greet", "removed", "", "true"),
+            ("prompts", "summarize", "removed", "", "true"),
+            (
+                "server",
+                "prompts",
+                "capability_removed",
+                "capabilities.prompts",
+                "true",
+            ),
+        ],
+    ),
+    (
+        "add-capability-flag",
+        &[(
+            "server",
+            "tools.listChanged",
+            "capability_added",
+            "capabilities.tools.listChanged",
+            "false",
+        )],
+    ),
+    (
+        "add-extension",
+        &[(
+            "server",
+            "io.example/audit",
+            "extension_added",
+            "capabilities.extensions.io.example/audit",
+            "false",
+        )],
+    ),
+    (
+        "drop-legacy",
+        &[(
+            "server",
+            "2025-11-25",
+            "protocol_version_dropped",
+            "supportedVersions",
+            "true",
+        )],
+    ),
+    (
+        "change-instructions",
+        &[(
+            "server",
+            "instructions",
+            "instructions_changed",
+            "instructions",
+            "false",
+        )],
+    ),
+];
+
+fn snapshot(dir: &Path, name: &str, flags: &[&str], era: &str) -> PathBuf {
+    let out = dir.join(name);
+    let r = run(&[
+        "snapshot",
+        "--stdio",
+        &stdio_target(flags),
+        "--era",
+        era,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "snapshot {name} {flags:?}: {r:?}");
+    out
+}
+
+fn diff_json(base: &Path, cand: &Path, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec![
+        "diff",
+        base.to_str().unwrap(),
+        cand.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let r = run(&args);
+    let v: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("diff JSON: {e}\n{r:?}"));
+    (r.code, v)
+}
+
+fn classification(v: &Value) -> Vec<(String, String, String, String, String)> {
+    v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let b = match &c["breaksClients"] {
+                Value::Bool(b) => b.to_string(),
+                other => other.as_str().unwrap_or("?").to_string(),
+            };
+            (
+                c["list"].as_str().unwrap().to_string(),
+                c["name"].as_str().unwrap().to_string(),
+                c["kind"].as_str().unwrap().to_string(),
+                c["path"].as_str().unwrap_or("").to_string(),
+                b,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_change_kind_is_classified_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = snapshot(dir.path(), "base", &[], "2026-07-28");
+    let mut mismatches = Vec::new();
+    for (flag, expected) in CASES {
+        let cand = snapshot(dir.path(), flag, &["--change", flag], "2026-07-28");
+        let (code, v) = diff_json(&base, &cand, &[]);
+        let got = classification(&v);
+        let want: Vec<_> = expected
+            .iter()
+            .map(|(l, n, k, p, b)| {
+                (
+                    l.to_string(),
+                    n.to_string(),
+                    k.to_string(),
+                    p.to_string(),
+                    b.to_string(),
+                )
+            })
+            .collect();
+        if got != want {
+            mismatches.push(format!("--change {flag}:\n  want {want:?}\n  got  {got:?}"));
+        }
+        let breaking = want.iter().any(|c| c.4 == "true");
+        assert_eq!(
+            code,
+            i32::from(breaking),
+            "--change {flag}: exit code (breaking = {breaking})"
+        );
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn the_flag_list_and_the_cases_agree() {
+    let out = Command::new(common::example_server())
+        .args(["--change", "nope"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    let flags: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let cases: Vec<&str> = CASES.iter().map(|(f, _)| *f).collect();
+    assert_eq!(
+        flags, cases,
+        "every --change flag has a classification case"
+    );
+}
+
+#[test]
+fn delivery_only_changes_give_no_change() {
+    let dir = tempfile::tempdir().unwrap();
+    for era in ["2026-07-28", "legacy"] {
+        let base = snapshot(dir.path(), &format!("base-{era}"), &[], era);
+        for (i, flags) in [
+            &["--page-size", "1"][..],
+            &["--page-size", "4", "--reverse-order"],
+            &["--ttl-ms", "5"],
+            &["--reverse-order", "--ttl-ms", "0", "--page-size", "2"],
+        ]
+        .iter()
+        .enumerate()
+        {
+            let cand = snapshot(dir.path(), &format!("cand-{era}-{i}"), flags, era);
+            let (code, v) = diff_json(&base, &cand, &[]);
+            assert_eq!(code, 0, "{flags:?} ({era})");
+            assert_eq!(
+                v["changes"],
+                Value::Array(vec![]),
+                "{flags:?} ({era}) must not change the contract"
+            );
+            for file in [
+                "tools.json",
+                "resources.json",
+                "resource-templates.json",
+                "prompts.json",
+                "server.json",
+            ] {
+                assert_eq!(
+                    std::fs::read(base.join(file)).unwrap(),
+                    std::fs::read(cand.join(file)).unwrap(),
+                    "{file} differs for {flags:?} ({era})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn snapshots_are_byte_identical_for_the_same_server_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let take = |name: &str| {
+        let out = dir.path().join(name);
+        let r = run_in(
+            &common::repo_root(),
+            &[
+                "snapshot",
+                "--stdio",
+                &stdio_target(&["--page-size", "3"]),
+                "--era",
+                "2026-07-28",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[("SOURCE_DATE_EPOCH", "1700000000")],
+        );
+        assert_eq!(r.code, 0, "{r:?}");
+        out
+    };
+    let (a, b) = (take("a"), take("b"));
+    for file in [
+        "tools.json",
+        "resources.json",
+        "resource-templates.json",
+        "prompts.json",
+        "server.json",
+        "snapshot.json",
+    ] {
+        let (x, y) = (
+            std::fs::read(a.join(file)).unwrap(),
+            std::fs::read(b.join(file)).unwrap(),
+        );
+        assert!(!x.is_empty(), "{file} is empty");
+        assert_eq!(x, y, "{file} is not byte-identical");
+    }
+    let meta = read_json(&a.join("snapshot.json"));
+    assert_eq!(meta["takenAt"], "2023-11-14T22:13:20Z");
+    assert_eq!(meta["era"], "modern");
+    assert_eq!(meta["server"]["name"], "mcpspec-example-server");
+    // Normalized: sorted by name, delivery fields dropped, keys sorted.
+    let tools = read_json(&a.join("tools.json"));
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    let text = std::fs::read_to_string(a.join("tools.json")).unwrap();
+    for dropped in ["nextCursor", "ttlMs", "cacheScope", "resultType", "_meta"] {
+        assert!(
+            !text.contains(dropped),
+            "{dropped} must not be in a snapshot"
+        );
+    }
+}
+
+#[test]
+fn profiles_write_their_own_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&[
+        "snapshot",
+        "--stdio",
+        &stdio_target(&[]),
+        "--era",
+        "legacy",
+        "--profile",
+        "admin",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let meta = read_json(&dir.path().join("admin/snapshot.json"));
+    assert_eq!(meta["profile"], "admin");
+    assert_eq!(meta["era"], "legacy");
+}
+
+const RULES_ACCEPT: &str = r#"
+fail: [breaking]
+accept:
+  - list: tools
+    name: divide
+    kind: removed
+    reason: divide moved to the calculator server in 2.0
+"#;
+
+#[test]
+fn rules_accept_fail_and_report_stale_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = snapshot(dir.path(), "base", &[], "2026-07-28");
+    let cand = snapshot(
+        dir.path(),
+        "cand",
+        &["--change", "remove-tool", "--change", "change-description"],
+        "2026-07-28",
+    );
+    let rules = dir.path().join("rules.yaml");
+
+    // Accepted breaking change: exit 0, verdict accepted with its reason.
+    std::fs::write(&rules, RULES_ACCEPT).unwrap();
+    let (code, v) = diff_json(&base, &cand, &["--rules", rules.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v:#}");
+    let removed = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "removed")
+        .unwrap();
+    assert_eq!(removed["verdict"], "accepted");
+    assert_eq!(
+        removed["acceptedReason"],
+        "divide moved to the calculator server in 2.0"
+    );
+    assert_eq!(
+        v["modelReview"].as_array().unwrap().len(),
+        2,
+        "removed + description_changed affect models"
+    );
+
+    // A description change fails when the rules say so.
+    std::fs::write(
+        &rules,
+        format!("{RULES_ACCEPT}\nignore: []\n")
+            .replace("fail: [breaking]", "fail: [breaking, description_changed]"),
+    )
+    .unwrap();
+    let (code, _) = diff_json(&base, &cand, &["--rules", rules.to_str().unwrap()]);
+    assert_eq!(code, 1);
+
+    // The same acceptance against a server without the change is stale: exit 1, with its line.
+    std::fs::write(&rules, RULES_ACCEPT).unwrap();
+    let (code, v) = diff_json(&base, &base, &["--rules", rules.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let stale = v["stale"].as_array().unwrap();
+    assert_eq!(stale.len(), 1);
+    assert!(
+        stale[0].as_str().unwrap().contains("rules.yaml:4:5"),
+        "{stale:?}"
+    );
+    assert!(
+        stale[0].as_str().unwrap().contains("no longer occurs"),
+        "{stale:?}"
+    );
+
+    // An expired acceptance no longer applies.
+    std::fs::write(&rules, format!("{RULES_ACCEPT}    expires: 2020-01-01\n")).unwrap();
+    let (code, v) = diff_json(&base, &cand, &["--rules", rules.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let removed = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "removed")
+        .unwrap();
+    assert_eq!(removed["verdict"], "fail");
+    assert!(
+        removed["note"]
+            .as_str()
+            .unwrap()
+            .contains("expired on 2020-01-01")
+    );
+
+    // `ignore` leaves kinds out; `any` fails on everything else.
+    std::fs::write(
+        &rules,
+        "fail: [any]\nignore: [description_changed, removed]\n",
+    )
+    .unwrap();
+    let (code, v) = diff_json(&base, &cand, &["--rules", rules.to_str().unwrap()]);
+    assert_eq!((code, v["changes"].as_array().unwrap().len()), (0, 0));
+}
+
+#[test]
+fn text_and_junit_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = snapshot(dir.path(), "base", &[], "2026-07-28");
+    let cand = snapshot(
+        dir.path(),
+        "cand",
+        &[
+            "--change",
+            "add-required-param",
+            "--change",
+            "add-tool",
+            "--change",
+            "add-oneof",
+        ],
+        "2026-07-28",
+    );
+    let junit = dir.path().join("diff.xml");
+    let r = run(&[
+        "diff",
+        base.to_str().unwrap(),
+        cand.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let fail_at = r.stdout.find("FAIL").expect("a FAIL group");
+    let review_at = r
+        .stdout
+        .find("REVIEW")
+        .expect("a REVIEW group for the oneOf change");
+    let other_at = r.stdout.find("OTHER").expect("an OTHER group");
+    assert!(
+        fail_at < review_at && review_at < other_at,
+        "breaking first:\n{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(
+            "tools/get_weather  required_parameter_added  at inputSchema.properties.country"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("RE-EVALUATE WITH MODELS"), "{}", r.stdout);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    assert!(xml.contains("type=\"required_parameter_added\""), "{xml}");
+    assert_eq!(xml.matches("<testcase").count(), 3, "{xml}");
+    let out = Command::new("xmllint")
+        .args(["--noout", "--schema", "tests/junit/junit.xsd"])
+        .arg(&junit)
+        .current_dir(common::repo_root())
+        .output()
+        .expect("xmllint (libxml2-utils) is installed");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = snapshot(dir.path(), "base", &[], "2026-07-28");
+    let r = run(&["diff", base.to_str().unwrap(), "/nonexistent/snapshot"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("not a snapshot folder"), "{r:?}");
+    std::fs::write(base.join("tools.json"), "{not json").unwrap();
+    let r = run(&["diff", base.to_str().unwrap(), base.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("tools.json: not valid JSON"), "{r:?}");
+    let good = snapshot(dir.path(), "good", &[], "2026-07-28");
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "fail: [breaking, removd]\naccept:\n  - {list: tool, name: x, kind: removed, reason: ''}\n",
+    )
+    .unwrap();
+    let r = run(&[
+        "diff",
+        good.to_str().unwrap(),
+        good.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2, "{r:?}");
+    for needle in [
+        "unknown change kind `removd`",
+        "did you mean `removed`",
+        "unknown list `tool`",
+        "needs a reason",
+        "rules.yaml:1:18",
+        "rules.yaml:3:12",
+    ] {
+        assert!(
+            r.stderr.contains(needle),
+            "missing {needle:?} in:\n{}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn a_contract_step_in_a_scenario_passes_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    snapshot(dir.path(), "baseline", &[], "2026-07-28");
+    let (_d, scenario) = scenario_file(
+        "contract.yaml",
+        &format!(
+            "scenario: contract\nsteps:\n  - name: no breaking change\n    contract: {{ baseline: {} }}\n",
+            dir.path().join("baseline").display()
+        ),
+    );
+    let s = scenario.to_str().unwrap();
+    let r = run(&[
+        "run",
+        s,
+        "--stdio",
+        &stdio_target(&[]),
+        "--era",
+        "legacy",
+        "--era",
+        "2026-07-28",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let json = dir.path().join("r.json");
+    let r = run(&[
+        "run",
+        s,
+        "--stdio",
+        &stdio_target(&["--change", "remove-tool", "--change", "add-tool"]),
+        "--era",
+        "2026-07-28",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let v = read_json(&json);
+    let step = &v["suites"][0]["steps"][0];
+    assert_eq!(step["outcome"]["status"], "failed");
+    let failures = step["outcome"]["failures"].as_array().unwrap();
+    assert_eq!(
+        failures.len(),
+        1,
+        "only the breaking change fails: {failures:?}"
+    );
+    assert_eq!(failures[0]["kind"], "contract");
+    assert_eq!(failures[0]["message"], "tools/divide: removed");
+}
+
+/// A real-world case: two published releases of the npm reference server
+/// `@modelcontextprotocol/server-everything`, far apart, with their dependency trees
+/// pinned by package-lock.json (`.ci/run` installs them with `npm ci`).
+#[test]
+fn real_world_npm_server_releases() {
+    let root = common::repo_root().join("tests/interop");
+    let old = root.join(
+        "everything-2025.4.8/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let new = root.join(
+        "everything-2026.8.31/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    assert!(
+        old.exists() && new.exists(),
+        "the pinned npm servers are not installed: run `npm ci` in tests/interop/everything-2025.4.8 and tests/interop/everything-2026.8.31 (.ci/run does)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let take = |name: &str, cmd: String| {
+        let out = dir.path().join(name);
+        let r = run(&[
+            "snapshot",
+            "--stdio",
+            &cmd,
+            "--era",
+            "legacy",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{r:?}");
+        out
+    };
+    let a = take("old", format!("node {}", old.display()));
+    let b = take("new", format!("node {} stdio", new.display()));
+    let (code, v) = diff_json(&a, &b, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(v["baseline"], "1.0.0");
+    assert_eq!(v["candidate"], "2.0.0");
+    let has = |list: &str, name: &str, kind: &str, breaks: bool| {
+        v["changes"].as_array().unwrap().iter().any(|c| {
+            c["list"] == list
+                && c["name"] == name
+                && c["kind"] == kind
+                && c["breaksClients"] == breaks
+        })
+    };
+    // Tools renamed to kebab-case: the old names are gone (breaking), the new ones are added.
+    for t in [
+        "add",
+        "longRunningOperation",
+        "printEnv",
+        "sampleLLM",
+        "getTinyImage",
+    ] {
+        assert!(has("tools", t, "removed", true), "tools/{t} removed");
+    }
+    for t in [
+        "get-sum",
+        "trigger-long-running-operation",
+        "get-env",
+        "get-tiny-image",
+    ] {
+        assert!(has("tools", t, "added", false), "tools/{t} added");
+    }
+    assert!(has("tools", "echo", "additional_properties_relaxed", false));
+    assert!(has("tools", "echo", "description_changed", false));
+    assert!(has("prompts", "simple_prompt", "removed", true));
+    assert!(has(
+        "resources",
+        "test://static/resource/1",
+        "removed",
+        true
+    ));
+    assert!(has(
+        "resource-templates",
+        "test://static/resource/{id}",
+        "removed",
+        true
+    ));
+    assert!(has(
+        "server",
+        "resources.subscribe",
+        "capability_removed",
+        true
+    ));
+    assert!(has("server", "instructions", "instructions_changed", false));
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .contains("different revisions"),
+        "{warnings:?}"
+    );
+    let _ = mcpspec();
+}
