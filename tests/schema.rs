@@ -143,3 +143,26 @@ fn mcpspec_validate_accepts_the_examples() {
         "{out:?}"
     );
 }
+
+#[test]
+fn printed_rules_schema_matches_the_committed_file() {
+    let printed = run(&["schema", "rules"]);
+    assert_eq!(printed.code, 0, "{printed:?}");
+    let committed = std::fs::read_to_string(repo_root().join("schema/rules.schema.json"))
+        .expect("schema/rules.schema.json");
+    assert_eq!(
+        printed.stdout.trim_end(),
+        committed.trim_end(),
+        "schema/rules.schema.json is stale: run `mcpspec schema rules > schema/rules.schema.json` and commit the result"
+    );
+    // The example rules file validates against it.
+    let schema: Value = serde_json::from_str(&committed).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let rules = parse_yaml(&repo_root().join("examples/contract/rules.yaml"));
+    assert!(validator.is_valid(&rules));
+    let bad: Value = serde_json::json!({"accept": [{"list": "tools"}]});
+    assert!(
+        !validator.is_valid(&bad),
+        "an acceptance without name/kind/reason is invalid"
+    );
+}
