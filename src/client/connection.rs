@@ -104,6 +104,8 @@ pub struct Connection {
     log_started: Instant,
     /// Tool definitions seen in `tools/list` replies (for `outputSchema` checks).
     tools: Option<Vec<Value>>,
+    /// How this connection was asked to speak (a second connection asks the same).
+    pub era_request: EraRequest,
 }
 
 impl Connection {
@@ -132,6 +134,7 @@ impl Connection {
             log: Vec::new(),
             log_started: Instant::now(),
             tools: None,
+            era_request: era.clone(),
         };
         let result = match era {
             EraRequest::Legacy => conn.handshake(LATEST_LEGACY_REVISION, false).await,
@@ -448,6 +451,49 @@ impl Connection {
         match &self.transport {
             Transport::Stdio(t) => t.stderr_tail(),
             Transport::Http(_) => None,
+        }
+    }
+
+    /// stdio: `n` requests of `method` written at once, responses collected in any order.
+    /// Returns how many got a response and the non-JSON lines seen. `None` over HTTP.
+    pub async fn burst(
+        &mut self,
+        method: &str,
+        n: usize,
+    ) -> Option<Result<(usize, Vec<String>), String>> {
+        let mut outs = Vec::with_capacity(n);
+        for _ in 0..n {
+            let id = self.next_id();
+            outs.push(self.build(
+                method,
+                None,
+                Some(id),
+                &IndexMap::new(),
+                &IndexMap::new(),
+                self.target.timeout,
+            ));
+        }
+        let timeout = self.target.timeout;
+        let Transport::Stdio(t) = &mut self.transport else {
+            return None;
+        };
+        let result = t.burst(&outs, timeout).await;
+        self.record(
+            "note",
+            format!("burst of {n} concurrent `{method}` requests"),
+            None,
+        );
+        Some(match result {
+            Ok((responses, noise)) => Ok((responses.iter().filter(|r| r.is_some()).count(), noise)),
+            Err(e) => Err(e.to_string()),
+        })
+    }
+
+    /// Non-JSON lines the server wrote on stdout over this connection (stdio).
+    pub fn stdout_noise_total(&self) -> usize {
+        match &self.transport {
+            Transport::Stdio(t) => t.noise_total(),
+            Transport::Http(_) => 0,
         }
     }
 

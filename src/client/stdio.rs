@@ -42,6 +42,8 @@ pub struct StdioTransport {
     /// Set once the server process has exited (its stdout may still be held open by a
     /// grandchild, so EOF alone would not tell).
     exited: Option<std::process::ExitStatus>,
+    /// Non-JSON lines seen on stdout so far.
+    noise_total: usize,
 }
 
 impl StdioTransport {
@@ -84,6 +86,7 @@ impl StdioTransport {
             max_bytes,
             abandoned: HashSet::new(),
             exited: None,
+            noise_total: 0,
         })
     }
 
@@ -153,7 +156,10 @@ impl StdioTransport {
                         limit: self.max_bytes,
                     });
                 }
-                Ok(Some(Incoming::Noise(text))) => ex.stdout_noise.push(text),
+                Ok(Some(Incoming::Noise(text))) => {
+                    self.noise_total += 1;
+                    ex.stdout_noise.push(text);
+                }
                 Ok(Some(Incoming::Message(msg))) => {
                     if !is_response(&msg) {
                         ex.other_messages.push(msg);
@@ -191,6 +197,68 @@ impl StdioTransport {
         }
     }
 
+    /// Write several requests without waiting, then collect their responses (any order).
+    /// Returns the responses by request index and the non-JSON lines seen meanwhile.
+    pub async fn burst(
+        &mut self,
+        outs: &[Outgoing],
+        timeout: Duration,
+    ) -> Result<(Vec<Option<Value>>, Vec<String>), TransportError> {
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Closed(why.clone()));
+        }
+        let mut text = String::new();
+        for out in outs {
+            text.push_str(&out.body);
+            text.push('\n');
+        }
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| TransportError::Closed("stdin closed".into()))?;
+        if let Err(e) = stdin.write_all(text.as_bytes()).await {
+            let why = self
+                .close_reason(&format!("writing to the server's stdin failed: {e}"))
+                .await;
+            return Err(TransportError::Closed(why));
+        }
+        let _ = stdin.flush().await;
+        let keys: Vec<Option<String>> = outs.iter().map(|o| o.id.as_ref().map(id_key)).collect();
+        let mut responses: Vec<Option<Value>> = vec![None; outs.len()];
+        let mut noise = Vec::new();
+        let deadline = tokio::time::Instant::now() + timeout;
+        while responses
+            .iter()
+            .zip(&keys)
+            .any(|(r, k)| r.is_none() && k.is_some())
+        {
+            match tokio::time::timeout_at(deadline, self.incoming.recv()).await {
+                Err(_) => return Err(TransportError::Timeout(timeout)),
+                Ok(None) | Ok(Some(Incoming::Closed)) => {
+                    let why = self.close_reason("the server closed its stdout").await;
+                    return Err(TransportError::Closed(why));
+                }
+                Ok(Some(Incoming::Oversized)) => {
+                    self.closed = Some(format!("message larger than {} bytes", self.max_bytes));
+                    return Err(TransportError::Oversized {
+                        limit: self.max_bytes,
+                    });
+                }
+                Ok(Some(Incoming::Noise(line))) => {
+                    self.noise_total += 1;
+                    noise.push(line);
+                }
+                Ok(Some(Incoming::Message(msg))) => {
+                    let key = msg.get("id").map(id_key);
+                    if let Some(i) = keys.iter().position(|k| k.is_some() && *k == key) {
+                        responses[i] = Some(msg);
+                    }
+                }
+            }
+        }
+        Ok((responses, noise))
+    }
+
     async fn close_reason(&mut self, what: &str) -> String {
         // Give the process a moment to finish exiting so its status is known.
         let status = match self.exited {
@@ -216,6 +284,10 @@ impl StdioTransport {
             return None;
         }
         Some(lines.iter().cloned().collect::<Vec<_>>().join("\n"))
+    }
+
+    pub fn noise_total(&self) -> usize {
+        self.noise_total
     }
 
     pub fn is_closed(&self) -> bool {

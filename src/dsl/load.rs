@@ -276,11 +276,16 @@ impl<'a> Compiler<'a> {
         if !self.errors.is_empty() {
             return Err(self.errors);
         }
+        let requires = self.requires(doc.requires);
+        if !self.errors.is_empty() {
+            return Err(self.errors);
+        }
         Ok(Scenario {
             id: doc.scenario.value,
             description: doc.description,
             tags: doc.tags,
             eras,
+            requires,
             vars: doc.vars.into_iter().collect(),
             steps,
             file: self.file.clone(),
@@ -364,6 +369,7 @@ impl<'a> Compiler<'a> {
             step.notification.as_ref().map(|r| (r.line, r.col)),
             step.raw.as_ref().map(|r| (r.line, r.col)),
             step.contract.as_ref().map(|r| (r.line, r.col)),
+            step.check.as_ref().map(|r| (r.line, r.col)),
         ];
         let given = kinds.iter().flatten().count();
         if given != 1 {
@@ -406,6 +412,33 @@ impl<'a> Compiler<'a> {
                 params: n.params,
                 meta: n.meta.unwrap_or_default(),
                 headers: n.headers.unwrap_or_default(),
+            }
+        } else if let Some(c) = step.check {
+            if !step.expect.is_empty() {
+                self.errors.push(
+                    LoadError::at(self.at(&c), "a `check` step takes no `expect`")
+                        .with_help("a built-in check decides for itself what passes"),
+                );
+                return None;
+            }
+            let c = c.value;
+            let method = c
+                .method
+                .map(|m| m.value)
+                .unwrap_or_else(|| "tools/list".into());
+            if !matches!(
+                method.as_str(),
+                "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
+            ) {
+                self.errors.push(
+                    LoadError::at(pos.clone(), format!("`{method}` is not a list method"))
+                        .with_help("expected tools/list, prompts/list, resources/list or resources/templates/list"),
+                );
+                return None;
+            }
+            Action::Check {
+                kind: c.kind.value,
+                method,
             }
         } else if let Some(c) = step.contract {
             if !step.expect.is_empty() {
@@ -465,6 +498,7 @@ impl<'a> Compiler<'a> {
             pos,
             eras,
             transport: step.transport,
+            requires: self.requires(step.requires),
             level: match step.level {
                 Some(model::StepLevel::Should) => Level::Should,
                 _ => Level::Must,
@@ -501,6 +535,21 @@ impl<'a> Compiler<'a> {
             },
         };
         Some(Action::Contract { baseline, rules })
+    }
+
+    fn requires(&mut self, r: Option<model::Requires>) -> Requires {
+        let Some(r) = r else {
+            return Requires::default();
+        };
+        for c in &r.capabilities {
+            if c.trim().is_empty() {
+                self.error(self.at(c), "empty capability name");
+            }
+        }
+        Requires {
+            capabilities: r.capabilities.into_iter().map(|c| c.value).collect(),
+            transport: r.transport,
+        }
     }
 
     fn check_map_templates(

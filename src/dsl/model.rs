@@ -27,6 +27,10 @@ pub struct ScenarioDoc {
     /// `2025-11-25` / `2026-07-28`. Without it the scenario applies to every era.
     #[serde(default)]
     pub eras: Vec<At<String>>,
+    /// Preconditions: when the server does not meet them, every step is skipped with
+    /// the reason.
+    #[serde(default)]
+    pub requires: Option<Requires>,
     /// Variables available to templates (`{{ name }}`).
     #[serde(default)]
     pub vars: IndexMap<String, TValue>,
@@ -48,6 +52,9 @@ pub struct Step {
     /// Run this step only over this transport (`http` or `stdio`); skipped otherwise.
     #[serde(default)]
     pub transport: Option<TransportKind>,
+    /// Preconditions of this step (skipped with the reason when unmet).
+    #[serde(default)]
+    pub requires: Option<Requires>,
     /// `must` (default): a failed expectation fails the run. `should`: it is a warning.
     #[serde(default)]
     pub level: Option<StepLevel>,
@@ -66,6 +73,10 @@ pub struct Step {
     /// Compare the live server's contract with a baseline snapshot (`mcpspec snapshot`).
     #[serde(default)]
     pub contract: Option<At<ContractCheck>>,
+    /// A built-in check that needs more than one request (two traversals, a second
+    /// connection, every page): fails with what it found.
+    #[serde(default)]
+    pub check: Option<At<Check>>,
     /// Expectations, all of which must hold.
     #[serde(default)]
     pub expect: Vec<At<Expectation>>,
@@ -139,6 +150,44 @@ pub struct Raw {
     /// HTTP only: the request method (default `POST`), e.g. `GET` or `DELETE`.
     #[serde(default)]
     pub http_method: Option<At<String>>,
+}
+
+/// Preconditions of a scenario or step.
+#[derive(Debug, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Requires {
+    /// Server capabilities that must be declared, as dotted paths into `capabilities`:
+    /// `tools`, `resources.subscribe`, `prompts.listChanged`, `extensions.io.example/x`.
+    #[serde(default)]
+    pub capabilities: Vec<At<String>>,
+    /// The transport the checks need.
+    #[serde(default)]
+    pub transport: Option<TransportKind>,
+}
+
+/// A built-in multi-request check.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Check {
+    /// Which check to run.
+    pub kind: At<CheckKind>,
+    /// The list method it applies to (default `tools/list`).
+    #[serde(default)]
+    pub method: Option<At<String>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// Two full traversals of the list return the items in the same order.
+    ListDeterministic,
+    /// A second, fresh connection (same target and era) sees the same items.
+    ListStableAcrossConnections,
+    /// Every page of the list carries the same `cacheScope`.
+    CacheScopeConsistentAcrossPages,
+    /// Nothing but JSON-RPC appeared on the server's stdout on this connection, also
+    /// under a burst of concurrent requests (stdio; skipped over HTTP).
+    StdoutClean,
 }
 
 /// A contract check: snapshot the server over this connection and diff it with a

@@ -21,6 +21,7 @@ pub struct Scenario {
     pub tags: Vec<String>,
     /// Empty: applies to every era.
     pub eras: Vec<EraSelector>,
+    pub requires: Requires,
     pub vars: Vec<(String, TValue)>,
     pub steps: Vec<Step>,
     pub file: Arc<SourceFile>,
@@ -34,6 +35,7 @@ pub struct Step {
     pub pos: Pos,
     pub eras: Option<Vec<EraSelector>>,
     pub transport: Option<super::model::TransportKind>,
+    pub requires: Requires,
     pub level: Level,
     pub timeout: Option<Duration>,
     pub action: Action,
@@ -64,11 +66,64 @@ pub enum Action {
         headers: IndexMap<String, TValue>,
         http_method: Option<String>,
     },
+    /// A built-in multi-request check.
+    Check {
+        kind: super::model::CheckKind,
+        method: String,
+    },
     /// Snapshot the live server and diff it with a baseline snapshot.
     Contract {
         baseline: std::path::PathBuf,
         rules: crate::contract::rules::Rules,
     },
+}
+
+/// Preconditions (empty: none).
+#[derive(Debug, Default, Clone)]
+pub struct Requires {
+    pub capabilities: Vec<String>,
+    pub transport: Option<super::model::TransportKind>,
+}
+
+impl Requires {
+    /// Why a connection does not meet these preconditions, if it does not.
+    pub fn unmet(&self, capabilities: &serde_json::Value, is_http: bool) -> Option<String> {
+        use super::model::TransportKind;
+        match (self.transport, is_http) {
+            (Some(TransportKind::Http), false) => return Some("needs the HTTP transport".into()),
+            (Some(TransportKind::Stdio), true) => return Some("needs the stdio transport".into()),
+            _ => {}
+        }
+        for cap in &self.capabilities {
+            if !capability_declared(capabilities, cap) {
+                return Some(format!(
+                    "the server does not declare the `{cap}` capability"
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Whether a dotted capability path (`resources.subscribe`, `extensions.io.x/y`) is declared
+/// (present, not `null`, not `false`).
+pub fn capability_declared(capabilities: &serde_json::Value, path: &str) -> bool {
+    let mut node = capabilities;
+    let mut rest = path;
+    while !rest.is_empty() {
+        // Extension ids contain dots: under `extensions`, the rest is one key.
+        let (key, tail) = if node.as_object().is_some_and(|o| o.contains_key(rest)) {
+            (rest, "")
+        } else {
+            rest.split_once('.').unwrap_or((rest, ""))
+        };
+        match node.get(key) {
+            Some(v) if !v.is_null() && v != &serde_json::Value::Bool(false) => node = v,
+            _ => return false,
+        }
+        rest = tail;
+    }
+    true
 }
 
 #[derive(Debug)]

@@ -1,6 +1,7 @@
 //! The interpreter: schedules scenario × era items, runs each over its own connection,
 //! step by step, and produces the canonical result model.
 
+mod checks;
 mod step;
 
 use std::time::Instant;
@@ -147,9 +148,13 @@ async fn run_item(item: Item<'_>, target: &Target) -> SuiteResult {
     suite
 }
 
-/// For `auto` runs: the negotiated era is outside the scenario's `eras`.
+/// Why the whole scenario does not apply: its `requires` are unmet, or (for `auto` runs)
+/// the negotiated era is outside the scenario's `eras`.
 fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
     let n = &conn.negotiated;
+    if let Some(why) = scenario.requires.unmet(&n.capabilities, conn.is_http()) {
+        return Some(why);
+    }
     if scenario.eras.is_empty()
         || scenario
             .eras

@@ -101,6 +101,12 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
         }
         _ => {}
     }
+    if let Some(why) = step
+        .requires
+        .unmet(&conn.negotiated.capabilities, conn.is_http())
+    {
+        return Some(why);
+    }
     let eras = step.eras.as_ref()?;
     let n = &conn.negotiated;
     if eras
@@ -122,6 +128,9 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 
 /// Run one step: render, send, judge, capture.
 async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Value>) -> Outcome {
+    if let Action::Check { kind, method } = &step.action {
+        return super::checks::run_check(step, conn, *kind, method).await;
+    }
     if let Action::Contract { baseline, rules } = &step.action {
         return contract_check(step, conn, baseline, rules).await;
     }
@@ -218,13 +227,7 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
             failures.push(f);
         }
     }
-    if failures.is_empty() {
-        Outcome::Passed
-    } else if step.level == Level::Should {
-        Outcome::Warning { failures }
-    } else {
-        Outcome::Failed { failures }
-    }
+    outcome_for(step, failures)
 }
 
 /// Without expectations, a request must get a successful response.
@@ -241,16 +244,13 @@ fn default_expectation(step: &Step, ex: &Exchange) -> Option<Failure> {
         None => assert::describe_no_response(ex),
     };
     let message = format!("expected a successful response, got {actual}");
-    Some(Failure {
-        kind: "response".into(),
-        message: message.lines().next().unwrap_or("").to_string(),
-        expected: Some("a result (the step has no `expect`, so success is expected)".into()),
-        actual: Some(actual),
-        snippet: step.pos.snippet(severity_of(step), &message, "this step"),
-        file: step.pos.file_name().to_string(),
-        line: step.pos.line,
-        column: step.pos.col,
-    })
+    Some(step_failure(
+        step,
+        "response",
+        message,
+        Some("a result (the step has no `expect`, so success is expected)".into()),
+        Some(actual),
+    ))
 }
 
 fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result<(), Failure> {
@@ -318,7 +318,9 @@ fn build(
                 .collect()
         };
     match &step.action {
-        Action::Contract { .. } => unreachable!("contract steps do not send one message"),
+        Action::Contract { .. } | Action::Check { .. } => {
+            unreachable!("contract and check steps do not send one message")
+        }
         Action::Request {
             method,
             params,
@@ -519,17 +521,8 @@ async fn contract_check(
     );
     let report = contract::diff_snapshots(&baseline, &live, labels);
     let judgement = contract::rules::judge(rules, &report, chrono::Utc::now().date_naive());
-    let failure = |message: String, expected: Option<String>, actual: Option<String>| Failure {
-        kind: "contract".into(),
-        snippet: step
-            .pos
-            .snippet(Severity::Error, &message, "this contract check"),
-        message,
-        expected,
-        actual,
-        file: step.pos.file_name().to_string(),
-        line: step.pos.line,
-        column: step.pos.col,
+    let failure = |message: String, expected: Option<String>, actual: Option<String>| {
+        step_failure(step, "contract", message, expected, actual)
     };
     let mut failures: Vec<Failure> = judgement
         .changes
@@ -555,13 +548,7 @@ async fn contract_check(
             .iter()
             .map(|s| failure(format!("stale acceptance: {s}"), None, None)),
     );
-    if failures.is_empty() {
-        Outcome::Passed
-    } else if step.level == Level::Should {
-        Outcome::Warning { failures }
-    } else {
-        Outcome::Failed { failures }
-    }
+    outcome_for(step, failures)
 }
 
 /// Snippets of `level: should` steps are warnings.
@@ -570,5 +557,36 @@ fn severity_of(step: &Step) -> Severity {
         Severity::Warning
     } else {
         Severity::Error
+    }
+}
+
+/// A failure located at the step itself (not at one expectation).
+pub(super) fn step_failure(
+    step: &Step,
+    kind: &str,
+    message: String,
+    expected: Option<String>,
+    actual: Option<String>,
+) -> Failure {
+    Failure {
+        kind: kind.into(),
+        snippet: step.pos.snippet(severity_of(step), &message, "this step"),
+        message: message.lines().next().unwrap_or("").to_string(),
+        expected,
+        actual,
+        file: step.pos.file_name().to_string(),
+        line: step.pos.line,
+        column: step.pos.col,
+    }
+}
+
+/// Failures become a failed step, or a warning for `level: should`.
+pub(super) fn outcome_for(step: &Step, failures: Vec<Failure>) -> Outcome {
+    if failures.is_empty() {
+        Outcome::Passed
+    } else if step.level == Level::Should {
+        Outcome::Warning { failures }
+    } else {
+        Outcome::Failed { failures }
     }
 }
