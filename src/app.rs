@@ -171,6 +171,16 @@ async fn run(args: RunArgs) -> i32 {
         eprintln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
         return exit::INVALID_INPUT;
     }
+    let baseline = match &args.expected_failures {
+        Some(path) => match crate::baseline::Baseline::load(path) {
+            Ok(b) => Some(b),
+            Err(errors) => {
+                eprintln!("{}", errors.render());
+                return exit::INVALID_INPUT;
+            }
+        },
+        None => None,
+    };
     let console = ConsoleOptions {
         color: use_color(args.color),
         verbose: args.verbose,
@@ -185,13 +195,39 @@ async fn run(args: RunArgs) -> i32 {
                 .unwrap_or(1)
         }),
     };
+    let strict = args.strict;
     let mut stdout = std::io::stdout();
-    let report = engine::run(items, &config, |suite| {
-        let _ = stdout.write_all(report::render_suite(suite, &console).as_bytes());
+    let mut report = engine::run(items, &config, |suite| {
+        // Show expected failures as such while streaming (staleness is judged at the end).
+        let shown = match &baseline {
+            Some(b) => crate::baseline::relabel_suite(b, suite, strict),
+            None => suite.clone(),
+        };
+        let _ = stdout.write_all(report::render_suite(&shown, &console).as_bytes());
         let _ = stdout.flush();
     })
     .await;
+    let applied = baseline
+        .as_ref()
+        .map(|b| crate::baseline::apply(b, &mut report, strict));
+    if let Some(applied) = &applied {
+        report.stale_entries = applied
+            .stale
+            .iter()
+            .map(|s| crate::report::model::StaleEntry {
+                entry: s.entry.clone(),
+                file: s.pos.file_name().to_string(),
+                line: s.pos.line,
+                message: s.message.clone(),
+            })
+            .collect();
+    }
     let _ = stdout.write_all(report::render_summary(&report, &console).as_bytes());
+    if let Some(applied) = &applied {
+        for stale in &applied.stale {
+            eprintln!("{}", stale.render());
+        }
+    }
     if let Err(code) = write_reports(
         &report,
         args.junit.as_deref(),
@@ -200,7 +236,16 @@ async fn run(args: RunArgs) -> i32 {
     ) {
         return code;
     }
-    exit_code(&report)
+    if let Some(path) = &args.write_baseline {
+        if let Err(code) = write_reports_file(path, crate::baseline::write_from(&report, strict)) {
+            return code;
+        }
+        eprintln!(
+            "baseline of this run's failures written to {}",
+            path.display()
+        );
+    }
+    exit_code(&report, applied.as_ref(), strict)
 }
 
 fn write_reports(
@@ -220,18 +265,26 @@ fn write_reports(
 
 /// 4 when the server could not be started/reached, 3 when authentication failed,
 /// 1 when a test failed, else 0.
-pub fn exit_code(report: &RunReport) -> i32 {
+pub fn exit_code(
+    report: &RunReport,
+    applied: Option<&crate::baseline::Applied>,
+    strict: bool,
+) -> i32 {
     let kinds = |k: &str| {
         report
             .suites
             .iter()
             .any(|s: &SuiteResult| s.setup_error_kind.as_deref() == Some(k))
     };
-    if kinds("start") || kinds("unreachable") {
+    // A baseline may cover a connection failure; without one, it decides the code.
+    let uncovered = applied.is_none_or(|a| a.unexpected > 0);
+    if uncovered && (kinds("start") || kinds("unreachable")) {
         exit::UNREACHABLE
-    } else if kinds("auth") {
+    } else if uncovered && kinds("auth") {
         exit::AUTH_REQUIRED
-    } else if report.summary.is_green() {
+    } else if let Some(a) = applied {
+        if a.is_ok() { exit::OK } else { exit::FAILED }
+    } else if report.summary.is_green() && !(strict && report.summary.warnings > 0) {
         exit::OK
     } else {
         exit::FAILED

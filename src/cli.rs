@@ -165,6 +165,16 @@ pub struct RunArgs {
     /// Color: auto (TTY and no NO_COLOR), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Baseline of known failures (the official conformance suite's format, plus
+    /// `scenario@era` qualifiers): listed failures pass, stale entries fail.
+    #[arg(long, value_name = "FILE")]
+    pub expected_failures: Option<PathBuf>,
+    /// Warnings (`level: should` failures) fail the run too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Write a baseline listing this run's failures to FILE (then exit as usual).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

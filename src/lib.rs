@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod assert;
+pub mod baseline;
 pub mod cli;
 pub mod client;
 pub mod contract;

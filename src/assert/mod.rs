@@ -594,6 +594,63 @@ fn check_predicate(
             }
             Ok(())
         }
+        Predicate::Unique(want) => {
+            let mut seen: Vec<String> = Vec::new();
+            let mut dups: Vec<String> = Vec::new();
+            for m in matches {
+                let key = crate::contract::snapshot::sort_keys((*m).clone()).to_string();
+                if seen.contains(&key) {
+                    if !dups.contains(&key) {
+                        dups.push(key);
+                    }
+                } else {
+                    seen.push(key);
+                }
+            }
+            match (want, dups.is_empty()) {
+                (true, false) => Err((
+                    format!("`{src}` has duplicates: {}", dups.join(", ")),
+                    Some("distinct values".into()),
+                    Some(dups.join(", ")),
+                )),
+                (false, true) => Err((
+                    format!("`{src}` has no duplicates"),
+                    Some("duplicates".into()),
+                    None,
+                )),
+                _ => Ok(()),
+            }
+        }
+        Predicate::ValidSchema(want) => {
+            if matches.is_empty() {
+                return Err(nothing());
+            }
+            for m in matches {
+                let problem = if !m.is_object() {
+                    Some(format!("{} is not a schema object", json_type_name(m)))
+                } else {
+                    jsonschema::meta::validate(m).err().map(|e| e.to_string())
+                };
+                match (want, problem) {
+                    (true, Some(p)) => {
+                        return Err((
+                            format!("`{src}` is not a valid JSON Schema: {p}"),
+                            Some("a JSON Schema 2020-12 object".into()),
+                            Some(compact(m, 300)),
+                        ));
+                    }
+                    (false, None) => {
+                        return Err((
+                            format!("`{src}` is a valid JSON Schema"),
+                            Some("an invalid schema".into()),
+                            Some(compact(m, 300)),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
         Predicate::Compare(op, bound) => {
             if matches.is_empty() {
                 return Err(nothing());

@@ -33,6 +33,8 @@ pub struct Negotiated {
     pub capabilities: Value,
     pub supported_versions: Vec<String>,
     pub instructions: Option<String>,
+    /// The handshake result as received: `initialize` (legacy) or `server/discover` (modern).
+    pub handshake: Option<Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +130,7 @@ impl Connection {
                 capabilities: Value::Null,
                 supported_versions: Vec::new(),
                 instructions: None,
+                handshake: None,
             },
             next_id: 0,
             session_id: None,
@@ -432,6 +435,20 @@ impl Connection {
         }
     }
 
+    /// Send a raw message over a brand-new transport (stdio: a separate, short-lived
+    /// server process; HTTP: no session), then close it. Logged with this connection.
+    pub async fn send_fresh(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        let mut fresh = Transport::open(&self.target).map_err(|e| TransportError::Io(e.message))?;
+        self.record("note", "sent over a fresh connection".into(), None);
+        std::mem::swap(&mut self.transport, &mut fresh);
+        let result = self.send(out).await;
+        std::mem::swap(&mut self.transport, &mut fresh);
+        if let Transport::Stdio(mut t) = fresh {
+            t.shutdown().await;
+        }
+        result
+    }
+
     /// Transcript entries since the last call.
     pub fn take_log(&mut self) -> Vec<TranscriptEntry> {
         self.log_started = Instant::now();
@@ -609,6 +626,7 @@ impl Connection {
         }
         self.negotiated.revision = answered;
         self.negotiated.server_info = result.get("serverInfo").cloned();
+        self.negotiated.handshake = Some(result.clone());
         self.negotiated.instructions = result
             .get("instructions")
             .and_then(Value::as_str)
@@ -741,6 +759,7 @@ impl Connection {
     }
 
     fn adopt_discover(&mut self, result: &Value) {
+        self.negotiated.handshake = Some(result.clone());
         self.negotiated.supported_versions = result
             .get("supportedVersions")
             .and_then(Value::as_array)

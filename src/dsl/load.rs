@@ -26,6 +26,23 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, LoadErrors> {
     let mut errors = LoadErrors::default();
     let mut scenarios = Vec::new();
     for path in paths {
+        // A name that is not a file or folder may be a built-in pack (`conformance`).
+        if !path.exists()
+            && let Some(packs) = path.to_str().and_then(super::builtin::resolve)
+        {
+            for pack in packs {
+                for (rel, text) in super::builtin::pack_files(pack) {
+                    match parse_scenario(SourceFile::new(format!("builtin:{rel}"), text)) {
+                        Ok(mut s) => {
+                            s.pack = Some(pack.to_string());
+                            scenarios.push(s);
+                        }
+                        Err(es) => errors.0.extend(es.0),
+                    }
+                }
+            }
+            continue;
+        }
         let files = match scenario_files(path) {
             Ok(files) => files,
             Err(e) => {
@@ -370,17 +387,21 @@ impl<'a> Compiler<'a> {
             step.raw.as_ref().map(|r| (r.line, r.col)),
             step.contract.as_ref().map(|r| (r.line, r.col)),
             step.check.as_ref().map(|r| (r.line, r.col)),
+            step.handshake
+                .as_ref()
+                .filter(|h| h.value)
+                .map(|r| (r.line, r.col)),
         ];
         let given = kinds.iter().flatten().count();
         if given != 1 {
             let msg = if given == 0 {
                 "step has nothing to send"
             } else {
-                "step has more than one of `request`, `notification`, `raw`, `contract`"
+                "step has more than one of `request`, `notification`, `raw`, `contract`, `check`, `handshake`"
             };
             self.errors.push(
                 LoadError::at(pos.clone(), msg).with_help(
-                    "give exactly one of `request`, `notification`, `raw` or `contract`",
+                    "give exactly one of `request`, `notification`, `raw`, `contract`, `check` or `handshake: true`",
                 ),
             );
             return None;
@@ -413,6 +434,8 @@ impl<'a> Compiler<'a> {
                 meta: n.meta.unwrap_or_default(),
                 headers: n.headers.unwrap_or_default(),
             }
+        } else if step.handshake.as_ref().is_some_and(|h| h.value) {
+            Action::Handshake
         } else if let Some(c) = step.check {
             if !step.expect.is_empty() {
                 self.errors.push(
@@ -458,6 +481,7 @@ impl<'a> Compiler<'a> {
                 body: raw.body,
                 headers: raw.headers.unwrap_or_default(),
                 http_method: raw.http_method.map(|m| m.value.to_uppercase()),
+                fresh: raw.fresh,
             }
         };
         let is_notification = matches!(action, Action::Notification { .. });
@@ -548,6 +572,7 @@ impl<'a> Compiler<'a> {
         }
         Requires {
             capabilities: r.capabilities.into_iter().map(|c| c.value).collect(),
+            capabilities_absent: r.capabilities_absent.into_iter().map(|c| c.value).collect(),
             transport: r.transport,
         }
     }
@@ -641,6 +666,8 @@ impl<'a> Compiler<'a> {
             || e.exists.is_some()
             || e.absent.is_some()
             || e.one_of.is_some()
+            || e.unique.is_some()
+            || e.valid_schema.is_some()
             || e.gt.is_some()
             || e.gte.is_some()
             || e.lt.is_some()
@@ -718,6 +745,12 @@ impl<'a> Compiler<'a> {
                     self.check_templates(v, known);
                 }
                 predicates.push(Predicate::OneOf(vs));
+            }
+            if let Some(u) = e.unique {
+                predicates.push(Predicate::Unique(u));
+            }
+            if let Some(v) = e.valid_schema {
+                predicates.push(Predicate::ValidSchema(v));
             }
             for (op, bound) in [
                 (CompareOp::Gt, e.gt),

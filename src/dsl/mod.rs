@@ -1,6 +1,7 @@
 //! The scenario DSL: typed model (source of truth for the JSON Schema), loading with
 //! positions, validation, and templates.
 
+pub mod builtin;
 pub mod error;
 pub mod load;
 pub mod model;

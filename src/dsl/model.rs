@@ -73,6 +73,10 @@ pub struct Step {
     /// Compare the live server's contract with a baseline snapshot (`mcpspec snapshot`).
     #[serde(default)]
     pub contract: Option<At<ContractCheck>>,
+    /// `true`: no message is sent; the expectations apply to the connection's handshake
+    /// result (`initialize` in the legacy era, `server/discover` in the modern era).
+    #[serde(default)]
+    pub handshake: Option<At<bool>>,
     /// A built-in check that needs more than one request (two traversals, a second
     /// connection, every page): fails with what it found.
     #[serde(default)]
@@ -150,6 +154,10 @@ pub struct Raw {
     /// HTTP only: the request method (default `POST`), e.g. `GET` or `DELETE`.
     #[serde(default)]
     pub http_method: Option<At<String>>,
+    /// Send it over a fresh connection of its own, with no handshake (stdio: a separate,
+    /// short-lived server process), for probes that may disturb the server.
+    #[serde(default)]
+    pub fresh: bool,
 }
 
 /// Preconditions of a scenario or step.
@@ -160,6 +168,9 @@ pub struct Requires {
     /// `tools`, `resources.subscribe`, `prompts.listChanged`, `extensions.io.example/x`.
     #[serde(default)]
     pub capabilities: Vec<At<String>>,
+    /// Server capabilities that must NOT be declared (checks of undeclared features).
+    #[serde(default)]
+    pub capabilities_absent: Vec<At<String>>,
     /// The transport the checks need.
     #[serde(default)]
     pub transport: Option<TransportKind>,
@@ -242,6 +253,12 @@ pub struct Expectation {
     /// The match equals one of these values.
     #[serde(default)]
     pub one_of: Option<Vec<TValue>>,
+    /// `true`: the matches are pairwise distinct (e.g. tool names).
+    #[serde(default)]
+    pub unique: Option<bool>,
+    /// `true`: every match is a valid JSON Schema (draft 2020-12) object.
+    #[serde(default)]
+    pub valid_schema: Option<bool>,
     /// Numeric comparisons of the match.
     #[serde(default)]
     pub gt: Option<f64>,

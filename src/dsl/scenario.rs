@@ -65,7 +65,10 @@ pub enum Action {
         body: TValue,
         headers: IndexMap<String, TValue>,
         http_method: Option<String>,
+        fresh: bool,
     },
+    /// Judge the connection's handshake result.
+    Handshake,
     /// A built-in multi-request check.
     Check {
         kind: super::model::CheckKind,
@@ -82,6 +85,7 @@ pub enum Action {
 #[derive(Debug, Default, Clone)]
 pub struct Requires {
     pub capabilities: Vec<String>,
+    pub capabilities_absent: Vec<String>,
     pub transport: Option<super::model::TransportKind>,
 }
 
@@ -99,6 +103,11 @@ impl Requires {
                 return Some(format!(
                     "the server does not declare the `{cap}` capability"
                 ));
+            }
+        }
+        for cap in &self.capabilities_absent {
+            if capability_declared(capabilities, cap) {
+                return Some(format!("the server declares the `{cap}` capability"));
             }
         }
         None
@@ -190,6 +199,8 @@ pub enum Predicate {
     Length(LengthSpec),
     Exists(bool),
     OneOf(Vec<TValue>),
+    Unique(bool),
+    ValidSchema(bool),
     Compare(CompareOp, f64),
 }
 

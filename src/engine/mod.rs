@@ -94,6 +94,7 @@ pub async fn run(
         duration: started.elapsed(),
         suites,
         summary,
+        stale_entries: Vec::new(),
     }
 }
 

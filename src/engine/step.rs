@@ -128,6 +128,19 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 
 /// Run one step: render, send, judge, capture.
 async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Value>) -> Outcome {
+    if matches!(step.action, Action::Handshake) {
+        let Some(result) = conn.negotiated.handshake.clone() else {
+            return Outcome::Error {
+                message: "the connection has no handshake result".into(),
+                detail: None,
+            };
+        };
+        let exchange = Exchange {
+            response: Some(json!({"jsonrpc": "2.0", "id": 0, "result": result})),
+            ..Exchange::default()
+        };
+        return judge(step, conn, &exchange, ctx, None).await;
+    }
     if let Action::Check { kind, method } = &step.action {
         return super::checks::run_check(step, conn, *kind, method).await;
     }
@@ -161,7 +174,10 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         built.out.quiet_period = NO_RESPONSE_WINDOW;
     }
     let paginate = matches!(step.action, Action::Request { paginate: true, .. });
-    let exchange = if paginate {
+    let fresh = matches!(step.action, Action::Raw { fresh: true, .. });
+    let exchange = if fresh {
+        conn.send_fresh(&built.out).await.map_err(|e| e.to_string())
+    } else if paginate {
         paginate_all(conn, &built, timeout).await
     } else {
         conn.send(&built.out).await.map_err(|e| e.to_string())
@@ -187,47 +203,14 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
             )),
         };
     }
-    let mut seen = Observed::new(&exchange, conn.is_http());
-    if step.level == Level::Should {
-        seen.severity = Severity::Warning;
-    }
-    if step
-        .expects
-        .iter()
-        .any(|e| matches!(e.kind, ExpectKind::OutputSchema))
-    {
-        seen.output_schema =
-            Some(output_schema_for(conn, &built.method, built.params.as_ref()).await);
-    }
-    let mut failures: Vec<Failure> = Vec::new();
-    let mut applicable = 0;
-    let mut not_applicable = Vec::new();
-    for expect in &step.expects {
-        match assert::check(expect, &seen, &ctx_value) {
-            Verdict::Pass => applicable += 1,
-            Verdict::Fail(f) => {
-                applicable += 1;
-                failures.push(f);
-            }
-            Verdict::NotApplicable(why) => not_applicable.push(why),
-        }
-    }
-    if step.expects.is_empty()
-        && let Some(f) = default_expectation(step, &exchange)
-    {
-        failures.push(f);
-    }
-    if failures.is_empty() {
-        if applicable == 0 && !not_applicable.is_empty() {
-            return Outcome::Skipped {
-                reason: not_applicable.join("; "),
-            };
-        }
-        if let Err(f) = capture(step, &seen, ctx) {
-            failures.push(f);
-        }
-    }
-    outcome_for(step, failures)
+    judge(
+        step,
+        conn,
+        &exchange,
+        ctx,
+        Some((&built.method, built.params.as_ref())),
+    )
+    .await
 }
 
 /// Without expectations, a request must get a successful response.
@@ -318,8 +301,8 @@ fn build(
                 .collect()
         };
     match &step.action {
-        Action::Contract { .. } | Action::Check { .. } => {
-            unreachable!("contract and check steps do not send one message")
+        Action::Contract { .. } | Action::Check { .. } | Action::Handshake => {
+            unreachable!("contract, check and handshake steps do not send one message")
         }
         Action::Request {
             method,
@@ -365,6 +348,7 @@ fn build(
             body,
             headers: h,
             http_method,
+            ..
         } => {
             let body = render(body)?;
             let headers = headers(h)?;
@@ -589,4 +573,58 @@ pub(super) fn outcome_for(step: &Step, failures: Vec<Failure>) -> Outcome {
     } else {
         Outcome::Failed { failures }
     }
+}
+
+/// Judge a step's expectations on what came back, then capture.
+async fn judge(
+    step: &Step,
+    conn: &mut Connection,
+    exchange: &Exchange,
+    ctx: &mut Map<String, Value>,
+    call: Option<(&str, Option<&Value>)>,
+) -> Outcome {
+    let ctx_value = Value::Object(ctx.clone());
+    let mut seen = Observed::new(exchange, conn.is_http());
+    if step.level == Level::Should {
+        seen.severity = Severity::Warning;
+    }
+    if step
+        .expects
+        .iter()
+        .any(|e| matches!(e.kind, ExpectKind::OutputSchema))
+    {
+        seen.output_schema = Some(match call {
+            Some((method, params)) => output_schema_for(conn, method, params).await,
+            None => Err("`outputSchema` applies to tools/call steps".into()),
+        });
+    }
+    let mut failures: Vec<Failure> = Vec::new();
+    let mut applicable = 0;
+    let mut not_applicable = Vec::new();
+    for expect in &step.expects {
+        match assert::check(expect, &seen, &ctx_value) {
+            Verdict::Pass => applicable += 1,
+            Verdict::Fail(f) => {
+                applicable += 1;
+                failures.push(f);
+            }
+            Verdict::NotApplicable(why) => not_applicable.push(why),
+        }
+    }
+    if step.expects.is_empty()
+        && let Some(f) = default_expectation(step, exchange)
+    {
+        failures.push(f);
+    }
+    if failures.is_empty() {
+        if applicable == 0 && !not_applicable.is_empty() {
+            return Outcome::Skipped {
+                reason: not_applicable.join("; "),
+            };
+        }
+        if let Err(f) = capture(step, &seen, ctx) {
+            failures.push(f);
+        }
+    }
+    outcome_for(step, failures)
 }

@@ -52,6 +52,21 @@ pub fn to_junit(report: &RunReport, secrets: &[String]) -> String {
     for suite in &report.suites {
         junit.add_test_suite(test_suite(&ctx, report, suite));
     }
+    if !report.stale_entries.is_empty() {
+        let mut ts = TestSuite::new("expected-failures");
+        for stale in &report.stale_entries {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status.set_type("stale_entry");
+            status.set_message(ctx.r(&stale.message));
+            let mut tc = TestCase::new(ctx.r(&format!("stale entry: {}", stale.entry)), status);
+            tc.set_classname("expected-failures");
+            tc.extra.insert("file".into(), ctx.r(&stale.file).into());
+            tc.extra
+                .insert("line".into(), stale.line.to_string().into());
+            ts.add_test_case(tc);
+        }
+        junit.add_test_suite(ts);
+    }
     junit
         .to_string()
         .expect("serializing a JUnit report to memory cannot fail")

@@ -325,6 +325,7 @@ pub(crate) mod testdata {
             duration: Duration::from_millis(123),
             suites,
             summary,
+            stale_entries: Vec::new(),
         }
     }
 

@@ -20,6 +20,19 @@ pub struct RunReport {
     pub duration: Duration,
     pub suites: Vec<SuiteResult>,
     pub summary: Summary,
+    /// Expected-failures entries that no longer fail (each fails the run until removed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stale_entries: Vec<StaleEntry>,
+}
+
+/// A stale expected-failures entry.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StaleEntry {
+    pub entry: String,
+    pub file: String,
+    pub line: u32,
+    pub message: String,
 }
 
 /// One scenario run in one era: `scenario@era`.
