@@ -46,7 +46,7 @@ pub fn main() -> i32 {
         Command::Snapshot(args) => runtime().block_on(snapshot(args)),
         Command::Diff(args) => diff(args),
         Command::Validate { paths } => validate(&paths),
-        Command::List { paths } => list(&paths),
+        Command::List { paths, markdown } => list(&paths, markdown),
         Command::Run(args) => runtime().block_on(run(args)),
         Command::Call(args) => runtime().block_on(call(args)),
     }
@@ -93,33 +93,100 @@ fn validate(paths: &[PathBuf]) -> i32 {
     }
 }
 
-fn list(paths: &[PathBuf]) -> i32 {
+fn list(paths: &[PathBuf], markdown: bool) -> i32 {
+    let mut out = std::io::stdout().lock();
+    if paths.is_empty() {
+        let _ = writeln!(
+            out,
+            "built-in packs (run by name, e.g. `mcpspec run conformance --stdio ...`):"
+        );
+        for pack in dsl::builtin::pack_names() {
+            let n = dsl::builtin::pack_files(pack).count();
+            let _ = writeln!(out, "  {pack} ({n} file(s))");
+        }
+        for (alias, packs) in dsl::builtin::aliases() {
+            let _ = writeln!(out, "  {alias} = {}", packs.join(" + "));
+        }
+        return exit::OK;
+    }
     let scenarios = match load(paths) {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let mut out = std::io::stdout().lock();
-    for s in &scenarios {
-        let eras = if s.eras.is_empty() {
-            "all eras".to_string()
-        } else {
-            s.eras
-                .iter()
-                .map(|e| e.label())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+    let text = if markdown {
+        checks_markdown(&scenarios)
+    } else {
+        checks_text(&scenarios)
+    };
+    let _ = out.write_all(text.as_bytes());
+    exit::OK
+}
+
+fn eras_label(s: &Scenario) -> String {
+    if s.eras.is_empty() {
+        "all eras".to_string()
+    } else {
+        s.eras
+            .iter()
+            .map(|e| e.label())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn checks_text(scenarios: &[Scenario]) -> String {
+    let mut out = String::new();
+    for s in scenarios {
         let tags = if s.tags.is_empty() {
             String::new()
         } else {
             format!(" [{}]", s.tags.join(", "))
         };
-        let _ = writeln!(out, "{} ({eras}){tags}  {}", s.id, s.pos);
+        out.push_str(&format!("{} ({}){tags}  {}\n", s.id, eras_label(s), s.pos));
         for step in &s.steps {
-            let _ = writeln!(out, "  {}:{}", s.id, step.name);
+            out.push_str(&format!("  {}:{}\n", s.id, step.name));
         }
     }
-    exit::OK
+    out
+}
+
+/// The checks of scenarios as Markdown (the README's check tables are generated with this).
+pub fn checks_markdown(scenarios: &[Scenario]) -> String {
+    let mut out = String::new();
+    let mut pack: Option<&str> = None;
+    for s in scenarios {
+        if s.pack.as_deref() != pack {
+            pack = s.pack.as_deref();
+            if let Some(p) = pack {
+                out.push_str(&format!("#### `{p}`\n\n"));
+            }
+        }
+        out.push_str(&format!(
+            "**`{}`** ({}){}\n\n",
+            s.id,
+            eras_label(s),
+            s.description
+                .as_ref()
+                .map(|d| format!(" — {d}"))
+                .unwrap_or_default()
+        ));
+        out.push_str("| check | level | rule |\n|---|---|---|\n");
+        for step in &s.steps {
+            let level = match step.level {
+                crate::report::model::Level::Must => "MUST",
+                crate::report::model::Level::Should => "SHOULD",
+            };
+            let rule = step
+                .description
+                .as_deref()
+                .unwrap_or("")
+                .replace('|', "\\|")
+                .replace('\n', " ");
+            out.push_str(&format!("| `{}` | {level} | {rule} |\n", step.name));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 fn selection(args: &RunArgs) -> Result<Option<GlobSet>, UsageError> {

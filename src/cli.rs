@@ -45,9 +45,11 @@ pub enum Command {
     },
     /// List scenario and check (step) ids.
     List {
-        /// Scenario files or folders.
-        #[arg(required = true)]
+        /// Scenario files, folders or built-in packs (none: list the built-in packs).
         paths: Vec<PathBuf>,
+        /// Print a Markdown table of the checks (id, level, rule) per scenario.
+        #[arg(long)]
+        markdown: bool,
     },
     /// Send one request and print the raw JSON-RPC response (debugging).
     Call(CallArgs),

@@ -519,6 +519,7 @@ impl<'a> Compiler<'a> {
         }
         Some(Step {
             name: step.name.value,
+            description: step.description,
             pos,
             eras,
             transport: step.transport,

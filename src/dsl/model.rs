@@ -199,6 +199,15 @@ pub enum CheckKind {
     /// Nothing but JSON-RPC appeared on the server's stdout on this connection, also
     /// under a burst of concurrent requests (stdio; skipped over HTTP).
     StdoutClean,
+    /// A dual-era server connects in both eras (legacy and 2026-07-28).
+    CrossEraConnect,
+    /// Both eras see the same tools (with the same definitions), resources, templates
+    /// and prompts.
+    CrossEraListsMatch,
+    /// Both eras declare the same capabilities.
+    CrossEraCapabilitiesMatch,
+    /// `auto` picks the modern era on a server that supports it.
+    AutoPicksModern,
 }
 
 /// A contract check: snapshot the server over this connection and diff it with a

@@ -32,6 +32,7 @@ pub struct Scenario {
 #[derive(Debug)]
 pub struct Step {
     pub name: String,
+    pub description: Option<String>,
     pub pos: Pos,
     pub eras: Option<Vec<EraSelector>>,
     pub transport: Option<super::model::TransportKind>,

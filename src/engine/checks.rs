@@ -23,6 +23,10 @@ pub async fn run_check(
         CheckKind::ListStableAcrossConnections => across_connections(conn, method, key).await,
         CheckKind::CacheScopeConsistentAcrossPages => cache_scope(conn, method).await,
         CheckKind::StdoutClean => stdout_clean(conn).await,
+        CheckKind::CrossEraConnect
+        | CheckKind::CrossEraListsMatch
+        | CheckKind::CrossEraCapabilitiesMatch => cross_era(conn, kind).await,
+        CheckKind::AutoPicksModern => auto_picks_modern(conn).await,
     };
     match result {
         Ok(Verdict::Pass) => Outcome::Passed,
@@ -181,5 +185,116 @@ async fn stdout_clean(conn: &mut Connection) -> Result<Verdict, String> {
         message: format!("only {answered} of {BURST} concurrent requests were answered"),
         expected: Some(format!("{BURST} responses")),
         actual: Some(answered.to_string()),
+    })
+}
+
+/// Connect in the legacy and the modern era (fresh connections to the same target) and
+/// compare what each sees, reusing the contract snapshot and diff.
+async fn cross_era(conn: &mut Connection, kind: CheckKind) -> Result<Verdict, String> {
+    use crate::contract::{diff_snapshots, take_snapshot};
+    use crate::era::{EraRequest, MODERN_REVISION};
+    let target = conn.target().clone();
+    let mut snaps = Vec::new();
+    let mut failures = Vec::new();
+    for (label, era) in [
+        ("legacy", EraRequest::Legacy),
+        (MODERN_REVISION, EraRequest::Modern(MODERN_REVISION.into())),
+    ] {
+        match Connection::open(&target, label, &era).await {
+            Ok(mut c) => {
+                let snap = take_snapshot(&mut c, None).await;
+                c.close().await;
+                match snap {
+                    Ok(s) => snaps.push(s),
+                    Err(e) => failures.push(format!("{label}: snapshot failed: {e}")),
+                }
+            }
+            Err(e) => failures.push(format!("{label}: {}", e.message)),
+        }
+    }
+    if kind == CheckKind::CrossEraConnect || !failures.is_empty() {
+        return Ok(if failures.is_empty() {
+            Verdict::Pass
+        } else if kind == CheckKind::CrossEraConnect {
+            Verdict::Fail {
+                message: format!(
+                    "the server does not connect in both eras: {}",
+                    failures.join("; ")
+                ),
+                expected: Some("a connection in legacy and in 2026-07-28".into()),
+                actual: Some(failures.join("\n")),
+            }
+        } else {
+            Verdict::Skip(format!("not testable: {}", failures.join("; ")))
+        });
+    }
+    let (legacy, modern) = (&snaps[0], &snaps[1]);
+    let report = diff_snapshots(legacy, modern, ("legacy".into(), MODERN_REVISION.into()));
+    let wanted = |c: &crate::contract::Change| match kind {
+        CheckKind::CrossEraCapabilitiesMatch => {
+            c.list == "server"
+                && c.path
+                    .as_deref()
+                    .is_some_and(|p| p.starts_with("capabilities"))
+        }
+        _ => c.list != "server",
+    };
+    let diffs: Vec<String> = report
+        .changes
+        .iter()
+        .filter(|c| wanted(c))
+        .map(|c| {
+            format!(
+                "{}/{}: {}{}",
+                c.list,
+                c.name,
+                c.kind,
+                c.path
+                    .as_ref()
+                    .map(|p| format!(" at {p}"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    if diffs.is_empty() {
+        return Ok(Verdict::Pass);
+    }
+    let what = if kind == CheckKind::CrossEraCapabilitiesMatch {
+        "capabilities"
+    } else {
+        "lists"
+    };
+    Ok(Verdict::Fail {
+        message: format!(
+            "the legacy and modern eras see different {what} ({} difference(s), legacy → modern)",
+            diffs.len()
+        ),
+        expected: Some("the same contract in both eras".into()),
+        actual: Some(diffs.join("\n")),
+    })
+}
+
+async fn auto_picks_modern(conn: &mut Connection) -> Result<Verdict, String> {
+    use crate::era::{EraKind, EraRequest};
+    let target = conn.target().clone();
+    let c = Connection::open(&target, "auto", &EraRequest::Auto)
+        .await
+        .map_err(|e| format!("auto did not connect: {}", e.message))?;
+    let picked = (
+        c.negotiated.kind,
+        c.negotiated.revision.clone(),
+        c.negotiated.note.clone(),
+    );
+    c.close().await;
+    if picked.0 == EraKind::Modern {
+        return Ok(Verdict::Pass);
+    }
+    Ok(Verdict::Fail {
+        message: format!(
+            "auto picked legacy ({}) on a server that supports 2026-07-28",
+            picked.1
+        ),
+        expected: Some("modern".into()),
+        actual: picked.2,
     })
 }
