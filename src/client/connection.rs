@@ -351,7 +351,10 @@ impl Connection {
                     s
                 });
                 match (&ex.response, &ex.raw_body) {
-                    (Some(r), _) => self.record("received", r.to_string(), http),
+                    (Some(r), _) => {
+                        let text = ex.response_text.clone().unwrap_or_else(|| r.to_string());
+                        self.record("received", text, http)
+                    }
                     (None, Some(raw)) => {
                         self.record("received", raw.chars().take(4096).collect(), http)
                     }

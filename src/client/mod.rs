@@ -117,6 +117,8 @@ impl HttpMeta {
 pub struct Exchange {
     /// The JSON-RPC response (matched by id), if any.
     pub response: Option<Value>,
+    /// The response exactly as received, when the transport kept it (transcripts).
+    pub response_text: Option<String>,
     /// Raw reply body when it was not a JSON-RPC message (or any body on HTTP errors).
     pub raw_body: Option<String>,
     pub http: Option<HttpMeta>,

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::mpsc;
+use tokio::process::{ChildStdin, Command};
+use tokio::sync::{mpsc, watch};
 
 use super::{Exchange, Outgoing, TransportError, id_key, is_response};
 
@@ -23,14 +23,16 @@ const EXIT_GRACE: Duration = Duration::from_millis(200);
 /// Events from the reader task, in stdout order.
 #[derive(Debug)]
 enum Incoming {
-    Message(Value),
+    /// The message and its line as received (for the transcript).
+    Message(Value, String),
     Noise(String),
     Oversized,
     Closed,
 }
 
 pub struct StdioTransport {
-    child: Child,
+    /// The process's exit status, once known (a waiter task owns the child).
+    exit_rx: watch::Receiver<Option<std::process::ExitStatus>>,
     pgid: Option<i32>,
     stdin: Option<ChildStdin>,
     incoming: mpsc::UnboundedReceiver<Incoming>,
@@ -74,11 +76,17 @@ impl StdioTransport {
         let stderr_pipe = child.stderr.take().expect("stderr piped");
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(read_stdout(stdout, tx, max_bytes));
+        let stdin = child.stdin.take();
+        let (exit_tx, exit_rx) = watch::channel(None);
+        tokio::spawn(async move {
+            let status = child.wait().await.ok();
+            let _ = exit_tx.send(status);
+        });
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         tokio::spawn(read_stderr(stderr_pipe, stderr.clone()));
         Ok(StdioTransport {
-            stdin: child.stdin.take(),
-            child,
+            stdin,
+            exit_rx,
             pgid,
             incoming: rx,
             stderr,
@@ -122,9 +130,12 @@ impl StdioTransport {
         loop {
             let next = tokio::select! {
                 next = tokio::time::timeout_at(deadline, self.incoming.recv()) => next,
-                status = self.child.wait(), if self.exited.is_none() => {
+                _ = self.exit_rx.changed(), if self.exited.is_none() => {
                     // Read what the process wrote before exiting, briefly.
-                    self.exited = status.ok();
+                    self.exited = *self.exit_rx.borrow();
+                    if self.exited.is_none() {
+                        continue;
+                    }
                     deadline = deadline.min(tokio::time::Instant::now() + EXIT_GRACE);
                     continue;
                 }
@@ -160,7 +171,7 @@ impl StdioTransport {
                     self.noise_total += 1;
                     ex.stdout_noise.push(text);
                 }
-                Ok(Some(Incoming::Message(msg))) => {
+                Ok(Some(Incoming::Message(msg, text))) => {
                     if !is_response(&msg) {
                         ex.other_messages.push(msg);
                         continue;
@@ -174,12 +185,14 @@ impl StdioTransport {
                     match &expected {
                         Some(key) if *key == id_key(&got) => {
                             ex.response = Some(msg);
+                            ex.response_text = Some(text);
                             ex.elapsed = started.elapsed();
                             return Ok(ex);
                         }
                         // A parse error answer (`id: null`) to a raw message without id.
                         None if out.expects_response && got.is_null() => {
                             ex.response = Some(msg);
+                            ex.response_text = Some(text);
                             ex.elapsed = started.elapsed();
                             return Ok(ex);
                         }
@@ -248,7 +261,7 @@ impl StdioTransport {
                     self.noise_total += 1;
                     noise.push(line);
                 }
-                Ok(Some(Incoming::Message(msg))) => {
+                Ok(Some(Incoming::Message(msg, _))) => {
                     let key = msg.get("id").map(id_key);
                     if let Some(i) = keys.iter().position(|k| k.is_some() && *k == key) {
                         responses[i] = Some(msg);
@@ -263,10 +276,7 @@ impl StdioTransport {
         // Give the process a moment to finish exiting so its status is known.
         let status = match self.exited {
             Some(s) => Some(s),
-            None => tokio::time::timeout(Duration::from_millis(500), self.child.wait())
-                .await
-                .ok()
-                .and_then(Result::ok),
+            None => self.wait_exit(Duration::from_millis(500)).await,
         };
         self.exited = status;
         let why = match status {
@@ -297,17 +307,11 @@ impl StdioTransport {
     /// Close stdin, wait, then SIGTERM, then SIGKILL the process group.
     pub async fn shutdown(&mut self) {
         self.stdin.take();
-        if tokio::time::timeout(Duration::from_millis(1500), self.child.wait())
-            .await
-            .is_err()
-        {
+        if self.wait_exit(Duration::from_millis(1500)).await.is_none() {
             self.signal(libc::SIGTERM);
-            if tokio::time::timeout(Duration::from_millis(1500), self.child.wait())
-                .await
-                .is_err()
-            {
+            if self.wait_exit(Duration::from_millis(1500)).await.is_none() {
                 self.signal(libc::SIGKILL);
-                let _ = self.child.wait().await;
+                self.wait_exit(Duration::from_secs(5)).await;
             }
         }
         // Grandchildren that outlived the leader still get the group signal.
@@ -320,7 +324,20 @@ impl StdioTransport {
     async fn shutdown_now(&mut self) {
         self.stdin.take();
         self.signal(libc::SIGKILL);
-        let _ = self.child.wait().await;
+        self.wait_exit(Duration::from_secs(5)).await;
+    }
+
+    /// The exit status, waiting at most `limit` for it.
+    async fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let mut rx = self.exit_rx.clone();
+        let status = tokio::time::timeout(limit, rx.wait_for(Option::is_some))
+            .await
+            .ok()
+            .and_then(|r| r.ok().and_then(|s| *s));
+        if status.is_some() {
+            self.exited = status;
+        }
+        status
     }
 
     fn signal(&self, sig: i32) {
@@ -374,7 +391,9 @@ async fn read_stdout(
             continue;
         }
         let event = match serde_json::from_slice::<Value>(text) {
-            Ok(v) if v.is_object() || v.is_array() => Incoming::Message(v),
+            Ok(v) if v.is_object() || v.is_array() => {
+                Incoming::Message(v, String::from_utf8_lossy(text).into_owned())
+            }
             _ => Incoming::Noise(String::from_utf8_lossy(text).chars().take(500).collect()),
         };
         if tx.send(event).is_err() {
