@@ -47,7 +47,7 @@ pub fn main() -> i32 {
         Command::Diff(args) => diff(args),
         Command::Validate { paths } => validate(&paths),
         Command::List { paths, markdown } => list(&paths, markdown),
-        Command::Run(args) => runtime().block_on(run(args)),
+        Command::Run(args) => run(args),
         Command::Call(args) => runtime().block_on(call(args)),
     }
 }
@@ -63,11 +63,29 @@ pub fn rules_schema_text() -> String {
     serde_json::to_string_pretty(&schema).expect("schema serializes")
 }
 
+/// A single-threaded runtime: one connection at a time is I/O-bound, and cross-thread
+/// wake-ups would cost more than they give.
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
+    runtime_for(1)
+}
+
+/// A runtime for `concurrency` connections at once: worker threads only when several
+/// scenarios run in parallel.
+fn runtime_for(concurrency: usize) -> tokio::runtime::Runtime {
+    let mut builder = if concurrency <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(
+            concurrency.min(
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1),
+            ),
+        );
+        b
+    };
+    builder.enable_all().build().expect("tokio runtime")
 }
 
 fn usage(e: UsageError) -> i32 {
@@ -203,7 +221,7 @@ fn selection(args: &RunArgs) -> Result<Option<GlobSet>, UsageError> {
         .map_err(|e| UsageError(format!("--filter: {e}")))
 }
 
-async fn run(args: RunArgs) -> i32 {
+fn run(args: RunArgs) -> i32 {
     let (target, secrets) = match args.target.to_target() {
         Ok(t) => t,
         Err(e) => return usage(e),
@@ -225,7 +243,6 @@ async fn run(args: RunArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    crate::signals::install();
     let selected: Vec<Scenario> = scenarios
         .into_iter()
         .filter(|s| args.tags.is_empty() || s.tags.iter().any(|t| args.tags.contains(t)))
@@ -264,16 +281,21 @@ async fn run(args: RunArgs) -> i32 {
     };
     let strict = args.strict;
     let mut stdout = std::io::stdout();
-    let mut report = engine::run(items, &config, |suite| {
-        // Show expected failures as such while streaming (staleness is judged at the end).
-        let shown = match &baseline {
-            Some(b) => crate::baseline::relabel_suite(b, suite, strict),
-            None => suite.clone(),
-        };
-        let _ = stdout.write_all(report::render_suite(&shown, &console).as_bytes());
-        let _ = stdout.flush();
-    })
-    .await;
+    let concurrency = config.jobs.min(items.len());
+    let rt = runtime_for(concurrency);
+    let mut report = rt.block_on(async {
+        crate::signals::install();
+        engine::run(items, &config, |suite| {
+            // Show expected failures as such while streaming (staleness is judged at the end).
+            let shown = match &baseline {
+                Some(b) => crate::baseline::relabel_suite(b, suite, strict),
+                None => suite.clone(),
+            };
+            let _ = stdout.write_all(report::render_suite(&shown, &console).as_bytes());
+            let _ = stdout.flush();
+        })
+        .await
+    });
     let applied = baseline
         .as_ref()
         .map(|b| crate::baseline::apply(b, &mut report, strict));
