@@ -18,6 +18,7 @@ use crate::engine::{self, RunConfig};
 use crate::era::Era;
 use crate::report::model::{RunReport, SuiteResult};
 use crate::report::{self, ConsoleOptions};
+use crate::select::{Shard, TagExpr, split_file_line};
 
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -43,6 +44,9 @@ pub fn main() -> i32 {
             );
             exit::OK
         }
+        Command::Report {
+            command: crate::cli::ReportCommand::Merge { files, junit, json },
+        } => merge(&files, junit.as_deref(), json.as_deref()),
         Command::Snapshot(args) => runtime().block_on(snapshot(args)),
         Command::Diff(args) => diff(args),
         Command::Validate { paths } => validate(&paths),
@@ -239,17 +243,52 @@ fn run(args: RunArgs) -> i32 {
         Ok(f) => f,
         Err(e) => return usage(e),
     };
-    let scenarios = match load(&args.paths) {
+    let tag_exprs = match args
+        .tags
+        .iter()
+        .map(|t| TagExpr::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(t) => t,
+        Err(e) => return usage(UsageError(format!("--tag: {e}"))),
+    };
+    let shard = match args.shard.as_deref().map(Shard::parse).transpose() {
+        Ok(s) => s,
+        Err(e) => return usage(UsageError(e)),
+    };
+    // `FILE:LINE` arguments select the scenario (or the step, with the steps before it)
+    // at that line.
+    let located: Vec<(PathBuf, Option<u32>)> =
+        args.paths.iter().map(|p| split_file_line(p)).collect();
+    let paths: Vec<PathBuf> = located.iter().map(|(p, _)| p.clone()).collect();
+    let scenarios = match load(&paths) {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let selected: Vec<Scenario> = scenarios
+    let mut selected: Vec<Scenario> = scenarios
         .into_iter()
-        .filter(|s| args.tags.is_empty() || s.tags.iter().any(|t| args.tags.contains(t)))
+        .filter(|s| tag_exprs.is_empty() || tag_exprs.iter().any(|e| e.matches(&s.tags)))
         .collect();
+    for (path, line) in &located {
+        if let Some(line) = line {
+            let name = path.display().to_string();
+            for s in selected.iter_mut().filter(|s| s.file.name == name) {
+                // Keep the steps up to the one that contains the line.
+                if let Some(last) = s.steps.iter().rposition(|st| st.pos.line <= *line) {
+                    s.steps.truncate(last + 1);
+                }
+            }
+        }
+    }
     let mut items = engine::plan(&selected, &eras);
     if let Some(f) = &filter {
         items.retain(|item| f.is_match(&item.scenario.id) || f.is_match(item.id()));
+    }
+    for (i, item) in items.iter_mut().enumerate() {
+        item.ordinal = i;
+    }
+    if let Some(shard) = shard {
+        items.retain(|item| shard.takes(item.ordinal));
     }
     if items.is_empty() {
         eprintln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
@@ -584,4 +623,60 @@ fn write_reports_file(path: &Path, text: String) -> Result<(), i32> {
         eprintln!("error: cannot write {}: {e}", path.display());
         exit::INVALID_INPUT
     })
+}
+
+/// `mcpspec report merge`: shard results → one report, in the order of the full run.
+fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
+    let mut reports = Vec::new();
+    for f in files {
+        let text = match std::fs::read_to_string(f) {
+            Ok(t) => t,
+            Err(e) => return usage(UsageError(format!("{}: cannot read: {e}", f.display()))),
+        };
+        match serde_json::from_str::<RunReport>(&text) {
+            Ok(r) => reports.push(r),
+            Err(e) => {
+                return usage(UsageError(format!(
+                    "{}: not an mcpspec JSON result: {e}",
+                    f.display()
+                )));
+            }
+        }
+    }
+    let Some(first) = reports.first().cloned() else {
+        return usage(UsageError("no result files".into()));
+    };
+    let mut suites: Vec<SuiteResult> = reports
+        .iter()
+        .flat_map(|r| r.suites.iter().cloned())
+        .collect();
+    suites.sort_by_key(|s| s.ordinal);
+    let merged = RunReport {
+        started_at: reports
+            .iter()
+            .map(|r| r.started_at.clone())
+            .min()
+            .unwrap_or_default(),
+        duration: reports.iter().map(|r| r.duration).max().unwrap_or_default(),
+        summary: crate::report::model::Summary::from_suites(&suites),
+        stale_entries: reports
+            .iter()
+            .flat_map(|r| r.stale_entries.iter().cloned())
+            .collect(),
+        suites,
+        ..first
+    };
+    let console = ConsoleOptions {
+        color: false,
+        verbose: false,
+        secrets: Vec::new(),
+    };
+    print!("{}", report::render_summary(&merged, &console));
+    if let Err(code) = write_reports(&merged, junit, json, &[]) {
+        return code;
+    }
+    if !merged.stale_entries.is_empty() {
+        return exit::FAILED;
+    }
+    exit_code(&merged, None, false)
 }

@@ -801,6 +801,7 @@ mod tests {
     fn suite(id: &str, steps: Vec<StepResult>) -> SuiteResult {
         let (scenario, era) = id.rsplit_once('@').unwrap();
         SuiteResult {
+            ordinal: 0,
             id: id.into(),
             scenario: scenario.into(),
             description: None,

@@ -53,6 +53,11 @@ pub enum Command {
     },
     /// Send one request and print the raw JSON-RPC response (debugging).
     Call(CallArgs),
+    /// Work with result files (`--json` output).
+    Report {
+        #[command(subcommand)]
+        command: ReportCommand,
+    },
     /// Take a normalized contract snapshot of a server (one era, one profile).
     Snapshot(SnapshotArgs),
     /// Classify every change between two contract snapshots.
@@ -61,6 +66,22 @@ pub enum Command {
     Schema {
         #[arg(value_enum, default_value_t = SchemaKind::Scenario)]
         kind: SchemaKind,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ReportCommand {
+    /// Combine the JSON results of shards into one report (input order restored).
+    Merge {
+        /// `--json` result files of the shards.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Write the merged JUnit XML here.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Write the merged JSON result here.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
     },
 }
 
@@ -152,9 +173,14 @@ pub struct RunArgs {
     /// Write the JSON result here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Run only scenarios with this tag (repeatable: any of them).
-    #[arg(long = "tag", value_name = "TAG")]
+    /// Run only scenarios whose tags match: a tag or an expression such as
+    /// `smoke and not slow` (repeatable: any of them).
+    #[arg(long = "tag", value_name = "EXPR")]
     pub tags: Vec<String>,
+    /// Run only shard K of N (deterministic partition of the selected scenario@era
+    /// items; the shards together are exactly the full run).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     /// Run only scenarios whose id or `id@era` matches this glob (repeatable).
     #[arg(long = "filter", value_name = "GLOB")]
     pub filters: Vec<String>,

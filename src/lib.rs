@@ -14,5 +14,6 @@ pub mod dsl;
 pub mod engine;
 pub mod era;
 pub mod report;
+pub mod select;
 pub mod signals;
 pub mod source;

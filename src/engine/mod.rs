@@ -25,6 +25,8 @@ pub struct RunConfig {
 pub struct Item<'a> {
     pub scenario: &'a Scenario,
     pub era: Era,
+    /// Position in the full selection (before sharding).
+    pub ordinal: usize,
 }
 
 impl Item<'_> {
@@ -47,7 +49,11 @@ pub fn plan<'a>(scenarios: &'a [Scenario], eras: &[Era]) -> Vec<Item<'a>> {
                     .map(|s| Era::parse(&s.label()).expect("selectors are valid eras"))
                     .collect()
             };
-            items.extend(own.into_iter().map(|era| Item { scenario, era }));
+            items.extend(own.into_iter().map(|era| Item {
+                scenario,
+                era,
+                ordinal: 0,
+            }));
         } else {
             for era in eras {
                 if scenario.eras.is_empty()
@@ -59,10 +65,14 @@ pub fn plan<'a>(scenarios: &'a [Scenario], eras: &[Era]) -> Vec<Item<'a>> {
                     items.push(Item {
                         scenario,
                         era: era.clone(),
+                        ordinal: 0,
                     });
                 }
             }
         }
+    }
+    for (i, item) in items.iter_mut().enumerate() {
+        item.ordinal = i;
     }
     items
 }
@@ -103,6 +113,7 @@ async fn run_item(item: Item<'_>, target: &Target) -> SuiteResult {
     let scenario = item.scenario;
     let mut suite = SuiteResult {
         id: item.id(),
+        ordinal: item.ordinal,
         scenario: scenario.id.clone(),
         description: scenario.description.clone(),
         file: scenario.pos.file_name().to_string(),

@@ -197,6 +197,7 @@ pub(crate) mod testdata {
     fn suite(id: &str, steps: Vec<StepResult>) -> SuiteResult {
         let (scenario, era) = id.split_once('@').unwrap();
         SuiteResult {
+            ordinal: 0,
             id: id.to_string(),
             scenario: scenario.to_string(),
             description: None,

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Everything a run produced, in input order.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunReport {
     pub mcpspec_version: String,
@@ -16,17 +16,17 @@ pub struct RunReport {
     pub transport: String,
     /// RFC 3339 start time.
     pub started_at: String,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
     pub duration: Duration,
     pub suites: Vec<SuiteResult>,
     pub summary: Summary,
     /// Expected-failures entries that no longer fail (each fails the run until removed).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stale_entries: Vec<StaleEntry>,
 }
 
 /// A stale expected-failures entry.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StaleEntry {
     pub entry: String,
@@ -36,11 +36,14 @@ pub struct StaleEntry {
 }
 
 /// One scenario run in one era: `scenario@era`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SuiteResult {
     /// `scenario@era`.
     pub id: String,
+    /// Position of this item in the full (unsharded) run, for merging shard reports.
+    #[serde(default)]
+    pub ordinal: usize,
     pub scenario: String,
     pub description: Option<String>,
     /// Source file of the scenario, as the user named it.
@@ -50,7 +53,7 @@ pub struct SuiteResult {
     pub pack: Option<String>,
     pub era: EraInfo,
     pub started_at: String,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
     pub duration: Duration,
     /// Set when the connection could not be established; then every step is an error.
     pub setup_error: Option<String>,
@@ -112,7 +115,7 @@ impl SuiteStatus {
 }
 
 /// What was asked for and what the connection ended up speaking.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct EraInfo {
     /// The era label as requested: `legacy`, `modern`, `auto`, `2025-06-18`, …
@@ -125,7 +128,7 @@ pub struct EraInfo {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepResult {
     /// The step's name, which is also its check id.
@@ -135,14 +138,14 @@ pub struct StepResult {
     pub column: u32,
     /// `must` (a failure fails the run) or `should` (a failure is a warning).
     pub level: Level,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
     pub duration: Duration,
     pub outcome: Outcome,
     /// JSON-RPC exchange of this step (requests, responses, HTTP status), secrets redacted.
     pub transcript: Vec<TranscriptEntry>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Must,
@@ -150,7 +153,7 @@ pub enum Level {
 }
 
 /// How a step ended.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "camelCase")]
 pub enum Outcome {
     Passed,
@@ -202,7 +205,7 @@ impl Outcome {
 }
 
 /// One expectation that did not hold.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Failure {
     /// Expectation kind: `path`, `schema`, `error`, `isError`, `outputSchema`, `http`, `noResponse`.
@@ -219,7 +222,7 @@ pub struct Failure {
 }
 
 /// One message of a step's exchange with the server.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TranscriptEntry {
     /// `sent` or `received` (or `note` for transport events such as a timeout).
@@ -232,7 +235,7 @@ pub struct TranscriptEntry {
     pub http: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     pub suites: usize,
@@ -282,4 +285,9 @@ impl Summary {
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64((d.as_secs_f64() * 1000.0).round() / 1000.0)
+}
+
+fn from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let secs = f64::deserialize(d)?;
+    Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
 }

@@ -1,0 +1,203 @@
+//! Selection and scale-out: tag expressions, FILE:LINE, --shard K/N (the shards together
+//! are exactly the full run) and `report merge`.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::{read_json, run, stdio_target};
+use serde_json::Value;
+
+fn ids(v: &Value) -> Vec<String> {
+    v["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn run_json(args: &[&str]) -> (i32, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--json", json.to_str().unwrap()]);
+    let r = run(&all);
+    assert!(json.exists(), "{r:?}");
+    (r.code, read_json(&json))
+}
+
+#[test]
+fn shards_partition_the_run_and_merge_restores_it() {
+    let server = stdio_target(&[]);
+    let base = [
+        "run",
+        "examples/scenarios",
+        "--stdio",
+        &server,
+        "--era",
+        "legacy",
+        "--era",
+        "2026-07-28",
+    ];
+    let (code, full) = run_json(&base);
+    assert_eq!(code, 0);
+    let full_ids = ids(&full);
+    assert!(full_ids.len() >= 6, "{full_ids:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen: Vec<String> = Vec::new();
+    let mut files = Vec::new();
+    for k in 1..=3 {
+        let shard = format!("{k}/3");
+        let file = dir.path().join(format!("shard{k}.json"));
+        let mut args = base.to_vec();
+        args.extend(["--shard", &shard, "--json", file.to_str().unwrap()]);
+        let r = run(&args);
+        assert!(r.code == 0 || r.code == 2, "{r:?}");
+        if file.exists() {
+            seen.extend(ids(&read_json(&file)));
+            files.push(file);
+        }
+    }
+    let unique: BTreeSet<&String> = seen.iter().collect();
+    assert_eq!(unique.len(), seen.len(), "shards overlap: {seen:?}");
+    assert_eq!(
+        unique,
+        full_ids.iter().collect::<BTreeSet<_>>(),
+        "the shards together are the full run"
+    );
+
+    let merged_json = dir.path().join("merged.json");
+    let merged_junit = dir.path().join("merged.xml");
+    let mut args = vec!["report", "merge"];
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    args.extend(names.iter().map(String::as_str));
+    args.extend([
+        "--json",
+        merged_json.to_str().unwrap(),
+        "--junit",
+        merged_junit.to_str().unwrap(),
+    ]);
+    let r = run(&args);
+    assert_eq!(r.code, 0, "{r:?}");
+    let merged = read_json(&merged_json);
+    assert_eq!(
+        ids(&merged),
+        full_ids,
+        "merge restores the order of the full run"
+    );
+    assert_eq!(merged["summary"], full["summary"]);
+    assert!(
+        std::fs::read_to_string(&merged_junit)
+            .unwrap()
+            .contains("<testsuites")
+    );
+}
+
+#[test]
+fn bad_shard_and_tag_expressions_exit_2() {
+    let server = stdio_target(&[]);
+    for (flag, value, needle) in [
+        ("--shard", "4/3", "between 1 and N"),
+        ("--shard", "x", "expected K/N"),
+        ("--tag", "smoke and", "ends where a tag was expected"),
+        ("--tag", "(smoke", "missing `)`"),
+    ] {
+        let r = run(&["run", "examples/scenarios", "--stdio", &server, flag, value]);
+        assert_eq!(r.code, 2, "{flag} {value}: {r:?}");
+        assert!(r.stderr.contains(needle), "{flag} {value}: {r:?}");
+    }
+}
+
+#[test]
+fn tag_expressions_select_scenarios() {
+    let server = stdio_target(&[]);
+    let (_, v) = run_json(&[
+        "run",
+        "examples/scenarios",
+        "--stdio",
+        &server,
+        "--era",
+        "2026-07-28",
+        "--tag",
+        "smoke and not protocol",
+    ]);
+    let got: BTreeSet<String> = v["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["scenario"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        got,
+        ["resources-and-prompts", "tools"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    );
+    let (_, v) = run_json(&[
+        "run",
+        "examples/scenarios",
+        "--stdio",
+        &server,
+        "--era",
+        "2026-07-28",
+        "--tag",
+        "protocol or contract",
+    ]);
+    let got: BTreeSet<String> = v["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["scenario"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        got,
+        ["contract", "modern-protocol", "raw-probes"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    );
+}
+
+#[test]
+fn file_line_selects_a_scenario_or_a_step_with_the_steps_before_it() {
+    let server = stdio_target(&[]);
+    let text =
+        std::fs::read_to_string(common::repo_root().join("examples/scenarios/tools.yaml")).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("name: a captured value feeds the next call"))
+        .unwrap()
+        + 1;
+    let arg = format!("examples/scenarios/tools.yaml:{}", line + 2);
+    let (code, v) = run_json(&["run", &arg, "--stdio", &server, "--era", "2026-07-28"]);
+    assert_eq!(code, 0);
+    let steps: Vec<&str> = v["suites"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "lists the tools",
+            "add returns structured content",
+            "a captured value feeds the next call"
+        ]
+    );
+    let (_, v) = run_json(&[
+        "run",
+        "examples/scenarios/tools.yaml:1",
+        "--stdio",
+        &server,
+        "--era",
+        "2026-07-28",
+    ]);
+    assert_eq!(
+        v["suites"][0]["steps"].as_array().unwrap().len(),
+        7,
+        "a line before the first step selects the whole scenario"
+    );
+}
