@@ -40,6 +40,7 @@ pub fn main() -> i32 {
                 match kind {
                     SchemaKind::Scenario => schema_text(),
                     SchemaKind::Rules => rules_schema_text(),
+                    SchemaKind::Config => config_schema_text(),
                 }
             );
             exit::OK
@@ -59,6 +60,12 @@ pub fn main() -> i32 {
 /// The DSL schema as committed in `schema/scenario.schema.json`.
 pub fn schema_text() -> String {
     serde_json::to_string_pretty(&dsl::scenario_schema()).expect("schema serializes")
+}
+
+/// The project configuration schema as committed in `schema/config.schema.json`.
+pub fn config_schema_text() -> String {
+    let schema = schemars::schema_for!(crate::config::ConfigDoc);
+    serde_json::to_string_pretty(&schema).expect("schema serializes")
 }
 
 /// The contract rules schema as committed in `schema/rules.schema.json`.
@@ -225,7 +232,33 @@ fn selection(args: &RunArgs) -> Result<Option<GlobSet>, UsageError> {
         .map_err(|e| UsageError(format!("--filter: {e}")))
 }
 
-fn run(args: RunArgs) -> i32 {
+fn run(mut args: RunArgs) -> i32 {
+    match crate::config::Config::find(args.config.as_deref()) {
+        Ok(Some(config)) => {
+            let name = args.target_name.clone();
+            if let Err(errors) = config.apply(&mut args, name.as_deref()) {
+                eprintln!("{}", errors.render());
+                return exit::INVALID_INPUT;
+            }
+        }
+        Ok(None) if args.target_name.is_some() => {
+            return usage(UsageError(format!(
+                "--target needs a configuration file ({} or --config FILE)",
+                crate::config::DEFAULT_FILE
+            )));
+        }
+        Ok(None) => {}
+        Err(errors) => {
+            eprintln!("{}", errors.render());
+            return exit::INVALID_INPUT;
+        }
+    }
+    if args.paths.is_empty() {
+        return usage(UsageError(
+            "nothing to run: give scenario files, folders or packs (or `paths:` in mcpspec.yaml)"
+                .into(),
+        ));
+    }
     let (target, secrets) = match args.target.to_target() {
         Ok(t) => t,
         Err(e) => return usage(e),

@@ -89,6 +89,7 @@ pub enum ReportCommand {
 pub enum SchemaKind {
     Scenario,
     Rules,
+    Config,
 }
 
 #[derive(Args, Debug)]
@@ -149,9 +150,9 @@ pub struct TargetArgs {
     /// Working directory for the stdio server.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-    /// Per-request timeout, e.g. `500ms`, `30s`.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
-    pub timeout: Duration,
+    /// Per-request timeout, e.g. `500ms`, `30s` (default 30s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
     /// Largest message accepted from the server, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     pub max_message_size: usize,
@@ -159,9 +160,14 @@ pub struct TargetArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Scenario files or folders.
-    #[arg(required = true)]
+    /// Scenario files, folders or built-in packs (default: `paths` of mcpspec.yaml).
     pub paths: Vec<PathBuf>,
+    /// Project configuration file (default: ./mcpspec.yaml when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// A target named in the configuration file.
+    #[arg(long = "target", value_name = "NAME")]
+    pub target_name: Option<String>,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Era: legacy, modern, auto or a revision (YYYY-MM-DD). Repeat for a matrix.
@@ -225,6 +231,9 @@ pub enum ColorChoice {
     Always,
     Never,
 }
+
+/// Per-request timeout when neither a flag nor the configuration sets one.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{e} (expected e.g. `500ms`, `30s`)"))
@@ -328,7 +337,7 @@ impl TargetArgs {
         Ok((
             Target {
                 kind,
-                timeout: self.timeout,
+                timeout: self.timeout.unwrap_or(DEFAULT_TIMEOUT),
                 max_message_bytes: self.max_message_size,
             },
             secrets,

@@ -9,6 +9,7 @@ pub mod assert;
 pub mod baseline;
 pub mod cli;
 pub mod client;
+pub mod config;
 pub mod contract;
 pub mod dsl;
 pub mod engine;

@@ -1,0 +1,204 @@
+//! Project configuration (`mcpspec.yaml` at the project root): named targets, default
+//! eras, what to run, reports and baseline — so a CI job runs `mcpspec run` and nothing
+//! else. Command-line flags override it.
+
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::cli::RunArgs;
+use crate::dsl::error::{LoadError, LoadErrors, did_you_mean};
+use crate::dsl::load::parse_yaml;
+use crate::dsl::value::At;
+use crate::source::{Pos, SourceFile};
+
+/// The file `mcpspec run` reads when present in the working directory.
+pub const DEFAULT_FILE: &str = "mcpspec.yaml";
+
+/// `mcpspec.yaml`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "mcpspec project configuration")]
+pub struct ConfigDoc {
+    /// Named targets (`--target NAME`).
+    #[serde(default)]
+    pub targets: IndexMap<String, TargetDoc>,
+    /// The target used when no `--target`, `--stdio` or `--url` is given (default: the
+    /// only target, when there is one).
+    #[serde(default)]
+    pub default_target: Option<At<String>>,
+    /// Scenario files, folders or built-in packs to run when none are given.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// Default eras (a matrix when several).
+    #[serde(default)]
+    pub eras: Vec<At<String>>,
+    /// JUnit XML report file.
+    #[serde(default)]
+    pub junit: Option<String>,
+    /// JSON result file.
+    #[serde(default)]
+    pub json: Option<String>,
+    /// Expected-failures baseline.
+    #[serde(default)]
+    pub expected_failures: Option<String>,
+    /// Per-request timeout, e.g. `10s`.
+    #[serde(default)]
+    pub timeout: Option<At<String>>,
+    /// Scenarios in parallel.
+    #[serde(default)]
+    pub jobs: Option<usize>,
+    /// Warnings fail the run.
+    #[serde(default)]
+    pub strict: Option<bool>,
+}
+
+/// How to reach one server.
+#[derive(Debug, Deserialize, JsonSchema, Default, Clone)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TargetDoc {
+    /// Command line of a stdio server.
+    #[serde(default)]
+    pub stdio: Option<String>,
+    /// Streamable HTTP endpoint.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Environment of the stdio server.
+    #[serde(default)]
+    pub env: IndexMap<String, String>,
+    /// Working directory of the stdio server (relative to this file).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// HTTP headers.
+    #[serde(default)]
+    pub headers: IndexMap<String, String>,
+    /// Environment variable holding a bearer token.
+    #[serde(default)]
+    pub bearer_env: Option<String>,
+}
+
+pub struct Config {
+    pub doc: ConfigDoc,
+    pub file: std::sync::Arc<SourceFile>,
+    pub dir: PathBuf,
+}
+
+impl Config {
+    /// Load `path`, or `./mcpspec.yaml` when `path` is `None` and the file exists.
+    pub fn find(path: Option<&Path>) -> Result<Option<Config>, LoadErrors> {
+        let path = match path {
+            Some(p) => p.to_path_buf(),
+            None if Path::new(DEFAULT_FILE).is_file() => PathBuf::from(DEFAULT_FILE),
+            None => return Ok(None),
+        };
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
+        let file = SourceFile::new(name, text);
+        let doc: ConfigDoc = parse_yaml(&file)?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(Some(Config { doc, file, dir }))
+    }
+
+    fn resolve(&self, p: &str) -> PathBuf {
+        let candidate = self.dir.join(p);
+        // Built-in pack names stay names.
+        if !candidate.exists() && crate::dsl::builtin::resolve(p).is_some() {
+            return PathBuf::from(p);
+        }
+        candidate
+    }
+
+    /// Fill what the command line left unset; flags always win.
+    pub fn apply(&self, args: &mut RunArgs, target_name: Option<&str>) -> Result<(), LoadErrors> {
+        let d = &self.doc;
+        if args.paths.is_empty() {
+            args.paths = d.paths.iter().map(|p| self.resolve(p)).collect();
+        }
+        if args.eras.is_empty() {
+            args.eras = d.eras.iter().map(|e| e.value.clone()).collect();
+        }
+        let t = &mut args.target;
+        if t.stdio.is_none() && t.url.is_none() {
+            let name = match (target_name, &d.default_target) {
+                (Some(n), _) => Some(n.to_string()),
+                (None, Some(n)) => Some(n.value.clone()),
+                (None, None) if d.targets.len() == 1 => d.targets.keys().next().cloned(),
+                _ => None,
+            };
+            if let Some(name) = name {
+                let Some(target) = d.targets.get(&name) else {
+                    let pos = d
+                        .default_target
+                        .as_ref()
+                        .filter(|n| target_name.is_none() && n.value == name)
+                        .map(|n| Pos::new(&self.file, n.line, n.col));
+                    let help = match did_you_mean(&name, d.targets.keys().map(String::as_str)) {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None => format!(
+                            "targets defined: {}",
+                            d.targets.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    };
+                    let message = format!("no target named `{name}` in {}", self.file.name);
+                    let err = match pos {
+                        Some(p) => LoadError::at(p, message),
+                        None => LoadError::file(&self.file.name, message),
+                    };
+                    return Err(err.with_help(help).into());
+                };
+                t.stdio = target.stdio.clone();
+                t.url = target.url.clone();
+                let mut env: Vec<String> =
+                    target.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                env.append(&mut t.env);
+                t.env = env;
+                let mut headers: Vec<String> = target
+                    .headers
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect();
+                headers.append(&mut t.headers);
+                t.headers = headers;
+                if t.cwd.is_none() {
+                    t.cwd = target.cwd.as_ref().map(|c| self.dir.join(c));
+                }
+                if t.bearer_env.is_none() {
+                    t.bearer_env = target.bearer_env.clone();
+                }
+            }
+        } else if let Some(name) = target_name {
+            return Err(LoadError::file(
+                &self.file.name,
+                format!("--target {name} conflicts with --stdio/--url"),
+            )
+            .into());
+        }
+        if t.timeout.is_none()
+            && let Some(s) = &d.timeout
+        {
+            t.timeout = Some(humantime::parse_duration(s).map_err(|e| {
+                LoadError::at(
+                    Pos::new(&self.file, s.line, s.col),
+                    format!("invalid timeout `{}`: {e}", s.value),
+                )
+            })?);
+        }
+        if args.junit.is_none() {
+            args.junit = d.junit.as_ref().map(|p| self.dir.join(p));
+        }
+        if args.json.is_none() {
+            args.json = d.json.as_ref().map(|p| self.dir.join(p));
+        }
+        if args.expected_failures.is_none() {
+            args.expected_failures = d.expected_failures.as_ref().map(|p| self.dir.join(p));
+        }
+        if args.jobs.is_none() {
+            args.jobs = d.jobs;
+        }
+        args.strict |= d.strict.unwrap_or(false);
+        Ok(())
+    }
+}

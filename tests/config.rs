@@ -1,0 +1,123 @@
+//! Project configuration (mcpspec.yaml): a CI job runs `mcpspec run` and nothing else;
+//! flags override the file.
+
+mod common;
+
+use common::{example_server, read_json, repo_root, run_in};
+
+fn project(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    std::fs::copy(
+        repo_root().join("examples/scenarios/tools.yaml"),
+        scenarios.join("tools.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("mcpspec.yaml"),
+        config.replace("SERVER", &example_server().display().to_string()),
+    )
+    .unwrap();
+    dir
+}
+
+const CONFIG: &str = r#"
+targets:
+  local:
+    stdio: SERVER
+  paged:
+    stdio: SERVER --page-size 2
+defaultTarget: local
+paths: [scenarios]
+eras: [legacy, 2026-07-28]
+json: reports/result.json
+junit: reports/junit.xml
+timeout: 10s
+"#;
+
+#[test]
+fn mcpspec_run_alone_uses_the_configuration() {
+    let dir = project(CONFIG);
+    let r = run_in(dir.path(), &["run"], &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = read_json(&dir.path().join("reports/result.json"));
+    let ids: Vec<&str> = v["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["tools@legacy", "tools@2026-07-28"]);
+    assert!(dir.path().join("reports/junit.xml").exists());
+}
+
+#[test]
+fn a_named_target_and_flags_override_the_file() {
+    let dir = project(CONFIG);
+    let r = run_in(
+        dir.path(),
+        &["run", "--target", "paged", "--era", "legacy"],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = read_json(&dir.path().join("reports/result.json"));
+    assert!(
+        v["target"].as_str().unwrap().ends_with("--page-size 2"),
+        "{}",
+        v["target"]
+    );
+    let ids: Vec<&str> = v["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["tools@legacy"], "--era overrides `eras`");
+    let other = dir.path().join("other.json");
+    let r = run_in(dir.path(), &["run", "--json", other.to_str().unwrap()], &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(other.exists(), "--json overrides `json`");
+}
+
+#[test]
+fn configuration_mistakes_exit_2_with_a_pointed_error() {
+    let dir = project(CONFIG);
+    let r = run_in(dir.path(), &["run", "--target", "pagd"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("no target named `pagd`") && r.stderr.contains("did you mean `paged`?"),
+        "{r:?}"
+    );
+    let dir = project(&CONFIG.replace("defaultTarget", "defaultTargte"));
+    let r = run_in(dir.path(), &["run"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("mcpspec.yaml:7:1") && r.stderr.contains("did you mean `defaultTarget`"),
+        "{r:?}"
+    );
+    let r = run_in(
+        tempfile::tempdir().unwrap().path(),
+        &["run", "--target", "x"],
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("--target needs a configuration file"),
+        "{r:?}"
+    );
+    let r = run_in(tempfile::tempdir().unwrap().path(), &["run"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("nothing to run"), "{r:?}");
+}
+
+#[test]
+fn committed_config_schema_is_current() {
+    let r = common::run(&["schema", "config"]);
+    let committed = std::fs::read_to_string(repo_root().join("schema/config.schema.json")).unwrap();
+    assert_eq!(
+        r.stdout.trim_end(),
+        committed.trim_end(),
+        "schema/config.schema.json is stale: run `mcpspec schema config > schema/config.schema.json`"
+    );
+}
