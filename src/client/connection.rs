@@ -458,6 +458,11 @@ impl Connection {
         std::mem::take(&mut self.log)
     }
 
+    /// A note in the transcript (retries, probes).
+    pub fn note(&mut self, text: String) {
+        self.record("note", text, None);
+    }
+
     fn record(&mut self, direction: &str, body: String, http: Option<String>) {
         self.log.push(TranscriptEntry {
             direction: direction.into(),

@@ -381,6 +381,37 @@ impl<'a> Compiler<'a> {
                     None
                 }
             });
+        let retry = match &step.retry {
+            None => None,
+            Some(r) => {
+                let interval = match &r.interval {
+                    None => Some(std::time::Duration::from_millis(100)),
+                    Some(i) => match humantime::parse_duration(i) {
+                        Ok(d) => Some(d),
+                        Err(e) => {
+                            self.errors.push(
+                                LoadError::at(
+                                    self.at(i),
+                                    format!("invalid interval `{}`: {e}", **i),
+                                )
+                                .with_help("expected a duration such as `200ms` or `1s`"),
+                            );
+                            None
+                        }
+                    },
+                };
+                if r.count == 0 || r.count > 100 {
+                    self.errors.push(
+                        LoadError::at(
+                            self.at(r),
+                            format!("retry count {} is out of range", r.count),
+                        )
+                        .with_help("expected 1 to 100 extra attempts"),
+                    );
+                }
+                interval.map(|d| (r.count, d))
+            }
+        };
         let kinds = [
             step.request.as_ref().map(|r| (r.line, r.col)),
             step.notification.as_ref().map(|r| (r.line, r.col)),
@@ -529,6 +560,7 @@ impl<'a> Compiler<'a> {
                 _ => Level::Must,
             },
             timeout,
+            retry,
             action,
             expects,
             captures,

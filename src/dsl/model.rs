@@ -61,6 +61,10 @@ pub struct Step {
     /// Per-request timeout for this step, e.g. `500ms`, `10s` (default: `--timeout`).
     #[serde(default)]
     pub timeout: Option<At<String>>,
+    /// Retry a failing step against an eventually-consistent server: up to `count` more
+    /// attempts, `interval` apart, until its expectations hold.
+    #[serde(default)]
+    pub retry: Option<At<RetryDoc>>,
     /// A JSON-RPC request; the engine adds `jsonrpc`, `id` and the era's `_meta`.
     #[serde(default)]
     pub request: Option<At<Request>>,
@@ -158,6 +162,17 @@ pub struct Raw {
     /// short-lived server process), for probes that may disturb the server.
     #[serde(default)]
     pub fresh: bool,
+}
+
+/// Retries of a step.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RetryDoc {
+    /// Attempts after the first one.
+    pub count: u32,
+    /// Pause between attempts, e.g. `200ms` (default `100ms`).
+    #[serde(default)]
+    pub interval: Option<At<String>>,
 }
 
 /// Preconditions of a scenario or step.

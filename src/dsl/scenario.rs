@@ -39,6 +39,8 @@ pub struct Step {
     pub requires: Requires,
     pub level: Level,
     pub timeout: Option<Duration>,
+    /// Extra attempts and the pause between them.
+    pub retry: Option<(u32, Duration)>,
     pub action: Action,
     pub expects: Vec<Expect>,
     pub captures: Vec<Capture>,

@@ -64,7 +64,26 @@ pub async fn run_steps(
                 Vec::new(),
             )
         } else {
-            let outcome = run_step(step, conn, &mut ctx).await;
+            let mut outcome = run_step(step, conn, &mut ctx).await;
+            if let Some((count, interval)) = step.retry {
+                let mut attempt = 1;
+                while attempt <= count
+                    && matches!(
+                        outcome,
+                        Outcome::Failed { .. } | Outcome::Error { .. } | Outcome::Warning { .. }
+                    )
+                    && !conn.is_broken()
+                {
+                    attempt += 1;
+                    tokio::time::sleep(interval).await;
+                    conn.note(format!(
+                        "retry: attempt {attempt} of {} after {}",
+                        count + 1,
+                        humantime::format_duration(interval)
+                    ));
+                    outcome = run_step(step, conn, &mut ctx).await;
+                }
+            }
             if conn.is_broken() && broken.is_none() {
                 broken = Some(format!("the connection broke at step `{}`", step.name));
             }
