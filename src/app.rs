@@ -355,6 +355,7 @@ fn run(mut args: RunArgs) -> i32 {
     let mut stdout = std::io::stdout();
     let concurrency = config.jobs.min(items.len());
     let rt = runtime_for(concurrency);
+    let mut progress = Progress::new(items.len());
     let mut report = rt.block_on(async {
         crate::signals::install();
         engine::run(items, &config, |suite| {
@@ -363,11 +364,14 @@ fn run(mut args: RunArgs) -> i32 {
                 Some(b) => crate::baseline::relabel_suite(b, suite, strict),
                 None => suite.clone(),
             };
+            progress.clear();
             let _ = stdout.write_all(report::render_suite(&shown, &console).as_bytes());
             let _ = stdout.flush();
+            progress.advance();
         })
         .await
     });
+    progress.clear();
     let applied = baseline
         .as_ref()
         .map(|b| crate::baseline::apply(b, &mut report, strict));
@@ -712,4 +716,48 @@ fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
         return exit::FAILED;
     }
     exit_code(&merged, None, false)
+}
+
+/// A one-line progress indicator on stderr: only on a terminal, only once a run has
+/// taken longer than a moment, cleared before each suite's report is printed.
+struct Progress {
+    enabled: bool,
+    total: usize,
+    done: usize,
+    started: std::time::Instant,
+    shown: bool,
+}
+
+impl Progress {
+    const AFTER: std::time::Duration = std::time::Duration::from_millis(800);
+
+    fn new(total: usize) -> Progress {
+        Progress {
+            enabled: std::io::stderr().is_terminal() && total > 1,
+            total,
+            done: 0,
+            started: std::time::Instant::now(),
+            shown: false,
+        }
+    }
+
+    fn advance(&mut self) {
+        self.done += 1;
+        if self.enabled && self.done < self.total && self.started.elapsed() >= Self::AFTER {
+            eprint!(
+                "\r[{}/{}] {:.1}s",
+                self.done,
+                self.total,
+                self.started.elapsed().as_secs_f64()
+            );
+            self.shown = true;
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[2K");
+            self.shown = false;
+        }
+    }
 }
