@@ -1,16 +1,24 @@
-//! Seeded defects for mcpspec's fault tests.
+//! Seeded defects for mcpspec's fault tests and for the proof of its built-in
+//! conformance packs (`tests/conformance.rs`: one defect breaks one conformance rule).
 //!
 //! Each defect is one `--defect NAME[=VALUE]` flag. To add one:
 //! 1. add a variant to [`Defect`],
 //! 2. add its [`DefectInfo`] to [`Defect::CATALOG`] and its arm to [`Defect::name`] and
 //!    [`Defect::from_name`],
 //! 3. implement it where it bites: before the tool runs ([`before_tool_call`], both
-//!    transports), on the stdio wire ([`StdioWire`], driven by `wire.rs`) or in the HTTP
-//!    stack ([`http_layers`]).
+//!    transports); in the handler (`server.rs`, with [`extra_tools`] and [`capabilities`]
+//!    for what the lists and declarations show); as a JSON-RPC rewrite of requests or
+//!    responses ([`MessageDefects`], applied on both transports); on the stdio wire
+//!    ([`StdioWire`], driven by `wire.rs`); or in the HTTP stack ([`http_layers`]:
+//!    headers, status codes, session ids).
+//!
+//! Without any defect nothing here touches the traffic: the wire hooks forward every line
+//! as it is and the HTTP layers are not installed.
 
 use std::{
     collections::HashSet,
     fmt,
+    hash::BuildHasher,
     str::FromStr,
     sync::{Arc, Mutex},
 };
@@ -55,6 +63,97 @@ pub enum Defect {
     OversizedReply,
     ExitAtStart,
     RequireToken(String),
+    // Conformance defects: each breaks one rule of the built-in conformance packs.
+    NoResultType,
+    NoCacheHints,
+    NoServerInfoMeta,
+    NoServerInfo,
+    NoCapabilities,
+    BadCounterOffer,
+    ErrorWrongId,
+    RewriteErrorCode(i64, i64),
+    ResourceNotFoundEmpty,
+    AcceptUnsupportedVersion,
+    AcceptMissingClientCapabilities,
+    RequireClientInfo,
+    NoPing,
+    UnknownToolIsError,
+    UnknownMethodInvalidRequest,
+    UnstableToolOrder,
+    ToolsVaryByConnection,
+    MixedCacheScope,
+    UndeclaredCapability(Capability),
+    UnservedCapability(Capability),
+    BadToolName,
+    DuplicateToolName,
+    InvalidInputSchema,
+    InputSchemaNotObject,
+    InvalidOutputSchema,
+    OutputSchemaNotObject,
+    IgnoreInvalidCursor,
+    DeclareLogging,
+    LenientHeader(McpHeader),
+    ErrorHttp200(i64),
+    MintSessionId,
+    AnswerNotifications,
+    SessionIdWithSpace,
+    AllowAnyOrigin,
+}
+
+/// A server capability a conformance defect misdeclares or fails to serve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capability {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+impl FromStr for Capability {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value {
+            "tools" => Ok(Capability::Tools),
+            "prompts" => Ok(Capability::Prompts),
+            "resources" => Ok(Capability::Resources),
+            other => Err(format!(
+                "unknown capability `{other}`; expected tools, prompts or resources"
+            )),
+        }
+    }
+}
+
+/// An MCP request header that `lenient-header` stops validating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum McpHeader {
+    /// `MCP-Protocol-Version`
+    Version,
+    /// `Mcp-Method`
+    Method,
+    /// `Mcp-Name`
+    Name,
+}
+
+impl FromStr for McpHeader {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value {
+            "version" => Ok(McpHeader::Version),
+            "method" => Ok(McpHeader::Method),
+            "name" => Ok(McpHeader::Name),
+            other => Err(format!(
+                "unknown header `{other}`; expected version, method or name"
+            )),
+        }
+    }
+}
+
+fn parse_code(value: &str) -> Result<i64, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{value}` is not a JSON-RPC error code (an integer)"))
 }
 
 impl Defect {
@@ -101,6 +200,211 @@ impl Defect {
             scope: Scope::Http,
             description: "requests without `Authorization: Bearer TOKEN` get 401 + WWW-Authenticate",
         },
+        // Conformance defects (one broken rule of the built-in conformance packs each).
+        DefectInfo {
+            name: "no-result-type",
+            value: None,
+            scope: Scope::Any,
+            description: "modern results lack `resultType`",
+        },
+        DefectInfo {
+            name: "no-cache-hints",
+            value: None,
+            scope: Scope::Any,
+            description: "modern cacheable results lack `ttlMs` and `cacheScope`",
+        },
+        DefectInfo {
+            name: "no-server-info-meta",
+            value: None,
+            scope: Scope::Any,
+            description: "modern results lack `_meta[\"io.modelcontextprotocol/serverInfo\"]`",
+        },
+        DefectInfo {
+            name: "no-server-info",
+            value: None,
+            scope: Scope::Any,
+            description: "the initialize result lacks `serverInfo`",
+        },
+        DefectInfo {
+            name: "no-capabilities",
+            value: None,
+            scope: Scope::Any,
+            description: "the initialize and server/discover results lack `capabilities`",
+        },
+        DefectInfo {
+            name: "bad-counter-offer",
+            value: None,
+            scope: Scope::Any,
+            description: "initialize answers an unsupported offered revision with that revision",
+        },
+        DefectInfo {
+            name: "error-wrong-id",
+            value: None,
+            scope: Scope::Any,
+            description: "error responses carry another id (number+1000 or \"wrong-<id>\")",
+        },
+        DefectInfo {
+            name: "rewrite-error-code",
+            value: Some("FROM:TO"),
+            scope: Scope::Any,
+            description: "JSON-RPC errors with code FROM carry code TO",
+        },
+        DefectInfo {
+            name: "resource-not-found-empty",
+            value: None,
+            scope: Scope::Any,
+            description: "resources/read of an unknown URI returns empty `contents`, not an error",
+        },
+        DefectInfo {
+            name: "accept-unsupported-version",
+            value: None,
+            scope: Scope::Any,
+            description: "modern requests with an unknown protocolVersion are served as 2026-07-28",
+        },
+        DefectInfo {
+            name: "accept-missing-client-capabilities",
+            value: None,
+            scope: Scope::Any,
+            description: "modern requests without `_meta` clientCapabilities are served",
+        },
+        DefectInfo {
+            name: "require-client-info",
+            value: None,
+            scope: Scope::Any,
+            description: "modern requests without `_meta` clientInfo are rejected (-32602)",
+        },
+        DefectInfo {
+            name: "no-ping",
+            value: None,
+            scope: Scope::Any,
+            description: "ping answers -32601",
+        },
+        DefectInfo {
+            name: "unknown-tool-is-error",
+            value: None,
+            scope: Scope::Any,
+            description: "tools/call of an unknown tool returns a result with isError: true",
+        },
+        DefectInfo {
+            name: "unknown-method-invalid-request",
+            value: None,
+            scope: Scope::Any,
+            description: "an unknown method answers -32600 instead of -32601",
+        },
+        DefectInfo {
+            name: "unstable-tool-order",
+            value: None,
+            scope: Scope::Any,
+            description: "every tools/list rotates the tool order by one",
+        },
+        DefectInfo {
+            name: "tools-vary-by-connection",
+            value: None,
+            scope: Scope::Stdio,
+            description: "tools/list also lists a tool named after this process (one per connection)",
+        },
+        DefectInfo {
+            name: "mixed-cache-scope",
+            value: None,
+            scope: Scope::Any,
+            description: "list pages after the first carry cacheScope private (with --page-size)",
+        },
+        DefectInfo {
+            name: "undeclared-capability",
+            value: Some("tools|prompts|resources"),
+            scope: Scope::Any,
+            description: "the capability is not declared, but its methods are still served",
+        },
+        DefectInfo {
+            name: "unserved-capability",
+            value: Some("tools|prompts|resources"),
+            scope: Scope::Any,
+            description: "the capability is declared, but its methods answer -32601",
+        },
+        DefectInfo {
+            name: "bad-tool-name",
+            value: None,
+            scope: Scope::Any,
+            description: "tools/list also lists a tool named `get weather,v2`",
+        },
+        DefectInfo {
+            name: "duplicate-tool-name",
+            value: None,
+            scope: Scope::Any,
+            description: "tools/list lists `echo` twice",
+        },
+        DefectInfo {
+            name: "invalid-input-schema",
+            value: None,
+            scope: Scope::Any,
+            description: "tools/list also lists a tool whose inputSchema is no valid JSON Schema",
+        },
+        DefectInfo {
+            name: "input-schema-not-object",
+            value: None,
+            scope: Scope::Any,
+            description: "tools/list also lists a tool whose inputSchema has root type array",
+        },
+        DefectInfo {
+            name: "invalid-output-schema",
+            value: None,
+            scope: Scope::Any,
+            description: "tools/list also lists a tool whose outputSchema is no valid JSON Schema",
+        },
+        DefectInfo {
+            name: "output-schema-not-object",
+            value: None,
+            scope: Scope::Any,
+            description: "tools/list also lists a tool whose outputSchema has root type string",
+        },
+        DefectInfo {
+            name: "ignore-invalid-cursor",
+            value: None,
+            scope: Scope::Any,
+            description: "an invalid cursor returns the first page instead of -32602",
+        },
+        DefectInfo {
+            name: "declare-logging",
+            value: None,
+            scope: Scope::Any,
+            description: "declares the deprecated `logging` capability",
+        },
+        DefectInfo {
+            name: "lenient-header",
+            value: Some("version|method|name"),
+            scope: Scope::Http,
+            description: "MCP-Protocol-Version / Mcp-Method / Mcp-Name is taken from the body, never checked",
+        },
+        DefectInfo {
+            name: "error-http-200",
+            value: Some("CODE"),
+            scope: Scope::Http,
+            description: "modern JSON-RPC errors with this code get HTTP 200 (not 400/404)",
+        },
+        DefectInfo {
+            name: "mint-session-id",
+            value: None,
+            scope: Scope::Http,
+            description: "modern responses carry an `Mcp-Session-Id` header",
+        },
+        DefectInfo {
+            name: "answer-notifications",
+            value: None,
+            scope: Scope::Http,
+            description: "notifications get 200 with a JSON-RPC error body instead of 202",
+        },
+        DefectInfo {
+            name: "session-id-with-space",
+            value: None,
+            scope: Scope::Http,
+            description: "the legacy `Mcp-Session-Id` contains a space (not visible ASCII)",
+        },
+        DefectInfo {
+            name: "allow-any-origin",
+            value: None,
+            scope: Scope::Http,
+            description: "the `Origin` header is not validated (no 403 for foreign origins)",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -112,19 +416,95 @@ impl Defect {
             Defect::OversizedReply => "oversized-reply",
             Defect::ExitAtStart => "exit-at-start",
             Defect::RequireToken(_) => "require-token",
+            Defect::NoResultType => "no-result-type",
+            Defect::NoCacheHints => "no-cache-hints",
+            Defect::NoServerInfoMeta => "no-server-info-meta",
+            Defect::NoServerInfo => "no-server-info",
+            Defect::NoCapabilities => "no-capabilities",
+            Defect::BadCounterOffer => "bad-counter-offer",
+            Defect::ErrorWrongId => "error-wrong-id",
+            Defect::RewriteErrorCode(..) => "rewrite-error-code",
+            Defect::ResourceNotFoundEmpty => "resource-not-found-empty",
+            Defect::AcceptUnsupportedVersion => "accept-unsupported-version",
+            Defect::AcceptMissingClientCapabilities => "accept-missing-client-capabilities",
+            Defect::RequireClientInfo => "require-client-info",
+            Defect::NoPing => "no-ping",
+            Defect::UnknownToolIsError => "unknown-tool-is-error",
+            Defect::UnknownMethodInvalidRequest => "unknown-method-invalid-request",
+            Defect::UnstableToolOrder => "unstable-tool-order",
+            Defect::ToolsVaryByConnection => "tools-vary-by-connection",
+            Defect::MixedCacheScope => "mixed-cache-scope",
+            Defect::UndeclaredCapability(_) => "undeclared-capability",
+            Defect::UnservedCapability(_) => "unserved-capability",
+            Defect::BadToolName => "bad-tool-name",
+            Defect::DuplicateToolName => "duplicate-tool-name",
+            Defect::InvalidInputSchema => "invalid-input-schema",
+            Defect::InputSchemaNotObject => "input-schema-not-object",
+            Defect::InvalidOutputSchema => "invalid-output-schema",
+            Defect::OutputSchemaNotObject => "output-schema-not-object",
+            Defect::IgnoreInvalidCursor => "ignore-invalid-cursor",
+            Defect::DeclareLogging => "declare-logging",
+            Defect::LenientHeader(_) => "lenient-header",
+            Defect::ErrorHttp200(_) => "error-http-200",
+            Defect::MintSessionId => "mint-session-id",
+            Defect::AnswerNotifications => "answer-notifications",
+            Defect::SessionIdWithSpace => "session-id-with-space",
+            Defect::AllowAnyOrigin => "allow-any-origin",
         }
     }
 
-    fn from_name(name: &str, value: Option<&str>) -> Option<Self> {
-        Some(match name {
+    /// The defect named `name`; `value` is present exactly when the catalog wants one.
+    fn from_name(name: &str, value: Option<&str>) -> Result<Self, String> {
+        let value = || value.ok_or_else(|| format!("defect `{name}` needs a value"));
+        Ok(match name {
             "crash-on-call" => Defect::CrashOnCall,
             "hang-on-call" => Defect::HangOnCall,
             "garbage-stdout" => Defect::GarbageStdout,
             "wrong-id" => Defect::WrongId,
             "oversized-reply" => Defect::OversizedReply,
             "exit-at-start" => Defect::ExitAtStart,
-            "require-token" => Defect::RequireToken(value?.to_owned()),
-            _ => return None,
+            "require-token" => Defect::RequireToken(value()?.to_owned()),
+            "no-result-type" => Defect::NoResultType,
+            "no-cache-hints" => Defect::NoCacheHints,
+            "no-server-info-meta" => Defect::NoServerInfoMeta,
+            "no-server-info" => Defect::NoServerInfo,
+            "no-capabilities" => Defect::NoCapabilities,
+            "bad-counter-offer" => Defect::BadCounterOffer,
+            "error-wrong-id" => Defect::ErrorWrongId,
+            "rewrite-error-code" => {
+                let value = value()?;
+                let (from, to) = value
+                    .split_once(':')
+                    .ok_or_else(|| format!("`{value}`: expected FROM:TO, e.g. -32602:-32002"))?;
+                Defect::RewriteErrorCode(parse_code(from)?, parse_code(to)?)
+            }
+            "resource-not-found-empty" => Defect::ResourceNotFoundEmpty,
+            "accept-unsupported-version" => Defect::AcceptUnsupportedVersion,
+            "accept-missing-client-capabilities" => Defect::AcceptMissingClientCapabilities,
+            "require-client-info" => Defect::RequireClientInfo,
+            "no-ping" => Defect::NoPing,
+            "unknown-tool-is-error" => Defect::UnknownToolIsError,
+            "unknown-method-invalid-request" => Defect::UnknownMethodInvalidRequest,
+            "unstable-tool-order" => Defect::UnstableToolOrder,
+            "tools-vary-by-connection" => Defect::ToolsVaryByConnection,
+            "mixed-cache-scope" => Defect::MixedCacheScope,
+            "undeclared-capability" => Defect::UndeclaredCapability(value()?.parse()?),
+            "unserved-capability" => Defect::UnservedCapability(value()?.parse()?),
+            "bad-tool-name" => Defect::BadToolName,
+            "duplicate-tool-name" => Defect::DuplicateToolName,
+            "invalid-input-schema" => Defect::InvalidInputSchema,
+            "input-schema-not-object" => Defect::InputSchemaNotObject,
+            "invalid-output-schema" => Defect::InvalidOutputSchema,
+            "output-schema-not-object" => Defect::OutputSchemaNotObject,
+            "ignore-invalid-cursor" => Defect::IgnoreInvalidCursor,
+            "declare-logging" => Defect::DeclareLogging,
+            "lenient-header" => Defect::LenientHeader(value()?.parse()?),
+            "error-http-200" => Defect::ErrorHttp200(parse_code(value()?)?),
+            "mint-session-id" => Defect::MintSessionId,
+            "answer-notifications" => Defect::AnswerNotifications,
+            "session-id-with-space" => Defect::SessionIdWithSpace,
+            "allow-any-origin" => Defect::AllowAnyOrigin,
+            other => return Err(format!("unknown defect `{other}`")),
         })
     }
 
@@ -172,7 +552,7 @@ impl FromStr for Defect {
                 "defect `{name}` needs a value: {name}={placeholder}"
             )),
             (None, Some(_)) => Err(format!("defect `{name}` takes no value")),
-            _ => Ok(Self::from_name(name, value).expect("catalog and from_name agree")),
+            _ => Self::from_name(name, value).map_err(|error| format!("--defect {flag}: {error}")),
         }
     }
 }
@@ -195,6 +575,31 @@ impl Defects {
             Defect::RequireToken(token) => Some(token.as_str()),
             _ => None,
         })
+    }
+
+    /// The capability `undeclared-capability` drops from the declarations, if set.
+    pub fn undeclared(&self, capability: Capability) -> bool {
+        self.has(&Defect::UndeclaredCapability(capability))
+    }
+
+    /// Whether `unserved-capability` makes `capability`'s methods unknown (-32601).
+    pub fn unserved(&self, capability: Capability) -> bool {
+        self.has(&Defect::UnservedCapability(capability))
+    }
+
+    pub fn lenient_header(&self, header: McpHeader) -> bool {
+        self.has(&Defect::LenientHeader(header))
+    }
+
+    /// The codes `error-http-200` answers with HTTP 200.
+    fn http_200_codes(&self) -> Vec<i64> {
+        self.0
+            .iter()
+            .filter_map(|defect| match defect {
+                Defect::ErrorHttp200(code) => Some(*code),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Defects that do not apply to the chosen transport.
@@ -226,6 +631,91 @@ pub async fn before_tool_call(defects: &Defects) -> Option<String> {
     defects
         .has(&Defect::OversizedReply)
         .then(|| "x".repeat(OVERSIZED_REPLY_BYTES))
+}
+
+// ---------------------------------------------------------------------------
+// Handler-level conformance defects: declarations and lists (`server.rs` calls these).
+// ---------------------------------------------------------------------------
+
+fn schema_object(value: Value) -> Arc<rmcp::model::JsonObject> {
+    match value {
+        Value::Object(object) => Arc::new(object),
+        other => panic!("schema must be an object: {other}"),
+    }
+}
+
+fn listed_only_tool(name: &str, input: Value, output: Option<Value>) -> rmcp::model::Tool {
+    let mut tool = rmcp::model::Tool::new(
+        name.to_owned(),
+        "Listed by a seeded defect; not callable.",
+        schema_object(input),
+    );
+    tool.output_schema = output.map(schema_object);
+    tool
+}
+
+/// Tools the list defects add to `tools` (the clean list, in `tools/list` order).
+pub fn extra_tools(defects: &Defects, tools: &[rmcp::model::Tool]) -> Vec<rmcp::model::Tool> {
+    let object = || serde_json::json!({"type": "object"});
+    let mut extra = Vec::new();
+    if defects.has(&Defect::ToolsVaryByConnection) {
+        let nonce = std::collections::hash_map::RandomState::new().hash_one(std::process::id());
+        extra.push(listed_only_tool(
+            &format!("connection_{:08x}", nonce as u32),
+            object(),
+            None,
+        ));
+    }
+    if defects.has(&Defect::BadToolName) {
+        extra.push(listed_only_tool("get weather,v2", object(), None));
+    }
+    if defects.has(&Defect::DuplicateToolName)
+        && let Some(echo) = tools.iter().find(|tool| tool.name == "echo")
+    {
+        extra.push(echo.clone());
+    }
+    if defects.has(&Defect::InvalidInputSchema) {
+        let input = serde_json::json!({
+            "type": "object",
+            "properties": {"text": {"type": "strnig"}},
+        });
+        extra.push(listed_only_tool("broken_input", input, None));
+    }
+    if defects.has(&Defect::InputSchemaNotObject) {
+        let input = serde_json::json!({"type": "array", "items": {"type": "string"}});
+        extra.push(listed_only_tool("array_input", input, None));
+    }
+    if defects.has(&Defect::InvalidOutputSchema) {
+        let output = serde_json::json!({
+            "type": "object",
+            "properties": {"sum": {"type": "number"}},
+            "required": "sum",
+        });
+        extra.push(listed_only_tool("broken_output", object(), Some(output)));
+    }
+    // `output-schema-not-object` acts on the wire (`MessageDefects`): rmcp drops a
+    // non-object outputSchema from legacy results.
+    extra
+}
+
+/// The declared capabilities under `undeclared-capability` and `declare-logging`.
+pub fn capabilities(
+    defects: &Defects,
+    mut capabilities: rmcp::model::ServerCapabilities,
+) -> rmcp::model::ServerCapabilities {
+    if defects.undeclared(Capability::Tools) {
+        capabilities.tools = None;
+    }
+    if defects.undeclared(Capability::Prompts) {
+        capabilities.prompts = None;
+    }
+    if defects.undeclared(Capability::Resources) {
+        capabilities.resources = None;
+    }
+    if defects.has(&Defect::DeclareLogging) {
+        capabilities.logging = Some(rmcp::model::JsonObject::new());
+    }
+    capabilities
 }
 
 // ---------------------------------------------------------------------------
@@ -284,18 +774,246 @@ fn rewrite_line(ids: &CallIds, line: &str) -> Option<String> {
 }
 
 // ---------------------------------------------------------------------------
+// Message-level defects: JSON-RPC rewrites of requests (before rmcp sees them) and of
+// responses (after rmcp wrote them), shared by stdio and HTTP.
+// ---------------------------------------------------------------------------
+
+const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
+const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+const MODERN_REVISION: &str = "2026-07-28";
+/// Revisions this server speaks (`server::SUPPORTED_VERSIONS`, as strings).
+const SPOKEN_REVISIONS: &[&str] = &["2025-11-25", "2026-07-28"];
+
+/// What a response defect needs to know about the request it answers.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    method: String,
+    params: Value,
+}
+
+impl Seen {
+    /// The request (after the request defects), if `message` is a request with an id.
+    pub fn of(message: &Value) -> Option<(String, Seen)> {
+        let id = message.get("id")?;
+        let method = message.get("method")?.as_str()?.to_owned();
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        Some((id.to_string(), Seen { method, params }))
+    }
+
+    /// The `_meta` protocol version of a modern request.
+    fn meta_version(&self) -> Option<&str> {
+        self.params
+            .get("_meta")?
+            .get(PROTOCOL_VERSION_META)?
+            .as_str()
+    }
+
+    fn is_modern(&self) -> bool {
+        self.meta_version().is_some_and(|v| v >= MODERN_REVISION)
+    }
+}
+
+/// The JSON-RPC rewrites the message-level defects make.
+#[derive(Clone, Debug, Default)]
+pub struct MessageDefects {
+    no_result_type: bool,
+    no_cache_hints: bool,
+    no_server_info_meta: bool,
+    no_server_info: bool,
+    no_capabilities: bool,
+    bad_counter_offer: bool,
+    error_wrong_id: bool,
+    error_codes: Vec<(i64, i64)>,
+    resource_not_found_empty: bool,
+    accept_unsupported_version: bool,
+    accept_missing_client_capabilities: bool,
+    require_client_info: bool,
+    no_ping: bool,
+    output_schema_not_object: bool,
+}
+
+impl MessageDefects {
+    pub fn new(defects: &Defects) -> Self {
+        Self {
+            no_result_type: defects.has(&Defect::NoResultType),
+            no_cache_hints: defects.has(&Defect::NoCacheHints),
+            no_server_info_meta: defects.has(&Defect::NoServerInfoMeta),
+            no_server_info: defects.has(&Defect::NoServerInfo),
+            no_capabilities: defects.has(&Defect::NoCapabilities),
+            bad_counter_offer: defects.has(&Defect::BadCounterOffer),
+            error_wrong_id: defects.has(&Defect::ErrorWrongId),
+            error_codes: defects
+                .0
+                .iter()
+                .filter_map(|defect| match defect {
+                    Defect::RewriteErrorCode(from, to) => Some((*from, *to)),
+                    _ => None,
+                })
+                .collect(),
+            resource_not_found_empty: defects.has(&Defect::ResourceNotFoundEmpty),
+            accept_unsupported_version: defects.has(&Defect::AcceptUnsupportedVersion),
+            accept_missing_client_capabilities: defects
+                .has(&Defect::AcceptMissingClientCapabilities),
+            require_client_info: defects.has(&Defect::RequireClientInfo),
+            no_ping: defects.has(&Defect::NoPing),
+            output_schema_not_object: defects.has(&Defect::OutputSchemaNotObject),
+        }
+    }
+
+    pub fn requests_active(&self) -> bool {
+        self.accept_unsupported_version
+            || self.accept_missing_client_capabilities
+            || self.require_client_info
+            || self.no_ping
+    }
+
+    pub fn responses_active(&self) -> bool {
+        self.no_result_type
+            || self.no_cache_hints
+            || self.no_server_info_meta
+            || self.no_server_info
+            || self.no_capabilities
+            || self.bad_counter_offer
+            || self.error_wrong_id
+            || !self.error_codes.is_empty()
+            || self.resource_not_found_empty
+            || self.output_schema_not_object
+    }
+
+    /// Rewrites an inbound request or notification; true if it changed.
+    pub fn rewrite_request(&self, message: &mut Value) -> bool {
+        let mut changed = false;
+        if self.no_ping && message.get("method").and_then(Value::as_str) == Some("ping") {
+            message["method"] = Value::from("mcpspec/ping-disabled");
+            changed = true;
+        }
+        let Some(meta) = message
+            .pointer_mut("/params/_meta")
+            .and_then(Value::as_object_mut)
+        else {
+            return changed;
+        };
+        let Some(version) = meta.get(PROTOCOL_VERSION_META).and_then(Value::as_str) else {
+            return changed;
+        };
+        if self.accept_unsupported_version && !SPOKEN_REVISIONS.contains(&version) {
+            meta.insert(PROTOCOL_VERSION_META.into(), Value::from(MODERN_REVISION));
+            changed = true;
+        }
+        if self.accept_missing_client_capabilities && !meta.contains_key(CLIENT_CAPABILITIES_META) {
+            meta.insert(CLIENT_CAPABILITIES_META.into(), serde_json::json!({}));
+            changed = true;
+        }
+        if self.require_client_info && !meta.contains_key(CLIENT_INFO_META) {
+            // Without clientCapabilities rmcp rejects the request with -32602.
+            changed |= meta.remove(CLIENT_CAPABILITIES_META).is_some();
+        }
+        changed
+    }
+
+    /// Rewrites a response to `request`; true if it changed.
+    pub fn rewrite_response(&self, request: Option<&Seen>, message: &mut Value) -> bool {
+        let mut changed = false;
+        let method = request.map_or("", |seen| seen.method.as_str());
+        let modern = request.is_some_and(Seen::is_modern);
+        if self.resource_not_found_empty
+            && method == "resources/read"
+            && let Some(object) = message.as_object_mut()
+            && object.remove("error").is_some()
+        {
+            let mut result = serde_json::json!({"contents": []});
+            if modern {
+                result["resultType"] = Value::from("complete");
+            }
+            object.insert("result".into(), result);
+            changed = true;
+        }
+        if let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) {
+            if self.no_result_type {
+                changed |= result.remove("resultType").is_some();
+            }
+            if self.no_cache_hints {
+                changed |= result.remove("ttlMs").is_some();
+                changed |= result.remove("cacheScope").is_some();
+            }
+            if self.no_server_info_meta
+                && let Some(meta) = result.get_mut("_meta").and_then(Value::as_object_mut)
+            {
+                changed |= meta.remove(SERVER_INFO_META).is_some();
+                if meta.is_empty() {
+                    result.remove("_meta");
+                }
+            }
+            if self.output_schema_not_object
+                && method == "tools/list"
+                && result.get("nextCursor").is_none()
+                && let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut)
+            {
+                // The last page lists one more tool, whose outputSchema is no object schema.
+                tools.push(serde_json::json!({
+                    "name": "string_output",
+                    "description": "Listed by a seeded defect; not callable.",
+                    "inputSchema": {"type": "object"},
+                    "outputSchema": {"type": "string"},
+                }));
+                changed = true;
+            }
+            if self.no_capabilities && matches!(method, "initialize" | "server/discover") {
+                changed |= result.remove("capabilities").is_some();
+            }
+            if method == "initialize" {
+                if self.no_server_info {
+                    changed |= result.remove("serverInfo").is_some();
+                }
+                let offer = request.and_then(|seen| seen.params.get("protocolVersion"));
+                if self.bad_counter_offer
+                    && let Some(offer) = offer.filter(|offer| offer.is_string())
+                    && result.get("protocolVersion") != Some(offer)
+                {
+                    result.insert("protocolVersion".into(), offer.clone());
+                    changed = true;
+                }
+            }
+        }
+        if let Some(error) = message.get_mut("error").and_then(Value::as_object_mut) {
+            let code = error.get("code").and_then(Value::as_i64);
+            if let Some((_, to)) = self
+                .error_codes
+                .iter()
+                .find(|(from, _)| Some(*from) == code)
+            {
+                error.insert("code".into(), Value::from(*to));
+                changed = true;
+            }
+            if self.error_wrong_id
+                && let Some(id) = message.get_mut("id").filter(|id| !id.is_null())
+            {
+                *id = wrong_id(id);
+                changed = true;
+            }
+        }
+        changed
+    }
+}
+
+// ---------------------------------------------------------------------------
 // stdio: hooks called by the line pump in `wire.rs`.
 // ---------------------------------------------------------------------------
 
 /// The non-JSON line `garbage-stdout` writes before each message.
 pub const GARBAGE_LINE: &str = "DEBUG: handling request";
 
-/// The stdio wire defects (`garbage-stdout`, `wrong-id`).
+/// The stdio wire defects (`garbage-stdout`, `wrong-id` and the message-level ones).
 #[derive(Clone, Default)]
 pub struct StdioWire {
     garbage: bool,
     wrong_id: bool,
     ids: CallIds,
+    messages: MessageDefects,
+    /// Requests in flight (by id), for the response defects.
+    pending: Arc<Mutex<std::collections::HashMap<String, Seen>>>,
 }
 
 impl StdioWire {
@@ -304,22 +1022,55 @@ impl StdioWire {
             garbage: defects.has(&Defect::GarbageStdout),
             wrong_id: defects.has(&Defect::WrongId),
             ids: CallIds::default(),
+            messages: MessageDefects::new(defects),
+            pending: Arc::default(),
         }
     }
 
-    /// Sees every parsed inbound message before rmcp does.
-    pub fn on_inbound(&self, message: &Value) {
+    /// Sees every parsed inbound message before rmcp does; true if a request defect
+    /// rewrote it (the pump then forwards the rewritten message instead of the line).
+    pub fn on_inbound(&self, message: &mut Value) -> bool {
         if self.wrong_id {
             self.ids.observe_request(message);
         }
+        let changed = self.messages.requests_active() && self.messages.rewrite_request(message);
+        if self.messages.responses_active()
+            && let Some((id, seen)) = Seen::of(message)
+        {
+            self.pending.lock().expect("lock").insert(id, seen);
+        }
+        changed
+    }
+
+    /// Applies the response defects to one outbound line, if it is a response.
+    fn rewrite_response_line(&self, line: &str) -> Option<String> {
+        let mut message: Value = serde_json::from_str(line).ok()?;
+        let is_response = message.get("result").is_some() || message.get("error").is_some();
+        if !is_response {
+            return None;
+        }
+        let seen = message
+            .get("id")
+            .and_then(|id| self.pending.lock().expect("lock").remove(&id.to_string()));
+        self.messages
+            .rewrite_response(seen.as_ref(), &mut message)
+            .then(|| message.to_string())
     }
 
     /// Maps one outbound line (no newline) to the text written in its place (no final
     /// newline; may span several lines).
     pub fn on_outbound(&self, line: &str) -> String {
-        let line = match self.wrong_id.then(|| rewrite_line(&self.ids, line)) {
+        let line = match self
+            .messages
+            .responses_active()
+            .then(|| self.rewrite_response_line(line))
+        {
             Some(Some(rewritten)) => rewritten,
             _ => line.to_owned(),
+        };
+        let line = match self.wrong_id.then(|| rewrite_line(&self.ids, &line)) {
+            Some(Some(rewritten)) => rewritten,
+            _ => line,
         };
         if self.garbage {
             format!("{GARBAGE_LINE}\n{line}")
@@ -342,7 +1093,241 @@ pub mod http_layers {
         response::{IntoResponse, Response},
     };
 
-    use super::{CallIds, rewrite_line};
+    use axum::http::{HeaderMap, Method};
+    use serde_json::Value;
+
+    use super::{
+        CallIds, Defect, Defects, McpHeader, MessageDefects, PROTOCOL_VERSION_META,
+        SPOKEN_REVISIONS, Seen, rewrite_line,
+    };
+
+    /// Same cap as rmcp's default `max_request_body_bytes`.
+    const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+    const SESSION_ID: &str = "mcp-session-id";
+    const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+    /// What `session-id-with-space` appends to the session id rmcp minted.
+    const SESSION_SUFFIX: &str = " session";
+    const MINTED_SESSION_ID: &str = "mcpspec-minted-session";
+    const LATEST_LEGACY_REVISION: &str = "2025-11-25";
+    const NOTIFICATION_REPLY: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a notification got a reply"}}"#;
+
+    /// The HTTP side of the conformance defects: message rewrites (as on stdio), header
+    /// leniency, status codes and session ids.
+    #[derive(Clone, Debug)]
+    pub struct Conformance {
+        messages: MessageDefects,
+        accept_unsupported_version: bool,
+        lenient_version: bool,
+        lenient_method: bool,
+        lenient_name: bool,
+        http_200_codes: Vec<i64>,
+        mint_session_id: bool,
+        answer_notifications: bool,
+        session_id_with_space: bool,
+    }
+
+    impl Conformance {
+        /// The layer's state, or `None` when no defect needs it.
+        pub fn new(defects: &Defects) -> Option<Self> {
+            let layer = Self {
+                messages: MessageDefects::new(defects),
+                accept_unsupported_version: defects.has(&Defect::AcceptUnsupportedVersion),
+                lenient_version: defects.lenient_header(McpHeader::Version),
+                lenient_method: defects.lenient_header(McpHeader::Method),
+                lenient_name: defects.lenient_header(McpHeader::Name),
+                http_200_codes: defects.http_200_codes(),
+                mint_session_id: defects.has(&Defect::MintSessionId),
+                answer_notifications: defects.has(&Defect::AnswerNotifications),
+                session_id_with_space: defects.has(&Defect::SessionIdWithSpace),
+            };
+            let active = layer.messages.requests_active()
+                || layer.messages.responses_active()
+                || layer.lenient_version
+                || layer.lenient_method
+                || layer.lenient_name
+                || !layer.http_200_codes.is_empty()
+                || layer.mint_session_id
+                || layer.answer_notifications
+                || layer.session_id_with_space;
+            active.then_some(layer)
+        }
+
+        fn buffers_responses(&self) -> bool {
+            self.messages.responses_active() || !self.http_200_codes.is_empty()
+        }
+
+        /// Makes the MCP headers agree with the (rewritten) body, per the lenient defects.
+        fn fix_headers(&self, headers: &mut HeaderMap, message: &Value) {
+            let meta_version = message
+                .pointer("/params/_meta")
+                .and_then(|meta| meta.get(PROTOCOL_VERSION_META))
+                .and_then(Value::as_str);
+            let header_version = headers
+                .get(PROTOCOL_VERSION)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned);
+            let unspoken = header_version
+                .as_deref()
+                .is_some_and(|v| !SPOKEN_REVISIONS.contains(&v));
+            let version = match meta_version {
+                Some(version) if self.lenient_version => Some(version),
+                Some(version) if self.accept_unsupported_version && unspoken => Some(version),
+                None if self.lenient_version && unspoken => Some(LATEST_LEGACY_REVISION),
+                _ => None,
+            };
+            set_header(headers, PROTOCOL_VERSION, version);
+            if meta_version.is_none() {
+                return;
+            }
+            let method = message.get("method").and_then(Value::as_str);
+            if self.lenient_method {
+                set_header(headers, "mcp-method", method);
+            }
+            if self.lenient_name {
+                let name = match method {
+                    Some("tools/call" | "prompts/get") => message.pointer("/params/name"),
+                    Some("resources/read") => message.pointer("/params/uri"),
+                    _ => None,
+                };
+                set_header(headers, "mcp-name", name.and_then(Value::as_str));
+            }
+        }
+
+        /// Rewrites the responses in a JSON or SSE body; true if any changed.
+        fn rewrite_body(&self, seen: &Seen, text: &str, is_sse: bool) -> (String, bool) {
+            let mut changed = false;
+            let mut rewrite = |data: &str| -> Option<String> {
+                let mut message: Value = serde_json::from_str(data).ok()?;
+                let rewritten = self.messages.rewrite_response(Some(seen), &mut message);
+                changed |= rewritten;
+                rewritten.then(|| message.to_string())
+            };
+            let out = if is_sse {
+                text.split_inclusive('\n')
+                    .map(|line| {
+                        line.strip_prefix("data:")
+                            .and_then(|data| rewrite(data.trim()))
+                            .map(|data| format!("data: {data}\n"))
+                            .unwrap_or_else(|| line.to_owned())
+                    })
+                    .collect()
+            } else {
+                rewrite(text.trim()).unwrap_or_else(|| text.to_owned())
+            };
+            (out, changed)
+        }
+
+        /// Whether the body holds a JSON-RPC error whose code gets HTTP 200.
+        fn answers_200(&self, text: &str) -> bool {
+            text.lines()
+                .map(|line| line.strip_prefix("data:").unwrap_or(line).trim())
+                .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+                .filter_map(|message| message.pointer("/error/code").and_then(Value::as_i64))
+                .any(|code| self.http_200_codes.contains(&code))
+        }
+    }
+
+    fn set_header(headers: &mut HeaderMap, name: &'static str, value: Option<&str>) {
+        if let Some(value) = value.and_then(|value| HeaderValue::from_str(value).ok()) {
+            headers.insert(name, value);
+        }
+    }
+
+    fn with_length(mut parts: axum::http::response::Parts, body: String) -> Response {
+        parts.headers.remove(header::CONTENT_LENGTH);
+        if let Ok(length) = HeaderValue::from_str(&body.len().to_string()) {
+            parts.headers.insert(header::CONTENT_LENGTH, length);
+        }
+        Response::from_parts(parts, Body::from(body))
+    }
+
+    /// The conformance defects over HTTP (see [`Conformance`]).
+    pub async fn conformance(
+        State(layer): State<Conformance>,
+        request: Request,
+        next: Next,
+    ) -> Response {
+        let (mut parts, body) = request.into_parts();
+        if layer.session_id_with_space
+            && let Some(id) = parts
+                .headers
+                .get(SESSION_ID)
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.strip_suffix(SESSION_SUFFIX))
+                .map(str::to_owned)
+        {
+            set_header(&mut parts.headers, SESSION_ID, Some(&id));
+        }
+        let Ok(mut bytes) = to_bytes(body, MAX_BODY_BYTES).await else {
+            return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        };
+        let mut message = (parts.method == Method::POST)
+            .then(|| serde_json::from_slice::<Value>(&bytes).ok())
+            .flatten()
+            .filter(Value::is_object);
+        if let Some(message) = message.as_mut() {
+            if layer.messages.rewrite_request(message) {
+                bytes = message.to_string().into();
+                parts.headers.remove(header::CONTENT_LENGTH);
+            }
+            layer.fix_headers(&mut parts.headers, message);
+        }
+        let seen = message.as_ref().and_then(Seen::of).map(|(_, seen)| seen);
+        let modern = message
+            .as_ref()
+            .and_then(|m| m.pointer("/params/_meta"))
+            .and_then(|meta| meta.get(PROTOCOL_VERSION_META))
+            .is_some();
+        let is_notification = message
+            .as_ref()
+            .is_some_and(|m| m.get("method").is_some() && m.get("id").is_none());
+
+        let response = next
+            .run(Request::from_parts(parts, Body::from(bytes)))
+            .await;
+        let (mut parts, body) = response.into_parts();
+        if layer.mint_session_id && modern {
+            set_header(&mut parts.headers, SESSION_ID, Some(MINTED_SESSION_ID));
+        }
+        if layer.session_id_with_space
+            && let Some(id) = parts
+                .headers
+                .get(SESSION_ID)
+                .and_then(|value| value.to_str().ok())
+                .map(|id| format!("{id}{SESSION_SUFFIX}"))
+        {
+            set_header(&mut parts.headers, SESSION_ID, Some(&id));
+        }
+        if layer.answer_notifications && is_notification && parts.status == StatusCode::ACCEPTED {
+            parts.status = StatusCode::OK;
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            return with_length(parts, NOTIFICATION_REPLY.to_owned());
+        }
+        let Some(seen) = seen.filter(|_| layer.buffers_responses()) else {
+            return Response::from_parts(parts, body);
+        };
+        let Ok(bytes) = to_bytes(body, usize::MAX).await else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if matches!(
+            parts.status,
+            StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND
+        ) && layer.answers_200(&text)
+        {
+            parts.status = StatusCode::OK;
+        }
+        let is_sse = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("text/event-stream"));
+        let (text, _) = layer.rewrite_body(&seen, &text, is_sse);
+        with_length(parts, text)
+    }
 
     /// `require-token`: 401 with `WWW-Authenticate: Bearer` unless the bearer token matches.
     pub async fn require_token(

@@ -8,7 +8,10 @@ use std::{
     borrow::Cow,
     collections::HashMap,
     hash::{BuildHasher, Hasher, RandomState},
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::{SystemTime, UNIX_EPOCH},
 };
 
@@ -31,7 +34,7 @@ use serde_json::json;
 
 use crate::{
     changes::{self, Changes},
-    defects::{self, Defects},
+    defects::{self, Capability, Defect, Defects},
     paging::{Page, page},
     tools,
 };
@@ -100,6 +103,8 @@ struct Shared {
     resource_templates: Vec<ResourceTemplate>,
     prompts: Vec<Prompt>,
     notes: Mutex<HashMap<String, Note>>,
+    /// `tools/list` calls so far (the `unstable-tool-order` defect rotates by it).
+    tool_lists: AtomicUsize,
 }
 
 /// Cheap to clone; every clone (e.g. one per HTTP session) shares the tools and notes.
@@ -112,6 +117,8 @@ impl ExampleServer {
         let mut router = tools::router(settings.extra_tools);
         changes.apply_tools(&mut router);
         let mut tools = router.list_all();
+        let extra = defects::extra_tools(&settings.defects, &tools);
+        tools.extend(extra);
         let mut resources = changes.resources(resources());
         let mut resource_templates = changes.resource_templates(resource_templates());
         let mut prompts = changes.prompts(prompts());
@@ -129,6 +136,7 @@ impl ExampleServer {
             resource_templates,
             prompts,
             notes: Mutex::new(HashMap::new()),
+            tool_lists: AtomicUsize::new(0),
         }))
     }
 
@@ -153,6 +161,34 @@ impl ExampleServer {
             (Some(self.0.settings.ttl_ms), Some(CacheScope::Public))
         } else {
             (None, None)
+        }
+    }
+
+    /// Cache hints of one page of a list: `mixed-cache-scope` makes later pages private.
+    fn page_cache_hints(
+        &self,
+        context: &RequestContext<RoleServer>,
+        request: Option<&PaginatedRequestParams>,
+    ) -> (Option<u64>, Option<CacheScope>) {
+        let (ttl_ms, scope) = self.cache_hints(context);
+        let later_page = request.is_some_and(|request| request.cursor.is_some());
+        if later_page && scope.is_some() && self.defects().has(&Defect::MixedCacheScope) {
+            (ttl_ms, Some(CacheScope::Private))
+        } else {
+            (ttl_ms, scope)
+        }
+    }
+
+    /// `unserved-capability`: the capability's methods are unknown (-32601).
+    fn check_served(&self, capability: Capability, method: &str) -> Result<(), McpError> {
+        if self.defects().unserved(capability) {
+            Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+                None,
+            ))
+        } else {
+            Ok(())
         }
     }
 
@@ -184,7 +220,11 @@ impl ExampleServer {
         request: Option<&PaginatedRequestParams>,
     ) -> Result<Page<T>, McpError> {
         let cursor = request.and_then(|request| request.cursor.as_deref());
-        page(items, self.0.settings.page_size, cursor)
+        let paged = page(items, self.0.settings.page_size, cursor);
+        if paged.is_err() && self.defects().has(&Defect::IgnoreInvalidCursor) {
+            return page(items, self.0.settings.page_size, None);
+        }
+        paged
     }
 }
 
@@ -383,6 +423,11 @@ impl ServerHandler for ExampleServer {
                 format!("Invalid params for {}", request.method),
                 None,
             ))
+        } else if self.defects().has(&Defect::UnknownMethodInvalidRequest) {
+            Err(McpError::invalid_request(
+                format!("Invalid request: {}", request.method),
+                None,
+            ))
         } else {
             Err(McpError::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -393,7 +438,8 @@ impl ServerHandler for ExampleServer {
     }
 
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        ServerConfig::new(defects::capabilities(
+            self.defects(),
             self.changes().capabilities(
                 ServerCapabilities::builder()
                     .enable_tools()
@@ -401,7 +447,7 @@ impl ServerHandler for ExampleServer {
                     .enable_prompts()
                     .build(),
             ),
-        )
+        ))
         .with_server_info(implementation())
         .with_instructions(self.changes().instructions(INSTRUCTIONS))
     }
@@ -428,10 +474,16 @@ impl ServerHandler for ExampleServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let page = self.page(&self.0.tools, request.as_ref())?;
+        self.check_served(Capability::Tools, "tools/list")?;
+        let mut tools = Cow::Borrowed(&self.0.tools);
+        if self.defects().has(&Defect::UnstableToolOrder) && !tools.is_empty() {
+            let calls = self.0.tool_lists.fetch_add(1, Ordering::Relaxed);
+            tools.to_mut().rotate_left(calls % self.0.tools.len());
+        }
+        let page = self.page(&tools, request.as_ref())?;
         let mut result = ListToolsResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
-        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
+        (result.ttl_ms, result.cache_scope) = self.page_cache_hints(&context, request.as_ref());
         result.meta = result_meta(&context);
         Ok(result)
     }
@@ -446,6 +498,13 @@ impl ServerHandler for ExampleServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let oversized = defects::before_tool_call(self.defects()).await;
+        self.check_served(Capability::Tools, "tools/call")?;
+        if !self.0.router.has_route(&request.name)
+            && self.defects().has(&Defect::UnknownToolIsError)
+        {
+            let text = format!("Unknown tool: {}", request.name);
+            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+        }
         if !self.0.router.has_route(&request.name) {
             return Err(McpError::invalid_params(
                 format!("Unknown tool: {}", request.name),
@@ -476,10 +535,11 @@ impl ServerHandler for ExampleServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        self.check_served(Capability::Resources, "resources/list")?;
         let page = self.page(&self.0.resources, request.as_ref())?;
         let mut result = ListResourcesResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
-        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
+        (result.ttl_ms, result.cache_scope) = self.page_cache_hints(&context, request.as_ref());
         result.meta = result_meta(&context);
         Ok(result)
     }
@@ -489,10 +549,11 @@ impl ServerHandler for ExampleServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.check_served(Capability::Resources, "resources/templates/list")?;
         let page = self.page(&self.0.resource_templates, request.as_ref())?;
         let mut result = ListResourceTemplatesResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
-        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
+        (result.ttl_ms, result.cache_scope) = self.page_cache_hints(&context, request.as_ref());
         result.meta = result_meta(&context);
         Ok(result)
     }
@@ -502,6 +563,7 @@ impl ServerHandler for ExampleServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        self.check_served(Capability::Resources, "resources/read")?;
         // -32002 here; rmcp turns it into -32602 for 2026-07-28+ requests.
         let contents = self.read(&request.uri).ok_or_else(|| {
             McpError::resource_not_found(
@@ -523,10 +585,11 @@ impl ServerHandler for ExampleServer {
         if !self.changes().serves_prompts() {
             return Err(McpError::method_not_found::<ListPromptsRequestMethod>());
         }
+        self.check_served(Capability::Prompts, "prompts/list")?;
         let page = self.page(&self.0.prompts, request.as_ref())?;
         let mut result = ListPromptsResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
-        (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
+        (result.ttl_ms, result.cache_scope) = self.page_cache_hints(&context, request.as_ref());
         result.meta = result_meta(&context);
         Ok(result)
     }
@@ -539,6 +602,7 @@ impl ServerHandler for ExampleServer {
         if !self.changes().serves_prompts() {
             return Err(McpError::method_not_found::<GetPromptRequestMethod>());
         }
+        self.check_served(Capability::Prompts, "prompts/get")?;
         let Some(prompt) = self.0.prompts.iter().find(|p| p.name == request.name) else {
             return Err(McpError::invalid_params(
                 format!("Unknown prompt: {}", request.name),

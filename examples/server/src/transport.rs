@@ -81,9 +81,12 @@ pub async fn serve_http(
     let server = ExampleServer::new(settings);
     let defects = server.defects().clone();
     // Loopback only, so only loopback browser origins are legitimate (others get 403).
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .with_json_response(json_response)
         .with_allowed_origins(LOOPBACK_ORIGINS.iter().copied());
+    if defects.has(&Defect::AllowAnyOrigin) {
+        config = config.disable_allowed_origins();
+    }
     let service: StreamableHttpService<ExampleServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
 
@@ -92,6 +95,12 @@ pub async fn serve_http(
         .layer(middleware::from_fn(jsonrpc_body_errors));
     if defects.has(&Defect::WrongId) {
         app = app.layer(middleware::from_fn(http_layers::wrong_id));
+    }
+    if let Some(conformance) = http_layers::Conformance::new(&defects) {
+        app = app.layer(middleware::from_fn_with_state(
+            conformance,
+            http_layers::conformance,
+        ));
     }
     // Added last so it runs first: unauthenticated requests never reach the MCP service.
     if let Some(token) = defects.required_token() {

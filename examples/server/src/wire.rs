@@ -49,8 +49,12 @@ where
         while next_line(&mut input, &mut line).await {
             let text = line.trim();
             if !text.is_empty() {
-                match serde_json::from_str(text) {
-                    Ok(message) => inbound_hooks.on_inbound(&message),
+                match serde_json::from_str::<serde_json::Value>(text) {
+                    Ok(mut message) => {
+                        if inbound_hooks.on_inbound(&mut message) {
+                            line = format!("{message}\n");
+                        }
+                    }
                     Err(_) => {
                         let _ = parse_errors.send(Some(PARSE_ERROR.to_owned()));
                         continue;
