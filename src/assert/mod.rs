@@ -470,7 +470,8 @@ fn check_predicate(
         }
         Predicate::Matches(re) => {
             if matches.is_empty() {
-                return Err(nothing());
+                // Every match must hold: vacuously true for a multi-node path.
+                return if singular { Err(nothing()) } else { Ok(()) };
             }
             for m in matches {
                 match m.as_str() {
@@ -504,7 +505,8 @@ fn check_predicate(
         }
         Predicate::Type(t) => {
             if matches.is_empty() {
-                return Err(nothing());
+                // Every match must hold: vacuously true for a multi-node path.
+                return if singular { Err(nothing()) } else { Ok(()) };
             }
             for m in matches {
                 if !has_type(m, *t) {
@@ -576,7 +578,8 @@ fn check_predicate(
         Predicate::OneOf(options) => {
             let options: Vec<Value> = options.iter().map(render).collect::<Result<_, _>>()?;
             if matches.is_empty() {
-                return Err(nothing());
+                // Every match must hold: vacuously true for a multi-node path.
+                return if singular { Err(nothing()) } else { Ok(()) };
             }
             for m in matches {
                 if !options.iter().any(|o| json_eq(o, m)) {
@@ -623,7 +626,8 @@ fn check_predicate(
         }
         Predicate::ValidSchema(want) => {
             if matches.is_empty() {
-                return Err(nothing());
+                // Every match must hold: vacuously true for a multi-node path.
+                return if singular { Err(nothing()) } else { Ok(()) };
             }
             for m in matches {
                 let problem = if !m.is_object() {
@@ -653,7 +657,8 @@ fn check_predicate(
         }
         Predicate::Compare(op, bound) => {
             if matches.is_empty() {
-                return Err(nothing());
+                // Every match must hold: vacuously true for a multi-node path.
+                return if singular { Err(nothing()) } else { Ok(()) };
             }
             for m in matches {
                 match m.as_f64() {
@@ -840,6 +845,20 @@ mod tests {
         assert!(!is_singular_path("$..name"));
         assert!(!is_singular_path("$.tools[?@.name == 'x']"));
         assert!(!is_singular_path("$.tools[0:2]"));
+    }
+
+    #[test]
+    fn every_match_predicates_hold_vacuously_only_on_multi_node_paths() {
+        use crate::dsl::model::JsonType;
+        let ctx = serde_json::json!({});
+        let none: Vec<&Value> = Vec::new();
+        assert!(check_predicate(&Predicate::Type(JsonType::String), "$.tools[*].name", &none, &ctx).is_ok());
+        assert!(check_predicate(&Predicate::ValidSchema(true), "$.tools[*].inputSchema", &none, &ctx).is_ok());
+        let err = check_predicate(&Predicate::Type(JsonType::String), "$.name", &none, &ctx).unwrap_err();
+        assert!(err.0.contains("matched nothing"), "{err:?}");
+        let one = serde_json::json!(3);
+        let err = check_predicate(&Predicate::Type(JsonType::String), "$.tools[*].name", &[&one], &ctx).unwrap_err();
+        assert!(err.0.contains("expected type string"), "{err:?}");
     }
 
     #[test]

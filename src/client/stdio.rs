@@ -203,6 +203,13 @@ impl StdioTransport {
                                 got,
                             });
                         }
+                        // A reply to a message that expects none (a notification).
+                        None if !out.expects_response => {
+                            ex.response = Some(msg);
+                            ex.response_text = Some(text);
+                            ex.elapsed = started.elapsed();
+                            return Ok(ex);
+                        }
                         None => ex.other_messages.push(msg),
                     }
                 }
