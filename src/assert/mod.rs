@@ -576,7 +576,16 @@ fn check_predicate(
             }
         }
         Predicate::OneOf(options) => {
-            let options: Vec<Value> = options.iter().map(render).collect::<Result<_, _>>()?;
+            let options: Vec<Value> = match render(options)? {
+                Value::Array(items) => items,
+                other => {
+                    return Err((
+                        format!("`oneOf` rendered to {}, not a list", json_type_name(&other)),
+                        Some("a list of values".into()),
+                        Some(compact(&other, 200)),
+                    ));
+                }
+            };
             if matches.is_empty() {
                 // Every match must hold: vacuously true for a multi-node path.
                 return if singular { Err(nothing()) } else { Ok(()) };
@@ -852,12 +861,35 @@ mod tests {
         use crate::dsl::model::JsonType;
         let ctx = serde_json::json!({});
         let none: Vec<&Value> = Vec::new();
-        assert!(check_predicate(&Predicate::Type(JsonType::String), "$.tools[*].name", &none, &ctx).is_ok());
-        assert!(check_predicate(&Predicate::ValidSchema(true), "$.tools[*].inputSchema", &none, &ctx).is_ok());
-        let err = check_predicate(&Predicate::Type(JsonType::String), "$.name", &none, &ctx).unwrap_err();
+        assert!(
+            check_predicate(
+                &Predicate::Type(JsonType::String),
+                "$.tools[*].name",
+                &none,
+                &ctx
+            )
+            .is_ok()
+        );
+        assert!(
+            check_predicate(
+                &Predicate::ValidSchema(true),
+                "$.tools[*].inputSchema",
+                &none,
+                &ctx
+            )
+            .is_ok()
+        );
+        let err =
+            check_predicate(&Predicate::Type(JsonType::String), "$.name", &none, &ctx).unwrap_err();
         assert!(err.0.contains("matched nothing"), "{err:?}");
         let one = serde_json::json!(3);
-        let err = check_predicate(&Predicate::Type(JsonType::String), "$.tools[*].name", &[&one], &ctx).unwrap_err();
+        let err = check_predicate(
+            &Predicate::Type(JsonType::String),
+            "$.tools[*].name",
+            &[&one],
+            &ctx,
+        )
+        .unwrap_err();
         assert!(err.0.contains("expected type string"), "{err:?}");
     }
 

@@ -774,8 +774,15 @@ impl<'a> Compiler<'a> {
                 predicates.push(Predicate::Exists(!a));
             }
             if let Some(vs) = e.one_of {
-                for v in &vs {
-                    self.check_templates(v, known);
+                self.check_templates(&vs, known);
+                let is_template = vs.as_str().is_some_and(template::is_template);
+                if !matches!(vs.kind, super::value::TKind::Seq(_)) && !is_template {
+                    self.errors.push(
+                        LoadError::at(self.pos(vs.line, vs.col), "`oneOf` needs a list").with_help(
+                            "give a list such as `[a, b]`, or a template that renders to a list",
+                        ),
+                    );
+                    return None;
                 }
                 predicates.push(Predicate::OneOf(vs));
             }

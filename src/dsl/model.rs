@@ -274,9 +274,10 @@ pub struct Expectation {
     /// `true`: the path matches nothing (same as `exists: false`).
     #[serde(default)]
     pub absent: Option<bool>,
-    /// The match equals one of these values.
+    /// Every match equals one of these values: a list, or a template that renders to a
+    /// list (`oneOf: "{{ supported }}"`).
     #[serde(default)]
-    pub one_of: Option<Vec<TValue>>,
+    pub one_of: Option<TValue>,
     /// `true`: the matches are pairwise distinct (e.g. tool names).
     #[serde(default)]
     pub unique: Option<bool>,

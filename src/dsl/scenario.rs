@@ -201,7 +201,8 @@ pub enum Predicate {
     Type(JsonType),
     Length(LengthSpec),
     Exists(bool),
-    OneOf(Vec<TValue>),
+    /// A list, or a template rendering to one.
+    OneOf(TValue),
     Unique(bool),
     ValidSchema(bool),
     Compare(CompareOp, f64),
