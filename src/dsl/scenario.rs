@@ -93,13 +93,20 @@ pub struct Requires {
 }
 
 impl Requires {
-    /// Why a connection does not meet these preconditions, if it does not.
-    pub fn unmet(&self, capabilities: &serde_json::Value, is_http: bool) -> Option<String> {
+    /// Why the transport does not meet these preconditions, if it does not.
+    pub fn transport_unmet(&self, is_http: bool) -> Option<String> {
         use super::model::TransportKind;
         match (self.transport, is_http) {
-            (Some(TransportKind::Http), false) => return Some("needs the HTTP transport".into()),
-            (Some(TransportKind::Stdio), true) => return Some("needs the stdio transport".into()),
-            _ => {}
+            (Some(TransportKind::Http), false) => Some("needs the HTTP transport".into()),
+            (Some(TransportKind::Stdio), true) => Some("needs the stdio transport".into()),
+            _ => None,
+        }
+    }
+
+    /// Why a connection does not meet these preconditions, if it does not.
+    pub fn unmet(&self, capabilities: &serde_json::Value, is_http: bool) -> Option<String> {
+        if let Some(why) = self.transport_unmet(is_http) {
+            return Some(why);
         }
         for cap in &self.capabilities {
             if !capability_declared(capabilities, cap) {

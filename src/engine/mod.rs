@@ -130,6 +130,27 @@ async fn run_item(item: Item<'_>, target: &Target) -> SuiteResult {
         steps: Vec::new(),
         stderr_tail: None,
     };
+    // A scenario for another transport is skipped without starting anything.
+    if let Some(why) = scenario.requires.transport_unmet(target.is_http()) {
+        suite.steps = scenario
+            .steps
+            .iter()
+            .map(|step| crate::report::model::StepResult {
+                name: step.name.clone(),
+                file: step.pos.file_name().to_string(),
+                line: step.pos.line,
+                column: step.pos.col,
+                level: step.level,
+                duration: Default::default(),
+                outcome: crate::report::model::Outcome::Skipped {
+                    reason: why.clone(),
+                },
+                transcript: Vec::new(),
+            })
+            .collect();
+        suite.duration = started.elapsed();
+        return suite;
+    }
     match Connection::open(target, &item.era.label, &item.era.request).await {
         Err(e) => {
             suite.setup_error = Some(e.message.clone());
