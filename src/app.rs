@@ -468,14 +468,6 @@ fn use_color(choice: ColorChoice) -> bool {
 }
 
 async fn call(args: CallArgs) -> i32 {
-    let (target, secrets) = match args.target.to_target() {
-        Ok(t) => t,
-        Err(e) => return usage(e),
-    };
-    let era = match Era::parse(&args.era) {
-        Ok(e) => e,
-        Err(e) => return usage(UsageError(format!("--era: {e}"))),
-    };
     let params = match args
         .params
         .as_deref()
@@ -485,33 +477,12 @@ async fn call(args: CallArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return usage(UsageError(format!("--params is not valid JSON: {e}"))),
     };
-    crate::signals::install();
-    let mut conn = match Connection::open(&target, &era.label, &era.request).await {
+    let (mut conn, secrets) = match open(&args.target, &args.era).await {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {}", report::redact(&e.message, &secrets));
-            if let Some(tail) = &e.stderr_tail {
-                eprintln!(
-                    "server stderr (last lines):\n{}",
-                    report::redact(tail, &secrets)
-                );
-            }
-            return match e.kind {
-                ConnectErrorKind::Start | ConnectErrorKind::Unreachable => exit::UNREACHABLE,
-                ConnectErrorKind::Auth => exit::AUTH_REQUIRED,
-                ConnectErrorKind::Protocol => exit::FAILED,
-            };
-        }
+        Err(code) => return code,
     };
     let id = conn.next_id();
-    let out = conn.build(
-        &args.method,
-        params,
-        Some(id),
-        &Default::default(),
-        &Default::default(),
-        target.timeout,
-    );
+    let out = conn.build_plain(&args.method, params, Some(id));
     let n = &conn.negotiated;
     eprintln!(
         "# era {} ({}){}",

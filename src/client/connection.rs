@@ -181,6 +181,24 @@ impl Connection {
         json!(self.next_id)
     }
 
+    /// A request (or notification) for this era with no `_meta` or header overrides.
+    pub fn build_plain(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        id: Option<Value>,
+    ) -> Outgoing {
+        let timeout = self.target.timeout;
+        self.build(
+            method,
+            params,
+            id,
+            &IndexMap::new(),
+            &IndexMap::new(),
+            timeout,
+        )
+    }
+
     /// Build a request (or notification when `id` is `None`) for this connection's era.
     pub fn build(
         &mut self,
@@ -378,14 +396,7 @@ impl Connection {
     /// Send a request built for this era and return its `result` (internal requests).
     pub async fn call(&mut self, method: &str, params: Option<Value>) -> Result<Value, String> {
         let id = self.next_id();
-        let out = self.build(
-            method,
-            params,
-            Some(id),
-            &IndexMap::new(),
-            &IndexMap::new(),
-            self.target.timeout,
-        );
+        let out = self.build_plain(method, params, Some(id));
         let ex = self.send(&out).await.map_err(|e| e.to_string())?;
         result_of(&ex)
     }
@@ -489,14 +500,7 @@ impl Connection {
         let mut outs = Vec::with_capacity(n);
         for _ in 0..n {
             let id = self.next_id();
-            outs.push(self.build(
-                method,
-                None,
-                Some(id),
-                &IndexMap::new(),
-                &IndexMap::new(),
-                self.target.timeout,
-            ));
+            outs.push(self.build_plain(method, None, Some(id)));
         }
         let timeout = self.target.timeout;
         let Transport::Stdio(t) = &mut self.transport else {
@@ -602,14 +606,7 @@ impl Connection {
             "capabilities": {},
             "clientInfo": client_info(),
         });
-        let out = self.build(
-            "initialize",
-            Some(params),
-            Some(id),
-            &IndexMap::new(),
-            &IndexMap::new(),
-            self.target.timeout,
-        );
+        let out = self.build_plain("initialize", Some(params), Some(id));
         let ex = self.connect_exchange(&out).await?;
         let result =
             result_of(&ex).map_err(|e| self.protocol_error(format!("initialize failed: {e}")))?;
@@ -646,14 +643,7 @@ impl Connection {
                 self.negotiated.revision
             ));
         }
-        let out = self.build(
-            "notifications/initialized",
-            None,
-            None,
-            &IndexMap::new(),
-            &IndexMap::new(),
-            self.target.timeout,
-        );
+        let out = self.build_plain("notifications/initialized", None, None);
         self.connect_exchange(&out).await?;
         Ok(())
     }
@@ -662,14 +652,7 @@ impl Connection {
         self.negotiated.kind = EraKind::Modern;
         self.negotiated.revision = revision.to_string();
         let id = self.next_id();
-        let out = self.build(
-            "server/discover",
-            None,
-            Some(id),
-            &IndexMap::new(),
-            &IndexMap::new(),
-            self.target.timeout,
-        );
+        let out = self.build_plain("server/discover", None, Some(id));
         let ex = self.connect_exchange(&out).await?;
         let result = result_of(&ex).map_err(|e| {
             self.protocol_error(format!(

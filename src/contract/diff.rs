@@ -85,6 +85,16 @@ impl Builder {
         });
     }
 
+    /// `title` and `description` of an item: model-facing text.
+    fn title_and_description(&mut self, list: &str, name: &str, old: &Value, new: &Value) {
+        for (field, kind) in [
+            ("title", "title_changed"),
+            ("description", "description_changed"),
+        ] {
+            self.field(list, name, old, new, field, kind, Breaks::No, Models::Yes);
+        }
+    }
+
     /// A field of an item changed (title, description, annotations, mimeType…).
     fn field(
         &mut self,
@@ -256,26 +266,7 @@ fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
     }
     for (old, new) in both {
         let name = key_of(old, "name");
-        b.field(
-            list,
-            name,
-            old,
-            new,
-            "title",
-            "title_changed",
-            Breaks::No,
-            Models::Yes,
-        );
-        b.field(
-            list,
-            name,
-            old,
-            new,
-            "description",
-            "description_changed",
-            Breaks::No,
-            Models::Yes,
-        );
+        b.title_and_description(list, name, old, new);
         b.field(
             list,
             name,
@@ -428,26 +419,7 @@ fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
     }
     for (old, new) in both {
         let name = key_of(old, "name");
-        b.field(
-            list,
-            name,
-            old,
-            new,
-            "title",
-            "title_changed",
-            Breaks::No,
-            Models::Yes,
-        );
-        b.field(
-            list,
-            name,
-            old,
-            new,
-            "description",
-            "description_changed",
-            Breaks::No,
-            Models::Yes,
-        );
+        b.title_and_description(list, name, old, new);
         let args = |v: &Value| {
             v.get("arguments")
                 .and_then(Value::as_array)
@@ -602,26 +574,7 @@ fn resources(b: &mut Builder, list: &str, key: &str, before: &[Value], after: &[
             Breaks::No,
             Models::Possibly,
         );
-        b.field(
-            list,
-            name,
-            old,
-            new,
-            "title",
-            "title_changed",
-            Breaks::No,
-            Models::Yes,
-        );
-        b.field(
-            list,
-            name,
-            old,
-            new,
-            "description",
-            "description_changed",
-            Breaks::No,
-            Models::Yes,
-        );
+        b.title_and_description(list, name, old, new);
         b.field(
             list,
             name,

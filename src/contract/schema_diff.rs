@@ -773,7 +773,7 @@ fn as_schema<'a>(v: &'a Value, empty: &'a Map<String, Value>) -> Option<&'a Map<
 }
 
 /// Joins a path and a segment with `.`.
-fn join(path: &str, seg: &str) -> String {
+pub(crate) fn join(path: &str, seg: &str) -> String {
     if path.is_empty() {
         seg.to_string()
     } else {
@@ -782,7 +782,7 @@ fn join(path: &str, seg: &str) -> String {
 }
 
 /// `properties.name`, or `properties["a.b"]` when the name would be ambiguous in a path.
-fn prop_segment(name: &str) -> String {
+pub(crate) fn prop_segment(name: &str) -> String {
     if name.is_empty() || name.contains(['.', '[', ']', '"']) {
         format!("properties[{}]", Value::String(name.to_string()))
     } else {

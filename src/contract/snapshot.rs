@@ -19,6 +19,16 @@ pub const LISTS: &[(&str, &str)] = &[
     ("prompts", "prompts.json"),
 ];
 
+/// The compared fields of a tool (the reference's contract table).
+const TOOL_FIELDS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+];
+
 /// How many full traversals may disagree before a list is declared unstable.
 const MAX_TRAVERSALS: usize = 4;
 
@@ -178,18 +188,7 @@ pub async fn take_snapshot(
         "takenAt": taken_at(),
     });
     Ok(Snapshot {
-        tools: normalize(
-            tools,
-            "name",
-            &[
-                "name",
-                "title",
-                "description",
-                "inputSchema",
-                "outputSchema",
-                "annotations",
-            ],
-        ),
+        tools: normalize(tools, "name", TOOL_FIELDS),
         resources: normalize(
             resources,
             "uri",
@@ -321,18 +320,7 @@ mod tests {
             json!({"name": "b", "inputSchema": {"type": "object"}, "_meta": {"x": 1}, "icons": []}),
             json!({"name": "a", "description": "A", "inputSchema": {"type": "object", "properties": {"z": {}, "y": {}}}}),
         ];
-        let n = normalize(
-            tools,
-            "name",
-            &[
-                "name",
-                "title",
-                "description",
-                "inputSchema",
-                "outputSchema",
-                "annotations",
-            ],
-        );
+        let n = normalize(tools, "name", TOOL_FIELDS);
         assert_eq!(n[0]["name"], "a");
         assert!(n[1].get("_meta").is_none() && n[1].get("icons").is_none());
         let keys: Vec<&String> = n[0]["inputSchema"]["properties"]

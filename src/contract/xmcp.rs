@@ -12,6 +12,8 @@
 
 use serde_json::{Map, Number, Value};
 
+use super::schema_diff::{join, prop_segment};
+
 const KEY: &str = "x-mcp-header";
 
 /// 2^53 − 1, the largest integer every JSON implementation represents exactly.
@@ -207,19 +209,6 @@ fn display(path: &str) -> &str {
 
 fn quote(s: &str) -> String {
     Value::String(s.to_string()).to_string()
-}
-
-fn join(path: &str, seg: &str) -> String {
-    if path.is_empty() {
-        seg.to_string()
-    } else {
-        format!("{path}.{seg}")
-    }
-}
-
-/// `properties.name`, or `properties["a.b"]` when the name would be ambiguous in a path.
-fn prop_segment(name: &str) -> String {
-    format!("properties{}", name_segment(name))
 }
 
 fn quote_segment(name: &str) -> String {
