@@ -10,12 +10,36 @@ pub fn mcpspec() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcpspec"))
 }
 
-/// The example server binary (built by `cargo test --workspace` next to mcpspec).
+/// The example server binary, next to mcpspec. `cargo test --workspace` does not build
+/// another package's binaries for these tests, so the first test that needs it builds it
+/// (same profile, same target directory; cargo serializes concurrent builds).
 pub fn example_server() -> PathBuf {
+    static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let path = mcpspec().with_file_name("mcpspec-example-server");
+    let built = BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--quiet", "-p", "mcpspec-example-server"])
+            .current_dir(repo_root());
+        if mcpspec()
+            .parent()
+            .and_then(|d| d.file_name())
+            .is_some_and(|n| n == "release")
+        {
+            cmd.arg("--release");
+        }
+        match cmd.status() {
+            Ok(s) if s.success() => Ok(()),
+            Ok(s) => Err(format!("building the example server failed ({s})")),
+            Err(e) => Err(format!("cannot run cargo to build the example server: {e}")),
+        }
+    });
+    if let Err(e) = built {
+        panic!("{e}");
+    }
     assert!(
         path.exists(),
-        "{} is missing: run the tests with `cargo test --workspace` so the example server is built",
+        "{} is missing after building it",
         path.display()
     );
     path
