@@ -11,15 +11,16 @@ pub fn mcpspec() -> PathBuf {
 }
 
 /// The example server binary, next to mcpspec. `cargo test --workspace` does not build
-/// another package's binaries for these tests, so the first test that needs it builds it
-/// (same profile, same target directory; cargo serializes concurrent builds).
+/// another package's binaries for these tests, so the first test that needs it builds the
+/// workspace's binaries (same profile, same features as the test build, so nothing is
+/// rebuilt twice; cargo serializes concurrent builds).
 pub fn example_server() -> PathBuf {
     static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let path = mcpspec().with_file_name("mcpspec-example-server");
     let built = BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--quiet", "-p", "mcpspec-example-server"])
+        cmd.args(["build", "--quiet", "--workspace", "--bins"])
             .current_dir(repo_root());
         if mcpspec()
             .parent()
