@@ -187,17 +187,7 @@ fn junit_marks_expected_failures_and_stale_entries() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("type=\"xfail\""), "{xml}");
     assert!(xml.contains("stale entry: s:passes"), "{xml}");
-    let out = std::process::Command::new("xmllint")
-        .args(["--noout", "--schema", "tests/junit/junit.xsd"])
-        .arg(&junit)
-        .current_dir(common::repo_root())
-        .output()
-        .expect("xmllint (libxml2-utils) is installed");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_valid_junit(&junit);
 }
 
 #[test]

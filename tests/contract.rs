@@ -903,17 +903,7 @@ fn text_and_junit_outputs() {
     assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
     assert!(xml.contains("type=\"required_parameter_added\""), "{xml}");
     assert_eq!(xml.matches("<testcase").count(), 3, "{xml}");
-    let out = Command::new("xmllint")
-        .args(["--noout", "--schema", "tests/junit/junit.xsd"])
-        .arg(&junit)
-        .current_dir(common::repo_root())
-        .output()
-        .expect("xmllint (libxml2-utils) is installed");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_valid_junit(&junit);
 }
 
 #[test]

@@ -10,14 +10,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-use common::{Run, example_server, repo_root, run, stdio_target};
+use common::{Run, assert_valid_junit, example_server, repo_root, run, stdio_target, xmllint};
 use regex::Regex;
 
 const SCENARIOS: &str = "tests/golden/scenarios";
-const XSD: &str = "tests/junit/junit.xsd";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 fn updating() -> bool {
@@ -78,44 +76,6 @@ fn mask_common(text: &str) -> String {
     let server = example_server().display().to_string();
     text.replace(&server, "<SERVER>")
         .replace(VERSION, "<VERSION>")
-}
-
-/// Validate a JUnit file against the XSD with xmllint. Fails (never skips) when xmllint
-/// is not installed.
-fn xmllint(file: &Path) -> Result<(), String> {
-    let out = match Command::new("xmllint")
-        .arg("--noout")
-        .arg("--schema")
-        .arg(repo_root().join(XSD))
-        .arg(file)
-        .output()
-    {
-        Ok(out) => out,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
-            "xmllint is not installed, so JUnit reports cannot be validated against {XSD}: \
-             install libxml2-utils (e.g. `apt-get install -y libxml2-utils`)"
-        ),
-        Err(e) => panic!("cannot run xmllint: {e}"),
-    };
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
-
-fn assert_valid_junit(file: &Path) {
-    if let Err(e) = xmllint(file) {
-        panic!(
-            "{} is not valid against {XSD}:\n{e}\n--- document\n{}",
-            file.display(),
-            std::fs::read_to_string(file).unwrap_or_default()
-        );
-    }
 }
 
 /// One run of the golden scenarios, its JUnit report kept in a temp dir.

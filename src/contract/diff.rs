@@ -85,6 +85,60 @@ impl Builder {
         });
     }
 
+    /// Items that left (`removed`), moved (`moved_kind`: a probable rename or a new URI)
+    /// and arrived (`added`), keyed by `key`.
+    #[allow(clippy::too_many_arguments)]
+    fn membership(
+        &mut self,
+        list: &str,
+        key: &str,
+        removed: &[&Value],
+        moved: &[(&Value, &Value)],
+        added: &[&Value],
+        moved_kind: &str,
+        moved_models: Models,
+    ) {
+        for item in removed {
+            let name = key_of(item, key);
+            self.push(
+                list,
+                name,
+                "removed",
+                None,
+                Some(json!(name)),
+                None,
+                Breaks::Yes,
+                Models::Yes,
+            );
+        }
+        for (old, new) in moved {
+            let (from, to) = (key_of(old, key), key_of(new, key));
+            self.push(
+                list,
+                from,
+                moved_kind,
+                Some(key.into()),
+                Some(json!(from)),
+                Some(json!(to)),
+                Breaks::Yes,
+                moved_models,
+            );
+        }
+        for item in added {
+            let name = key_of(item, key);
+            self.push(
+                list,
+                name,
+                "added",
+                None,
+                None,
+                Some(json!(name)),
+                Breaks::No,
+                Models::Yes,
+            );
+        }
+    }
+
     /// `title` and `description` of an item: model-facing text.
     fn title_and_description(&mut self, list: &str, name: &str, old: &Value, new: &Value) {
         for (field, kind) in [
@@ -226,43 +280,17 @@ fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
             && x.get("outputSchema") == y.get("outputSchema")
     };
     let (removed, added, renamed) = pair_renames(removed, added, same_schema);
-    for t in removed {
-        b.push(
-            list,
-            key_of(t, "name"),
-            "removed",
-            None,
-            Some(json!(key_of(t, "name"))),
-            None,
-            Breaks::Yes,
-            Models::Yes,
-        );
-    }
-    for (old, new) in renamed {
-        b.push(
-            list,
-            key_of(old, "name"),
-            "renamed",
-            Some("name".into()),
-            Some(json!(key_of(old, "name"))),
-            Some(json!(key_of(new, "name"))),
-            Breaks::Yes,
-            Models::Yes,
-        );
-    }
-    for t in added {
-        let name = key_of(t, "name");
-        b.push(
-            list,
-            name,
-            "added",
-            None,
-            None,
-            Some(json!(name)),
-            Breaks::No,
-            Models::Yes,
-        );
-        x_mcp_header(b, name, None, t);
+    b.membership(
+        list,
+        "name",
+        &removed,
+        &renamed,
+        &added,
+        "renamed",
+        Models::Yes,
+    );
+    for t in &added {
+        x_mcp_header(b, key_of(t, "name"), None, t);
     }
     for (old, new) in both {
         let name = key_of(old, "name");
@@ -381,42 +409,15 @@ fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
         x.get("arguments") == y.get("arguments") && x.get("description") == y.get("description")
     };
     let (removed, added, renamed) = pair_renames(removed, added, same_args);
-    for p in removed {
-        b.push(
-            list,
-            key_of(p, "name"),
-            "removed",
-            None,
-            Some(json!(key_of(p, "name"))),
-            None,
-            Breaks::Yes,
-            Models::Yes,
-        );
-    }
-    for (old, new) in renamed {
-        b.push(
-            list,
-            key_of(old, "name"),
-            "renamed",
-            Some("name".into()),
-            Some(json!(key_of(old, "name"))),
-            Some(json!(key_of(new, "name"))),
-            Breaks::Yes,
-            Models::Yes,
-        );
-    }
-    for p in added {
-        b.push(
-            list,
-            key_of(p, "name"),
-            "added",
-            None,
-            None,
-            Some(json!(key_of(p, "name"))),
-            Breaks::No,
-            Models::Yes,
-        );
-    }
+    b.membership(
+        list,
+        "name",
+        &removed,
+        &renamed,
+        &added,
+        "renamed",
+        Models::Yes,
+    );
     for (old, new) in both {
         let name = key_of(old, "name");
         b.title_and_description(list, name, old, new);
@@ -526,42 +527,15 @@ fn resources(b: &mut Builder, list: &str, key: &str, before: &[Value], after: &[
     } else {
         "uri_template_changed"
     };
-    for r in removed {
-        b.push(
-            list,
-            key_of(r, key),
-            "removed",
-            None,
-            Some(json!(key_of(r, key))),
-            None,
-            Breaks::Yes,
-            Models::Yes,
-        );
-    }
-    for (old, new) in moved {
-        b.push(
-            list,
-            key_of(old, key),
-            changed_kind,
-            Some(key.into()),
-            Some(json!(key_of(old, key))),
-            Some(json!(key_of(new, key))),
-            Breaks::Yes,
-            Models::Possibly,
-        );
-    }
-    for r in added {
-        b.push(
-            list,
-            key_of(r, key),
-            "added",
-            None,
-            None,
-            Some(json!(key_of(r, key))),
-            Breaks::No,
-            Models::Yes,
-        );
-    }
+    b.membership(
+        list,
+        key,
+        &removed,
+        &moved,
+        &added,
+        changed_kind,
+        Models::Possibly,
+    );
     for (old, new) in both {
         let name = key_of(old, key);
         b.field(

@@ -149,3 +149,44 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).expect("json report written");
     serde_json::from_str(&text).expect("json report parses")
 }
+
+/// The JUnit XSD the reports are validated against.
+pub const XSD: &str = "tests/junit/junit.xsd";
+
+/// Validate a JUnit file against the XSD with xmllint. Fails (never skips) when xmllint
+/// is not installed.
+pub fn xmllint(file: &Path) -> Result<(), String> {
+    let out = match Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(repo_root().join(XSD))
+        .arg(file)
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+            "xmllint is not installed, so JUnit reports cannot be validated against {XSD}: \
+             install libxml2-utils (e.g. `apt-get install -y libxml2-utils`)"
+        ),
+        Err(e) => panic!("cannot run xmllint: {e}"),
+    };
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+pub fn assert_valid_junit(file: &Path) {
+    if let Err(e) = xmllint(file) {
+        panic!(
+            "{} is not valid against {XSD}:\n{e}\n--- document\n{}",
+            file.display(),
+            std::fs::read_to_string(file).unwrap_or_default()
+        );
+    }
+}
