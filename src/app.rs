@@ -294,7 +294,16 @@ fn run(mut args: RunArgs) -> i32 {
     let located: Vec<(PathBuf, Option<u32>)> =
         args.paths.iter().map(|p| split_file_line(p)).collect();
     let paths: Vec<PathBuf> = located.iter().map(|(p, _)| p.clone()).collect();
-    let scenarios = match load(&paths) {
+    let mut secrets = secrets;
+    let params = match parse_params(&args.set, &mut secrets) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    let param_names: Vec<String> = params.keys().cloned().collect();
+    let scenarios = match dsl::load::load_paths_with(&paths, &param_names).map_err(|errors| {
+        eprintln!("{}", errors.render());
+        exit::INVALID_INPUT
+    }) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -344,6 +353,7 @@ fn run(mut args: RunArgs) -> i32 {
     };
     let config = RunConfig {
         target,
+        params,
         eras,
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism()
@@ -731,4 +741,43 @@ impl Progress {
             self.shown = false;
         }
     }
+}
+
+/// `--set NAME=VALUE` parameters; `NAME=env:VAR` reads the environment and is a secret.
+fn parse_params(
+    sets: &[String],
+    secrets: &mut Vec<String>,
+) -> Result<serde_json::Map<String, Value>, UsageError> {
+    let mut params = serde_json::Map::new();
+    for set in sets {
+        let Some((name, value)) = set.split_once('=') else {
+            return Err(UsageError(format!("--set `{set}`: expected NAME=VALUE")));
+        };
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(UsageError(format!(
+                "--set `{set}`: `{name}` is not a variable name (letters, digits, `_`)"
+            )));
+        }
+        let value = match value.strip_prefix("env:") {
+            Some(var) => {
+                let v = std::env::var(var).map_err(|_| {
+                    UsageError(format!(
+                        "--set {name}=env:{var}: the environment variable is not set"
+                    ))
+                })?;
+                if !v.is_empty() {
+                    secrets.push(v.clone());
+                }
+                v
+            }
+            None => value.to_string(),
+        };
+        params.insert(name.to_string(), Value::String(value));
+    }
+    Ok(params)
 }

@@ -183,6 +183,11 @@ pub struct RunArgs {
     /// `smoke and not slow` (repeatable: any of them).
     #[arg(long = "tag", value_name = "EXPR")]
     pub tags: Vec<String>,
+    /// A parameter available to every scenario as a template variable, `NAME=VALUE`
+    /// (repeatable). `NAME=env:VAR` reads the environment variable and treats the value as a
+    /// secret: it is redacted from every output.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
     /// Run only shard K of N (deterministic partition of the selected scenario@era
     /// items; the shards together are exactly the full run).
     #[arg(long, value_name = "K/N")]

@@ -23,6 +23,11 @@ pub const BUILTIN_VARS: &[&str] = &["era", "revision"];
 
 /// Load scenarios from files and folders (folders: every `*.yaml`/`*.yml`, sorted).
 pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, LoadErrors> {
+    load_paths_with(paths, &[])
+}
+
+/// Load scenarios where `params` (set with `--set`) are defined template variables too.
+pub fn load_paths_with(paths: &[PathBuf], params: &[String]) -> Result<Vec<Scenario>, LoadErrors> {
     let mut errors = LoadErrors::default();
     let mut scenarios = Vec::new();
     for path in paths {
@@ -32,7 +37,10 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, LoadErrors> {
         {
             for pack in packs {
                 for (rel, text) in super::builtin::pack_files(pack) {
-                    match parse_scenario(SourceFile::new(format!("builtin:{rel}"), text)) {
+                    match parse_scenario_with(
+                        SourceFile::new(format!("builtin:{rel}"), text),
+                        params,
+                    ) {
                         Ok(mut s) => {
                             s.pack = Some(pack.to_string());
                             scenarios.push(s);
@@ -51,7 +59,7 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, LoadErrors> {
             }
         };
         for file in files {
-            match load_file(&file) {
+            match load_file_with(&file, params) {
                 Ok(s) => scenarios.push(s),
                 Err(es) => errors.0.extend(es.0),
             }
@@ -109,16 +117,26 @@ fn is_reserved_file(path: &Path) -> bool {
 }
 
 pub fn load_file(path: &Path) -> Result<Scenario, LoadErrors> {
+    load_file_with(path, &[])
+}
+
+fn load_file_with(path: &Path, params: &[String]) -> Result<Scenario, LoadErrors> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
-    parse_scenario(SourceFile::new(name, text))
+    parse_scenario_with(SourceFile::new(name, text), params)
 }
 
 /// Parse and validate one scenario document.
 pub fn parse_scenario(file: Arc<SourceFile>) -> Result<Scenario, LoadErrors> {
+    parse_scenario_with(file, &[])
+}
+
+fn parse_scenario_with(file: Arc<SourceFile>, params: &[String]) -> Result<Scenario, LoadErrors> {
     let doc: ScenarioDoc = parse_yaml(&file)?;
-    Compiler::new(&file).scenario(doc)
+    let mut compiler = Compiler::new(&file);
+    compiler.params = params.to_vec();
+    compiler.scenario(doc)
 }
 
 /// Deserialize a YAML document into `T`, turning serde errors into positioned ones.
@@ -230,6 +248,8 @@ struct Compiler<'a> {
     errors: LoadErrors,
     /// Variables referenced by the step being compiled.
     uses: BTreeSet<String>,
+    /// Parameters set on the command line (`--set`), defined in every template.
+    params: Vec<String>,
 }
 
 impl<'a> Compiler<'a> {
@@ -238,6 +258,7 @@ impl<'a> Compiler<'a> {
             file,
             errors: LoadErrors::default(),
             uses: BTreeSet::new(),
+            params: Vec::new(),
         }
     }
 
@@ -260,6 +281,7 @@ impl<'a> Compiler<'a> {
         }
         let eras = self.eras(&doc.eras);
         let mut known: BTreeSet<String> = BUILTIN_VARS.iter().map(|s| s.to_string()).collect();
+        known.extend(self.params.iter().cloned());
         for (name, value) in &doc.vars {
             self.check_templates(value, &known);
             known.insert(name.clone());

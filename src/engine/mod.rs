@@ -19,6 +19,8 @@ pub struct RunConfig {
     /// `--era` values; empty: each scenario's own eras, or `auto`.
     pub eras: Vec<Era>,
     pub jobs: usize,
+    /// `--set` parameters: template variables in every scenario (they win over `vars`).
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 /// One scenario in one era.
@@ -88,9 +90,12 @@ pub async fn run(
     let started_at = now_rfc3339();
     let jobs = config.jobs.max(1);
     let mut suites = Vec::with_capacity(items.len());
-    let mut stream =
-        futures::stream::iter(items.into_iter().map(|item| run_item(item, &config.target)))
-            .buffered(jobs);
+    let mut stream = futures::stream::iter(
+        items
+            .into_iter()
+            .map(|item| run_item(item, &config.target, &config.params)),
+    )
+    .buffered(jobs);
     while let Some(suite) = stream.next().await {
         on_suite(&suite);
         suites.push(suite);
@@ -108,7 +113,11 @@ pub async fn run(
     }
 }
 
-async fn run_item(item: Item<'_>, target: &Target) -> SuiteResult {
+async fn run_item(
+    item: Item<'_>,
+    target: &Target,
+    params: &serde_json::Map<String, serde_json::Value>,
+) -> SuiteResult {
     let started = Instant::now();
     let scenario = item.scenario;
     let mut suite = SuiteResult {
@@ -172,7 +181,7 @@ async fn run_item(item: Item<'_>, target: &Target) -> SuiteResult {
             suite.era.note = n.note.clone();
             conn.take_log();
             let mismatch = era_mismatch(scenario, &conn);
-            suite.steps = step::run_steps(scenario, &mut conn, mismatch).await;
+            suite.steps = step::run_steps(scenario, &mut conn, mismatch, params).await;
             suite.stderr_tail = conn.stderr_tail();
             conn.close().await;
         }

@@ -23,6 +23,7 @@ pub async fn run_steps(
     scenario: &Scenario,
     conn: &mut Connection,
     skip_all: Option<String>,
+    params: &Map<String, Value>,
 ) -> Vec<StepResult> {
     let mut results = Vec::with_capacity(scenario.steps.len());
     let mut ctx = Map::new();
@@ -31,7 +32,13 @@ pub async fn run_steps(
     let mut broken: Option<String> = None;
     // Captures that a failed step never made: (variable, step name).
     let mut uncaptured: Vec<(String, String)> = Vec::new();
-    for (name, value) in &scenario.vars {
+    // Command-line parameters: usable in `vars`, and they win over a var of the same name.
+    ctx.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+    for (name, value) in scenario
+        .vars
+        .iter()
+        .filter(|(n, _)| !params.contains_key(n))
+    {
         match render_value(value, &Value::Object(ctx.clone())) {
             Ok(v) => {
                 ctx.insert(name.clone(), v);
