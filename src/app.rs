@@ -20,6 +20,21 @@ use crate::report::model::{RunReport, SuiteResult};
 use crate::report::{self, ConsoleOptions};
 use crate::select::{Shard, TagExpr, split_file_line};
 
+/// Write to stdout, ignoring a closed pipe (`mcpspec call ... | head` must not panic).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -35,7 +50,7 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Schema { kind } => {
-            println!(
+            outln!(
                 "{}",
                 match kind {
                     SchemaKind::Scenario => schema_text(),
@@ -115,7 +130,7 @@ fn validate(paths: &[PathBuf]) -> i32 {
     match load(paths) {
         Ok(scenarios) => {
             let steps: usize = scenarios.iter().map(|s| s.steps.len()).sum();
-            println!("ok: {} scenario(s), {steps} step(s)", scenarios.len());
+            outln!("ok: {} scenario(s), {steps} step(s)", scenarios.len());
             exit::OK
         }
         Err(code) => code,
@@ -507,7 +522,7 @@ async fn call(args: CallArgs) -> i32 {
         Ok(ex) => match &ex.response {
             Some(resp) => {
                 let text = serde_json::to_string_pretty(resp).unwrap_or_default();
-                println!("{}", report::redact(&text, &secrets));
+                outln!("{}", report::redact(&text, &secrets));
                 if resp.get("error").is_some() {
                     exit::FAILED
                 } else {
@@ -620,7 +635,7 @@ fn diff(args: DiffArgs) -> i32 {
         DiffFormat::Text => contract::output::to_text(&report, &judgement),
         DiffFormat::Json => contract::output::to_json(&report, &judgement),
     };
-    print!("{text}");
+    out!("{text}");
     if let Some(path) = &args.junit
         && let Err(code) = write_reports_file(path, contract::output::to_junit(&report, &judgement))
     {
@@ -689,7 +704,7 @@ fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
         verbose: false,
         secrets: Vec::new(),
     };
-    print!("{}", report::render_summary(&merged, &console));
+    out!("{}", report::render_summary(&merged, &console));
     if let Err(code) = write_reports(&merged, junit, json, &[]) {
         return code;
     }
