@@ -201,3 +201,43 @@ fn file_line_selects_a_scenario_or_a_step_with_the_steps_before_it() {
         "a line before the first step selects the whole scenario"
     );
 }
+
+/// Reports are the same whatever `--jobs` (suites in input order), apart from timings.
+#[test]
+fn reports_do_not_depend_on_jobs() {
+    let server = stdio_target(&[]);
+    let normalize = |v: &Value| -> Value {
+        let mut v = v.clone();
+        fn strip(v: &mut Value) {
+            match v {
+                Value::Object(m) => {
+                    for key in ["duration", "startedAt", "atMs"] {
+                        m.remove(key);
+                    }
+                    m.values_mut().for_each(strip);
+                }
+                Value::Array(a) => a.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        strip(&mut v);
+        v
+    };
+    let base = [
+        "run",
+        "examples/scenarios",
+        "--stdio",
+        &server,
+        "--era",
+        "legacy",
+        "--era",
+        "2026-07-28",
+    ];
+    let mut one = base.to_vec();
+    one.extend(["--jobs", "1"]);
+    let mut four = base.to_vec();
+    four.extend(["--jobs", "4"]);
+    let (_, a) = run_json(&one);
+    let (_, b) = run_json(&four);
+    assert_eq!(normalize(&a), normalize(&b));
+}
