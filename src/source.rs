@@ -48,10 +48,10 @@ impl SourceFile {
         let rest = &self.text[start..];
         let line_end = rest.find('\n').unwrap_or(rest.len());
         let token = &rest[..line_end];
-        if let Some(quote) = token.chars().next().filter(|c| *c == '"' || *c == '\'') {
-            if let Some(end) = token[1..].find(quote) {
-                return start..start + end + 2;
-            }
+        if let Some(quote) = token.chars().next().filter(|c| *c == '"' || *c == '\'')
+            && let Some(end) = token[1..].find(quote)
+        {
+            return start..start + end + 2;
         }
         let len = token
             .find([':', ',', '}', ']'])

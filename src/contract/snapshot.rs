@@ -261,7 +261,7 @@ fn normalize(items: Vec<Value>, key: &str, fields: &[&str]) -> Vec<Value> {
             sort_keys(Value::Object(kept))
         })
         .collect();
-    out.sort_by(|a, b| sort_key(a, key).cmp(&sort_key(b, key)));
+    out.sort_by_key(|a| sort_key(a, key));
     out
 }
 
@@ -282,7 +282,7 @@ fn normalize_prompts(items: Vec<Value>) -> Vec<Value> {
                 }
                 *a = sort_keys(Value::Object(kept));
             }
-            args.sort_by(|a, b| sort_key(a, "name").cmp(&sort_key(b, "name")));
+            args.sort_by_key(|a| sort_key(a, "name"));
         }
     }
     prompts
