@@ -144,17 +144,11 @@ async fn run_item(
         suite.steps = scenario
             .steps
             .iter()
-            .map(|step| crate::report::model::StepResult {
-                name: step.name.clone(),
-                file: step.pos.file_name().to_string(),
-                line: step.pos.line,
-                column: step.pos.col,
-                level: step.level,
-                duration: Default::default(),
-                outcome: crate::report::model::Outcome::Skipped {
+            .map(|step| {
+                let outcome = crate::report::model::Outcome::Skipped {
                     reason: why.clone(),
-                },
-                transcript: Vec::new(),
+                };
+                step::step_result(step, outcome, Default::default(), Vec::new())
             })
             .collect();
         suite.duration = started.elapsed();

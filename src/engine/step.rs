@@ -102,16 +102,7 @@ pub async fn run_steps(
             (outcome, conn.take_log())
         };
         let (outcome, transcript) = outcome_and_log;
-        results.push(StepResult {
-            name: step.name.clone(),
-            file: step.pos.file_name().to_string(),
-            line: step.pos.line,
-            column: step.pos.col,
-            level: step.level,
-            duration: started.elapsed(),
-            outcome,
-            transcript,
-        });
+        results.push(step_result(step, outcome, started.elapsed(), transcript));
     }
     results
 }
@@ -165,7 +156,8 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
             response: Some(json!({"jsonrpc": "2.0", "id": 0, "result": result})),
             ..Exchange::default()
         };
-        return judge(step, conn, &exchange, ctx, None).await;
+        let ctx_value = Value::Object(ctx.clone());
+        return judge(step, conn, &exchange, ctx, &ctx_value, None).await;
     }
     if let Action::Check { kind, method } = &step.action {
         return super::checks::run_check(step, conn, *kind, method).await;
@@ -234,6 +226,7 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         conn,
         &exchange,
         ctx,
+        &ctx_value,
         Some((&built.method, built.params.as_ref())),
     )
     .await
@@ -601,15 +594,16 @@ pub(super) fn outcome_for(step: &Step, failures: Vec<Failure>) -> Outcome {
     }
 }
 
-/// Judge a step's expectations on what came back, then capture.
+/// Judge a step's expectations on what came back, then capture into `ctx`
+/// (`ctx_value` is `ctx` as the step saw it, already rendered once by the caller).
 async fn judge(
     step: &Step,
     conn: &mut Connection,
     exchange: &Exchange,
     ctx: &mut Map<String, Value>,
+    ctx_value: &Value,
     call: Option<(&str, Option<&Value>)>,
 ) -> Outcome {
-    let ctx_value = Value::Object(ctx.clone());
     let mut seen = Observed::new(exchange, conn.is_http());
     if step.level == Level::Should {
         seen.severity = Severity::Warning;
@@ -653,4 +647,23 @@ async fn judge(
         }
     }
     outcome_for(step, failures)
+}
+
+/// The report entry of one step.
+pub(super) fn step_result(
+    step: &Step,
+    outcome: Outcome,
+    duration: Duration,
+    transcript: Vec<crate::report::model::TranscriptEntry>,
+) -> StepResult {
+    StepResult {
+        name: step.name.clone(),
+        file: step.pos.file_name().to_string(),
+        line: step.pos.line,
+        column: step.pos.col,
+        level: step.level,
+        duration,
+        outcome,
+        transcript,
+    }
 }
