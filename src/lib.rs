@@ -5,6 +5,7 @@
 //! (console, JUnit, JSON) → exit code ([`app`]).
 
 pub mod app;
+pub mod argsgen;
 pub mod assert;
 pub mod baseline;
 pub mod cli;
