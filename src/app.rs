@@ -369,6 +369,7 @@ fn run(mut args: RunArgs) -> i32 {
     let config = RunConfig {
         target,
         params,
+        keep_passing_transcripts: args.junit.is_some() || args.json.is_some(),
         eras,
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism()

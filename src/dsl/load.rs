@@ -140,9 +140,14 @@ fn parse_scenario_with(file: Arc<SourceFile>, params: &[String]) -> Result<Scena
 }
 
 /// Deserialize a YAML document into `T`, turning serde errors into positioned ones.
+/// The fast front end ([`super::yaml`]) loads what it supports; anything else, errors
+/// included, goes through serde-saphyr, so behaviour and messages are serde-saphyr's.
 pub fn parse_yaml<T: serde::de::DeserializeOwned>(file: &Arc<SourceFile>) -> Result<T, LoadError> {
     if file.text.trim().is_empty() {
         return Err(LoadError::file(&file.name, "file is empty"));
+    }
+    if let Ok(value) = super::yaml::from_str::<T>(&file.text) {
+        return Ok(value);
     }
     serde_saphyr::from_str::<T>(&file.text).map_err(|e| yaml_error(file, &e))
 }

@@ -8,6 +8,7 @@ pub mod model;
 pub mod scenario;
 pub mod template;
 pub mod value;
+pub mod yaml;
 
 pub use error::{LoadError, LoadErrors};
 pub use scenario::*;

@@ -79,11 +79,11 @@ impl TValue {
 
 impl<'de> Deserialize<'de> for TValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let spanned = Spanned::<TKind>::deserialize(deserializer)?;
+        let at = At::<TKind>::deserialize(deserializer)?;
         Ok(TValue {
-            line: spanned.referenced.line() as u32,
-            col: spanned.referenced.column() as u32,
-            kind: spanned.value,
+            line: at.line,
+            col: at.col,
+            kind: at.value,
         })
     }
 }
@@ -177,14 +177,42 @@ pub struct At<T> {
     pub col: u32,
 }
 
+/// Positions come from either YAML front end: the fast one ([`super::yaml`]) answers the
+/// [`super::yaml::POSITIONED`] newtype with `(line, column, value)`; serde-saphyr treats it
+/// as a plain newtype, and its `Spanned` gives the position.
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for At<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let spanned = Spanned::<T>::deserialize(deserializer)?;
+        deserializer.deserialize_newtype_struct(
+            super::yaml::POSITIONED,
+            AtVisitor(std::marker::PhantomData),
+        )
+    }
+}
+
+struct AtVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for AtVisitor<T> {
+    type Value = At<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a positioned value")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<At<T>, D::Error> {
+        let spanned = Spanned::<T>::deserialize(d)?;
         Ok(At {
             value: spanned.value,
             line: spanned.referenced.line() as u32,
             col: spanned.referenced.column() as u32,
         })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<At<T>, A::Error> {
+        let missing = || de::Error::custom("positioned value: missing part");
+        let line = seq.next_element::<u32>()?.ok_or_else(missing)?;
+        let col = seq.next_element::<u32>()?.ok_or_else(missing)?;
+        let value = seq.next_element::<T>()?.ok_or_else(missing)?;
+        Ok(At { value, line, col })
     }
 }
 

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use crate::client::{ConnectErrorKind, Connection, Target};
 use crate::dsl::Scenario;
 use crate::era::{Era, EraSelector};
-use crate::report::model::{EraInfo, RunReport, SuiteResult, Summary};
+use crate::report::model::{EraInfo, Outcome, RunReport, SuiteResult, Summary};
 
 /// What a run needs besides the scenarios.
 pub struct RunConfig {
@@ -21,6 +21,10 @@ pub struct RunConfig {
     pub jobs: usize,
     /// `--set` parameters: template variables in every scenario (they win over `vars`).
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// Keep the transcripts of steps that passed or were skipped once their suite has been
+    /// streamed (JUnit and JSON reports show them). Without a report file nothing reads
+    /// them afterwards, so dropping them keeps memory flat on large runs.
+    pub keep_passing_transcripts: bool,
 }
 
 /// One scenario in one era.
@@ -96,8 +100,11 @@ pub async fn run(
             .map(|item| run_item(item, &config.target, &config.params)),
     )
     .buffered(jobs);
-    while let Some(suite) = stream.next().await {
+    while let Some(mut suite) = stream.next().await {
         on_suite(&suite);
+        if !config.keep_passing_transcripts {
+            compact(&mut suite);
+        }
         suites.push(suite);
     }
     let summary = Summary::from_suites(&suites);
@@ -110,6 +117,16 @@ pub async fn run(
         suites,
         summary,
         stale_entries: Vec::new(),
+    }
+}
+
+/// Drop what only the reports would read: the transcripts of passed and skipped steps
+/// (failures, warnings and errors keep theirs).
+fn compact(suite: &mut SuiteResult) {
+    for step in &mut suite.steps {
+        if matches!(step.outcome, Outcome::Passed | Outcome::Skipped { .. }) {
+            step.transcript = Vec::new();
+        }
     }
 }
 
@@ -214,4 +231,71 @@ fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
 
 pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{Failure, Level, StepResult, TranscriptEntry};
+
+    fn step(outcome: Outcome) -> StepResult {
+        StepResult {
+            name: outcome.status().into(),
+            file: "s.yaml".into(),
+            line: 1,
+            column: 1,
+            level: Level::Must,
+            duration: Default::default(),
+            outcome,
+            transcript: vec![TranscriptEntry {
+                direction: "sent".into(),
+                at_ms: 0,
+                body: "{}".into(),
+                http: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn compact_drops_only_passing_and_skipped_transcripts() {
+        let failure = Failure {
+            kind: "path".into(),
+            message: "m".into(),
+            expected: None,
+            actual: None,
+            snippet: String::new(),
+            file: "s.yaml".into(),
+            line: 1,
+            column: 1,
+        };
+        let mut suite = SuiteResult {
+            id: "s@auto".into(),
+            ordinal: 0,
+            scenario: "s".into(),
+            description: None,
+            file: "s.yaml".into(),
+            line: 1,
+            pack: None,
+            era: EraInfo::default(),
+            started_at: String::new(),
+            duration: Default::default(),
+            setup_error: None,
+            setup_error_kind: None,
+            steps: vec![
+                step(Outcome::Passed),
+                step(Outcome::Skipped { reason: "r".into() }),
+                step(Outcome::Failed {
+                    failures: vec![failure],
+                }),
+                step(Outcome::Error {
+                    message: "e".into(),
+                    detail: None,
+                }),
+            ],
+            stderr_tail: None,
+        };
+        compact(&mut suite);
+        let kept: Vec<usize> = suite.steps.iter().map(|s| s.transcript.len()).collect();
+        assert_eq!(kept, [0, 0, 1, 1]);
+    }
 }
