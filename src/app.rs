@@ -369,6 +369,7 @@ fn run(mut args: RunArgs) -> i32 {
     let config = RunConfig {
         target,
         params,
+        wire_validate: args.wire_validate,
         eras,
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism()

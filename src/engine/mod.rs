@@ -21,6 +21,8 @@ pub struct RunConfig {
     pub jobs: usize,
     /// `--set` parameters: template variables in every scenario (they win over `vars`).
     pub params: serde_json::Map<String, serde_json::Value>,
+    /// `--wire-validate`: a wire violation fails the step that received it.
+    pub wire_validate: bool,
 }
 
 /// One scenario in one era.
@@ -90,12 +92,8 @@ pub async fn run(
     let started_at = now_rfc3339();
     let jobs = config.jobs.max(1);
     let mut suites = Vec::with_capacity(items.len());
-    let mut stream = futures::stream::iter(
-        items
-            .into_iter()
-            .map(|item| run_item(item, &config.target, &config.params)),
-    )
-    .buffered(jobs);
+    let mut stream =
+        futures::stream::iter(items.into_iter().map(|item| run_item(item, config))).buffered(jobs);
     while let Some(suite) = stream.next().await {
         on_suite(&suite);
         suites.push(suite);
@@ -113,11 +111,8 @@ pub async fn run(
     }
 }
 
-async fn run_item(
-    item: Item<'_>,
-    target: &Target,
-    params: &serde_json::Map<String, serde_json::Value>,
-) -> SuiteResult {
+async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
+    let (target, params) = (&config.target, &config.params);
     let started = Instant::now();
     let scenario = item.scenario;
     let mut suite = SuiteResult {
@@ -175,7 +170,8 @@ async fn run_item(
             suite.era.note = n.note.clone();
             conn.take_log();
             let mismatch = era_mismatch(scenario, &conn);
-            suite.steps = step::run_steps(scenario, &mut conn, mismatch, params).await;
+            suite.steps =
+                step::run_steps(scenario, &mut conn, mismatch, params, config.wire_validate).await;
             suite.stderr_tail = conn.stderr_tail();
             conn.close().await;
         }
