@@ -370,6 +370,7 @@ fn run(mut args: RunArgs) -> i32 {
         target,
         params,
         keep_passing_transcripts: args.junit.is_some() || args.json.is_some(),
+        wire_validate: args.wire_validate,
         eras,
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism()

@@ -211,6 +211,10 @@ pub struct RunArgs {
     /// Warnings (`level: should` failures) fail the run too.
     #[arg(long)]
     pub strict: bool,
+    /// Validate every message the server sends against the message schema of its
+    /// revision; a violation fails the step that received it.
+    #[arg(long)]
+    pub wire_validate: bool,
     /// Write a baseline listing this run's failures to FILE (then exit as usual).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,

@@ -10,7 +10,7 @@ pub const LATEST_LEGACY_REVISION: &str = "2025-11-25";
 pub const LEGACY_REVISIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// Legacy (initialize + session) or modern (stateless, per-request `_meta`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EraKind {
     Legacy,
     Modern,

@@ -19,3 +19,4 @@ pub mod report;
 pub mod select;
 pub mod signals;
 pub mod source;
+pub mod wire;

@@ -81,6 +81,12 @@ const CHECKS: &[&str] = &[
     "modern-undeclared:undeclared_tools_not_served",
     "modern-undeclared:undeclared_prompts_not_served",
     "modern-undeclared:undeclared_resources_not_served",
+    "modern-wire:discover_wire_valid",
+    "modern-wire:tools_list_wire_valid",
+    "modern-wire:prompts_list_wire_valid",
+    "modern-wire:resources_list_wire_valid",
+    "modern-wire:resource_templates_list_wire_valid",
+    "modern-wire:error_wire_valid",
     // conformance-2025-11-25
     "legacy-errors:unknown_method_not_found",
     "legacy-errors:error_id_echoed",
@@ -111,6 +117,12 @@ const CHECKS: &[&str] = &[
     "legacy-undeclared:undeclared_tools_not_served",
     "legacy-undeclared:undeclared_prompts_not_served",
     "legacy-undeclared:undeclared_resources_not_served",
+    "legacy-wire:initialize_wire_valid",
+    "legacy-wire:tools_list_wire_valid",
+    "legacy-wire:prompts_list_wire_valid",
+    "legacy-wire:resources_list_wire_valid",
+    "legacy-wire:resource_templates_list_wire_valid",
+    "legacy-wire:error_wire_valid",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -220,6 +232,13 @@ const CASES: &[Case] = &[
     ("--defect mint-session-id", MODERN, HttpOnly, "modern-http:no_session_id", Warning),
     ("--defect allow-any-origin", MODERN, HttpOnly, "modern-http:invalid_origin_rejected", Failed),
     ("--defect garbage-stdout", MODERN, StdioOnly, "modern-stdio:stdout_clean", Failed),
+    ("--defect no-cache-hints", MODERN, Both, "modern-wire:discover_wire_valid", Failed),
+    ("--defect wire-tools-missing-input-schema", MODERN, Both, "modern-wire:tools_list_wire_valid", Failed),
+    ("--defect no-result-type", MODERN, Both, "modern-wire:prompts_list_wire_valid", Failed),
+    ("--defect wire-list-item-missing-name", MODERN, Both, "modern-wire:prompts_list_wire_valid", Failed),
+    ("--defect wire-list-item-missing-name", MODERN, Both, "modern-wire:resources_list_wire_valid", Failed),
+    ("--defect wire-list-item-missing-name", MODERN, Both, "modern-wire:resource_templates_list_wire_valid", Failed),
+    ("--defect wire-error-code-string", MODERN, Both, "modern-wire:error_wire_valid", Failed),
     // ---- conformance-2025-11-25 ------------------------------------------------------
     ("--defect no-capabilities", LEGACY, Both, "legacy-handshake:initialize_result_valid", Failed),
     ("--defect no-server-info", LEGACY, Both, "legacy-handshake:server_info_present", Failed),
@@ -250,6 +269,12 @@ const CASES: &[Case] = &[
     ("--defect lenient-header=version", LEGACY, HttpOnly, "legacy-http:unsupported_version_header_rejected", Failed),
     ("--defect allow-any-origin", LEGACY, HttpOnly, "legacy-http:invalid_origin_rejected", Failed),
     ("--defect garbage-stdout", LEGACY, StdioOnly, "legacy-stdio:stdout_clean", Failed),
+    ("--defect no-server-info", LEGACY, Both, "legacy-wire:initialize_wire_valid", Failed),
+    ("--defect wire-tools-missing-input-schema", LEGACY, Both, "legacy-wire:tools_list_wire_valid", Failed),
+    ("--defect wire-list-item-missing-name", LEGACY, Both, "legacy-wire:prompts_list_wire_valid", Failed),
+    ("--defect wire-list-item-missing-name", LEGACY, Both, "legacy-wire:resources_list_wire_valid", Failed),
+    ("--defect wire-list-item-missing-name", LEGACY, Both, "legacy-wire:resource_templates_list_wire_valid", Failed),
+    ("--defect wire-error-code-string", LEGACY, Both, "legacy-wire:error_wire_valid", Failed),
 ];
 
 // ---------------------------------------------------------------------------
@@ -513,6 +538,8 @@ fn clean_server_passes_both_packs_in_both_eras_over_stdio_and_http() {
                     "modern-prompts@2026-07-28:result_server_info",
                     "modern-prompts@2026-07-28:cache_scope_consistent_across_pages",
                     "legacy-prompts@legacy:prompts_list_served",
+                    "modern-wire@2026-07-28:prompts_list_wire_valid",
+                    "legacy-wire@legacy:prompts_list_wire_valid",
                 ]
                 .map(str::to_string),
             );

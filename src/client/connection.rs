@@ -108,6 +108,8 @@ pub struct Connection {
     tools: Option<Vec<Value>>,
     /// How this connection was asked to speak (a second connection asks the same).
     pub era_request: EraRequest,
+    /// Wire validation of every message the server sent on this connection.
+    wire: crate::wire::WireLog,
 }
 
 impl Connection {
@@ -138,6 +140,7 @@ impl Connection {
             log_started: Instant::now(),
             tools: None,
             era_request: era.clone(),
+            wire: Default::default(),
         };
         let result = match era {
             EraRequest::Legacy => conn.handshake(LATEST_LEGACY_REVISION, false).await,
@@ -387,6 +390,7 @@ impl Connection {
                 {
                     self.remember_tools(out, result);
                 }
+                self.validate_wire(out, ex);
             }
             Err(e) => self.record("note", e.to_string(), None),
         }
@@ -461,6 +465,31 @@ impl Connection {
             t.shutdown().await;
         }
         result
+    }
+
+    /// Validate what came back for `out` against its revision's message schema.
+    fn validate_wire(&mut self, out: &Outgoing, ex: &Exchange) {
+        let era = self.negotiated.kind;
+        for m in &ex.other_messages {
+            self.wire.record(crate::wire::check_server_message(era, m));
+        }
+        if let Some(response) = &ex.response {
+            let body: Option<Value> = serde_json::from_str(&out.body).ok();
+            let method = body
+                .as_ref()
+                .and_then(|b| b.get("method"))
+                .and_then(Value::as_str);
+            let era = body
+                .as_ref()
+                .map_or(era, |b| crate::wire::era_of_request(b, era));
+            self.wire
+                .record(crate::wire::check_response(era, method, response));
+        }
+    }
+
+    /// Wire validation so far: messages checked and the violations found, oldest first.
+    pub fn wire_log(&self) -> &crate::wire::WireLog {
+        &self.wire
     }
 
     /// Transcript entries since the last call.

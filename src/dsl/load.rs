@@ -503,14 +503,16 @@ impl<'a> Compiler<'a> {
                 return None;
             }
             let c = c.value;
-            let method = c
-                .method
-                .map(|m| m.value)
-                .unwrap_or_else(|| "tools/list".into());
-            if !matches!(
-                method.as_str(),
-                "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
-            ) {
+            let wire = c.kind.value == super::model::CheckKind::WireValid;
+            // `wire_valid` sends its method (any; none: it only judges what came before).
+            let default = if wire { "" } else { "tools/list" };
+            let method = c.method.map(|m| m.value).unwrap_or_else(|| default.into());
+            if !wire
+                && !matches!(
+                    method.as_str(),
+                    "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
+                )
+            {
                 self.errors.push(
                     LoadError::at(pos.clone(), format!("`{method}` is not a list method"))
                         .with_help("expected tools/list, prompts/list, resources/list or resources/templates/list"),

@@ -223,6 +223,10 @@ pub enum CheckKind {
     CrossEraCapabilitiesMatch,
     /// `auto` picks the modern era on a server that supports it.
     AutoPicksModern,
+    /// Every message the server sent so far on this connection (handshake included) is
+    /// valid against the message schema of its revision: each response as the result type
+    /// of its request's method, each error and notification by its shape. Sends nothing.
+    WireValid,
 }
 
 /// A contract check: snapshot the server over this connection and diff it with a

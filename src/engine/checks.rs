@@ -27,6 +27,7 @@ pub async fn run_check(
         | CheckKind::CrossEraListsMatch
         | CheckKind::CrossEraCapabilitiesMatch => cross_era(conn, kind).await,
         CheckKind::AutoPicksModern => auto_picks_modern(conn).await,
+        CheckKind::WireValid => wire_valid(conn, method).await,
     };
     match result {
         Ok(Verdict::Pass) => Outcome::Passed,
@@ -297,4 +298,56 @@ async fn auto_picks_modern(conn: &mut Connection) -> Result<Verdict, String> {
         expected: Some("modern".into()),
         actual: picked.2,
     })
+}
+
+/// The wire violations recorded on this connection (see `crate::wire`): all of them, or
+/// with a `method`, those in the responses to it (every page of a list method).
+async fn wire_valid(conn: &mut Connection, method: &str) -> Result<Verdict, String> {
+    let (checked, seen) = (conn.wire_log().checked, conn.wire_log().violations.len());
+    if !method.is_empty() {
+        match list_key_of(method) {
+            Some(key) => conn.list_all(method, key).await.map(drop),
+            None => conn.call(method, None).await.map(drop),
+        }
+        // An error answer is judged by its shape like any other response.
+        .or_else(|e| {
+            if conn.wire_log().checked > checked {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        })?;
+    }
+    let log = conn.wire_log();
+    let (violations, messages) = if method.is_empty() {
+        (&log.violations[..], log.checked)
+    } else {
+        (&log.violations[seen..], log.checked - checked)
+    };
+    let Some(first) = violations.first() else {
+        return Ok(Verdict::Pass);
+    };
+    Ok(Verdict::Fail {
+        message: format!(
+            "{} wire violation(s) in {messages} message(s) from the server; first: {first}",
+            violations.len(),
+        ),
+        expected: Some("every message valid against the schema of its revision".into()),
+        actual: Some(
+            violations
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    })
+}
+
+/// The list key of a paginated method, if it is one.
+fn list_key_of(method: &str) -> Option<&'static str> {
+    matches!(
+        method,
+        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
+    )
+    .then(|| list_key(method))
 }

@@ -25,6 +25,8 @@ pub struct RunConfig {
     /// streamed (JUnit and JSON reports show them). Without a report file nothing reads
     /// them afterwards, so dropping them keeps memory flat on large runs.
     pub keep_passing_transcripts: bool,
+    /// `--wire-validate`: a wire violation fails the step that received it.
+    pub wire_validate: bool,
 }
 
 /// One scenario in one era.
@@ -94,12 +96,8 @@ pub async fn run(
     let started_at = now_rfc3339();
     let jobs = config.jobs.max(1);
     let mut suites = Vec::with_capacity(items.len());
-    let mut stream = futures::stream::iter(
-        items
-            .into_iter()
-            .map(|item| run_item(item, &config.target, &config.params)),
-    )
-    .buffered(jobs);
+    let mut stream =
+        futures::stream::iter(items.into_iter().map(|item| run_item(item, config))).buffered(jobs);
     while let Some(mut suite) = stream.next().await {
         on_suite(&suite);
         if !config.keep_passing_transcripts {
@@ -130,11 +128,8 @@ fn compact(suite: &mut SuiteResult) {
     }
 }
 
-async fn run_item(
-    item: Item<'_>,
-    target: &Target,
-    params: &serde_json::Map<String, serde_json::Value>,
-) -> SuiteResult {
+async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
+    let (target, params) = (&config.target, &config.params);
     let started = Instant::now();
     let scenario = item.scenario;
     let mut suite = SuiteResult {
@@ -192,7 +187,8 @@ async fn run_item(
             suite.era.note = n.note.clone();
             conn.take_log();
             let mismatch = era_mismatch(scenario, &conn);
-            suite.steps = step::run_steps(scenario, &mut conn, mismatch, params).await;
+            suite.steps =
+                step::run_steps(scenario, &mut conn, mismatch, params, config.wire_validate).await;
             suite.stderr_tail = conn.stderr_tail();
             conn.close().await;
         }

@@ -24,8 +24,11 @@ pub async fn run_steps(
     conn: &mut Connection,
     skip_all: Option<String>,
     params: &Map<String, Value>,
+    wire_validate: bool,
 ) -> Vec<StepResult> {
     let mut results = Vec::with_capacity(scenario.steps.len());
+    // `--wire-validate`: violations up to here are reported (by the step that ran next).
+    let mut wire_reported = 0;
     let mut ctx = Map::new();
     ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
     ctx.insert("revision".into(), json!(conn.negotiated.revision));
@@ -98,6 +101,9 @@ pub async fn run_steps(
                 if !ctx.contains_key(&c.name) {
                     uncaptured.push((c.name.clone(), step.name.clone()));
                 }
+            }
+            if wire_validate {
+                outcome = with_wire_violations(step, outcome, conn, &mut wire_reported);
             }
             (outcome, conn.take_log())
         };
@@ -230,6 +236,41 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         Some((&built.method, built.params.as_ref())),
     )
     .await
+}
+
+/// `--wire-validate`: the violations received since the last report fail this step
+/// (a `wire_valid` check reports them itself). Errors keep their own reason.
+fn with_wire_violations(
+    step: &Step,
+    outcome: Outcome,
+    conn: &Connection,
+    reported: &mut usize,
+) -> Outcome {
+    let violations = &conn.wire_log().violations;
+    let new = &violations[(*reported).min(violations.len())..];
+    *reported = violations.len();
+    let is_wire_check = matches!(
+        step.action,
+        Action::Check {
+            kind: crate::dsl::model::CheckKind::WireValid,
+            ..
+        }
+    );
+    if new.is_empty() || is_wire_check || matches!(outcome, Outcome::Error { .. }) {
+        return outcome;
+    }
+    let mut failures = match outcome {
+        Outcome::Failed { failures } | Outcome::Warning { failures } => failures,
+        _ => Vec::new(),
+    };
+    failures.extend(new.iter().map(|v| {
+        let mut f = step_failure(step, "wire", v.to_string(), None, None);
+        f.expected = Some(format!("a valid {}", v.schema_type));
+        f.actual = Some(format!("at {}: {}", v.pointer, v.wanted));
+        f
+    }));
+    // A wire violation is a MUST whatever the step's level.
+    Outcome::Failed { failures }
 }
 
 /// Without expectations, a request must get a successful response.

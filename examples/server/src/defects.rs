@@ -98,6 +98,11 @@ pub enum Defect {
     AnswerNotifications,
     SessionIdWithSpace,
     AllowAnyOrigin,
+    // Wire-validation defects: each makes one message break its revision's schema.
+    WireToolsMissingInputSchema,
+    WireListItemMissingName,
+    WireWrongTypeContent,
+    WireErrorCodeString,
 }
 
 /// A server capability a conformance defect misdeclares or fails to serve.
@@ -405,6 +410,30 @@ impl Defect {
             scope: Scope::Http,
             description: "the `Origin` header is not validated (no 403 for foreign origins)",
         },
+        DefectInfo {
+            name: "wire-tools-missing-input-schema",
+            value: None,
+            scope: Scope::Any,
+            description: "the first tool of tools/list has no `inputSchema` (a required field)",
+        },
+        DefectInfo {
+            name: "wire-list-item-missing-name",
+            value: None,
+            scope: Scope::Any,
+            description: "the first item of prompts/list, resources/list and resources/templates/list has no `name`",
+        },
+        DefectInfo {
+            name: "wire-wrong-type-content",
+            value: None,
+            scope: Scope::Any,
+            description: "tools/call results carry `content` as a string, not an array of content blocks",
+        },
+        DefectInfo {
+            name: "wire-error-code-string",
+            value: None,
+            scope: Scope::Any,
+            description: "JSON-RPC errors carry their `code` as a string (\"-32601\"), not an integer",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -450,6 +479,10 @@ impl Defect {
             Defect::AnswerNotifications => "answer-notifications",
             Defect::SessionIdWithSpace => "session-id-with-space",
             Defect::AllowAnyOrigin => "allow-any-origin",
+            Defect::WireToolsMissingInputSchema => "wire-tools-missing-input-schema",
+            Defect::WireListItemMissingName => "wire-list-item-missing-name",
+            Defect::WireWrongTypeContent => "wire-wrong-type-content",
+            Defect::WireErrorCodeString => "wire-error-code-string",
         }
     }
 
@@ -504,6 +537,10 @@ impl Defect {
             "answer-notifications" => Defect::AnswerNotifications,
             "session-id-with-space" => Defect::SessionIdWithSpace,
             "allow-any-origin" => Defect::AllowAnyOrigin,
+            "wire-tools-missing-input-schema" => Defect::WireToolsMissingInputSchema,
+            "wire-list-item-missing-name" => Defect::WireListItemMissingName,
+            "wire-wrong-type-content" => Defect::WireWrongTypeContent,
+            "wire-error-code-string" => Defect::WireErrorCodeString,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
@@ -832,6 +869,10 @@ pub struct MessageDefects {
     require_client_info: bool,
     no_ping: bool,
     output_schema_not_object: bool,
+    wire_tools_missing_input_schema: bool,
+    wire_list_item_missing_name: bool,
+    wire_wrong_type_content: bool,
+    wire_error_code_string: bool,
 }
 
 impl MessageDefects {
@@ -859,6 +900,10 @@ impl MessageDefects {
             require_client_info: defects.has(&Defect::RequireClientInfo),
             no_ping: defects.has(&Defect::NoPing),
             output_schema_not_object: defects.has(&Defect::OutputSchemaNotObject),
+            wire_tools_missing_input_schema: defects.has(&Defect::WireToolsMissingInputSchema),
+            wire_list_item_missing_name: defects.has(&Defect::WireListItemMissingName),
+            wire_wrong_type_content: defects.has(&Defect::WireWrongTypeContent),
+            wire_error_code_string: defects.has(&Defect::WireErrorCodeString),
         }
     }
 
@@ -880,6 +925,10 @@ impl MessageDefects {
             || !self.error_codes.is_empty()
             || self.resource_not_found_empty
             || self.output_schema_not_object
+            || self.wire_tools_missing_input_schema
+            || self.wire_list_item_missing_name
+            || self.wire_wrong_type_content
+            || self.wire_error_code_string
     }
 
     /// Rewrites an inbound request or notification; true if it changed.
@@ -960,6 +1009,7 @@ impl MessageDefects {
                 }));
                 changed = true;
             }
+            changed |= self.break_wire(method, result);
             if self.no_capabilities && matches!(method, "initialize" | "server/discover") {
                 changed |= result.remove("capabilities").is_some();
             }
@@ -987,12 +1037,59 @@ impl MessageDefects {
                 error.insert("code".into(), Value::from(*to));
                 changed = true;
             }
+            if self.wire_error_code_string
+                && let Some(code) = error.get("code").and_then(Value::as_i64)
+            {
+                error.insert("code".into(), Value::from(code.to_string()));
+                changed = true;
+            }
             if self.error_wrong_id
                 && let Some(id) = message.get_mut("id").filter(|id| !id.is_null())
             {
                 *id = wrong_id(id);
                 changed = true;
             }
+        }
+        changed
+    }
+
+    /// The `wire-*` defects on a result of `method`; true if it changed.
+    fn break_wire(&self, method: &str, result: &mut serde_json::Map<String, Value>) -> bool {
+        // Removes `field` from the first item of the list at `key`.
+        let drop_first = |result: &mut serde_json::Map<String, Value>, key: &str, field: &str| {
+            result
+                .get_mut(key)
+                .and_then(|items| items.get_mut(0))
+                .and_then(Value::as_object_mut)
+                .is_some_and(|item| item.remove(field).is_some())
+        };
+        let mut changed = false;
+        if self.wire_tools_missing_input_schema && method == "tools/list" {
+            changed |= drop_first(result, "tools", "inputSchema");
+        }
+        let list_key = match method {
+            "prompts/list" => Some("prompts"),
+            "resources/list" => Some("resources"),
+            "resources/templates/list" => Some("resourceTemplates"),
+            _ => None,
+        };
+        if self.wire_list_item_missing_name
+            && let Some(key) = list_key
+        {
+            changed |= drop_first(result, key, "name");
+        }
+        if self.wire_wrong_type_content
+            && method == "tools/call"
+            && let Some(content) = result.get_mut("content")
+        {
+            let text: Vec<&str> = content
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .collect();
+            *content = Value::from(text.join("\n"));
+            changed = true;
         }
         changed
     }
