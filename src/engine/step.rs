@@ -26,6 +26,7 @@ pub async fn run_steps(
     params: &Map<String, Value>,
 ) -> Vec<StepResult> {
     let mut results = Vec::with_capacity(scenario.steps.len());
+    let mut auth = super::security::AuthProbe::default();
     let mut ctx = Map::new();
     ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
     ctx.insert("revision".into(), json!(conn.negotiated.revision));
@@ -51,9 +52,27 @@ pub async fn run_steps(
     }
     for step in &scenario.steps {
         let started = Instant::now();
-        let skip = skip_all.clone().or_else(|| step_era_skip(step, conn));
+        let mut skip = skip_all
+            .clone()
+            .or_else(|| step_era_skip(step, conn))
+            .or_else(|| super::security::static_unmet(&step.requires, conn.target(), params));
+        let mut probe_error = None;
+        if skip.is_none() && (scenario.requires.auth_required || step.requires.auth_required) {
+            match auth.unmet(conn).await {
+                Ok(why) => skip = why,
+                Err(e) => probe_error = Some(e),
+            }
+        }
         let outcome_and_log = if let Some(reason) = skip {
-            (Outcome::Skipped { reason }, Vec::new())
+            (Outcome::Skipped { reason }, conn.take_log())
+        } else if let Some(e) = probe_error {
+            (
+                Outcome::Error {
+                    message: format!("the unauthenticated probe failed: {e}"),
+                    detail: None,
+                },
+                conn.take_log(),
+            )
         } else if let Some(why) = &broken {
             (
                 Outcome::Error {
@@ -71,7 +90,7 @@ pub async fn run_steps(
                 Vec::new(),
             )
         } else {
-            let mut outcome = run_step(step, conn, &mut ctx).await;
+            let mut outcome = run_step(step, conn, &mut ctx, params, &mut auth).await;
             if let Some((count, interval)) = step.retry {
                 let mut attempt = 1;
                 while attempt <= count
@@ -88,7 +107,7 @@ pub async fn run_steps(
                         count + 1,
                         humantime::format_duration(interval)
                     ));
-                    outcome = run_step(step, conn, &mut ctx).await;
+                    outcome = run_step(step, conn, &mut ctx, params, &mut auth).await;
                 }
             }
             if conn.is_broken() && broken.is_none() {
@@ -144,7 +163,13 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 }
 
 /// Run one step: render, send, judge, capture.
-async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Value>) -> Outcome {
+async fn run_step(
+    step: &Step,
+    conn: &mut Connection,
+    ctx: &mut Map<String, Value>,
+    params: &Map<String, Value>,
+    auth: &mut super::security::AuthProbe,
+) -> Outcome {
     if matches!(step.action, Action::Handshake) {
         let Some(result) = conn.negotiated.handshake.clone() else {
             return Outcome::Error {
@@ -160,7 +185,7 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         return judge(step, conn, &exchange, ctx, &ctx_value, None).await;
     }
     if let Action::Check { kind, method } = &step.action {
-        return super::checks::run_check(step, conn, *kind, method).await;
+        return super::checks::run_check(step, conn, *kind, method, params, auth).await;
     }
     if let Action::Contract { baseline, rules } = &step.action {
         return contract_check(step, conn, baseline, rules).await;

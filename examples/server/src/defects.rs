@@ -98,6 +98,14 @@ pub enum Defect {
     AnswerNotifications,
     SessionIdWithSpace,
     AllowAnyOrigin,
+    // Security defects: each weakens one rule of the built-in security pack.
+    AllowForeignHost,
+    AuthAnyToken,
+    AuthIgnoreAudience,
+    AuthIgnoreExpiry,
+    AuthAlgNone,
+    AuthNoChallenge,
+    AuthNoResourceMetadata,
 }
 
 /// A server capability a conformance defect misdeclares or fails to serve.
@@ -405,6 +413,48 @@ impl Defect {
             scope: Scope::Http,
             description: "the `Origin` header is not validated (no 403 for foreign origins)",
         },
+        DefectInfo {
+            name: "allow-foreign-host",
+            value: None,
+            scope: Scope::Http,
+            description: "the `Host` header is not validated (DNS rebinding: foreign hosts are served)",
+        },
+        DefectInfo {
+            name: "auth-any-token",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: any `Authorization` header is accepted",
+        },
+        DefectInfo {
+            name: "auth-ignore-audience",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: a token for another audience (`aud`) is accepted",
+        },
+        DefectInfo {
+            name: "auth-ignore-expiry",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: an expired token (`exp` in the past) is accepted",
+        },
+        DefectInfo {
+            name: "auth-alg-none",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: an unsigned `alg: none` token is accepted",
+        },
+        DefectInfo {
+            name: "auth-no-challenge",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: 401 without a `WWW-Authenticate` challenge",
+        },
+        DefectInfo {
+            name: "auth-no-resource-metadata",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: the challenge has no `resource_metadata`",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -450,6 +500,13 @@ impl Defect {
             Defect::AnswerNotifications => "answer-notifications",
             Defect::SessionIdWithSpace => "session-id-with-space",
             Defect::AllowAnyOrigin => "allow-any-origin",
+            Defect::AllowForeignHost => "allow-foreign-host",
+            Defect::AuthAnyToken => "auth-any-token",
+            Defect::AuthIgnoreAudience => "auth-ignore-audience",
+            Defect::AuthIgnoreExpiry => "auth-ignore-expiry",
+            Defect::AuthAlgNone => "auth-alg-none",
+            Defect::AuthNoChallenge => "auth-no-challenge",
+            Defect::AuthNoResourceMetadata => "auth-no-resource-metadata",
         }
     }
 
@@ -504,6 +561,13 @@ impl Defect {
             "answer-notifications" => Defect::AnswerNotifications,
             "session-id-with-space" => Defect::SessionIdWithSpace,
             "allow-any-origin" => Defect::AllowAnyOrigin,
+            "allow-foreign-host" => Defect::AllowForeignHost,
+            "auth-any-token" => Defect::AuthAnyToken,
+            "auth-ignore-audience" => Defect::AuthIgnoreAudience,
+            "auth-ignore-expiry" => Defect::AuthIgnoreExpiry,
+            "auth-alg-none" => Defect::AuthAlgNone,
+            "auth-no-challenge" => Defect::AuthNoChallenge,
+            "auth-no-resource-metadata" => Defect::AuthNoResourceMetadata,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
@@ -568,6 +632,11 @@ impl Defects {
 
     pub fn has(&self, defect: &Defect) -> bool {
         self.0.contains(defect)
+    }
+
+    /// Whether a weakness of the JWT resource server (`auth-*`) is seeded.
+    pub fn weakens_auth(&self) -> bool {
+        self.0.iter().any(|d| d.name().starts_with("auth-"))
     }
 
     pub fn required_token(&self) -> Option<&str> {
