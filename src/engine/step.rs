@@ -52,15 +52,24 @@ pub async fn run_steps(
     }
     for step in &scenario.steps {
         let started = Instant::now();
-        let mut skip = skip_all
-            .clone()
-            .or_else(|| step_era_skip(step, conn))
-            .or_else(|| super::security::static_unmet(&step.requires, conn.target(), params));
+        // A scenario-level `authRequired` decides before anything step-specific: an
+        // unauthenticated endpoint skips every token check for that one reason.
+        let mut skip = skip_all.clone();
         let mut probe_error = None;
-        if skip.is_none() && (scenario.requires.auth_required || step.requires.auth_required) {
-            match auth.unmet(conn).await {
-                Ok(why) => skip = why,
-                Err(e) => probe_error = Some(e),
+        for (needed, step_level) in [
+            (scenario.requires.auth_required, false),
+            (step.requires.auth_required, true),
+        ] {
+            if step_level && skip.is_none() {
+                skip = step_era_skip(step, conn).or_else(|| {
+                    super::security::static_unmet(&step.requires, conn.target(), params)
+                });
+            }
+            if needed && skip.is_none() && probe_error.is_none() {
+                match auth.unmet(conn).await {
+                    Ok(why) => skip = why,
+                    Err(e) => probe_error = Some(e),
+                }
             }
         }
         let outcome_and_log = if let Some(reason) = skip {
