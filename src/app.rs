@@ -314,6 +314,8 @@ fn run(mut args: RunArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    let mut params = params;
+    engine::security::add_derived_params(&target, &mut params, &mut secrets);
     let param_names: Vec<String> = params.keys().cloned().collect();
     let scenarios = match dsl::load::load_paths_with(&paths, &param_names).map_err(|errors| {
         eprintln!("{}", errors.render());
@@ -770,12 +772,7 @@ fn parse_params(
         let Some((name, value)) = set.split_once('=') else {
             return Err(UsageError(format!("--set `{set}`: expected NAME=VALUE")));
         };
-        let valid = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
+        if !crate::dsl::load::is_variable_name(name) {
             return Err(UsageError(format!(
                 "--set `{set}`: `{name}` is not a variable name (letters, digits, `_`)"
             )));
@@ -794,6 +791,11 @@ fn parse_params(
             }
             None => value.to_string(),
         };
+        // Tokens are credentials however they were given (the security pack's
+        // `wrong_audience_token`, `expired_token`, `other_user_token`).
+        if name.ends_with("_token") && !value.is_empty() {
+            secrets.push(value.clone());
+        }
         params.insert(name.to_string(), Value::String(value));
     }
     Ok(params)

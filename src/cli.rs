@@ -185,7 +185,7 @@ pub struct RunArgs {
     pub tags: Vec<String>,
     /// A parameter available to every scenario as a template variable, `NAME=VALUE`
     /// (repeatable). `NAME=env:VAR` reads the environment variable and treats the value as a
-    /// secret: it is redacted from every output.
+    /// secret: it is redacted from every output (so is the value of any NAME ending in `_token`).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// Run only shard K of N (deterministic partition of the selected scenario@era

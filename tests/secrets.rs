@@ -287,3 +287,105 @@ fn bearer_token_with_a_lower_case_scheme_never_shows() {
     assert_eq!(out.run.code, 0, "{:?}", out.run);
     out.assert_absent(secret);
 }
+
+/// The security pack with every kind of secret at once: the `--bearer-env` JWT, the
+/// `alg: none` token derived from it, `--set …=env:VAR` tokens, a `*_token` parameter given
+/// in plain text, and a secret header; a scenario echoes them back and fails on one, so
+/// they reach responses, failure messages and the `--write-baseline` file. None shows.
+#[test]
+fn security_pack_secrets_never_show_in_any_output() {
+    use common::{Tokens, jwt_server_flags};
+    let tokens = Tokens::mint();
+    let derived = mcpspec::engine::security::alg_none_token(&tokens.valid).expect("a JWT");
+    let plain_token = "PLAIN_OTHER_USER_TOKEN_77";
+    let header_secret = "HEADER_API_KEY_SECRET_5";
+    // auth-ignore-expiry: the expired token is accepted, so its check fails with a message.
+    let server = HttpServer::start(&jwt_server_flags(&["--defect", "auth-ignore-expiry"]));
+    let echo = r#"
+scenario: secret-echo
+requires: { parameters: [expired_token, alg_none_token, other_user_token] }
+steps:
+  - name: echoes the secrets
+    request:
+      method: tools/call
+      params: { name: echo, arguments: { text: "{{ expired_token }} {{ alg_none_token }} {{ other_user_token }}" } }
+    expect:
+      - { path: "$.content[0].text", equals: "something else" }
+"#;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = dir.path().join("echo.yaml");
+    std::fs::write(&scenario, echo).unwrap();
+    let (junit, json, baseline) = (
+        dir.path().join("junit.xml"),
+        dir.path().join("result.json"),
+        dir.path().join("baseline.yaml"),
+    );
+    let header = format!("X-Api-Key: {header_secret}");
+    let other = format!("other_user_token={plain_token}");
+    let run = run_in(
+        dir.path(),
+        &[
+            "run",
+            "security",
+            scenario.to_str().unwrap(),
+            "--url",
+            &server.url,
+            "--bearer-env",
+            "SEC_TOKEN",
+            "--set",
+            "wrong_audience_token=env:SEC_WRONG",
+            "--set",
+            "expired_token=env:SEC_EXPIRED",
+            "--set",
+            &other,
+            "--header",
+            &header,
+            "--verbose",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--write-baseline",
+            baseline.to_str().unwrap(),
+        ],
+        &[
+            ("SEC_TOKEN", &tokens.valid),
+            ("SEC_WRONG", &tokens.wrong_audience),
+            ("SEC_EXPIRED", &tokens.expired),
+        ],
+    );
+    assert_eq!(run.code, 1, "the echo and the expired token fail: {run:?}");
+    let read = |p: &Path| std::fs::read_to_string(p).expect("written");
+    let outputs = [
+        ("stdout", run.stdout.clone()),
+        ("stderr", run.stderr.clone()),
+        ("junit", read(&junit)),
+        ("json", read(&json)),
+        ("baseline", read(&baseline)),
+    ];
+    let claims = tokens.valid.split('.').nth(1).unwrap().to_string();
+    for secret in [
+        &tokens.valid,
+        &tokens.wrong_audience,
+        &tokens.expired,
+        &derived,
+        &claims,
+        &plain_token.to_string(),
+        &header_secret.to_string(),
+    ] {
+        for (name, text) in &outputs {
+            assert!(
+                !text.contains(secret.as_str()),
+                "{secret:?} leaked into {name}:\n{text}"
+            );
+        }
+    }
+    // The failures are reported (masked), and the baseline names them.
+    assert!(outputs[0].1.contains("***"), "{}", outputs[0].1);
+    assert!(
+        outputs[4].1.contains("expired_token_rejected"),
+        "{}",
+        outputs[4].1
+    );
+    assert!(outputs[4].1.contains("secret-echo"), "{}", outputs[4].1);
+}

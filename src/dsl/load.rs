@@ -233,6 +233,20 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
     (message.to_string(), None)
 }
 
+/// The names listed under `requires: { parameters: [...] }`.
+fn required_parameters(r: Option<&model::Requires>) -> impl Iterator<Item = String> + '_ {
+    r.into_iter()
+        .flat_map(|r| r.parameters.iter().map(|p| p.value.clone()))
+}
+
+/// A template variable / `--set` name: letters, digits and `_`, not starting with a digit.
+pub fn is_variable_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 fn check_unique_ids(scenarios: &[Scenario], errors: &mut LoadErrors) {
     let mut seen: IndexMap<&str, &Pos> = IndexMap::new();
     for s in scenarios {
@@ -287,6 +301,8 @@ impl<'a> Compiler<'a> {
         let eras = self.eras(&doc.eras);
         let mut known: BTreeSet<String> = BUILTIN_VARS.iter().map(|s| s.to_string()).collect();
         known.extend(self.params.iter().cloned());
+        // Parameters a scenario requires are defined wherever it runs (unset: skipped).
+        known.extend(required_parameters(doc.requires.as_ref()));
         for (name, value) in &doc.vars {
             self.check_templates(value, &known);
             known.insert(name.clone());
@@ -386,6 +402,10 @@ impl<'a> Compiler<'a> {
 
     fn step(&mut self, step: model::Step, known: &BTreeSet<String>) -> Option<Step> {
         self.uses.clear();
+        // Likewise the parameters this step requires.
+        let mut guarded = known.clone();
+        guarded.extend(required_parameters(step.requires.as_ref()));
+        let known = &guarded;
         let pos = self.at(&step.name);
         let eras = step.eras.as_ref().map(|e| self.eras(e));
         let timeout = step
@@ -632,10 +652,23 @@ impl<'a> Compiler<'a> {
                 self.error(self.at(c), "empty capability name");
             }
         }
+        for p in &r.parameters {
+            if !is_variable_name(p) {
+                self.errors.push(
+                    LoadError::at(self.at(p), format!("`{}` is not a parameter name", **p))
+                        .with_help(
+                            "parameter names are letters, digits and `_`, as in `--set NAME=VALUE`",
+                        ),
+                );
+            }
+        }
         Requires {
             capabilities: r.capabilities.into_iter().map(|c| c.value).collect(),
             capabilities_absent: r.capabilities_absent.into_iter().map(|c| c.value).collect(),
             transport: r.transport,
+            parameters: r.parameters.into_iter().map(|p| p.value).collect(),
+            auth_required: r.auth_required,
+            loopback: r.loopback,
         }
     }
 

@@ -189,6 +189,19 @@ pub struct Requires {
     /// The transport the checks need.
     #[serde(default)]
     pub transport: Option<TransportKind>,
+    /// Parameters that must be set (`--set NAME=…`); skipped with the reason otherwise.
+    /// Templates may refer to these names even though nothing else defines them.
+    #[serde(default)]
+    pub parameters: Vec<At<String>>,
+    /// `true`: the HTTP endpoint refuses a request without credentials (probed once per
+    /// connection: the request with the target's `Authorization` removed). Skipped with
+    /// "endpoint is unauthenticated" when it answers.
+    #[serde(default)]
+    pub auth_required: bool,
+    /// `true`: the HTTP target's host is `localhost` or a loopback address (checks that
+    /// only make sense, or are only safe, against a local server).
+    #[serde(default)]
+    pub loopback: bool,
 }
 
 /// A built-in multi-request check.
@@ -227,6 +240,12 @@ pub enum CheckKind {
     /// valid against the message schema of its revision: each response as the result type
     /// of its request's method, each error and notification by its shape. Sends nothing.
     WireValid,
+    /// The HTTP endpoint refuses a request without credentials (401/403); fails with
+    /// "endpoint is unauthenticated" otherwise (skipped over stdio).
+    EndpointRequiresAuth,
+    /// A bounded burst (`rate_limit_requests` requests within `rate_limit_seconds`) shows
+    /// whether the server throttles (HTTP 429 or an error): fails when nothing was throttled.
+    RateLimit,
 }
 
 /// A contract check: snapshot the server over this connection and diff it with a

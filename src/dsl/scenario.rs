@@ -90,6 +90,12 @@ pub struct Requires {
     pub capabilities: Vec<String>,
     pub capabilities_absent: Vec<String>,
     pub transport: Option<super::model::TransportKind>,
+    /// `--set` parameters that must be set.
+    pub parameters: Vec<String>,
+    /// The endpoint must refuse unauthenticated requests (probed by the engine).
+    pub auth_required: bool,
+    /// The HTTP target must be on a loopback host.
+    pub loopback: bool,
 }
 
 impl Requires {
@@ -101,6 +107,17 @@ impl Requires {
             (Some(TransportKind::Stdio), true) => Some("needs the stdio transport".into()),
             _ => None,
         }
+    }
+
+    /// The first required parameter that is not set, if any.
+    pub fn unset_parameter(
+        &self,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<&str> {
+        self.parameters
+            .iter()
+            .find(|p| !params.contains_key(p.as_str()))
+            .map(String::as_str)
     }
 
     /// Why a connection does not meet these preconditions, if it does not.

@@ -16,6 +16,8 @@ pub async fn run_check(
     conn: &mut Connection,
     kind: CheckKind,
     method: &str,
+    params: &serde_json::Map<String, Value>,
+    auth: &mut super::security::AuthProbe,
 ) -> Outcome {
     let key = list_key(method);
     let result = match kind {
@@ -28,6 +30,10 @@ pub async fn run_check(
         | CheckKind::CrossEraCapabilitiesMatch => cross_era(conn, kind).await,
         CheckKind::AutoPicksModern => auto_picks_modern(conn).await,
         CheckKind::WireValid => wire_valid(conn, method).await,
+        CheckKind::EndpointRequiresAuth => {
+            super::security::endpoint_requires_auth(conn, auth).await
+        }
+        CheckKind::RateLimit => super::security::rate_limit(conn, params).await,
     };
     match result {
         Ok(Verdict::Pass) => Outcome::Passed,
@@ -47,7 +53,7 @@ pub async fn run_check(
     }
 }
 
-enum Verdict {
+pub(super) enum Verdict {
     Pass,
     Skip(String),
     Fail {

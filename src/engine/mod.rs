@@ -2,6 +2,7 @@
 //! step by step, and produces the canonical result model.
 
 mod checks;
+pub mod security;
 mod step;
 
 use std::time::Instant;
@@ -151,8 +152,13 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
         steps: Vec::new(),
         stderr_tail: None,
     };
-    // A scenario for another transport is skipped without starting anything.
-    if let Some(why) = scenario.requires.transport_unmet(target.is_http()) {
+    // A scenario for another transport, or missing a parameter or a loopback target, is
+    // skipped without starting anything.
+    if let Some(why) = scenario
+        .requires
+        .transport_unmet(target.is_http())
+        .or_else(|| security::static_unmet(&scenario.requires, target, params))
+    {
         suite.steps = scenario
             .steps
             .iter()

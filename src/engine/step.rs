@@ -29,6 +29,7 @@ pub async fn run_steps(
     let mut results = Vec::with_capacity(scenario.steps.len());
     // `--wire-validate`: violations up to here are reported (by the step that ran next).
     let mut wire_reported = 0;
+    let mut auth = super::security::AuthProbe::default();
     let mut ctx = Map::new();
     ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
     ctx.insert("revision".into(), json!(conn.negotiated.revision));
@@ -54,9 +55,36 @@ pub async fn run_steps(
     }
     for step in &scenario.steps {
         let started = Instant::now();
-        let skip = skip_all.clone().or_else(|| step_era_skip(step, conn));
+        // A scenario-level `authRequired` decides before anything step-specific: an
+        // unauthenticated endpoint skips every token check for that one reason.
+        let mut skip = skip_all.clone();
+        let mut probe_error = None;
+        for (needed, step_level) in [
+            (scenario.requires.auth_required, false),
+            (step.requires.auth_required, true),
+        ] {
+            if step_level && skip.is_none() {
+                skip = step_era_skip(step, conn).or_else(|| {
+                    super::security::static_unmet(&step.requires, conn.target(), params)
+                });
+            }
+            if needed && skip.is_none() && probe_error.is_none() {
+                match auth.unmet(conn).await {
+                    Ok(why) => skip = why,
+                    Err(e) => probe_error = Some(e),
+                }
+            }
+        }
         let outcome_and_log = if let Some(reason) = skip {
-            (Outcome::Skipped { reason }, Vec::new())
+            (Outcome::Skipped { reason }, conn.take_log())
+        } else if let Some(e) = probe_error {
+            (
+                Outcome::Error {
+                    message: format!("the unauthenticated probe failed: {e}"),
+                    detail: None,
+                },
+                conn.take_log(),
+            )
         } else if let Some(why) = &broken {
             (
                 Outcome::Error {
@@ -74,7 +102,7 @@ pub async fn run_steps(
                 Vec::new(),
             )
         } else {
-            let mut outcome = run_step(step, conn, &mut ctx).await;
+            let mut outcome = run_step(step, conn, &mut ctx, params, &mut auth).await;
             if let Some((count, interval)) = step.retry {
                 let mut attempt = 1;
                 while attempt <= count
@@ -91,7 +119,7 @@ pub async fn run_steps(
                         count + 1,
                         humantime::format_duration(interval)
                     ));
-                    outcome = run_step(step, conn, &mut ctx).await;
+                    outcome = run_step(step, conn, &mut ctx, params, &mut auth).await;
                 }
             }
             if conn.is_broken() && broken.is_none() {
@@ -150,7 +178,13 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 }
 
 /// Run one step: render, send, judge, capture.
-async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Value>) -> Outcome {
+async fn run_step(
+    step: &Step,
+    conn: &mut Connection,
+    ctx: &mut Map<String, Value>,
+    params: &Map<String, Value>,
+    auth: &mut super::security::AuthProbe,
+) -> Outcome {
     if matches!(step.action, Action::Handshake) {
         let Some(result) = conn.negotiated.handshake.clone() else {
             return Outcome::Error {
@@ -166,7 +200,7 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         return judge(step, conn, &exchange, ctx, &ctx_value, None).await;
     }
     if let Action::Check { kind, method } = &step.action {
-        return super::checks::run_check(step, conn, *kind, method).await;
+        return super::checks::run_check(step, conn, *kind, method, params, auth).await;
     }
     if let Action::Contract { baseline, rules } = &step.action {
         return contract_check(step, conn, baseline, rules).await;

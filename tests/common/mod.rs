@@ -190,3 +190,54 @@ pub fn assert_valid_junit(file: &Path) {
         );
     }
 }
+
+/// An HS256 JWT with these claims signed with `secret`, minted by the example server
+/// (`--mint-jwt`, the same HMAC it verifies with; RFC 4231 vectors test it there).
+pub fn mint_jwt(secret: &str, claims: &str) -> String {
+    let out = Command::new(example_server())
+        .args(["--auth-jwt-secret", secret, "--mint-jwt", claims])
+        .output()
+        .expect("example server runs");
+    assert!(out.status.success(), "minting failed: {out:?}");
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_string()
+}
+
+/// The JWT resource server's test secret and audience (`--auth-jwt-secret`, `--auth-audience`).
+pub const JWT_SECRET: &str = "mcpspec-test-hs256-secret";
+pub const JWT_AUDIENCE: &str = "mcpspec-example";
+
+/// Tokens for the example server run with [`jwt_server_flags`]: the valid one, one for
+/// another audience, an expired one.
+pub struct Tokens {
+    pub valid: String,
+    pub wrong_audience: String,
+    pub expired: String,
+}
+
+impl Tokens {
+    pub fn mint() -> Tokens {
+        let claims = |aud: &str, exp: u64| {
+            format!(r#"{{"sub":"alice","aud":"{aud}","exp":{exp},"iss":"mcpspec-tests"}}"#)
+        };
+        Tokens {
+            valid: mint_jwt(JWT_SECRET, &claims(JWT_AUDIENCE, 4_102_444_800)),
+            wrong_audience: mint_jwt(JWT_SECRET, &claims("someone-else", 4_102_444_800)),
+            expired: mint_jwt(JWT_SECRET, &claims(JWT_AUDIENCE, 1_000_000_000)),
+        }
+    }
+}
+
+/// Example-server flags of the sound JWT-protected resource, plus `extra` ones.
+pub fn jwt_server_flags<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut flags = vec![
+        "--auth-jwt-secret",
+        JWT_SECRET,
+        "--auth-audience",
+        JWT_AUDIENCE,
+    ];
+    flags.extend(extra);
+    flags
+}

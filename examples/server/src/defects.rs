@@ -103,6 +103,14 @@ pub enum Defect {
     WireListItemMissingName,
     WireWrongTypeContent,
     WireErrorCodeString,
+    // Security defects: each weakens one rule of the built-in security pack.
+    AllowForeignHost,
+    AuthAnyToken,
+    AuthIgnoreAudience,
+    AuthIgnoreExpiry,
+    AuthAlgNone,
+    AuthNoChallenge,
+    AuthNoResourceMetadata,
 }
 
 /// A server capability a conformance defect misdeclares or fails to serve.
@@ -434,6 +442,48 @@ impl Defect {
             scope: Scope::Any,
             description: "JSON-RPC errors carry their `code` as a string (\"-32601\"), not an integer",
         },
+        DefectInfo {
+            name: "allow-foreign-host",
+            value: None,
+            scope: Scope::Http,
+            description: "the `Host` header is not validated (DNS rebinding: foreign hosts are served)",
+        },
+        DefectInfo {
+            name: "auth-any-token",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: any `Authorization` header is accepted",
+        },
+        DefectInfo {
+            name: "auth-ignore-audience",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: a token for another audience (`aud`) is accepted",
+        },
+        DefectInfo {
+            name: "auth-ignore-expiry",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: an expired token (`exp` in the past) is accepted",
+        },
+        DefectInfo {
+            name: "auth-alg-none",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: an unsigned `alg: none` token is accepted",
+        },
+        DefectInfo {
+            name: "auth-no-challenge",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: 401 without a `WWW-Authenticate` challenge",
+        },
+        DefectInfo {
+            name: "auth-no-resource-metadata",
+            value: None,
+            scope: Scope::Http,
+            description: "with --auth-jwt-secret: the challenge has no `resource_metadata`",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -483,6 +533,13 @@ impl Defect {
             Defect::WireListItemMissingName => "wire-list-item-missing-name",
             Defect::WireWrongTypeContent => "wire-wrong-type-content",
             Defect::WireErrorCodeString => "wire-error-code-string",
+            Defect::AllowForeignHost => "allow-foreign-host",
+            Defect::AuthAnyToken => "auth-any-token",
+            Defect::AuthIgnoreAudience => "auth-ignore-audience",
+            Defect::AuthIgnoreExpiry => "auth-ignore-expiry",
+            Defect::AuthAlgNone => "auth-alg-none",
+            Defect::AuthNoChallenge => "auth-no-challenge",
+            Defect::AuthNoResourceMetadata => "auth-no-resource-metadata",
         }
     }
 
@@ -541,6 +598,13 @@ impl Defect {
             "wire-list-item-missing-name" => Defect::WireListItemMissingName,
             "wire-wrong-type-content" => Defect::WireWrongTypeContent,
             "wire-error-code-string" => Defect::WireErrorCodeString,
+            "allow-foreign-host" => Defect::AllowForeignHost,
+            "auth-any-token" => Defect::AuthAnyToken,
+            "auth-ignore-audience" => Defect::AuthIgnoreAudience,
+            "auth-ignore-expiry" => Defect::AuthIgnoreExpiry,
+            "auth-alg-none" => Defect::AuthAlgNone,
+            "auth-no-challenge" => Defect::AuthNoChallenge,
+            "auth-no-resource-metadata" => Defect::AuthNoResourceMetadata,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
@@ -605,6 +669,11 @@ impl Defects {
 
     pub fn has(&self, defect: &Defect) -> bool {
         self.0.contains(defect)
+    }
+
+    /// Whether a weakness of the JWT resource server (`auth-*`) is seeded.
+    pub fn weakens_auth(&self) -> bool {
+        self.0.iter().any(|d| d.name().starts_with("auth-"))
     }
 
     pub fn required_token(&self) -> Option<&str> {

@@ -3,6 +3,7 @@
 //! with defects that can be seeded by flag for mcpspec's fault tests and contract changes
 //! that make it a "next release" for mcpspec's snapshot and diff tests.
 
+mod auth;
 mod changes;
 mod defects;
 mod paging;
@@ -65,6 +66,25 @@ struct Cli {
     /// (modern, stateless requests; legacy sessions always use SSE).
     #[arg(long, requires = "http")]
     json_response: bool,
+
+    /// HTTP only: act as an OAuth-protected resource accepting HS256 JWT bearer tokens
+    /// signed with this secret (needs --auth-audience); others get 401 with
+    /// `WWW-Authenticate: Bearer resource_metadata="…"`.
+    #[arg(long, value_name = "SECRET")]
+    auth_jwt_secret: Option<String>,
+
+    /// Print an HS256 JWT with these claims (a JSON object), signed with
+    /// --auth-jwt-secret, and exit: the tokens tests send to the server.
+    #[arg(long, value_name = "CLAIMS", requires = "auth_jwt_secret")]
+    mint_jwt: Option<String>,
+
+    /// The audience (`aud`) tokens must name, with --auth-jwt-secret.
+    #[arg(long, value_name = "AUD", requires = "auth_jwt_secret")]
+    auth_audience: Option<String>,
+
+    /// HTTP only: answer more than N requests per second with 429 Too Many Requests.
+    #[arg(long, value_name = "N", requires = "http")]
+    rate_limit: Option<u32>,
 }
 
 /// Reports a command-line misuse; exit code 2, like clap's own errors.
@@ -90,6 +110,19 @@ fn main() {
 async fn run(cli: Cli) -> i32 {
     let defects = Defects::new(cli.defects);
 
+    if let (Some(claims), Some(secret)) = (&cli.mint_jwt, &cli.auth_jwt_secret) {
+        return match auth::mint(secret, claims) {
+            Ok(token) => {
+                println!("{token}");
+                0
+            }
+            Err(error) => usage_error(&format!("--mint-jwt: {error}")),
+        };
+    }
+    if cli.auth_jwt_secret.is_some() && (cli.http.is_none() || cli.auth_audience.is_none()) {
+        return usage_error("--auth-jwt-secret needs --http and --auth-audience");
+    }
+
     if let Some(addr) = cli.http
         && !addr.ip().is_loopback()
     {
@@ -100,6 +133,9 @@ async fn run(cli: Cli) -> i32 {
     if let Some(defect) = defects.misplaced(cli.http.is_some()).first() {
         let info = defect.info();
         return usage_error(&format!("defect `{}` is {}", info.name, info.scope));
+    }
+    if defects.weakens_auth() && cli.auth_jwt_secret.is_none() {
+        return usage_error("the auth-* defects weaken --auth-jwt-secret: give it too");
     }
     if defects.has(&Defect::ExitAtStart) {
         eprintln!("fatal: config file missing");
@@ -115,7 +151,13 @@ async fn run(cli: Cli) -> i32 {
         reverse_order: cli.reverse_order,
     };
     let result = match cli.http {
-        Some(addr) => transport::serve_http(settings, addr, cli.json_response).await,
+        Some(addr) => {
+            let security = transport::HttpSecurity {
+                jwt: cli.auth_jwt_secret.zip(cli.auth_audience),
+                rate_limit: cli.rate_limit,
+            };
+            transport::serve_http(settings, addr, cli.json_response, security).await
+        }
         None => transport::serve_stdio(settings).await,
     };
     match result {

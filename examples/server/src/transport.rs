@@ -72,21 +72,37 @@ async fn run_until_closed(
     }
 }
 
+/// Access control of the HTTP transport (off by default).
+#[derive(Clone, Debug, Default)]
+pub struct HttpSecurity {
+    /// `(secret, audience)`: require HS256 JWT bearer tokens ([`crate::auth`]).
+    pub jwt: Option<(String, String)>,
+    /// At most this many requests per second; more get HTTP 429.
+    pub rate_limit: Option<u32>,
+}
+
 /// Serves Streamable HTTP on `addr` (loopback) at `/mcp` until interrupted.
 pub async fn serve_http(
     settings: Settings,
     addr: SocketAddr,
     json_response: bool,
+    security: HttpSecurity,
 ) -> Result<(), BoxError> {
     let server = ExampleServer::new(settings);
     let defects = server.defects().clone();
-    // Loopback only, so only loopback browser origins are legitimate (others get 403).
+    // Loopback only, so only loopback browser origins are legitimate (others get 403);
+    // rmcp's default allowed hosts (localhost, 127.0.0.1, ::1) reject foreign `Host`s.
     let mut config = StreamableHttpServerConfig::default()
         .with_json_response(json_response)
         .with_allowed_origins(LOOPBACK_ORIGINS.iter().copied());
     if defects.has(&Defect::AllowAnyOrigin) {
         config = config.disable_allowed_origins();
     }
+    if defects.has(&Defect::AllowForeignHost) {
+        config = config.disable_allowed_hosts();
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
     let service: StreamableHttpService<ExampleServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
 
@@ -109,9 +125,21 @@ pub async fn serve_http(
             http_layers::require_token,
         ));
     }
-
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let local = listener.local_addr()?;
+    if let Some((secret, audience)) = &security.jwt {
+        let auth = crate::auth::JwtAuth::new(secret, audience, format!("http://{local}"), &defects);
+        app = app
+            .route_service(crate::auth::METADATA_PATH, service_unavailable())
+            .layer(middleware::from_fn_with_state(
+                auth,
+                crate::auth::require_jwt,
+            ));
+    }
+    if let Some(limit) = security.rate_limit {
+        app = app.layer(middleware::from_fn_with_state(
+            RateLimit::new(limit),
+            rate_limit,
+        ));
+    }
     {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "listening on http://{local}/mcp")?;
@@ -192,4 +220,50 @@ async fn jsonrpc_body_errors(request: Request, next: Next) -> Response {
         .filter(|id| id.is_string() || id.is_number())
         .cloned();
     jsonrpc_error(StatusCode::BAD_REQUEST, id, -32600, "Invalid Request")
+}
+
+/// The metadata route exists so the router knows it; the auth layer answers it.
+fn service_unavailable() -> axum::routing::MethodRouter {
+    axum::routing::get(|| async { StatusCode::NOT_FOUND })
+}
+
+/// A fixed one-second window shared by all clients: the simplest throttle to observe.
+#[derive(Clone)]
+struct RateLimit {
+    limit: u32,
+    window: std::sync::Arc<std::sync::Mutex<(std::time::Instant, u32)>>,
+}
+
+impl RateLimit {
+    fn new(limit: u32) -> Self {
+        RateLimit {
+            limit,
+            window: std::sync::Arc::new(std::sync::Mutex::new((std::time::Instant::now(), 0))),
+        }
+    }
+}
+
+/// `--rate-limit N`: more than N requests within a second get 429 with `Retry-After`.
+async fn rate_limit(
+    axum::extract::State(limit): axum::extract::State<RateLimit>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let over = {
+        let mut window = limit.window.lock().unwrap_or_else(|e| e.into_inner());
+        if window.0.elapsed() >= std::time::Duration::from_secs(1) {
+            *window = (std::time::Instant::now(), 0);
+        }
+        window.1 += 1;
+        window.1 > limit.limit
+    };
+    if over {
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, "1")],
+            "429 Too Many Requests\n",
+        )
+            .into_response();
+    }
+    next.run(request).await
 }

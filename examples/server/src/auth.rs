@@ -1,0 +1,301 @@
+//! A sound OAuth-protected resource for mcpspec's security pack: with `--auth-jwt-secret`
+//! and `--auth-audience`, every HTTP request needs `Authorization: Bearer <JWT>` signed
+//! HS256 with the secret, whose `aud` names the audience and whose `exp` is in the future.
+//! Anything else gets 401 with `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 6750,
+//! RFC 9728, MCP authorization). The protected-resource metadata document is served at
+//! `/.well-known/oauth-protected-resource/mcp`.
+//!
+//! The `auth-*` defects (`defects.rs`) weaken one rule each, so that each check of the
+//! `security` pack has a server it fails on.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::{
+    extract::{Request, State},
+    http::{StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::defects::{Defect, Defects};
+
+/// Path of the protected-resource metadata document (RFC 9728 §3.1, for the `/mcp` resource).
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+
+/// The resource server's configuration plus the weaknesses seeded by `--defect auth-*`.
+#[derive(Clone, Debug)]
+pub struct JwtAuth {
+    secret: Vec<u8>,
+    audience: String,
+    /// `http://ADDR`: where the metadata document is served.
+    pub origin: String,
+    any_token: bool,
+    ignore_audience: bool,
+    ignore_expiry: bool,
+    alg_none: bool,
+    no_challenge: bool,
+    no_resource_metadata: bool,
+}
+
+impl JwtAuth {
+    pub fn new(secret: &str, audience: &str, origin: String, defects: &Defects) -> JwtAuth {
+        JwtAuth {
+            secret: secret.as_bytes().to_vec(),
+            audience: audience.to_owned(),
+            origin,
+            any_token: defects.has(&Defect::AuthAnyToken),
+            ignore_audience: defects.has(&Defect::AuthIgnoreAudience),
+            ignore_expiry: defects.has(&Defect::AuthIgnoreExpiry),
+            alg_none: defects.has(&Defect::AuthAlgNone),
+            no_challenge: defects.has(&Defect::AuthNoChallenge),
+            no_resource_metadata: defects.has(&Defect::AuthNoResourceMetadata),
+        }
+    }
+
+    /// The RFC 9728 document: which resource this is and who issues its tokens.
+    pub fn metadata(&self) -> Value {
+        serde_json::json!({
+            "resource": format!("{}/mcp", self.origin),
+            "authorization_servers": [format!("{}/", self.origin)],
+            "bearer_methods_supported": ["header"],
+        })
+    }
+
+    /// Why the request's credentials are refused, if they are.
+    fn refusal(&self, authorization: Option<&[u8]>) -> Option<&'static str> {
+        let Some(value) = authorization else {
+            return Some("missing");
+        };
+        if self.any_token {
+            return None;
+        }
+        let Ok(value) = std::str::from_utf8(value) else {
+            return Some("malformed");
+        };
+        let Some((scheme, token)) = value.trim().split_once(' ') else {
+            return Some("malformed");
+        };
+        if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+            return Some("malformed");
+        }
+        let claims = match self.verify(token.trim()) {
+            Ok(claims) => claims,
+            Err(why) => return Some(why),
+        };
+        if !self.ignore_audience && !audience_matches(claims.get("aud"), &self.audience) {
+            return Some("wrong audience");
+        }
+        if !self.ignore_expiry {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            match claims.get("exp").and_then(Value::as_u64) {
+                Some(exp) if exp > now => {}
+                _ => return Some("expired"),
+            }
+        }
+        None
+    }
+
+    /// Check the signature (HS256; `alg: none` only under the defect) and return the claims.
+    fn verify(&self, token: &str) -> Result<Value, &'static str> {
+        let parts: Vec<&str> = token.split('.').collect();
+        let [head, payload, signature] = parts[..] else {
+            return Err("not a JWT");
+        };
+        let header: Value = b64url_decode(head)
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or("not a JWT")?;
+        let claims: Value = b64url_decode(payload)
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or("not a JWT")?;
+        match header.get("alg").and_then(Value::as_str) {
+            Some("HS256") => {
+                let expected = hmac_sha256(&self.secret, format!("{head}.{payload}").as_bytes());
+                let given = b64url_decode(signature).ok_or("bad signature")?;
+                // Constant-time comparison: no early exit on the first differing byte.
+                let same = given.len() == expected.len()
+                    && given
+                        .iter()
+                        .zip(expected.iter())
+                        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                        == 0;
+                if same {
+                    Ok(claims)
+                } else {
+                    Err("bad signature")
+                }
+            }
+            Some("none") if self.alg_none => Ok(claims),
+            _ => Err("unsupported alg"),
+        }
+    }
+
+    fn challenge(&self, why: &str) -> String {
+        let mut challenge = String::from("Bearer");
+        if !self.no_resource_metadata {
+            challenge.push_str(&format!(
+                " resource_metadata=\"{}{METADATA_PATH}\"",
+                self.origin
+            ));
+        }
+        if why != "missing" {
+            let sep = if self.no_resource_metadata { " " } else { ", " };
+            challenge.push_str(&format!("{sep}error=\"invalid_token\""));
+        }
+        challenge
+    }
+}
+
+fn audience_matches(aud: Option<&Value>, audience: &str) -> bool {
+    match aud {
+        Some(Value::String(s)) => s == audience,
+        Some(Value::Array(items)) => items.iter().any(|a| a.as_str() == Some(audience)),
+        _ => false,
+    }
+}
+
+/// The middleware: refuse with 401 (and the challenge) or pass the request on.
+pub async fn require_jwt(State(auth): State<JwtAuth>, request: Request, next: Next) -> Response {
+    if request.uri().path() == METADATA_PATH {
+        return axum::Json(auth.metadata()).into_response();
+    }
+    let supplied = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.as_bytes());
+    let Some(why) = auth.refusal(supplied) else {
+        return next.run(request).await;
+    };
+    let body = format!("401 Unauthorized: {why} bearer token\n");
+    if auth.no_challenge {
+        return (StatusCode::UNAUTHORIZED, body).into_response();
+    }
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, auth.challenge(why))],
+        body,
+    )
+        .into_response()
+}
+
+/// An HS256 JWT with these claims (a JSON object), signed with `secret`.
+pub fn mint(secret: &str, claims: &str) -> Result<String, String> {
+    let claims: Value = serde_json::from_str(claims).map_err(|e| format!("invalid JSON: {e}"))?;
+    if !claims.is_object() {
+        return Err("the claims must be a JSON object".into());
+    }
+    let head = b64url_encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+    let payload = b64url_encode(claims.to_string().as_bytes());
+    let signature = hmac_sha256(secret.as_bytes(), format!("{head}.{payload}").as_bytes());
+    Ok(format!("{head}.{payload}.{}", b64url_encode(&signature)))
+}
+
+/// HMAC-SHA256 (RFC 2104) over the `sha2` crate.
+fn hmac_sha256(key: &[u8], message: &[u8]) -> Vec<u8> {
+    const BLOCK: usize = 64;
+    let mut k = if key.len() > BLOCK {
+        Sha256::digest(key).to_vec()
+    } else {
+        key.to_vec()
+    };
+    k.resize(BLOCK, 0);
+    let pad = |byte: u8| k.iter().map(|b| b ^ byte).collect::<Vec<u8>>();
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .to_vec()
+}
+
+/// Unpadded base64url (RFC 4648 §5), as JWTs use it.
+fn b64url_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().fold(0u32, |acc, b| (acc << 8) | *b as u32) << (8 * (3 - chunk.len()));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+fn b64url_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        } as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231_case_2() {
+        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
+        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            hex,
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn minted_tokens_verify() {
+        let defects = Defects::default();
+        let auth = JwtAuth::new("s3cret", "aud-a", "http://127.0.0.1:1".into(), &defects);
+        let good = mint("s3cret", r#"{"aud":"aud-a","exp":99999999999}"#).unwrap();
+        assert_eq!(
+            auth.refusal(Some(format!("Bearer {good}").as_bytes())),
+            None
+        );
+        let other = mint("s3cret", r#"{"aud":"aud-b","exp":99999999999}"#).unwrap();
+        assert_eq!(
+            auth.refusal(Some(format!("Bearer {other}").as_bytes())),
+            Some("wrong audience")
+        );
+        let old = mint("s3cret", r#"{"aud":"aud-a","exp":1}"#).unwrap();
+        assert_eq!(
+            auth.refusal(Some(format!("Bearer {old}").as_bytes())),
+            Some("expired")
+        );
+        let forged = mint("other", r#"{"aud":"aud-a","exp":99999999999}"#).unwrap();
+        assert_eq!(
+            auth.refusal(Some(format!("Bearer {forged}").as_bytes())),
+            Some("bad signature")
+        );
+        assert_eq!(auth.refusal(Some(b"Bearer")), Some("malformed"));
+        assert_eq!(auth.refusal(None), Some("missing"));
+    }
+
+    #[test]
+    fn decodes_base64url() {
+        assert_eq!(b64url_decode("eyJhIjoxfQ").unwrap(), br#"{"a":1}"#);
+        assert!(b64url_decode("a+b").is_none());
+    }
+}
