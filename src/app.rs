@@ -143,7 +143,10 @@ fn validate(paths: &[PathBuf]) -> i32 {
                 0 => String::new(),
                 n => format!(", {n} pack(s)"),
             };
-            outln!("ok: {} scenario(s), {steps} step(s){packs}", scenarios.len());
+            outln!(
+                "ok: {} scenario(s), {steps} step(s){packs}",
+                scenarios.len()
+            );
             exit::OK
         }
         Err(code) => code,
@@ -184,7 +187,11 @@ fn list(paths: &[PathBuf], markdown: bool) -> i32 {
     let text = if markdown {
         checks_markdown(&loaded.scenarios)
     } else {
-        format!("{}{}", packs_text(&loaded.packs), checks_text(&loaded.scenarios))
+        format!(
+            "{}{}",
+            packs_text(&loaded.packs),
+            checks_text(&loaded.scenarios)
+        )
     };
     let _ = out.write_all(text.as_bytes());
     exit::OK
@@ -195,11 +202,16 @@ fn list(paths: &[PathBuf], markdown: bool) -> i32 {
 fn packs_text(packs: &[dsl::pack::PackInfo]) -> String {
     let mut out = String::new();
     for p in packs {
-        out.push_str(&format!("pack {} {}  {}
-", p.name, p.version, p.manifest));
+        out.push_str(&format!(
+            "pack {} {}  {}
+",
+            p.name, p.version, p.manifest
+        ));
         if let Some(d) = &p.description {
-            out.push_str(&format!("    {d}
-"));
+            out.push_str(&format!(
+                "    {d}
+"
+            ));
         }
         for (name, decl) in &p.parameters {
             let mut traits = vec![decl.type_.name().to_string()];
@@ -227,16 +239,23 @@ fn packs_text(packs: &[dsl::pack::PackInfo]) -> String {
             ));
         }
         if let Some(r) = &p.requires {
-            out.push_str(&format!("    requires {r}
-"));
+            out.push_str(&format!(
+                "    requires {r}
+"
+            ));
         }
         for i in &p.imports {
-            out.push_str(&format!("    imports {i}
-"));
+            out.push_str(&format!(
+                "    imports {i}
+"
+            ));
         }
         for (g, params) in &p.groups {
-            out.push_str(&format!("    group {g}({})
-", params.join(", ")));
+            out.push_str(&format!(
+                "    group {g}({})
+",
+                params.join(", ")
+            ));
         }
     }
     if !packs.is_empty() {

@@ -88,13 +88,21 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
         for (name, given) in &inputs.given {
             if given.pos.is_none() && !declared.contains(name) {
                 let help = match did_you_mean(name, declared.iter().map(String::as_str)) {
-                    Some(s) => format!("did you mean `{s}`? parameters of the packs run: {}", list(&declared)),
-                    None if declared.is_empty() => "the packs run declare no parameters".to_string(),
+                    Some(s) => format!(
+                        "did you mean `{s}`? parameters of the packs run: {}",
+                        list(&declared)
+                    ),
+                    None if declared.is_empty() => {
+                        "the packs run declare no parameters".to_string()
+                    }
                     None => format!("parameters of the packs run: {}", list(&declared)),
                 };
                 errors.push(
-                    LoadError::file(format!("--set {name}"), format!("unknown parameter `{name}`"))
-                        .with_help(help),
+                    LoadError::file(
+                        format!("--set {name}"),
+                        format!("unknown parameter `{name}`"),
+                    )
+                    .with_help(help),
                 );
             }
         }
@@ -376,22 +384,14 @@ impl Compiler {
             let compiled = if step.use_.is_some() {
                 self.group_call(step, &mut known)
             } else {
+                if let Some(name) = &step.name {
+                    self.unique_step_name(&mut names, &name.value, self.at(name), false);
+                }
                 self.step(step, &known, None).into_iter().collect()
             };
             for compiled in compiled {
-                if !names.insert(compiled.name.clone()) {
-                    let help = if compiled.call.is_some() {
-                        "step names are check ids: give each call of a group its own `name:` (a prefix)"
-                    } else {
-                        "step names are check ids: make them unique within the scenario"
-                    };
-                    self.errors.push(
-                        LoadError::at(
-                            compiled.pos.clone(),
-                            format!("duplicate step name `{}`", compiled.name),
-                        )
-                        .with_help(help),
-                    );
+                if compiled.call.is_some() {
+                    self.unique_step_name(&mut names, &compiled.name, compiled.pos.clone(), true);
                 }
                 for c in &compiled.captures {
                     known.insert(c.name.clone());
@@ -421,6 +421,25 @@ impl Compiler {
             params: serde_json::Map::new(),
             pack_requires: None,
         })
+    }
+
+    fn unique_step_name(
+        &mut self,
+        names: &mut HashSet<String>,
+        name: &str,
+        pos: Pos,
+        in_group: bool,
+    ) {
+        if names.insert(name.to_string()) {
+            return;
+        }
+        let help = if in_group {
+            "step names are check ids: give each call of a group its own `name:` (a prefix)"
+        } else {
+            "step names are check ids: make them unique within the scenario"
+        };
+        self.errors
+            .push(LoadError::at(pos, format!("duplicate step name `{name}`")).with_help(help));
     }
 
     /// Expand `use: GROUP` into the group's steps: arguments checked against the group's
@@ -465,18 +484,25 @@ impl Compiler {
         let Some(group) = groups.groups.get(used.as_str()) else {
             let defined: BTreeSet<String> = groups.groups.keys().cloned().collect();
             let help = match did_you_mean(&used, defined.iter().map(String::as_str)) {
-                Some(s) => format!("did you mean `{s}`? groups of pack `{}`: {}", groups.pack, list(&defined)),
+                Some(s) => format!(
+                    "did you mean `{s}`? groups of pack `{}`: {}",
+                    groups.pack,
+                    list(&defined)
+                ),
                 None if defined.is_empty() => format!("pack `{}` defines no groups", groups.pack),
                 None => format!("groups of pack `{}`: {}", groups.pack, list(&defined)),
             };
-            self.errors.push(
-                LoadError::at(use_pos, format!("no step group `{}`", *used)).with_help(help),
-            );
+            self.errors
+                .push(LoadError::at(use_pos, format!("no step group `{}`", *used)).with_help(help));
             return Vec::new();
         };
         let errors_before = self.errors.0.len();
         // Arguments: literals are type-checked now, templates against the caller's variables.
-        let given = call.with.as_ref().map(|w| w.value.clone()).unwrap_or_default();
+        let given = call
+            .with
+            .as_ref()
+            .map(|w| w.value.clone())
+            .unwrap_or_default();
         let mut args = Vec::new();
         for (arg, value) in &given {
             if !group.parameters.contains_key(arg) {
@@ -515,8 +541,8 @@ impl Compiler {
                         self.errors.push(
                             LoadError::at(pos, format!("missing argument `{name}` of group `{}`", *used))
                                 .with_help(format!(
-                                    "add it under `with:`; parameters of the group without a default are required ({})",
-                                    group.parameters.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                                    "add it under `with:`; the group's parameters without a default are required: {}",
+                                    group.parameters.iter().filter(|(_, d)| d.default.is_none()).map(|(k, _)| format!("`{k}`")).collect::<Vec<_>>().join(", ")
                                 )),
                         );
                     }
@@ -553,11 +579,34 @@ impl Compiler {
             }
         }
         self.file = caller_file;
+        // An error inside the group is reported once, with a note per calling line.
         let note = format!("in group `{}` called at {call_pos}", *used);
-        for e in &mut self.errors.0[errors_before..] {
-            let in_group = e.pos.as_ref().is_some_and(|p| Arc::ptr_eq(&p.file, &groups.file));
-            if in_group {
-                e.notes.push(note.clone());
+        let new = self.errors.0.split_off(errors_before);
+        for mut e in new {
+            let in_group = e
+                .pos
+                .as_ref()
+                .is_some_and(|p| Arc::ptr_eq(&p.file, &groups.file));
+            if !in_group {
+                self.errors.push(e);
+                continue;
+            }
+            let same = self.errors.0.iter_mut().find(|old| {
+                old.message == e.message
+                    && old
+                        .pos
+                        .as_ref()
+                        .map(|p| (p.line, p.col, p.file.name.as_str()))
+                        == e.pos
+                            .as_ref()
+                            .map(|p| (p.line, p.col, p.file.name.as_str()))
+            });
+            match same {
+                Some(old) => old.notes.push(note.clone()),
+                None => {
+                    e.notes.push(note.clone());
+                    self.errors.push(e);
+                }
             }
         }
         steps

@@ -191,7 +191,9 @@ impl<'i> Resolver<'i> {
         if !NAME.is_match(&doc.name) {
             self.errors.push(
                 LoadError::at(at(&doc.name), format!("invalid pack name `{}`", *doc.name))
-                    .with_help("pack names are lowercase letters, digits and `-`, e.g. `acme-notes`"),
+                    .with_help(
+                        "pack names are lowercase letters, digits and `-`, e.g. `acme-notes`",
+                    ),
             );
             return;
         }
@@ -199,8 +201,11 @@ impl<'i> Resolver<'i> {
             Ok(v) => v,
             Err(e) => {
                 self.errors.push(
-                    LoadError::at(at(&doc.version), format!("invalid version `{}`: {e}", *doc.version))
-                        .with_help("versions are semantic versions such as `1.4.0`"),
+                    LoadError::at(
+                        at(&doc.version),
+                        format!("invalid version `{}`: {e}", *doc.version),
+                    )
+                    .with_help("versions are semantic versions such as `1.4.0`"),
                 );
                 return;
             }
@@ -216,10 +221,13 @@ impl<'i> Resolver<'i> {
                 );
                 let pos = import_pos.unwrap_or_else(|| at(&doc.version));
                 let help = match &first.first {
-                    Some(p) => format!("the other version is imported at {p}; import one version of a pack"),
+                    Some(p) => format!(
+                        "the other version is imported at {p}; import one version of a pack"
+                    ),
                     None => "import one version of a pack".to_string(),
                 };
-                self.errors.push(LoadError::at(pos, message).with_help(help));
+                self.errors
+                    .push(LoadError::at(pos, message).with_help(help));
             } else {
                 self.reuse(name, &other, import.as_ref());
             }
@@ -230,7 +238,13 @@ impl<'i> Resolver<'i> {
         }
         let with: Vec<(String, Value)> = import
             .as_ref()
-            .map(|i| i.doc.with.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            .map(|i| {
+                i.doc
+                    .with
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_json()))
+                    .collect()
+            })
             .unwrap_or_default();
         self.loaded.insert(
             key.clone(),
@@ -361,9 +375,8 @@ impl<'i> Resolver<'i> {
                 return Some(Source::Builtin(one));
             }
             self.errors.push(
-                LoadError::at(pos, format!("`{}` names several packs", target.value)).with_help(
-                    format!("import each of them: {}", packs.join(", ")),
-                ),
+                LoadError::at(pos, format!("`{}` names several packs", target.value))
+                    .with_help(format!("import each of them: {}", packs.join(", "))),
             );
             return None;
         }
@@ -378,9 +391,8 @@ impl<'i> Resolver<'i> {
                 super::builtin::pack_names().join(", ")
             ),
         };
-        self.errors.push(
-            LoadError::at(pos, format!("no pack `{}`", target.value)).with_help(help),
-        );
+        self.errors
+            .push(LoadError::at(pos, format!("no pack `{}`", target.value)).with_help(help));
         None
     }
 
@@ -389,15 +401,24 @@ impl<'i> Resolver<'i> {
         let pos = Pos::new(i.file, req.line, req.col);
         match semver::VersionReq::parse(req) {
             Err(e) => self.errors.push(
-                LoadError::at(pos, format!("invalid version requirement `{}`: {e}", req.value))
-                    .with_help("use a semver range such as `^1.0`, `~1.4` or `>=1.2, <2`"),
+                LoadError::at(
+                    pos,
+                    format!("invalid version requirement `{}`: {e}", req.value),
+                )
+                .with_help("use a semver range such as `^1.0`, `~1.4` or `>=1.2, <2`"),
             ),
             Ok(r) if !r.matches(version) => self.errors.push(
                 LoadError::at(
                     pos,
-                    format!("pack `{name}` is version {version}, which does not satisfy `{}`", req.value),
+                    format!(
+                        "pack `{name}` is version {version}, which does not satisfy `{}`",
+                        req.value
+                    ),
                 )
-                .with_help(format!("`{}` imports it; update the requirement or the pack", i.importer)),
+                .with_help(format!(
+                    "`{}` imports it; update the requirement or the pack",
+                    i.importer
+                )),
             ),
             Ok(_) => {}
         }
@@ -410,17 +431,29 @@ impl<'i> Resolver<'i> {
         let version = done.version.clone();
         let (first_with, first_at) = (done.with.clone(), done.first.clone());
         self.check_version(i, &name, &version);
-        let with: Vec<(String, Value)> =
-            i.doc.with.iter().map(|(k, v)| (k.clone(), v.to_json())).collect();
+        let with: Vec<(String, Value)> = i
+            .doc
+            .with
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_json()))
+            .collect();
         if !with.is_empty() && with != first_with {
             let pos = Pos::new(i.file, i.doc.pack.line, i.doc.pack.col);
             let help = match first_at {
-                Some(p) => format!("it is first imported at {p}; a pack runs once, with one set of parameter values"),
-                None => "it is also run directly; a pack runs once, with one set of parameter values".into(),
+                Some(p) => format!(
+                    "it is first imported at {p}; a pack runs once, with one set of parameter values"
+                ),
+                None => {
+                    "it is also run directly; a pack runs once, with one set of parameter values"
+                        .into()
+                }
             };
             self.errors.push(
-                LoadError::at(pos, format!("pack `{name}` is imported twice with different `with:` values"))
-                    .with_help(help),
+                LoadError::at(
+                    pos,
+                    format!("pack `{name}` is imported twice with different `with:` values"),
+                )
+                .with_help(help),
             );
         }
     }
@@ -435,7 +468,11 @@ impl<'i> Resolver<'i> {
         let mut help = steps.join(", then ");
         if let Some(p) = &import_pos {
             let back = format!("`{}` imported back at {p}", self.stack[at].1);
-            help = if help.is_empty() { back } else { format!("{help}, then {back}") };
+            help = if help.is_empty() {
+                back
+            } else {
+                format!("{help}, then {back}")
+            };
         }
         let message = format!("import cycle: {}", chain.join(" → "));
         let error = match import_pos {
@@ -457,7 +494,12 @@ impl<'i> Resolver<'i> {
             for (arg, v) in &i.doc.with {
                 if !doc.parameters.contains_key(arg) {
                     let pos = Pos::new(i.file, v.line, v.col);
-                    self.errors.push(unknown_parameter(pos, arg, &doc.name, doc.parameters.keys()));
+                    self.errors.push(unknown_parameter(
+                        pos,
+                        arg,
+                        &doc.name,
+                        doc.parameters.keys(),
+                    ));
                 }
             }
         }
@@ -466,21 +508,39 @@ impl<'i> Resolver<'i> {
             if let Some(d) = &decl.default
                 && let Err(e) = coerce(&d.to_json(), decl.type_, false)
             {
-                self.errors.push(type_error(Pos::new(file, d.line, d.col), name, "default", &e));
+                self.errors.push(type_error(
+                    Pos::new(file, d.line, d.col),
+                    name,
+                    "default",
+                    &e,
+                ));
             }
             let env_var = env_name(name);
+            // (value, given as text, where from); a bad default is reported above.
             let chosen: Option<(Value, bool, Result<Pos, String>)> =
                 if let Some(g) = self.inputs.given.get(name) {
                     let origin = g.pos.clone().ok_or_else(|| format!("--set {name}"));
                     Some((g.value.clone(), g.from_text, origin))
-                } else if let Some(v) = self.inputs.env.then(|| std::env::var(&env_var).ok()).flatten() {
+                } else if let Some(v) = self
+                    .inputs
+                    .env
+                    .then(|| std::env::var(&env_var).ok())
+                    .flatten()
+                {
                     Some((Value::String(v), true, Err(env_var.clone())))
                 } else if let Some(v) = import.and_then(|i| i.doc.with.get(name)) {
-                    Some((v.to_json(), false, Ok(Pos::new(import.unwrap().file, v.line, v.col))))
+                    Some((
+                        v.to_json(),
+                        false,
+                        Ok(Pos::new(import.unwrap().file, v.line, v.col)),
+                    ))
                 } else {
-                    decl.default
-                        .as_ref()
-                        .map(|d| (d.to_json(), false, Ok(Pos::new(file, d.line, d.col))))
+                    decl.default.as_ref().and_then(|d| {
+                        let v = d.to_json();
+                        coerce(&v, decl.type_, false)
+                            .is_ok()
+                            .then(|| (v, false, Ok(Pos::new(file, d.line, d.col))))
+                    })
                 };
             match chosen {
                 Some((value, from_text, origin)) => match coerce(&value, decl.type_, from_text) {
@@ -518,19 +578,27 @@ impl<'i> Resolver<'i> {
         values
     }
 
-    fn requirement(&mut self, doc: &PackDoc, file: &Arc<SourceFile>) -> Option<Arc<PackRequirement>> {
+    fn requirement(
+        &mut self,
+        doc: &PackDoc,
+        file: &Arc<SourceFile>,
+    ) -> Option<Arc<PackRequirement>> {
         let r = doc.requires.as_ref()?;
         let mut eras = Vec::new();
         for e in &r.eras {
             match EraSelector::parse(e) {
                 Ok(sel) => eras.push(sel),
-                Err(msg) => self.errors.push(LoadError::at(Pos::new(file, e.line, e.col), msg)),
+                Err(msg) => self
+                    .errors
+                    .push(LoadError::at(Pos::new(file, e.line, e.col), msg)),
             }
         }
         for c in &r.capabilities {
             if c.trim().is_empty() {
-                self.errors
-                    .push(LoadError::at(Pos::new(file, c.line, c.col), "empty capability name"));
+                self.errors.push(LoadError::at(
+                    Pos::new(file, c.line, c.col),
+                    "empty capability name",
+                ));
             }
         }
         Some(Arc::new(PackRequirement {
@@ -549,7 +617,9 @@ impl<'i> Resolver<'i> {
         file: &Arc<SourceFile>,
     ) -> Vec<(String, String)> {
         let (Source::Dir(_), Some(dir)) = (source, dir) else {
-            let Source::Builtin(name) = source else { return Vec::new() };
+            let Source::Builtin(name) = source else {
+                return Vec::new();
+            };
             return super::builtin::pack_files(name)
                 .map(|(rel, text)| (format!("builtin:{rel}"), text.to_string()))
                 .collect();
@@ -577,7 +647,9 @@ impl<'i> Resolver<'i> {
                                 Pos::new(file, entry.line, entry.col),
                                 format!("no scenario file or folder `{}`", path.display()),
                             )
-                            .with_help("`scenarios:` lists files and folders relative to the pack folder"),
+                            .with_help(
+                                "`scenarios:` lists files and folders relative to the pack folder",
+                            ),
                         );
                     }
                 }
@@ -592,7 +664,8 @@ impl<'i> Resolver<'i> {
                 match std::fs::read_to_string(&p) {
                     Ok(text) => Some((name, text)),
                     Err(e) => {
-                        self.errors.push(LoadError::file(name, format!("cannot read: {e}")));
+                        self.errors
+                            .push(LoadError::file(name, format!("cannot read: {e}")));
                         None
                     }
                 }
@@ -625,7 +698,10 @@ fn lexical_join(dir: &Path, rel: &str) -> PathBuf {
 
 /// `MCPSPEC_PARAM_<NAME>`: the environment variable of a parameter.
 pub fn env_name(param: &str) -> String {
-    format!("MCPSPEC_PARAM_{}", param.to_ascii_uppercase().replace('-', "_"))
+    format!(
+        "MCPSPEC_PARAM_{}",
+        param.to_ascii_uppercase().replace('-', "_")
+    )
 }
 
 /// A value as the declared type. Text values (command line, environment) are parsed;
@@ -656,7 +732,8 @@ pub fn coerce(value: &Value, ty: ParamType, from_text: bool) -> Result<Value, St
             Value::String(s) => format!("`{s}`"),
             other => format!("{} `{other}`", json_type(other)),
         };
-        format!("expected a {}, got {shown}", ty.name())
+        let article = if ty == ParamType::Integer { "an" } else { "a" };
+        format!("expected {article} {}, got {shown}", ty.name())
     })
 }
 
@@ -672,7 +749,10 @@ fn json_type(v: &Value) -> &'static str {
 }
 
 fn type_error(pos: Pos, name: &str, what: &str, e: &str) -> LoadError {
-    LoadError::at(pos, format!("parameter `{name}`: {what} of the wrong type: {e}"))
+    LoadError::at(
+        pos,
+        format!("parameter `{name}`: {what} of the wrong type: {e}"),
+    )
 }
 
 /// An argument or `with:` value for a parameter that is not declared.
@@ -686,7 +766,14 @@ pub fn unknown_parameter<'a>(
     let list = if names.is_empty() {
         "it declares none".to_string()
     } else {
-        format!("declared: {}", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))
+        format!(
+            "declared: {}",
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     };
     let help = match did_you_mean(arg, names.iter().copied()) {
         Some(s) => format!("did you mean `{s}`? {list}"),
@@ -714,10 +801,22 @@ mod tests {
 
     #[test]
     fn text_values_convert_to_the_declared_type() {
-        assert_eq!(coerce(&json!("3"), ParamType::Integer, true).unwrap(), json!(3));
-        assert_eq!(coerce(&json!("2.5"), ParamType::Number, true).unwrap(), json!(2.5));
-        assert_eq!(coerce(&json!("true"), ParamType::Boolean, true).unwrap(), json!(true));
-        assert_eq!(coerce(&json!("x"), ParamType::String, true).unwrap(), json!("x"));
+        assert_eq!(
+            coerce(&json!("3"), ParamType::Integer, true).unwrap(),
+            json!(3)
+        );
+        assert_eq!(
+            coerce(&json!("2.5"), ParamType::Number, true).unwrap(),
+            json!(2.5)
+        );
+        assert_eq!(
+            coerce(&json!("true"), ParamType::Boolean, true).unwrap(),
+            json!(true)
+        );
+        assert_eq!(
+            coerce(&json!("x"), ParamType::String, true).unwrap(),
+            json!("x")
+        );
         assert!(coerce(&json!("three"), ParamType::Integer, true).is_err());
         // YAML values must have the type already.
         assert!(coerce(&json!("3"), ParamType::Integer, false).is_err());

@@ -53,7 +53,12 @@ impl PackRequirement {
         revision: &str,
         capabilities: &serde_json::Value,
     ) -> Option<String> {
-        if !self.eras.is_empty() && !self.eras.iter().any(|e| e.matches_negotiated(kind, revision)) {
+        if !self.eras.is_empty()
+            && !self
+                .eras
+                .iter()
+                .any(|e| e.matches_negotiated(kind, revision))
+        {
             let eras: Vec<String> = self.eras.iter().map(EraSelector::label).collect();
             return Some(format!(
                 "pack `{}` requires eras [{}]; the connection negotiated {} ({revision})",

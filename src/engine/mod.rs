@@ -127,10 +127,13 @@ async fn run_item(
         description: scenario.description.clone(),
         file: scenario.pos.file_name().to_string(),
         line: scenario.pos.line,
-        pack: scenario.pack.as_ref().map(|p| match &scenario.pack_version {
-            Some(v) => format!("{p}@{v}"),
-            None => p.clone(),
-        }),
+        pack: scenario
+            .pack
+            .as_ref()
+            .map(|p| match &scenario.pack_version {
+                Some(v) => format!("{p}@{v}"),
+                None => p.clone(),
+            }),
         era: EraInfo {
             requested: item.era.label.clone(),
             ..EraInfo::default()

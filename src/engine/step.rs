@@ -54,7 +54,8 @@ pub async fn run_steps(
     let mut call: Option<BoundCall> = None;
     for step in &scenario.steps {
         let started = Instant::now();
-        let same_call = matches!((&call, &step.call), (Some(c), Some(s)) if Arc::ptr_eq(&c.call, s));
+        let same_call =
+            matches!((&call, &step.call), (Some(c), Some(s)) if Arc::ptr_eq(&c.call, s));
         if !same_call {
             if let Some(done) = call.take() {
                 done.unbind(&mut ctx);
@@ -136,12 +137,11 @@ impl BoundCall {
         };
         for (name, value) in &call.args {
             match render_value(value, &vars) {
-                Ok(v) => bound.shadowed.push((name.clone(), ctx.insert(name.clone(), v))),
+                Ok(v) => bound
+                    .shadowed
+                    .push((name.clone(), ctx.insert(name.clone(), v))),
                 Err((_, _, e)) => {
-                    bound.error = Some(format!(
-                        "argument `{name}` of group `{}`: {e}",
-                        call.group
-                    ));
+                    bound.error = Some(format!("argument `{name}` of group `{}`: {e}", call.group));
                     break;
                 }
             }
