@@ -201,7 +201,7 @@ fn weather_city(extra: &[&str], env: &[(&str, &str)], cwd: Option<&Path>) -> Str
     let at = text
         .find(r#"\"city\":\""#)
         .expect("the request names a city")
-        + 10;
+        + r#"\"city\":\""#.len();
     text[at..].split('\\').next().unwrap().to_string()
 }
 
