@@ -680,8 +680,7 @@ impl Compiler {
             Some(p) => format!("{p}/{}", name.value),
             None => name.value.clone(),
         };
-        if step.with.is_some() {
-            let w = step.with.as_ref().expect("checked");
+        if let Some(w) = &step.with {
             self.errors.push(
                 LoadError::at(self.at(w), "`with` belongs to a group call")
                     .with_help("add `use: GROUP` to call a step group, or remove `with`"),
