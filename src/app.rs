@@ -56,6 +56,7 @@ pub fn main() -> i32 {
                     SchemaKind::Scenario => schema_text(),
                     SchemaKind::Rules => rules_schema_text(),
                     SchemaKind::Config => config_schema_text(),
+                    SchemaKind::Pack => pack_schema_text(),
                 }
             );
             exit::OK
@@ -75,6 +76,11 @@ pub fn main() -> i32 {
 /// The DSL schema as committed in `schema/scenario.schema.json`.
 pub fn schema_text() -> String {
     serde_json::to_string_pretty(&dsl::scenario_schema()).expect("schema serializes")
+}
+
+/// The pack manifest schema as committed in `schema/pack.schema.json`.
+pub fn pack_schema_text() -> String {
+    serde_json::to_string_pretty(&dsl::pack_schema()).expect("schema serializes")
 }
 
 /// The project configuration schema as committed in `schema/config.schema.json`.
@@ -119,8 +125,10 @@ fn usage(e: UsageError) -> i32 {
     exit::INVALID_INPUT
 }
 
-fn load(paths: &[PathBuf]) -> Result<Vec<Scenario>, i32> {
-    dsl::load::load_paths(paths).map_err(|errors| {
+/// Load for `validate` and `list`: no parameter values are needed (required parameters
+/// may stay unset), but everything else is checked.
+fn load(paths: &[PathBuf]) -> Result<dsl::load::LoadedSet, i32> {
+    dsl::load::load_all(paths, &dsl::pack::ParamInputs::default()).map_err(|errors| {
         eprintln!("{}", errors.render());
         exit::INVALID_INPUT
     })
@@ -128,9 +136,17 @@ fn load(paths: &[PathBuf]) -> Result<Vec<Scenario>, i32> {
 
 fn validate(paths: &[PathBuf]) -> i32 {
     match load(paths) {
-        Ok(scenarios) => {
+        Ok(loaded) => {
+            let scenarios = &loaded.scenarios;
             let steps: usize = scenarios.iter().map(|s| s.steps.len()).sum();
-            outln!("ok: {} scenario(s), {steps} step(s)", scenarios.len());
+            let packs = match loaded.packs.len() {
+                0 => String::new(),
+                n => format!(", {n} pack(s)"),
+            };
+            outln!(
+                "ok: {} scenario(s), {steps} step(s){packs}",
+                scenarios.len()
+            );
             exit::OK
         }
         Err(code) => code,
@@ -146,24 +162,106 @@ fn list(paths: &[PathBuf], markdown: bool) -> i32 {
         );
         for pack in dsl::builtin::pack_names() {
             let n = dsl::builtin::pack_files(pack).count();
-            let _ = writeln!(out, "  {pack} ({n} file(s))");
+            let about = dsl::load::load_all(&[PathBuf::from(pack)], &Default::default())
+                .ok()
+                .and_then(|l| l.packs.into_iter().find(|p| p.name == pack))
+                .map(|p| {
+                    format!(
+                        " {}{}",
+                        p.version,
+                        p.description.map(|d| format!(" — {d}")).unwrap_or_default()
+                    )
+                })
+                .unwrap_or_default();
+            let _ = writeln!(out, "  {pack}{about} ({n} file(s))");
         }
         for (alias, packs) in dsl::builtin::aliases() {
             let _ = writeln!(out, "  {alias} = {}", packs.join(" + "));
         }
         return exit::OK;
     }
-    let scenarios = match load(paths) {
+    let loaded = match load(paths) {
         Ok(s) => s,
         Err(code) => return code,
     };
     let text = if markdown {
-        checks_markdown(&scenarios)
+        checks_markdown(&loaded.scenarios)
     } else {
-        checks_text(&scenarios)
+        format!(
+            "{}{}",
+            packs_text(&loaded.packs),
+            checks_text(&loaded.scenarios)
+        )
     };
     let _ = out.write_all(text.as_bytes());
     exit::OK
+}
+
+/// The packs of a `list`: what each declares (parameter values are never shown, only
+/// defaults of parameters that are not secret).
+fn packs_text(packs: &[dsl::pack::PackInfo]) -> String {
+    let mut out = String::new();
+    for p in packs {
+        out.push_str(&format!(
+            "pack {} {}  {}
+",
+            p.name, p.version, p.manifest
+        ));
+        if let Some(d) = &p.description {
+            out.push_str(&format!(
+                "    {d}
+"
+            ));
+        }
+        for (name, decl) in &p.parameters {
+            let mut traits = vec![decl.type_.name().to_string()];
+            if decl.required {
+                traits.push("required".into());
+            }
+            if decl.secret {
+                traits.push("secret".into());
+            }
+            let default = match &decl.default {
+                Some(_) if decl.secret => " = ***".to_string(),
+                Some(d) => format!(" = {}", d.to_json()),
+                None => String::new(),
+            };
+            let about = decl
+                .description
+                .as_ref()
+                .map(|d| format!("  {d}"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "    parameter {name} ({}){default}{about}  [{}]
+",
+                traits.join(", "),
+                dsl::pack::env_name(name)
+            ));
+        }
+        if let Some(r) = &p.requires {
+            out.push_str(&format!(
+                "    requires {r}
+"
+            ));
+        }
+        for i in &p.imports {
+            out.push_str(&format!(
+                "    imports {i}
+"
+            ));
+        }
+        for (g, params) in &p.groups {
+            out.push_str(&format!(
+                "    group {g}({})
+",
+                params.join(", ")
+            ));
+        }
+    }
+    if !packs.is_empty() {
+        out.push('\n');
+    }
+    out
 }
 
 fn eras_label(s: &Scenario) -> String {
@@ -248,10 +346,16 @@ fn selection(args: &RunArgs) -> Result<Option<GlobSet>, UsageError> {
 }
 
 fn run(mut args: RunArgs) -> i32 {
+    let mut secrets = Vec::new();
+    let mut config_params = Vec::new();
     match crate::config::Config::find(args.config.as_deref()) {
         Ok(Some(config)) => {
             let name = args.target_name.clone();
-            if let Err(errors) = config.apply(&mut args, name.as_deref()) {
+            let applied = config.apply(&mut args, name.as_deref()).and_then(|()| {
+                config_params = config.parameters(&mut secrets)?;
+                Ok(())
+            });
+            if let Err(errors) = applied {
                 eprintln!("{}", errors.render());
                 return exit::INVALID_INPUT;
             }
@@ -274,7 +378,7 @@ fn run(mut args: RunArgs) -> i32 {
                 .into(),
         ));
     }
-    let (target, secrets) = match args.target.to_target() {
+    let (target, target_secrets) = match args.target.to_target() {
         Ok(t) => t,
         Err(e) => return usage(e),
     };
@@ -309,20 +413,42 @@ fn run(mut args: RunArgs) -> i32 {
     let located: Vec<(PathBuf, Option<u32>)> =
         args.paths.iter().map(|p| split_file_line(p)).collect();
     let paths: Vec<PathBuf> = located.iter().map(|(p, _)| p.clone()).collect();
-    let mut secrets = secrets;
-    let params = match parse_params(&args.set, &mut secrets) {
+    secrets.extend(target_secrets);
+    let cli_params = match parse_params(&args.set, &mut secrets) {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    let mut params = params;
+    // Parameter values: `--set` over mcpspec.yaml; packs add the environment, `with:` and
+    // defaults below these.
+    let mut inputs = dsl::pack::ParamInputs {
+        given: config_params.into_iter().collect(),
+        env: true,
+        check_required: true,
+    };
+    for (name, value) in cli_params {
+        let given = dsl::pack::Given {
+            value,
+            pos: None,
+            from_text: true,
+        };
+        inputs.given.insert(name, given);
+    }
+    let mut params: serde_json::Map<String, Value> = inputs
+        .given
+        .iter()
+        .map(|(k, g)| (k.clone(), g.value.clone()))
+        .collect();
+    // Engine-derived parameters (e.g. `alg_none_token` from the bearer token), secret.
     engine::security::add_derived_params(&target, &mut params, &mut secrets);
-    let param_names: Vec<String> = params.keys().cloned().collect();
-    let scenarios = match dsl::load::load_paths_with(&paths, &param_names).map_err(|errors| {
-        eprintln!("{}", errors.render());
-        exit::INVALID_INPUT
-    }) {
-        Ok(s) => s,
-        Err(code) => return code,
+    let scenarios = match dsl::load::load_all(&paths, &inputs) {
+        Ok(loaded) => {
+            secrets.extend(loaded.secrets);
+            loaded.scenarios
+        }
+        Err(errors) => {
+            eprintln!("{}", errors.render());
+            return exit::INVALID_INPUT;
+        }
     };
     let mut selected: Vec<Scenario> = scenarios
         .into_iter()

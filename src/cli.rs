@@ -37,13 +37,14 @@ pub struct Cli {
 pub enum Command {
     /// Run scenarios (files or folders) against a server.
     Run(RunArgs),
-    /// Check scenarios without running them; errors as file:line:col with a snippet.
+    /// Check scenarios and packs (imports, parameters, groups) without running them;
+    /// errors as file:line:col with a snippet.
     Validate {
-        /// Scenario files or folders.
+        /// Scenario files or folders, pack folders, built-in packs.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// List scenario and check (step) ids.
+    /// List packs (version, parameters, groups), scenario and check (step) ids.
     List {
         /// Scenario files, folders or built-in packs (none: list the built-in packs).
         paths: Vec<PathBuf>,
@@ -62,7 +63,8 @@ pub enum Command {
     Snapshot(SnapshotArgs),
     /// Classify every change between two contract snapshots.
     Diff(DiffArgs),
-    /// Print a JSON Schema: of the scenario DSL (default) or of contract rules files.
+    /// Print a JSON Schema: of the scenario DSL (default), contract rules files, the
+    /// project configuration or pack manifests (`pack.yaml`).
     Schema {
         #[arg(value_enum, default_value_t = SchemaKind::Scenario)]
         kind: SchemaKind,
@@ -90,6 +92,7 @@ pub enum SchemaKind {
     Scenario,
     Rules,
     Config,
+    Pack,
 }
 
 #[derive(Args, Debug)]

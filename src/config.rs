@@ -53,6 +53,11 @@ pub struct ConfigDoc {
     /// Warnings fail the run.
     #[serde(default)]
     pub strict: Option<bool>,
+    /// Parameter values: template variables of every scenario and values of pack
+    /// parameters (below `--set`, above `MCPSPEC_PARAM_<NAME>`). `env:VAR` reads the
+    /// environment variable and is a secret, as with `--set`.
+    #[serde(default)]
+    pub parameters: IndexMap<String, crate::dsl::value::TValue>,
 }
 
 /// How to reach one server.
@@ -100,6 +105,41 @@ impl Config {
         let doc: ConfigDoc = parse_yaml(&file)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Some(Config { doc, file, dir }))
+    }
+
+    /// `parameters:` as given values (positions kept for type errors); `env:VAR` values
+    /// are read from the environment and recorded as secrets.
+    pub fn parameters(
+        &self,
+        secrets: &mut Vec<String>,
+    ) -> Result<Vec<(String, crate::dsl::pack::Given)>, LoadErrors> {
+        let mut out = Vec::new();
+        for (name, value) in &self.doc.parameters {
+            let pos = Pos::new(&self.file, value.line, value.col);
+            let mut json = value.to_json();
+            if let Some(var) = value.as_str().and_then(|s| s.strip_prefix("env:")) {
+                let v = std::env::var(var).map_err(|_| {
+                    LoadError::at(
+                        pos.clone(),
+                        format!("parameter `{name}`: the environment variable `{var}` is not set"),
+                    )
+                })?;
+                if !v.is_empty() {
+                    secrets.push(v.clone());
+                }
+                json = serde_json::Value::String(v);
+            }
+            let from_text = value.as_str().is_some_and(|s| s.starts_with("env:"));
+            out.push((
+                name.clone(),
+                crate::dsl::pack::Given {
+                    value: json,
+                    pos: Some(pos),
+                    from_text,
+                },
+            ));
+        }
+        Ok(out)
     }
 
     fn resolve(&self, p: &str) -> PathBuf {

@@ -86,7 +86,7 @@ impl Pos {
 
     /// Render a rustc-style snippet pointing at this position.
     pub fn snippet(&self, severity: Severity, title: &str, label: &str) -> String {
-        render_snippet(self, severity, title, label, None)
+        render_snippet(self, severity, title, label, None, &[])
     }
 
     pub fn snippet_with_help(
@@ -96,7 +96,19 @@ impl Pos {
         label: &str,
         help: &str,
     ) -> String {
-        render_snippet(self, severity, title, label, Some(help))
+        render_snippet(self, severity, title, label, Some(help), &[])
+    }
+
+    /// A snippet with an optional help line and notes (e.g. where a group was called).
+    pub fn snippet_with_notes(
+        &self,
+        severity: Severity,
+        title: &str,
+        label: &str,
+        help: Option<&str>,
+        notes: &[String],
+    ) -> String {
+        render_snippet(self, severity, title, label, help, notes)
     }
 }
 
@@ -135,6 +147,7 @@ fn render_snippet(
     title: &str,
     label: &str,
     help: Option<&str>,
+    notes: &[String],
 ) -> String {
     let range = pos.file.token_range(pos.line, pos.col);
     let level = match severity {
@@ -149,6 +162,9 @@ fn render_snippet(
     let mut group = level.primary_title(title).element(snippet);
     if let Some(help) = help {
         group = group.element(Level::HELP.message(help));
+    }
+    for note in notes {
+        group = group.element(Level::NOTE.message(note.as_str()));
     }
     let rendered = Renderer::plain().render(&[group]);
     // annotate-snippets prints `path:line:col` from the span; keep one trailing newline.

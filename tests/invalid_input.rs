@@ -37,6 +37,24 @@ const CASES: &[(&str, &str)] = &[
         "several problems in one file, all reported",
     ),
     ("empty-length", "a length comparison without any bound"),
+    ("pack-cycle", "packs importing each other, with the chain"),
+    (
+        "pack-version-conflict",
+        "two versions of one pack, and an unmet version range",
+    ),
+    (
+        "pack-unknown-param",
+        "a `with:` value for an undeclared parameter, with did-you-mean",
+    ),
+    (
+        "pack-type-mismatch",
+        "parameter values (default, `with:`) of the wrong type",
+    ),
+    ("group-missing", "a call of an undefined step group"),
+    (
+        "group-bad-args",
+        "bad group arguments, and an error inside a group naming its callers",
+    ),
 ];
 
 const INVALID_DIR: &str = "tests/invalid";

@@ -166,3 +166,51 @@ fn printed_rules_schema_matches_the_committed_file() {
         "an acceptance without name/kind/reason is invalid"
     );
 }
+
+#[test]
+fn printed_pack_schema_matches_the_committed_file_and_accepts_the_packs() {
+    let printed = run(&["schema", "pack"]);
+    assert_eq!(printed.code, 0, "{printed:?}");
+    let committed = std::fs::read_to_string(repo_root().join("schema/pack.schema.json"))
+        .expect("schema/pack.schema.json");
+    assert_eq!(
+        printed.stdout.trim_end(),
+        committed.trim_end(),
+        "schema/pack.schema.json is stale: run `mcpspec schema pack > schema/pack.schema.json` and commit the result"
+    );
+    let schema: Value = serde_json::from_str(&committed).unwrap();
+    assert_eq!(schema["title"], "mcpspec pack");
+    let packs = jsonschema::validator_for(&schema).unwrap();
+    let mut manifests = vec![
+        "examples/packs/notes-team/pack.yaml",
+        "examples/packs/weather-basics/pack.yaml",
+    ];
+    manifests.extend([
+        "specs/conformance-2026-07-28/pack.yaml",
+        "specs/conformance-2025-11-25/pack.yaml",
+        "specs/cross-era/pack.yaml",
+    ]);
+    for m in manifests {
+        let errors = schema_errors(&packs, &repo_root().join(m));
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+    }
+    let bad = serde_json::json!({"name": "x", "version": "1.0.0", "parameters": {"p": {"type": "float"}}});
+    assert!(
+        !packs.is_valid(&bad),
+        "an unknown parameter type is invalid"
+    );
+    // The example packs' scenarios (with group calls) are valid scenarios.
+    let scenarios = validator();
+    for dir in [
+        "examples/packs/notes-team/scenarios",
+        "examples/packs/weather-basics",
+    ] {
+        for f in yaml_files(dir)
+            .into_iter()
+            .filter(|f| !f.ends_with("pack.yaml"))
+        {
+            let errors = schema_errors(&scenarios, &f);
+            assert!(errors.is_empty(), "{}", errors.join("\n"));
+        }
+    }
+}

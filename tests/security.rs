@@ -351,12 +351,32 @@ fn rate_limit_burst_reports_throttling_and_never_fails() {
 #[test]
 fn invalid_rate_limit_parameters_are_an_error_with_the_reason() {
     let server = HttpServer::start(&[]);
+    // Not a number at all: the pack declares the parameter as an integer, so it is a load
+    // error before anything is sent.
+    let r = common::run(&[
+        "run",
+        "security",
+        "--url",
+        &server.url,
+        "--set",
+        "rate_limit_requests=lots",
+        "--set",
+        "rate_limit_seconds=1",
+    ]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "parameter `rate_limit_requests` of pack `security`: expected an integer, got `lots`"
+        ),
+        "{r:?}"
+    );
+    // An integer out of range: the burst refuses it with the reason.
     let (_, outcomes) = run_pack(
         &["--url", &server.url, "--filter", "security-rate-limit"],
         None,
         &[
             "--set",
-            "rate_limit_requests=lots",
+            "rate_limit_requests=0",
             "--set",
             "rate_limit_seconds=1",
         ],

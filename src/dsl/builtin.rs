@@ -42,3 +42,12 @@ pub fn pack_files(pack: &str) -> impl Iterator<Item = (&'static str, &'static st
         .filter(|(p, _)| !p.ends_with("/pack.yaml"))
         .copied()
 }
+
+/// The manifest (`pack.yaml`) of a built-in pack.
+pub fn manifest(pack: &str) -> Option<&'static str> {
+    let path = format!("{pack}/pack.yaml");
+    BUILTIN_FILES
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, text)| *text)
+}

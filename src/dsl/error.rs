@@ -13,6 +13,8 @@ pub struct LoadError {
     pub message: String,
     /// What would have been valid / a suggestion.
     pub help: Option<String>,
+    /// Context, e.g. the line that called the step group where the error is.
+    pub notes: Vec<String>,
 }
 
 impl LoadError {
@@ -22,6 +24,7 @@ impl LoadError {
             file: None,
             message: message.into(),
             help: None,
+            notes: Vec::new(),
         }
     }
 
@@ -31,6 +34,7 @@ impl LoadError {
             file: Some(file.into()),
             message: message.into(),
             help: None,
+            notes: Vec::new(),
         }
     }
 
@@ -42,13 +46,13 @@ impl LoadError {
     /// Plain-text rendering with the snippet (what the console and reports show).
     pub fn render(&self) -> String {
         match &self.pos {
-            Some(pos) => {
-                let title = self.message.as_str();
-                match &self.help {
-                    Some(help) => pos.snippet_with_help(Severity::Error, title, "here", help),
-                    None => pos.snippet(Severity::Error, title, "here"),
-                }
-            }
+            Some(pos) => pos.snippet_with_notes(
+                Severity::Error,
+                &self.message,
+                "here",
+                self.help.as_deref(),
+                &self.notes,
+            ),
             None => {
                 let mut s = format!(
                     "error: {}\n --> {}",
@@ -57,6 +61,9 @@ impl LoadError {
                 );
                 if let Some(help) = &self.help {
                     s.push_str(&format!("\n  = help: {help}"));
+                }
+                for note in &self.notes {
+                    s.push_str(&format!("\n  = note: {note}"));
                 }
                 s
             }

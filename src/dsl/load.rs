@@ -11,6 +11,7 @@ use serde_json_path::JsonPath;
 
 use super::error::{LoadError, LoadErrors, did_you_mean};
 use super::model::{self, Expectation, ScenarioDoc};
+use super::pack::{Groups, MANIFEST, ParamInputs, Resolver};
 use super::scenario::*;
 use super::template;
 use super::value::{At, TValue};
@@ -21,83 +22,156 @@ use crate::source::{Pos, SourceFile};
 /// Built-in template variables, available in every step.
 pub const BUILTIN_VARS: &[&str] = &["era", "revision"];
 
-/// Load scenarios from files and folders (folders: every `*.yaml`/`*.yml`, sorted).
-pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, LoadErrors> {
-    load_paths_with(paths, &[])
+/// What a load produced: the scenarios, the packs they came from, and the values of
+/// secret pack parameters (to redact from every output).
+#[derive(Debug, Default)]
+pub struct LoadedSet {
+    pub scenarios: Vec<Scenario>,
+    pub packs: Vec<super::pack::PackInfo>,
+    pub secrets: Vec<String>,
 }
 
-/// Load scenarios where `params` (set with `--set`) are defined template variables too.
-pub fn load_paths_with(paths: &[PathBuf], params: &[String]) -> Result<Vec<Scenario>, LoadErrors> {
-    let mut errors = LoadErrors::default();
+/// Load scenarios from files and folders (folders: every `*.yaml`/`*.yml`, sorted).
+pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Scenario>, LoadErrors> {
+    load_all(paths, &ParamInputs::default()).map(|l| l.scenarios)
+}
+
+/// Load scenario files, folders, packs (a folder with `pack.yaml`, or that file) and
+/// built-in packs by name. `inputs` are the parameters given from outside (`--set`,
+/// mcpspec.yaml): template variables of every scenario, and values of pack parameters.
+pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, LoadErrors> {
+    let mut resolver = Resolver::new(inputs);
     let mut scenarios = Vec::new();
+    let mut errors = LoadErrors::default();
+    let plain = Scope {
+        params: inputs.names(),
+        groups: None,
+    };
     for path in paths {
         // A name that is not a file or folder may be a built-in pack (`conformance`).
         if !path.exists()
             && let Some(packs) = path.to_str().and_then(super::builtin::resolve)
         {
             for pack in packs {
-                for (rel, text) in super::builtin::pack_files(pack) {
-                    match parse_scenario_with(
-                        SourceFile::new(format!("builtin:{rel}"), text),
-                        params,
-                    ) {
-                        Ok(mut s) => {
-                            s.pack = Some(pack.to_string());
-                            scenarios.push(s);
-                        }
-                        Err(es) => errors.0.extend(es.0),
-                    }
-                }
+                resolver.load_builtin(pack);
             }
             continue;
         }
-        let files = match scenario_files(path) {
-            Ok(files) => files,
+        if let Some(dir) = pack_dir(path) {
+            resolver.load_dir(&dir);
+            continue;
+        }
+        let (files, packs) = match scenario_files(path) {
+            Ok(found) => found,
             Err(e) => {
                 errors.push(e);
                 continue;
             }
         };
+        for dir in packs {
+            resolver.load_dir(&dir);
+        }
         for file in files {
-            match load_file_with(&file, params) {
+            let name = file.display().to_string();
+            let loaded = std::fs::read_to_string(&file)
+                .map_err(|e| LoadErrors::from(LoadError::file(&name, format!("cannot read: {e}"))))
+                .and_then(|text| parse_scenario_in(SourceFile::new(name, text), &plain));
+            match loaded {
                 Ok(s) => scenarios.push(s),
                 Err(es) => errors.0.extend(es.0),
             }
         }
     }
-    check_unique_ids(&scenarios, &mut errors);
+    // `--set` of a name no pack declares, when only packs run, is a mistake (a typo).
+    if scenarios.is_empty() && !resolver.packs.is_empty() {
+        let declared = resolver.declared();
+        for (name, given) in &inputs.given {
+            if given.pos.is_none() && !declared.contains(name) {
+                let help = match did_you_mean(name, declared.iter().map(String::as_str)) {
+                    Some(s) => format!(
+                        "did you mean `{s}`? parameters of the packs run: {}",
+                        list(&declared)
+                    ),
+                    None if declared.is_empty() => {
+                        "the packs run declare no parameters".to_string()
+                    }
+                    None => format!("parameters of the packs run: {}", list(&declared)),
+                };
+                errors.push(
+                    LoadError::file(
+                        format!("--set {name}"),
+                        format!("unknown parameter `{name}`"),
+                    )
+                    .with_help(help),
+                );
+            }
+        }
+    }
+    errors.0.extend(std::mem::take(&mut resolver.errors).0);
+    let mut all = std::mem::take(&mut resolver.scenarios);
+    all.extend(scenarios);
+    check_unique_ids(&all, &mut errors);
     if errors.is_empty() {
-        Ok(scenarios)
+        Ok(LoadedSet {
+            scenarios: all,
+            packs: resolver.packs,
+            secrets: resolver.secrets,
+        })
     } else {
         Err(errors)
     }
 }
 
-fn scenario_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
+/// The pack folder a path names: a folder holding `pack.yaml`, or that file itself.
+fn pack_dir(path: &Path) -> Option<PathBuf> {
+    if path.is_dir() && path.join(MANIFEST).is_file() {
+        return Some(path.to_path_buf());
+    }
+    let is_manifest = path.file_name().is_some_and(|n| n == MANIFEST) && path.is_file();
+    is_manifest.then(|| match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    })
+}
+
+/// Scenario files of a path, and the pack folders found inside it (run as packs).
+fn scenario_files(path: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), LoadError> {
     let display = path.display().to_string();
     let meta = std::fs::metadata(path)
         .map_err(|e| LoadError::file(&display, format!("cannot read: {e}")))?;
     if meta.is_file() {
-        return Ok(vec![path.to_path_buf()]);
+        return Ok((vec![path.to_path_buf()], Vec::new()));
     }
     let mut out = Vec::new();
-    collect_yaml(path, &mut out)
+    let mut packs = Vec::new();
+    collect_yaml(path, &mut out, &mut packs)
         .map_err(|e| LoadError::file(&display, format!("cannot read folder: {e}")))?;
     out.sort();
-    if out.is_empty() {
+    packs.sort();
+    if out.is_empty() && packs.is_empty() {
         return Err(LoadError::file(
             &display,
             "folder holds no scenario files (*.yaml, *.yml)",
         ));
     }
-    Ok(out)
+    Ok((out, packs))
 }
 
-fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// YAML files under `dir`, sorted by the caller; subfolders that are packs (they hold a
+/// `pack.yaml`) go to `packs` instead.
+pub(crate) fn collect_yaml(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    packs: &mut Vec<PathBuf>,
+) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
-            collect_yaml(&path, out)?;
+            if path.join(MANIFEST).is_file() {
+                packs.push(path);
+            } else {
+                collect_yaml(&path, out, packs)?;
+            }
         } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
             && !is_reserved_file(&path)
         {
@@ -117,25 +191,32 @@ fn is_reserved_file(path: &Path) -> bool {
 }
 
 pub fn load_file(path: &Path) -> Result<Scenario, LoadErrors> {
-    load_file_with(path, &[])
-}
-
-fn load_file_with(path: &Path, params: &[String]) -> Result<Scenario, LoadErrors> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
-    parse_scenario_with(SourceFile::new(name, text), params)
+    parse_scenario(SourceFile::new(name, text))
 }
 
 /// Parse and validate one scenario document.
 pub fn parse_scenario(file: Arc<SourceFile>) -> Result<Scenario, LoadErrors> {
-    parse_scenario_with(file, &[])
+    parse_scenario_in(file, &Scope::default())
 }
 
-fn parse_scenario_with(file: Arc<SourceFile>, params: &[String]) -> Result<Scenario, LoadErrors> {
+/// What a scenario can refer to besides its own variables.
+#[derive(Debug, Default, Clone)]
+pub struct Scope {
+    /// Parameter names (`--set`, the pack's parameters): defined template variables.
+    pub params: Vec<String>,
+    /// The step groups of the scenario's pack.
+    pub groups: Option<Arc<Groups>>,
+}
+
+/// Parse and validate one scenario document within a scope.
+pub fn parse_scenario_in(file: Arc<SourceFile>, scope: &Scope) -> Result<Scenario, LoadErrors> {
     let doc: ScenarioDoc = parse_yaml(&file)?;
     let mut compiler = Compiler::new(&file);
-    compiler.params = params.to_vec();
+    compiler.params = scope.params.clone();
+    compiler.groups = scope.groups.clone();
     compiler.scenario(doc)
 }
 
@@ -262,27 +343,32 @@ fn check_unique_ids(scenarios: &[Scenario], errors: &mut LoadErrors) {
 }
 
 /// Turns the typed model into runnable scenarios, collecting every error.
-struct Compiler<'a> {
-    file: &'a Arc<SourceFile>,
+struct Compiler {
+    /// The file positions point into: the scenario, or a pack manifest while a group
+    /// call is expanded.
+    file: Arc<SourceFile>,
     errors: LoadErrors,
     /// Variables referenced by the step being compiled.
     uses: BTreeSet<String>,
-    /// Parameters set on the command line (`--set`), defined in every template.
+    /// Parameters (`--set`, the pack's), defined in every template.
     params: Vec<String>,
+    /// Step groups of the scenario's pack.
+    groups: Option<Arc<Groups>>,
 }
 
-impl<'a> Compiler<'a> {
-    fn new(file: &'a Arc<SourceFile>) -> Self {
+impl Compiler {
+    fn new(file: &Arc<SourceFile>) -> Self {
         Compiler {
-            file,
+            file: file.clone(),
             errors: LoadErrors::default(),
             uses: BTreeSet::new(),
             params: Vec::new(),
+            groups: None,
         }
     }
 
     fn pos(&self, line: u32, col: u32) -> Pos {
-        Pos::new(self.file, line, col)
+        Pos::new(&self.file, line, col)
     }
 
     fn at<T>(&self, at: &At<T>) -> Pos {
@@ -316,17 +402,18 @@ impl<'a> Compiler<'a> {
         let mut names: HashSet<String> = HashSet::new();
         let mut steps = Vec::new();
         for step in doc.steps {
-            let step_pos = self.at(&step.name);
-            if !names.insert(step.name.value.clone()) {
-                self.errors.push(
-                    LoadError::at(
-                        step_pos.clone(),
-                        format!("duplicate step name `{}`", *step.name),
-                    )
-                    .with_help("step names are check ids: make them unique within the scenario"),
-                );
-            }
-            if let Some(compiled) = self.step(step.value, &known) {
+            let compiled = if step.use_.is_some() {
+                self.group_call(step, &mut known)
+            } else {
+                if let Some(name) = &step.name {
+                    self.unique_step_name(&mut names, &name.value, self.at(name), false);
+                }
+                self.step(step, &known, None).into_iter().collect()
+            };
+            for compiled in compiled {
+                if compiled.call.is_some() {
+                    self.unique_step_name(&mut names, &compiled.name, compiled.pos.clone(), true);
+                }
                 for c in &compiled.captures {
                     known.insert(c.name.clone());
                 }
@@ -351,7 +438,199 @@ impl<'a> Compiler<'a> {
             file: self.file.clone(),
             pos,
             pack: None,
+            pack_version: None,
+            params: serde_json::Map::new(),
+            pack_requires: None,
         })
+    }
+
+    fn unique_step_name(
+        &mut self,
+        names: &mut HashSet<String>,
+        name: &str,
+        pos: Pos,
+        in_group: bool,
+    ) {
+        if names.insert(name.to_string()) {
+            return;
+        }
+        let help = if in_group {
+            "step names are check ids: give each call of a group its own `name:` (a prefix)"
+        } else {
+            "step names are check ids: make them unique within the scenario"
+        };
+        self.errors
+            .push(LoadError::at(pos, format!("duplicate step name `{name}`")).with_help(help));
+    }
+
+    /// Expand `use: GROUP` into the group's steps: arguments checked against the group's
+    /// parameters, step names prefixed by the call's `name`, positions in the manifest
+    /// (each error also names the calling line).
+    fn group_call(&mut self, call: At<model::Step>, known: &mut BTreeSet<String>) -> Vec<Step> {
+        let call_pos = self.at(&call);
+        let call = call.value;
+        let used = call.use_.clone().expect("a group call");
+        let use_pos = self.at(&used);
+        let extra = [
+            ("description", call.description.is_some()),
+            ("eras", call.eras.is_some()),
+            ("transport", call.transport.is_some()),
+            ("requires", call.requires.is_some()),
+            ("level", call.level.is_some()),
+            ("timeout", call.timeout.is_some()),
+            ("retry", call.retry.is_some()),
+            ("request", call.request.is_some()),
+            ("notification", call.notification.is_some()),
+            ("raw", call.raw.is_some()),
+            ("contract", call.contract.is_some()),
+            ("handshake", call.handshake.is_some()),
+            ("check", call.check.is_some()),
+            ("expect", !call.expect.is_empty()),
+            ("capture", !call.capture.is_empty()),
+        ];
+        if let Some((key, _)) = extra.iter().find(|(_, given)| *given) {
+            self.errors.push(
+                LoadError::at(use_pos, format!("a group call takes no `{key}`"))
+                    .with_help("a step with `use:` takes only `name` (a prefix of the group's step names) and `with` (the arguments)"),
+            );
+            return Vec::new();
+        }
+        let Some(groups) = self.groups.clone() else {
+            self.errors.push(
+                LoadError::at(use_pos, format!("no step group `{}`: this scenario is not part of a pack", *used))
+                    .with_help(format!("step groups are defined under `groups:` in a pack's {MANIFEST}; run the pack's folder")),
+            );
+            return Vec::new();
+        };
+        let Some(group) = groups.groups.get(used.as_str()) else {
+            let defined: BTreeSet<String> = groups.groups.keys().cloned().collect();
+            let help = match did_you_mean(&used, defined.iter().map(String::as_str)) {
+                Some(s) => format!(
+                    "did you mean `{s}`? groups of pack `{}`: {}",
+                    groups.pack,
+                    list(&defined)
+                ),
+                None if defined.is_empty() => format!("pack `{}` defines no groups", groups.pack),
+                None => format!("groups of pack `{}`: {}", groups.pack, list(&defined)),
+            };
+            self.errors
+                .push(LoadError::at(use_pos, format!("no step group `{}`", *used)).with_help(help));
+            return Vec::new();
+        };
+        let errors_before = self.errors.0.len();
+        // Arguments: literals are type-checked now, templates against the caller's variables.
+        let given = call
+            .with
+            .as_ref()
+            .map(|w| w.value.clone())
+            .unwrap_or_default();
+        let mut args = Vec::new();
+        for (arg, value) in &given {
+            if !group.parameters.contains_key(arg) {
+                let pos = self.pos(value.line, value.col);
+                self.errors.push(super::pack::unknown_parameter(
+                    pos,
+                    arg,
+                    &format!("group {}", *used),
+                    group.parameters.keys(),
+                ));
+            }
+        }
+        for (name, decl) in &group.parameters {
+            match given.get(name) {
+                Some(value) => {
+                    self.check_templates(value, known);
+                    let literal = !value.as_str().is_some_and(template::is_template);
+                    if literal
+                        && let Err(e) = super::pack::coerce(&value.to_json(), decl.type_, false)
+                    {
+                        self.error(
+                            self.pos(value.line, value.col),
+                            format!("argument `{name}` of group `{}`: {e}", *used),
+                        );
+                    }
+                    args.push((name.clone(), value.clone()));
+                }
+                None => match &decl.default {
+                    Some(d) => args.push((name.clone(), d.clone())),
+                    None => {
+                        let pos = call
+                            .with
+                            .as_ref()
+                            .map(|w| self.at(w))
+                            .unwrap_or_else(|| use_pos.clone());
+                        self.errors.push(
+                            LoadError::at(pos, format!("missing argument `{name}` of group `{}`", *used))
+                                .with_help(format!(
+                                    "add it under `with:`; the group's parameters without a default are required: {}",
+                                    group.parameters.iter().filter(|(_, d)| d.default.is_none()).map(|(k, _)| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                                )),
+                        );
+                    }
+                },
+            }
+        }
+        let shared = Arc::new(GroupCall {
+            group: used.value.clone(),
+            args,
+        });
+        // The group's steps, compiled with positions in the manifest.
+        let caller_file = std::mem::replace(&mut self.file, groups.file.clone());
+        let mut inner = known.clone();
+        inner.extend(group.parameters.keys().cloned());
+        let prefix = call.name.as_ref().map(|n| n.value.clone());
+        let mut steps = Vec::new();
+        for step in group.steps.clone() {
+            if step.use_.is_some() {
+                let p = self.at(&step);
+                self.errors.push(
+                    LoadError::at(p, "a group step cannot call another group")
+                        .with_help("list the steps of both groups in the scenario instead"),
+                );
+                continue;
+            }
+            if let Some(compiled) = self.step(step, &inner, prefix.as_deref()) {
+                for c in &compiled.captures {
+                    inner.insert(c.name.clone());
+                    known.insert(c.name.clone());
+                }
+                let mut compiled = compiled;
+                compiled.call = Some(shared.clone());
+                steps.push(compiled);
+            }
+        }
+        self.file = caller_file;
+        // An error inside the group is reported once, with a note per calling line.
+        let note = format!("in group `{}` called at {call_pos}", *used);
+        let new = self.errors.0.split_off(errors_before);
+        for mut e in new {
+            let in_group = e
+                .pos
+                .as_ref()
+                .is_some_and(|p| Arc::ptr_eq(&p.file, &groups.file));
+            if !in_group {
+                self.errors.push(e);
+                continue;
+            }
+            let same = self.errors.0.iter_mut().find(|old| {
+                old.message == e.message
+                    && old
+                        .pos
+                        .as_ref()
+                        .map(|p| (p.line, p.col, p.file.name.as_str()))
+                        == e.pos
+                            .as_ref()
+                            .map(|p| (p.line, p.col, p.file.name.as_str()))
+            });
+            match same {
+                Some(old) => old.notes.push(note.clone()),
+                None => {
+                    e.notes.push(note.clone());
+                    self.errors.push(e);
+                }
+            }
+        }
+        steps
     }
 
     fn eras(&mut self, eras: &[At<String>]) -> Vec<EraSelector> {
@@ -400,13 +679,38 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn step(&mut self, step: model::Step, known: &BTreeSet<String>) -> Option<Step> {
+    /// Compile one step; `prefix` is the name of the group call it comes from.
+    fn step(
+        &mut self,
+        step: At<model::Step>,
+        known: &BTreeSet<String>,
+        prefix: Option<&str>,
+    ) -> Option<Step> {
         self.uses.clear();
+        let step_pos = self.at(&step);
+        let step = step.value;
         // Likewise the parameters this step requires.
         let mut guarded = known.clone();
         guarded.extend(required_parameters(step.requires.as_ref()));
         let known = &guarded;
-        let pos = self.at(&step.name);
+        let Some(name) = &step.name else {
+            self.errors.push(
+                LoadError::at(step_pos, "missing required key `name`")
+                    .with_help("every step has a `name` (its check id); a group call has `use:`"),
+            );
+            return None;
+        };
+        let pos = self.at(name);
+        let full_name = match prefix {
+            Some(p) => format!("{p}/{}", name.value),
+            None => name.value.clone(),
+        };
+        if let Some(w) = &step.with {
+            self.errors.push(
+                LoadError::at(self.at(w), "`with` belongs to a group call")
+                    .with_help("add `use: GROUP` to call a step group, or remove `with`"),
+            );
+        }
         let eras = step.eras.as_ref().map(|e| self.eras(e));
         let timeout = step
             .timeout
@@ -598,7 +902,7 @@ impl<'a> Compiler<'a> {
             }
         }
         Some(Step {
-            name: step.name.value,
+            name: full_name,
             description: step.description,
             pos,
             eras,
@@ -614,6 +918,7 @@ impl<'a> Compiler<'a> {
             expects,
             captures,
             uses: std::mem::take(&mut self.uses),
+            call: None,
         })
     }
 

@@ -5,6 +5,7 @@ pub mod builtin;
 pub mod error;
 pub mod load;
 pub mod model;
+pub mod pack;
 pub mod scenario;
 pub mod template;
 pub mod value;
@@ -16,5 +17,11 @@ pub use scenario::*;
 /// The DSL's JSON Schema (draft 2020-12), generated from [`model::ScenarioDoc`].
 pub fn scenario_schema() -> serde_json::Value {
     let schema = schemars::schema_for!(model::ScenarioDoc);
+    serde_json::to_value(schema).expect("schema serializes")
+}
+
+/// The pack manifest's JSON Schema (`schema/pack.schema.json`), from [`model::PackDoc`].
+pub fn pack_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(model::PackDoc);
     serde_json::to_value(schema).expect("schema serializes")
 }

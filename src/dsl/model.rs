@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::value::{At, TValue};
 
 /// One scenario file: an ordered list of steps run over one connection per era.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(title = "mcpspec scenario")]
 pub struct ScenarioDoc {
@@ -39,11 +39,20 @@ pub struct ScenarioDoc {
 }
 
 /// One request, notification or raw message, then expectations and captures.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Step {
-    /// Step name; also the check id in reports (`scenario@era:name`).
-    pub name: At<String>,
+    /// Step name; also the check id in reports (`scenario@era:name`). Required, except on a
+    /// group call (`use:`), where it prefixes the group's step names (`name/step`).
+    #[serde(default)]
+    pub name: Option<At<String>>,
+    /// Call a reusable step group of the pack (`groups:` in `pack.yaml`): its steps run
+    /// here, in place of this one. Takes only `name` and `with`.
+    #[serde(default, rename = "use")]
+    pub use_: Option<At<String>>,
+    /// Arguments of a group call: values for the group's `parameters` (templates allowed).
+    #[serde(default)]
+    pub with: Option<At<IndexMap<String, TValue>>>,
     #[serde(default)]
     pub description: Option<String>,
     /// Run this step only when the connection's era matches one of these.
@@ -108,7 +117,7 @@ pub enum StepLevel {
 }
 
 /// A JSON-RPC request built by the engine for the connection's era.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Request {
     /// JSON-RPC method, e.g. `tools/list`, `tools/call`.
@@ -133,7 +142,7 @@ pub struct Request {
 }
 
 /// A JSON-RPC notification.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Notification {
     pub method: At<String>,
@@ -147,7 +156,7 @@ pub struct Notification {
 
 /// A message sent verbatim. A string body is sent byte for byte (it need not be JSON);
 /// a mapping or list is serialized as JSON. No `_meta`, id or headers are added.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Raw {
     pub body: TValue,
@@ -165,7 +174,7 @@ pub struct Raw {
 }
 
 /// Retries of a step.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RetryDoc {
     /// Attempts after the first one.
@@ -176,7 +185,7 @@ pub struct RetryDoc {
 }
 
 /// Preconditions of a scenario or step.
-#[derive(Debug, Deserialize, JsonSchema, Default)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Requires {
     /// Server capabilities that must be declared, as dotted paths into `capabilities`:
@@ -205,7 +214,7 @@ pub struct Requires {
 }
 
 /// A built-in multi-request check.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Check {
     /// Which check to run.
@@ -250,7 +259,7 @@ pub enum CheckKind {
 
 /// A contract check: snapshot the server over this connection and diff it with a
 /// baseline; changes that the rules make failing fail the step.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ContractCheck {
     /// Baseline snapshot folder, relative to the scenario file.
@@ -265,7 +274,7 @@ pub struct ContractCheck {
 ///
 /// JSONPath and `schema` apply to the response's `result`; for an error response the
 /// document is `{"error": {...}}`, so `$.error.code` works.
-#[derive(Debug, Deserialize, JsonSchema, Default)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Expectation {
     /// RFC 9535 JSONPath evaluated on the result; combine with one or more predicates.
@@ -380,7 +389,7 @@ pub struct LengthCompare {
 }
 
 /// Expected JSON-RPC error.
-#[derive(Debug, Deserialize, JsonSchema, Default)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ErrorExpectation {
     /// The error code, or a list of acceptable codes.
@@ -420,7 +429,7 @@ impl CodeSpec {
 }
 
 /// Expected HTTP status and headers.
-#[derive(Debug, Deserialize, JsonSchema, Default)]
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct HttpExpectation {
     /// Status code, or a list of acceptable codes.
@@ -430,4 +439,123 @@ pub struct HttpExpectation {
     /// must be absent. Names are case-insensitive.
     #[serde(default)]
     pub headers: IndexMap<String, Option<At<String>>>,
+}
+
+/// A pack's manifest (`pack.yaml`): a shareable, versioned folder of scenarios with typed
+/// parameters, requirements, imports of other packs and reusable step groups.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "mcpspec pack")]
+pub struct PackDoc {
+    /// Pack name: lowercase letters, digits and `-` (a built-in pack is imported by name).
+    pub name: At<String>,
+    /// Semantic version, e.g. `1.4.0` (imports may require a range such as `^1.0`).
+    pub version: At<String>,
+    /// What the pack checks, in one sentence.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Typed parameters, available to the pack's scenarios and groups as template
+    /// variables. Set them with `--set`, `parameters:` in mcpspec.yaml,
+    /// `MCPSPEC_PARAM_<NAME>`, or an importing pack's `with:`.
+    #[serde(default)]
+    pub parameters: IndexMap<String, At<ParamDecl>>,
+    /// What the server must offer; when unmet, every scenario of the pack is skipped with
+    /// the reason.
+    #[serde(default)]
+    pub requires: Option<At<PackRequires>>,
+    /// Other packs this one runs too: relative folders or built-in pack names.
+    #[serde(default)]
+    pub imports: Vec<At<ImportDoc>>,
+    /// Scenario files and folders, relative to the pack folder. Default: every `*.yaml`
+    /// under the folder except `pack.yaml`.
+    #[serde(default)]
+    pub scenarios: Option<Vec<At<String>>>,
+    /// Reusable step groups, called from a scenario step with `use: NAME`.
+    #[serde(default)]
+    pub groups: IndexMap<String, At<GroupDoc>>,
+}
+
+/// One declared parameter (of a pack or a step group).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ParamDecl {
+    /// Value type; values given as text (`--set`, environment) are converted to it.
+    #[serde(rename = "type", default)]
+    pub type_: ParamType,
+    /// Value when none is given. Without one (and without `required`), the parameter
+    /// stays unset unless given.
+    #[serde(default)]
+    pub default: Option<TValue>,
+    /// What the parameter means (shown by `mcpspec list`).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The value is a credential: redacted from every output.
+    #[serde(default)]
+    pub secret: bool,
+    /// Running the pack without a value is an error.
+    #[serde(default)]
+    pub required: bool,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ParamType {
+    #[default]
+    String,
+    Number,
+    Integer,
+    Boolean,
+}
+
+impl ParamType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamType::String => "string",
+            ParamType::Number => "number",
+            ParamType::Integer => "integer",
+            ParamType::Boolean => "boolean",
+        }
+    }
+}
+
+/// Requirements of a whole pack.
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PackRequires {
+    /// The connection's era must match one of these (`legacy`, `modern`, a revision).
+    #[serde(default)]
+    pub eras: Vec<At<String>>,
+    /// Server capabilities that must be declared (dotted paths, as in scenarios).
+    #[serde(default)]
+    pub capabilities: Vec<At<String>>,
+}
+
+/// An import of another pack.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ImportDoc {
+    /// A folder holding a `pack.yaml` (relative to this pack's folder), or a built-in
+    /// pack name such as `conformance-2026-07-28`.
+    pub pack: At<String>,
+    /// Required version range (semver, e.g. `^1.0`, `>=1.2, <2`).
+    #[serde(default)]
+    pub version: Option<At<String>>,
+    /// Values for the imported pack's parameters (below `--set`, mcpspec.yaml and the
+    /// environment in precedence).
+    #[serde(default)]
+    pub with: IndexMap<String, TValue>,
+}
+
+/// A reusable sequence of steps with parameters.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GroupDoc {
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Arguments the call passes with `with:`; template variables inside the group.
+    #[serde(default)]
+    pub parameters: IndexMap<String, At<ParamDecl>>,
+    /// The steps, expanded in place of the call. Their captures are visible to the
+    /// caller's later steps.
+    pub steps: Vec<At<Step>>,
 }

@@ -26,7 +26,65 @@ pub struct Scenario {
     pub steps: Vec<Step>,
     pub file: Arc<SourceFile>,
     pub pos: Pos,
+    /// Name of the pack the scenario belongs to.
     pub pack: Option<String>,
+    /// Version of that pack.
+    pub pack_version: Option<String>,
+    /// The pack's parameter values (only the set ones): template variables, like `--set`.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// The pack's `requires`: unmet, every step of the scenario is skipped.
+    pub pack_requires: Option<Arc<PackRequirement>>,
+}
+
+/// A pack's requirements, checked against each connection.
+#[derive(Debug)]
+pub struct PackRequirement {
+    pub pack: String,
+    /// Empty: any era.
+    pub eras: Vec<EraSelector>,
+    pub capabilities: Vec<String>,
+}
+
+impl PackRequirement {
+    /// Why a connection does not meet the pack's requirements, if it does not.
+    pub fn unmet(
+        &self,
+        kind: crate::era::EraKind,
+        revision: &str,
+        capabilities: &serde_json::Value,
+    ) -> Option<String> {
+        if !self.eras.is_empty()
+            && !self
+                .eras
+                .iter()
+                .any(|e| e.matches_negotiated(kind, revision))
+        {
+            let eras: Vec<String> = self.eras.iter().map(EraSelector::label).collect();
+            return Some(format!(
+                "pack `{}` requires eras [{}]; the connection negotiated {} ({revision})",
+                self.pack,
+                eras.join(", "),
+                kind.as_str()
+            ));
+        }
+        self.capabilities
+            .iter()
+            .find(|c| !capability_declared(capabilities, c))
+            .map(|c| {
+                format!(
+                    "pack `{}` requires the `{c}` capability, which the server does not declare",
+                    self.pack
+                )
+            })
+    }
+}
+
+/// The arguments of one group call, shared by the steps the call expanded to: bound as
+/// template variables while those steps run, then unbound.
+#[derive(Debug)]
+pub struct GroupCall {
+    pub group: String,
+    pub args: Vec<(String, TValue)>,
 }
 
 #[derive(Debug)]
@@ -46,6 +104,8 @@ pub struct Step {
     pub captures: Vec<Capture>,
     /// Template variables this step refers to.
     pub uses: std::collections::BTreeSet<String>,
+    /// Set on the steps of an expanded group call.
+    pub call: Option<Arc<GroupCall>>,
 }
 
 #[derive(Debug)]

@@ -140,7 +140,13 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
         description: scenario.description.clone(),
         file: scenario.pos.file_name().to_string(),
         line: scenario.pos.line,
-        pack: scenario.pack.clone(),
+        pack: scenario
+            .pack
+            .as_ref()
+            .map(|p| match &scenario.pack_version {
+                Some(v) => format!("{p}@{v}"),
+                None => p.clone(),
+            }),
         era: EraInfo {
             requested: item.era.label.clone(),
             ..EraInfo::default()
@@ -193,8 +199,16 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
             suite.era.note = n.note.clone();
             conn.take_log();
             let mismatch = era_mismatch(scenario, &conn);
+            // The pack's parameter values join `--set`'s (they already include its overrides).
+            let params = if scenario.params.is_empty() {
+                std::borrow::Cow::Borrowed(params)
+            } else {
+                let mut merged = params.clone();
+                merged.extend(scenario.params.clone());
+                std::borrow::Cow::Owned(merged)
+            };
             suite.steps =
-                step::run_steps(scenario, &mut conn, mismatch, params, config.wire_validate).await;
+                step::run_steps(scenario, &mut conn, mismatch, &params, config.wire_validate).await;
             suite.stderr_tail = conn.stderr_tail();
             conn.close().await;
         }
@@ -207,6 +221,13 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
 /// the negotiated era is outside the scenario's `eras`.
 fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
     let n = &conn.negotiated;
+    if let Some(why) = scenario
+        .pack_requires
+        .as_ref()
+        .and_then(|r| r.unmet(n.kind, &n.revision, &n.capabilities))
+    {
+        return Some(why);
+    }
     if let Some(why) = scenario.requires.unmet(&n.capabilities, conn.is_http()) {
         return Some(why);
     }

@@ -1,5 +1,6 @@
 //! Running the steps of one scenario over one connection.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
@@ -10,7 +11,7 @@ use crate::client::connection::raw_outgoing;
 use crate::client::{Connection, Exchange, Outgoing};
 use crate::dsl::template::render_value;
 use crate::dsl::value::TValue;
-use crate::dsl::{Action, ExpectKind, Scenario, Step};
+use crate::dsl::{Action, ExpectKind, GroupCall, Scenario, Step};
 use crate::era::EraSelector;
 use crate::report::model::{Failure, Level, Outcome, StepResult};
 use crate::source::Severity;
@@ -53,8 +54,18 @@ pub async fn run_steps(
             }
         }
     }
+    // Arguments of the group call being run: bound while its steps run, then unbound.
+    let mut call: Option<BoundCall> = None;
     for step in &scenario.steps {
         let started = Instant::now();
+        let same_call =
+            matches!((&call, &step.call), (Some(c), Some(s)) if Arc::ptr_eq(&c.call, s));
+        if !same_call {
+            if let Some(done) = call.take() {
+                done.unbind(&mut ctx);
+            }
+            call = step.call.as_ref().map(|c| BoundCall::bind(c, &mut ctx));
+        }
         // A scenario-level `authRequired` decides before anything step-specific: an
         // unauthenticated endpoint skips every token check for that one reason.
         let mut skip = skip_all.clone();
@@ -75,6 +86,7 @@ pub async fn run_steps(
                 }
             }
         }
+        let call_broken = call.as_ref().and_then(|c| c.error.clone());
         let outcome_and_log = if let Some(reason) = skip {
             (Outcome::Skipped { reason }, conn.take_log())
         } else if let Some(e) = probe_error {
@@ -85,7 +97,7 @@ pub async fn run_steps(
                 },
                 conn.take_log(),
             )
-        } else if let Some(why) = &broken {
+        } else if let Some(why) = broken.as_ref().or(call_broken.as_ref()) {
             (
                 Outcome::Error {
                     message: format!("not run: {why}"),
@@ -139,6 +151,46 @@ pub async fn run_steps(
         results.push(step_result(step, outcome, started.elapsed(), transcript));
     }
     results
+}
+
+/// A group call's arguments, rendered against the caller's variables when the call's
+/// first step runs, and the values they shadowed.
+struct BoundCall {
+    call: Arc<GroupCall>,
+    shadowed: Vec<(String, Option<Value>)>,
+    error: Option<String>,
+}
+
+impl BoundCall {
+    fn bind(call: &Arc<GroupCall>, ctx: &mut Map<String, Value>) -> Self {
+        let vars = Value::Object(ctx.clone());
+        let mut bound = BoundCall {
+            call: call.clone(),
+            shadowed: Vec::new(),
+            error: None,
+        };
+        for (name, value) in &call.args {
+            match render_value(value, &vars) {
+                Ok(v) => bound
+                    .shadowed
+                    .push((name.clone(), ctx.insert(name.clone(), v))),
+                Err((_, _, e)) => {
+                    bound.error = Some(format!("argument `{name}` of group `{}`: {e}", call.group));
+                    break;
+                }
+            }
+        }
+        bound
+    }
+
+    fn unbind(self, ctx: &mut Map<String, Value>) {
+        for (name, old) in self.shadowed.into_iter().rev() {
+            match old {
+                Some(v) => ctx.insert(name, v),
+                None => ctx.remove(&name),
+            };
+        }
+    }
 }
 
 fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
