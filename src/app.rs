@@ -63,6 +63,7 @@ pub fn main() -> i32 {
         Command::Report {
             command: crate::cli::ReportCommand::Merge { files, junit, json },
         } => merge(&files, junit.as_deref(), json.as_deref()),
+        Command::Init(args) => runtime().block_on(crate::init::init(args)),
         Command::Snapshot(args) => runtime().block_on(snapshot(args)),
         Command::Diff(args) => diff(args),
         Command::Validate { paths } => validate(&paths),
@@ -543,7 +544,7 @@ async fn call(args: CallArgs) -> i32 {
     code
 }
 
-fn connect_exit(kind: ConnectErrorKind) -> i32 {
+pub(crate) fn connect_exit(kind: ConnectErrorKind) -> i32 {
     match kind {
         ConnectErrorKind::Start | ConnectErrorKind::Unreachable => exit::UNREACHABLE,
         ConnectErrorKind::Auth => exit::AUTH_REQUIRED,
@@ -551,7 +552,10 @@ fn connect_exit(kind: ConnectErrorKind) -> i32 {
     }
 }
 
-async fn open(args: &crate::cli::TargetArgs, era: &str) -> Result<(Connection, Vec<String>), i32> {
+pub(crate) async fn open(
+    args: &crate::cli::TargetArgs,
+    era: &str,
+) -> Result<(Connection, Vec<String>), i32> {
     let (target, secrets) = args.to_target().map_err(usage)?;
     let era = Era::parse(era).map_err(|e| usage(UsageError(format!("--era: {e}"))))?;
     crate::signals::install();
