@@ -98,7 +98,7 @@ fn example_server_both_eras_validates_and_runs() {
     }
     // Only read-only tools are called: create_note is listed, never called.
     let note = &files["tests/mcp/tools/create-note.yaml"];
-    assert!(!note.contains("tools/call"), "{note}");
+    assert!(!note.contains("method: tools/call"), "{note}");
     assert!(note.contains("not marked readOnlyHint"), "{note}");
     assert!(files["tests/mcp/tools/add.yaml"].contains("outputSchema: conforms"));
     assert!(files["tests/mcp/tools/echo.yaml"].contains("$.content[*].type"));
@@ -313,8 +313,8 @@ fn generated_project_fails_when_the_server_changes() {
             &[("resource-logo", "listed"), ("resource-logo", "read")],
         ),
         (
-            &["--defect", "invalid-output-schema"],
-            &[("tool-add", "listed with valid input and output schemas")],
+            &["--change", "add-required-param"],
+            &[("contract", "no breaking change (legacy)")],
         ),
         (
             &["--change", "prompt-required-arg"],
