@@ -544,7 +544,7 @@ async fn call(args: CallArgs) -> i32 {
     code
 }
 
-pub(crate) fn connect_exit(kind: ConnectErrorKind) -> i32 {
+fn connect_exit(kind: ConnectErrorKind) -> i32 {
     match kind {
         ConnectErrorKind::Start | ConnectErrorKind::Unreachable => exit::UNREACHABLE,
         ConnectErrorKind::Auth => exit::AUTH_REQUIRED,
@@ -561,17 +561,21 @@ pub(crate) async fn open(
     crate::signals::install();
     match Connection::open(&target, &era.label, &era.request).await {
         Ok(c) => Ok((c, secrets)),
-        Err(e) => {
-            eprintln!("error: {}", report::redact(&e.message, &secrets));
-            if let Some(tail) = &e.stderr_tail {
-                eprintln!(
-                    "server stderr (last lines):\n{}",
-                    report::redact(tail, &secrets)
-                );
-            }
-            Err(connect_exit(e.kind))
-        }
+        Err(e) => Err(connect_failed(&e, &secrets)),
     }
+}
+
+/// Print why a connection failed (redacted, with the server's last stderr lines); the
+/// exit code that goes with it.
+pub(crate) fn connect_failed(e: &crate::client::ConnectError, secrets: &[String]) -> i32 {
+    eprintln!("error: {}", report::redact(&e.message, secrets));
+    if let Some(tail) = &e.stderr_tail {
+        eprintln!(
+            "server stderr (last lines):\n{}",
+            report::redact(tail, secrets)
+        );
+    }
+    connect_exit(e.kind)
 }
 
 async fn snapshot(args: SnapshotArgs) -> i32 {

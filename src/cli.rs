@@ -127,7 +127,7 @@ pub struct InitArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Era to connect in and write to the config (repeatable). Default: every era the
-    /// server speaks (probed: `auto`, then legacy too when it picked the modern era).
+    /// server speaks (legacy and 2026-07-28 are each tried).
     #[arg(long = "era", value_name = "ERA")]
     pub eras: Vec<String>,
     /// Overwrite files that already exist.

@@ -35,22 +35,36 @@ pub async fn init(args: InitArgs) -> i32 {
     let mut connections = Vec::new();
     let mut notes = Vec::new();
     if args.eras.is_empty() {
-        let conn = match crate::app::open(&args.target, "auto").await {
-            Ok((c, _)) => c,
-            Err(code) => return code,
-        };
-        let picked = probe::label_of(&conn);
-        let modern = conn.negotiated.kind == crate::era::EraKind::Modern;
-        connections.push((picked, conn));
-        if modern {
-            // A dual-era server gets tests in both eras; a modern-only one in the one.
-            match probe::connect(&target, "legacy").await {
-                Ok(c) => connections.insert(0, ("legacy".to_string(), c)),
-                Err(e) => notes.push(format!(
-                    "legacy era not written: the server did not connect in it ({})",
-                    redact(&e.message)
-                )),
+        // Every era the server speaks, each probed with the full timeout (a slow-starting
+        // server must not lose its modern era to the short `auto` probe).
+        let mut refused = Vec::new();
+        for label in ["legacy", crate::era::MODERN_REVISION] {
+            match probe::connect(&target, label).await {
+                Ok(c) => connections.push((label.to_string(), c)),
+                Err(e) if e.kind == crate::client::ConnectErrorKind::Protocol => {
+                    refused.push((label, e))
+                }
+                Err(e) => {
+                    for (_, c) in connections {
+                        c.close().await;
+                    }
+                    return crate::app::connect_failed(&e, &secrets);
+                }
             }
+        }
+        if connections.is_empty() {
+            eprintln!("error: the server connected in no era");
+            let mut code = exit::FAILED;
+            for (_, e) in &refused {
+                code = crate::app::connect_failed(e, &secrets);
+            }
+            return code;
+        }
+        for (label, e) in refused {
+            notes.push(format!(
+                "{label} era not written: the server did not connect in it ({})",
+                redact(&e.message)
+            ));
         }
     } else {
         for era in &args.eras {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::argsgen;
 use crate::client::{ConnectError, Connection, Target};
 use crate::contract::{Snapshot, take_snapshot};
-use crate::era::{EraKind, EraRequest, MODERN_REVISION};
+use crate::era::EraRequest;
 
 /// The value sent for each required prompt argument (prompt arguments are strings).
 pub const PROMPT_ARGUMENT_EXAMPLE: &str = "example";
@@ -46,14 +46,6 @@ pub async fn connect(target: &Target, label: &str) -> Result<Connection, Connect
         transcript: Vec::new(),
     })?;
     Connection::open(target, label, &request).await
-}
-
-/// The era label to write for a connection opened with `auto`.
-pub fn label_of(conn: &Connection) -> String {
-    match conn.negotiated.kind {
-        EraKind::Legacy => "legacy".into(),
-        EraKind::Modern => MODERN_REVISION.into(),
-    }
 }
 
 /// Snapshot the server over `conn` and observe its read-only operations.
