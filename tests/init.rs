@@ -230,9 +230,22 @@ fn refuses_to_overwrite_without_force() {
     assert_eq!(std::fs::read_to_string(&echo).unwrap(), "# mine\n");
     assert!(!dir.path().join("mcpspec.yaml").exists());
 
+    // --force overwrites, and names the pack's files it did not write (still loaded).
+    let mine = dir.path().join("tests/mcp/tools/gone.yaml");
+    std::fs::write(
+        &mine,
+        "scenario: gone\nsteps:\n  - name: ping\n    request: { method: ping }\n",
+    )
+    .unwrap();
     let r = init(dir.path(), &["--stdio", &stdio_target(&[]), "--force"], &[]);
     assert_eq!(r.code, 0, "{r:?}");
     assert_ne!(std::fs::read_to_string(&echo).unwrap(), "# mine\n");
+    assert!(
+        r.stdout
+            .contains("note: tests/mcp/tools/gone.yaml was not written by this init"),
+        "{r:?}"
+    );
+    assert!(mine.exists());
 }
 
 /// Over HTTP with a bearer token: the variable's name is written, never the token (nor a
@@ -296,7 +309,9 @@ fn generated_project_fails_when_the_server_changes() {
     let dir = tempfile::tempdir().unwrap();
     let r = init(dir.path(), &["--stdio", &stdio_target(&[])], &[]);
     assert_eq!(r.code, 0, "{r:?}");
-    let cases: &[(&[&str], &[(&str, &str)])] = &[
+    /// Server flags, and the (scenario, step) checks that must fail against that server.
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+    let cases: &[Case] = &[
         (
             &["--change", "rename-tool"],
             &[
@@ -363,4 +378,43 @@ fn help_describes_the_command() {
     ] {
         assert!(r.stdout.contains(needle), "{needle}: {r:?}");
     }
+}
+
+/// Bad input is a usage error (exit 2); a server that cannot be started is exit 4; neither
+/// writes anything.
+#[test]
+fn bad_input_and_unreachable_servers_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("p");
+    let r = init(&project, &[], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("no target"), "{r:?}");
+    let r = init(
+        &project,
+        &["--stdio", &stdio_target(&[]), "--era", "2026-7-28"],
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--era"), "{r:?}");
+    let r = init(
+        &project,
+        &[
+            "--url",
+            "http://127.0.0.1:9/mcp",
+            "--bearer-env",
+            "INIT_UNSET_VAR",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("INIT_UNSET_VAR"), "{r:?}");
+    let r = init(&project, &["--stdio", "/no/such/mcp-server"], &[]);
+    assert_eq!(r.code, 4, "{r:?}");
+    let r = init(
+        &project,
+        &["--stdio", &stdio_target(&["--defect", "exit-at-start"])],
+        &[],
+    );
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(!project.exists(), "nothing is written when init fails");
 }

@@ -6,6 +6,9 @@
 //! - the npm reference server `@modelcontextprotocol/server-memory` 2026.8.31 (legacy-only) over
 //!   stdio.
 //!
+//! `mcpspec init` against both servers writes a project that validates and passes with a bare
+//! `mcpspec run` (init_npm_server_memory, init_python_sdk_both_eras).
+//!
 //! The servers are installed by `.ci/run` (a venv from requirements.txt; `npm ci` from the
 //! lockfile). A missing installation fails these tests with the step to run: never a silent pass.
 

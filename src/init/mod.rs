@@ -129,6 +129,12 @@ pub async fn init(args: InitArgs) -> i32 {
             return exit::INVALID_INPUT;
         }
     }
+    notes.extend(leftovers(&args.dir, &files).into_iter().map(|p| {
+        format!(
+            "{} was not written by this init and is still loaded by `mcpspec run` (delete it if its item is gone)",
+            p.display()
+        )
+    }));
     if let Err(code) = self_check(&args.dir) {
         return code;
     }
@@ -221,6 +227,32 @@ fn relative_to(path: &Path, dir: &Path) -> String {
         Ok(rel) => rel.display().to_string(),
         Err(_) => path.display().to_string(),
     }
+}
+
+/// Scenario files in the pack folder that this init did not write (after `--force`: items
+/// the server no longer has, or the user's own scenarios).
+fn leftovers(dir: &Path, files: &[render::File]) -> Vec<PathBuf> {
+    let written: std::collections::HashSet<&Path> =
+        files.iter().map(|f| f.path.as_path()).collect();
+    let mut found = Vec::new();
+    let mut stack = vec![PathBuf::from(PACK_DIR)];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(dir.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let rel = rel.join(entry.file_name());
+            if entry.path().is_dir() {
+                stack.push(rel);
+            } else if rel.extension().is_some_and(|e| e == "yaml" || e == "yml")
+                && !written.contains(rel.as_path())
+            {
+                found.push(rel);
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 /// The written project must load: a failure here is a bug in init, reported as such.

@@ -705,3 +705,100 @@ fn contract_scenario(eras: &[EraSeen]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::Snapshot;
+    use serde_json::json;
+
+    fn era(label: &str, tools: Vec<Value>, calls: Vec<(String, Observed)>) -> EraSeen {
+        EraSeen {
+            label: label.into(),
+            described: label.into(),
+            snapshot: Snapshot {
+                tools,
+                resources: Vec::new(),
+                resource_templates: Vec::new(),
+                prompts: Vec::new(),
+                server: json!({}),
+                meta: json!({"server": {"name": "srv", "version": "1"}}),
+            },
+            calls,
+            prompt_gets: Vec::new(),
+            reads: Vec::new(),
+        }
+    }
+
+    /// An item listed in one era only and a call that failed in one era get `eras:`
+    /// restrictions and comments; odd names are escaped; the project loads.
+    #[test]
+    fn per_era_items_and_calls() {
+        let look = json!({"name": "look", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}});
+        let odd = json!({"name": "new it's {{x}}", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}});
+        let text_result = json!({"content": [{"type": "text", "text": "x"}]});
+        let eras = [
+            era(
+                "legacy",
+                vec![look.clone()],
+                vec![(
+                    "look".into(),
+                    Observed::Failed("isError: true (nope)".into()),
+                )],
+            ),
+            era(
+                "2026-07-28",
+                vec![look, odd],
+                vec![
+                    ("look".into(), Observed::Result(text_result.clone())),
+                    ("new it's {{x}}".into(), Observed::Result(text_result)),
+                ],
+            ),
+        ];
+        let target = TargetConfig {
+            stdio: Some("srv".into()),
+            url: None,
+            env: Vec::new(),
+            cwd: None,
+            headers: Vec::new(),
+            bearer_env: None,
+            timeout: None,
+            omitted: Vec::new(),
+        };
+        let (files, notes) = project(&eras, &target, "{}", "{}");
+        let text = |p: &str| {
+            files
+                .iter()
+                .find(|f| f.path == Path::new(p))
+                .unwrap_or_else(|| panic!("no {p}"))
+                .text
+                .clone()
+        };
+        let look = text("tests/mcp/tools/look.yaml");
+        assert!(look.contains("    eras: [2026-07-28]\n"), "{look}");
+        assert!(
+            look.contains("# With these arguments the call failed in legacy: isError: true (nope)"),
+            "{look}"
+        );
+        assert!(notes.iter().any(|n| n.contains("`look`")), "{notes:?}");
+        let odd = text("tests/mcp/tools/new-it-s-x.yaml");
+        assert!(odd.contains("eras: [2026-07-28]   #"), "{odd}");
+        assert!(
+            odd.contains(r#""$.tools[?@.name == 'new it\\'s {{x}}']""#),
+            "{odd}"
+        );
+        assert!(
+            odd.contains(r#"name: "{% raw %}new it's {{x}}{% endraw %}""#),
+            "{odd}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        for f in &files {
+            let path = dir.path().join(&f.path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, &f.text).unwrap();
+        }
+        let loaded = crate::dsl::load::load_paths(&[dir.path().join(PACK_DIR)])
+            .unwrap_or_else(|e| panic!("{}", e.render()));
+        assert_eq!(loaded.len(), 3);
+    }
+}
