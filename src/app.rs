@@ -64,6 +64,7 @@ pub fn main() -> i32 {
         Command::Report {
             command: crate::cli::ReportCommand::Merge { files, junit, json },
         } => merge(&files, junit.as_deref(), json.as_deref()),
+        Command::Init(args) => runtime().block_on(crate::init::init(args)),
         Command::Snapshot(args) => runtime().block_on(snapshot(args)),
         Command::Diff(args) => diff(args),
         Command::Validate { paths } => validate(&paths),
@@ -681,23 +682,30 @@ fn connect_exit(kind: ConnectErrorKind) -> i32 {
     }
 }
 
-async fn open(args: &crate::cli::TargetArgs, era: &str) -> Result<(Connection, Vec<String>), i32> {
+pub(crate) async fn open(
+    args: &crate::cli::TargetArgs,
+    era: &str,
+) -> Result<(Connection, Vec<String>), i32> {
     let (target, secrets) = args.to_target().map_err(usage)?;
     let era = Era::parse(era).map_err(|e| usage(UsageError(format!("--era: {e}"))))?;
     crate::signals::install();
     match Connection::open(&target, &era.label, &era.request).await {
         Ok(c) => Ok((c, secrets)),
-        Err(e) => {
-            eprintln!("error: {}", report::redact(&e.message, &secrets));
-            if let Some(tail) = &e.stderr_tail {
-                eprintln!(
-                    "server stderr (last lines):\n{}",
-                    report::redact(tail, &secrets)
-                );
-            }
-            Err(connect_exit(e.kind))
-        }
+        Err(e) => Err(connect_failed(&e, &secrets)),
     }
+}
+
+/// Print why a connection failed (redacted, with the server's last stderr lines); the
+/// exit code that goes with it.
+pub(crate) fn connect_failed(e: &crate::client::ConnectError, secrets: &[String]) -> i32 {
+    eprintln!("error: {}", report::redact(&e.message, secrets));
+    if let Some(tail) = &e.stderr_tail {
+        eprintln!(
+            "server stderr (last lines):\n{}",
+            report::redact(tail, secrets)
+        );
+    }
+    connect_exit(e.kind)
 }
 
 async fn snapshot(args: SnapshotArgs) -> i32 {

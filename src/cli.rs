@@ -59,6 +59,9 @@ pub enum Command {
         #[command(subcommand)]
         command: ReportCommand,
     },
+    /// Connect to a live server and write a starter project: mcpspec.yaml, a pack with a
+    /// scenario per tool, prompt, resource and template, and a contract baseline.
+    Init(InitArgs),
     /// Take a normalized contract snapshot of a server (one era, one profile).
     Snapshot(SnapshotArgs),
     /// Classify every change between two contract snapshots.
@@ -108,6 +111,31 @@ pub struct SnapshotArgs {
     /// Folder to write the snapshot files into.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Writes into DIR: mcpspec.yaml (the target as `default`, the eras, \
+report paths), tests/mcp/ (pack.yaml, one scenario per tool, prompt, resource and resource \
+template, contract.yaml and the baseline snapshots under contract/ERA/) and .mcpspec/schema/ \
+(the JSON Schemas the files' $schema lines point to). Only tools marked readOnlyHint: true are \
+called. Secrets are never written: --bearer-env writes the variable's name; secret headers and \
+env values are left out with a comment. Then, in DIR: `mcpspec validate tests/mcp` and \
+`mcpspec run`."
+)]
+pub struct InitArgs {
+    /// Project folder to write into (created if missing).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Era to connect in and write to the config (repeatable). Default: every era the
+    /// server speaks (legacy and 2026-07-28 are each tried).
+    #[arg(long = "era", value_name = "ERA")]
+    pub eras: Vec<String>,
+    /// Overwrite files that already exist.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -358,13 +386,13 @@ impl TargetArgs {
 }
 
 /// Header names whose values are credentials.
-fn is_sensitive_header(name: &str) -> bool {
+pub(crate) fn is_sensitive_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     n == "authorization" || n == "cookie" || n == "proxy-authorization" || is_sensitive_name(&n)
 }
 
 /// Names that suggest a credential (`API_KEY`, `x-auth-token`, `SECRET`, …).
-fn is_sensitive_name(name: &str) -> bool {
+pub(crate) fn is_sensitive_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     [
         "token", "secret", "password", "passwd", "api-key", "api_key", "apikey", "auth",

@@ -15,6 +15,7 @@ pub mod contract;
 pub mod dsl;
 pub mod engine;
 pub mod era;
+pub mod init;
 pub mod report;
 pub mod select;
 pub mod signals;

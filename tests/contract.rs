@@ -1074,11 +1074,20 @@ fn real_world_npm_server_releases() {
         "removed",
         true
     ));
+    // Both releases declare resources.subscribe (no change); the new one adds listChanged flags.
+    assert!(
+        !v["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "resources.subscribe"),
+        "resources.subscribe is declared by both releases"
+    );
     assert!(has(
         "server",
-        "resources.subscribe",
-        "capability_removed",
-        true
+        "resources.listChanged",
+        "capability_added",
+        false
     ));
     assert!(has("server", "instructions", "instructions_changed", false));
     let warnings = v["warnings"].as_array().unwrap();

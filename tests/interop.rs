@@ -6,6 +6,9 @@
 //! - the npm reference server `@modelcontextprotocol/server-memory` 2026.8.31 (legacy-only) over
 //!   stdio.
 //!
+//! `mcpspec init` against both servers writes a project that validates and passes with a bare
+//! `mcpspec run` (init_npm_server_memory, init_python_sdk_both_eras).
+//!
 //! The servers are installed by `.ci/run` (a venv from requirements.txt; `npm ci` from the
 //! lockfile). A missing installation fails these tests with the step to run: never a silent pass.
 
@@ -343,4 +346,84 @@ fn stale_baseline_entry_fails_the_run() {
     assert_eq!(r.report["summary"]["errors"], 0, "{}", r.output);
     let want: BTreeSet<String> = MEMORY_XFAIL.iter().map(|s| s.to_string()).collect();
     assert_eq!(r.xfails(), want, "{}", r.output);
+}
+
+/// `mcpspec init` against a third-party server, then `mcpspec validate` and `mcpspec run` in
+/// the generated project with no flags: everything passes, in the eras init found.
+fn init_then_run(target: &[&str], eras: &str) -> (tempfile::TempDir, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let mut args = vec!["init", project.to_str().unwrap()];
+    args.extend_from_slice(target);
+    let r = run(&args);
+    assert_eq!(r.code, 0, "init: {r:?}");
+    let config = std::fs::read_to_string(project.join("mcpspec.yaml")).unwrap();
+    assert!(config.contains(&format!("eras: [{eras}]")), "{config}");
+    let v = common::run_in(&project, &["validate", "tests/mcp"], &[]);
+    assert_eq!(v.code, 0, "validate: {v:?}");
+    let r = common::run_in(&project, &["run"], &[]);
+    assert_eq!(r.code, 0, "run: {r:?}");
+    let report = read_json(&project.join("reports/results.json"));
+    assert_eq!(report["summary"]["failed"], 0, "{r:?}");
+    (dir, report)
+}
+
+/// The `passed` steps of the report, as `scenario@era:step`.
+fn passed_steps(report: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for suite in report["suites"].as_array().unwrap() {
+        for step in suite["steps"].as_array().unwrap() {
+            if step["outcome"]["status"] == "passed" {
+                out.insert(format!(
+                    "{}:{}",
+                    suite["id"].as_str().unwrap(),
+                    step["name"].as_str().unwrap()
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn init_npm_server_memory() {
+    let data = tempfile::tempdir().unwrap();
+    let (cmd, env, cwd) = memory_target(data.path());
+    // No --era: init probes, finds a legacy-only server and writes only that era.
+    let (_dir, report) = init_then_run(&["--stdio", &cmd, "--env", &env, "--cwd", &cwd], "legacy");
+    let passed = passed_steps(&report);
+    for step in [
+        // Read-only tools are called; the nested capability flags (tools.listChanged,
+        // resources.subscribe) of the baseline match the live server.
+        "tool-read-graph@legacy:called with example arguments",
+        "tool-search-nodes@legacy:called with example arguments",
+        "resource-knowledge-graph@legacy:read",
+        "contract@legacy:no breaking change (legacy)",
+    ] {
+        assert!(passed.contains(step), "{step} did not pass: {passed:?}");
+    }
+    // Tools that write the graph are listed, never called.
+    assert!(
+        !passed
+            .iter()
+            .any(|s| s.starts_with("tool-create-entities@legacy:called"))
+    );
+}
+
+#[test]
+fn init_python_sdk_both_eras() {
+    let (python, server) = python_server();
+    let cmd = format!("{} {}", word(&python), word(&server));
+    let (_dir, report) = init_then_run(&["--stdio", &cmd], "legacy, 2026-07-28");
+    let passed = passed_steps(&report);
+    for era in ["legacy", "2026-07-28"] {
+        let contract = format!("contract@{era}:no breaking change ({era})");
+        assert!(passed.contains(&contract), "{contract}: {passed:?}");
+        assert!(
+            passed
+                .iter()
+                .any(|s| s.contains(&format!("@{era}:called with example arguments"))),
+            "no tool was called in {era}: {passed:?}"
+        );
+    }
 }

@@ -85,11 +85,26 @@ fn test_scenarios_validate_against_the_schema() {
     let validator = validator();
     let mut files = yaml_files("tests/expectations");
     files.extend(yaml_files("tests/golden/scenarios"));
+    // What `mcpspec init` generates (its golden tree) is valid for editors too.
+    files.extend(yaml_files("tests/golden/init/tests/mcp"));
+    for kind in ["tools", "prompts", "resources", "resource-templates"] {
+        files.extend(yaml_files(&format!("tests/golden/init/tests/mcp/{kind}")));
+    }
+    files.retain(|f| !f.ends_with("pack.yaml"));
     assert!(files.len() >= 6, "{files:?}");
-    let errors: Vec<String> = files
+    let mut errors: Vec<String> = files
         .iter()
         .flat_map(|f| schema_errors(&validator, f))
         .collect();
+    let config_schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("schema/config.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let config = jsonschema::validator_for(&config_schema).unwrap();
+    errors.extend(schema_errors(
+        &config,
+        &repo_root().join("tests/golden/init/mcpspec.yaml"),
+    ));
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 

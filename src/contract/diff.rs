@@ -651,7 +651,7 @@ fn capabilities(b: &mut Builder, path: &str, x: &Map<String, Value>, y: &Map<Str
     }
     for (k, v) in x {
         let p = format!("{path}.{k}");
-        let k = &cap_name(&p);
+        let name = &cap_name(&p);
         match y.get(k) {
             None => {
                 let kind = if is_ext {
@@ -661,7 +661,7 @@ fn capabilities(b: &mut Builder, path: &str, x: &Map<String, Value>, y: &Map<Str
                 };
                 b.push(
                     "server",
-                    k,
+                    name,
                     kind,
                     Some(p),
                     Some(v.clone()),
@@ -686,7 +686,7 @@ fn capabilities(b: &mut Builder, path: &str, x: &Map<String, Value>, y: &Map<Str
                     };
                     b.push(
                         "server",
-                        k,
+                        name,
                         kind,
                         Some(p),
                         Some(v.clone()),
@@ -726,4 +726,45 @@ fn capabilities(b: &mut Builder, path: &str, x: &Map<String, Value>, y: &Map<Str
 fn cap_name(path: &str) -> String {
     let rest = path.strip_prefix("capabilities.").unwrap_or(path);
     rest.strip_prefix("extensions.").unwrap_or(rest).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_server(server: Value) -> Snapshot {
+        Snapshot {
+            tools: Vec::new(),
+            resources: Vec::new(),
+            resource_templates: Vec::new(),
+            prompts: Vec::new(),
+            server,
+            meta: Value::Null,
+        }
+    }
+
+    /// Nested flags (`resources.subscribe`) are looked up by their own key: the same
+    /// capabilities on both sides are no change, and a flag that goes is named by its path.
+    #[test]
+    fn nested_capability_flags_compare_by_key() {
+        let caps = json!({"capabilities": {"resources": {"listChanged": true, "subscribe": true}, "tools": {"listChanged": true}}});
+        let same = diff_snapshots(
+            &with_server(caps.clone()),
+            &with_server(caps.clone()),
+            ("a".into(), "b".into()),
+        );
+        assert!(same.changes.is_empty(), "{:?}", same.changes);
+        let fewer = json!({"capabilities": {"resources": {"listChanged": true}, "tools": {"listChanged": true}}});
+        let report = diff_snapshots(
+            &with_server(caps),
+            &with_server(fewer),
+            ("a".into(), "b".into()),
+        );
+        let found: Vec<(&str, &str)> = report
+            .changes
+            .iter()
+            .map(|c| (c.name.as_str(), c.kind.as_str()))
+            .collect();
+        assert_eq!(found, [("resources.subscribe", "capability_removed")]);
+    }
 }

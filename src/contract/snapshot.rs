@@ -69,11 +69,22 @@ impl Snapshot {
 
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
-        for (name, file) in LISTS {
-            write_json(&dir.join(file), &Value::Array(self.list(name).to_vec()))?;
+        for (file, text) in self.files() {
+            std::fs::write(dir.join(file), text)?;
         }
-        write_json(&dir.join("server.json"), &self.server)?;
-        write_json(&dir.join("snapshot.json"), &self.meta)
+        Ok(())
+    }
+
+    /// The snapshot's files and their contents, in a fixed order (`mcpspec init` lays them
+    /// out with the rest of a project before writing anything).
+    pub fn files(&self) -> Vec<(&'static str, String)> {
+        let mut out: Vec<(&'static str, String)> = LISTS
+            .iter()
+            .map(|(name, file)| (*file, json_text(&Value::Array(self.list(name).to_vec()))))
+            .collect();
+        out.push(("server.json", json_text(&self.server)));
+        out.push(("snapshot.json", json_text(&self.meta)));
+        out
     }
 
     /// Load a snapshot folder; errors name the file and what is wrong.
@@ -126,10 +137,10 @@ impl Snapshot {
     }
 }
 
-fn write_json(path: &Path, value: &Value) -> std::io::Result<()> {
+fn json_text(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("JSON serializes");
     text.push('\n');
-    std::fs::write(path, text)
+    text
 }
 
 /// Take a snapshot over an open connection.
