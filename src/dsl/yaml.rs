@@ -1,8 +1,8 @@
 //! The fast YAML front end: `granit-parser` events → a positioned node tree → serde.
 //!
 //! serde-saphyr (the reference loader) parses about 3 MB/s, which dominated `mcpspec run`
-//! on large scenario files. This module drives the same event parser (`granit-parser`,
-//! serde-saphyr's own) directly, builds a small tree with each node's `line:col`, and
+//! on large scenario files. This module drives the same event parser (`granit-parser`, which
+//! serde-saphyr re-exports) directly, builds a small tree with each node's `line:col`, and
 //! deserializes the typed model from it, resolving scalars per target type exactly as
 //! serde-saphyr does with its default options (YAML 1.1 booleans for untyped values,
 //! YAML 1.2 core numbers, `~`/`null`/empty as null).
@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use granit_parser::{Event, Parser, ScalarStyle};
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, IntoDeserializer, MapAccess,
     SeqAccess, VariantAccess, Visitor,
