@@ -104,8 +104,11 @@ pub async fn init(args: InitArgs) -> i32 {
     let (files, mut item_notes) = render::project(
         &eras,
         &target_config,
-        &crate::app::schema_text(),
-        &crate::app::config_schema_text(),
+        &render::Schemas {
+            scenario: crate::app::schema_text(),
+            pack: crate::app::pack_schema_text(),
+            config: crate::app::config_schema_text(),
+        },
     );
     notes.append(&mut item_notes);
     if !args.force {

@@ -38,31 +38,44 @@ pub struct TargetConfig {
     pub omitted: Vec<String>,
 }
 
+/// The JSON Schemas the generated files point their editors at.
+pub struct Schemas {
+    pub scenario: String,
+    pub pack: String,
+    pub config: String,
+}
+
 /// The whole project. `notes` tell the user what was not generated and why.
 pub fn project(
     eras: &[EraSeen],
     target: &TargetConfig,
-    scenario_schema: &str,
-    config_schema: &str,
+    schemas: &Schemas,
 ) -> (Vec<File>, Vec<String>) {
     let mut files = Vec::new();
     let mut notes = Vec::new();
     let server = server_label(eras);
-    files.push(File {
-        path: Path::new(SCHEMA_DIR).join("scenario.schema.json"),
-        text: format!("{scenario_schema}\n"),
-    });
-    files.push(File {
-        path: Path::new(SCHEMA_DIR).join("config.schema.json"),
-        text: format!("{config_schema}\n"),
-    });
+    for (name, text) in [
+        ("scenario.schema.json", &schemas.scenario),
+        ("pack.schema.json", &schemas.pack),
+        ("config.schema.json", &schemas.config),
+    ] {
+        files.push(File {
+            path: Path::new(SCHEMA_DIR).join(name),
+            text: format!("{text}\n"),
+        });
+    }
     files.push(File {
         path: "mcpspec.yaml".into(),
         text: config(eras, target, &server),
     });
+    let manifest = Path::new(PACK_DIR).join("pack.yaml");
     files.push(File {
-        path: Path::new(PACK_DIR).join("pack.yaml"),
-        text: pack_manifest(eras, &server),
+        text: format!(
+            "{}{}",
+            modeline(&manifest, "pack.schema.json"),
+            pack_manifest(eras, &server)
+        ),
+        path: manifest,
     });
     let all: Vec<&str> = eras.iter().map(|e| e.label.as_str()).collect();
     for kind in KINDS {
@@ -765,7 +778,12 @@ mod tests {
             timeout: None,
             omitted: Vec::new(),
         };
-        let (files, notes) = project(&eras, &target, "{}", "{}");
+        let schemas = Schemas {
+            scenario: "{}".into(),
+            pack: "{}".into(),
+            config: "{}".into(),
+        };
+        let (files, notes) = project(&eras, &target, &schemas);
         let text = |p: &str| {
             files
                 .iter()
