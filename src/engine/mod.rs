@@ -2,7 +2,10 @@
 //! step by step, and produces the canonical result model.
 
 mod checks;
+mod handles;
+mod injection;
 mod step;
+mod tool_checks;
 
 use std::time::Instant;
 
