@@ -78,6 +78,9 @@ const CHECKS: &[&str] = &[
     "modern-tools:tools_list_deterministic",
     "modern-tools:tools_list_stable_across_connections",
     "modern-tools:cache_scope_consistent_across_pages",
+    "modern-tool-calls:input_validation_is_error_result",
+    "modern-tool-calls:structured_content_conforms",
+    "modern-tool-calls:structured_content_text_block",
     "modern-undeclared:undeclared_tools_not_served",
     "modern-undeclared:undeclared_prompts_not_served",
     "modern-undeclared:undeclared_resources_not_served",
@@ -108,6 +111,9 @@ const CHECKS: &[&str] = &[
     "legacy-tools:invalid_cursor_rejected",
     "legacy-tools:tools_list_deterministic",
     "legacy-tools:tools_list_stable_across_connections",
+    "legacy-tool-calls:input_validation_is_error_result",
+    "legacy-tool-calls:structured_content_conforms",
+    "legacy-tool-calls:structured_content_text_block",
     "legacy-undeclared:undeclared_tools_not_served",
     "legacy-undeclared:undeclared_prompts_not_served",
     "legacy-undeclared:undeclared_resources_not_served",
@@ -220,6 +226,10 @@ const CASES: &[Case] = &[
     ("--defect mint-session-id", MODERN, HttpOnly, "modern-http:no_session_id", Warning),
     ("--defect allow-any-origin", MODERN, HttpOnly, "modern-http:invalid_origin_rejected", Failed),
     ("--defect garbage-stdout", MODERN, StdioOnly, "modern-stdio:stdout_clean", Failed),
+    ("--defect validation-protocol-error", MODERN, Both, "modern-tool-calls:input_validation_is_error_result", Warning),
+    ("--defect ignore-input-schema", MODERN, Both, "modern-tool-calls:input_validation_is_error_result", Warning),
+    ("--defect structured-content-mismatch", MODERN, Both, "modern-tool-calls:structured_content_conforms", Failed),
+    ("--defect no-structured-text", MODERN, Both, "modern-tool-calls:structured_content_text_block", Warning),
     // ---- conformance-2025-11-25 ------------------------------------------------------
     ("--defect no-capabilities", LEGACY, Both, "legacy-handshake:initialize_result_valid", Failed),
     ("--defect no-server-info", LEGACY, Both, "legacy-handshake:server_info_present", Failed),
@@ -250,6 +260,10 @@ const CASES: &[Case] = &[
     ("--defect lenient-header=version", LEGACY, HttpOnly, "legacy-http:unsupported_version_header_rejected", Failed),
     ("--defect allow-any-origin", LEGACY, HttpOnly, "legacy-http:invalid_origin_rejected", Failed),
     ("--defect garbage-stdout", LEGACY, StdioOnly, "legacy-stdio:stdout_clean", Failed),
+    ("--defect validation-protocol-error", LEGACY, Both, "legacy-tool-calls:input_validation_is_error_result", Warning),
+    ("--defect ignore-input-schema", LEGACY, Both, "legacy-tool-calls:input_validation_is_error_result", Warning),
+    ("--defect structured-content-mismatch", LEGACY, Both, "legacy-tool-calls:structured_content_conforms", Failed),
+    ("--defect no-structured-text", LEGACY, Both, "legacy-tool-calls:structured_content_text_block", Warning),
 ];
 
 // ---------------------------------------------------------------------------
