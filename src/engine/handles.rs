@@ -410,7 +410,12 @@ mod tests {
         assert!(p.contains("consecutive integers (step 1)"), "{p}");
         let p = g(&[json!("note-7"), json!("note-8"), json!("note-9")]).unwrap();
         assert!(p.contains("prefix `note-`"), "{p}");
-        let p = g(&[json!("a-1732932000123"), json!("a-1732932000456")]).unwrap();
+        let p = g(&[
+            json!("a-1732932000123"),
+            json!("a-1732932000456"),
+            json!("a-1732932001007"),
+        ])
+        .unwrap();
         assert!(p.contains("low entropy"), "{p}");
     }
 
