@@ -209,7 +209,9 @@ pub(super) enum Called {
     /// The server closed the connection (stdio: the process exited).
     Crashed(String),
     TimedOut(Duration),
-    /// No JSON-RPC answer (e.g. an HTTP error status, a refused connection).
+    /// HTTP: an answer without a JSON-RPC message (e.g. 413, 500); the server is alive.
+    Http(u16, String),
+    /// No answer at all (e.g. a refused connection, a malformed reply).
     Broken(String),
 }
 
@@ -231,6 +233,9 @@ impl Called {
                 "no answer within {} (the server hangs)",
                 humantime::format_duration(*d)
             ),
+            Called::Http(status, body) => {
+                format!("HTTP {status} without a JSON-RPC message: {body}")
+            }
             Called::Broken(why) => format!("no JSON-RPC answer: {why}"),
         }
     }
@@ -289,6 +294,16 @@ fn classify(ex: &Exchange) -> Called {
     }
     if let Some((code, message)) = error_of(ex) {
         return Called::Error { code, message };
+    }
+    if let Some(h) = &ex.http {
+        let body: String = ex
+            .raw_body
+            .as_deref()
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect();
+        return Called::Http(h.status, body);
     }
     match crate::client::connection::result_of(ex) {
         Ok(r) => Called::Result(r),
@@ -506,6 +521,9 @@ async fn fuzz(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<Findings, Stri
             let ok = match &called {
                 Called::Result(r) => !v.must_reject || is_error(r),
                 Called::Error { code, .. } => !v.must_reject || *code == -32602,
+                // An HTTP refusal (e.g. 413 for a body over the server's limit) is an
+                // answer: fine for a value the schema allows, a finding otherwise.
+                Called::Http(status, _) => !v.must_reject && *status < 500,
                 Called::Crashed(_) | Called::TimedOut(_) | Called::Broken(_) => false,
             };
             if ok {
