@@ -303,19 +303,28 @@ pub(super) fn guessable(values: &[Value]) -> Option<String> {
     let suffix = common_suffix(&texts, prefix);
     let middles: Vec<&str> = texts.iter().map(|t| &t[prefix..t.len() - suffix]).collect();
     let numbers: Option<Vec<i128>> = middles.iter().map(|m| m.parse().ok()).collect();
+    // A counter, possibly shared with other users (steps vary but stay small).
     if let Some(numbers) = numbers {
         let steps: Vec<i128> = numbers.windows(2).map(|w| w[1] - w[0]).collect();
-        if steps.iter().all(|s| *s == steps[0]) && steps[0] != 0 && steps[0].abs() <= 1_000_000 {
-            let shown = if prefix + suffix > 0 {
-                format!(
-                    "a shared prefix `{}` and suffix `{}` around a counter",
-                    &texts[0][..prefix],
-                    &texts[0][texts[0].len() - suffix..]
-                )
+        let monotonic = steps.iter().all(|s| *s > 0) || steps.iter().all(|s| *s < 0);
+        if monotonic && steps.iter().all(|s| s.abs() <= 1000) {
+            let step = if steps.iter().all(|s| *s == steps[0]) {
+                format!("step {}", steps[0])
             } else {
-                "consecutive integers".to_string()
+                format!("steps {steps:?}")
             };
-            return Some(format!("{shown} (step {})", steps[0]));
+            let (head, tail) = (&texts[0][..prefix], &texts[0][texts[0].len() - suffix..]);
+            return Some(match (head.is_empty(), tail.is_empty()) {
+                (true, true) if step == "step 1" || step == "step -1" => {
+                    format!("consecutive integers ({step})")
+                }
+                (true, true) => format!("integers from a counter ({step})"),
+                (false, true) => format!("a counter after a shared prefix `{head}` ({step})"),
+                (true, false) => format!("a counter before a shared suffix `{tail}` ({step})"),
+                (false, false) => format!(
+                    "a counter inside a shared prefix `{head}` and suffix `{tail}` ({step})"
+                ),
+            });
         }
     }
     let bits = entropy_bits(&middles);
@@ -409,10 +418,19 @@ mod tests {
         let p = g(&[json!(1), json!(2), json!(3)]).unwrap();
         assert!(p.contains("consecutive integers (step 1)"), "{p}");
         let p = g(&[json!("note-7"), json!("note-8"), json!("note-9")]).unwrap();
-        assert!(p.contains("prefix `note-`"), "{p}");
+        assert!(p.contains("prefix `note-` (step 1)"), "{p}");
+        // Interleaved with another user's calls: still a counter.
         let p = g(&[
-            json!("a-1732932000123"),
+            json!("note-5"),
+            json!("note-7"),
+            json!("note-8"),
+            json!("note-10"),
+        ])
+        .unwrap();
+        assert!(p.contains("prefix `note-` (steps [2, 1, 2])"), "{p}");
+        let p = g(&[
             json!("a-1732932000456"),
+            json!("a-1732932000123"),
             json!("a-1732932001007"),
         ])
         .unwrap();
