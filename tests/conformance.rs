@@ -78,6 +78,9 @@ const CHECKS: &[&str] = &[
     "modern-tools:tools_list_deterministic",
     "modern-tools:tools_list_stable_across_connections",
     "modern-tools:cache_scope_consistent_across_pages",
+    "modern-tool-calls:input_validation_is_error_result",
+    "modern-tool-calls:structured_content_conforms",
+    "modern-tool-calls:structured_content_text_block",
     "modern-undeclared:undeclared_tools_not_served",
     "modern-undeclared:undeclared_prompts_not_served",
     "modern-undeclared:undeclared_resources_not_served",
@@ -114,6 +117,9 @@ const CHECKS: &[&str] = &[
     "legacy-tools:invalid_cursor_rejected",
     "legacy-tools:tools_list_deterministic",
     "legacy-tools:tools_list_stable_across_connections",
+    "legacy-tool-calls:input_validation_is_error_result",
+    "legacy-tool-calls:structured_content_conforms",
+    "legacy-tool-calls:structured_content_text_block",
     "legacy-undeclared:undeclared_tools_not_served",
     "legacy-undeclared:undeclared_prompts_not_served",
     "legacy-undeclared:undeclared_resources_not_served",
@@ -239,6 +245,10 @@ const CASES: &[Case] = &[
     ("--defect wire-list-item-missing-name", MODERN, Both, "modern-wire:resources_list_wire_valid", Failed),
     ("--defect wire-list-item-missing-name", MODERN, Both, "modern-wire:resource_templates_list_wire_valid", Failed),
     ("--defect wire-error-code-string", MODERN, Both, "modern-wire:error_wire_valid", Failed),
+    ("--defect validation-protocol-error", MODERN, Both, "modern-tool-calls:input_validation_is_error_result", Warning),
+    ("--defect ignore-input-schema", MODERN, Both, "modern-tool-calls:input_validation_is_error_result", Warning),
+    ("--defect structured-content-mismatch", MODERN, Both, "modern-tool-calls:structured_content_conforms", Failed),
+    ("--defect no-structured-text", MODERN, Both, "modern-tool-calls:structured_content_text_block", Warning),
     // ---- conformance-2025-11-25 ------------------------------------------------------
     ("--defect no-capabilities", LEGACY, Both, "legacy-handshake:initialize_result_valid", Failed),
     ("--defect no-server-info", LEGACY, Both, "legacy-handshake:server_info_present", Failed),
@@ -275,6 +285,10 @@ const CASES: &[Case] = &[
     ("--defect wire-list-item-missing-name", LEGACY, Both, "legacy-wire:resources_list_wire_valid", Failed),
     ("--defect wire-list-item-missing-name", LEGACY, Both, "legacy-wire:resource_templates_list_wire_valid", Failed),
     ("--defect wire-error-code-string", LEGACY, Both, "legacy-wire:error_wire_valid", Failed),
+    ("--defect validation-protocol-error", LEGACY, Both, "legacy-tool-calls:input_validation_is_error_result", Warning),
+    ("--defect ignore-input-schema", LEGACY, Both, "legacy-tool-calls:input_validation_is_error_result", Warning),
+    ("--defect structured-content-mismatch", LEGACY, Both, "legacy-tool-calls:structured_content_conforms", Failed),
+    ("--defect no-structured-text", LEGACY, Both, "legacy-tool-calls:structured_content_text_block", Warning),
 ];
 
 // ---------------------------------------------------------------------------

@@ -843,9 +843,20 @@ impl Compiler {
                 );
                 return None;
             }
+            if let Some(n) = c.count.as_ref().filter(|n| n.value == 0) {
+                self.errors.push(
+                    LoadError::at(self.at(n), "`count` must be at least 1")
+                        .with_help("e.g. `count: 32`"),
+                );
+                return None;
+            }
             Action::Check {
                 kind: c.kind.value,
                 method,
+                options: crate::dsl::scenario::CheckOptions {
+                    safe_tools: c.safe_tools,
+                    count: c.count.map(|n| n.value),
+                },
             }
         } else if let Some(c) = step.contract {
             if !step.expect.is_empty() {

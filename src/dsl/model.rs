@@ -222,6 +222,15 @@ pub struct Check {
     /// The list method it applies to (default `tools/list`).
     #[serde(default)]
     pub method: Option<At<String>>,
+    /// Checks that call tools: the tools they may call besides those annotated
+    /// `readOnlyHint: true`. Default: the `safe_tools` variable (`--set safe_tools=a,b`),
+    /// else read-only tools only. A tool outside both is never called.
+    #[serde(default)]
+    pub safe_tools: Option<Vec<String>>,
+    /// How many: requests in the `stdout_clean` burst (default 32), calls per tool in
+    /// `handles_unguessable` (default 5).
+    #[serde(default)]
+    pub count: Option<At<u32>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -255,6 +264,43 @@ pub enum CheckKind {
     /// A bounded burst (`rate_limit_requests` requests within `rate_limit_seconds`) shows
     /// whether the server throttles (HTTP 429 or an error): fails when nothing was throttled.
     RateLimit,
+    /// Allowed tools called with arguments their `inputSchema` rejects answer with a tool
+    /// result carrying `isError: true` (SEP-1303), not a protocol error or a success.
+    ToolInputErrorsAreResults,
+    /// Allowed tools with an `outputSchema`, called with example arguments, return
+    /// `structuredContent` that conforms to it.
+    ToolOutputSchema,
+    /// Those results also carry the serialized `structuredContent` in a text block.
+    ToolOutputText,
+    /// Allowed tools survive boundary and type-confused arguments: an `isError` result or
+    /// -32602 for rejected ones, never a crash, a hang or a success.
+    ToolInputFuzz,
+    /// Handle-like values returned by allowed tools are not sequential or guessable.
+    HandlesUnguessable,
+    /// A handle minted for the valid token is refused under `other_user_token` (HTTP).
+    HandleBinding,
+    /// Descriptions (tools, prompts, resources, templates, instructions) carry no text
+    /// addressed to the model (hidden characters, overrides, exfiltration, hidden markup).
+    DescriptionInjection,
+    /// Results of allowed tool calls carry no text addressed to the model.
+    ResultInjection,
+}
+
+impl CheckKind {
+    /// Checks implemented in `engine::tool_checks` (they call tools and read variables).
+    pub fn calls_tools(self) -> bool {
+        matches!(
+            self,
+            CheckKind::ToolInputErrorsAreResults
+                | CheckKind::ToolOutputSchema
+                | CheckKind::ToolOutputText
+                | CheckKind::ToolInputFuzz
+                | CheckKind::HandlesUnguessable
+                | CheckKind::HandleBinding
+                | CheckKind::DescriptionInjection
+                | CheckKind::ResultInjection
+        )
+    }
 }
 
 /// A contract check: snapshot the server over this connection and diff it with a

@@ -136,12 +136,20 @@ pub enum Action {
     Check {
         kind: super::model::CheckKind,
         method: String,
+        options: CheckOptions,
     },
     /// Snapshot the live server and diff it with a baseline snapshot.
     Contract {
         baseline: std::path::PathBuf,
         rules: crate::contract::rules::Rules,
     },
+}
+
+/// Settings of a built-in check (see `model::Check`).
+#[derive(Debug, Default, Clone)]
+pub struct CheckOptions {
+    pub safe_tools: Option<Vec<String>>,
+    pub count: Option<u32>,
 }
 
 /// Preconditions (empty: none).

@@ -8,7 +8,7 @@ use crate::dsl::Step;
 use crate::dsl::model::CheckKind;
 use crate::report::model::Outcome;
 
-/// Requests in the `stdout_clean` burst.
+/// Requests in the `stdout_clean` burst (unless the step sets `count`).
 const BURST: usize = 32;
 
 pub async fn run_check(
@@ -18,13 +18,14 @@ pub async fn run_check(
     method: &str,
     params: &serde_json::Map<String, Value>,
     auth: &mut super::security::AuthProbe,
+    count: Option<u32>,
 ) -> Outcome {
     let key = list_key(method);
     let result = match kind {
         CheckKind::ListDeterministic => deterministic(conn, method, key).await,
         CheckKind::ListStableAcrossConnections => across_connections(conn, method, key).await,
         CheckKind::CacheScopeConsistentAcrossPages => cache_scope(conn, method).await,
-        CheckKind::StdoutClean => stdout_clean(conn).await,
+        CheckKind::StdoutClean => stdout_clean(conn, count.map_or(BURST, |n| n as usize)).await,
         CheckKind::CrossEraConnect
         | CheckKind::CrossEraListsMatch
         | CheckKind::CrossEraCapabilitiesMatch => cross_era(conn, kind).await,
@@ -34,6 +35,7 @@ pub async fn run_check(
             super::security::endpoint_requires_auth(conn, auth).await
         }
         CheckKind::RateLimit => super::security::rate_limit(conn, params).await,
+        other => Err(format!("{other:?} is not a list check")),
     };
     match result {
         Ok(Verdict::Pass) => Outcome::Passed,
@@ -166,16 +168,16 @@ async fn cache_scope(conn: &mut Connection, method: &str) -> Result<Verdict, Str
     })
 }
 
-async fn stdout_clean(conn: &mut Connection) -> Result<Verdict, String> {
+async fn stdout_clean(conn: &mut Connection, burst: usize) -> Result<Verdict, String> {
     let before = conn.stdout_noise_total();
-    let Some(result) = conn.burst("tools/list", BURST).await else {
+    let Some(result) = conn.burst("tools/list", burst).await else {
         return Ok(Verdict::Skip(
             "stdout purity applies to the stdio transport".into(),
         ));
     };
     let (answered, noise) = result?;
     let total = conn.stdout_noise_total();
-    if total == 0 && answered == BURST {
+    if total == 0 && answered == burst {
         return Ok(Verdict::Pass);
     }
     if total > 0 {
@@ -189,8 +191,8 @@ async fn stdout_clean(conn: &mut Connection) -> Result<Verdict, String> {
         });
     }
     Ok(Verdict::Fail {
-        message: format!("only {answered} of {BURST} concurrent requests were answered"),
-        expected: Some(format!("{BURST} responses")),
+        message: format!("only {answered} of {burst} concurrent requests were answered"),
+        expected: Some(format!("{burst} responses")),
         actual: Some(answered.to_string()),
     })
 }

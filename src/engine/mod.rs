@@ -3,7 +3,10 @@
 
 mod checks;
 pub mod security;
+mod handles;
+mod injection;
 mod step;
+mod tool_checks;
 
 use std::time::Instant;
 

@@ -251,8 +251,17 @@ async fn run_step(
         let ctx_value = Value::Object(ctx.clone());
         return judge(step, conn, &exchange, ctx, &ctx_value, None).await;
     }
-    if let Action::Check { kind, method } = &step.action {
-        return super::checks::run_check(step, conn, *kind, method, params, auth).await;
+    if let Action::Check {
+        kind,
+        method,
+        options,
+    } = &step.action
+    {
+        if kind.calls_tools() {
+            return super::tool_checks::run(step, conn, *kind, options, ctx).await;
+        }
+        return super::checks::run_check(step, conn, *kind, method, params, auth, options.count)
+            .await;
     }
     if let Action::Contract { baseline, rules } = &step.action {
         return contract_check(step, conn, baseline, rules).await;

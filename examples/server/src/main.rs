@@ -62,6 +62,12 @@ struct Cli {
     #[arg(long = "change", value_name = "NAME")]
     changes: Vec<Change>,
 
+    /// HTTP only: users with static bearer tokens, `NAME=TOKEN,…` (e.g.
+    /// `alice=T1,bob=T2`). Every request needs one of these tokens (401 otherwise); notes
+    /// created by a user (`note://ID`) are readable by that user only.
+    #[arg(long, value_name = "NAME=TOKEN,...", requires = "http")]
+    auth_tokens: Option<String>,
+
     /// HTTP only: answer with a JSON body instead of SSE when the reply is a single message
     /// (modern, stateless requests; legacy sessions always use SSE).
     #[arg(long, requires = "http")]
@@ -85,6 +91,19 @@ struct Cli {
     /// HTTP only: answer more than N requests per second with 429 Too Many Requests.
     #[arg(long, value_name = "N", requires = "http")]
     rate_limit: Option<u32>,
+}
+
+/// `alice=T1,bob=T2` → `[(T1, alice), (T2, bob)]` (token → user).
+fn parse_users(value: &str) -> Result<Vec<(String, String)>, String> {
+    value
+        .split(',')
+        .map(|pair| match pair.split_once('=') {
+            Some((user, token)) if !user.is_empty() && !token.is_empty() => {
+                Ok((token.to_owned(), user.to_owned()))
+            }
+            _ => Err(format!("`{pair}`: expected NAME=TOKEN")),
+        })
+        .collect()
 }
 
 /// Reports a command-line misuse; exit code 2, like clap's own errors.
@@ -142,6 +161,10 @@ async fn run(cli: Cli) -> i32 {
         return 1;
     }
 
+    let auth_tokens = match cli.auth_tokens.as_deref().map(parse_users).transpose() {
+        Ok(users) => users.unwrap_or_default(),
+        Err(message) => return usage_error(&format!("--auth-tokens: {message}")),
+    };
     let settings = Settings {
         page_size: cli.page_size,
         extra_tools: cli.extra_tools,
@@ -149,6 +172,7 @@ async fn run(cli: Cli) -> i32 {
         changes: Changes::new(cli.changes),
         ttl_ms: cli.ttl_ms,
         reverse_order: cli.reverse_order,
+        auth_tokens,
     };
     let result = match cli.http {
         Some(addr) => {

@@ -72,6 +72,8 @@ pub struct Settings {
     pub ttl_ms: u64,
     /// Return the lists in reverse order; delivery only, not part of the contract.
     pub reverse_order: bool,
+    /// HTTP `--auth-tokens`: static bearer token → user name. Empty: no users.
+    pub auth_tokens: Vec<(String, String)>,
 }
 
 impl Default for Settings {
@@ -83,16 +85,21 @@ impl Default for Settings {
             changes: Changes::default(),
             ttl_ms: DEFAULT_TTL_MS,
             reverse_order: false,
+            auth_tokens: Vec::new(),
         }
     }
 }
 
-/// A stored note. Nothing reads notes back: storing one is `create_note`'s side effect.
-#[expect(dead_code, reason = "write-only state modelling a side effect")]
+/// A stored note: `create_note`'s side effect, readable as `note://ID` by its owner.
 pub struct Note {
     pub title: String,
     pub body: String,
+    /// The user who created it (`--auth-tokens`); `None` without users.
+    pub owner: Option<String>,
 }
+
+/// URI prefix of stored notes (`note://ID`; not listed, readable by the note's owner).
+pub const NOTE_URI_PREFIX: &str = "note://";
 
 struct Shared {
     settings: Settings,
@@ -105,6 +112,8 @@ struct Shared {
     notes: Mutex<HashMap<String, Note>>,
     /// `tools/list` calls so far (the `unstable-tool-order` defect rotates by it).
     tool_lists: AtomicUsize,
+    /// Notes stored so far (the `sequential-handles` defect numbers them by it).
+    note_count: AtomicUsize,
 }
 
 /// Cheap to clone; every clone (e.g. one per HTTP session) shares the tools and notes.
@@ -119,6 +128,7 @@ impl ExampleServer {
         let mut tools = router.list_all();
         let extra = defects::extra_tools(&settings.defects, &tools);
         tools.extend(extra);
+        defects::describe_tools(&settings.defects, &mut tools);
         let mut resources = changes.resources(resources());
         let mut resource_templates = changes.resource_templates(resource_templates());
         let mut prompts = changes.prompts(prompts());
@@ -137,6 +147,7 @@ impl ExampleServer {
             prompts,
             notes: Mutex::new(HashMap::new()),
             tool_lists: AtomicUsize::new(0),
+            note_count: AtomicUsize::new(0),
         }))
     }
 
@@ -205,13 +216,50 @@ impl ExampleServer {
     }
 
     pub fn store_note(&self, note: Note) -> String {
-        let id = uuid_like();
+        let n = self.0.note_count.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = if self.defects().has(&Defect::SequentialHandles) {
+            format!("note-{n}")
+        } else {
+            uuid_like()
+        };
         self.0
             .notes
             .lock()
             .expect("notes lock")
             .insert(id.clone(), note);
         id
+    }
+
+    /// The user a request runs as (`--auth-tokens`, from its bearer token).
+    pub fn user(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        let parts = context.extensions.get::<axum::http::request::Parts>()?;
+        let token = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)?
+            .to_str()
+            .ok()?
+            .strip_prefix("Bearer ")?;
+        self.0
+            .settings
+            .auth_tokens
+            .iter()
+            .find(|(t, _)| t == token)
+            .map(|(_, user)| user.clone())
+    }
+
+    /// `note://ID` for its owner (anyone without users, or under `unbound-handles`).
+    fn read_note(&self, uri: &str, user: Option<&str>) -> Option<ResourceContents> {
+        let id = uri.strip_prefix(NOTE_URI_PREFIX)?;
+        let notes = self.0.notes.lock().expect("notes lock");
+        let note = notes.get(id)?;
+        let bound = !self.defects().has(&Defect::UnboundHandles);
+        if bound && note.owner.as_deref() != user {
+            return None;
+        }
+        Some(ResourceContents::text(
+            format!("{}\n\n{}", note.title, note.body),
+            uri,
+        ))
     }
 
     fn page<T: Clone>(
@@ -512,6 +560,19 @@ impl ServerHandler for ExampleServer {
             ));
         }
         let meta = result_meta(&context);
+        if let Some(tool) = self.get_tool(&request.name)
+            && let Some(answer) = defects::argument_defects(
+                self.defects(),
+                &tool.input_schema,
+                request.arguments.as_ref(),
+            )
+            .await
+        {
+            let mut result = answer?;
+            result.meta = meta;
+            return Ok(result.into());
+        }
+        let name = request.name.clone();
         let fix = self.changes().adapt_call(&mut request);
         let mut response = match oversized {
             Some(text) => CallToolResult::success(vec![ContentBlock::text(text)]).into(),
@@ -525,6 +586,7 @@ impl ServerHandler for ExampleServer {
             }
         };
         if let CallToolResponse::Complete(result) = &mut response {
+            defects::result_defects(self.defects(), &name, result);
             result.meta = meta;
         }
         Ok(response)
@@ -565,12 +627,16 @@ impl ServerHandler for ExampleServer {
     ) -> Result<ReadResourceResponse, McpError> {
         self.check_served(Capability::Resources, "resources/read")?;
         // -32002 here; rmcp turns it into -32602 for 2026-07-28+ requests.
-        let contents = self.read(&request.uri).ok_or_else(|| {
-            McpError::resource_not_found(
-                format!("Resource not found: {}", request.uri),
-                Some(json!({"uri": request.uri})),
-            )
-        })?;
+        let user = self.user(&context);
+        let contents = self
+            .read(&request.uri)
+            .or_else(|| self.read_note(&request.uri, user.as_deref()))
+            .ok_or_else(|| {
+                McpError::resource_not_found(
+                    format!("Resource not found: {}", request.uri),
+                    Some(json!({"uri": request.uri})),
+                )
+            })?;
         let mut result = ReadResourceResult::new(vec![contents]);
         (result.ttl_ms, result.cache_scope) = self.cache_hints(&context);
         result.meta = result_meta(&context);

@@ -277,10 +277,15 @@ impl ExampleServer {
             open_world_hint = false
         )
     )]
-    async fn create_note(&self, Parameters(args): Parameters<CreateNoteArgs>) -> CallToolResult {
+    async fn create_note(
+        &self,
+        Parameters(args): Parameters<CreateNoteArgs>,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> CallToolResult {
         let id = self.store_note(Note {
             title: args.title,
             body: args.body,
+            owner: self.user(&context),
         });
         structured(json!({"id": id}))
     }

@@ -88,6 +88,11 @@ pub async fn serve_http(
     json_response: bool,
     security: HttpSecurity,
 ) -> Result<(), BoxError> {
+    let users: Vec<String> = settings
+        .auth_tokens
+        .iter()
+        .map(|(t, _)| t.clone())
+        .collect();
     let server = ExampleServer::new(settings);
     let defects = server.defects().clone();
     // Loopback only, so only loopback browser origins are legitimate (others get 403);
@@ -116,6 +121,12 @@ pub async fn serve_http(
         app = app.layer(middleware::from_fn_with_state(
             conformance,
             http_layers::conformance,
+        ));
+    }
+    if !users.is_empty() {
+        app = app.layer(middleware::from_fn_with_state(
+            users,
+            http_layers::require_user_token,
         ));
     }
     // Added last so it runs first: unauthenticated requests never reach the MCP service.

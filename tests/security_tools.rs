@@ -1,0 +1,438 @@
+//! The tool-calling checks of the built-in `security` pack (`specs/security/tools.yaml`,
+//! `handles.yaml`, `injection.yaml`, `stdio.yaml`) against the real example server:
+//!
+//! 1. the clean server passes them in both eras, over stdio and HTTP (with two users,
+//!    `--auth-tokens`), with no warning; the skips are exactly the expected ones;
+//! 2. every check fails at its level under a seeded `--defect` that breaks its rule, and
+//!    the failure names what it found (tool and variant, pattern, rule id);
+//! 3. the safety promise: a tool that is neither read-only nor in `safe_tools` is never
+//!    called; the tokens never appear in any output;
+//! 4. the injection rules are tunable (a user rule file, disabled rules).
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::thread;
+
+use common::{HttpServer, Run, read_json, run, run_in, stdio_target};
+use serde_json::Value;
+
+const MODERN: &str = "2026-07-28";
+const LEGACY: &str = "legacy";
+/// The two users of the HTTP server (`--auth-tokens`); long, so a grep is meaningful.
+const ALICE: &str = "alice-tok-9f3c1b7e5a2d4c6e8f0a1b3c5d7e9f1a";
+const BOB: &str = "bob-tok-2b4d6f8a0c1e3a5c7e9b1d3f5a7c9e0b";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Transport {
+    Stdio,
+    Http,
+}
+
+/// One run of the security pack's tool checks: the exit code, the JSON report and the
+/// JUnit file's text.
+struct PackRun {
+    run: Run,
+    report: Value,
+    junit: String,
+}
+
+impl PackRun {
+    /// `scenario@era:step → (status, level)`.
+    fn outcomes(&self) -> BTreeMap<String, (String, String)> {
+        let mut out = BTreeMap::new();
+        for suite in self.report["suites"].as_array().expect("suites") {
+            for step in suite["steps"].as_array().expect("steps") {
+                out.insert(
+                    format!(
+                        "{}:{}",
+                        suite["id"].as_str().unwrap(),
+                        step["name"].as_str().unwrap()
+                    ),
+                    (
+                        step["outcome"]["status"].as_str().unwrap().to_string(),
+                        step["level"].as_str().unwrap_or("must").to_string(),
+                    ),
+                );
+            }
+        }
+        out
+    }
+
+    /// The failure messages of one step (`scenario@era:step`).
+    fn messages(&self, id: &str) -> Vec<String> {
+        let (suite_id, name) = id.rsplit_once(':').expect("scenario@era:step");
+        let mut out = Vec::new();
+        for suite in self.report["suites"].as_array().expect("suites") {
+            if suite["id"] != suite_id {
+                continue;
+            }
+            for step in suite["steps"].as_array().expect("steps") {
+                if step["name"] == name {
+                    for f in step["outcome"]["failures"].as_array().into_iter().flatten() {
+                        out.push(format!("{} | {}", f["message"], f["actual"]));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Every transcript body of the run.
+    fn transcripts(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for suite in self.report["suites"].as_array().expect("suites") {
+            for step in suite["steps"].as_array().expect("steps") {
+                for entry in step["transcript"].as_array().into_iter().flatten() {
+                    out.push(format!(
+                        "{} {}",
+                        entry["direction"].as_str().unwrap_or(""),
+                        entry["body"].as_str().unwrap_or("")
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Runs the security pack's tool-check scenarios (`--filter`) against the example server
+/// started with `flags`, in both eras. HTTP runs have two users and the parameters of
+/// the binding check; `extra` adds mcpspec flags.
+fn run_pack(flags: &str, transport: Transport, extra: &[&str]) -> PackRun {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("result.json");
+    let junit = dir.path().join("junit.xml");
+    let mut args: Vec<String> = ["run", "security", "--era", MODERN, "--era", LEGACY]
+        .map(String::from)
+        .to_vec();
+    // A short timeout only where a hang is the point: the machine may be loaded.
+    let timeout = if flags.contains("hang") { "2s" } else { "20s" };
+    args.extend(["--timeout", timeout, "--jobs", "2"].map(String::from));
+    args.extend(["--json".into(), json.display().to_string()]);
+    args.extend(["--junit".into(), junit.display().to_string()]);
+    for f in [
+        "security-tools",
+        "security-handles",
+        "security-injection",
+        "security-stdio",
+    ] {
+        args.extend(["--filter".into(), f.into()]);
+    }
+    args.extend(["--set", "safe_tools=create_note"].map(String::from));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let mut words: Vec<String> = flags.split_whitespace().map(String::from).collect();
+    let _server;
+    match transport {
+        Transport::Stdio => {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            args.extend(["--stdio".into(), stdio_target(&words)]);
+        }
+        Transport::Http => {
+            words.extend(["--auth-tokens".into(), format!("alice={ALICE},bob={BOB}")]);
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            let server = HttpServer::start(&words);
+            args.extend(["--url".into(), server.url.clone()]);
+            args.extend(["--bearer-env", "MCPSPEC_TEST_ALICE"].map(String::from));
+            args.extend(["--set", "other_user_token=env:MCPSPEC_TEST_BOB"].map(String::from));
+            args.extend(["--set", "handle_consumer=note://{handle}"].map(String::from));
+            _server = server;
+        }
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = run_in(
+        &common::repo_root(),
+        &args,
+        &[("MCPSPEC_TEST_ALICE", ALICE), ("MCPSPEC_TEST_BOB", BOB)],
+    );
+    assert!(
+        json.exists(),
+        "no JSON report for `{flags}` over {transport:?}: {run:?}"
+    );
+    PackRun {
+        run,
+        report: read_json(&json),
+        junit: std::fs::read_to_string(&junit).unwrap_or_default(),
+    }
+}
+
+/// Runs every job, a few at a time.
+fn run_all(jobs: Vec<(&'static str, Transport)>) -> BTreeMap<(&'static str, Transport), PackRun> {
+    let queue = Mutex::new(jobs);
+    let done = Mutex::new(BTreeMap::new());
+    thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                loop {
+                    let Some((flags, transport)) = queue.lock().unwrap().pop() else {
+                        break;
+                    };
+                    let result = run_pack(flags, transport, &[]);
+                    done.lock().unwrap().insert((flags, transport), result);
+                }
+            });
+        }
+    });
+    done.into_inner().unwrap()
+}
+
+const CHECKS: &[&str] = &[
+    "security-tools:input_validation_fuzz",
+    "security-handles:handles_not_guessable",
+    "security-handles:handles_bound_to_user",
+    "security-injection:descriptions_free_of_injection",
+    "security-injection:results_free_of_injection",
+    "security-stdio:stdout_clean_under_load",
+];
+
+#[test]
+fn clean_server_passes_the_tool_checks_in_both_eras_over_stdio_and_http() {
+    let runs = run_all(vec![("", Transport::Stdio), ("", Transport::Http)]);
+    for ((_, transport), pack) in &runs {
+        assert_eq!(pack.run.code, 0, "{transport:?}: {:?}", pack.run);
+        let skipped_step = match transport {
+            // Users are told apart by their tokens: HTTP only.
+            Transport::Stdio => "security-handles@ERA:handles_bound_to_user",
+            Transport::Http => "security-stdio@ERA:stdout_clean_under_load",
+        };
+        let expected_skips: BTreeSet<String> = [MODERN, LEGACY]
+            .iter()
+            .map(|era| skipped_step.replace("ERA", era))
+            .collect();
+        let outcomes = pack.outcomes();
+        assert_eq!(
+            outcomes.len(),
+            CHECKS.len() * 2,
+            "{transport:?}: {outcomes:?}"
+        );
+        let mut skipped = BTreeSet::new();
+        for (id, (status, _)) in &outcomes {
+            match status.as_str() {
+                "passed" => {}
+                "skipped" => {
+                    skipped.insert(id.clone());
+                }
+                other => panic!("{transport:?}: {id} is {other}: {:?}", pack.messages(id)),
+            }
+        }
+        assert_eq!(skipped, expected_skips, "{transport:?}");
+    }
+}
+
+/// `(server flags, transports, check, status, text every failure message contains)`.
+type Case = (
+    &'static str,
+    &'static [Transport],
+    &'static str,
+    &'static str,
+    &'static str,
+);
+
+const BOTH: &[Transport] = &[Transport::Stdio, Transport::Http];
+const STDIO: &[Transport] = &[Transport::Stdio];
+const HTTP: &[Transport] = &[Transport::Http];
+
+#[rustfmt::skip]
+const CASES: &[Case] = &[
+    // Over HTTP a crash takes the server away from every suite of the run at once; the
+    // check's logic is the same (the call gets no JSON-RPC answer).
+    ("--defect crash-on-wrong-type", STDIO, "security-tools:input_validation_fuzz", "failed", "has the wrong type"),
+    ("--defect hang-on-oversized", BOTH, "security-tools:input_validation_fuzz", "failed", "(the server hangs)"),
+    ("--defect ignore-input-schema", BOTH, "security-tools:input_validation_fuzz", "failed", "succeeded, ignoring its inputSchema"),
+    ("--defect sequential-handles", BOTH, "security-handles:handles_not_guessable", "failed", "shared prefix `note-`"),
+    ("--defect unbound-handles", HTTP, "security-handles:handles_bound_to_user", "failed", "usable under other_user_token"),
+    ("--defect injected-description=override", BOTH, "security-injection:descriptions_free_of_injection", "warning", "[override-instructions]"),
+    ("--defect injected-description=tags", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[model-directed-tags]"),
+    ("--defect injected-description=hidden-unicode", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[hidden-unicode]"),
+    ("--defect injected-description=exfiltration-url", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[exfiltration-url]"),
+    ("--defect injected-description=exfiltration-secrets", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[exfiltration-secrets]"),
+    ("--defect injected-description=html-comment", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[hidden-html-comment]"),
+    ("--defect injected-description=hidden-css", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[hidden-css]"),
+    ("--defect injected-result", BOTH, "security-injection:results_free_of_injection", "warning", "result of tool \\\"echo\\\""),
+    ("--defect garbage-stdout", STDIO, "security-stdio:stdout_clean_under_load", "failed", "non-JSON line"),
+];
+
+#[test]
+fn every_tool_check_fails_at_its_level_under_its_seeded_defect() {
+    let jobs: Vec<(&str, Transport)> = CASES
+        .iter()
+        .flat_map(|(flags, on, ..)| on.iter().map(move |t| (*flags, *t)))
+        .collect();
+    let runs = run_all(jobs);
+    let mut problems = Vec::new();
+    for (flags, on, check, status, text) in CASES {
+        let (scenario, step) = check.split_once(':').unwrap();
+        for transport in *on {
+            let pack = &runs[&(*flags, *transport)];
+            let must = *status == "failed";
+            if pack.run.code != i32::from(must) {
+                let not_passing: Vec<String> = pack
+                    .outcomes()
+                    .into_iter()
+                    .filter(|(_, (s, _))| s != "passed" && s != "skipped")
+                    .map(|(id, (s, _))| format!("{id} {s}: {:?}", pack.messages(&id)))
+                    .collect();
+                problems.push(format!(
+                    "{flags} over {transport:?}: exit {}: {not_passing:?}",
+                    pack.run.code
+                ));
+            }
+            for era in [MODERN, LEGACY] {
+                let id = format!("{scenario}@{era}:{step}");
+                let label = format!("{flags} over {transport:?}, {id}");
+                let Some((got, level)) = pack.outcomes().get(&id).cloned() else {
+                    problems.push(format!("{label}: not in the run"));
+                    continue;
+                };
+                if got != *status {
+                    problems.push(format!(
+                        "{label}: {got}, expected {status}: {:?}",
+                        pack.messages(&id)
+                    ));
+                    continue;
+                }
+                if level != if must { "must" } else { "should" } {
+                    problems.push(format!("{label}: level {level}"));
+                }
+                let messages = pack.messages(&id);
+                if messages.is_empty() || !messages.iter().any(|m| m.contains(text)) {
+                    problems.push(format!(
+                        "{label}: no failure mentions {text:?}: {messages:?}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// `tools/call` requests the run sent, by tool name.
+fn called_tools(pack: &PackRun) -> BTreeSet<String> {
+    pack.transcripts()
+        .iter()
+        .filter_map(|t| t.strip_prefix("sent "))
+        .filter_map(|body| serde_json::from_str::<Value>(body).ok())
+        .filter(|m| m["method"] == "tools/call")
+        .filter_map(|m| m["params"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn tools_without_read_only_hint_are_called_only_when_named_in_safe_tools() {
+    // `create_note` has side effects (readOnlyHint: false): without safe_tools, no check
+    // calls it — not even with invalid arguments.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let target = stdio_target(&[]);
+    let without = run(&[
+        "run",
+        "security",
+        "conformance",
+        "--era",
+        MODERN,
+        "--stdio",
+        &target,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(without.code, 0, "{without:?}");
+    let pack = PackRun {
+        run: without,
+        report: read_json(&json),
+        junit: String::new(),
+    };
+    let called = called_tools(&pack);
+    assert!(called.contains("echo"), "{called:?}");
+    assert!(!called.contains("create_note"), "{called:?}");
+    // Named in safe_tools, it is called (so the scan above can see it).
+    let with = run_pack("", Transport::Stdio, &[]);
+    assert!(called_tools(&with).contains("create_note"));
+}
+
+#[test]
+fn tokens_never_appear_in_any_output() {
+    let pack = run_pack("--defect unbound-handles", Transport::Http, &[]);
+    assert_eq!(pack.run.code, 1, "{:?}", pack.run);
+    let everything = format!("{}\n{}\n{}", pack.run.all_output(), pack.report, pack.junit);
+    for secret in [ALICE, BOB] {
+        assert!(
+            !everything.contains(secret),
+            "a token leaked into the output"
+        );
+    }
+}
+
+#[test]
+fn injection_rules_are_tunable() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rules:\n  - id: fake-data\n    pattern: \"(?i)fake data\"\n    description: says its data is fake\n",
+    )
+    .unwrap();
+    let set_rules = format!("injection_rules={}", rules.display());
+    let added = run_pack("", Transport::Stdio, &["--set", &set_rules]);
+    let id = format!("security-injection@{MODERN}:descriptions_free_of_injection");
+    assert_eq!(pack_status(&added, &id), "warning");
+    let messages = added.messages(&id);
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("tool \\\"get_weather\\\" /description")
+                && m.contains("[fake-data]")),
+        "{messages:?}"
+    );
+    // A disabled rule no longer fires on its defect.
+    let disabled = run_pack(
+        "--defect injected-description=html-comment",
+        Transport::Stdio,
+        &["--set", "injection_disable=hidden-html-comment"],
+    );
+    assert_eq!(pack_status(&disabled, &id), "passed");
+    // A broken rule file is an error of the step, with the reason.
+    std::fs::write(&rules, "rules:\n  - id: broken\n    pattern: \"(\"\n").unwrap();
+    let broken = run_pack("", Transport::Stdio, &["--set", &set_rules]);
+    assert_eq!(pack_status(&broken, &id), "error");
+    assert!(
+        broken.run.stdout.contains("rule `broken`: invalid pattern"),
+        "{:?}",
+        broken.run
+    );
+}
+
+fn pack_status(pack: &PackRun, id: &str) -> String {
+    pack.outcomes()
+        .get(id)
+        .map(|(s, _)| s.clone())
+        .unwrap_or_else(|| panic!("{id} not in {:?}", pack.outcomes().keys()))
+}
+
+#[test]
+fn list_security_shows_the_tool_check_ids() {
+    let out = run(&["list", "security"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    for check in CHECKS {
+        assert!(
+            out.stdout.contains(&format!("  {check}\n")),
+            "{check} in {}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn check_count_zero_is_a_load_error_with_position() {
+    let (_dir, path) = common::scenario_file(
+        "count.yaml",
+        "scenario: c\nsteps:\n  - name: burst\n    check: { kind: stdout_clean, count: 0 }\n",
+    );
+    let out = run(&["validate", path.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.all_output().contains("count.yaml:4:"), "{out:?}");
+    assert!(
+        out.all_output().contains("`count` must be at least 1"),
+        "{out:?}"
+    );
+}
