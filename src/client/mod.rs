@@ -139,10 +139,13 @@ pub enum TransportError {
     Oversized {
         limit: usize,
     },
-    /// A response whose id matches no request in flight.
+    /// A response whose id matches no request in flight. The request it was sent for
+    /// is the only one in flight, so the reply is attributed to it: `error` is the
+    /// reply's JSON-RPC `error` object when it is an error response.
     WrongId {
         expected: Value,
         got: Value,
+        error: Option<Value>,
     },
     Io(String),
 }
@@ -161,7 +164,7 @@ impl std::fmt::Display for TransportError {
                 "the server sent a message larger than {} bytes (limit: --max-message-size)",
                 limit
             ),
-            TransportError::WrongId { expected, got } => write!(
+            TransportError::WrongId { expected, got, .. } => write!(
                 f,
                 "the server answered with id {got}, but the request in flight has id {expected}"
             ),
@@ -173,6 +176,26 @@ impl std::fmt::Display for TransportError {
 /// Canonical key for matching ids (`1` and `"1"` are different ids).
 pub fn id_key(id: &Value) -> String {
     serde_json::to_string(id).unwrap_or_default()
+}
+
+/// The client's answer to a server-initiated request (it has a `method` and an `id`):
+/// mcpspec declares no client capabilities (no sampling, roots or elicitation), so every
+/// such request gets -32601 at once and the server never waits on it. `None` for
+/// anything else.
+pub(crate) fn server_request_reply(msg: &Value) -> Option<String> {
+    let method = msg.get("method")?.as_str()?;
+    let id = msg.get("id")?;
+    Some(
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {
+                "code": -32601,
+                "message": format!("mcpspec declares no client capabilities and does not serve `{method}`"),
+            },
+        })
+        .to_string(),
+    )
 }
 
 /// Classify one JSON message from the server.

@@ -498,6 +498,22 @@ impl<'a> Compiler<'a> {
                 return None;
             }
             let c = c.value;
+            let wants_feature = *c.kind == model::CheckKind::DeprecatedFeatureUnused;
+            match (&c.feature, wants_feature) {
+                (None, true) => {
+                    self.errors.push(
+                        LoadError::at(pos.clone(), "`deprecated_feature_unused` needs a `feature`")
+                            .with_help("one of sampling, roots, include_context, http_sse, dynamic_client_registration"),
+                    );
+                    return None;
+                }
+                (Some(f), false) => {
+                    self.error(self.at(f), "`feature` applies only to `kind: deprecated_feature_unused`");
+                    return None;
+                }
+                _ => {}
+            }
+            let feature = c.feature.map(|f| f.value);
             let method = c
                 .method
                 .map(|m| m.value)
@@ -515,6 +531,7 @@ impl<'a> Compiler<'a> {
             Action::Check {
                 kind: c.kind.value,
                 method,
+                feature,
             }
         } else if let Some(c) = step.contract {
             if !step.expect.is_empty() {
@@ -625,10 +642,37 @@ impl<'a> Compiler<'a> {
                 self.error(self.at(c), "empty capability name");
             }
         }
+        let mut versions = |list: &[At<String>]| -> Vec<EraSelector> {
+            list.iter()
+                .filter_map(|v| match EraSelector::parse(v) {
+                    Ok(EraSelector::Auto) => {
+                        self.error(self.at(v), "`auto` is no protocol version: use `legacy`, `modern` or a revision");
+                        None
+                    }
+                    Ok(sel) => Some(sel),
+                    Err(e) => {
+                        self.error(self.at(v), &e);
+                        None
+                    }
+                })
+                .collect()
+        };
+        let (includes, excludes) = match &r.supported_versions {
+            Some(sv) => (versions(&sv.includes), versions(&sv.excludes)),
+            None => (Vec::new(), Vec::new()),
+        };
+        for h in &r.handshake_headers {
+            if reqwest::header::HeaderName::from_bytes(h.as_bytes()).is_err() {
+                self.error(self.at(h), &format!("`{}` is not an HTTP header name", **h));
+            }
+        }
         Requires {
             capabilities: r.capabilities.into_iter().map(|c| c.value).collect(),
             capabilities_absent: r.capabilities_absent.into_iter().map(|c| c.value).collect(),
             transport: r.transport,
+            versions_include: includes,
+            versions_exclude: excludes,
+            handshake_headers: r.handshake_headers.into_iter().map(|h| h.value).collect(),
         }
     }
 

@@ -76,6 +76,8 @@ pub enum Action {
     Check {
         kind: super::model::CheckKind,
         method: String,
+        /// `deprecated_feature_unused`: the feature (always set for that kind).
+        feature: Option<super::model::DeprecatedFeature>,
     },
     /// Snapshot the live server and diff it with a baseline snapshot.
     Contract {
@@ -90,6 +92,12 @@ pub struct Requires {
     pub capabilities: Vec<String>,
     pub capabilities_absent: Vec<String>,
     pub transport: Option<super::model::TransportKind>,
+    /// Each matches some version `server/discover` lists.
+    pub versions_include: Vec<EraSelector>,
+    /// None matches a version `server/discover` lists.
+    pub versions_exclude: Vec<EraSelector>,
+    /// HTTP headers the handshake response carried.
+    pub handshake_headers: Vec<String>,
 }
 
 impl Requires {
@@ -104,10 +112,26 @@ impl Requires {
     }
 
     /// Why a connection does not meet these preconditions, if it does not.
-    pub fn unmet(&self, capabilities: &serde_json::Value, is_http: bool) -> Option<String> {
+    pub fn unmet(&self, n: &crate::client::Negotiated, is_http: bool) -> Option<String> {
         if let Some(why) = self.transport_unmet(is_http) {
             return Some(why);
         }
+        if let Some(why) = self.versions_unmet(n) {
+            return Some(why);
+        }
+        for name in &self.handshake_headers {
+            let Some(headers) = &n.handshake_headers else {
+                return Some(format!(
+                    "needs the `{name}` header of an HTTP handshake; this transport has none"
+                ));
+            };
+            if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) {
+                return Some(format!(
+                    "the handshake response carried no `{name}` header"
+                ));
+            }
+        }
+        let capabilities = &n.capabilities;
         for cap in &self.capabilities {
             if !capability_declared(capabilities, cap) {
                 return Some(format!(
@@ -118,6 +142,47 @@ impl Requires {
         for cap in &self.capabilities_absent {
             if capability_declared(capabilities, cap) {
                 return Some(format!("the server declares the `{cap}` capability"));
+            }
+        }
+        None
+    }
+}
+
+impl Requires {
+    /// `supportedVersions` conditions: only a modern connection has a discover result.
+    fn versions_unmet(&self, n: &crate::client::Negotiated) -> Option<String> {
+        use crate::era::EraKind;
+        if self.versions_include.is_empty() && self.versions_exclude.is_empty() {
+            return None;
+        }
+        if n.kind != EraKind::Modern {
+            return Some(
+                "needs the supportedVersions of server/discover, which a legacy connection does not call".into(),
+            );
+        }
+        let listed = |sel: &EraSelector| {
+            n.supported_versions
+                .iter()
+                .filter(|v| sel.matches_negotiated(EraKind::of_revision(v), v))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        for sel in &self.versions_include {
+            if listed(sel).is_empty() {
+                return Some(format!(
+                    "server/discover lists no {} version (supportedVersions {:?})",
+                    sel.label(),
+                    n.supported_versions
+                ));
+            }
+        }
+        for sel in &self.versions_exclude {
+            let found = listed(sel);
+            if !found.is_empty() {
+                return Some(format!(
+                    "server/discover lists {} version(s) {found:?}: the rule applies only without them",
+                    sel.label()
+                ));
             }
         }
         None

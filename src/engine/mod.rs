@@ -188,7 +188,7 @@ async fn run_item(
 /// the negotiated era is outside the scenario's `eras`.
 fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
     let n = &conn.negotiated;
-    if let Some(why) = scenario.requires.unmet(&n.capabilities, conn.is_http()) {
+    if let Some(why) = scenario.requires.unmet(n, conn.is_http()) {
         return Some(why);
     }
     if scenario.eras.is_empty()

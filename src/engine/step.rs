@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::assert::{self, Observed, Verdict};
 use crate::client::connection::raw_outgoing;
-use crate::client::{Connection, Exchange, Outgoing};
+use crate::client::{Connection, Exchange, Outgoing, TransportError};
 use crate::dsl::template::render_value;
 use crate::dsl::value::TValue;
 use crate::dsl::{Action, ExpectKind, Scenario, Step};
@@ -120,7 +120,7 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
     }
     if let Some(why) = step
         .requires
-        .unmet(&conn.negotiated.capabilities, conn.is_http())
+        .unmet(&conn.negotiated, conn.is_http())
     {
         return Some(why);
     }
@@ -159,8 +159,13 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         let ctx_value = Value::Object(ctx.clone());
         return judge(step, conn, &exchange, ctx, &ctx_value, None).await;
     }
-    if let Action::Check { kind, method } = &step.action {
-        return super::checks::run_check(step, conn, *kind, method).await;
+    if let Action::Check {
+        kind,
+        method,
+        feature,
+    } = &step.action
+    {
+        return super::checks::run_check(step, conn, *kind, method, *feature).await;
     }
     if let Action::Contract { baseline, rules } = &step.action {
         return contract_check(step, conn, baseline, rules).await;
@@ -193,18 +198,24 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
     }
     let paginate = matches!(step.action, Action::Request { paginate: true, .. });
     let fresh = matches!(step.action, Action::Raw { fresh: true, .. });
+    // `Err(Ok(_))`: a transport error; `Err(Err(_))`: pagination broke.
     let exchange = if fresh {
-        conn.send_fresh(&built.out).await.map_err(|e| e.to_string())
+        conn.send_fresh(&built.out).await.map_err(Ok)
     } else if paginate {
-        paginate_all(conn, &built, timeout).await
+        paginate_all(conn, &built, timeout).await.map_err(Err)
     } else {
-        conn.send(&built.out).await.map_err(|e| e.to_string())
+        conn.send(&built.out).await.map_err(Ok)
     };
     let exchange = match exchange {
         Ok(ex) => ex,
+        Err(Ok(TransportError::WrongId {
+            expected,
+            got,
+            error: Some(error),
+        })) => return wrong_error_id(step, &expected, &got, &error),
         Err(e) => {
             return Outcome::Error {
-                message: e,
+                message: e.map_or_else(|s| s, |t| t.to_string()),
                 detail: conn
                     .stderr_tail()
                     .map(|t| format!("server stderr (last lines):\n{t}")),
@@ -230,6 +241,27 @@ async fn run_step(step: &Step, conn: &mut Connection, ctx: &mut Map<String, Valu
         Some((&built.method, built.params.as_ref())),
     )
     .await
+}
+
+/// An error response whose id is not the request's: the request was the only one in
+/// flight, so the reply answers it, and the JSON-RPC rule that an error response echoes
+/// the request's id is broken — a failure of the step (at its level), not a transport
+/// error. (A *result* with a wrong id stays a transport error: nothing can be judged.)
+fn wrong_error_id(step: &Step, expected: &Value, got: &Value, error: &Value) -> Outcome {
+    let message = format!(
+        "the error response carries id {got}, but the request it answers (the only one in flight) has id {expected}"
+    );
+    let failure = step_failure(
+        step,
+        "response",
+        message,
+        Some(format!("an error response with id {expected}")),
+        Some(format!(
+            "id {got}, error {}",
+            assert::compact(error, 300)
+        )),
+    );
+    outcome_for(step, vec![failure])
 }
 
 /// Without expectations, a request must get a successful response.
