@@ -1561,8 +1561,11 @@ pub mod http_layers {
 
     pub async fn sessions(State(layer): State<Sessions>, mut request: Request, next: Next) -> Response {
         let had_session = request.headers().contains_key(SESSION_ID);
+        // After initialize (which carries no MCP-Protocol-Version header yet).
+        let after_initialize = request.headers().contains_key(PROTOCOL_VERSION);
         if layer.optional
             && !had_session
+            && after_initialize
             && request.method() == Method::POST
             && let Some(latest) = layer.latest.lock().expect("lock").clone()
         {
