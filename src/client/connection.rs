@@ -615,7 +615,9 @@ impl Connection {
         let result = t.first_sse_event(wait).await;
         let note = match &result {
             Ok((status, Some((event, data)))) => {
-                format!("GET (Accept: text/event-stream): HTTP {status}, first event `{event}`: {data}")
+                format!(
+                    "GET (Accept: text/event-stream): HTTP {status}, first event `{event}`: {data}"
+                )
             }
             Ok((status, None)) => {
                 format!("GET (Accept: text/event-stream): HTTP {status}, no event")

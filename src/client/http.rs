@@ -324,9 +324,9 @@ impl HttpTransport {
             return Ok((status, None));
         }
         let limit = self.max_bytes;
-        let bytes = response.bytes_stream().map(move |chunk| {
-            chunk.map_err(|e| std::io::Error::other(describe_reqwest(&e)))
-        });
+        let bytes = response
+            .bytes_stream()
+            .map(move |chunk| chunk.map_err(|e| std::io::Error::other(describe_reqwest(&e))));
         let mut events = std::pin::pin!(sse_stream::SseByteStream::new(bytes));
         let first = tokio::time::timeout(wait, async {
             while let Some(Ok(event)) = events.next().await {
@@ -350,7 +350,8 @@ impl HttpTransport {
         path: &str,
         wait: Duration,
     ) -> Result<(u16, Option<Value>), TransportError> {
-        let mut url = reqwest::Url::parse(&self.url).map_err(|e| TransportError::Io(e.to_string()))?;
+        let mut url =
+            reqwest::Url::parse(&self.url).map_err(|e| TransportError::Io(e.to_string()))?;
         url.set_path(path);
         url.set_query(None);
         let send = self

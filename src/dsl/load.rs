@@ -508,7 +508,10 @@ impl<'a> Compiler<'a> {
                     return None;
                 }
                 (Some(f), false) => {
-                    self.error(self.at(f), "`feature` applies only to `kind: deprecated_feature_unused`");
+                    self.error(
+                        self.at(f),
+                        "`feature` applies only to `kind: deprecated_feature_unused`",
+                    );
                     return None;
                 }
                 _ => {}
@@ -646,7 +649,10 @@ impl<'a> Compiler<'a> {
             list.iter()
                 .filter_map(|v| match EraSelector::parse(v) {
                     Ok(EraSelector::Auto) => {
-                        self.error(self.at(v), "`auto` is no protocol version: use `legacy`, `modern` or a revision");
+                        self.error(
+                            self.at(v),
+                            "`auto` is no protocol version: use `legacy`, `modern` or a revision",
+                        );
                         None
                     }
                     Ok(sel) => Some(sel),

@@ -126,9 +126,7 @@ impl Requires {
                 ));
             };
             if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) {
-                return Some(format!(
-                    "the handshake response carried no `{name}` header"
-                ));
+                return Some(format!("the handshake response carried no `{name}` header"));
             }
         }
         let capabilities = &n.capabilities;

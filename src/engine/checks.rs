@@ -375,7 +375,10 @@ async fn deprecated_feature_unused(
             Ok(match seen.first() {
                 None => Verdict::Pass,
                 Some(first) => uses(
-                    format!("it sent {} `{method}` request(s) on this connection", seen.len()),
+                    format!(
+                        "it sent {} `{method}` request(s) on this connection",
+                        seen.len()
+                    ),
                     Some(crate::assert::compact(first, 500)),
                 ),
             })
@@ -386,7 +389,9 @@ async fn deprecated_feature_unused(
             };
             match probe {
                 Ok((status, Some((event, data)))) if event == "endpoint" => Ok(uses(
-                    format!("a GET on the endpoint opens an SSE stream whose first event is `endpoint` (HTTP {status})"),
+                    format!(
+                        "a GET on the endpoint opens an SSE stream whose first event is `endpoint` (HTTP {status})"
+                    ),
                     Some(format!("event: endpoint, data: {data}")),
                 )),
                 Ok(_) | Err(crate::client::TransportError::Timeout(_)) => Ok(Verdict::Pass),
@@ -417,9 +422,7 @@ async fn deprecated_feature_unused(
 /// A fresh legacy session, ended by DELETE, must answer further requests with 404.
 async fn session_terminated_not_found(conn: &mut Connection) -> Result<Verdict, String> {
     if !conn.is_http() || conn.negotiated.kind != crate::era::EraKind::Legacy {
-        return Ok(Verdict::Skip(
-            "applies to legacy sessions over HTTP".into(),
-        ));
+        return Ok(Verdict::Skip("applies to legacy sessions over HTTP".into()));
     }
     let target = conn.target().clone();
     let era = conn.era_request.clone();

@@ -118,10 +118,7 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
         }
         _ => {}
     }
-    if let Some(why) = step
-        .requires
-        .unmet(&conn.negotiated, conn.is_http())
-    {
+    if let Some(why) = step.requires.unmet(&conn.negotiated, conn.is_http()) {
         return Some(why);
     }
     let eras = step.eras.as_ref()?;
@@ -256,10 +253,7 @@ fn wrong_error_id(step: &Step, expected: &Value, got: &Value, error: &Value) -> 
         "response",
         message,
         Some(format!("an error response with id {expected}")),
-        Some(format!(
-            "id {got}, error {}",
-            assert::compact(error, 300)
-        )),
+        Some(format!("id {got}, error {}", assert::compact(error, 300))),
     );
     outcome_for(step, vec![failure])
 }

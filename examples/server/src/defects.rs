@@ -1158,6 +1158,9 @@ pub struct StdioWire {
     ids: CallIds,
     messages: MessageDefects,
     answer_notifications: bool,
+    /// `--change drop-legacy`: rmcp still answers `ping` on stdio, which 2026-07-28
+    /// removed; the pump answers it with -32601 instead (unless `answer-removed-methods`).
+    refuse_ping: bool,
     /// `server-request`: the request line, until it has been sent once.
     server_request: Arc<Mutex<Option<String>>>,
     /// Requests in flight (by id), for the response defects.
@@ -1173,10 +1176,17 @@ impl StdioWire {
             messages: MessageDefects::new(defects),
             pending: Arc::default(),
             answer_notifications: defects.has(&Defect::AnswerNotifications),
+            refuse_ping: false,
             server_request: Arc::new(Mutex::new(
                 defects.server_request().map(ServerRequestKind::message),
             )),
         }
+    }
+
+    /// A modern-only server (`--change drop-legacy`): the removed `ping` gets -32601.
+    pub fn modern_only(mut self, modern_only: bool) -> Self {
+        self.refuse_ping = modern_only && !self.messages.answer_removed_methods;
+        self
     }
 
     /// What the pump does besides forwarding an inbound message: a line to write back
@@ -1191,6 +1201,14 @@ impl StdioWire {
         .then(|| http_layers::NOTIFICATION_REPLY.to_owned());
         let answers_ours = message.get("method").is_none()
             && message.get("id").and_then(Value::as_str) == Some(SERVER_REQUEST_ID);
+        if self.refuse_ping
+            && method == Some("ping")
+            && let Some(id) = message.get("id")
+        {
+            let refusal = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32601, "message": "Method not found: ping (removed in 2026-07-28)"}});
+            return (Some(refusal.to_string()), true);
+        }
         (reply, answers_ours)
     }
 
@@ -1559,7 +1577,11 @@ pub mod http_layers {
         }
     }
 
-    pub async fn sessions(State(layer): State<Sessions>, mut request: Request, next: Next) -> Response {
+    pub async fn sessions(
+        State(layer): State<Sessions>,
+        mut request: Request,
+        next: Next,
+    ) -> Response {
         let had_session = request.headers().contains_key(SESSION_ID);
         // After initialize (which carries no MCP-Protocol-Version header yet).
         let after_initialize = request.headers().contains_key(PROTOCOL_VERSION);

@@ -43,9 +43,11 @@ const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// Serves newline-delimited JSON-RPC on stdin/stdout until stdin closes.
 pub async fn serve_stdio(settings: Settings) -> Result<(), BoxError> {
+    let modern_only = settings.changes.has(crate::changes::Change::DropLegacy);
     let server = ExampleServer::new(settings);
     let (stdin, stdout) = rmcp::transport::stdio();
-    let (pipes, flushed) = wire::install(StdioWire::new(server.defects()), stdin, stdout);
+    let hooks = StdioWire::new(server.defects()).modern_only(modern_only);
+    let (pipes, flushed) = wire::install(hooks, stdin, stdout);
     run_until_closed(server.serve(pipes).await).await?;
     flushed.await?;
     Ok(())
@@ -104,7 +106,10 @@ pub async fn serve_http(
         ));
     }
     if let Some(sessions) = http_layers::Sessions::new(&defects) {
-        app = app.layer(middleware::from_fn_with_state(sessions, http_layers::sessions));
+        app = app.layer(middleware::from_fn_with_state(
+            sessions,
+            http_layers::sessions,
+        ));
     }
     if defects.has(&Defect::LegacySseEndpoint) {
         app = app.layer(middleware::from_fn(http_layers::legacy_sse_endpoint));
