@@ -37,6 +37,14 @@ const CASES: &[(&str, &str)] = &[
         "several problems in one file, all reported",
     ),
     ("empty-length", "a length comparison without any bound"),
+    (
+        "bad-requires",
+        "supportedVersions that are no eras, a handshake header that is no header name",
+    ),
+    (
+        "bad-check-feature",
+        "a deprecated_feature_unused check without its feature, a feature on another check",
+    ),
 ];
 
 const INVALID_DIR: &str = "tests/invalid";

@@ -312,9 +312,6 @@ impl<'a> Compiler<'a> {
                 steps.push(compiled);
             }
         }
-        if !self.errors.is_empty() {
-            return Err(self.errors);
-        }
         let requires = self.requires(doc.requires);
         if !self.errors.is_empty() {
             return Err(self.errors);
