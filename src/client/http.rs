@@ -146,7 +146,7 @@ impl HttpTransport {
                     && id_key(expected) != id_key(&got)
                     && !got.is_null()
                 {
-                    let error = msg.get("error").cloned();
+                    let error = msg.get("error").cloned().map(Box::new);
                     ex.other_messages.push(msg);
                     return Err(TransportError::WrongId {
                         expected: expected.clone(),
@@ -234,7 +234,7 @@ impl HttpTransport {
                         return Err(TransportError::WrongId {
                             expected: out.id.clone().unwrap_or(Value::Null),
                             got,
-                            error: msg.get("error").cloned(),
+                            error: msg.get("error").cloned().map(Box::new),
                         });
                     }
                     _ => {

@@ -145,7 +145,7 @@ pub enum TransportError {
     WrongId {
         expected: Value,
         got: Value,
-        error: Option<Value>,
+        error: Option<Box<Value>>,
     },
     Io(String),
 }

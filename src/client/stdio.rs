@@ -200,7 +200,7 @@ impl StdioTransport {
                             return Ok(ex);
                         }
                         Some(_) => {
-                            let error = msg.get("error").cloned();
+                            let error = msg.get("error").cloned().map(Box::new);
                             ex.other_messages.push(msg);
                             return Err(TransportError::WrongId {
                                 expected: out.id.clone().unwrap_or(Value::Null),

@@ -666,7 +666,7 @@ impl<'a> Compiler<'a> {
         };
         for h in &r.handshake_headers {
             if reqwest::header::HeaderName::from_bytes(h.as_bytes()).is_err() {
-                self.error(self.at(h), &format!("`{}` is not an HTTP header name", **h));
+                self.error(self.at(h), format!("`{}` is not an HTTP header name", **h));
             }
         }
         Requires {
