@@ -202,3 +202,21 @@ pub(crate) fn server_request_reply(msg: &Value) -> Option<String> {
 pub(crate) fn is_response(msg: &Value) -> bool {
     msg.get("method").is_none() && (msg.get("result").is_some() || msg.get("error").is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_server_requests_get_an_answer() {
+        let request = serde_json::json!({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"});
+        let reply: Value =
+            serde_json::from_str(&server_request_reply(&request).expect("answered")).unwrap();
+        assert_eq!(reply["id"], "s1");
+        assert_eq!(reply["error"]["code"], -32601);
+        let notification = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message"});
+        assert!(server_request_reply(&notification).is_none());
+        let response = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+        assert!(server_request_reply(&response).is_none());
+    }
+}

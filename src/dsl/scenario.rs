@@ -314,3 +314,68 @@ impl CompareOp {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::Negotiated;
+    use crate::era::EraKind;
+
+    fn negotiated(kind: EraKind, versions: &[&str], headers: Option<&[&str]>) -> Negotiated {
+        Negotiated {
+            requested: String::new(),
+            kind,
+            revision: String::new(),
+            note: None,
+            server_info: None,
+            capabilities: serde_json::json!({}),
+            supported_versions: versions.iter().map(|v| v.to_string()).collect(),
+            instructions: None,
+            handshake: None,
+            handshake_headers: headers
+                .map(|h| h.iter().map(|k| (k.to_string(), "x".to_string())).collect()),
+        }
+    }
+
+    #[test]
+    fn supported_versions_conditions() {
+        let modern_only = Requires {
+            versions_exclude: vec![EraSelector::Legacy],
+            ..Requires::default()
+        };
+        let dual = negotiated(EraKind::Modern, &["2025-11-25", "2026-07-28"], None);
+        let only = negotiated(EraKind::Modern, &["2026-07-28"], None);
+        let legacy = negotiated(EraKind::Legacy, &[], None);
+        assert!(
+            modern_only
+                .unmet(&dual, false)
+                .is_some_and(|why| why.contains("2025-11-25"))
+        );
+        assert_eq!(modern_only.unmet(&only, false), None);
+        assert!(
+            modern_only
+                .unmet(&legacy, false)
+                .is_some_and(|why| why.contains("legacy connection"))
+        );
+        let wants_revision = Requires {
+            versions_include: vec![EraSelector::Revision("2025-11-25".into())],
+            ..Requires::default()
+        };
+        assert_eq!(wants_revision.unmet(&dual, false), None);
+        assert!(wants_revision.unmet(&only, false).is_some());
+    }
+
+    #[test]
+    fn handshake_headers_conditions() {
+        let sessions = Requires {
+            handshake_headers: vec!["Mcp-Session-Id".into()],
+            ..Requires::default()
+        };
+        let with = negotiated(EraKind::Legacy, &[], Some(&["mcp-session-id"]));
+        let without = negotiated(EraKind::Legacy, &[], Some(&["content-type"]));
+        let stdio = negotiated(EraKind::Legacy, &[], None);
+        assert_eq!(sessions.unmet(&with, true), None);
+        assert!(sessions.unmet(&without, true).is_some());
+        assert!(sessions.unmet(&stdio, false).is_some());
+    }
+}
