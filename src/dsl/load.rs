@@ -676,6 +676,7 @@ impl<'a> Compiler<'a> {
             versions_include: includes,
             versions_exclude: excludes,
             handshake_headers: r.handshake_headers.into_iter().map(|h| h.value).collect(),
+            legacy_handshake: r.legacy_handshake,
         }
     }
 

@@ -198,6 +198,12 @@ pub struct Requires {
     /// sessions. Unmet over stdio.
     #[serde(default)]
     pub handshake_headers: Vec<At<String>>,
+    /// `false`: the server does not complete a legacy `initialize` handshake; `true`: it
+    /// does. Probed on a fresh connection, only once the other conditions hold (e.g. a
+    /// server whose `server/discover` lists only modern versions may still serve legacy
+    /// clients: it is dual-era, and `supportedVersions` alone would not tell).
+    #[serde(default)]
+    pub legacy_handshake: Option<bool>,
 }
 
 /// Conditions on the discovered `supportedVersions`, as era selectors (`legacy`,

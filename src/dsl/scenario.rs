@@ -98,6 +98,8 @@ pub struct Requires {
     pub versions_exclude: Vec<EraSelector>,
     /// HTTP headers the handshake response carried.
     pub handshake_headers: Vec<String>,
+    /// Whether a legacy `initialize` handshake must complete (probed by the engine).
+    pub legacy_handshake: Option<bool>,
 }
 
 impl Requires {

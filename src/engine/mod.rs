@@ -174,7 +174,10 @@ async fn run_item(
             suite.era.era = Some(n.kind.as_str().to_string());
             suite.era.note = n.note.clone();
             conn.take_log();
-            let mismatch = era_mismatch(scenario, &conn);
+            let mismatch = match era_mismatch(scenario, &conn) {
+                Some(why) => Some(why),
+                None => step::probe_unmet(&scenario.requires, &mut conn).await,
+            };
             suite.steps = step::run_steps(scenario, &mut conn, mismatch, params).await;
             suite.stderr_tail = conn.stderr_tail();
             conn.close().await;

@@ -51,7 +51,10 @@ pub async fn run_steps(
     }
     for step in &scenario.steps {
         let started = Instant::now();
-        let skip = skip_all.clone().or_else(|| step_era_skip(step, conn));
+        let mut skip = skip_all.clone().or_else(|| step_era_skip(step, conn));
+        if skip.is_none() {
+            skip = probe_unmet(&step.requires, conn).await;
+        }
         let outcome_and_log = if let Some(reason) = skip {
             (Outcome::Skipped { reason }, Vec::new())
         } else if let Some(why) = &broken {
@@ -105,6 +108,39 @@ pub async fn run_steps(
         results.push(step_result(step, outcome, started.elapsed(), transcript));
     }
     results
+}
+
+/// The preconditions that need a probe of their own (`legacyHandshake`): checked after
+/// the others hold, on a fresh legacy connection to the same target (noted in the
+/// transcript).
+pub(super) async fn probe_unmet(
+    requires: &crate::dsl::Requires,
+    conn: &mut Connection,
+) -> Option<String> {
+    let wanted = requires.legacy_handshake?;
+    let target = conn.target().clone();
+    let completed = match Connection::open(&target, "legacy", &crate::era::EraRequest::Legacy).await
+    {
+        Ok(probe) => {
+            let revision = probe.negotiated.revision.clone();
+            probe.close().await;
+            Ok(revision)
+        }
+        Err(e) => Err(e.message),
+    };
+    conn.note(match &completed {
+        Ok(revision) => format!("probe: a legacy initialize handshake completed ({revision})"),
+        Err(why) => format!("probe: no legacy initialize handshake: {why}"),
+    });
+    match (wanted, completed) {
+        (true, Err(why)) => Some(format!(
+            "the server completes no legacy initialize handshake ({why})"
+        )),
+        (false, Ok(revision)) => Some(format!(
+            "the server completes a legacy initialize handshake ({revision}): it serves legacy clients, whatever server/discover lists"
+        )),
+        _ => None,
+    }
 }
 
 fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
