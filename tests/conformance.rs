@@ -30,6 +30,20 @@ const CHECKS: &[&str] = &[
     "modern-discovery:client_info_optional",
     "modern-discovery:unsupported_version_rejected",
     "modern-discovery:missing_meta_rejected",
+    "modern-deprecated:deprecated_sampling",
+    "modern-deprecated:deprecated_roots",
+    "modern-deprecated:deprecated_include_context",
+    "modern-deprecated:deprecated_http_sse_transport",
+    "modern-deprecated:deprecated_dynamic_client_registration",
+    "modern-only:removed_initialize_rejected",
+    "modern-only:removed_ping_not_found",
+    "modern-only:removed_logging_set_level_not_found",
+    "modern-only:removed_resources_subscribe_not_found",
+    "modern-only:removed_resources_unsubscribe_not_found",
+    "modern-only-http:http_get_405",
+    "modern-only-http:http_delete_405",
+    "modern-only-http:removed_method_http_404",
+    "modern-only-http:initialize_no_session_id",
     "modern-errors:unknown_method_not_found",
     "modern-errors:error_id_echoed",
     "modern-errors:notification_no_response",
@@ -91,6 +105,13 @@ const CHECKS: &[&str] = &[
     "modern-wire:resource_templates_list_wire_valid",
     "modern-wire:error_wire_valid",
     // conformance-2025-11-25
+    "legacy-deprecated:deprecated_sampling",
+    "legacy-deprecated:deprecated_roots",
+    "legacy-deprecated:deprecated_include_context",
+    "legacy-deprecated:deprecated_http_sse_transport",
+    "legacy-deprecated:deprecated_dynamic_client_registration",
+    "legacy-sessions:missing_session_id_rejected",
+    "legacy-sessions:terminated_session_not_found",
     "legacy-errors:unknown_method_not_found",
     "legacy-errors:error_id_echoed",
     "legacy-errors:notification_no_response",
@@ -162,9 +183,6 @@ enum Status {
     Failed,
     /// A SHOULD check whose expectation failed.
     Warning,
-    /// The step could not be judged: a wrong response id is a transport error in the
-    /// engine (the DSL has no expectation on the JSON-RPC envelope).
-    Error,
 }
 
 impl Status {
@@ -172,18 +190,32 @@ impl Status {
         match self {
             Status::Failed => "failed",
             Status::Warning => "warning",
-            Status::Error => "error",
         }
     }
 }
 
 use On::{Both, Http as HttpOnly, Stdio as StdioOnly};
-use Status::{Error, Failed, Warning};
+use Status::{Failed, Warning};
 
 /// One seeded defect (server flags) and one check it must break:
 /// `(server flags, era, transport, check, status)`. `check` is `scenario:step`;
 /// `*:step` means every scenario of that era holding the step.
 type Case = (&'static str, &'static str, On, &'static str, Status);
+
+/// A modern-only server that still serves the methods 2026-07-28 removed.
+const ANSWER_REMOVED: &str = "--change drop-legacy --defect answer-removed-methods";
+/// A modern-only server that still serves GET/DELETE and mints sessions.
+const SERVE_LEGACY_HTTP: &str = "--change drop-legacy --defect serve-legacy-http";
+
+/// The eras a run against a server started with `flags` covers: a modern-only server
+/// (`--change drop-legacy`) refuses `initialize`, so it runs in the modern era alone.
+fn eras_for(flags: &str) -> &'static [&'static str] {
+    if flags.contains("drop-legacy") {
+        &[MODERN]
+    } else {
+        &[MODERN, LEGACY]
+    }
+}
 
 #[rustfmt::skip]
 const CASES: &[Case] = &[
@@ -222,8 +254,8 @@ const CASES: &[Case] = &[
     ("--defect undeclared-capability=prompts", MODERN, Both, "modern-undeclared:undeclared_prompts_not_served", Failed),
     ("--defect undeclared-capability=resources", MODERN, Both, "modern-undeclared:undeclared_resources_not_served", Failed),
     ("--defect unknown-method-invalid-request", MODERN, Both, "modern-errors:unknown_method_not_found", Failed),
-    ("--defect error-wrong-id", MODERN, Both, "modern-errors:error_id_echoed", Error),
-    ("--defect answer-notifications", MODERN, HttpOnly, "modern-errors:notification_no_response", Failed),
+    ("--defect error-wrong-id", MODERN, Both, "modern-errors:error_id_echoed", Failed),
+    ("--defect answer-notifications", MODERN, Both, "modern-errors:notification_no_response", Failed),
     ("--defect lenient-header=method", MODERN, HttpOnly, "modern-http:header_mismatch_rejected", Failed),
     ("--defect lenient-header=method", MODERN, HttpOnly, "modern-http:missing_method_header_rejected", Failed),
     ("--defect lenient-header=name", MODERN, HttpOnly, "modern-http:name_header_mismatch_rejected", Failed),
@@ -249,6 +281,22 @@ const CASES: &[Case] = &[
     ("--defect ignore-input-schema", MODERN, Both, "modern-tool-calls:input_validation_is_error_result", Warning),
     ("--defect structured-content-mismatch", MODERN, Both, "modern-tool-calls:structured_content_conforms", Failed),
     ("--defect no-structured-text", MODERN, Both, "modern-tool-calls:structured_content_text_block", Warning),
+    // Deprecated features (server requests: stdio, where the example server sends them).
+    ("--defect server-request=sampling", MODERN, StdioOnly, "modern-deprecated:deprecated_sampling", Warning),
+    ("--defect server-request=roots", MODERN, StdioOnly, "modern-deprecated:deprecated_roots", Warning),
+    ("--defect server-request=include-context", MODERN, StdioOnly, "modern-deprecated:deprecated_include_context", Warning),
+    ("--defect legacy-sse-endpoint", MODERN, HttpOnly, "modern-deprecated:deprecated_http_sse_transport", Warning),
+    ("--defect dynamic-client-registration", MODERN, HttpOnly, "modern-deprecated:deprecated_dynamic_client_registration", Warning),
+    // A modern-only server (`drop-legacy`: runs in the modern era only).
+    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_initialize_rejected", Failed),
+    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_ping_not_found", Failed),
+    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_logging_set_level_not_found", Failed),
+    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_resources_subscribe_not_found", Failed),
+    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_resources_unsubscribe_not_found", Failed),
+    (ANSWER_REMOVED, MODERN, HttpOnly, "modern-only-http:removed_method_http_404", Failed),
+    (SERVE_LEGACY_HTTP, MODERN, HttpOnly, "modern-only-http:http_get_405", Warning),
+    (SERVE_LEGACY_HTTP, MODERN, HttpOnly, "modern-only-http:http_delete_405", Warning),
+    (SERVE_LEGACY_HTTP, MODERN, HttpOnly, "modern-only-http:initialize_no_session_id", Warning),
     // ---- conformance-2025-11-25 ------------------------------------------------------
     ("--defect no-capabilities", LEGACY, Both, "legacy-handshake:initialize_result_valid", Failed),
     ("--defect no-server-info", LEGACY, Both, "legacy-handshake:server_info_present", Failed),
@@ -273,8 +321,8 @@ const CASES: &[Case] = &[
     ("--defect undeclared-capability=prompts", LEGACY, Both, "legacy-undeclared:undeclared_prompts_not_served", Warning),
     ("--defect undeclared-capability=resources", LEGACY, Both, "legacy-undeclared:undeclared_resources_not_served", Warning),
     ("--defect unknown-method-invalid-request", LEGACY, Both, "legacy-errors:unknown_method_not_found", Failed),
-    ("--defect error-wrong-id", LEGACY, Both, "legacy-errors:error_id_echoed", Error),
-    ("--defect answer-notifications", LEGACY, HttpOnly, "legacy-errors:notification_no_response", Failed),
+    ("--defect error-wrong-id", LEGACY, Both, "legacy-errors:error_id_echoed", Failed),
+    ("--defect answer-notifications", LEGACY, Both, "legacy-errors:notification_no_response", Failed),
     ("--defect session-id-with-space", LEGACY, HttpOnly, "legacy-http:session_id_visible_ascii", Failed),
     ("--defect lenient-header=version", LEGACY, HttpOnly, "legacy-http:unsupported_version_header_rejected", Failed),
     ("--defect allow-any-origin", LEGACY, HttpOnly, "legacy-http:invalid_origin_rejected", Failed),
@@ -289,6 +337,13 @@ const CASES: &[Case] = &[
     ("--defect ignore-input-schema", LEGACY, Both, "legacy-tool-calls:input_validation_is_error_result", Warning),
     ("--defect structured-content-mismatch", LEGACY, Both, "legacy-tool-calls:structured_content_conforms", Failed),
     ("--defect no-structured-text", LEGACY, Both, "legacy-tool-calls:structured_content_text_block", Warning),
+    ("--defect server-request=sampling", LEGACY, StdioOnly, "legacy-deprecated:deprecated_sampling", Warning),
+    ("--defect server-request=roots", LEGACY, StdioOnly, "legacy-deprecated:deprecated_roots", Warning),
+    ("--defect server-request=include-context", LEGACY, StdioOnly, "legacy-deprecated:deprecated_include_context", Warning),
+    ("--defect legacy-sse-endpoint", LEGACY, HttpOnly, "legacy-deprecated:deprecated_http_sse_transport", Warning),
+    ("--defect dynamic-client-registration", LEGACY, HttpOnly, "legacy-deprecated:deprecated_dynamic_client_registration", Warning),
+    ("--defect session-optional", LEGACY, HttpOnly, "legacy-sessions:missing_session_id_rejected", Warning),
+    ("--defect terminated-session-400", LEGACY, HttpOnly, "legacy-sessions:terminated_session_not_found", Failed),
 ];
 
 // ---------------------------------------------------------------------------
@@ -346,7 +401,10 @@ fn run_packs(flags: &str, transport: Transport, filters: &[String]) -> PackRun {
     let json = dir.path().join("result.json");
     let json = json.to_str().expect("utf-8 path");
     let words: Vec<&str> = flags.split_whitespace().collect();
-    let mut common = vec!["--era", MODERN, "--era", LEGACY, "--timeout", "10s"];
+    let mut common = vec!["--timeout", "10s"];
+    for era in eras_for(flags) {
+        common.extend(["--era", era]);
+    }
     common.extend(["--jobs", "4", "--json", json]);
     for filter in filters {
         common.extend(["--filter", filter.as_str()]);
@@ -445,6 +503,19 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
         "legacy-undeclared@legacy:undeclared_tools_not_served",
         "legacy-undeclared@legacy:undeclared_prompts_not_served",
         "legacy-undeclared@legacy:undeclared_resources_not_served",
+        // The clean server is dual-era: the modern-only rules do not apply.
+        "modern-only@2026-07-28:removed_initialize_rejected",
+        "modern-only@2026-07-28:removed_ping_not_found",
+        "modern-only@2026-07-28:removed_logging_set_level_not_found",
+        "modern-only@2026-07-28:removed_resources_subscribe_not_found",
+        "modern-only@2026-07-28:removed_resources_unsubscribe_not_found",
+        "modern-only-http@2026-07-28:http_get_405",
+        "modern-only-http@2026-07-28:http_delete_405",
+        "modern-only-http@2026-07-28:removed_method_http_404",
+        "modern-only-http@2026-07-28:initialize_no_session_id",
+        // HTTP-only probes (stdio), or no OAuth metadata served (HTTP).
+        "modern-deprecated@2026-07-28:deprecated_dynamic_client_registration",
+        "legacy-deprecated@legacy:deprecated_dynamic_client_registration",
     ];
     if !paginated {
         skips.extend([
@@ -468,6 +539,10 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
             "legacy-http@legacy:session_id_visible_ascii",
             "legacy-http@legacy:unsupported_version_header_rejected",
             "legacy-http@legacy:invalid_origin_rejected",
+            "legacy-sessions@legacy:missing_session_id_rejected",
+            "legacy-sessions@legacy:terminated_session_not_found",
+            "modern-deprecated@2026-07-28:deprecated_http_sse_transport",
+            "legacy-deprecated@legacy:deprecated_http_sse_transport",
         ]),
         Transport::Http => skips.extend([
             "modern-stdio@2026-07-28:stdout_clean",
@@ -477,9 +552,9 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
     skips.into_iter().map(str::to_string).collect()
 }
 
-/// Asserts a clean run: exit 0, no setup error, every step passed or skipped, no
-/// warning, and exactly `skips` skipped.
-fn assert_clean(label: &str, pack: &PackRun, skips: &BTreeSet<String>) {
+/// Asserts a clean run in `eras`: exit 0, no setup error, every step passed or skipped,
+/// no warning, and exactly `skips` skipped.
+fn assert_clean(label: &str, pack: &PackRun, eras: &[&str], skips: &BTreeSet<String>) {
     assert_eq!(pack.run.code, 0, "{label}: exit code\n{:?}", pack.run);
     assert!(
         pack.setup_errors().is_empty(),
@@ -487,9 +562,17 @@ fn assert_clean(label: &str, pack: &PackRun, skips: &BTreeSet<String>) {
         pack.setup_errors()
     );
     let outcomes = pack.outcomes();
+    let checks_in_eras = CHECKS
+        .iter()
+        .filter(|c| {
+            eras.contains(&era_of_scenario(
+                c.split_once(':').expect("scenario:step").0,
+            ))
+        })
+        .count();
     assert_eq!(
         outcomes.len(),
-        CHECKS.len(),
+        checks_in_eras,
         "{label}: every check runs once in its era"
     );
     let mut skipped = BTreeSet::new();
@@ -536,6 +619,9 @@ fn clean_server_passes_both_packs_in_both_eras_over_stdio_and_http() {
         // undeclared-prompts checks run and pass.
         ("--change remove-capability", Transport::Stdio, vec![]),
         ("--change remove-capability", Transport::Http, vec![]),
+        // A modern-only server: the modern-only rules run and pass (modern era only).
+        ("--change drop-legacy", Transport::Stdio, vec![]),
+        ("--change drop-legacy", Transport::Http, vec![]),
     ]);
     for ((flags, transport), pack) in &runs {
         let label = format!("clean server `{flags}` over {transport:?}");
@@ -558,7 +644,15 @@ fn clean_server_passes_both_packs_in_both_eras_over_stdio_and_http() {
                 .map(str::to_string),
             );
         }
-        assert_clean(&label, pack, &skips);
+        let eras = eras_for(flags);
+        if flags.contains("drop-legacy") {
+            skips.retain(|s| !s.starts_with("modern-only@"));
+            if *transport == Transport::Http {
+                skips.retain(|s| !s.starts_with("modern-only-http@"));
+            }
+        }
+        skips.retain(|s| eras.contains(&era_of_suite(s.split_once(':').expect("suite:step").0)));
+        assert_clean(&label, pack, eras, &skips);
     }
 }
 

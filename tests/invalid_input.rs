@@ -55,6 +55,14 @@ const CASES: &[(&str, &str)] = &[
         "group-bad-args",
         "bad group arguments, and an error inside a group naming its callers",
     ),
+    (
+        "bad-requires",
+        "supportedVersions that are no eras, a handshake header that is no header name",
+    ),
+    (
+        "bad-check-feature",
+        "a deprecated_feature_unused check without its feature, a feature on another check",
+    ),
 ];
 
 const INVALID_DIR: &str = "tests/invalid";

@@ -35,6 +35,8 @@ pub struct Negotiated {
     pub instructions: Option<String>,
     /// The handshake result as received: `initialize` (legacy) or `server/discover` (modern).
     pub handshake: Option<Value>,
+    /// HTTP: the handshake response's headers (lower-case names); `None` over stdio.
+    pub handshake_headers: Option<Vec<(String, String)>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +112,8 @@ pub struct Connection {
     pub era_request: EraRequest,
     /// Wire validation of every message the server sent on this connection.
     wire: crate::wire::WireLog,
+    /// Requests the server sent to the client on this connection (each was answered).
+    server_requests: Vec<Value>,
 }
 
 impl Connection {
@@ -133,12 +137,14 @@ impl Connection {
                 supported_versions: Vec::new(),
                 instructions: None,
                 handshake: None,
+                handshake_headers: None,
             },
             next_id: 0,
             session_id: None,
             log: Vec::new(),
             log_started: Instant::now(),
             tools: None,
+            server_requests: Vec::new(),
             era_request: era.clone(),
             wire: Default::default(),
         };
@@ -354,6 +360,14 @@ impl Connection {
             Ok(ex) => {
                 for m in &ex.other_messages {
                     self.record("received", m.to_string(), None);
+                    if super::server_request_reply(m).is_some() {
+                        self.server_requests.push(m.clone());
+                        self.record(
+                            "note",
+                            "a server-initiated request: answered with -32601 (mcpspec declares no client capabilities)".into(),
+                            None,
+                        );
+                    }
                 }
                 for line in &ex.stdout_noise {
                     self.record(
@@ -563,31 +577,107 @@ impl Connection {
     }
 
     async fn close_transport(&mut self) {
+        let delete = self.session_id.take().map(|sid| self.session_delete(sid));
         match &mut self.transport {
             Transport::Stdio(t) => t.shutdown().await,
             Transport::Http(t) => {
                 // A legacy session is ended explicitly (servers may answer 405: fine).
-                if let Some(sid) = self.session_id.take() {
-                    let out = Outgoing {
-                        body: String::new(),
-                        id: None,
-                        expects_response: false,
-                        headers: vec![
-                            ("Mcp-Session-Id".into(), sid),
-                            (
-                                "MCP-Protocol-Version".into(),
-                                self.negotiated.revision.clone(),
-                            ),
-                        ],
-                        drop_headers: vec!["content-type".into()],
-                        http_method: Some("DELETE".into()),
-                        timeout: self.target.timeout.min(Duration::from_secs(2)),
-                        quiet_period: Duration::ZERO,
-                    };
+                if let Some(out) = delete {
                     let _ = t.exchange(&out).await;
                 }
             }
         }
+    }
+
+    /// The DELETE that ends legacy session `sid`.
+    fn session_delete(&self, sid: String) -> Outgoing {
+        Outgoing {
+            body: String::new(),
+            id: None,
+            expects_response: false,
+            headers: vec![
+                ("Mcp-Session-Id".into(), sid),
+                (
+                    "MCP-Protocol-Version".into(),
+                    self.negotiated.revision.clone(),
+                ),
+            ],
+            drop_headers: vec!["content-type".into()],
+            http_method: Some("DELETE".into()),
+            timeout: self.target.timeout.min(Duration::from_secs(2)),
+            quiet_period: Duration::ZERO,
+        }
+    }
+
+    /// The legacy session id the server assigned at `initialize` (HTTP).
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// HTTP: end the legacy session with a DELETE (logged) and return its HTTP status;
+    /// the connection keeps sending the (now terminated) session id. `None` without a
+    /// session.
+    pub async fn end_session(&mut self) -> Option<Result<u16, TransportError>> {
+        let sid = self.session_id.clone()?;
+        let out = self.session_delete(sid);
+        Some(
+            self.send(&out)
+                .await
+                .map(|ex| ex.http.map_or(0, |h| h.status)),
+        )
+    }
+
+    /// Requests the server sent to the client on this connection so far.
+    pub fn server_requests(&self) -> &[Value] {
+        &self.server_requests
+    }
+
+    /// HTTP: the first SSE event of a GET on the endpoint (see
+    /// [`HttpTransport::first_sse_event`]), logged. `None` over stdio.
+    pub async fn first_sse_event(
+        &mut self,
+        wait: Duration,
+    ) -> Option<Result<(u16, Option<(String, String)>), TransportError>> {
+        let Transport::Http(t) = &self.transport else {
+            return None;
+        };
+        let result = t.first_sse_event(wait).await;
+        let note = match &result {
+            Ok((status, Some((event, data)))) => {
+                format!(
+                    "GET (Accept: text/event-stream): HTTP {status}, first event `{event}`: {data}"
+                )
+            }
+            Ok((status, None)) => {
+                format!("GET (Accept: text/event-stream): HTTP {status}, no event")
+            }
+            Err(e) => format!("GET (Accept: text/event-stream): {e}"),
+        };
+        self.record("note", note, None);
+        Some(result)
+    }
+
+    /// HTTP: GET `path` on the endpoint's origin as JSON, logged. `None` over stdio.
+    pub async fn get_json(
+        &mut self,
+        path: &str,
+        wait: Duration,
+    ) -> Option<Result<(u16, Option<Value>), TransportError>> {
+        let Transport::Http(t) = &self.transport else {
+            return None;
+        };
+        let result = t.get_json(path, wait).await;
+        let note = match &result {
+            Ok((status, body)) => format!(
+                "GET {path}: HTTP {status}{}",
+                body.as_ref()
+                    .map(|b| format!(", {}", b.to_string().chars().take(500).collect::<String>()))
+                    .unwrap_or_default()
+            ),
+            Err(e) => format!("GET {path}: {e}"),
+        };
+        self.record("note", note, None);
+        Some(result)
     }
 
     /// Whether `Mcp-Param-*` headers can be derived (the tool list is known).
@@ -658,6 +748,7 @@ impl Connection {
         if let Some(sid) = ex.http.as_ref().and_then(|h| h.header("mcp-session-id")) {
             self.session_id = Some(sid.to_string());
         }
+        self.negotiated.handshake_headers = ex.http.as_ref().map(|h| h.headers.clone());
         self.negotiated.revision = answered;
         self.negotiated.server_info = result.get("serverInfo").cloned();
         self.negotiated.handshake = Some(result.clone());
@@ -689,6 +780,7 @@ impl Connection {
             ))
         })?;
         self.adopt_discover(&result);
+        self.negotiated.handshake_headers = ex.http.as_ref().map(|h| h.headers.clone());
         if !self
             .negotiated
             .supported_versions
@@ -729,6 +821,8 @@ impl Connection {
                     (Some(result), _) => {
                         let result = result.clone();
                         self.adopt_discover(&result);
+                        self.negotiated.handshake_headers =
+                            ex.http.as_ref().map(|h| h.headers.clone());
                         if self
                             .negotiated
                             .supported_versions

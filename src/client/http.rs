@@ -10,6 +10,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::{Exchange, HttpMeta, Outgoing, TransportError, id_key, is_response};
+use std::time::Duration;
 
 const OVERSIZED: &str = "reply exceeds the message size limit";
 
@@ -145,10 +146,12 @@ impl HttpTransport {
                     && id_key(expected) != id_key(&got)
                     && !got.is_null()
                 {
+                    let error = msg.get("error").cloned().map(Box::new);
                     ex.other_messages.push(msg);
                     return Err(TransportError::WrongId {
                         expected: expected.clone(),
                         got,
+                        error,
                     });
                 }
                 ex.response = Some(msg);
@@ -231,6 +234,7 @@ impl HttpTransport {
                         return Err(TransportError::WrongId {
                             expected: out.id.clone().unwrap_or(Value::Null),
                             got,
+                            error: msg.get("error").cloned().map(Box::new),
                         });
                     }
                     _ => {
@@ -238,6 +242,9 @@ impl HttpTransport {
                         return Ok(());
                     }
                 }
+            }
+            if let Some(reply) = super::server_request_reply(&msg) {
+                self.answer(reply, out).await;
             }
             ex.other_messages.push(msg);
         }
@@ -247,6 +254,121 @@ impl HttpTransport {
             ));
         }
         Ok(())
+    }
+}
+
+impl HttpTransport {
+    /// POST the answer to a server request that came on a response stream, with the
+    /// request's session and version headers; best effort, bounded in time.
+    async fn answer(&self, reply: String, out: &Outgoing) {
+        let mut answer = Outgoing {
+            body: reply,
+            id: None,
+            expects_response: false,
+            headers: out
+                .headers
+                .iter()
+                .filter(|(k, _)| {
+                    k.eq_ignore_ascii_case("mcp-session-id")
+                        || k.eq_ignore_ascii_case("mcp-protocol-version")
+                })
+                .cloned()
+                .collect(),
+            drop_headers: Vec::new(),
+            http_method: None,
+            timeout: out.timeout.min(Duration::from_secs(5)),
+            quiet_period: Duration::ZERO,
+        };
+        answer.headers.shrink_to_fit();
+        let Ok(headers) = self.headers_for(&answer) else {
+            return;
+        };
+        let send = self
+            .client
+            .post(&self.url)
+            .headers(headers)
+            .body(answer.body.clone())
+            .send();
+        let _ = tokio::time::timeout(answer.timeout, send).await;
+    }
+
+    /// GET the endpoint asking for an event stream and read its first SSE event, waiting
+    /// at most `wait`: `(status, Some((event name, data)))`, or no event in time.
+    pub async fn first_sse_event(
+        &self,
+        wait: Duration,
+    ) -> Result<(u16, Option<(String, String)>), TransportError> {
+        let mut headers = self.headers_for(&Outgoing {
+            body: String::new(),
+            id: None,
+            expects_response: false,
+            headers: vec![("Accept".into(), "text/event-stream".into())],
+            drop_headers: vec!["content-type".into()],
+            http_method: Some("GET".into()),
+            timeout: wait,
+            quiet_period: Duration::ZERO,
+        })?;
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        let request = self.client.get(&self.url).headers(headers).send();
+        let response = match tokio::time::timeout(wait, request).await {
+            Ok(r) => r.map_err(|e| TransportError::Io(describe_reqwest(&e)))?,
+            Err(_) => return Err(TransportError::Timeout(wait)),
+        };
+        let status = response.status().as_u16();
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse {
+            return Ok((status, None));
+        }
+        let limit = self.max_bytes;
+        let bytes = response
+            .bytes_stream()
+            .map(move |chunk| chunk.map_err(|e| std::io::Error::other(describe_reqwest(&e))));
+        let mut events = std::pin::pin!(sse_stream::SseByteStream::new(bytes));
+        let first = tokio::time::timeout(wait, async {
+            while let Some(Ok(event)) = events.next().await {
+                let data = event.data.unwrap_or_default();
+                if event.event.is_some() || !data.trim().is_empty() {
+                    let data: String = data.chars().take(limit.min(500)).collect();
+                    return Some((event.event.unwrap_or_else(|| "message".into()), data));
+                }
+            }
+            None
+        })
+        .await
+        .unwrap_or(None);
+        Ok((status, first))
+    }
+
+    /// GET a URL on the same origin as the endpoint (`path` from the root), JSON body:
+    /// `(status, body)`, the body `None` when it is not JSON.
+    pub async fn get_json(
+        &self,
+        path: &str,
+        wait: Duration,
+    ) -> Result<(u16, Option<Value>), TransportError> {
+        let mut url =
+            reqwest::Url::parse(&self.url).map_err(|e| TransportError::Io(e.to_string()))?;
+        url.set_path(path);
+        url.set_query(None);
+        let send = self
+            .client
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send();
+        let response = match tokio::time::timeout(wait, send).await {
+            Ok(r) => r.map_err(|e| TransportError::Io(describe_reqwest(&e)))?,
+            Err(_) => return Err(TransportError::Timeout(wait)),
+        };
+        let status = response.status().as_u16();
+        let body = match tokio::time::timeout(wait, self.read_body(response)).await {
+            Ok(Ok(b)) => serde_json::from_slice(&b).ok(),
+            _ => None,
+        };
+        Ok((status, body))
     }
 }
 

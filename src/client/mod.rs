@@ -139,10 +139,13 @@ pub enum TransportError {
     Oversized {
         limit: usize,
     },
-    /// A response whose id matches no request in flight.
+    /// A response whose id matches no request in flight. The request it was sent for
+    /// is the only one in flight, so the reply is attributed to it: `error` is the
+    /// reply's JSON-RPC `error` object when it is an error response.
     WrongId {
         expected: Value,
         got: Value,
+        error: Option<Box<Value>>,
     },
     Io(String),
 }
@@ -161,7 +164,7 @@ impl std::fmt::Display for TransportError {
                 "the server sent a message larger than {} bytes (limit: --max-message-size)",
                 limit
             ),
-            TransportError::WrongId { expected, got } => write!(
+            TransportError::WrongId { expected, got, .. } => write!(
                 f,
                 "the server answered with id {got}, but the request in flight has id {expected}"
             ),
@@ -175,7 +178,45 @@ pub fn id_key(id: &Value) -> String {
     serde_json::to_string(id).unwrap_or_default()
 }
 
+/// The client's answer to a server-initiated request (it has a `method` and an `id`):
+/// mcpspec declares no client capabilities (no sampling, roots or elicitation), so every
+/// such request gets -32601 at once and the server never waits on it. `None` for
+/// anything else.
+pub(crate) fn server_request_reply(msg: &Value) -> Option<String> {
+    let method = msg.get("method")?.as_str()?;
+    let id = msg.get("id")?;
+    Some(
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {
+                "code": -32601,
+                "message": format!("mcpspec declares no client capabilities and does not serve `{method}`"),
+            },
+        })
+        .to_string(),
+    )
+}
+
 /// Classify one JSON message from the server.
 pub(crate) fn is_response(msg: &Value) -> bool {
     msg.get("method").is_none() && (msg.get("result").is_some() || msg.get("error").is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_server_requests_get_an_answer() {
+        let request = serde_json::json!({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"});
+        let reply: Value =
+            serde_json::from_str(&server_request_reply(&request).expect("answered")).unwrap();
+        assert_eq!(reply["id"], "s1");
+        assert_eq!(reply["error"]["code"], -32601);
+        let notification = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message"});
+        assert!(server_request_reply(&notification).is_none());
+        let response = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+        assert!(server_request_reply(&response).is_none());
+    }
 }

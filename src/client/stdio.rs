@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, Command};
 use tokio::sync::{mpsc, watch};
 
-use super::{Exchange, Outgoing, TransportError, id_key, is_response};
+use super::{Exchange, Outgoing, TransportError, id_key, is_response, server_request_reply};
 
 const STDERR_TAIL_LINES: usize = 40;
 /// After the process exits, how long to keep reading what it wrote before.
@@ -173,6 +173,9 @@ impl StdioTransport {
                 }
                 Ok(Some(Incoming::Message(msg, text))) => {
                     if !is_response(&msg) {
+                        if let Some(reply) = server_request_reply(&msg) {
+                            self.write_line(&reply).await;
+                        }
                         ex.other_messages.push(msg);
                         continue;
                     }
@@ -197,10 +200,12 @@ impl StdioTransport {
                             return Ok(ex);
                         }
                         Some(_) => {
+                            let error = msg.get("error").cloned().map(Box::new);
                             ex.other_messages.push(msg);
                             return Err(TransportError::WrongId {
                                 expected: out.id.clone().unwrap_or(Value::Null),
                                 got,
+                                error,
                             });
                         }
                         // A reply to a message that expects none (a notification).
@@ -213,6 +218,16 @@ impl StdioTransport {
                         None => ex.other_messages.push(msg),
                     }
                 }
+            }
+        }
+    }
+
+    /// Best effort: a failed write shows up on the next exchange.
+    async fn write_line(&mut self, text: &str) {
+        if let Some(stdin) = self.stdin.as_mut() {
+            let line = format!("{text}\n");
+            if stdin.write_all(line.as_bytes()).await.is_ok() {
+                let _ = stdin.flush().await;
             }
         }
     }

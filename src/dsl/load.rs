@@ -420,9 +420,6 @@ impl Compiler {
                 steps.push(compiled);
             }
         }
-        if !self.errors.is_empty() {
-            return Err(self.errors);
-        }
         let requires = self.requires(doc.requires);
         if !self.errors.is_empty() {
             return Err(self.errors);
@@ -827,6 +824,25 @@ impl Compiler {
                 return None;
             }
             let c = c.value;
+            let wants_feature = *c.kind == model::CheckKind::DeprecatedFeatureUnused;
+            match (&c.feature, wants_feature) {
+                (None, true) => {
+                    self.errors.push(
+                        LoadError::at(pos.clone(), "`deprecated_feature_unused` needs a `feature`")
+                            .with_help("one of sampling, roots, include_context, http_sse, dynamic_client_registration"),
+                    );
+                    return None;
+                }
+                (Some(f), false) => {
+                    self.error(
+                        self.at(f),
+                        "`feature` applies only to `kind: deprecated_feature_unused`",
+                    );
+                    return None;
+                }
+                _ => {}
+            }
+            let feature = c.feature.map(|f| f.value);
             let wire = c.kind.value == super::model::CheckKind::WireValid;
             // `wire_valid` sends its method (any; none: it only judges what came before).
             let default = if wire { "" } else { "tools/list" };
@@ -856,6 +872,7 @@ impl Compiler {
                 options: crate::dsl::scenario::CheckOptions {
                     safe_tools: c.safe_tools,
                     count: c.count.map(|n| n.value),
+                    feature,
                 },
             }
         } else if let Some(c) = step.contract {
@@ -978,6 +995,33 @@ impl Compiler {
                 );
             }
         }
+        let mut versions = |list: &[At<String>]| -> Vec<EraSelector> {
+            list.iter()
+                .filter_map(|v| match EraSelector::parse(v) {
+                    Ok(EraSelector::Auto) => {
+                        self.error(
+                            self.at(v),
+                            "`auto` is no protocol version: use `legacy`, `modern` or a revision",
+                        );
+                        None
+                    }
+                    Ok(sel) => Some(sel),
+                    Err(e) => {
+                        self.error(self.at(v), &e);
+                        None
+                    }
+                })
+                .collect()
+        };
+        let (includes, excludes) = match &r.supported_versions {
+            Some(sv) => (versions(&sv.includes), versions(&sv.excludes)),
+            None => (Vec::new(), Vec::new()),
+        };
+        for h in &r.handshake_headers {
+            if reqwest::header::HeaderName::from_bytes(h.as_bytes()).is_err() {
+                self.error(self.at(h), format!("`{}` is not an HTTP header name", **h));
+            }
+        }
         Requires {
             capabilities: r.capabilities.into_iter().map(|c| c.value).collect(),
             capabilities_absent: r.capabilities_absent.into_iter().map(|c| c.value).collect(),
@@ -985,6 +1029,10 @@ impl Compiler {
             parameters: r.parameters.into_iter().map(|p| p.value).collect(),
             auth_required: r.auth_required,
             loopback: r.loopback,
+            versions_include: includes,
+            versions_exclude: excludes,
+            handshake_headers: r.handshake_headers.into_iter().map(|h| h.value).collect(),
+            legacy_handshake: r.legacy_handshake,
         }
     }
 

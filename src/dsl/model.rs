@@ -211,6 +211,35 @@ pub struct Requires {
     /// only make sense, or are only safe, against a local server).
     #[serde(default)]
     pub loopback: bool,
+    /// Conditions on the `supportedVersions` that `server/discover` lists (known in the
+    /// modern era only: a legacy connection has no discover result, so it is unmet there).
+    #[serde(default)]
+    pub supported_versions: Option<SupportedVersions>,
+    /// HTTP response headers the connection's handshake (`initialize` or
+    /// `server/discover`) must have carried, e.g. `[Mcp-Session-Id]`: the server assigns
+    /// sessions. Unmet over stdio.
+    #[serde(default)]
+    pub handshake_headers: Vec<At<String>>,
+    /// `false`: the server does not complete a legacy `initialize` handshake; `true`: it
+    /// does. Probed on a fresh connection, only once the other conditions hold (e.g. a
+    /// server whose `server/discover` lists only modern versions may still serve legacy
+    /// clients: it is dual-era, and `supportedVersions` alone would not tell).
+    #[serde(default)]
+    pub legacy_handshake: Option<bool>,
+}
+
+/// Conditions on the discovered `supportedVersions`, as era selectors (`legacy`,
+/// `modern` or a revision such as `2025-11-25`).
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SupportedVersions {
+    /// Each selector matches at least one listed version.
+    #[serde(default)]
+    pub includes: Vec<At<String>>,
+    /// No listed version matches any selector: `excludes: [legacy]` means a modern-only
+    /// server.
+    #[serde(default)]
+    pub excludes: Vec<At<String>>,
 }
 
 /// A built-in multi-request check.
@@ -231,6 +260,29 @@ pub struct Check {
     /// `handles_unguessable` (default 5).
     #[serde(default)]
     pub count: Option<At<u32>>,
+    /// `deprecated_feature_unused` only: the deprecated feature to look for.
+    #[serde(default)]
+    pub feature: Option<At<DeprecatedFeature>>,
+}
+
+/// A feature in the 2026-07-28 registry of deprecated features (`deprecated.mdx`,
+/// SEP-2596), as a `deprecated_feature_unused` check looks for it.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DeprecatedFeature {
+    /// The server sent a `sampling/createMessage` request on the connection.
+    Sampling,
+    /// The server sent a `roots/list` request on the connection.
+    Roots,
+    /// A `sampling/createMessage` request asked for `includeContext` `thisServer` or
+    /// `allServers`.
+    IncludeContext,
+    /// HTTP: a GET on the endpoint opens an HTTP+SSE stream whose first event is
+    /// `endpoint` (the transport of 2024-11-05).
+    HttpSse,
+    /// HTTP: `/.well-known/oauth-authorization-server` advertises a
+    /// `registration_endpoint` (skipped when the server serves no such metadata).
+    DynamicClientRegistration,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -284,6 +336,14 @@ pub enum CheckKind {
     DescriptionInjection,
     /// Results of allowed tool calls carry no text addressed to the model.
     ResultInjection,
+    /// The deprecated `feature` is not used (a warning names it and its earliest
+    /// removal): server requests are looked for in everything the connection received
+    /// (after one more harmless request to flush them).
+    DeprecatedFeatureUnused,
+    /// HTTP, legacy: a session that a fresh `initialize` assigned and a DELETE ended
+    /// answers further requests with 404 (skipped when the server assigns no session or
+    /// answers the DELETE with 405).
+    SessionTerminatedNotFound,
 }
 
 impl CheckKind {

@@ -150,6 +150,8 @@ pub enum Action {
 pub struct CheckOptions {
     pub safe_tools: Option<Vec<String>>,
     pub count: Option<u32>,
+    /// `deprecated_feature_unused`: the feature (always set for that kind).
+    pub feature: Option<super::model::DeprecatedFeature>,
 }
 
 /// Preconditions (empty: none).
@@ -164,6 +166,14 @@ pub struct Requires {
     pub auth_required: bool,
     /// The HTTP target must be on a loopback host.
     pub loopback: bool,
+    /// Each matches some version `server/discover` lists.
+    pub versions_include: Vec<EraSelector>,
+    /// None matches a version `server/discover` lists.
+    pub versions_exclude: Vec<EraSelector>,
+    /// HTTP headers the handshake response carried.
+    pub handshake_headers: Vec<String>,
+    /// Whether a legacy `initialize` handshake must complete (probed by the engine).
+    pub legacy_handshake: Option<bool>,
 }
 
 impl Requires {
@@ -189,10 +199,24 @@ impl Requires {
     }
 
     /// Why a connection does not meet these preconditions, if it does not.
-    pub fn unmet(&self, capabilities: &serde_json::Value, is_http: bool) -> Option<String> {
+    pub fn unmet(&self, n: &crate::client::Negotiated, is_http: bool) -> Option<String> {
         if let Some(why) = self.transport_unmet(is_http) {
             return Some(why);
         }
+        if let Some(why) = self.versions_unmet(n) {
+            return Some(why);
+        }
+        for name in &self.handshake_headers {
+            let Some(headers) = &n.handshake_headers else {
+                return Some(format!(
+                    "needs the `{name}` header of an HTTP handshake; this transport has none"
+                ));
+            };
+            if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) {
+                return Some(format!("the handshake response carried no `{name}` header"));
+            }
+        }
+        let capabilities = &n.capabilities;
         for cap in &self.capabilities {
             if !capability_declared(capabilities, cap) {
                 return Some(format!(
@@ -203,6 +227,47 @@ impl Requires {
         for cap in &self.capabilities_absent {
             if capability_declared(capabilities, cap) {
                 return Some(format!("the server declares the `{cap}` capability"));
+            }
+        }
+        None
+    }
+}
+
+impl Requires {
+    /// `supportedVersions` conditions: only a modern connection has a discover result.
+    fn versions_unmet(&self, n: &crate::client::Negotiated) -> Option<String> {
+        use crate::era::EraKind;
+        if self.versions_include.is_empty() && self.versions_exclude.is_empty() {
+            return None;
+        }
+        if n.kind != EraKind::Modern {
+            return Some(
+                "needs the supportedVersions of server/discover, which a legacy connection does not call".into(),
+            );
+        }
+        let listed = |sel: &EraSelector| {
+            n.supported_versions
+                .iter()
+                .filter(|v| sel.matches_negotiated(EraKind::of_revision(v), v))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        for sel in &self.versions_include {
+            if listed(sel).is_empty() {
+                return Some(format!(
+                    "server/discover lists no {} version (supportedVersions {:?})",
+                    sel.label(),
+                    n.supported_versions
+                ));
+            }
+        }
+        for sel in &self.versions_exclude {
+            let found = listed(sel);
+            if !found.is_empty() {
+                return Some(format!(
+                    "server/discover lists {} version(s) {found:?}: the rule applies only without them",
+                    sel.label()
+                ));
             }
         }
         None
@@ -334,5 +399,70 @@ impl CompareOp {
             CompareOp::Lt => actual < bound,
             CompareOp::Lte => actual <= bound,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::Negotiated;
+    use crate::era::EraKind;
+
+    fn negotiated(kind: EraKind, versions: &[&str], headers: Option<&[&str]>) -> Negotiated {
+        Negotiated {
+            requested: String::new(),
+            kind,
+            revision: String::new(),
+            note: None,
+            server_info: None,
+            capabilities: serde_json::json!({}),
+            supported_versions: versions.iter().map(|v| v.to_string()).collect(),
+            instructions: None,
+            handshake: None,
+            handshake_headers: headers
+                .map(|h| h.iter().map(|k| (k.to_string(), "x".to_string())).collect()),
+        }
+    }
+
+    #[test]
+    fn supported_versions_conditions() {
+        let modern_only = Requires {
+            versions_exclude: vec![EraSelector::Legacy],
+            ..Requires::default()
+        };
+        let dual = negotiated(EraKind::Modern, &["2025-11-25", "2026-07-28"], None);
+        let only = negotiated(EraKind::Modern, &["2026-07-28"], None);
+        let legacy = negotiated(EraKind::Legacy, &[], None);
+        assert!(
+            modern_only
+                .unmet(&dual, false)
+                .is_some_and(|why| why.contains("2025-11-25"))
+        );
+        assert_eq!(modern_only.unmet(&only, false), None);
+        assert!(
+            modern_only
+                .unmet(&legacy, false)
+                .is_some_and(|why| why.contains("legacy connection"))
+        );
+        let wants_revision = Requires {
+            versions_include: vec![EraSelector::Revision("2025-11-25".into())],
+            ..Requires::default()
+        };
+        assert_eq!(wants_revision.unmet(&dual, false), None);
+        assert!(wants_revision.unmet(&only, false).is_some());
+    }
+
+    #[test]
+    fn handshake_headers_conditions() {
+        let sessions = Requires {
+            handshake_headers: vec!["Mcp-Session-Id".into()],
+            ..Requires::default()
+        };
+        let with = negotiated(EraKind::Legacy, &[], Some(&["mcp-session-id"]));
+        let without = negotiated(EraKind::Legacy, &[], Some(&["content-type"]));
+        let stdio = negotiated(EraKind::Legacy, &[], None);
+        assert_eq!(sessions.unmet(&with, true), None);
+        assert!(sessions.unmet(&without, true).is_some());
+        assert!(sessions.unmet(&stdio, false).is_some());
     }
 }

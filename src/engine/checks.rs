@@ -1,11 +1,12 @@
 //! Built-in checks that need more than one request: two traversals of a list, a
-//! second connection, every page of a list, stdout purity under load.
+//! second connection, every page of a list, stdout purity under load, deprecated
+//! features in use, a terminated legacy session.
 
 use serde_json::{Value, json};
 
 use crate::client::Connection;
 use crate::dsl::Step;
-use crate::dsl::model::CheckKind;
+use crate::dsl::model::{CheckKind, DeprecatedFeature};
 use crate::report::model::Outcome;
 
 /// Requests in the `stdout_clean` burst (unless the step sets `count`).
@@ -18,8 +19,9 @@ pub async fn run_check(
     method: &str,
     params: &serde_json::Map<String, Value>,
     auth: &mut super::security::AuthProbe,
-    count: Option<u32>,
+    options: &crate::dsl::scenario::CheckOptions,
 ) -> Outcome {
+    let (count, feature) = (options.count, options.feature);
     let key = list_key(method);
     let result = match kind {
         CheckKind::ListDeterministic => deterministic(conn, method, key).await,
@@ -35,6 +37,11 @@ pub async fn run_check(
             super::security::endpoint_requires_auth(conn, auth).await
         }
         CheckKind::RateLimit => super::security::rate_limit(conn, params).await,
+        CheckKind::DeprecatedFeatureUnused => match feature {
+            Some(feature) => deprecated_feature_unused(conn, feature).await,
+            None => Err("`deprecated_feature_unused` needs a `feature`".into()),
+        },
+        CheckKind::SessionTerminatedNotFound => session_terminated_not_found(conn).await,
         other => Err(format!("{other:?} is not a list check")),
     };
     match result {
@@ -358,4 +365,182 @@ fn list_key_of(method: &str) -> Option<&'static str> {
         "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
     )
     .then(|| list_key(method))
+}
+/// The 2026-07-28 registry of deprecated features (`deprecated.mdx`, SEP-2596): the
+/// feature's name, the revision that deprecated it and its earliest removal.
+fn deprecation(feature: DeprecatedFeature) -> (&'static str, &'static str, &'static str) {
+    const AFTER_2027: &str = "the first revision released on or after 2027-07-28";
+    match feature {
+        DeprecatedFeature::Sampling => ("Sampling", "2026-07-28", AFTER_2027),
+        DeprecatedFeature::Roots => ("Roots", "2026-07-28", AFTER_2027),
+        DeprecatedFeature::IncludeContext => (
+            "the includeContext values thisServer and allServers",
+            "2025-11-25",
+            "no later than Sampling (the first revision released on or after 2027-07-28)",
+        ),
+        DeprecatedFeature::HttpSse => (
+            "the HTTP+SSE transport",
+            "2025-03-26",
+            "three months after SEP-2596 reaches Final",
+        ),
+        DeprecatedFeature::DynamicClientRegistration => {
+            ("Dynamic Client Registration", "2026-07-28", AFTER_2027)
+        }
+    }
+}
+
+/// How long the HTTP probes of deprecated transports and metadata wait at most.
+const PROBE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+async fn deprecated_feature_unused(
+    conn: &mut Connection,
+    feature: DeprecatedFeature,
+) -> Result<Verdict, String> {
+    let (name, since, removal) = deprecation(feature);
+    let uses = |what: String, actual: Option<String>| Verdict::Fail {
+        message: format!(
+            "the server uses {name} (deprecated in {since}; earliest removal: {removal}): {what}"
+        ),
+        expected: Some(format!("no use of {name}")),
+        actual,
+    };
+    let wait = conn.target().timeout.min(PROBE_WAIT);
+    match feature {
+        DeprecatedFeature::Sampling
+        | DeprecatedFeature::Roots
+        | DeprecatedFeature::IncludeContext => {
+            // One more harmless request, so that server requests sent after the last
+            // response (e.g. right after the handshake) have arrived and been answered.
+            let flush = match conn.negotiated.kind {
+                crate::era::EraKind::Legacy => "ping",
+                crate::era::EraKind::Modern => "server/discover",
+            };
+            let _ = conn.call(flush, None).await;
+            let method = match feature {
+                DeprecatedFeature::Roots => "roots/list",
+                _ => "sampling/createMessage",
+            };
+            let seen: Vec<&Value> = conn
+                .server_requests()
+                .iter()
+                .filter(|r| r.get("method").and_then(Value::as_str) == Some(method))
+                .filter(|r| {
+                    feature != DeprecatedFeature::IncludeContext
+                        || matches!(
+                            r.pointer("/params/includeContext").and_then(Value::as_str),
+                            Some("thisServer" | "allServers")
+                        )
+                })
+                .collect();
+            Ok(match seen.first() {
+                None => Verdict::Pass,
+                Some(first) => uses(
+                    format!(
+                        "it sent {} `{method}` request(s) on this connection",
+                        seen.len()
+                    ),
+                    Some(crate::assert::compact(first, 500)),
+                ),
+            })
+        }
+        DeprecatedFeature::HttpSse => {
+            let Some(probe) = conn.first_sse_event(wait).await else {
+                return Ok(Verdict::Skip("applies to the HTTP transport".into()));
+            };
+            match probe {
+                Ok((status, Some((event, data)))) if event == "endpoint" => Ok(uses(
+                    format!(
+                        "a GET on the endpoint opens an SSE stream whose first event is `endpoint` (HTTP {status})"
+                    ),
+                    Some(format!("event: endpoint, data: {data}")),
+                )),
+                Ok(_) | Err(crate::client::TransportError::Timeout(_)) => Ok(Verdict::Pass),
+                Err(e) => Err(format!("GET on the endpoint: {e}")),
+            }
+        }
+        DeprecatedFeature::DynamicClientRegistration => {
+            const METADATA: &str = "/.well-known/oauth-authorization-server";
+            let Some(probe) = conn.get_json(METADATA, wait).await else {
+                return Ok(Verdict::Skip("applies to the HTTP transport".into()));
+            };
+            match probe.map_err(|e| format!("GET {METADATA}: {e}"))? {
+                (200, Some(Value::Object(meta))) => Ok(match meta.get("registration_endpoint") {
+                    Some(endpoint) => uses(
+                        format!("{METADATA} advertises a registration_endpoint"),
+                        Some(format!("registration_endpoint: {endpoint}")),
+                    ),
+                    None => Verdict::Pass,
+                }),
+                (status, _) => Ok(Verdict::Skip(format!(
+                    "the server exposes no OAuth authorization server metadata ({METADATA}: HTTP {status}, no JSON object)"
+                ))),
+            }
+        }
+    }
+}
+
+/// A fresh legacy session, ended by DELETE, must answer further requests with 404.
+async fn session_terminated_not_found(conn: &mut Connection) -> Result<Verdict, String> {
+    if !conn.is_http() || conn.negotiated.kind != crate::era::EraKind::Legacy {
+        return Ok(Verdict::Skip("applies to legacy sessions over HTTP".into()));
+    }
+    let target = conn.target().clone();
+    let era = conn.era_request.clone();
+    let label = conn.negotiated.requested.clone();
+    let mut other = Connection::open(&target, &label, &era)
+        .await
+        .map_err(|e| format!("the second connection failed: {}", e.message))?;
+    let verdict = terminated_probe(&mut other).await;
+    for entry in other.take_log() {
+        conn.note(format!(
+            "second connection, {} {}{}",
+            entry.direction,
+            entry.http.map(|h| format!("[{h}] ")).unwrap_or_default(),
+            entry.body.chars().take(500).collect::<String>()
+        ));
+    }
+    other.close().await;
+    verdict
+}
+
+async fn terminated_probe(other: &mut Connection) -> Result<Verdict, String> {
+    if other.session_id().is_none() {
+        return Ok(Verdict::Skip(
+            "the server assigns no Mcp-Session-Id at initialize".into(),
+        ));
+    }
+    let Some(deleted) = other.end_session().await else {
+        return Ok(Verdict::Skip("no session to end".into()));
+    };
+    match deleted.map_err(|e| format!("DELETE of the session: {e}"))? {
+        405 => {
+            return Ok(Verdict::Skip(
+                "the server does not let clients end sessions (DELETE answered 405)".into(),
+            ));
+        }
+        200..=299 => {}
+        status => {
+            return Ok(Verdict::Fail {
+                message: format!("the DELETE that ends the session answered HTTP {status}"),
+                expected: Some("2xx (or 405 when clients may not end sessions)".into()),
+                actual: Some(status.to_string()),
+            });
+        }
+    }
+    let id = other.next_id();
+    let out = other.build_plain("ping", None, Some(id));
+    let status = match other.send(&out).await {
+        Ok(ex) => ex.http.map_or(0, |h| h.status),
+        Err(e) => return Err(format!("a request on the terminated session: {e}")),
+    };
+    if status == 404 {
+        return Ok(Verdict::Pass);
+    }
+    Ok(Verdict::Fail {
+        message: format!(
+            "a request on a terminated session answered HTTP {status}, not 404 (the client cannot tell it must re-initialize)"
+        ),
+        expected: Some("HTTP 404".into()),
+        actual: Some(format!("HTTP {status}")),
+    })
 }

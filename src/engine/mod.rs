@@ -201,7 +201,10 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
             suite.era.era = Some(n.kind.as_str().to_string());
             suite.era.note = n.note.clone();
             conn.take_log();
-            let mismatch = era_mismatch(scenario, &conn);
+            let mismatch = match era_mismatch(scenario, &conn) {
+                Some(why) => Some(why),
+                None => step::probe_unmet(&scenario.requires, &mut conn).await,
+            };
             // The pack's parameter values join `--set`'s (they already include its overrides).
             let params = if scenario.params.is_empty() {
                 std::borrow::Cow::Borrowed(params)
@@ -231,7 +234,7 @@ fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
     {
         return Some(why);
     }
-    if let Some(why) = scenario.requires.unmet(&n.capabilities, conn.is_http()) {
+    if let Some(why) = scenario.requires.unmet(n, conn.is_http()) {
         return Some(why);
     }
     if scenario.eras.is_empty()

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::assert::{self, Observed, Verdict};
 use crate::client::connection::raw_outgoing;
-use crate::client::{Connection, Exchange, Outgoing};
+use crate::client::{Connection, Exchange, Outgoing, TransportError};
 use crate::dsl::template::render_value;
 use crate::dsl::value::TValue;
 use crate::dsl::{Action, ExpectKind, GroupCall, Scenario, Step};
@@ -85,6 +85,9 @@ pub async fn run_steps(
                     Err(e) => probe_error = Some(e),
                 }
             }
+        }
+        if skip.is_none() {
+            skip = probe_unmet(&step.requires, conn).await;
         }
         let call_broken = call.as_ref().and_then(|c| c.error.clone());
         let outcome_and_log = if let Some(reason) = skip {
@@ -193,6 +196,39 @@ impl BoundCall {
     }
 }
 
+/// The preconditions that need a probe of their own (`legacyHandshake`): checked after
+/// the others hold, on a fresh legacy connection to the same target (noted in the
+/// transcript).
+pub(super) async fn probe_unmet(
+    requires: &crate::dsl::Requires,
+    conn: &mut Connection,
+) -> Option<String> {
+    let wanted = requires.legacy_handshake?;
+    let target = conn.target().clone();
+    let completed = match Connection::open(&target, "legacy", &crate::era::EraRequest::Legacy).await
+    {
+        Ok(probe) => {
+            let revision = probe.negotiated.revision.clone();
+            probe.close().await;
+            Ok(revision)
+        }
+        Err(e) => Err(e.message),
+    };
+    conn.note(match &completed {
+        Ok(revision) => format!("probe: a legacy initialize handshake completed ({revision})"),
+        Err(why) => format!("probe: no legacy initialize handshake: {why}"),
+    });
+    match (wanted, completed) {
+        (true, Err(why)) => Some(format!(
+            "the server completes no legacy initialize handshake ({why})"
+        )),
+        (false, Ok(revision)) => Some(format!(
+            "the server completes a legacy initialize handshake ({revision}): it serves legacy clients, whatever server/discover lists"
+        )),
+        _ => None,
+    }
+}
+
 fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
     use crate::dsl::model::TransportKind;
     match (step.transport, conn.is_http()) {
@@ -204,10 +240,7 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
         }
         _ => {}
     }
-    if let Some(why) = step
-        .requires
-        .unmet(&conn.negotiated.capabilities, conn.is_http())
-    {
+    if let Some(why) = step.requires.unmet(&conn.negotiated, conn.is_http()) {
         return Some(why);
     }
     let eras = step.eras.as_ref()?;
@@ -260,7 +293,7 @@ async fn run_step(
         if kind.calls_tools() {
             return super::tool_checks::run(step, conn, *kind, options, ctx).await;
         }
-        return super::checks::run_check(step, conn, *kind, method, params, auth, options.count)
+        return super::checks::run_check(step, conn, *kind, method, params, auth, options)
             .await;
     }
     if let Action::Contract { baseline, rules } = &step.action {
@@ -294,18 +327,24 @@ async fn run_step(
     }
     let paginate = matches!(step.action, Action::Request { paginate: true, .. });
     let fresh = matches!(step.action, Action::Raw { fresh: true, .. });
+    // `Err(Ok(_))`: a transport error; `Err(Err(_))`: pagination broke.
     let exchange = if fresh {
-        conn.send_fresh(&built.out).await.map_err(|e| e.to_string())
+        conn.send_fresh(&built.out).await.map_err(Ok)
     } else if paginate {
-        paginate_all(conn, &built, timeout).await
+        paginate_all(conn, &built, timeout).await.map_err(Err)
     } else {
-        conn.send(&built.out).await.map_err(|e| e.to_string())
+        conn.send(&built.out).await.map_err(Ok)
     };
     let exchange = match exchange {
         Ok(ex) => ex,
+        Err(Ok(TransportError::WrongId {
+            expected,
+            got,
+            error: Some(error),
+        })) => return wrong_error_id(step, &expected, &got, &error),
         Err(e) => {
             return Outcome::Error {
-                message: e,
+                message: e.map_or_else(|s| s, |t| t.to_string()),
                 detail: conn
                     .stderr_tail()
                     .map(|t| format!("server stderr (last lines):\n{t}")),
@@ -366,6 +405,24 @@ fn with_wire_violations(
     }));
     // A wire violation is a MUST whatever the step's level.
     Outcome::Failed { failures }
+}
+
+/// An error response whose id is not the request's: the request was the only one in
+/// flight, so the reply answers it, and the JSON-RPC rule that an error response echoes
+/// the request's id is broken — a failure of the step (at its level), not a transport
+/// error. (A *result* with a wrong id stays a transport error: nothing can be judged.)
+fn wrong_error_id(step: &Step, expected: &Value, got: &Value, error: &Value) -> Outcome {
+    let message = format!(
+        "the error response carries id {got}, but the request it answers (the only one in flight) has id {expected}"
+    );
+    let failure = step_failure(
+        step,
+        "response",
+        message,
+        Some(format!("an error response with id {expected}")),
+        Some(format!("id {got}, error {}", assert::compact(error, 300))),
+    );
+    outcome_for(step, vec![failure])
 }
 
 /// Without expectations, a request must get a successful response.

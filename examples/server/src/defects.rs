@@ -122,6 +122,14 @@ pub enum Defect {
     InjectedDescription(Injection),
     InjectedResult,
     UnboundHandles,
+    // Modern-only, session, deprecated-feature defects (conformance packs).
+    AnswerRemovedMethods,
+    ServeLegacyHttp,
+    SessionOptional,
+    TerminatedSession400,
+    ServerRequest(ServerRequestKind),
+    LegacySseEndpoint,
+    DynamicClientRegistration,
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -177,6 +185,32 @@ impl Injection {
     }
 }
 
+/// The server-to-client request `server-request` sends (a deprecated client feature).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerRequestKind {
+    /// `sampling/createMessage`
+    Sampling,
+    /// `roots/list`
+    Roots,
+    /// `sampling/createMessage` with `includeContext: "thisServer"`
+    IncludeContext,
+}
+
+impl FromStr for ServerRequestKind {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value {
+            "sampling" => Ok(ServerRequestKind::Sampling),
+            "roots" => Ok(ServerRequestKind::Roots),
+            "include-context" => Ok(ServerRequestKind::IncludeContext),
+            other => Err(format!(
+                "unknown server request `{other}`; expected sampling, roots or include-context"
+            )),
+        }
+    }
+}
+
 impl FromStr for Injection {
     type Err = String;
 
@@ -192,6 +226,30 @@ impl FromStr for Injection {
                     names.join(", ")
                 )
             })
+    }
+}
+
+/// The id of the request `server-request` sends; the client's answer to it is swallowed.
+pub const SERVER_REQUEST_ID: &str = "mcpspec-example-server-request";
+
+impl ServerRequestKind {
+    /// The request line.
+    fn message(self) -> String {
+        let (method, params) = match self {
+            ServerRequestKind::Roots => ("roots/list", serde_json::json!({})),
+            kind => {
+                let mut params = serde_json::json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}],
+                    "maxTokens": 16,
+                });
+                if kind == ServerRequestKind::IncludeContext {
+                    params["includeContext"] = Value::from("thisServer");
+                }
+                ("sampling/createMessage", params)
+            }
+        };
+        serde_json::json!({"jsonrpc": "2.0", "id": SERVER_REQUEST_ID, "method": method, "params": params})
+            .to_string()
     }
 }
 
@@ -485,8 +543,8 @@ impl Defect {
         DefectInfo {
             name: "answer-notifications",
             value: None,
-            scope: Scope::Http,
-            description: "notifications get 200 with a JSON-RPC error body instead of 202",
+            scope: Scope::Any,
+            description: "notifications get a JSON-RPC error reply (HTTP: 200 with it instead of 202; stdio: a line, except for notifications/initialized)",
         },
         DefectInfo {
             name: "session-id-with-space",
@@ -626,6 +684,48 @@ impl Defect {
             scope: Scope::Http,
             description: "with --auth-tokens, any user can read any user's note (note://ID)",
         },
+        DefectInfo {
+            name: "answer-removed-methods",
+            value: None,
+            scope: Scope::Any,
+            description: "initialize, ping, logging/setLevel, resources/(un)subscribe refused with an error get an empty result (with --change drop-legacy)",
+        },
+        DefectInfo {
+            name: "serve-legacy-http",
+            value: None,
+            scope: Scope::Http,
+            description: "modern-only (--change drop-legacy): GET/DELETE get 200, initialize mints an Mcp-Session-Id",
+        },
+        DefectInfo {
+            name: "session-optional",
+            value: None,
+            scope: Scope::Http,
+            description: "legacy requests without Mcp-Session-Id are served on the latest session (no 400)",
+        },
+        DefectInfo {
+            name: "terminated-session-400",
+            value: None,
+            scope: Scope::Http,
+            description: "requests on a terminated (DELETEd) legacy session get 400 instead of 404",
+        },
+        DefectInfo {
+            name: "server-request",
+            value: Some("sampling|roots|include-context"),
+            scope: Scope::Stdio,
+            description: "after its first response, the server sends sampling/createMessage (includeContext thisServer) or roots/list",
+        },
+        DefectInfo {
+            name: "legacy-sse-endpoint",
+            value: None,
+            scope: Scope::Http,
+            description: "GET on the endpoint opens an HTTP+SSE stream whose first event is `endpoint`",
+        },
+        DefectInfo {
+            name: "dynamic-client-registration",
+            value: None,
+            scope: Scope::Http,
+            description: "serves /.well-known/oauth-authorization-server with a registration_endpoint",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -692,6 +792,13 @@ impl Defect {
             Defect::InjectedDescription(_) => "injected-description",
             Defect::InjectedResult => "injected-result",
             Defect::UnboundHandles => "unbound-handles",
+            Defect::AnswerRemovedMethods => "answer-removed-methods",
+            Defect::ServeLegacyHttp => "serve-legacy-http",
+            Defect::SessionOptional => "session-optional",
+            Defect::TerminatedSession400 => "terminated-session-400",
+            Defect::ServerRequest(_) => "server-request",
+            Defect::LegacySseEndpoint => "legacy-sse-endpoint",
+            Defect::DynamicClientRegistration => "dynamic-client-registration",
         }
     }
 
@@ -767,6 +874,13 @@ impl Defect {
             "injected-description" => Defect::InjectedDescription(value()?.parse()?),
             "injected-result" => Defect::InjectedResult,
             "unbound-handles" => Defect::UnboundHandles,
+            "answer-removed-methods" => Defect::AnswerRemovedMethods,
+            "serve-legacy-http" => Defect::ServeLegacyHttp,
+            "session-optional" => Defect::SessionOptional,
+            "terminated-session-400" => Defect::TerminatedSession400,
+            "server-request" => Defect::ServerRequest(value()?.parse()?),
+            "legacy-sse-endpoint" => Defect::LegacySseEndpoint,
+            "dynamic-client-registration" => Defect::DynamicClientRegistration,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
@@ -853,6 +967,14 @@ impl Defects {
     /// Whether `unserved-capability` makes `capability`'s methods unknown (-32601).
     pub fn unserved(&self, capability: Capability) -> bool {
         self.has(&Defect::UnservedCapability(capability))
+    }
+
+    /// The request `server-request` sends, if set.
+    pub fn server_request(&self) -> Option<ServerRequestKind> {
+        self.0.iter().find_map(|defect| match defect {
+            Defect::ServerRequest(kind) => Some(*kind),
+            _ => None,
+        })
     }
 
     pub fn lenient_header(&self, header: McpHeader) -> bool {
@@ -1257,7 +1379,17 @@ pub struct MessageDefects {
     wire_list_item_missing_name: bool,
     wire_wrong_type_content: bool,
     wire_error_code_string: bool,
+    answer_removed_methods: bool,
 }
+
+/// Methods a modern-only server no longer serves (2026-07-28 changelog).
+const REMOVED_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
 
 impl MessageDefects {
     pub fn new(defects: &Defects) -> Self {
@@ -1288,6 +1420,7 @@ impl MessageDefects {
             wire_list_item_missing_name: defects.has(&Defect::WireListItemMissingName),
             wire_wrong_type_content: defects.has(&Defect::WireWrongTypeContent),
             wire_error_code_string: defects.has(&Defect::WireErrorCodeString),
+            answer_removed_methods: defects.has(&Defect::AnswerRemovedMethods),
         }
     }
 
@@ -1313,6 +1446,12 @@ impl MessageDefects {
             || self.wire_list_item_missing_name
             || self.wire_wrong_type_content
             || self.wire_error_code_string
+            || self.answer_removed_methods
+    }
+
+    /// Whether `answer-removed-methods` turns this refusal into a result.
+    pub(super) fn answers_removed(&self, method: &str) -> bool {
+        self.answer_removed_methods && REMOVED_METHODS.contains(&method)
     }
 
     /// Rewrites an inbound request or notification; true if it changed.
@@ -1361,6 +1500,13 @@ impl MessageDefects {
                 result["resultType"] = Value::from("complete");
             }
             object.insert("result".into(), result);
+            changed = true;
+        }
+        if self.answers_removed(method)
+            && let Some(object) = message.as_object_mut()
+            && object.remove("error").is_some()
+        {
+            object.insert("result".into(), serde_json::json!({}));
             changed = true;
         }
         if let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) {
@@ -1493,6 +1639,12 @@ pub struct StdioWire {
     wrong_id: bool,
     ids: CallIds,
     messages: MessageDefects,
+    answer_notifications: bool,
+    /// `--change drop-legacy`: rmcp still answers `ping` on stdio, which 2026-07-28
+    /// removed; the pump answers it with -32601 instead (unless `answer-removed-methods`).
+    refuse_ping: bool,
+    /// `server-request`: the request line, until it has been sent once.
+    server_request: Arc<Mutex<Option<String>>>,
     /// Requests in flight (by id), for the response defects.
     pending: Arc<Mutex<std::collections::HashMap<String, Seen>>>,
 }
@@ -1505,7 +1657,41 @@ impl StdioWire {
             ids: CallIds::default(),
             messages: MessageDefects::new(defects),
             pending: Arc::default(),
+            answer_notifications: defects.has(&Defect::AnswerNotifications),
+            refuse_ping: false,
+            server_request: Arc::new(Mutex::new(
+                defects.server_request().map(ServerRequestKind::message),
+            )),
         }
+    }
+
+    /// A modern-only server (`--change drop-legacy`): the removed `ping` gets -32601.
+    pub fn modern_only(mut self, modern_only: bool) -> Self {
+        self.refuse_ping = modern_only && !self.messages.answer_removed_methods;
+        self
+    }
+
+    /// What the pump does besides forwarding an inbound message: a line to write back
+    /// (`answer-notifications` replies to a notification), or swallow it (the client's
+    /// answer to the `server-request` request, which rmcp never sent).
+    pub fn inbound_effects(&self, message: &Value) -> (Option<String>, bool) {
+        let is_notification = message.get("method").is_some() && message.get("id").is_none();
+        let method = message.get("method").and_then(Value::as_str);
+        let reply = (self.answer_notifications
+            && is_notification
+            && method != Some("notifications/initialized"))
+        .then(|| http_layers::NOTIFICATION_REPLY.to_owned());
+        let answers_ours = message.get("method").is_none()
+            && message.get("id").and_then(Value::as_str) == Some(SERVER_REQUEST_ID);
+        if self.refuse_ping
+            && method == Some("ping")
+            && let Some(id) = message.get("id")
+        {
+            let refusal = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32601, "message": "Method not found: ping (removed in 2026-07-28)"}});
+            return (Some(refusal.to_string()), true);
+        }
+        (reply, answers_ours)
     }
 
     /// Sees every parsed inbound message before rmcp does; true if a request defect
@@ -1553,6 +1739,14 @@ impl StdioWire {
             Some(Some(rewritten)) => rewritten,
             _ => line,
         };
+        let is_response = line.contains("\"result\"") || line.contains("\"error\"");
+        let line = match is_response
+            .then(|| self.server_request.lock().expect("lock").take())
+            .flatten()
+        {
+            Some(request) => format!("{line}\n{request}"),
+            None => line,
+        };
         if self.garbage {
             format!("{GARBAGE_LINE}\n{line}")
         } else {
@@ -1590,7 +1784,7 @@ pub mod http_layers {
     const SESSION_SUFFIX: &str = " session";
     const MINTED_SESSION_ID: &str = "mcpspec-minted-session";
     const LATEST_LEGACY_REVISION: &str = "2025-11-25";
-    const NOTIFICATION_REPLY: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a notification got a reply"}}"#;
+    pub(super) const NOTIFICATION_REPLY: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a notification got a reply"}}"#;
 
     /// The HTTP side of the conformance defects: message rewrites (as on stdio), header
     /// leniency, status codes and session ids.
@@ -1806,8 +2000,126 @@ pub mod http_layers {
             .get(header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.starts_with("text/event-stream"));
-        let (text, _) = layer.rewrite_body(&seen, &text, is_sse);
+        let (text, changed) = layer.rewrite_body(&seen, &text, is_sse);
+        if changed && layer.messages.answers_removed(&seen.method) {
+            // `answer-removed-methods`: served as if the method existed.
+            parts.status = StatusCode::OK;
+        }
         with_length(parts, text)
+    }
+
+    /// A modern-only server (`--change drop-legacy`) over HTTP: GET and DELETE get 405 and
+    /// no response carries an `Mcp-Session-Id` (rmcp would still answer GET with 400 and
+    /// mint a session for a refused `initialize`). `serve_legacy` (`serve-legacy-http`)
+    /// answers GET/DELETE with 200 and keeps the minted session id instead.
+    pub async fn modern_only(
+        State(serve_legacy): State<bool>,
+        request: Request,
+        next: Next,
+    ) -> Response {
+        let get_or_delete = matches!(*request.method(), Method::GET | Method::DELETE);
+        if get_or_delete {
+            return if serve_legacy {
+                StatusCode::OK.into_response()
+            } else {
+                (
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    [(header::ALLOW, "POST")],
+                    "Method Not Allowed: this server speaks 2026-07-28 only\n",
+                )
+                    .into_response()
+            };
+        }
+        let mut response = next.run(request).await;
+        if !serve_legacy {
+            response.headers_mut().remove(SESSION_ID);
+        }
+        response
+    }
+
+    /// The legacy session defects: `session-optional` serves a request without
+    /// `Mcp-Session-Id` on the latest session; `terminated-session-400` answers a request
+    /// on a DELETEd session with 400 instead of 404.
+    #[derive(Clone, Debug)]
+    pub struct Sessions {
+        optional: bool,
+        terminated_400: bool,
+        latest: std::sync::Arc<std::sync::Mutex<Option<HeaderValue>>>,
+    }
+
+    impl Sessions {
+        pub fn new(defects: &Defects) -> Option<Self> {
+            let optional = defects.has(&Defect::SessionOptional);
+            let terminated_400 = defects.has(&Defect::TerminatedSession400);
+            (optional || terminated_400).then(|| Self {
+                optional,
+                terminated_400,
+                latest: Default::default(),
+            })
+        }
+    }
+
+    pub async fn sessions(
+        State(layer): State<Sessions>,
+        mut request: Request,
+        next: Next,
+    ) -> Response {
+        let had_session = request.headers().contains_key(SESSION_ID);
+        // After initialize (which carries no MCP-Protocol-Version header yet).
+        let after_initialize = request.headers().contains_key(PROTOCOL_VERSION);
+        if layer.optional
+            && !had_session
+            && after_initialize
+            && request.method() == Method::POST
+            && let Some(latest) = layer.latest.lock().expect("lock").clone()
+        {
+            request.headers_mut().insert(SESSION_ID, latest);
+        }
+        let mut response = next.run(request).await;
+        if let Some(minted) = response.headers().get(SESSION_ID) {
+            *layer.latest.lock().expect("lock") = Some(minted.clone());
+        }
+        if layer.terminated_400 && had_session && response.status() == StatusCode::NOT_FOUND {
+            *response.status_mut() = StatusCode::BAD_REQUEST;
+        }
+        response
+    }
+
+    /// `legacy-sse-endpoint`: a GET asking for an event stream gets the deprecated HTTP+SSE
+    /// transport's opening event, `endpoint`, naming where to POST.
+    pub async fn legacy_sse_endpoint(request: Request, next: Next) -> Response {
+        let wants_sse = request
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.contains("text/event-stream"));
+        if request.method() != Method::GET || !wants_sse {
+            return next.run(request).await;
+        }
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/event-stream")],
+            "event: endpoint\ndata: /mcp?sessionId=mcpspec-example-sse\n\n",
+        )
+            .into_response()
+    }
+
+    /// `dynamic-client-registration`: RFC 8414 metadata advertising an RFC 7591
+    /// registration endpoint (Dynamic Client Registration, deprecated in 2026-07-28).
+    pub async fn authorization_server_metadata() -> Response {
+        let body = serde_json::json!({
+            "issuer": "http://127.0.0.1",
+            "authorization_endpoint": "http://127.0.0.1/authorize",
+            "token_endpoint": "http://127.0.0.1/token",
+            "registration_endpoint": "http://127.0.0.1/register",
+            "response_types_supported": ["code"],
+        });
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response()
     }
 
     /// `require-token`: 401 with `WWW-Authenticate: Bearer` unless the bearer token matches.

@@ -43,9 +43,11 @@ const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// Serves newline-delimited JSON-RPC on stdin/stdout until stdin closes.
 pub async fn serve_stdio(settings: Settings) -> Result<(), BoxError> {
+    let modern_only = settings.changes.has(crate::changes::Change::DropLegacy);
     let server = ExampleServer::new(settings);
     let (stdin, stdout) = rmcp::transport::stdio();
-    let (pipes, flushed) = wire::install(StdioWire::new(server.defects()), stdin, stdout);
+    let hooks = StdioWire::new(server.defects()).modern_only(modern_only);
+    let (pipes, flushed) = wire::install(hooks, stdin, stdout);
     run_until_closed(server.serve(pipes).await).await?;
     flushed.await?;
     Ok(())
@@ -93,6 +95,7 @@ pub async fn serve_http(
         .iter()
         .map(|(t, _)| t.clone())
         .collect();
+    let modern_only = settings.changes.has(crate::changes::Change::DropLegacy);
     let server = ExampleServer::new(settings);
     let defects = server.defects().clone();
     // Loopback only, so only loopback browser origins are legitimate (others get 403);
@@ -116,6 +119,27 @@ pub async fn serve_http(
         .layer(middleware::from_fn(jsonrpc_body_errors));
     if defects.has(&Defect::WrongId) {
         app = app.layer(middleware::from_fn(http_layers::wrong_id));
+    }
+    if modern_only {
+        app = app.layer(middleware::from_fn_with_state(
+            defects.has(&Defect::ServeLegacyHttp),
+            http_layers::modern_only,
+        ));
+    }
+    if let Some(sessions) = http_layers::Sessions::new(&defects) {
+        app = app.layer(middleware::from_fn_with_state(
+            sessions,
+            http_layers::sessions,
+        ));
+    }
+    if defects.has(&Defect::LegacySseEndpoint) {
+        app = app.layer(middleware::from_fn(http_layers::legacy_sse_endpoint));
+    }
+    if defects.has(&Defect::DynamicClientRegistration) {
+        app = app.route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(http_layers::authorization_server_metadata),
+        );
     }
     if let Some(conformance) = http_layers::Conformance::new(&defects) {
         app = app.layer(middleware::from_fn_with_state(

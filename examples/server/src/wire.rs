@@ -51,6 +51,13 @@ where
             if !text.is_empty() {
                 match serde_json::from_str::<serde_json::Value>(text) {
                     Ok(mut message) => {
+                        let (reply, swallow) = inbound_hooks.inbound_effects(&message);
+                        if let Some(reply) = reply {
+                            let _ = parse_errors.send(Some(reply));
+                        }
+                        if swallow {
+                            continue;
+                        }
                         if inbound_hooks.on_inbound(&mut message) {
                             line = format!("{message}\n");
                         }
