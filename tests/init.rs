@@ -172,6 +172,7 @@ fn deterministic_and_golden() {
         .collect();
     for (file, kind) in [
         (".mcpspec/schema/scenario.schema.json", "scenario"),
+        (".mcpspec/schema/pack.schema.json", "pack"),
         (".mcpspec/schema/config.schema.json", "config"),
     ] {
         let printed = run_in(&repo_root(), &["schema", kind], &[]).stdout;
