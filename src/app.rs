@@ -425,6 +425,7 @@ fn run(mut args: RunArgs) -> i32 {
         given: config_params.into_iter().collect(),
         env: true,
         check_required: true,
+        release_steps: true,
     };
     for (name, value) in cli_params {
         let given = dsl::pack::Given {
@@ -460,8 +461,8 @@ fn run(mut args: RunArgs) -> i32 {
             let name = path.display().to_string();
             for s in selected.iter_mut().filter(|s| s.file.name == name) {
                 // Keep the steps up to the one that contains the line.
-                if let Some(last) = s.steps.iter().rposition(|st| st.pos.line <= *line) {
-                    s.steps.truncate(last + 1);
+                if let Some(last) = s.step_lines().iter().rposition(|l| l <= line) {
+                    s.truncate_steps(last + 1);
                 }
             }
         }
