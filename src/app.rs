@@ -127,19 +127,24 @@ fn usage(e: UsageError) -> i32 {
 }
 
 /// Load for `validate` and `list`: no parameter values are needed (required parameters
-/// may stay unset), but everything else is checked.
-fn load(paths: &[PathBuf]) -> Result<dsl::load::LoadedSet, i32> {
-    dsl::load::load_all(paths, &dsl::pack::ParamInputs::default()).map_err(|errors| {
+/// may stay unset), but everything else is checked. `validate` only counts the steps, so
+/// it drops them once checked (`release_steps`).
+fn load(paths: &[PathBuf], release_steps: bool) -> Result<dsl::load::LoadedSet, i32> {
+    let inputs = dsl::pack::ParamInputs {
+        release_steps,
+        ..Default::default()
+    };
+    dsl::load::load_all(paths, &inputs).map_err(|errors| {
         eprintln!("{}", errors.render());
         exit::INVALID_INPUT
     })
 }
 
 fn validate(paths: &[PathBuf]) -> i32 {
-    match load(paths) {
+    match load(paths, true) {
         Ok(loaded) => {
             let scenarios = &loaded.scenarios;
-            let steps: usize = scenarios.iter().map(|s| s.steps.len()).sum();
+            let steps: usize = scenarios.iter().map(|s| s.step_lines().len()).sum();
             let packs = match loaded.packs.len() {
                 0 => String::new(),
                 n => format!(", {n} pack(s)"),
@@ -181,7 +186,7 @@ fn list(paths: &[PathBuf], markdown: bool) -> i32 {
         }
         return exit::OK;
     }
-    let loaded = match load(paths) {
+    let loaded = match load(paths, false) {
         Ok(s) => s,
         Err(code) => return code,
     };
