@@ -98,8 +98,8 @@ impl Scenario {
     }
 
     /// The steps to run: the compiled ones, or (released) compiled again now. Compiling
-    /// again can only fail if something the scenario reads at load time changed since
-    /// (a `schema: { file }` on disk).
+    /// again can only fail if a file the scenario names changed since validation (a
+    /// `schemaFile`, a contract check's baseline folder or rules file).
     pub fn compiled_steps(&self) -> Result<Steps<'_>, LoadErrors> {
         let Some(released) = &self.released else {
             return Ok(Steps::Borrowed(&self.steps));
