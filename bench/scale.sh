@@ -292,7 +292,7 @@ done
 # Peak RSS of one example-server process during a scenario (context for the RSS
 # column: with GNU time the figure is the max over mcpspec and its children).
 SERVER_RSS=n/a
-first=$(find "$TMP/pack-${SIZE_LIST[0]}" -name '*.yaml' | sort | head -n 1)
+first=$(find "$TMP/pack-${SIZE_LIST[0]}" -name '*.yaml' | sort | sed -n 1p)
 if ((HAVE_GNU_TIME)); then
   "$MCPSPEC" run "$first" --stdio "/usr/bin/time -f %M -o $OUT/server.rss $SERVER" --era "$ERA" --color never \
     >"$OUT/server-rss.log" 2>&1 || die "the server RSS probe failed; see $OUT/server-rss.log"
