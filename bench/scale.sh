@@ -35,6 +35,8 @@
 #          VALIDATE_ROUNDS=5   timed `validate` runs
 #          BENCH_OUT=DIR       logs and report (default: target/bench/scale)
 #          KEEP_TMP=1          keep the generated scenarios (path printed)
+#          JUNIT=1             every run also writes a JUnit report (--junit FILE): the
+#                              results are then kept whole for it, transcripts included
 # Needs:   cargo; GNU time (apt package `time`) for exact peak RSS (optional).
 # Exit:    0 when every run completed and passed; non-zero otherwise. Missing the
 #          validate target (< 1 s) is reported, not an error (shared machines).
@@ -50,6 +52,7 @@ VALIDATE_FILES=${VALIDATE_FILES:-1000}
 VALIDATE_ROUNDS=${VALIDATE_ROUNDS:-5}
 OUT=${BENCH_OUT:-$ROOT/target/bench/scale}
 KEEP_TMP=${KEEP_TMP:-0}
+JUNIT=${JUNIT:-0}
 ERA=2026-07-28
 STEPS_PER_SCENARIO=5
 VALIDATE_TARGET=1.0
@@ -256,7 +259,9 @@ declare -A BEST RSS_MAX TIMES
 run_pack() { # N JOBS TAG
   local n=$1 j=$2 tag=$3 want log
   log=$OUT/run-$n-j$j-$tag.log
-  measure "$log" "$MCPSPEC" run "$TMP/pack-$n" --stdio "$SERVER" --era "$ERA" --jobs "$j" --color never
+  local report=()
+  [[ $JUNIT == 1 ]] && report=(--junit "$OUT/run-$n-j$j-$tag.xml")
+  measure "$log" "$MCPSPEC" run "$TMP/pack-$n" --stdio "$SERVER" --era "$ERA" --jobs "$j" --color never "${report[@]}"
   want=$((n * STEPS_PER_SCENARIO))
   if ((RC != 0)) || ! grep -q "^Summary: $n suites, $want steps: $want passed, 0 failed, 0 errors" "$log"; then
     tail -n 20 "$log" >&2
@@ -287,7 +292,7 @@ done
 # Peak RSS of one example-server process during a scenario (context for the RSS
 # column: with GNU time the figure is the max over mcpspec and its children).
 SERVER_RSS=n/a
-first=$(find "$TMP/pack-${SIZE_LIST[0]}" -name '*.yaml' | sort | head -n 1)
+first=$(find "$TMP/pack-${SIZE_LIST[0]}" -name '*.yaml' | sort | sed -n 1p)
 if ((HAVE_GNU_TIME)); then
   "$MCPSPEC" run "$first" --stdio "/usr/bin/time -f %M -o $OUT/server.rss $SERVER" --era "$ERA" --color never \
     >"$OUT/server-rss.log" 2>&1 || die "the server RSS probe failed; see $OUT/server-rss.log"
@@ -335,7 +340,7 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
   echo "== scale: $(date -u +%Y-%m-%dT%H:%M:%SZ) =="
   echo "machine   : $(nproc) CPU(s), $(uname -srm), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end (shared machine)"
   echo "mcpspec   : $("$MCPSPEC" --version) (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null || echo ', dirty tree')), $(rustc --version 2>/dev/null || echo 'rustc ?')"
-  echo "command   : mcpspec run PACK --stdio mcpspec-example-server --era $ERA --jobs J --color never (console report to a file)"
+  echo "command   : mcpspec run PACK --stdio mcpspec-example-server --era $ERA --jobs J --color never$([[ $JUNIT == 1 ]] && echo ' --junit FILE') (console report to a file)"
   echo "scenarios : $STEPS_PER_SCENARIO steps each (tools/list, tools/call echo, tools/call add, resources/read, prompts/get; all with expectations); one server process per scenario"
   echo "timing    : best of $ROUNDS (+$WARMUP warm-up), wall clock via date +%s.%N; sizes and jobs interleaved per round"
   echo "peak RSS  : $RSS_METHOD; max over the $ROUNDS rounds"

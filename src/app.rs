@@ -127,19 +127,24 @@ fn usage(e: UsageError) -> i32 {
 }
 
 /// Load for `validate` and `list`: no parameter values are needed (required parameters
-/// may stay unset), but everything else is checked.
-fn load(paths: &[PathBuf]) -> Result<dsl::load::LoadedSet, i32> {
-    dsl::load::load_all(paths, &dsl::pack::ParamInputs::default()).map_err(|errors| {
+/// may stay unset), but everything else is checked. `validate` only counts the steps, so
+/// it drops them once checked (`release_steps`).
+fn load(paths: &[PathBuf], release_steps: bool) -> Result<dsl::load::LoadedSet, i32> {
+    let inputs = dsl::pack::ParamInputs {
+        release_steps,
+        ..Default::default()
+    };
+    dsl::load::load_all(paths, &inputs).map_err(|errors| {
         eprintln!("{}", errors.render());
         exit::INVALID_INPUT
     })
 }
 
 fn validate(paths: &[PathBuf]) -> i32 {
-    match load(paths) {
+    match load(paths, true) {
         Ok(loaded) => {
             let scenarios = &loaded.scenarios;
-            let steps: usize = scenarios.iter().map(|s| s.steps.len()).sum();
+            let steps: usize = scenarios.iter().map(|s| s.step_lines().len()).sum();
             let packs = match loaded.packs.len() {
                 0 => String::new(),
                 n => format!(", {n} pack(s)"),
@@ -181,7 +186,7 @@ fn list(paths: &[PathBuf], markdown: bool) -> i32 {
         }
         return exit::OK;
     }
-    let loaded = match load(paths) {
+    let loaded = match load(paths, false) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -425,6 +430,7 @@ fn run(mut args: RunArgs) -> i32 {
         given: config_params.into_iter().collect(),
         env: true,
         check_required: true,
+        release_steps: true,
     };
     for (name, value) in cli_params {
         let given = dsl::pack::Given {
@@ -460,8 +466,8 @@ fn run(mut args: RunArgs) -> i32 {
             let name = path.display().to_string();
             for s in selected.iter_mut().filter(|s| s.file.name == name) {
                 // Keep the steps up to the one that contains the line.
-                if let Some(last) = s.steps.iter().rposition(|st| st.pos.line <= *line) {
-                    s.steps.truncate(last + 1);
+                if let Some(last) = s.step_lines().iter().rposition(|l| l <= line) {
+                    s.truncate_steps(last + 1);
                 }
             }
         }

@@ -43,10 +43,10 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
     let mut resolver = Resolver::new(inputs);
     let mut scenarios = Vec::new();
     let mut errors = LoadErrors::default();
-    let plain = Scope {
+    let plain = Arc::new(Scope {
         params: inputs.names(),
         groups: None,
-    };
+    });
     for path in paths {
         // A name that is not a file or folder may be a built-in pack (`conformance`).
         if !path.exists()
@@ -77,7 +77,12 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
                 .map_err(|e| LoadErrors::from(LoadError::file(&name, format!("cannot read: {e}"))))
                 .and_then(|text| parse_scenario_in(SourceFile::new(name, text), &plain));
             match loaded {
-                Ok(s) => scenarios.push(s),
+                Ok(mut s) => {
+                    if inputs.release_steps {
+                        s.release_steps();
+                    }
+                    scenarios.push(s)
+                }
                 Err(es) => errors.0.extend(es.0),
             }
         }
@@ -199,7 +204,7 @@ pub fn load_file(path: &Path) -> Result<Scenario, LoadErrors> {
 
 /// Parse and validate one scenario document.
 pub fn parse_scenario(file: Arc<SourceFile>) -> Result<Scenario, LoadErrors> {
-    parse_scenario_in(file, &Scope::default())
+    parse_scenario_in(file, &Arc::default())
 }
 
 /// What a scenario can refer to besides its own variables.
@@ -212,12 +217,17 @@ pub struct Scope {
 }
 
 /// Parse and validate one scenario document within a scope.
-pub fn parse_scenario_in(file: Arc<SourceFile>, scope: &Scope) -> Result<Scenario, LoadErrors> {
+pub fn parse_scenario_in(
+    file: Arc<SourceFile>,
+    scope: &Arc<Scope>,
+) -> Result<Scenario, LoadErrors> {
     let doc: ScenarioDoc = parse_yaml(&file)?;
     let mut compiler = Compiler::new(&file);
     compiler.params = scope.params.clone();
     compiler.groups = scope.groups.clone();
-    compiler.scenario(doc)
+    let mut scenario = compiler.scenario(doc)?;
+    scenario.scope = scope.clone();
+    Ok(scenario)
 }
 
 /// Deserialize a YAML document into `T`, turning serde errors into positioned ones.
@@ -438,6 +448,8 @@ impl Compiler {
             pack_version: None,
             params: serde_json::Map::new(),
             pack_requires: None,
+            scope: Arc::default(),
+            released: None,
         })
     }
 

@@ -49,6 +49,10 @@ pub struct ParamInputs {
     pub env: bool,
     /// Unset `required` parameters are errors (runs; `validate` and `list` do not need values).
     pub check_required: bool,
+    /// Drop each scenario's compiled steps once it has been validated (runs): the engine
+    /// compiles them again when the scenario's turn comes, so memory does not grow with
+    /// the number of scenarios loaded ([`super::Scenario::release_steps`]).
+    pub release_steps: bool,
 }
 
 impl ParamInputs {
@@ -283,10 +287,10 @@ impl<'i> Resolver<'i> {
         });
         let mut known: Vec<String> = doc.parameters.keys().cloned().collect();
         known.extend(self.inputs.names());
-        let scope = Scope {
+        let scope = Arc::new(Scope {
             params: known,
             groups: Some(groups),
-        };
+        });
         for (scenario_file, text) in self.scenario_files(&source, dir.as_deref(), &doc, &file) {
             match load::parse_scenario_in(SourceFile::new(scenario_file, text), &scope) {
                 Ok(mut s) => {
@@ -294,6 +298,9 @@ impl<'i> Resolver<'i> {
                     s.pack_version = Some(version.to_string());
                     s.params = values.clone();
                     s.pack_requires = requirement.clone();
+                    if self.inputs.release_steps {
+                        s.release_steps();
+                    }
                     self.scenarios.push(s);
                 }
                 Err(es) => self.errors.0.extend(es.0),

@@ -8,6 +8,8 @@ use indexmap::IndexMap;
 use regex::Regex;
 use serde_json_path::JsonPath;
 
+use super::error::{LoadError, LoadErrors};
+use super::load::Scope;
 use super::model::{CodeSpec, JsonType, LengthSpec};
 use super::value::TValue;
 use crate::era::EraSelector;
@@ -34,6 +36,85 @@ pub struct Scenario {
     pub params: serde_json::Map<String, serde_json::Value>,
     /// The pack's `requires`: unmet, every step of the scenario is skipped.
     pub pack_requires: Option<Arc<PackRequirement>>,
+    /// What the scenario was compiled against (parameter names, the pack's groups): enough
+    /// to compile its steps again from `file`.
+    pub scope: Arc<Scope>,
+    /// Set once the compiled steps were dropped ([`Scenario::release_steps`]).
+    pub released: Option<Released>,
+}
+
+/// A scenario's compiled steps: its own, or compiled again for one run (steps are not
+/// `Clone`, hence not a `Cow`).
+pub enum Steps<'a> {
+    Borrowed(&'a [Step]),
+    Owned(Vec<Step>),
+}
+
+impl std::ops::Deref for Steps<'_> {
+    type Target = [Step];
+    fn deref(&self) -> &[Step] {
+        match self {
+            Steps::Borrowed(steps) => steps,
+            Steps::Owned(steps) => steps,
+        }
+    }
+}
+
+/// What remains of a scenario's steps after [`Scenario::release_steps`]: compiled steps
+/// (values with positions, JSONPaths, regexes, schema validators) are most of a loaded
+/// scenario's memory, and a run needs them only while the scenario runs.
+#[derive(Debug)]
+pub struct Released {
+    /// Source line of each step, for `FILE:LINE` selection.
+    pub step_lines: Vec<u32>,
+    /// How many of the steps run (a `FILE:LINE` selection keeps a prefix).
+    pub keep: usize,
+}
+
+impl Scenario {
+    /// Drop the compiled steps of a validated scenario; [`Scenario::compiled_steps`]
+    /// compiles them again from the source text when the scenario runs.
+    pub fn release_steps(&mut self) {
+        let step_lines: Vec<u32> = self.steps.iter().map(|s| s.pos.line).collect();
+        let keep = step_lines.len();
+        self.released = Some(Released { step_lines, keep });
+        self.steps = Vec::new();
+    }
+
+    /// Source line of each step (released or not).
+    pub fn step_lines(&self) -> Vec<u32> {
+        match &self.released {
+            Some(r) => r.step_lines.clone(),
+            None => self.steps.iter().map(|s| s.pos.line).collect(),
+        }
+    }
+
+    /// Keep only the first `n` steps.
+    pub fn truncate_steps(&mut self, n: usize) {
+        match &mut self.released {
+            Some(r) => r.keep = r.keep.min(n),
+            None => self.steps.truncate(n),
+        }
+    }
+
+    /// The steps to run: the compiled ones, or (released) compiled again now. Compiling
+    /// again can only fail if a file the scenario names changed since validation (a
+    /// `schemaFile`, a contract check's baseline folder or rules file).
+    pub fn compiled_steps(&self) -> Result<Steps<'_>, LoadErrors> {
+        let Some(released) = &self.released else {
+            return Ok(Steps::Borrowed(&self.steps));
+        };
+        let mut steps = super::load::parse_scenario_in(self.file.clone(), &self.scope)?.steps;
+        let lines: Vec<u32> = steps.iter().map(|s| s.pos.line).collect();
+        if lines != released.step_lines {
+            return Err(LoadErrors::from(LoadError::at(
+                self.pos.clone(),
+                "the scenario's steps changed between validation and run",
+            )));
+        }
+        steps.truncate(released.keep);
+        Ok(Steps::Owned(steps))
+    }
 }
 
 /// A pack's requirements, checked against each connection.

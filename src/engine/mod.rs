@@ -161,6 +161,16 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
         steps: Vec::new(),
         stderr_tail: None,
     };
+    // Released steps are compiled now and dropped with the scenario's run.
+    let steps = match scenario.compiled_steps() {
+        Ok(steps) => steps,
+        Err(errors) => {
+            suite.setup_error = Some(errors.render());
+            suite.setup_error_kind = Some("load".to_string());
+            suite.duration = started.elapsed();
+            return suite;
+        }
+    };
     // A scenario for another transport, or missing a parameter or a loopback target, is
     // skipped without starting anything.
     if let Some(why) = scenario
@@ -168,8 +178,7 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
         .transport_unmet(target.is_http())
         .or_else(|| security::static_unmet(&scenario.requires, target, params))
     {
-        suite.steps = scenario
-            .steps
+        suite.steps = steps
             .iter()
             .map(|step| {
                 let outcome = crate::report::model::Outcome::Skipped {
@@ -213,8 +222,15 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
                 merged.extend(scenario.params.clone());
                 std::borrow::Cow::Owned(merged)
             };
-            suite.steps =
-                step::run_steps(scenario, &mut conn, mismatch, &params, config.wire_validate).await;
+            suite.steps = step::run_steps(
+                scenario,
+                &steps,
+                &mut conn,
+                mismatch,
+                &params,
+                config.wire_validate,
+            )
+            .await;
             suite.stderr_tail = conn.stderr_tail();
             conn.close().await;
         }

@@ -20,14 +20,16 @@ use crate::source::Severity;
 /// message that expects none (a notification).
 const NO_RESPONSE_WINDOW: Duration = Duration::from_millis(100);
 
+/// Run `steps` (the scenario's, compiled: see [`Scenario::compiled_steps`]) in order.
 pub async fn run_steps(
     scenario: &Scenario,
+    steps: &[Step],
     conn: &mut Connection,
     skip_all: Option<String>,
     params: &Map<String, Value>,
     wire_validate: bool,
 ) -> Vec<StepResult> {
-    let mut results = Vec::with_capacity(scenario.steps.len());
+    let mut results = Vec::with_capacity(steps.len());
     // `--wire-validate`: violations up to here are reported (by the step that ran next).
     let mut wire_reported = 0;
     let mut auth = super::security::AuthProbe::default();
@@ -56,7 +58,7 @@ pub async fn run_steps(
     }
     // Arguments of the group call being run: bound while its steps run, then unbound.
     let mut call: Option<BoundCall> = None;
-    for step in &scenario.steps {
+    for step in steps {
         let started = Instant::now();
         let same_call =
             matches!((&call, &step.call), (Some(c), Some(s)) if Arc::ptr_eq(&c.call, s));

@@ -57,7 +57,8 @@ pub struct SuiteResult {
     pub duration: Duration,
     /// Set when the connection could not be established; then every step is an error.
     pub setup_error: Option<String>,
-    /// `start`, `unreachable`, `auth` or `protocol` when `setup_error` is set.
+    /// `start`, `unreachable`, `auth` or `protocol` when `setup_error` is set (`load` when
+    /// the scenario could not be compiled again at run time: see `Scenario::compiled_steps`).
     pub setup_error_kind: Option<String>,
     pub steps: Vec<StepResult>,
     /// Last lines the server wrote on stderr (stdio), for diagnosing crashes.
