@@ -126,6 +126,9 @@ fn usage(e: UsageError) -> i32 {
     exit::INVALID_INPUT
 }
 
+/// Scenarios of a run that keep their compiled steps (see `ParamInputs::keep_compiled`).
+const KEEP_COMPILED: usize = 64;
+
 /// Load for `validate` and `list`: no parameter values are needed (required parameters
 /// may stay unset), but everything else is checked. `validate` only counts the steps, so
 /// it drops them once checked (`release_steps`).
@@ -431,6 +434,7 @@ fn run(mut args: RunArgs) -> i32 {
         env: true,
         check_required: true,
         release_steps: true,
+        keep_compiled: KEEP_COMPILED,
     };
     for (name, value) in cli_params {
         let given = dsl::pack::Given {

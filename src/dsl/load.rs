@@ -78,7 +78,7 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
                 .and_then(|text| parse_scenario_in(SourceFile::new(name, text), &plain));
             match loaded {
                 Ok(mut s) => {
-                    if inputs.release_steps {
+                    if inputs.releases(scenarios.len()) {
                         s.release_steps();
                     }
                     scenarios.push(s)

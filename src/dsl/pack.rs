@@ -53,9 +53,18 @@ pub struct ParamInputs {
     /// compiles them again when the scenario's turn comes, so memory does not grow with
     /// the number of scenarios loaded ([`super::Scenario::release_steps`]).
     pub release_steps: bool,
+    /// With `release_steps`: how many scenarios keep their compiled steps all the same, so
+    /// that small runs (and one huge scenario) are not compiled twice; memory stays bounded
+    /// past this count.
+    pub keep_compiled: usize,
 }
 
 impl ParamInputs {
+    /// Whether the scenario loaded after `loaded` others drops its compiled steps.
+    pub fn releases(&self, loaded: usize) -> bool {
+        self.release_steps && loaded >= self.keep_compiled
+    }
+
     /// Names defined in every scenario's templates.
     pub fn names(&self) -> Vec<String> {
         self.given.keys().cloned().collect()
@@ -298,7 +307,7 @@ impl<'i> Resolver<'i> {
                     s.pack_version = Some(version.to_string());
                     s.params = values.clone();
                     s.pack_requires = requirement.clone();
-                    if self.inputs.release_steps {
+                    if self.inputs.releases(self.scenarios.len()) {
                         s.release_steps();
                     }
                     self.scenarios.push(s);
