@@ -678,13 +678,12 @@ mod tests {
         for case in cases {
             let text = format!("v: {case}\n");
             let reference = serde_saphyr::from_str::<Value>(&text);
-            match from_str::<Value>(&text) {
-                Ok(fast) => assert_eq!(
+            if let Ok(fast) = from_str::<Value>(&text) {
+                assert_eq!(
                     fast,
                     reference.expect("serde-saphyr accepts what the fast path accepts"),
                     "{case:?}"
-                ),
-                Err(Unsupported) => {}
+                );
             }
         }
         // The common ones are handled by the fast path.

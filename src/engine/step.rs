@@ -817,7 +817,7 @@ async fn judge(
     let mut applicable = 0;
     let mut not_applicable = Vec::new();
     for expect in &step.expects {
-        match assert::check(expect, &seen, &ctx_value) {
+        match assert::check(expect, &seen, ctx_value) {
             Verdict::Pass => applicable += 1,
             Verdict::Fail(f) => {
                 applicable += 1;
