@@ -379,6 +379,7 @@ impl TargetArgs {
                 kind,
                 timeout: self.timeout.unwrap_or(DEFAULT_TIMEOUT),
                 max_message_bytes: self.max_message_size,
+                wire_validation: false,
             },
             secrets,
         ))

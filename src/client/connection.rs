@@ -404,7 +404,9 @@ impl Connection {
                 {
                     self.remember_tools(out, result);
                 }
-                self.validate_wire(out, ex);
+                if self.target.wire_validation {
+                    self.validate_wire(out, ex);
+                }
             }
             Err(e) => self.record("note", e.to_string(), None),
         }

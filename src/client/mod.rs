@@ -23,6 +23,10 @@ pub struct Target {
     /// Per-request timeout (steps may override).
     pub timeout: Duration,
     pub max_message_bytes: usize,
+    /// Validate every message the server sends against its revision's message schema
+    /// (for `wire_valid` checks and `--wire-validate`). Off otherwise: it costs time on
+    /// every response.
+    pub wire_validation: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -2,9 +2,9 @@
 //! step by step, and produces the canonical result model.
 
 mod checks;
-pub mod security;
 mod handles;
 mod injection;
+pub mod security;
 mod step;
 mod tool_checks;
 
@@ -132,6 +132,19 @@ fn compact(suite: &mut SuiteResult) {
     }
 }
 
+/// A `wire_valid` check among the steps.
+fn has_wire_check(steps: &[crate::dsl::Step]) -> bool {
+    steps.iter().any(|s| {
+        matches!(
+            s.action,
+            crate::dsl::scenario::Action::Check {
+                kind: crate::dsl::model::CheckKind::WireValid,
+                ..
+            }
+        )
+    })
+}
+
 async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
     let (target, params) = (&config.target, &config.params);
     let started = Instant::now();
@@ -170,6 +183,17 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
             suite.duration = started.elapsed();
             return suite;
         }
+    };
+    // Wire validation costs time on every response: only when something will read it.
+    let wire_target;
+    let target = if !target.wire_validation && (config.wire_validate || has_wire_check(&steps)) {
+        wire_target = Target {
+            wire_validation: true,
+            ..target.clone()
+        };
+        &wire_target
+    } else {
+        target
     };
     // A scenario for another transport, or missing a parameter or a loopback target, is
     // skipped without starting anything.

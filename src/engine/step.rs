@@ -295,8 +295,7 @@ async fn run_step(
         if kind.calls_tools() {
             return super::tool_checks::run(step, conn, *kind, options, ctx).await;
         }
-        return super::checks::run_check(step, conn, *kind, method, params, auth, options)
-            .await;
+        return super::checks::run_check(step, conn, *kind, method, params, auth, options).await;
     }
     if let Action::Contract { baseline, rules } = &step.action {
         return contract_check(step, conn, baseline, rules).await;
