@@ -16,11 +16,11 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, IntoDeserializer, MapAccess,
     SeqAccess, VariantAccess, Visitor,
 };
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
 
 /// The newtype name through which [`super::value::At`] asks for a node's position: this
 /// deserializer answers with a `(line, column, value)` sequence; serde-saphyr treats it

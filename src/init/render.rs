@@ -535,6 +535,14 @@ fn tool(
     out
 }
 
+/// The `listed` step: the paginated list holds exactly one item whose `id_key` is `id`.
+fn listed_step(method: &str, list_key: &str, id_key: &str, id: &str) -> String {
+    format!(
+        "  - name: listed\n    request: {{ method: {method}, paginate: true }}\n    expect:\n      - {{ path: {}, length: 1 }}\n",
+        item_path(list_key, id_key, id, "")
+    )
+}
+
 fn prompt(
     item: &Item,
     slug: &str,
@@ -550,13 +558,7 @@ fn prompt(
         &item.eras,
         all,
     );
-    out.push_str(
-        "  - name: listed\n    request: { method: prompts/list, paginate: true }\n    expect:\n",
-    );
-    out.push_str(&format!(
-        "      - {{ path: {}, length: 1 }}\n",
-        item_path("prompts", "name", name, "")
-    ));
+    out.push_str(&listed_step("prompts/list", "prompts", "name", name));
     let seen = observations(eras, &item.eras, |e| &e.prompt_gets, name);
     let (results, ok, failed) = split(&seen);
     let comments: Vec<String> = failed
@@ -625,13 +627,7 @@ fn resource(
         &item.eras,
         all,
     );
-    out.push_str(
-        "  - name: listed\n    request: { method: resources/list, paginate: true }\n    expect:\n",
-    );
-    out.push_str(&format!(
-        "      - {{ path: {}, length: 1 }}\n",
-        item_path("resources", "uri", uri, "")
-    ));
+    out.push_str(&listed_step("resources/list", "resources", "uri", uri));
     let seen = observations(eras, &item.eras, |e| &e.reads, uri);
     let (results, ok, failed) = split(&seen);
     if !failed.is_empty() {
@@ -690,10 +686,11 @@ fn template(item: &Item, slug: &str, all: &[&str]) -> String {
         &item.eras,
         all,
     );
-    out.push_str("  - name: listed\n    request: { method: resources/templates/list, paginate: true }\n    expect:\n");
-    out.push_str(&format!(
-        "      - {{ path: {}, length: 1 }}\n",
-        item_path("resourceTemplates", "uriTemplate", uri_template, "")
+    out.push_str(&listed_step(
+        "resources/templates/list",
+        "resourceTemplates",
+        "uriTemplate",
+        uri_template,
     ));
     out
 }
