@@ -27,9 +27,33 @@ fn main() {
 
     let mut engine = Vec::new();
     let mut raw = Vec::new();
+    // `BENCH_ONLY=raw` or `BENCH_ONLY=engine` runs one side (for profiling with `perf stat`).
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     for _ in 0..rounds {
-        raw.push(raw_loop(&server, requests));
-        engine.push(engine_run(&mcpspec, &server, &scenario));
+        if only != "engine" {
+            raw.push(raw_loop(&server, requests));
+        }
+        if only == "tokio" {
+            engine.push(tokio_loop(&server, requests));
+            continue;
+        }
+        if only != "raw" {
+            engine.push(engine_run(&mcpspec, &server, &scenario));
+        }
+    }
+    if !only.is_empty() {
+        let times = if only == "raw" { &raw } else { &engine };
+        let best = times.iter().min().unwrap();
+        println!("{only}: {:.3}s (best of {rounds})", best.as_secs_f64());
+        if let Some(r) = raw.iter().min().filter(|_| only != "raw") {
+            println!(
+                "raw: {:.3}s, ratio {:.3}",
+                r.as_secs_f64(),
+                best.as_secs_f64() / r.as_secs_f64()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
     }
     let best = |v: &[Duration]| *v.iter().min().unwrap();
     let (e, r) = (best(&engine), best(&raw));
@@ -124,4 +148,61 @@ fn raw_loop(server: &PathBuf, n: usize) -> Duration {
     drop(stdin);
     let _ = child.wait();
     started.elapsed()
+}
+
+/// Experiment: the raw loop on a current-thread tokio runtime with a reader task + channel.
+#[allow(dead_code)]
+fn tokio_loop(server: &PathBuf, n: usize) -> Duration {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let started = Instant::now();
+        let mut child = tokio::process::Command::new(server)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("server starts");
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<serde_json::Value>();
+        tokio::spawn(async move {
+            let mut r = tokio::io::BufReader::new(stdout);
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if r.read_line(&mut line).await.unwrap_or(0) == 0 {
+                    return;
+                }
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let first = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n"
+        );
+        stdin.write_all(first.as_bytes()).await.unwrap();
+        rx.recv().await.unwrap();
+        for i in 1..=n {
+            let msg = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{{meta},\"name\":\"echo\",\"arguments\":{{\"text\":\"hi {i}\"}}}}}}\n"
+            );
+            stdin.write_all(msg.as_bytes()).await.unwrap();
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            let v = tokio::time::timeout_at(deadline, rx.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(v["result"]["content"][0]["text"], format!("hi {i}"));
+        }
+        drop(stdin);
+        let _ = child.wait().await;
+        started.elapsed()
+    })
 }

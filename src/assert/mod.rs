@@ -19,7 +19,8 @@ use crate::source::Severity;
 pub struct Observed<'a> {
     pub exchange: &'a Exchange,
     /// The JSONPath document: `result`, or `{"error": …}` for an error response.
-    pub document: Option<Value>,
+    /// Borrowed from the response when it is a result (no copy per step).
+    pub document: Option<std::borrow::Cow<'a, Value>>,
     /// Over HTTP?
     pub is_http: bool,
     /// The called tool's declared `outputSchema` (for `outputSchema: conforms`):
@@ -42,12 +43,13 @@ impl<'a> Observed<'a> {
 }
 
 /// The JSONPath document of a response.
-pub fn document_of(ex: &Exchange) -> Option<Value> {
+pub fn document_of(ex: &Exchange) -> Option<std::borrow::Cow<'_, Value>> {
     let resp = ex.response.as_ref()?;
     if let Some(result) = resp.get("result") {
-        return Some(result.clone());
+        return Some(std::borrow::Cow::Borrowed(result));
     }
-    resp.get("error").map(|e| serde_json::json!({ "error": e }))
+    resp.get("error")
+        .map(|e| std::borrow::Cow::Owned(serde_json::json!({ "error": e })))
 }
 
 /// Outcome of one expectation.
@@ -103,7 +105,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                         src.clone(),
                     ),
                 },
-                None => (doc.clone(), "$".to_string()),
+                None => (doc.as_ref().clone(), "$".to_string()),
             };
             let errors: Vec<String> = validator
                 .iter_errors(&instance)

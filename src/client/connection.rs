@@ -114,6 +114,8 @@ pub struct Connection {
     wire: crate::wire::WireLog,
     /// Requests the server sent to the client on this connection (each was answered).
     server_requests: Vec<Value>,
+    /// The modern `_meta` as text, for the revision it was made for.
+    meta_text: Option<(String, String)>,
 }
 
 impl Connection {
@@ -145,6 +147,7 @@ impl Connection {
             log_started: Instant::now(),
             tools: None,
             server_requests: Vec::new(),
+            meta_text: None,
             era_request: era.clone(),
             wire: Default::default(),
         };
@@ -218,6 +221,127 @@ impl Connection {
         header_overrides: &IndexMap<String, Option<String>>,
         timeout: Duration,
     ) -> Outgoing {
+        self.build_ref(
+            method,
+            params.as_ref(),
+            id,
+            meta_overrides,
+            header_overrides,
+            timeout,
+        )
+    }
+
+    /// [`Connection::build`] from borrowed params. The common case (object params with
+    /// no `_meta` of their own, no `_meta` overrides) is written straight to text: no
+    /// copy of the params, no intermediate message value.
+    pub fn build_ref(
+        &mut self,
+        method: &str,
+        params: Option<&Value>,
+        id: Option<Value>,
+        meta_overrides: &IndexMap<String, Value>,
+        header_overrides: &IndexMap<String, Option<String>>,
+        timeout: Duration,
+    ) -> Outgoing {
+        let plain = meta_overrides.is_empty()
+            && match params {
+                None => true,
+                Some(Value::Object(p)) => !p.contains_key("_meta"),
+                Some(_) => false,
+            };
+        if plain {
+            let params = params.and_then(Value::as_object);
+            let body = self.plain_body(method, params, id.as_ref());
+            let name = params
+                .and_then(|p| match method {
+                    "tools/call" | "prompts/get" => p.get("name"),
+                    "resources/read" => p.get("uri"),
+                    _ => None,
+                })
+                .and_then(Value::as_str);
+            let param_headers = if self.negotiated.kind == EraKind::Modern && method == "tools/call"
+            {
+                params.map(|p| self.param_headers(p)).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            let headers = self.era_headers(method, None, name, param_headers);
+            return self.finish_text(body, id, header_overrides, headers, timeout);
+        }
+        self.build_general(
+            method,
+            params.cloned(),
+            id,
+            meta_overrides,
+            header_overrides,
+            timeout,
+        )
+    }
+
+    /// The message text of [`Connection::build_ref`]'s common case, byte for byte what
+    /// the general path serializes: `jsonrpc`, `id`, `method`, then `params` with the
+    /// era's `_meta` appended (modern).
+    fn plain_body(
+        &mut self,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+        id: Option<&Value>,
+    ) -> String {
+        let modern = self.negotiated.kind == EraKind::Modern;
+        let mut body: Vec<u8> = Vec::with_capacity(256);
+        body.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
+        if let Some(id) = id {
+            body.extend_from_slice(b"\"id\":");
+            let _ = serde_json::to_writer(&mut body, id);
+            body.push(b',');
+        }
+        body.extend_from_slice(b"\"method\":");
+        let _ = serde_json::to_writer(&mut body, method);
+        if params.is_some() || modern {
+            body.extend_from_slice(b",\"params\":{");
+            let mut first = true;
+            for (key, value) in params.into_iter().flatten() {
+                if !first {
+                    body.push(b',');
+                }
+                first = false;
+                let _ = serde_json::to_writer(&mut body, key);
+                body.push(b':');
+                let _ = serde_json::to_writer(&mut body, value);
+            }
+            if modern {
+                if !first {
+                    body.push(b',');
+                }
+                body.extend_from_slice(b"\"_meta\":");
+                body.extend_from_slice(self.modern_meta_text().as_bytes());
+            }
+            body.push(b'}');
+        }
+        body.push(b'}');
+        // serde_json writes UTF-8 only.
+        String::from_utf8(body).unwrap_or_default()
+    }
+
+    /// The modern `_meta` every request carries, serialized once per revision.
+    fn modern_meta_text(&mut self) -> &str {
+        let revision = &self.negotiated.revision;
+        if self.meta_text.as_ref().is_none_or(|(r, _)| r != revision) {
+            let text = Value::Object(modern_meta(revision)).to_string();
+            self.meta_text = Some((revision.clone(), text));
+        }
+        self.meta_text.as_ref().map_or("", |(_, t)| t)
+    }
+
+    fn build_general(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        id: Option<Value>,
+        meta_overrides: &IndexMap<String, Value>,
+        header_overrides: &IndexMap<String, Option<String>>,
+        timeout: Duration,
+    ) -> Outgoing {
         let mut params = match params {
             Some(Value::Object(m)) => Some(m),
             Some(other) => {
@@ -241,13 +365,7 @@ impl Connection {
                 _ => Map::new(),
             };
             if self.negotiated.kind == EraKind::Modern {
-                let mut base = Map::new();
-                base.insert(
-                    META_PROTOCOL_VERSION.into(),
-                    json!(self.negotiated.revision),
-                );
-                base.insert(META_CLIENT_CAPABILITIES.into(), json!({}));
-                base.insert(META_CLIENT_INFO.into(), client_info());
+                let mut base = modern_meta(&self.negotiated.revision);
                 base.extend(meta);
                 meta = base;
             }
@@ -287,6 +405,18 @@ impl Connection {
             Vec::new()
         };
         let body = json_message(method, params.map(Value::Object), id.clone());
+        let headers = self.era_headers(method, protocol_header, name.as_deref(), param_headers);
+        self.finish(method, body, id, header_overrides, Some(headers), timeout)
+    }
+
+    /// The HTTP headers a message of this era carries (unused over stdio, but cheap).
+    fn era_headers(
+        &self,
+        method: &str,
+        protocol_header: Option<String>,
+        name: Option<&str>,
+        param_headers: Vec<(String, String)>,
+    ) -> Vec<(String, String)> {
         let mut headers: Vec<(String, String)> = Vec::new();
         match self.negotiated.kind {
             EraKind::Modern => {
@@ -294,7 +424,7 @@ impl Connection {
                 headers.push(("MCP-Protocol-Version".into(), version));
                 headers.push(("Mcp-Method".into(), method.to_string()));
                 if let Some(n) = name {
-                    headers.push(("Mcp-Name".into(), encode_header_value(&n)));
+                    headers.push(("Mcp-Name".into(), encode_header_value(n)));
                 }
                 headers.extend(param_headers);
             }
@@ -310,7 +440,7 @@ impl Connection {
                 }
             }
         }
-        self.finish(method, body, id, header_overrides, Some(headers), timeout)
+        headers
     }
 
     fn finish(
@@ -322,11 +452,28 @@ impl Connection {
         headers: Option<Vec<(String, String)>>,
         timeout: Duration,
     ) -> Outgoing {
-        let mut headers = headers.unwrap_or_default();
+        let body = serde_json::to_string(&body).unwrap_or_default();
+        self.finish_text(
+            body,
+            id,
+            header_overrides,
+            headers.unwrap_or_default(),
+            timeout,
+        )
+    }
+
+    fn finish_text(
+        &self,
+        body: String,
+        id: Option<Value>,
+        header_overrides: &IndexMap<String, Option<String>>,
+        mut headers: Vec<(String, String)>,
+        timeout: Duration,
+    ) -> Outgoing {
         let mut drop_headers = Vec::new();
         apply_header_overrides(&mut headers, &mut drop_headers, header_overrides);
         Outgoing {
-            body: body.to_string(),
+            body,
             expects_response: id.is_some(),
             id,
             headers,
@@ -339,6 +486,17 @@ impl Connection {
 
     /// Send a message and log both directions.
     pub async fn send(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        self.send_overlapped(out, || {}).await
+    }
+
+    /// [`Connection::send`], running `while_waiting` once the message is on its way
+    /// (written to stdin; the HTTP request started): work done there costs no time
+    /// between one request and the next.
+    pub async fn send_overlapped(
+        &mut self,
+        out: &Outgoing,
+        while_waiting: impl FnOnce(),
+    ) -> Result<Exchange, TransportError> {
         let sent_http = if self.is_http() {
             let mut parts = vec![out.http_method.clone().unwrap_or_else(|| "POST".into())];
             parts.extend(
@@ -352,9 +510,18 @@ impl Connection {
             None
         };
         self.record("sent", out.body.clone(), sent_http);
-        let result = match &mut self.transport {
-            Transport::Stdio(t) => t.exchange(out).await,
-            Transport::Http(t) => t.exchange(out).await,
+        let result = {
+            let exchange = match &mut self.transport {
+                Transport::Stdio(t) => futures::future::Either::Left(t.exchange(out)),
+                Transport::Http(t) => futures::future::Either::Right(t.exchange(out)),
+            };
+            let mut exchange = std::pin::pin!(exchange);
+            let first = futures::poll!(exchange.as_mut());
+            while_waiting();
+            match first {
+                std::task::Poll::Ready(result) => result,
+                std::task::Poll::Pending => exchange.await,
+            }
         };
         match &result {
             Ok(ex) => {
@@ -1030,6 +1197,15 @@ fn out_method(out: &Outgoing) -> String {
 /// `mcpspec` as the client's `Implementation`.
 pub fn client_info() -> Value {
     json!({ "name": "mcpspec", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// The `_meta` of a modern request: revision, (no) client capabilities, client info.
+fn modern_meta(revision: &str) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(META_PROTOCOL_VERSION.into(), json!(revision));
+    meta.insert(META_CLIENT_CAPABILITIES.into(), json!({}));
+    meta.insert(META_CLIENT_INFO.into(), client_info());
+    meta
 }
 
 /// Short `_meta` names → full `io.modelcontextprotocol/` keys.

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, Command};
-use tokio::sync::{mpsc, watch};
+use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
 
 use super::{Exchange, Outgoing, TransportError, id_key, is_response, server_request_reply};
 
@@ -35,7 +35,7 @@ pub struct StdioTransport {
     exit_rx: watch::Receiver<Option<std::process::ExitStatus>>,
     pgid: Option<i32>,
     stdin: Option<ChildStdin>,
-    incoming: mpsc::UnboundedReceiver<Incoming>,
+    incoming: StdoutReader,
     stderr: Arc<Mutex<VecDeque<String>>>,
     closed: Option<String>,
     max_bytes: usize,
@@ -74,8 +74,6 @@ impl StdioTransport {
         }
         let stdout = child.stdout.take().expect("stdout piped");
         let stderr_pipe = child.stderr.take().expect("stderr piped");
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(read_stdout(stdout, tx, max_bytes));
         let stdin = child.stdin.take();
         let (exit_tx, exit_rx) = watch::channel(None);
         tokio::spawn(async move {
@@ -88,7 +86,7 @@ impl StdioTransport {
             stdin,
             exit_rx,
             pgid,
-            incoming: rx,
+            incoming: StdoutReader::new(stdout, max_bytes),
             stderr,
             closed: None,
             max_bytes,
@@ -129,7 +127,7 @@ impl StdioTransport {
         let mut deadline = deadline;
         loop {
             let next = tokio::select! {
-                next = tokio::time::timeout_at(deadline, self.incoming.recv()) => next,
+                next = tokio::time::timeout_at(deadline, self.incoming.next()) => next,
                 _ = self.exit_rx.changed(), if self.exited.is_none() => {
                     // Read what the process wrote before exiting, briefly.
                     self.exited = *self.exit_rx.borrow();
@@ -156,22 +154,22 @@ impl StdioTransport {
                         Ok(ex)
                     };
                 }
-                Ok(None) | Ok(Some(Incoming::Closed)) => {
+                Ok(Incoming::Closed) => {
                     let why = self.close_reason("the server closed its stdout").await;
                     return Err(TransportError::Closed(why));
                 }
-                Ok(Some(Incoming::Oversized)) => {
+                Ok(Incoming::Oversized) => {
                     self.closed = Some(format!("message larger than {} bytes", self.max_bytes));
                     self.shutdown_now().await;
                     return Err(TransportError::Oversized {
                         limit: self.max_bytes,
                     });
                 }
-                Ok(Some(Incoming::Noise(text))) => {
+                Ok(Incoming::Noise(text)) => {
                     self.noise_total += 1;
                     ex.stdout_noise.push(text);
                 }
-                Ok(Some(Incoming::Message(msg, text))) => {
+                Ok(Incoming::Message(msg, text)) => {
                     if !is_response(&msg) {
                         if let Some(reply) = server_request_reply(&msg) {
                             self.write_line(&reply).await;
@@ -267,23 +265,23 @@ impl StdioTransport {
             .zip(&keys)
             .any(|(r, k)| r.is_none() && k.is_some())
         {
-            match tokio::time::timeout_at(deadline, self.incoming.recv()).await {
+            match tokio::time::timeout_at(deadline, self.incoming.next()).await {
                 Err(_) => return Err(TransportError::Timeout(timeout)),
-                Ok(None) | Ok(Some(Incoming::Closed)) => {
+                Ok(Incoming::Closed) => {
                     let why = self.close_reason("the server closed its stdout").await;
                     return Err(TransportError::Closed(why));
                 }
-                Ok(Some(Incoming::Oversized)) => {
+                Ok(Incoming::Oversized) => {
                     self.closed = Some(format!("message larger than {} bytes", self.max_bytes));
                     return Err(TransportError::Oversized {
                         limit: self.max_bytes,
                     });
                 }
-                Ok(Some(Incoming::Noise(line))) => {
+                Ok(Incoming::Noise(line)) => {
                     self.noise_total += 1;
                     noise.push(line);
                 }
-                Ok(Some(Incoming::Message(msg, _))) => {
+                Ok(Incoming::Message(msg, _)) => {
                     let key = msg.get("id").map(id_key);
                     if let Some(i) = keys.iter().position(|k| k.is_some() && *k == key) {
                         responses[i] = Some(msg);
@@ -350,12 +348,23 @@ impl StdioTransport {
     }
 
     /// The exit status, waiting at most `limit` for it.
+    /// Meanwhile stdout is drained, so a server blocked writing to a full pipe can exit.
     async fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
         let mut rx = self.exit_rx.clone();
-        let status = tokio::time::timeout(limit, rx.wait_for(Option::is_some))
-            .await
-            .ok()
-            .and_then(|r| r.ok().and_then(|s| *s));
+        let incoming = &mut self.incoming;
+        let drain = async {
+            while !matches!(
+                incoming.next().await,
+                Incoming::Closed | Incoming::Oversized
+            ) {}
+            std::future::pending::<()>().await
+        };
+        let status = tokio::select! {
+            status = tokio::time::timeout(limit, rx.wait_for(Option::is_some)) => status
+                .ok()
+                .and_then(|r| r.ok().and_then(|s| *s)),
+            _ = drain => None,
+        };
         if status.is_some() {
             self.exited = status;
         }
@@ -384,42 +393,66 @@ impl Drop for StdioTransport {
     }
 }
 
-async fn read_stdout(
-    stdout: impl AsyncRead + Unpin,
-    tx: mpsc::UnboundedSender<Incoming>,
+/// The server's stdout, read by the exchange that waits for it (no reader task: a task
+/// and a channel between it and the exchange cost a wake-up per message).
+///
+/// Cancel-safe: a line read partly when a timeout fires stays in `line` and is
+/// completed by the next call.
+struct StdoutReader {
+    reader: BufReader<ChildStdout>,
+    line: Vec<u8>,
     max_bytes: usize,
-) {
-    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
-    let mut line: Vec<u8> = Vec::with_capacity(8 * 1024);
-    loop {
-        line.clear();
-        match read_line_bounded(&mut reader, &mut line, max_bytes).await {
-            Ok(LineRead::Eof) => {
-                let _ = tx.send(Incoming::Closed);
-                return;
-            }
-            Ok(LineRead::TooLong) => {
-                let _ = tx.send(Incoming::Oversized);
-                return;
-            }
-            Ok(LineRead::Line) => {}
-            Err(_) => {
-                let _ = tx.send(Incoming::Closed);
-                return;
-            }
+    /// EOF, an oversized line or a read error was seen: nothing more will come.
+    ended: bool,
+}
+
+impl StdoutReader {
+    fn new(stdout: ChildStdout, max_bytes: usize) -> Self {
+        StdoutReader {
+            reader: BufReader::with_capacity(64 * 1024, stdout),
+            line: Vec::with_capacity(8 * 1024),
+            max_bytes,
+            ended: false,
         }
-        let text = trim_line(&line);
-        if text.is_empty() {
-            continue;
-        }
-        let event = match serde_json::from_slice::<Value>(text) {
-            Ok(v) if v.is_object() || v.is_array() => {
-                Incoming::Message(v, String::from_utf8_lossy(text).into_owned())
+    }
+
+    /// The next event, in stdout order; [`Incoming::Closed`] for ever after the end.
+    async fn next(&mut self) -> Incoming {
+        loop {
+            if self.ended {
+                return Incoming::Closed;
             }
-            _ => Incoming::Noise(String::from_utf8_lossy(text).chars().take(500).collect()),
-        };
-        if tx.send(event).is_err() {
-            return;
+            match read_line_bounded(&mut self.reader, &mut self.line, self.max_bytes).await {
+                Ok(LineRead::Line) => {}
+                Ok(LineRead::TooLong) => {
+                    self.ended = true;
+                    self.line = Vec::new();
+                    return Incoming::Oversized;
+                }
+                Ok(LineRead::Eof) | Err(_) => {
+                    self.ended = true;
+                    return Incoming::Closed;
+                }
+            }
+            let event = {
+                let text = trim_line(&self.line);
+                if text.is_empty() {
+                    None
+                } else {
+                    Some(match serde_json::from_slice::<Value>(text) {
+                        Ok(v) if v.is_object() || v.is_array() => {
+                            Incoming::Message(v, String::from_utf8_lossy(text).into_owned())
+                        }
+                        _ => Incoming::Noise(
+                            String::from_utf8_lossy(text).chars().take(500).collect(),
+                        ),
+                    })
+                }
+            };
+            self.line.clear();
+            if let Some(event) = event {
+                return event;
+            }
         }
     }
 }

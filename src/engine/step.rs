@@ -13,7 +13,7 @@ use crate::dsl::template::render_value;
 use crate::dsl::value::TValue;
 use crate::dsl::{Action, ExpectKind, GroupCall, Scenario, Step};
 use crate::era::EraSelector;
-use crate::report::model::{Failure, Level, Outcome, StepResult};
+use crate::report::model::{Failure, Level, Outcome, StepResult, TranscriptEntry};
 use crate::source::Severity;
 
 /// stdio: how long a step checking `noResponse` watches for an unwanted reply to a
@@ -29,7 +29,7 @@ pub async fn run_steps(
     params: &Map<String, Value>,
     wire_validate: bool,
 ) -> Vec<StepResult> {
-    let mut results = Vec::with_capacity(steps.len());
+    let mut results = Deferred::new(steps.len());
     // `--wire-validate`: violations up to here are reported (by the step that ran next).
     let mut wire_reported = 0;
     let mut auth = super::security::AuthProbe::default();
@@ -119,7 +119,27 @@ pub async fn run_steps(
                 Vec::new(),
             )
         } else {
-            let mut outcome = run_step(step, conn, &mut ctx, params, &mut auth).await;
+            let deferrable = !wire_validate && results.may_defer(step);
+            let mut outcome = match run_step(
+                step,
+                conn,
+                &mut ctx,
+                params,
+                &mut auth,
+                &mut results,
+                deferrable,
+            )
+            .await
+            {
+                StepRun::Done(outcome) => outcome,
+                StepRun::Deferred(judgement) => {
+                    if conn.is_broken() && broken.is_none() {
+                        broken = Some(format!("the connection broke at step `{}`", step.name));
+                    }
+                    results.defer(*judgement, started, conn.take_log());
+                    continue;
+                }
+            };
             if let Some((count, interval)) = step.retry {
                 let mut attempt = 1;
                 while attempt <= count
@@ -136,7 +156,10 @@ pub async fn run_steps(
                         count + 1,
                         humantime::format_duration(interval)
                     ));
-                    outcome = run_step(step, conn, &mut ctx, params, &mut auth).await;
+                    outcome =
+                        run_step(step, conn, &mut ctx, params, &mut auth, &mut results, false)
+                            .await
+                            .done();
                 }
             }
             if conn.is_broken() && broken.is_none() {
@@ -155,7 +178,111 @@ pub async fn run_steps(
         let (outcome, transcript) = outcome_and_log;
         results.push(step_result(step, outcome, started.elapsed(), transcript));
     }
-    results
+    results.finish()
+}
+
+/// What running a step gave: its outcome, or its exchange to judge later.
+enum StepRun<'s> {
+    Done(Outcome),
+    Deferred(Box<Judgement<'s>>),
+}
+
+impl StepRun<'_> {
+    fn done(self) -> Outcome {
+        match self {
+            StepRun::Done(outcome) => outcome,
+            StepRun::Deferred(judgement) => judgement.judge(),
+        }
+    }
+}
+
+/// A step's exchange, kept to be judged while the next request is in flight: judging
+/// only reads the exchange, so doing it then takes it off the request-to-request path.
+struct Judgement<'s> {
+    step: &'s Step,
+    exchange: Exchange,
+    is_http: bool,
+    ctx_value: Value,
+}
+
+impl Judgement<'_> {
+    fn judge(self) -> Outcome {
+        // A deferred step captures nothing, so the variables are not written.
+        let mut no_captures = Map::new();
+        judge_observed(
+            self.step,
+            &self.exchange,
+            self.is_http,
+            None,
+            &mut no_captures,
+            &self.ctx_value,
+        )
+    }
+}
+
+/// The step results of a scenario, in step order, with at most one judgement pending.
+struct Deferred<'s> {
+    results: Vec<StepResult>,
+    pending: Option<(Judgement<'s>, Instant, Duration, Vec<TranscriptEntry>)>,
+}
+
+impl<'s> Deferred<'s> {
+    fn new(steps: usize) -> Self {
+        Deferred {
+            results: Vec::with_capacity(steps),
+            pending: None,
+        }
+    }
+
+    /// Whether `step`'s judgement may wait: it changes no variable, is not retried and
+    /// needs nothing more from the server.
+    fn may_defer(&self, step: &Step) -> bool {
+        step.captures.is_empty()
+            && step.retry.is_none()
+            && matches!(
+                step.action,
+                Action::Request {
+                    paginate: false,
+                    ..
+                } | Action::Notification { .. }
+            )
+            && !step
+                .expects
+                .iter()
+                .any(|e| matches!(e.kind, ExpectKind::OutputSchema))
+    }
+
+    fn defer(
+        &mut self,
+        judgement: Judgement<'s>,
+        started: Instant,
+        transcript: Vec<TranscriptEntry>,
+    ) {
+        self.flush();
+        let elapsed = started.elapsed();
+        self.pending = Some((judgement, Instant::now(), elapsed, transcript));
+    }
+
+    /// Judge the pending step now (its duration counts the judging, not the wait).
+    fn flush(&mut self) {
+        if let Some((judgement, judged_from, elapsed, transcript)) = self.pending.take() {
+            let step = judgement.step;
+            let outcome = judgement.judge();
+            let duration = elapsed + judged_from.elapsed();
+            self.results
+                .push(step_result(step, outcome, duration, transcript));
+        }
+    }
+
+    fn push(&mut self, result: StepResult) {
+        self.flush();
+        self.results.push(result);
+    }
+
+    fn finish(mut self) -> Vec<StepResult> {
+        self.flush();
+        self.results
+    }
 }
 
 /// A group call's arguments, rendered against the caller's variables when the call's
@@ -265,26 +392,41 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 }
 
 /// Run one step: render, send, judge, capture.
-async fn run_step(
-    step: &Step,
+async fn run_step<'s>(
+    step: &'s Step,
     conn: &mut Connection,
     ctx: &mut Map<String, Value>,
     params: &Map<String, Value>,
     auth: &mut super::security::AuthProbe,
-) -> Outcome {
+    earlier: &mut Deferred<'_>,
+    deferrable: bool,
+) -> StepRun<'s> {
+    use StepRun::Done;
+    // Only a plain send overlaps the judging of the step before; anything else judges it first.
+    let plain_send = matches!(
+        step.action,
+        Action::Request {
+            paginate: false,
+            ..
+        } | Action::Notification { .. }
+            | Action::Raw { fresh: false, .. }
+    );
+    if !plain_send {
+        earlier.flush();
+    }
     if matches!(step.action, Action::Handshake) {
         let Some(result) = conn.negotiated.handshake.clone() else {
-            return Outcome::Error {
+            return Done(Outcome::Error {
                 message: "the connection has no handshake result".into(),
                 detail: None,
-            };
+            });
         };
         let exchange = Exchange {
             response: Some(json!({"jsonrpc": "2.0", "id": 0, "result": result})),
             ..Exchange::default()
         };
         let ctx_value = Value::Object(ctx.clone());
-        return judge(step, conn, &exchange, ctx, &ctx_value, None).await;
+        return Done(judge(step, conn, &exchange, ctx, &ctx_value, None).await);
     }
     if let Action::Check {
         kind,
@@ -293,12 +435,14 @@ async fn run_step(
     } = &step.action
     {
         if kind.calls_tools() {
-            return super::tool_checks::run(step, conn, *kind, options, ctx).await;
+            return Done(super::tool_checks::run(step, conn, *kind, options, ctx).await);
         }
-        return super::checks::run_check(step, conn, *kind, method, params, auth, options).await;
+        return Done(
+            super::checks::run_check(step, conn, *kind, method, params, auth, options).await,
+        );
     }
     if let Action::Contract { baseline, rules } = &step.action {
-        return contract_check(step, conn, baseline, rules).await;
+        return Done(contract_check(step, conn, baseline, rules).await);
     }
     let ctx_value = Value::Object(ctx.clone());
     let timeout = step.timeout.unwrap_or(conn.target().timeout);
@@ -313,10 +457,10 @@ async fn run_step(
     let mut built = match build(step, conn, &ctx_value, timeout) {
         Ok(x) => x,
         Err(e) => {
-            return Outcome::Error {
+            return Done(Outcome::Error {
                 message: e,
                 detail: None,
-            };
+            });
         }
     };
     if step
@@ -334,43 +478,56 @@ async fn run_step(
     } else if paginate {
         paginate_all(conn, &built, timeout).await.map_err(Err)
     } else {
-        conn.send(&built.out).await.map_err(Ok)
+        conn.send_overlapped(&built.out, || earlier.flush())
+            .await
+            .map_err(Ok)
     };
+    earlier.flush();
     let exchange = match exchange {
         Ok(ex) => ex,
         Err(Ok(TransportError::WrongId {
             expected,
             got,
             error: Some(error),
-        })) => return wrong_error_id(step, &expected, &got, &error),
+        })) => return Done(wrong_error_id(step, &expected, &got, &error)),
         Err(e) => {
-            return Outcome::Error {
+            return Done(Outcome::Error {
                 message: e.map_or_else(|s| s, |t| t.to_string()),
                 detail: conn
                     .stderr_tail()
                     .map(|t| format!("server stderr (last lines):\n{t}")),
-            };
+            });
         }
     };
     if let Some(noise) = exchange.stdout_noise.first() {
-        return Outcome::Error {
+        return Done(Outcome::Error {
             message: format!("the server wrote non-JSON to stdout: `{noise}`"),
             detail: Some(format!(
                 "stdout must carry only JSON-RPC messages; {} non-JSON line(s) seen:\n{}",
                 exchange.stdout_noise.len(),
                 exchange.stdout_noise.join("\n")
             )),
-        };
+        });
     }
-    judge(
-        step,
-        conn,
-        &exchange,
-        ctx,
-        &ctx_value,
-        Some((&built.method, built.params.as_ref())),
+    if deferrable {
+        return StepRun::Deferred(Box::new(Judgement {
+            step,
+            exchange,
+            is_http: conn.is_http(),
+            ctx_value,
+        }));
+    }
+    Done(
+        judge(
+            step,
+            conn,
+            &exchange,
+            ctx,
+            &ctx_value,
+            Some((&built.method, built.params.as_ref())),
+        )
+        .await,
     )
-    .await
 }
 
 /// `--wire-validate`: the violations received since the last report fail this step
@@ -531,7 +688,7 @@ fn build(
                 None => conn.next_id(),
             };
             let (meta, headers) = (render_map(meta)?, headers(h)?);
-            let out = conn.build(method, params.clone(), Some(id), &meta, &headers, timeout);
+            let out = conn.build_ref(method, params.as_ref(), Some(id), &meta, &headers, timeout);
             Ok(Built {
                 out,
                 method: method.clone(),
@@ -548,7 +705,7 @@ fn build(
         } => {
             let params = params.as_ref().map(render).transpose()?;
             let (meta, headers) = (render_map(meta)?, headers(h)?);
-            let out = conn.build(method, params.clone(), None, &meta, &headers, timeout);
+            let out = conn.build_ref(method, params.as_ref(), None, &meta, &headers, timeout);
             Ok(Built {
                 out,
                 method: method.clone(),
@@ -798,20 +955,42 @@ async fn judge(
     ctx_value: &Value,
     call: Option<(&str, Option<&Value>)>,
 ) -> Outcome {
-    let mut seen = Observed::new(exchange, conn.is_http());
-    if step.level == Level::Should {
-        seen.severity = Severity::Warning;
-    }
-    if step
+    let output_schema = if step
         .expects
         .iter()
         .any(|e| matches!(e.kind, ExpectKind::OutputSchema))
     {
-        seen.output_schema = Some(match call {
+        Some(match call {
             Some((method, params)) => output_schema_for(conn, method, params).await,
             None => Err("`outputSchema` applies to tools/call steps".into()),
-        });
+        })
+    } else {
+        None
+    };
+    judge_observed(
+        step,
+        exchange,
+        conn.is_http(),
+        output_schema,
+        ctx,
+        ctx_value,
+    )
+}
+
+/// Judge a step's expectations against its exchange (no server traffic), then capture.
+fn judge_observed(
+    step: &Step,
+    exchange: &Exchange,
+    is_http: bool,
+    output_schema: Option<Result<Option<Value>, String>>,
+    ctx: &mut Map<String, Value>,
+    ctx_value: &Value,
+) -> Outcome {
+    let mut seen = Observed::new(exchange, is_http);
+    if step.level == Level::Should {
+        seen.severity = Severity::Warning;
     }
+    seen.output_schema = output_schema;
     let mut failures: Vec<Failure> = Vec::new();
     let mut applicable = 0;
     let mut not_applicable = Vec::new();
