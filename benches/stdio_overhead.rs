@@ -126,19 +126,25 @@ fn raw_loop(server: &PathBuf, n: usize) -> Duration {
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
     let mut line = String::new();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{{{meta}}}}}"#
-    )
-    .unwrap();
+    let discover = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n"
+    );
+    stdin.write_all(discover.as_bytes()).unwrap();
     stdin.flush().unwrap();
     stdout.read_line(&mut line).unwrap();
+    let mut request = String::new();
     for i in 1..=n {
-        writeln!(
-            stdin,
-            r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{{meta},"name":"echo","arguments":{{"text":"hi {i}"}}}}}}"#
+        // One write per line, as any sensible client does (`writeln!` on the unbuffered
+        // pipe would make a syscall per formatted piece).
+        request.clear();
+        std::fmt::Write::write_fmt(
+            &mut request,
+            format_args!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{{meta},\"name\":\"echo\",\"arguments\":{{\"text\":\"hi {i}\"}}}}}}\n"
+            ),
         )
         .unwrap();
+        stdin.write_all(request.as_bytes()).unwrap();
         stdin.flush().unwrap();
         line.clear();
         stdout.read_line(&mut line).unwrap();

@@ -252,20 +252,24 @@ impl Connection {
         if plain {
             let params = params.and_then(Value::as_object);
             let body = self.plain_body(method, params, id.as_ref());
-            let name = params
-                .and_then(|p| match method {
-                    "tools/call" | "prompts/get" => p.get("name"),
-                    "resources/read" => p.get("uri"),
-                    _ => None,
-                })
-                .and_then(Value::as_str);
-            let param_headers = if self.negotiated.kind == EraKind::Modern && method == "tools/call"
-            {
-                params.map(|p| self.param_headers(p)).unwrap_or_default()
+            // Headers travel over HTTP only; stdio skips making them.
+            let headers = if self.is_http() {
+                let name = params
+                    .and_then(|p| match method {
+                        "tools/call" | "prompts/get" => p.get("name"),
+                        "resources/read" => p.get("uri"),
+                        _ => None,
+                    })
+                    .and_then(Value::as_str);
+                let modern_call = self.negotiated.kind == EraKind::Modern && method == "tools/call";
+                let param_headers = match params {
+                    Some(p) if modern_call => self.param_headers(p),
+                    _ => Vec::new(),
+                };
+                self.era_headers(method, None, name, param_headers)
             } else {
                 Vec::new()
             };
-            let headers = self.era_headers(method, None, name, param_headers);
             return self.finish_text(body, id, header_overrides, headers, timeout);
         }
         self.build_general(
@@ -620,7 +624,10 @@ impl Connection {
 
     fn remember_tools(&mut self, out: &Outgoing, result: &Map<String, Value>) {
         // Only a complete list (first page without a next one) is a safe cache.
-        if result.get("nextCursor").is_some() || !out.body.contains("\"tools/list\"") {
+        if !result.contains_key("tools")
+            || result.get("nextCursor").is_some()
+            || !out.body.contains("\"tools/list\"")
+        {
             return;
         }
         let body: Option<Value> = serde_json::from_str(&out.body).ok();

@@ -178,13 +178,14 @@ impl StdioTransport {
                         continue;
                     }
                     let got = msg.get("id").cloned().unwrap_or(Value::Null);
-                    if self.abandoned.remove(&id_key(&got)) {
+                    let got_key = id_key(&got);
+                    if !self.abandoned.is_empty() && self.abandoned.remove(&got_key) {
                         // A late reply to a request that already timed out.
                         ex.other_messages.push(msg);
                         continue;
                     }
                     match &expected {
-                        Some(key) if *key == id_key(&got) => {
+                        Some(key) if *key == got_key => {
                             ex.response = Some(msg);
                             ex.response_text = Some(text);
                             ex.elapsed = started.elapsed();

@@ -806,6 +806,7 @@ impl Compiler {
             self.check_map_templates(r.headers.as_ref(), known);
             Action::Request {
                 method: r.method.value,
+                fixed_params: r.params.as_ref().and_then(template::fixed_json),
                 params: r.params,
                 id: r.id,
                 meta: r.meta.unwrap_or_default(),
@@ -821,6 +822,7 @@ impl Compiler {
             self.check_map_templates(n.headers.as_ref(), known);
             Action::Notification {
                 method: n.method.value,
+                fixed_params: n.params.as_ref().and_then(template::fixed_json),
                 params: n.params,
                 meta: n.meta.unwrap_or_default(),
                 headers: n.headers.unwrap_or_default(),

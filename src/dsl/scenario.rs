@@ -194,6 +194,8 @@ pub enum Action {
     Request {
         method: String,
         params: Option<TValue>,
+        /// `params` as JSON, made once when they contain no template.
+        fixed_params: Option<serde_json::Value>,
         id: Option<TValue>,
         meta: IndexMap<String, TValue>,
         headers: IndexMap<String, TValue>,
@@ -202,6 +204,8 @@ pub enum Action {
     Notification {
         method: String,
         params: Option<TValue>,
+        /// `params` as JSON, made once when they contain no template.
+        fixed_params: Option<serde_json::Value>,
         meta: IndexMap<String, TValue>,
         headers: IndexMap<String, TValue>,
     },

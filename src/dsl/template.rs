@@ -70,6 +70,19 @@ pub fn render_str(s: &str, ctx: &Value) -> Result<Value, String> {
         .map_err(|e| describe(&e))
 }
 
+/// The value as JSON when no string in it is a template (so rendering is a copy).
+pub fn fixed_json(v: &TValue) -> Option<Value> {
+    fn fixed(v: &TValue) -> bool {
+        match &v.kind {
+            TKind::Str(s) => !is_template(s),
+            TKind::Seq(items) => items.iter().all(fixed),
+            TKind::Map(entries) => entries.iter().all(|(_, item)| fixed(item)),
+            _ => true,
+        }
+    }
+    fixed(v).then(|| v.to_json())
+}
+
 /// Render every string leaf of a value. On failure, returns the failing leaf's position.
 pub fn render_value(v: &TValue, ctx: &Value) -> Result<Value, (u32, u32, String)> {
     Ok(match &v.kind {

@@ -1,5 +1,6 @@
 //! Running the steps of one scenario over one connection.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,6 +59,9 @@ pub async fn run_steps(
     }
     // Arguments of the group call being run: bound while its steps run, then unbound.
     let mut call: Option<BoundCall> = None;
+    // The variables as one JSON value for templates and predicates, made again only
+    // after something may have changed them (a capture, a check, a group call's bindings).
+    let mut vars: Option<Arc<Value>> = None;
     for step in steps {
         let started = Instant::now();
         let same_call =
@@ -67,6 +71,7 @@ pub async fn run_steps(
                 done.unbind(&mut ctx);
             }
             call = step.call.as_ref().map(|c| BoundCall::bind(c, &mut ctx));
+            vars = None;
         }
         // A scenario-level `authRequired` decides before anything step-specific: an
         // unauthenticated endpoint skips every token check for that one reason.
@@ -120,9 +125,18 @@ pub async fn run_steps(
             )
         } else {
             let deferrable = !wire_validate && results.may_defer(step);
+            let step_vars = vars
+                .get_or_insert_with(|| Arc::new(Value::Object(ctx.clone())))
+                .clone();
+            if !step.captures.is_empty()
+                || matches!(step.action, Action::Check { .. } | Action::Handshake)
+            {
+                vars = None;
+            }
             let mut outcome = match run_step(
                 step,
                 conn,
+                &step_vars,
                 &mut ctx,
                 params,
                 &mut auth,
@@ -156,10 +170,18 @@ pub async fn run_steps(
                         count + 1,
                         humantime::format_duration(interval)
                     ));
-                    outcome =
-                        run_step(step, conn, &mut ctx, params, &mut auth, &mut results, false)
-                            .await
-                            .done();
+                    outcome = run_step(
+                        step,
+                        conn,
+                        &step_vars,
+                        &mut ctx,
+                        params,
+                        &mut auth,
+                        &mut results,
+                        false,
+                    )
+                    .await
+                    .done();
                 }
             }
             if conn.is_broken() && broken.is_none() {
@@ -202,7 +224,7 @@ struct Judgement<'s> {
     step: &'s Step,
     exchange: Exchange,
     is_http: bool,
-    ctx_value: Value,
+    ctx_value: Arc<Value>,
 }
 
 impl Judgement<'_> {
@@ -395,6 +417,7 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 async fn run_step<'s>(
     step: &'s Step,
     conn: &mut Connection,
+    ctx_value: &Arc<Value>,
     ctx: &mut Map<String, Value>,
     params: &Map<String, Value>,
     auth: &mut super::security::AuthProbe,
@@ -425,8 +448,7 @@ async fn run_step<'s>(
             response: Some(json!({"jsonrpc": "2.0", "id": 0, "result": result})),
             ..Exchange::default()
         };
-        let ctx_value = Value::Object(ctx.clone());
-        return Done(judge(step, conn, &exchange, ctx, &ctx_value, None).await);
+        return Done(judge(step, conn, &exchange, ctx, ctx_value, None).await);
     }
     if let Action::Check {
         kind,
@@ -444,7 +466,6 @@ async fn run_step<'s>(
     if let Action::Contract { baseline, rules } = &step.action {
         return Done(contract_check(step, conn, baseline, rules).await);
     }
-    let ctx_value = Value::Object(ctx.clone());
     let timeout = step.timeout.unwrap_or(conn.target().timeout);
     // Modern HTTP: `Mcp-Param-*` headers need the tool's inputSchema; fetch the list once.
     if conn.is_http()
@@ -454,7 +475,7 @@ async fn run_step<'s>(
     {
         let _ = conn.tools().await;
     }
-    let mut built = match build(step, conn, &ctx_value, timeout) {
+    let mut built = match build(step, conn, ctx_value, timeout) {
         Ok(x) => x,
         Err(e) => {
             return Done(Outcome::Error {
@@ -514,7 +535,7 @@ async fn run_step<'s>(
             step,
             exchange,
             is_http: conn.is_http(),
-            ctx_value,
+            ctx_value: ctx_value.clone(),
         }));
     }
     Done(
@@ -523,8 +544,8 @@ async fn run_step<'s>(
             conn,
             &exchange,
             ctx,
-            &ctx_value,
-            Some((&built.method, built.params.as_ref())),
+            ctx_value,
+            Some((&built.method, built.params.as_deref())),
         )
         .await,
     )
@@ -637,22 +658,30 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
 }
 
 /// A step rendered against the variables: the message, and what pagination reuses.
-struct Built {
+struct Built<'s> {
     out: Outgoing,
-    method: String,
-    params: Option<Value>,
+    method: Cow<'s, str>,
+    params: Option<Cow<'s, Value>>,
     meta: IndexMap<String, Value>,
     headers: IndexMap<String, Option<String>>,
 }
 
-fn build(
-    step: &Step,
+fn build<'s>(
+    step: &'s Step,
     conn: &mut Connection,
     ctx: &Value,
     timeout: Duration,
-) -> Result<Built, String> {
+) -> Result<Built<'s>, String> {
     let render = |v: &TValue| {
         render_value(v, ctx).map_err(|(line, col, e)| template_error(step, line, col, &e))
+    };
+    // Params without templates are borrowed as compiled, not rebuilt per send.
+    let render_params = |params: &'s Option<TValue>, fixed: &'s Option<Value>| {
+        Ok::<_, String>(match (params, fixed) {
+            (_, Some(fixed)) => Some(Cow::Borrowed(fixed)),
+            (Some(p), None) => Some(Cow::Owned(render(p)?)),
+            (None, None) => None,
+        })
     };
     let render_map = |m: &IndexMap<String, TValue>| -> Result<IndexMap<String, Value>, String> {
         m.iter().map(|(k, v)| Ok((k.clone(), render(v)?))).collect()
@@ -677,21 +706,29 @@ fn build(
         Action::Request {
             method,
             params,
+            fixed_params,
             id,
             meta,
             headers: h,
             ..
         } => {
-            let params = params.as_ref().map(render).transpose()?;
+            let params = render_params(params, fixed_params)?;
             let id = match id {
                 Some(v) => render(v)?,
                 None => conn.next_id(),
             };
             let (meta, headers) = (render_map(meta)?, headers(h)?);
-            let out = conn.build_ref(method, params.as_ref(), Some(id), &meta, &headers, timeout);
+            let out = conn.build_ref(
+                method,
+                params.as_deref(),
+                Some(id),
+                &meta,
+                &headers,
+                timeout,
+            );
             Ok(Built {
                 out,
-                method: method.clone(),
+                method: Cow::Borrowed(method),
                 params,
                 meta,
                 headers,
@@ -700,15 +737,16 @@ fn build(
         Action::Notification {
             method,
             params,
+            fixed_params,
             meta,
             headers: h,
         } => {
-            let params = params.as_ref().map(render).transpose()?;
+            let params = render_params(params, fixed_params)?;
             let (meta, headers) = (render_map(meta)?, headers(h)?);
-            let out = conn.build_ref(method, params.as_ref(), None, &meta, &headers, timeout);
+            let out = conn.build_ref(method, params.as_deref(), None, &meta, &headers, timeout);
             Ok(Built {
                 out,
-                method: method.clone(),
+                method: Cow::Borrowed(method),
                 params,
                 meta,
                 headers,
@@ -728,10 +766,10 @@ fn build(
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
-            let params = body.get("params").cloned();
+            let params = body.get("params").cloned().map(Cow::Owned);
             Ok(Built {
                 out,
-                method,
+                method: Cow::Owned(method),
                 params,
                 meta: IndexMap::new(),
                 headers,
@@ -759,10 +797,10 @@ fn list_key(method: &str) -> Option<&'static str> {
 /// Follow `nextCursor` to the end; the step's document is the merged list.
 async fn paginate_all(
     conn: &mut Connection,
-    built: &Built,
+    built: &Built<'_>,
     timeout: Duration,
 ) -> Result<Exchange, String> {
-    let (method, params) = (built.method.as_str(), &built.params);
+    let (method, params) = (built.method.as_ref(), built.params.as_deref());
     let Some(key) = list_key(method) else {
         return Err(format!(
             "`paginate` applies to list methods, not `{method}`"
@@ -797,7 +835,7 @@ async fn paginate_all(
         if pages >= 10_000 {
             return Err(format!("{method}: still paginating after {pages} pages"));
         }
-        let mut p = match &params {
+        let mut p = match params {
             Some(Value::Object(m)) => m.clone(),
             _ => Map::new(),
         };
