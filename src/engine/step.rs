@@ -30,7 +30,8 @@ pub async fn run_steps(
     params: &Map<String, Value>,
     wire_validate: bool,
 ) -> Vec<StepResult> {
-    let mut results = Deferred::new(steps.len());
+    // `--wire-validate` reports violations by the step that ran next: judge in order.
+    let mut results = Deferred::new(steps.len(), !wire_validate);
     // `--wire-validate`: violations up to here are reported (by the step that ran next).
     let mut wire_reported = 0;
     let mut auth = super::security::AuthProbe::default();
@@ -124,7 +125,6 @@ pub async fn run_steps(
                 Vec::new(),
             )
         } else {
-            let deferrable = !wire_validate && results.may_defer(step);
             let step_vars = vars
                 .get_or_insert_with(|| Arc::new(Value::Object(ctx.clone())))
                 .clone();
@@ -141,7 +141,6 @@ pub async fn run_steps(
                 params,
                 &mut auth,
                 &mut results,
-                deferrable,
             )
             .await
             {
@@ -178,7 +177,6 @@ pub async fn run_steps(
                         params,
                         &mut auth,
                         &mut results,
-                        false,
                     )
                     .await
                     .done();
@@ -244,13 +242,16 @@ impl Judgement<'_> {
 
 /// The step results of a scenario, in step order, with at most one judgement pending.
 struct Deferred<'s> {
+    /// Whether judgements may wait at all.
+    allowed: bool,
     results: Vec<StepResult>,
     pending: Option<(Judgement<'s>, Instant, Duration, Vec<TranscriptEntry>)>,
 }
 
 impl<'s> Deferred<'s> {
-    fn new(steps: usize) -> Self {
+    fn new(steps: usize, allowed: bool) -> Self {
         Deferred {
+            allowed,
             results: Vec::with_capacity(steps),
             pending: None,
         }
@@ -259,7 +260,8 @@ impl<'s> Deferred<'s> {
     /// Whether `step`'s judgement may wait: it changes no variable, is not retried and
     /// needs nothing more from the server.
     fn may_defer(&self, step: &Step) -> bool {
-        step.captures.is_empty()
+        self.allowed
+            && step.captures.is_empty()
             && step.retry.is_none()
             && matches!(
                 step.action,
@@ -422,7 +424,6 @@ async fn run_step<'s>(
     params: &Map<String, Value>,
     auth: &mut super::security::AuthProbe,
     earlier: &mut Deferred<'_>,
-    deferrable: bool,
 ) -> StepRun<'s> {
     use StepRun::Done;
     // Only a plain send overlaps the judging of the step before; anything else judges it first.
@@ -530,7 +531,7 @@ async fn run_step<'s>(
             )),
         });
     }
-    if deferrable {
+    if earlier.may_defer(step) {
         return StepRun::Deferred(Box::new(Judgement {
             step,
             exchange,
@@ -627,7 +628,7 @@ fn default_expectation(step: &Step, ex: &Exchange) -> Option<Failure> {
     ))
 }
 
-fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result<(), Failure> {
+fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result<(), Box<Failure>> {
     for c in &step.captures {
         let value = seen
             .document
@@ -639,7 +640,7 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
             }
             None => {
                 let message = format!("capture `{}`: `{}` matched nothing", c.name, c.source);
-                return Err(Failure {
+                return Err(Box::new(Failure {
                     kind: "capture".into(),
                     message: message.clone(),
                     expected: Some(format!("a value at `{}`", c.source)),
@@ -650,7 +651,7 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
                     file: c.pos.file_name().to_string(),
                     line: c.pos.line,
                     column: c.pos.col,
-                });
+                }));
             }
         }
     }
@@ -1054,7 +1055,7 @@ fn judge_observed(
             };
         }
         if let Err(f) = capture(step, &seen, ctx) {
-            failures.push(f);
+            failures.push(*f);
         }
     }
     outcome_for(step, failures)
