@@ -37,6 +37,10 @@ fn main() {
             engine.push(tokio_loop(&server, requests));
             continue;
         }
+        if only == "poll" {
+            engine.push(poll_loop(&server, requests));
+            continue;
+        }
         if only != "raw" {
             engine.push(engine_run(&mcpspec, &server, &scenario));
         }
@@ -174,41 +178,91 @@ fn tokio_loop(server: &PathBuf, n: usize) -> Duration {
             .expect("server starts");
         let mut stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<serde_json::Value>();
-        tokio::spawn(async move {
-            let mut r = tokio::io::BufReader::new(stdout);
-            let mut line = String::new();
-            loop {
-                line.clear();
-                if r.read_line(&mut line).await.unwrap_or(0) == 0 {
-                    return;
-                }
-                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-                if tx.send(v).is_err() {
-                    return;
-                }
-            }
-        });
+        // As mcpspec: the exchange reads the reply itself, under a deadline.
+        let mut reader = tokio::io::BufReader::new(stdout);
+        let mut line = String::new();
         let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
         let first = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n"
         );
         stdin.write_all(first.as_bytes()).await.unwrap();
-        rx.recv().await.unwrap();
+        reader.read_line(&mut line).await.unwrap();
         for i in 1..=n {
             let msg = format!(
                 "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{{meta},\"name\":\"echo\",\"arguments\":{{\"text\":\"hi {i}\"}}}}}}\n"
             );
             stdin.write_all(msg.as_bytes()).await.unwrap();
             let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-            let v = tokio::time::timeout_at(deadline, rx.recv())
+            line.clear();
+            tokio::time::timeout_at(deadline, reader.read_line(&mut line))
                 .await
                 .unwrap()
                 .unwrap();
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
             assert_eq!(v["result"]["content"][0]["text"], format!("hi {i}"));
         }
         drop(stdin);
         let _ = child.wait().await;
         started.elapsed()
     })
+}
+
+/// Experiment: the raw loop waiting with poll(2) (with a timeout) before each read.
+#[allow(dead_code)]
+fn poll_loop(server: &PathBuf, n: usize) -> Duration {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let started = Instant::now();
+    let mut child = Command::new(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("server starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let fd = stdout.as_raw_fd();
+    let mut buf: Vec<u8> = Vec::with_capacity(65536);
+    let mut chunk = vec![0u8; 65536];
+    let mut next_line = |buf: &mut Vec<u8>| -> String {
+        loop {
+            if let Some(i) = buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = buf.drain(..=i).collect();
+                return String::from_utf8(line).unwrap();
+            }
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, 30_000) };
+            let k = stdout.read(&mut chunk).unwrap();
+            buf.extend_from_slice(&chunk[..k]);
+        }
+    };
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let discover = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n"
+    );
+    stdin.write_all(discover.as_bytes()).unwrap();
+    next_line(&mut buf);
+    let mut request = String::new();
+    for i in 1..=n {
+        request.clear();
+        std::fmt::Write::write_fmt(
+            &mut request,
+            format_args!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{{meta},\"name\":\"echo\",\"arguments\":{{\"text\":\"hi {i}\"}}}}}}\n"
+            ),
+        )
+        .unwrap();
+        stdin.write_all(request.as_bytes()).unwrap();
+        let line = next_line(&mut buf);
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["result"]["content"][0]["text"], format!("hi {i}"));
+    }
+    drop(stdin);
+    let _ = child.wait();
+    started.elapsed()
 }

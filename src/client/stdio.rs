@@ -5,13 +5,17 @@
 //! mcpspec never leaves an orphan behind.
 
 use std::collections::{HashSet, VecDeque};
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, Command};
 use tokio::sync::watch;
 
 use super::{Exchange, Outgoing, TransportError, id_key, is_response, server_request_reply};
@@ -20,7 +24,7 @@ const STDERR_TAIL_LINES: usize = 40;
 /// After the process exits, how long to keep reading what it wrote before.
 const EXIT_GRACE: Duration = Duration::from_millis(200);
 
-/// Events from the reader task, in stdout order.
+/// What the server wrote to stdout, in order.
 #[derive(Debug)]
 enum Incoming {
     /// The message and its line as received (for the transcript).
@@ -72,21 +76,39 @@ impl StdioTransport {
         if let Some(p) = pgid {
             crate::signals::register_group(p);
         }
-        let stdout = child.stdout.take().expect("stdout piped");
+        let stdout = nonblocking(child.stdout.take().expect("stdout piped").into_owned_fd()?)?;
         let stderr_pipe = child.stderr.take().expect("stderr piped");
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        // On a current-thread runtime nothing else needs this thread while a reply is
+        // awaited, so the transport waits with poll(2) itself: no reactor round trip
+        // (two epoll calls, a timer, a task wake-up) per message.
+        let direct = tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::CurrentThread;
+        let wait = if direct {
+            Wait::Direct {
+                stdout,
+                stderr: Some(nonblocking(stderr_pipe.into_owned_fd()?)?),
+                stderr_line: Vec::new(),
+            }
+        } else {
+            tokio::spawn(read_stderr(stderr_pipe, stderr.clone()));
+            // SAFETY: the `File` owns its descriptor, which stays open for as long as the
+            // `AsyncFd` that owns the `File`, and always reports that same descriptor.
+            let registered =
+                unsafe { AsyncFd::register_with_interest(stdout, tokio::io::Interest::READABLE) };
+            Wait::Reactor(registered?)
+        };
         let stdin = child.stdin.take();
         let (exit_tx, exit_rx) = watch::channel(None);
         tokio::spawn(async move {
             let status = child.wait().await.ok();
             let _ = exit_tx.send(status);
         });
-        let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        tokio::spawn(read_stderr(stderr_pipe, stderr.clone()));
         Ok(StdioTransport {
             stdin,
             exit_rx,
             pgid,
-            incoming: StdoutReader::new(stdout, max_bytes),
+            incoming: StdoutReader::new(wait, max_bytes, stderr.clone()),
             stderr,
             closed: None,
             max_bytes,
@@ -122,21 +144,17 @@ impl StdioTransport {
         } else {
             out.quiet_period.min(out.timeout)
         };
-        let deadline = tokio::time::Instant::now() + wait;
+        let mut deadline = Instant::now() + wait;
         let expected = out.id.as_ref().map(id_key);
-        let mut deadline = deadline;
         loop {
-            let next = tokio::select! {
-                next = tokio::time::timeout_at(deadline, self.incoming.next()) => next,
-                _ = self.exit_rx.changed(), if self.exited.is_none() => {
+            let next = match self.next_event(deadline).await {
+                Next::Exited => {
                     // Read what the process wrote before exiting, briefly.
-                    self.exited = *self.exit_rx.borrow();
-                    if self.exited.is_none() {
-                        continue;
-                    }
-                    deadline = deadline.min(tokio::time::Instant::now() + EXIT_GRACE);
+                    deadline = deadline.min(Instant::now() + EXIT_GRACE);
                     continue;
                 }
+                Next::Timeout => Err(()),
+                Next::Event(event) => Ok(event),
             };
             match next {
                 Err(_) if self.exited.is_some() => {
@@ -145,6 +163,7 @@ impl StdioTransport {
                 }
                 Err(_) => {
                     ex.elapsed = started.elapsed();
+                    self.incoming.drain_stderr();
                     return if out.expects_response {
                         if let Some(key) = &expected {
                             self.abandoned.insert(key.clone());
@@ -260,13 +279,18 @@ impl StdioTransport {
         let keys: Vec<Option<String>> = outs.iter().map(|o| o.id.as_ref().map(id_key)).collect();
         let mut responses: Vec<Option<Value>> = vec![None; outs.len()];
         let mut noise = Vec::new();
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = Instant::now() + timeout;
         while responses
             .iter()
             .zip(&keys)
             .any(|(r, k)| r.is_none() && k.is_some())
         {
-            match tokio::time::timeout_at(deadline, self.incoming.next()).await {
+            let next = match self.next_event(deadline).await {
+                Next::Exited => continue,
+                Next::Timeout => Err(()),
+                Next::Event(event) => Ok(event),
+            };
+            match next {
                 Err(_) => return Err(TransportError::Timeout(timeout)),
                 Ok(Incoming::Closed) => {
                     let why = self.close_reason("the server closed its stdout").await;
@@ -351,25 +375,83 @@ impl StdioTransport {
     /// The exit status, waiting at most `limit` for it.
     /// Meanwhile stdout is drained, so a server blocked writing to a full pipe can exit.
     async fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        let mut rx = self.exit_rx.clone();
-        let incoming = &mut self.incoming;
-        let drain = async {
-            while !matches!(
-                incoming.next().await,
-                Incoming::Closed | Incoming::Oversized
-            ) {}
-            std::future::pending::<()>().await
-        };
-        let status = tokio::select! {
-            status = tokio::time::timeout(limit, rx.wait_for(Option::is_some)) => status
-                .ok()
-                .and_then(|r| r.ok().and_then(|s| *s)),
-            _ = drain => None,
-        };
-        if status.is_some() {
-            self.exited = status;
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = *self.exit_rx.borrow() {
+                self.exited = Some(status);
+                return Some(status);
+            }
+            match self.next_event(deadline).await {
+                Next::Timeout => return None,
+                Next::Exited | Next::Event(Incoming::Message(..) | Incoming::Noise(_)) => {}
+                Next::Event(Incoming::Closed | Incoming::Oversized) => {
+                    // Nothing more to drain: wait for the status alone.
+                    let mut rx = self.exit_rx.clone();
+                    let status =
+                        tokio::time::timeout_at(deadline.into(), rx.wait_for(Option::is_some))
+                            .await
+                            .ok()
+                            .and_then(|r| r.ok().and_then(|s| *s));
+                    if status.is_some() {
+                        self.exited = status;
+                    }
+                    return status;
+                }
+            }
         }
-        status
+    }
+
+    /// The next thing the server wrote, or why there is none: the deadline passed, or
+    /// the process was just seen to exit (reported once).
+    async fn next_event(&mut self, deadline: Instant) -> Next {
+        loop {
+            if self.exited.is_none()
+                && let Some(status) = *self.exit_rx.borrow()
+            {
+                self.exited = Some(status);
+                return Next::Exited;
+            }
+            if let Some(event) = self.incoming.take_event() {
+                return Next::Event(event);
+            }
+            let ready = match &mut self.incoming.wait {
+                Wait::Direct { .. } => self.incoming.poll_direct(deadline),
+                Wait::Reactor(fd) => {
+                    let exited = self.exited.is_some();
+                    tokio::select! {
+                        guard = fd.readable_mut() => match guard {
+                            Ok(mut guard) => {
+                                let read = guard.try_io(|f| {
+                                    read_into(
+                                        f.get_mut(),
+                                        &mut self.incoming.chunk,
+                                        &mut self.incoming.buf,
+                                    )
+                                });
+                                match read {
+                                    Ok(Ok(0)) | Ok(Err(_)) => self.incoming.eof = true,
+                                    Ok(Ok(_)) | Err(_) => {}
+                                }
+                                Ready::Data
+                            }
+                            Err(_) => {
+                                self.incoming.eof = true;
+                                Ready::Data
+                            }
+                        },
+                        _ = tokio::time::sleep_until(deadline.into()) => Ready::Timeout,
+                        _ = self.exit_rx.changed(), if !exited => Ready::Data,
+                    }
+                }
+            };
+            match ready {
+                Ready::Data => {}
+                Ready::Timeout => return Next::Timeout,
+                // A slice of the wait passed or a signal came: let the runtime run its
+                // other tasks (signal handling, the process waiter), then go on.
+                Ready::Yield => tokio::task::yield_now().await,
+            }
+        }
     }
 
     fn signal(&self, sig: i32) {
@@ -394,103 +476,256 @@ impl Drop for StdioTransport {
     }
 }
 
+/// How the transport waits for the server's output.
+enum Wait {
+    /// Current-thread runtime: poll(2) on stdout and stderr, right here.
+    Direct {
+        stdout: File,
+        /// `None` once stderr reached its end.
+        stderr: Option<File>,
+        /// A stderr line not yet complete.
+        stderr_line: Vec<u8>,
+    },
+    /// Multi-thread runtime (`--jobs`): readiness from the reactor; a task keeps the
+    /// stderr tail.
+    Reactor(AsyncFd<File>),
+}
+
+/// What [`StdioTransport::next_event`] found.
+enum Next {
+    Event(Incoming),
+    Timeout,
+    Exited,
+}
+
+enum Ready {
+    Data,
+    Timeout,
+    Yield,
+}
+
+/// The longest a direct wait blocks before the runtime gets a turn.
+const DIRECT_SLICE: Duration = Duration::from_millis(50);
+const READ_CHUNK: usize = 64 * 1024;
+
 /// The server's stdout, read by the exchange that waits for it (no reader task: a task
-/// and a channel between it and the exchange cost a wake-up per message).
-///
-/// Cancel-safe: a line read partly when a timeout fires stays in `line` and is
-/// completed by the next call.
+/// and a channel between it and the exchange cost a wake-up per message), framed into
+/// lines here.
 struct StdoutReader {
-    reader: BufReader<ChildStdout>,
-    line: Vec<u8>,
+    wait: Wait,
+    /// Bytes read and not yet framed start at `start`.
+    buf: Vec<u8>,
+    /// What one read(2) fills.
+    chunk: Box<[u8]>,
+    start: usize,
     max_bytes: usize,
-    /// EOF, an oversized line or a read error was seen: nothing more will come.
+    /// The read end reached EOF (or failed).
+    eof: bool,
+    /// EOF was reported or a line was too long: nothing more will come.
     ended: bool,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
 
 impl StdoutReader {
-    fn new(stdout: ChildStdout, max_bytes: usize) -> Self {
+    fn new(wait: Wait, max_bytes: usize, stderr_tail: Arc<Mutex<VecDeque<String>>>) -> Self {
         StdoutReader {
-            reader: BufReader::with_capacity(64 * 1024, stdout),
-            line: Vec::with_capacity(8 * 1024),
+            wait,
+            buf: Vec::with_capacity(READ_CHUNK),
+            chunk: vec![0; READ_CHUNK].into_boxed_slice(),
+            start: 0,
             max_bytes,
+            eof: false,
             ended: false,
+            stderr_tail,
         }
     }
 
-    /// The next event, in stdout order; [`Incoming::Closed`] for ever after the end.
-    async fn next(&mut self) -> Incoming {
+    /// The next complete event in what was read, if any.
+    fn take_event(&mut self) -> Option<Incoming> {
         loop {
             if self.ended {
-                return Incoming::Closed;
+                return Some(Incoming::Closed);
             }
-            match read_line_bounded(&mut self.reader, &mut self.line, self.max_bytes).await {
-                Ok(LineRead::Line) => {}
-                Ok(LineRead::TooLong) => {
+            let pending = &self.buf[self.start..];
+            let (line_end, next_start) = match pending.iter().position(|&b| b == b'\n') {
+                Some(i) => (self.start + i, self.start + i + 1),
+                // At EOF a last line without a newline still counts.
+                None if self.eof && !pending.is_empty() => (self.buf.len(), self.buf.len()),
+                None if self.eof => {
                     self.ended = true;
-                    self.line = Vec::new();
-                    return Incoming::Oversized;
+                    return Some(Incoming::Closed);
                 }
-                Ok(LineRead::Eof) | Err(_) => {
-                    self.ended = true;
-                    return Incoming::Closed;
-                }
-            }
-            let event = {
-                let text = trim_line(&self.line);
-                if text.is_empty() {
-                    None
-                } else {
-                    Some(match serde_json::from_slice::<Value>(text) {
-                        Ok(v) if v.is_object() || v.is_array() => {
-                            Incoming::Message(v, String::from_utf8_lossy(text).into_owned())
-                        }
-                        _ => Incoming::Noise(
-                            String::from_utf8_lossy(text).chars().take(500).collect(),
-                        ),
-                    })
+                None => {
+                    if pending.len() > self.max_bytes + 1 {
+                        return Some(self.too_long());
+                    }
+                    if self.start > 0 && self.start * 2 >= self.buf.len() {
+                        self.buf.drain(..self.start);
+                        self.start = 0;
+                    }
+                    return None;
                 }
             };
-            self.line.clear();
-            if let Some(event) = event {
-                return event;
+            if next_start - self.start > self.max_bytes + 1 {
+                return Some(self.too_long());
             }
+            let text = trim_line(&self.buf[self.start..line_end]);
+            let event = (!text.is_empty()).then(|| match serde_json::from_slice::<Value>(text) {
+                Ok(v) if v.is_object() || v.is_array() => {
+                    Incoming::Message(v, String::from_utf8_lossy(text).into_owned())
+                }
+                _ => Incoming::Noise(String::from_utf8_lossy(text).chars().take(500).collect()),
+            });
+            self.start = next_start;
+            if self.start == self.buf.len() {
+                self.buf.clear();
+                self.start = 0;
+            }
+            if let Some(event) = event {
+                return Some(event);
+            }
+        }
+    }
+
+    fn too_long(&mut self) -> Incoming {
+        self.ended = true;
+        self.buf = Vec::new();
+        self.start = 0;
+        Incoming::Oversized
+    }
+
+    /// Direct mode: block in poll(2) until stdout has data, stderr has data (kept in the
+    /// tail), a slice of the wait passed, or `deadline`.
+    fn poll_direct(&mut self, deadline: Instant) -> Ready {
+        let Wait::Direct {
+            stdout,
+            stderr,
+            stderr_line,
+        } = &mut self.wait
+        else {
+            return Ready::Yield;
+        };
+        let now = Instant::now();
+        if now >= deadline {
+            return Ready::Timeout;
+        }
+        let slice = (deadline - now).min(DIRECT_SLICE);
+        let mut fds = [
+            libc::pollfd {
+                fd: stdout.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: stderr.as_ref().map_or(-1, |f| f.as_raw_fd()),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let millis = slice.as_micros().div_ceil(1000) as libc::c_int;
+        // SAFETY: `fds` is a valid array of two pollfd for the duration of the call; a
+        // negative fd is ignored by poll(2).
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
+        if n <= 0 {
+            // Timed out (the slice or the whole wait), or interrupted by a signal.
+            return if n == 0 && Instant::now() >= deadline {
+                Ready::Timeout
+            } else {
+                Ready::Yield
+            };
+        }
+        if fds[1].revents != 0
+            && let Some(err) = stderr
+            && !drain_stderr_into(err, stderr_line, &self.stderr_tail)
+        {
+            *stderr = None;
+        }
+        if fds[0].revents != 0 {
+            match read_into(stdout, &mut self.chunk, &mut self.buf) {
+                Ok(0) => self.eof = true,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => self.eof = true,
+            }
+        }
+        Ready::Data
+    }
+
+    /// Direct mode: whatever stderr holds right now goes to the tail.
+    fn drain_stderr(&mut self) {
+        if let Wait::Direct {
+            stderr: stderr @ Some(_),
+            stderr_line,
+            ..
+        } = &mut self.wait
+            && let Some(err) = stderr
+            && !drain_stderr_into(err, stderr_line, &self.stderr_tail)
+        {
+            *stderr = None;
         }
     }
 }
 
-enum LineRead {
-    Line,
-    Eof,
-    TooLong,
+/// The pipe as a `File` in non-blocking mode (tokio hands it over blocking): reads
+/// return at once when there is nothing, so a drain never stalls the thread.
+fn nonblocking(fd: std::os::fd::OwnedFd) -> std::io::Result<File> {
+    let raw = fd.as_raw_fd();
+    // SAFETY: fcntl(2) on a descriptor we own; no memory is involved.
+    let flags = unsafe { libc::fcntl(raw, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(File::from(fd))
 }
 
-async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
-    reader: &mut R,
-    out: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<LineRead> {
+/// Read once through `chunk` (a buffer kept for it: no zeroing per read) onto `buf`.
+fn read_into(file: &mut File, chunk: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let n = file.read(chunk)?;
+    buf.extend_from_slice(&chunk[..n]);
+    Ok(n)
+}
+
+/// Read what stderr holds now (non-blocking) into the tail; `false` at its end.
+fn drain_stderr_into(
+    stderr: &mut File,
+    partial: &mut Vec<u8>,
+    tail: &Arc<Mutex<VecDeque<String>>>,
+) -> bool {
+    let mut chunk = [0u8; 8192];
     loop {
-        let buf = reader.fill_buf().await?;
-        if buf.is_empty() {
-            return Ok(if out.is_empty() {
-                LineRead::Eof
-            } else {
-                LineRead::Line
-            });
+        match stderr.read(&mut chunk) {
+            Ok(0) => {
+                if !partial.is_empty() {
+                    push_stderr_line(tail, &std::mem::take(partial));
+                }
+                return false;
+            }
+            Ok(n) => {
+                for &b in &chunk[..n] {
+                    if b == b'\n' {
+                        push_stderr_line(tail, partial);
+                        partial.clear();
+                    } else if partial.len() < 4096 {
+                        partial.push(b);
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return e.kind() == std::io::ErrorKind::WouldBlock,
         }
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..=i], true),
-            None => (buf, false),
-        };
-        let n = chunk.len();
-        if out.len() + n > max + 1 {
-            return Ok(LineRead::TooLong);
+    }
+}
+
+fn push_stderr_line(tail: &Arc<Mutex<VecDeque<String>>>, line: &[u8]) {
+    let line = String::from_utf8_lossy(line);
+    let line = line.strip_suffix('\r').unwrap_or(&line);
+    if let Ok(mut t) = tail.lock() {
+        if t.len() == STDERR_TAIL_LINES {
+            t.pop_front();
         }
-        out.extend_from_slice(chunk);
-        reader.consume(n);
-        if done {
-            return Ok(LineRead::Line);
-        }
+        t.push_back(line.chars().take(1000).collect());
     }
 }
 
@@ -505,11 +740,6 @@ fn trim_line(line: &[u8]) -> &[u8] {
 async fn read_stderr(stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<String>>>) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
-        if let Ok(mut t) = tail.lock() {
-            if t.len() == STDERR_TAIL_LINES {
-                t.pop_front();
-            }
-            t.push_back(line.chars().take(1000).collect());
-        }
+        push_stderr_line(&tail, line.as_bytes());
     }
 }
