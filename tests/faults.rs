@@ -594,6 +594,46 @@ fn run_wrapped(server_flags: &[&str], scenarios: &[&str], code: i32) {
     assert_no_processes_in(&cwd);
 }
 
+/// A server that writes a megabyte to stderr before it answers (a chatty logger): far
+/// more than a pipe holds, so it answers only because mcpspec drains stderr while it
+/// waits — with the waits on mcpspec's own thread (`--jobs 1`) and with the reactor
+/// (`--jobs 2`).
+#[test]
+fn stdio_server_flooding_stderr_mid_run_does_not_stall() {
+    for jobs in ["1", "2"] {
+        let work = Workdir::new();
+        let flood = format!(
+            "head -c 1000000 /dev/zero | tr '\\0' e | fold -w 100 >&2; exec {}",
+            stdio_target(&[])
+        );
+        let target = format!("sh -c \"{flood}\"");
+        let (cwd, json) = (work.server_cwd(), work.json());
+        let (a, b) = (scenario("healthy.yaml"), scenario("tool-call.yaml"));
+        let run = run_limited(
+            &[
+                "run",
+                &a,
+                &b,
+                "--stdio",
+                &target,
+                "--cwd",
+                cwd.to_str().unwrap(),
+                "--json",
+                json.to_str().unwrap(),
+                "--jobs",
+                jobs,
+                "--timeout",
+                "5s",
+            ],
+            RUN_LIMIT,
+        );
+        assert_eq!(run.code, 0, "--jobs {jobs}: {run:?}");
+        let report = common::read_json(&json);
+        assert_suite_passed(&report, "healthy@auto");
+        assert_no_processes_in(&cwd);
+    }
+}
+
 #[test]
 fn no_orphans_after_a_normal_run() {
     run_wrapped(&[], &["healthy.yaml", "tool-call.yaml"], 0);
