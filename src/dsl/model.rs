@@ -35,6 +35,7 @@ pub struct ScenarioDoc {
     #[serde(default)]
     pub vars: IndexMap<String, TValue>,
     /// The steps, run in order.
+    #[serde(deserialize_with = "super::value::exact_vec")]
     pub steps: Vec<At<Step>>,
 }
 

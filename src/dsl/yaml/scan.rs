@@ -46,6 +46,8 @@ pub(super) fn scan(text: &str) -> Option<Node<'_>> {
         ascii,
         cur: None,
         depth: 0,
+        items: Vec::new(),
+        entries: Vec::new(),
     };
     scanner.skip_to_content()?;
     let indent = scanner.cur?;
@@ -98,6 +100,11 @@ struct Scanner<'a> {
     /// character), or `None` at the end of the text.
     cur: Option<usize>,
     depth: usize,
+    /// The items and entries of the open collections, innermost last: a finished
+    /// collection takes its own off the top into a vector of exactly their number
+    /// (growing a vector per collection cost reallocations and twice the memory).
+    items: Vec<Node<'a>>,
+    entries: Vec<(Node<'a>, Node<'a>)>,
 }
 
 impl<'a> Scanner<'a> {
@@ -257,11 +264,11 @@ impl<'a> Scanner<'a> {
     fn block_map(&mut self, indent: usize, first_key: Node<'a>) -> Option<Node<'a>> {
         self.enter()?;
         let (line, col) = (first_key.line, first_key.col);
-        let mut entries = Vec::new();
+        let base = self.entries.len();
         let mut key = first_key;
         loop {
             let value = self.block_value(indent)?;
-            entries.push((key, value));
+            self.entries.push((key, value));
             match self.cur {
                 Some(n) if n == indent && !self.at_entry_dash() => {}
                 Some(n) if n >= indent => return None,
@@ -277,7 +284,7 @@ impl<'a> Scanner<'a> {
         let node = Node {
             line,
             col,
-            kind: Kind::Map(entries),
+            kind: Kind::Map(self.entries.drain(base..).collect()),
         };
         check_keys(&node).ok()?;
         Some(node)
@@ -312,22 +319,24 @@ impl<'a> Scanner<'a> {
         self.enter()?;
         let dash = self.here();
         let mut start = None;
-        let mut items = Vec::new();
+        let base = self.items.len();
         loop {
             let entry = self.entry();
             start.get_or_insert(if at_key_indent { entry } else { dash });
             if matches!(self.peek(), None | Some(b'\n')) {
                 self.end_line()?;
-                items.push(match self.cur {
+                let item = match self.cur {
                     Some(n) if n > indent => self.block_node(n)?,
                     _ => empty(entry),
-                });
+                };
+                self.items.push(item);
             } else {
                 // `- - x` is left to granit.
                 if self.at_entry_dash() {
                     return None;
                 }
-                items.push(self.compact_node(self.pos - self.line_start)?);
+                let item = self.compact_node(self.pos - self.line_start)?;
+                self.items.push(item);
             }
             match self.cur {
                 Some(n) if n == indent && self.at_entry_dash() => {}
@@ -340,7 +349,7 @@ impl<'a> Scanner<'a> {
         Some(Node {
             line,
             col,
-            kind: Kind::Seq(items),
+            kind: Kind::Seq(self.items.drain(base..).collect()),
         })
     }
 
@@ -374,20 +383,21 @@ impl<'a> Scanner<'a> {
         self.pos += 1;
         self.spaces();
         let kind = if open == b'[' {
-            let mut items = Vec::new();
+            let base = self.items.len();
             if self.peek() == Some(b']') {
                 self.pos += 1;
             } else {
                 loop {
-                    items.push(self.flow_item()?);
+                    let item = self.flow_item()?;
+                    self.items.push(item);
                     if self.flow_separator(b']')? {
                         break;
                     }
                 }
             }
-            Kind::Seq(items)
+            Kind::Seq(self.items.drain(base..).collect())
         } else {
-            let mut entries = Vec::new();
+            let base = self.entries.len();
             if self.peek() == Some(b'}') {
                 self.pos += 1;
             } else {
@@ -407,13 +417,13 @@ impl<'a> Scanner<'a> {
                     self.pos += 1;
                     self.spaces();
                     let value = self.flow_item()?;
-                    entries.push((key, value));
+                    self.entries.push((key, value));
                     if self.flow_separator(b'}')? {
                         break;
                     }
                 }
             }
-            Kind::Map(entries)
+            Kind::Map(self.entries.drain(base..).collect())
         };
         self.depth -= 1;
         let node = Node { line, col, kind };
