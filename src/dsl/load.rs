@@ -729,9 +729,12 @@ impl Compiler {
         // Likewise the parameters this step requires (copying the known names only then:
         // per step, that copy was a noticeable part of loading a long scenario).
         let guarded;
-        let known = if required_parameters(step.requires.as_ref()).next().is_some() {
+        let known = if required_parameters(step.requires.as_deref())
+            .next()
+            .is_some()
+        {
             let mut names = known.clone();
-            names.extend(required_parameters(step.requires.as_ref()));
+            names.extend(required_parameters(step.requires.as_deref()));
             guarded = names;
             &guarded
         } else {
@@ -982,7 +985,7 @@ impl Compiler {
             pos,
             eras,
             transport: step.transport,
-            requires: self.requires(step.requires),
+            requires: self.requires(step.requires.map(|r| *r)),
             level: match step.level {
                 Some(model::StepLevel::Should) => Level::Should,
                 _ => Level::Must,
