@@ -1,7 +1,7 @@
 //! Loading: YAML text → typed model (with positions) → validated, compiled [`Scenario`].
 //! Every problem found is reported at once, each with `file:line:col` and a snippet.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
@@ -73,16 +73,12 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
         }
         for file in files {
             let name = file.display().to_string();
+            let release = inputs.releases(scenarios.len());
             let loaded = std::fs::read_to_string(&file)
                 .map_err(|e| LoadErrors::from(LoadError::file(&name, format!("cannot read: {e}"))))
-                .and_then(|text| parse_scenario_in(SourceFile::new(name, text), &plain));
+                .and_then(|text| parse_scenario_with(SourceFile::new(name, text), &plain, release));
             match loaded {
-                Ok(mut s) => {
-                    if inputs.releases(scenarios.len()) {
-                        s.release_steps();
-                    }
-                    scenarios.push(s)
-                }
+                Ok(s) => scenarios.push(s),
                 Err(es) => errors.0.extend(es.0),
             }
         }
@@ -221,10 +217,23 @@ pub fn parse_scenario_in(
     file: Arc<SourceFile>,
     scope: &Arc<Scope>,
 ) -> Result<Scenario, LoadErrors> {
+    parse_scenario_with(file, scope, false)
+}
+
+/// [`parse_scenario_in`]; with `release`, the scenario comes back released (as after
+/// [`Scenario::release_steps`]), each compiled step dropped as soon as it is checked:
+/// compiling a long file no longer holds all its compiled steps at once, only to free
+/// them all afterwards.
+pub(crate) fn parse_scenario_with(
+    file: Arc<SourceFile>,
+    scope: &Arc<Scope>,
+    release: bool,
+) -> Result<Scenario, LoadErrors> {
     let doc: ScenarioDoc = parse_yaml(&file)?;
     let mut compiler = Compiler::new(&file);
     compiler.params = scope.params.clone();
     compiler.groups = scope.groups.clone();
+    compiler.release = release;
     let mut scenario = compiler.scenario(doc)?;
     scenario.scope = scope.clone();
     Ok(scenario)
@@ -364,6 +373,10 @@ struct Compiler {
     params: Vec<String>,
     /// Step groups of the scenario's pack.
     groups: Option<Arc<Groups>>,
+    /// The JSONPaths parsed so far, by their text.
+    jsonpaths: HashMap<String, JsonPath>,
+    /// Keep only the line of each compiled step (see [`parse_scenario_with`]).
+    release: bool,
 }
 
 impl Compiler {
@@ -374,6 +387,8 @@ impl Compiler {
             uses: BTreeSet::new(),
             params: Vec::new(),
             groups: None,
+            jsonpaths: HashMap::new(),
+            release: false,
         }
     }
 
@@ -409,25 +424,35 @@ impl Compiler {
                     .with_help("add at least one step under `steps:`"),
             );
         }
-        let mut names: HashSet<String> = HashSet::new();
+        let mut names: HashSet<String> = HashSet::with_capacity(doc.steps.len());
         let mut steps = Vec::new();
+        let mut step_lines = Vec::new();
+        if self.release {
+            step_lines.reserve(doc.steps.len());
+        } else {
+            steps.reserve(doc.steps.len());
+        }
         for step in doc.steps {
-            let compiled = if step.use_.is_some() {
-                self.group_call(step, &mut known)
+            let (group, single) = if step.use_.is_some() {
+                (self.group_call(step, &mut known), None)
             } else {
                 if let Some(name) = &step.name {
                     self.unique_step_name(&mut names, &name.value, self.at(name), false);
                 }
-                self.step(step, &known, None).into_iter().collect()
+                (Vec::new(), self.step(step, &known, None))
             };
-            for compiled in compiled {
+            for compiled in group.into_iter().chain(single) {
                 if compiled.call.is_some() {
                     self.unique_step_name(&mut names, &compiled.name, compiled.pos.clone(), true);
                 }
                 for c in &compiled.captures {
                     known.insert(c.name.clone());
                 }
-                steps.push(compiled);
+                if self.release {
+                    step_lines.push(compiled.pos.line);
+                } else {
+                    steps.push(compiled);
+                }
             }
         }
         let requires = self.requires(doc.requires);
@@ -449,7 +474,10 @@ impl Compiler {
             params: serde_json::Map::new(),
             pack_requires: None,
             scope: Arc::default(),
-            released: None,
+            released: self.release.then(|| Released {
+                keep: step_lines.len(),
+                step_lines,
+            }),
         })
     }
 
@@ -698,10 +726,20 @@ impl Compiler {
         self.uses.clear();
         let step_pos = self.at(&step);
         let step = step.value;
-        // Likewise the parameters this step requires.
-        let mut guarded = known.clone();
-        guarded.extend(required_parameters(step.requires.as_ref()));
-        let known = &guarded;
+        // Likewise the parameters this step requires (copying the known names only then:
+        // per step, that copy was a noticeable part of loading a long scenario).
+        let guarded;
+        let known = if required_parameters(step.requires.as_deref())
+            .next()
+            .is_some()
+        {
+            let mut names = known.clone();
+            names.extend(required_parameters(step.requires.as_deref()));
+            guarded = names;
+            &guarded
+        } else {
+            known
+        };
         let Some(name) = &step.name else {
             self.errors.push(
                 LoadError::at(step_pos, "missing required key `name`")
@@ -949,7 +987,7 @@ impl Compiler {
             pos,
             eras,
             transport: step.transport,
-            requires: self.requires(step.requires),
+            requires: self.requires(step.requires.map(|r| *r)),
             level: match step.level {
                 Some(model::StepLevel::Should) => Level::Should,
                 _ => Level::Must,
@@ -1061,8 +1099,16 @@ impl Compiler {
     }
 
     fn jsonpath(&mut self, path: &At<String>) -> Option<JsonPath> {
+        // Scenarios repeat their paths (`$.content[0].text` in every step): cloning a
+        // parsed path is much cheaper than parsing it again.
+        if let Some(parsed) = self.jsonpaths.get(path.as_str()) {
+            return Some(parsed.clone());
+        }
         match JsonPath::parse(path) {
-            Ok(p) => Some(p),
+            Ok(p) => {
+                self.jsonpaths.insert(path.value.clone(), p.clone());
+                Some(p)
+            }
             Err(e) => {
                 self.errors.push(
                     LoadError::at(self.at(path), format!("invalid JSONPath `{}`: {e}", **path))

@@ -301,15 +301,14 @@ impl<'i> Resolver<'i> {
             groups: Some(groups),
         });
         for (scenario_file, text) in self.scenario_files(&source, dir.as_deref(), &doc, &file) {
-            match load::parse_scenario_in(SourceFile::new(scenario_file, text), &scope) {
+            let release = self.inputs.releases(self.scenarios.len());
+            let file = SourceFile::new(scenario_file, text);
+            match load::parse_scenario_with(file, &scope, release) {
                 Ok(mut s) => {
                     s.pack = Some(name.clone());
                     s.pack_version = Some(version.to_string());
                     s.params = values.clone();
                     s.pack_requires = requirement.clone();
-                    if self.inputs.releases(self.scenarios.len()) {
-                        s.release_steps();
-                    }
                     self.scenarios.push(s);
                 }
                 Err(es) => self.errors.0.extend(es.0),

@@ -142,14 +142,14 @@ impl<'de> Visitor<'de> for KindVisitor {
         Ok(TKind::Str(v))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TKind, A::Error> {
-        let mut items = Vec::new();
+        let mut items = Vec::with_capacity(capacity(seq.size_hint()));
         while let Some(item) = seq.next_element::<TValue>()? {
             items.push(item);
         }
         Ok(TKind::Seq(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TKind, A::Error> {
-        let mut entries: Vec<(String, TValue)> = Vec::new();
+        let mut entries: Vec<(String, TValue)> = Vec::with_capacity(capacity(map.size_hint()));
         while let Some(key) = map.next_key::<String>()? {
             let value = map.next_value::<TValue>()?;
             entries.push((key, value));
@@ -167,6 +167,42 @@ impl JsonSchema for TValue {
             "description": "Any YAML/JSON value. String leaves may contain minijinja templates (`{{ var }}`); a string that is exactly one `{{ expr }}` keeps the type of the expression."
         })
     }
+}
+
+/// The capacity to reserve for a collection of `hint` elements: the fast YAML front end
+/// knows each collection's length, so one allocation of the right size replaces growing
+/// (and copying) a vector; a hint is only a hint, so it is bounded.
+fn capacity(hint: Option<usize>) -> usize {
+    hint.unwrap_or(0).min(1 << 16)
+}
+
+/// Deserialize a sequence into a vector allocated once, with [`capacity`]: serde's own
+/// `Vec` caps what it reserves at 1 MiB, and the steps of a long scenario (over a kilobyte
+/// each) were moved to a larger allocation several times.
+pub fn exact_vec<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct ExactVec<T>(std::marker::PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for ExactVec<T> {
+        type Value = Vec<T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a sequence")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut items = Vec::with_capacity(capacity(seq.size_hint()));
+            while let Some(item) = seq.next_element()? {
+                items.push(item);
+            }
+            Ok(items)
+        }
+    }
+
+    deserializer.deserialize_seq(ExactVec(std::marker::PhantomData))
 }
 
 /// A value with the position of its node.

@@ -5,7 +5,9 @@
 //! serde-saphyr re-exports) directly, builds a small tree with each node's `line:col`, and
 //! deserializes the typed model from it, resolving scalars per target type exactly as
 //! serde-saphyr does with its default options (YAML 1.1 booleans for untyped values,
-//! YAML 1.2 core numbers, `~`/`null`/empty as null).
+//! YAML 1.2 core numbers, `~`/`null`/empty as null). Most scenario files are in the
+//! strict subset of YAML that [`scan`] reads by hand into the same tree, skipping the
+//! event machinery; the rest go through the events.
 //!
 //! It covers what scenario files use. Anything else — a syntax error, a type or key
 //! error, tags, aliases, merge keys (`<<`), several documents, duplicate keys, radix or
@@ -21,6 +23,8 @@ use serde::de::{
     SeqAccess, VariantAccess, Visitor,
 };
 use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
+
+mod scan;
 
 /// The newtype name through which [`super::value::At`] asks for a node's position: this
 /// deserializer answers with a `(line, column, value)` sequence; serde-saphyr treats it
@@ -65,8 +69,17 @@ enum Kind<'a> {
     Map(Vec<(Node<'a>, Node<'a>)>),
 }
 
-/// Build the node tree of the single document in `text`.
+/// Build the node tree of the single document in `text`: with the hand-written scanner
+/// when the text is in its subset (most scenario files), else from `granit-parser` events.
 fn parse(text: &str) -> Result<Node<'_>, Unsupported> {
+    match scan::scan(text) {
+        Some(root) => Ok(root),
+        None => parse_events(text),
+    }
+}
+
+/// Build the node tree from `granit-parser` events.
+fn parse_events(text: &str) -> Result<Node<'_>, Unsupported> {
     // Containers being filled; a mapping keeps its pending key.
     enum Open<'a> {
         Seq(Node<'a>),
