@@ -514,7 +514,7 @@ impl Connection {
             None
         };
         self.record("sent", out.body.clone(), sent_http);
-        let result = {
+        let mut result = {
             let exchange = match &mut self.transport {
                 Transport::Stdio(t) => futures::future::Either::Left(t.exchange(out)),
                 Transport::Http(t) => futures::future::Either::Right(t.exchange(out)),
@@ -527,7 +527,7 @@ impl Connection {
                 std::task::Poll::Pending => exchange.await,
             }
         };
-        match &result {
+        match &mut result {
             Ok(ex) => {
                 for m in &ex.other_messages {
                     self.record("received", m.to_string(), None);
@@ -558,7 +558,8 @@ impl Connection {
                 });
                 match (&ex.response, &ex.raw_body) {
                     (Some(r), _) => {
-                        let text = ex.response_text.clone().unwrap_or_else(|| r.to_string());
+                        // The transcript keeps the text as received (nothing else reads it).
+                        let text = ex.response_text.take().unwrap_or_else(|| r.to_string());
                         self.record("received", text, http)
                     }
                     (None, Some(raw)) => {

@@ -50,6 +50,8 @@ pub struct StdioTransport {
     exited: Option<std::process::ExitStatus>,
     /// Non-JSON lines seen on stdout so far.
     noise_total: usize,
+    /// The line being written, kept between messages (one allocation, not one each).
+    write_buf: Vec<u8>,
 }
 
 impl StdioTransport {
@@ -115,6 +117,7 @@ impl StdioTransport {
             abandoned: HashSet::new(),
             exited: None,
             noise_total: 0,
+            write_buf: Vec::new(),
         })
     }
 
@@ -125,7 +128,9 @@ impl StdioTransport {
             return Err(TransportError::Closed(why.clone()));
         }
         let mut ex = Exchange::default();
-        let mut line = out.body.clone().into_bytes();
+        let mut line = std::mem::take(&mut self.write_buf);
+        line.clear();
+        line.extend_from_slice(out.body.as_bytes());
         line.push(b'\n');
         let stdin = self
             .stdin
@@ -138,6 +143,7 @@ impl StdioTransport {
             return Err(TransportError::Closed(why));
         }
         let _ = stdin.flush().await;
+        self.write_buf = line;
 
         let wait = if out.expects_response {
             out.timeout
