@@ -474,7 +474,7 @@ impl Compiler {
             params: serde_json::Map::new(),
             pack_requires: None,
             scope: Arc::default(),
-            released: self.release.then(|| Released {
+            released: self.release.then_some(Released {
                 keep: step_lines.len(),
                 step_lines,
             }),

@@ -727,6 +727,17 @@ mod tests {
         assert!(agrees(&format!("'{}': 1\n", "é".repeat(499))));
         assert!(scan(&format!("{key}k: 1\n")).is_none());
         assert!(scan(&format!("{{{key}k: 1}}\n")).is_none());
+        // Long values are no keys: any length.
+        let long = "x".repeat(3000);
+        for text in [
+            format!("a: {long}\n"),
+            format!("a: \"{long}\"\n"),
+            format!("- {long}\n- '{long}'\n"),
+            format!("a: {{b: {long}, c: [{long}, \"{long}\"]}}\n"),
+            format!("{long}\n"),
+        ] {
+            assert!(agrees(&text));
+        }
         let deep = |n: usize| format!("{}a{}\n", "[".repeat(n), "]".repeat(n));
         assert!(agrees(&deep(MAX_DEPTH)));
         assert!(scan(&deep(MAX_DEPTH + 1)).is_none());
@@ -803,6 +814,14 @@ mod tests {
 
     const PLAIN: &[&str] = &[
         "a",
+        "a\u{a0}b",
+        "\u{a0}",
+        "x\u{85}y",
+        "a\u{2028}b",
+        "\u{feff}",
+        "a;b=c&d",
+        "'a",
+        "\"a",
         "b c",
         "a:b",
         "a #b",
@@ -860,8 +879,8 @@ mod tests {
         "é:x",
     ];
     const KEYS: &[&str] = &[
-        "name", "a", "b", "k1", "path", "a b", "x:y", "é", "-k", "k#1", "<<", "1", "-", "?k",
-        "[k]", "k ", "a,b", "kk", "c", "d",
+        "a[0]", "k{x}", "k\u{a0}", "\"k\"", "name", "a", "b", "k1", "path", "a b", "x:y", "é",
+        "-k", "k#1", "<<", "1", "-", "?k", "[k]", "k ", "a,b", "kk", "c", "d",
     ];
     const TEXT: &[&str] = &[
         "", "a", " ", "it's", "a b", "é", "\"", "'", "\\", "#", ": ", " # ", ",", "[", "}", "x\ty",
@@ -1157,6 +1176,17 @@ mod tests {
 
         /// A random small edit of `text`.
         fn mutate(&mut self, text: &str) -> String {
+            if self.chance(20) {
+                // Indent or dedent one line by a column.
+                let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+                let line = self.below(lines.len());
+                if lines[line].starts_with(' ') && self.chance(50) {
+                    lines[line].remove(0);
+                } else {
+                    lines[line].insert(0, ' ');
+                }
+                return lines.join("\n");
+            }
             let mut chars: Vec<char> = text.chars().collect();
             let at = self.below(chars.len() + 1);
             match self.below(3) {
