@@ -128,32 +128,20 @@ fn raw_loop(server: &PathBuf, n: usize) -> Duration {
         .expect("server starts");
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
     let mut line = String::new();
-    let discover = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n"
-    );
-    stdin.write_all(discover.as_bytes()).unwrap();
+    stdin.write_all(discover_line().as_bytes()).unwrap();
     stdin.flush().unwrap();
     stdout.read_line(&mut line).unwrap();
     let mut request = String::new();
     for i in 1..=n {
         // One write per line, as any sensible client does (`writeln!` on the unbuffered
         // pipe would make a syscall per formatted piece).
-        request.clear();
-        std::fmt::Write::write_fmt(
-            &mut request,
-            format_args!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{{meta},\"name\":\"echo\",\"arguments\":{{\"text\":\"hi {i}\"}}}}}}\n"
-            ),
-        )
-        .unwrap();
+        request_line(&mut request, i);
         stdin.write_all(request.as_bytes()).unwrap();
         stdin.flush().unwrap();
         line.clear();
         stdout.read_line(&mut line).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(v["result"]["content"][0]["text"], format!("hi {i}"));
+        check_reply(&line, i);
     }
     drop(stdin);
     let _ = child.wait();
@@ -181,16 +169,11 @@ fn tokio_loop(server: &PathBuf, n: usize) -> Duration {
         // As mcpspec: the exchange reads the reply itself, under a deadline.
         let mut reader = tokio::io::BufReader::new(stdout);
         let mut line = String::new();
-        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-        let first = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n"
-        );
-        stdin.write_all(first.as_bytes()).await.unwrap();
+        stdin.write_all(discover_line().as_bytes()).await.unwrap();
         reader.read_line(&mut line).await.unwrap();
+        let mut msg = String::new();
         for i in 1..=n {
-            let msg = format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{{meta},\"name\":\"echo\",\"arguments\":{{\"text\":\"hi {i}\"}}}}}}\n"
-            );
+            request_line(&mut msg, i);
             stdin.write_all(msg.as_bytes()).await.unwrap();
             let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
             line.clear();
@@ -198,8 +181,7 @@ fn tokio_loop(server: &PathBuf, n: usize) -> Duration {
                 .await
                 .unwrap()
                 .unwrap();
-            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-            assert_eq!(v["result"]["content"][0]["text"], format!("hi {i}"));
+            check_reply(&line, i);
         }
         drop(stdin);
         let _ = child.wait().await;
@@ -241,28 +223,44 @@ fn poll_loop(server: &PathBuf, n: usize) -> Duration {
             buf.extend_from_slice(&chunk[..k]);
         }
     };
-    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-    let discover = format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{meta}}}}}\n"
-    );
-    stdin.write_all(discover.as_bytes()).unwrap();
+    stdin.write_all(discover_line().as_bytes()).unwrap();
     next_line(&mut buf);
     let mut request = String::new();
     for i in 1..=n {
-        request.clear();
-        std::fmt::Write::write_fmt(
-            &mut request,
-            format_args!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{{meta},\"name\":\"echo\",\"arguments\":{{\"text\":\"hi {i}\"}}}}}}\n"
-            ),
-        )
-        .unwrap();
+        request_line(&mut request, i);
         stdin.write_all(request.as_bytes()).unwrap();
         let line = next_line(&mut buf);
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(v["result"]["content"][0]["text"], format!("hi {i}"));
+        check_reply(&line, i);
     }
     drop(stdin);
     let _ = child.wait();
     started.elapsed()
+}
+
+/// The `_meta` every modern request carries.
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+/// The raw clients' first line.
+fn discover_line() -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{{{META}}}}}\n"
+    )
+}
+
+/// Request `i` of the raw clients, into `out` (one write per line).
+fn request_line(out: &mut String, i: usize) {
+    out.clear();
+    std::fmt::Write::write_fmt(
+        out,
+        format_args!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{{META},\"name\":\"echo\",\"arguments\":{{\"text\":\"hi {i}\"}}}}}}\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// A reply must echo the request's text.
+fn check_reply(line: &str, i: usize) {
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(v["result"]["content"][0]["text"], format!("hi {i}"));
 }
