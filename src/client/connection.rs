@@ -254,19 +254,7 @@ impl Connection {
             let body = self.plain_body(method, params, id.as_ref());
             // Headers travel over HTTP only; stdio skips making them.
             let headers = if self.is_http() {
-                let name = params
-                    .and_then(|p| match method {
-                        "tools/call" | "prompts/get" => p.get("name"),
-                        "resources/read" => p.get("uri"),
-                        _ => None,
-                    })
-                    .and_then(Value::as_str);
-                let modern_call = self.negotiated.kind == EraKind::Modern && method == "tools/call";
-                let param_headers = match params {
-                    Some(p) if modern_call => self.param_headers(p),
-                    _ => Vec::new(),
-                };
-                self.era_headers(method, None, name, param_headers)
+                self.era_headers(method, None, params)
             } else {
                 Vec::new()
             };
@@ -391,36 +379,31 @@ impl Connection {
                 params = None;
             }
         }
+        let headers = self.era_headers(method, protocol_header, params.as_ref());
+        let body = json_message(method, params.map(Value::Object), id.clone());
+        self.finish(method, body, id, header_overrides, Some(headers), timeout)
+    }
+
+    /// The HTTP headers a message of this era carries (its `params` name the tool, prompt
+    /// or resource and fill `Mcp-Param-*`).
+    fn era_headers(
+        &self,
+        method: &str,
+        protocol_header: Option<String>,
+        params: Option<&Map<String, Value>>,
+    ) -> Vec<(String, String)> {
         let name = params
-            .as_ref()
             .and_then(|p| match method {
                 "tools/call" | "prompts/get" => p.get("name"),
                 "resources/read" => p.get("uri"),
                 _ => None,
             })
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let param_headers = if self.negotiated.kind == EraKind::Modern && method == "tools/call" {
-            params
-                .as_ref()
-                .map(|p| self.param_headers(p))
-                .unwrap_or_default()
-        } else {
-            Vec::new()
+            .and_then(Value::as_str);
+        let modern_call = self.negotiated.kind == EraKind::Modern && method == "tools/call";
+        let param_headers = match params {
+            Some(p) if modern_call => self.param_headers(p),
+            _ => Vec::new(),
         };
-        let body = json_message(method, params.map(Value::Object), id.clone());
-        let headers = self.era_headers(method, protocol_header, name.as_deref(), param_headers);
-        self.finish(method, body, id, header_overrides, Some(headers), timeout)
-    }
-
-    /// The HTTP headers a message of this era carries (unused over stdio, but cheap).
-    fn era_headers(
-        &self,
-        method: &str,
-        protocol_header: Option<String>,
-        name: Option<&str>,
-        param_headers: Vec<(String, String)>,
-    ) -> Vec<(String, String)> {
         let mut headers: Vec<(String, String)> = Vec::new();
         match self.negotiated.kind {
             EraKind::Modern => {

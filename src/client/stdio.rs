@@ -153,21 +153,16 @@ impl StdioTransport {
         let mut deadline = Instant::now() + wait;
         let expected = out.id.as_ref().map(id_key);
         loop {
-            let next = match self.next_event(deadline).await {
+            match self.next_event(deadline).await {
                 Next::Exited => {
                     // Read what the process wrote before exiting, briefly.
                     deadline = deadline.min(Instant::now() + EXIT_GRACE);
-                    continue;
                 }
-                Next::Timeout => Err(()),
-                Next::Event(event) => Ok(event),
-            };
-            match next {
-                Err(_) if self.exited.is_some() => {
+                Next::Timeout if self.exited.is_some() => {
                     let why = self.close_reason("the server process exited").await;
                     return Err(TransportError::Closed(why));
                 }
-                Err(_) => {
+                Next::Timeout => {
                     ex.elapsed = started.elapsed();
                     self.incoming.drain_stderr();
                     return if out.expects_response {
@@ -179,22 +174,22 @@ impl StdioTransport {
                         Ok(ex)
                     };
                 }
-                Ok(Incoming::Closed) => {
+                Next::Event(Incoming::Closed) => {
                     let why = self.close_reason("the server closed its stdout").await;
                     return Err(TransportError::Closed(why));
                 }
-                Ok(Incoming::Oversized) => {
+                Next::Event(Incoming::Oversized) => {
                     self.closed = Some(format!("message larger than {} bytes", self.max_bytes));
                     self.shutdown_now().await;
                     return Err(TransportError::Oversized {
                         limit: self.max_bytes,
                     });
                 }
-                Ok(Incoming::Noise(text)) => {
+                Next::Event(Incoming::Noise(text)) => {
                     self.noise_total += 1;
                     ex.stdout_noise.push(text);
                 }
-                Ok(Incoming::Message(msg, text)) => {
+                Next::Event(Incoming::Message(msg, text)) => {
                     if !is_response(&msg) {
                         if let Some(reply) = server_request_reply(&msg) {
                             self.write_line(&reply).await;
@@ -291,28 +286,24 @@ impl StdioTransport {
             .zip(&keys)
             .any(|(r, k)| r.is_none() && k.is_some())
         {
-            let next = match self.next_event(deadline).await {
-                Next::Exited => continue,
-                Next::Timeout => Err(()),
-                Next::Event(event) => Ok(event),
-            };
-            match next {
-                Err(_) => return Err(TransportError::Timeout(timeout)),
-                Ok(Incoming::Closed) => {
+            match self.next_event(deadline).await {
+                Next::Exited => {}
+                Next::Timeout => return Err(TransportError::Timeout(timeout)),
+                Next::Event(Incoming::Closed) => {
                     let why = self.close_reason("the server closed its stdout").await;
                     return Err(TransportError::Closed(why));
                 }
-                Ok(Incoming::Oversized) => {
+                Next::Event(Incoming::Oversized) => {
                     self.closed = Some(format!("message larger than {} bytes", self.max_bytes));
                     return Err(TransportError::Oversized {
                         limit: self.max_bytes,
                     });
                 }
-                Ok(Incoming::Noise(line)) => {
+                Next::Event(Incoming::Noise(line)) => {
                     self.noise_total += 1;
                     noise.push(line);
                 }
-                Ok(Incoming::Message(msg, _)) => {
+                Next::Event(Incoming::Message(msg, _)) => {
                     let key = msg.get("id").map(id_key);
                     if let Some(i) = keys.iter().position(|k| k.is_some() && *k == key) {
                         responses[i] = Some(msg);

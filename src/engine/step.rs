@@ -133,58 +133,53 @@ pub async fn run_steps(
             {
                 vars = None;
             }
-            let mut outcome = match run_step(
-                step,
-                conn,
-                &step_vars,
-                &mut ctx,
-                params,
-                &mut auth,
-                &mut results,
-            )
-            .await
-            {
+            // The first attempt, then `retry` ones while it does not pass (a retried step
+            // is never deferred: see `Deferred::may_defer`).
+            let mut attempt = 1;
+            let run = loop {
+                let run = run_step(
+                    step,
+                    conn,
+                    &step_vars,
+                    &mut ctx,
+                    params,
+                    &mut auth,
+                    &mut results,
+                )
+                .await;
+                let (count, interval) = match (&run, step.retry) {
+                    (StepRun::Done(outcome), Some((count, interval)))
+                        if attempt <= count
+                            && matches!(
+                                outcome,
+                                Outcome::Failed { .. }
+                                    | Outcome::Error { .. }
+                                    | Outcome::Warning { .. }
+                            )
+                            && !conn.is_broken() =>
+                    {
+                        (count, interval)
+                    }
+                    _ => break run,
+                };
+                attempt += 1;
+                tokio::time::sleep(interval).await;
+                conn.note(format!(
+                    "retry: attempt {attempt} of {} after {}",
+                    count + 1,
+                    humantime::format_duration(interval)
+                ));
+            };
+            if conn.is_broken() && broken.is_none() {
+                broken = Some(format!("the connection broke at step `{}`", step.name));
+            }
+            let mut outcome = match run {
                 StepRun::Done(outcome) => outcome,
                 StepRun::Deferred(judgement) => {
-                    if conn.is_broken() && broken.is_none() {
-                        broken = Some(format!("the connection broke at step `{}`", step.name));
-                    }
                     results.defer(*judgement, started, conn.take_log());
                     continue;
                 }
             };
-            if let Some((count, interval)) = step.retry {
-                let mut attempt = 1;
-                while attempt <= count
-                    && matches!(
-                        outcome,
-                        Outcome::Failed { .. } | Outcome::Error { .. } | Outcome::Warning { .. }
-                    )
-                    && !conn.is_broken()
-                {
-                    attempt += 1;
-                    tokio::time::sleep(interval).await;
-                    conn.note(format!(
-                        "retry: attempt {attempt} of {} after {}",
-                        count + 1,
-                        humantime::format_duration(interval)
-                    ));
-                    outcome = run_step(
-                        step,
-                        conn,
-                        &step_vars,
-                        &mut ctx,
-                        params,
-                        &mut auth,
-                        &mut results,
-                    )
-                    .await
-                    .done();
-                }
-            }
-            if conn.is_broken() && broken.is_none() {
-                broken = Some(format!("the connection broke at step `{}`", step.name));
-            }
             for c in &step.captures {
                 if !ctx.contains_key(&c.name) {
                     uncaptured.push((c.name.clone(), step.name.clone()));
@@ -205,15 +200,6 @@ pub async fn run_steps(
 enum StepRun<'s> {
     Done(Outcome),
     Deferred(Box<Judgement<'s>>),
-}
-
-impl StepRun<'_> {
-    fn done(self) -> Outcome {
-        match self {
-            StepRun::Done(outcome) => outcome,
-            StepRun::Deferred(judgement) => judgement.judge(),
-        }
-    }
 }
 
 /// A step's exchange, kept to be judged while the next request is in flight: judging
