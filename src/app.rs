@@ -527,8 +527,10 @@ fn run(mut args: RunArgs) -> i32 {
         engine::run(items, &config, |suite| {
             // Show expected failures as such while streaming (staleness is judged at the end).
             let shown = match &baseline {
-                Some(b) => crate::baseline::relabel_suite(b, suite, strict),
-                None => suite.clone(),
+                Some(b) => {
+                    std::borrow::Cow::Owned(crate::baseline::relabel_suite(b, suite, strict))
+                }
+                None => std::borrow::Cow::Borrowed(suite),
             };
             progress.clear();
             let _ = stdout.write_all(report::render_suite(&shown, &console).as_bytes());

@@ -3,6 +3,7 @@
 //! `outputSchema`) beforehand.
 
 mod json;
+pub mod path;
 
 use serde_json::Value;
 
@@ -78,10 +79,10 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                     Some(describe_no_response(seen.exchange)),
                 );
             };
-            let matches: Vec<&Value> = path.query(doc).all();
+            let matches = path.query(doc);
             for pred in predicates {
                 if let Err((message, expected, actual)) =
-                    check_predicate(pred, source, &matches, ctx)
+                    check_predicate(pred, source, matches.as_slice(), ctx)
                 {
                     return fail(message, expected, actual);
                 }
@@ -97,7 +98,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                 );
             };
             let (instance, label) = match path {
-                Some((p, src)) => match p.query(doc).all().as_slice() {
+                Some((p, src)) => match p.query(doc).as_slice() {
                     [one] => ((*one).clone(), src.clone()),
                     [] => return fail(format!("`{src}` matched nothing to validate"), None, None),
                     many => (
@@ -403,14 +404,19 @@ fn check_predicate(
     // A multi-node path (wildcard, filter, slice, descendant) always yields the list of
     // its matches, however many there are; a singular path yields its one value.
     let singular = is_singular_path(src);
-    let single = || -> Result<Value, PredFail> {
+    let single = || -> Result<std::borrow::Cow<'_, Value>, PredFail> {
+        use std::borrow::Cow;
         if !singular {
-            return Ok(Value::Array(matches.iter().map(|v| (*v).clone()).collect()));
+            return Ok(Cow::Owned(Value::Array(
+                matches.iter().map(|v| (*v).clone()).collect(),
+            )));
         }
         match matches {
             [] => Err(nothing()),
-            [one] => Ok((*one).clone()),
-            many => Ok(Value::Array(many.iter().map(|v| (*v).clone()).collect())),
+            [one] => Ok(Cow::Borrowed(*one)),
+            many => Ok(Cow::Owned(Value::Array(
+                many.iter().map(|v| (*v).clone()).collect(),
+            ))),
         }
     };
     match pred {
@@ -572,7 +578,7 @@ fn check_predicate(
                 (false, true) => Err((
                     format!("`{src}` exists, expected it to be absent"),
                     Some("absent".into()),
-                    Some(compact(&single()?, 500)),
+                    Some(compact(&*single()?, 500)),
                 )),
                 _ => Ok(()),
             }

@@ -10,7 +10,7 @@ use super::http::HttpTransport;
 use super::stdio::StdioTransport;
 use super::{Exchange, Outgoing, Target, TargetKind, TransportError};
 use crate::era::{EraKind, EraRequest, LATEST_LEGACY_REVISION, LEGACY_REVISIONS, MODERN_REVISION};
-use crate::report::model::TranscriptEntry;
+use crate::report::model::{Direction, TranscriptEntry};
 
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -496,7 +496,7 @@ impl Connection {
         } else {
             None
         };
-        self.record("sent", out.body.clone(), sent_http);
+        self.record(Direction::Sent, out.body.clone(), sent_http);
         let mut result = {
             let exchange = match &mut self.transport {
                 Transport::Stdio(t) => futures::future::Either::Left(t.exchange(out)),
@@ -513,11 +513,11 @@ impl Connection {
         match &mut result {
             Ok(ex) => {
                 for m in &ex.other_messages {
-                    self.record("received", m.to_string(), None);
+                    self.record(Direction::Received, m.to_string(), None);
                     if super::server_request_reply(m).is_some() {
                         self.server_requests.push(m.clone());
                         self.record(
-                            "note",
+                            Direction::Note,
                             "a server-initiated request: answered with -32601 (mcpspec declares no client capabilities)".into(),
                             None,
                         );
@@ -525,7 +525,7 @@ impl Connection {
                 }
                 for line in &ex.stdout_noise {
                     self.record(
-                        "note",
+                        Direction::Note,
                         format!("non-JSON output from the server: {line}"),
                         None,
                     );
@@ -543,14 +543,14 @@ impl Connection {
                     (Some(r), _) => {
                         // The transcript keeps the text as received (nothing else reads it).
                         let text = ex.response_text.take().unwrap_or_else(|| r.to_string());
-                        self.record("received", text, http)
+                        self.record(Direction::Received, text, http)
                     }
                     (None, Some(raw)) => {
-                        self.record("received", raw.chars().take(4096).collect(), http)
+                        self.record(Direction::Received, raw.chars().take(4096).collect(), http)
                     }
                     (None, None) => {
                         if http.is_some() {
-                            self.record("received", String::new(), http)
+                            self.record(Direction::Received, String::new(), http)
                         }
                     }
                 }
@@ -563,7 +563,7 @@ impl Connection {
                     self.validate_wire(out, ex);
                 }
             }
-            Err(e) => self.record("note", e.to_string(), None),
+            Err(e) => self.record(Direction::Note, e.to_string(), None),
         }
         result
     }
@@ -631,7 +631,7 @@ impl Connection {
     /// server process; HTTP: no session), then close it. Logged with this connection.
     pub async fn send_fresh(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
         let mut fresh = Transport::open(&self.target).map_err(|e| TransportError::Io(e.message))?;
-        self.record("note", "sent over a fresh connection".into(), None);
+        self.record(Direction::Note, "sent over a fresh connection".into(), None);
         std::mem::swap(&mut self.transport, &mut fresh);
         let result = self.send(out).await;
         std::mem::swap(&mut self.transport, &mut fresh);
@@ -674,12 +674,12 @@ impl Connection {
 
     /// A note in the transcript (retries, probes).
     pub fn note(&mut self, text: String) {
-        self.record("note", text, None);
+        self.record(Direction::Note, text, None);
     }
 
-    fn record(&mut self, direction: &str, body: String, http: Option<String>) {
+    fn record(&mut self, direction: Direction, body: String, http: Option<String>) {
         self.log.push(TranscriptEntry {
-            direction: direction.into(),
+            direction,
             at_ms: self.log_started.elapsed().as_millis() as u64,
             body,
             http,
@@ -711,7 +711,7 @@ impl Connection {
         };
         let result = t.burst(&outs, timeout).await;
         self.record(
-            "note",
+            Direction::Note,
             format!("burst of {n} concurrent `{method}` requests"),
             None,
         );
@@ -813,7 +813,7 @@ impl Connection {
             }
             Err(e) => format!("GET (Accept: text/event-stream): {e}"),
         };
-        self.record("note", note, None);
+        self.record(Direction::Note, note, None);
         Some(result)
     }
 
@@ -836,7 +836,7 @@ impl Connection {
             ),
             Err(e) => format!("GET {path}: {e}"),
         };
-        self.record("note", note, None);
+        self.record(Direction::Note, note, None);
         Some(result)
     }
 

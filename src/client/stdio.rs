@@ -151,7 +151,7 @@ impl StdioTransport {
             out.quiet_period.min(out.timeout)
         };
         let mut deadline = Instant::now() + wait;
-        let expected = out.id.as_ref().map(id_key);
+        let expected = out.id.as_ref();
         loop {
             match self.next_event(deadline).await {
                 Next::Exited => {
@@ -166,8 +166,8 @@ impl StdioTransport {
                     ex.elapsed = started.elapsed();
                     self.incoming.drain_stderr();
                     return if out.expects_response {
-                        if let Some(key) = &expected {
-                            self.abandoned.insert(key.clone());
+                        if let Some(id) = expected {
+                            self.abandoned.insert(id_key(id));
                         }
                         Err(TransportError::Timeout(wait))
                     } else {
@@ -197,15 +197,15 @@ impl StdioTransport {
                         ex.other_messages.push(msg);
                         continue;
                     }
-                    let got = msg.get("id").cloned().unwrap_or(Value::Null);
-                    let got_key = id_key(&got);
-                    if !self.abandoned.is_empty() && self.abandoned.remove(&got_key) {
+                    let got = msg.get("id").unwrap_or(&Value::Null);
+                    if !self.abandoned.is_empty() && self.abandoned.remove(&id_key(got)) {
                         // A late reply to a request that already timed out.
                         ex.other_messages.push(msg);
                         continue;
                     }
-                    match &expected {
-                        Some(key) if *key == got_key => {
+                    // Ids match as JSON values (`1` and `1.0` differ, as on the wire).
+                    match expected {
+                        Some(id) if id == got => {
                             ex.response = Some(msg);
                             ex.response_text = Some(text);
                             ex.elapsed = started.elapsed();
@@ -218,11 +218,12 @@ impl StdioTransport {
                             ex.elapsed = started.elapsed();
                             return Ok(ex);
                         }
-                        Some(_) => {
+                        Some(id) => {
+                            let got = got.clone();
                             let error = msg.get("error").cloned().map(Box::new);
                             ex.other_messages.push(msg);
                             return Err(TransportError::WrongId {
-                                expected: out.id.clone().unwrap_or(Value::Null),
+                                expected: id.clone(),
                                 got,
                                 error,
                             });

@@ -5,9 +5,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
+use crate::assert::path::CompiledPath;
 use indexmap::IndexMap;
 use regex::Regex;
-use serde_json_path::JsonPath;
 
 use super::error::{LoadError, LoadErrors, did_you_mean};
 use super::model::{self, Expectation, ScenarioDoc};
@@ -374,7 +374,7 @@ struct Compiler {
     /// Step groups of the scenario's pack.
     groups: Option<Arc<Groups>>,
     /// The JSONPaths parsed so far, by their text.
-    jsonpaths: HashMap<String, JsonPath>,
+    jsonpaths: HashMap<String, CompiledPath>,
     /// Keep only the line of each compiled step (see [`parse_scenario_with`]).
     release: bool,
 }
@@ -1098,13 +1098,12 @@ impl Compiler {
         }
     }
 
-    fn jsonpath(&mut self, path: &At<String>) -> Option<JsonPath> {
-        // Scenarios repeat their paths (`$.content[0].text` in every step): cloning a
-        // parsed path is much cheaper than parsing it again.
+    fn jsonpath(&mut self, path: &At<String>) -> Option<CompiledPath> {
+        // Scenarios repeat their paths (`$.content[0].text` in every step): parse each once.
         if let Some(parsed) = self.jsonpaths.get(path.as_str()) {
             return Some(parsed.clone());
         }
-        match JsonPath::parse(path) {
+        match CompiledPath::parse(path) {
             Ok(p) => {
                 self.jsonpaths.insert(path.value.clone(), p.clone());
                 Some(p)

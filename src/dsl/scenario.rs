@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::assert::path::CompiledPath;
 use indexmap::IndexMap;
 use regex::Regex;
-use serde_json_path::JsonPath;
 
 use super::error::{LoadError, LoadErrors};
 use super::load::Scope;
@@ -383,7 +383,7 @@ pub fn capability_declared(capabilities: &serde_json::Value, path: &str) -> bool
 #[derive(Debug)]
 pub struct Capture {
     pub name: String,
-    pub path: JsonPath,
+    pub path: CompiledPath,
     pub source: String,
     pub pos: Pos,
 }
@@ -397,12 +397,12 @@ pub struct Expect {
 #[derive(Debug)]
 pub enum ExpectKind {
     Path {
-        path: JsonPath,
+        path: CompiledPath,
         source: String,
         predicates: Vec<Predicate>,
     },
     Schema {
-        path: Option<(JsonPath, String)>,
+        path: Option<(CompiledPath, String)>,
         validator: Arc<jsonschema::Validator>,
     },
     Error {

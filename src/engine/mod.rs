@@ -317,7 +317,7 @@ mod tests {
             duration: Default::default(),
             outcome,
             transcript: vec![TranscriptEntry {
-                direction: "sent".into(),
+                direction: crate::report::model::Direction::Sent,
                 at_ms: 0,
                 body: "{}".into(),
                 http: None,

@@ -65,8 +65,11 @@ pub async fn run_steps(
     let mut vars: Option<Arc<Value>> = None;
     for step in steps {
         let started = Instant::now();
-        let same_call =
-            matches!((&call, &step.call), (Some(c), Some(s)) if Arc::ptr_eq(&c.call, s));
+        let same_call = match (&call, &step.call) {
+            (None, None) => true,
+            (Some(c), Some(s)) => Arc::ptr_eq(&c.call, s),
+            _ => false,
+        };
         if !same_call {
             if let Some(done) = call.take() {
                 done.unbind(&mut ctx);

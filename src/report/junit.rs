@@ -359,7 +359,7 @@ mod tests {
         let mut report = testdata::report();
         let secret = r#"p<a&s"s"#.to_string();
         report.suites[0].steps[0].transcript.push(TranscriptEntry {
-            direction: "sent".into(),
+            direction: crate::report::model::Direction::Sent,
             at_ms: 4,
             body: serde_json::json!({ "password": secret }).to_string(),
             http: None,
@@ -377,7 +377,7 @@ mod tests {
         let big = format!(r#"{{"data":"{}"}}"#, "x".repeat(1000));
         report.suites[0].steps[0].transcript = (0..200)
             .map(|i| TranscriptEntry {
-                direction: "received".into(),
+                direction: crate::report::model::Direction::Received,
                 at_ms: i,
                 body: big.clone(),
                 http: None,

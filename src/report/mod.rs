@@ -82,13 +82,11 @@ fn json_escape(text: &str) -> String {
 pub fn format_transcript(entries: &[model::TranscriptEntry]) -> String {
     let mut out = String::new();
     for entry in entries {
-        let marker = match entry.direction.as_str() {
-            "sent" => "-->".to_string(),
-            "received" => "<--".to_string(),
-            "note" => "#".to_string(),
-            other => format!("# {other}:"),
-        };
-        out.push_str(&marker);
+        out.push_str(match entry.direction {
+            model::Direction::Sent => "-->",
+            model::Direction::Received => "<--",
+            model::Direction::Note => "#",
+        });
         if let Some(http) = entry.http.as_deref().filter(|h| !h.trim().is_empty()) {
             let http = one_line(http);
             if http.starts_with("HTTP") {
@@ -223,7 +221,7 @@ pub(crate) mod testdata {
         let mut init = step("initialize", 3, Outcome::Passed);
         init.transcript = vec![
             TranscriptEntry {
-                direction: "sent".to_string(),
+                direction: crate::report::model::Direction::Sent,
                 at_ms: 0,
                 body: format!(
                     r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"token":"{SECRET}"}}}}"#
@@ -231,13 +229,13 @@ pub(crate) mod testdata {
                 http: None,
             },
             TranscriptEntry {
-                direction: "received".to_string(),
+                direction: crate::report::model::Direction::Received,
                 at_ms: 2,
                 body: "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"result\": {}\n}".to_string(),
                 http: Some("200".to_string()),
             },
             TranscriptEntry {
-                direction: "note".to_string(),
+                direction: crate::report::model::Direction::Note,
                 at_ms: 3,
                 body: "session established".to_string(),
                 http: None,
@@ -266,7 +264,7 @@ pub(crate) mod testdata {
             },
         );
         listed.transcript = vec![TranscriptEntry {
-            direction: "received".to_string(),
+            direction: crate::report::model::Direction::Received,
             at_ms: 1,
             body: format!(r#"{{"result":{{"echo":"{SECRET}"}}}}"#),
             http: Some("HTTP 200 content-type: application/json".to_string()),
@@ -363,25 +361,25 @@ mod tests {
     fn transcript_is_one_entry_per_line() {
         let entries = vec![
             TranscriptEntry {
-                direction: "sent".into(),
+                direction: crate::report::model::Direction::Sent,
                 at_ms: 0,
                 body: r#"{"id":1}"#.into(),
                 http: Some("POST /mcp".into()),
             },
             TranscriptEntry {
-                direction: "received".into(),
+                direction: crate::report::model::Direction::Received,
                 at_ms: 1,
                 body: "{\n  \"id\": 1\n}\n".into(),
                 http: Some("200".into()),
             },
             TranscriptEntry {
-                direction: "received".into(),
+                direction: crate::report::model::Direction::Received,
                 at_ms: 1,
                 body: "not\njson".into(),
                 http: None,
             },
             TranscriptEntry {
-                direction: "note".into(),
+                direction: crate::report::model::Direction::Note,
                 at_ms: 2,
                 body: "timeout".into(),
                 http: None,

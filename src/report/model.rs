@@ -222,12 +222,37 @@ pub struct Failure {
     pub column: u32,
 }
 
+/// Which way a transcript entry went (a word in the reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Sent,
+    Received,
+    Note,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Sent => "sent",
+            Direction::Received => "received",
+            Direction::Note => "note",
+        }
+    }
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One message of a step's exchange with the server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TranscriptEntry {
     /// `sent` or `received` (or `note` for transport events such as a timeout).
-    pub direction: String,
+    pub direction: Direction,
     /// Milliseconds since the step started.
     pub at_ms: u64,
     /// The JSON-RPC message (or raw body text when it was not JSON), redacted.

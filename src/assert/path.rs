@@ -1,0 +1,229 @@
+//! Compiled JSONPath queries (RFC 9535, by `serde_json_path`), shared rather than copied,
+//! with a direct walk for the paths scenarios write most (`$.content[0].text`,
+//! `$['a-b'].c`): member names and array indexes only, evaluated without allocating.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use serde_json_path::JsonPath;
+
+/// A parsed JSONPath. Clones share the parse.
+#[derive(Debug, Clone)]
+pub struct CompiledPath(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    path: JsonPath,
+    /// Set when the path is `$` followed by name and index selectors only.
+    walk: Option<Box<[PathStep]>>,
+}
+
+#[derive(Debug, PartialEq)]
+enum PathStep {
+    Name(String),
+    Index(i64),
+}
+
+/// The nodes a query selected, in document order.
+pub enum Matches<'a> {
+    One(&'a Value),
+    Many(Vec<&'a Value>),
+}
+
+impl<'a> Matches<'a> {
+    pub fn as_slice(&self) -> &[&'a Value] {
+        match self {
+            Matches::One(v) => std::slice::from_ref(v),
+            Matches::Many(v) => v,
+        }
+    }
+
+    pub fn first(&self) -> Option<&'a Value> {
+        self.as_slice().first().copied()
+    }
+}
+
+impl CompiledPath {
+    pub fn parse(src: &str) -> Result<Self, serde_json_path::ParseError> {
+        let path = JsonPath::parse(src)?;
+        Ok(CompiledPath(Arc::new(Inner {
+            path,
+            walk: simple_steps(src).map(Vec::into_boxed_slice),
+        })))
+    }
+
+    pub fn query<'a>(&self, doc: &'a Value) -> Matches<'a> {
+        match &self.0.walk {
+            Some(steps) => match walk(doc, steps) {
+                Some(v) => Matches::One(v),
+                None => Matches::Many(Vec::new()),
+            },
+            None => Matches::Many(self.0.path.query(doc).all()),
+        }
+    }
+}
+
+fn walk<'a>(mut node: &'a Value, steps: &[PathStep]) -> Option<&'a Value> {
+    for step in steps {
+        node = match (step, node) {
+            (PathStep::Name(name), Value::Object(map)) => map.get(name)?,
+            (PathStep::Index(i), Value::Array(items)) => {
+                let at = if *i < 0 {
+                    items.len().checked_sub(i.unsigned_abs() as usize)?
+                } else {
+                    *i as usize
+                };
+                items.get(at)?
+            }
+            _ => return None,
+        };
+    }
+    Some(node)
+}
+
+/// The steps of `$` followed by `.name`, `['name']`/`["name"]` (no escapes) and `[n]`
+/// selectors; `None` for anything else, which the library evaluates.
+fn simple_steps(src: &str) -> Option<Vec<PathStep>> {
+    let rest = src.strip_prefix('$')?;
+    let bytes = rest.as_bytes();
+    let mut steps = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'.' => {
+                let start = i + 1;
+                let mut end = start;
+                while end < bytes.len() && is_name_char(bytes[end], end == start) {
+                    end += 1;
+                }
+                if end == start {
+                    return None;
+                }
+                steps.push(PathStep::Name(rest[start..end].to_string()));
+                i = end;
+            }
+            b'[' => {
+                let close = i + rest[i..].find(']')?;
+                let inner = &rest[i + 1..close];
+                let step = match inner.as_bytes().first()? {
+                    q @ (b'\'' | b'"') => {
+                        let name = inner.strip_prefix(*q as char)?.strip_suffix(*q as char)?;
+                        if name.contains(['\\', '\'', '"']) || name.chars().any(char::is_control) {
+                            return None;
+                        }
+                        PathStep::Name(name.to_string())
+                    }
+                    _ => PathStep::Index(index(inner)?),
+                };
+                steps.push(step);
+                i = close + 1;
+            }
+            _ => return None,
+        }
+    }
+    Some(steps)
+}
+
+/// RFC 9535 member-name-shorthand: ALPHA / "_" / non-ASCII, then also DIGIT.
+fn is_name_char(b: u8, first: bool) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b >= 0x80 || (!first && b.is_ascii_digit())
+}
+
+/// An RFC 9535 index: `0` or an optionally negative integer without leading zeros, within
+/// the I-JSON range.
+fn index(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let leading_zero = digits.len() > 1 && digits.starts_with('0');
+    if digits.is_empty() || leading_zero || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if text == "-0" {
+        return None;
+    }
+    let n: i64 = text.parse().ok()?;
+    (n.unsigned_abs() <= (1 << 53) - 1).then_some(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The direct walk and the library agree on every path it takes, over documents where
+    /// each step can miss (wrong type, absent member, index out of range, negative index).
+    #[test]
+    fn walk_agrees_with_the_library() {
+        let docs = [
+            json!({"content": [{"type": "text", "text": "hi"}, {"text": 2}], "a-b": {"c": null},
+                   "é": 1, "_x1": [[1, 2], [3]], "isError": false}),
+            json!({"content": {"0": "not an array"}}),
+            json!([1, 2, 3]),
+            json!("scalar"),
+            json!(null),
+        ];
+        let paths = [
+            "$",
+            "$.content",
+            "$.content[0].text",
+            "$.content[1].text",
+            "$.content[2].text",
+            "$.content[-1].text",
+            "$.content[-2]",
+            "$.content[-3]",
+            "$['a-b'].c",
+            "$[\"a-b\"]['c']",
+            "$.é",
+            "$._x1[0][1]",
+            "$._x1[1][-1]",
+            "$[0]",
+            "$[-1]",
+            "$[3]",
+            "$.isError",
+            "$.missing.deeper",
+        ];
+        for p in paths {
+            let compiled = CompiledPath::parse(p).expect(p);
+            assert!(compiled.0.walk.is_some(), "{p} takes the direct walk");
+            let library = JsonPath::parse(p).unwrap();
+            for doc in &docs {
+                assert_eq!(
+                    compiled.query(doc).as_slice(),
+                    library.query(doc).all().as_slice(),
+                    "{p} on {doc}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn other_paths_go_to_the_library() {
+        for p in [
+            "$.content[*].text",
+            "$..text",
+            "$.content[0:1]",
+            "$.content[?@.type == 'text']",
+            "$['a','b']",
+            "$['it\\'s']",
+            "$[01]",
+            "$.content[0, 1]",
+            "$[ 0 ]",
+        ] {
+            if let Ok(compiled) = CompiledPath::parse(p) {
+                assert!(compiled.0.walk.is_none(), "{p}");
+            }
+        }
+        let doc = json!({"content": [{"text": "a"}, {"text": "b"}]});
+        let texts = CompiledPath::parse("$.content[*].text").unwrap();
+        assert_eq!(texts.query(&doc).as_slice(), [&json!("a"), &json!("b")]);
+    }
+
+    #[test]
+    fn index_grammar() {
+        assert_eq!(index("0"), Some(0));
+        assert_eq!(index("-1"), Some(-1));
+        assert_eq!(index("12"), Some(12));
+        for bad in ["", "-", "-0", "007", "1.0", "+1", " 1", "9007199254740992"] {
+            assert_eq!(index(bad), None, "{bad}");
+        }
+    }
+}
