@@ -14,7 +14,10 @@ fn main() {
     let requests: usize = env_or("BENCH_REQUESTS", 10_000);
     let rounds: usize = env_or("BENCH_ROUNDS", 3);
     let mcpspec = PathBuf::from(env!("CARGO_BIN_EXE_mcpspec"));
-    let server = mcpspec.with_file_name("mcpspec-example-server");
+    // `BENCH_SERVER` swaps in another server command (e.g. a wrapper pinning it to a CPU).
+    let server = std::env::var_os("BENCH_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| mcpspec.with_file_name("mcpspec-example-server"));
     assert!(
         server.exists(),
         "build the example server first: cargo build --release --workspace"
@@ -237,8 +240,9 @@ fn poll_loop(server: &PathBuf, n: usize) -> Duration {
     started.elapsed()
 }
 
-/// The `_meta` every modern request carries.
-const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+/// The `_meta` every modern request carries, exactly as mcpspec writes it (so the server
+/// does the same work for both clients).
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcpspec","version":"0.1.0"}}"#;
 
 /// The raw clients' first line.
 fn discover_line() -> String {
@@ -253,7 +257,7 @@ fn request_line(out: &mut String, i: usize) {
     std::fmt::Write::write_fmt(
         out,
         format_args!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{{META},\"name\":\"echo\",\"arguments\":{{\"text\":\"hi {i}\"}}}}}}\n"
+            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"text\":\"hi {i}\"}},{META}}}}}\n"
         ),
     )
     .unwrap();
