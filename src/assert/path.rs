@@ -141,7 +141,7 @@ fn index(text: &str) -> Option<i64> {
         return None;
     }
     let n: i64 = text.parse().ok()?;
-    (n.unsigned_abs() <= (1 << 53) - 1).then_some(n)
+    (n.unsigned_abs() < (1 << 53)).then_some(n)
 }
 
 #[cfg(test)]

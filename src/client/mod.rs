@@ -4,6 +4,7 @@
 
 pub mod connection;
 pub mod http;
+mod slicer;
 pub mod stdio;
 
 use std::path::PathBuf;

@@ -78,26 +78,38 @@ impl StdioTransport {
         if let Some(p) = pgid {
             crate::signals::register_group(p);
         }
-        let stdout = nonblocking(child.stdout.take().expect("stdout piped").into_owned_fd()?)?;
+        let stdout = child.stdout.take().expect("stdout piped").into_owned_fd()?;
         let stderr_pipe = child.stderr.take().expect("stderr piped");
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         // On a current-thread runtime nothing else needs this thread while a reply is
-        // awaited, so the transport waits with poll(2) itself: no reactor round trip
-        // (two epoll calls, a timer, a task wake-up) per message.
+        // awaited, so the transport reads stdout itself with a blocking read(2): one system
+        // call per message, and no reactor round trip (two epoll calls, a timer, a task
+        // wake-up). A thread keeps the stderr tail meanwhile.
         let direct = tokio::runtime::Handle::current().runtime_flavor()
             == tokio::runtime::RuntimeFlavor::CurrentThread;
         let wait = if direct {
+            let stderr_file = File::from(stderr_pipe.into_owned_fd()?);
+            let tail = stderr.clone();
+            let (stderr_ended, ended_rx) = std::sync::mpsc::channel::<()>();
+            std::thread::Builder::new()
+                .name("mcpspec-stderr".into())
+                .spawn(move || {
+                    read_stderr_blocking(stderr_file, &tail);
+                    drop(stderr_ended);
+                })?;
             Wait::Direct {
-                stdout,
-                stderr: Some(nonblocking(stderr_pipe.into_owned_fd()?)?),
-                stderr_line: Vec::new(),
+                // tokio hands the pipe over in blocking mode, as wanted here.
+                stdout: File::from(stdout),
+                blocker: super::slicer::Blocker::register(),
+                stderr_ended: ended_rx,
             }
         } else {
             tokio::spawn(read_stderr(stderr_pipe, stderr.clone()));
             // SAFETY: the `File` owns its descriptor, which stays open for as long as the
             // `AsyncFd` that owns the `File`, and always reports that same descriptor.
-            let registered =
-                unsafe { AsyncFd::register_with_interest(stdout, tokio::io::Interest::READABLE) };
+            let registered = unsafe {
+                AsyncFd::register_with_interest(nonblocking(stdout)?, tokio::io::Interest::READABLE)
+            };
             Wait::Reactor(registered?)
         };
         let stdin = child.stdin.take();
@@ -110,7 +122,7 @@ impl StdioTransport {
             stdin,
             exit_rx,
             pgid,
-            incoming: StdoutReader::new(wait, max_bytes, stderr.clone()),
+            incoming: StdoutReader::new(wait, max_bytes),
             stderr,
             closed: None,
             max_bytes,
@@ -164,7 +176,6 @@ impl StdioTransport {
                 }
                 Next::Timeout => {
                     ex.elapsed = started.elapsed();
-                    self.incoming.drain_stderr();
                     return if out.expects_response {
                         if let Some(id) = expected {
                             self.abandoned.insert(id_key(id));
@@ -322,6 +333,13 @@ impl StdioTransport {
             None => self.wait_exit(Duration::from_millis(500)).await,
         };
         self.exited = status;
+        if status.is_some()
+            && let Wait::Direct { stderr_ended, .. } = &self.incoming.wait
+        {
+            // The process is gone: let the stderr thread catch up, so the tail shown with
+            // this error has the server's last words.
+            let _ = stderr_ended.recv_timeout(Duration::from_millis(200));
+        }
         let why = match status {
             Some(s) => format!("{what} (server exited: {s})"),
             None => what.to_string(),
@@ -476,13 +494,13 @@ impl Drop for StdioTransport {
 
 /// How the transport waits for the server's output.
 enum Wait {
-    /// Current-thread runtime: poll(2) on stdout and stderr, right here.
+    /// Current-thread runtime: blocking reads of stdout right here, each bounded by a
+    /// slice (see [`super::slicer`]); a thread keeps the stderr tail.
     Direct {
         stdout: File,
-        /// `None` once stderr reached its end.
-        stderr: Option<File>,
-        /// A stderr line not yet complete.
-        stderr_line: Vec<u8>,
+        blocker: Arc<super::slicer::Blocker>,
+        /// Disconnected once the stderr thread has read everything.
+        stderr_ended: std::sync::mpsc::Receiver<()>,
     },
     /// Multi-thread runtime (`--jobs`): readiness from the reactor; a task keeps the
     /// stderr tail.
@@ -502,8 +520,9 @@ enum Ready {
     Yield,
 }
 
-/// The longest a direct wait blocks before the runtime gets a turn.
-const DIRECT_SLICE: Duration = Duration::from_millis(50);
+/// A direct wait shorter than this polls with the exact timeout instead of blocking for
+/// slices (a notification's quiet period, the end of a deadline).
+const SHORT_WAIT: Duration = Duration::from_millis(100);
 const READ_CHUNK: usize = 64 * 1024;
 
 /// The server's stdout, read by the exchange that waits for it (no reader task: a task
@@ -521,11 +540,10 @@ struct StdoutReader {
     eof: bool,
     /// EOF was reported or a line was too long: nothing more will come.
     ended: bool,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
 
 impl StdoutReader {
-    fn new(wait: Wait, max_bytes: usize, stderr_tail: Arc<Mutex<VecDeque<String>>>) -> Self {
+    fn new(wait: Wait, max_bytes: usize) -> Self {
         StdoutReader {
             wait,
             buf: Vec::with_capacity(READ_CHUNK),
@@ -534,7 +552,6 @@ impl StdoutReader {
             max_bytes,
             eof: false,
             ended: false,
-            stderr_tail,
         }
     }
 
@@ -592,13 +609,11 @@ impl StdoutReader {
         Incoming::Oversized
     }
 
-    /// Direct mode: block in poll(2) until stdout has data, stderr has data (kept in the
-    /// tail), a slice of the wait passed, or `deadline`.
+    /// Direct mode: wait until stdout has data, a slice of the wait passed (the runtime
+    /// gets a turn), or `deadline`.
     fn poll_direct(&mut self, deadline: Instant) -> Ready {
         let Wait::Direct {
-            stdout,
-            stderr,
-            stderr_line,
+            stdout, blocker, ..
         } = &mut self.wait
         else {
             return Ready::Yield;
@@ -607,61 +622,33 @@ impl StdoutReader {
         if now >= deadline {
             return Ready::Timeout;
         }
-        let slice = (deadline - now).min(DIRECT_SLICE);
-        let mut fds = [
-            libc::pollfd {
+        let remaining = deadline - now;
+        if remaining < SHORT_WAIT {
+            let mut fd = libc::pollfd {
                 fd: stdout.as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
-            },
-            libc::pollfd {
-                fd: stderr.as_ref().map_or(-1, |f| f.as_raw_fd()),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        let millis = slice.as_micros().div_ceil(1000) as libc::c_int;
-        // SAFETY: `fds` is a valid array of two pollfd for the duration of the call; a
-        // negative fd is ignored by poll(2).
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
-        if n <= 0 {
-            // Timed out (the slice or the whole wait), or interrupted by a signal.
-            return if n == 0 && Instant::now() >= deadline {
-                Ready::Timeout
-            } else {
-                Ready::Yield
             };
-        }
-        if fds[1].revents != 0
-            && let Some(err) = stderr
-            && !drain_stderr_into(err, stderr_line, &self.stderr_tail)
-        {
-            *stderr = None;
-        }
-        if fds[0].revents != 0 {
-            match read_into(stdout, &mut self.chunk, &mut self.buf) {
-                Ok(0) => self.eof = true,
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => self.eof = true,
+            let millis = remaining.as_micros().div_ceil(1000) as libc::c_int;
+            // SAFETY: one valid pollfd for the duration of the call.
+            let n = unsafe { libc::poll(&mut fd, 1, millis) };
+            if n <= 0 {
+                // Timed out, or interrupted by a signal.
+                return if n == 0 && Instant::now() >= deadline {
+                    Ready::Timeout
+                } else {
+                    Ready::Yield
+                };
             }
         }
-        Ready::Data
-    }
-
-    /// Direct mode: whatever stderr holds right now goes to the tail.
-    fn drain_stderr(&mut self) {
-        if let Wait::Direct {
-            stderr: stderr @ Some(_),
-            stderr_line,
-            ..
-        } = &mut self.wait
-            && let Some(err) = stderr
-            && !drain_stderr_into(err, stderr_line, &self.stderr_tail)
-        {
-            *stderr = None;
+        // Readable (a read returns at once) or a long wait (the slicer bounds the block).
+        match blocker.read(stdout, &mut self.chunk) {
+            Ok(0) => self.eof = true,
+            Ok(n) => self.buf.extend_from_slice(&self.chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ready::Yield,
+            Err(_) => self.eof = true,
         }
+        Ready::Data
     }
 }
 
@@ -685,25 +672,17 @@ fn read_into(file: &mut File, chunk: &mut [u8], buf: &mut Vec<u8>) -> std::io::R
     Ok(n)
 }
 
-/// Read what stderr holds now (non-blocking) into the tail; `false` at its end.
-fn drain_stderr_into(
-    stderr: &mut File,
-    partial: &mut Vec<u8>,
-    tail: &Arc<Mutex<VecDeque<String>>>,
-) -> bool {
+/// The stderr tail, kept by a thread until stderr ends (direct mode).
+fn read_stderr_blocking(mut stderr: File, tail: &Arc<Mutex<VecDeque<String>>>) {
     let mut chunk = [0u8; 8192];
+    let mut partial = Vec::new();
     loop {
         match stderr.read(&mut chunk) {
-            Ok(0) => {
-                if !partial.is_empty() {
-                    push_stderr_line(tail, &std::mem::take(partial));
-                }
-                return false;
-            }
+            Ok(0) => break,
             Ok(n) => {
                 for &b in &chunk[..n] {
                     if b == b'\n' {
-                        push_stderr_line(tail, partial);
+                        push_stderr_line(tail, &partial);
                         partial.clear();
                     } else if partial.len() < 4096 {
                         partial.push(b);
@@ -711,8 +690,11 @@ fn drain_stderr_into(
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return e.kind() == std::io::ErrorKind::WouldBlock,
+            Err(_) => break,
         }
+    }
+    if !partial.is_empty() {
+        push_stderr_line(tail, &partial);
     }
 }
 
