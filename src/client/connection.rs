@@ -473,15 +473,19 @@ impl Connection {
 
     /// Send a message and log both directions.
     pub async fn send(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
-        self.send_overlapped(out, || {}).await
+        self.send_overlapped(out, false, || {}).await
     }
 
     /// [`Connection::send`], running `while_waiting` once the message is on its way
     /// (written to stdin; the HTTP request started): work done there costs no time
     /// between one request and the next.
+    ///
+    /// With `settle_later`, a stdio response may come back unparsed (`unsettled`): the
+    /// caller settles it when it judges it, off the request-to-request path.
     pub async fn send_overlapped(
         &mut self,
         out: &Outgoing,
+        settle_later: bool,
         while_waiting: impl FnOnce(),
     ) -> Result<Exchange, TransportError> {
         let sent_http = if self.is_http() {
@@ -497,21 +501,40 @@ impl Connection {
             None
         };
         self.record(Direction::Sent, out.body.clone(), sent_http);
-        let mut result = {
-            let exchange = match &mut self.transport {
-                Transport::Stdio(t) => futures::future::Either::Left(t.exchange(out)),
-                Transport::Http(t) => futures::future::Either::Right(t.exchange(out)),
-            };
-            let mut exchange = std::pin::pin!(exchange);
-            let first = futures::poll!(exchange.as_mut());
-            while_waiting();
-            match first {
-                std::task::Poll::Ready(result) => result,
-                std::task::Poll::Pending => exchange.await,
+        let mut result = match &mut self.transport {
+            // The line is written, then the work runs while the server answers (a direct
+            // stdio wait blocks inside its poll: it must not start before the work is done).
+            Transport::Stdio(t) => match t.send(out).await {
+                Ok(started) => {
+                    while_waiting();
+                    t.receive(out, started).await
+                }
+                Err(e) => {
+                    while_waiting();
+                    Err(e)
+                }
+            },
+            Transport::Http(t) => {
+                let exchange = t.exchange(out);
+                let mut exchange = std::pin::pin!(exchange);
+                let first = futures::poll!(exchange.as_mut());
+                while_waiting();
+                match first {
+                    std::task::Poll::Ready(result) => result,
+                    std::task::Poll::Pending => exchange.await,
+                }
             }
         };
         match &mut result {
             Ok(ex) => {
+                // What this connection reads from a response (a complete tools list, the
+                // wire checks) needs it parsed now.
+                if !settle_later
+                    || self.target.wire_validation
+                    || out.body.contains("\"tools/list\"")
+                {
+                    ex.settle();
+                }
                 for m in &ex.other_messages {
                     self.record(Direction::Received, m.to_string(), None);
                     if super::server_request_reply(m).is_some() {
@@ -547,6 +570,11 @@ impl Connection {
                     }
                     (None, Some(raw)) => {
                         self.record(Direction::Received, raw.chars().take(4096).collect(), http)
+                    }
+                    // Unsettled: the text stays in the exchange to be parsed later.
+                    (None, None) if ex.unsettled => {
+                        let text = ex.response_text.clone().unwrap_or_default();
+                        self.record(Direction::Received, text, http)
                     }
                     (None, None) => {
                         if http.is_some() {

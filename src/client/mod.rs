@@ -132,6 +132,25 @@ pub struct Exchange {
     /// Lines on stdout that were not JSON (stdio), seen during this exchange.
     pub stdout_noise: Vec<String>,
     pub elapsed: Duration,
+    /// The response was matched by its id alone and `response_text` still has to be
+    /// parsed into `response` (see [`Exchange::settle`]).
+    pub unsettled: bool,
+}
+
+impl Exchange {
+    /// Parse a response that was matched by id only. A text that then turns out not to be
+    /// JSON (a number out of range, say) is kept as the raw body.
+    pub fn settle(&mut self) {
+        if !std::mem::take(&mut self.unsettled) {
+            return;
+        }
+        if let Some(text) = &self.response_text {
+            match serde_json::from_str(text) {
+                Ok(value) => self.response = Some(value),
+                Err(_) => self.raw_body = Some(text.clone()),
+            }
+        }
+    }
 }
 
 /// Why an exchange broke down (the step errors with this reason).

@@ -29,6 +29,10 @@ const EXIT_GRACE: Duration = Duration::from_millis(200);
 enum Incoming {
     /// The message and its line as received (for the transcript).
     Message(Value, String),
+    /// A response (id, `result` or `error`, no `method`) not parsed yet beyond its id: the
+    /// exchange waiting for it hands the text on, and the message is built off the
+    /// request-to-request path (see [`Exchange::settle`]).
+    Response(Value, String),
     Noise(String),
     Oversized,
     Closed,
@@ -135,11 +139,16 @@ impl StdioTransport {
 
     /// Send one message and wait for its response (matched by id).
     pub async fn exchange(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        let started = self.send(out).await?;
+        self.receive(out, started).await
+    }
+
+    /// Write one message; returns when it was written (the start of the exchange).
+    pub async fn send(&mut self, out: &Outgoing) -> Result<Instant, TransportError> {
         let started = Instant::now();
         if let Some(why) = &self.closed {
             return Err(TransportError::Closed(why.clone()));
         }
-        let mut ex = Exchange::default();
         let mut line = std::mem::take(&mut self.write_buf);
         line.clear();
         line.extend_from_slice(out.body.as_bytes());
@@ -156,7 +165,16 @@ impl StdioTransport {
         }
         let _ = stdin.flush().await;
         self.write_buf = line;
+        Ok(started)
+    }
 
+    /// Wait for the response to `out`, written by [`StdioTransport::send`] at `started`.
+    pub async fn receive(
+        &mut self,
+        out: &Outgoing,
+        started: Instant,
+    ) -> Result<Exchange, TransportError> {
+        let mut ex = Exchange::default();
         let wait = if out.expects_response {
             out.timeout
         } else {
@@ -199,6 +217,22 @@ impl StdioTransport {
                 Next::Event(Incoming::Noise(text)) => {
                     self.noise_total += 1;
                     ex.stdout_noise.push(text);
+                }
+                Next::Event(Incoming::Response(id, text))
+                    if self.abandoned.is_empty() && expected == Some(&id) =>
+                {
+                    ex.response_text = Some(text);
+                    ex.unsettled = true;
+                    ex.elapsed = started.elapsed();
+                    return Ok(ex);
+                }
+                Next::Event(Incoming::Response(_, text)) => {
+                    // Not the awaited reply: routed as any other message.
+                    let event = match serde_json::from_str(&text) {
+                        Ok(msg) => Incoming::Message(msg, text),
+                        Err(_) => Incoming::Noise(text.chars().take(500).collect()),
+                    };
+                    self.incoming.requeue(event);
                 }
                 Next::Event(Incoming::Message(msg, text)) => {
                     if !is_response(&msg) {
@@ -321,6 +355,12 @@ impl StdioTransport {
                         responses[i] = Some(msg);
                     }
                 }
+                Next::Event(Incoming::Response(id, text)) => {
+                    let key = Some(id_key(&id));
+                    if let Some(i) = keys.iter().position(|k| k.is_some() && *k == key) {
+                        responses[i] = serde_json::from_str(&text).ok();
+                    }
+                }
             }
         }
         Ok((responses, noise))
@@ -399,7 +439,10 @@ impl StdioTransport {
             }
             match self.next_event(deadline).await {
                 Next::Timeout => return None,
-                Next::Exited | Next::Event(Incoming::Message(..) | Incoming::Noise(_)) => {}
+                Next::Exited
+                | Next::Event(
+                    Incoming::Message(..) | Incoming::Response(..) | Incoming::Noise(_),
+                ) => {}
                 Next::Event(Incoming::Closed | Incoming::Oversized) => {
                     // Nothing more to drain: wait for the status alone.
                     let mut rx = self.exit_rx.clone();
@@ -540,6 +583,8 @@ struct StdoutReader {
     eof: bool,
     /// EOF was reported or a line was too long: nothing more will come.
     ended: bool,
+    /// An event put back by [`StdoutReader::requeue`].
+    requeued: Option<Incoming>,
 }
 
 impl StdoutReader {
@@ -552,11 +597,20 @@ impl StdoutReader {
             max_bytes,
             eof: false,
             ended: false,
+            requeued: None,
         }
+    }
+
+    /// Put an event back to be taken next.
+    fn requeue(&mut self, event: Incoming) {
+        self.requeued = Some(event);
     }
 
     /// The next complete event in what was read, if any.
     fn take_event(&mut self) -> Option<Incoming> {
+        if let Some(event) = self.requeued.take() {
+            return Some(event);
+        }
         loop {
             if self.ended {
                 return Some(Incoming::Closed);
@@ -585,12 +639,7 @@ impl StdoutReader {
                 return Some(self.too_long());
             }
             let text = trim_line(&self.buf[self.start..line_end]);
-            let event = (!text.is_empty()).then(|| match serde_json::from_slice::<Value>(text) {
-                Ok(v) if v.is_object() || v.is_array() => {
-                    Incoming::Message(v, String::from_utf8_lossy(text).into_owned())
-                }
-                _ => Incoming::Noise(String::from_utf8_lossy(text).chars().take(500).collect()),
-            });
+            let event = (!text.is_empty()).then(|| frame(text));
             self.start = next_start;
             if self.start == self.buf.len() {
                 self.buf.clear();
@@ -707,6 +756,47 @@ fn push_stderr_line(tail: &Arc<Mutex<VecDeque<String>>>, line: &[u8]) {
         }
         t.push_back(line.chars().take(1000).collect());
     }
+}
+
+/// One non-empty stdout line as an event. A response is only checked (valid JSON, its
+/// routing fields) and its id read; anything else is parsed whole.
+fn frame(text: &[u8]) -> Incoming {
+    let Ok(line) = std::str::from_utf8(text) else {
+        return Incoming::Noise(String::from_utf8_lossy(text).chars().take(500).collect());
+    };
+    if let Ok(envelope) = serde_json::from_str::<Envelope>(line)
+        && envelope.method.is_none()
+        && (envelope.result.is_some() || envelope.error.is_some())
+        && let Some(id) = envelope.id
+    {
+        return Incoming::Response(id, line.to_owned());
+    }
+    match serde_json::from_str::<Value>(line) {
+        Ok(v) if v.is_object() || v.is_array() => Incoming::Message(v, line.to_owned()),
+        _ => Incoming::Noise(line.chars().take(500).collect()),
+    }
+}
+
+/// The fields a JSON-RPC message is routed by; the others are checked and skipped.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<serde::de::IgnoredAny>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<serde::de::IgnoredAny>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+/// A member that is there, even when `null` (`Option` alone reads `null` as absent).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }
 
 fn trim_line(line: &[u8]) -> &[u8] {

@@ -215,7 +215,8 @@ struct Judgement<'s> {
 }
 
 impl Judgement<'_> {
-    fn judge(self) -> Outcome {
+    fn judge(mut self) -> Outcome {
+        self.exchange.settle();
         // A deferred step captures nothing, so the variables are not written.
         let mut no_captures = Map::new();
         judge_observed(
@@ -489,7 +490,7 @@ async fn run_step<'s>(
     } else if paginate {
         paginate_all(conn, &built, timeout).await.map_err(Err)
     } else {
-        conn.send_overlapped(&built.out, || earlier.flush())
+        conn.send_overlapped(&built.out, earlier.may_defer(step), || earlier.flush())
             .await
             .map_err(Ok)
     };
