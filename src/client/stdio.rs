@@ -813,3 +813,69 @@ async fn read_stderr(stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<St
         push_stderr_line(&tail, line.as_bytes());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn framed(line: &str) -> Incoming {
+        frame(line.as_bytes())
+    }
+
+    /// Only a plain response is left unparsed; its id is read exactly (`null` included).
+    #[test]
+    fn responses_are_framed_by_their_envelope() {
+        match framed(r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#) {
+            Incoming::Response(id, text) => {
+                assert_eq!(id, serde_json::json!(7));
+                assert!(text.ends_with("}}"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match framed(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#) {
+            Incoming::Response(id, _) => assert!(id.is_null()),
+            other => panic!("{other:?}"),
+        }
+        // A server request, a notification, a batch, a message without a result: whole.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":"s1","method":"roots/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+        ] {
+            assert!(matches!(framed(line), Incoming::Message(..)), "{line}");
+        }
+        for line in ["not json", "42", r#"{"id":1,"result":"#, "\u{1b}[31mred"] {
+            assert!(matches!(framed(line), Incoming::Noise(_)), "{line}");
+        }
+        assert!(matches!(
+            frame(b"{\"id\":1,\"result\":\"\xff\"}"),
+            Incoming::Noise(_)
+        ));
+    }
+
+    /// A response matched by id is parsed when settled; one that is not a JSON value after
+    /// all (a number beyond f64) becomes the raw body.
+    #[test]
+    fn settling_parses_or_keeps_the_raw_text() {
+        let mut ex = Exchange {
+            response_text: Some(r#"{"jsonrpc":"2.0","id":1,"result":{"n":1}}"#.into()),
+            unsettled: true,
+            ..Exchange::default()
+        };
+        ex.settle();
+        assert_eq!(ex.response.as_ref().unwrap()["result"]["n"], 1);
+        assert!(!ex.unsettled);
+        let huge = r#"{"jsonrpc":"2.0","id":1,"result":{"n":1e999}}"#;
+        assert!(matches!(framed(huge), Incoming::Response(..)));
+        let mut ex = Exchange {
+            response_text: Some(huge.into()),
+            unsettled: true,
+            ..Exchange::default()
+        };
+        ex.settle();
+        assert!(ex.response.is_none());
+        assert_eq!(ex.raw_body.as_deref(), Some(huge));
+    }
+}
