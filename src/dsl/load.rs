@@ -220,8 +220,8 @@ pub fn parse_scenario_in(
     parse_scenario_with(file, scope, false)
 }
 
-/// [`parse_scenario_in`]; with `release`, the scenario comes back released (as after
-/// [`Scenario::release_steps`]), each compiled step dropped as soon as it is checked:
+/// [`parse_scenario_in`]; with `release`, the scenario comes back released
+/// ([`super::scenario::Released`]), each compiled step dropped as soon as it is checked:
 /// compiling a long file no longer holds all its compiled steps at once, only to free
 /// them all afterwards.
 pub(crate) fn parse_scenario_with(

@@ -51,7 +51,7 @@ pub struct ParamInputs {
     pub check_required: bool,
     /// Drop each scenario's compiled steps once it has been validated (runs): the engine
     /// compiles them again when the scenario's turn comes, so memory does not grow with
-    /// the number of scenarios loaded ([`super::Scenario::release_steps`]).
+    /// the number of scenarios loaded ([`super::scenario::Released`]).
     pub release_steps: bool,
     /// With `release_steps`: how many scenarios keep their compiled steps all the same, so
     /// that small runs (and one huge scenario) are not compiled twice; memory stays bounded

@@ -39,7 +39,7 @@ pub struct Scenario {
     /// What the scenario was compiled against (parameter names, the pack's groups): enough
     /// to compile its steps again from `file`.
     pub scope: Arc<Scope>,
-    /// Set once the compiled steps were dropped ([`Scenario::release_steps`]).
+    /// Set when the compiled steps were dropped once validated ([`Released`]).
     pub released: Option<Released>,
 }
 
@@ -60,9 +60,10 @@ impl std::ops::Deref for Steps<'_> {
     }
 }
 
-/// What remains of a scenario's steps after [`Scenario::release_steps`]: compiled steps
-/// (values with positions, JSONPaths, regexes, schema validators) are most of a loaded
-/// scenario's memory, and a run needs them only while the scenario runs.
+/// What remains of a scenario's steps once they are released (dropped after validation;
+/// [`Scenario::compiled_steps`] compiles them again from the source text when the scenario
+/// runs): compiled steps (values with positions, JSONPaths, regexes, schema validators) are
+/// most of a loaded scenario's memory, and a run needs them only while the scenario runs.
 #[derive(Debug)]
 pub struct Released {
     /// Source line of each step, for `FILE:LINE` selection.
@@ -72,15 +73,6 @@ pub struct Released {
 }
 
 impl Scenario {
-    /// Drop the compiled steps of a validated scenario; [`Scenario::compiled_steps`]
-    /// compiles them again from the source text when the scenario runs.
-    pub fn release_steps(&mut self) {
-        let step_lines: Vec<u32> = self.steps.iter().map(|s| s.pos.line).collect();
-        let keep = step_lines.len();
-        self.released = Some(Released { step_lines, keep });
-        self.steps = Vec::new();
-    }
-
     /// Source line of each step (released or not).
     pub fn step_lines(&self) -> Vec<u32> {
         match &self.released {
