@@ -10,7 +10,6 @@
 //! `write_all` — retry on `EINTR`).
 
 use std::io::Read;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, LazyLock, Mutex, Once, Weak};
 use std::time::{Duration, Instant};
 
@@ -27,11 +26,10 @@ static START: Once = Once::new();
 /// One reader's state, shared with the helper thread.
 #[derive(Debug)]
 pub struct Blocker {
-    /// Milliseconds since [`BASE`] (plus one) when the current read started; 0 when the
-    /// reader is not in a blocking read.
-    since: AtomicU64,
-    /// The reading thread (`pthread_t`).
-    thread: AtomicU64,
+    /// While a read is under way: when it started (milliseconds since [`BASE`]) and the
+    /// reading thread. The helper signals only while holding this lock, and the reader
+    /// clears it under the lock, so the thread signalled is alive.
+    reading: Mutex<Option<(u64, libc::pthread_t)>>,
 }
 
 impl Blocker {
@@ -39,8 +37,7 @@ impl Blocker {
     pub fn register() -> Arc<Blocker> {
         START.call_once(start);
         let blocker = Arc::new(Blocker {
-            since: AtomicU64::new(0),
-            thread: AtomicU64::new(0),
+            reading: Mutex::new(None),
         });
         let (list, wake) = &*READERS;
         if let Ok(mut list) = list.lock() {
@@ -54,12 +51,18 @@ impl Blocker {
     /// blocking for [`SLICE`].
     pub fn read(&self, file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
         // SAFETY: pthread_self(3) has no preconditions.
-        let me = unsafe { libc::pthread_self() } as u64;
-        self.thread.store(me, Ordering::Relaxed);
-        self.since.store(now_ms() + 1, Ordering::Release);
+        let me = unsafe { libc::pthread_self() };
+        self.set(Some((now_ms(), me)));
         let result = file.read(buf);
-        self.since.store(0, Ordering::Release);
+        self.set(None);
         result
+    }
+
+    fn set(&self, reading: Option<(u64, libc::pthread_t)>) {
+        match self.reading.lock() {
+            Ok(mut r) => *r = reading,
+            Err(poisoned) => *poisoned.into_inner() = reading,
+        }
     }
 }
 
@@ -102,11 +105,15 @@ fn helper() {
         }
         let now = now_ms();
         for reader in readers.iter().filter_map(Weak::upgrade) {
-            let since = reader.since.load(Ordering::Acquire);
-            if since != 0 && now + 1 >= since + SLICE.as_millis() as u64 {
-                let thread = reader.thread.load(Ordering::Relaxed) as libc::pthread_t;
-                // SAFETY: `thread` is inside `Blocker::read` (so alive) or has just left
-                // it, in which case the handler runs and does nothing.
+            let Ok(reading) = reader.reading.lock() else {
+                continue;
+            };
+            if let Some((since, thread)) = *reading
+                && now >= since + SLICE.as_millis() as u64
+            {
+                // SAFETY: `thread` is inside `Blocker::read`, which cannot return past its
+                // `set(None)` while this lock is held: the thread is alive. If the read
+                // already returned, the handler runs and does nothing.
                 unsafe {
                     libc::pthread_kill(thread, libc::SIGURG);
                 }
