@@ -129,14 +129,8 @@ fn engine_run(mcpspec: &PathBuf, server: &PathBuf, scenario: &PathBuf) -> Durati
 /// The baseline: spawn, discover, then N requests written and read one at a time.
 fn raw_loop(server: &PathBuf, n: usize) -> Duration {
     let started = Instant::now();
-    let mut child = Command::new(server)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("server starts");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, stdout) = spawn_server(server);
+    let mut stdout = BufReader::new(stdout);
     let mut line = String::new();
     stdin.write_all(discover_line().as_bytes()).unwrap();
     stdin.flush().unwrap();
@@ -155,6 +149,25 @@ fn raw_loop(server: &PathBuf, n: usize) -> Duration {
     drop(stdin);
     let _ = child.wait();
     started.elapsed()
+}
+
+/// The server with piped stdin and stdout (stderr discarded), as the std raw clients use it.
+fn spawn_server(
+    server: &PathBuf,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::process::ChildStdout,
+) {
+    let mut child = Command::new(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("server starts");
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    (child, stdin, stdout)
 }
 
 /// Experiment: the raw loop on a current-thread tokio runtime with a reader task + channel.
@@ -204,14 +217,7 @@ fn poll_loop(server: &PathBuf, n: usize) -> Duration {
     use std::io::Read;
     use std::os::fd::AsRawFd;
     let started = Instant::now();
-    let mut child = Command::new(server)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("server starts");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
+    let (mut child, mut stdin, mut stdout) = spawn_server(server);
     let fd = stdout.as_raw_fd();
     let mut buf: Vec<u8> = Vec::with_capacity(65536);
     let mut chunk = vec![0u8; 65536];
