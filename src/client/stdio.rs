@@ -474,7 +474,7 @@ impl StdioTransport {
                 return Next::Event(event);
             }
             let ready = match &mut self.incoming.wait {
-                Wait::Direct { .. } => self.incoming.poll_direct(deadline),
+                Wait::Direct { .. } => self.incoming.wait_direct(deadline),
                 Wait::Reactor(fd) => {
                     let exited = self.exited.is_some();
                     tokio::select! {
@@ -660,7 +660,7 @@ impl StdoutReader {
 
     /// Direct mode: wait until stdout has data, a slice of the wait passed (the runtime
     /// gets a turn), or `deadline`.
-    fn poll_direct(&mut self, deadline: Instant) -> Ready {
+    fn wait_direct(&mut self, deadline: Instant) -> Ready {
         let Wait::Direct {
             stdout, blocker, ..
         } = &mut self.wait
