@@ -5,9 +5,9 @@
 //! a thread whose read has blocked that long, the read returns `EINTR`, and the transport
 //! lets the runtime run (signal handling, the process waiter) and checks its deadline.
 //!
-//! Only a thread inside [`Blocker::read`] is ever signalled, so other system calls are not
-//! disturbed (and the few that could be in a race window — tokio's `epoll_wait`, std's
-//! `write_all` — retry on `EINTR`).
+//! Only a thread inside [`Blocker::read`] is ever signalled (the helper signals under the
+//! reader's lock, which the reader takes to leave), so no other system call of the thread
+//! is disturbed.
 
 use std::io::Read;
 use std::sync::{Arc, Condvar, LazyLock, Mutex, Once, Weak};
