@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tokio::io::AsyncWriteExt;
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, Command};
 use tokio::sync::watch;
 
@@ -45,6 +45,8 @@ pub struct StdioTransport {
     stdin: Option<ChildStdin>,
     incoming: StdoutReader,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Disconnected once the stderr thread has read everything.
+    stderr_done: std::sync::mpsc::Receiver<()>,
     closed: Option<String>,
     max_bytes: usize,
     /// Ids of requests that timed out: a late reply to one is not a wrong id.
@@ -84,31 +86,31 @@ impl StdioTransport {
         }
         let stdout = child.stdout.take().expect("stdout piped").into_owned_fd()?;
         let stderr_pipe = child.stderr.take().expect("stderr piped");
+        // A thread keeps the stderr tail (blocking reads: it costs nothing while the server
+        // is quiet, and it drains a chatty stderr whatever the runtime is doing).
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr_file = File::from(stderr_pipe.into_owned_fd()?);
+        let tail = stderr.clone();
+        let (stderr_ended, stderr_done) = std::sync::mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("mcpspec-stderr".into())
+            .spawn(move || {
+                read_stderr(stderr_file, &tail);
+                drop(stderr_ended);
+            })?;
         // On a current-thread runtime nothing else needs this thread while a reply is
         // awaited, so the transport reads stdout itself with a blocking read(2): one system
         // call per message, and no reactor round trip (two epoll calls, a timer, a task
-        // wake-up). A thread keeps the stderr tail meanwhile.
+        // wake-up).
         let direct = tokio::runtime::Handle::current().runtime_flavor()
             == tokio::runtime::RuntimeFlavor::CurrentThread;
         let wait = if direct {
-            let stderr_file = File::from(stderr_pipe.into_owned_fd()?);
-            let tail = stderr.clone();
-            let (stderr_ended, ended_rx) = std::sync::mpsc::channel::<()>();
-            std::thread::Builder::new()
-                .name("mcpspec-stderr".into())
-                .spawn(move || {
-                    read_stderr_blocking(stderr_file, &tail);
-                    drop(stderr_ended);
-                })?;
             Wait::Direct {
                 // tokio hands the pipe over in blocking mode, as wanted here.
                 stdout: File::from(stdout),
                 blocker: super::slicer::Blocker::register(),
-                stderr_ended: ended_rx,
             }
         } else {
-            tokio::spawn(read_stderr(stderr_pipe, stderr.clone()));
             // SAFETY: the `File` owns its descriptor, which stays open for as long as the
             // `AsyncFd` that owns the `File`, and always reports that same descriptor.
             let registered = unsafe {
@@ -128,6 +130,7 @@ impl StdioTransport {
             pgid,
             incoming: StdoutReader::new(wait, max_bytes),
             stderr,
+            stderr_done,
             closed: None,
             max_bytes,
             abandoned: HashSet::new(),
@@ -226,13 +229,9 @@ impl StdioTransport {
                     ex.elapsed = started.elapsed();
                     return Ok(ex);
                 }
-                Next::Event(Incoming::Response(_, text)) => {
+                Next::Event(response @ Incoming::Response(..)) => {
                     // Not the awaited reply: routed as any other message.
-                    let event = match serde_json::from_str(&text) {
-                        Ok(msg) => Incoming::Message(msg, text),
-                        Err(_) => Incoming::Noise(text.chars().take(500).collect()),
-                    };
-                    self.incoming.requeue(event);
+                    self.incoming.requeue(response.parsed());
                 }
                 Next::Event(Incoming::Message(msg, text)) => {
                     if !is_response(&msg) {
@@ -349,16 +348,12 @@ impl StdioTransport {
                     self.noise_total += 1;
                     noise.push(line);
                 }
-                Next::Event(Incoming::Message(msg, _)) => {
-                    let key = msg.get("id").map(id_key);
-                    if let Some(i) = keys.iter().position(|k| k.is_some() && *k == key) {
-                        responses[i] = Some(msg);
-                    }
-                }
-                Next::Event(Incoming::Response(id, text)) => {
-                    let key = Some(id_key(&id));
-                    if let Some(i) = keys.iter().position(|k| k.is_some() && *k == key) {
-                        responses[i] = serde_json::from_str(&text).ok();
+                Next::Event(message @ (Incoming::Message(..) | Incoming::Response(..))) => {
+                    if let Incoming::Message(msg, _) = message.parsed() {
+                        let key = msg.get("id").map(id_key);
+                        if let Some(i) = keys.iter().position(|k| k.is_some() && *k == key) {
+                            responses[i] = Some(msg);
+                        }
                     }
                 }
             }
@@ -373,12 +368,10 @@ impl StdioTransport {
             None => self.wait_exit(Duration::from_millis(500)).await,
         };
         self.exited = status;
-        if status.is_some()
-            && let Wait::Direct { stderr_ended, .. } = &self.incoming.wait
-        {
+        if status.is_some() {
             // The process is gone: let the stderr thread catch up, so the tail shown with
             // this error has the server's last words.
-            let _ = stderr_ended.recv_timeout(Duration::from_millis(200));
+            let _ = self.stderr_done.recv_timeout(Duration::from_millis(200));
         }
         let why = match status {
             Some(s) => format!("{what} (server exited: {s})"),
@@ -538,15 +531,12 @@ impl Drop for StdioTransport {
 /// How the transport waits for the server's output.
 enum Wait {
     /// Current-thread runtime: blocking reads of stdout right here, each bounded by a
-    /// slice (see [`super::slicer`]); a thread keeps the stderr tail.
+    /// slice (see [`super::slicer`]).
     Direct {
         stdout: File,
         blocker: Arc<super::slicer::Blocker>,
-        /// Disconnected once the stderr thread has read everything.
-        stderr_ended: std::sync::mpsc::Receiver<()>,
     },
-    /// Multi-thread runtime (`--jobs`): readiness from the reactor; a task keeps the
-    /// stderr tail.
+    /// Multi-thread runtime (`--jobs`): readiness from the reactor.
     Reactor(AsyncFd<File>),
 }
 
@@ -661,10 +651,7 @@ impl StdoutReader {
     /// Direct mode: wait until stdout has data, a slice of the wait passed (the runtime
     /// gets a turn), or `deadline`.
     fn wait_direct(&mut self, deadline: Instant) -> Ready {
-        let Wait::Direct {
-            stdout, blocker, ..
-        } = &mut self.wait
-        else {
+        let Wait::Direct { stdout, blocker } = &mut self.wait else {
             return Ready::Yield;
         };
         let now = Instant::now();
@@ -721,8 +708,8 @@ fn read_into(file: &mut File, chunk: &mut [u8], buf: &mut Vec<u8>) -> std::io::R
     Ok(n)
 }
 
-/// The stderr tail, kept by a thread until stderr ends (direct mode).
-fn read_stderr_blocking(mut stderr: File, tail: &Arc<Mutex<VecDeque<String>>>) {
+/// The stderr tail, kept by a thread until stderr ends.
+fn read_stderr(mut stderr: File, tail: &Arc<Mutex<VecDeque<String>>>) {
     let mut chunk = [0u8; 8192];
     let mut partial = Vec::new();
     loop {
@@ -755,6 +742,20 @@ fn push_stderr_line(tail: &Arc<Mutex<VecDeque<String>>>, line: &[u8]) {
             t.pop_front();
         }
         t.push_back(line.chars().take(1000).collect());
+    }
+}
+
+impl Incoming {
+    /// A [`Incoming::Response`] parsed whole (a message, or noise if its text is not a JSON
+    /// value after all); any other event as it is.
+    fn parsed(self) -> Incoming {
+        match self {
+            Incoming::Response(_, text) => match serde_json::from_str(&text) {
+                Ok(msg) => Incoming::Message(msg, text),
+                Err(_) => Incoming::Noise(text.chars().take(500).collect()),
+            },
+            other => other,
+        }
     }
 }
 
@@ -805,13 +806,6 @@ fn trim_line(line: &[u8]) -> &[u8] {
         end -= 1;
     }
     &line[..end]
-}
-
-async fn read_stderr(stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<String>>>) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        push_stderr_line(&tail, line.as_bytes());
-    }
 }
 
 #[cfg(test)]
