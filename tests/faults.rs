@@ -143,15 +143,19 @@ impl Workdir {
 /// `mcpspec run SCENARIOS --stdio "<example server> FLAGS" --cwd <fresh dir> --json …`,
 /// then checks that no process of the run is left.
 fn run_stdio(server_flags: &[&str], scenarios: &[&str], extra: &[&str]) -> (Run, Value) {
+    run_stdio_command(&stdio_target(server_flags), scenarios, extra)
+}
+
+/// [`run_stdio`] with any `--stdio` command line.
+fn run_stdio_command(target: &str, scenarios: &[&str], extra: &[&str]) -> (Run, Value) {
     let work = Workdir::new();
-    let target = stdio_target(server_flags);
     let (cwd, json) = (work.server_cwd(), work.json());
     let paths: Vec<String> = scenarios.iter().map(|s| scenario(s)).collect();
     let mut args: Vec<&str> = vec!["run"];
     args.extend(paths.iter().map(String::as_str));
     args.extend([
         "--stdio",
-        &target,
+        target,
         "--cwd",
         cwd.to_str().unwrap(),
         "--json",
@@ -601,36 +605,19 @@ fn run_wrapped(server_flags: &[&str], scenarios: &[&str], code: i32) {
 #[test]
 fn stdio_server_flooding_stderr_mid_run_does_not_stall() {
     for jobs in ["1", "2"] {
-        let work = Workdir::new();
         let flood = format!(
             "head -c 1000000 /dev/zero | tr '\\0' e | fold -w 100 >&2; exec {}",
             stdio_target(&[])
         );
         let target = format!("sh -c \"{flood}\"");
-        let (cwd, json) = (work.server_cwd(), work.json());
-        let (a, b) = (scenario("healthy.yaml"), scenario("tool-call.yaml"));
-        let run = run_limited(
-            &[
-                "run",
-                &a,
-                &b,
-                "--stdio",
-                &target,
-                "--cwd",
-                cwd.to_str().unwrap(),
-                "--json",
-                json.to_str().unwrap(),
-                "--jobs",
-                jobs,
-                "--timeout",
-                "5s",
-            ],
-            RUN_LIMIT,
+        // No process of the run is left (checked by `run_stdio_command`).
+        let (run, report) = run_stdio_command(
+            &target,
+            &["healthy.yaml", "tool-call.yaml"],
+            &["--jobs", jobs, "--timeout", "5s"],
         );
         assert_eq!(run.code, 0, "--jobs {jobs}: {run:?}");
-        let report = common::read_json(&json);
         assert_suite_passed(&report, "healthy@auto");
-        assert_no_processes_in(&cwd);
     }
 }
 

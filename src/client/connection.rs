@@ -221,9 +221,20 @@ impl Connection {
         header_overrides: &IndexMap<String, Option<String>>,
         timeout: Duration,
     ) -> Outgoing {
-        self.build_ref(
+        if is_plain(params.as_ref(), meta_overrides) {
+            return self.build_ref(
+                method,
+                params.as_ref(),
+                id,
+                meta_overrides,
+                header_overrides,
+                timeout,
+            );
+        }
+        // Owned params go to the general path as they are (no copy).
+        self.build_general(
             method,
-            params.as_ref(),
+            params,
             id,
             meta_overrides,
             header_overrides,
@@ -243,13 +254,7 @@ impl Connection {
         header_overrides: &IndexMap<String, Option<String>>,
         timeout: Duration,
     ) -> Outgoing {
-        let plain = meta_overrides.is_empty()
-            && match params {
-                None => true,
-                Some(Value::Object(p)) => !p.contains_key("_meta"),
-                Some(_) => false,
-            };
-        if plain {
+        if is_plain(params, meta_overrides) {
             let params = params.and_then(Value::as_object);
             let body = self.plain_body(method, params, id.as_ref());
             // Headers travel over HTTP only; stdio skips making them.
@@ -529,10 +534,7 @@ impl Connection {
             Ok(ex) => {
                 // What this connection reads from a response (a complete tools list, the
                 // wire checks) needs it parsed now.
-                if !settle_later
-                    || self.target.wire_validation
-                    || out.body.contains("\"tools/list\"")
-                {
+                if !settle_later || self.target.wire_validation || lists_tools(out) {
                     ex.settle();
                 }
                 for m in &ex.other_messages {
@@ -636,9 +638,7 @@ impl Connection {
 
     fn remember_tools(&mut self, out: &Outgoing, result: &Map<String, Value>) {
         // Only a complete list (first page without a next one) is a safe cache.
-        if !result.contains_key("tools")
-            || result.get("nextCursor").is_some()
-            || !out.body.contains("\"tools/list\"")
+        if !result.contains_key("tools") || result.get("nextCursor").is_some() || !lists_tools(out)
         {
             return;
         }
@@ -1204,6 +1204,22 @@ fn base64_encode(bytes: &[u8]) -> String {
 
 fn answered_differs(offer: &str, answered: &str) -> bool {
     offer != answered
+}
+
+/// Whether [`Connection::build_ref`] writes the message straight to text: object params
+/// (or none) without a `_meta` of their own, and no `_meta` overrides.
+fn is_plain(params: Option<&Value>, meta_overrides: &IndexMap<String, Value>) -> bool {
+    meta_overrides.is_empty()
+        && match params {
+            None => true,
+            Some(Value::Object(p)) => !p.contains_key("_meta"),
+            Some(_) => false,
+        }
+}
+
+/// Whether `out` is a `tools/list` request (a cheap look at its text).
+fn lists_tools(out: &Outgoing) -> bool {
+    out.body.contains("\"tools/list\"")
 }
 
 fn out_method(out: &Outgoing) -> String {

@@ -483,6 +483,8 @@ async fn run_step<'s>(
         built.out.quiet_period = NO_RESPONSE_WINDOW;
     }
     let paginate = matches!(step.action, Action::Request { paginate: true, .. });
+    // Judged later (with the response parsed then), or now.
+    let defer = earlier.may_defer(step);
     let fresh = matches!(step.action, Action::Raw { fresh: true, .. });
     // `Err(Ok(_))`: a transport error; `Err(Err(_))`: pagination broke.
     let exchange = if fresh {
@@ -490,7 +492,7 @@ async fn run_step<'s>(
     } else if paginate {
         paginate_all(conn, &built, timeout).await.map_err(Err)
     } else {
-        conn.send_overlapped(&built.out, earlier.may_defer(step), || earlier.flush())
+        conn.send_overlapped(&built.out, defer, || earlier.flush())
             .await
             .map_err(Ok)
     };
@@ -521,7 +523,7 @@ async fn run_step<'s>(
             )),
         });
     }
-    if earlier.may_defer(step) {
+    if defer {
         return StepRun::Deferred(Box::new(Judgement {
             step,
             exchange,

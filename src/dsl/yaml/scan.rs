@@ -539,14 +539,7 @@ impl<'a> Scanner<'a> {
             }
         }
         self.pos = i + 1;
-        let last = &self.text[segment..i];
-        Some(match owned {
-            None => Cow::Borrowed(last),
-            Some(mut text) => {
-                text.push_str(last);
-                Cow::Owned(text)
-            }
-        })
+        Some(joined(owned, &self.text[segment..i]))
     }
 
     /// `"..."` on one line with the common escapes; others are left to granit.
@@ -570,14 +563,19 @@ impl<'a> Scanner<'a> {
             }
         }
         self.pos = i + 1;
-        let last = &self.text[segment..i];
-        Some(match owned {
-            None => Cow::Borrowed(last),
-            Some(mut text) => {
-                text.push_str(last);
-                Cow::Owned(text)
-            }
-        })
+        Some(joined(owned, &self.text[segment..i]))
+    }
+}
+
+/// A quoted scalar's text: the source slice itself when nothing was unescaped, else the
+/// unescaped text so far with the last segment appended.
+fn joined<'a>(owned: Option<String>, last: &'a str) -> Cow<'a, str> {
+    match owned {
+        None => Cow::Borrowed(last),
+        Some(mut text) => {
+            text.push_str(last);
+            Cow::Owned(text)
+        }
     }
 }
 
