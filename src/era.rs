@@ -58,9 +58,7 @@ impl EraRequest {
                 EraKind::Modern => EraRequest::Modern(date.to_string()),
                 EraKind::Legacy => EraRequest::PinnedLegacy(date.to_string()),
             }),
-            other => Err(format!(
-                "`{other}` is not an era: expected `legacy`, `modern`, `auto` or a revision date such as `2025-11-25` or `2026-07-28`"
-            )),
+            other => Err(not_an_era(other)),
         }
     }
 }
@@ -103,9 +101,7 @@ impl EraSelector {
             "modern" => Ok(EraSelector::Modern),
             "auto" => Ok(EraSelector::Auto),
             date if is_revision_date(date) => Ok(EraSelector::Revision(date.to_string())),
-            other => Err(format!(
-                "`{other}` is not an era: expected `legacy`, `modern`, `auto` or a revision date such as `2025-11-25` or `2026-07-28`"
-            )),
+            other => Err(not_an_era(other)),
         }
     }
 
@@ -146,14 +142,35 @@ impl EraSelector {
     }
 }
 
+fn not_an_era(text: &str) -> String {
+    format!(
+        "`{text}` is not an era: expected `legacy`, `modern`, `auto` or a revision date such as `2025-11-25` or `2026-07-28`"
+    )
+}
+
+/// A revision is a real calendar date `YYYY-MM-DD` (`2026-13-45` is a typo, not an era).
 fn is_revision_date(text: &str) -> bool {
     let b = text.as_bytes();
-    b.len() == 10
+    let shaped = b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
         && b.iter()
             .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if !shaped {
+        return false;
+    }
+    let number = |range: std::ops::Range<usize>| text[range].parse::<u32>().unwrap_or(0);
+    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
 }
 
 #[cfg(test)]
@@ -172,6 +189,10 @@ mod tests {
             Ok(EraRequest::Modern(MODERN_REVISION.into()))
         );
         assert!(EraRequest::parse("2026-7-28").is_err());
+        assert!(EraRequest::parse("2026-13-45").is_err());
+        assert!(EraRequest::parse("2025-02-29").is_err());
+        assert!(EraRequest::parse("2024-02-29").is_ok());
+        assert!(EraSelector::parse("2026-00-10").is_err());
         assert!(
             EraRequest::parse("new")
                 .unwrap_err()
