@@ -107,6 +107,9 @@ impl<'a> Printer<'a> {
             let _ = write!(head, " ({})", self.redact(rev));
         }
         let _ = write!(head, " {}", secs(suite.duration));
+        if setup_repeat {
+            head.push_str(" (the same setup error as above)");
+        }
         self.line(&head);
 
         let verbose = self.opts.verbose;
@@ -116,12 +119,7 @@ impl<'a> Printer<'a> {
             let note = self.redact(note);
             self.line(&format!("{STEP_INDENT}era: {note}"));
         }
-        if suite.setup_error.is_some() && setup_repeat {
-            let word = self.word("ERROR");
-            self.line(&format!(
-                "{STEP_INDENT}{word} setup: the same error as above"
-            ));
-        } else if let Some(err) = &suite.setup_error {
+        if let Some(err) = suite.setup_error.as_ref().filter(|_| !setup_repeat) {
             let err = self.redact(err);
             let mut lines = err.lines();
             let first = lines.next().unwrap_or_default();
@@ -543,9 +541,10 @@ mod tests {
         assert!(!second.contains(first_line), "{second}");
         assert!(!second.contains("era: "), "{second}");
         assert!(
-            second.contains("ERROR setup: the same error as above"),
+            second.contains("(the same setup error as above)"),
             "{second}"
         );
+        assert_eq!(second.lines().count(), 1, "{second}");
     }
 
     #[test]
