@@ -970,3 +970,64 @@ fn parse_params(
     }
     Ok(params)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::EraInfo;
+
+    fn suite(negotiated: Option<&str>, kind: Option<&str>) -> SuiteResult {
+        SuiteResult {
+            id: "s@legacy".into(),
+            ordinal: 0,
+            scenario: "s".into(),
+            description: None,
+            file: "s.yaml".into(),
+            line: 1,
+            pack: None,
+            era: EraInfo {
+                requested: "legacy".into(),
+                negotiated: negotiated.map(str::to_string),
+                ..EraInfo::default()
+            },
+            started_at: String::new(),
+            duration: Default::default(),
+            setup_error: kind.map(|k| format!("{k} error")),
+            setup_error_kind: kind.map(str::to_string),
+            steps: Vec::new(),
+            stderr_tail: None,
+        }
+    }
+
+    fn report(suites: Vec<SuiteResult>) -> RunReport {
+        RunReport {
+            mcpspec_version: String::new(),
+            target: String::new(),
+            transport: "http".into(),
+            started_at: String::new(),
+            duration: Default::default(),
+            summary: crate::report::model::Summary::from_suites(&suites),
+            suites,
+            stale_entries: Vec::new(),
+            interrupted: None,
+        }
+    }
+
+    /// 4 only for a target no suite reached: a connection that failed after others got
+    /// through is a failure of the server (1), whichever connection it was.
+    #[test]
+    fn unreachable_only_when_never_reached() {
+        let never = report(vec![
+            suite(None, Some("unreachable")),
+            suite(None, Some("unreachable")),
+        ]);
+        assert_eq!(exit_code(&never, None, false), exit::UNREACHABLE);
+        for reached in [
+            suite(Some("2025-11-25"), None),
+            suite(None, Some("protocol")),
+        ] {
+            let later = report(vec![reached, suite(None, Some("unreachable"))]);
+            assert_eq!(exit_code(&later, None, false), exit::FAILED);
+        }
+    }
+}

@@ -525,6 +525,7 @@ mod tests {
     #[test]
     fn streamed_suites_say_shared_things_once() {
         let mut suite = testdata::report().suites[2].clone();
+        suite.stderr_tail = None;
         suite.era.requested = "auto".into();
         suite.era.era = Some("legacy".into());
         suite.era.note = Some("auto: server/discover answered -32601; fell back to legacy".into());
