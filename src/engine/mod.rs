@@ -111,23 +111,32 @@ pub async fn run(
         .map(|i| (i.scenario, i.era.clone(), i.ordinal))
         .collect();
     let mut suites = Vec::with_capacity(items.len());
-    // Suites that finished ahead of an earlier one, by index, until their turn.
+    // Suites that finished ahead of an earlier one, by index, until their turn. Items start
+    // only while fewer than `jobs` are running or waiting here (as with `buffered`), so a
+    // slow item holds back at most `jobs` results; unlike `buffered`, the finished ones
+    // are at hand when a signal stops the run.
     let mut ahead = std::collections::BTreeMap::new();
-    let mut stream = futures::stream::iter(items.into_iter().enumerate().map(|(i, item)| {
+    let mut pending = items.into_iter().enumerate().map(|(i, item)| {
         let gate = &gate;
         async move { (i, run_item(item, config, gate).await) }
-    }))
-    .buffer_unordered(jobs);
+    });
+    let mut running = futures::stream::FuturesUnordered::new();
+    let mut started_items = 0;
     let mut interrupt = std::pin::pin!(interrupt);
     let mut interrupted = None;
     loop {
+        while started_items < suites.len() + jobs {
+            let Some(item) = pending.next() else { break };
+            running.push(item);
+            started_items += 1;
+        }
         let next = tokio::select! {
             biased;
             why = &mut interrupt => {
                 interrupted = Some(why);
                 break;
             }
-            next = stream.next() => next,
+            next = running.next() => next,
         };
         let Some((i, suite)) = next else { break };
         ahead.insert(i, suite);
@@ -139,7 +148,7 @@ pub async fn run(
             suites.push(suite);
         }
     }
-    drop(stream);
+    drop(running);
     if let Some(why) = &interrupted {
         // Finished ahead of an unfinished one: still a result.
         for (i, (scenario, era, ordinal)) in planned.iter().enumerate().skip(suites.len()) {
