@@ -573,7 +573,13 @@ fn run(mut args: RunArgs) -> i32 {
     ) {
         return code;
     }
-    if let Some(path) = &args.write_baseline {
+    if let (Some(path), Some(signal)) = (&args.write_baseline, &report.interrupted) {
+        // The unfinished suites are not failures of the server: no baseline from them.
+        eprintln!(
+            "no baseline written to {}: the run was interrupted ({signal})",
+            path.display()
+        );
+    } else if let Some(path) = &args.write_baseline {
         if let Err(code) = write_reports_file(path, crate::baseline::write_from(&report, strict)) {
             return code;
         }
@@ -870,6 +876,7 @@ fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
             .iter()
             .flat_map(|r| r.stale_entries.iter().cloned())
             .collect(),
+        interrupted: reports.iter().find_map(|r| r.interrupted.clone()),
         suites,
         ..first
     };
