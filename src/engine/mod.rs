@@ -150,15 +150,19 @@ pub async fn run(
     }
     drop(running);
     if let Some(why) = &interrupted {
-        // Finished ahead of an unfinished one: still a result.
         for (i, (scenario, era, ordinal)) in planned.iter().enumerate().skip(suites.len()) {
-            let suite = ahead.remove(&i).unwrap_or_else(|| {
-                let mut suite = skeleton(scenario, era, *ordinal);
-                suite.setup_error =
-                    Some(format!("interrupted ({why}) before this scenario finished"));
-                suite.setup_error_kind = Some(INTERRUPTED.to_string());
-                suite
-            });
+            // Finished ahead of an unfinished one: still a result, shown as such.
+            if let Some(mut suite) = ahead.remove(&i) {
+                on_suite(&suite);
+                if !config.keep_passing_transcripts {
+                    compact(&mut suite);
+                }
+                suites.push(suite);
+                continue;
+            }
+            let mut suite = skeleton(scenario, era, *ordinal);
+            suite.setup_error = Some(format!("interrupted ({why}) before this scenario finished"));
+            suite.setup_error_kind = Some(INTERRUPTED.to_string());
             suites.push(suite);
         }
     }
