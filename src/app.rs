@@ -522,9 +522,12 @@ fn run(mut args: RunArgs) -> i32 {
     let concurrency = config.jobs.min(items.len());
     let rt = runtime_for(concurrency);
     let mut progress = Progress::new(items.len());
+    let mut seen = report::Seen::default();
     let mut report = rt.block_on(async {
         crate::signals::install();
-        engine::run(items, &config, |suite| {
+        // A signal stops the run, which still writes what finished (see `engine::run`).
+        crate::signals::defer_exit();
+        engine::run(items, &config, crate::signals::interrupted(), |suite| {
             // Show expected failures as such while streaming (staleness is judged at the end).
             let shown = match &baseline {
                 Some(b) => {
@@ -533,7 +536,8 @@ fn run(mut args: RunArgs) -> i32 {
                 None => std::borrow::Cow::Borrowed(suite),
             };
             progress.clear();
-            let _ = stdout.write_all(report::render_suite(&shown, &console).as_bytes());
+            let _ =
+                stdout.write_all(report::render_streamed(&shown, &console, &mut seen).as_bytes());
             let _ = stdout.flush();
             progress.advance();
         })
@@ -569,7 +573,13 @@ fn run(mut args: RunArgs) -> i32 {
     ) {
         return code;
     }
-    if let Some(path) = &args.write_baseline {
+    if let (Some(path), Some(signal)) = (&args.write_baseline, &report.interrupted) {
+        // The unfinished suites are not failures of the server: no baseline from them.
+        eprintln!(
+            "no baseline written to {}: the run was interrupted ({signal})",
+            path.display()
+        );
+    } else if let Some(path) = &args.write_baseline {
         if let Err(code) = write_reports_file(path, crate::baseline::write_from(&report, strict)) {
             return code;
         }
@@ -578,7 +588,14 @@ fn run(mut args: RunArgs) -> i32 {
             path.display()
         );
     }
-    let code = exit_code(&report, applied.as_ref(), strict);
+    let code = match crate::signals::received() {
+        Some(signal) => {
+            // Anything started after the handler's kill (the run stopped right after it).
+            crate::signals::kill_all();
+            signal
+        }
+        None => exit_code(&report, applied.as_ref(), strict),
+    };
     // The process ends next: its memory goes back to the system at once, so the results
     // and compiled steps of a large run are not freed one allocation at a time first.
     std::mem::forget(report);
@@ -603,6 +620,10 @@ fn write_reports(
 
 /// 4 when the server could not be started/reached, 3 when authentication failed,
 /// 1 when a test failed, else 0.
+///
+/// 4 only when no suite of the run ever reached the server: a connection that failed
+/// after others got through is the server's failure (1), so the code of a run never
+/// depends on which connection a flaky server dropped.
 pub fn exit_code(
     report: &RunReport,
     applied: Option<&crate::baseline::Applied>,
@@ -614,9 +635,13 @@ pub fn exit_code(
             .iter()
             .any(|s: &SuiteResult| s.setup_error_kind.as_deref() == Some(k))
     };
+    let reached = report.suites.iter().any(|s| {
+        s.era.negotiated.is_some()
+            || matches!(s.setup_error_kind.as_deref(), Some("auth" | "protocol"))
+    });
     // A baseline may cover a connection failure; without one, it decides the code.
     let uncovered = applied.is_none_or(|a| a.unexpected > 0);
-    if uncovered && (kinds("start") || kinds("unreachable")) {
+    if uncovered && !reached && (kinds("start") || kinds("unreachable")) {
         exit::UNREACHABLE
     } else if uncovered && kinds("auth") {
         exit::AUTH_REQUIRED
@@ -851,6 +876,7 @@ fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
             .iter()
             .flat_map(|r| r.stale_entries.iter().cloned())
             .collect(),
+        interrupted: reports.iter().find_map(|r| r.interrupted.clone()),
         suites,
         ..first
     };
@@ -950,4 +976,65 @@ fn parse_params(
         params.insert(name.to_string(), Value::String(value));
     }
     Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::EraInfo;
+
+    fn suite(negotiated: Option<&str>, kind: Option<&str>) -> SuiteResult {
+        SuiteResult {
+            id: "s@legacy".into(),
+            ordinal: 0,
+            scenario: "s".into(),
+            description: None,
+            file: "s.yaml".into(),
+            line: 1,
+            pack: None,
+            era: EraInfo {
+                requested: "legacy".into(),
+                negotiated: negotiated.map(str::to_string),
+                ..EraInfo::default()
+            },
+            started_at: String::new(),
+            duration: Default::default(),
+            setup_error: kind.map(|k| format!("{k} error")),
+            setup_error_kind: kind.map(str::to_string),
+            steps: Vec::new(),
+            stderr_tail: None,
+        }
+    }
+
+    fn report(suites: Vec<SuiteResult>) -> RunReport {
+        RunReport {
+            mcpspec_version: String::new(),
+            target: String::new(),
+            transport: "http".into(),
+            started_at: String::new(),
+            duration: Default::default(),
+            summary: crate::report::model::Summary::from_suites(&suites),
+            suites,
+            stale_entries: Vec::new(),
+            interrupted: None,
+        }
+    }
+
+    /// 4 only for a target no suite reached: a connection that failed after others got
+    /// through is a failure of the server (1), whichever connection it was.
+    #[test]
+    fn unreachable_only_when_never_reached() {
+        let never = report(vec![
+            suite(None, Some("unreachable")),
+            suite(None, Some("unreachable")),
+        ]);
+        assert_eq!(exit_code(&never, None, false), exit::UNREACHABLE);
+        for reached in [
+            suite(Some("2025-11-25"), None),
+            suite(None, Some("protocol")),
+        ] {
+            let later = report(vec![reached, suite(None, Some("unreachable"))]);
+            assert_eq!(exit_code(&later, None, false), exit::FAILED);
+        }
+    }
 }

@@ -599,6 +599,7 @@ pub fn relabel_suite(
         suites: vec![suite.clone()],
         summary: Default::default(),
         stale_entries: Vec::new(),
+        interrupted: None,
     };
     apply(baseline, &mut one, strict);
     one.suites.pop().expect("one suite in, one out")
@@ -837,6 +838,7 @@ mod tests {
             duration: Duration::ZERO,
             summary: Summary::from_suites(&suites),
             stale_entries: Vec::new(),
+            interrupted: None,
             suites,
         }
     }

@@ -1,8 +1,11 @@
 //! Child process groups alive right now, so that Ctrl-C or SIGTERM on mcpspec takes
-//! every server it started down with it.
+//! every server it started down with it; and the signal itself, for a run that writes its
+//! reports before it exits.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex};
+use std::time::Duration;
 
 static GROUPS: LazyLock<Mutex<HashSet<i32>>> = LazyLock::new(|| Mutex::new(HashSet::new()));
 
@@ -30,7 +33,39 @@ pub fn kill_all() {
     }
 }
 
-/// On SIGINT/SIGTERM: kill the servers, then exit 130 / 143.
+/// Set by a run that writes its reports on interrupt (see [`defer_exit`]).
+static DEFER: AtomicBool = AtomicBool::new(false);
+/// The signal received: (exit code, name); `(0, "")` until then.
+static RECEIVED: LazyLock<tokio::sync::watch::Sender<(i32, &'static str)>> =
+    LazyLock::new(|| tokio::sync::watch::Sender::new((0, "")));
+
+/// How long a run may take to write its reports after a signal before the process exits
+/// anyway.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+/// On a signal, let the run finish its reports (within [`GRACE`]) instead of exiting.
+pub fn defer_exit() {
+    DEFER.store(true, Ordering::SeqCst);
+}
+
+/// The exit code of the signal received (130 SIGINT, 143 SIGTERM), if any.
+pub fn received() -> Option<i32> {
+    let (code, _) = *RECEIVED.borrow();
+    (code != 0).then_some(code)
+}
+
+/// Resolves with the signal's name once one is received.
+pub async fn interrupted() -> String {
+    let mut rx = RECEIVED.subscribe();
+    match rx.wait_for(|(code, _)| *code != 0).await {
+        Ok(got) => got.1.to_string(),
+        Err(_) => std::future::pending().await,
+    }
+}
+
+/// On SIGINT/SIGTERM: kill the servers, then exit 130 / 143 — at once, or after the run
+/// wrote its reports when it asked for that ([`defer_exit`]; a second signal, or
+/// [`GRACE`] passing, exits at once).
 pub fn install() {
     tokio::spawn(async {
         use tokio::signal::unix::{SignalKind, signal};
@@ -40,12 +75,30 @@ pub fn install() {
         ) else {
             return;
         };
-        let code = tokio::select! {
-            _ = int.recv() => 130,
-            _ = term.recv() => 143,
+        let (code, name) = tokio::select! {
+            _ = int.recv() => (130, "SIGINT"),
+            _ = term.recv() => (143, "SIGTERM"),
         };
+        // Before the kill: the run must see the signal before it sees servers die.
+        RECEIVED.send_replace((code, name));
         kill_all();
-        eprintln!("mcpspec: interrupted; stopped all servers it started");
+        if !DEFER.load(Ordering::SeqCst) {
+            eprintln!("mcpspec: interrupted; stopped all servers it started");
+            std::process::exit(code);
+        }
+        eprintln!(
+            "mcpspec: interrupted ({name}); stopped all servers it started, writing the reports"
+        );
+        std::thread::spawn(move || {
+            std::thread::sleep(GRACE);
+            kill_all();
+            std::process::exit(code);
+        });
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        kill_all();
         std::process::exit(code);
     });
 }

@@ -307,8 +307,9 @@ fn http_crash_errors_the_step_and_the_run_finishes() {
         &["tool-call.yaml", "healthy.yaml"],
         &["--timeout", "5s", "--jobs", "1"],
     );
-    // The crashed server is gone: the next scenario cannot reach it (4 outranks 1).
-    assert_eq!(run.code, 4, "{run:?}");
+    // The crashed server is gone: the next scenario cannot reach it. The run did reach
+    // it, so this is the server's failure (1), not an unreachable target (4).
+    assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(
         status_of(&report, "tool-call@auto", "lists tools"),
         "passed"
@@ -733,4 +734,109 @@ fn sigint_during_call_stops_the_server_and_exits_130() {
         "-INT",
         130,
     );
+}
+
+/// A signal mid-run still writes the record: the suite that finished is in the console,
+/// the JSON and the JUnit report; the one in flight and the one not started are
+/// `interrupted` errors; the summary says so; the code is the signal's; nothing is left
+/// running, and the reports are written well within the grace period.
+fn interrupt_with_reports(signal: &str, name: &str, expected_code: i32) {
+    let work = Workdir::new();
+    let cwd = work.server_cwd();
+    let (json, junit) = (work.json(), work.dir.path().join("result.xml"));
+    let target = wrapped_target(&[]);
+    let scenarios = ["healthy.yaml", "slow.yaml", "tool-call.yaml"].map(scenario);
+    let mut child = Command::new(mcpspec())
+        .arg("run")
+        .args(&scenarios)
+        .args(["--stdio", &target, "--cwd", cwd.to_str().unwrap()])
+        .args(["--jobs", "1", "--era", "legacy", "--timeout", "60s"])
+        .args(["--json", json.to_str().unwrap()])
+        .args(["--junit", junit.to_str().unwrap()])
+        .current_dir(repo_root())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcpspec starts");
+    let (lines, stdout) = {
+        use std::io::BufRead;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let reader = thread::spawn(move || {
+            let mut all = String::new();
+            for line in out.lines().map_while(Result::ok) {
+                let _ = tx.send(line.clone());
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
+        (rx, reader)
+    };
+    let stderr = drain(child.stderr.take().expect("stderr"));
+    // The first suite has finished (and been printed); the slow one is under way.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if line.starts_with("PASS  healthy@legacy") => break,
+            Ok(_) => {}
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("healthy@legacy never finished: {}", stderr.join().unwrap());
+            }
+        }
+    }
+    thread::sleep(Duration::from_millis(300));
+    let sent_at = Instant::now();
+    let sent = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill {signal} failed");
+    let code = wait_limited(&mut child, Duration::from_secs(15));
+    let took = sent_at.elapsed();
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    assert_no_processes_in(&cwd);
+    let all = format!("exit {code:?}\n--- stdout\n{stdout}\n--- stderr\n{stderr}");
+    assert_eq!(code, Some(expected_code), "{all}");
+    assert!(took < Duration::from_secs(3), "took {took:?}: {all}");
+    assert_contains(
+        &stdout,
+        "Summary: 3 suites, 4 steps: 2 passed, 0 failed, 2 errors, 0 warnings, 0 skipped",
+    );
+    assert_contains(
+        &stdout,
+        &format!("Interrupted by {name}: 2 of 3 suites did not finish"),
+    );
+
+    let report = common::read_json(&json);
+    assert_eq!(report["interrupted"], name, "{report:#}");
+    assert_eq!(report["summary"]["interrupted"], 2, "{report:#}");
+    assert_eq!(report["summary"]["errors"], 2, "{report:#}");
+    assert_suite_passed(&report, "healthy@legacy");
+    for id in ["slow@legacy", "tool-call@legacy"] {
+        let s = suite(&report, id);
+        assert_eq!(s["setupErrorKind"], "interrupted", "{id}: {s:#}");
+        assert_contains(s["setupError"].as_str().unwrap(), name);
+    }
+
+    common::assert_valid_junit(&junit);
+    let xml = fs::read_to_string(&junit).expect("junit written");
+    assert_contains(&xml, r#"tests="4""#);
+    assert_contains(&xml, r#"name="lists tools" classname="healthy@legacy""#);
+    assert_eq!(xml.matches(r#"type="interrupted""#).count(), 2, "{xml}");
+}
+
+#[test]
+fn sigint_mid_run_writes_the_reports_of_what_finished() {
+    interrupt_with_reports("-INT", "SIGINT", 130);
+}
+
+#[test]
+fn sigterm_mid_run_writes_the_reports_of_what_finished() {
+    interrupt_with_reports("-TERM", "SIGTERM", 143);
 }

@@ -182,7 +182,7 @@ fn run_peak(n: usize) -> (usize, usize) {
     let items = plan(&loaded.scenarios, &eras);
     let before = LIVE.load(Relaxed);
     PEAK.store(before, Relaxed);
-    let report = rt.block_on(run(items, &config, |_| {}));
+    let report = rt.block_on(run(items, &config, std::future::pending(), |_| {}));
     let peak = PEAK.load(Relaxed) - before;
     let held = LIVE.load(Relaxed).saturating_sub(before);
     assert_eq!(report.summary.passed, 5 * n, "{:#?}", report.summary);

@@ -162,7 +162,12 @@ impl Connection {
                     // A fresh process (stdio) or session: the probe may have left state behind.
                     conn.close_transport().await;
                     conn.transport = Transport::open(target)?;
-                    let r = conn.handshake(LATEST_LEGACY_REVISION, false).await;
+                    let mut r = conn.handshake(LATEST_LEGACY_REVISION, false).await;
+                    if let (Err(e), Some(note)) = (&mut r, &note)
+                        && e.kind == ConnectErrorKind::Unreachable
+                    {
+                        e.message.push_str(&format!(" (tried first: {note})"));
+                    }
                     conn.negotiated.note = note;
                     r
                 }
@@ -547,6 +552,9 @@ impl Connection {
                             None,
                         );
                     }
+                }
+                for note in std::mem::take(&mut ex.notes) {
+                    self.record(Direction::Note, note, None);
                 }
                 for line in &ex.stdout_noise {
                     self.record(
@@ -1044,10 +1052,13 @@ impl Connection {
                     },
                 }
             }
-            Err(TransportError::Io(e)) if self.is_http() => {
+            Err(TransportError::Unreachable(e)) => {
                 return Err(ConnectError {
                     kind: ConnectErrorKind::Unreachable,
-                    message: format!("cannot reach {}: {e}", self.target.location()),
+                    message: format!(
+                        "cannot reach {} (POST server/discover): {e}",
+                        self.target.location()
+                    ),
                     stderr_tail: None,
                     transcript: Vec::new(),
                 });
@@ -1090,11 +1101,30 @@ impl Connection {
                 if let Some(status @ (401 | 403)) = ex.http.as_ref().map(|h| h.status) {
                     return Err(self.auth_error(status));
                 }
+                // A handshake answered 404 with no JSON-RPC message: nothing at this URL
+                // speaks MCP (a mistyped path), whatever the era.
+                if ex.response.is_none()
+                    && ex.http.as_ref().is_some_and(|h| h.status == 404)
+                    && matches!(out_method(out).as_str(), "initialize" | "server/discover")
+                {
+                    return Err(ConnectError {
+                        kind: ConnectErrorKind::Unreachable,
+                        message: format!(
+                            "no MCP endpoint at {}: POST {} answered HTTP 404 (check the URL's path)",
+                            self.target.location(),
+                            out_method(out)
+                        ),
+                        stderr_tail: None,
+                        transcript: Vec::new(),
+                    });
+                }
                 Ok(ex)
             }
             Err(e) => {
+                // Unreachable only when no connection could be made: a connection that
+                // broke after reaching the server is the server's failure.
                 let kind = match (&e, self.is_http()) {
-                    (TransportError::Io(_), true) => ConnectErrorKind::Unreachable,
+                    (TransportError::Unreachable(_), _) => ConnectErrorKind::Unreachable,
                     (TransportError::Closed(_), false) => ConnectErrorKind::Start,
                     _ => ConnectErrorKind::Protocol,
                 };
@@ -1104,10 +1134,14 @@ impl Connection {
                     message: match kind {
                         ConnectErrorKind::Start => format!("the server did not start: {e}"),
                         ConnectErrorKind::Unreachable => match &e {
-                            TransportError::Io(detail) => {
-                                format!("cannot reach {}: {detail}", self.target.location())
-                            }
-                            other => format!("cannot reach {}: {other}", self.target.location()),
+                            TransportError::Unreachable(detail) => format!(
+                                "cannot reach {} (POST {what}): {detail}",
+                                self.target.location()
+                            ),
+                            other => format!(
+                                "cannot reach {} (POST {what}): {other}",
+                                self.target.location()
+                            ),
                         },
                         _ => format!("{what}: {e}"),
                     },

@@ -54,19 +54,22 @@ impl HttpTransport {
         let method = reqwest::Method::from_bytes(method.as_bytes())
             .map_err(|_| TransportError::Io(format!("invalid HTTP method `{method}`")))?;
         let headers = self.headers_for(out)?;
-        let mut request = self
-            .client
-            .request(method.clone(), &self.url)
-            .headers(headers);
-        if method != reqwest::Method::GET && method != reqwest::Method::DELETE {
-            request = request.body(out.body.clone());
-        }
+        let with_body = method != reqwest::Method::GET && method != reqwest::Method::DELETE;
+        let build = |client: &reqwest::Client| {
+            let request = client
+                .request(method.clone(), &self.url)
+                .headers(headers.clone());
+            if with_body {
+                request.body(out.body.clone())
+            } else {
+                request
+            }
+        };
         let fut = async {
-            let response = request
-                .send()
-                .await
-                .map_err(|e| TransportError::Io(describe_reqwest(&e)))?;
-            self.read_reply(response, out).await
+            let (response, retried) = send_once_more(&self.client, build).await?;
+            let mut ex = self.read_reply(response, out).await?;
+            ex.notes.extend(retried);
+            Ok(ex)
         };
         let mut ex = match tokio::time::timeout(out.timeout, fut).await {
             Ok(r) => r?,
@@ -283,12 +286,12 @@ impl HttpTransport {
         let Ok(headers) = self.headers_for(&answer) else {
             return;
         };
-        let send = self
-            .client
-            .post(&self.url)
-            .headers(headers)
-            .body(answer.body.clone())
-            .send();
+        let send = send_once_more(&self.client, |client| {
+            client
+                .post(&self.url)
+                .headers(headers.clone())
+                .body(answer.body.clone())
+        });
         let _ = tokio::time::timeout(answer.timeout, send).await;
     }
 
@@ -309,9 +312,11 @@ impl HttpTransport {
             quiet_period: Duration::ZERO,
         })?;
         headers.remove(reqwest::header::CONTENT_TYPE);
-        let request = self.client.get(&self.url).headers(headers).send();
+        let request = send_once_more(&self.client, |client| {
+            client.get(&self.url).headers(headers.clone())
+        });
         let response = match tokio::time::timeout(wait, request).await {
-            Ok(r) => r.map_err(|e| TransportError::Io(describe_reqwest(&e)))?,
+            Ok(r) => r?.0,
             Err(_) => return Err(TransportError::Timeout(wait)),
         };
         let status = response.status().as_u16();
@@ -354,13 +359,13 @@ impl HttpTransport {
             reqwest::Url::parse(&self.url).map_err(|e| TransportError::Io(e.to_string()))?;
         url.set_path(path);
         url.set_query(None);
-        let send = self
-            .client
-            .get(url)
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send();
+        let send = send_once_more(&self.client, |client| {
+            client
+                .get(url.clone())
+                .header(reqwest::header::ACCEPT, "application/json")
+        });
         let response = match tokio::time::timeout(wait, send).await {
-            Ok(r) => r.map_err(|e| TransportError::Io(describe_reqwest(&e)))?,
+            Ok(r) => r?.0,
             Err(_) => return Err(TransportError::Timeout(wait)),
         };
         let status = response.status().as_u16();
@@ -377,15 +382,99 @@ impl HttpTransport {
 fn shared_client() -> Result<reqwest::Client, String> {
     static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
         std::sync::OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            reqwest::Client::builder()
-                .no_proxy()
-                .tcp_nodelay(true)
-                .build()
-                .map_err(|e| format!("cannot build the HTTP client: {e}"))
-        })
-        .clone()
+    CLIENT.get_or_init(|| build_client(usize::MAX)).clone()
+}
+
+/// A client that keeps no idle connection: each request it sends opens a new one. Built
+/// on the first retry only.
+fn fresh_client() -> Result<reqwest::Client, String> {
+    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
+        std::sync::OnceLock::new();
+    CLIENT.get_or_init(|| build_client(0)).clone()
+}
+
+fn build_client(max_idle: usize) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .no_proxy()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(max_idle)
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// Send a request; when it fails before any response byte because the server had closed
+/// the connection (a pooled keep-alive connection it dropped after a response, or on its
+/// idle timeout, without `Connection: close`), send it once more on a fresh connection.
+/// Returns the response and, when it was sent again, a transcript note saying so.
+///
+/// Any other failure is final, and so is a second one: a server that closes every fresh
+/// connection without answering still fails the step. A failure to connect at all is
+/// [`TransportError::Unreachable`]: the target was not reached.
+async fn send_once_more(
+    client: &reqwest::Client,
+    build: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
+) -> Result<(reqwest::Response, Option<String>), TransportError> {
+    let first = match build(client).send().await {
+        Ok(response) => return Ok((response, None)),
+        Err(e) => e,
+    };
+    if !closed_before_reply(&first) {
+        return Err(send_error(&first));
+    }
+    let note = format!(
+        "the server closed the connection before replying ({}); sent again once on a fresh connection",
+        describe_reqwest(&first)
+    );
+    let fresh = fresh_client().map_err(TransportError::Io)?;
+    match build(&fresh).send().await {
+        Ok(response) => Ok((response, Some(note))),
+        Err(e) => Err(TransportError::Io(format!(
+            "{}; sent again on a fresh connection: {}",
+            describe_reqwest(&first),
+            describe_reqwest(&e)
+        ))),
+    }
+}
+
+/// The request went out on a connection the peer had already closed (or closed before the
+/// response began): hyper's incomplete-message error, or a reset / broken pipe on the
+/// socket. Connection failures and timeouts are not this.
+fn closed_before_reply(e: &reqwest::Error) -> bool {
+    if e.is_connect() || e.is_timeout() || e.is_builder() || e.is_redirect() {
+        return false;
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(inner) = source {
+        if let Some(io) = inner.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        // hyper::Error::IncompleteMessage (hyper is not a direct dependency: its text).
+        if inner
+            .to_string()
+            .contains("connection closed before message completed")
+        {
+            return true;
+        }
+        source = inner.source();
+    }
+    false
+}
+
+/// A send that failed: `Unreachable` when no connection could be made.
+fn send_error(e: &reqwest::Error) -> TransportError {
+    if e.is_connect() {
+        TransportError::Unreachable(describe_reqwest(e))
+    } else {
+        TransportError::Io(describe_reqwest(e))
+    }
 }
 
 fn describe_reqwest(e: &reqwest::Error) -> String {

@@ -135,6 +135,9 @@ pub struct Exchange {
     /// The response was matched by its id alone and `response_text` still has to be
     /// parsed into `response` (see [`Exchange::settle`]).
     pub unsettled: bool,
+    /// Transport events worth a transcript note (an HTTP request sent again on a fresh
+    /// connection).
+    pub notes: Vec<String>,
 }
 
 impl Exchange {
@@ -172,6 +175,8 @@ pub enum TransportError {
         error: Option<Box<Value>>,
     },
     Io(String),
+    /// HTTP: no connection could be made (refused, DNS, TLS): the target was not reached.
+    Unreachable(String),
 }
 
 impl std::fmt::Display for TransportError {
@@ -192,7 +197,9 @@ impl std::fmt::Display for TransportError {
                 f,
                 "the server answered with id {got}, but the request in flight has id {expected}"
             ),
-            TransportError::Io(e) => write!(f, "transport error: {e}"),
+            TransportError::Io(e) | TransportError::Unreachable(e) => {
+                write!(f, "transport error: {e}")
+            }
         }
     }
 }

@@ -91,23 +91,80 @@ pub fn plan<'a>(scenarios: &'a [Scenario], eras: &[Era]) -> Vec<Item<'a>> {
 
 /// Run the items with up to `jobs` connections at once. Suites are handed to
 /// `on_suite` and stored in input order whatever the concurrency.
+///
+/// When `interrupt` resolves (a signal, with its name), the run stops at once: the suites
+/// that finished are kept, every other item becomes an `interrupted` suite, and the report
+/// says by what.
 pub async fn run(
     items: Vec<Item<'_>>,
     config: &RunConfig,
+    interrupt: impl std::future::Future<Output = String>,
     mut on_suite: impl FnMut(&SuiteResult),
 ) -> RunReport {
     let started = Instant::now();
     let started_at = now_rfc3339();
     let jobs = config.jobs.max(1);
+    let gate = Gate::default();
+    // What an interrupted item's suite needs (cheap: the scenario is borrowed).
+    let planned: Vec<(&Scenario, Era, usize)> = items
+        .iter()
+        .map(|i| (i.scenario, i.era.clone(), i.ordinal))
+        .collect();
     let mut suites = Vec::with_capacity(items.len());
-    let mut stream =
-        futures::stream::iter(items.into_iter().map(|item| run_item(item, config))).buffered(jobs);
-    while let Some(mut suite) = stream.next().await {
-        on_suite(&suite);
-        if !config.keep_passing_transcripts {
-            compact(&mut suite);
+    // Suites that finished ahead of an earlier one, by index, until their turn. Items start
+    // only while fewer than `jobs` are running or waiting here (as with `buffered`), so a
+    // slow item holds back at most `jobs` results; unlike `buffered`, the finished ones
+    // are at hand when a signal stops the run.
+    let mut ahead = std::collections::BTreeMap::new();
+    let mut pending = items.into_iter().enumerate().map(|(i, item)| {
+        let gate = &gate;
+        async move { (i, run_item(item, config, gate).await) }
+    });
+    let mut running = futures::stream::FuturesUnordered::new();
+    let mut started_items = 0;
+    let mut interrupt = std::pin::pin!(interrupt);
+    let mut interrupted = None;
+    loop {
+        while started_items < suites.len() + jobs {
+            let Some(item) = pending.next() else { break };
+            running.push(item);
+            started_items += 1;
         }
-        suites.push(suite);
+        let next = tokio::select! {
+            biased;
+            why = &mut interrupt => {
+                interrupted = Some(why);
+                break;
+            }
+            next = running.next() => next,
+        };
+        let Some((i, suite)) = next else { break };
+        ahead.insert(i, suite);
+        while let Some(mut suite) = ahead.remove(&suites.len()) {
+            on_suite(&suite);
+            if !config.keep_passing_transcripts {
+                compact(&mut suite);
+            }
+            suites.push(suite);
+        }
+    }
+    drop(running);
+    if let Some(why) = &interrupted {
+        for (i, (scenario, era, ordinal)) in planned.iter().enumerate().skip(suites.len()) {
+            // Finished ahead of an unfinished one: still a result, shown as such.
+            if let Some(mut suite) = ahead.remove(&i) {
+                on_suite(&suite);
+                if !config.keep_passing_transcripts {
+                    compact(&mut suite);
+                }
+                suites.push(suite);
+                continue;
+            }
+            let mut suite = skeleton(scenario, era, *ordinal);
+            suite.setup_error = Some(format!("interrupted ({why}) before this scenario finished"));
+            suite.setup_error_kind = Some(INTERRUPTED.to_string());
+            suites.push(suite);
+        }
     }
     let summary = Summary::from_suites(&suites);
     RunReport {
@@ -119,6 +176,60 @@ pub async fn run(
         suites,
         summary,
         stale_entries: Vec::new(),
+        interrupted,
+    }
+}
+
+/// `setup_error_kind` of a suite a signal stopped before it finished.
+pub const INTERRUPTED: &str = "interrupted";
+
+/// Connection failures that are the target's, not a scenario's: once one is known, later
+/// items do not try again (an unreachable target is reported once, not waited for per
+/// scenario). Unreachable and authentication failures hold for every era; a refused
+/// handshake for its era only.
+#[derive(Default)]
+struct Gate {
+    failed: std::sync::Mutex<Vec<(Option<String>, ConnectErrorKind, String)>>,
+}
+
+impl Gate {
+    /// The failure already known for connections in this era.
+    fn known(&self, era: &str) -> Option<(ConnectErrorKind, String)> {
+        let failed = self.failed.lock().ok()?;
+        failed
+            .iter()
+            .find(|(e, _, _)| e.as_deref().is_none_or(|e| e == era))
+            .map(|(_, kind, message)| (*kind, message.clone()))
+    }
+
+    fn remember(&self, era: &str, e: &crate::client::ConnectError) {
+        let (kind, message) = (e.kind, &e.message);
+        // The server answered the handshake, and not as asked: a refusal. A handshake
+        // that broke down (timeout, closed connection) may go through next time.
+        let refused = e
+            .transcript
+            .last()
+            .is_some_and(|t| t.direction == crate::report::model::Direction::Received);
+        let scope = match kind {
+            ConnectErrorKind::Unreachable | ConnectErrorKind::Auth => None,
+            ConnectErrorKind::Protocol if refused => Some(era.to_string()),
+            // A server process that did not start may start next time (stdio).
+            ConnectErrorKind::Protocol | ConnectErrorKind::Start => return,
+        };
+        if let Ok(mut failed) = self.failed.lock()
+            && !failed.iter().any(|(e, k, _)| *e == scope && *k == kind)
+        {
+            failed.push((scope, kind, message.to_string()));
+        }
+    }
+}
+
+fn kind_name(kind: ConnectErrorKind) -> &'static str {
+    match kind {
+        ConnectErrorKind::Start => "start",
+        ConnectErrorKind::Unreachable => "unreachable",
+        ConnectErrorKind::Auth => "auth",
+        ConnectErrorKind::Protocol => "protocol",
     }
 }
 
@@ -145,13 +256,11 @@ fn has_wire_check(steps: &[crate::dsl::Step]) -> bool {
     })
 }
 
-async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
-    let (target, params) = (&config.target, &config.params);
-    let started = Instant::now();
-    let scenario = item.scenario;
-    let mut suite = SuiteResult {
-        id: item.id(),
-        ordinal: item.ordinal,
+/// The suite of an item before it runs: what it is, no results yet.
+fn skeleton(scenario: &Scenario, era: &Era, ordinal: usize) -> SuiteResult {
+    SuiteResult {
+        id: format!("{}@{}", scenario.id, era.label),
+        ordinal,
         scenario: scenario.id.clone(),
         description: scenario.description.clone(),
         file: scenario.pos.file_name().to_string(),
@@ -164,7 +273,7 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
                 None => p.clone(),
             }),
         era: EraInfo {
-            requested: item.era.label.clone(),
+            requested: era.label.clone(),
             ..EraInfo::default()
         },
         started_at: now_rfc3339(),
@@ -173,7 +282,14 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
         setup_error_kind: None,
         steps: Vec::new(),
         stderr_tail: None,
-    };
+    }
+}
+
+async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResult {
+    let (target, params) = (&config.target, &config.params);
+    let started = Instant::now();
+    let scenario = item.scenario;
+    let mut suite = skeleton(scenario, &item.era, item.ordinal);
     // Released steps are compiled now and dropped with the scenario's run.
     let steps = match scenario.compiled_steps() {
         Ok(steps) => steps,
@@ -214,18 +330,17 @@ async fn run_item(item: Item<'_>, config: &RunConfig) -> SuiteResult {
         suite.duration = started.elapsed();
         return suite;
     }
+    if let Some((kind, message)) = gate.known(&item.era.label) {
+        suite.setup_error = Some(message);
+        suite.setup_error_kind = Some(kind_name(kind).to_string());
+        suite.duration = started.elapsed();
+        return suite;
+    }
     match Connection::open(target, &item.era.label, &item.era.request).await {
         Err(e) => {
+            gate.remember(&item.era.label, &e);
             suite.setup_error = Some(e.message.clone());
-            suite.setup_error_kind = Some(
-                match e.kind {
-                    ConnectErrorKind::Start => "start",
-                    ConnectErrorKind::Unreachable => "unreachable",
-                    ConnectErrorKind::Auth => "auth",
-                    ConnectErrorKind::Protocol => "protocol",
-                }
-                .to_string(),
-            );
+            suite.setup_error_kind = Some(kind_name(e.kind).to_string());
             suite.stderr_tail = e.stderr_tail;
         }
         Ok(mut conn) => {

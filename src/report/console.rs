@@ -96,21 +96,30 @@ impl<'a> Printer<'a> {
         }
     }
 
-    fn suite(&mut self, suite: &SuiteResult) {
+    fn suite(&mut self, suite: &SuiteResult, seen: Option<&mut Seen>) {
+        let (setup_repeat, note_new) = match seen {
+            Some(seen) => seen.admit(suite),
+            None => (false, false),
+        };
         let status = suite.status();
         let mut head = format!("{} {}", self.word(status.label()), self.redact(&suite.id));
         if let Some(rev) = &suite.era.negotiated {
             let _ = write!(head, " ({})", self.redact(rev));
         }
         let _ = write!(head, " {}", secs(suite.duration));
+        if setup_repeat {
+            head.push_str(" (the same setup error as above)");
+        }
         self.line(&head);
 
         let verbose = self.opts.verbose;
-        if verbose && let Some(note) = &suite.era.note {
+        if (verbose || note_new)
+            && let Some(note) = &suite.era.note
+        {
             let note = self.redact(note);
             self.line(&format!("{STEP_INDENT}era: {note}"));
         }
-        if let Some(err) = &suite.setup_error {
+        if let Some(err) = suite.setup_error.as_ref().filter(|_| !setup_repeat) {
             let err = self.redact(err);
             let mut lines = err.lines();
             let first = lines.next().unwrap_or_default();
@@ -288,43 +297,86 @@ fn secs(d: Duration) -> String {
 /// its steps with failure details. Ends with a newline.
 pub fn render_suite(suite: &SuiteResult, opts: &ConsoleOptions) -> String {
     let mut printer = Printer::new(opts);
-    printer.suite(suite);
+    printer.suite(suite, None);
     printer.out
 }
 
-/// Render the final summary: a `Summary:` line with every count, then the plain
-/// `N passed, N failed, N skipped` line read by CI log parsers. In that last line, counts
-/// are steps and follow the JUnit mapping: warnings count as passed, errors as failed and
-/// expected failures as skipped.
+/// What a streamed run has printed so far, so that what concerns the target rather than
+/// one suite is said once: a setup error shared by several suites (an unreachable target,
+/// an era the server refuses) and how `auto` chose its era when it fell back to legacy.
+#[derive(Default)]
+pub struct Seen {
+    setup_errors: std::collections::HashSet<String>,
+    era_notes: std::collections::HashSet<String>,
+}
+
+impl Seen {
+    /// Whether the suite's setup error was printed before, and whether its era note is an
+    /// `auto` fallback not printed before (both remembered).
+    fn admit(&mut self, suite: &SuiteResult) -> (bool, bool) {
+        let repeat = suite
+            .setup_error
+            .as_ref()
+            .is_some_and(|e| !self.setup_errors.insert(e.clone()));
+        let fell_back = suite.era.requested == "auto" && suite.era.era.as_deref() == Some("legacy");
+        let note = fell_back
+            && suite
+                .era
+                .note
+                .as_ref()
+                .is_some_and(|n| self.era_notes.insert(n.clone()));
+        (repeat, note)
+    }
+}
+
+/// [`render_suite`] in a streamed run: what `seen` says was printed already is not
+/// repeated.
+pub fn render_streamed(suite: &SuiteResult, opts: &ConsoleOptions, seen: &mut Seen) -> String {
+    let mut printer = Printer::new(opts);
+    printer.suite(suite, Some(seen));
+    printer.out
+}
+
+/// Render the final summary: one `Summary:` line with every count (steps, as in the JSON
+/// report's `summary`; the JUnit totals are the same counts, see its mapping), then, when
+/// a signal stopped the run, which suites it left unfinished.
 pub fn render_summary(report: &RunReport, opts: &ConsoleOptions) -> String {
     let printer = Printer::new(opts);
     let s = &report.summary;
+    let style = |color: AnsiColor| Style::new().fg_color(Some(color.into())).bold();
+    let count = |n: usize, what: &str, color: AnsiColor| {
+        let text = format!("{n} {what}");
+        if n > 0 {
+            printer.paint(style(color), &text)
+        } else {
+            text
+        }
+    };
+    let passed = if s.is_green() {
+        count(s.passed, "passed", AnsiColor::Green)
+    } else {
+        format!("{} passed", s.passed)
+    };
     let mut out = format!(
-        "Summary: {} suites, {} steps: {} passed, {} failed, {} errors, {} warnings, {} skipped",
-        s.suites, s.steps, s.passed, s.failed, s.errors, s.warnings, s.skipped
+        "Summary: {} suites, {} steps: {passed}, {}, {}, {} warnings, {} skipped",
+        s.suites,
+        s.steps,
+        count(s.failed, "failed", AnsiColor::Red),
+        count(s.errors, "errors", AnsiColor::Red),
+        s.warnings,
+        s.skipped
     );
     if s.expected_failures > 0 {
         let _ = write!(out, ", {} expected failures", s.expected_failures);
     }
     let _ = writeln!(out, " in {}", secs(report.duration));
-
-    let passed = s.passed + s.warnings;
-    let failed = s.failed + s.errors;
-    let skipped = s.skipped + s.expected_failures;
-    let passed_text = format!("{passed} passed");
-    let failed_text = format!("{failed} failed");
-    let style = |color: AnsiColor| Style::new().fg_color(Some(color.into())).bold();
-    let passed_text = if passed > 0 && failed == 0 {
-        printer.paint(style(AnsiColor::Green), &passed_text)
-    } else {
-        passed_text
-    };
-    let failed_text = if failed > 0 {
-        printer.paint(style(AnsiColor::Red), &failed_text)
-    } else {
-        failed_text
-    };
-    let _ = writeln!(out, "{passed_text}, {failed_text}, {skipped} skipped");
+    if let Some(signal) = &report.interrupted {
+        let _ = writeln!(
+            out,
+            "Interrupted by {signal}: {} of {} suites did not finish (reported as `interrupted` errors)",
+            s.interrupted, s.suites
+        );
+    }
     out
 }
 
@@ -450,8 +502,50 @@ mod tests {
         let text = mask(&render_summary(&report, &opts(false)));
         assert_eq!(
             text,
-            "Summary: 3 suites, 8 steps: 2 passed, 1 failed, 2 errors, 1 warnings, 1 skipped, 1 expected failures in <T>\n3 passed, 3 failed, 2 skipped\n"
+            "Summary: 3 suites, 8 steps: 2 passed, 1 failed, 2 errors, 1 warnings, 1 skipped, 1 expected failures in <T>\n"
         );
+    }
+
+    /// One summary line, whatever the counts: nothing else restates them differently.
+    #[test]
+    fn one_summary_line_and_the_interruption() {
+        let mut report = testdata::report();
+        let text = render_summary(&report, &opts(false));
+        assert_eq!(text.lines().count(), 1, "{text}");
+        report.interrupted = Some("SIGTERM".into());
+        report.summary.interrupted = 1;
+        let text = mask(&render_summary(&report, &opts(false)));
+        assert!(
+            text.ends_with("\nInterrupted by SIGTERM: 1 of 3 suites did not finish (reported as `interrupted` errors)\n"),
+            "{text}"
+        );
+    }
+
+    /// A setup error several suites share, and an `auto` fallback, are printed once.
+    #[test]
+    fn streamed_suites_say_shared_things_once() {
+        let mut suite = testdata::report().suites[2].clone();
+        suite.stderr_tail = None;
+        suite.era.requested = "auto".into();
+        suite.era.era = Some("legacy".into());
+        suite.era.note = Some("auto: server/discover answered -32601; fell back to legacy".into());
+        let mut seen = Seen::default();
+        let first = render_streamed(&suite, &opts(false), &mut seen);
+        let second = render_streamed(&suite, &opts(false), &mut seen);
+        let err = suite.setup_error.clone().unwrap();
+        let first_line = err.lines().next().unwrap();
+        assert!(first.contains(first_line), "{first}");
+        assert!(
+            first.contains("era: auto: server/discover answered -32601"),
+            "{first}"
+        );
+        assert!(!second.contains(first_line), "{second}");
+        assert!(!second.contains("era: "), "{second}");
+        assert!(
+            second.contains("(the same setup error as above)"),
+            "{second}"
+        );
+        assert_eq!(second.lines().count(), 1, "{second}");
     }
 
     #[test]

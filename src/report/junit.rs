@@ -10,7 +10,9 @@
 //!   and `line` attributes. Failed → `<failure>`, Error → `<error>`, Skipped →
 //!   `<skipped>`, expected failure → `<skipped type="xfail">`; a warning passes, with
 //!   `WARNING:` lines in `<system-err>`. The step's transcript is its `<system-out>`.
-//! - A suite with a setup error and no steps gets one `connect` test case in error.
+//! - A suite with a setup error and no steps gets one `connect` test case in error; a
+//!   suite a signal stopped before it finished gets one `interrupted` test case,
+//!   `<error type="interrupted">`.
 //! - Every text is redacted.
 
 use std::time::Duration;
@@ -112,12 +114,20 @@ fn test_suite(ctx: &Ctx, report: &RunReport, suite: &SuiteResult) -> TestSuite {
     if let Some(setup_error) = &suite.setup_error
         && suite.steps.is_empty()
     {
+        // An interrupted suite is an error (CI reporters show those; a skip would pass
+        // unnoticed), named for what happened.
+        let interrupted = suite.setup_error_kind.as_deref() == Some(crate::engine::INTERRUPTED);
+        let name = if interrupted {
+            "interrupted"
+        } else {
+            "connect"
+        };
         let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
         status
-            .set_type("error")
+            .set_type(if interrupted { "interrupted" } else { "error" })
             .set_message(ctx.r(&one_line(setup_error)))
             .set_description(ctx.body(setup_error));
-        let mut case = TestCase::new("connect", status);
+        let mut case = TestCase::new(name, status);
         case.set_classname(id.as_str()).set_time(Duration::ZERO);
         case.extra.insert("file".into(), ctx.r(&suite.file).into());
         case.extra

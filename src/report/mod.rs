@@ -7,7 +7,7 @@ pub mod json;
 pub mod junit;
 pub mod model;
 
-pub use console::{ConsoleOptions, render_suite, render_summary};
+pub use console::{ConsoleOptions, Seen, render_streamed, render_suite, render_summary};
 pub use json::to_json;
 pub use junit::to_junit;
 pub use model::{
@@ -325,6 +325,7 @@ pub(crate) mod testdata {
             suites,
             summary,
             stale_entries: Vec::new(),
+            interrupted: None,
         }
     }
 

@@ -23,6 +23,10 @@ pub struct RunReport {
     /// Expected-failures entries that no longer fail (each fails the run until removed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stale_entries: Vec<StaleEntry>,
+    /// The signal that stopped the run (`SIGINT`, `SIGTERM`); its unfinished suites have
+    /// the setup error kind `interrupted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 /// A stale expected-failures entry.
@@ -58,7 +62,8 @@ pub struct SuiteResult {
     /// Set when the connection could not be established; then every step is an error.
     pub setup_error: Option<String>,
     /// `start`, `unreachable`, `auth` or `protocol` when `setup_error` is set (`load` when
-    /// the scenario could not be compiled again at run time: see `Scenario::compiled_steps`).
+    /// the scenario could not be compiled again at run time: see `Scenario::compiled_steps`;
+    /// `interrupted` when a signal stopped the run before the suite finished).
     pub setup_error_kind: Option<String>,
     pub steps: Vec<StepResult>,
     /// Last lines the server wrote on stderr (stdio), for diagnosing crashes.
@@ -272,6 +277,13 @@ pub struct Summary {
     pub errors: usize,
     pub skipped: usize,
     pub expected_failures: usize,
+    /// Suites a signal stopped before they finished (each also counts as one error).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interrupted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Summary {
@@ -287,6 +299,9 @@ impl Summary {
             if suite.setup_error.is_some() && suite.steps.is_empty() {
                 s.steps += 1;
                 s.errors += 1;
+            }
+            if suite.setup_error_kind.as_deref() == Some(crate::engine::INTERRUPTED) {
+                s.interrupted += 1;
             }
         }
         for step in suites.iter().flat_map(|suite| &suite.steps) {

@@ -130,6 +130,11 @@ pub enum Defect {
     ServerRequest(ServerRequestKind),
     LegacySseEndpoint,
     DynamicClientRegistration,
+    /// HTTP: every connection is closed right after its first response, without
+    /// `Connection: close` (a keep-alive connection the server drops unannounced).
+    CloseAfterResponse,
+    /// A legacy-only server: `server/discover` is an unknown method (-32601).
+    LegacyOnly,
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -726,6 +731,18 @@ impl Defect {
             scope: Scope::Http,
             description: "serves /.well-known/oauth-authorization-server with a registration_endpoint",
         },
+        DefectInfo {
+            name: "close-after-response",
+            value: None,
+            scope: Scope::Http,
+            description: "closes each TCP connection after its first response, without `Connection: close`",
+        },
+        DefectInfo {
+            name: "legacy-only",
+            value: None,
+            scope: Scope::Any,
+            description: "a legacy-only server: server/discover is an unknown method (-32601)",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -799,6 +816,8 @@ impl Defect {
             Defect::ServerRequest(_) => "server-request",
             Defect::LegacySseEndpoint => "legacy-sse-endpoint",
             Defect::DynamicClientRegistration => "dynamic-client-registration",
+            Defect::CloseAfterResponse => "close-after-response",
+            Defect::LegacyOnly => "legacy-only",
         }
     }
 
@@ -881,6 +900,8 @@ impl Defect {
             "server-request" => Defect::ServerRequest(value()?.parse()?),
             "legacy-sse-endpoint" => Defect::LegacySseEndpoint,
             "dynamic-client-registration" => Defect::DynamicClientRegistration,
+            "close-after-response" => Defect::CloseAfterResponse,
+            "legacy-only" => Defect::LegacyOnly,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }

@@ -5,6 +5,7 @@
 
 mod auth;
 mod changes;
+mod close_after;
 mod defects;
 mod paging;
 mod server;

@@ -510,6 +510,13 @@ impl ServerHandler for ExampleServer {
         &self,
         _context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
+        if self.defects().has(&Defect::LegacyOnly) {
+            return Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "Method not found: server/discover",
+                None,
+            ));
+        }
         let mut result =
             DiscoverResult::from_server_info(self.supported_versions().to_vec(), self.get_info());
         result.ttl_ms = self.0.settings.ttl_ms;

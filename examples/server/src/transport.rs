@@ -109,8 +109,14 @@ pub async fn serve_http(
     if defects.has(&Defect::AllowForeignHost) {
         config = config.disable_allowed_hosts();
     }
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let mut listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
+    if defects.has(&Defect::CloseAfterResponse) {
+        // The server moves behind a front that closes each connection after one response.
+        let backend = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let front = std::mem::replace(&mut listener, backend);
+        tokio::spawn(crate::close_after::serve(front, listener.local_addr()?));
+    }
     let service: StreamableHttpService<ExampleServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
 
