@@ -220,6 +220,33 @@ fn pinned_legacy_revision_fails_when_the_server_counter_offers() {
 }
 
 #[test]
+fn unknown_future_revision_is_refused_with_the_servers_supported_list() {
+    for transport in BOTH {
+        let t = target(transport);
+        let out = run_eras(&t, "healthy.yaml", &["2027-01-01"], &[]);
+        assert_eq!(out.run.code, 1, "{transport:?}: {:?}", out.run);
+        let report = out.report.expect("report");
+        let error = suite(&report, "healthy@2027-01-01")["setupError"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert_contains(&error, "the server supports 2025-11-25, 2026-07-28");
+        assert_contains(&error, "try --era 2026-07-28");
+        assert!(!error.contains("legacy-only"), "{transport:?}: {error}");
+    }
+}
+
+#[test]
+fn impossible_revision_dates_are_invalid_input() {
+    let t = target(Transport::Stdio);
+    for era in ["2026-13-45", "2025-02-29", "2026-07-32"] {
+        let out = run_eras(&t, "healthy.yaml", &[era], &[]);
+        assert_eq!(out.run.code, 2, "{era}: {:?}", out.run);
+        assert_contains(&out.run.stderr, "is not an era");
+    }
+}
+
+#[test]
 fn legacy_only_scenario_is_not_run_in_a_modern_era() {
     for transport in BOTH {
         let t = target(transport);

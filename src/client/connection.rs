@@ -972,7 +972,8 @@ impl Connection {
         let ex = self.connect_exchange(&out).await?;
         let result = result_of(&ex).map_err(|e| {
             self.protocol_error(format!(
-                "the server did not accept protocol {revision}: server/discover answered {e} (a legacy-only server? try --era legacy or --era auto)"
+                "the server did not accept protocol {revision}: server/discover answered {e} ({})",
+                refusal_hint(&ex)
             ))
         })?;
         self.adopt_discover(&result);
@@ -1331,6 +1332,31 @@ pub fn result_of(ex: &Exchange) -> Result<Value, String> {
         (Some(h), None) => Err(format!("HTTP {} without a JSON-RPC response", h.status)),
         _ => Err("no JSON-RPC response".into()),
     }
+}
+
+/// What to try after `server/discover` was refused: the revisions the server listed in an
+/// unsupported-version error (`data.supported`), else the legacy-only guess.
+fn refusal_hint(ex: &Exchange) -> String {
+    let supported: Vec<&str> = ex
+        .response
+        .as_ref()
+        .and_then(|r| r.pointer("/error/data/supported"))
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if supported.is_empty() {
+        return "a legacy-only server? try --era legacy or --era auto".into();
+    }
+    let modern: Vec<&str> = supported
+        .iter()
+        .copied()
+        .filter(|v| EraKind::of_revision(v) == EraKind::Modern)
+        .collect();
+    let advice = match modern.first() {
+        Some(v) => format!("try --era {v}"),
+        None => "try --era legacy".into(),
+    };
+    format!("the server supports {}: {advice}", supported.join(", "))
 }
 
 /// `(code, message)` of an error response.
