@@ -92,15 +92,18 @@ fn verdict(kind: &str, dir: Direction) -> (Breaks, Models) {
             "type_widened" | "enum_values_added" | "enum_removed" | "const_removed" => {
                 (B::No, M::Possibly)
             }
+            // A narrowed type (the reference's summary: Yes / Yes): values the model
+            // used to send are now refused, so it must learn the new constraint.
             "bound_narrowed" | "pattern_added" | "pattern_changed" | "format_added"
-            | "format_changed" => (B::Yes, M::Possibly),
-            "additional_properties_restricted" => (B::Yes, M::Possibly),
+            | "format_changed" => (B::Yes, M::Yes),
+            "additional_properties_restricted" => (B::Yes, M::Yes),
             "bound_widened"
             | "pattern_removed"
             | "format_removed"
             | "additional_properties_relaxed" => (B::No, M::No),
-            "parameter_description_changed" => (B::No, M::Yes),
-            "parameter_title_changed" | "default_changed" => (B::No, M::Possibly),
+            // An edited description or title (the reference's summary: No / Yes).
+            "parameter_description_changed" | "parameter_title_changed" => (B::No, M::Yes),
+            "default_changed" => (B::No, M::Possibly),
             // HTTP clients re-fetch the list on -32020 and then send the header.
             "x_mcp_header_added" | "x_mcp_header_changed" | "x_mcp_header_removed" => {
                 (B::No, M::No)

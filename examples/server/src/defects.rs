@@ -130,6 +130,10 @@ pub enum Defect {
     ServerRequest(ServerRequestKind),
     LegacySseEndpoint,
     DynamicClientRegistration,
+    // Refusals that differ from the usual ones yet stay conformant, and id echo.
+    Host421,
+    InitializeInvalidParams,
+    ErrorIdNull,
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -726,6 +730,24 @@ impl Defect {
             scope: Scope::Http,
             description: "serves /.well-known/oauth-authorization-server with a registration_endpoint",
         },
+        DefectInfo {
+            name: "host-421",
+            value: None,
+            scope: Scope::Http,
+            description: "a foreign `Host` gets 421 Misdirected Request (as the Python SDK answers): a conformant refusal, not a defect of the rule",
+        },
+        DefectInfo {
+            name: "initialize-invalid-params",
+            value: None,
+            scope: Scope::Any,
+            description: "with --change drop-legacy: initialize is refused with -32602 (as a server that validates _meta first): conformant, but not the suggested -32601/-32022",
+        },
+        DefectInfo {
+            name: "error-id-null",
+            value: None,
+            scope: Scope::Any,
+            description: "JSON-RPC error responses carry `id: null` although the request's id was readable",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -799,6 +821,9 @@ impl Defect {
             Defect::ServerRequest(_) => "server-request",
             Defect::LegacySseEndpoint => "legacy-sse-endpoint",
             Defect::DynamicClientRegistration => "dynamic-client-registration",
+            Defect::Host421 => "host-421",
+            Defect::InitializeInvalidParams => "initialize-invalid-params",
+            Defect::ErrorIdNull => "error-id-null",
         }
     }
 
@@ -881,6 +906,9 @@ impl Defect {
             "server-request" => Defect::ServerRequest(value()?.parse()?),
             "legacy-sse-endpoint" => Defect::LegacySseEndpoint,
             "dynamic-client-registration" => Defect::DynamicClientRegistration,
+            "host-421" => Defect::Host421,
+            "initialize-invalid-params" => Defect::InitializeInvalidParams,
+            "error-id-null" => Defect::ErrorIdNull,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
@@ -1380,6 +1408,8 @@ pub struct MessageDefects {
     wire_wrong_type_content: bool,
     wire_error_code_string: bool,
     answer_removed_methods: bool,
+    initialize_invalid_params: bool,
+    error_id_null: bool,
 }
 
 /// Methods a modern-only server no longer serves (2026-07-28 changelog).
@@ -1421,6 +1451,8 @@ impl MessageDefects {
             wire_wrong_type_content: defects.has(&Defect::WireWrongTypeContent),
             wire_error_code_string: defects.has(&Defect::WireErrorCodeString),
             answer_removed_methods: defects.has(&Defect::AnswerRemovedMethods),
+            initialize_invalid_params: defects.has(&Defect::InitializeInvalidParams),
+            error_id_null: defects.has(&Defect::ErrorIdNull),
         }
     }
 
@@ -1447,6 +1479,8 @@ impl MessageDefects {
             || self.wire_wrong_type_content
             || self.wire_error_code_string
             || self.answer_removed_methods
+            || self.initialize_invalid_params
+            || self.error_id_null
     }
 
     /// Whether `answer-removed-methods` turns this refusal into a result.
@@ -1507,6 +1541,28 @@ impl MessageDefects {
             && object.remove("error").is_some()
         {
             object.insert("result".into(), serde_json::json!({}));
+            changed = true;
+        }
+        if self.initialize_invalid_params
+            && method == "initialize"
+            && let Some(error) = message.get_mut("error").and_then(Value::as_object_mut)
+        {
+            error.insert("code".into(), Value::from(-32602));
+            error.insert(
+                "message".into(),
+                Value::from(
+                    "Invalid params: missing _meta io.modelcontextprotocol/protocolVersion",
+                ),
+            );
+            error.remove("data");
+            changed = true;
+        }
+        if self.error_id_null
+            && message.get("error").is_some()
+            && let Some(id) = message.get_mut("id")
+            && !id.is_null()
+        {
+            *id = Value::Null;
             changed = true;
         }
         if let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) {
@@ -2170,6 +2226,24 @@ pub mod http_layers {
     }
 
     /// `wrong-id`: rewrites the id of responses to `tools/call` POSTs, in JSON and SSE bodies.
+    /// `host-421`: a `Host` other than a loopback name gets 421 Misdirected Request
+    /// before anything else runs (the Python SDK's answer to DNS rebinding).
+    pub async fn host_421(request: Request, next: Next) -> Response {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        let name = match host.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or(""),
+            None => host.split(':').next().unwrap_or(""),
+        };
+        if matches!(name, "localhost" | "127.0.0.1" | "::1") {
+            return next.run(request).await;
+        }
+        (StatusCode::MISDIRECTED_REQUEST, "Invalid Host header").into_response()
+    }
+
     pub async fn wrong_id(request: Request, next: Next) -> Response {
         let (parts, body) = request.into_parts();
         let Ok(bytes) = to_bytes(body, usize::MAX).await else {

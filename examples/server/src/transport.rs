@@ -175,6 +175,10 @@ pub async fn serve_http(
             rate_limit,
         ));
     }
+    // Added last so it runs first: the Host is checked before anything else.
+    if defects.has(&Defect::Host421) {
+        app = app.layer(middleware::from_fn(http_layers::host_421));
+    }
     {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "listening on http://{local}/mcp")?;
