@@ -1410,6 +1410,9 @@ pub struct MessageDefects {
     answer_removed_methods: bool,
     initialize_invalid_params: bool,
     error_id_null: bool,
+    /// A contract change, not a defect (`--change task-support-*`): `(tool, execution)`
+    /// added to that tool's tools/list entry.
+    tool_execution: Option<(&'static str, Value)>,
 }
 
 /// Methods a modern-only server no longer serves (2026-07-28 changelog).
@@ -1453,6 +1456,7 @@ impl MessageDefects {
             answer_removed_methods: defects.has(&Defect::AnswerRemovedMethods),
             initialize_invalid_params: defects.has(&Defect::InitializeInvalidParams),
             error_id_null: defects.has(&Defect::ErrorIdNull),
+            tool_execution: None,
         }
     }
 
@@ -1481,6 +1485,13 @@ impl MessageDefects {
             || self.answer_removed_methods
             || self.initialize_invalid_params
             || self.error_id_null
+            || self.tool_execution.is_some()
+    }
+
+    /// Adds `execution` to a tool's listing (`Changes::tool_execution`).
+    pub fn with_tool_execution(mut self, execution: Option<(&'static str, Value)>) -> Self {
+        self.tool_execution = execution;
+        self
     }
 
     /// Whether `answer-removed-methods` turns this refusal into a result.
@@ -1596,6 +1607,17 @@ impl MessageDefects {
                 changed = true;
             }
             changed |= self.break_wire(method, result);
+            if let Some((tool, execution)) = &self.tool_execution
+                && method == "tools/list"
+                && let Some(item) = result
+                    .get_mut("tools")
+                    .and_then(Value::as_array_mut)
+                    .and_then(|tools| tools.iter_mut().find(|t| t["name"] == *tool))
+                    .and_then(Value::as_object_mut)
+            {
+                item.insert("execution".into(), execution.clone());
+                changed = true;
+            }
             if self.no_capabilities && matches!(method, "initialize" | "server/discover") {
                 changed |= result.remove("capabilities").is_some();
             }
@@ -1719,6 +1741,12 @@ impl StdioWire {
                 defects.server_request().map(ServerRequestKind::message),
             )),
         }
+    }
+
+    /// `--change task-support-*`: a tool's listing gains `execution`.
+    pub fn tool_execution(mut self, execution: Option<(&'static str, Value)>) -> Self {
+        self.messages = self.messages.with_tool_execution(execution);
+        self
     }
 
     /// A modern-only server (`--change drop-legacy`): the removed `ping` gets -32601.
@@ -1859,9 +1887,12 @@ pub mod http_layers {
 
     impl Conformance {
         /// The layer's state, or `None` when no defect needs it.
-        pub fn new(defects: &Defects) -> Option<Self> {
+        pub fn new(
+            defects: &Defects,
+            tool_execution: Option<(&'static str, Value)>,
+        ) -> Option<Self> {
             let layer = Self {
-                messages: MessageDefects::new(defects),
+                messages: MessageDefects::new(defects).with_tool_execution(tool_execution),
                 accept_unsupported_version: defects.has(&Defect::AcceptUnsupportedVersion),
                 lenient_version: defects.lenient_header(McpHeader::Version),
                 lenient_method: defects.lenient_header(McpHeader::Method),
