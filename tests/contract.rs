@@ -621,10 +621,19 @@ const NARROWED_INPUT: &[&str] = &[
     "add-const",
 ];
 
-/// The README's change-kind table: `(lists, direction, kinds, breaksClients,
-/// affectsModels)` per row; lists as the diff names them (`any` for every list),
-/// direction `input`/`output` from a `(input)`/`(output)` qualifier.
-fn readme_change_kinds() -> Vec<(Vec<String>, Option<String>, Vec<String>, String, String)> {
+/// One row of the README's change-kind table.
+struct Row {
+    /// As the diff names them (`any` for every list).
+    lists: Vec<String>,
+    /// `input`/`output` from a `(input)`/`(output)` qualifier.
+    direction: Option<String>,
+    kinds: Vec<String>,
+    breaks: String,
+    models: String,
+}
+
+/// The README's change-kind table.
+fn readme_change_kinds() -> Vec<Row> {
     let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
     let start = readme
         .find("### Change kinds")
@@ -664,13 +673,13 @@ fn readme_change_kinds() -> Vec<(Vec<String>, Option<String>, Vec<String>, Strin
                 names.push(token.to_string());
             }
         }
-        rows.push((
+        rows.push(Row {
             lists,
             direction,
-            names,
-            breaks.to_string(),
-            models.to_string(),
-        ));
+            kinds: names,
+            breaks: breaks.to_string(),
+            models: models.to_string(),
+        });
     }
     assert!(rows.len() > 20, "the change-kind table was not found");
     rows
@@ -691,8 +700,8 @@ fn readme_disagrees(change: &Value) -> Option<String> {
     let rows = readme_change_kinds();
     let candidates: Vec<_> = rows
         .iter()
-        .filter(|r| r.2.iter().any(|k| k == kind))
-        .filter(|r| r.1.is_none() || r.1.as_deref() == direction)
+        .filter(|r| r.kinds.iter().any(|k| k == kind))
+        .filter(|r| r.direction.is_none() || r.direction.as_deref() == direction)
         .collect();
     let row = match candidates.len() {
         0 => {
@@ -703,7 +712,7 @@ fn readme_disagrees(change: &Value) -> Option<String> {
         1 => candidates[0],
         _ => candidates
             .iter()
-            .find(|r| r.0.iter().any(|l| l == list || l == "any"))
+            .find(|r| r.lists.iter().any(|l| l == list || l == "any"))
             .copied()
             .unwrap_or(candidates[0]),
     };
@@ -711,10 +720,10 @@ fn readme_disagrees(change: &Value) -> Option<String> {
         text(&change["breaksClients"]),
         text(&change["affectsModels"]),
     );
-    (got != (row.3.clone(), row.4.clone())).then(|| {
+    (got != (row.breaks.clone(), row.models.clone())).then(|| {
         format!(
             "{list} `{kind}` ({path}): the diff says {got:?}, the README's table ({:?}, {:?})",
-            row.3, row.4
+            row.breaks, row.models
         )
     })
 }
