@@ -36,6 +36,7 @@ const CHECKS: &[&str] = &[
     "modern-deprecated:deprecated_http_sse_transport",
     "modern-deprecated:deprecated_dynamic_client_registration",
     "modern-only:removed_initialize_rejected",
+    "modern-only:removed_initialize_error_code",
     "modern-only:removed_ping_not_found",
     "modern-only:removed_logging_set_level_not_found",
     "modern-only:removed_resources_subscribe_not_found",
@@ -56,11 +57,13 @@ const CHECKS: &[&str] = &[
     "modern-http:http_status_method_not_found_404",
     "modern-http:no_session_id",
     "modern-http:invalid_origin_rejected",
+    "modern-http:foreign_host_rejected",
     "modern-prompts:prompts_list_served",
     "modern-prompts:result_type_present",
     "modern-prompts:cache_hints_present",
     "modern-prompts:result_server_info",
     "modern-prompts:cache_scope_consistent_across_pages",
+    "modern-prompts:unknown_prompt_invalid_params",
     "modern-resource-templates:resource_templates_list_served",
     "modern-resource-templates:result_type_present",
     "modern-resource-templates:cache_hints_present",
@@ -122,7 +125,9 @@ const CHECKS: &[&str] = &[
     "legacy-http:session_id_visible_ascii",
     "legacy-http:unsupported_version_header_rejected",
     "legacy-http:invalid_origin_rejected",
+    "legacy-http:foreign_host_rejected",
     "legacy-prompts:prompts_list_served",
+    "legacy-prompts:unknown_prompt_invalid_params",
     "legacy-resources:resources_list_served",
     "legacy-resources:resource_templates_list_served",
     "legacy-resources:resource_not_found_error",
@@ -206,6 +211,9 @@ type Case = (&'static str, &'static str, On, &'static str, Status);
 const ANSWER_REMOVED: &str = "--change drop-legacy --defect answer-removed-methods";
 /// A modern-only server that still serves GET/DELETE and mints sessions.
 const SERVE_LEGACY_HTTP: &str = "--change drop-legacy --defect serve-legacy-http";
+/// A modern-only server that refuses initialize with -32602 (it validates `_meta` first):
+/// conformant to the MUST (an error, no result), short of the SHOULD (-32601 / -32022).
+const INITIALIZE_32602: &str = "--change drop-legacy --defect initialize-invalid-params";
 
 /// The eras a run against a server started with `flags` covers: a modern-only server
 /// (`--change drop-legacy`) refuses `initialize`, so it runs in the modern era alone.
@@ -269,6 +277,9 @@ const CASES: &[Case] = &[
     ("--defect error-http-200=-32601", MODERN, HttpOnly, "modern-http:http_status_method_not_found_404", Failed),
     ("--defect mint-session-id", MODERN, HttpOnly, "modern-http:no_session_id", Warning),
     ("--defect allow-any-origin", MODERN, HttpOnly, "modern-http:invalid_origin_rejected", Failed),
+    ("--defect allow-foreign-host", MODERN, HttpOnly, "modern-http:foreign_host_rejected", Failed),
+    ("--defect rewrite-error-code=-32602:-32603", MODERN, Both, "modern-prompts:unknown_prompt_invalid_params", Warning),
+    ("--defect error-id-null", MODERN, Both, "modern-errors:error_id_echoed", Failed),
     ("--defect garbage-stdout", MODERN, StdioOnly, "modern-stdio:stdout_clean", Failed),
     ("--defect no-cache-hints", MODERN, Both, "modern-wire:discover_wire_valid", Failed),
     ("--defect wire-tools-missing-input-schema", MODERN, Both, "modern-wire:tools_list_wire_valid", Failed),
@@ -289,6 +300,8 @@ const CASES: &[Case] = &[
     ("--defect dynamic-client-registration", MODERN, HttpOnly, "modern-deprecated:deprecated_dynamic_client_registration", Warning),
     // A modern-only server (`drop-legacy`: runs in the modern era only).
     (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_initialize_rejected", Failed),
+    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_initialize_error_code", Warning),
+    (INITIALIZE_32602, MODERN, Both, "modern-only:removed_initialize_error_code", Warning),
     (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_ping_not_found", Failed),
     (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_logging_set_level_not_found", Failed),
     (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_resources_subscribe_not_found", Failed),
@@ -326,6 +339,9 @@ const CASES: &[Case] = &[
     ("--defect session-id-with-space", LEGACY, HttpOnly, "legacy-http:session_id_visible_ascii", Failed),
     ("--defect lenient-header=version", LEGACY, HttpOnly, "legacy-http:unsupported_version_header_rejected", Failed),
     ("--defect allow-any-origin", LEGACY, HttpOnly, "legacy-http:invalid_origin_rejected", Failed),
+    ("--defect allow-foreign-host", LEGACY, HttpOnly, "legacy-http:foreign_host_rejected", Failed),
+    ("--defect rewrite-error-code=-32602:0", LEGACY, Both, "legacy-prompts:unknown_prompt_invalid_params", Warning),
+    ("--defect error-id-null", LEGACY, Both, "legacy-errors:error_id_echoed", Failed),
     ("--defect garbage-stdout", LEGACY, StdioOnly, "legacy-stdio:stdout_clean", Failed),
     ("--defect no-server-info", LEGACY, Both, "legacy-wire:initialize_wire_valid", Failed),
     ("--defect wire-tools-missing-input-schema", LEGACY, Both, "legacy-wire:tools_list_wire_valid", Failed),
@@ -505,6 +521,7 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
         "legacy-undeclared@legacy:undeclared_resources_not_served",
         // The clean server is dual-era: the modern-only rules do not apply.
         "modern-only@2026-07-28:removed_initialize_rejected",
+        "modern-only@2026-07-28:removed_initialize_error_code",
         "modern-only@2026-07-28:removed_ping_not_found",
         "modern-only@2026-07-28:removed_logging_set_level_not_found",
         "modern-only@2026-07-28:removed_resources_subscribe_not_found",
@@ -536,9 +553,11 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
             "modern-http@2026-07-28:http_status_method_not_found_404",
             "modern-http@2026-07-28:no_session_id",
             "modern-http@2026-07-28:invalid_origin_rejected",
+            "modern-http@2026-07-28:foreign_host_rejected",
             "legacy-http@legacy:session_id_visible_ascii",
             "legacy-http@legacy:unsupported_version_header_rejected",
             "legacy-http@legacy:invalid_origin_rejected",
+            "legacy-http@legacy:foreign_host_rejected",
             "legacy-sessions@legacy:missing_session_id_rejected",
             "legacy-sessions@legacy:terminated_session_not_found",
             "modern-deprecated@2026-07-28:deprecated_http_sse_transport",
@@ -637,7 +656,9 @@ fn clean_server_passes_both_packs_in_both_eras_over_stdio_and_http() {
                     "modern-prompts@2026-07-28:cache_hints_present",
                     "modern-prompts@2026-07-28:result_server_info",
                     "modern-prompts@2026-07-28:cache_scope_consistent_across_pages",
+                    "modern-prompts@2026-07-28:unknown_prompt_invalid_params",
                     "legacy-prompts@legacy:prompts_list_served",
+                    "legacy-prompts@legacy:unknown_prompt_invalid_params",
                     "modern-wire@2026-07-28:prompts_list_wire_valid",
                     "legacy-wire@legacy:prompts_list_wire_valid",
                 ]
@@ -735,6 +756,129 @@ fn every_check_fails_at_its_level_under_its_seeded_defect() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// `(suite:step) → (status, skip or failure reason)` of a `--json` report.
+fn statuses(pack: &PackRun) -> BTreeMap<String, (String, String)> {
+    let mut out = BTreeMap::new();
+    for suite in pack.report["suites"].as_array().expect("suites") {
+        let id = suite["id"].as_str().expect("suite id");
+        for step in suite["steps"].as_array().expect("steps") {
+            let outcome = &step["outcome"];
+            let reason = outcome["reason"]
+                .as_str()
+                .or_else(|| outcome["message"].as_str())
+                .or_else(|| outcome["failures"][0]["message"].as_str())
+                .unwrap_or("");
+            out.insert(
+                format!("{id}:{}", step["name"].as_str().expect("step name")),
+                (
+                    outcome["status"].as_str().expect("status").to_string(),
+                    reason.to_string(),
+                ),
+            );
+        }
+    }
+    out
+}
+
+/// Refusals that differ from the usual ones are still refusals: a foreign `Host`
+/// answered with 421 Misdirected Request passes the DNS-rebinding check, and a
+/// modern-only server refusing `initialize` with -32602 passes the MUST (an error, no
+/// result) and only misses the SHOULD of -32601 / -32022.
+#[test]
+fn conformant_refusals_with_other_codes_pass() {
+    let runs = run_all(vec![
+        ("--defect host-421", Transport::Http, vec!["*-http".into()]),
+        (
+            INITIALIZE_32602,
+            Transport::Stdio,
+            vec!["modern-only".into()],
+        ),
+        (
+            INITIALIZE_32602,
+            Transport::Http,
+            vec!["modern-only".into()],
+        ),
+    ]);
+    let mut problems = Vec::new();
+    for ((flags, transport), pack) in &runs {
+        let outcomes = statuses(pack);
+        let expected: &[(&str, &str)] = if flags.contains("host-421") {
+            &[
+                ("modern-http@2026-07-28:foreign_host_rejected", "passed"),
+                ("legacy-http@legacy:foreign_host_rejected", "passed"),
+            ]
+        } else {
+            &[
+                (
+                    "modern-only@2026-07-28:removed_initialize_rejected",
+                    "passed",
+                ),
+                (
+                    "modern-only@2026-07-28:removed_initialize_error_code",
+                    "warning",
+                ),
+            ]
+        };
+        for (check, want) in expected {
+            match outcomes.get(*check) {
+                Some((got, _)) if got == want => {}
+                other => problems.push(format!(
+                    "`{flags}` over {transport:?}: {check} is {other:?}, expected {want}"
+                )),
+            }
+        }
+        if pack.run.code != 0 {
+            problems.push(format!(
+                "`{flags}` over {transport:?}: exit {}\n{}",
+                pack.run.code,
+                pack.non_passing()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A server with empty lists (`--empty`: the capabilities declared, nothing listed) is
+/// correct: the steps whose input would come from a list (the first resource to read)
+/// are skipped with the reason, nothing errors, in both eras and over both transports.
+#[test]
+fn empty_lists_skip_the_steps_that_need_an_item() {
+    let runs = run_all(vec![
+        ("--empty", Transport::Stdio, vec![]),
+        ("--empty", Transport::Http, vec![]),
+    ]);
+    for ((flags, transport), pack) in &runs {
+        let label = format!("`{flags}` over {transport:?}");
+        assert_eq!(
+            pack.run.code,
+            0,
+            "{label}: {}\n{:?}",
+            pack.non_passing(),
+            pack.run
+        );
+        assert!(
+            pack.setup_errors().is_empty(),
+            "{label}: {:?}",
+            pack.setup_errors()
+        );
+        let outcomes = statuses(pack);
+        for (check, (status, reason)) in &outcomes {
+            assert!(
+                status == "passed" || status == "skipped",
+                "{label}: {check} is {status}: {reason}"
+            );
+        }
+        for step in ["read_result_type_present", "read_cache_hints_present"] {
+            let (status, reason) = &outcomes[&format!("modern-resources@2026-07-28:{step}")];
+            assert_eq!(status, "skipped", "{label}: {step}");
+            assert!(
+                reason.starts_with("no resource to read: resources/list is empty"),
+                "{label}: {step}: {reason}"
+            );
+        }
+    }
 }
 
 /// The table covers every check of both packs, in the check's own era.

@@ -30,8 +30,10 @@ const MEMORY_DIR: &str = "tests/interop/memory-2026.8.31";
 
 /// Expected failures of the Python server on either transport (`suite@era:check`).
 const PYTHON_XFAIL: &[&str] = &[
+    "legacy-prompts@legacy:unknown_prompt_invalid_params",
     "legacy-tools@legacy:invalid_cursor_rejected",
     "legacy-tools@legacy:unknown_tool_protocol_error",
+    "modern-prompts@2026-07-28:unknown_prompt_invalid_params",
     "modern-tools@2026-07-28:invalid_cursor_rejected",
     "modern-tools@2026-07-28:unknown_tool_protocol_error",
 ];

@@ -63,6 +63,10 @@ const CASES: &[(&str, &str)] = &[
         "bad-check-feature",
         "a deprecated_feature_unused check without its feature, a feature on another check",
     ),
+    (
+        "bad-defined",
+        "`requires: {defined}` with an undefined variable, a syntax error, an empty reason",
+    ),
 ];
 
 const INVALID_DIR: &str = "tests/invalid";

@@ -246,6 +246,17 @@ fn each_weakness_fails_its_checks_and_nothing_else() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The rule is to refuse a foreign `Host`, not one status: 421 Misdirected Request (the
+/// Python SDK's answer) passes like 400 or 403 — while `allow-foreign-host` (served) fails
+/// (in [`CASES`]).
+#[test]
+fn foreign_host_refused_with_421_passes() {
+    let (run, outcomes) = against_jwt_server(&["host-421"], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let (status, reason) = &outcomes["security-exposure:foreign_host_rejected"];
+    assert_eq!(status, "passed", "{reason}");
+}
+
 #[test]
 fn unauthenticated_endpoint_is_reported_and_token_checks_skip() {
     let server = HttpServer::start(&[]);

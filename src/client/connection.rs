@@ -1378,6 +1378,10 @@ pub fn raw_outgoing(
     http_method: Option<String>,
     timeout: Duration,
 ) -> Outgoing {
+    // Only a string or number id (or null) can be read back: an object, array or boolean
+    // id makes the request invalid, and the answer rightly carries `id: null` (matched as
+    // the reply to a message without a readable id).
+    let readable = |id: Option<Value>| id.filter(|v| v.is_string() || v.is_number() || v.is_null());
     let (text, id, expects_response) = match body {
         Value::String(s) => {
             let parsed = serde_json::from_str::<Value>(s).ok();
@@ -1385,12 +1389,12 @@ pub fn raw_outgoing(
             let is_notification = parsed
                 .as_ref()
                 .is_some_and(|v| v.get("method").is_some() && v.get("id").is_none());
-            (s.clone(), id, !is_notification)
+            (s.clone(), readable(id), !is_notification)
         }
         other => {
             let id = other.get("id").cloned();
             let is_notification = other.get("method").is_some() && other.get("id").is_none();
-            (other.to_string(), id, !is_notification)
+            (other.to_string(), readable(id), !is_notification)
         }
     };
     let mut headers = Vec::new();

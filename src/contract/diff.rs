@@ -305,6 +305,7 @@ fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
             Breaks::No,
             Models::Possibly,
         );
+        execution(b, name, old.get("execution"), new.get("execution"));
         let empty = json!({});
         schema_changes(
             b,
@@ -369,6 +370,57 @@ fn schema_changes(
             c.after,
             c.breaks,
             c.models,
+        );
+    }
+}
+
+/// `execution` of a tool (2025-11-25 `ToolExecution`). `taskSupport` (absent means
+/// `forbidden`) says how the tool may be called: a change that refuses calls that worked
+/// (tasks now `required`, or `forbidden` where they were allowed) breaks clients; one that
+/// only allows more (`optional`) does not. Neither is shown to models: hosts act on it.
+/// Other `execution` fields are unknown to the comparator.
+fn execution(b: &mut Builder, name: &str, old: Option<&Value>, new: Option<&Value>) {
+    let task_support = |e: Option<&Value>| {
+        e.and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str)
+            .unwrap_or("forbidden")
+            .to_string()
+    };
+    let (before, after) = (task_support(old), task_support(new));
+    if before != after {
+        let narrowed = after == "required" || (after == "forbidden" && before != "forbidden");
+        let (kind, breaks) = if narrowed {
+            ("task_support_narrowed", Breaks::Yes)
+        } else {
+            ("task_support_widened", Breaks::No)
+        };
+        b.push(
+            "tools",
+            name,
+            kind,
+            Some("execution.taskSupport".into()),
+            Some(json!(before)),
+            Some(json!(after)),
+            breaks,
+            Models::No,
+        );
+    }
+    let others = |e: Option<&Value>| {
+        let mut e = e.and_then(Value::as_object).cloned().unwrap_or_default();
+        e.remove("taskSupport");
+        e
+    };
+    let (x, y) = (others(old), others(new));
+    if x != y {
+        b.push(
+            "tools",
+            name,
+            "execution_changed",
+            Some("execution".into()),
+            Some(Value::Object(x)),
+            Some(Value::Object(y)),
+            Breaks::Unknown,
+            Models::No,
         );
     }
 }
@@ -766,5 +818,42 @@ mod tests {
             .map(|c| (c.name.as_str(), c.kind.as_str()))
             .collect();
         assert_eq!(found, [("resources.subscribe", "capability_removed")]);
+    }
+
+    /// Every `taskSupport` transition (absent = `forbidden`): refusing calls that worked
+    /// breaks clients, allowing more does not; other `execution` fields are unknown.
+    #[test]
+    fn task_support_transitions() {
+        let tool = |execution: Option<Value>| {
+            let mut t = json!({"name": "t", "inputSchema": {"type": "object"}});
+            if let Some(e) = execution {
+                t["execution"] = e;
+            }
+            Snapshot {
+                tools: vec![t],
+                ..with_server(json!({}))
+            }
+        };
+        let ts = |v: &str| Some(json!({ "taskSupport": v }));
+        let kinds = |a: Option<Value>, b: Option<Value>| -> Vec<(String, Breaks, Models)> {
+            diff_snapshots(&tool(a), &tool(b), ("a".into(), "b".into()))
+                .changes
+                .into_iter()
+                .map(|c| (c.kind, c.breaks_clients, c.affects_models))
+                .collect()
+        };
+        let narrowed = vec![("task_support_narrowed".to_string(), Breaks::Yes, Models::No)];
+        let widened = vec![("task_support_widened".to_string(), Breaks::No, Models::No)];
+        assert!(kinds(None, ts("forbidden")).is_empty());
+        assert_eq!(kinds(None, ts("required")), narrowed);
+        assert_eq!(kinds(ts("optional"), ts("required")), narrowed);
+        assert_eq!(kinds(ts("optional"), ts("forbidden")), narrowed);
+        assert_eq!(kinds(ts("required"), None), narrowed);
+        assert_eq!(kinds(None, ts("optional")), widened);
+        assert_eq!(kinds(ts("required"), ts("optional")), widened);
+        assert_eq!(
+            kinds(None, Some(json!({"other": 1}))),
+            vec![("execution_changed".to_string(), Breaks::Unknown, Models::No)]
+        );
     }
 }

@@ -59,6 +59,9 @@ pub const KINDS: &[&str] = &[
     "default_changed",
     "unknown_schema_change",
     "invalid_x_mcp_header",
+    "task_support_narrowed",
+    "task_support_widened",
+    "execution_changed",
     // tool output schemas
     "output_property_removed",
     "output_property_renamed",

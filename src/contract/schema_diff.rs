@@ -92,15 +92,18 @@ fn verdict(kind: &str, dir: Direction) -> (Breaks, Models) {
             "type_widened" | "enum_values_added" | "enum_removed" | "const_removed" => {
                 (B::No, M::Possibly)
             }
+            // A narrowed type (the reference's summary: Yes / Yes): values the model
+            // used to send are now refused, so it must learn the new constraint.
             "bound_narrowed" | "pattern_added" | "pattern_changed" | "format_added"
-            | "format_changed" => (B::Yes, M::Possibly),
-            "additional_properties_restricted" => (B::Yes, M::Possibly),
+            | "format_changed" => (B::Yes, M::Yes),
+            "additional_properties_restricted" => (B::Yes, M::Yes),
             "bound_widened"
             | "pattern_removed"
             | "format_removed"
             | "additional_properties_relaxed" => (B::No, M::No),
-            "parameter_description_changed" => (B::No, M::Yes),
-            "parameter_title_changed" | "default_changed" => (B::No, M::Possibly),
+            // An edited description or title (the reference's summary: No / Yes).
+            "parameter_description_changed" | "parameter_title_changed" => (B::No, M::Yes),
+            "default_changed" => (B::No, M::Possibly),
             // HTTP clients re-fetch the list on -32020 and then send the header.
             "x_mcp_header_added" | "x_mcp_header_changed" | "x_mcp_header_removed" => {
                 (B::No, M::No)
@@ -1665,15 +1668,7 @@ mod tests {
             let s = |v: f64| prop("x", json!({key: v}));
             let none = prop("x", json!({}));
             let p = format!("properties.x.{key}");
-            let c = one(
-                s(loose),
-                s(tight),
-                I,
-                "bound_narrowed",
-                &p,
-                B::Yes,
-                M::Possibly,
-            );
+            let c = one(s(loose), s(tight), I, "bound_narrowed", &p, B::Yes, M::Yes);
             assert_eq!(
                 (c.before, c.after),
                 (Some(json!(loose)), Some(json!(tight))),
@@ -1686,7 +1681,7 @@ mod tests {
                 "bound_narrowed",
                 &p,
                 B::Yes,
-                M::Possibly,
+                M::Yes,
             );
             one(s(tight), s(loose), I, "bound_widened", &p, B::No, M::No);
             one(s(tight), none.clone(), I, "bound_widened", &p, B::No, M::No);
@@ -1724,7 +1719,7 @@ mod tests {
             "bound_narrowed",
             "maximum",
             B::Yes,
-            M::Possibly,
+            M::Yes,
         );
         one(
             json!({"minimum": -1}),
@@ -1747,7 +1742,7 @@ mod tests {
             "bound_narrowed",
             "exclusiveMaximum",
             B::Yes,
-            M::Possibly,
+            M::Yes,
         );
         // ≤ 10 → < 11
         one(
@@ -1767,7 +1762,7 @@ mod tests {
             "bound_narrowed",
             "minimum",
             B::Yes,
-            M::Possibly,
+            M::Yes,
         );
         // the looser of two limits changes: no effect
         assert!(
@@ -1791,7 +1786,7 @@ mod tests {
             "bound_narrowed",
             "multipleOf",
             B::Yes,
-            M::Possibly,
+            M::Yes,
         );
         one(
             m(json!(2)),
@@ -1809,7 +1804,7 @@ mod tests {
             "bound_narrowed",
             "multipleOf",
             B::Yes,
-            M::Possibly,
+            M::Yes,
         );
         one(
             m(json!(4)),
@@ -1878,7 +1873,7 @@ mod tests {
             "bound_narrowed",
             p,
             B::Yes,
-            M::Possibly,
+            M::Yes,
         );
         one(
             u(json!(false)),
@@ -1887,7 +1882,7 @@ mod tests {
             "bound_narrowed",
             p,
             B::Yes,
-            M::Possibly,
+            M::Yes,
         );
         one(
             u(json!(true)),
@@ -1932,9 +1927,9 @@ mod tests {
                 format!("{key}_changed"),
                 format!("{key}_removed"),
             );
-            let c = one(none.clone(), s("a"), I, &added, &p, B::Yes, M::Possibly);
+            let c = one(none.clone(), s("a"), I, &added, &p, B::Yes, M::Yes);
             assert_eq!((c.before, c.after), (None, Some(json!("a"))));
-            one(s("a"), s("b"), I, &changed, &p, B::Yes, M::Possibly);
+            one(s("a"), s("b"), I, &changed, &p, B::Yes, M::Yes);
             one(s("a"), none.clone(), I, &removed, &p, B::No, M::No);
             one(none.clone(), s("a"), O, &added, &p, B::No, M::No);
             one(s("a"), s("b"), O, &changed, &p, B::Yes, M::Possibly);
@@ -1958,15 +1953,7 @@ mod tests {
                 "additional_properties_restricted",
                 "additional_properties_relaxed",
             );
-            let c = one(
-                s(None),
-                s(Some(json!(false))),
-                I,
-                r,
-                key,
-                B::Yes,
-                M::Possibly,
-            );
+            let c = one(s(None), s(Some(json!(false))), I, r, key, B::Yes, M::Yes);
             assert_eq!((c.before, c.after), (None, Some(json!(false))));
             one(
                 s(Some(json!(true))),
@@ -1975,7 +1962,7 @@ mod tests {
                 r,
                 key,
                 B::Yes,
-                M::Possibly,
+                M::Yes,
             );
             one(
                 s(None),
@@ -1984,7 +1971,7 @@ mod tests {
                 r,
                 key,
                 B::Yes,
-                M::Possibly,
+                M::Yes,
             );
             one(
                 s(Some(json!({"type": "string"}))),
@@ -1993,7 +1980,7 @@ mod tests {
                 r,
                 key,
                 B::Yes,
-                M::Possibly,
+                M::Yes,
             );
             one(s(Some(json!(false))), s(None), I, x, key, B::No, M::No);
             one(
@@ -2064,7 +2051,7 @@ mod tests {
             (
                 "title",
                 "parameter_title_changed",
-                (B::No, M::Possibly),
+                (B::No, M::Yes),
                 (B::No, M::No),
             ),
             (

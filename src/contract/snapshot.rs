@@ -27,6 +27,8 @@ const TOOL_FIELDS: &[&str] = &[
     "inputSchema",
     "outputSchema",
     "annotations",
+    // `taskSupport` (2025-11-25): whether a plain call or a task-augmented one works.
+    "execution",
 ];
 
 /// How many full traversals may disagree before a list is declared unstable.

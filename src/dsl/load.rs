@@ -455,7 +455,7 @@ impl Compiler {
                 }
             }
         }
-        let requires = self.requires(doc.requires);
+        let requires = self.requires(doc.requires, &known);
         if !self.errors.is_empty() {
             return Err(self.errors);
         }
@@ -987,7 +987,7 @@ impl Compiler {
             pos,
             eras,
             transport: step.transport,
-            requires: self.requires(step.requires.map(|r| *r)),
+            requires: self.requires(step.requires.map(|r| *r), known),
             level: match step.level {
                 Some(model::StepLevel::Should) => Level::Should,
                 _ => Level::Must,
@@ -1028,10 +1028,20 @@ impl Compiler {
         Some(Action::Contract { baseline, rules })
     }
 
-    fn requires(&mut self, r: Option<model::Requires>) -> Requires {
+    fn requires(&mut self, r: Option<model::Requires>, known: &BTreeSet<String>) -> Requires {
         let Some(r) = r else {
             return Requires::default();
         };
+        for (expr, reason) in &r.defined {
+            // Checked as the template `{{ expr }}`: its variables must be defined somewhere.
+            self.check_template_str(&format!("{{{{ {expr} }}}}"), self.at(reason), known);
+            if reason.trim().is_empty() {
+                self.errors.push(
+                    LoadError::at(self.at(reason), format!("`defined: {expr}` has no reason"))
+                        .with_help("give the reason reported when it is skipped, e.g. `no resource to read`"),
+                );
+            }
+        }
         for c in &r.capabilities {
             if c.trim().is_empty() {
                 self.error(self.at(c), "empty capability name");
@@ -1085,6 +1095,11 @@ impl Compiler {
             versions_exclude: excludes,
             handshake_headers: r.handshake_headers.into_iter().map(|h| h.value).collect(),
             legacy_handshake: r.legacy_handshake,
+            defined: r
+                .defined
+                .into_iter()
+                .map(|(expr, reason)| (expr, reason.value))
+                .collect(),
         }
     }
 

@@ -230,6 +230,12 @@ pub struct Requires {
     /// clients: it is dual-era, and `supportedVersions` alone would not tell).
     #[serde(default)]
     pub legacy_handshake: Option<bool>,
+    /// Template expressions (no braces) that must have a value, each with the reason to
+    /// give when it has none: `{ "resources[0].uri": "no resource to read" }`. A step
+    /// whose input comes from a list the server may legitimately leave empty is skipped
+    /// with the reason instead of erroring on an undefined template value.
+    #[serde(default)]
+    pub defined: IndexMap<String, At<String>>,
 }
 
 /// Conditions on the discovered `supportedVersions`, as era selectors (`legacy`,
@@ -348,6 +354,9 @@ pub enum CheckKind {
     /// answers further requests with 404 (skipped when the server assigns no session or
     /// answers the DELETE with 405).
     SessionTerminatedNotFound,
+    /// HTTP: a request whose `Host` names a foreign domain (DNS rebinding) is refused with
+    /// a 4xx carrying no result (skipped over stdio).
+    ForeignHostRejected,
 }
 
 impl CheckKind {

@@ -251,6 +251,9 @@ pub struct Requires {
     pub handshake_headers: Vec<String>,
     /// Whether a legacy `initialize` handshake must complete (probed by the engine).
     pub legacy_handshake: Option<bool>,
+    /// `(expression, reason)`: template expressions that must have a value (checked by
+    /// the engine against the variables when the step's turn comes).
+    pub defined: Vec<(String, String)>,
 }
 
 impl Requires {

@@ -70,6 +70,19 @@ pub fn render_str(s: &str, ctx: &Value) -> Result<Value, String> {
         .map_err(|e| describe(&e))
 }
 
+/// Why the expression `expr` (no braces) has no value against `ctx` (undefined, null, or
+/// an error such as indexing an empty list), or `None` when it has one.
+pub fn no_value(expr: &str, ctx: &Value) -> Option<String> {
+    let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
+    match ENV.compile_expression(expr).and_then(|e| e.eval(ctx)) {
+        Ok(v) if v.is_undefined() => Some("is undefined".into()),
+        Ok(v) if v.is_none() => Some("is null".into()),
+        Ok(_) => None,
+        Err(e) if e.kind() == minijinja::ErrorKind::UndefinedError => Some("is undefined".into()),
+        Err(e) => Some(format!("has no value: {}", describe(&e))),
+    }
+}
+
 /// The value as JSON when no string in it is a template (so rendering is a copy).
 pub fn fixed_json(v: &TValue) -> Option<Value> {
     fn fixed(v: &TValue) -> bool {
@@ -138,6 +151,15 @@ mod tests {
     fn undefined_is_an_error() {
         let err = render_str("{{ missing }}", &json!({})).unwrap_err();
         assert!(err.contains("undefined"), "{err}");
+    }
+
+    #[test]
+    fn no_value_of_an_empty_list_item() {
+        let ctx = json!({"items": [], "full": [{"uri": "a"}], "nothing": null});
+        assert!(no_value("items[0].uri", &ctx).is_some());
+        assert!(no_value("missing", &ctx).is_some());
+        assert!(no_value("nothing", &ctx).is_some());
+        assert_eq!(no_value("full[0].uri", &ctx), None);
     }
 
     #[test]

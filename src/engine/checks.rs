@@ -37,6 +37,7 @@ pub async fn run_check(
             super::security::endpoint_requires_auth(conn, auth).await
         }
         CheckKind::RateLimit => super::security::rate_limit(conn, params).await,
+        CheckKind::ForeignHostRejected => super::security::foreign_host_rejected(conn).await,
         CheckKind::DeprecatedFeatureUnused => match feature {
             Some(feature) => deprecated_feature_unused(conn, feature).await,
             None => Err("`deprecated_feature_unused` needs a `feature`".into()),

@@ -101,6 +101,26 @@ pub async fn run_steps(
             skip = probe_unmet(&step.requires, conn).await;
         }
         let call_broken = call.as_ref().and_then(|c| c.error.clone());
+        // `requires: {defined: …}`: an input the server legitimately left out (an empty
+        // list) skips the step with the author's reason.
+        let no_input = if skip.is_none()
+            && !(scenario.requires.defined.is_empty() && step.requires.defined.is_empty())
+        {
+            let v = vars
+                .get_or_insert_with(|| Arc::new(Value::Object(ctx.clone())))
+                .clone();
+            scenario
+                .requires
+                .defined
+                .iter()
+                .chain(&step.requires.defined)
+                .find_map(|(expr, reason)| {
+                    crate::dsl::template::no_value(expr, &v)
+                        .map(|why| format!("{reason} (`{expr}` {why})"))
+                })
+        } else {
+            None
+        };
         let outcome_and_log = if let Some(reason) = skip {
             (Outcome::Skipped { reason }, conn.take_log())
         } else if let Some(e) = probe_error {
@@ -127,6 +147,8 @@ pub async fn run_steps(
                 },
                 Vec::new(),
             )
+        } else if let Some(reason) = no_input {
+            (Outcome::Skipped { reason }, conn.take_log())
         } else {
             let step_vars = vars
                 .get_or_insert_with(|| Arc::new(Value::Object(ctx.clone())))
@@ -513,6 +535,9 @@ async fn run_step<'s>(
             });
         }
     };
+    if let Some(outcome) = null_error_id(step, &built.out, &exchange) {
+        return Done(outcome);
+    }
     if let Some(noise) = exchange.stdout_noise.first() {
         return Done(Outcome::Error {
             message: format!("the server wrote non-JSON to stdout: `{noise}`"),
@@ -584,9 +609,12 @@ fn with_wire_violations(
 /// the request's id is broken — a failure of the step (at its level), not a transport
 /// error. (A *result* with a wrong id stays a transport error: nothing can be judged.)
 fn wrong_error_id(step: &Step, expected: &Value, got: &Value, error: &Value) -> Outcome {
-    let message = format!(
+    let mut message = format!(
         "the error response carries id {got}, but the request it answers (the only one in flight) has id {expected}"
     );
+    if got.is_null() {
+        message.push_str(" (null is only for a request whose id could not be read)");
+    }
     let failure = step_failure(
         step,
         "response",
@@ -595,6 +623,29 @@ fn wrong_error_id(step: &Step, expected: &Value, got: &Value, error: &Value) -> 
         Some(format!("id {got}, error {}", assert::compact(error, 300))),
     );
     outcome_for(step, vec![failure])
+}
+
+/// An error response with `id: null` to a request whose id was readable breaks JSON-RPC
+/// (null is for an id that could not be read). stdio's transport already refuses it; over
+/// HTTP it is taken (a refusal before the body was read, such as a rejected `Origin` or
+/// session, carries null), so it is judged here: in a 2xx response, or when the step
+/// expects a JSON-RPC error (the server read the message), it fails the step.
+fn null_error_id(step: &Step, out: &crate::client::Outgoing, ex: &Exchange) -> Option<Outcome> {
+    let expected = out.id.as_ref().filter(|id| !id.is_null())?;
+    let response = ex.response.as_ref()?;
+    if !response.get("id").is_some_and(Value::is_null) {
+        return None;
+    }
+    let error = response.get("error")?;
+    let status = ex.http.as_ref().map_or(200, |h| h.status);
+    let expects_error = step
+        .expects
+        .iter()
+        .any(|e| matches!(e.kind, ExpectKind::Error { .. }));
+    if !(200..300).contains(&status) && !expects_error {
+        return None;
+    }
+    Some(wrong_error_id(step, expected, &Value::Null, error))
 }
 
 /// Without expectations, a request must get a successful response.

@@ -99,6 +99,10 @@ changes! {
         InvalidXMcpHeader = "invalid-x-mcp-header": "get_weather.city gets \"x-mcp-header\": \"City Name\" (invalid: space)",
         ValidXMcpHeader = "valid-x-mcp-header": "get_weather.city gets \"x-mcp-header\": \"City\"",
     }
+    "tool execution (tools/list, 2025-11-25 ToolExecution; listed only)" {
+        TaskSupportOptional = "task-support-optional": "slow gets execution.taskSupport \"optional\" (from the default \"forbidden\")",
+        TaskSupportRequired = "task-support-required": "slow gets execution.taskSupport \"required\" (from the default \"forbidden\")",
+    }
     "prompts (prompts/list)" {
         RemovePrompt = "remove-prompt": "prompt `summarize` removed",
         AddPrompt = "add-prompt": "new prompt `translate` with required argument `text`",
@@ -394,6 +398,18 @@ impl Changes {
             &[ProtocolVersion::V_2026_07_28]
         } else {
             clean
+        }
+    }
+
+    /// The `execution` a tool's listing gains (`task-support-*`): rmcp's `Tool` has no
+    /// such field, so the listed JSON is rewritten (see `defects::MessageDefects`).
+    pub fn tool_execution(&self) -> Option<(&'static str, Value)> {
+        if self.has(Change::TaskSupportRequired) {
+            Some(("slow", json!({"taskSupport": "required"})))
+        } else if self.has(Change::TaskSupportOptional) {
+            Some(("slow", json!({"taskSupport": "optional"})))
+        } else {
+            None
         }
     }
 

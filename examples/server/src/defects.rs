@@ -135,6 +135,10 @@ pub enum Defect {
     CloseAfterResponse,
     /// A legacy-only server: `server/discover` is an unknown method (-32601).
     LegacyOnly,
+    // Refusals that differ from the usual ones yet stay conformant, and id echo.
+    Host421,
+    InitializeInvalidParams,
+    ErrorIdNull,
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -743,6 +747,24 @@ impl Defect {
             scope: Scope::Any,
             description: "a legacy-only server: server/discover is an unknown method (-32601)",
         },
+        DefectInfo {
+            name: "host-421",
+            value: None,
+            scope: Scope::Http,
+            description: "a foreign `Host` gets 421 Misdirected Request (as the Python SDK answers): a conformant refusal, not a defect of the rule",
+        },
+        DefectInfo {
+            name: "initialize-invalid-params",
+            value: None,
+            scope: Scope::Any,
+            description: "with --change drop-legacy: initialize is refused with -32602 (as a server that validates _meta first): conformant, but not the suggested -32601/-32022",
+        },
+        DefectInfo {
+            name: "error-id-null",
+            value: None,
+            scope: Scope::Any,
+            description: "JSON-RPC error responses carry `id: null` although the request's id was readable",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -818,6 +840,9 @@ impl Defect {
             Defect::DynamicClientRegistration => "dynamic-client-registration",
             Defect::CloseAfterResponse => "close-after-response",
             Defect::LegacyOnly => "legacy-only",
+            Defect::Host421 => "host-421",
+            Defect::InitializeInvalidParams => "initialize-invalid-params",
+            Defect::ErrorIdNull => "error-id-null",
         }
     }
 
@@ -902,6 +927,9 @@ impl Defect {
             "dynamic-client-registration" => Defect::DynamicClientRegistration,
             "close-after-response" => Defect::CloseAfterResponse,
             "legacy-only" => Defect::LegacyOnly,
+            "host-421" => Defect::Host421,
+            "initialize-invalid-params" => Defect::InitializeInvalidParams,
+            "error-id-null" => Defect::ErrorIdNull,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
@@ -1401,6 +1429,11 @@ pub struct MessageDefects {
     wire_wrong_type_content: bool,
     wire_error_code_string: bool,
     answer_removed_methods: bool,
+    initialize_invalid_params: bool,
+    error_id_null: bool,
+    /// A contract change, not a defect (`--change task-support-*`): `(tool, execution)`
+    /// added to that tool's tools/list entry.
+    tool_execution: Option<(&'static str, Value)>,
 }
 
 /// Methods a modern-only server no longer serves (2026-07-28 changelog).
@@ -1442,6 +1475,9 @@ impl MessageDefects {
             wire_wrong_type_content: defects.has(&Defect::WireWrongTypeContent),
             wire_error_code_string: defects.has(&Defect::WireErrorCodeString),
             answer_removed_methods: defects.has(&Defect::AnswerRemovedMethods),
+            initialize_invalid_params: defects.has(&Defect::InitializeInvalidParams),
+            error_id_null: defects.has(&Defect::ErrorIdNull),
+            tool_execution: None,
         }
     }
 
@@ -1468,6 +1504,15 @@ impl MessageDefects {
             || self.wire_wrong_type_content
             || self.wire_error_code_string
             || self.answer_removed_methods
+            || self.initialize_invalid_params
+            || self.error_id_null
+            || self.tool_execution.is_some()
+    }
+
+    /// Adds `execution` to a tool's listing (`Changes::tool_execution`).
+    pub fn with_tool_execution(mut self, execution: Option<(&'static str, Value)>) -> Self {
+        self.tool_execution = execution;
+        self
     }
 
     /// Whether `answer-removed-methods` turns this refusal into a result.
@@ -1530,6 +1575,28 @@ impl MessageDefects {
             object.insert("result".into(), serde_json::json!({}));
             changed = true;
         }
+        if self.initialize_invalid_params
+            && method == "initialize"
+            && let Some(error) = message.get_mut("error").and_then(Value::as_object_mut)
+        {
+            error.insert("code".into(), Value::from(-32602));
+            error.insert(
+                "message".into(),
+                Value::from(
+                    "Invalid params: missing _meta io.modelcontextprotocol/protocolVersion",
+                ),
+            );
+            error.remove("data");
+            changed = true;
+        }
+        if self.error_id_null
+            && message.get("error").is_some()
+            && let Some(id) = message.get_mut("id")
+            && !id.is_null()
+        {
+            *id = Value::Null;
+            changed = true;
+        }
         if let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) {
             if self.no_result_type {
                 changed |= result.remove("resultType").is_some();
@@ -1561,6 +1628,17 @@ impl MessageDefects {
                 changed = true;
             }
             changed |= self.break_wire(method, result);
+            if let Some((tool, execution)) = &self.tool_execution
+                && method == "tools/list"
+                && let Some(item) = result
+                    .get_mut("tools")
+                    .and_then(Value::as_array_mut)
+                    .and_then(|tools| tools.iter_mut().find(|t| t["name"] == *tool))
+                    .and_then(Value::as_object_mut)
+            {
+                item.insert("execution".into(), execution.clone());
+                changed = true;
+            }
             if self.no_capabilities && matches!(method, "initialize" | "server/discover") {
                 changed |= result.remove("capabilities").is_some();
             }
@@ -1684,6 +1762,12 @@ impl StdioWire {
                 defects.server_request().map(ServerRequestKind::message),
             )),
         }
+    }
+
+    /// `--change task-support-*`: a tool's listing gains `execution`.
+    pub fn tool_execution(mut self, execution: Option<(&'static str, Value)>) -> Self {
+        self.messages = self.messages.with_tool_execution(execution);
+        self
     }
 
     /// A modern-only server (`--change drop-legacy`): the removed `ping` gets -32601.
@@ -1824,9 +1908,12 @@ pub mod http_layers {
 
     impl Conformance {
         /// The layer's state, or `None` when no defect needs it.
-        pub fn new(defects: &Defects) -> Option<Self> {
+        pub fn new(
+            defects: &Defects,
+            tool_execution: Option<(&'static str, Value)>,
+        ) -> Option<Self> {
             let layer = Self {
-                messages: MessageDefects::new(defects),
+                messages: MessageDefects::new(defects).with_tool_execution(tool_execution),
                 accept_unsupported_version: defects.has(&Defect::AcceptUnsupportedVersion),
                 lenient_version: defects.lenient_header(McpHeader::Version),
                 lenient_method: defects.lenient_header(McpHeader::Method),
@@ -2191,6 +2278,24 @@ pub mod http_layers {
     }
 
     /// `wrong-id`: rewrites the id of responses to `tools/call` POSTs, in JSON and SSE bodies.
+    /// `host-421`: a `Host` other than a loopback name gets 421 Misdirected Request
+    /// before anything else runs (the Python SDK's answer to DNS rebinding).
+    pub async fn host_421(request: Request, next: Next) -> Response {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        let name = match host.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or(""),
+            None => host.split(':').next().unwrap_or(""),
+        };
+        if matches!(name, "localhost" | "127.0.0.1" | "::1") {
+            return next.run(request).await;
+        }
+        (StatusCode::MISDIRECTED_REQUEST, "Invalid Host header").into_response()
+    }
+
     pub async fn wrong_id(request: Request, next: Next) -> Response {
         let (parts, body) = request.into_parts();
         let Ok(bytes) = to_bytes(body, usize::MAX).await else {

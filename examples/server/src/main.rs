@@ -51,6 +51,11 @@ struct Cli {
     #[arg(long)]
     reverse_order: bool,
 
+    /// List no tools, resources, resource templates or prompts (the capabilities stay
+    /// declared): a correct server with empty lists.
+    #[arg(long)]
+    empty: bool,
+
     /// Add N generated tools `gen_0000`..`gen_<N-1>`.
     #[arg(long, value_name = "N", default_value_t = 0)]
     extra_tools: usize,
@@ -174,6 +179,7 @@ async fn run(cli: Cli) -> i32 {
         ttl_ms: cli.ttl_ms,
         reverse_order: cli.reverse_order,
         auth_tokens,
+        empty: cli.empty,
     };
     let result = match cli.http {
         Some(addr) => {

@@ -74,6 +74,9 @@ pub struct Settings {
     pub reverse_order: bool,
     /// HTTP `--auth-tokens`: static bearer token → user name. Empty: no users.
     pub auth_tokens: Vec<(String, String)>,
+    /// `--empty`: list no tools, resources, templates or prompts (the capabilities stay
+    /// declared): a correct server with nothing to offer yet.
+    pub empty: bool,
 }
 
 impl Default for Settings {
@@ -86,6 +89,7 @@ impl Default for Settings {
             ttl_ms: DEFAULT_TTL_MS,
             reverse_order: false,
             auth_tokens: Vec::new(),
+            empty: false,
         }
     }
 }
@@ -132,6 +136,12 @@ impl ExampleServer {
         let mut resources = changes.resources(resources());
         let mut resource_templates = changes.resource_templates(resource_templates());
         let mut prompts = changes.prompts(prompts());
+        if settings.empty {
+            tools.clear();
+            resources.clear();
+            resource_templates.clear();
+            prompts.clear();
+        }
         if settings.reverse_order {
             tools.reverse();
             resources.reverse();

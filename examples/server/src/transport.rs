@@ -44,9 +44,12 @@ const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Serves newline-delimited JSON-RPC on stdin/stdout until stdin closes.
 pub async fn serve_stdio(settings: Settings) -> Result<(), BoxError> {
     let modern_only = settings.changes.has(crate::changes::Change::DropLegacy);
-    let server = ExampleServer::new(settings);
     let (stdin, stdout) = rmcp::transport::stdio();
-    let hooks = StdioWire::new(server.defects()).modern_only(modern_only);
+    let tool_execution = settings.changes.tool_execution();
+    let server = ExampleServer::new(settings);
+    let hooks = StdioWire::new(server.defects())
+        .modern_only(modern_only)
+        .tool_execution(tool_execution);
     let (pipes, flushed) = wire::install(hooks, stdin, stdout);
     run_until_closed(server.serve(pipes).await).await?;
     flushed.await?;
@@ -96,6 +99,7 @@ pub async fn serve_http(
         .map(|(t, _)| t.clone())
         .collect();
     let modern_only = settings.changes.has(crate::changes::Change::DropLegacy);
+    let tool_execution = settings.changes.tool_execution();
     let server = ExampleServer::new(settings);
     let defects = server.defects().clone();
     // Loopback only, so only loopback browser origins are legitimate (others get 403);
@@ -147,7 +151,7 @@ pub async fn serve_http(
             axum::routing::get(http_layers::authorization_server_metadata),
         );
     }
-    if let Some(conformance) = http_layers::Conformance::new(&defects) {
+    if let Some(conformance) = http_layers::Conformance::new(&defects, tool_execution) {
         app = app.layer(middleware::from_fn_with_state(
             conformance,
             http_layers::conformance,
@@ -180,6 +184,10 @@ pub async fn serve_http(
             RateLimit::new(limit),
             rate_limit,
         ));
+    }
+    // Added last so it runs first: the Host is checked before anything else.
+    if defects.has(&Defect::Host421) {
+        app = app.layer(middleware::from_fn(http_layers::host_421));
     }
     {
         let mut stdout = std::io::stdout().lock();
