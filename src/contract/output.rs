@@ -18,12 +18,7 @@ fn short(v: &Option<Value>) -> String {
     match v {
         None => "—".into(),
         Some(v) => {
-            let s = v.to_string();
-            if s.chars().count() > 160 {
-                format!("{}…", s.chars().take(160).collect::<String>())
-            } else {
-                s
-            }
+            crate::redact::shorten(&v.to_string(), 160)
         }
     }
 }

@@ -9,7 +9,8 @@ use anstyle::{AnsiColor, Style};
 use similar::{ChangeTag, TextDiff};
 
 use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
-use super::{format_transcript, redact, secret_variants};
+use super::format_transcript;
+use crate::redact::{Redactor, count_masks, escape_controls};
 
 /// How to render console output. The caller decides `color` (TTY, `NO_COLOR`, `--color`).
 #[derive(Clone, Default)]
@@ -19,6 +20,8 @@ pub struct ConsoleOptions {
     pub verbose: bool,
     /// Values replaced with `***` in everything printed.
     pub secrets: Vec<String>,
+    /// Masks printed so far (shared by the clones), for the summary's note.
+    pub redacted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for ConsoleOptions {
@@ -42,7 +45,7 @@ const DETAIL_INDENT: &str = "      ";
 
 struct Printer<'a> {
     opts: &'a ConsoleOptions,
-    secrets: Vec<String>,
+    redactor: Redactor,
     out: String,
 }
 
@@ -50,13 +53,22 @@ impl<'a> Printer<'a> {
     fn new(opts: &'a ConsoleOptions) -> Self {
         Printer {
             opts,
-            secrets: secret_variants(&opts.secrets),
+            redactor: Redactor::new(&opts.secrets),
             out: String::new(),
         }
     }
 
+    /// Every text from the run goes through here: redacted, then with control characters
+    /// escaped (a server's ESC/OSC sequences must not drive the terminal).
     fn redact(&self, text: &str) -> String {
-        redact(text, &self.secrets)
+        let text = escape_controls(&self.redactor.redact(text)).into_owned();
+        let masks = count_masks(&text);
+        if masks > 0 {
+            self.opts
+                .redacted
+                .fetch_add(masks, std::sync::atomic::Ordering::Relaxed);
+        }
+        text
     }
 
     fn paint(&self, style: Style, text: &str) -> String {
@@ -307,6 +319,13 @@ pub fn render_summary(report: &RunReport, opts: &ConsoleOptions) -> String {
         let _ = write!(out, ", {} expected failures", s.expected_failures);
     }
     let _ = writeln!(out, " in {}", secs(report.duration));
+    let masks = opts.redacted.load(std::sync::atomic::Ordering::Relaxed);
+    if masks > 0 {
+        out.insert_str(
+            0,
+            &format!("note: {masks} secret value(s) redacted from this output (shown as ***)\n"),
+        );
+    }
 
     let passed = s.passed + s.warnings;
     let failed = s.failed + s.errors;
@@ -338,6 +357,7 @@ mod tests {
             color: false,
             verbose,
             secrets: testdata::secrets(),
+            redacted: Default::default(),
         }
     }
 
