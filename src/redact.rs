@@ -275,7 +275,8 @@ pub fn redact_shapes(text: &str) -> Cow<'_, str> {
     };
     match NAMED.replace_all(&text, |c: &Captures| {
         let value = &c[2];
-        if value == MASK || is_literal(value) {
+        let credential = value.rsplit([' ', '\t']).next().unwrap_or(value);
+        if is_literal(value) || is_parameter_name(credential) {
             c[0].to_string()
         } else {
             format!("{}{MASK}", &c[1])
@@ -374,7 +375,7 @@ mod tests {
         let cut = Redactor::new(&[]).shorten(&format!("the jwt {jwt} and more"), 10);
         assert_eq!(cut, "the jwt **…");
         // From the end: the secret's suffix does not survive either.
-        assert_eq!(red.shorten_start("x s3cr3tTOKEN-9f8e7d6c5b4a end", 8), "…*** end");
+        assert_eq!(red.shorten_start("x s3cr3tTOKEN-9f8e7d6c5b4a end", 8), "… *** end");
         assert_eq!(red.shorten_start("short", 8), "short");
     }
 

@@ -21,11 +21,11 @@ pub fn to_json(report: &RunReport, secrets: &[String]) -> String {
     let mut doc = Map::new();
     doc.insert("format".to_string(), Value::String(FORMAT.to_string()));
     let masks = masks_in(&value);
-    if masks > 0 {
-        doc.insert("redacted".to_string(), Value::from(masks));
-    }
     if let Value::Object(fields) = value {
         doc.extend(fields);
+    }
+    if masks > 0 {
+        doc.insert("redacted".to_string(), Value::from(masks));
     }
     let mut out =
         serde_json::to_string_pretty(&Value::Object(doc)).expect("a JSON value always serializes");
@@ -55,6 +55,7 @@ mod tests {
         ));
         assert!(!text.contains(testdata::SECRET));
         let value: Value = serde_json::from_str(&text).unwrap();
+        assert!(value["redacted"].as_u64() >= Some(3), "{}", value["redacted"]);
         assert_eq!(value["target"], "stdio: ./server --token ***");
         assert_eq!(value["duration"], 0.123);
         assert_eq!(value["summary"]["steps"], 8);
