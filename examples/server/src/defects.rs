@@ -730,9 +730,9 @@ impl Defect {
         },
         DefectInfo {
             name: "leak-secret",
-            value: Some("VALUE"),
+            value: Some("VALUE|env:VAR"),
             scope: Scope::Any,
-            description: "the server shows VALUE (a credential) back: in echo's description and the instructions; echo `leak:result|error|shapes` answers with it after padding (so a cut falls inside it), `leak:stdout` writes it on a non-JSON stdout line, `leak:http500` answers HTTP 500 with it in the body, `leak:stderr` writes ESC/OSC/NUL bytes to stderr",
+            description: "the server shows VALUE (or the variable VAR's value: a credential) back: in echo's description and the instructions; echo `leak:result|error|shapes` answers with it after padding (so a cut falls inside it), `leak:stdout` writes it on a non-JSON stdout line, `leak:http500` answers HTTP 500 with it in the body, `leak:stderr` writes ESC/OSC/NUL bytes to stderr",
         },
     ];
 
@@ -890,7 +890,11 @@ impl Defect {
             "server-request" => Defect::ServerRequest(value()?.parse()?),
             "legacy-sse-endpoint" => Defect::LegacySseEndpoint,
             "dynamic-client-registration" => Defect::DynamicClientRegistration,
-            "leak-secret" => Defect::LeakSecret(value()?.to_owned()),
+            "leak-secret" => Defect::LeakSecret(match value()?.strip_prefix("env:") {
+                Some(var) => std::env::var(var)
+                    .map_err(|_| format!("leak-secret=env:{var}: the variable is not set"))?,
+                None => value()?.to_owned(),
+            }),
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
