@@ -313,8 +313,9 @@ fn json_escape(text: &str) -> String {
 /// and tab (ESC, OSC, NUL, CR, C1…) and the non-characters XML 1.0 forbids are shown as
 /// `\u{…}`, so a server cannot drive the terminal or break the report.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    let unsafe_char =
-        |c: char| (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{FFFE}' | '\u{FFFF}');
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+    };
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
@@ -340,7 +341,10 @@ mod tests {
     #[test]
     fn replace_values_longest_first() {
         let secrets = vec!["abc".to_string(), "abcdef".to_string(), String::new()];
-        assert_eq!(replace_values("x abcdef y abc z", &secrets), "x *** y *** z");
+        assert_eq!(
+            replace_values("x abcdef y abc z", &secrets),
+            "x *** y *** z"
+        );
         assert_eq!(replace_values("nothing here", &secrets), "nothing here");
         assert_eq!(replace_values("abcabc", &secrets), "******");
         assert_eq!(replace_values("héllo abc", &[]), "héllo abc");
@@ -375,7 +379,10 @@ mod tests {
         let cut = Redactor::new(&[]).shorten(&format!("the jwt {jwt} and more"), 10);
         assert_eq!(cut, "the jwt **…");
         // From the end: the secret's suffix does not survive either.
-        assert_eq!(red.shorten_start("x s3cr3tTOKEN-9f8e7d6c5b4a end", 8), "… *** end");
+        assert_eq!(
+            red.shorten_start("x s3cr3tTOKEN-9f8e7d6c5b4a end", 8),
+            "… *** end"
+        );
         assert_eq!(red.shorten_start("short", 8), "short");
     }
 
@@ -392,9 +399,15 @@ mod tests {
             "*** after"
         );
         assert_eq!(r("-----BEGIN PRIVATE KEY-----\nMIIEow"), "***");
-        assert_eq!(r("Authorization: Bearer abcdefgh12345"), "Authorization: Bearer ***");
+        assert_eq!(
+            r("Authorization: Bearer abcdefgh12345"),
+            "Authorization: Bearer ***"
+        );
         assert_eq!(r("Authorization: abcdefgh12345"), "Authorization: ***");
-        assert_eq!(r("the header is bearer abcdefgh12345"), "the header is bearer ***");
+        assert_eq!(
+            r("the header is bearer abcdefgh12345"),
+            "the header is bearer ***"
+        );
         assert_eq!(
             r(r#"WWW-Authenticate: Bearer resource_metadata="x""#),
             r#"WWW-Authenticate: Bearer resource_metadata="x""#
@@ -404,25 +417,43 @@ mod tests {
     #[test]
     fn credential_named_values_are_masked() {
         assert_eq!(r("API_KEY=abc123 HOME=/root"), "API_KEY=*** HOME=/root");
-        assert_eq!(r(r#"{"GITHUB_TOKEN": "xyz", "PATH": "/bin"}"#), r#"{"GITHUB_TOKEN": "***", "PATH": "/bin"}"#);
+        assert_eq!(
+            r(r#"{"GITHUB_TOKEN": "xyz", "PATH": "/bin"}"#),
+            r#"{"GITHUB_TOKEN": "***", "PATH": "/bin"}"#
+        );
         assert_eq!(
             r(r#"{\"DB_PASSWORD\": \"hunter2\", \"USER\": \"me\"}"#),
             r#"{\"DB_PASSWORD\": \"***\", \"USER\": \"me\"}"#
         );
-        assert_eq!(r("https://x/cb?access_token=abc&x=1"), "https://x/cb?access_token=***&x=1");
+        assert_eq!(
+            r("https://x/cb?access_token=abc&x=1"),
+            "https://x/cb?access_token=***&x=1"
+        );
         assert_eq!(
             r(r#""authorization":"Bearer s3cr3tTOKEN-9f8e7d6c5b4a""#),
             r#""authorization":"Bearer ***""#
         );
         // Numbers, literals, objects: not credentials.
-        assert_eq!(r(r#""max_tokens": 100, "auth": null"#), r#""max_tokens": 100, "auth": null"#);
-        assert_eq!(r(r#""token": {"type":"string"}"#), r#""token": {"type":"string"}"#);
+        assert_eq!(
+            r(r#""max_tokens": 100, "auth": null"#),
+            r#""max_tokens": 100, "auth": null"#
+        );
+        assert_eq!(
+            r(r#""token": {"type":"string"}"#),
+            r#""token": {"type":"string"}"#
+        );
         assert_eq!(r("nothing secret here"), "nothing secret here");
     }
 
     #[test]
     fn sensitive_names() {
-        for n in ["Authorization", "Cookie", "X-Api-Key", "x-auth-token", "MY_SECRET"] {
+        for n in [
+            "Authorization",
+            "Cookie",
+            "X-Api-Key",
+            "x-auth-token",
+            "MY_SECRET",
+        ] {
             assert!(is_sensitive_header(n), "{n}");
         }
         for n in ["Accept", "Content-Type", "Mcp-Session-Id", "X-Trace"] {
@@ -432,7 +463,10 @@ mod tests {
 
     #[test]
     fn controls_are_escaped() {
-        assert_eq!(escape_controls("a\u{1b}[31mb\u{7}\0c\r\n\td"), "a\\u{1B}[31mb\\u{7}\\u{0}c\\u{D}\n\td");
+        assert_eq!(
+            escape_controls("a\u{1b}[31mb\u{7}\0c\r\n\td"),
+            "a\\u{1B}[31mb\\u{7}\\u{0}c\\u{D}\n\td"
+        );
         assert_eq!(escape_controls("\u{9b}x\u{FFFF}"), "\\u{9B}x\\u{FFFF}");
         assert!(matches!(escape_controls("plain é\n"), Cow::Borrowed(_)));
     }

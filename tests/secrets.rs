@@ -438,7 +438,11 @@ fn assert_says_redacted(out: &Outputs) {
         out.run.stdout
     );
     let report: Value = serde_json::from_str(&out.json).expect("json");
-    assert!(report["redacted"].as_u64() > Some(0), "{}", report["redacted"]);
+    assert!(
+        report["redacted"].as_u64() > Some(0),
+        "{}",
+        report["redacted"]
+    );
     assert!(out.junit.contains("name=\"redacted\""), "{}", out.junit);
 }
 
@@ -471,7 +475,10 @@ fn no_prefix_of_a_secret_survives_a_cut_over_http() {
     );
     assert_eq!(out.run.code, 1, "{:?}", out.run);
     assert_no_prefix(&out, LEAKED);
-    out.assert_present("HTTP 500 with body: internal error: xxxx", &["stdout", "junit", "json"]);
+    out.assert_present(
+        "HTTP 500 with body: internal error: xxxx",
+        &["stdout", "junit", "json"],
+    );
     assert_says_redacted(&out);
 }
 
@@ -519,7 +526,10 @@ fn server_stderr_escape_sequences_are_escaped_on_the_console_and_in_junit() {
         }
     }
     // Shown escaped, where the server's stderr is shown.
-    out.assert_present(r"stderr \u{1B}]0;pwned\u{7}\u{1B}[31mred\u{0}nul", &["stdout", "junit"]);
+    out.assert_present(
+        r"stderr \u{1B}]0;pwned\u{7}\u{1B}[31mred\u{0}nul",
+        &["stdout", "junit"],
+    );
 }
 
 /// Every file under `dir`, as (path, text).
@@ -604,12 +614,18 @@ fn init_never_writes_a_token_the_server_echoes_and_its_project_passes() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(prefixes_in(LEAKED, &run.all_output()).is_empty(), "{run:?}");
     assert_no_file_holds(&project, LEAKED);
-    assert!(run.all_output().contains("redacted from the written files"), "{run:?}");
+    assert!(
+        run.all_output().contains("redacted from the written files"),
+        "{run:?}"
+    );
     // The masked contract still matches the live server (its live snapshot is masked the
     // same way): the generated project passes.
     let checked = run_in(&project, &["run"], &[("MY_API_TOKEN", LEAKED)]);
     assert_eq!(checked.code, 0, "{checked:?}");
-    assert!(prefixes_in(LEAKED, &checked.all_output()).is_empty(), "{checked:?}");
+    assert!(
+        prefixes_in(LEAKED, &checked.all_output()).is_empty(),
+        "{checked:?}"
+    );
 }
 
 /// A local endpoint that answers every request with `307` to `location`.
@@ -700,10 +716,15 @@ fn cross_origin_redirect_sends_no_credential_and_is_reported() {
         );
     }
     let lower = received.to_ascii_lowercase();
-    assert!(!lower.contains("x-api-key") && !lower.contains("authorization"), "{received}");
+    assert!(
+        !lower.contains("x-api-key") && !lower.contains("authorization"),
+        "{received}"
+    );
     assert_ne!(out.run.code, 0, "{:?}", out.run);
     assert!(
-        out.run.all_output().contains("cross-origin redirect to http://127.0.0.1:"),
+        out.run
+            .all_output()
+            .contains("cross-origin redirect to http://127.0.0.1:"),
         "the redirect is not reported: {:?}",
         out.run
     );

@@ -17,9 +17,7 @@ fn describe(c: &Change) -> String {
 fn short(v: &Option<Value>) -> String {
     match v {
         None => "—".into(),
-        Some(v) => {
-            crate::redact::shorten(&v.to_string(), 160)
-        }
+        Some(v) => crate::redact::shorten(&v.to_string(), 160),
     }
 }
 

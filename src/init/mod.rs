@@ -24,8 +24,7 @@ pub async fn init(args: InitArgs) -> i32 {
         Err(e) => return usage(e),
     };
     let redactor = crate::redact::Redactor::new(&secrets);
-    let redact =
-        |s: &str| crate::redact::escape_controls(&redactor.redact(s)).into_owned();
+    let redact = |s: &str| crate::redact::escape_controls(&redactor.redact(s)).into_owned();
     for era in &args.eras {
         if let Err(e) = crate::era::EraRequest::parse(era) {
             return usage(UsageError(format!("--era: {e}")));

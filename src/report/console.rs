@@ -8,8 +8,8 @@ use std::time::Duration;
 use anstyle::{AnsiColor, Style};
 use similar::{ChangeTag, TextDiff};
 
-use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
 use super::format_transcript;
+use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
 use crate::redact::{Redactor, count_masks, escape_controls};
 
 /// How to render console output. The caller decides `color` (TTY, `NO_COLOR`, `--color`).

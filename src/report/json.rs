@@ -55,7 +55,11 @@ mod tests {
         ));
         assert!(!text.contains(testdata::SECRET));
         let value: Value = serde_json::from_str(&text).unwrap();
-        assert!(value["redacted"].as_u64() >= Some(3), "{}", value["redacted"]);
+        assert!(
+            value["redacted"].as_u64() >= Some(3),
+            "{}",
+            value["redacted"]
+        );
         assert_eq!(value["target"], "stdio: ./server --token ***");
         assert_eq!(value["duration"], 0.123);
         assert_eq!(value["summary"]["steps"], 8);

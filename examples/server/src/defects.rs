@@ -2322,6 +2322,7 @@ pub mod http_layers {
             let body = format!("internal error: {}{secret} end", "x".repeat(265));
             return (StatusCode::INTERNAL_SERVER_ERROR, body).into_response();
         }
-        next.run(Request::from_parts(parts, Body::from(bytes))).await
+        next.run(Request::from_parts(parts, Body::from(bytes)))
+            .await
     }
 }
