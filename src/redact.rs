@@ -82,11 +82,12 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// `NAME=value`, `NAME: value`, `"NAME": "value"` (also JSON-escaped, `\"NAME\": \"value\"`)
-/// where NAME holds one of [`SENSITIVE_WORDS`]: the value is masked, the name kept.
+/// where NAME holds one of [`SENSITIVE_WORDS`]: the value (visible ASCII, no quotes or
+/// brackets, so `NAME=…` and `NAME=<VALUE>` placeholders stay) is masked, the name kept.
 static NAMED: LazyLock<Regex> = LazyLock::new(|| {
     let words: Vec<String> = SENSITIVE_WORDS.iter().map(|w| regex::escape(w)).collect();
     Regex::new(&format!(
-        r#"(?i)([A-Za-z0-9_.-]*(?:{})[A-Za-z0-9_.-]*(?:\\*")?[ \t]*[:=][ \t]*(?:\\*")?)((?:(?:bearer|basic)[ \t]+)?[^\s"\\,;&{{}}\[\]<>']+)"#,
+        r#"(?i)([A-Za-z0-9_.-]*(?:{})[A-Za-z0-9_.-]*(?:\\*")?[ \t]*[:=][ \t]*(?:\\*")?)((?:(?:bearer|basic)[ \t]+)?[\x21-\x7e&&[^"'`\\,;&(){{}}\[\]<>]]+)"#,
         words.join("|")
     ))
     .expect("compiles")
@@ -443,6 +444,7 @@ mod tests {
             r#""token": {"type":"string"}"#
         );
         assert_eq!(r("nothing secret here"), "nothing secret here");
+        assert_eq!(r("(--set api_token=…)"), "(--set api_token=…)");
     }
 
     #[test]
