@@ -731,3 +731,47 @@ fn cross_origin_redirect_sends_no_credential_and_is_reported() {
     out.assert_absent(api_key);
     out.assert_absent(bearer);
 }
+
+/// Issue: `server-everything`'s read-only `get-env` returns the server's whole environment,
+/// which went into the reports verbatim. Values mcpspec was never told about are masked for
+/// their shape (credential-like names, key formats); the rest of the environment shows.
+#[test]
+fn real_server_everything_get_env_is_redacted_in_every_report() {
+    let server = common::repo_root().join(
+        "tests/interop/everything-2026.8.31/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    assert!(
+        server.exists(),
+        "the pinned npm server is not installed: run `npm ci` in tests/interop/everything-2026.8.31 (.ci/run does)"
+    );
+    let target = format!("node {} stdio", server.display());
+    let scenario = r#"
+scenario: get-env
+steps:
+  - name: prints its environment
+    request: { method: tools/call, params: { name: get-env, arguments: {} } }
+    expect:
+      - { path: "$.content[0].text", equals: "something else" }
+"#;
+    // Inherited by the server; none of them is given to mcpspec as a secret.
+    let env = [
+        ("PAYMENTS_API_KEY", "pay-8f1c2e9a7b6d5c4e3f21"),
+        ("DEPLOY_NOTE", "AKIAIOSFODNN7EXAMPLE"),
+        ("BUILD_LABEL", "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"),
+        ("VISIBLE_SETTING", "visible-setting-value-7"),
+    ];
+    let out = run_reports(scenario, &["--stdio", &target, "--era", "legacy"], &env);
+    assert_eq!(out.run.code, 1, "{:?}", out.run);
+    for (_, value) in &env[..3] {
+        out.assert_absent(value);
+        for (name, text) in out.all() {
+            assert!(
+                prefixes_in(value, text).is_empty(),
+                "a prefix of {value} leaked into {name}"
+            );
+        }
+    }
+    out.assert_present("PAYMENTS_API_KEY", &["stdout", "junit", "json"]);
+    out.assert_present("visible-setting-value-7", &["stdout", "junit", "json"]);
+    assert_says_redacted(&out);
+}
