@@ -61,24 +61,24 @@ pub fn is_sensitive_name(name: &str) -> bool {
 static SHAPED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         // JWT (the signature may be empty: `alg: none`).
-        r"\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
+        r"(?-u:\b)eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
         // PEM block (to the end of the text when its END line is cut off).
         r"|-----BEGIN [A-Z0-9 ]{1,40}-----(?s:.*?)(?:-----END [A-Z0-9 ]{1,40}-----|\z)",
         // AWS access key ids.
-        r"|\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b",
+        r"|(?-u:\b)(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}(?-u:\b)",
         // GitHub tokens.
-        r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}",
+        r"|(?-u:\b)gh[pousr]_[A-Za-z0-9]{30,}|(?-u:\b)github_pat_[A-Za-z0-9_]{22,}",
         // Slack tokens.
-        r"|\bxox[abposre]-[A-Za-z0-9-]{10,}",
+        r"|(?-u:\b)xox[abposre]-[A-Za-z0-9-]{10,}",
         // OpenAI / Anthropic style keys, Stripe keys, Google API keys.
-        r"|\bsk-[A-Za-z0-9_-]{20,}|\b[rs]k_(?:live|test)_[A-Za-z0-9]{10,}|\bAIza[0-9A-Za-z_-]{35}",
+        r"|(?-u:\b)sk-[A-Za-z0-9_-]{20,}|(?-u:\b)[rs]k_(?:live|test)_[A-Za-z0-9]{10,}|(?-u:\b)AIza[0-9A-Za-z_-]{35}",
     ))
     .expect("secret patterns compile")
 });
 
 /// `Bearer <credential>` (any case): the credential is masked, the scheme kept.
 static BEARER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(bearer|basic)([ \t]+)([A-Za-z0-9._~+/=-]{8,})").expect("compiles")
+    Regex::new(r"(?i)(?-u:\b)(bearer|basic)([ \t]+)([A-Za-z0-9._~+/=-]{8,})").expect("compiles")
 });
 
 /// `NAME=value`, `NAME: value`, `"NAME": "value"` (also JSON-escaped, `\"NAME\": \"value\"`)
@@ -93,11 +93,15 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
     .expect("compiles")
 });
 
-/// Known secret values, with pattern redaction on top.
+/// Known secret values, with pattern redaction on top. At each position the longest
+/// matching value wins, so a secret that contains another is hidden whole; the mask
+/// written for one is never matched again.
 #[derive(Debug, Default)]
 pub struct Redactor {
     /// The secrets and their JSON-escaped forms, longest first.
     values: Vec<String>,
+    /// `values` as one alternation (longest first, so the longest match wins).
+    matcher: Option<Regex>,
 }
 
 impl Redactor {
@@ -113,7 +117,14 @@ impl Redactor {
             }
         }
         values.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-        Redactor { values }
+        let matcher = (!values.is_empty()).then(|| {
+            let alternation: Vec<String> = values.iter().map(|v| regex::escape(v)).collect();
+            regex::RegexBuilder::new(&alternation.join("|"))
+                .size_limit(64 << 20)
+                .build()
+                .expect("escaped literals compile")
+        });
+        Redactor { values, matcher }
     }
 
     /// The known values (JSON-escaped forms included).
@@ -123,7 +134,10 @@ impl Redactor {
 
     /// `text` with every known secret and every secret-shaped value masked.
     pub fn redact(&self, text: &str) -> String {
-        let known = replace_values(text, &self.values);
+        let known = match &self.matcher {
+            Some(m) => m.replace_all(text, MASK),
+            None => Cow::Borrowed(text),
+        };
         redact_shapes(&known).into_owned()
     }
 
@@ -227,40 +241,6 @@ pub fn count_masks(text: &str) -> usize {
     text.matches(MASK).count()
 }
 
-/// Replace every occurrence of each non-empty value in `text` with [`MASK`].
-///
-/// At each position the longest matching value wins, so a secret that contains another
-/// is hidden whole. Replacement is a single left-to-right pass: the mask written for one
-/// secret is never matched again.
-pub fn replace_values(text: &str, values: &[String]) -> String {
-    let mut sorted: Vec<&str> = values
-        .iter()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-        .collect();
-    if sorted.is_empty() {
-        return text.to_string();
-    }
-    sorted.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-    sorted.dedup();
-
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    'outer: while !rest.is_empty() {
-        for secret in &sorted {
-            if rest.starts_with(secret) {
-                out.push_str(MASK);
-                rest = &rest[secret.len()..];
-                continue 'outer;
-            }
-        }
-        let ch = rest.chars().next().expect("rest is not empty");
-        out.push(ch);
-        rest = &rest[ch.len_utf8()..];
-    }
-    out
-}
-
 /// Mask secret-shaped values (see the module doc).
 pub fn redact_shapes(text: &str) -> Cow<'_, str> {
     let text = SHAPED.replace_all(text, MASK);
@@ -340,16 +320,18 @@ mod tests {
     }
 
     #[test]
-    fn replace_values_longest_first() {
-        let secrets = vec!["abc".to_string(), "abcdef".to_string(), String::new()];
+    fn known_values_longest_first() {
+        let red = Redactor::new(&["abc".to_string(), "abcdef".to_string(), String::new()]);
+        assert_eq!(red.redact("x abcdef y abc z"), "x *** y *** z");
+        assert_eq!(red.redact("nothing here"), "nothing here");
+        assert_eq!(red.redact("abcabc"), "******");
+        assert_eq!(Redactor::new(&[]).redact("héllo abc"), "héllo abc");
+        assert_eq!(Redactor::new(&["é".to_string()]).redact("héllo"), "h***llo");
+        // Regex metacharacters are literal.
         assert_eq!(
-            replace_values("x abcdef y abc z", &secrets),
-            "x *** y *** z"
+            Redactor::new(&["a.b*".to_string()]).redact("axb a.b*"),
+            "axb ***"
         );
-        assert_eq!(replace_values("nothing here", &secrets), "nothing here");
-        assert_eq!(replace_values("abcabc", &secrets), "******");
-        assert_eq!(replace_values("héllo abc", &[]), "héllo abc");
-        assert_eq!(replace_values("héllo", &["é".to_string()]), "h***llo");
     }
 
     #[test]
