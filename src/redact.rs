@@ -39,15 +39,17 @@ const SENSITIVE_WORDS: &[&str] = &[
     "access_key",
 ];
 
-/// Header names whose values are credentials (`Authorization`, `Cookie`, `X-Api-Key`…).
-/// Their values are secrets, never written to a generated file, and never sent to another
-/// origin on a redirect.
+/// Header names whose values are credentials (`Authorization`, `Cookie`, `*token*`,
+/// `*key*`…). Their values are secrets, never written to a generated file, and never sent
+/// to another origin on a redirect. (A header named `*key*` is a credential; a JSON field
+/// named so is not, so `key` is not one of the [`SENSITIVE_WORDS`].)
 pub fn is_sensitive_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     n == "authorization"
         || n == "cookie"
         || n == "set-cookie"
         || n == "proxy-authorization"
+        || n.contains("key")
         || is_sensitive_name(&n)
 }
 
@@ -228,6 +230,9 @@ pub fn known() -> Arc<Redactor> {
 
 /// Redact-then-truncate with the process's known secrets: the one way an excerpt is made.
 pub fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
     known().shorten(text, max)
 }
 
@@ -436,6 +441,7 @@ mod tests {
             "Cookie",
             "X-Api-Key",
             "x-auth-token",
+            "X-Key",
             "MY_SECRET",
         ] {
             assert!(is_sensitive_header(n), "{n}");
