@@ -505,7 +505,7 @@ fn run(mut args: RunArgs) -> i32 {
         color: use_color(args.color),
         verbose: args.verbose,
         secrets: secrets.clone(),
-        redacted: Default::default(),
+        redaction: Default::default(),
     };
     let config = RunConfig {
         target,
@@ -865,7 +865,7 @@ fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
         color: false,
         verbose: false,
         secrets: Vec::new(),
-        redacted: Default::default(),
+        redaction: Default::default(),
     };
     out!("{}", report::render_summary(&merged, &console));
     if let Err(code) = write_reports(&merged, junit, json, &[]) {

@@ -11,6 +11,8 @@ use similar::{ChangeTag, TextDiff};
 use super::format_transcript;
 use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
 use crate::redact::{Redactor, count_masks, escape_controls};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// How to render console output. The caller decides `color` (TTY, `NO_COLOR`, `--color`).
 #[derive(Clone, Default)]
@@ -20,8 +22,16 @@ pub struct ConsoleOptions {
     pub verbose: bool,
     /// Values replaced with `***` in everything printed.
     pub secrets: Vec<String>,
-    /// Masks printed so far (shared by the clones), for the summary's note.
-    pub redacted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// Shared by the clones: the redactor and the masks printed so far.
+    pub redaction: Redaction,
+}
+
+/// What the console's redaction keeps across suites: the redactor (built from `secrets`
+/// on first use, not once per suite) and how many masks were printed (the summary's note).
+#[derive(Clone, Default)]
+pub struct Redaction {
+    redactor: Arc<OnceLock<Redactor>>,
+    masks: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for ConsoleOptions {
@@ -45,7 +55,7 @@ const DETAIL_INDENT: &str = "      ";
 
 struct Printer<'a> {
     opts: &'a ConsoleOptions,
-    redactor: Redactor,
+    redactor: &'a Redactor,
     out: String,
 }
 
@@ -53,7 +63,10 @@ impl<'a> Printer<'a> {
     fn new(opts: &'a ConsoleOptions) -> Self {
         Printer {
             opts,
-            redactor: Redactor::new(&opts.secrets),
+            redactor: opts
+                .redaction
+                .redactor
+                .get_or_init(|| Redactor::new(&opts.secrets)),
             out: String::new(),
         }
     }
@@ -65,8 +78,9 @@ impl<'a> Printer<'a> {
         let masks = count_masks(&text);
         if masks > 0 {
             self.opts
-                .redacted
-                .fetch_add(masks, std::sync::atomic::Ordering::Relaxed);
+                .redaction
+                .masks
+                .fetch_add(masks, Ordering::Relaxed);
         }
         text
     }
@@ -319,7 +333,7 @@ pub fn render_summary(report: &RunReport, opts: &ConsoleOptions) -> String {
         let _ = write!(out, ", {} expected failures", s.expected_failures);
     }
     let _ = writeln!(out, " in {}", secs(report.duration));
-    let masks = opts.redacted.load(std::sync::atomic::Ordering::Relaxed);
+    let masks = opts.redaction.masks.load(Ordering::Relaxed);
     if masks > 0 {
         out.insert_str(
             0,
@@ -357,7 +371,7 @@ mod tests {
             color: false,
             verbose,
             secrets: testdata::secrets(),
-            redacted: Default::default(),
+            redaction: Default::default(),
         }
     }
 
@@ -462,6 +476,35 @@ mod tests {
         ));
         assert!(text.contains("      error: isError was false"));
         assert!(!text.contains(testdata::SECRET));
+    }
+
+    #[test]
+    fn summary_says_how_many_values_were_redacted() {
+        let report = testdata::report();
+        let o = opts(true);
+        assert!(!render_summary(&report, &o).contains("redacted"));
+        let text = render_suite(&report.suites[0], &o) + &render_suite(&report.suites[1], &o);
+        let masks = text.matches("***").count();
+        assert!(masks >= 2, "{text}");
+        let summary = render_summary(&report, &o);
+        assert!(
+            summary.starts_with(&format!(
+                "note: {masks} secret value(s) redacted from this output (shown as ***)\nSummary:"
+            )),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn server_control_characters_are_escaped() {
+        let mut report = testdata::report();
+        report.suites[1].stderr_tail = Some("boom \u{1b}]0;title\u{7}\u{1b}[2J\0 end".into());
+        let text = render_suite(&report.suites[1], &opts(false));
+        assert!(!text.contains('\u{1b}') && !text.contains('\0'), "{text:?}");
+        assert!(
+            text.contains("| boom \\u{1B}]0;title\\u{7}\\u{1B}[2J\\u{0} end"),
+            "{text}"
+        );
     }
 
     #[test]
