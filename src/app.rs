@@ -500,10 +500,12 @@ fn run(mut args: RunArgs) -> i32 {
         },
         None => None,
     };
+    crate::redact::remember(&secrets);
     let console = ConsoleOptions {
         color: use_color(args.color),
         verbose: args.verbose,
         secrets: secrets.clone(),
+        redaction: Default::default(),
     };
     let config = RunConfig {
         target,
@@ -703,7 +705,8 @@ async fn call(args: CallArgs) -> i32 {
                 }
             }
             None => {
-                eprintln!("error: {}", crate::assert::describe_no_response(&ex));
+                let why = crate::assert::describe_no_response(&ex);
+                eprintln!("error: {}", report::redact(&why, &secrets));
                 exit::FAILED
             }
         },
@@ -781,6 +784,10 @@ async fn snapshot(args: SnapshotArgs) -> i32 {
         snap.prompts.len(),
         dir.display()
     );
+    let masks = snap.masks();
+    if masks > 0 {
+        eprintln!("note: {masks} secret value(s) redacted from the snapshot (shown as ***)");
+    }
     exit::OK
 }
 
@@ -884,6 +891,7 @@ fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
         color: false,
         verbose: false,
         secrets: Vec::new(),
+        redaction: Default::default(),
     };
     out!("{}", report::render_summary(&merged, &console));
     if let Err(code) = write_reports(&merged, junit, json, &[]) {

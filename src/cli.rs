@@ -374,6 +374,8 @@ impl TargetArgs {
                 secrets.push(v.to_string());
             }
         }
+        // Known to every excerpt cut from here on (see `crate::redact`).
+        crate::redact::remember(&secrets);
         Ok((
             Target {
                 kind,
@@ -386,18 +388,4 @@ impl TargetArgs {
     }
 }
 
-/// Header names whose values are credentials.
-pub(crate) fn is_sensitive_header(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n == "authorization" || n == "cookie" || n == "proxy-authorization" || is_sensitive_name(&n)
-}
-
-/// Names that suggest a credential (`API_KEY`, `x-auth-token`, `SECRET`, …).
-pub(crate) fn is_sensitive_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    [
-        "token", "secret", "password", "passwd", "api-key", "api_key", "apikey", "auth",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
-}
+pub(crate) use crate::redact::{is_sensitive_header, is_sensitive_name};

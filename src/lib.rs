@@ -16,6 +16,7 @@ pub mod dsl;
 pub mod engine;
 pub mod era;
 pub mod init;
+pub mod redact;
 pub mod report;
 pub mod select;
 pub mod signals;

@@ -818,10 +818,10 @@ pub fn describe_no_response(ex: &Exchange) -> String {
         (Some(h), Some(body)) => format!(
             "HTTP {} with body: {}",
             h.status,
-            body.chars().take(300).collect::<String>()
+            crate::redact::shorten(body, 300)
         ),
         (Some(h), None) => format!("HTTP {} with no JSON-RPC response", h.status),
-        (None, Some(body)) => body.chars().take(300).collect(),
+        (None, Some(body)) => crate::redact::shorten(body, 300),
         (None, None) => "no response".into(),
     }
 }
@@ -830,15 +830,9 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").to_string()
 }
 
-/// One-line JSON, shortened to about `max` characters.
+/// One-line JSON, shortened to about `max` characters (redacted before it is cut).
 pub fn compact(v: &Value, max: usize) -> String {
-    let s = v.to_string();
-    if s.chars().count() <= max {
-        s
-    } else {
-        let cut: String = s.chars().take(max).collect();
-        format!("{cut}…")
-    }
+    crate::redact::shorten(&v.to_string(), max)
 }
 
 fn pretty(v: &Value) -> String {

@@ -579,7 +579,7 @@ impl Connection {
                         self.record(Direction::Received, text, http)
                     }
                     (None, Some(raw)) => {
-                        self.record(Direction::Received, raw.chars().take(4096).collect(), http)
+                        self.record(Direction::Received, crate::redact::shorten(raw, 4096), http)
                     }
                     // Unsettled: the text stays in the exchange to be parsed later.
                     (None, None) if ex.unsettled => {
@@ -867,7 +867,7 @@ impl Connection {
             Ok((status, body)) => format!(
                 "GET {path}: HTTP {status}{}",
                 body.as_ref()
-                    .map(|b| format!(", {}", b.to_string().chars().take(500).collect::<String>()))
+                    .map(|b| format!(", {}", crate::redact::shorten(&b.to_string(), 500)))
                     .unwrap_or_default()
             ),
             Err(e) => format!("GET {path}: {e}"),
@@ -1327,7 +1327,7 @@ pub fn result_of(ex: &Exchange) -> Result<Value, String> {
         (Some(h), Some(body)) => Err(format!(
             "HTTP {} with a body that is not a JSON-RPC response: {}",
             h.status,
-            body.chars().take(200).collect::<String>()
+            crate::redact::shorten(body, 200)
         )),
         (Some(h), None) => Err(format!("HTTP {} without a JSON-RPC response", h.status)),
         _ => Err("no JSON-RPC response".into()),

@@ -222,7 +222,7 @@ impl HttpTransport {
             let msg: Value = match serde_json::from_str(&data) {
                 Ok(v) => v,
                 Err(_) => {
-                    ex.stdout_noise.push(data.chars().take(500).collect());
+                    ex.stdout_noise.push(crate::redact::shorten(&data, 500));
                     continue;
                 }
             };
@@ -337,7 +337,7 @@ impl HttpTransport {
             while let Some(Ok(event)) = events.next().await {
                 let data = event.data.unwrap_or_default();
                 if event.event.is_some() || !data.trim().is_empty() {
-                    let data: String = data.chars().take(limit.min(500)).collect();
+                    let data = crate::redact::shorten(&data, limit.min(500));
                     return Some((event.event.unwrap_or_else(|| "message".into()), data));
                 }
             }
@@ -398,6 +398,7 @@ fn build_client(max_idle: usize) -> Result<reqwest::Client, String> {
         .no_proxy()
         .tcp_nodelay(true)
         .pool_max_idle_per_host(max_idle)
+        .redirect(redirect_policy())
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
@@ -475,6 +476,36 @@ fn send_error(e: &reqwest::Error) -> TransportError {
     } else {
         TransportError::Io(describe_reqwest(e))
     }
+}
+
+/// Most redirects followed in a row (reqwest's default).
+const MAX_REDIRECTS: usize = 10;
+
+/// Redirects are followed within the endpoint's origin only. reqwest alone would follow a
+/// redirect to another origin with everything but `Authorization`/`Cookie`: the other
+/// credential headers (`X-Api-Key`, `*token*`… — [`crate::redact::is_sensitive_header`])
+/// and the body (tool arguments) would reach it. Such a redirect fails the request with
+/// a message naming it.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        if attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+        }
+        let from = attempt.previous().last().map(reqwest::Url::origin);
+        let to = attempt.url().origin();
+        if from.is_none_or(|from| from == to) {
+            attempt.follow()
+        } else {
+            let error = format!(
+                "cross-origin redirect to {} ({} {}) not followed: credential headers and the \
+                 request body stay with the endpoint's origin",
+                to.ascii_serialization(),
+                attempt.status().as_u16(),
+                attempt.status().canonical_reason().unwrap_or("redirect")
+            );
+            attempt.error(error)
+        }
+    })
 }
 
 fn describe_reqwest(e: &reqwest::Error) -> String {

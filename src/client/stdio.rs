@@ -741,7 +741,7 @@ fn push_stderr_line(tail: &Arc<Mutex<VecDeque<String>>>, line: &[u8]) {
         if t.len() == STDERR_TAIL_LINES {
             t.pop_front();
         }
-        t.push_back(line.chars().take(1000).collect());
+        t.push_back(crate::redact::shorten(line, 1000));
     }
 }
 
@@ -752,7 +752,7 @@ impl Incoming {
         match self {
             Incoming::Response(_, text) => match serde_json::from_str(&text) {
                 Ok(msg) => Incoming::Message(msg, text),
-                Err(_) => Incoming::Noise(text.chars().take(500).collect()),
+                Err(_) => Incoming::Noise(crate::redact::shorten(&text, 500)),
             },
             other => other,
         }
@@ -763,7 +763,7 @@ impl Incoming {
 /// routing fields) and its id read; anything else is parsed whole.
 fn frame(text: &[u8]) -> Incoming {
     let Ok(line) = std::str::from_utf8(text) else {
-        return Incoming::Noise(String::from_utf8_lossy(text).chars().take(500).collect());
+        return Incoming::Noise(crate::redact::shorten(&String::from_utf8_lossy(text), 500));
     };
     if let Ok(envelope) = serde_json::from_str::<Envelope>(line)
         && envelope.method.is_none()
@@ -774,7 +774,7 @@ fn frame(text: &[u8]) -> Incoming {
     }
     match serde_json::from_str::<Value>(line) {
         Ok(v) if v.is_object() || v.is_array() => Incoming::Message(v, line.to_owned()),
-        _ => Incoming::Noise(line.chars().take(500).collect()),
+        _ => Incoming::Noise(crate::redact::shorten(line, 500)),
     }
 }
 

@@ -17,14 +17,7 @@ fn describe(c: &Change) -> String {
 fn short(v: &Option<Value>) -> String {
     match v {
         None => "—".into(),
-        Some(v) => {
-            let s = v.to_string();
-            if s.chars().count() > 160 {
-                format!("{}…", s.chars().take(160).collect::<String>())
-            } else {
-                s
-            }
-        }
+        Some(v) => crate::redact::shorten(&v.to_string(), 160),
     }
 }
 

@@ -69,6 +69,30 @@ impl Snapshot {
         }
     }
 
+    /// Mask known secrets and secret-shaped values in every string of the snapshot.
+    pub fn redact(&mut self, redactor: &crate::redact::Redactor) {
+        for value in self.values_mut() {
+            redactor.redact_json(value);
+        }
+    }
+
+    /// How many masks the snapshot holds (to say that something was redacted).
+    pub fn masks(&self) -> usize {
+        self.files()
+            .iter()
+            .map(|(_, text)| crate::redact::count_masks(text))
+            .sum()
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+        self.tools
+            .iter_mut()
+            .chain(self.resources.iter_mut())
+            .chain(self.resource_templates.iter_mut())
+            .chain(self.prompts.iter_mut())
+            .chain([&mut self.server, &mut self.meta])
+    }
+
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         for (file, text) in self.files() {
@@ -200,7 +224,7 @@ pub async fn take_snapshot(
         "mcpspecVersion": env!("CARGO_PKG_VERSION"),
         "takenAt": taken_at(),
     });
-    Ok(Snapshot {
+    let mut snapshot = Snapshot {
         tools: normalize(tools, "name", TOOL_FIELDS),
         resources: normalize(
             resources,
@@ -215,7 +239,12 @@ pub async fn take_snapshot(
         prompts: normalize_prompts(prompts),
         server: sort_keys(Value::Object(server)),
         meta: sort_keys(meta),
-    })
+    };
+    // Snapshot files are committed: a token the server echoes (in a description, in its
+    // instructions) is masked like in reports. Live snapshots compared with a stored one
+    // are masked the same way, so the masks compare equal.
+    snapshot.redact(&crate::redact::known());
+    Ok(snapshot)
 }
 
 /// Time of the snapshot; `SOURCE_DATE_EPOCH` makes it reproducible.

@@ -497,7 +497,7 @@ async fn session_terminated_not_found(conn: &mut Connection) -> Result<Verdict, 
             "second connection, {} {}{}",
             entry.direction,
             entry.http.map(|h| format!("[{h}] ")).unwrap_or_default(),
-            entry.body.chars().take(500).collect::<String>()
+            crate::redact::shorten(&entry.body, 500)
         ));
     }
     other.close().await;

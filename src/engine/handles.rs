@@ -59,7 +59,7 @@ pub(super) async fn unguessable(
             }
             judged += 1;
             if let Some(pattern) = guessable(&values) {
-                let shown = if secret_like(&at) {
+                let shown = if crate::redact::is_sensitive_name(&at) {
                     "values withheld (a token-like key)".to_string()
                 } else {
                     json!(values).to_string()
@@ -286,11 +286,6 @@ fn handle_key(key: &str) -> bool {
         || ["handle", "token", "session", "cursor_id", "ticket"]
             .iter()
             .any(|w| k.contains(w))
-}
-
-fn secret_like(at: &str) -> bool {
-    let k = at.to_ascii_lowercase();
-    k.contains("token") || k.contains("secret") || k.contains("password")
 }
 
 /// Why these distinct values look guessable, if they do.

@@ -150,11 +150,9 @@ pub fn lint(text: &str, rules: &[Rule]) -> Vec<Hit> {
     for rule in rules {
         for m in rule.regex.find_iter(text) {
             let offset = text[..m.start()].chars().count();
-            let before: String = {
-                let head: Vec<char> = text[..m.start()].chars().collect();
-                head[head.len().saturating_sub(CONTEXT)..].iter().collect()
-            };
-            let after: String = text[m.end()..].chars().take(CONTEXT).collect();
+            // Cut around the hit only after redaction: no part of a secret survives.
+            let before = crate::redact::shorten_start(&text[..m.start()], CONTEXT);
+            let after = crate::redact::shorten(&text[m.end()..], CONTEXT);
             let excerpt = format!(
                 "{}[{}]{}",
                 escape(&before),

@@ -256,12 +256,7 @@ fn first_text(result: &Value) -> String {
         .and_then(Value::as_array)
         .and_then(|c| c.iter().find_map(|b| b.get("text").and_then(Value::as_str)))
         .unwrap_or("");
-    let short: String = text.chars().take(120).collect();
-    if short.len() < text.len() {
-        format!("{short}…")
-    } else {
-        short
-    }
+    crate::redact::shorten(text, 120)
 }
 
 /// Send one request built for the connection's era and classify the answer.

@@ -11,7 +11,6 @@ mod yaml;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{InitArgs, TargetArgs, UsageError, exit, is_sensitive_header, is_sensitive_name};
-use crate::report;
 
 pub use render::{PACK_DIR, SCHEMA_DIR, TARGET_NAME};
 
@@ -24,7 +23,8 @@ pub async fn init(args: InitArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return usage(e),
     };
-    let redact = |s: &str| report::redact(s, &secrets);
+    let redactor = crate::redact::Redactor::new(&secrets);
+    let redact = |s: &str| crate::redact::escape_controls(&redactor.redact(s)).into_owned();
     for era in &args.eras {
         if let Err(e) = crate::era::EraRequest::parse(era) {
             return usage(UsageError(format!("--era: {e}")));
@@ -111,6 +111,15 @@ pub async fn init(args: InitArgs) -> i32 {
         },
     );
     notes.append(&mut item_notes);
+    let masks: usize = files
+        .iter()
+        .map(|f| crate::redact::count_masks(&f.text))
+        .sum();
+    if masks > 0 {
+        notes.push(format!(
+            "{masks} secret value(s) the server showed are redacted from the written files (shown as ***)"
+        ));
+    }
     if !args.force {
         let existing: Vec<PathBuf> = files
             .iter()

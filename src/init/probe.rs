@@ -121,25 +121,25 @@ pub fn prompt_get_params(prompt: &Value) -> Value {
     }
 }
 
+/// The answer, redacted: what init writes from it goes into files meant to be committed.
 async fn request(conn: &mut Connection, method: &str, params: Value) -> Observed {
+    let redactor = crate::redact::known();
     match conn.call(method, Some(params)).await {
         Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
             let text = result
                 .pointer("/content/0/text")
                 .and_then(Value::as_str)
                 .unwrap_or("no text");
-            Observed::Failed(format!("isError: true ({})", one_line(text)))
+            Observed::Failed(redactor.redact(&format!("isError: true ({})", one_line(text))))
         }
-        Ok(result) => Observed::Result(result),
-        Err(e) => Observed::Failed(one_line(&e)),
+        Ok(mut result) => {
+            redactor.redact_json(&mut result);
+            Observed::Result(result)
+        }
+        Err(e) => Observed::Failed(redactor.redact(&one_line(&e))),
     }
 }
 
 fn one_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("");
-    if line.chars().count() > 160 {
-        format!("{}…", line.chars().take(160).collect::<String>())
-    } else {
-        line.to_string()
-    }
+    crate::redact::shorten(s.lines().next().unwrap_or(""), 160)
 }

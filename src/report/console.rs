@@ -8,8 +8,11 @@ use std::time::Duration;
 use anstyle::{AnsiColor, Style};
 use similar::{ChangeTag, TextDiff};
 
+use super::format_transcript;
 use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
-use super::{format_transcript, redact, secret_variants};
+use crate::redact::{Redactor, count_masks, escape_controls};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// How to render console output. The caller decides `color` (TTY, `NO_COLOR`, `--color`).
 #[derive(Clone, Default)]
@@ -19,6 +22,16 @@ pub struct ConsoleOptions {
     pub verbose: bool,
     /// Values replaced with `***` in everything printed.
     pub secrets: Vec<String>,
+    /// Shared by the clones: the redactor and the masks printed so far.
+    pub redaction: Redaction,
+}
+
+/// What the console's redaction keeps across suites: the redactor (built from `secrets`
+/// on first use, not once per suite) and how many masks were printed (the summary's note).
+#[derive(Clone, Default)]
+pub struct Redaction {
+    redactor: Arc<OnceLock<Redactor>>,
+    masks: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for ConsoleOptions {
@@ -42,7 +55,7 @@ const DETAIL_INDENT: &str = "      ";
 
 struct Printer<'a> {
     opts: &'a ConsoleOptions,
-    secrets: Vec<String>,
+    redactor: &'a Redactor,
     out: String,
 }
 
@@ -50,13 +63,26 @@ impl<'a> Printer<'a> {
     fn new(opts: &'a ConsoleOptions) -> Self {
         Printer {
             opts,
-            secrets: secret_variants(&opts.secrets),
+            redactor: opts
+                .redaction
+                .redactor
+                .get_or_init(|| Redactor::new(&opts.secrets)),
             out: String::new(),
         }
     }
 
+    /// Every text from the run goes through here: redacted, then with control characters
+    /// escaped (a server's ESC/OSC sequences must not drive the terminal).
     fn redact(&self, text: &str) -> String {
-        redact(text, &self.secrets)
+        let text = escape_controls(&self.redactor.redact(text)).into_owned();
+        let masks = count_masks(&text);
+        if masks > 0 {
+            self.opts
+                .redaction
+                .masks
+                .fetch_add(masks, Ordering::Relaxed);
+        }
+        text
     }
 
     fn paint(&self, style: Style, text: &str) -> String {
@@ -377,6 +403,14 @@ pub fn render_summary(report: &RunReport, opts: &ConsoleOptions) -> String {
             s.interrupted, s.suites
         );
     }
+    let masks = opts.redaction.masks.load(Ordering::Relaxed);
+    if masks > 0 {
+        out.insert_str(
+            0,
+            &format!("note: {masks} secret value(s) redacted from this output (shown as ***)\n"),
+        );
+    }
+
     out
 }
 
@@ -390,6 +424,7 @@ mod tests {
             color: false,
             verbose,
             secrets: testdata::secrets(),
+            redaction: Default::default(),
         }
     }
 
@@ -494,6 +529,35 @@ mod tests {
         ));
         assert!(text.contains("      error: isError was false"));
         assert!(!text.contains(testdata::SECRET));
+    }
+
+    #[test]
+    fn summary_says_how_many_values_were_redacted() {
+        let report = testdata::report();
+        let o = opts(true);
+        assert!(!render_summary(&report, &o).contains("redacted"));
+        let text = render_suite(&report.suites[0], &o) + &render_suite(&report.suites[1], &o);
+        let masks = text.matches("***").count();
+        assert!(masks >= 2, "{text}");
+        let summary = render_summary(&report, &o);
+        assert!(
+            summary.starts_with(&format!(
+                "note: {masks} secret value(s) redacted from this output (shown as ***)\nSummary:"
+            )),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn server_control_characters_are_escaped() {
+        let mut report = testdata::report();
+        report.suites[1].stderr_tail = Some("boom \u{1b}]0;title\u{7}\u{1b}[2J\0 end".into());
+        let text = render_suite(&report.suites[1], &opts(false));
+        assert!(!text.contains('\u{1b}') && !text.contains('\0'), "{text:?}");
+        assert!(
+            text.contains("| boom \\u{1B}]0;title\\u{7}\\u{1B}[2J\\u{0} end"),
+            "{text}"
+        );
     }
 
     #[test]

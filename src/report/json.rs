@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::model::RunReport;
-use super::{redact, secret_variants};
+use crate::redact::{Redactor, count_masks};
 
 /// Identifies the document's schema; bumped on incompatible changes.
 pub const FORMAT: &str = "mcpspec-result/1";
@@ -12,15 +12,20 @@ pub const FORMAT: &str = "mcpspec-result/1";
 ///
 /// Redaction applies to every string value of the serialized document (not to keys or
 /// numbers), so a secret can never break the JSON structure, and a secret containing `"`
-/// or `\` is found in its escaped form inside transcript bodies too.
+/// or `\` is found in its escaped form inside transcript bodies too. `redacted` counts the
+/// masks in the document (omitted when there are none).
 pub fn to_json(report: &RunReport, secrets: &[String]) -> String {
-    let secrets = secret_variants(secrets);
+    let redactor = Redactor::new(secrets);
     let mut value = serde_json::to_value(report).expect("the result model always serializes");
-    redact_strings(&mut value, &secrets);
+    redactor.redact_json(&mut value);
     let mut doc = Map::new();
     doc.insert("format".to_string(), Value::String(FORMAT.to_string()));
+    let masks = masks_in(&value);
     if let Value::Object(fields) = value {
         doc.extend(fields);
+    }
+    if masks > 0 {
+        doc.insert("redacted".to_string(), Value::from(masks));
     }
     let mut out =
         serde_json::to_string_pretty(&Value::Object(doc)).expect("a JSON value always serializes");
@@ -28,15 +33,12 @@ pub fn to_json(report: &RunReport, secrets: &[String]) -> String {
     out
 }
 
-fn redact_strings(value: &mut Value, secrets: &[String]) {
-    if secrets.is_empty() {
-        return;
-    }
+fn masks_in(value: &Value) -> usize {
     match value {
-        Value::String(s) => *s = redact(s, secrets),
-        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, secrets)),
-        Value::Object(fields) => fields.values_mut().for_each(|v| redact_strings(v, secrets)),
-        _ => {}
+        Value::String(s) => count_masks(s),
+        Value::Array(items) => items.iter().map(masks_in).sum(),
+        Value::Object(fields) => fields.values().map(masks_in).sum(),
+        _ => 0,
     }
 }
 
@@ -53,6 +55,11 @@ mod tests {
         ));
         assert!(!text.contains(testdata::SECRET));
         let value: Value = serde_json::from_str(&text).unwrap();
+        assert!(
+            value["redacted"].as_u64() >= Some(3),
+            "{}",
+            value["redacted"]
+        );
         assert_eq!(value["target"], "stdio: ./server --token ***");
         assert_eq!(value["duration"], 0.123);
         assert_eq!(value["summary"]["steps"], 8);

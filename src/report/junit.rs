@@ -13,7 +13,8 @@
 //! - A suite with a setup error and no steps gets one `connect` test case in error; a
 //!   suite a signal stopped before it finished gets one `interrupted` test case,
 //!   `<error type="interrupted">`.
-//! - Every text is redacted.
+//! - Every text is redacted, then control characters are shown escaped (`\u{1B}`); a
+//!   suite whose texts hold masks has a `redacted` property: how many.
 
 use std::time::Duration;
 
@@ -21,18 +22,24 @@ use chrono::{DateTime, FixedOffset};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult};
-use super::{format_transcript, one_line, redact, secret_variants, truncate};
+use super::{format_transcript, one_line, truncate};
+use crate::redact::{Redactor, count_masks, escape_controls};
 
 /// Largest `<system-out>` / `<system-err>` / failure body written for one test case.
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
 struct Ctx {
-    secrets: Vec<String>,
+    redactor: Redactor,
+    /// Masks written since the current suite began.
+    masks: std::cell::Cell<usize>,
 }
 
 impl Ctx {
+    /// Redacted (before anything is cut) and with controls escaped.
     fn r(&self, text: &str) -> String {
-        redact(text, &self.secrets)
+        let text = escape_controls(&self.redactor.redact(text)).into_owned();
+        self.masks.set(self.masks.get() + count_masks(&text));
+        text
     }
 
     /// Redacted and capped, for element bodies.
@@ -44,7 +51,8 @@ impl Ctx {
 /// Render the run as a JUnit XML document.
 pub fn to_junit(report: &RunReport, secrets: &[String]) -> String {
     let ctx = Ctx {
-        secrets: secret_variants(secrets),
+        redactor: Redactor::new(secrets),
+        masks: Default::default(),
     };
     let mut junit = Report::new("mcpspec");
     if let Some(ts) = timestamp(&report.started_at) {
@@ -79,6 +87,7 @@ fn timestamp(text: &str) -> Option<DateTime<FixedOffset>> {
 }
 
 fn test_suite(ctx: &Ctx, report: &RunReport, suite: &SuiteResult) -> TestSuite {
+    ctx.masks.set(0);
     let id = ctx.r(&suite.id);
     let mut ts = TestSuite::new(id.as_str());
     if let Some(t) = timestamp(&suite.started_at) {
@@ -158,6 +167,9 @@ fn test_suite(ctx: &Ctx, report: &RunReport, suite: &SuiteResult) -> TestSuite {
     }
     if !err.is_empty() {
         ts.set_system_err(ctx.body(&err));
+    }
+    if ctx.masks.get() > 0 {
+        ts.add_property(Property::new("redacted", ctx.masks.get().to_string()));
     }
     ts
 }

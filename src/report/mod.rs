@@ -7,6 +7,8 @@ pub mod json;
 pub mod junit;
 pub mod model;
 
+use crate::redact::Redactor;
+
 pub use console::{ConsoleOptions, Seen, render_streamed, render_suite, render_summary};
 pub use json::to_json;
 pub use junit::to_junit;
@@ -15,64 +17,11 @@ pub use model::{
     TranscriptEntry,
 };
 
-/// Replace every occurrence of each non-empty secret in `text` with `***`.
-///
-/// At each position the longest matching secret wins, so a secret that contains another
-/// is hidden whole. Replacement is a single left-to-right pass: the `***` written for one
-/// secret is never matched again.
+/// `text` with the known `secrets` and every secret-shaped value masked (see
+/// [`crate::redact`]) and control characters escaped: for one-off messages to the
+/// terminal. Reporters keep one [`Redactor`].
 pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut sorted: Vec<&str> = secrets
-        .iter()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-        .collect();
-    if sorted.is_empty() {
-        return text.to_string();
-    }
-    sorted.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-    sorted.dedup();
-
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    'outer: while !rest.is_empty() {
-        for secret in &sorted {
-            if rest.starts_with(secret) {
-                out.push_str("***");
-                rest = &rest[secret.len()..];
-                continue 'outer;
-            }
-        }
-        let ch = rest.chars().next().expect("rest is not empty");
-        out.push(ch);
-        rest = &rest[ch.len_utf8()..];
-    }
-    out
-}
-
-/// The secrets plus the forms they take once embedded in a JSON string (escaped once, as
-/// in a transcript body, and twice, as in a transcript body inside a JSON document), so a
-/// secret containing `"` or `\` is still caught.
-pub(crate) fn secret_variants(secrets: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        let once = json_escape(secret);
-        let twice = json_escape(&once);
-        for variant in [secret.clone(), once, twice] {
-            if !out.contains(&variant) {
-                out.push(variant);
-            }
-        }
-    }
-    out
-}
-
-fn json_escape(text: &str) -> String {
-    let quoted = serde_json::to_string(text).unwrap_or_default();
-    quoted
-        .strip_prefix('"')
-        .and_then(|s| s.strip_suffix('"'))
-        .unwrap_or(&quoted)
-        .to_string()
+    crate::redact::escape_controls(&Redactor::new(secrets).redact(text)).into_owned()
 }
 
 /// Transcript of a step, one entry per line: `--> {json}` for sent messages, `<-- {json}`
@@ -338,25 +287,6 @@ pub(crate) mod testdata {
 mod tests {
     use super::model::TranscriptEntry;
     use super::*;
-
-    #[test]
-    fn redact_replaces_longest_first() {
-        let secrets = vec!["abc".to_string(), "abcdef".to_string(), String::new()];
-        assert_eq!(redact("x abcdef y abc z", &secrets), "x *** y *** z");
-        assert_eq!(redact("nothing here", &secrets), "nothing here");
-        assert_eq!(redact("abcabc", &secrets), "******");
-        assert_eq!(redact("héllo abc", &[]), "héllo abc");
-        assert_eq!(redact("héllo", &["é".to_string()]), "h***llo");
-    }
-
-    #[test]
-    fn secret_variants_cover_json_escaping() {
-        let variants = secret_variants(&["a\"b".to_string()]);
-        assert!(variants.contains(&"a\"b".to_string()));
-        assert!(variants.contains(&"a\\\"b".to_string()));
-        assert!(variants.contains(&"a\\\\\\\"b".to_string()));
-        assert!(secret_variants(&[String::new()]).is_empty());
-    }
 
     #[test]
     fn transcript_is_one_entry_per_line() {

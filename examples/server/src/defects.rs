@@ -139,6 +139,8 @@ pub enum Defect {
     Host421,
     InitializeInvalidParams,
     ErrorIdNull,
+    // Redaction defects: the server shows a credential back (mcpspec must mask it).
+    LeakSecret(String),
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -765,6 +767,12 @@ impl Defect {
             scope: Scope::Any,
             description: "JSON-RPC error responses carry `id: null` although the request's id was readable",
         },
+        DefectInfo {
+            name: "leak-secret",
+            value: Some("VALUE|env:VAR"),
+            scope: Scope::Any,
+            description: "the server shows VALUE (or the variable VAR's value: a credential) back: in echo's description and the instructions; echo `leak:result|error|shapes` answers with it after padding (so a cut falls inside it), `leak:stdout` writes it on a non-JSON stdout line, `leak:http500` answers HTTP 500 with it in the body, `leak:stderr` writes ESC/OSC/NUL bytes to stderr",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -843,6 +851,7 @@ impl Defect {
             Defect::Host421 => "host-421",
             Defect::InitializeInvalidParams => "initialize-invalid-params",
             Defect::ErrorIdNull => "error-id-null",
+            Defect::LeakSecret(_) => "leak-secret",
         }
     }
 
@@ -930,6 +939,11 @@ impl Defect {
             "host-421" => Defect::Host421,
             "initialize-invalid-params" => Defect::InitializeInvalidParams,
             "error-id-null" => Defect::ErrorIdNull,
+            "leak-secret" => Defect::LeakSecret(match value()?.strip_prefix("env:") {
+                Some(var) => std::env::var(var)
+                    .map_err(|_| format!("leak-secret=env:{var}: the variable is not set"))?,
+                None => value()?.to_owned(),
+            }),
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
@@ -999,6 +1013,14 @@ impl Defects {
     /// Whether a weakness of the JWT resource server (`auth-*`) is seeded.
     pub fn weakens_auth(&self) -> bool {
         self.0.iter().any(|d| d.name().starts_with("auth-"))
+    }
+
+    /// The credential `leak-secret` shows back, if set.
+    pub fn leaked_secret(&self) -> Option<&str> {
+        self.0.iter().find_map(|defect| match defect {
+            Defect::LeakSecret(secret) => Some(secret.as_str()),
+            _ => None,
+        })
     }
 
     pub fn required_token(&self) -> Option<&str> {
@@ -1090,6 +1112,9 @@ pub async fn argument_defects(
 ) -> Option<Result<rmcp::model::CallToolResult, rmcp::ErrorData>> {
     let empty = rmcp::model::JsonObject::new();
     let arguments = arguments.unwrap_or(&empty);
+    if let Some(answer) = leak_answer(defects, arguments) {
+        return Some(answer);
+    }
     let properties = schema.get("properties").and_then(Value::as_object);
     let wrong_type = arguments.iter().any(|(name, value)| {
         properties
@@ -1186,6 +1211,48 @@ fn violation(
 }
 
 /// The result defects: `structured-content-mismatch`, `no-structured-text`,
+/// What `leak-secret` answers to a `text: "leak:…"` argument (see its catalog entry).
+/// The padding puts the secret where mcpspec cuts excerpts: a one-line failure shows
+/// about 120 characters of a value, a JSON-RPC error 300, a body 300, a stdout line 500.
+fn leak_answer(
+    defects: &Defects,
+    arguments: &rmcp::model::JsonObject,
+) -> Option<Result<rmcp::model::CallToolResult, rmcp::ErrorData>> {
+    use rmcp::model::{CallToolResult, ContentBlock};
+    let secret = defects.leaked_secret()?;
+    let how = arguments.get("text")?.as_str()?.strip_prefix("leak:")?;
+    let text = |pad: usize| format!("{}{secret} end", "x".repeat(pad));
+    Some(match how {
+        "result" => Ok(CallToolResult::success(vec![ContentBlock::text(text(110))])),
+        "error" => Err(rmcp::ErrorData::internal_error(text(265), None)),
+        "shapes" => Ok(CallToolResult::success(vec![ContentBlock::text(
+            LEAK_SHAPES.to_owned(),
+        )])),
+        "stderr" => {
+            eprintln!("{LEAK_STDERR}");
+            Ok(CallToolResult::success(vec![ContentBlock::text("ok")]))
+        }
+        // `leak:stdout` is written by the stdio pump, `leak:http500` by an HTTP layer.
+        _ => Ok(CallToolResult::success(vec![ContentBlock::text(LEAK_MARK)])),
+    })
+}
+
+/// The answer that makes the stdio pump write the `leak:stdout` line.
+pub const LEAK_MARK: &str = "mcpspec-leak-mark";
+
+/// Secret-shaped values, as `get-env`-like tools show them (fake, well-formed).
+pub const LEAK_SHAPES: &str = concat!(
+    "{\n  \"HOME\": \"/home/app\",\n  \"OPENAI_API_KEY\": \"sk-proj-Zz9yX8wV7uT6sR5qP4oN3mL2\",\n",
+    "  \"DB_PASSWORD\": \"hunter2-Pa55word\"\n}\n",
+    "SERVICE_TOKEN=tok_live_51HqLyjWDarjtT1\n",
+    "session eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJxYS11c2VyIn0.Sfl3KxwRJSMeKKF2QT4fwpMeJf36\n",
+    "aws AKIAIOSFODNN7EXAMPLE github ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5 slack xoxb-2048-4096-Zq8Wm3Kp\n",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----\n",
+);
+
+/// What `leak:stderr` writes: an OSC title change, a color, a bell, a NUL.
+pub const LEAK_STDERR: &str = "stderr \u{1b}]0;pwned\u{7}\u{1b}[31mred\u{0}nul\u{1b}[0m";
+
 /// `injected-result` (echo only).
 pub fn result_defects(defects: &Defects, tool: &str, result: &mut rmcp::model::CallToolResult) {
     if defects.has(&Defect::StructuredContentMismatch)
@@ -1209,6 +1276,15 @@ pub fn result_defects(defects: &Defects, tool: &str, result: &mut rmcp::model::C
 
 /// `injected-description`: the echo tool's description, as listed.
 pub fn describe_tools(defects: &Defects, tools: &mut [rmcp::model::Tool]) {
+    if let Some(secret) = defects.leaked_secret()
+        && let Some(echo) = tools.iter_mut().find(|t| t.name == "echo")
+    {
+        let text = format!(
+            "{} Authenticate with key {secret}.",
+            echo.description.as_deref().unwrap_or("")
+        );
+        echo.description = Some(text.into());
+    }
     let Some(kind) = defects.0.iter().find_map(|d| match d {
         Defect::InjectedDescription(kind) => Some(*kind),
         _ => None,
@@ -1288,6 +1364,14 @@ pub fn extra_tools(defects: &Defects, tools: &[rmcp::model::Tool]) -> Vec<rmcp::
     // `output-schema-not-object` acts on the wire (`MessageDefects`): rmcp drops a
     // non-object outputSchema from legacy results.
     extra
+}
+
+/// The server's instructions; `leak-secret` adds the credential.
+pub fn instructions(defects: &Defects, clean: &str) -> String {
+    match defects.leaked_secret() {
+        Some(secret) => format!("{clean} Use the key {secret}."),
+        None => clean.to_owned(),
+    }
 }
 
 /// The declared capabilities under `undeclared-capability` and `declare-logging`.
@@ -1746,6 +1830,8 @@ pub struct StdioWire {
     server_request: Arc<Mutex<Option<String>>>,
     /// Requests in flight (by id), for the response defects.
     pending: Arc<Mutex<std::collections::HashMap<String, Seen>>>,
+    /// `leak-secret`: the credential its `leak:stdout` line shows.
+    leak: Option<String>,
 }
 
 impl StdioWire {
@@ -1761,6 +1847,7 @@ impl StdioWire {
             server_request: Arc::new(Mutex::new(
                 defects.server_request().map(ServerRequestKind::message),
             )),
+            leak: defects.leaked_secret().map(str::to_owned),
         }
     }
 
@@ -1851,6 +1938,12 @@ impl StdioWire {
         {
             Some(request) => format!("{line}\n{request}"),
             None => line,
+        };
+        let line = match &self.leak {
+            Some(secret) if line.contains(LEAK_MARK) => {
+                format!("debug: {}{secret} end\n{line}", "x".repeat(483))
+            }
+            _ => line,
         };
         if self.garbage {
             format!("{GARBAGE_LINE}\n{line}")
@@ -2338,5 +2431,24 @@ pub mod http_layers {
             parts.headers.insert(header::CONTENT_LENGTH, length);
         }
         Response::from_parts(parts, Body::from(rewritten))
+    }
+
+    /// `leak-secret`: a POST whose body holds `leak:http500` gets HTTP 500 with the
+    /// credential in a plain-text body (after padding: mcpspec cuts bodies at 300 chars).
+    pub async fn leak_http500(
+        State(secret): State<String>,
+        request: Request,
+        next: Next,
+    ) -> Response {
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = to_bytes(body, MAX_BODY_BYTES).await else {
+            return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        };
+        if String::from_utf8_lossy(&bytes).contains("leak:http500") {
+            let body = format!("internal error: {}{secret} end", "x".repeat(265));
+            return (StatusCode::INTERNAL_SERVER_ERROR, body).into_response();
+        }
+        next.run(Request::from_parts(parts, Body::from(bytes)))
+            .await
     }
 }

@@ -507,7 +507,10 @@ impl ServerHandler for ExampleServer {
             ),
         ))
         .with_server_info(implementation())
-        .with_instructions(self.changes().instructions(INSTRUCTIONS))
+        .with_instructions(defects::instructions(
+            self.defects(),
+            self.changes().instructions(INSTRUCTIONS),
+        ))
     }
 
     /// Also what `initialize` may negotiate: without a legacy version (`drop-legacy`),

@@ -145,6 +145,12 @@ pub async fn serve_http(
     if defects.has(&Defect::LegacySseEndpoint) {
         app = app.layer(middleware::from_fn(http_layers::legacy_sse_endpoint));
     }
+    if let Some(secret) = defects.leaked_secret() {
+        app = app.layer(middleware::from_fn_with_state(
+            secret.to_owned(),
+            http_layers::leak_http500,
+        ));
+    }
     if defects.has(&Defect::DynamicClientRegistration) {
         app = app.route(
             "/.well-known/oauth-authorization-server",

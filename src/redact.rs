@@ -1,0 +1,463 @@
+//! Secrets never reach an output: what mcpspec treats as a secret, and the one way text
+//! is made safe to show.
+//!
+//! Two kinds of secret are hidden behind [`MASK`]:
+//! - known values: the bearer token, credential headers, credential-named `--env` values,
+//!   secret parameters — and the forms they take once JSON-escaped;
+//! - secret-shaped values, whoever sent them: `NAME=value` / `"NAME": "value"` with a
+//!   credential-like name, `Bearer …`, JWTs, PEM blocks, cloud key formats.
+//!
+//! Text is always redacted *before* it is shortened ([`Redactor::shorten`]): cutting first
+//! leaves a prefix of the secret that no longer matches anything. Full redaction runs
+//! only where text is written (reporters, snapshot and init files) and where text is cut;
+//! nothing here runs per request.
+
+use std::borrow::Cow;
+use std::sync::{Arc, LazyLock, RwLock};
+
+use regex::{Captures, Regex};
+use serde_json::Value;
+
+/// What a redacted secret is replaced with.
+pub const MASK: &str = "***";
+
+/// Parts of a name that mark its value as a credential. The one list behind
+/// [`is_sensitive_name`], [`is_sensitive_header`] and the `NAME=value` pattern.
+const SENSITIVE_WORDS: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "api-key",
+    "api_key",
+    "apikey",
+    "auth",
+    "credential",
+    "private-key",
+    "private_key",
+    "access-key",
+    "access_key",
+];
+
+/// Header names whose values are credentials (`Authorization`, `Cookie`, `*token*`,
+/// `*key*`…). Their values are secrets, never written to a generated file, and never sent
+/// to another origin on a redirect. (A header named `*key*` is a credential; a JSON field
+/// named so is not, so `key` is not one of the [`SENSITIVE_WORDS`].)
+pub fn is_sensitive_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "authorization"
+        || n == "cookie"
+        || n == "set-cookie"
+        || n == "proxy-authorization"
+        || n.contains("key")
+        || is_sensitive_name(&n)
+}
+
+/// Names that suggest a credential (`API_KEY`, `x-auth-token`, `SECRET`, …).
+pub fn is_sensitive_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    SENSITIVE_WORDS.iter().any(|w| n.contains(w))
+}
+
+/// Whole matches that are secrets: JWTs, PEM blocks, cloud and SaaS key formats.
+static SHAPED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        // JWT (the signature may be empty: `alg: none`).
+        r"(?-u:\b)eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
+        // PEM block (to the end of the text when its END line is cut off).
+        r"|-----BEGIN [A-Z0-9 ]{1,40}-----(?s:.*?)(?:-----END [A-Z0-9 ]{1,40}-----|\z)",
+        // AWS access key ids.
+        r"|(?-u:\b)(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}(?-u:\b)",
+        // GitHub tokens.
+        r"|(?-u:\b)gh[pousr]_[A-Za-z0-9]{30,}|(?-u:\b)github_pat_[A-Za-z0-9_]{22,}",
+        // Slack tokens.
+        r"|(?-u:\b)xox[abposre]-[A-Za-z0-9-]{10,}",
+        // OpenAI / Anthropic style keys, Stripe keys, Google API keys.
+        r"|(?-u:\b)sk-[A-Za-z0-9_-]{20,}|(?-u:\b)[rs]k_(?:live|test)_[A-Za-z0-9]{10,}|(?-u:\b)AIza[0-9A-Za-z_-]{35}",
+    ))
+    .expect("secret patterns compile")
+});
+
+/// `Bearer <credential>` (any case): the credential is masked, the scheme kept.
+static BEARER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)(bearer|basic)([ \t]+)([A-Za-z0-9._~+/=-]{8,})").expect("compiles")
+});
+
+/// `NAME=value`, `NAME: value`, `"NAME": "value"` (also JSON-escaped, `\"NAME\": \"value\"`)
+/// where NAME holds one of [`SENSITIVE_WORDS`]: the value (visible ASCII, no quotes or
+/// brackets, so `NAME=…` and `NAME=<VALUE>` placeholders stay) is masked, the name kept.
+static NAMED: LazyLock<Regex> = LazyLock::new(|| {
+    let words: Vec<String> = SENSITIVE_WORDS.iter().map(|w| regex::escape(w)).collect();
+    Regex::new(&format!(
+        r#"(?i)([A-Za-z0-9_.-]*(?:{})[A-Za-z0-9_.-]*(?:\\*")?[ \t]*[:=][ \t]*(?:\\*")?)((?:(?:bearer|basic)[ \t]+)?[\x21-\x7e&&[^"'`\\,;&(){{}}\[\]<>]]+)"#,
+        words.join("|")
+    ))
+    .expect("compiles")
+});
+
+/// Known secret values, with pattern redaction on top. At each position the longest
+/// matching value wins, so a secret that contains another is hidden whole; the mask
+/// written for one is never matched again.
+#[derive(Debug, Default)]
+pub struct Redactor {
+    /// The secrets and their JSON-escaped forms, longest first.
+    values: Vec<String>,
+    /// `values` as one alternation (longest first, so the longest match wins).
+    matcher: Option<Regex>,
+}
+
+impl Redactor {
+    pub fn new(secrets: &[String]) -> Self {
+        let mut values: Vec<String> = Vec::new();
+        for secret in secrets.iter().filter(|s| !s.is_empty()) {
+            let once = json_escape(secret);
+            let twice = json_escape(&once);
+            for variant in [secret.clone(), once, twice] {
+                if !values.contains(&variant) {
+                    values.push(variant);
+                }
+            }
+        }
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        let matcher = (!values.is_empty()).then(|| {
+            let alternation: Vec<String> = values.iter().map(|v| regex::escape(v)).collect();
+            regex::RegexBuilder::new(&alternation.join("|"))
+                .size_limit(64 << 20)
+                .build()
+                .expect("escaped literals compile")
+        });
+        Redactor { values, matcher }
+    }
+
+    /// The known values (JSON-escaped forms included).
+    pub fn values(&self) -> &[String] {
+        &self.values
+    }
+
+    /// `text` with every known secret and every secret-shaped value masked.
+    pub fn redact(&self, text: &str) -> String {
+        let known = match &self.matcher {
+            Some(m) => m.replace_all(text, MASK),
+            None => Cow::Borrowed(text),
+        };
+        redact_shapes(&known).into_owned()
+    }
+
+    /// At most `max` characters of `text`, redacted *before* it is cut (`…` marks a cut).
+    /// Text that fits is returned as it is: whoever writes it redacts it whole.
+    pub fn shorten(&self, text: &str, max: usize) -> String {
+        if text.len() <= max || text.chars().count() <= max {
+            return text.to_string();
+        }
+        // A secret that starts before the cut ends within the window: redact only that.
+        let longest = self.values.first().map_or(0, String::len);
+        let window = max + longest.max(SHAPE_MARGIN);
+        let end = text
+            .char_indices()
+            .nth(window)
+            .map_or(text.len(), |(i, _)| i);
+        let redacted = self.redact(&text[..end]);
+        if end == text.len() && redacted.chars().count() <= max {
+            return redacted;
+        }
+        let mut cut: String = redacted.chars().take(max).collect();
+        cut.push('…');
+        cut
+    }
+
+    /// The last `max` characters of `text`, redacted before it is cut (`…` marks a cut).
+    pub fn shorten_start(&self, text: &str, max: usize) -> String {
+        if text.len() <= max || text.chars().count() <= max {
+            return text.to_string();
+        }
+        let longest = self.values.first().map_or(0, String::len);
+        let window = max + longest.max(SHAPE_MARGIN);
+        let n = text.chars().count();
+        let start = match n.checked_sub(window) {
+            Some(skip) if skip > 0 => text.char_indices().nth(skip).map_or(0, |(i, _)| i),
+            _ => 0,
+        };
+        let redacted = self.redact(&text[start..]);
+        let len = redacted.chars().count();
+        if start == 0 && len <= max {
+            return redacted;
+        }
+        let tail: String = redacted.chars().skip(len.saturating_sub(max)).collect();
+        format!("…{tail}")
+    }
+
+    /// Redact every string of a JSON value in place (keys and numbers untouched, so the
+    /// structure survives any secret).
+    pub fn redact_json(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => {
+                let r = self.redact(s);
+                if r != *s {
+                    *s = r;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(fields) => fields.values_mut().for_each(|v| self.redact_json(v)),
+            _ => {}
+        }
+    }
+}
+
+/// How far past a cut secret-shaped values are looked for (a PEM key block fits).
+const SHAPE_MARGIN: usize = 8 * 1024;
+
+/// The process's known secrets: registered by the command that learned them, read where
+/// text is cut deep inside the engine and the transports (which know no secrets of
+/// their own). Only ever grows.
+static KNOWN: LazyLock<RwLock<Arc<Redactor>>> =
+    LazyLock::new(|| RwLock::new(Arc::new(Redactor::default())));
+
+/// Add `secrets` to the process's known secrets.
+pub fn remember(secrets: &[String]) {
+    if secrets.iter().all(String::is_empty) {
+        return;
+    }
+    let mut known = KNOWN.write().unwrap_or_else(|e| e.into_inner());
+    let mut all = known.values.clone();
+    all.extend(secrets.iter().cloned());
+    *known = Arc::new(Redactor::new(&all));
+}
+
+/// The process's known secrets.
+pub fn known() -> Arc<Redactor> {
+    KNOWN.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Redact-then-truncate with the process's known secrets: the one way an excerpt is made.
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    known().shorten(text, max)
+}
+
+/// [`Redactor::shorten_start`] with the process's known secrets.
+pub fn shorten_start(text: &str, max: usize) -> String {
+    known().shorten_start(text, max)
+}
+
+/// How many masks `text` shows (what a report counts as "redacted").
+pub fn count_masks(text: &str) -> usize {
+    text.matches(MASK).count()
+}
+
+/// Mask secret-shaped values (see the module doc).
+pub fn redact_shapes(text: &str) -> Cow<'_, str> {
+    let text = SHAPED.replace_all(text, MASK);
+    let text = match BEARER.replace_all(&text, |c: &Captures| {
+        if is_parameter_name(&c[3]) {
+            c[0].to_string()
+        } else {
+            format!("{}{}{MASK}", &c[1], &c[2])
+        }
+    }) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
+    match NAMED.replace_all(&text, |c: &Captures| {
+        let value = &c[2];
+        let credential = value.rsplit([' ', '\t']).next().unwrap_or(value);
+        if is_literal(value) || is_parameter_name(credential) {
+            c[0].to_string()
+        } else {
+            format!("{}{MASK}", &c[1])
+        }
+    }) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(s) => Cow::Owned(s),
+    }
+}
+
+/// `realm=` in `Bearer realm="…"`: an auth parameter, not a credential.
+fn is_parameter_name(value: &str) -> bool {
+    value
+        .strip_suffix('=')
+        .is_some_and(|n| n.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
+}
+
+/// JSON literals and numbers (`"max_tokens": 100`): not credentials.
+fn is_literal(value: &str) -> bool {
+    let v = value.trim_start_matches('\\');
+    matches!(v, "true" | "false" | "null") || v.parse::<f64>().is_ok() || v.ends_with(MASK)
+}
+
+fn json_escape(text: &str) -> String {
+    let quoted = serde_json::to_string(text).unwrap_or_default();
+    quoted
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(&quoted)
+        .to_string()
+}
+
+/// Text safe for a terminal or an XML document: control characters other than newline
+/// and tab (ESC, OSC, NUL, CR, C1…) and the non-characters XML 1.0 forbids are shown as
+/// `\u{…}`, so a server cannot drive the terminal or break the report.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(text: &str) -> String {
+        Redactor::new(&[]).redact(text)
+    }
+
+    #[test]
+    fn known_values_longest_first() {
+        let red = Redactor::new(&["abc".to_string(), "abcdef".to_string(), String::new()]);
+        assert_eq!(red.redact("x abcdef y abc z"), "x *** y *** z");
+        assert_eq!(red.redact("nothing here"), "nothing here");
+        assert_eq!(red.redact("abcabc"), "******");
+        assert_eq!(Redactor::new(&[]).redact("héllo abc"), "héllo abc");
+        assert_eq!(Redactor::new(&["é".to_string()]).redact("héllo"), "h***llo");
+        // Regex metacharacters are literal.
+        assert_eq!(
+            Redactor::new(&["a.b*".to_string()]).redact("axb a.b*"),
+            "axb ***"
+        );
+    }
+
+    #[test]
+    fn json_escaped_forms_are_known() {
+        let red = Redactor::new(&["a\"b".to_string()]);
+        assert!(red.values().contains(&"a\\\"b".to_string()));
+        assert!(red.values().contains(&"a\\\\\\\"b".to_string()));
+        assert!(Redactor::new(&[String::new()]).values().is_empty());
+    }
+
+    #[test]
+    fn shorten_redacts_before_cutting() {
+        let red = Redactor::new(&["s3cr3tTOKEN-9f8e7d6c5b4a".to_string()]);
+        let text = "got s3cr3tTOKEN-9f8e7d6c5b4a back and more text";
+        let cut = red.shorten(text, 10);
+        assert_eq!(cut, "got *** ba…");
+        for n in 4..10 {
+            assert!(!cut.contains(&"s3cr3tTOKEN"[..n]), "{cut}");
+        }
+        // Short text is returned as is; its writer redacts it.
+        assert_eq!(red.shorten("short", 30), "short");
+        // A cut JWT is still recognized as one.
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ";
+        let cut = Redactor::new(&[]).shorten(&format!("token is {jwt} ok"), 20);
+        assert_eq!(cut, "token is *** ok");
+        let cut = Redactor::new(&[]).shorten(&format!("the jwt {jwt}"), 14);
+        assert_eq!(cut, "the jwt ***");
+        let cut = Redactor::new(&[]).shorten(&format!("the jwt {jwt} and more"), 10);
+        assert_eq!(cut, "the jwt **…");
+        // From the end: the secret's suffix does not survive either.
+        assert_eq!(
+            red.shorten_start("x s3cr3tTOKEN-9f8e7d6c5b4a end", 8),
+            "… *** end"
+        );
+        assert_eq!(red.shorten_start("short", 8), "short");
+    }
+
+    #[test]
+    fn secret_shapes_are_masked() {
+        assert_eq!(r("id AKIAIOSFODNN7EXAMPLE."), "id ***.");
+        assert_eq!(
+            r("ghp_abcdefghijklmnopqrstuvwxyz0123456789 xoxb-1234567890-abcdef"),
+            "*** ***"
+        );
+        assert_eq!(r("key sk-proj-abcdefghijklmnopqrstuvwxyz"), "key ***");
+        assert_eq!(
+            r("-----BEGIN RSA PRIVATE KEY-----\\nMIIEow\\n-----END RSA PRIVATE KEY----- after"),
+            "*** after"
+        );
+        assert_eq!(r("-----BEGIN PRIVATE KEY-----\nMIIEow"), "***");
+        assert_eq!(
+            r("Authorization: Bearer abcdefgh12345"),
+            "Authorization: Bearer ***"
+        );
+        assert_eq!(r("Authorization: abcdefgh12345"), "Authorization: ***");
+        assert_eq!(
+            r("the header is bearer abcdefgh12345"),
+            "the header is bearer ***"
+        );
+        assert_eq!(
+            r(r#"WWW-Authenticate: Bearer resource_metadata="x""#),
+            r#"WWW-Authenticate: Bearer resource_metadata="x""#
+        );
+    }
+
+    #[test]
+    fn credential_named_values_are_masked() {
+        assert_eq!(r("API_KEY=abc123 HOME=/root"), "API_KEY=*** HOME=/root");
+        assert_eq!(
+            r(r#"{"GITHUB_TOKEN": "xyz", "PATH": "/bin"}"#),
+            r#"{"GITHUB_TOKEN": "***", "PATH": "/bin"}"#
+        );
+        assert_eq!(
+            r(r#"{\"DB_PASSWORD\": \"hunter2\", \"USER\": \"me\"}"#),
+            r#"{\"DB_PASSWORD\": \"***\", \"USER\": \"me\"}"#
+        );
+        assert_eq!(
+            r("https://x/cb?access_token=abc&x=1"),
+            "https://x/cb?access_token=***&x=1"
+        );
+        assert_eq!(
+            r(r#""authorization":"Bearer s3cr3tTOKEN-9f8e7d6c5b4a""#),
+            r#""authorization":"Bearer ***""#
+        );
+        // Numbers, literals, objects: not credentials.
+        assert_eq!(
+            r(r#""max_tokens": 100, "auth": null"#),
+            r#""max_tokens": 100, "auth": null"#
+        );
+        assert_eq!(
+            r(r#""token": {"type":"string"}"#),
+            r#""token": {"type":"string"}"#
+        );
+        assert_eq!(r("nothing secret here"), "nothing secret here");
+        assert_eq!(r("(--set api_token=…)"), "(--set api_token=…)");
+    }
+
+    #[test]
+    fn sensitive_names() {
+        for n in [
+            "Authorization",
+            "Cookie",
+            "X-Api-Key",
+            "x-auth-token",
+            "X-Key",
+            "MY_SECRET",
+        ] {
+            assert!(is_sensitive_header(n), "{n}");
+        }
+        for n in ["Accept", "Content-Type", "Mcp-Session-Id", "X-Trace"] {
+            assert!(!is_sensitive_header(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn controls_are_escaped() {
+        assert_eq!(
+            escape_controls("a\u{1b}[31mb\u{7}\0c\r\n\td"),
+            "a\\u{1B}[31mb\\u{7}\\u{0}c\\u{D}\n\td"
+        );
+        assert_eq!(escape_controls("\u{9b}x\u{FFFF}"), "\\u{9B}x\\u{FFFF}");
+        assert!(matches!(escape_controls("plain é\n"), Cow::Borrowed(_)));
+    }
+}
