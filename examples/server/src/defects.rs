@@ -130,6 +130,16 @@ pub enum Defect {
     ServerRequest(ServerRequestKind),
     LegacySseEndpoint,
     DynamicClientRegistration,
+    // Utilities (`--utilities`): each breaks one rule of the utilities checks.
+    ProgressWrongToken,
+    LogWithoutLevel,
+    LogLevelIgnored,
+    CompletionOverLimit,
+    MissingCapabilityOldCode,
+    InputRequiredEmpty,
+    InputRequiredUnanswered,
+    SubscribeRefused,
+    UnrequestedListChanged,
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -726,6 +736,60 @@ impl Defect {
             scope: Scope::Http,
             description: "serves /.well-known/oauth-authorization-server with a registration_endpoint",
         },
+        DefectInfo {
+            name: "progress-wrong-token",
+            value: None,
+            scope: Scope::Any,
+            description: "notifications/progress carry another token than the request's progressToken",
+        },
+        DefectInfo {
+            name: "log-without-level",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: log messages (notifications/message) are sent without a level set (modern: no logLevel in _meta; legacy: before logging/setLevel)",
+        },
+        DefectInfo {
+            name: "log-level-ignored",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: log messages below the requested level (logLevel / logging/setLevel) are sent too",
+        },
+        DefectInfo {
+            name: "completion-over-limit",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: completion/complete returns 150 values (more than 100)",
+        },
+        DefectInfo {
+            name: "missing-capability-old-code",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: the `confirm` tool refuses a client without elicitation with the old draft code -32003, not -32021",
+        },
+        DefectInfo {
+            name: "input-required-empty",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: the `confirm` tool's input_required result has neither inputRequests nor requestState",
+        },
+        DefectInfo {
+            name: "input-required-unanswered",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: a `confirm` retry that echoes the requestState without inputResponses completes (declined) instead of asking again",
+        },
+        DefectInfo {
+            name: "subscribe-refused",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities (declares resources.subscribe): resources/subscribe and unsubscribe answer -32601",
+        },
+        DefectInfo {
+            name: "unrequested-list-changed",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities (declares tools.listChanged): modern tools/call streams carry notifications/tools/list_changed, which the client did not subscribe to",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -799,6 +863,15 @@ impl Defect {
             Defect::ServerRequest(_) => "server-request",
             Defect::LegacySseEndpoint => "legacy-sse-endpoint",
             Defect::DynamicClientRegistration => "dynamic-client-registration",
+            Defect::ProgressWrongToken => "progress-wrong-token",
+            Defect::LogWithoutLevel => "log-without-level",
+            Defect::LogLevelIgnored => "log-level-ignored",
+            Defect::CompletionOverLimit => "completion-over-limit",
+            Defect::MissingCapabilityOldCode => "missing-capability-old-code",
+            Defect::InputRequiredEmpty => "input-required-empty",
+            Defect::InputRequiredUnanswered => "input-required-unanswered",
+            Defect::SubscribeRefused => "subscribe-refused",
+            Defect::UnrequestedListChanged => "unrequested-list-changed",
         }
     }
 
@@ -881,6 +954,15 @@ impl Defect {
             "server-request" => Defect::ServerRequest(value()?.parse()?),
             "legacy-sse-endpoint" => Defect::LegacySseEndpoint,
             "dynamic-client-registration" => Defect::DynamicClientRegistration,
+            "progress-wrong-token" => Defect::ProgressWrongToken,
+            "log-without-level" => Defect::LogWithoutLevel,
+            "log-level-ignored" => Defect::LogLevelIgnored,
+            "completion-over-limit" => Defect::CompletionOverLimit,
+            "missing-capability-old-code" => Defect::MissingCapabilityOldCode,
+            "input-required-empty" => Defect::InputRequiredEmpty,
+            "input-required-unanswered" => Defect::InputRequiredUnanswered,
+            "subscribe-refused" => Defect::SubscribeRefused,
+            "unrequested-list-changed" => Defect::UnrequestedListChanged,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }

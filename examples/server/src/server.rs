@@ -26,7 +26,9 @@ use rmcp::{
         ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, Prompt,
         PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
         ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-        Role, ServerCapabilities, ServerConfig, Tool,
+        Role, ServerCapabilities, ServerConfig, Tool, CompleteRequestParams, CompleteResult,
+        CompleteRequestMethod, SetLevelRequestMethod, SubscribeRequestParams,
+        UnsubscribeRequestParams,
     },
     service::RequestContext,
 };
@@ -36,7 +38,7 @@ use crate::{
     changes::{self, Changes},
     defects::{self, Capability, Defect, Defects},
     paging::{Page, page},
-    tools,
+    tools, utilities,
 };
 
 pub const NAME: &str = "mcpspec-example-server";
@@ -74,6 +76,8 @@ pub struct Settings {
     pub reverse_order: bool,
     /// HTTP `--auth-tokens`: static bearer token → user name. Empty: no users.
     pub auth_tokens: Vec<(String, String)>,
+    /// `--utilities`: declare and serve logging, completions, subscriptions, listChanged.
+    pub utilities: bool,
 }
 
 impl Default for Settings {
@@ -86,6 +90,7 @@ impl Default for Settings {
             ttl_ms: DEFAULT_TTL_MS,
             reverse_order: false,
             auth_tokens: Vec::new(),
+            utilities: false,
         }
     }
 }
@@ -114,6 +119,8 @@ struct Shared {
     tool_lists: AtomicUsize,
     /// Notes stored so far (the `sequential-handles` defect numbers them by it).
     note_count: AtomicUsize,
+    /// Legacy `logging/setLevel` (`--utilities`); shared by the process's sessions.
+    log_level: Mutex<Option<utilities::LogLevel>>,
 }
 
 /// Cheap to clone; every clone (e.g. one per HTTP session) shares the tools and notes.
@@ -129,6 +136,10 @@ impl ExampleServer {
         let extra = defects::extra_tools(&settings.defects, &tools);
         tools.extend(extra);
         defects::describe_tools(&settings.defects, &mut tools);
+        if settings.utilities {
+            tools.push(utilities::confirm_tool());
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+        }
         let mut resources = changes.resources(resources());
         let mut resource_templates = changes.resource_templates(resource_templates());
         let mut prompts = changes.prompts(prompts());
@@ -148,6 +159,7 @@ impl ExampleServer {
             notes: Mutex::new(HashMap::new()),
             tool_lists: AtomicUsize::new(0),
             note_count: AtomicUsize::new(0),
+            log_level: Mutex::new(None),
         }))
     }
 
@@ -157,6 +169,25 @@ impl ExampleServer {
 
     fn changes(&self) -> &Changes {
         &self.0.settings.changes
+    }
+
+    /// `resources/subscribe` and `unsubscribe`: served with `--utilities` for a resource
+    /// that exists.
+    fn subscription(&self, method: &str, uri: &str) -> Result<(), McpError> {
+        if !self.0.settings.utilities || self.defects().has(&Defect::SubscribeRefused) {
+            return Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+                None,
+            ));
+        }
+        if self.read(uri).is_none() {
+            return Err(McpError::resource_not_found(
+                format!("Resource not found: {uri}"),
+                Some(json!({"uri": uri})),
+            ));
+        }
+        Ok(())
     }
 
     fn supported_versions(&self) -> &'static [ProtocolVersion] {
@@ -486,15 +517,17 @@ impl ServerHandler for ExampleServer {
     }
 
     fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_prompts()
+            .build();
+        if self.0.settings.utilities {
+            capabilities = utilities::capabilities(capabilities);
+        }
         ServerConfig::new(defects::capabilities(
             self.defects(),
-            self.changes().capabilities(
-                ServerCapabilities::builder()
-                    .enable_tools()
-                    .enable_resources()
-                    .enable_prompts()
-                    .build(),
-            ),
+            self.changes().capabilities(capabilities),
         ))
         .with_server_info(implementation())
         .with_instructions(self.changes().instructions(INSTRUCTIONS))
@@ -523,6 +556,11 @@ impl ServerHandler for ExampleServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.check_served(Capability::Tools, "tools/list")?;
+        utilities::report_progress(self.defects(), &context).await;
+        if self.0.settings.utilities {
+            let level = *self.0.log_level.lock().expect("lock");
+            utilities::log(self.defects(), level, is_modern(&context), &context, "tools/list").await;
+        }
         let mut tools = Cow::Borrowed(&self.0.tools);
         if self.defects().has(&Defect::UnstableToolOrder) && !tools.is_empty() {
             let calls = self.0.tool_lists.fetch_add(1, Ordering::Relaxed);
@@ -547,6 +585,22 @@ impl ServerHandler for ExampleServer {
     ) -> Result<CallToolResponse, McpError> {
         let oversized = defects::before_tool_call(self.defects()).await;
         self.check_served(Capability::Tools, "tools/call")?;
+        if self.0.settings.utilities {
+            if self.defects().has(&Defect::UnrequestedListChanged) && is_modern(&context) {
+                let _ = context.peer.notify_tool_list_changed().await;
+            }
+            if request.name == utilities::CONFIRM_TOOL {
+                let mut response =
+                    utilities::confirm(self.defects(), &request, is_modern(&context), &context)?;
+                if let CallToolResponse::Complete(result) = &mut response {
+                    result.meta = result_meta(&context);
+                }
+                return Ok(response);
+            }
+        }
+        if request.name == "slow" {
+            utilities::report_progress(self.defects(), &context).await;
+        }
         if !self.0.router.has_route(&request.name)
             && self.defects().has(&Defect::UnknownToolIsError)
         {
@@ -590,6 +644,51 @@ impl ServerHandler for ExampleServer {
             result.meta = meta;
         }
         Ok(response)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        if !self.0.settings.utilities {
+            return Err(McpError::method_not_found::<CompleteRequestMethod>());
+        }
+        let mut result = utilities::complete(self.defects(), &request)?;
+        result.meta = result_meta(&context);
+        Ok(result)
+    }
+
+    /// Legacy only: 2026-07-28 removed it (the level comes in each request's `_meta`).
+    #[allow(deprecated, reason = "logging is deprecated (SEP-2577) but still served")]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.0.settings.utilities || is_modern(&context) {
+            return Err(McpError::method_not_found::<SetLevelRequestMethod>());
+        }
+        *self.0.log_level.lock().expect("lock") = Some(request.level);
+        Ok(())
+    }
+
+    /// Legacy only (rmcp refuses it on modern requests). Nothing changes here, so no
+    /// `notifications/resources/updated` follows.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscription("resources/subscribe", &request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscription("resources/unsubscribe", &request.uri)
     }
 
     async fn list_resources(
