@@ -63,6 +63,10 @@ const CASES: &[(&str, &str)] = &[
         "bad-check-feature",
         "a deprecated_feature_unused check without its feature, a feature on another check",
     ),
+    (
+        "bad-notifications",
+        "`count` outside `notifications`, predicates without a path, a bad `within`, a handshake step",
+    ),
 ];
 
 const INVALID_DIR: &str = "tests/invalid";

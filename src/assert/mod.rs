@@ -400,12 +400,32 @@ pub fn received_notifications<'a>(ex: &'a Exchange, method: Option<&str>) -> (us
         .iter()
         .filter(|m| m.get("id").is_none())
         .filter(|m| match (m.get("method").and_then(Value::as_str), method) {
-            (Some(got), Some(wanted)) => got == wanted,
+            (Some(got), Some(wanted)) => method_matches(wanted, got),
             (Some(_), None) => true,
             (None, _) => false,
         })
         .collect();
     (kept.len(), kept)
+}
+
+/// A method name against a pattern in which `*` stands for any text
+/// (`notifications/*/list_changed`).
+fn method_matches(pattern: &str, method: &str) -> bool {
+    let Some((first, rest)) = pattern.split_once('*') else {
+        return pattern == method;
+    };
+    let Some(mut tail) = method.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('*').collect();
+    let (last, middle) = parts.split_last().expect("split yields one part at least");
+    for part in middle {
+        match tail.find(part) {
+            Some(at) => tail = &tail[at + part.len()..],
+            None => return false,
+        }
+    }
+    tail.len() >= last.len() && tail.ends_with(last)
 }
 
 /// A `notifications` expectation: how many arrived, then the predicates over `path`
@@ -422,7 +442,7 @@ fn check_notifications(
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
         Verdict::Fail(failure(expect, seen.severity, message, expected, actual))
     };
-    let label = method.unwrap_or("any");
+    let label = method.unwrap_or("*");
     let (total, kept) = received_notifications(seen.exchange, method);
     // Without a count or a path: at least one.
     let at_least_one = LengthSpec::Compare(crate::dsl::model::LengthCompare {
@@ -955,6 +975,17 @@ fn display_pointer(p: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn method_patterns() {
+        assert!(method_matches("notifications/progress", "notifications/progress"));
+        assert!(!method_matches("notifications/progress", "notifications/message"));
+        assert!(method_matches("notifications/*/list_changed", "notifications/tools/list_changed"));
+        assert!(!method_matches("notifications/*/list_changed", "notifications/progress"));
+        assert!(method_matches("notifications/*", "notifications/message"));
+        assert!(!method_matches("a*b*c", "ac"));
+        assert!(method_matches("a*b*c", "abc"));
+    }
 
     #[test]
     fn singular_paths() {

@@ -1479,6 +1479,7 @@ impl Compiler {
         Some(Expect {
             pos,
             kind: ExpectKind::Notifications {
+                // `*` alone: any method, without a pattern to match.
                 method: (method.value != "*").then_some(method.value),
                 count: e.count,
                 path,

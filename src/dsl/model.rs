@@ -458,8 +458,8 @@ pub struct Expectation {
     /// `true`: the server sends no response (notifications; HTTP 202 with no body).
     #[serde(default)]
     pub no_response: Option<bool>,
-    /// The notifications the server sent while the step ran: those of this method (`*`:
-    /// any). Without `count` or a `path`, at least one must have arrived. With `path`
+    /// The notifications the server sent while the step ran: those of this method, where
+    /// `*` stands for any text (`notifications/*/list_changed`; `*` alone: any). Without `count` or a `path`, at least one must have arrived. With `path`
     /// and predicates, the path is evaluated on each of them (the whole message, e.g.
     /// `$.params.level`) and the predicates judge all the matches together, as for a
     /// multi-node path (`oneOf` holds for every match, `contains` for some).

@@ -140,6 +140,7 @@ pub enum Defect {
     InputRequiredUnanswered,
     SubscribeRefused,
     UnrequestedListChanged,
+    SetLevelRefused,
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -746,7 +747,7 @@ impl Defect {
             name: "log-without-level",
             value: None,
             scope: Scope::Any,
-            description: "with --utilities: log messages (notifications/message) are sent without a level set (modern: no logLevel in _meta; legacy: before logging/setLevel)",
+            description: "with --utilities: modern requests without logLevel in _meta get log messages (notifications/message) too",
         },
         DefectInfo {
             name: "log-level-ignored",
@@ -788,7 +789,13 @@ impl Defect {
             name: "unrequested-list-changed",
             value: None,
             scope: Scope::Any,
-            description: "with --utilities (declares tools.listChanged): modern tools/call streams carry notifications/tools/list_changed, which the client did not subscribe to",
+            description: "with --utilities (declares tools.listChanged): modern tools/list replies come with notifications/tools/list_changed, which the client did not subscribe to",
+        },
+        DefectInfo {
+            name: "set-level-refused",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities (declares logging): logging/setLevel answers -32601",
         },
     ];
 
@@ -872,6 +879,7 @@ impl Defect {
             Defect::InputRequiredUnanswered => "input-required-unanswered",
             Defect::SubscribeRefused => "subscribe-refused",
             Defect::UnrequestedListChanged => "unrequested-list-changed",
+            Defect::SetLevelRefused => "set-level-refused",
         }
     }
 
@@ -963,6 +971,7 @@ impl Defect {
             "input-required-unanswered" => Defect::InputRequiredUnanswered,
             "subscribe-refused" => Defect::SubscribeRefused,
             "unrequested-list-changed" => Defect::UnrequestedListChanged,
+            "set-level-refused" => Defect::SetLevelRefused,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }

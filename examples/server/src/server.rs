@@ -560,6 +560,9 @@ impl ServerHandler for ExampleServer {
         if self.0.settings.utilities {
             let level = *self.0.log_level.lock().expect("lock");
             utilities::log(self.defects(), level, is_modern(&context), &context, "tools/list").await;
+            if self.defects().has(&Defect::UnrequestedListChanged) && is_modern(&context) {
+                let _ = context.peer.notify_tool_list_changed().await;
+            }
         }
         let mut tools = Cow::Borrowed(&self.0.tools);
         if self.defects().has(&Defect::UnstableToolOrder) && !tools.is_empty() {
@@ -586,9 +589,6 @@ impl ServerHandler for ExampleServer {
         let oversized = defects::before_tool_call(self.defects()).await;
         self.check_served(Capability::Tools, "tools/call")?;
         if self.0.settings.utilities {
-            if self.defects().has(&Defect::UnrequestedListChanged) && is_modern(&context) {
-                let _ = context.peer.notify_tool_list_changed().await;
-            }
             if request.name == utilities::CONFIRM_TOOL {
                 let mut response =
                     utilities::confirm(self.defects(), &request, is_modern(&context), &context)?;
@@ -666,21 +666,33 @@ impl ServerHandler for ExampleServer {
         request: rmcp::model::SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if !self.0.settings.utilities || is_modern(&context) {
+        if !self.0.settings.utilities
+            || is_modern(&context)
+            || self.defects().has(&Defect::SetLevelRefused)
+        {
             return Err(McpError::method_not_found::<SetLevelRequestMethod>());
         }
         *self.0.log_level.lock().expect("lock") = Some(request.level);
         Ok(())
     }
 
-    /// Legacy only (rmcp refuses it on modern requests). Nothing changes here, so no
-    /// `notifications/resources/updated` follows.
+    /// Legacy only (rmcp refuses it on modern requests). The resource "changes" at once:
+    /// a `notifications/resources/updated` follows the reply 50 ms later (what scenarios
+    /// wait for with `within`).
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscription("resources/subscribe", &request.uri)
+        self.subscription("resources/subscribe", &request.uri)?;
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let updated = serde_json::from_value(json!({"uri": request.uri}))
+                .expect("a valid notification");
+            let _ = peer.notify_resource_updated(updated).await;
+        });
+        Ok(())
     }
 
     async fn unsubscribe(

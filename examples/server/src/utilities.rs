@@ -109,7 +109,7 @@ pub async fn log(
     };
     let level = match level {
         Some(level) => Some(level),
-        None if defects.has(&Defect::LogWithoutLevel) => Some(LoggingLevel::Debug),
+        None if modern && defects.has(&Defect::LogWithoutLevel) => Some(LoggingLevel::Debug),
         None => return,
     };
     let ignore = defects.has(&Defect::LogLevelIgnored);
