@@ -48,7 +48,13 @@ const CHECKS: &[&str] = &[
 ];
 
 /// `(defect, era, transports, check, status)`: the defect makes the check end so.
-type Case = (&'static str, &'static str, &'static [Transport], &'static str, &'static str);
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [Transport],
+    &'static str,
+    &'static str,
+);
 
 const BOTH: &[Transport] = &[Transport::Stdio, Transport::Http];
 /// Legacy HTTP sends a session's log messages, and progress whose token names no request in
@@ -83,8 +89,18 @@ fn run_utilities(extra: &[&str], transport: Transport) -> BTreeMap<String, (Stri
     let mut flags = vec!["--utilities"];
     flags.extend(extra);
     let common = [
-        "--era", MODERN, "--era", LEGACY, "--filter", "*-utilities", "--set",
-        "elicitation_tool=confirm", "--timeout", "10s", "--json", &json_arg,
+        "--era",
+        MODERN,
+        "--era",
+        LEGACY,
+        "--filter",
+        "*-utilities",
+        "--set",
+        "elicitation_tool=confirm",
+        "--timeout",
+        "10s",
+        "--json",
+        &json_arg,
     ];
     let out = match transport {
         Transport::Stdio => {

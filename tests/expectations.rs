@@ -471,9 +471,15 @@ fn within_waits_for_late_notifications() {
     assert_eq!(out.code, 1, "the second step fails: {out:?}");
     let result = read_json(&json);
     let suite = &result["suites"][0];
-    let waited = step(suite, "within: waits for a notification sent after the reply");
+    let waited = step(
+        suite,
+        "within: waits for a notification sent after the reply",
+    );
     assert_eq!(waited["outcome"]["status"], "passed", "{waited:#}");
-    let late = step(suite, "notifications: without within, a late one is not seen");
+    let late = step(
+        suite,
+        "notifications: without within, a late one is not seen",
+    );
     assert_eq!(late["outcome"]["status"], "failed", "{late:#}");
     let failure = &late["outcome"]["failures"][0];
     assert_eq!(failure["kind"], "notifications", "{failure:#}");

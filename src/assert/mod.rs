@@ -227,7 +227,15 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
             path,
             predicates,
             ..
-        } => check_notifications(expect, seen, ctx, method.as_deref(), count, path, predicates),
+        } => check_notifications(
+            expect,
+            seen,
+            ctx,
+            method.as_deref(),
+            count,
+            path,
+            predicates,
+        ),
         ExpectKind::Http { status, headers } => {
             if !seen.is_http {
                 return Verdict::NotApplicable("`http` expectations apply only over HTTP".into());
@@ -394,16 +402,21 @@ fn check_output_schema(expect: &Expect, seen: &Observed) -> Verdict {
 /// The notifications an exchange received (`method`: of that method only): how many
 /// arrived, and those kept to judge. The one place that reads what a transport kept of
 /// the messages received meanwhile. Server requests (they have an id) are not counted.
-pub fn received_notifications<'a>(ex: &'a Exchange, method: Option<&str>) -> (usize, Vec<&'a Value>) {
+pub fn received_notifications<'a>(
+    ex: &'a Exchange,
+    method: Option<&str>,
+) -> (usize, Vec<&'a Value>) {
     let kept: Vec<&Value> = ex
         .other_messages
         .iter()
         .filter(|m| m.get("id").is_none())
-        .filter(|m| match (m.get("method").and_then(Value::as_str), method) {
-            (Some(got), Some(wanted)) => method_matches(wanted, got),
-            (Some(_), None) => true,
-            (None, _) => false,
-        })
+        .filter(
+            |m| match (m.get("method").and_then(Value::as_str), method) {
+                (Some(got), Some(wanted)) => method_matches(wanted, got),
+                (Some(_), None) => true,
+                (None, _) => false,
+            },
+        )
         .collect();
     (kept.len(), kept)
 }
@@ -978,10 +991,22 @@ mod tests {
 
     #[test]
     fn method_patterns() {
-        assert!(method_matches("notifications/progress", "notifications/progress"));
-        assert!(!method_matches("notifications/progress", "notifications/message"));
-        assert!(method_matches("notifications/*/list_changed", "notifications/tools/list_changed"));
-        assert!(!method_matches("notifications/*/list_changed", "notifications/progress"));
+        assert!(method_matches(
+            "notifications/progress",
+            "notifications/progress"
+        ));
+        assert!(!method_matches(
+            "notifications/progress",
+            "notifications/message"
+        ));
+        assert!(method_matches(
+            "notifications/*/list_changed",
+            "notifications/tools/list_changed"
+        ));
+        assert!(!method_matches(
+            "notifications/*/list_changed",
+            "notifications/progress"
+        ));
         assert!(method_matches("notifications/*", "notifications/message"));
         assert!(!method_matches("a*b*c", "ac"));
         assert!(method_matches("a*b*c", "abc"));
@@ -1023,9 +1048,14 @@ mod tests {
             )
             .is_ok()
         );
-        let err =
-            check_predicate(&Predicate::Type(JsonType::String), "$.name", &none, true, &ctx)
-                .unwrap_err();
+        let err = check_predicate(
+            &Predicate::Type(JsonType::String),
+            "$.name",
+            &none,
+            true,
+            &ctx,
+        )
+        .unwrap_err();
         assert!(err.0.contains("matched nothing"), "{err:?}");
         let one = serde_json::json!(3);
         let err = check_predicate(

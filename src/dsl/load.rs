@@ -1219,8 +1219,11 @@ impl Compiler {
         if !notifications && (e.count.is_some() || e.within.is_some()) {
             let key = if e.count.is_some() { "count" } else { "within" };
             self.errors.push(
-                LoadError::at(pos, format!("`{key}` applies only to a `notifications` expectation"))
-                    .with_help("e.g. `- {notifications: notifications/progress, count: {gte: 1}}`"),
+                LoadError::at(
+                    pos,
+                    format!("`{key}` applies only to a `notifications` expectation"),
+                )
+                .with_help("e.g. `- {notifications: notifications/progress, count: {gte: 1}}`"),
             );
             return None;
         }
@@ -1382,8 +1385,11 @@ impl Compiler {
             if let Some(b) = bound {
                 if !b.is_finite() {
                     self.errors.push(
-                        LoadError::at(pos.clone(), format!("`{}` needs a finite number", op.name()))
-                            .with_help("NaN and infinity compare with nothing"),
+                        LoadError::at(
+                            pos.clone(),
+                            format!("`{}` needs a finite number", op.name()),
+                        )
+                        .with_help("NaN and infinity compare with nothing"),
                     );
                     return None;
                 }
@@ -1443,8 +1449,9 @@ impl Compiler {
             }
             None if predicates_given => {
                 self.errors.push(
-                    LoadError::at(pos, "predicates of `notifications` need a `path`")
-                        .with_help("e.g. `path: \"$.params.level\"`: evaluated on each notification"),
+                    LoadError::at(pos, "predicates of `notifications` need a `path`").with_help(
+                        "e.g. `path: \"$.params.level\"`: evaluated on each notification",
+                    ),
                 );
                 return None;
             }

@@ -574,7 +574,11 @@ async fn collect_late_notifications(
     loop {
         let elapsed = started.elapsed();
         let pending = waiting.iter().filter(|(e, w)| {
-            elapsed < *w && !matches!(assert::check(e, &Observed::new(exchange, false), ctx), Verdict::Pass)
+            elapsed < *w
+                && !matches!(
+                    assert::check(e, &Observed::new(exchange, false), ctx),
+                    Verdict::Pass
+                )
         });
         let Some(left) = pending.map(|(_, w)| *w - elapsed).max() else {
             return;

@@ -19,16 +19,15 @@ use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{
-        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-        CustomRequest, CustomResult, DiscoverResult, ErrorCode, GetPromptRequestMethod,
-        GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-        ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesResult,
-        ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, Prompt,
-        PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
-        ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-        Role, ServerCapabilities, ServerConfig, Tool, CompleteRequestParams, CompleteResult,
-        CompleteRequestMethod, SetLevelRequestMethod, SubscribeRequestParams,
-        UnsubscribeRequestParams,
+        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod,
+        CompleteRequestParams, CompleteResult, ContentBlock, CustomRequest, CustomResult,
+        DiscoverResult, ErrorCode, GetPromptRequestMethod, GetPromptRequestParams,
+        GetPromptResponse, GetPromptResult, Implementation, ListPromptsRequestMethod,
+        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        MetaObject, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+        ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+        SetLevelRequestMethod, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
     },
     service::RequestContext,
 };
@@ -559,7 +558,14 @@ impl ServerHandler for ExampleServer {
         utilities::report_progress(self.defects(), &context).await;
         if self.0.settings.utilities {
             let level = *self.0.log_level.lock().expect("lock");
-            utilities::log(self.defects(), level, is_modern(&context), &context, "tools/list").await;
+            utilities::log(
+                self.defects(),
+                level,
+                is_modern(&context),
+                &context,
+                "tools/list",
+            )
+            .await;
             if self.defects().has(&Defect::UnrequestedListChanged) && is_modern(&context) {
                 let _ = context.peer.notify_tool_list_changed().await;
             }
@@ -660,7 +666,10 @@ impl ServerHandler for ExampleServer {
     }
 
     /// Legacy only: 2026-07-28 removed it (the level comes in each request's `_meta`).
-    #[allow(deprecated, reason = "logging is deprecated (SEP-2577) but still served")]
+    #[allow(
+        deprecated,
+        reason = "logging is deprecated (SEP-2577) but still served"
+    )]
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
@@ -688,8 +697,8 @@ impl ServerHandler for ExampleServer {
         let peer = context.peer.clone();
         tokio::spawn(async move {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            let updated = serde_json::from_value(json!({"uri": request.uri}))
-                .expect("a valid notification");
+            let updated =
+                serde_json::from_value(json!({"uri": request.uri})).expect("a valid notification");
             let _ = peer.notify_resource_updated(updated).await;
         });
         Ok(())

@@ -7,15 +7,18 @@
 //! Off by default: declaring these capabilities changes the contract that the snapshot
 //! tests pin (and `logging` is deprecated in 2026-07-28).
 
-#![allow(deprecated, reason = "logging is deprecated (SEP-2577) but still served")]
+#![allow(
+    deprecated,
+    reason = "logging is deprecated (SEP-2577) but still served"
+)]
 
 use rmcp::{
     ErrorData as McpError, RoleServer,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
-        CompleteRequestParams, CompleteResult, ContentBlock, ErrorCode, InputRequiredResult,
-        InputRequests, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
-        ResourcesCapability, ServerCapabilities, Tool, ToolsCapability,
+        CompleteRequestParams, CompleteResult, ContentBlock, ErrorCode, InputRequests,
+        InputRequiredResult, LoggingLevel, LoggingMessageNotificationParam,
+        ProgressNotificationParam, ResourcesCapability, ServerCapabilities, Tool, ToolsCapability,
     },
     service::RequestContext,
 };
@@ -37,7 +40,10 @@ const CONFIRM_STATE: &str = "confirm-v1";
 pub fn capabilities(mut caps: ServerCapabilities) -> ServerCapabilities {
     caps.logging = Some(Default::default());
     caps.completions = Some(Default::default());
-    let mut resources = caps.resources.take().unwrap_or_else(ResourcesCapability::default);
+    let mut resources = caps
+        .resources
+        .take()
+        .unwrap_or_else(ResourcesCapability::default);
     resources.subscribe = Some(true);
     caps.resources = Some(resources);
     let mut tools = caps.tools.take().unwrap_or_else(ToolsCapability::default);
@@ -129,7 +135,10 @@ pub async fn log(
 }
 
 /// `completion/complete`: values of the prompt arguments that have them.
-pub fn complete(defects: &Defects, request: &CompleteRequestParams) -> Result<CompleteResult, McpError> {
+pub fn complete(
+    defects: &Defects,
+    request: &CompleteRequestParams,
+) -> Result<CompleteResult, McpError> {
     let mut values: Vec<String> = match request.argument.name.as_str() {
         "style" => ["casual", "formal", "friendly", "funny", "poetic"]
             .iter()
