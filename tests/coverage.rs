@@ -196,3 +196,36 @@ fn every_check_has_a_defect() {
         );
     }
 }
+
+/// A scenario author's whole MRTR round trip (`tests/coverage/input-required-round-trip.yaml`)
+/// passes on the clean server and fails when the server keeps no requestState.
+#[test]
+fn input_required_round_trip_as_data() {
+    let file = "tests/coverage/input-required-round-trip.yaml";
+    let run_with = |flags: &[&str]| {
+        let mut all = vec!["--utilities"];
+        all.extend(flags);
+        let target = stdio_target(&all);
+        run(&[
+            "run",
+            file,
+            "--stdio",
+            &target,
+            "--era",
+            MODERN,
+            "--timeout",
+            "10s",
+        ])
+    };
+    let clean = run_with(&[]);
+    assert_eq!(clean.code, 0, "{clean:?}");
+    let broken = run_with(&["--defect", "input-required-empty"]);
+    assert_eq!(broken.code, 1, "{broken:?}");
+    assert!(
+        broken
+            .stdout
+            .contains("`$.inputRequests.confirm.method` matched nothing")
+            && broken.stdout.contains("needs `state`"),
+        "{broken:?}"
+    );
+}
