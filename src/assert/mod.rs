@@ -990,6 +990,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn received_notifications_skip_requests_and_responses() {
+        use serde_json::json;
+        let ex = Exchange {
+            other_messages: vec![
+                json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}),
+                json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"}),
+                json!({"jsonrpc": "2.0", "id": 3, "result": {}}),
+                json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}),
+            ],
+            ..Exchange::default()
+        };
+        assert_eq!(received_notifications(&ex, None).0, 2);
+        assert_eq!(
+            received_notifications(&ex, Some("notifications/progress")).0,
+            1
+        );
+        assert_eq!(received_notifications(&ex, Some("notifications/*")).0, 2);
+        assert_eq!(received_notifications(&ex, Some("roots/list")).0, 0);
+    }
+
+    #[test]
     fn method_patterns() {
         assert!(method_matches(
             "notifications/progress",
