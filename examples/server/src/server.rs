@@ -594,15 +594,13 @@ impl ServerHandler for ExampleServer {
     ) -> Result<CallToolResponse, McpError> {
         let oversized = defects::before_tool_call(self.defects()).await;
         self.check_served(Capability::Tools, "tools/call")?;
-        if self.0.settings.utilities {
-            if request.name == utilities::CONFIRM_TOOL {
-                let mut response =
-                    utilities::confirm(self.defects(), &request, is_modern(&context), &context)?;
-                if let CallToolResponse::Complete(result) = &mut response {
-                    result.meta = result_meta(&context);
-                }
-                return Ok(response);
+        if self.0.settings.utilities && request.name == utilities::CONFIRM_TOOL {
+            let mut response =
+                utilities::confirm(self.defects(), &request, is_modern(&context), &context)?;
+            if let CallToolResponse::Complete(result) = &mut response {
+                result.meta = result_meta(&context);
             }
+            return Ok(response);
         }
         if request.name == "slow" {
             utilities::report_progress(self.defects(), &context).await;

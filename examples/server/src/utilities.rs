@@ -40,13 +40,10 @@ const CONFIRM_STATE: &str = "confirm-v1";
 pub fn capabilities(mut caps: ServerCapabilities) -> ServerCapabilities {
     caps.logging = Some(Default::default());
     caps.completions = Some(Default::default());
-    let mut resources = caps
-        .resources
-        .take()
-        .unwrap_or_else(ResourcesCapability::default);
+    let mut resources = caps.resources.take().unwrap_or_default();
     resources.subscribe = Some(true);
     caps.resources = Some(resources);
-    let mut tools = caps.tools.take().unwrap_or_else(ToolsCapability::default);
+    let mut tools = caps.tools.take().unwrap_or_default();
     tools.list_changed = Some(true);
     caps.tools = Some(tools);
     caps
