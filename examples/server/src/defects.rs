@@ -789,7 +789,7 @@ impl Defect {
             name: "unrequested-list-changed",
             value: None,
             scope: Scope::Any,
-            description: "with --utilities (declares tools.listChanged): modern tools/list replies come with notifications/tools/list_changed, which the client did not subscribe to",
+            description: "with --utilities (declares listChanged): modern tools/list, prompts/list and resources/list replies come with their list_changed notification, which the client did not subscribe to",
         },
         DefectInfo {
             name: "set-level-refused",

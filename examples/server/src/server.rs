@@ -566,9 +566,13 @@ impl ServerHandler for ExampleServer {
                 "tools/list",
             )
             .await;
-            if self.defects().has(&Defect::UnrequestedListChanged) && is_modern(&context) {
-                let _ = context.peer.notify_tool_list_changed().await;
-            }
+            utilities::unrequested_list_changed(
+                self.defects(),
+                is_modern(&context),
+                "tools",
+                &context,
+            )
+            .await;
         }
         let mut tools = Cow::Borrowed(&self.0.tools);
         if self.defects().has(&Defect::UnstableToolOrder) && !tools.is_empty() {
@@ -716,6 +720,11 @@ impl ServerHandler for ExampleServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         self.check_served(Capability::Resources, "resources/list")?;
+        if self.0.settings.utilities {
+            let modern = is_modern(&context);
+            utilities::unrequested_list_changed(self.defects(), modern, "resources", &context)
+                .await;
+        }
         let page = self.page(&self.0.resources, request.as_ref())?;
         let mut result = ListResourcesResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
@@ -770,6 +779,10 @@ impl ServerHandler for ExampleServer {
             return Err(McpError::method_not_found::<ListPromptsRequestMethod>());
         }
         self.check_served(Capability::Prompts, "prompts/list")?;
+        if self.0.settings.utilities {
+            let modern = is_modern(&context);
+            utilities::unrequested_list_changed(self.defects(), modern, "prompts", &context).await;
+        }
         let page = self.page(&self.0.prompts, request.as_ref())?;
         let mut result = ListPromptsResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;

@@ -1,5 +1,5 @@
 //! The protocol utilities behind `--utilities`: logging, completions, resource
-//! subscriptions (legacy), `tools.listChanged`, and a `confirm` tool that needs the
+//! subscriptions (legacy), `listChanged` on the three lists, and a `confirm` tool that needs the
 //! client's elicitation capability (modern: -32021 without it, an `input_required`
 //! round trip with it). Progress is not gated: any `tools/list` or `slow` call that
 //! carries a `progressToken` gets two `notifications/progress`.
@@ -18,7 +18,7 @@ use rmcp::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
         CompleteRequestParams, CompleteResult, ContentBlock, ErrorCode, InputRequests,
         InputRequiredResult, LoggingLevel, LoggingMessageNotificationParam,
-        ProgressNotificationParam, ResourcesCapability, ServerCapabilities, Tool, ToolsCapability,
+        ProgressNotificationParam, ServerCapabilities, Tool,
     },
     service::RequestContext,
 };
@@ -42,10 +42,14 @@ pub fn capabilities(mut caps: ServerCapabilities) -> ServerCapabilities {
     caps.completions = Some(Default::default());
     let mut resources = caps.resources.take().unwrap_or_default();
     resources.subscribe = Some(true);
+    resources.list_changed = Some(true);
     caps.resources = Some(resources);
     let mut tools = caps.tools.take().unwrap_or_default();
     tools.list_changed = Some(true);
     caps.tools = Some(tools);
+    if let Some(prompts) = caps.prompts.as_mut() {
+        prompts.list_changed = Some(true);
+    }
     caps
 }
 
@@ -226,4 +230,22 @@ pub fn confirm(
     }))
     .map_err(|e| McpError::internal_error(e.to_string(), None))?;
     Ok(InputRequiredResult::new(Some(requests), Some(CONFIRM_STATE.into())).into())
+}
+
+/// `unrequested-list-changed`: the list's `list_changed` rides along with a modern list
+/// reply, which no `subscriptions/listen` asked for.
+pub async fn unrequested_list_changed(
+    defects: &Defects,
+    modern: bool,
+    list: &str,
+    context: &RequestContext<RoleServer>,
+) {
+    if !modern || !defects.has(&Defect::UnrequestedListChanged) {
+        return;
+    }
+    let _ = match list {
+        "tools" => context.peer.notify_tool_list_changed().await,
+        "prompts" => context.peer.notify_prompt_list_changed().await,
+        _ => context.peer.notify_resource_list_changed().await,
+    };
 }
