@@ -517,7 +517,10 @@ async fn run_step<'s>(
         }
     };
     let mut exchange = exchange;
-    collect_late_notifications(step, conn, &mut exchange, ctx_value).await;
+    // A fresh connection is gone: nothing more arrives on it.
+    if !fresh {
+        collect_late_notifications(step, conn, &mut exchange, ctx_value).await;
+    }
     if let Some(noise) = exchange.stdout_noise.first() {
         return Done(Outcome::Error {
             message: format!("the server wrote non-JSON to stdout: `{noise}`"),
