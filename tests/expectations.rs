@@ -48,6 +48,8 @@ const ALL_KEYS: &[&str] = &[
     "outputSchema",
     "http",
     "noResponse",
+    "notifications",
+    "count",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -455,6 +457,40 @@ fn check_fail(transport: Transport, target: &[String]) {
     assert_eq!(out.code, 1, "{FAIL} fails: {out:?}");
 }
 
+/// `within` waits for notifications sent after the reply; without it they are not seen.
+#[test]
+fn within_waits_for_late_notifications() {
+    let file = "tests/expectations/notifications-within.yaml";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("result.json");
+    let json_arg = json.display().to_string();
+    let target = stdio_target(&["--utilities"]);
+    let out = run(&[
+        "run", file, "--stdio", &target, "--era", "legacy", "--json", &json_arg,
+    ]);
+    assert_eq!(out.code, 1, "the second step fails: {out:?}");
+    let result = read_json(&json);
+    let suite = &result["suites"][0];
+    let waited = step(
+        suite,
+        "within: waits for a notification sent after the reply",
+    );
+    assert_eq!(waited["outcome"]["status"], "passed", "{waited:#}");
+    let late = step(
+        suite,
+        "notifications: without within, a late one is not seen",
+    );
+    assert_eq!(late["outcome"]["status"], "failed", "{late:#}");
+    let failure = &late["outcome"]["failures"][0];
+    assert_eq!(failure["kind"], "notifications", "{failure:#}");
+    assert!(
+        failure["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("received 0 `notifications/resources/updated`")),
+        "{failure:#}"
+    );
+}
+
 #[test]
 fn passing_file_passes_over_stdio() {
     check_pass(Transport::Stdio, &stdio_args());
@@ -513,6 +549,7 @@ fn both_files_cover_every_kind_and_predicate() {
         "outputSchema",
         "http",
         "noResponse",
+        "notifications",
         "response",
         "capture",
     ]

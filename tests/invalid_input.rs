@@ -67,6 +67,10 @@ const CASES: &[(&str, &str)] = &[
         "bad-defined",
         "`requires: {defined}` with an undefined variable, a syntax error, an empty reason",
     ),
+    (
+        "bad-notifications",
+        "`count` outside `notifications`, predicates without a path, a bad `within`, a handshake step",
+    ),
 ];
 
 const INVALID_DIR: &str = "tests/invalid";

@@ -80,9 +80,10 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                 );
             };
             let matches = path.query(doc);
+            let singular = is_singular_path(source);
             for pred in predicates {
                 if let Err((message, expected, actual)) =
-                    check_predicate(pred, source, matches.as_slice(), ctx)
+                    check_predicate(pred, source, matches.as_slice(), singular, ctx)
                 {
                     return fail(message, expected, actual);
                 }
@@ -220,6 +221,21 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
             }
         }
         ExpectKind::OutputSchema => check_output_schema(expect, seen),
+        ExpectKind::Notifications {
+            method,
+            count,
+            path,
+            predicates,
+            ..
+        } => check_notifications(
+            expect,
+            seen,
+            ctx,
+            method.as_deref(),
+            count,
+            path,
+            predicates,
+        ),
         ExpectKind::Http { status, headers } => {
             if !seen.is_http {
                 return Verdict::NotApplicable("`http` expectations apply only over HTTP".into());
@@ -383,12 +399,133 @@ fn check_output_schema(expect: &Expect, seen: &Observed) -> Verdict {
     }
 }
 
+/// The notifications an exchange received (`method`: of that method only): how many
+/// arrived, and those kept to judge. The one place that reads what a transport kept of
+/// the messages received meanwhile. Server requests (they have an id) are not counted.
+pub fn received_notifications<'a>(
+    ex: &'a Exchange,
+    method: Option<&str>,
+) -> (usize, Vec<&'a Value>) {
+    let kept: Vec<&Value> = ex
+        .other_messages
+        .iter()
+        .filter(|m| m.get("id").is_none())
+        .filter(
+            |m| match (m.get("method").and_then(Value::as_str), method) {
+                (Some(got), Some(wanted)) => method_matches(wanted, got),
+                (Some(_), None) => true,
+                (None, _) => false,
+            },
+        )
+        .collect();
+    (kept.len(), kept)
+}
+
+/// A method name against a pattern in which `*` stands for any text
+/// (`notifications/*/list_changed`).
+fn method_matches(pattern: &str, method: &str) -> bool {
+    let Some((first, rest)) = pattern.split_once('*') else {
+        return pattern == method;
+    };
+    let Some(mut tail) = method.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('*').collect();
+    let (last, middle) = parts.split_last().expect("split yields one part at least");
+    for part in middle {
+        match tail.find(part) {
+            Some(at) => tail = &tail[at + part.len()..],
+            None => return false,
+        }
+    }
+    tail.len() >= last.len() && tail.ends_with(last)
+}
+
+/// A `notifications` expectation: how many arrived, then the predicates over `path`
+/// evaluated on each of them (all matches judged together, as a multi-node path).
+fn check_notifications(
+    expect: &Expect,
+    seen: &Observed,
+    ctx: &Value,
+    method: Option<&str>,
+    count: &Option<LengthSpec>,
+    path: &Option<(path::CompiledPath, String)>,
+    predicates: &[Predicate],
+) -> Verdict {
+    let fail = |message: String, expected: Option<String>, actual: Option<String>| {
+        Verdict::Fail(failure(expect, seen.severity, message, expected, actual))
+    };
+    let label = method.unwrap_or("*");
+    let (total, kept) = received_notifications(seen.exchange, method);
+    // Without a count or a path: at least one.
+    let at_least_one = LengthSpec::Compare(crate::dsl::model::LengthCompare {
+        gte: Some(1),
+        ..Default::default()
+    });
+    let wanted_count = match (count, path) {
+        (Some(c), _) => Some(c),
+        (None, None) => Some(&at_least_one),
+        (None, Some(_)) => None,
+    };
+    if let Some(spec) = wanted_count {
+        let (ok, wanted) = length_holds(spec, total as u64);
+        if !ok {
+            let (_, all) = received_notifications(seen.exchange, None);
+            return fail(
+                format!("received {total} `{label}` notification(s), expected {wanted}"),
+                Some(format!("{wanted} `{label}` notification(s)")),
+                Some(summarize_methods(&all)),
+            );
+        }
+    }
+    let Some((path, source)) = path else {
+        return Verdict::Pass;
+    };
+    let matches: Vec<&Value> = kept
+        .iter()
+        .flat_map(|n| path.query(n).as_slice().to_vec())
+        .collect();
+    // Reported as `notifications/message $.params.level`.
+    let src = format!("{label} {source}");
+    for pred in predicates {
+        if let Err((message, expected, actual)) =
+            check_predicate(pred, &src, matches.as_slice(), false, ctx)
+        {
+            return fail(message, expected, actual);
+        }
+    }
+    Verdict::Pass
+}
+
+/// `method ×count` of the notifications received, for failure messages.
+fn summarize_methods(all: &[&Value]) -> String {
+    if all.is_empty() {
+        return "no notifications".into();
+    }
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for m in all {
+        let name = m.get("method").and_then(Value::as_str).unwrap_or("?");
+        match counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((name, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(n, c)| format!("{n} ×{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 type PredFail = (String, Option<String>, Option<String>);
 
+/// One predicate over the matches of `src`. `singular`: the path selects at most one
+/// node by construction ([`is_singular_path`]); otherwise its matches are a list.
 fn check_predicate(
     pred: &Predicate,
     src: &str,
     matches: &[&Value],
+    singular: bool,
     ctx: &Value,
 ) -> Result<(), PredFail> {
     let render = |v: &crate::dsl::value::TValue| -> Result<Value, PredFail> {
@@ -403,7 +540,6 @@ fn check_predicate(
     };
     // A multi-node path (wildcard, filter, slice, descendant) always yields the list of
     // its matches, however many there are; a singular path yields its one value.
-    let singular = is_singular_path(src);
     let single = || -> Result<std::borrow::Cow<'_, Value>, PredFail> {
         use std::borrow::Cow;
         if !singular {
@@ -533,7 +669,7 @@ fn check_predicate(
             Ok(())
         }
         Predicate::Length(spec) => {
-            let len = if is_singular_path(src) {
+            let len = if singular {
                 match matches {
                     [] => return Err(nothing()),
                     [one] => match one {
@@ -848,6 +984,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn received_notifications_skip_requests_and_responses() {
+        use serde_json::json;
+        let ex = Exchange {
+            other_messages: vec![
+                json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}),
+                json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"}),
+                json!({"jsonrpc": "2.0", "id": 3, "result": {}}),
+                json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}),
+            ],
+            ..Exchange::default()
+        };
+        assert_eq!(received_notifications(&ex, None).0, 2);
+        assert_eq!(
+            received_notifications(&ex, Some("notifications/progress")).0,
+            1
+        );
+        assert_eq!(received_notifications(&ex, Some("notifications/*")).0, 2);
+        assert_eq!(received_notifications(&ex, Some("roots/list")).0, 0);
+    }
+
+    #[test]
+    fn method_patterns() {
+        assert!(method_matches(
+            "notifications/progress",
+            "notifications/progress"
+        ));
+        assert!(!method_matches(
+            "notifications/progress",
+            "notifications/message"
+        ));
+        assert!(method_matches(
+            "notifications/*/list_changed",
+            "notifications/tools/list_changed"
+        ));
+        assert!(!method_matches(
+            "notifications/*/list_changed",
+            "notifications/progress"
+        ));
+        assert!(method_matches("notifications/*", "notifications/message"));
+        assert!(!method_matches("a*b*c", "ac"));
+        assert!(method_matches("a*b*c", "abc"));
+    }
+
+    #[test]
     fn singular_paths() {
         assert!(is_singular_path("$.tools"));
         assert!(is_singular_path("$.content[0].text"));
@@ -868,6 +1048,7 @@ mod tests {
                 &Predicate::Type(JsonType::String),
                 "$.tools[*].name",
                 &none,
+                false,
                 &ctx
             )
             .is_ok()
@@ -877,18 +1058,26 @@ mod tests {
                 &Predicate::ValidSchema(true),
                 "$.tools[*].inputSchema",
                 &none,
+                false,
                 &ctx
             )
             .is_ok()
         );
-        let err =
-            check_predicate(&Predicate::Type(JsonType::String), "$.name", &none, &ctx).unwrap_err();
+        let err = check_predicate(
+            &Predicate::Type(JsonType::String),
+            "$.name",
+            &none,
+            true,
+            &ctx,
+        )
+        .unwrap_err();
         assert!(err.0.contains("matched nothing"), "{err:?}");
         let one = serde_json::json!(3);
         let err = check_predicate(
             &Predicate::Type(JsonType::String),
             "$.tools[*].name",
             &[&one],
+            false,
             &ctx,
         )
         .unwrap_err();

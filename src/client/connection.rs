@@ -606,6 +606,42 @@ impl Connection {
         result
     }
 
+    /// Listen for up to `window` without sending anything, and return the messages the
+    /// server sent meanwhile (notifications it sends just after a reply). stdio only: over
+    /// HTTP a request's messages come on its own stream, which has ended.
+    pub async fn listen(&mut self, window: Duration) -> Result<Vec<Value>, TransportError> {
+        let Transport::Stdio(t) = &mut self.transport else {
+            return Ok(Vec::new());
+        };
+        let out = Outgoing {
+            body: String::new(),
+            id: None,
+            expects_response: false,
+            headers: Vec::new(),
+            drop_headers: Vec::new(),
+            http_method: None,
+            timeout: window,
+            quiet_period: window,
+        };
+        let mut ex = t.receive(&out, Instant::now()).await?;
+        ex.settle();
+        // A stray response (to nothing in flight) is kept with the other messages.
+        let mut messages = std::mem::take(&mut ex.other_messages);
+        messages.extend(ex.response.take());
+        for m in &messages {
+            self.record(Direction::Received, m.to_string(), None);
+            if super::server_request_reply(m).is_some() {
+                // The transport answered it, as during an exchange.
+                self.server_requests.push(m.clone());
+            }
+            if self.target.wire_validation {
+                let era = self.negotiated.kind;
+                self.wire.record(crate::wire::check_server_message(era, m));
+            }
+        }
+        Ok(messages)
+    }
+
     /// Send a request built for this era and return its `result` (internal requests).
     pub async fn call(&mut self, method: &str, params: Option<Value>) -> Result<Value, String> {
         let id = self.next_id();

@@ -22,6 +22,9 @@ use crate::source::{Pos, SourceFile};
 /// Built-in template variables, available in every step.
 pub const BUILTIN_VARS: &[&str] = &["era", "revision"];
 
+/// Longest `within` of a `notifications` expectation.
+const MAX_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// What a load produced: the scenarios, the packs they came from, and the values of
 /// secret pack parameters (to redact from every output).
 #[derive(Debug, Default)]
@@ -953,7 +956,9 @@ impl Compiler {
         for e in step.expect {
             let epos = self.at(&e);
             if let Some(compiled) = self.expectation(e.value, epos.clone(), known) {
+                let about_notifications = matches!(compiled.kind, ExpectKind::Notifications { .. });
                 if is_notification
+                    && !about_notifications
                     && !matches!(
                         compiled.kind,
                         ExpectKind::NoResponse(_) | ExpectKind::Http { .. }
@@ -961,8 +966,15 @@ impl Compiler {
                 {
                     self.errors.push(
                         LoadError::at(epos, "a notification has no response to check").with_help(
-                            "notifications allow only `noResponse` and `http` expectations",
+                            "notifications allow only `noResponse`, `http` and `notifications` expectations",
                         ),
+                    );
+                    continue;
+                }
+                if about_notifications && matches!(action, Action::Handshake) {
+                    self.errors.push(
+                        LoadError::at(epos, "a `handshake` step keeps no notifications")
+                            .with_help("check notifications on a step that sends a request"),
                     );
                     continue;
                 }
@@ -1175,7 +1187,7 @@ impl Compiler {
 
     fn expectation(
         &mut self,
-        e: Expectation,
+        mut e: Expectation,
         pos: Pos,
         known: &BTreeSet<String>,
     ) -> Option<Expect> {
@@ -1186,6 +1198,7 @@ impl Compiler {
             (e.output_schema.is_some(), "outputSchema"),
             (e.http.is_some(), "http"),
             (e.no_response.is_some(), "noResponse"),
+            (e.notifications.is_some(), "notifications"),
         ]
         .into_iter()
         .filter_map(|(present, name)| present.then_some(name))
@@ -1206,9 +1219,11 @@ impl Compiler {
             || e.lt.is_some()
             || e.lte.is_some();
         let schema_with_path = kinds == ["schema"] && e.path.is_some() && !predicates_given;
+        // `notifications` takes `path` and predicates: they apply to each notification.
+        let notifications = kinds == ["notifications"];
         if kinds.len() > 1
-            || (kinds.len() == 1 && predicates_given)
-            || (kinds.len() == 1 && e.path.is_some() && !schema_with_path)
+            || (kinds.len() == 1 && predicates_given && !notifications)
+            || (kinds.len() == 1 && e.path.is_some() && !schema_with_path && !notifications)
         {
             self.errors.push(
                 LoadError::at(pos, "an expectation has one kind; this one mixes several")
@@ -1216,107 +1231,40 @@ impl Compiler {
             );
             return None;
         }
+        if !notifications && (e.count.is_some() || e.within.is_some()) {
+            let key = if e.count.is_some() { "count" } else { "within" };
+            self.errors.push(
+                LoadError::at(
+                    pos,
+                    format!("`{key}` applies only to a `notifications` expectation"),
+                )
+                .with_help("e.g. `- {notifications: notifications/progress, count: {gte: 1}}`"),
+            );
+            return None;
+        }
+        if notifications {
+            return self.notifications(e, pos, known, predicates_given);
+        }
         if kinds.is_empty() {
-            let Some(path) = &e.path else {
+            let Some(path) = e.path.take() else {
                 self.errors.push(LoadError::at(pos, "empty expectation").with_help(
-                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`",
+                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `notifications`",
                 ));
                 return None;
             };
             if !predicates_given {
-                self.errors.push(LoadError::at(self.at(path), "`path` needs a predicate").with_help(
+                self.errors.push(LoadError::at(self.at(&path), "`path` needs a predicate").with_help(
                     "add one of `equals`, `notEquals`, `contains`, `matches`, `type`, `length`, `exists`, `absent`, `oneOf`, `gt`, `gte`, `lt`, `lte`",
                 ));
                 return None;
             }
-            let compiled = self.jsonpath(path)?;
-            let mut predicates = Vec::new();
-            for v in [&e.equals, &e.not_equals, &e.contains]
-                .into_iter()
-                .flatten()
-            {
-                self.check_templates(v, known);
-            }
-            if let Some(v) = e.equals {
-                predicates.push(Predicate::Equals(v));
-            }
-            if let Some(v) = e.not_equals {
-                predicates.push(Predicate::NotEquals(v));
-            }
-            if let Some(v) = e.contains {
-                predicates.push(Predicate::Contains(v));
-            }
-            if let Some(re) = &e.matches {
-                predicates.push(Predicate::Matches(self.regex(re)?));
-            }
-            if let Some(t) = e.type_ {
-                predicates.push(Predicate::Type(t.value));
-            }
-            if let Some(l) = e.length {
-                if let model::LengthSpec::Compare(c) = &l
-                    && c.gt.is_none()
-                    && c.gte.is_none()
-                    && c.lt.is_none()
-                    && c.lte.is_none()
-                {
-                    self.errors.push(
-                        LoadError::at(pos.clone(), "`length` comparison without a bound")
-                            .with_help("give a number or at least one of `gt`, `gte`, `lt`, `lte`, e.g. `length: {gte: 1}`"),
-                    );
-                    return None;
-                }
-                predicates.push(Predicate::Length(l));
-            }
-            if let Some(x) = e.exists {
-                predicates.push(Predicate::Exists(x));
-            }
-            if let Some(a) = e.absent {
-                predicates.push(Predicate::Exists(!a));
-            }
-            if let Some(vs) = e.one_of {
-                self.check_templates(&vs, known);
-                let is_template = vs.as_str().is_some_and(template::is_template);
-                if !matches!(vs.kind, super::value::TKind::Seq(_)) && !is_template {
-                    self.errors.push(
-                        LoadError::at(self.pos(vs.line, vs.col), "`oneOf` needs a list").with_help(
-                            "give a list such as `[a, b]`, or a template that renders to a list",
-                        ),
-                    );
-                    return None;
-                }
-                predicates.push(Predicate::OneOf(vs));
-            }
-            if let Some(u) = e.unique {
-                predicates.push(Predicate::Unique(u));
-            }
-            if let Some(v) = e.valid_schema {
-                predicates.push(Predicate::ValidSchema(v));
-            }
-            for (op, bound) in [
-                (CompareOp::Gt, e.gt),
-                (CompareOp::Gte, e.gte),
-                (CompareOp::Lt, e.lt),
-                (CompareOp::Lte, e.lte),
-            ] {
-                if let Some(b) = bound {
-                    if !b.is_finite() {
-                        self.errors.push(
-                            LoadError::at(
-                                pos.clone(),
-                                format!("`{}` needs a finite number", op.name()),
-                            )
-                            .with_help("NaN and infinity compare with nothing"),
-                        );
-                        return None;
-                    }
-                    predicates.push(Predicate::Compare(op, b));
-                }
-            }
+            let compiled = self.jsonpath(&path)?;
+            let predicates = self.predicates(&mut e, &pos, known)?;
             return Some(Expect {
                 pos,
                 kind: ExpectKind::Path {
                     path: compiled,
-                    source: path.value.clone(),
+                    source: path.value,
                     predicates,
                 },
             });
@@ -1381,6 +1329,186 @@ impl Compiler {
             other => unreachable!("unknown kind {other}"),
         };
         Some(Expect { pos, kind })
+    }
+
+    /// The predicates of an expectation (taken out of it).
+    fn predicates(
+        &mut self,
+        e: &mut Expectation,
+        pos: &Pos,
+        known: &BTreeSet<String>,
+    ) -> Option<Vec<Predicate>> {
+        let mut predicates = Vec::new();
+        for v in [&e.equals, &e.not_equals, &e.contains]
+            .into_iter()
+            .flatten()
+        {
+            self.check_templates(v, known);
+        }
+        if let Some(v) = e.equals.take() {
+            predicates.push(Predicate::Equals(v));
+        }
+        if let Some(v) = e.not_equals.take() {
+            predicates.push(Predicate::NotEquals(v));
+        }
+        if let Some(v) = e.contains.take() {
+            predicates.push(Predicate::Contains(v));
+        }
+        if let Some(re) = &e.matches {
+            predicates.push(Predicate::Matches(self.regex(re)?));
+        }
+        if let Some(t) = &e.type_ {
+            predicates.push(Predicate::Type(t.value));
+        }
+        if let Some(l) = e.length.take() {
+            if !self.length_has_bound(&l, "length", pos) {
+                return None;
+            }
+            predicates.push(Predicate::Length(l));
+        }
+        if let Some(x) = e.exists {
+            predicates.push(Predicate::Exists(x));
+        }
+        if let Some(a) = e.absent {
+            predicates.push(Predicate::Exists(!a));
+        }
+        if let Some(vs) = e.one_of.take() {
+            self.check_templates(&vs, known);
+            let is_template = vs.as_str().is_some_and(template::is_template);
+            if !matches!(vs.kind, super::value::TKind::Seq(_)) && !is_template {
+                self.errors.push(
+                    LoadError::at(self.pos(vs.line, vs.col), "`oneOf` needs a list").with_help(
+                        "give a list such as `[a, b]`, or a template that renders to a list",
+                    ),
+                );
+                return None;
+            }
+            predicates.push(Predicate::OneOf(vs));
+        }
+        if let Some(u) = e.unique {
+            predicates.push(Predicate::Unique(u));
+        }
+        if let Some(v) = e.valid_schema {
+            predicates.push(Predicate::ValidSchema(v));
+        }
+        for (op, bound) in [
+            (CompareOp::Gt, e.gt),
+            (CompareOp::Gte, e.gte),
+            (CompareOp::Lt, e.lt),
+            (CompareOp::Lte, e.lte),
+        ] {
+            if let Some(b) = bound {
+                if !b.is_finite() {
+                    self.errors.push(
+                        LoadError::at(
+                            pos.clone(),
+                            format!("`{}` needs a finite number", op.name()),
+                        )
+                        .with_help("NaN and infinity compare with nothing"),
+                    );
+                    return None;
+                }
+                predicates.push(Predicate::Compare(op, b));
+            }
+        }
+        Some(predicates)
+    }
+
+    /// A `length` or `count` comparison names at least one bound.
+    fn length_has_bound(&mut self, l: &model::LengthSpec, key: &str, pos: &Pos) -> bool {
+        if let model::LengthSpec::Compare(c) = l
+            && c.gt.is_none()
+            && c.gte.is_none()
+            && c.lt.is_none()
+            && c.lte.is_none()
+        {
+            self.errors.push(
+                LoadError::at(pos.clone(), format!("`{key}` comparison without a bound"))
+                    .with_help(format!(
+                        "give a number or at least one of `gt`, `gte`, `lt`, `lte`, e.g. `{key}: {{gte: 1}}`"
+                    )),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// A `notifications` expectation: the method, `count`, `within`, and `path` with
+    /// predicates over each received notification.
+    fn notifications(
+        &mut self,
+        mut e: Expectation,
+        pos: Pos,
+        known: &BTreeSet<String>,
+        predicates_given: bool,
+    ) -> Option<Expect> {
+        let method = e.notifications.take().expect("kind checked");
+        if method.trim().is_empty() {
+            self.errors.push(
+                LoadError::at(self.at(&method), "`notifications` needs a method name")
+                    .with_help("e.g. `notifications/progress`, or `*` for any notification"),
+            );
+            return None;
+        }
+        let path = match e.path.take() {
+            Some(p) => {
+                if !predicates_given {
+                    self.errors.push(
+                        LoadError::at(self.at(&p), "`path` needs a predicate").with_help(
+                            "add one of `equals`, `contains`, `matches`, `type`, `length`, `exists`, `oneOf`, `gt`, `gte`, `lt`, `lte`",
+                        ),
+                    );
+                    return None;
+                }
+                Some((self.jsonpath(&p)?, p.value))
+            }
+            None if predicates_given => {
+                self.errors.push(
+                    LoadError::at(pos, "predicates of `notifications` need a `path`").with_help(
+                        "e.g. `path: \"$.params.level\"`: evaluated on each notification",
+                    ),
+                );
+                return None;
+            }
+            None => None,
+        };
+        let predicates = self.predicates(&mut e, &pos, known)?;
+        if let Some(c) = &e.count
+            && !self.length_has_bound(c, "count", &pos)
+        {
+            return None;
+        }
+        let within = match &e.within {
+            None => None,
+            Some(w) => match humantime::parse_duration(w) {
+                Ok(d) if d <= MAX_WITHIN => Some(d),
+                Ok(_) => {
+                    self.errors.push(
+                        LoadError::at(self.at(w), format!("`within: {}` is too long", **w))
+                            .with_help("notifications that arrive later than 1 minute after the response are not waited for"),
+                    );
+                    return None;
+                }
+                Err(err) => {
+                    self.errors.push(
+                        LoadError::at(self.at(w), format!("invalid duration `{}`: {err}", **w))
+                            .with_help("expected a duration such as `200ms` or `1s`"),
+                    );
+                    return None;
+                }
+            },
+        };
+        Some(Expect {
+            pos,
+            kind: ExpectKind::Notifications {
+                // `*` alone: any method, without a pattern to match.
+                method: (method.value != "*").then_some(method.value),
+                count: e.count,
+                path,
+                predicates,
+                within,
+            },
+        })
     }
 
     fn schema_file(&mut self, file: &At<String>, pos: Pos) -> Option<serde_json::Value> {

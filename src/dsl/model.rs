@@ -389,7 +389,8 @@ pub struct ContractCheck {
 }
 
 /// One expectation. Use exactly one kind: `path` (with predicates), `schema`,
-/// `schemaFile`, `error`, `isError`, `outputSchema`, `http` or `noResponse`.
+/// `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse` or
+/// `notifications` (which takes `path` and predicates too).
 ///
 /// JSONPath and `schema` apply to the response's `result`; for an error response the
 /// document is `{"error": {...}}`, so `$.error.code` works.
@@ -466,6 +467,21 @@ pub struct Expectation {
     /// `true`: the server sends no response (notifications; HTTP 202 with no body).
     #[serde(default)]
     pub no_response: Option<bool>,
+    /// The notifications the server sent while the step ran: those of this method, where
+    /// `*` stands for any text (`notifications/*/list_changed`; `*` alone: any). Without `count` or a `path`, at least one must have arrived. With `path`
+    /// and predicates, the path is evaluated on each of them (the whole message, e.g.
+    /// `$.params.level`) and the predicates judge all the matches together, as for a
+    /// multi-node path (`oneOf` holds for every match, `contains` for some).
+    #[serde(default)]
+    pub notifications: Option<At<String>>,
+    /// With `notifications`: how many arrived, a number or a comparison (`{gte: 1}`).
+    #[serde(default)]
+    pub count: Option<LengthSpec>,
+    /// With `notifications`: keep listening up to this long after the response, until
+    /// the expectation holds, e.g. `500ms` (for notifications a server sends just after
+    /// replying; stdio only: over HTTP they come on the request's own stream).
+    #[serde(default)]
+    pub within: Option<At<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]

@@ -412,6 +412,18 @@ pub enum ExpectKind {
         headers: Vec<(String, Option<Regex>)>,
     },
     NoResponse(bool),
+    /// The notifications received during the step (see `model::Expectation`).
+    Notifications {
+        /// `None`: any method (`*`).
+        method: Option<String>,
+        /// `None` without a path: at least one.
+        count: Option<LengthSpec>,
+        /// The path evaluated on each notification, its source and the predicates.
+        path: Option<(CompiledPath, String)>,
+        predicates: Vec<Predicate>,
+        /// Keep listening this long after the response until the expectation holds.
+        within: Option<Duration>,
+    },
 }
 
 impl ExpectKind {
@@ -425,6 +437,7 @@ impl ExpectKind {
             ExpectKind::OutputSchema => "outputSchema",
             ExpectKind::Http { .. } => "http",
             ExpectKind::NoResponse(_) => "noResponse",
+            ExpectKind::Notifications { .. } => "notifications",
         }
     }
 }

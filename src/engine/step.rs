@@ -21,6 +21,9 @@ use crate::source::Severity;
 /// message that expects none (a notification).
 const NO_RESPONSE_WINDOW: Duration = Duration::from_millis(100);
 
+/// `within`: how long one listen lasts before the pending expectations are judged again.
+const LISTEN_SLICE: Duration = Duration::from_millis(25);
+
 /// Run `steps` (the scenario's, compiled: see [`Scenario::compiled_steps`]) in order.
 pub async fn run_steps(
     scenario: &Scenario,
@@ -535,6 +538,11 @@ async fn run_step<'s>(
             });
         }
     };
+    let mut exchange = exchange;
+    // A fresh connection is gone: nothing more arrives on it.
+    if !fresh {
+        collect_late_notifications(step, conn, &mut exchange, ctx_value).await;
+    }
     if let Some(outcome) = null_error_id(step, &built.out, &exchange) {
         return Done(outcome);
     }
@@ -567,6 +575,50 @@ async fn run_step<'s>(
         )
         .await,
     )
+}
+
+/// `within`: while a `notifications` expectation that has one does not hold yet, listen
+/// for what the server sends after its reply (stdio), each up to its own `within`.
+async fn collect_late_notifications(
+    step: &Step,
+    conn: &mut Connection,
+    exchange: &mut Exchange,
+    ctx: &Value,
+) {
+    let waiting: Vec<(&crate::dsl::Expect, Duration)> = step
+        .expects
+        .iter()
+        .filter_map(|e| match &e.kind {
+            ExpectKind::Notifications {
+                within: Some(w), ..
+            } => Some((e, *w)),
+            _ => None,
+        })
+        .collect();
+    if waiting.is_empty() || conn.is_http() {
+        return;
+    }
+    let started = Instant::now();
+    loop {
+        let elapsed = started.elapsed();
+        let pending = waiting.iter().filter(|(e, w)| {
+            elapsed < *w
+                && !matches!(
+                    assert::check(e, &Observed::new(exchange, false), ctx),
+                    Verdict::Pass
+                )
+        });
+        let Some(left) = pending.map(|(_, w)| *w - elapsed).max() else {
+            return;
+        };
+        match conn.listen(left.min(LISTEN_SLICE)).await {
+            Ok(messages) => exchange.other_messages.extend(messages),
+            Err(e) => {
+                conn.note(format!("listening for notifications after the reply: {e}"));
+                return;
+            }
+        }
+    }
 }
 
 /// `--wire-validate`: the violations received since the last report fail this step

@@ -141,6 +141,17 @@ pub enum Defect {
     ErrorIdNull,
     // Redaction defects: the server shows a credential back (mcpspec must mask it).
     LeakSecret(String),
+    // Utilities (`--utilities`): each breaks one rule of the utilities checks.
+    ProgressWrongToken,
+    LogWithoutLevel,
+    LogLevelIgnored,
+    CompletionOverLimit,
+    MissingCapabilityOldCode,
+    InputRequiredEmpty,
+    InputRequiredUnanswered,
+    SubscribeRefused,
+    UnrequestedListChanged,
+    SetLevelRefused,
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -773,6 +784,66 @@ impl Defect {
             scope: Scope::Any,
             description: "the server shows VALUE (or the variable VAR's value: a credential) back: in echo's description and the instructions; echo `leak:result|error|shapes` answers with it after padding (so a cut falls inside it), `leak:stdout` writes it on a non-JSON stdout line, `leak:http500` answers HTTP 500 with it in the body, `leak:stderr` writes ESC/OSC/NUL bytes to stderr",
         },
+        DefectInfo {
+            name: "progress-wrong-token",
+            value: None,
+            scope: Scope::Any,
+            description: "notifications/progress carry another token than the request's progressToken",
+        },
+        DefectInfo {
+            name: "log-without-level",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: modern requests without logLevel in _meta get log messages (notifications/message) too",
+        },
+        DefectInfo {
+            name: "log-level-ignored",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: log messages below the requested level (logLevel / logging/setLevel) are sent too",
+        },
+        DefectInfo {
+            name: "completion-over-limit",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: completion/complete returns 150 values (more than 100)",
+        },
+        DefectInfo {
+            name: "missing-capability-old-code",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: the `confirm` tool refuses a client without elicitation with the old draft code -32003, not -32021",
+        },
+        DefectInfo {
+            name: "input-required-empty",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: the `confirm` tool's input_required result has neither inputRequests nor requestState",
+        },
+        DefectInfo {
+            name: "input-required-unanswered",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: a `confirm` retry that echoes the requestState without inputResponses completes (declined) instead of asking again",
+        },
+        DefectInfo {
+            name: "subscribe-refused",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities (declares resources.subscribe): resources/subscribe and unsubscribe answer -32601",
+        },
+        DefectInfo {
+            name: "unrequested-list-changed",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities (declares listChanged): modern tools/list, prompts/list and resources/list replies come with their list_changed notification, which the client did not subscribe to",
+        },
+        DefectInfo {
+            name: "set-level-refused",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities (declares logging): logging/setLevel answers -32601",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -852,6 +923,16 @@ impl Defect {
             Defect::InitializeInvalidParams => "initialize-invalid-params",
             Defect::ErrorIdNull => "error-id-null",
             Defect::LeakSecret(_) => "leak-secret",
+            Defect::ProgressWrongToken => "progress-wrong-token",
+            Defect::LogWithoutLevel => "log-without-level",
+            Defect::LogLevelIgnored => "log-level-ignored",
+            Defect::CompletionOverLimit => "completion-over-limit",
+            Defect::MissingCapabilityOldCode => "missing-capability-old-code",
+            Defect::InputRequiredEmpty => "input-required-empty",
+            Defect::InputRequiredUnanswered => "input-required-unanswered",
+            Defect::SubscribeRefused => "subscribe-refused",
+            Defect::UnrequestedListChanged => "unrequested-list-changed",
+            Defect::SetLevelRefused => "set-level-refused",
         }
     }
 
@@ -944,6 +1025,16 @@ impl Defect {
                     .map_err(|_| format!("leak-secret=env:{var}: the variable is not set"))?,
                 None => value()?.to_owned(),
             }),
+            "progress-wrong-token" => Defect::ProgressWrongToken,
+            "log-without-level" => Defect::LogWithoutLevel,
+            "log-level-ignored" => Defect::LogLevelIgnored,
+            "completion-over-limit" => Defect::CompletionOverLimit,
+            "missing-capability-old-code" => Defect::MissingCapabilityOldCode,
+            "input-required-empty" => Defect::InputRequiredEmpty,
+            "input-required-unanswered" => Defect::InputRequiredUnanswered,
+            "subscribe-refused" => Defect::SubscribeRefused,
+            "unrequested-list-changed" => Defect::UnrequestedListChanged,
+            "set-level-refused" => Defect::SetLevelRefused,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }

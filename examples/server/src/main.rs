@@ -11,6 +11,7 @@ mod paging;
 mod server;
 mod tools;
 mod transport;
+mod utilities;
 mod wire;
 
 use std::net::SocketAddr;
@@ -97,6 +98,13 @@ struct Cli {
     /// HTTP only: answer more than N requests per second with 429 Too Many Requests.
     #[arg(long, value_name = "N", requires = "http")]
     rate_limit: Option<u32>,
+
+    /// Declare and serve the protocol utilities: logging (per-request logLevel, legacy
+    /// logging/setLevel), completions, resources.subscribe (legacy), tools.listChanged,
+    /// and a `confirm` tool that needs elicitation (modern: -32021 without it, an
+    /// input_required / requestState round trip with it).
+    #[arg(long)]
+    utilities: bool,
 }
 
 /// `alice=T1,bob=T2` → `[(T1, alice), (T2, bob)]` (token → user).
@@ -180,6 +188,7 @@ async fn run(cli: Cli) -> i32 {
         reverse_order: cli.reverse_order,
         auth_tokens,
         empty: cli.empty,
+        utilities: cli.utilities,
     };
     let result = match cli.http {
         Some(addr) => {

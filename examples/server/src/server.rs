@@ -19,14 +19,15 @@ use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{
-        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-        CustomRequest, CustomResult, DiscoverResult, ErrorCode, GetPromptRequestMethod,
-        GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-        ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesResult,
-        ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, Prompt,
-        PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
-        ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-        Role, ServerCapabilities, ServerConfig, Tool,
+        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod,
+        CompleteRequestParams, CompleteResult, ContentBlock, CustomRequest, CustomResult,
+        DiscoverResult, ErrorCode, GetPromptRequestMethod, GetPromptRequestParams,
+        GetPromptResponse, GetPromptResult, Implementation, ListPromptsRequestMethod,
+        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        MetaObject, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+        ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+        SetLevelRequestMethod, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
     },
     service::RequestContext,
 };
@@ -36,7 +37,7 @@ use crate::{
     changes::{self, Changes},
     defects::{self, Capability, Defect, Defects},
     paging::{Page, page},
-    tools,
+    tools, utilities,
 };
 
 pub const NAME: &str = "mcpspec-example-server";
@@ -77,6 +78,8 @@ pub struct Settings {
     /// `--empty`: list no tools, resources, templates or prompts (the capabilities stay
     /// declared): a correct server with nothing to offer yet.
     pub empty: bool,
+    /// `--utilities`: declare and serve logging, completions, subscriptions, listChanged.
+    pub utilities: bool,
 }
 
 impl Default for Settings {
@@ -90,6 +93,7 @@ impl Default for Settings {
             reverse_order: false,
             auth_tokens: Vec::new(),
             empty: false,
+            utilities: false,
         }
     }
 }
@@ -118,6 +122,8 @@ struct Shared {
     tool_lists: AtomicUsize,
     /// Notes stored so far (the `sequential-handles` defect numbers them by it).
     note_count: AtomicUsize,
+    /// Legacy `logging/setLevel` (`--utilities`); shared by the process's sessions.
+    log_level: Mutex<Option<utilities::LogLevel>>,
 }
 
 /// Cheap to clone; every clone (e.g. one per HTTP session) shares the tools and notes.
@@ -133,6 +139,10 @@ impl ExampleServer {
         let extra = defects::extra_tools(&settings.defects, &tools);
         tools.extend(extra);
         defects::describe_tools(&settings.defects, &mut tools);
+        if settings.utilities {
+            tools.push(utilities::confirm_tool());
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+        }
         let mut resources = changes.resources(resources());
         let mut resource_templates = changes.resource_templates(resource_templates());
         let mut prompts = changes.prompts(prompts());
@@ -158,6 +168,7 @@ impl ExampleServer {
             notes: Mutex::new(HashMap::new()),
             tool_lists: AtomicUsize::new(0),
             note_count: AtomicUsize::new(0),
+            log_level: Mutex::new(None),
         }))
     }
 
@@ -167,6 +178,25 @@ impl ExampleServer {
 
     fn changes(&self) -> &Changes {
         &self.0.settings.changes
+    }
+
+    /// `resources/subscribe` and `unsubscribe`: served with `--utilities` for a resource
+    /// that exists.
+    fn subscription(&self, method: &str, uri: &str) -> Result<(), McpError> {
+        if !self.0.settings.utilities || self.defects().has(&Defect::SubscribeRefused) {
+            return Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+                None,
+            ));
+        }
+        if self.read(uri).is_none() {
+            return Err(McpError::resource_not_found(
+                format!("Resource not found: {uri}"),
+                Some(json!({"uri": uri})),
+            ));
+        }
+        Ok(())
     }
 
     fn supported_versions(&self) -> &'static [ProtocolVersion] {
@@ -496,15 +526,17 @@ impl ServerHandler for ExampleServer {
     }
 
     fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_prompts()
+            .build();
+        if self.0.settings.utilities {
+            capabilities = utilities::capabilities(capabilities);
+        }
         ServerConfig::new(defects::capabilities(
             self.defects(),
-            self.changes().capabilities(
-                ServerCapabilities::builder()
-                    .enable_tools()
-                    .enable_resources()
-                    .enable_prompts()
-                    .build(),
-            ),
+            self.changes().capabilities(capabilities),
         ))
         .with_server_info(implementation())
         .with_instructions(defects::instructions(
@@ -543,6 +575,25 @@ impl ServerHandler for ExampleServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.check_served(Capability::Tools, "tools/list")?;
+        utilities::report_progress(self.defects(), &context).await;
+        if self.0.settings.utilities {
+            let level = *self.0.log_level.lock().expect("lock");
+            utilities::log(
+                self.defects(),
+                level,
+                is_modern(&context),
+                &context,
+                "tools/list",
+            )
+            .await;
+            utilities::unrequested_list_changed(
+                self.defects(),
+                is_modern(&context),
+                "tools",
+                &context,
+            )
+            .await;
+        }
         let mut tools = Cow::Borrowed(&self.0.tools);
         if self.defects().has(&Defect::UnstableToolOrder) && !tools.is_empty() {
             let calls = self.0.tool_lists.fetch_add(1, Ordering::Relaxed);
@@ -567,6 +618,17 @@ impl ServerHandler for ExampleServer {
     ) -> Result<CallToolResponse, McpError> {
         let oversized = defects::before_tool_call(self.defects()).await;
         self.check_served(Capability::Tools, "tools/call")?;
+        if self.0.settings.utilities && request.name == utilities::CONFIRM_TOOL {
+            let mut response =
+                utilities::confirm(self.defects(), &request, is_modern(&context), &context)?;
+            if let CallToolResponse::Complete(result) = &mut response {
+                result.meta = result_meta(&context);
+            }
+            return Ok(response);
+        }
+        if request.name == "slow" {
+            utilities::report_progress(self.defects(), &context).await;
+        }
         if !self.0.router.has_route(&request.name)
             && self.defects().has(&Defect::UnknownToolIsError)
         {
@@ -612,12 +674,77 @@ impl ServerHandler for ExampleServer {
         Ok(response)
     }
 
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        if !self.0.settings.utilities {
+            return Err(McpError::method_not_found::<CompleteRequestMethod>());
+        }
+        let mut result = utilities::complete(self.defects(), &request)?;
+        result.meta = result_meta(&context);
+        Ok(result)
+    }
+
+    /// Legacy only: 2026-07-28 removed it (the level comes in each request's `_meta`).
+    #[allow(
+        deprecated,
+        reason = "logging is deprecated (SEP-2577) but still served"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.0.settings.utilities
+            || is_modern(&context)
+            || self.defects().has(&Defect::SetLevelRefused)
+        {
+            return Err(McpError::method_not_found::<SetLevelRequestMethod>());
+        }
+        *self.0.log_level.lock().expect("lock") = Some(request.level);
+        Ok(())
+    }
+
+    /// Legacy only (rmcp refuses it on modern requests). The resource "changes" at once:
+    /// a `notifications/resources/updated` follows the reply 50 ms later (what scenarios
+    /// wait for with `within`).
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscription("resources/subscribe", &request.uri)?;
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let updated =
+                serde_json::from_value(json!({"uri": request.uri})).expect("a valid notification");
+            let _ = peer.notify_resource_updated(updated).await;
+        });
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscription("resources/unsubscribe", &request.uri)
+    }
+
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         self.check_served(Capability::Resources, "resources/list")?;
+        if self.0.settings.utilities {
+            let modern = is_modern(&context);
+            utilities::unrequested_list_changed(self.defects(), modern, "resources", &context)
+                .await;
+        }
         let page = self.page(&self.0.resources, request.as_ref())?;
         let mut result = ListResourcesResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
@@ -672,6 +799,10 @@ impl ServerHandler for ExampleServer {
             return Err(McpError::method_not_found::<ListPromptsRequestMethod>());
         }
         self.check_served(Capability::Prompts, "prompts/list")?;
+        if self.0.settings.utilities {
+            let modern = is_modern(&context);
+            utilities::unrequested_list_changed(self.defects(), modern, "prompts", &context).await;
+        }
         let page = self.page(&self.0.prompts, request.as_ref())?;
         let mut result = ListPromptsResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
