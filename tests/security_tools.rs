@@ -436,3 +436,59 @@ fn check_count_zero_is_a_load_error_with_position() {
         "{out:?}"
     );
 }
+
+/// A read-only tool that sleeps (`--defect slow-read-tool=60`: `slow` takes a minute) costs
+/// the pack about one per-call budget per era, not a minute per check: each call is sent
+/// once per run and era and its answer shared, and a tool slower than the budget is skipped
+/// with the reason (noted in the transcript of every check that wanted it).
+#[test]
+fn a_slow_tool_is_skipped_within_the_call_budget() {
+    let started = std::time::Instant::now();
+    let pack = run_pack(
+        "--defect slow-read-tool=60",
+        Transport::Stdio,
+        &["--set", "tool_call_budget=1"],
+    );
+    let took = started.elapsed();
+    assert_eq!(pack.run.code, 0, "{:?}", pack.run);
+    assert!(
+        took < std::time::Duration::from_secs(40),
+        "the pack took {took:?}"
+    );
+    for check in [
+        "security-tools:input_validation_fuzz",
+        "security-handles:handles_not_guessable",
+        "security-injection:results_free_of_injection",
+    ] {
+        let (scenario, step) = check.split_once(':').unwrap();
+        for era in [MODERN, LEGACY] {
+            let id = format!("{scenario}@{era}:{step}");
+            let notes: Vec<String> = pack.report["suites"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["id"] == format!("{scenario}@{era}"))
+                .flat_map(|s| s["steps"].as_array().unwrap().clone())
+                .filter(|s| s["name"] == step)
+                .flat_map(|s| s["transcript"].as_array().cloned().unwrap_or_default())
+                .filter(|e| e["direction"] == "note")
+                .map(|e| e["body"].as_str().unwrap_or("").to_string())
+                .collect();
+            assert!(
+                notes.iter().any(|n| n.contains(
+                    "tool \"slow\" skipped: no answer to its example arguments within the 1s per-call budget"
+                )),
+                "{id}: {notes:?}"
+            );
+        }
+    }
+    // The example call of `slow` was sent once per era (and the first fuzz variant).
+    let sent = pack
+        .transcripts()
+        .iter()
+        .filter_map(|t| t.strip_prefix("sent "))
+        .filter_map(|body| serde_json::from_str::<Value>(body).ok())
+        .filter(|m| m["method"] == "tools/call" && m["params"]["name"] == "slow")
+        .count();
+    assert!(sent <= 4, "slow was called {sent} times");
+}

@@ -29,6 +29,7 @@ pub async fn run_steps(
     skip_all: Option<String>,
     params: &Map<String, Value>,
     wire_validate: bool,
+    calls: &super::tool_checks::ToolCalls,
 ) -> Vec<StepResult> {
     // `--wire-validate` reports violations by the step that ran next: judge in order.
     let mut results = Deferred::new(steps.len(), !wire_validate);
@@ -148,6 +149,7 @@ pub async fn run_steps(
                     params,
                     &mut auth,
                     &mut results,
+                    calls,
                 )
                 .await;
                 let (count, interval) = match (&run, step.retry) {
@@ -414,6 +416,7 @@ async fn run_step<'s>(
     params: &Map<String, Value>,
     auth: &mut super::security::AuthProbe,
     earlier: &mut Deferred<'_>,
+    calls: &super::tool_checks::ToolCalls,
 ) -> StepRun<'s> {
     use StepRun::Done;
     // Only a plain send overlaps the judging of the step before; anything else judges it first.
@@ -448,7 +451,7 @@ async fn run_step<'s>(
     } = &step.action
     {
         if kind.calls_tools() {
-            return Done(super::tool_checks::run(step, conn, *kind, options, ctx).await);
+            return Done(super::tool_checks::run(step, conn, *kind, options, ctx, calls).await);
         }
         return Done(
             super::checks::run_check(step, conn, *kind, method, params, auth, options).await,

@@ -130,6 +130,9 @@ pub enum Defect {
     ServerRequest(ServerRequestKind),
     LegacySseEndpoint,
     DynamicClientRegistration,
+    /// The read-only `slow` tool sleeps at least this many seconds, whatever its `ms` (a
+    /// slow tool, like server-everything's trigger-long-running-operation).
+    SlowReadTool(u64),
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -726,6 +729,12 @@ impl Defect {
             scope: Scope::Http,
             description: "serves /.well-known/oauth-authorization-server with a registration_endpoint",
         },
+        DefectInfo {
+            name: "slow-read-tool",
+            value: Some("SECONDS"),
+            scope: Scope::Any,
+            description: "the read-only `slow` tool sleeps at least SECONDS whatever its `ms` (a slow tool)",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -799,6 +808,7 @@ impl Defect {
             Defect::ServerRequest(_) => "server-request",
             Defect::LegacySseEndpoint => "legacy-sse-endpoint",
             Defect::DynamicClientRegistration => "dynamic-client-registration",
+            Defect::SlowReadTool(_) => "slow-read-tool",
         }
     }
 
@@ -881,6 +891,11 @@ impl Defect {
             "server-request" => Defect::ServerRequest(value()?.parse()?),
             "legacy-sse-endpoint" => Defect::LegacySseEndpoint,
             "dynamic-client-registration" => Defect::DynamicClientRegistration,
+            "slow-read-tool" => Defect::SlowReadTool(
+                value()?
+                    .parse()
+                    .map_err(|e| format!("expected whole seconds: {e}"))?,
+            ),
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
@@ -950,6 +965,14 @@ impl Defects {
     /// Whether a weakness of the JWT resource server (`auth-*`) is seeded.
     pub fn weakens_auth(&self) -> bool {
         self.0.iter().any(|d| d.name().starts_with("auth-"))
+    }
+
+    /// `slow-read-tool`: how long the `slow` tool sleeps at least.
+    pub fn slow_read_tool(&self) -> Option<std::time::Duration> {
+        self.0.iter().find_map(|defect| match defect {
+            Defect::SlowReadTool(seconds) => Some(std::time::Duration::from_secs(*seconds)),
+            _ => None,
+        })
     }
 
     pub fn required_token(&self) -> Option<&str> {
