@@ -41,6 +41,8 @@ const EVERYTHING_DIR: &str = "tests/interop/everything-2026.8.31";
 
 /// Expected failures of the Python server on either transport (`suite@era:check`).
 const PYTHON_XFAIL: &[&str] = &[
+    "legacy-tool-calls@legacy:structured_content_text_block",
+    "modern-tool-calls@2026-07-28:structured_content_text_block",
     "legacy-tools@legacy:invalid_cursor_rejected",
     "legacy-tools@legacy:unknown_tool_protocol_error",
     "modern-tools@2026-07-28:invalid_cursor_rejected",
@@ -291,12 +293,13 @@ impl Conformance {
         }
     }
 
-    /// Exit 0 with no failure and no error, each listed check reported as an expected failure
+    /// Exit 0 with no failure, warning or error, each listed check reported as an expected failure
     /// (no entry silently unused, none stale), and every suite connected in the expected
     /// revisions.
     fn assert_clean(&self, xfail: &[&str], revisions: &[&str]) {
         assert_eq!(self.code, 0, "{}", self.output);
-        for count in ["failed", "errors"] {
+        // A warning (SHOULD) outside the baseline is a finding nobody reviewed.
+        for count in ["failed", "errors", "warnings"] {
             assert_eq!(self.report["summary"][count], 0, "{count}\n{}", self.output);
         }
         assert!(
