@@ -492,3 +492,30 @@ fn a_slow_tool_is_skipped_within_the_call_budget() {
         .count();
     assert!(sent <= 4, "slow was called {sent} times");
 }
+
+/// Without `handle_consumer`, the binding check looks for a consumer by the handle's key; the
+/// example server's `create_note` mints `id`, too generic to match, so the skip reason says
+/// exactly what to set (the check still found the minted handle, not an echoed argument).
+#[test]
+fn binding_without_a_consumer_says_exactly_what_to_set() {
+    let pack = run_pack("", Transport::Http, &["--set", "handle_consumer="]);
+    assert_eq!(pack.run.code, 0, "{:?}", pack.run);
+    for era in [MODERN, LEGACY] {
+        let suite_id = format!("security-handles@{era}");
+        let reason = pack.report["suites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["id"] == suite_id)
+            .flat_map(|s| s["steps"].as_array().unwrap().clone())
+            .find(|s| s["name"] == "handles_bound_to_user")
+            .map(|s| s["outcome"]["reason"].as_str().unwrap_or("").to_string())
+            .unwrap_or_default();
+        assert!(
+            reason.contains(r#"tool "create_note" returns a handle at $.structuredContent.id"#)
+                && reason.contains("a bare `id` is too generic")
+                && reason.contains("--set handle_consumer=tool:NAME.id"),
+            "{era}: {reason}"
+        );
+    }
+}

@@ -33,6 +33,8 @@ const MAX_FINDINGS: usize = 20;
 const DEFAULT_CALL_BUDGET: f64 = 5.0;
 /// Upper bound of `tool_call_budget`.
 const MAX_CALL_BUDGET: f64 = 300.0;
+/// Arguments longer than this (as JSON text) are not shared: each check sends its own call.
+const MAX_SHARED_ARGUMENTS: usize = 4096;
 
 /// The answers to the tool calls of one run, shared by its checks: the first check that
 /// needs a call (tool, arguments, revision) sends it, the others (in any scenario,
@@ -53,11 +55,12 @@ impl ToolCalls {
         arguments: &Value,
         timeout: Duration,
     ) -> Called {
-        let key = (
-            conn.negotiated.revision.clone(),
-            name.to_string(),
-            arguments.to_string(),
-        );
+        let text = arguments.to_string();
+        // Big arguments (the fuzz's oversized string) would make a big cache: sent each time.
+        if text.len() > MAX_SHARED_ARGUMENTS {
+            return call_tool(conn, name, arguments, timeout).await;
+        }
+        let key = (conn.negotiated.revision.clone(), name.to_string(), text);
         let cell = self
             .0
             .lock()
