@@ -121,7 +121,6 @@ fn run_pack(flags: &str, transport: Transport, extra: &[&str]) -> PackRun {
         args.extend(["--filter".into(), f.into()]);
     }
     args.extend(["--set", "safe_tools=create_note"].map(String::from));
-    args.extend(extra.iter().map(|s| s.to_string()));
     let mut words: Vec<String> = flags.split_whitespace().map(String::from).collect();
     let _server;
     match transport {
@@ -140,6 +139,8 @@ fn run_pack(flags: &str, transport: Transport, extra: &[&str]) -> PackRun {
             _server = server;
         }
     }
+    // Last, so that they win over the defaults above.
+    args.extend(extra.iter().map(|s| s.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = run_in(
         &common::repo_root(),
@@ -502,20 +503,21 @@ fn binding_without_a_consumer_says_exactly_what_to_set() {
     assert_eq!(pack.run.code, 0, "{:?}", pack.run);
     for era in [MODERN, LEGACY] {
         let suite_id = format!("security-handles@{era}");
-        let reason = pack.report["suites"]
+        let outcome = pack.report["suites"]
             .as_array()
             .unwrap()
             .iter()
             .filter(|s| s["id"] == suite_id)
             .flat_map(|s| s["steps"].as_array().unwrap().clone())
             .find(|s| s["name"] == "handles_bound_to_user")
-            .map(|s| s["outcome"]["reason"].as_str().unwrap_or("").to_string())
+            .map(|s| s["outcome"].clone())
             .unwrap_or_default();
+        let reason = outcome["reason"].as_str().unwrap_or("").to_string();
         assert!(
             reason.contains(r#"tool "create_note" returns a handle at $.structuredContent.id"#)
                 && reason.contains("a bare `id` is too generic")
                 && reason.contains("--set handle_consumer=tool:NAME.id"),
-            "{era}: {reason}"
+            "{era}: {outcome}"
         );
     }
 }
