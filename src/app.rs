@@ -512,6 +512,7 @@ fn run(mut args: RunArgs) -> i32 {
         params,
         keep_passing_transcripts: args.junit.is_some() || args.json.is_some(),
         wire_validate: args.wire_validate,
+        tool_calls: Default::default(),
         eras,
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism()

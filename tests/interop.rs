@@ -3,14 +3,22 @@
 //!
 //! - the official Python SDK (`mcp==2.3.0`, dual-era `MCPServer`, tests/interop/python/server.py)
 //!   over stdio and Streamable HTTP, eras legacy and 2026-07-28;
+//! - FastMCP 4.2.3 (on mcp 2.3.0, FastMCP's defaults, tests/interop/fastmcp/server.py) over stdio
+//!   and Streamable HTTP, eras legacy and 2026-07-28;
 //! - the npm reference server `@modelcontextprotocol/server-memory` 2026.8.31 (legacy-only) over
-//!   stdio.
+//!   stdio;
+//! - the npm reference server `@modelcontextprotocol/server-everything` 2026.8.31 (legacy-only)
+//!   over Streamable HTTP (`dist/index.js streamableHttp`, bound to 127.0.0.1 on a free port by
+//!   tests/interop/everything-2026.8.31/listen-loopback.mjs).
+//!
+//! Every run must end with exit 0, zero failures and zero errors, its expected failures exactly
+//! the baseline's (an entry that no longer fails is stale: the run fails).
 //!
 //! `mcpspec init` against both servers writes a project that validates and passes with a bare
 //! `mcpspec run` (init_npm_server_memory, init_python_sdk_both_eras).
 //!
-//! The servers are installed by `.ci/run` (a venv from requirements.txt; `npm ci` from the
-//! lockfile). A missing installation fails these tests with the step to run: never a silent pass.
+//! The servers are installed by `.ci/run` (a venv from each requirements.txt; `npm ci` from
+//! each lockfile). A missing installation fails these tests with the step to run: never a silent pass.
 
 mod common;
 
@@ -25,12 +33,17 @@ use common::{read_json, repo_root, run};
 use serde_json::Value;
 
 const PYTHON_BASELINE: &str = "tests/interop/baselines/python.yaml";
+const FASTMCP_BASELINE: &str = "tests/interop/baselines/fastmcp.yaml";
 const MEMORY_BASELINE: &str = "tests/interop/baselines/memory.yaml";
+const EVERYTHING_BASELINE: &str = "tests/interop/baselines/everything.yaml";
 const MEMORY_DIR: &str = "tests/interop/memory-2026.8.31";
+const EVERYTHING_DIR: &str = "tests/interop/everything-2026.8.31";
 
 /// Expected failures of the Python server on either transport (`suite@era:check`).
 const PYTHON_XFAIL: &[&str] = &[
     "legacy-prompts@legacy:unknown_prompt_invalid_params",
+    "legacy-tool-calls@legacy:structured_content_text_block",
+    "modern-tool-calls@2026-07-28:structured_content_text_block",
     "legacy-tools@legacy:invalid_cursor_rejected",
     "legacy-tools@legacy:unknown_tool_protocol_error",
     "modern-prompts@2026-07-28:unknown_prompt_invalid_params",
@@ -39,6 +52,28 @@ const PYTHON_XFAIL: &[&str] = &[
 ];
 /// ... plus this one over HTTP only (the step needs the HTTP transport).
 const PYTHON_HTTP_ONLY_XFAIL: &str = "modern-http@2026-07-28:version_header_mismatch_rejected";
+/// Expected failures of the FastMCP server on either transport.
+const FASTMCP_XFAIL: &[&str] = &[
+    "legacy-tool-calls@legacy:structured_content_text_block",
+    "legacy-tools@legacy:invalid_cursor_rejected",
+    "legacy-tools@legacy:unknown_tool_protocol_error",
+    "modern-discovery@2026-07-28:deprecated_logging_capability",
+    "modern-tool-calls@2026-07-28:structured_content_text_block",
+    "modern-tools@2026-07-28:invalid_cursor_rejected",
+    "modern-tools@2026-07-28:unknown_tool_protocol_error",
+];
+/// ... plus these over HTTP only.
+const FASTMCP_HTTP_ONLY_XFAIL: &[&str] = &[
+    "legacy-http@legacy:invalid_origin_rejected",
+    "modern-http@2026-07-28:invalid_origin_rejected",
+    "modern-http@2026-07-28:version_header_mismatch_rejected",
+];
+const EVERYTHING_XFAIL: &[&str] = &[
+    "legacy-http@legacy:invalid_origin_rejected",
+    "legacy-sessions@legacy:terminated_session_not_found",
+    "legacy-tools@legacy:invalid_cursor_rejected",
+    "legacy-tools@legacy:unknown_tool_protocol_error",
+];
 const MEMORY_XFAIL: &[&str] = &[
     "legacy-tools@legacy:invalid_cursor_rejected",
     "legacy-tools@legacy:unknown_tool_protocol_error",
@@ -56,83 +91,132 @@ fn word(path: &Path) -> String {
 /// (venv python, server.py) of the pinned Python SDK server; fails when `.ci/run` has not
 /// installed it, or installed another requirements.txt than the committed one.
 fn python_server() -> (PathBuf, PathBuf) {
-    let dir = interop_dir().join("python");
+    venv_server("python", "Python SDK")
+}
+
+/// (venv python, server.py) of the pinned FastMCP server, like [`python_server`].
+fn fastmcp_server() -> (PathBuf, PathBuf) {
+    venv_server("fastmcp", "FastMCP")
+}
+
+/// (venv python, server.py) of the pinned Python server in tests/interop/`name`.
+fn venv_server(name: &str, what: &str) -> (PathBuf, PathBuf) {
+    let dir = interop_dir().join(name);
     let python = dir.join(".venv/bin/python");
     let installed = std::fs::read_to_string(dir.join(".venv/installed-requirements.txt")).ok();
     let wanted = std::fs::read_to_string(dir.join("requirements.txt")).expect("requirements.txt");
     assert!(
         python.exists() && installed.as_deref() == Some(wanted.as_str()),
-        "the pinned Python SDK server is not installed (tests/interop/python/.venv is missing or \
+        "the pinned {what} server is not installed (tests/interop/{name}/.venv is missing or \
          was not installed from the committed requirements.txt): run `.ci/run`, whose step \
-         \"Pinned Python SDK server\" runs `python3 -m venv tests/interop/python/.venv` and \
-         `pip install --no-deps --only-binary=:all: -r tests/interop/python/requirements.txt`"
+         \"Pinned Python servers\" runs `python3 -m venv tests/interop/{name}/.venv` and \
+         `pip install --no-deps --only-binary=:all: -r tests/interop/{name}/requirements.txt`"
     );
     (python, dir.join("server.py"))
 }
 
-/// `node` and the entry point of the pinned server-memory; fails when `.ci/run` has not
-/// installed it.
+/// The entry point of the pinned server-memory; fails when `.ci/run` has not installed it.
 fn memory_server() -> PathBuf {
+    npm_server(MEMORY_DIR, "server-memory")
+}
+
+/// The entry point of the pinned npm package `@modelcontextprotocol/<package>` installed in
+/// `dir`; fails when `node` is missing or `.ci/run` has not installed it.
+fn npm_server(dir: &str, package: &str) -> PathBuf {
     let node = Command::new("node").arg("--version").output();
     assert!(
         node.is_ok_and(|o| o.status.success()),
         "`node` is not on PATH: the npm interop servers need Node.js (.ci/run installs them with `npm ci`)"
     );
-    let entry = repo_root()
-        .join(MEMORY_DIR)
-        .join("node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    let entry = repo_root().join(dir).join(format!(
+        "node_modules/@modelcontextprotocol/{package}/dist/index.js"
+    ));
     assert!(
         entry.exists(),
-        "the pinned @modelcontextprotocol/server-memory is not installed: run `.ci/run`, whose \
-         npm step runs `npm ci --prefix {MEMORY_DIR} --ignore-scripts` from its package-lock.json"
+        "the pinned @modelcontextprotocol/{package} is not installed: run `.ci/run`, whose \
+         npm step runs `npm ci --prefix {dir} --ignore-scripts` from its package-lock.json"
     );
     entry
 }
 
-/// The Python server over Streamable HTTP on 127.0.0.1 (a free port), killed on drop.
-struct PythonHttp {
+/// A server over Streamable HTTP on 127.0.0.1 (a free port), killed on drop.
+struct HttpServer {
     child: Child,
     url: String,
     _logs: tempfile::TempDir,
 }
 
-impl PythonHttp {
-    fn start() -> PythonHttp {
+impl HttpServer {
+    /// The Python SDK server (`server.py --http 0`).
+    fn python() -> HttpServer {
         let (python, server) = python_server();
+        HttpServer::start(Command::new(python).arg(server).args(["--http", "0"]))
+    }
+
+    /// The FastMCP server (`server.py --http 0`).
+    fn fastmcp() -> HttpServer {
+        let (python, server) = fastmcp_server();
+        HttpServer::start(Command::new(python).arg(server).args(["--http", "0"]))
+    }
+
+    /// server-everything over Streamable HTTP, on 127.0.0.1 and a free port (`PORT=0`, the
+    /// preload binds and prints it).
+    fn everything() -> HttpServer {
+        let entry = npm_server(EVERYTHING_DIR, "server-everything");
+        let preload = repo_root().join(EVERYTHING_DIR).join("listen-loopback.mjs");
+        HttpServer::start(
+            Command::new("node")
+                .arg("--import")
+                .arg(preload)
+                .arg(entry)
+                .arg("streamableHttp")
+                .env("PORT", "0"),
+        )
+    }
+
+    /// Start `cmd` and wait for the stdout line `listening on <URL>` (other lines before it
+    /// are skipped).
+    fn start(cmd: &mut Command) -> HttpServer {
         let logs = tempfile::tempdir().unwrap();
         let stderr_path = logs.path().join("stderr.log");
-        let mut child = Command::new(python)
-            .arg(server)
-            .args(["--http", "0"])
+        let mut child = cmd
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr_path).unwrap())
             .spawn()
-            .expect("the Python server starts");
+            .expect("the HTTP server starts");
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
             let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                if let Some(url) = line.trim().strip_prefix("listening on ") {
+                    let _ = tx.send(url.to_string());
+                    break;
+                }
+                line.clear();
+            }
+            // Keep draining, so a chatty server never blocks on a full pipe.
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
         });
-        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
-        let Some(url) = line.trim().strip_prefix("listening on ") else {
+        let Ok(url) = rx.recv_timeout(Duration::from_secs(60)) else {
             let _ = child.kill();
             let _ = child.wait();
             panic!(
-                "the Python HTTP server did not print `listening on <URL>` (got {line:?}); its stderr:\n{}",
+                "the HTTP server did not print `listening on <URL>`; its stderr:\n{}",
                 std::fs::read_to_string(&stderr_path).unwrap_or_default()
             );
         };
-        PythonHttp {
-            url: url.to_string(),
+        HttpServer {
+            url,
             child,
             _logs: logs,
         }
     }
 }
 
-impl Drop for PythonHttp {
+impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -211,10 +295,23 @@ impl Conformance {
         }
     }
 
-    /// Exit 0, each listed check reported as an expected failure (no entry silently unused),
-    /// and every suite connected in the expected revisions.
+    /// Exit 0 with no failure, warning or error, each listed check reported as an expected failure
+    /// (no entry silently unused, none stale), and every suite connected in the expected
+    /// revisions.
     fn assert_clean(&self, xfail: &[&str], revisions: &[&str]) {
         assert_eq!(self.code, 0, "{}", self.output);
+        // A warning (SHOULD) outside the baseline is a finding nobody reviewed.
+        for count in ["failed", "errors", "warnings"] {
+            assert_eq!(self.report["summary"][count], 0, "{count}\n{}", self.output);
+        }
+        assert!(
+            self.report["staleEntries"]
+                .as_array()
+                .is_none_or(|a| a.is_empty()),
+            "stale baseline entries: {}\n{}",
+            self.report["staleEntries"],
+            self.output
+        );
         let want: BTreeSet<String> = xfail.iter().map(|s| s.to_string()).collect();
         assert_eq!(self.xfails(), want, "expected failures\n{}", self.output);
         let want: BTreeSet<String> = revisions.iter().map(|s| s.to_string()).collect();
@@ -262,13 +359,89 @@ fn python_sdk_stdio_both_eras() {
 
 #[test]
 fn python_sdk_http_both_eras() {
-    let server = PythonHttp::start();
+    let server = HttpServer::python();
     let r = conformance(&both_eras(&["--url", &server.url]), PYTHON_BASELINE);
     let mut xfail = PYTHON_XFAIL.to_vec();
     xfail.push(PYTHON_HTTP_ONLY_XFAIL);
     r.assert_clean(&xfail, &["2025-11-25", "2026-07-28"]);
     // The legacy HTTP checks ran (the modern ones hold the HTTP-only XFAIL above).
     r.assert_ran("legacy-http@legacy");
+}
+
+#[test]
+fn fastmcp_stdio_both_eras() {
+    let (python, server) = fastmcp_server();
+    let cmd = format!("{} {}", word(&python), word(&server));
+    // Only the scenarios stdio runs (each scenario starts a server: ~1 s of imports).
+    let r = conformance(
+        &both_eras(&["--stdio", &cmd, "--tag", "not http"]),
+        FASTMCP_BASELINE,
+    );
+    r.assert_clean(FASTMCP_XFAIL, &["2025-11-25", "2026-07-28"]);
+    r.assert_ran("modern-stdio@2026-07-28");
+    r.assert_ran("legacy-stdio@legacy");
+}
+
+#[test]
+fn fastmcp_http_both_eras() {
+    let server = HttpServer::fastmcp();
+    let r = conformance(&both_eras(&["--url", &server.url]), FASTMCP_BASELINE);
+    let mut xfail = FASTMCP_XFAIL.to_vec();
+    xfail.extend(FASTMCP_HTTP_ONLY_XFAIL);
+    r.assert_clean(&xfail, &["2025-11-25", "2026-07-28"]);
+    r.assert_ran("legacy-sessions@legacy");
+}
+
+#[test]
+fn npm_server_everything_http_legacy() {
+    let server = HttpServer::everything();
+    let r = conformance(
+        &["--url", &server.url, "--era", "legacy"],
+        EVERYTHING_BASELINE,
+    );
+    r.assert_clean(EVERYTHING_XFAIL, &["2025-11-25"]);
+    r.assert_ran("legacy-tool-calls@legacy");
+    r.assert_ran("legacy-handshake@legacy");
+}
+
+/// The security pack against server-everything, whose read-only
+/// `trigger-long-running-operation` sleeps 10 s with its example arguments: it is skipped
+/// within the per-call budget (once per run), not waited for by every check.
+#[test]
+fn npm_server_everything_security_pack_is_bounded() {
+    let server = HttpServer::everything();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let started = std::time::Instant::now();
+    let r = run(&[
+        "run",
+        "security",
+        "--url",
+        &server.url,
+        "--era",
+        "legacy",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let took = started.elapsed();
+    let report = read_json(&json);
+    assert_eq!(report["summary"]["errors"], 0, "{r:?}");
+    // Two budgets at most (the call and its shared answer), far below 6 × 10 s.
+    assert!(took < Duration::from_secs(25), "took {took:?}: {r:?}");
+    let text = report.to_string();
+    assert!(
+        text.contains(
+            r#"tool \"trigger-long-running-operation\" skipped: no answer to its example arguments within the 5s per-call budget"#
+        ),
+        "{r:?}"
+    );
+    let calls = text
+        .matches(r#"\"name\":\"trigger-long-running-operation\",\"arguments\":{}"#)
+        .count();
+    assert!(
+        calls <= 1,
+        "called {calls} times with its example arguments"
+    );
 }
 
 fn memory_target(data: &Path) -> (String, String, String) {

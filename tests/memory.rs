@@ -172,6 +172,7 @@ fn run_peak(n: usize) -> (usize, usize) {
         eras: eras.clone(),
         jobs: 1,
         params: Default::default(),
+        tool_calls: Default::default(),
         keep_passing_transcripts: false,
         wire_validate: false,
     };

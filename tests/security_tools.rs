@@ -121,7 +121,6 @@ fn run_pack(flags: &str, transport: Transport, extra: &[&str]) -> PackRun {
         args.extend(["--filter".into(), f.into()]);
     }
     args.extend(["--set", "safe_tools=create_note"].map(String::from));
-    args.extend(extra.iter().map(|s| s.to_string()));
     let mut words: Vec<String> = flags.split_whitespace().map(String::from).collect();
     let _server;
     match transport {
@@ -140,6 +139,8 @@ fn run_pack(flags: &str, transport: Transport, extra: &[&str]) -> PackRun {
             _server = server;
         }
     }
+    // Last, so that they win over the defaults above.
+    args.extend(extra.iter().map(|s| s.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = run_in(
         &common::repo_root(),
@@ -435,4 +436,88 @@ fn check_count_zero_is_a_load_error_with_position() {
         out.all_output().contains("`count` must be at least 1"),
         "{out:?}"
     );
+}
+
+/// A read-only tool that sleeps (`--defect slow-read-tool=60`: `slow` takes a minute) costs
+/// the pack about one per-call budget per era, not a minute per check: each call is sent
+/// once per run and era and its answer shared, and a tool slower than the budget is skipped
+/// with the reason (noted in the transcript of every check that wanted it).
+#[test]
+fn a_slow_tool_is_skipped_within_the_call_budget() {
+    let started = std::time::Instant::now();
+    let pack = run_pack(
+        "--defect slow-read-tool=60",
+        Transport::Stdio,
+        &["--set", "tool_call_budget=1"],
+    );
+    let took = started.elapsed();
+    assert_eq!(pack.run.code, 0, "{:?}", pack.run);
+    assert!(
+        took < std::time::Duration::from_secs(40),
+        "the pack took {took:?}"
+    );
+    for check in [
+        "security-tools:input_validation_fuzz",
+        "security-handles:handles_not_guessable",
+        "security-injection:results_free_of_injection",
+    ] {
+        let (scenario, step) = check.split_once(':').unwrap();
+        for era in [MODERN, LEGACY] {
+            let id = format!("{scenario}@{era}:{step}");
+            let notes: Vec<String> = pack.report["suites"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["id"] == format!("{scenario}@{era}"))
+                .flat_map(|s| s["steps"].as_array().unwrap().clone())
+                .filter(|s| s["name"] == step)
+                .flat_map(|s| s["transcript"].as_array().cloned().unwrap_or_default())
+                .filter(|e| e["direction"] == "note")
+                .map(|e| e["body"].as_str().unwrap_or("").to_string())
+                .collect();
+            assert!(
+                notes.iter().any(|n| n.contains(
+                    "tool \"slow\" skipped: no answer to its example arguments within the 1s per-call budget"
+                )),
+                "{id}: {notes:?}"
+            );
+        }
+    }
+    // The example call of `slow` was sent once per era (and the first fuzz variant).
+    let sent = pack
+        .transcripts()
+        .iter()
+        .filter_map(|t| t.strip_prefix("sent "))
+        .filter_map(|body| serde_json::from_str::<Value>(body).ok())
+        .filter(|m| m["method"] == "tools/call" && m["params"]["name"] == "slow")
+        .count();
+    assert!(sent <= 4, "slow was called {sent} times");
+}
+
+/// Without `handle_consumer`, the binding check looks for a consumer by the handle's key; the
+/// example server's `create_note` mints `id`, too generic to match, so the skip reason says
+/// exactly what to set (the check still found the minted handle, not an echoed argument).
+#[test]
+fn binding_without_a_consumer_says_exactly_what_to_set() {
+    let pack = run_pack("", Transport::Http, &["--set", "handle_consumer="]);
+    assert_eq!(pack.run.code, 0, "{:?}", pack.run);
+    for era in [MODERN, LEGACY] {
+        let suite_id = format!("security-handles@{era}");
+        let outcome = pack.report["suites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["id"] == suite_id)
+            .flat_map(|s| s["steps"].as_array().unwrap().clone())
+            .find(|s| s["name"] == "handles_bound_to_user")
+            .map(|s| s["outcome"].clone())
+            .unwrap_or_default();
+        let reason = outcome["reason"].as_str().unwrap_or("").to_string();
+        assert!(
+            reason.contains(r#"tool "create_note" returns a handle at $.structuredContent.id"#)
+                && reason.contains("a bare `id` is too generic")
+                && reason.contains("--set handle_consumer=tool:NAME.id"),
+            "{era}: {outcome}"
+        );
+    }
 }

@@ -111,6 +111,11 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
             }
         }
     }
+    // `MCPSPEC_PARAM_<NAME>` only ever feeds a declared pack parameter: one that names
+    // none would be silently ignored (a typo, or a pack that does not declare it).
+    if inputs.env {
+        unknown_param_env(&resolver.declared(), std::env::vars_os(), &mut errors);
+    }
     errors.0.extend(std::mem::take(&mut resolver.errors).0);
     let mut all = std::mem::take(&mut resolver.scenarios);
     all.extend(scenarios);
@@ -123,6 +128,44 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
         })
     } else {
         Err(errors)
+    }
+}
+
+/// An error for each `MCPSPEC_PARAM_<NAME>` of `vars` that is the variable of no parameter
+/// in `declared`.
+fn unknown_param_env(
+    declared: &BTreeSet<String>,
+    vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+    errors: &mut LoadErrors,
+) {
+    let by_var: Vec<(String, &String)> = declared
+        .iter()
+        .map(|n| (super::pack::env_name(n), n))
+        .collect();
+    let mut unknown: Vec<String> = vars
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| k.starts_with(super::pack::ENV_PREFIX) && !by_var.iter().any(|(v, _)| v == k))
+        .collect();
+    unknown.sort();
+    for var in unknown {
+        let help = match did_you_mean(&var, by_var.iter().map(|(v, _)| v.as_str())) {
+            Some(s) => format!(
+                "did you mean `{s}`? parameters of the packs run: {}",
+                list(declared)
+            ),
+            None if declared.is_empty() => {
+                "the packs run declare no parameters; unset it or run a pack that declares it"
+                    .to_string()
+            }
+            None => format!("parameters of the packs run: {}", list(declared)),
+        };
+        errors.push(
+            LoadError::file(
+                format!("environment variable {var}"),
+                format!("`{var}` names no parameter of the packs run"),
+            )
+            .with_help(help),
+        );
     }
 }
 

@@ -374,6 +374,36 @@ impl CheckKind {
                 | CheckKind::ResultInjection
         )
     }
+
+    /// The parameters this check reads (beyond its step options). Every pack containing
+    /// the check declares them, so `--set`, `parameters:` and `MCPSPEC_PARAM_<NAME>` reach
+    /// it (`builtin_packs_declare_what_their_checks_read` holds the built-in packs to it).
+    pub fn parameters(self) -> &'static [&'static str] {
+        const CALLS: &[&str] = &["safe_tools", "tool_call_budget"];
+        match self {
+            CheckKind::ToolInputErrorsAreResults
+            | CheckKind::ToolOutputSchema
+            | CheckKind::ToolOutputText
+            | CheckKind::ToolInputFuzz => CALLS,
+            CheckKind::HandlesUnguessable => &["safe_tools", "tool_call_budget", "handle_paths"],
+            CheckKind::HandleBinding => &[
+                "safe_tools",
+                "tool_call_budget",
+                "handle_paths",
+                "handle_consumer",
+                "other_user_token",
+            ],
+            CheckKind::DescriptionInjection => &["injection_rules", "injection_disable"],
+            CheckKind::ResultInjection => &[
+                "safe_tools",
+                "tool_call_budget",
+                "injection_rules",
+                "injection_disable",
+            ],
+            CheckKind::RateLimit => &["rate_limit_requests", "rate_limit_seconds"],
+            _ => &[],
+        }
+    }
 }
 
 /// A contract check: snapshot the server over this connection and diff it with a

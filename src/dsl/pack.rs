@@ -711,10 +711,13 @@ fn lexical_join(dir: &Path, rel: &str) -> PathBuf {
     out
 }
 
+/// Prefix of the parameters' environment variables.
+pub const ENV_PREFIX: &str = "MCPSPEC_PARAM_";
+
 /// `MCPSPEC_PARAM_<NAME>`: the environment variable of a parameter.
 pub fn env_name(param: &str) -> String {
     format!(
-        "MCPSPEC_PARAM_{}",
+        "{ENV_PREFIX}{}",
         param.to_ascii_uppercase().replace('-', "_")
     )
 }

@@ -1,17 +1,20 @@
 //! State handles (security): handle-like values returned by allowed tools must not be
 //! guessable, and must be bound to the user who obtained them.
 //!
-//! A handle is a scalar in `structuredContent` under an id-ish key (`id`, `*_id`, `*Id`,
-//! `handle`, `token`, `session`…) or at a JSONPath the user names (`handle_paths`). A value
-//! that stays the same across calls is not a minted handle (e.g. an echoed input).
+//! A handle is a value the server minted: a scalar in `structuredContent` under an id-ish
+//! key (`id`, `*_id`, `*Id`, `*_ref`, `handle`, `token`, `session`…) or at a JSONPath the
+//! user names (`handle_paths`), that is not one of the argument values sent (an echoed
+//! input is not a handle). A value that stays the same across calls is not judged.
+//!
+//! Each tool's example call is shared with the run's other checks; only a tool whose answer
+//! holds a handle is called again (the series, or a fresh handle for the binding check).
 
 use serde_json::{Value, json};
 use serde_json_path::JsonPath;
 
 use super::tool_checks::{
-    CallCtx, Called, Finding, Findings, Tool, allowed_tools, call_tool, request,
+    CallCtx, Called, Finding, Findings, Tool, allowed_tools, call_tool, conclude, is_error, request,
 };
-use crate::argsgen;
 use crate::client::{Connection, TargetKind};
 
 /// Calls per tool when the step sets no `count`.
@@ -32,10 +35,19 @@ pub(super) async fn unguessable(
         Err(skip) => return Ok(skip),
     };
     let calls = ctx.options.count.unwrap_or(DEFAULT_CALLS).max(2);
-    let (mut findings, mut judged) = (Vec::new(), 0);
+    let (mut findings, mut judged, mut untestable) = (Vec::new(), 0, Vec::new());
     for tool in &tools {
-        let Some(args) = argsgen::example(&tool.input_schema()) else {
-            continue;
+        let args = match ctx.example_call(conn, tool).await {
+            Ok((args, Called::Result(r)))
+                if !is_error(&r) && !minted(&r, &args, &paths).is_empty() =>
+            {
+                args
+            }
+            Ok(_) => continue,
+            Err(why) => {
+                untestable.push(why);
+                continue;
+            }
         };
         let mut series: Vec<(String, Vec<Value>)> = Vec::new();
         for _ in 0..calls {
@@ -46,7 +58,7 @@ pub(super) async fn unguessable(
             if !called.is_success() {
                 break;
             }
-            for (at, value) in handle_values(result, &paths) {
+            for (at, value) in minted(result, &args, &paths) {
                 match series.iter_mut().find(|(p, _)| *p == at) {
                     Some((_, values)) => values.push(value),
                     None => series.push((at, vec![value])),
@@ -76,17 +88,13 @@ pub(super) async fn unguessable(
         }
     }
     if findings.is_empty() && judged == 0 {
-        return Ok(Findings::Skip(
-            "no allowed tool returned a handle-like value that changes between calls (keys id, *_id, handle, token, session…; name more with --set handle_paths=JSONPATH,…)"
-                .into(),
-        ));
+        untestable.insert(0, NO_HANDLE.into());
     }
-    Ok(if findings.is_empty() {
-        Findings::Pass
-    } else {
-        Findings::Fail(findings)
-    })
+    Ok(conclude(conn, findings, judged, untestable))
 }
+
+/// Why nothing could be judged when no allowed tool minted a handle.
+const NO_HANDLE: &str = "no allowed tool returned a server-minted handle-like value that changes between calls (keys id, *_id, *_ref, handle, token, session…, not an argument sent back; name more with --set handle_paths=JSONPATH,… or allow a tool that mints them with --set safe_tools=NAME)";
 
 /// How a handle is used, from the `handle_consumer` parameter.
 enum Consumer {
@@ -163,29 +171,56 @@ pub(super) async fn binding(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<
             "parameter other_user_token is not set (--set other_user_token=env:VAR)".into(),
         ));
     };
-    let Some(consumer) = ctx.str_var("handle_consumer") else {
-        return Ok(Findings::Skip(
-            "parameter handle_consumer is not set (how a handle is used: --set handle_consumer=note://{handle} or tool:NAME.ARGUMENT)"
-                .into(),
-        ));
-    };
-    let consumer = Consumer::parse(&consumer)?;
+    let configured = ctx
+        .str_var("handle_consumer")
+        .map(|c| Consumer::parse(&c))
+        .transpose()?;
     let paths = user_paths(ctx)?;
     let tools = match allowed_tools(conn, ctx).await? {
         Ok(t) => t,
         Err(skip) => return Ok(skip),
     };
-    if let Consumer::Tool { name, .. } = &consumer
+    if let Some(Consumer::Tool { name, .. }) = &configured
         && !tools.iter().any(|t| &t.name == name)
     {
         return Ok(Findings::Skip(format!(
             "not testable: the consumer tool \"{name}\" is neither read-only nor in safe_tools"
         )));
     }
-    let Some((tool, at, handle)) = first_handle(conn, ctx, &tools, &paths).await else {
-        return Ok(Findings::Skip(
-            "not testable: no allowed tool returned a handle-like value".into(),
-        ));
+    let (tool, at, handle) = match first_handle(conn, ctx, &tools, &paths).await {
+        Ok(found) => found,
+        Err(untestable) => {
+            return Ok(Findings::Skip(format!(
+                "not testable: {NO_HANDLE}{}",
+                untestable
+                    .iter()
+                    .map(|why| format!("; {why}"))
+                    .collect::<String>()
+            )));
+        }
+    };
+    let consumer = match configured {
+        Some(c) => c,
+        None => match infer_consumer(&tools, &tool, &at) {
+            Some(c) => {
+                conn.note(format!(
+                    "handle_consumer inferred: {} (it takes the argument named like the handle's key)",
+                    c.describe()
+                ));
+                c
+            }
+            None => {
+                let key = key_of(&at);
+                let why = if key.eq_ignore_ascii_case("id") {
+                    "a bare `id` is too generic to infer its consumer from".to_string()
+                } else {
+                    format!("no other read-only or safe_tools tool takes an argument `{key}`")
+                };
+                return Ok(Findings::Skip(format!(
+                    "not testable: tool \"{tool}\" returns a handle at {at}, but {why}: set how it is used, --set handle_consumer=tool:NAME.{key} (NAME takes the handle as `{key}`; read-only or in safe_tools) or --set 'handle_consumer=URI' with {{handle}} in the URI (read with resources/read)"
+                )));
+            }
+        },
     };
     let own = consumer.use_handle(conn, &handle, ctx).await;
     if !own.is_success() {
@@ -220,23 +255,62 @@ pub(super) async fn binding(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<
     )]))
 }
 
+/// The first allowed tool whose (shared) example call mints a handle, called once more on
+/// this connection for a handle of its own: `(tool, where, handle)`; otherwise the reasons
+/// tools could not be tried (e.g. slow ones).
 async fn first_handle(
     conn: &mut Connection,
     ctx: &CallCtx<'_>,
     tools: &[Tool],
     paths: &[(String, JsonPath)],
-) -> Option<(String, String, Value)> {
+) -> Result<(String, String, Value), Vec<String>> {
+    let mut untestable = Vec::new();
     for tool in tools {
-        let Some(args) = argsgen::example(&tool.input_schema()) else {
-            continue;
+        let args = match ctx.example_call(conn, tool).await {
+            Ok((args, Called::Result(r))) if !minted(&r, &args, paths).is_empty() => args,
+            Ok(_) => continue,
+            Err(why) => {
+                untestable.push(why);
+                continue;
+            }
         };
         if let Called::Result(r) = call_tool(conn, &tool.name, &args, ctx.timeout).await
-            && let Some((at, v)) = handle_values(&r, paths).into_iter().next()
+            && let Some((at, v)) = minted(&r, &args, paths).into_iter().next()
         {
-            return Some((tool.name.clone(), at, v));
+            return Ok((tool.name.clone(), at, v));
         }
     }
-    None
+    Err(untestable)
+}
+
+/// The last key of a handle's location (`$.structuredContent.order_ref` → `order_ref`).
+fn key_of(at: &str) -> &str {
+    at.rsplit(['.', '[', ']', '\'', '"'])
+        .find(|k| !k.is_empty())
+        .unwrap_or(at)
+}
+
+/// A consumer for a handle found at `at` in a result of `producer`: another allowed tool
+/// with an argument of the same name as the handle's key (`order_ref` → a tool taking
+/// `order_ref`). A bare `id` is too generic to match on.
+fn infer_consumer(tools: &[Tool], producer: &str, at: &str) -> Option<Consumer> {
+    let key = key_of(at);
+    if key.eq_ignore_ascii_case("id") {
+        return None;
+    }
+    tools
+        .iter()
+        .filter(|t| t.name != producer)
+        .find(|t| {
+            t.input_schema()
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| p.contains_key(key))
+        })
+        .map(|t| Consumer::Tool {
+            name: t.name.clone(),
+            arg: key.to_string(),
+        })
 }
 
 fn user_paths(ctx: &CallCtx<'_>) -> Result<Vec<(String, JsonPath)>, String> {
@@ -248,6 +322,31 @@ fn user_paths(ctx: &CallCtx<'_>) -> Result<Vec<(String, JsonPath)>, String> {
                 .map_err(|e| format!("handle_paths: `{p}` is not a JSONPath: {e}"))
         })
         .collect()
+}
+
+/// Handle-like values of a result that the server minted: none of them is a value of the
+/// arguments sent (an echoed input is not a handle).
+fn minted(result: &Value, args: &Value, paths: &[(String, JsonPath)]) -> Vec<(String, Value)> {
+    let mut sent = Vec::new();
+    scalars(args, &mut sent);
+    handle_values(result, paths)
+        .into_iter()
+        .filter(|(_, v)| !sent.iter().any(|s| same_scalar(s, v)))
+        .collect()
+}
+
+fn scalars<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
+    match value {
+        Value::Object(m) => m.values().for_each(|v| scalars(v, out)),
+        Value::Array(a) => a.iter().for_each(|v| scalars(v, out)),
+        other => out.push(other),
+    }
+}
+
+/// Equal, or the same text (`7` sent, `"7"` returned).
+fn same_scalar(sent: &Value, got: &Value) -> bool {
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    sent == got || text(sent) == text(got)
 }
 
 /// Handle-like values of a result: `(where, value)`.
@@ -283,6 +382,9 @@ fn handle_key(key: &str) -> bool {
     k == "id"
         || k.ends_with("_id")
         || key.ends_with("Id")
+        || k == "ref"
+        || k.ends_with("_ref")
+        || key.ends_with("Ref")
         || ["handle", "token", "session", "cursor_id", "ticket"]
             .iter()
             .any(|w| k.contains(w))
@@ -454,6 +556,56 @@ mod tests {
                 "$.structuredContent.nested.sessionToken"
             ]
         );
+    }
+
+    #[test]
+    fn echoed_arguments_are_not_handles() {
+        let r =
+            json!({"structuredContent": {"id": "abc", "order_ref": "r-9f3c", "n": {"user_id": 7}}});
+        let at = |found: Vec<(String, Value)>| -> Vec<String> {
+            found.into_iter().map(|(a, _)| a).collect()
+        };
+        // `id` was sent, `order_ref` was minted; `7` comes back as a number for "7" sent.
+        let got = minted(&r, &json!({"id": "abc", "filter": {"user": "7"}}), &[]);
+        assert_eq!(at(got), vec!["$.structuredContent.order_ref"]);
+        let got = minted(&r, &json!({}), &[]);
+        assert_eq!(
+            at(got),
+            vec![
+                "$.structuredContent.id",
+                "$.structuredContent.order_ref",
+                "$.structuredContent.n.user_id"
+            ]
+        );
+    }
+
+    fn tool(name: &str, props: &[&str]) -> Tool {
+        let properties: serde_json::Map<String, Value> = props
+            .iter()
+            .map(|p| (p.to_string(), json!({"type": "string"})))
+            .collect();
+        Tool {
+            name: name.into(),
+            def: json!({"name": name, "inputSchema": {"type": "object", "properties": properties}}),
+        }
+    }
+
+    #[test]
+    fn consumers_are_inferred_by_key_name() {
+        let tools = [
+            tool("create_order", &["item", "order_ref"]),
+            tool("search", &["query"]),
+            tool("get_order", &["order_ref"]),
+        ];
+        let c = infer_consumer(&tools, "create_order", "$.structuredContent.order_ref").unwrap();
+        assert_eq!(c.describe(), "tool \"get_order\" (argument order_ref)");
+        // A user path: its last key.
+        let c = infer_consumer(&tools, "create_order", "$.structuredContent['order_ref']");
+        assert!(c.is_some());
+        // Nothing takes it; a bare `id` is never matched.
+        assert!(infer_consumer(&tools, "create_order", "$.structuredContent.ticket").is_none());
+        let by_id = [tool("make", &[]), tool("get", &["id"])];
+        assert!(infer_consumer(&by_id, "make", "$.structuredContent.id").is_none());
     }
 
     #[test]

@@ -9,8 +9,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::tool_checks::{CallCtx, Called, Finding, Findings, allowed_tools, call_tool};
-use crate::argsgen;
+use super::tool_checks::{CallCtx, Called, Finding, Findings, allowed_tools, conclude};
 use crate::client::Connection;
 use crate::dsl::scenario::capability_declared;
 
@@ -310,12 +309,8 @@ pub(super) async fn results(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<
     };
     let (mut findings, mut judged, mut untestable) = (Vec::new(), 0, Vec::new());
     for tool in &tools {
-        let Some(args) = argsgen::example(&tool.input_schema()) else {
-            untestable.push(format!("tool \"{}\": no example arguments", tool.name));
-            continue;
-        };
-        match call_tool(conn, &tool.name, &args, ctx.timeout).await {
-            Called::Result(result) => {
+        match ctx.example_call(conn, tool).await {
+            Ok((_, Called::Result(result))) => {
                 judged += 1;
                 let item = format!("result of tool \"{}\"", tool.name);
                 for key in ["content", "structuredContent"] {
@@ -324,21 +319,16 @@ pub(super) async fn results(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<
                     }
                 }
             }
-            other => {
+            Ok((_, other)) => {
                 untestable.push(format!("tool \"{}\": {}", tool.name, other.describe()));
                 if other.is_fatal() {
                     break;
                 }
             }
+            Err(why) => untestable.push(why),
         }
     }
-    Ok(if !findings.is_empty() {
-        Findings::Fail(findings)
-    } else if judged == 0 {
-        Findings::Skip(format!("not testable: {}", untestable.join("; ")))
-    } else {
-        Findings::Pass
-    })
+    Ok(conclude(conn, findings, judged, untestable))
 }
 
 #[cfg(test)]

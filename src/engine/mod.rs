@@ -8,6 +8,8 @@ pub mod security;
 mod step;
 mod tool_checks;
 
+pub use tool_checks::ToolCalls;
+
 use std::time::Instant;
 
 use futures::StreamExt;
@@ -31,6 +33,8 @@ pub struct RunConfig {
     pub keep_passing_transcripts: bool,
     /// `--wire-validate`: a wire violation fails the step that received it.
     pub wire_validate: bool,
+    /// Tool calls of the run's tool checks, each sent once and its answer shared.
+    pub tool_calls: ToolCalls,
 }
 
 /// One scenario in one era.
@@ -368,6 +372,7 @@ async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResul
                 mismatch,
                 &params,
                 config.wire_validate,
+                &config.tool_calls,
             )
             .await;
             suite.stderr_tail = conn.stderr_tail();

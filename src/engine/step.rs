@@ -32,12 +32,16 @@ pub async fn run_steps(
     skip_all: Option<String>,
     params: &Map<String, Value>,
     wire_validate: bool,
+    calls: &super::tool_checks::ToolCalls,
 ) -> Vec<StepResult> {
     // `--wire-validate` reports violations by the step that ran next: judge in order.
     let mut results = Deferred::new(steps.len(), !wire_validate);
     // `--wire-validate`: violations up to here are reported (by the step that ran next).
     let mut wire_reported = 0;
-    let mut auth = super::security::AuthProbe::default();
+    let mut checks = CheckState {
+        auth: super::security::AuthProbe::default(),
+        calls,
+    };
     let mut ctx = Map::new();
     ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
     ctx.insert("revision".into(), json!(conn.negotiated.revision));
@@ -94,7 +98,7 @@ pub async fn run_steps(
                 });
             }
             if needed && skip.is_none() && probe_error.is_none() {
-                match auth.unmet(conn).await {
+                match checks.auth.unmet(conn).await {
                     Ok(why) => skip = why,
                     Err(e) => probe_error = Some(e),
                 }
@@ -171,7 +175,7 @@ pub async fn run_steps(
                     &step_vars,
                     &mut ctx,
                     params,
-                    &mut auth,
+                    &mut checks,
                     &mut results,
                 )
                 .await;
@@ -431,13 +435,20 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 }
 
 /// Run one step: render, send, judge, capture.
+/// What the built-in checks keep across the steps of a scenario: the unauthenticated probe
+/// (per connection) and the run's shared tool calls.
+struct CheckState<'a> {
+    auth: super::security::AuthProbe,
+    calls: &'a super::tool_checks::ToolCalls,
+}
+
 async fn run_step<'s>(
     step: &'s Step,
     conn: &mut Connection,
     ctx_value: &Arc<Value>,
     ctx: &mut Map<String, Value>,
     params: &Map<String, Value>,
-    auth: &mut super::security::AuthProbe,
+    checks: &mut CheckState<'_>,
     earlier: &mut Deferred<'_>,
 ) -> StepRun<'s> {
     use StepRun::Done;
@@ -473,10 +484,13 @@ async fn run_step<'s>(
     } = &step.action
     {
         if kind.calls_tools() {
-            return Done(super::tool_checks::run(step, conn, *kind, options, ctx).await);
+            return Done(
+                super::tool_checks::run(step, conn, *kind, options, ctx, checks.calls).await,
+            );
         }
         return Done(
-            super::checks::run_check(step, conn, *kind, method, params, auth, options).await,
+            super::checks::run_check(step, conn, *kind, method, params, &mut checks.auth, options)
+                .await,
         );
     }
     if let Action::Contract { baseline, rules } = &step.action {

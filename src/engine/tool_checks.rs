@@ -6,7 +6,14 @@
 //! never called, not even with invalid arguments: a buggy server might execute it anyway.
 //! Arguments come from `argsgen` (a valid example, schema-checked invalid variants), so a
 //! failure is the server's, not the generator's.
+//!
+//! Bounded cost: a call with given arguments is sent once per run and revision, and every
+//! check that needs it shares the answer ([`ToolCalls`]); each call has a budget
+//! (`tool_call_budget`), and a tool slower than that is skipped with the reason instead of
+//! holding every check up for its full duration.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -22,6 +29,76 @@ use crate::report::model::Outcome;
 
 /// At most this many findings are reported per step (the rest are counted).
 const MAX_FINDINGS: usize = 20;
+/// Seconds one tool call may take when `tool_call_budget` is not set.
+const DEFAULT_CALL_BUDGET: f64 = 5.0;
+/// Upper bound of `tool_call_budget`.
+const MAX_CALL_BUDGET: f64 = 300.0;
+/// Arguments longer than this (as JSON text) are not shared: each check sends its own call.
+const MAX_SHARED_ARGUMENTS: usize = 4096;
+
+/// The answers to the tool calls of one run, shared by its checks: the first check that
+/// needs a call (tool, arguments, revision) sends it, the others (in any scenario,
+/// concurrently or later) get its answer. A crash or a broken connection is not kept: it
+/// belongs to the connection it happened on.
+#[derive(Clone, Default)]
+pub struct ToolCalls(Arc<Mutex<HashMap<CallKey, Arc<tokio::sync::OnceCell<Called>>>>>);
+
+/// (negotiated revision, tool name, arguments as JSON text).
+type CallKey = (String, String, String);
+
+impl ToolCalls {
+    /// `tools/call` of `name` with `arguments`, or the answer an earlier check got.
+    pub(super) async fn call(
+        &self,
+        conn: &mut Connection,
+        name: &str,
+        arguments: &Value,
+        timeout: Duration,
+    ) -> Called {
+        let text = arguments.to_string();
+        // Big arguments (the fuzz's oversized string) would make a big cache: sent each time.
+        if text.len() > MAX_SHARED_ARGUMENTS {
+            return call_tool(conn, name, arguments, timeout).await;
+        }
+        let key = (conn.negotiated.revision.clone(), name.to_string(), text);
+        let cell = self
+            .0
+            .lock()
+            .expect("tool call cache lock")
+            .entry(key)
+            .or_default()
+            .clone();
+        if let Some(shared) = cell.get() {
+            conn.note(format!(
+                "tools/call {name} {arguments}: the answer of an earlier call in this run is reused"
+            ));
+            return shared.clone();
+        }
+        let mut sent = false;
+        let answer = cell
+            .get_or_try_init(|| async {
+                sent = true;
+                let called = call_tool(conn, name, arguments, timeout).await;
+                if called.is_fatal() {
+                    Err(called)
+                } else {
+                    Ok(called)
+                }
+            })
+            .await;
+        match answer {
+            Ok(shared) => {
+                if !sent {
+                    conn.note(format!(
+                        "tools/call {name} {arguments}: the answer of a concurrent call in this run is reused"
+                    ));
+                }
+                shared.clone()
+            }
+            Err(fatal) => fatal,
+        }
+    }
+}
 
 /// What a tool-calling check found.
 pub(super) enum Findings {
@@ -55,12 +132,23 @@ pub async fn run(
     kind: CheckKind,
     options: &CheckOptions,
     vars: &Map<String, Value>,
+    calls: &ToolCalls,
 ) -> Outcome {
     let timeout = step.timeout.unwrap_or(conn.target().timeout);
+    let budget = match call_budget(vars) {
+        Ok(b) => b,
+        Err(message) => {
+            return Outcome::Error {
+                message,
+                detail: None,
+            };
+        }
+    };
     let ctx = CallCtx {
         options,
         vars,
-        timeout,
+        timeout: timeout.min(budget),
+        calls,
     };
     let result = match kind {
         CheckKind::ToolInputErrorsAreResults => input_errors_are_results(conn, &ctx).await,
@@ -104,11 +192,32 @@ pub async fn run(
     }
 }
 
-/// What every tool-calling check needs: its settings, the variables, the per-call timeout.
+/// `tool_call_budget`: how long one tool call may take.
+fn call_budget(vars: &Map<String, Value>) -> Result<Duration, String> {
+    let seconds = match vars.get("tool_call_budget") {
+        None | Some(Value::Null) => return Ok(Duration::from_secs_f64(DEFAULT_CALL_BUDGET)),
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        Some(_) => None,
+    };
+    seconds
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= MAX_CALL_BUDGET)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| {
+            format!(
+                "parameter tool_call_budget must be a number of seconds above 0 and at most {MAX_CALL_BUDGET}, got `{}`",
+                vars["tool_call_budget"]
+            )
+        })
+}
+
+/// What every tool-calling check needs: its settings, the variables, the per-call timeout
+/// (the step's timeout within the call budget), the run's shared calls.
 pub(super) struct CallCtx<'a> {
     pub options: &'a CheckOptions,
     pub vars: &'a Map<String, Value>,
     pub timeout: Duration,
+    pub calls: &'a ToolCalls,
 }
 
 impl CallCtx<'_> {
@@ -126,6 +235,25 @@ impl CallCtx<'_> {
             Value::String(_) => None,
             other => Some(other.to_string()),
         }
+    }
+
+    /// The tool's answer to its example arguments (shared by the run's checks), or why
+    /// there is none to judge: no example can be derived, or the tool is slower than the
+    /// budget (skipped: a slow tool, not a fault).
+    pub async fn example_call(
+        &self,
+        conn: &mut Connection,
+        tool: &Tool,
+    ) -> Result<(Value, Called), String> {
+        let schema = tool.input_schema();
+        let Some(args) = argsgen::example(&schema) else {
+            return Err(no_variants(&tool.name, &schema));
+        };
+        let called = self.calls.call(conn, &tool.name, &args, self.timeout).await;
+        if let Called::TimedOut(d) = &called {
+            return Err(slow_tool(&tool.name, *d));
+        }
+        Ok((args, called))
     }
 
     /// Tools the check may call besides read-only ones.
@@ -199,7 +327,16 @@ pub(super) async fn allowed_tools(
     Ok(Ok(allowed))
 }
 
+/// Why a tool that did not answer its example arguments within the budget is not judged.
+pub(super) fn slow_tool(name: &str, budget: Duration) -> String {
+    format!(
+        "tool \"{name}\" skipped: no answer to its example arguments within the {} per-call budget (a slow tool; --set tool_call_budget=SECONDS to wait longer)",
+        humantime::format_duration(budget)
+    )
+}
+
 /// What came back for one request.
+#[derive(Clone)]
 pub(super) enum Called {
     Result(Value),
     Error {
@@ -316,8 +453,19 @@ pub(super) async fn call_tool(
     request(conn, "tools/call", params, timeout).await
 }
 
-/// Pass when something was judged, skip with the reasons when nothing could be.
-fn conclude(findings: Vec<Finding>, judged: usize, untestable: Vec<String>) -> Findings {
+/// Pass when something was judged, skip with the reasons when nothing could be. What
+/// could not be judged (e.g. a slow tool) is noted in the step's transcript either way.
+pub(super) fn conclude(
+    conn: &mut Connection,
+    findings: Vec<Finding>,
+    judged: usize,
+    untestable: Vec<String>,
+) -> Findings {
+    if !findings.is_empty() || judged > 0 {
+        for why in &untestable {
+            conn.note(format!("not judged: {why}"));
+        }
+    }
     if !findings.is_empty() {
         Findings::Fail(findings)
     } else if judged == 0 {
@@ -349,9 +497,19 @@ async fn input_errors_are_results(
             untestable.push(no_variants(&tool.name, &schema));
             continue;
         }
-        judged += 1;
+        let mut found = Vec::new();
+        let mut slow = None;
         for v in variants {
-            let called = call_tool(conn, &tool.name, &v.arguments, ctx.timeout).await;
+            let called = ctx
+                .calls
+                .call(conn, &tool.name, &v.arguments, ctx.timeout)
+                .await;
+            if matches!(called, Called::TimedOut(_))
+                && let Some(why) = slow_not_hanging(conn, ctx, tool).await
+            {
+                slow = Some(why);
+                break;
+            }
             let message = match &called {
                 Called::Result(r) if is_error(r) => continue,
                 Called::Error { code: -32602, .. } => format!(
@@ -364,17 +522,36 @@ async fn input_errors_are_results(
                 ),
                 _ => format!("tool \"{}\", {}: {}", tool.name, v.label, called.describe()),
             };
-            findings.push(Finding::new(
+            found.push(Finding::new(
                 message,
                 "a CallToolResult with isError: true (input validation errors are tool execution errors, SEP-1303)",
                 called.describe(),
             ));
             if called.is_fatal() || conn.is_broken() {
+                findings.append(&mut found);
                 return Ok(Findings::Fail(findings));
             }
         }
+        match slow {
+            Some(why) => untestable.push(why),
+            None => {
+                judged += 1;
+                findings.append(&mut found);
+            }
+        }
     }
-    Ok(conclude(findings, judged, untestable))
+    Ok(conclude(conn, findings, judged, untestable))
+}
+
+/// After a call with invalid arguments timed out: why the tool is skipped when it is slow
+/// with its valid example arguments too (`None`: it answers those, so the invalid ones
+/// made it hang — a finding).
+async fn slow_not_hanging(conn: &mut Connection, ctx: &CallCtx<'_>, tool: &Tool) -> Option<String> {
+    let args = argsgen::example(&tool.input_schema())?;
+    match ctx.calls.call(conn, &tool.name, &args, ctx.timeout).await {
+        Called::TimedOut(budget) => Some(slow_tool(&tool.name, budget)),
+        _ => None,
+    }
 }
 
 fn no_variants(name: &str, schema: &Value) -> String {
@@ -403,11 +580,13 @@ async fn output(conn: &mut Connection, ctx: &CallCtx<'_>, text: bool) -> Result<
     }
     let (mut findings, mut judged, mut untestable) = (Vec::new(), 0, Vec::new());
     for tool in with_schema {
-        let Some(args) = argsgen::example(&tool.input_schema()) else {
-            untestable.push(no_variants(&tool.name, &tool.input_schema()));
-            continue;
+        let (args, called) = match ctx.example_call(conn, tool).await {
+            Ok(answer) => answer,
+            Err(why) => {
+                untestable.push(why);
+                continue;
+            }
         };
-        let called = call_tool(conn, &tool.name, &args, ctx.timeout).await;
         let Called::Result(result) = &called else {
             untestable.push(format!(
                 "tool \"{}\" with example arguments {args}: {}",
@@ -465,7 +644,7 @@ async fn output(conn: &mut Connection, ctx: &CallCtx<'_>, text: bool) -> Result<
             ));
         }
     }
-    Ok(conclude(findings, judged, untestable))
+    Ok(conclude(conn, findings, judged, untestable))
 }
 
 /// Validation errors of `value` against `schema` (instance path: message); `None` when
@@ -510,9 +689,19 @@ async fn fuzz(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<Findings, Stri
             untestable.push(no_variants(&tool.name, &schema));
             continue;
         }
-        judged += 1;
+        let mut found = Vec::new();
+        let mut slow = None;
         for v in variants {
-            let called = call_tool(conn, &tool.name, &v.arguments, ctx.timeout).await;
+            let called = ctx
+                .calls
+                .call(conn, &tool.name, &v.arguments, ctx.timeout)
+                .await;
+            if matches!(called, Called::TimedOut(_))
+                && let Some(why) = slow_not_hanging(conn, ctx, tool).await
+            {
+                slow = Some(why);
+                break;
+            }
             let ok = match &called {
                 Called::Result(r) => !v.must_reject || is_error(r),
                 Called::Error { code, .. } => !v.must_reject || *code == -32602,
@@ -539,12 +728,13 @@ async fn fuzz(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<Findings, Stri
                     "any answer (the schema allows this value): no crash, no hang",
                 )
             };
-            findings.push(Finding::new(
+            found.push(Finding::new(
                 format!("tool \"{}\", {}: {what}", tool.name, v.label),
                 expected,
                 called.describe(),
             ));
             if called.is_fatal() || conn.is_broken() {
+                findings.append(&mut found);
                 findings.push(Finding {
                     message: "the remaining variants were not sent: the server is gone".into(),
                     expected: None,
@@ -553,8 +743,15 @@ async fn fuzz(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<Findings, Stri
                 return Ok(Findings::Fail(findings));
             }
         }
+        match slow {
+            Some(why) => untestable.push(why),
+            None => {
+                judged += 1;
+                findings.append(&mut found);
+            }
+        }
     }
-    Ok(conclude(findings, judged, untestable))
+    Ok(conclude(conn, findings, judged, untestable))
 }
 
 #[cfg(test)]

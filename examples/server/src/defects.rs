@@ -152,6 +152,9 @@ pub enum Defect {
     SubscribeRefused,
     UnrequestedListChanged,
     SetLevelRefused,
+    /// The read-only `slow` tool sleeps at least this many seconds, whatever its `ms` (a
+    /// slow tool, like server-everything's trigger-long-running-operation).
+    SlowReadTool(u64),
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -844,6 +847,12 @@ impl Defect {
             scope: Scope::Any,
             description: "with --utilities (declares logging): logging/setLevel answers -32601",
         },
+        DefectInfo {
+            name: "slow-read-tool",
+            value: Some("SECONDS"),
+            scope: Scope::Any,
+            description: "the read-only `slow` tool sleeps at least SECONDS whatever its `ms` (a slow tool)",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -933,6 +942,7 @@ impl Defect {
             Defect::SubscribeRefused => "subscribe-refused",
             Defect::UnrequestedListChanged => "unrequested-list-changed",
             Defect::SetLevelRefused => "set-level-refused",
+            Defect::SlowReadTool(_) => "slow-read-tool",
         }
     }
 
@@ -1035,6 +1045,11 @@ impl Defect {
             "subscribe-refused" => Defect::SubscribeRefused,
             "unrequested-list-changed" => Defect::UnrequestedListChanged,
             "set-level-refused" => Defect::SetLevelRefused,
+            "slow-read-tool" => Defect::SlowReadTool(
+                value()?
+                    .parse()
+                    .map_err(|e| format!("expected whole seconds: {e}"))?,
+            ),
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
@@ -1110,6 +1125,14 @@ impl Defects {
     pub fn leaked_secret(&self) -> Option<&str> {
         self.0.iter().find_map(|defect| match defect {
             Defect::LeakSecret(secret) => Some(secret.as_str()),
+            _ => None,
+        })
+    }
+
+    /// `slow-read-tool`: how long the `slow` tool sleeps at least.
+    pub fn slow_read_tool(&self) -> Option<std::time::Duration> {
+        self.0.iter().find_map(|defect| match defect {
+            Defect::SlowReadTool(seconds) => Some(std::time::Duration::from_secs(*seconds)),
             _ => None,
         })
     }

@@ -655,6 +655,11 @@ impl ServerHandler for ExampleServer {
             return Ok(result.into());
         }
         let name = request.name.clone();
+        if name == "slow"
+            && let Some(at_least) = self.defects().slow_read_tool()
+        {
+            tokio::time::sleep(at_least).await;
+        }
         let fix = self.changes().adapt_call(&mut request);
         let mut response = match oversized {
             Some(text) => CallToolResult::success(vec![ContentBlock::text(text)]).into(),
