@@ -17,7 +17,7 @@
 //! `mcpspec init` against both servers writes a project that validates and passes with a bare
 //! `mcpspec run` (init_npm_server_memory, init_python_sdk_both_eras).
 //!
-//! The servers are installed by `.ci/run` (a venv from each requirements.txt; `npm ci` from
+//! The servers are installed by `scripts/test` (a venv from each requirements.txt; `npm ci` from
 //! each lockfile). A missing installation fails these tests with the step to run: never a silent pass.
 
 mod common;
@@ -88,7 +88,7 @@ fn word(path: &Path) -> String {
     format!("'{}'", path.display())
 }
 
-/// (venv python, server.py) of the pinned Python SDK server; fails when `.ci/run` has not
+/// (venv python, server.py) of the pinned Python SDK server; fails when `scripts/test` has not
 /// installed it, or installed another requirements.txt than the committed one.
 fn python_server() -> (PathBuf, PathBuf) {
     venv_server("python", "Python SDK")
@@ -108,14 +108,14 @@ fn venv_server(name: &str, what: &str) -> (PathBuf, PathBuf) {
     assert!(
         python.exists() && installed.as_deref() == Some(wanted.as_str()),
         "the pinned {what} server is not installed (tests/interop/{name}/.venv is missing or \
-         was not installed from the committed requirements.txt): run `.ci/run`, whose step \
+         was not installed from the committed requirements.txt): run `scripts/test`, whose step \
          \"Pinned Python servers\" runs `python3 -m venv tests/interop/{name}/.venv` and \
          `pip install --no-deps --only-binary=:all: -r tests/interop/{name}/requirements.txt`"
     );
     (python, dir.join("server.py"))
 }
 
-/// The entry point of the pinned server-memory; fails when `.ci/run` has not installed it.
+/// The entry point of the pinned server-memory; fails when `scripts/test` has not installed it.
 fn memory_server() -> PathBuf {
     npm_server(MEMORY_DIR, "server-memory")
 }
@@ -126,7 +126,7 @@ fn npm_server(dir: &str, package: &str) -> PathBuf {
     let node = Command::new("node").arg("--version").output();
     assert!(
         node.is_ok_and(|o| o.status.success()),
-        "`node` is not on PATH: the npm interop servers need Node.js (.ci/run installs them with `npm ci`)"
+        "`node` is not on PATH: the npm interop servers need Node.js (scripts/test installs them with `npm ci`)"
     );
     let entry = repo_root().join(dir).join(format!(
         "node_modules/@modelcontextprotocol/{package}/dist/index.js"
