@@ -1,5 +1,6 @@
 //! What each command does: wiring CLI → dsl → engine → reports → exit code.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -461,6 +462,26 @@ fn run(mut args: RunArgs) -> i32 {
             return exit::INVALID_INPUT;
         }
     };
+    // The baseline's entries must name scenarios and checks that exist (whether or not
+    // they run in this selection).
+    let baseline = match &args.expected_failures {
+        Some(path) => {
+            let known = scenarios
+                .iter()
+                .map(|s| (s.id.as_str(), s.step_names()))
+                .collect();
+            match crate::baseline::Baseline::load(path)
+                .and_then(|b| b.check_known(&known).map(|()| b))
+            {
+                Ok(b) => Some(b),
+                Err(errors) => {
+                    eprintln!("{}", errors.render());
+                    return exit::INVALID_INPUT;
+                }
+            }
+        }
+        None => None,
+    };
     let mut selected: Vec<Scenario> = scenarios
         .into_iter()
         .filter(|s| tag_exprs.is_empty() || tag_exprs.iter().any(|e| e.matches(&s.tags)))
@@ -483,6 +504,11 @@ fn run(mut args: RunArgs) -> i32 {
     for (i, item) in items.iter_mut().enumerate() {
         item.ordinal = i;
     }
+    let shard_info = shard.map(|shard| {
+        let ids: Vec<String> = items.iter().map(|item| item.id()).collect();
+        let full_run: Vec<&str> = ids.iter().map(String::as_str).collect();
+        crate::report::model::ShardInfo::new(shard.index + 1, shard.count, &full_run)
+    });
     if let Some(shard) = shard {
         items.retain(|item| shard.takes(item.ordinal));
     }
@@ -490,16 +516,6 @@ fn run(mut args: RunArgs) -> i32 {
         eprintln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
         return exit::INVALID_INPUT;
     }
-    let baseline = match &args.expected_failures {
-        Some(path) => match crate::baseline::Baseline::load(path) {
-            Ok(b) => Some(b),
-            Err(errors) => {
-                eprintln!("{}", errors.render());
-                return exit::INVALID_INPUT;
-            }
-        },
-        None => None,
-    };
     let console = ConsoleOptions {
         color: use_color(args.color),
         verbose: args.verbose,
@@ -540,6 +556,7 @@ fn run(mut args: RunArgs) -> i32 {
         .await
     });
     progress.clear();
+    report.shard = shard_info;
     let applied = baseline
         .as_ref()
         .map(|b| crate::baseline::apply(b, &mut report, strict));
@@ -813,11 +830,84 @@ fn write_reports_file(path: &Path, text: String) -> Result<(), i32> {
     })
 }
 
+/// The reports given to `report merge` are the shards of one run, each once, none
+/// missing; without shard information (a report of an unsharded run), at least no
+/// suite is given twice.
+fn check_shards(files: &[PathBuf], reports: &[RunReport]) -> Result<(), String> {
+    let name = |i: usize| files[i].display().to_string();
+    let shards: Vec<Option<&crate::report::model::ShardInfo>> =
+        reports.iter().map(|r| r.shard.as_ref()).collect();
+    if let Some(first) = shards.iter().position(Option::is_some) {
+        let reference = shards[first].expect("a shard");
+        let mut seen: Vec<Option<usize>> = vec![None; reference.count];
+        for (i, shard) in shards.iter().enumerate() {
+            let Some(shard) = shard else {
+                return Err(format!(
+                    "{}: not the result of a sharded run (no `--shard`), unlike {}",
+                    name(i),
+                    name(first)
+                ));
+            };
+            if shard.run_id != reference.run_id || shard.count != reference.count {
+                return Err(format!(
+                    "{}: shard {} of another run (run id {}) than {} (shard {}, run id {}): \
+                     the shards of one run share the selection and N",
+                    name(i),
+                    shard.label(),
+                    shard.run_id,
+                    name(first),
+                    reference.label(),
+                    reference.run_id
+                ));
+            }
+            match seen.get_mut(shard.index.wrapping_sub(1)) {
+                Some(Some(earlier)) => {
+                    return Err(format!(
+                        "shard {} is given twice: {} and {}",
+                        shard.label(),
+                        name(*earlier),
+                        name(i)
+                    ));
+                }
+                Some(slot) => *slot = Some(i),
+                None => return Err(format!("{}: invalid shard {}", name(i), shard.label())),
+            }
+        }
+        let missing: Vec<String> = (1..=reference.count)
+            .filter(|k| seen[k - 1].is_none())
+            .map(|k| format!("{k}/{}", reference.count))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "missing shard{} {} of run {} ({} suites in all)",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", "),
+                reference.run_id,
+                reference.total
+            ));
+        }
+    }
+    let mut suites: HashMap<(&str, usize), usize> = HashMap::new();
+    for (i, report) in reports.iter().enumerate() {
+        for suite in &report.suites {
+            if let Some(earlier) = suites.insert((suite.id.as_str(), suite.ordinal), i) {
+                return Err(format!(
+                    "suite `{}` is in both {} and {}: a result is given twice",
+                    suite.id,
+                    name(earlier),
+                    name(i)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `mcpspec report merge`: shard results → one report, in the order of the full run.
 fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
     let mut reports = Vec::new();
     for f in files {
-        let text = match std::fs::read_to_string(f) {
+        let text = match crate::source::read_text(f) {
             Ok(t) => t,
             Err(e) => return usage(UsageError(format!("{}: cannot read: {e}", f.display()))),
         };
@@ -834,6 +924,9 @@ fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
     let Some(first) = reports.first().cloned() else {
         return usage(UsageError("no result files".into()));
     };
+    if let Err(e) = check_shards(files, &reports) {
+        return usage(UsageError(e));
+    }
     let mut suites: Vec<SuiteResult> = reports
         .iter()
         .flat_map(|r| r.suites.iter().cloned())

@@ -63,6 +63,102 @@ impl SourceFile {
     }
 }
 
+/// Largest input file mcpspec reads (scenario, pack, schema file, baseline, rules,
+/// config, snapshot, report): far above any real one, low enough that a mistaken path
+/// (a log, a disk image) fails at once instead of filling memory.
+pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why an input file could not be read.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(std::io::Error),
+    /// A FIFO, device, socket or folder: reading it could block forever or never end.
+    NotAFile(&'static str),
+    TooLarge(u64),
+    /// Not UTF-8: the text decoded lossily (for the snippet) and the 1-based line and
+    /// column (in characters) of the first bad byte.
+    NotUtf8 {
+        line: u32,
+        col: u32,
+        text: String,
+    },
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "{e}"),
+            ReadError::NotAFile(kind) => {
+                write!(
+                    f,
+                    "not a regular file (it is a {kind}); only regular files are read"
+                )
+            }
+            ReadError::TooLarge(len) => write!(
+                f,
+                "file too large ({len} bytes; the limit is {} MiB)",
+                MAX_INPUT_BYTES / (1024 * 1024)
+            ),
+            ReadError::NotUtf8 { line, col, .. } => {
+                write!(
+                    f,
+                    "not valid UTF-8 (first bad byte at line {line}, column {col})"
+                )
+            }
+        }
+    }
+}
+
+/// The one way input files are read: only regular files (a FIFO would block, `/dev/zero`
+/// never ends), at most [`MAX_INPUT_BYTES`], UTF-8 with the position of a bad byte.
+pub fn read_text(path: &std::path::Path) -> Result<String, ReadError> {
+    use std::io::Read;
+    // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+    let meta = std::fs::metadata(path).map_err(ReadError::Io)?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(ReadError::NotAFile(file_kind(&kind)));
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(ReadError::TooLarge(meta.len()));
+    }
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // The cap holds even when the file grows between the check and the read.
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(ReadError::TooLarge(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let valid = &bytes[..e.utf8_error().valid_up_to()];
+        let valid = std::str::from_utf8(valid).expect("valid up to here");
+        let line_start = valid.rfind('\n').map_or(0, |i| i + 1);
+        ReadError::NotUtf8 {
+            line: u32::try_from(valid.matches('\n').count() + 1).unwrap_or(u32::MAX),
+            col: u32::try_from(valid[line_start..].chars().count() + 1).unwrap_or(u32::MAX),
+            text: String::from_utf8_lossy(bytes).into_owned(),
+        }
+    })
+}
+
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "folder"
+    } else if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "device"
+    } else if kind.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
 /// A position in a source file (1-based line and column).
 #[derive(Clone)]
 pub struct Pos {

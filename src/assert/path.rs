@@ -43,9 +43,18 @@ impl<'a> Matches<'a> {
     }
 }
 
+/// Deepest nesting of brackets and parentheses in a path: the parser recurses once per
+/// level, and a few thousand `(` overflowed the stack. Real paths nest two or three deep.
+pub const MAX_NESTING: usize = 64;
+
 impl CompiledPath {
-    pub fn parse(src: &str) -> Result<Self, serde_json_path::ParseError> {
-        let path = JsonPath::parse(src)?;
+    pub fn parse(src: &str) -> Result<Self, String> {
+        if nesting(src) > MAX_NESTING {
+            return Err(format!(
+                "brackets and parentheses nest deeper than {MAX_NESTING} levels"
+            ));
+        }
+        let path = JsonPath::parse(src).map_err(|e| e.to_string())?;
         Ok(CompiledPath(Arc::new(Inner {
             path,
             walk: simple_steps(src).map(Vec::into_boxed_slice),
@@ -122,6 +131,35 @@ fn simple_steps(src: &str) -> Option<Vec<PathStep>> {
         }
     }
     Some(steps)
+}
+
+/// The deepest nesting of `[` and `(` outside string literals (an upper bound of the
+/// parser's recursion: unbalanced input only makes it larger).
+fn nesting(src: &str) -> usize {
+    let (mut depth, mut max, mut quote, mut escaped) = (0usize, 0, None, false);
+    for c in src.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '[' | '(' => {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+                ']' | ')' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+    }
+    max
 }
 
 /// RFC 9535 member-name-shorthand: ALPHA / "_" / non-ASCII, then also DIGIT.
@@ -215,6 +253,19 @@ mod tests {
         let doc = json!({"content": [{"text": "a"}, {"text": "b"}]});
         let texts = CompiledPath::parse("$.content[*].text").unwrap();
         assert_eq!(texts.query(&doc).as_slice(), [&json!("a"), &json!("b")]);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_parsing() {
+        let ok = format!("$[?{}@.a{}]", "(".repeat(10), ")".repeat(10));
+        assert!(CompiledPath::parse(&ok).is_ok(), "{ok}");
+        // Would overflow the parser's stack (a debug build's main thread, 8 MB).
+        let deep = format!("$[?{}@.a{}]", "(".repeat(4000), ")".repeat(4000));
+        let err = CompiledPath::parse(&deep).map(|_| ()).unwrap_err();
+        assert!(err.contains("deeper than 64"), "{err}");
+        // Brackets inside string literals do not count.
+        let quoted = format!("$['{}']", "(".repeat(100));
+        assert!(CompiledPath::parse(&quoted).is_ok());
     }
 
     #[test]

@@ -2,7 +2,10 @@
 
 use std::fmt;
 
-use crate::source::{Pos, Severity};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::source::{Pos, ReadError, Severity, SourceFile};
 
 /// An invalid scenario, pack or flag value. Renders rustc-style.
 #[derive(Debug, Clone)]
@@ -35,6 +38,19 @@ impl LoadError {
             message: message.into(),
             help: None,
             notes: Vec::new(),
+        }
+    }
+
+    /// An input file that could not be read (as [`read_source`] reads it): text that is
+    /// not UTF-8 points at its first bad byte, with the text around it.
+    pub fn unreadable(name: &str, e: ReadError) -> Self {
+        match e {
+            ReadError::NotUtf8 { line, col, text } => {
+                let file = SourceFile::new(name, text);
+                LoadError::at(Pos::new(&file, line, col), "invalid UTF-8")
+                    .with_help("mcpspec reads UTF-8 text; re-save the file as UTF-8")
+            }
+            e => LoadError::file(name, format!("cannot read: {e}")),
         }
     }
 
@@ -86,6 +102,15 @@ impl fmt::Display for LoadError {
 }
 
 impl std::error::Error for LoadError {}
+
+/// Read an input file (scenario, pack, baseline, rules, config) with the one safe reader.
+pub fn read_source(path: &Path) -> Result<Arc<SourceFile>, LoadError> {
+    let name = path.display().to_string();
+    match crate::source::read_text(path) {
+        Ok(text) => Ok(SourceFile::new(name, text)),
+        Err(e) => Err(LoadError::unreadable(&name, e)),
+    }
+}
 
 /// Several load errors at once (validation reports all it finds, not just the first).
 #[derive(Debug, Default)]

@@ -119,6 +119,7 @@ pub async fn run(
         suites,
         summary,
         stale_entries: Vec::new(),
+        shard: None,
     }
 }
 

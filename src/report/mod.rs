@@ -325,6 +325,7 @@ pub(crate) mod testdata {
             suites,
             summary,
             stale_entries: Vec::new(),
+            shard: None,
         }
     }
 

@@ -28,7 +28,7 @@ use super::{Kind, Node, check_keys};
 
 /// Deeper nesting is left to `granit-parser` (which has its own limits); this also
 /// bounds the scanner's recursion.
-const MAX_DEPTH: usize = 64;
+pub(super) const MAX_DEPTH: usize = 64;
 
 /// `granit-parser` drops a simple-key candidate after 1024 characters; keys this long
 /// (in bytes, which are never fewer than characters) are left to it.
