@@ -45,10 +45,18 @@ impl LoadError {
     /// not UTF-8 points at its first bad byte, with the text around it.
     pub fn unreadable(name: &str, e: ReadError) -> Self {
         match e {
-            ReadError::NotUtf8 { line, col, text } => {
+            ReadError::NotUtf8 {
+                byte,
+                line,
+                col,
+                text,
+            } => {
                 let file = SourceFile::new(name, text);
-                LoadError::at(Pos::new(&file, line, col), "invalid UTF-8")
-                    .with_help("mcpspec reads UTF-8 text; re-save the file as UTF-8")
+                LoadError::at(
+                    Pos::new(&file, line, col),
+                    format!("invalid UTF-8: byte 0x{byte:02X} is not part of a UTF-8 character"),
+                )
+                .with_help("mcpspec reads UTF-8 text; re-save the file as UTF-8")
             }
             e => LoadError::file(name, format!("cannot read: {e}")),
         }
