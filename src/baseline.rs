@@ -25,7 +25,8 @@
 //! | `scn:check`    | that step is absent or skipped        | tolerated             |
 //!
 //! An entry whose scenario did not run at all (filtered out, other era) is tolerated, so
-//! a filtered run never makes entries stale.
+//! a filtered run never makes entries stale. An entry that names no scenario (or no check of
+//! its scenario) of the files and packs loaded is an error ([`Baseline::check_known`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;

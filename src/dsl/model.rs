@@ -72,8 +72,7 @@ pub struct Step {
     /// `must` (default): a failed expectation fails the run. `should`: it is a warning.
     #[serde(default)]
     pub level: Option<StepLevel>,
-    /// Per-request timeout for this step, e.g. `500ms`, `10s` (default: `--timeout`;
-    /// 1ms to 1day).
+    /// Per-request timeout for this step, e.g. `500ms`, `10s`: 1ms to 1day (default: `--timeout`).
     #[serde(default)]
     pub timeout: Option<At<String>>,
     /// Retry a failing step against an eventually-consistent server: up to `count` more
