@@ -62,6 +62,20 @@ impl LoadError {
         }
     }
 
+    /// An error about a file that another one names (an imported pack, a rules file): an
+    /// error without a position of its own is moved to the line that names the file; one
+    /// inside the file gets a note with that line.
+    pub fn referenced_at(mut self, pos: Pos, what: &str) -> Self {
+        if self.pos.is_none() {
+            let file = self.file.take().unwrap_or_default();
+            self.message = format!("{what} `{file}`: {}", self.message);
+            self.pos = Some(pos);
+        } else {
+            self.notes.push(format!("{what} named at {pos}"));
+        }
+        self
+    }
+
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self

@@ -1035,7 +1035,10 @@ impl Compiler {
             Some(r) => match crate::contract::rules::Rules::load(&base.join(&r.value)) {
                 Ok(rules) => rules,
                 Err(errors) => {
-                    self.errors.0.extend(errors.0);
+                    let at = self.at(r);
+                    for e in errors.0 {
+                        self.errors.push(e.referenced_at(at.clone(), "rules file"));
+                    }
                     return None;
                 }
             },

@@ -360,7 +360,10 @@ impl<'i> Resolver<'i> {
                 match super::error::read_source(&path) {
                     Ok(file) => Some((file, Some(dir.clone()))),
                     Err(e) => {
-                        self.errors.push(e);
+                        self.errors.push(match import_pos {
+                            Some(p) => e.referenced_at(p, "imported pack"),
+                            None => e,
+                        });
                         None
                     }
                 }
