@@ -20,6 +20,8 @@ const STACK: usize = 8 * 1024 * 1024;
 /// the same sequence).
 const BUDGET: Duration = Duration::from_secs(15);
 const DEFAULT_CASES: u64 = 400;
+/// One load taking longer than this is a hang.
+const CASE_LIMIT: Duration = Duration::from_secs(10);
 
 /// xorshift64*: tiny, seeded, enough to pick mutations.
 struct Rng(u64);
@@ -106,8 +108,56 @@ fn seeds() -> Vec<Seed> {
     seeds
 }
 
-/// Text inserted by the mutations: deep nesting of every kind the loader parses, numbers
-/// beyond every range, durations that overflow a deadline.
+/// Keys whose values the loader checks beyond their YAML type (` KEY: ` as written).
+const CHECKED_KEYS: &[&str] = &[
+    " path: ",
+    " timeout: ",
+    " interval: ",
+    " count: ",
+    " schemaFile: ",
+    " matches: ",
+    " params: ",
+    " text: ",
+    " equals: ",
+    " schema: ",
+    " length: ",
+    " jobs: ",
+];
+
+/// Values put in place of a key's value: deep nesting of every kind the loader parses
+/// (flow collections, JSONPath, templates), numbers beyond every range, durations that
+/// overflow a deadline.
+fn hostile_values() -> Vec<Vec<u8>> {
+    let mut s: Vec<Vec<u8>> = [
+        "2147483648",
+        "18446744073709551616",
+        "-1",
+        "1e400",
+        ".nan",
+        "18446744073709551615s",
+        "99999999999h",
+        "0s",
+        "/dev/zero",
+        ".",
+    ]
+    .iter()
+    .map(|t| t.as_bytes().to_vec())
+    .collect();
+    for n in [100, 4000] {
+        s.push(format!("\"$[?{}@.a{}]\"", "(".repeat(n), ")".repeat(n)).into_bytes());
+        s.push(format!("\"$.a{}\"", "[?@.b".repeat(n) + &"]".repeat(n)).into_bytes());
+        // Filters in filters: parsing time doubles per level.
+        s.push(format!("\"$.a{}\"", "[?@.b".repeat(n / 5) + &"]".repeat(n / 5)).into_bytes());
+        s.push(format!("\"{{{{ {}a{} }}}}\"", "(".repeat(n), ")".repeat(n)).into_bytes());
+        s.push(format!("\"{}1{}\"", "{{ [".repeat(n), "] }}".repeat(n)).into_bytes());
+        s.push(format!("{}1{}", "[".repeat(n), "]".repeat(n)).into_bytes());
+        s.push(format!("{}1{}", "{a: ".repeat(n), "}".repeat(n)).into_bytes());
+    }
+    s
+}
+
+/// Lines inserted by the mutations: keys with values beyond their ranges, deep block
+/// nesting, YAML features the fast loader leaves to serde-saphyr.
 fn hostile_snippets() -> Vec<Vec<u8>> {
     let deep = |open: &str, middle: &str, close: &str, n: usize| {
         format!("{}{middle}{}", open.repeat(n), close.repeat(n)).into_bytes()
@@ -155,7 +205,13 @@ fn hostile_snippets() -> Vec<Vec<u8>> {
     s
 }
 
-fn mutate(rng: &mut Rng, original: &[u8], others: &[Vec<u8>], hostile: &[Vec<u8>]) -> Vec<u8> {
+fn mutate(
+    rng: &mut Rng,
+    original: &[u8],
+    others: &[Vec<u8>],
+    hostile: &[Vec<u8>],
+    values: &[Vec<u8>],
+) -> Vec<u8> {
     let mut text = original.to_vec();
     let rounds = 1 + rng.below(3);
     for _ in 0..rounds {
@@ -170,7 +226,9 @@ fn mutate(rng: &mut Rng, original: &[u8], others: &[Vec<u8>], hostile: &[Vec<u8>
             .take_while(|&&b| b == b' ')
             .copied()
             .collect();
-        match rng.below(9) {
+        // Hostile values (3) are the likeliest: they reach the checks behind the parser.
+        let op = rng.below(12);
+        match if op >= 9 { 3 } else { op } {
             0 => {
                 // Flip a byte to something structural or undecodable.
                 if at < text.len() {
@@ -186,15 +244,50 @@ fn mutate(rng: &mut Rng, original: &[u8], others: &[Vec<u8>], hostile: &[Vec<u8>
                 text.splice(line_start..line_start, line);
             }
             3 => {
-                // A hostile value after a key on this line.
-                let end = text[line_start..]
+                // A hostile value in place of the value of a key the loader checks
+                // (anywhere in the file), else of any key on this line; up to the end of
+                // the line, or of the entry in a flow mapping.
+                let checked: Vec<usize> = CHECKED_KEYS
                     .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(text.len(), |i| line_start + i);
-                if let Some(colon) = text[line_start..end].iter().position(|&b| b == b':') {
+                    .flat_map(|key| {
+                        let text = &text;
+                        (0..text.len().saturating_sub(key.len()))
+                            .filter(move |&i| text[i..].starts_with(key.as_bytes()))
+                            .map(move |i| i + key.len() - 2)
+                    })
+                    .collect();
+                let colons: Vec<usize> = if !checked.is_empty() && rng.below(3) > 0 {
+                    checked
+                } else {
+                    let end = text[line_start..]
+                        .iter()
+                        .position(|&b| b == b'\n')
+                        .map_or(text.len(), |i| line_start + i);
+                    (line_start..end)
+                        .filter(|&i| text[i] == b':' && text.get(i + 1) == Some(&b' '))
+                        .collect()
+                };
+                if !colons.is_empty() {
+                    let colon = *rng.pick(&colons);
+                    let end = text[colon..]
+                        .iter()
+                        .position(|&b| b == b'\n')
+                        .map_or(text.len(), |i| colon + i);
+                    let line_start = text[..colon]
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(0, |i| i + 1);
+                    let flow = text[line_start..colon].contains(&b'{');
+                    let value_end = if flow {
+                        (colon..end)
+                            .find(|&i| text[i] == b',' || text[i] == b'}')
+                            .unwrap_or(end)
+                    } else {
+                        end
+                    };
                     let mut value = b" ".to_vec();
-                    value.extend(rng.pick(hostile));
-                    text.splice(line_start + colon + 1..end, value);
+                    value.extend(rng.pick(values));
+                    text.splice(colon + 1..value_end, value);
                 }
             }
             4 => {
@@ -293,6 +386,7 @@ fn mutated_inputs_load_or_fail_with_positions_never_crash() {
         .map(|s| std::fs::read(&s.file).unwrap())
         .collect();
     let hostile = hostile_snippets();
+    let values = hostile_values();
     let started = Instant::now();
     let mut problems = Vec::new();
     let mut ran = 0;
@@ -305,7 +399,7 @@ fn mutated_inputs_load_or_fail_with_positions_never_crash() {
         let mut rng = Rng(case_seed);
         let index = rng.below(seeds.len());
         let s = &seeds[index];
-        let mutant = mutate(&mut rng, &originals[index], &originals, &hostile);
+        let mutant = mutate(&mut rng, &originals[index], &originals, &hostile, &values);
         let dir = tempfile::tempdir().unwrap();
         let (target, file) = match &s.pack {
             Some(pack) => {
@@ -327,27 +421,31 @@ fn mutated_inputs_load_or_fail_with_positions_never_crash() {
         };
         std::fs::write(&file, &mutant).unwrap();
         let kind = s.kind;
-        let one = Instant::now();
-        let outcome = std::thread::Builder::new()
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
             .stack_size(STACK)
-            .spawn(move || load(kind, &target))
-            .unwrap()
-            .join();
-        let took = one.elapsed();
+            .spawn(move || {
+                let outcome = std::panic::catch_unwind(|| load(kind, &target));
+                let _ = tx.send(outcome);
+            })
+            .unwrap();
+        // A load that does not finish is a failure too (the thread is left behind: the
+        // test ends with the failure).
+        let outcome = rx.recv_timeout(CASE_LIMIT);
+        let hung = outcome.is_err();
         ran += 1;
         let problem = match outcome {
-            Err(_) => Some("panicked".to_string()),
-            Ok(Ok(())) => {
+            Err(_) => Some(format!("still loading after {CASE_LIMIT:?}")),
+            Ok(Err(_)) => Some("panicked".to_string()),
+            Ok(Ok(Ok(()))) => {
                 loaded += 1;
                 None
             }
-            Ok(Err(errors)) => {
+            Ok(Ok(Err(errors))) => {
                 refused += 1;
                 judge(&errors)
             }
         };
-        let problem =
-            problem.or_else(|| (took > Duration::from_secs(5)).then(|| format!("took {took:?}")));
         if let Some(p) = problem {
             let shown = String::from_utf8_lossy(&mutant);
             let shown: String = shown.chars().take(1500).collect();
@@ -356,7 +454,7 @@ fn mutated_inputs_load_or_fail_with_positions_never_crash() {
                 case + 1,
                 s.file.display()
             ));
-            if problems.len() >= 5 {
+            if problems.len() >= 5 || hung {
                 break;
             }
         }

@@ -46,12 +46,21 @@ impl<'a> Matches<'a> {
 /// Deepest nesting of brackets and parentheses in a path: the parser recurses once per
 /// level, and a few thousand `(` overflowed the stack. Real paths nest two or three deep.
 pub const MAX_NESTING: usize = 64;
+/// Deepest nesting of filters (`[?…]`) inside filters: the parser's time grows about
+/// twofold per level (12 levels took a third of a second, 20 would take minutes).
+pub const MAX_FILTER_NESTING: usize = 8;
 
 impl CompiledPath {
     pub fn parse(src: &str) -> Result<Self, String> {
-        if nesting(src) > MAX_NESTING {
+        let (depth, filters) = nesting(src);
+        if depth > MAX_NESTING {
             return Err(format!(
                 "brackets and parentheses nest deeper than {MAX_NESTING} levels"
+            ));
+        }
+        if filters > MAX_FILTER_NESTING {
+            return Err(format!(
+                "filters (`[?…]`) nest deeper than {MAX_FILTER_NESTING} levels"
             ));
         }
         let path = JsonPath::parse(src).map_err(|e| e.to_string())?;
@@ -133,11 +142,16 @@ fn simple_steps(src: &str) -> Option<Vec<PathStep>> {
     Some(steps)
 }
 
-/// The deepest nesting of `[` and `(` outside string literals (an upper bound of the
-/// parser's recursion: unbalanced input only makes it larger).
-fn nesting(src: &str) -> usize {
-    let (mut depth, mut max, mut quote, mut escaped) = (0usize, 0, None, false);
-    for c in src.chars() {
+/// The deepest nesting of `[` and `(` outside string literals, and of filter selectors
+/// (`[` then `?`) among them: upper bounds of the parser's recursion (unbalanced input only
+/// makes them larger).
+fn nesting(src: &str) -> (usize, usize) {
+    let (mut max, mut quote, mut escaped) = (0, None, false);
+    let (mut filters, mut max_filters) = (0, 0);
+    // Open brackets and parentheses; `true` for a filter selector.
+    let mut open: Vec<bool> = Vec::new();
+    let mut chars = src.chars().peekable();
+    while let Some(c) = chars.next() {
         match quote {
             Some(q) => {
                 if escaped {
@@ -151,15 +165,23 @@ fn nesting(src: &str) -> usize {
             None => match c {
                 '\'' | '"' => quote = Some(c),
                 '[' | '(' => {
-                    depth += 1;
-                    max = max.max(depth);
+                    while chars.next_if(|c| c.is_whitespace()).is_some() {}
+                    let filter = c == '[' && chars.peek() == Some(&'?');
+                    open.push(filter);
+                    filters += usize::from(filter);
+                    max = max.max(open.len());
+                    max_filters = max_filters.max(filters);
                 }
-                ']' | ')' => depth = depth.saturating_sub(1),
+                ']' | ')' => {
+                    if open.pop() == Some(true) {
+                        filters -= 1;
+                    }
+                }
                 _ => {}
             },
         }
     }
-    max
+    (max, max_filters)
 }
 
 /// RFC 9535 member-name-shorthand: ALPHA / "_" / non-ASCII, then also DIGIT.
@@ -266,6 +288,13 @@ mod tests {
         // Brackets inside string literals do not count.
         let quoted = format!("$['{}']", "(".repeat(100));
         assert!(CompiledPath::parse(&quoted).is_ok());
+        // Filters inside filters: parsing time doubles per level.
+        let filters = |n: usize| format!("$.a{}{}", "[?@.b".repeat(n), "]".repeat(n));
+        assert!(CompiledPath::parse(&filters(8)).is_ok());
+        let err = CompiledPath::parse(&filters(9)).map(|_| ()).unwrap_err();
+        assert!(err.contains("filters (`[?…]`) nest deeper than 8"), "{err}");
+        let spaced = format!("$.a{}{}", "[ ?@.b".repeat(9), "]".repeat(9));
+        assert!(CompiledPath::parse(&spaced).is_err());
     }
 
     #[test]
