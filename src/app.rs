@@ -144,8 +144,75 @@ fn load(paths: &[PathBuf], release_steps: bool) -> Result<dsl::load::LoadedSet, 
     })
 }
 
+/// Files `validate` checks besides scenarios and packs.
+#[derive(Debug, Clone, Copy)]
+enum OtherInput {
+    Config,
+    Baseline,
+    Rules,
+}
+
+impl OtherInput {
+    /// Told apart by name (`mcpspec.yaml`) or by top-level keys (`server`/`client`: a
+    /// baseline; `fail`/`ignore`/`accept`: contract rules). Anything else is a scenario.
+    fn of(path: &Path) -> Option<OtherInput> {
+        let name = path.file_name()?.to_str()?;
+        if matches!(name, "mcpspec.yaml" | "mcpspec.yml") {
+            return Some(OtherInput::Config);
+        }
+        if !path.is_file() {
+            return None;
+        }
+        let text = crate::source::read_text(path).ok()?;
+        let keys: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t', '#', '-']))
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
+            .collect();
+        let all = |names: &[&str]| !keys.is_empty() && keys.iter().all(|k| names.contains(k));
+        if all(&["server", "client"]) {
+            Some(OtherInput::Baseline)
+        } else if all(&["fail", "ignore", "accept"]) {
+            Some(OtherInput::Rules)
+        } else {
+            None
+        }
+    }
+
+    fn check(self, path: &Path) -> Result<&'static str, dsl::LoadErrors> {
+        match self {
+            OtherInput::Config => crate::config::Config::find(Some(path)).map(|_| "configuration"),
+            OtherInput::Baseline => crate::baseline::Baseline::load(path).map(|_| "baseline"),
+            OtherInput::Rules => contract::rules::Rules::load(path).map(|_| "contract rules"),
+        }
+    }
+}
+
 fn validate(paths: &[PathBuf]) -> i32 {
-    match load(paths, true) {
+    // Configuration, baselines and rules files first; the rest are scenarios and packs.
+    let mut scenario_paths = Vec::new();
+    let mut errors = dsl::LoadErrors::default();
+    let mut others = Vec::new();
+    for path in paths {
+        match OtherInput::of(path) {
+            Some(kind) => match kind.check(path) {
+                Ok(what) => others.push(format!("ok: {} ({what})", path.display())),
+                Err(e) => errors.0.extend(e.0),
+            },
+            None => scenario_paths.push(path.clone()),
+        }
+    }
+    if !errors.is_empty() {
+        eprintln!("{}", errors.render());
+        return exit::INVALID_INPUT;
+    }
+    for line in &others {
+        outln!("{line}");
+    }
+    if scenario_paths.is_empty() {
+        return exit::OK;
+    }
+    match load(&scenario_paths, true) {
         Ok(loaded) => {
             let scenarios = &loaded.scenarios;
             let steps: usize = scenarios.iter().map(|s| s.step_lines().len()).sum();

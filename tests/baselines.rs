@@ -288,6 +288,28 @@ fn interop_baselines_name_known_checks() {
     }
 }
 
+/// `validate` tells baselines and rules files from scenarios and checks them.
+#[test]
+fn validate_checks_baseline_and_rules_files() {
+    let r = run(&[
+        "validate",
+        "tests/interop/baselines/python.yaml",
+        "examples/contract/rules.yaml",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "ok: tests/interop/baselines/python.yaml (baseline)\nok: examples/contract/rules.yaml (contract rules)\n"
+    );
+    let (dir, _) = scenario_file("b.yaml", "server:\n  - s@nonsense\n");
+    let r = run(&["validate", dir.path().join("b.yaml").to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("is not an era") && r.stderr.contains("b.yaml:2:5"),
+        "{r:?}"
+    );
+}
+
 #[test]
 fn malformed_baselines_exit_2_with_positions() {
     let c = case();

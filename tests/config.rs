@@ -134,6 +134,13 @@ fn numbers_out_of_range_exit_2_with_their_position() {
         "{r:?}"
     );
     assert_eq!(r.stdout, "", "nothing ran");
+    // `validate` checks the file the same way.
+    let v = run_in(dir.path(), &["validate", "mcpspec.yaml"], &[]);
+    assert_eq!(v.code, 2, "{v:?}");
+    assert_eq!(v.stderr, r.stderr, "validate reports what run does");
+    let ok = run_in(project(CONFIG).path(), &["validate", "mcpspec.yaml"], &[]);
+    assert_eq!(ok.code, 0, "{ok:?}");
+    assert_eq!(ok.stdout, "ok: mcpspec.yaml (configuration)\n");
 }
 
 #[test]
