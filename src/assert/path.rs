@@ -172,11 +172,7 @@ fn nesting(src: &str) -> (usize, usize) {
                     max = max.max(open.len());
                     max_filters = max_filters.max(filters);
                 }
-                ']' | ')' => {
-                    if open.pop() == Some(true) {
-                        filters -= 1;
-                    }
-                }
+                ']' | ')' => filters -= usize::from(open.pop() == Some(true)),
                 _ => {}
             },
         }
