@@ -897,60 +897,53 @@ fn write_reports_file(path: &Path, text: String) -> Result<(), i32> {
     })
 }
 
-/// The reports given to `report merge` are the shards of one run, each once, none
-/// missing; without shard information (a report of an unsharded run), at least no
-/// suite is given twice.
+/// The reports given to `report merge`: the shards of each sharded run (several runs may
+/// be merged, e.g. one per era), each exactly once, none missing; and no suite given twice
+/// (which also covers results of unsharded runs).
 fn check_shards(files: &[PathBuf], reports: &[RunReport]) -> Result<(), String> {
     let name = |i: usize| files[i].display().to_string();
-    let shards: Vec<Option<&crate::report::model::ShardInfo>> =
-        reports.iter().map(|r| r.shard.as_ref()).collect();
-    if let Some(first) = shards.iter().position(Option::is_some) {
-        let reference = shards[first].expect("a shard");
-        let mut seen: Vec<Option<usize>> = vec![None; reference.count];
-        for (i, shard) in shards.iter().enumerate() {
-            let Some(shard) = shard else {
+    // Run id → N and, for each K, the file that holds shard K; in order of appearance.
+    let mut runs: Vec<(&str, usize, Vec<Option<usize>>)> = Vec::new();
+    for (i, shard) in reports.iter().enumerate() {
+        let Some(shard) = &shard.shard else {
+            continue;
+        };
+        let at = match runs
+            .iter()
+            .position(|(id, n, _)| *id == shard.run_id && *n == shard.count)
+        {
+            Some(at) => at,
+            None => {
+                runs.push((shard.run_id.as_str(), shard.count, vec![None; shard.count]));
+                runs.len() - 1
+            }
+        };
+        match runs[at].2.get_mut(shard.index.wrapping_sub(1)) {
+            Some(Some(earlier)) => {
                 return Err(format!(
-                    "{}: not the result of a sharded run (no `--shard`), unlike {}",
-                    name(i),
-                    name(first)
-                ));
-            };
-            if shard.run_id != reference.run_id || shard.count != reference.count {
-                return Err(format!(
-                    "{}: shard {} of another run (run id {}) than {} (shard {}, run id {}): \
-                     the shards of one run share the selection and N",
-                    name(i),
+                    "shard {} of run {} is given twice: {} and {}",
                     shard.label(),
                     shard.run_id,
-                    name(first),
-                    reference.label(),
-                    reference.run_id
+                    name(*earlier),
+                    name(i)
                 ));
             }
-            match seen.get_mut(shard.index.wrapping_sub(1)) {
-                Some(Some(earlier)) => {
-                    return Err(format!(
-                        "shard {} is given twice: {} and {}",
-                        shard.label(),
-                        name(*earlier),
-                        name(i)
-                    ));
-                }
-                Some(slot) => *slot = Some(i),
-                None => return Err(format!("{}: invalid shard {}", name(i), shard.label())),
-            }
+            Some(slot) => *slot = Some(i),
+            None => return Err(format!("{}: invalid shard {}", name(i), shard.label())),
         }
-        let missing: Vec<String> = (1..=reference.count)
+    }
+    for (id, n, seen) in &runs {
+        let missing: Vec<String> = (1..=*n)
             .filter(|k| seen[k - 1].is_none())
-            .map(|k| format!("{k}/{}", reference.count))
+            .map(|k| format!("{k}/{n}"))
             .collect();
         if !missing.is_empty() {
+            let given: Vec<String> = seen.iter().flatten().map(|&i| name(i)).collect();
             return Err(format!(
-                "missing shard{} {} of run {} ({} suites in all)",
+                "missing shard{} {} of run {id} (given: {})",
                 if missing.len() == 1 { "" } else { "s" },
                 missing.join(", "),
-                reference.run_id,
-                reference.total
+                given.join(", ")
             ));
         }
     }

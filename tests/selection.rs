@@ -118,19 +118,41 @@ fn shards_partition_the_run_and_merge_restores_it() {
     // The same shard twice (the old merge reported twice the suites, exit 0).
     let r = merge(&[&files[0], &files[1], &files[1], &files[2]]);
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("shard 2/3 is given twice"), "{r:?}");
+    assert!(r.stderr.contains("shard 2/3 of run"), "{r:?}");
+    assert!(r.stderr.contains("is given twice"), "{r:?}");
     // A shard missing.
     let r = merge(&[&files[0], &files[2]]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("missing shard 2/3 of run"), "{r:?}");
-    // A shard of another run.
+    // A shard of another run in place of one of this run: both runs are incomplete.
     let mut other = read_json(&files[1]);
     other["shard"]["runId"] = Value::from("0000000000000000");
     let other_file = dir.path().join("other.json");
     std::fs::write(&other_file, other.to_string()).unwrap();
     let r = merge(&[&files[0], &other_file, &files[2]]);
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("of another run"), "{r:?}");
+    assert!(r.stderr.contains("missing shard 2/3 of run"), "{r:?}");
+    // Complete runs of different selections merge (the CI example: one run per era).
+    let mut per_era = Vec::new();
+    for era in ["legacy", "2026-07-28"] {
+        let file = dir.path().join(format!("{era}.json"));
+        let r = run(&[
+            "run",
+            "examples/scenarios",
+            "--stdio",
+            &server,
+            "--era",
+            era,
+            "--shard",
+            "1/1",
+            "--json",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{r:?}");
+        per_era.push(file);
+    }
+    let r = merge(&[&per_era[0], &per_era[1]]);
+    assert_eq!(r.code, 0, "{r:?}");
     // An unsharded result given twice.
     let full_file = dir.path().join("full.json");
     std::fs::write(&full_file, full.to_string()).unwrap();
