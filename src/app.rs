@@ -576,12 +576,21 @@ fn run(mut args: RunArgs) -> i32 {
         let full_run: Vec<&str> = ids.iter().map(String::as_str).collect();
         crate::report::model::ShardInfo::new(shard.index + 1, shard.count, &full_run)
     });
-    if let Some(shard) = shard {
-        items.retain(|item| shard.takes(item.ordinal));
-    }
     if items.is_empty() {
         eprintln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
         return exit::INVALID_INPUT;
+    }
+    if let Some(shard) = shard {
+        items.retain(|item| shard.takes(item.ordinal));
+        // More shards than items: this one is empty, but its (empty) result still counts
+        // for `report merge`.
+        if items.is_empty() {
+            eprintln!(
+                "note: shard {}/{} has nothing to run (fewer items than shards)",
+                shard.index + 1,
+                shard.count
+            );
+        }
     }
     let console = ConsoleOptions {
         color: use_color(args.color),

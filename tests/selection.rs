@@ -153,6 +153,30 @@ fn shards_partition_the_run_and_merge_restores_it() {
     }
     let r = merge(&[&per_era[0], &per_era[1]]);
     assert_eq!(r.code, 0, "{r:?}");
+    // More shards than items: the empty shards write empty results, which merge.
+    let mut many = Vec::new();
+    for k in 1..=8 {
+        let file = dir.path().join(format!("many{k}.json"));
+        let shard = format!("{k}/8");
+        let r = run(&[
+            "run",
+            "examples/scenarios/tools.yaml",
+            "--stdio",
+            &server,
+            "--era",
+            "legacy",
+            "--shard",
+            &shard,
+            "--json",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{shard}: {r:?}");
+        many.push(file);
+    }
+    let many: Vec<&std::path::Path> = many.iter().map(|p| p.as_path()).collect();
+    let r = merge(&many);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("1 suites"), "{r:?}");
     // An unsharded result given twice.
     let full_file = dir.path().join("full.json");
     std::fs::write(&full_file, full.to_string()).unwrap();

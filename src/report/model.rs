@@ -29,7 +29,7 @@ pub struct RunReport {
 }
 
 /// Which part of a sharded run a report is, so that `report merge` can refuse a shard
-/// given twice, a shard of another run, and a missing shard.
+/// given twice and notice a missing one.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct ShardInfo {
