@@ -5,7 +5,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("specs");
+    // The manifest folder of this build, not of the build script's compilation (`env!`):
+    // a build script compiled in another checkout (a copied `target/`) would embed that
+    // checkout's packs.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo");
+    let root = Path::new(&manifest_dir).join("specs");
     println!("cargo:rerun-if-changed=specs");
     let mut files = Vec::new();
     if let Ok(packs) = std::fs::read_dir(&root) {

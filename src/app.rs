@@ -1,5 +1,6 @@
 //! What each command does: wiring CLI → dsl → engine → reports → exit code.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -143,8 +144,75 @@ fn load(paths: &[PathBuf], release_steps: bool) -> Result<dsl::load::LoadedSet, 
     })
 }
 
+/// Files `validate` checks besides scenarios and packs.
+#[derive(Debug, Clone, Copy)]
+enum OtherInput {
+    Config,
+    Baseline,
+    Rules,
+}
+
+impl OtherInput {
+    /// Told apart by name (`mcpspec.yaml`) or by top-level keys (`server`/`client`: a
+    /// baseline; `fail`/`ignore`/`accept`: contract rules). Anything else is a scenario.
+    fn of(path: &Path) -> Option<OtherInput> {
+        let name = path.file_name()?.to_str()?;
+        if matches!(name, "mcpspec.yaml" | "mcpspec.yml") {
+            return Some(OtherInput::Config);
+        }
+        if !path.is_file() {
+            return None;
+        }
+        let text = crate::source::read_text(path).ok()?;
+        let keys: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t', '#', '-']))
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
+            .collect();
+        let all = |names: &[&str]| !keys.is_empty() && keys.iter().all(|k| names.contains(k));
+        if all(&["server", "client"]) {
+            Some(OtherInput::Baseline)
+        } else if all(&["fail", "ignore", "accept"]) {
+            Some(OtherInput::Rules)
+        } else {
+            None
+        }
+    }
+
+    fn check(self, path: &Path) -> Result<&'static str, dsl::LoadErrors> {
+        match self {
+            OtherInput::Config => crate::config::Config::find(Some(path)).map(|_| "configuration"),
+            OtherInput::Baseline => crate::baseline::Baseline::load(path).map(|_| "baseline"),
+            OtherInput::Rules => contract::rules::Rules::load(path).map(|_| "contract rules"),
+        }
+    }
+}
+
 fn validate(paths: &[PathBuf]) -> i32 {
-    match load(paths, true) {
+    // Configuration, baselines and rules files first; the rest are scenarios and packs.
+    let mut scenario_paths = Vec::new();
+    let mut errors = dsl::LoadErrors::default();
+    let mut others = Vec::new();
+    for path in paths {
+        match OtherInput::of(path) {
+            Some(kind) => match kind.check(path) {
+                Ok(what) => others.push(format!("ok: {} ({what})", path.display())),
+                Err(e) => errors.0.extend(e.0),
+            },
+            None => scenario_paths.push(path.clone()),
+        }
+    }
+    if !errors.is_empty() {
+        eprintln!("{}", errors.render());
+        return exit::INVALID_INPUT;
+    }
+    for line in &others {
+        outln!("{line}");
+    }
+    if scenario_paths.is_empty() {
+        return exit::OK;
+    }
+    match load(&scenario_paths, true) {
         Ok(loaded) => {
             let scenarios = &loaded.scenarios;
             let steps: usize = scenarios.iter().map(|s| s.step_lines().len()).sum();
@@ -461,6 +529,26 @@ fn run(mut args: RunArgs) -> i32 {
             return exit::INVALID_INPUT;
         }
     };
+    // The baseline's entries must name scenarios and checks that exist (whether or not
+    // they run in this selection).
+    let baseline = match &args.expected_failures {
+        Some(path) => {
+            let known = scenarios
+                .iter()
+                .map(|s| (s.id.as_str(), s.step_names()))
+                .collect();
+            match crate::baseline::Baseline::load(path)
+                .and_then(|b| b.check_known(&known).map(|()| b))
+            {
+                Ok(b) => Some(b),
+                Err(errors) => {
+                    eprintln!("{}", errors.render());
+                    return exit::INVALID_INPUT;
+                }
+            }
+        }
+        None => None,
+    };
     let mut selected: Vec<Scenario> = scenarios
         .into_iter()
         .filter(|s| tag_exprs.is_empty() || tag_exprs.iter().any(|e| e.matches(&s.tags)))
@@ -483,23 +571,27 @@ fn run(mut args: RunArgs) -> i32 {
     for (i, item) in items.iter_mut().enumerate() {
         item.ordinal = i;
     }
-    if let Some(shard) = shard {
-        items.retain(|item| shard.takes(item.ordinal));
-    }
+    let shard_info = shard.map(|shard| {
+        let ids: Vec<String> = items.iter().map(|item| item.id()).collect();
+        let full_run: Vec<&str> = ids.iter().map(String::as_str).collect();
+        crate::report::model::ShardInfo::new(shard.index + 1, shard.count, &full_run)
+    });
     if items.is_empty() {
         eprintln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
         return exit::INVALID_INPUT;
     }
-    let baseline = match &args.expected_failures {
-        Some(path) => match crate::baseline::Baseline::load(path) {
-            Ok(b) => Some(b),
-            Err(errors) => {
-                eprintln!("{}", errors.render());
-                return exit::INVALID_INPUT;
-            }
-        },
-        None => None,
-    };
+    if let Some(shard) = shard {
+        items.retain(|item| shard.takes(item.ordinal));
+        // More shards than items: this one is empty, but its (empty) result still counts
+        // for `report merge`.
+        if items.is_empty() {
+            eprintln!(
+                "note: shard {}/{} has nothing to run (fewer items than shards)",
+                shard.index + 1,
+                shard.count
+            );
+        }
+    }
     crate::redact::remember(&secrets);
     let console = ConsoleOptions {
         color: use_color(args.color),
@@ -547,6 +639,7 @@ fn run(mut args: RunArgs) -> i32 {
         .await
     });
     progress.clear();
+    report.shard = shard_info;
     let applied = baseline
         .as_ref()
         .map(|b| crate::baseline::apply(b, &mut report, strict));
@@ -846,11 +939,77 @@ fn write_reports_file(path: &Path, text: String) -> Result<(), i32> {
     })
 }
 
+/// The reports given to `report merge`: the shards of each sharded run (several runs may
+/// be merged, e.g. one per era), each exactly once, none missing; and no suite given twice
+/// (which also covers results of unsharded runs).
+fn check_shards(files: &[PathBuf], reports: &[RunReport]) -> Result<(), String> {
+    let name = |i: usize| files[i].display().to_string();
+    // Run id → N and, for each K, the file that holds shard K; in order of appearance.
+    let mut runs: Vec<(&str, usize, Vec<Option<usize>>)> = Vec::new();
+    for (i, shard) in reports.iter().enumerate() {
+        let Some(shard) = &shard.shard else {
+            continue;
+        };
+        let at = match runs
+            .iter()
+            .position(|(id, n, _)| *id == shard.run_id && *n == shard.count)
+        {
+            Some(at) => at,
+            None => {
+                runs.push((shard.run_id.as_str(), shard.count, vec![None; shard.count]));
+                runs.len() - 1
+            }
+        };
+        match runs[at].2.get_mut(shard.index.wrapping_sub(1)) {
+            Some(Some(earlier)) => {
+                return Err(format!(
+                    "shard {} of run {} is given twice: {} and {}",
+                    shard.label(),
+                    shard.run_id,
+                    name(*earlier),
+                    name(i)
+                ));
+            }
+            Some(slot) => *slot = Some(i),
+            None => return Err(format!("{}: invalid shard {}", name(i), shard.label())),
+        }
+    }
+    for (id, n, seen) in &runs {
+        let missing: Vec<String> = (1..=*n)
+            .filter(|k| seen[k - 1].is_none())
+            .map(|k| format!("{k}/{n}"))
+            .collect();
+        if !missing.is_empty() {
+            let given: Vec<String> = seen.iter().flatten().map(|&i| name(i)).collect();
+            return Err(format!(
+                "missing shard{} {} of run {id} (given: {})",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", "),
+                given.join(", ")
+            ));
+        }
+    }
+    let mut suites: HashMap<(&str, usize), usize> = HashMap::new();
+    for (i, report) in reports.iter().enumerate() {
+        for suite in &report.suites {
+            if let Some(earlier) = suites.insert((suite.id.as_str(), suite.ordinal), i) {
+                return Err(format!(
+                    "suite `{}` is in both {} and {}: a result is given twice",
+                    suite.id,
+                    name(earlier),
+                    name(i)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `mcpspec report merge`: shard results → one report, in the order of the full run.
 fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
     let mut reports = Vec::new();
     for f in files {
-        let text = match std::fs::read_to_string(f) {
+        let text = match crate::source::read_text(f) {
             Ok(t) => t,
             Err(e) => return usage(UsageError(format!("{}: cannot read: {e}", f.display()))),
         };
@@ -867,6 +1026,9 @@ fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
     let Some(first) = reports.first().cloned() else {
         return usage(UsageError("no result files".into()));
     };
+    if let Err(e) = check_shards(files, &reports) {
+        return usage(UsageError(e));
+    }
     let mut suites: Vec<SuiteResult> = reports
         .iter()
         .flat_map(|r| r.suites.iter().cloned())

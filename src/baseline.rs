@@ -25,7 +25,8 @@
 //! | `scn:check`    | that step is absent or skipped        | tolerated             |
 //!
 //! An entry whose scenario did not run at all (filtered out, other era) is tolerated, so
-//! a filtered run never makes entries stale.
+//! a filtered run never makes entries stale. An entry that names no scenario (or no check of
+//! its scenario) of the files and packs loaded is an error ([`Baseline::check_known`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -88,10 +89,7 @@ impl Entry {
 impl Baseline {
     /// Read and parse a baseline file.
     pub fn load(path: &Path) -> Result<Baseline, LoadErrors> {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
-        Baseline::parse(SourceFile::new(name, text))
+        Baseline::parse(crate::dsl::error::read_source(path)?)
     }
 
     /// Parse and validate a baseline document, reporting every error found. An empty file
@@ -313,6 +311,65 @@ fn parse_entry(text: &str) -> Result<ParsedEntry, (String, String)> {
         ));
     }
     Ok((scenario.to_string(), era, check.map(str::to_string)))
+}
+
+impl Baseline {
+    /// Entries that name no scenario of the selected packs and files, or no check (step)
+    /// of their scenario, are errors with did-you-mean: a typo, or an id copied from
+    /// another suite, would otherwise be silently ignored. `known` maps every loaded
+    /// scenario id to its step names, before `--tag`, `--filter`, `--shard` and eras
+    /// select what runs: an entry of a known scenario or check that does not run here is
+    /// still tolerated (see the table above).
+    pub fn check_known(&self, known: &BTreeMap<&str, Vec<&str>>) -> Result<(), LoadErrors> {
+        let mut errors = LoadErrors::default();
+        for entry in &self.entries {
+            let Some(steps) = known.get(entry.scenario.as_str()) else {
+                let help = match did_you_mean(&entry.scenario, known.keys().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => "expected a scenario id of the files and packs run (`mcpspec list` shows them)".into(),
+                };
+                errors.push(
+                    LoadError::at(
+                        entry.pos.clone(),
+                        format!(
+                            "no scenario `{}` in the files and packs run",
+                            entry.scenario
+                        ),
+                    )
+                    .with_help(help),
+                );
+                continue;
+            };
+            if let Some(check) = &entry.check
+                && !steps.contains(&check.as_str())
+            {
+                let help = match did_you_mean(check, steps.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!(
+                        "checks of `{}`: {}",
+                        entry.scenario,
+                        steps
+                            .iter()
+                            .map(|s| format!("`{s}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                errors.push(
+                    LoadError::at(
+                        entry.pos.clone(),
+                        format!("scenario `{}` has no check `{check}`", entry.scenario),
+                    )
+                    .with_help(help),
+                );
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
 }
 
 /// Duplicates, and scenarios listed both whole and per check (same era qualifier).
@@ -600,6 +657,7 @@ pub fn relabel_suite(
         summary: Default::default(),
         stale_entries: Vec::new(),
         interrupted: None,
+        shard: None,
     };
     apply(baseline, &mut one, strict);
     one.suites.pop().expect("one suite in, one out")
@@ -839,6 +897,7 @@ mod tests {
             summary: Summary::from_suites(&suites),
             stale_entries: Vec::new(),
             interrupted: None,
+            shard: None,
             suites,
         }
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::client::{DEFAULT_MAX_MESSAGE_BYTES, Target, TargetKind};
+use crate::dsl::limits;
 
 /// Exit codes (aligned with the MCP Inspector CLI where they overlap).
 pub mod exit {
@@ -181,11 +182,12 @@ pub struct TargetArgs {
     /// Working directory for the stdio server.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-    /// Per-request timeout, e.g. `500ms`, `30s` (default 30s).
+    /// Per-request timeout, e.g. `500ms`, `30s` (default 30s; 1ms to 1day).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
-    /// Largest message accepted from the server, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    /// Largest message accepted from the server, in bytes (1024 to 1073741824).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_BYTES,
+          value_parser = |s: &str| limits::number(s, &limits::MESSAGE_BYTES))]
     pub max_message_size: usize,
 }
 
@@ -226,8 +228,9 @@ pub struct RunArgs {
     /// Run only scenarios whose id or `id@era` matches this glob (repeatable).
     #[arg(long = "filter", value_name = "GLOB")]
     pub filters: Vec<String>,
-    /// Scenarios run concurrently (each with its own connection). Default: CPU cores.
-    #[arg(long, value_name = "N")]
+    /// Scenarios run concurrently (each with its own connection). Default: CPU cores
+    /// (1 to 1024).
+    #[arg(long, value_name = "N", value_parser = |s: &str| limits::number(s, &limits::JOBS))]
     pub jobs: Option<usize>,
     /// Show passing steps and transcripts too.
     #[arg(long, short)]
@@ -276,7 +279,7 @@ pub enum ColorChoice {
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("{e} (expected e.g. `500ms`, `30s`)"))
+    limits::duration(s, &limits::TIMEOUT).map_err(|e| format!("{e} (expected e.g. `500ms`, `30s`)"))
 }
 
 /// A usage error (exit 2).

@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use crate::cli::RunArgs;
 use crate::dsl::error::{LoadError, LoadErrors, did_you_mean};
+use crate::dsl::limits;
 use crate::dsl::load::parse_yaml;
 use crate::dsl::value::At;
 use crate::source::{Pos, SourceFile};
@@ -44,12 +45,13 @@ pub struct ConfigDoc {
     /// Expected-failures baseline.
     #[serde(default)]
     pub expected_failures: Option<String>,
-    /// Per-request timeout, e.g. `10s`.
+    /// Per-request timeout, e.g. `10s` (1ms to 1day).
     #[serde(default)]
     pub timeout: Option<At<String>>,
     /// Scenarios in parallel.
     #[serde(default)]
-    pub jobs: Option<usize>,
+    #[schemars(range(min = *limits::JOBS.start(), max = *limits::JOBS.end()))]
+    pub jobs: Option<At<usize>>,
     /// Warnings fail the run.
     #[serde(default)]
     pub strict: Option<bool>,
@@ -84,6 +86,41 @@ pub struct TargetDoc {
     pub bearer_env: Option<String>,
 }
 
+/// The numbers of the file within their documented ranges, whether or not a flag
+/// overrides them (the file is wrong either way).
+fn check_ranges(file: &std::sync::Arc<SourceFile>, doc: &ConfigDoc) -> Result<(), LoadErrors> {
+    let mut errors = LoadErrors::default();
+    if let Some(jobs) = doc
+        .jobs
+        .as_ref()
+        .filter(|j| !limits::JOBS.contains(&j.value))
+    {
+        errors.push(
+            LoadError::at(
+                Pos::new(file, jobs.line, jobs.col),
+                format!("jobs {} is out of range", jobs.value),
+            )
+            .with_help(format!("expected {}", limits::describe(&limits::JOBS))),
+        );
+    }
+    if let Some(t) = &doc.timeout
+        && let Err(e) = limits::duration(t, &limits::TIMEOUT)
+    {
+        errors.push(
+            LoadError::at(
+                Pos::new(file, t.line, t.col),
+                format!("invalid timeout `{}`: {e}", t.value),
+            )
+            .with_help("expected a duration such as `500ms`, `10s` or `1m`"),
+        );
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
 pub struct Config {
     pub doc: ConfigDoc,
     pub file: std::sync::Arc<SourceFile>,
@@ -98,11 +135,9 @@ impl Config {
             None if Path::new(DEFAULT_FILE).is_file() => PathBuf::from(DEFAULT_FILE),
             None => return Ok(None),
         };
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
-        let file = SourceFile::new(name, text);
+        let file = crate::dsl::error::read_source(&path)?;
         let doc: ConfigDoc = parse_yaml(&file)?;
+        check_ranges(&file, &doc)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Some(Config { doc, file, dir }))
     }
@@ -219,7 +254,7 @@ impl Config {
         if t.timeout.is_none()
             && let Some(s) = &d.timeout
         {
-            t.timeout = Some(humantime::parse_duration(s).map_err(|e| {
+            t.timeout = Some(limits::duration(s, &limits::TIMEOUT).map_err(|e| {
                 LoadError::at(
                     Pos::new(&self.file, s.line, s.col),
                     format!("invalid timeout `{}`: {e}", s.value),
@@ -236,7 +271,7 @@ impl Config {
             args.expected_failures = d.expected_failures.as_ref().map(|p| self.dir.join(p));
         }
         if args.jobs.is_none() {
-            args.jobs = d.jobs;
+            args.jobs = d.jobs.as_ref().map(|j| j.value);
         }
         args.strict |= d.strict.unwrap_or(false);
         Ok(())

@@ -147,6 +147,12 @@ impl Shard {
         if n == 0 || k == 0 || k > n {
             return Err(format!("--shard `{text}`: K must be between 1 and N"));
         }
+        if !crate::dsl::limits::SHARDS.contains(&n) {
+            return Err(format!(
+                "--shard `{text}`: N must be {}",
+                crate::dsl::limits::describe(&crate::dsl::limits::SHARDS)
+            ));
+        }
         Ok(Shard {
             index: k - 1,
             count: n,

@@ -63,6 +63,105 @@ impl SourceFile {
     }
 }
 
+/// Largest input file mcpspec reads (scenario, pack, schema file, baseline, rules,
+/// config, snapshot, report): far above any real one, low enough that a mistaken path
+/// (a log, a disk image) fails at once instead of filling memory.
+pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why an input file could not be read.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(std::io::Error),
+    /// A FIFO, device, socket or folder: reading it could block forever or never end.
+    NotAFile(&'static str),
+    TooLarge(u64),
+    /// Not UTF-8: the first bad byte, its 1-based line and column (in characters), and
+    /// the text decoded lossily (for the snippet).
+    NotUtf8 {
+        byte: u8,
+        line: u32,
+        col: u32,
+        text: String,
+    },
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "{e}"),
+            ReadError::NotAFile(kind) => {
+                write!(
+                    f,
+                    "not a regular file (it is a {kind}); only regular files are read"
+                )
+            }
+            ReadError::TooLarge(len) => write!(
+                f,
+                "file too large ({len} bytes; the limit is {} MiB)",
+                MAX_INPUT_BYTES / (1024 * 1024)
+            ),
+            ReadError::NotUtf8 {
+                byte, line, col, ..
+            } => write!(
+                f,
+                "not valid UTF-8 (byte 0x{byte:02X} at line {line}, column {col})"
+            ),
+        }
+    }
+}
+
+/// The one way input files are read: only regular files (a FIFO would block, `/dev/zero`
+/// never ends), at most [`MAX_INPUT_BYTES`], UTF-8 with the position of a bad byte.
+pub fn read_text(path: &std::path::Path) -> Result<String, ReadError> {
+    use std::io::Read;
+    // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+    let meta = std::fs::metadata(path).map_err(ReadError::Io)?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(ReadError::NotAFile(file_kind(&kind)));
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(ReadError::TooLarge(meta.len()));
+    }
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // The cap holds even when the file grows between the check and the read.
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(ReadError::TooLarge(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let bad = e.utf8_error().valid_up_to();
+        let valid = &bytes[..bad];
+        let valid = std::str::from_utf8(valid).expect("valid up to here");
+        let line_start = valid.rfind('\n').map_or(0, |i| i + 1);
+        ReadError::NotUtf8 {
+            byte: bytes[bad],
+            line: u32::try_from(valid.matches('\n').count() + 1).unwrap_or(u32::MAX),
+            col: u32::try_from(valid[line_start..].chars().count() + 1).unwrap_or(u32::MAX),
+            text: String::from_utf8_lossy(bytes).into_owned(),
+        }
+    })
+}
+
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "folder"
+    } else if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "device"
+    } else if kind.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
 /// A position in a source file (1-based line and column).
 #[derive(Clone)]
 pub struct Pos {
@@ -169,4 +268,53 @@ fn render_snippet(
     let rendered = Renderer::plain().render(&[group]);
     // annotate-snippets prints `path:line:col` from the span; keep one trailing newline.
     rendered.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_text_points_at_the_first_bad_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.yaml");
+        // Column in characters: `é` and `→` are one column each.
+        std::fs::write(&path, b"a: 1\nb: \xc3\xa9\xe2\x86\x92x\xff\xfe\nc: 2\n").unwrap();
+        match read_text(&path) {
+            Err(ReadError::NotUtf8 {
+                byte,
+                line,
+                col,
+                text,
+            }) => {
+                assert_eq!((byte, line, col), (0xff, 2, 7));
+                assert!(text.starts_with("a: 1\nb: é→x\u{fffd}"), "{text}");
+                assert!(text.ends_with("c: 2\n"));
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::write(&path, "ok: é\n").unwrap();
+        assert_eq!(read_text(&path).unwrap(), "ok: é\n");
+    }
+
+    #[test]
+    fn read_text_reads_only_regular_files() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            read_text(dir.path()),
+            Err(ReadError::NotAFile("folder"))
+        ));
+        assert!(matches!(
+            read_text(std::path::Path::new("/dev/zero")),
+            Err(ReadError::NotAFile("device"))
+        ));
+        assert!(matches!(
+            read_text(&dir.path().join("missing")),
+            Err(ReadError::Io(_))
+        ));
+        let big = dir.path().join("big");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_INPUT_BYTES + 1).unwrap();
+        assert!(matches!(read_text(&big), Err(ReadError::TooLarge(_))));
+    }
 }

@@ -217,6 +217,99 @@ fn write_baseline_round_trips() {
     assert_eq!(code, 0, "a run with its own baseline passes:\n{out}");
 }
 
+/// An entry must name a scenario, and a check of it, that exists in what is loaded: a
+/// typo or an id copied from another tool was silently never matched.
+#[test]
+fn entries_naming_no_scenario_or_check_exit_2_with_did_you_mean() {
+    let c = case();
+    for (text, needle) in [
+        (
+            "server:\n  - s:fail\n",
+            "error: scenario `s` has no check `fail`",
+        ),
+        ("server:\n  - s:fail\n", "did you mean `fails`?"),
+        ("server:\n  - s@legacy:pases\n", "did you mean `passes`?"),
+        (
+            "server:\n  - ss:fails\n",
+            "error: no scenario `ss` in the files and packs run",
+        ),
+        ("server:\n  - ss\n", "did you mean `s`?"),
+        (
+            "server:\n  - legacy-tools:unknown_tool_protocol_error\n",
+            "no scenario `legacy-tools`",
+        ),
+    ] {
+        let (code, v, out) = c.run(text, &["--era", "legacy"]);
+        assert_eq!(code, 2, "{text:?}: {out}");
+        assert_eq!(v, Value::Null, "nothing ran: {out}");
+        assert!(
+            out.contains(needle),
+            "{text:?}: missing {needle:?} in\n{out}"
+        );
+        assert!(
+            out.contains("baseline.yaml:2:5"),
+            "{text:?}: the entry's position: {out}"
+        );
+    }
+    // A known check of a scenario that does not run in this selection stays tolerated.
+    let (_other_dir, other) = scenario_file(
+        "other.yaml",
+        "scenario: other\nsteps:\n  - name: lists\n    request: { method: tools/list }\n",
+    );
+    let (code, _, out) = c.run(
+        "server:\n  - s:fails\n  - other:lists\n",
+        &["--era", "legacy", "--filter", "s", other.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}");
+}
+
+/// The committed interop baselines name only checks of the built-in conformance packs.
+#[test]
+fn interop_baselines_name_known_checks() {
+    let loaded = mcpspec::dsl::load::load_all(
+        &[std::path::PathBuf::from("conformance")],
+        &Default::default(),
+    )
+    .expect("the conformance packs load");
+    let known = loaded
+        .scenarios
+        .iter()
+        .map(|s| (s.id.as_str(), s.step_names()))
+        .collect();
+    for file in ["python.yaml", "memory.yaml"] {
+        let path = common::repo_root()
+            .join("tests/interop/baselines")
+            .join(file);
+        let baseline = mcpspec::baseline::Baseline::load(&path).expect("the baseline loads");
+        assert!(!baseline.entries.is_empty());
+        if let Err(e) = baseline.check_known(&known) {
+            panic!("{file}: {}", e.render());
+        }
+    }
+}
+
+/// `validate` tells baselines and rules files from scenarios and checks them.
+#[test]
+fn validate_checks_baseline_and_rules_files() {
+    let r = run(&[
+        "validate",
+        "tests/interop/baselines/python.yaml",
+        "examples/contract/rules.yaml",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "ok: tests/interop/baselines/python.yaml (baseline)\nok: examples/contract/rules.yaml (contract rules)\n"
+    );
+    let (dir, _) = scenario_file("b.yaml", "server:\n  - s@nonsense\n");
+    let r = run(&["validate", dir.path().join("b.yaml").to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("is not an era") && r.stderr.contains("b.yaml:2:5"),
+        "{r:?}"
+    );
+}
+
 #[test]
 fn malformed_baselines_exit_2_with_positions() {
     let c = case();

@@ -111,6 +111,38 @@ fn configuration_mistakes_exit_2_with_a_pointed_error() {
     assert!(r.stderr.contains("nothing to run"), "{r:?}");
 }
 
+/// `jobs` and `timeout` have documented ranges; beyond them the file is wrong even when a
+/// flag overrides the value (a 2^64 s timeout panicked computing the deadline).
+#[test]
+fn numbers_out_of_range_exit_2_with_their_position() {
+    let config =
+        format!("{CONFIG}jobs: 0\n").replace("timeout: 10s", "timeout: 18446744073709551615s");
+    let dir = project(&config);
+    let r = run_in(dir.path(), &["run", "--jobs", "2", "--timeout", "5s"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(!r.stderr.contains("panicked"), "{r:?}");
+    assert!(
+        r.stderr.contains("error: jobs 0 is out of range")
+            && r.stderr.contains("mcpspec.yaml:13:7")
+            && r.stderr.contains("expected 1 to 1024"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains(
+            "invalid timeout `18446744073709551615s`: out of range (expected 1ms to 1day)"
+        ) && r.stderr.contains("mcpspec.yaml:12:10"),
+        "{r:?}"
+    );
+    assert_eq!(r.stdout, "", "nothing ran");
+    // `validate` checks the file the same way.
+    let v = run_in(dir.path(), &["validate", "mcpspec.yaml"], &[]);
+    assert_eq!(v.code, 2, "{v:?}");
+    assert_eq!(v.stderr, r.stderr, "validate reports what run does");
+    let ok = run_in(project(CONFIG).path(), &["validate", "mcpspec.yaml"], &[]);
+    assert_eq!(ok.code, 0, "{ok:?}");
+    assert_eq!(ok.stdout, "ok: mcpspec.yaml (configuration)\n");
+}
+
 #[test]
 fn committed_config_schema_is_current() {
     let r = common::run(&["schema", "config"]);

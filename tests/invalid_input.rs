@@ -71,6 +71,24 @@ const CASES: &[(&str, &str)] = &[
         "bad-notifications",
         "`count` outside `notifications`, predicates without a path, a bad `within`, a handshake step",
     ),
+    (
+        "out-of-range",
+        "a timeout, retry interval and counts beyond their documented ranges",
+    ),
+    (
+        "deep-jsonpath",
+        "a JSONPath nested 4,000 parentheses deep (it overflowed the stack)",
+    ),
+    ("deep-yaml", "a YAML value nested 5,000 levels deep"),
+    ("deep-template", "a template nested 4,000 parentheses deep"),
+    (
+        "bad-utf8",
+        "a byte that is not UTF-8, at its line and column with the text around it",
+    ),
+    (
+        "schema-file-device",
+        "a schemaFile that is a device (/dev/zero), not a regular file",
+    ),
 ];
 
 const INVALID_DIR: &str = "tests/invalid";
@@ -296,6 +314,79 @@ fn bad_timeout_flag_is_a_usage_error() {
     assert!(
         out.stderr.contains("expected e.g. `500ms`, `30s`"),
         "{out:?}"
+    );
+}
+
+/// Numeric flags have documented ranges: beyond them, a usage error before anything
+/// starts (a timeout of 2^64 s panicked computing the deadline; `--jobs 0` ran nothing).
+#[test]
+fn numeric_flags_out_of_range_are_usage_errors() {
+    for (flag, value, needle) in [
+        (
+            "--timeout",
+            "18446744073709551615s",
+            "out of range (expected 1ms to 1day)",
+        ),
+        ("--timeout", "0s", "out of range (expected 1ms to 1day)"),
+        ("--jobs", "0", "0 is out of range (expected 1 to 1024)"),
+        ("--jobs", "99999999999999999999", "is not a whole number"),
+        (
+            "--max-message-size",
+            "0",
+            "0 is out of range (expected 1024 to 1073741824)",
+        ),
+        ("--shard", "1/100000", "N must be 1 to 10000"),
+    ] {
+        let (out, probe) = run_flags(&["--stdio", "--era", "legacy", flag, value]);
+        assert_no_panic(&out, flag);
+        assert_eq!(out.code, 2, "{flag} {value}: {out:?}");
+        assert!(
+            !probe.started(),
+            "{flag} {value}: no server for a usage error"
+        );
+        assert!(out.stderr.contains(needle), "{flag} {value}: {out:?}");
+    }
+    // The edges of the ranges are accepted.
+    for (flag, value) in [
+        ("--timeout", "1day"),
+        ("--jobs", "1024"),
+        ("--max-message-size", "1024"),
+    ] {
+        let (out, probe) = run_flags(&["--stdio", "--era", "legacy", flag, value]);
+        assert!(probe.started(), "{flag} {value}: {out:?}");
+    }
+}
+
+/// A schemaFile that is a FIFO is refused at once (reading it blocked `validate` forever).
+#[test]
+fn schema_file_fifo_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("schema.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let scenario = dir.path().join("s.yaml");
+    std::fs::write(
+        &scenario,
+        "scenario: s\nsteps:\n  - name: a\n    request: { method: tools/list }\n    expect:\n      - schemaFile: schema.json\n",
+    )
+    .unwrap();
+    // Under `timeout`: the old reader waited for a writer that never comes (exit 124).
+    let out = std::process::Command::new("timeout")
+        .arg("10")
+        .arg(common::mcpspec())
+        .args(["validate", scenario.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("timeout runs mcpspec");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("not a regular file (it is a FIFO)")
+            && stderr.contains(&format!("--> {}:6:21", scenario.display())),
+        "{stderr}"
     );
 }
 

@@ -92,6 +92,99 @@ fn shards_partition_the_run_and_merge_restores_it() {
             .unwrap()
             .contains("<testsuites")
     );
+
+    // Each shard's result says which shard of which run it is.
+    let shard_infos: Vec<Value> = files
+        .iter()
+        .map(|f| read_json(f)["shard"].clone())
+        .collect();
+    for (k, info) in shard_infos.iter().enumerate() {
+        assert_eq!(info["index"], k + 1, "{info}");
+        assert_eq!(info["count"], 3, "{info}");
+        assert_eq!(info["total"], full_ids.len(), "{info}");
+        assert_eq!(info["runId"], shard_infos[0]["runId"], "one run, one id");
+    }
+    assert!(
+        full.get("shard").is_none(),
+        "an unsharded run has no shard info"
+    );
+    assert_eq!(files.len(), 3, "every shard has items here");
+    let merge = |inputs: &[&std::path::Path]| {
+        let mut args = vec!["report".to_string(), "merge".to_string()];
+        args.extend(inputs.iter().map(|p| p.display().to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&args)
+    };
+    // The same shard twice (the old merge reported twice the suites, exit 0).
+    let r = merge(&[&files[0], &files[1], &files[1], &files[2]]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("shard 2/3 of run"), "{r:?}");
+    assert!(r.stderr.contains("is given twice"), "{r:?}");
+    // A shard missing.
+    let r = merge(&[&files[0], &files[2]]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("missing shard 2/3 of run"), "{r:?}");
+    // A shard of another run in place of one of this run: both runs are incomplete.
+    let mut other = read_json(&files[1]);
+    other["shard"]["runId"] = Value::from("0000000000000000");
+    let other_file = dir.path().join("other.json");
+    std::fs::write(&other_file, other.to_string()).unwrap();
+    let r = merge(&[&files[0], &other_file, &files[2]]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("missing shard 2/3 of run"), "{r:?}");
+    // Complete runs of different selections merge (the CI example: one run per era).
+    let mut per_era = Vec::new();
+    for era in ["legacy", "2026-07-28"] {
+        let file = dir.path().join(format!("{era}.json"));
+        let r = run(&[
+            "run",
+            "examples/scenarios",
+            "--stdio",
+            &server,
+            "--era",
+            era,
+            "--shard",
+            "1/1",
+            "--json",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{r:?}");
+        per_era.push(file);
+    }
+    let r = merge(&[&per_era[0], &per_era[1]]);
+    assert_eq!(r.code, 0, "{r:?}");
+    // More shards than items: the empty shards write empty results, which merge.
+    let mut many = Vec::new();
+    for k in 1..=8 {
+        let file = dir.path().join(format!("many{k}.json"));
+        let shard = format!("{k}/8");
+        let r = run(&[
+            "run",
+            "examples/scenarios/tools.yaml",
+            "--stdio",
+            &server,
+            "--era",
+            "legacy",
+            "--shard",
+            &shard,
+            "--json",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{shard}: {r:?}");
+        many.push(file);
+    }
+    let many: Vec<&std::path::Path> = many.iter().map(|p| p.as_path()).collect();
+    let r = merge(&many);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("1 suites"), "{r:?}");
+    // An unsharded result given twice.
+    let full_file = dir.path().join("full.json");
+    std::fs::write(&full_file, full.to_string()).unwrap();
+    let r = merge(&[&full_file, &full_file]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("a result is given twice"), "{r:?}");
+    let r = merge(&[&full_file]);
+    assert_eq!(r.code, 0, "one full result merges to itself: {r:?}");
 }
 
 #[test]

@@ -30,7 +30,10 @@ fn every_repository_yaml_file_loads_the_same_both_ways() {
     assert!(files.len() > 20, "found only {} files", files.len());
     let (mut fast_values, mut fast_scenarios) = (0, 0);
     for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
+        // tests/invalid/bad-utf8.yaml is not text: the loader refuses it before parsing.
+        let Ok(text) = String::from_utf8(std::fs::read(file).unwrap()) else {
+            continue;
+        };
         let name = file.display();
         // Untyped: values, scalar resolution and positions of every node.
         let reference = serde_saphyr::from_str::<TValue>(&text);

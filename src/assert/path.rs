@@ -43,9 +43,27 @@ impl<'a> Matches<'a> {
     }
 }
 
+/// Deepest nesting of brackets and parentheses in a path: the parser recurses once per
+/// level, and a few thousand `(` overflowed the stack. Real paths nest two or three deep.
+pub const MAX_NESTING: usize = 64;
+/// Deepest nesting of filters (`[?…]`) inside filters: the parser's time grows about
+/// twofold per level (12 levels took a third of a second, 20 would take minutes).
+pub const MAX_FILTER_NESTING: usize = 8;
+
 impl CompiledPath {
-    pub fn parse(src: &str) -> Result<Self, serde_json_path::ParseError> {
-        let path = JsonPath::parse(src)?;
+    pub fn parse(src: &str) -> Result<Self, String> {
+        let (depth, filters) = nesting(src);
+        if depth > MAX_NESTING {
+            return Err(format!(
+                "brackets and parentheses nest deeper than {MAX_NESTING} levels"
+            ));
+        }
+        if filters > MAX_FILTER_NESTING {
+            return Err(format!(
+                "filters (`[?…]`) nest deeper than {MAX_FILTER_NESTING} levels"
+            ));
+        }
+        let path = JsonPath::parse(src).map_err(|e| e.to_string())?;
         Ok(CompiledPath(Arc::new(Inner {
             path,
             walk: simple_steps(src).map(Vec::into_boxed_slice),
@@ -122,6 +140,44 @@ fn simple_steps(src: &str) -> Option<Vec<PathStep>> {
         }
     }
     Some(steps)
+}
+
+/// The deepest nesting of `[` and `(` outside string literals, and of filter selectors
+/// (`[` then `?`) among them: upper bounds of the parser's recursion (unbalanced input only
+/// makes them larger).
+fn nesting(src: &str) -> (usize, usize) {
+    let (mut max, mut quote, mut escaped) = (0, None, false);
+    let (mut filters, mut max_filters) = (0, 0);
+    // Open brackets and parentheses; `true` for a filter selector.
+    let mut open: Vec<bool> = Vec::new();
+    let mut chars = src.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '[' | '(' => {
+                    while chars.next_if(|c| c.is_whitespace()).is_some() {}
+                    let filter = c == '[' && chars.peek() == Some(&'?');
+                    open.push(filter);
+                    filters += usize::from(filter);
+                    max = max.max(open.len());
+                    max_filters = max_filters.max(filters);
+                }
+                ']' | ')' => filters -= usize::from(open.pop() == Some(true)),
+                _ => {}
+            },
+        }
+    }
+    (max, max_filters)
 }
 
 /// RFC 9535 member-name-shorthand: ALPHA / "_" / non-ASCII, then also DIGIT.
@@ -215,6 +271,26 @@ mod tests {
         let doc = json!({"content": [{"text": "a"}, {"text": "b"}]});
         let texts = CompiledPath::parse("$.content[*].text").unwrap();
         assert_eq!(texts.query(&doc).as_slice(), [&json!("a"), &json!("b")]);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_parsing() {
+        let ok = format!("$[?{}@.a{}]", "(".repeat(10), ")".repeat(10));
+        assert!(CompiledPath::parse(&ok).is_ok(), "{ok}");
+        // Would overflow the parser's stack (a debug build's main thread, 8 MB).
+        let deep = format!("$[?{}@.a{}]", "(".repeat(4000), ")".repeat(4000));
+        let err = CompiledPath::parse(&deep).map(|_| ()).unwrap_err();
+        assert!(err.contains("deeper than 64"), "{err}");
+        // Brackets inside string literals do not count.
+        let quoted = format!("$['{}']", "(".repeat(100));
+        assert!(CompiledPath::parse(&quoted).is_ok());
+        // Filters inside filters: parsing time doubles per level.
+        let filters = |n: usize| format!("$.a{}{}", "[?@.b".repeat(n), "]".repeat(n));
+        assert!(CompiledPath::parse(&filters(8)).is_ok());
+        let err = CompiledPath::parse(&filters(9)).map(|_| ()).unwrap_err();
+        assert!(err.contains("filters (`[?…]`) nest deeper than 8"), "{err}");
+        let spaced = format!("$.a{}{}", "[ ?@.b".repeat(9), "]".repeat(9));
+        assert!(CompiledPath::parse(&spaced).is_err());
     }
 
     #[test]

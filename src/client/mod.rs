@@ -14,6 +14,15 @@ use serde_json::Value;
 
 pub use connection::{ConnectError, ConnectErrorKind, Connection, Negotiated};
 
+/// `now + after` without the panic of `Instant + Duration` on overflow: a deadline that
+/// far away is as good as never. (Timeouts are bounded at load; this is the last guard.)
+pub(crate) fn deadline_after(after: Duration) -> std::time::Instant {
+    let now = std::time::Instant::now();
+    now.checked_add(after)
+        .or_else(|| now.checked_add(Duration::from_secs(u32::MAX.into())))
+        .unwrap_or(now)
+}
+
 /// Upper bound on one message from the server, unless `--max-message-size` says otherwise.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 

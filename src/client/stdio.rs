@@ -183,7 +183,7 @@ impl StdioTransport {
         } else {
             out.quiet_period.min(out.timeout)
         };
-        let mut deadline = Instant::now() + wait;
+        let mut deadline = super::deadline_after(wait);
         let expected = out.id.as_ref();
         loop {
             match self.next_event(deadline).await {
@@ -325,7 +325,7 @@ impl StdioTransport {
         let keys: Vec<Option<String>> = outs.iter().map(|o| o.id.as_ref().map(id_key)).collect();
         let mut responses: Vec<Option<Value>> = vec![None; outs.len()];
         let mut noise = Vec::new();
-        let deadline = Instant::now() + timeout;
+        let deadline = super::deadline_after(timeout);
         while responses
             .iter()
             .zip(&keys)
@@ -424,7 +424,7 @@ impl StdioTransport {
     /// The exit status, waiting at most `limit` for it.
     /// Meanwhile stdout is drained, so a server blocked writing to a full pipe can exit.
     async fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + limit;
+        let deadline = super::deadline_after(limit);
         loop {
             if let Some(status) = *self.exit_rx.borrow() {
                 self.exited = Some(status);

@@ -167,10 +167,7 @@ impl Default for Rules {
 
 impl Rules {
     pub fn load(path: &Path) -> Result<Rules, LoadErrors> {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
-        let file = SourceFile::new(name, text);
+        let file = crate::dsl::error::read_source(path)?;
         let doc: RulesDoc = parse_yaml(&file)?;
         compile(&file, doc)
     }

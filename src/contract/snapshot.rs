@@ -123,7 +123,7 @@ impl Snapshot {
         }
         let read = |file: &str| -> Result<Value, String> {
             let path = dir.join(file);
-            let text = std::fs::read_to_string(&path)
+            let text = crate::source::read_text(&path)
                 .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
             serde_json::from_str(&text)
                 .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))

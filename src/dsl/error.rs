@@ -2,7 +2,10 @@
 
 use std::fmt;
 
-use crate::source::{Pos, Severity};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::source::{Pos, ReadError, Severity, SourceFile};
 
 /// An invalid scenario, pack or flag value. Renders rustc-style.
 #[derive(Debug, Clone)]
@@ -36,6 +39,41 @@ impl LoadError {
             help: None,
             notes: Vec::new(),
         }
+    }
+
+    /// An input file that could not be read (as [`read_source`] reads it): text that is
+    /// not UTF-8 points at its first bad byte, with the text around it.
+    pub fn unreadable(name: &str, e: ReadError) -> Self {
+        match e {
+            ReadError::NotUtf8 {
+                byte,
+                line,
+                col,
+                text,
+            } => {
+                let file = SourceFile::new(name, text);
+                LoadError::at(
+                    Pos::new(&file, line, col),
+                    format!("invalid UTF-8: byte 0x{byte:02X} is not part of a UTF-8 character"),
+                )
+                .with_help("mcpspec reads UTF-8 text; re-save the file as UTF-8")
+            }
+            e => LoadError::file(name, format!("cannot read: {e}")),
+        }
+    }
+
+    /// An error about a file that another one names (an imported pack, a rules file): an
+    /// error without a position of its own is moved to the line that names the file; one
+    /// inside the file gets a note with that line.
+    pub fn referenced_at(mut self, pos: Pos, what: &str) -> Self {
+        if self.pos.is_none() {
+            let file = self.file.take().unwrap_or_default();
+            self.message = format!("{what} `{file}`: {}", self.message);
+            self.pos = Some(pos);
+        } else {
+            self.notes.push(format!("{what} named at {pos}"));
+        }
+        self
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
@@ -86,6 +124,15 @@ impl fmt::Display for LoadError {
 }
 
 impl std::error::Error for LoadError {}
+
+/// Read an input file (scenario, pack, baseline, rules, config) with the one safe reader.
+pub fn read_source(path: &Path) -> Result<Arc<SourceFile>, LoadError> {
+    let name = path.display().to_string();
+    match crate::source::read_text(path) {
+        Ok(text) => Ok(SourceFile::new(name, text)),
+        Err(e) => Err(LoadError::unreadable(&name, e)),
+    }
+}
 
 /// Several load errors at once (validation reports all it finds, not just the first).
 #[derive(Debug, Default)]

@@ -75,11 +75,10 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
             resolver.load_dir(&dir);
         }
         for file in files {
-            let name = file.display().to_string();
             let release = inputs.releases(scenarios.len());
-            let loaded = std::fs::read_to_string(&file)
-                .map_err(|e| LoadErrors::from(LoadError::file(&name, format!("cannot read: {e}"))))
-                .and_then(|text| parse_scenario_with(SourceFile::new(name, text), &plain, release));
+            let loaded = super::error::read_source(&file)
+                .map_err(LoadErrors::from)
+                .and_then(|source| parse_scenario_with(source, &plain, release));
             match loaded {
                 Ok(s) => scenarios.push(s),
                 Err(es) => errors.0.extend(es.0),
@@ -238,10 +237,7 @@ fn is_reserved_file(path: &Path) -> bool {
 }
 
 pub fn load_file(path: &Path) -> Result<Scenario, LoadErrors> {
-    let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
-    parse_scenario(SourceFile::new(name, text))
+    parse_scenario(super::error::read_source(path)?)
 }
 
 /// Parse and validate one scenario document.
@@ -364,6 +360,13 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
     if let Some(c) = MISSING_FIELD.captures(message) {
         return (format!("missing required key `{}`", &c[1]), None);
     }
+    // serde-saphyr's depth budget (64), and serde's recursion limit on a flow collection.
+    if message.starts_with("budget breached: Depth") || message == "recursion limit exceeded" {
+        return (
+            "the document nests too deeply".into(),
+            Some("mcpspec reads YAML nested at most 64 levels deep".into()),
+        );
+    }
     if message.contains("data did not match any variant of untagged enum CodeSpec") {
         return (
             "invalid code".into(),
@@ -473,6 +476,7 @@ impl Compiler {
         let mut names: HashSet<String> = HashSet::with_capacity(doc.steps.len());
         let mut steps = Vec::new();
         let mut step_lines = Vec::new();
+        let mut step_names = Vec::new();
         if self.release {
             step_lines.reserve(doc.steps.len());
         } else {
@@ -496,6 +500,7 @@ impl Compiler {
                 }
                 if self.release {
                     step_lines.push(compiled.pos.line);
+                    step_names.push(compiled.name.clone());
                 } else {
                     steps.push(compiled);
                 }
@@ -523,6 +528,7 @@ impl Compiler {
             released: self.release.then_some(Released {
                 keep: step_lines.len(),
                 step_lines,
+                step_names,
             }),
         })
     }
@@ -805,32 +811,28 @@ impl Compiler {
             );
         }
         let eras = step.eras.as_ref().map(|e| self.eras(e));
-        let timeout = step
-            .timeout
-            .as_ref()
-            .and_then(|t| match humantime::parse_duration(t) {
-                Ok(d) if d.is_zero() => {
-                    self.errors.push(
-                        LoadError::at(self.at(t), "a timeout of zero can never be met")
-                            .with_help("expected a positive duration such as `500ms` or `10s`"),
-                    );
-                    None
-                }
+        let timeout = step.timeout.as_ref().and_then(|t| {
+            match super::limits::duration(t, &super::limits::TIMEOUT) {
                 Ok(d) => Some(d),
                 Err(e) => {
-                    self.errors.push(
+                    let error = if humantime::parse_duration(t).is_ok_and(|d| d.is_zero()) {
+                        LoadError::at(self.at(t), "a timeout of zero can never be met")
+                            .with_help("expected a positive duration such as `500ms` or `10s`")
+                    } else {
                         LoadError::at(self.at(t), format!("invalid timeout `{}`: {e}", **t))
-                            .with_help("expected a duration such as `500ms`, `10s` or `1m`"),
-                    );
+                            .with_help("expected a duration such as `500ms`, `10s` or `1m`")
+                    };
+                    self.errors.push(error);
                     None
                 }
-            });
+            }
+        });
         let retry = match &step.retry {
             None => None,
             Some(r) => {
                 let interval = match &r.interval {
                     None => Some(std::time::Duration::from_millis(100)),
-                    Some(i) => match humantime::parse_duration(i) {
+                    Some(i) => match super::limits::duration(i, &super::limits::RETRY_INTERVAL) {
                         Ok(d) => Some(d),
                         Err(e) => {
                             self.errors.push(
@@ -844,13 +846,16 @@ impl Compiler {
                         }
                     },
                 };
-                if r.count == 0 || r.count > 100 {
+                if !super::limits::RETRY_COUNT.contains(&r.count) {
                     self.errors.push(
                         LoadError::at(
                             self.at(r),
                             format!("retry count {} is out of range", r.count),
                         )
-                        .with_help("expected 1 to 100 extra attempts"),
+                        .with_help(format!(
+                            "expected {} extra attempts",
+                            super::limits::describe(&super::limits::RETRY_COUNT)
+                        )),
                     );
                 }
                 interval.map(|d| (r.count, d))
@@ -957,11 +962,21 @@ impl Compiler {
                 );
                 return None;
             }
-            if let Some(n) = c.count.as_ref().filter(|n| n.value == 0) {
-                self.errors.push(
-                    LoadError::at(self.at(n), "`count` must be at least 1")
-                        .with_help("e.g. `count: 32`"),
-                );
+            if let Some(n) = c
+                .count
+                .as_ref()
+                .filter(|n| !super::limits::CHECK_COUNT.contains(&n.value))
+            {
+                let message = if n.value == 0 {
+                    "`count` must be at least 1".to_string()
+                } else {
+                    format!("`count` {} is out of range", n.value)
+                };
+                self.errors
+                    .push(LoadError::at(self.at(n), message).with_help(format!(
+                        "expected {}, e.g. `count: 32`",
+                        super::limits::describe(&super::limits::CHECK_COUNT)
+                    )));
                 return None;
             }
             Action::Check {
@@ -1075,7 +1090,10 @@ impl Compiler {
             Some(r) => match crate::contract::rules::Rules::load(&base.join(&r.value)) {
                 Ok(rules) => rules,
                 Err(errors) => {
-                    self.errors.0.extend(errors.0);
+                    let at = self.at(r);
+                    for e in errors.0 {
+                        self.errors.push(e.referenced_at(at.clone(), "rules file"));
+                    }
                     return None;
                 }
             },
@@ -1179,10 +1197,16 @@ impl Compiler {
                 Some(p)
             }
             Err(e) => {
-                self.errors.push(
-                    LoadError::at(self.at(path), format!("invalid JSONPath `{}`: {e}", **path))
-                        .with_help("JSONPath follows RFC 9535, e.g. `$.tools[*].name` or `$.content[0].text`"),
-                );
+                // A huge path is in the snippet already.
+                let message = if path.len() > 100 {
+                    format!("invalid JSONPath: {e}")
+                } else {
+                    format!("invalid JSONPath `{}`: {e}", **path)
+                };
+                self.errors
+                    .push(LoadError::at(self.at(path), message).with_help(
+                        "JSONPath follows RFC 9535, e.g. `$.tools[*].name` or `$.content[0].text`",
+                    ));
                 None
             }
         }
@@ -1559,7 +1583,7 @@ impl Compiler {
             .parent()
             .unwrap_or(Path::new("."));
         let path = base.join(&file.value);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::source::read_text(&path) {
             Ok(t) => t,
             Err(e) => {
                 self.error(

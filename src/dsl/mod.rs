@@ -3,6 +3,7 @@
 
 pub mod builtin;
 pub mod error;
+pub mod limits;
 pub mod load;
 pub mod model;
 pub mod pack;

@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::limits;
 use super::value::{At, TValue};
 
 /// One scenario file: an ordered list of steps run over one connection per era.
@@ -71,7 +72,7 @@ pub struct Step {
     /// `must` (default): a failed expectation fails the run. `should`: it is a warning.
     #[serde(default)]
     pub level: Option<StepLevel>,
-    /// Per-request timeout for this step, e.g. `500ms`, `10s` (default: `--timeout`).
+    /// Per-request timeout for this step, e.g. `500ms`, `10s`: 1ms to 1day (default: `--timeout`).
     #[serde(default)]
     pub timeout: Option<At<String>>,
     /// Retry a failing step against an eventually-consistent server: up to `count` more
@@ -182,8 +183,9 @@ pub struct Raw {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RetryDoc {
     /// Attempts after the first one.
+    #[schemars(range(min = *limits::RETRY_COUNT.start(), max = *limits::RETRY_COUNT.end()))]
     pub count: u32,
-    /// Pause between attempts, e.g. `200ms` (default `100ms`).
+    /// Pause between attempts, e.g. `200ms` (default `100ms`; 0s to 1h).
     #[serde(default)]
     pub interval: Option<At<String>>,
 }
@@ -269,6 +271,7 @@ pub struct Check {
     /// How many: requests in the `stdout_clean` burst (default 32), calls per tool in
     /// `handles_unguessable` (default 5).
     #[serde(default)]
+    #[schemars(range(min = *limits::CHECK_COUNT.start(), max = *limits::CHECK_COUNT.end()))]
     pub count: Option<At<u32>>,
     /// `deprecated_feature_unused` only: the deprecated feature to look for.
     #[serde(default)]

@@ -357,12 +357,13 @@ impl<'i> Resolver<'i> {
             },
             Source::Dir(dir) => {
                 let path = dir.join(MANIFEST);
-                let name = path.display().to_string();
-                match std::fs::read_to_string(&path) {
-                    Ok(text) => Some((SourceFile::new(name, text), Some(dir.clone()))),
+                match super::error::read_source(&path) {
+                    Ok(file) => Some((file, Some(dir.clone()))),
                     Err(e) => {
-                        self.errors
-                            .push(LoadError::file(name, format!("cannot read: {e}")));
+                        self.errors.push(match import_pos {
+                            Some(p) => e.referenced_at(p, "imported pack"),
+                            None => e,
+                        });
                         None
                     }
                 }
@@ -676,11 +677,10 @@ impl<'i> Resolver<'i> {
             .into_iter()
             .filter_map(|p| {
                 let name = p.display().to_string();
-                match std::fs::read_to_string(&p) {
+                match crate::source::read_text(&p) {
                     Ok(text) => Some((name, text)),
                     Err(e) => {
-                        self.errors
-                            .push(LoadError::file(name, format!("cannot read: {e}")));
+                        self.errors.push(LoadError::unreadable(&name, e));
                         None
                     }
                 }

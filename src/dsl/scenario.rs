@@ -68,6 +68,8 @@ impl std::ops::Deref for Steps<'_> {
 pub struct Released {
     /// Source line of each step, for `FILE:LINE` selection.
     pub step_lines: Vec<u32>,
+    /// Name (check id) of each step, for checking a baseline's entries.
+    pub step_names: Vec<String>,
     /// How many of the steps run (a `FILE:LINE` selection keeps a prefix).
     pub keep: usize,
 }
@@ -78,6 +80,14 @@ impl Scenario {
         match &self.released {
             Some(r) => r.step_lines.clone(),
             None => self.steps.iter().map(|s| s.pos.line).collect(),
+        }
+    }
+
+    /// Name (check id) of each step (released or not).
+    pub fn step_names(&self) -> Vec<&str> {
+        match &self.released {
+            Some(r) => r.step_names.iter().map(String::as_str).collect(),
+            None => self.steps.iter().map(|s| s.name.as_str()).collect(),
         }
     }
 

@@ -114,6 +114,13 @@ fn parse_events(text: &str) -> Result<Node<'_>, Unsupported> {
                     plain: style == ScalarStyle::Plain,
                 },
             },
+            // Deeper documents are serde-saphyr's to refuse (with its depth budget, the
+            // same as the scanner's limit): the tree is dropped and read recursively.
+            Event::SequenceStart(..) | Event::MappingStart(..)
+                if stack.len() >= scan::MAX_DEPTH =>
+            {
+                return Err(Unsupported);
+            }
             Event::SequenceStart(..) => {
                 stack.push(Open::Seq(Node {
                     line,

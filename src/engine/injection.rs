@@ -103,7 +103,7 @@ pub fn rules(file: Option<&str>, disable: &[String]) -> Result<Vec<Rule>, String
         .collect();
     let mut disabled: Vec<String> = disable.to_vec();
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path)
+        let text = crate::source::read_text(std::path::Path::new(path))
             .map_err(|e| format!("injection_rules: cannot read `{path}`: {e}"))?;
         let parsed: RuleFile =
             serde_saphyr::from_str(&text).map_err(|e| format!("injection_rules `{path}`: {e}"))?;

@@ -181,6 +181,7 @@ pub async fn run(
         summary,
         stale_entries: Vec::new(),
         interrupted,
+        shard: None,
     }
 }
 

@@ -275,6 +275,7 @@ pub(crate) mod testdata {
             summary,
             stale_entries: Vec::new(),
             interrupted: None,
+            shard: None,
         }
     }
 

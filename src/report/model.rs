@@ -27,6 +27,48 @@ pub struct RunReport {
     /// the setup error kind `interrupted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// Set on a `--shard K/N` run: which part of which run this report is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+}
+
+/// Which part of a sharded run a report is, so that `report merge` can refuse a shard
+/// given twice and notice a missing one.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ShardInfo {
+    /// K, from 1.
+    pub index: usize,
+    /// N.
+    pub count: usize,
+    /// Identifies the full run: a digest of N and the unsharded selection (every
+    /// `scenario@era` in order), the same on every shard of one command line.
+    pub run_id: String,
+    /// Suites in the full run (all shards together).
+    pub total: usize,
+}
+
+impl ShardInfo {
+    pub fn new(index: usize, count: usize, full_run: &[&str]) -> ShardInfo {
+        // FNV-1a: stable across builds and platforms (the shards run on different machines).
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let count_text = count.to_string();
+        for part in std::iter::once(count_text.as_str()).chain(full_run.iter().copied()) {
+            for byte in part.bytes().chain([0]) {
+                hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        ShardInfo {
+            index,
+            count,
+            run_id: format!("{hash:016x}"),
+            total: full_run.len(),
+        }
+    }
+
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.index, self.count)
+    }
 }
 
 /// A stale expected-failures entry.

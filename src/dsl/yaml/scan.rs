@@ -28,7 +28,7 @@ use super::{Kind, Node, check_keys};
 
 /// Deeper nesting is left to `granit-parser` (which has its own limits); this also
 /// bounds the scanner's recursion.
-const MAX_DEPTH: usize = 64;
+pub(super) const MAX_DEPTH: usize = 64;
 
 /// `granit-parser` drops a simple-key candidate after 1024 characters; keys this long
 /// (in bytes, which are never fewer than characters) are left to it.
@@ -665,7 +665,10 @@ mod tests {
         assert!(files.len() > 20, "found only {} files", files.len());
         let mut declined = Vec::new();
         for file in &files {
-            let text = std::fs::read_to_string(file).unwrap();
+            // tests/invalid/bad-utf8.yaml is not text: the loader refuses it before parsing.
+            let Ok(text) = String::from_utf8(std::fs::read(file).unwrap()) else {
+                continue;
+            };
             if !agrees(&text) {
                 declined.push(file.strip_prefix(root).unwrap().display().to_string());
             }
