@@ -1188,6 +1188,7 @@ mod tests {
             suites,
             stale_entries: Vec::new(),
             interrupted: None,
+            shard: None,
         }
     }
 
