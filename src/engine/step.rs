@@ -174,7 +174,10 @@ pub async fn run_steps(
                 ));
             };
             if conn.is_broken() && broken.is_none() {
-                broken = Some(format!("the connection broke at step `{}`", step.name));
+                broken = Some(match conn.broken_reason() {
+                    Some(why) => format!("the connection broke at step `{}`: {why}", step.name),
+                    None => format!("the connection broke at step `{}`", step.name),
+                });
             }
             let mut outcome = match run {
                 StepRun::Done(outcome) => outcome,
@@ -505,21 +508,33 @@ async fn run_step<'s>(
             error: Some(error),
         })) => return Done(wrong_error_id(step, &expected, &got, &error)),
         Err(e) => {
+            // What the server wrote instead of a reply, then its stderr tail.
+            let detail: Vec<String> = conn
+                .take_unanswered()
+                .into_iter()
+                .chain(
+                    conn.stderr_tail()
+                        .map(|t| format!("server stderr (last lines):\n{t}")),
+                )
+                .collect();
             return Done(Outcome::Error {
                 message: e.map_or_else(|s| s, |t| t.to_string()),
-                detail: conn
-                    .stderr_tail()
-                    .map(|t| format!("server stderr (last lines):\n{t}")),
+                detail: (!detail.is_empty()).then(|| detail.join("\n")),
             });
         }
     };
     if let Some(noise) = exchange.stdout_noise.first() {
+        let mut lines: Vec<&str> = exchange.stdout_noise.iter().map(String::as_str).collect();
+        let more = format!("… ({} more not kept)", exchange.stdout_noise.dropped());
+        if exchange.stdout_noise.dropped() > 0 {
+            lines.insert(crate::client::KEPT_EACH_END, &more);
+        }
         return Done(Outcome::Error {
             message: format!("the server wrote non-JSON to stdout: `{noise}`"),
             detail: Some(format!(
                 "stdout must carry only JSON-RPC messages; {} non-JSON line(s) seen:\n{}",
                 exchange.stdout_noise.len(),
-                exchange.stdout_noise.join("\n")
+                lines.join("\n")
             )),
         });
     }
