@@ -231,7 +231,7 @@ fn assert_flat_memory(run: &Outcome) {
 
 /// A server that answers `initialize` and then nothing: the first step times out, the
 /// liveness probe finds the connection dead, and the other steps are not run — one
-/// timeout and one probe, not one timeout per step.
+/// timeout and one probe, not one timeout per step — except one with its own connection.
 #[test]
 fn hang_after_initialize_costs_one_timeout_not_one_per_step() {
     let run = run(
@@ -247,6 +247,8 @@ fn hang_after_initialize_costs_one_timeout_not_one_per_step() {
         assert_contains(&why, "not run: the connection broke at step `lists tools`");
         assert_contains(&why, "the connection is dead");
     }
+    // A step on a fresh connection of its own still runs.
+    assert_status(&run.json, "initializes a fresh connection", "passed");
     // Step timeout + probe (2 s each); four timeouts would be 8 s.
     assert_within(&run, Duration::from_secs(4));
 }
@@ -344,8 +346,26 @@ fn server_that_stops_reading_cannot_block_a_huge_request() {
         &assert_status(&run.json, "pings", "error"),
         "not run: the connection broke at step `sends 4 MB`",
     );
-    // Step timeout, then the shutdown of a server that reads nothing (1.5 s + SIGTERM).
-    assert_within(&run, Duration::from_secs(4));
+    // Step timeout, then the shutdown of a server that reads nothing (its stdin closed,
+    // 1.5 s, SIGTERM, up to 1.5 s).
+    assert_within(&run, Duration::from_secs(6));
+}
+
+/// The same with `--jobs` (a multi-thread runtime): the one wait path bounds it too.
+#[test]
+fn server_that_stops_reading_cannot_block_a_huge_request_with_jobs() {
+    let (_dir, path) = huge_request_scenario();
+    let run = run(
+        &hostile("no-read"),
+        &path,
+        &["--timeout", "2s", "--jobs", "2"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_contains(
+        &assert_status(&run.json, "sends 4 MB", "error"),
+        "timed out after 2s writing the request",
+    );
+    assert_within(&run, Duration::from_secs(6));
 }
 
 /// The same 4 MB request to a correct server is written while its reply is read.

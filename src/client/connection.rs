@@ -769,7 +769,10 @@ impl Connection {
         let mut fresh = Transport::open(&self.target).map_err(|e| TransportError::Io(e.message))?;
         self.record(Direction::Note, "sent over a fresh connection".into(), None);
         std::mem::swap(&mut self.transport, &mut fresh);
+        // A timeout here says nothing about this connection: no liveness probe.
+        let probing = std::mem::replace(&mut self.probing, true);
         let result = self.send(out).await;
+        self.probing = probing;
         std::mem::swap(&mut self.transport, &mut fresh);
         if let Transport::Stdio(mut t) = fresh {
             t.shutdown().await;

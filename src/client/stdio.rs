@@ -70,6 +70,8 @@ pub struct StdioTransport {
     written: u64,
     /// A write to stdin failed (reported once by `next_event`).
     write_failed: Option<String>,
+    /// Why stdin broke, for every later send.
+    stdin_broken: Option<String>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Disconnected once the stderr thread has read everything.
     stderr_done: std::sync::mpsc::Receiver<()>,
@@ -152,6 +154,7 @@ impl StdioTransport {
             queued: 0,
             written: 0,
             write_failed: None,
+            stdin_broken: None,
             stderr,
             stderr_done,
             closed: None,
@@ -180,7 +183,7 @@ impl StdioTransport {
             return Err(TransportError::Closed(why.clone()));
         }
         if self.stdin.is_none() {
-            return Err(TransportError::Closed("stdin closed".into()));
+            return Err(self.stdin_gone().await);
         }
         self.unanswered = None;
         self.queue(out.body.as_bytes());
@@ -226,8 +229,21 @@ impl StdioTransport {
         }
     }
 
+    /// Why nothing can be sent any more.
+    async fn stdin_gone(&mut self) -> TransportError {
+        let why = match self.stdin_broken.clone() {
+            Some(e) => {
+                self.close_reason(&format!("writing to the server's stdin failed: {e}"))
+                    .await
+            }
+            None => "stdin closed".into(),
+        };
+        TransportError::Closed(why)
+    }
+
     /// Stdin is broken: nothing pending will ever be written.
     fn fail_writes(&mut self, why: String) {
+        self.stdin_broken = Some(why.clone());
         self.write_failed = Some(why);
         self.stdin = None;
         self.pending = Vec::new();
@@ -281,8 +297,17 @@ impl StdioTransport {
                 out.timeout
             });
         let expected = out.id.as_ref();
+        let mut writing = !self.sent(request_end);
         loop {
-            match self.next_event(deadline).await {
+            let next = self.next_event(deadline).await;
+            if writing && self.sent(request_end) {
+                writing = false;
+                // Written: a message without a response now waits its quiet period only.
+                if !out.expects_response {
+                    deadline = deadline.min(Instant::now() + wait);
+                }
+            }
+            match next {
                 Next::Exited => {
                     // Read what the process wrote before exiting, briefly.
                     deadline = deadline.min(Instant::now() + EXIT_GRACE);
@@ -423,7 +448,7 @@ impl StdioTransport {
             return Err(TransportError::Closed(why.clone()));
         }
         if self.stdin.is_none() {
-            return Err(TransportError::Closed("stdin closed".into()));
+            return Err(self.stdin_gone().await);
         }
         for out in outs {
             self.queue(out.body.as_bytes());

@@ -39,6 +39,9 @@ pub async fn run_steps(
     ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
     ctx.insert("revision".into(), json!(conn.negotiated.revision));
     let mut broken: Option<String> = None;
+    // `broken` is the connection's breakdown: a step with a fresh connection of its own
+    // (`raw` with `fresh: true`) still runs.
+    let mut conn_broken = false;
     // Captures that a failed step never made: (variable, step name).
     let mut uncaptured: Vec<(String, String)> = Vec::new();
     // Command-line parameters: usable in `vars`, and they win over a var of the same name.
@@ -111,7 +114,11 @@ pub async fn run_steps(
                 },
                 conn.take_log(),
             )
-        } else if let Some(why) = broken.as_ref().or(call_broken.as_ref()) {
+        } else if let Some(why) = broken
+            .as_ref()
+            .filter(|_| !(conn_broken && matches!(step.action, Action::Raw { fresh: true, .. })))
+            .or(call_broken.as_ref())
+        {
             (
                 Outcome::Error {
                     message: format!("not run: {why}"),
@@ -174,6 +181,7 @@ pub async fn run_steps(
                 ));
             };
             if conn.is_broken() && broken.is_none() {
+                conn_broken = true;
                 broken = Some(match conn.broken_reason() {
                     Some(why) => format!("the connection broke at step `{}`: {why}", step.name),
                     None => format!("the connection broke at step `{}`", step.name),
