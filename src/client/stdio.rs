@@ -89,7 +89,7 @@ pub struct StdioTransport {
     answered: usize,
     handshake_answers: Option<usize>,
     /// What the last exchange that failed had received meanwhile (for its report).
-    unanswered: Option<Exchange>,
+    unanswered: Option<Box<Exchange>>,
 }
 
 impl StdioTransport {
@@ -264,7 +264,7 @@ impl StdioTransport {
         let mut ex = Exchange::default();
         let result = self.receive_into(out, started, &mut ex).await;
         if result.is_err() && (!ex.other_messages.is_empty() || !ex.stdout_noise.is_empty()) {
-            self.unanswered = Some(ex);
+            self.unanswered = Some(Box::new(ex));
             return result.map(|()| Exchange::default());
         }
         result.map(|()| ex)
@@ -272,7 +272,7 @@ impl StdioTransport {
 
     /// What the last exchange that failed received meanwhile (notifications, non-JSON
     /// lines), once.
-    pub fn take_unanswered(&mut self) -> Option<Exchange> {
+    pub fn take_unanswered(&mut self) -> Option<Box<Exchange>> {
         self.unanswered.take()
     }
 
@@ -373,7 +373,8 @@ impl StdioTransport {
                 {
                     ex.response_text = Some(text);
                     ex.unsettled = true;
-                    return Ok(self.answer(ex, started));
+                    self.answer(ex, started);
+                    return Ok(());
                 }
                 Next::Event(response @ Incoming::Response(..)) => {
                     // Not the awaited reply: routed as any other message.
@@ -417,7 +418,8 @@ impl StdioTransport {
                     }
                     ex.response = Some(msg);
                     ex.response_text = Some(text);
-                    return Ok(self.answer(ex, started));
+                    self.answer(ex, started);
+                    return Ok(());
                 }
             }
         }
