@@ -368,6 +368,30 @@ fn server_that_stops_reading_cannot_block_a_huge_request_with_jobs() {
     assert_within(&run, Duration::from_secs(6));
 }
 
+/// A server that stops reading and floods server requests: each is answered (-32601),
+/// the answers pile up in front of a stdin nobody reads — bounded — and the step times
+/// out (waiting for its reply, or writing its request if it came after the flood), with
+/// memory flat and the liveness probe finding the connection dead.
+#[test]
+fn server_request_flood_without_reading_is_bounded() {
+    let run = run(
+        &hostile("request-flood"),
+        &scenario("healthy.yaml"),
+        &["--timeout", "2s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_contains(
+        &assert_status(&run.json, "lists tools", "error"),
+        "timed out after 2s",
+    );
+    assert_contains(
+        &assert_status(&run.json, "pings", "error"),
+        "not run: the connection broke at step `lists tools`",
+    );
+    assert_flat_memory(&run);
+    assert_within(&run, Duration::from_secs(6));
+}
+
 /// The same 4 MB request to a correct server is written while its reply is read.
 #[test]
 fn huge_request_to_a_correct_server_passes() {

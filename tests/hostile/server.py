@@ -14,6 +14,8 @@ Modes:
   no-read           answers initialize, then never reads its stdin again
   setsid-child      starts a grandchild that calls setsid() and sleeps, then serves
   close-stdout      closes its stdout right after the handshake, stays alive
+  request-flood     after the handshake, never reads again and sends server requests
+                    (roots/list) without end
 """
 
 import json
@@ -99,6 +101,11 @@ def main():
                 if MODE == "close-stdout":
                     out.close()
                     os.close(1)
+                if MODE == "request-flood":
+                    n = 0
+                    while True:
+                        n += 1
+                        send({"jsonrpc": "2.0", "id": "s%d" % n, "method": "roots/list"})
             continue
         if req.get("method") == "initialize" or MODE in ("correct", "setsid-child"):
             serve_normally(req)
