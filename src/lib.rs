@@ -21,4 +21,6 @@ pub mod report;
 pub mod select;
 pub mod signals;
 pub mod source;
+#[cfg(unix)]
+pub mod sys;
 pub mod wire;

@@ -21,16 +21,15 @@ pub fn unregister_group(pgid: i32) {
     }
 }
 
-/// SIGKILL every registered process group (on interrupt).
+/// SIGKILL every registered process group and every marked server process (on
+/// interrupt).
 pub fn kill_all() {
     if let Ok(g) = GROUPS.lock() {
         for &p in g.iter() {
-            // SAFETY: signalling process groups we created; no memory is involved.
-            unsafe {
-                libc::kill(-p, libc::SIGKILL);
-            }
+            crate::sys::kill_group(p, libc::SIGKILL);
         }
     }
+    crate::client::tree::kill_all_servers();
 }
 
 /// Set by a run that writes its reports on interrupt (see [`defer_exit`]).

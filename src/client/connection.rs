@@ -21,6 +21,9 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const MODERN_ERROR_CODES: &[i64] = &[-32020, -32021, -32022];
 /// Longest wait for the `auto` probe before falling back to legacy.
 const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// After a stdio request timed out: how long a harmless request may take to prove the
+/// connection is still alive (at most the target's timeout).
+const LIVENESS_WAIT: Duration = Duration::from_secs(5);
 
 /// What the connection speaks, and how it got there.
 #[derive(Debug, Clone)]
@@ -116,6 +119,11 @@ pub struct Connection {
     server_requests: Vec<Value>,
     /// The modern `_meta` as text, for the revision it was made for.
     meta_text: Option<(String, String)>,
+    /// A liveness probe is in flight (it does not probe itself).
+    probing: bool,
+    /// What the server wrote instead of answering the last failed exchange, for the
+    /// step's report (taken once).
+    unanswered: Option<String>,
 }
 
 impl Connection {
@@ -148,6 +156,8 @@ impl Connection {
             tools: None,
             server_requests: Vec::new(),
             meta_text: None,
+            probing: false,
+            unanswered: None,
             era_request: era.clone(),
             wire: Default::default(),
         };
@@ -542,26 +552,9 @@ impl Connection {
                 if !settle_later || self.target.wire_validation || lists_tools(out) {
                     ex.settle();
                 }
-                for m in &ex.other_messages {
-                    self.record(Direction::Received, m.to_string(), None);
-                    if super::server_request_reply(m).is_some() {
-                        self.server_requests.push(m.clone());
-                        self.record(
-                            Direction::Note,
-                            "a server-initiated request: answered with -32601 (mcpspec declares no client capabilities)".into(),
-                            None,
-                        );
-                    }
-                }
+                self.record_received(ex);
                 for note in std::mem::take(&mut ex.notes) {
                     self.record(Direction::Note, note, None);
-                }
-                for line in &ex.stdout_noise {
-                    self.record(
-                        Direction::Note,
-                        format!("non-JSON output from the server: {line}"),
-                        None,
-                    );
                 }
                 let http = ex.http.as_ref().map(|h| {
                     let mut s = format!("HTTP {}", h.status);
@@ -601,7 +594,20 @@ impl Connection {
                     self.validate_wire(out, ex);
                 }
             }
-            Err(e) => self.record(Direction::Note, e.to_string(), None),
+            Err(e) => {
+                let e = e.to_string();
+                self.unanswered = None;
+                if let Transport::Stdio(t) = &mut self.transport
+                    && let Some(partial) = t.take_unanswered()
+                {
+                    self.record_received(&partial);
+                    self.unanswered = describe_unanswered(&partial);
+                }
+                self.record(Direction::Note, e, None);
+            }
+        }
+        if matches!(result, Err(TransportError::Timeout(_))) {
+            self.check_alive().await;
         }
         result
     }
@@ -626,7 +632,10 @@ impl Connection {
         let mut ex = t.receive(&out, Instant::now()).await?;
         ex.settle();
         // A stray response (to nothing in flight) is kept with the other messages.
-        let mut messages = std::mem::take(&mut ex.other_messages);
+        let mut messages: Vec<Value> = std::mem::take(&mut ex.other_messages)
+            .iter()
+            .cloned()
+            .collect();
         messages.extend(ex.response.take());
         for m in &messages {
             self.record(Direction::Received, m.to_string(), None);
@@ -640,6 +649,108 @@ impl Connection {
             }
         }
         Ok(messages)
+    }
+
+    /// Transcript entries for what came with (or instead of) a response: the kept
+    /// messages and non-JSON lines, and how many more were not kept.
+    fn record_received(&mut self, ex: &Exchange) {
+        for m in &ex.other_messages {
+            self.record(Direction::Received, m.to_string(), None);
+            if super::server_request_reply(m).is_some() {
+                self.server_requests.push(m.clone());
+                self.record(
+                    Direction::Note,
+                    "a server-initiated request: answered with -32601 (mcpspec declares no client capabilities)".into(),
+                    None,
+                );
+            }
+        }
+        if ex.other_messages.dropped() > 0 {
+            let counts: Vec<String> = ex
+                .other_messages
+                .counts()
+                .map(|(m, n)| format!("{} × {n}", m.unwrap_or("(no method)")))
+                .collect();
+            self.record(
+                Direction::Note,
+                format!(
+                    "{} messages received, {} not kept in this transcript (the first and last {} are); by method: {}",
+                    ex.other_messages.len(),
+                    ex.other_messages.dropped(),
+                    super::KEPT_EACH_END,
+                    counts.join(", ")
+                ),
+                None,
+            );
+        }
+        for line in &ex.stdout_noise {
+            self.record(
+                Direction::Note,
+                format!("non-JSON output from the server: {line}"),
+                None,
+            );
+        }
+        if ex.stdout_noise.dropped() > 0 {
+            self.record(
+                Direction::Note,
+                format!(
+                    "{} non-JSON lines in all, {} not kept in this transcript",
+                    ex.stdout_noise.len(),
+                    ex.stdout_noise.dropped()
+                ),
+                None,
+            );
+        }
+    }
+
+    /// What the server wrote instead of answering the last failed exchange (non-JSON
+    /// lines), once: the step's error shows it.
+    pub fn take_unanswered(&mut self) -> Option<String> {
+        self.unanswered.take()
+    }
+
+    /// After a stdio request timed out: is anyone still answering? A harmless request
+    /// (`ping`, modern `server/discover`) gets a short wait; if it times out too, the
+    /// connection is dead and the scenario's remaining steps are not run, instead of
+    /// each waiting out its own timeout. A server that is only slow on one request
+    /// answers it and the run goes on.
+    async fn check_alive(&mut self) {
+        let Transport::Stdio(t) = &self.transport else {
+            return;
+        };
+        if self.probing || t.is_closed() || self.negotiated.handshake.is_none() {
+            return;
+        }
+        let method = match self.negotiated.kind {
+            EraKind::Modern => "server/discover",
+            EraKind::Legacy => "ping",
+        };
+        let id = self.next_id();
+        let mut out = self.build_plain(method, None, Some(id));
+        out.timeout = self.target.timeout.min(LIVENESS_WAIT);
+        self.note(format!(
+            "the request timed out: is the connection alive? (`{method}`, {} to answer)",
+            humantime::format_duration(out.timeout)
+        ));
+        self.probing = true;
+        let alive = Box::pin(self.send(&out)).await;
+        self.probing = false;
+        if let Err(TransportError::Timeout(d)) = alive
+            && let Transport::Stdio(t) = &mut self.transport
+        {
+            t.mark_closed(format!(
+                "the connection is dead: a request timed out, then `{method}` got no answer within {}",
+                humantime::format_duration(d)
+            ));
+        }
+    }
+
+    /// Why the connection cannot be used any more, if it cannot.
+    pub fn broken_reason(&self) -> Option<&str> {
+        match &self.transport {
+            Transport::Stdio(t) => t.closed_reason(),
+            Transport::Http(_) => None,
+        }
     }
 
     /// Send a request built for this era and return its `result` (internal requests).
@@ -705,7 +816,10 @@ impl Connection {
         let mut fresh = Transport::open(&self.target).map_err(|e| TransportError::Io(e.message))?;
         self.record(Direction::Note, "sent over a fresh connection".into(), None);
         std::mem::swap(&mut self.transport, &mut fresh);
+        // A timeout here says nothing about this connection: no liveness probe.
+        let probing = std::mem::replace(&mut self.probing, true);
         let result = self.send(out).await;
+        self.probing = probing;
         std::mem::swap(&mut self.transport, &mut fresh);
         if let Transport::Stdio(mut t) = fresh {
             t.shutdown().await;
@@ -788,7 +902,10 @@ impl Connection {
             None,
         );
         Some(match result {
-            Ok((responses, noise)) => Ok((responses.iter().filter(|r| r.is_some()).count(), noise)),
+            Ok((responses, noise)) => Ok((
+                responses.iter().filter(|r| r.is_some()).count(),
+                noise.iter().cloned().collect(),
+            )),
             Err(e) => Err(e.to_string()),
         })
     }
@@ -996,8 +1113,25 @@ impl Connection {
             ));
         }
         let out = self.build_plain("notifications/initialized", None, None);
-        self.connect_exchange(&out).await?;
-        Ok(())
+        if let Transport::Stdio(t) = &mut self.transport {
+            t.mark_handshake();
+        }
+        match self.connect_exchange(&out).await {
+            // It started and answered: what went wrong next is the first step's to report.
+            Err(e) if e.kind == ConnectErrorKind::Start => {
+                if let Transport::Stdio(t) = &mut self.transport {
+                    t.mark_closed(format!(
+                        "the server closed the connection after the handshake: {}",
+                        e.message
+                            .strip_prefix("the server did not start: ")
+                            .unwrap_or(&e.message)
+                    ));
+                }
+                Ok(())
+            }
+            Err(e) => Err(e),
+            Ok(_) => Ok(()),
+        }
     }
 
     async fn discover(&mut self, revision: &str) -> Result<(), ConnectError> {
@@ -1352,6 +1486,28 @@ fn apply_header_overrides(
 }
 
 /// The `result` of a response, or a one-line description of what came instead.
+/// The non-JSON lines a failed exchange saw, for the step's error: what the server wrote
+/// instead of a reply (already cut to a bounded length per line).
+fn describe_unanswered(ex: &Exchange) -> Option<String> {
+    let noise = &ex.stdout_noise;
+    let first = noise.first()?;
+    let mut text = format!(
+        "instead of a reply the server wrote {} non-JSON line(s) on stdout, starting with: {first}",
+        noise.len()
+    );
+    if noise.len() > 1 {
+        text.push_str("\nlines kept:");
+        for line in noise {
+            text.push_str("\n  ");
+            text.push_str(line);
+        }
+        if noise.dropped() > 0 {
+            text.push_str(&format!("\n  … ({} more not kept)", noise.dropped()));
+        }
+    }
+    Some(text)
+}
+
 pub fn result_of(ex: &Exchange) -> Result<Value, String> {
     if let Some(result) = ex.response.as_ref().and_then(|r| r.get("result")) {
         return Ok(result.clone());

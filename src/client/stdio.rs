@@ -1,28 +1,41 @@
 //! stdio transport: newline-delimited JSON-RPC with a child process.
 //!
+//! One wait path: every wait — for the reply, and for the server to take what is written
+//! to its stdin — goes through [`StdioTransport::next_event`], which waits on the tokio
+//! reactor for stdout readable, stdin writable (while output is pending) and the
+//! deadline at once. Writes never block: a server that stops reading its stdin cannot
+//! stall mcpspec past the step's timeout, and stdout is drained while a large request or
+//! a burst is written (otherwise both pipes fill up and both sides wait forever).
+//!
 //! The child runs in its own process group so that shutdown (close stdin → wait →
-//! SIGTERM → SIGKILL) reaches grandchildren too (`npx`, `uv run`, shell wrappers):
-//! mcpspec never leaves an orphan behind.
+//! SIGTERM → SIGKILL) reaches grandchildren too (`npx`, `uv run`, shell wrappers), and
+//! [`super::tree`] catches the ones that leave the group: mcpspec never leaves an orphan
+//! behind.
 
 use std::collections::{HashSet, VecDeque};
 use std::fs::File;
-use std::io::Read;
-use std::os::fd::AsRawFd;
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
+use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
-use tokio::process::{ChildStdin, Command};
+use tokio::process::Command;
 use tokio::sync::watch;
 
-use super::{Exchange, Outgoing, TransportError, id_key, is_response, server_request_reply};
+use super::{Exchange, Kept, Outgoing, TransportError, id_key, is_response, server_request_reply};
 
 const STDERR_TAIL_LINES: usize = 40;
 /// After the process exits, how long to keep reading what it wrote before.
 const EXIT_GRACE: Duration = Duration::from_millis(200);
+/// Replies to server requests are dropped (counted) while this much output is already
+/// waiting for a server that does not read its stdin: the backlog stays bounded.
+const REPLY_BACKLOG: usize = 1024 * 1024;
+/// How much of a non-JSON line is kept for the report.
+const NOISE_CHARS: usize = 500;
 
 /// What the server wrote to stdout, in order.
 #[derive(Debug)]
@@ -42,8 +55,23 @@ pub struct StdioTransport {
     /// The process's exit status, once known (a waiter task owns the child).
     exit_rx: watch::Receiver<Option<std::process::ExitStatus>>,
     pgid: Option<i32>,
-    stdin: Option<ChildStdin>,
+    /// The value of [`super::tree::MARKER_VAR`] in this server's environment.
+    marker: String,
+    stdout: AsyncFd<File>,
+    /// `None` once closed (shutdown) or broken (a failed write).
+    stdin: Option<AsyncFd<File>>,
     incoming: StdoutReader,
+    /// Bytes written by mcpspec and not yet taken by the server, from `pending_start`.
+    pending: Vec<u8>,
+    pending_start: usize,
+    /// Bytes queued and bytes written since the start (a request is sent once
+    /// `written` reaches the `queued` count after it).
+    queued: u64,
+    written: u64,
+    /// A write to stdin failed (reported once by `next_event`).
+    write_failed: Option<String>,
+    /// Why stdin broke, for every later send.
+    stdin_broken: Option<String>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Disconnected once the stderr thread has read everything.
     stderr_done: std::sync::mpsc::Receiver<()>,
@@ -56,8 +84,12 @@ pub struct StdioTransport {
     exited: Option<std::process::ExitStatus>,
     /// Non-JSON lines seen on stdout so far.
     noise_total: usize,
-    /// The line being written, kept between messages (one allocation, not one each).
-    write_buf: Vec<u8>,
+    /// Exchanges answered so far, and how many there were once the handshake was done
+    /// (a close right after it is named so).
+    answered: usize,
+    handshake_answers: Option<usize>,
+    /// What the last exchange that failed had received meanwhile (for its report).
+    unanswered: Option<Box<Exchange>>,
 }
 
 impl StdioTransport {
@@ -68,8 +100,10 @@ impl StdioTransport {
         cwd: Option<&std::path::Path>,
         max_bytes: usize,
     ) -> std::io::Result<StdioTransport> {
+        let marker = super::tree::new_marker();
         let mut cmd = Command::new(program);
         cmd.args(args)
+            .env(super::tree::MARKER_VAR, &marker)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -84,7 +118,8 @@ impl StdioTransport {
         if let Some(p) = pgid {
             crate::signals::register_group(p);
         }
-        let stdout = child.stdout.take().expect("stdout piped").into_owned_fd()?;
+        let stdout = File::from(child.stdout.take().expect("stdout piped").into_owned_fd()?);
+        let stdin = File::from(child.stdin.take().expect("stdin piped").into_owned_fd()?);
         let stderr_pipe = child.stderr.take().expect("stderr piped");
         // A thread keeps the stderr tail (blocking reads: it costs nothing while the server
         // is quiet, and it drains a chatty stderr whatever the runtime is doing).
@@ -98,37 +133,28 @@ impl StdioTransport {
                 read_stderr(stderr_file, &tail);
                 drop(stderr_ended);
             })?;
-        // On a current-thread runtime nothing else needs this thread while a reply is
-        // awaited, so the transport reads stdout itself with a blocking read(2): one system
-        // call per message, and no reactor round trip (two epoll calls, a timer, a task
-        // wake-up).
-        let direct = tokio::runtime::Handle::current().runtime_flavor()
-            == tokio::runtime::RuntimeFlavor::CurrentThread;
-        let wait = if direct {
-            Wait::Direct {
-                // tokio hands the pipe over in blocking mode, as wanted here.
-                stdout: File::from(stdout),
-                blocker: super::slicer::Blocker::register(),
-            }
-        } else {
-            // SAFETY: the `File` owns its descriptor, which stays open for as long as the
-            // `AsyncFd` that owns the `File`, and always reports that same descriptor.
-            let registered = unsafe {
-                AsyncFd::register_with_interest(nonblocking(stdout)?, tokio::io::Interest::READABLE)
-            };
-            Wait::Reactor(registered?)
-        };
-        let stdin = child.stdin.take();
+        crate::sys::set_nonblocking(stdout.as_fd())?;
+        crate::sys::set_nonblocking(stdin.as_fd())?;
+        let stdout = crate::sys::register(stdout, Interest::READABLE)?;
+        let stdin = crate::sys::register(stdin, Interest::WRITABLE)?;
         let (exit_tx, exit_rx) = watch::channel(None);
         tokio::spawn(async move {
             let status = child.wait().await.ok();
             let _ = exit_tx.send(status);
         });
         Ok(StdioTransport {
-            stdin,
             exit_rx,
             pgid,
-            incoming: StdoutReader::new(wait, max_bytes),
+            marker,
+            stdout,
+            stdin: Some(stdin),
+            incoming: StdoutReader::new(max_bytes),
+            pending: Vec::new(),
+            pending_start: 0,
+            queued: 0,
+            written: 0,
+            write_failed: None,
+            stdin_broken: None,
             stderr,
             stderr_done,
             closed: None,
@@ -136,7 +162,9 @@ impl StdioTransport {
             abandoned: HashSet::new(),
             exited: None,
             noise_total: 0,
-            write_buf: Vec::new(),
+            answered: 0,
+            handshake_answers: None,
+            unanswered: None,
         })
     }
 
@@ -146,53 +174,169 @@ impl StdioTransport {
         self.receive(out, started).await
     }
 
-    /// Write one message; returns when it was written (the start of the exchange).
+    /// Queue one message and write what the pipe takes right now (never waits: the rest
+    /// is written by [`StdioTransport::receive`] while it reads). Returns the start of
+    /// the exchange.
     pub async fn send(&mut self, out: &Outgoing) -> Result<Instant, TransportError> {
         let started = Instant::now();
         if let Some(why) = &self.closed {
             return Err(TransportError::Closed(why.clone()));
         }
-        let mut line = std::mem::take(&mut self.write_buf);
-        line.clear();
-        line.extend_from_slice(out.body.as_bytes());
-        line.push(b'\n');
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| TransportError::Closed("stdin closed".into()))?;
-        if let Err(e) = stdin.write_all(&line).await {
+        if self.stdin.is_none() {
+            return Err(self.stdin_gone().await);
+        }
+        self.unanswered = None;
+        self.queue(out.body.as_bytes());
+        self.write_now();
+        if let Some(e) = self.write_failed.take() {
             let why = self
                 .close_reason(&format!("writing to the server's stdin failed: {e}"))
                 .await;
             return Err(TransportError::Closed(why));
         }
-        let _ = stdin.flush().await;
-        self.write_buf = line;
         Ok(started)
     }
 
-    /// Wait for the response to `out`, written by [`StdioTransport::send`] at `started`.
+    /// Queue one line for the server's stdin.
+    fn queue(&mut self, body: &[u8]) {
+        if self.pending_start == self.pending.len() {
+            self.pending.clear();
+            self.pending_start = 0;
+        }
+        self.pending.extend_from_slice(body);
+        self.pending.push(b'\n');
+        self.queued += body.len() as u64 + 1;
+    }
+
+    /// Write pending output until the pipe is full (non-blocking).
+    fn write_now(&mut self) {
+        let Some(stdin) = self.stdin.as_ref() else {
+            return;
+        };
+        while self.pending_start < self.pending.len() {
+            match stdin.get_ref().write(&self.pending[self.pending_start..]) {
+                Ok(n) => {
+                    self.pending_start += n;
+                    self.written += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    self.fail_writes(e.to_string());
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Why nothing can be sent any more.
+    async fn stdin_gone(&mut self) -> TransportError {
+        let why = match self.stdin_broken.clone() {
+            Some(e) => {
+                self.close_reason(&format!("writing to the server's stdin failed: {e}"))
+                    .await
+            }
+            None => "stdin closed".into(),
+        };
+        TransportError::Closed(why)
+    }
+
+    /// Stdin is broken: nothing pending will ever be written.
+    fn fail_writes(&mut self, why: String) {
+        self.stdin_broken = Some(why.clone());
+        self.write_failed = Some(why);
+        self.stdin = None;
+        self.pending = Vec::new();
+        self.pending_start = 0;
+    }
+
+    /// Whether everything queued up to `mark` has been written.
+    fn sent(&self, mark: u64) -> bool {
+        self.written >= mark
+    }
+
+    /// Wait for the response to `out`, queued by [`StdioTransport::send`] at `started`.
     pub async fn receive(
         &mut self,
         out: &Outgoing,
         started: Instant,
     ) -> Result<Exchange, TransportError> {
         let mut ex = Exchange::default();
+        let result = self.receive_into(out, started, &mut ex).await;
+        if result.is_err() && (!ex.other_messages.is_empty() || !ex.stdout_noise.is_empty()) {
+            self.unanswered = Some(Box::new(ex));
+            return result.map(|()| Exchange::default());
+        }
+        result.map(|()| ex)
+    }
+
+    /// What the last exchange that failed received meanwhile (notifications, non-JSON
+    /// lines), once.
+    pub fn take_unanswered(&mut self) -> Option<Box<Exchange>> {
+        self.unanswered.take()
+    }
+
+    async fn receive_into(
+        &mut self,
+        out: &Outgoing,
+        started: Instant,
+        ex: &mut Exchange,
+    ) -> Result<(), TransportError> {
         let wait = if out.expects_response {
             out.timeout
         } else {
             out.quiet_period.min(out.timeout)
         };
-        let mut deadline = super::deadline_after(wait);
+        let request_end = self.queued;
+        // Writing the request counts against its timeout too (a notification gets the
+        // full timeout to be written, then its quiet period).
+        let mut deadline = super::deadline_from(
+            started,
+            wait.max(if self.sent(request_end) {
+                Duration::ZERO
+            } else {
+                out.timeout
+            }),
+        );
         let expected = out.id.as_ref();
+        let mut writing = !self.sent(request_end);
         loop {
-            match self.next_event(deadline).await {
+            let next = self.next_event(deadline).await;
+            if writing && self.sent(request_end) {
+                writing = false;
+                // Written: a message without a response now waits its quiet period only.
+                if !out.expects_response {
+                    deadline = deadline.min(Instant::now() + wait);
+                }
+            }
+            match next {
                 Next::Exited => {
                     // Read what the process wrote before exiting, briefly.
                     deadline = deadline.min(Instant::now() + EXIT_GRACE);
                 }
+                Next::WriteFailed(e) if !self.sent(request_end) => {
+                    let why = self
+                        .close_reason(&format!("writing to the server's stdin failed: {e}"))
+                        .await;
+                    return Err(TransportError::Closed(why));
+                }
+                // A reply to a server request could not be written: best effort.
+                Next::WriteFailed(_) => {}
                 Next::Timeout if self.exited.is_some() => {
                     let why = self.close_reason("the server process exited").await;
+                    return Err(TransportError::Closed(why));
+                }
+                Next::Timeout if !self.sent(request_end) => {
+                    ex.elapsed = started.elapsed();
+                    let size = out.body.len() + 1;
+                    let left = (request_end - self.written) as usize;
+                    let why = format!(
+                        "timed out after {} writing the request: the server did not read its stdin ({} of {size} bytes written)",
+                        humantime::format_duration(out.timeout),
+                        size.saturating_sub(left),
+                    );
+                    // Half a message is in the pipe: nothing later can be framed.
+                    self.closed = Some(why.clone());
                     return Err(TransportError::Closed(why));
                 }
                 Next::Timeout => {
@@ -203,11 +347,16 @@ impl StdioTransport {
                         }
                         Err(TransportError::Timeout(wait))
                     } else {
-                        Ok(ex)
+                        Ok(())
                     };
                 }
                 Next::Event(Incoming::Closed) => {
-                    let why = self.close_reason("the server closed its stdout").await;
+                    let what = if self.handshake_answers == Some(self.answered) {
+                        "the server closed its stdout after the handshake"
+                    } else {
+                        "the server closed its stdout"
+                    };
+                    let why = self.close_reason(what).await;
                     return Err(TransportError::Closed(why));
                 }
                 Next::Event(Incoming::Oversized) => {
@@ -226,8 +375,8 @@ impl StdioTransport {
                 {
                     ex.response_text = Some(text);
                     ex.unsettled = true;
-                    ex.elapsed = started.elapsed();
-                    return Ok(ex);
+                    self.answer(ex, started);
+                    return Ok(());
                 }
                 Next::Event(response @ Incoming::Response(..)) => {
                     // Not the awaited reply: routed as any other message.
@@ -236,7 +385,7 @@ impl StdioTransport {
                 Next::Event(Incoming::Message(msg, text)) => {
                     if !is_response(&msg) {
                         if let Some(reply) = server_request_reply(&msg) {
-                            self.write_line(&reply).await;
+                            self.reply(&reply);
                         }
                         ex.other_messages.push(msg);
                         continue;
@@ -249,19 +398,9 @@ impl StdioTransport {
                     }
                     // Ids match as JSON values (`1` and `1.0` differ, as on the wire).
                     match expected {
-                        Some(id) if id == got => {
-                            ex.response = Some(msg);
-                            ex.response_text = Some(text);
-                            ex.elapsed = started.elapsed();
-                            return Ok(ex);
-                        }
+                        Some(id) if id == got => {}
                         // A parse error answer (`id: null`) to a raw message without id.
-                        None if out.expects_response && got.is_null() => {
-                            ex.response = Some(msg);
-                            ex.response_text = Some(text);
-                            ex.elapsed = started.elapsed();
-                            return Ok(ex);
-                        }
+                        None if out.expects_response && got.is_null() => {}
                         Some(id) => {
                             let got = got.clone();
                             let error = msg.get("error").cloned().map(Box::new);
@@ -273,26 +412,32 @@ impl StdioTransport {
                             });
                         }
                         // A reply to a message that expects none (a notification).
-                        None if !out.expects_response => {
-                            ex.response = Some(msg);
-                            ex.response_text = Some(text);
-                            ex.elapsed = started.elapsed();
-                            return Ok(ex);
+                        None if !out.expects_response => {}
+                        None => {
+                            ex.other_messages.push(msg);
+                            continue;
                         }
-                        None => ex.other_messages.push(msg),
                     }
+                    ex.response = Some(msg);
+                    ex.response_text = Some(text);
+                    self.answer(ex, started);
+                    return Ok(());
                 }
             }
         }
     }
 
-    /// Best effort: a failed write shows up on the next exchange.
-    async fn write_line(&mut self, text: &str) {
-        if let Some(stdin) = self.stdin.as_mut() {
-            let line = format!("{text}\n");
-            if stdin.write_all(line.as_bytes()).await.is_ok() {
-                let _ = stdin.flush().await;
-            }
+    fn answer(&mut self, ex: &mut Exchange, started: Instant) {
+        ex.elapsed = started.elapsed();
+        self.answered += 1;
+    }
+
+    /// Queue the answer to a server request, unless too much output is already waiting
+    /// (a server that floods requests and reads nothing).
+    fn reply(&mut self, text: &str) {
+        if self.stdin.is_some() && self.pending.len() - self.pending_start < REPLY_BACKLOG {
+            self.queue(text.as_bytes());
+            self.write_now();
         }
     }
 
@@ -302,29 +447,21 @@ impl StdioTransport {
         &mut self,
         outs: &[Outgoing],
         timeout: Duration,
-    ) -> Result<(Vec<Option<Value>>, Vec<String>), TransportError> {
+    ) -> Result<(Vec<Option<Value>>, Kept<String>), TransportError> {
         if let Some(why) = &self.closed {
             return Err(TransportError::Closed(why.clone()));
         }
-        let mut text = String::new();
+        if self.stdin.is_none() {
+            return Err(self.stdin_gone().await);
+        }
         for out in outs {
-            text.push_str(&out.body);
-            text.push('\n');
+            self.queue(out.body.as_bytes());
         }
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| TransportError::Closed("stdin closed".into()))?;
-        if let Err(e) = stdin.write_all(text.as_bytes()).await {
-            let why = self
-                .close_reason(&format!("writing to the server's stdin failed: {e}"))
-                .await;
-            return Err(TransportError::Closed(why));
-        }
-        let _ = stdin.flush().await;
+        let request_end = self.queued;
+        self.write_now();
         let keys: Vec<Option<String>> = outs.iter().map(|o| o.id.as_ref().map(id_key)).collect();
         let mut responses: Vec<Option<Value>> = vec![None; outs.len()];
-        let mut noise = Vec::new();
+        let mut noise = Kept::default();
         let deadline = super::deadline_after(timeout);
         while responses
             .iter()
@@ -333,6 +470,21 @@ impl StdioTransport {
         {
             match self.next_event(deadline).await {
                 Next::Exited => {}
+                Next::WriteFailed(e) if !self.sent(request_end) => {
+                    let why = self
+                        .close_reason(&format!("writing to the server's stdin failed: {e}"))
+                        .await;
+                    return Err(TransportError::Closed(why));
+                }
+                Next::WriteFailed(_) => {}
+                Next::Timeout if !self.sent(request_end) => {
+                    let why = format!(
+                        "timed out after {} writing the requests: the server did not read its stdin",
+                        humantime::format_duration(timeout)
+                    );
+                    self.closed = Some(why.clone());
+                    return Err(TransportError::Closed(why));
+                }
                 Next::Timeout => return Err(TransportError::Timeout(timeout)),
                 Next::Event(Incoming::Closed) => {
                     let why = self.close_reason("the server closed its stdout").await;
@@ -350,6 +502,10 @@ impl StdioTransport {
                 }
                 Next::Event(message @ (Incoming::Message(..) | Incoming::Response(..))) => {
                     if let Incoming::Message(msg, _) = message.parsed() {
+                        if let Some(reply) = server_request_reply(&msg) {
+                            self.reply(&reply);
+                            continue;
+                        }
                         let key = msg.get("id").map(id_key);
                         if let Some(i) = keys.iter().position(|k| k.is_some() && *k == key) {
                             responses[i] = Some(msg);
@@ -398,9 +554,26 @@ impl StdioTransport {
         self.closed.is_some()
     }
 
-    /// Close stdin, wait, then SIGTERM, then SIGKILL the process group.
+    /// Why the connection cannot be used any more, if it cannot.
+    pub fn closed_reason(&self) -> Option<&str> {
+        self.closed.as_deref()
+    }
+
+    /// The handshake is complete: a close before the next answer happened "after the
+    /// handshake".
+    pub fn mark_handshake(&mut self) {
+        self.handshake_answers = Some(self.answered);
+    }
+
+    /// Mark the connection unusable (the step that found it dead says why).
+    pub fn mark_closed(&mut self, why: String) {
+        self.closed.get_or_insert(why);
+    }
+
+    /// Close stdin, wait, then SIGTERM, then SIGKILL the process group; then every
+    /// process of the server's tree that is left (see [`super::tree`]).
     pub async fn shutdown(&mut self) {
-        self.stdin.take();
+        self.close_stdin();
         if self.wait_exit(Duration::from_millis(1500)).await.is_none() {
             self.signal(libc::SIGTERM);
             if self.wait_exit(Duration::from_millis(1500)).await.is_none() {
@@ -408,17 +581,29 @@ impl StdioTransport {
                 self.wait_exit(Duration::from_secs(5)).await;
             }
         }
-        // Grandchildren that outlived the leader still get the group signal.
-        self.signal(libc::SIGKILL);
-        if let Some(p) = self.pgid.take() {
-            crate::signals::unregister_group(p);
-        }
+        // Grandchildren that outlived the leader still get the group signal, and those
+        // that left the group are found by their marker.
+        self.kill_tree();
     }
 
     async fn shutdown_now(&mut self) {
-        self.stdin.take();
-        self.signal(libc::SIGKILL);
+        self.close_stdin();
+        self.kill_tree();
         self.wait_exit(Duration::from_secs(5)).await;
+    }
+
+    fn close_stdin(&mut self) {
+        self.stdin = None;
+        self.pending = Vec::new();
+        self.pending_start = 0;
+    }
+
+    fn kill_tree(&mut self) {
+        self.signal(libc::SIGKILL);
+        if let Some(p) = self.pgid.take() {
+            super::tree::kill_server_tree(Some(p as u32), &self.marker);
+            crate::signals::unregister_group(p);
+        }
     }
 
     /// The exit status, waiting at most `limit` for it.
@@ -433,6 +618,7 @@ impl StdioTransport {
             match self.next_event(deadline).await {
                 Next::Timeout => return None,
                 Next::Exited
+                | Next::WriteFailed(_)
                 | Next::Event(
                     Incoming::Message(..) | Incoming::Response(..) | Incoming::Noise(_),
                 ) => {}
@@ -453,9 +639,12 @@ impl StdioTransport {
         }
     }
 
-    /// The next thing the server wrote, or why there is none: the deadline passed, or
-    /// the process was just seen to exit (reported once).
+    /// The next thing the server wrote, or why there is none: the deadline passed, a
+    /// write failed, or the process was just seen to exit (each reported once). Pending
+    /// output is written as the server takes it, all the while.
     async fn next_event(&mut self, deadline: Instant) -> Next {
+        let sleep = tokio::time::sleep_until(deadline.into());
+        let mut sleep = std::pin::pin!(sleep);
         loop {
             if self.exited.is_none()
                 && let Some(status) = *self.exit_rx.borrow()
@@ -466,78 +655,83 @@ impl StdioTransport {
             if let Some(event) = self.incoming.take_event() {
                 return Next::Event(event);
             }
-            let ready = match &mut self.incoming.wait {
-                Wait::Direct { .. } => self.incoming.wait_direct(deadline),
-                Wait::Reactor(fd) => {
-                    let exited = self.exited.is_some();
-                    tokio::select! {
-                        guard = fd.readable_mut() => match guard {
-                            Ok(mut guard) => {
-                                let read = guard.try_io(|f| {
-                                    read_into(
-                                        f.get_mut(),
-                                        &mut self.incoming.chunk,
-                                        &mut self.incoming.buf,
-                                    )
-                                });
-                                match read {
-                                    Ok(Ok(0)) | Ok(Err(_)) => self.incoming.eof = true,
-                                    Ok(Ok(_)) | Err(_) => {}
-                                }
-                                Ready::Data
-                            }
-                            Err(_) => {
-                                self.incoming.eof = true;
-                                Ready::Data
-                            }
-                        },
-                        _ = tokio::time::sleep_until(deadline.into()) => Ready::Timeout,
-                        _ = self.exit_rx.changed(), if !exited => Ready::Data,
-                    }
-                }
+            if let Some(e) = self.write_failed.take() {
+                return Next::WriteFailed(e);
+            }
+            let exited = self.exited.is_some();
+            let stdin = match &self.stdin {
+                Some(fd) if self.pending_start < self.pending.len() => Some(fd),
+                _ => None,
             };
-            match ready {
-                Ready::Data => {}
-                Ready::Timeout => return Next::Timeout,
-                // A slice of the wait passed or a signal came: let the runtime run its
-                // other tasks (signal handling, the process waiter), then go on.
-                Ready::Yield => tokio::task::yield_now().await,
+            // Checked here too: a server that floods stdout keeps the reads ready.
+            if Instant::now() >= deadline {
+                return Next::Timeout;
+            }
+            let woke = tokio::select! {
+                biased;
+                ready = writable(stdin) => match ready {
+                    Ok(mut guard) => {
+                        let chunk = &self.pending[self.pending_start..];
+                        match guard.try_io(|f| f.get_ref().write(chunk)) {
+                            Ok(Ok(n)) => Woke::Wrote(n),
+                            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => Woke::Io,
+                            Ok(Err(e)) => Woke::WriteError(e.to_string()),
+                            // The pipe is full: readiness cleared, wait again.
+                            Err(_) => Woke::Io,
+                        }
+                    }
+                    Err(e) => Woke::WriteError(e.to_string()),
+                },
+                guard = self.stdout.readable_mut() => match guard {
+                    Ok(mut guard) => {
+                        let incoming = &mut self.incoming;
+                        match guard.try_io(|f| incoming.read_from(f.get_mut())) {
+                            Ok(Ok(0)) | Ok(Err(_)) => incoming.eof = true,
+                            Ok(Ok(_)) | Err(_) => {}
+                        }
+                        Woke::Io
+                    }
+                    Err(_) => {
+                        self.incoming.eof = true;
+                        Woke::Io
+                    }
+                },
+                _ = self.exit_rx.changed(), if !exited => Woke::Io,
+                _ = &mut sleep => Woke::Timeout,
+            };
+            match woke {
+                Woke::Io => {}
+                Woke::Wrote(n) => {
+                    self.pending_start += n;
+                    self.written += n as u64;
+                }
+                Woke::WriteError(e) => self.fail_writes(e),
+                Woke::Timeout => return Next::Timeout,
             }
         }
     }
 
     fn signal(&self, sig: i32) {
         if let Some(p) = self.pgid {
-            // SAFETY: kill(2) on our own child's process group; no memory is involved.
-            unsafe {
-                libc::kill(-p, sig);
-            }
+            crate::sys::kill_group(p, sig);
         }
+    }
+}
+
+/// Readiness of stdin for writing; never, when there is nothing to write.
+async fn writable(
+    stdin: Option<&AsyncFd<File>>,
+) -> std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, File>> {
+    match stdin {
+        Some(fd) => fd.writable().await,
+        None => std::future::pending().await,
     }
 }
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        if let Some(p) = self.pgid.take() {
-            // SAFETY: as above.
-            unsafe {
-                libc::kill(-p, libc::SIGKILL);
-            }
-            crate::signals::unregister_group(p);
-        }
+        self.kill_tree();
     }
-}
-
-/// How the transport waits for the server's output.
-enum Wait {
-    /// Current-thread runtime: blocking reads of stdout right here, each bounded by a
-    /// slice (see [`super::slicer`]).
-    Direct {
-        stdout: File,
-        blocker: Arc<super::slicer::Blocker>,
-    },
-    /// Multi-thread runtime (`--jobs`): readiness from the reactor.
-    Reactor(AsyncFd<File>),
 }
 
 /// What [`StdioTransport::next_event`] found.
@@ -545,24 +739,24 @@ enum Next {
     Event(Incoming),
     Timeout,
     Exited,
+    /// Writing to stdin failed (the server closed it or exited).
+    WriteFailed(String),
 }
 
-enum Ready {
-    Data,
+/// Why the reactor woke the wait.
+enum Woke {
+    Io,
+    Wrote(usize),
+    WriteError(String),
     Timeout,
-    Yield,
 }
 
-/// A direct wait shorter than this polls with the exact timeout instead of blocking for
-/// slices (a notification's quiet period, the end of a deadline).
-const SHORT_WAIT: Duration = Duration::from_millis(100);
 const READ_CHUNK: usize = 64 * 1024;
 
 /// The server's stdout, read by the exchange that waits for it (no reader task: a task
 /// and a channel between it and the exchange cost a wake-up per message), framed into
-/// lines here.
+/// lines here. Holds at most one partial line (bounded by the message size limit).
 struct StdoutReader {
-    wait: Wait,
     /// Bytes read and not yet framed start at `start`.
     buf: Vec<u8>,
     /// What one read(2) fills.
@@ -578,9 +772,8 @@ struct StdoutReader {
 }
 
 impl StdoutReader {
-    fn new(wait: Wait, max_bytes: usize) -> Self {
+    fn new(max_bytes: usize) -> Self {
         StdoutReader {
-            wait,
             buf: Vec::with_capacity(READ_CHUNK),
             chunk: vec![0; READ_CHUNK].into_boxed_slice(),
             start: 0,
@@ -589,6 +782,13 @@ impl StdoutReader {
             ended: false,
             requeued: None,
         }
+    }
+
+    /// Read once through `chunk` (a buffer kept for it: no zeroing per read) onto `buf`.
+    fn read_from(&mut self, file: &mut File) -> std::io::Result<usize> {
+        let n = file.read(&mut self.chunk)?;
+        self.buf.extend_from_slice(&self.chunk[..n]);
+        Ok(n)
     }
 
     /// Put an event back to be taken next.
@@ -606,7 +806,7 @@ impl StdoutReader {
                 return Some(Incoming::Closed);
             }
             let pending = &self.buf[self.start..];
-            let (line_end, next_start) = match pending.iter().position(|&b| b == b'\n') {
+            let (line_end, next_start) = match memchr_newline(pending) {
                 Some(i) => (self.start + i, self.start + i + 1),
                 // At EOF a last line without a newline still counts.
                 None if self.eof && !pending.is_empty() => (self.buf.len(), self.buf.len()),
@@ -647,68 +847,23 @@ impl StdoutReader {
         self.start = 0;
         Incoming::Oversized
     }
+}
 
-    /// Direct mode: wait until stdout has data, a slice of the wait passed (the runtime
-    /// gets a turn), or `deadline`.
-    fn wait_direct(&mut self, deadline: Instant) -> Ready {
-        let Wait::Direct { stdout, blocker } = &mut self.wait else {
-            return Ready::Yield;
-        };
-        let now = Instant::now();
-        if now >= deadline {
-            return Ready::Timeout;
-        }
-        let remaining = deadline - now;
-        if remaining < SHORT_WAIT {
-            let mut fd = libc::pollfd {
-                fd: stdout.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let millis = remaining.as_micros().div_ceil(1000) as libc::c_int;
-            // SAFETY: one valid pollfd for the duration of the call.
-            let n = unsafe { libc::poll(&mut fd, 1, millis) };
-            if n <= 0 {
-                // Timed out, or interrupted by a signal.
-                return if n == 0 && Instant::now() >= deadline {
-                    Ready::Timeout
-                } else {
-                    Ready::Yield
-                };
-            }
-        }
-        // Readable (a read returns at once) or a long wait (the slicer bounds the block).
-        match blocker.read(stdout, &mut self.chunk) {
-            Ok(0) => self.eof = true,
-            Ok(n) => self.buf.extend_from_slice(&self.chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ready::Yield,
-            Err(_) => self.eof = true,
-        }
-        Ready::Data
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
+/// A non-JSON line as kept for the report: at most [`NOISE_CHARS`] characters, with a
+/// marker when cut.
+/// A non-JSON line as kept for the report: redacted, then cut with a marker.
+fn noise(text: &str) -> Incoming {
+    let mut kept = crate::redact::shorten(text, NOISE_CHARS);
+    if text.chars().count() > NOISE_CHARS {
+        kept.push_str(&format!(" (truncated, {} bytes)", text.len()));
     }
+    Incoming::Noise(kept)
 }
 
-/// The pipe as a `File` in non-blocking mode (tokio hands it over blocking): reads
-/// return at once when there is nothing, so a drain never stalls the thread.
-fn nonblocking(fd: std::os::fd::OwnedFd) -> std::io::Result<File> {
-    let raw = fd.as_raw_fd();
-    // SAFETY: fcntl(2) on a descriptor we own; no memory is involved.
-    let flags = unsafe { libc::fcntl(raw, libc::F_GETFL) };
-    // SAFETY: as above.
-    if flags < 0 || unsafe { libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(File::from(fd))
-}
-
-/// Read once through `chunk` (a buffer kept for it: no zeroing per read) onto `buf`.
-fn read_into(file: &mut File, chunk: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<usize> {
-    let n = file.read(chunk)?;
-    buf.extend_from_slice(&chunk[..n]);
-    Ok(n)
-}
-
-/// The stderr tail, kept by a thread until stderr ends.
 fn read_stderr(mut stderr: File, tail: &Arc<Mutex<VecDeque<String>>>) {
     let mut chunk = [0u8; 8192];
     let mut partial = Vec::new();
@@ -752,7 +907,7 @@ impl Incoming {
         match self {
             Incoming::Response(_, text) => match serde_json::from_str(&text) {
                 Ok(msg) => Incoming::Message(msg, text),
-                Err(_) => Incoming::Noise(crate::redact::shorten(&text, 500)),
+                Err(_) => noise(&text),
             },
             other => other,
         }
@@ -763,7 +918,7 @@ impl Incoming {
 /// routing fields) and its id read; anything else is parsed whole.
 fn frame(text: &[u8]) -> Incoming {
     let Ok(line) = std::str::from_utf8(text) else {
-        return Incoming::Noise(crate::redact::shorten(&String::from_utf8_lossy(text), 500));
+        return noise(&String::from_utf8_lossy(text));
     };
     if let Ok(envelope) = serde_json::from_str::<Envelope>(line)
         && envelope.method.is_none()
@@ -774,7 +929,7 @@ fn frame(text: &[u8]) -> Incoming {
     }
     match serde_json::from_str::<Value>(line) {
         Ok(v) if v.is_object() || v.is_array() => Incoming::Message(v, line.to_owned()),
-        _ => Incoming::Noise(crate::redact::shorten(line, 500)),
+        _ => noise(line),
     }
 }
 

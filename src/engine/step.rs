@@ -46,6 +46,9 @@ pub async fn run_steps(
     ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
     ctx.insert("revision".into(), json!(conn.negotiated.revision));
     let mut broken: Option<String> = None;
+    // `broken` is the connection's breakdown: a step with a fresh connection of its own
+    // (`raw` with `fresh: true`) still runs.
+    let mut conn_broken = false;
     // Captures that a failed step never made: (variable, step name).
     let mut uncaptured: Vec<(String, String)> = Vec::new();
     // Command-line parameters: usable in `vars`, and they win over a var of the same name.
@@ -138,7 +141,11 @@ pub async fn run_steps(
                 },
                 conn.take_log(),
             )
-        } else if let Some(why) = broken.as_ref().or(call_broken.as_ref()) {
+        } else if let Some(why) = broken
+            .as_ref()
+            .filter(|_| !(conn_broken && matches!(step.action, Action::Raw { fresh: true, .. })))
+            .or(call_broken.as_ref())
+        {
             (
                 Outcome::Error {
                     message: format!("not run: {why}"),
@@ -203,7 +210,11 @@ pub async fn run_steps(
                 ));
             };
             if conn.is_broken() && broken.is_none() {
-                broken = Some(format!("the connection broke at step `{}`", step.name));
+                conn_broken = true;
+                broken = Some(match conn.broken_reason() {
+                    Some(why) => format!("the connection broke at step `{}`: {why}", step.name),
+                    None => format!("the connection broke at step `{}`", step.name),
+                });
             }
             let mut outcome = match run {
                 StepRun::Done(outcome) => outcome,
@@ -544,11 +555,18 @@ async fn run_step<'s>(
             error: Some(error),
         })) => return Done(wrong_error_id(step, &expected, &got, &error)),
         Err(e) => {
+            // What the server wrote instead of a reply, then its stderr tail.
+            let detail: Vec<String> = conn
+                .take_unanswered()
+                .into_iter()
+                .chain(
+                    conn.stderr_tail()
+                        .map(|t| format!("server stderr (last lines):\n{t}")),
+                )
+                .collect();
             return Done(Outcome::Error {
                 message: e.map_or_else(|s| s, |t| t.to_string()),
-                detail: conn
-                    .stderr_tail()
-                    .map(|t| format!("server stderr (last lines):\n{t}")),
+                detail: (!detail.is_empty()).then(|| detail.join("\n")),
             });
         }
     };
@@ -561,12 +579,17 @@ async fn run_step<'s>(
         return Done(outcome);
     }
     if let Some(noise) = exchange.stdout_noise.first() {
+        let mut lines: Vec<&str> = exchange.stdout_noise.iter().map(String::as_str).collect();
+        let more = format!("… ({} more not kept)", exchange.stdout_noise.dropped());
+        if exchange.stdout_noise.dropped() > 0 {
+            lines.insert(crate::client::KEPT_EACH_END, &more);
+        }
         return Done(Outcome::Error {
             message: format!("the server wrote non-JSON to stdout: `{noise}`"),
             detail: Some(format!(
                 "stdout must carry only JSON-RPC messages; {} non-JSON line(s) seen:\n{}",
                 exchange.stdout_noise.len(),
-                exchange.stdout_noise.join("\n")
+                lines.join("\n")
             )),
         });
     }

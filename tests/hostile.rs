@@ -1,0 +1,478 @@
+//! Hostile stdio servers: real processes over real pipes (`tests/hostile/server.py`, one
+//! misbehaviour per mode, and the example server) that hang, write garbage, flood, stop
+//! reading, escape their process group or close stdout. Every case checks that the
+//! configured timeout holds (wall time, with slack), that the JSON and JUnit reports are
+//! written and valid, that no process of the run survives, and — for the floods — that
+//! mcpspec's memory stays bounded (its peak RSS, `VmHWM`, sampled from `/proc`).
+
+mod common;
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{example_server, mcpspec, repo_root};
+use serde_json::Value;
+
+/// Outer limit for one run: far above what any case needs; a run that reaches it hung.
+const RUN_LIMIT: Duration = Duration::from_secs(90);
+/// Slack on top of the timeouts a case is allowed to spend (a busy, shared machine).
+const SLACK: Duration = Duration::from_secs(4);
+/// Peak RSS allowed to mcpspec while a server floods it (flat memory stays far below).
+const MEMORY_LIMIT_KB: u64 = 150 * 1024;
+
+struct Outcome {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    wall: Duration,
+    /// Peak resident set of the mcpspec process, in kB (last `VmHWM` sample).
+    peak_kb: u64,
+    json: Value,
+}
+
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {} after {:?} (peak {} kB)\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.wall, self.peak_kb, self.stdout, self.stderr
+        )
+    }
+}
+
+/// The mcpspec under test; `HOSTILE_MCPSPEC=/path/to/mcpspec` runs the matrix against
+/// another build (e.g. to show that an older one fails it).
+fn binary() -> PathBuf {
+    std::env::var_os("HOSTILE_MCPSPEC").map_or_else(mcpspec, PathBuf::from)
+}
+
+fn hostile(mode: &str) -> String {
+    let script = repo_root().join("tests/hostile/server.py");
+    format!("python3 {} {mode}", script.display())
+}
+
+fn scenario(name: &str) -> PathBuf {
+    repo_root().join("tests/hostile").join(name)
+}
+
+/// `mcpspec run SCENARIO --stdio TARGET --cwd <fresh dir> --json … --junit …`: waits at
+/// most [`RUN_LIMIT`], samples the peak RSS, checks both reports and that no process is
+/// left with the server's working directory.
+fn run(target: &str, scenario: &Path, extra: &[&str]) -> Outcome {
+    let work = tempfile::tempdir().expect("tempdir");
+    let cwd = work.path().join("server-cwd");
+    fs::create_dir(&cwd).expect("server cwd");
+    let json = work.path().join("result.json");
+    let junit = work.path().join("result.xml");
+    let mut child = Command::new(binary())
+        .arg("run")
+        .arg(scenario)
+        .args(["--stdio", target, "--era", "legacy", "--cwd"])
+        .arg(&cwd)
+        .arg("--json")
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .args(extra)
+        .current_dir(repo_root())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcpspec starts");
+    let started = Instant::now();
+    let stdout = drain(child.stdout.take().expect("stdout"));
+    let stderr = drain(child.stderr.take().expect("stderr"));
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0;
+    let code = loop {
+        if let Some(kb) = fs::read_to_string(&status)
+            .ok()
+            .and_then(|s| field_kb(&s, "VmHWM:"))
+        {
+            peak_kb = peak_kb.max(kb);
+        }
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status.code().unwrap_or(-1);
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            kill_processes_in(&cwd);
+            panic!("mcpspec hung: still running after {RUN_LIMIT:?} ({target})");
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    let wall = started.elapsed();
+    let stdout = stdout.join().expect("stdout reader");
+    let stderr = stderr.join().expect("stderr reader");
+    assert_no_processes_in(&cwd, &format!("{stdout}\n{stderr}"));
+    let text = fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}):\n{stdout}\n{stderr}"));
+    let json: Value = serde_json::from_str(&text).expect("the JSON report parses");
+    common::assert_valid_junit(&junit);
+    Outcome {
+        code,
+        stdout,
+        stderr,
+        wall,
+        peak_kb,
+        json,
+    }
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+fn field_kb(status: &str, field: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line[field.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Processes (pid, command line) whose working directory is `dir`.
+fn processes_in(dir: &Path) -> Vec<(u32, String)> {
+    let dir = dir.canonicalize().expect("dir exists");
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) {
+            let cmdline = fs::read(entry.path().join("cmdline"))
+                .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+                .unwrap_or_default();
+            found.push((pid, cmdline.trim().to_string()));
+        }
+    }
+    found
+}
+
+fn kill_processes_in(dir: &Path) {
+    for (pid, _) in processes_in(dir) {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+}
+
+/// Once mcpspec has exited, no process may be left in the server's directory (the
+/// servers and every descendant, those that left the process group included).
+fn assert_no_processes_in(dir: &Path, output: &str) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left = processes_in(dir);
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() >= deadline {
+            kill_processes_in(dir);
+            panic!("orphans left after the run: {left:?}\n{output}");
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn step<'a>(report: &'a Value, name: &str) -> &'a Value {
+    let steps = report["suites"][0]["steps"].as_array().expect("steps");
+    let found = steps.iter().find(|s| s["name"] == name);
+    &found.unwrap_or_else(|| panic!("no step `{name}`: {report:#}"))["outcome"]
+}
+
+fn assert_status(report: &Value, name: &str, status: &str) -> String {
+    let o = step(report, name);
+    assert_eq!(o["status"], status, "{name}: {o:#}");
+    format!(
+        "{} {}",
+        o["message"].as_str().unwrap_or_default(),
+        o["detail"].as_str().unwrap_or_default()
+    )
+}
+
+fn assert_contains(haystack: &str, needle: &str) {
+    assert!(
+        haystack.contains(needle),
+        "expected {needle:?} in:\n{haystack}"
+    );
+}
+
+fn assert_within(run: &Outcome, budget: Duration) {
+    assert!(
+        run.wall <= budget + SLACK,
+        "took {:?}, budget {budget:?} + {SLACK:?}: {run:?}",
+        run.wall
+    );
+}
+
+fn assert_flat_memory(run: &Outcome) {
+    assert!(run.peak_kb > 0, "no VmHWM sample: {run:?}");
+    assert!(
+        run.peak_kb < MEMORY_LIMIT_KB,
+        "mcpspec peaked at {} kB (limit {MEMORY_LIMIT_KB} kB): {run:?}",
+        run.peak_kb
+    );
+}
+
+// ---------------------------------------------------------------------------
+
+/// A server that answers `initialize` and then nothing: the first step times out, the
+/// liveness probe finds the connection dead, and the other steps are not run — one
+/// timeout and one probe, not one timeout per step — except one with its own connection.
+#[test]
+fn hang_after_initialize_costs_one_timeout_not_one_per_step() {
+    let run = run(
+        &hostile("hang-after-init"),
+        &scenario("four-steps.yaml"),
+        &["--timeout", "2s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let first = assert_status(&run.json, "lists tools", "error");
+    assert_contains(&first, "timed out after 2s");
+    for later in ["calls echo", "pings", "lists tools again"] {
+        let why = assert_status(&run.json, later, "error");
+        assert_contains(&why, "not run: the connection broke at step `lists tools`");
+        assert_contains(&why, "the connection is dead");
+    }
+    // A step on a fresh connection of its own still runs.
+    assert_status(&run.json, "initializes a fresh connection", "passed");
+    // Step timeout + probe (2 s each); four timeouts would be 8 s.
+    assert_within(&run, Duration::from_secs(4));
+}
+
+/// A non-JSON line instead of the reply: a timeout, and the report shows what the server
+/// wrote (cut, with a marker).
+#[test]
+fn garbage_instead_of_a_reply_is_a_timeout_that_shows_the_garbage() {
+    let run = run(
+        &hostile("garbage-reply"),
+        &scenario("healthy.yaml"),
+        &["--timeout", "3s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let why = assert_status(&run.json, "lists tools", "error");
+    assert_contains(&why, "timed out after 3s");
+    assert_contains(
+        &why,
+        "instead of a reply the server wrote 1 non-JSON line(s)",
+    );
+    assert_contains(&why, "garbage instead of a reply: ###");
+    assert_contains(&why, "(truncated, 2028 bytes)");
+    let transcript = run.json["suites"][0]["steps"][0]["transcript"].to_string();
+    assert_contains(
+        &transcript,
+        "non-JSON output from the server: garbage instead",
+    );
+    // The step's timeout, then the probe's (garbage again).
+    assert_within(&run, Duration::from_secs(6));
+}
+
+/// Half a reply, no newline, then silence: a timeout, never a hang.
+#[test]
+fn partial_line_then_silence_times_out() {
+    let run = run(
+        &hostile("partial-line"),
+        &scenario("healthy.yaml"),
+        &["--timeout", "3s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_contains(
+        &assert_status(&run.json, "lists tools", "error"),
+        "timed out after 3s",
+    );
+    // The step's timeout, then the probe's (it gets half a line too).
+    assert_within(&run, Duration::from_secs(6));
+}
+
+/// Notifications streamed without end instead of the reply: the step times out, and
+/// memory stays flat whatever the server sends.
+#[test]
+fn notification_flood_keeps_memory_flat_and_times_out() {
+    let run = run(
+        &hostile("flood"),
+        &scenario("healthy.yaml"),
+        &["--timeout", "3s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let why = assert_status(&run.json, "lists tools", "error");
+    assert_contains(&why, "timed out after 3s");
+    let transcript = run.json["suites"][0]["steps"][0]["transcript"].to_string();
+    assert_contains(&transcript, "not kept in this transcript");
+    assert_contains(&transcript, "notifications/message × ");
+    assert_flat_memory(&run);
+    // Step timeout, probe, then the shutdown of a server that reads nothing (close
+    // stdin, 1.5 s, SIGTERM).
+    assert_within(&run, Duration::from_secs(8));
+}
+
+/// 200,000 notifications before each reply: every step passes, memory stays flat.
+#[test]
+fn notification_burst_before_each_reply_keeps_memory_flat() {
+    let run = run(
+        &hostile("burst"),
+        &scenario("healthy.yaml"),
+        &["--timeout", "30s"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_flat_memory(&run);
+}
+
+/// A 4 MB request to a server that stopped reading its stdin: the step fails with that
+/// reason once its timeout passed (the write is bounded too), and the reports are written.
+#[test]
+fn server_that_stops_reading_cannot_block_a_huge_request() {
+    let (_dir, path) = huge_request_scenario();
+    let run = run(&hostile("no-read"), &path, &["--timeout", "2s"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let why = assert_status(&run.json, "sends 4 MB", "error");
+    assert_contains(
+        &why,
+        "timed out after 2s writing the request: the server did not read its stdin",
+    );
+    assert_contains(
+        &assert_status(&run.json, "pings", "error"),
+        "not run: the connection broke at step `sends 4 MB`",
+    );
+    // Step timeout, then the shutdown of a server that reads nothing (its stdin closed,
+    // 1.5 s, SIGTERM, up to 1.5 s).
+    assert_within(&run, Duration::from_secs(6));
+}
+
+/// The same with `--jobs` (a multi-thread runtime): the one wait path bounds it too.
+#[test]
+fn server_that_stops_reading_cannot_block_a_huge_request_with_jobs() {
+    let (_dir, path) = huge_request_scenario();
+    let run = run(
+        &hostile("no-read"),
+        &path,
+        &["--timeout", "2s", "--jobs", "2"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_contains(
+        &assert_status(&run.json, "sends 4 MB", "error"),
+        "timed out after 2s writing the request",
+    );
+    assert_within(&run, Duration::from_secs(6));
+}
+
+/// A server that stops reading and floods server requests: each is answered (-32601),
+/// the answers pile up in front of a stdin nobody reads — bounded — and the step times
+/// out (waiting for its reply, or writing its request if it came after the flood), with
+/// memory flat and the liveness probe finding the connection dead.
+#[test]
+fn server_request_flood_without_reading_is_bounded() {
+    let run = run(
+        &hostile("request-flood"),
+        &scenario("healthy.yaml"),
+        &["--timeout", "2s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_contains(
+        &assert_status(&run.json, "lists tools", "error"),
+        "timed out after 2s",
+    );
+    assert_contains(
+        &assert_status(&run.json, "pings", "error"),
+        "not run: the connection broke at step `lists tools`",
+    );
+    assert_flat_memory(&run);
+    assert_within(&run, Duration::from_secs(6));
+}
+
+/// The same 4 MB request to a correct server is written while its reply is read.
+#[test]
+fn huge_request_to_a_correct_server_passes() {
+    let (_dir, path) = huge_request_scenario();
+    let run = run(&hostile("correct"), &path, &["--timeout", "20s"]);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+fn huge_request_scenario() -> (tempfile::TempDir, PathBuf) {
+    let text = "x".repeat(4 * 1024 * 1024);
+    common::scenario_file(
+        "huge.yaml",
+        &format!(
+            "scenario: huge-request\nsteps:\n  - name: sends 4 MB\n    request:\n      method: tools/call\n      params: {{ name: echo, arguments: {{ text: \"{text}\" }} }}\n  - name: pings\n    request: {{ method: ping }}\n"
+        ),
+    )
+}
+
+/// 2000 requests written at once to the correct example server: replies are read while
+/// the requests are written, so neither pipe fills up for good.
+#[test]
+fn stdout_clean_with_2000_requests_on_a_correct_server() {
+    let target = example_server().display().to_string();
+    let run = run(
+        &target,
+        &scenario("stdout-clean-2000.yaml"),
+        &["--timeout", "30s"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_status(
+        &run.json,
+        "stdout stays clean under 2000 concurrent requests",
+        "passed",
+    );
+}
+
+/// The same against a server that answers one request at a time and blocks while its
+/// stdout is full (as most do): a client that wrote everything before reading would
+/// deadlock with it.
+#[test]
+fn stdout_clean_with_2000_requests_on_an_in_order_server() {
+    let run = run(
+        &hostile("correct"),
+        &scenario("stdout-clean-2000.yaml"),
+        &["--timeout", "30s"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_status(
+        &run.json,
+        "stdout stays clean under 2000 concurrent requests",
+        "passed",
+    );
+}
+
+/// A grandchild that calls `setsid()` (and its own child, whose parent exits) leaves the
+/// process group: the cleanup still finds and stops them (checked by `run`).
+#[test]
+fn setsid_grandchildren_are_stopped_too() {
+    let run = run(
+        &hostile("setsid-child"),
+        &scenario("healthy.yaml"),
+        &["--timeout", "5s"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+/// A server that closes stdout right after a completed handshake did start: the step
+/// errors with what happened (exit 1), it is not "could not be started" (exit 4).
+#[test]
+fn closing_stdout_after_the_handshake_is_a_step_error() {
+    let run = run(
+        &hostile("close-stdout"),
+        &scenario("healthy.yaml"),
+        &["--timeout", "5s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let why = assert_status(&run.json, "lists tools", "error");
+    assert_contains(&why, "after the handshake");
+    assert_contains(
+        &assert_status(&run.json, "pings", "error"),
+        "not run: the connection broke",
+    );
+    assert_within(&run, Duration::from_secs(1));
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""A hostile MCP stdio server for tests/hostile.rs: a real process over real pipes that
+misbehaves in one way, chosen by its first argument. Speaks just enough legacy MCP
+(initialize, ping, tools/list, tools/call echo) to get past the handshake.
+
+Modes:
+  correct           serves normally
+  hang-after-init   answers initialize, then reads everything and answers nothing
+  garbage-reply     writes a non-JSON line instead of each reply after initialize
+  partial-line      writes half a reply without a newline, then stays silent
+  flood             on the first request after initialize, streams notifications forever
+                    without answering
+  burst             writes 200000 notifications before each reply after initialize
+  no-read           answers initialize, then never reads its stdin again
+  setsid-child      starts a grandchild that calls setsid() and sleeps, then serves
+  close-stdout      closes its stdout right after the handshake, stays alive
+  request-flood     after the handshake, never reads again and sends server requests
+                    (roots/list) without end
+"""
+
+import json
+import os
+import sys
+import time
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "correct"
+out = sys.stdout.buffer
+
+
+def send(msg):
+    out.write(json.dumps(msg).encode() + b"\n")
+    out.flush()
+
+
+def result(req, res):
+    send({"jsonrpc": "2.0", "id": req["id"], "result": res})
+
+
+NOTE = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "info", "data": "x" * 100},
+        }
+    ).encode()
+    + b"\n"
+)
+
+
+def serve_normally(req):
+    method = req.get("method")
+    if method == "initialize":
+        result(
+            req,
+            {
+                "protocolVersion": req["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "hostile", "version": "1.0.0"},
+            },
+        )
+    elif method == "ping":
+        result(req, {})
+    elif method == "tools/list":
+        tool = {
+            "name": "echo",
+            "description": "echoes",
+            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        }
+        result(req, {"tools": [tool]})
+    elif method == "tools/call":
+        text = req.get("params", {}).get("arguments", {}).get("text", "")
+        result(req, {"content": [{"type": "text", "text": str(text)[:100]}]})
+    else:
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": req["id"],
+                "error": {"code": -32601, "message": "method not found"},
+            }
+        )
+
+
+def main():
+    if MODE == "setsid-child":
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                # The grandchild's grandchild: also out of the group, parent gone soon.
+                os.execvp("sleep", ["sleep", "300"])
+            os.execvp("sleep", ["sleep", "301"])
+    initialized = False
+    for line in sys.stdin.buffer:
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
+        if "id" not in req:
+            if req.get("method") == "notifications/initialized":
+                initialized = True
+                if MODE == "close-stdout":
+                    out.close()
+                    os.close(1)
+                if MODE == "request-flood":
+                    n = 0
+                    while True:
+                        n += 1
+                        send({"jsonrpc": "2.0", "id": "s%d" % n, "method": "roots/list"})
+            continue
+        if req.get("method") == "initialize" or MODE in ("correct", "setsid-child"):
+            serve_normally(req)
+            if MODE == "no-read":
+                time.sleep(600)
+            continue
+        if MODE == "hang-after-init":
+            continue
+        if MODE == "garbage-reply":
+            out.write(b"garbage instead of a reply: " + b"#" * 2000 + b"\n")
+            out.flush()
+        elif MODE == "partial-line":
+            out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(req["id"]).encode() + b',"res')
+            out.flush()
+        elif MODE == "flood":
+            chunk = NOTE * 1000
+            while True:
+                out.write(chunk)
+        elif MODE == "burst":
+            out.write(NOTE * 200000)
+            serve_normally(req)
+        else:
+            serve_normally(req)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (BrokenPipeError, ValueError, OSError):
+        pass
