@@ -418,7 +418,24 @@ pub fn received_notifications<'a>(
             },
         )
         .collect();
-    (kept.len(), kept)
+    if ex.other_messages.dropped() == 0 {
+        return (kept.len(), kept);
+    }
+    // A flood: only the first and last few were kept, so count by method. Server requests
+    // are never named `notifications/…`, so these counts are of notifications alone.
+    let arrived = ex
+        .other_messages
+        .counts()
+        .filter_map(|(got, n)| {
+            let got = got?;
+            let wanted = match method {
+                Some(wanted) => method_matches(wanted, got),
+                None => got.starts_with("notifications/"),
+            };
+            wanted.then_some(n)
+        })
+        .sum();
+    (arrived, kept)
 }
 
 /// A method name against a pattern in which `*` stands for any text
@@ -984,15 +1001,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn received_notifications_are_counted_beyond_those_kept() {
+        use serde_json::json;
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}});
+        let request = json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"});
+        let ex = Exchange {
+            other_messages: std::iter::repeat_n(progress, 1000)
+                .chain([request])
+                .collect(),
+            ..Exchange::default()
+        };
+        assert!(ex.other_messages.dropped() > 0);
+        assert_eq!(received_notifications(&ex, None).0, 1000);
+        assert_eq!(received_notifications(&ex, Some("notifications/*")).0, 1000);
+        assert_eq!(
+            received_notifications(&ex, Some("notifications/message")).0,
+            0
+        );
+    }
+
+    #[test]
     fn received_notifications_skip_requests_and_responses() {
         use serde_json::json;
         let ex = Exchange {
-            other_messages: vec![
+            other_messages: [
                 json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}),
                 json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"}),
                 json!({"jsonrpc": "2.0", "id": 3, "result": {}}),
                 json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}),
-            ],
+            ]
+            .into_iter()
+            .collect(),
             ..Exchange::default()
         };
         assert_eq!(received_notifications(&ex, None).0, 2);

@@ -308,6 +308,22 @@ impl Received {
     }
 }
 
+impl FromIterator<Value> for Received {
+    fn from_iter<I: IntoIterator<Item = Value>>(messages: I) -> Self {
+        let mut received = Received::default();
+        received.extend(messages);
+        received
+    }
+}
+
+impl Extend<Value> for Received {
+    fn extend<I: IntoIterator<Item = Value>>(&mut self, messages: I) {
+        for msg in messages {
+            self.push(msg);
+        }
+    }
+}
+
 impl<'a> IntoIterator for &'a Received {
     type Item = &'a Value;
     type IntoIter = <&'a Kept<Value> as IntoIterator>::IntoIter;
