@@ -9,7 +9,7 @@ use std::time::Duration;
 /// `retry.count`: attempts after the first one.
 pub const RETRY_COUNT: RangeInclusive<u32> = 1..=100;
 /// `check.count`: requests in a `stdout_clean` burst, calls per tool of `handles_unguessable`.
-pub const CHECK_COUNT: RangeInclusive<u32> = 1..=1000;
+pub const CHECK_COUNT: RangeInclusive<u32> = 1..=10_000;
 /// Per-request timeouts: a step's `timeout`, `--timeout`, `timeout` in mcpspec.yaml.
 pub const TIMEOUT: RangeInclusive<Duration> =
     Duration::from_millis(1)..=Duration::from_secs(24 * 3600);
