@@ -86,10 +86,21 @@ pub struct TargetDoc {
     pub bearer_env: Option<String>,
 }
 
-/// The numbers of the file within their documented ranges, whether or not a flag
-/// overrides them (the file is wrong either way).
-fn check_ranges(file: &std::sync::Arc<SourceFile>, doc: &ConfigDoc) -> Result<(), LoadErrors> {
+/// The eras and numbers of the file valid, whether or not a flag overrides them (the
+/// file is wrong either way), each error at its line.
+fn check_values(file: &std::sync::Arc<SourceFile>, doc: &ConfigDoc) -> Result<(), LoadErrors> {
     let mut errors = LoadErrors::default();
+    for era in &doc.eras {
+        if let Err(e) = crate::era::Era::parse(&era.value) {
+            let error = LoadError::at(Pos::new(file, era.line, era.col), e);
+            errors.push(
+                match did_you_mean(&era.value, ["legacy", "modern", "auto"]) {
+                    Some(s) => error.with_help(format!("did you mean `{s}`?")),
+                    None => error,
+                },
+            );
+        }
+    }
     if let Some(jobs) = doc
         .jobs
         .as_ref()
@@ -137,7 +148,7 @@ impl Config {
         };
         let file = crate::dsl::error::read_source(&path)?;
         let doc: ConfigDoc = parse_yaml(&file)?;
-        check_ranges(&file, &doc)?;
+        check_values(&file, &doc)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Some(Config { doc, file, dir }))
     }
@@ -186,11 +197,24 @@ impl Config {
         candidate
     }
 
+    /// `paths:`, relative to this file (built-in pack names stay names).
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.doc.paths.iter().map(|p| self.resolve(p)).collect()
+    }
+
+    /// `expectedFailures:`, relative to this file.
+    pub fn baseline_path(&self) -> Option<PathBuf> {
+        self.doc
+            .expected_failures
+            .as_ref()
+            .map(|p| self.dir.join(p))
+    }
+
     /// Fill what the command line left unset; flags always win.
     pub fn apply(&self, args: &mut RunArgs, target_name: Option<&str>) -> Result<(), LoadErrors> {
         let d = &self.doc;
         if args.paths.is_empty() {
-            args.paths = d.paths.iter().map(|p| self.resolve(p)).collect();
+            args.paths = self.paths();
         }
         if args.eras.is_empty() {
             args.eras = d.eras.iter().map(|e| e.value.clone()).collect();
@@ -268,7 +292,7 @@ impl Config {
             args.json = d.json.as_ref().map(|p| self.dir.join(p));
         }
         if args.expected_failures.is_none() {
-            args.expected_failures = d.expected_failures.as_ref().map(|p| self.dir.join(p));
+            args.expected_failures = self.baseline_path();
         }
         if args.jobs.is_none() {
             args.jobs = d.jobs.as_ref().map(|j| j.value);

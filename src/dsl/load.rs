@@ -309,7 +309,13 @@ static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").u
 fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
     let raw = e.without_snippet().to_string();
     let message = AT_LINE.replace(raw.trim(), "").to_string();
-    let (message, help) = explain_serde_message(&message);
+    let (mut message, mut help) = explain_serde_message(&message);
+    if let Some(loc) = e.location().filter(|l| l.line() > 0)
+        && (message == "expected sequence start" || message.contains("expected a sequence"))
+        && let Some((m, h)) = explain_not_a_list(file, loc.line() as u32, loc.column() as u32)
+    {
+        (message, help) = (m, Some(h));
+    }
     let error = match e.location() {
         Some(loc) if loc.line() > 0 => LoadError::at(
             Pos::new(file, loc.line() as u32, loc.column() as u32),
@@ -321,6 +327,37 @@ fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
         Some(h) => error.with_help(h),
         None => error,
     }
+}
+
+/// A scalar where the DSL takes a list (`eras: legacy`): say so in DSL words, with the
+/// fix written out from the user's own value.
+fn explain_not_a_list(file: &SourceFile, line: u32, col: u32) -> Option<(String, String)> {
+    let text = file.text.lines().nth(line.checked_sub(1)? as usize)?;
+    let start = text.char_indices().nth(col.checked_sub(1)? as usize)?.0;
+    let key = text[..start].trim_end().strip_suffix(':')?;
+    let key = key
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()?;
+    let value = text[start..]
+        .split(" #")
+        .next()?
+        .trim()
+        .trim_end_matches([',', '}']);
+    let value = value.trim();
+    if key.is_empty() || value.is_empty() {
+        return None;
+    }
+    let what = match key {
+        "eras" => "a list of eras",
+        "tags" => "a list of tags",
+        "paths" => "a list of files, folders or packs",
+        "supportedVersions" => "a list of revisions",
+        _ => "a list",
+    };
+    Some((
+        format!("`{key}` takes {what}, e.g. [{value}]"),
+        format!("write `{key}: [{value}]`"),
+    ))
 }
 
 /// Rephrase serde's messages in DSL terms and add "did you mean".
