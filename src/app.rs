@@ -1245,6 +1245,7 @@ mod tests {
             suites,
             stale_entries: Vec::new(),
             interrupted: None,
+            shard: None,
         }
     }
 
