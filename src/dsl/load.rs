@@ -479,12 +479,12 @@ fn explain_by_key(
     let key = key
         .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
         .next()?;
-    let value = text[start..]
-        .split(" #")
-        .next()?
-        .trim()
-        .trim_end_matches([',', '}']);
-    let value = value.trim();
+    let mut value = text[start..].split(" #").next()?;
+    if text[..start].contains(['{', '[']) {
+        // In a flow collection the value ends at the next comma.
+        value = value.split(',').next()?;
+    }
+    let value = value.trim().trim_end_matches([',', '}']).trim();
     if key.is_empty() || value.is_empty() {
         return None;
     }
