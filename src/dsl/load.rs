@@ -1805,3 +1805,49 @@ fn list(known: &BTreeSet<String>) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<u32> {
+        let file = SourceFile::new("t.yaml", text);
+        match parse_yaml::<ScenarioDoc>(&file) {
+            Ok(_) => Vec::new(),
+            Err(e) => {
+                e.0.iter()
+                    .map(|e| e.pos.as_ref().map_or(0, |p| p.line))
+                    .collect()
+            }
+        }
+    }
+
+    /// Every bad step is reported, also the last; a YAML syntax error and a removed
+    /// required key stay out of it.
+    #[test]
+    fn structural_errors_of_every_entry() {
+        let two_bad = "scenario: s\nsteps:\n  - name: a\n    reqest: {}\n  - name: b\n    request: { method: x, paginate: 3 }\n";
+        assert_eq!(lines(two_bad), [4, 6]);
+        let with_good = "scenario: s\nsteps:\n  - name: a\n    reqest: {}\n  - name: ok\n    request: { method: x }\n  - name: b\n    requst: {}\n";
+        assert_eq!(lines(with_good), [4, 8]);
+        // `scenario: [1]` is wrong; blanking it out would only add "missing `scenario`".
+        let bad_required = "scenario: [1]\nsteps:\n  - name: a\n    request: { method: x }\n";
+        assert_eq!(lines(bad_required), [1]);
+        let syntax =
+            "scenario: s\nsteps:\n  - name: a\n    reqest: {\n  - name: b\n    requst: {}\n";
+        assert_eq!(lines(syntax).len(), 1);
+        let entries = yaml_entries(with_good);
+        let spans: Vec<(usize, usize, Option<usize>)> =
+            entries.iter().map(|e| (e.first, e.last, e.list)).collect();
+        assert_eq!(
+            spans,
+            [
+                (1, 1, None),
+                (2, 8, None),
+                (3, 4, Some(2)),
+                (5, 6, Some(2)),
+                (7, 8, Some(2))
+            ]
+        );
+    }
+}
