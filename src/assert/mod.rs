@@ -544,7 +544,8 @@ fn check_predicate(
     // natural `readOnlyHint equals true` on a filter), as `scalar` says.
     let single_as = |scalar: bool| -> Result<std::borrow::Cow<'_, Value>, PredFail> {
         use std::borrow::Cow;
-        if !singular && !(scalar && matches.len() == 1) {
+        let one_value = scalar && matches.len() == 1;
+        if !(singular || one_value) {
             return Ok(Cow::Owned(Value::Array(
                 matches.iter().map(|v| (*v).clone()).collect(),
             )));
