@@ -86,7 +86,24 @@ pub struct TargetDoc {
     pub bearer_env: Option<String>,
 }
 
-/// The eras and numbers of the file valid, whether or not a flag overrides them (the
+/// `name` is not among the targets of the file.
+fn no_target(file: &SourceFile, d: &ConfigDoc, name: &str, pos: Option<Pos>) -> LoadError {
+    let help = match did_you_mean(name, d.targets.keys().map(String::as_str)) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!(
+            "targets defined: {}",
+            d.targets.keys().cloned().collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let message = format!("no target named `{name}` in {}", file.name);
+    match pos {
+        Some(p) => LoadError::at(p, message),
+        None => LoadError::file(&file.name, message),
+    }
+    .with_help(help)
+}
+
+/// The eras, `defaultTarget` and numbers of the file valid, whether or not a flag overrides them (the
 /// file is wrong either way), each error at its line.
 fn check_values(file: &std::sync::Arc<SourceFile>, doc: &ConfigDoc) -> Result<(), LoadErrors> {
     let mut errors = LoadErrors::default();
@@ -100,6 +117,12 @@ fn check_values(file: &std::sync::Arc<SourceFile>, doc: &ConfigDoc) -> Result<()
                 },
             );
         }
+    }
+    if let Some(name) = &doc.default_target
+        && !doc.targets.contains_key(&name.value)
+    {
+        let pos = Pos::new(file, name.line, name.col);
+        errors.push(no_target(file, doc, &name.value, Some(pos)));
     }
     if let Some(jobs) = doc
         .jobs
@@ -234,19 +257,7 @@ impl Config {
                         .as_ref()
                         .filter(|n| target_name.is_none() && n.value == name)
                         .map(|n| Pos::new(&self.file, n.line, n.col));
-                    let help = match did_you_mean(&name, d.targets.keys().map(String::as_str)) {
-                        Some(s) => format!("did you mean `{s}`?"),
-                        None => format!(
-                            "targets defined: {}",
-                            d.targets.keys().cloned().collect::<Vec<_>>().join(", ")
-                        ),
-                    };
-                    let message = format!("no target named `{name}` in {}", self.file.name);
-                    let err = match pos {
-                        Some(p) => LoadError::at(p, message),
-                        None => LoadError::file(&self.file.name, message),
-                    };
-                    return Err(err.with_help(help).into());
+                    return Err(no_target(&self.file, d, &name, pos).into());
                 };
                 t.stdio = target.stdio.clone();
                 t.url = target.url.clone();

@@ -177,6 +177,17 @@ fn config_era_mistakes_point_at_the_file() {
         ) && r.stderr.contains("help: write `eras: [legacy]`"),
         "{r:?}"
     );
+    // `validate` checks `defaultTarget` as `run` does (it said "ok").
+    let dir = project(&CONFIG.replace("defaultTarget: local", "defaultTarget: lokal"));
+    let r = run_in(dir.path(), &["validate", "mcpspec.yaml"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("error: no target named `lokal` in mcpspec.yaml")
+            && r.stderr.contains("--> mcpspec.yaml:7:16")
+            && r.stderr.contains("did you mean `local`?"),
+        "{r:?}"
+    );
     let dir = project(&CONFIG.replace("targets:", "tragets:"));
     let r = run_in(dir.path(), &["validate", "mcpspec.yaml"], &[]);
     assert_eq!(r.code, 2, "{r:?}");
