@@ -153,8 +153,11 @@ enum OtherInput {
 }
 
 impl OtherInput {
-    /// Told apart by name (`mcpspec.yaml`) or by top-level keys (`server`/`client`: a
-    /// baseline; `fail`/`ignore`/`accept`: contract rules). Anything else is a scenario.
+    /// Told apart by name (`mcpspec.yaml`) or by top-level keys: a file with no scenario
+    /// key (`scenario`, `steps`) and a baseline key (`server`/`client`) is a baseline, one
+    /// with a rules key (`fail`/`ignore`/`accept`) is contract rules — so a typo in one of
+    /// their other keys is reported by their own loader, with did-you-mean. Anything else
+    /// is a scenario.
     fn of(path: &Path) -> Option<OtherInput> {
         let name = path.file_name()?.to_str()?;
         if matches!(name, "mcpspec.yaml" | "mcpspec.yml") {
@@ -169,10 +172,12 @@ impl OtherInput {
             .filter(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t', '#', '-']))
             .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
             .collect();
-        let all = |names: &[&str]| !keys.is_empty() && keys.iter().all(|k| names.contains(k));
-        if all(&["server", "client"]) {
+        let any = |names: &[&str]| keys.iter().any(|k| names.contains(k));
+        if any(&["scenario", "steps"]) {
+            None
+        } else if any(&["server", "client"]) {
             Some(OtherInput::Baseline)
-        } else if all(&["fail", "ignore", "accept"]) {
+        } else if any(&["fail", "ignore", "accept"]) {
             Some(OtherInput::Rules)
         } else {
             None
@@ -188,20 +193,78 @@ impl OtherInput {
     }
 }
 
+/// `validate` with no paths checks what `run` with no paths would load: the
+/// configuration in the working directory, its `paths:` and its baseline.
+fn validate_config_paths() -> Result<Vec<(PathBuf, Option<OtherInput>)>, i32> {
+    let nothing = || {
+        usage(UsageError(format!(
+            "nothing to validate: give files, folders or packs (or `paths:` in {})",
+            crate::config::DEFAULT_FILE
+        )))
+    };
+    let config_file = PathBuf::from(crate::config::DEFAULT_FILE);
+    match crate::config::Config::find(None) {
+        Ok(None) => Err(nothing()),
+        // The configuration is reported below (with its errors, if any) as any other file.
+        Err(_) => Ok(vec![(config_file, Some(OtherInput::Config))]),
+        Ok(Some(config)) if config.doc.paths.is_empty() => Err(nothing()),
+        Ok(Some(config)) => {
+            let mut paths = vec![(config_file, Some(OtherInput::Config))];
+            paths.extend(config.paths().into_iter().map(|p| {
+                let kind = OtherInput::of(&p);
+                (p, kind)
+            }));
+            paths.extend(
+                config
+                    .baseline_path()
+                    .map(|p| (p, Some(OtherInput::Baseline))),
+            );
+            Ok(paths)
+        }
+    }
+}
+
 fn validate(paths: &[PathBuf]) -> i32 {
-    // Configuration, baselines and rules files first; the rest are scenarios and packs.
+    let paths = if paths.is_empty() {
+        match validate_config_paths() {
+            Ok(p) => p,
+            Err(code) => return code,
+        }
+    } else {
+        paths
+            .iter()
+            .map(|p| (p.clone(), OtherInput::of(p)))
+            .collect()
+    };
+    // Configuration, baselines and rules files by their kind; the rest are scenarios and
+    // packs. Every file's errors are reported, not only the first bad file's.
     let mut scenario_paths = Vec::new();
     let mut errors = dsl::LoadErrors::default();
     let mut others = Vec::new();
-    for path in paths {
-        match OtherInput::of(path) {
-            Some(kind) => match kind.check(path) {
+    for (path, kind) in paths {
+        match kind {
+            Some(kind) => match kind.check(&path) {
                 Ok(what) => others.push(format!("ok: {} ({what})", path.display())),
                 Err(e) => errors.0.extend(e.0),
             },
-            None => scenario_paths.push(path.clone()),
+            None => scenario_paths.push(path),
         }
     }
+    let loaded = if scenario_paths.is_empty() {
+        None
+    } else {
+        let inputs = dsl::pack::ParamInputs {
+            release_steps: true,
+            ..Default::default()
+        };
+        match dsl::load::load_all(&scenario_paths, &inputs) {
+            Ok(loaded) => Some(loaded),
+            Err(e) => {
+                errors.0.extend(e.0);
+                None
+            }
+        }
+    };
     if !errors.is_empty() {
         eprintln!("{}", errors.render());
         return exit::INVALID_INPUT;
@@ -209,25 +272,19 @@ fn validate(paths: &[PathBuf]) -> i32 {
     for line in &others {
         outln!("{line}");
     }
-    if scenario_paths.is_empty() {
-        return exit::OK;
+    if let Some(loaded) = loaded {
+        let scenarios = &loaded.scenarios;
+        let steps: usize = scenarios.iter().map(|s| s.step_lines().len()).sum();
+        let packs = match loaded.packs.len() {
+            0 => String::new(),
+            n => format!(", {n} pack(s)"),
+        };
+        outln!(
+            "ok: {} scenario(s), {steps} step(s){packs}",
+            scenarios.len()
+        );
     }
-    match load(&scenario_paths, true) {
-        Ok(loaded) => {
-            let scenarios = &loaded.scenarios;
-            let steps: usize = scenarios.iter().map(|s| s.step_lines().len()).sum();
-            let packs = match loaded.packs.len() {
-                0 => String::new(),
-                n => format!(", {n} pack(s)"),
-            };
-            outln!(
-                "ok: {} scenario(s), {steps} step(s){packs}",
-                scenarios.len()
-            );
-            exit::OK
-        }
-        Err(code) => code,
-    }
+    exit::OK
 }
 
 fn list(paths: &[PathBuf], markdown: bool) -> i32 {

@@ -41,8 +41,8 @@ pub enum Command {
     /// Check scenarios and packs (imports, parameters, groups) without running them;
     /// errors as file:line:col with a snippet.
     Validate {
-        /// Scenario files or folders, pack folders, built-in packs.
-        #[arg(required = true)]
+        /// Scenario files or folders, pack folders, built-in packs, mcpspec.yaml,
+        /// baselines, contract rules (none: mcpspec.yaml, its `paths:` and baseline).
         paths: Vec<PathBuf>,
     },
     /// List packs (version, parameters, groups), scenario and check (step) ids.

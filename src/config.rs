@@ -86,10 +86,44 @@ pub struct TargetDoc {
     pub bearer_env: Option<String>,
 }
 
-/// The numbers of the file within their documented ranges, whether or not a flag
-/// overrides them (the file is wrong either way).
-fn check_ranges(file: &std::sync::Arc<SourceFile>, doc: &ConfigDoc) -> Result<(), LoadErrors> {
+/// `name` is not among the targets of the file.
+fn no_target(file: &SourceFile, d: &ConfigDoc, name: &str, pos: Option<Pos>) -> LoadError {
+    let help = match did_you_mean(name, d.targets.keys().map(String::as_str)) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!(
+            "targets defined: {}",
+            d.targets.keys().cloned().collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let message = format!("no target named `{name}` in {}", file.name);
+    match pos {
+        Some(p) => LoadError::at(p, message),
+        None => LoadError::file(&file.name, message),
+    }
+    .with_help(help)
+}
+
+/// The eras, `defaultTarget` and numbers of the file valid, whether or not a flag overrides them (the
+/// file is wrong either way), each error at its line.
+fn check_values(file: &std::sync::Arc<SourceFile>, doc: &ConfigDoc) -> Result<(), LoadErrors> {
     let mut errors = LoadErrors::default();
+    for era in &doc.eras {
+        if let Err(e) = crate::era::Era::parse(&era.value) {
+            let error = LoadError::at(Pos::new(file, era.line, era.col), e);
+            errors.push(
+                match did_you_mean(&era.value, ["legacy", "modern", "auto"]) {
+                    Some(s) => error.with_help(format!("did you mean `{s}`?")),
+                    None => error,
+                },
+            );
+        }
+    }
+    if let Some(name) = &doc.default_target
+        && !doc.targets.contains_key(&name.value)
+    {
+        let pos = Pos::new(file, name.line, name.col);
+        errors.push(no_target(file, doc, &name.value, Some(pos)));
+    }
     if let Some(jobs) = doc
         .jobs
         .as_ref()
@@ -137,7 +171,7 @@ impl Config {
         };
         let file = crate::dsl::error::read_source(&path)?;
         let doc: ConfigDoc = parse_yaml(&file)?;
-        check_ranges(&file, &doc)?;
+        check_values(&file, &doc)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Some(Config { doc, file, dir }))
     }
@@ -186,11 +220,24 @@ impl Config {
         candidate
     }
 
+    /// `paths:`, relative to this file (built-in pack names stay names).
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.doc.paths.iter().map(|p| self.resolve(p)).collect()
+    }
+
+    /// `expectedFailures:`, relative to this file.
+    pub fn baseline_path(&self) -> Option<PathBuf> {
+        self.doc
+            .expected_failures
+            .as_ref()
+            .map(|p| self.dir.join(p))
+    }
+
     /// Fill what the command line left unset; flags always win.
     pub fn apply(&self, args: &mut RunArgs, target_name: Option<&str>) -> Result<(), LoadErrors> {
         let d = &self.doc;
         if args.paths.is_empty() {
-            args.paths = d.paths.iter().map(|p| self.resolve(p)).collect();
+            args.paths = self.paths();
         }
         if args.eras.is_empty() {
             args.eras = d.eras.iter().map(|e| e.value.clone()).collect();
@@ -210,19 +257,7 @@ impl Config {
                         .as_ref()
                         .filter(|n| target_name.is_none() && n.value == name)
                         .map(|n| Pos::new(&self.file, n.line, n.col));
-                    let help = match did_you_mean(&name, d.targets.keys().map(String::as_str)) {
-                        Some(s) => format!("did you mean `{s}`?"),
-                        None => format!(
-                            "targets defined: {}",
-                            d.targets.keys().cloned().collect::<Vec<_>>().join(", ")
-                        ),
-                    };
-                    let message = format!("no target named `{name}` in {}", self.file.name);
-                    let err = match pos {
-                        Some(p) => LoadError::at(p, message),
-                        None => LoadError::file(&self.file.name, message),
-                    };
-                    return Err(err.with_help(help).into());
+                    return Err(no_target(&self.file, d, &name, pos).into());
                 };
                 t.stdio = target.stdio.clone();
                 t.url = target.url.clone();
@@ -268,7 +303,7 @@ impl Config {
             args.json = d.json.as_ref().map(|p| self.dir.join(p));
         }
         if args.expected_failures.is_none() {
-            args.expected_failures = d.expected_failures.as_ref().map(|p| self.dir.join(p));
+            args.expected_failures = self.baseline_path();
         }
         if args.jobs.is_none() {
             args.jobs = d.jobs.as_ref().map(|j| j.value);

@@ -143,6 +143,148 @@ fn numbers_out_of_range_exit_2_with_their_position() {
     assert_eq!(ok.stdout, "ok: mcpspec.yaml (configuration)\n");
 }
 
+/// An era typo in the file is an error at its position, with did-you-mean (it was reported
+/// as `--era: modren is not an era`, as if typed on the command line); a scalar where a
+/// list goes says so in DSL words.
+#[test]
+fn config_era_mistakes_point_at_the_file() {
+    let dir = project(&CONFIG.replace("[legacy, 2026-07-28]", "[legacy, modren]"));
+    let r = run_in(dir.path(), &["run"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(!r.stderr.contains("--era"), "{r:?}");
+    assert!(
+        r.stderr
+            .starts_with("error: `modren` is not an era: expected `legacy`, `modern`")
+            && r.stderr.contains("--> mcpspec.yaml:9:16")
+            && r.stderr.contains("did you mean `modern`?"),
+        "{r:?}"
+    );
+    assert_eq!(r.stdout, "", "nothing ran");
+    for args in [&["validate", "mcpspec.yaml"][..], &["validate"]] {
+        let v = run_in(dir.path(), args, &[]);
+        assert_eq!(v.code, 2, "{args:?}: {v:?}");
+        assert_eq!(
+            v.stderr, r.stderr,
+            "{args:?}: validate reports what run does"
+        );
+    }
+    let dir = project(&CONFIG.replace("[legacy, 2026-07-28]", "legacy"));
+    let r = run_in(dir.path(), &["validate", "mcpspec.yaml"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.starts_with(
+            "error: `eras` takes a list of eras, e.g. [legacy]\n --> mcpspec.yaml:9:7"
+        ) && r.stderr.contains("help: write `eras: [legacy]`"),
+        "{r:?}"
+    );
+    // `validate` checks `defaultTarget` as `run` does (it said "ok").
+    let dir = project(&CONFIG.replace("defaultTarget: local", "defaultTarget: lokal"));
+    let r = run_in(dir.path(), &["validate", "mcpspec.yaml"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("error: no target named `lokal` in mcpspec.yaml")
+            && r.stderr.contains("--> mcpspec.yaml:7:16")
+            && r.stderr.contains("did you mean `local`?"),
+        "{r:?}"
+    );
+    let dir = project(&CONFIG.replace("targets:", "tragets:"));
+    let r = run_in(dir.path(), &["validate", "mcpspec.yaml"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("error: unknown key `tragets`")
+            && r.stderr.contains("--> mcpspec.yaml:2:1")
+            && r.stderr.contains("did you mean `targets`?"),
+        "{r:?}"
+    );
+}
+
+/// `validate` with no paths checks what `run` with no paths loads: mcpspec.yaml, its
+/// `paths:` and its baseline, every file's errors together.
+#[test]
+fn validate_without_paths_checks_the_configuration_and_its_paths() {
+    let dir = project(&format!("{CONFIG}expectedFailures: baseline.yaml\n"));
+    std::fs::write(
+        dir.path().join("baseline.yaml"),
+        "server:\n  - tools:lists the tools\n",
+    )
+    .unwrap();
+    let ok = run_in(dir.path(), &["validate"], &[]);
+    assert_eq!(ok.code, 0, "{ok:?}");
+    assert_eq!(
+        ok.stdout,
+        "ok: mcpspec.yaml (configuration)\nok: baseline.yaml (baseline)\nok: 1 scenario(s), 7 step(s)\n"
+    );
+    // A bad scenario under `paths:` and a typo in the baseline: both reported.
+    std::fs::write(
+        dir.path().join("scenarios/bad.yaml"),
+        "scenario: bad\nsteps:\n  - name: a\n    reqest: { method: tools/list }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("baseline.yaml"), "server: []\nclinet: []\n").unwrap();
+    let r = run_in(dir.path(), &["validate"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("--> scenarios/bad.yaml:4:5")
+            && r.stderr.contains("did you mean `request`?"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains("--> baseline.yaml:2:1") && r.stderr.contains("did you mean `client`?"),
+        "{r:?}"
+    );
+    assert!(r.stderr.trim_end().ends_with("2 errors found"), "{r:?}");
+    let r = run_in(tempfile::tempdir().unwrap().path(), &["validate"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(
+        r.stderr,
+        "error: nothing to validate: give files, folders or packs (or `paths:` in mcpspec.yaml)\n"
+    );
+}
+
+/// Each kind of file `validate` is given is read by its own loader, so a typo in one of
+/// its keys gets that loader's did-you-mean (rules with a misspelt key were read as a
+/// scenario: "unknown key `fail`").
+#[test]
+fn validate_recognises_each_document_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    };
+    write("rules.yaml", "fail: [breaking]\nacept: []\n");
+    write("baseline.yaml", "server: []\nclinet: []\n");
+    write("pack/pack.yaml", "name: p\nverison: 1.0.0\n");
+    for (file, at, help) in [
+        ("rules.yaml", "rules.yaml:2:1", "did you mean `accept`?"),
+        (
+            "baseline.yaml",
+            "baseline.yaml:2:1",
+            "did you mean `client`?",
+        ),
+        (
+            "pack/pack.yaml",
+            "pack/pack.yaml:2:1",
+            "did you mean `version`?",
+        ),
+    ] {
+        let r = run_in(dir.path(), &["validate", file], &[]);
+        assert_eq!(r.code, 2, "{file}: {r:?}");
+        assert!(
+            r.stderr.contains(&format!("--> {at}")) && r.stderr.contains(help),
+            "{file}: {r:?}"
+        );
+    }
+    write("rules.yaml", "fail: [breaking]\naccept: []\n");
+    let r = run_in(dir.path(), &["validate", "rules.yaml"], &[]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "ok: rules.yaml (contract rules)\n"),
+        "{r:?}"
+    );
+}
+
 #[test]
 fn committed_config_schema_is_current() {
     let r = common::run(&["schema", "config"]);

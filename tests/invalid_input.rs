@@ -36,6 +36,10 @@ const CASES: &[(&str, &str)] = &[
         "several-errors",
         "several problems in one file, all reported",
     ),
+    (
+        "structural-errors",
+        "several wrong types and unknown keys in one file, all reported in DSL words",
+    ),
     ("empty-length", "a length comparison without any bound"),
     ("pack-cycle", "packs importing each other, with the chain"),
     (

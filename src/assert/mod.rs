@@ -555,11 +555,14 @@ fn check_predicate(
             Some("no match".to_string()),
         )
     };
-    // A multi-node path (wildcard, filter, slice, descendant) always yields the list of
-    // its matches, however many there are; a singular path yields its one value.
-    let single = || -> Result<std::borrow::Cow<'_, Value>, PredFail> {
+    // A multi-node path (wildcard, filter, slice, descendant) yields the list of its
+    // matches; a singular path yields its one value. For `equals`/`notEquals`, one match
+    // of a multi-node path compared with a value that is not a list is that value (the
+    // natural `readOnlyHint equals true` on a filter), as `scalar` says.
+    let single_as = |scalar: bool| -> Result<std::borrow::Cow<'_, Value>, PredFail> {
         use std::borrow::Cow;
-        if !singular {
+        let one_value = scalar && matches.len() == 1;
+        if !(singular || one_value) {
             return Ok(Cow::Owned(Value::Array(
                 matches.iter().map(|v| (*v).clone()).collect(),
             )));
@@ -575,13 +578,23 @@ fn check_predicate(
     match pred {
         Predicate::Equals(v) => {
             let expected = render(v)?;
-            let actual = single()?;
+            let actual = single_as(!expected.is_array())?;
             if json_eq(&expected, &actual) {
                 Ok(())
             } else {
+                // Several (or no) matches against a single value: say how to check each.
+                let hint = if !singular && !expected.is_array() && matches.len() != 1 {
+                    format!(
+                        " (the path matched {} nodes, compared as a list; `oneOf: [{}]` checks each match)",
+                        matches.len(),
+                        compact(&expected, 60)
+                    )
+                } else {
+                    String::new()
+                };
                 Err((
                     format!(
-                        "`{src}` is {}, expected {}",
+                        "`{src}` is {}, expected {}{hint}",
                         compact(&actual, 120),
                         compact(&expected, 120)
                     ),
@@ -592,7 +605,7 @@ fn check_predicate(
         }
         Predicate::NotEquals(v) => {
             let expected = render(v)?;
-            let actual = single()?;
+            let actual = single_as(!expected.is_array())?;
             if json_eq(&expected, &actual) {
                 Err((
                     format!(
@@ -621,7 +634,7 @@ fn check_predicate(
             if found {
                 Ok(())
             } else {
-                let actual = single()?;
+                let actual = single_as(false)?;
                 Err((
                     format!("`{src}` does not contain {}", compact(&expected, 120)),
                     Some(format!("contains {}", compact(&expected, 500))),
@@ -731,7 +744,7 @@ fn check_predicate(
                 (false, true) => Err((
                     format!("`{src}` exists, expected it to be absent"),
                     Some("absent".into()),
-                    Some(compact(&*single()?, 500)),
+                    Some(compact(&*single_as(false)?, 500)),
                 )),
                 _ => Ok(()),
             }
@@ -1121,6 +1134,36 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.0.contains("expected type string"), "{err:?}");
+    }
+
+    /// One match of a multi-node path equals a value that is not a list (the natural
+    /// `readOnlyHint equals true` on a filter); a list value still compares the list, and
+    /// several matches against a value say how to check each.
+    #[test]
+    fn equals_on_one_match_of_a_filter_compares_the_value() {
+        let ctx = serde_json::json!({});
+        let tv = |y: &str| serde_saphyr::from_str::<crate::dsl::value::TValue>(y).unwrap();
+        let (t, f) = (serde_json::json!(true), serde_json::json!(false));
+        let src = "$.tools[?@.name == 'x'].annotations.readOnlyHint";
+        let eq =
+            |v: &str, m: &[&Value]| check_predicate(&Predicate::Equals(tv(v)), src, m, false, &ctx);
+        let ne = |v: &str, m: &[&Value]| {
+            check_predicate(&Predicate::NotEquals(tv(v)), src, m, false, &ctx)
+        };
+        assert!(eq("true", &[&t]).is_ok());
+        assert!(eq("[true]", &[&t]).is_ok());
+        let err = eq("true", &[&f]).unwrap_err();
+        assert_eq!(err.0, format!("`{src}` is false, expected true"));
+        assert!(ne("true", &[&f]).is_ok());
+        assert!(ne("false", &[&f]).is_err());
+        let err = eq("true", &[&t, &t]).unwrap_err();
+        assert!(
+            err.0.ends_with(
+                "(the path matched 2 nodes, compared as a list; `oneOf: [true]` checks each match)"
+            ),
+            "{err:?}"
+        );
+        assert!(eq("true", &[]).unwrap_err().0.contains("matched 0 nodes"));
     }
 
     #[test]

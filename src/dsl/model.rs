@@ -433,7 +433,9 @@ pub struct Expectation {
     /// RFC 9535 JSONPath evaluated on the result; combine with one or more predicates.
     #[serde(default)]
     pub path: Option<At<String>>,
-    /// The (single) match equals this value. Several matches are compared as a list.
+    /// The (single) match equals this value. Several matches are compared as a list; one
+    /// match of a multi-node path (filter, wildcard), against a value that is not a list,
+    /// as that value.
     #[serde(default)]
     pub equals: Option<TValue>,
     /// The (single) match differs from this value.

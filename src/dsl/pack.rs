@@ -196,7 +196,7 @@ impl<'i> Resolver<'i> {
         let doc: PackDoc = match load::parse_yaml(&file) {
             Ok(d) => d,
             Err(e) => {
-                self.errors.push(e);
+                self.errors.0.extend(e.0);
                 return;
             }
         };
