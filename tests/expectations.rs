@@ -50,6 +50,7 @@ const ALL_KEYS: &[&str] = &[
     "noResponse",
     "notifications",
     "count",
+    "duration",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -550,6 +551,7 @@ fn both_files_cover_every_kind_and_predicate() {
         "http",
         "noResponse",
         "notifications",
+        "duration",
         "response",
         "capture",
     ]
