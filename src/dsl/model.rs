@@ -516,8 +516,8 @@ pub struct Expectation {
     #[serde(default)]
     pub within: Option<At<String>>,
     /// The step's latency: from sending its message to receiving the response (of the
-    /// last attempt, with `retry`), compared with durations such as `200ms` or `1.5s`:
-    /// `duration: {lt: 200ms}`. Applies to request and raw steps.
+    /// last attempt with `retry`; of all pages with `paginate`), compared with durations
+    /// such as `200ms` or `1.5s`: `duration: {lt: 200ms}`. Request and raw steps.
     #[serde(default)]
     pub duration: Option<At<DurationCompare>>,
 }
