@@ -411,6 +411,17 @@ fn json_to_stdout_moves_the_console_report_to_stderr() {
         assert_contains(&r.stderr, if want == 0 { "PASS" } else { "FAIL" });
         assert_contains(&r.stderr, "Summary: 1 suites");
     }
+    // `report merge --json -` too.
+    let out = tempfile::tempdir().expect("tempdir");
+    let file = out.path().join("result.json");
+    let (r, _dir) = run_stdio(PASSES, &[], &["--json", path_str(&file)]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let merged = run(&["report", "merge", path_str(&file), "--json", "-"]);
+    assert_eq!(merged.code, 0, "{merged:?}");
+    let result: Value = serde_json::from_str(&merged.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {merged:?}"));
+    assert_eq!(result["summary"]["passed"], 1, "{result}");
+    assert_contains(&merged.stderr, "Summary: 1 suites");
 }
 
 /// `validate --format json` and `list --format json` print one JSON document on stdout,
