@@ -1347,6 +1347,7 @@ mod tests {
             suites,
             stale_entries: Vec::new(),
             interrupted: None,
+            shard: None,
         }
     }
 
