@@ -9,7 +9,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
 use crate::cli::{
-    CallArgs, Cli, ColorChoice, Command, DiffArgs, DiffFormat, RunArgs, SchemaKind, SnapshotArgs,
+    CallArgs, Cli, ColorChoice, Command, DiffArgs, Format, RunArgs, SchemaKind, SnapshotArgs,
     UsageError, exit,
 };
 use crate::client::{ConnectErrorKind, Connection};
@@ -20,21 +20,6 @@ use crate::era::Era;
 use crate::report::model::{RunReport, SuiteResult};
 use crate::report::{self, ConsoleOptions};
 use crate::select::{Shard, TagExpr, split_file_line};
-
-/// Write to stdout, ignoring a closed pipe (`mcpspec call ... | head` must not panic).
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout(), $($arg)*);
-    }};
-}
-
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}
 
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -68,8 +53,12 @@ pub fn main() -> i32 {
         Command::Init(args) => runtime().block_on(crate::init::init(args)),
         Command::Snapshot(args) => runtime().block_on(snapshot(args)),
         Command::Diff(args) => diff(args),
-        Command::Validate { paths } => validate(&paths),
-        Command::List { paths, markdown } => list(&paths, markdown),
+        Command::Validate { paths, format } => validate(&paths, format),
+        Command::List {
+            paths,
+            markdown,
+            format,
+        } => list(&paths, markdown, format),
         Command::Run(args) => run(args),
         Command::Call(args) => runtime().block_on(call(args)),
     }
@@ -123,7 +112,7 @@ fn runtime_for(concurrency: usize) -> tokio::runtime::Runtime {
 }
 
 fn usage(e: UsageError) -> i32 {
-    eprintln!("error: {}", e.0);
+    errln!("error: {}", e.0);
     exit::INVALID_INPUT
 }
 
@@ -133,15 +122,29 @@ const KEEP_COMPILED: usize = 64;
 /// Load for `validate` and `list`: no parameter values are needed (required parameters
 /// may stay unset), but everything else is checked. `validate` only counts the steps, so
 /// it drops them once checked (`release_steps`).
-fn load(paths: &[PathBuf], release_steps: bool) -> Result<dsl::load::LoadedSet, i32> {
+fn load(
+    paths: &[PathBuf],
+    release_steps: bool,
+    format: Format,
+) -> Result<dsl::load::LoadedSet, i32> {
     let inputs = dsl::pack::ParamInputs {
         release_steps,
         ..Default::default()
     };
-    dsl::load::load_all(paths, &inputs).map_err(|errors| {
-        eprintln!("{}", errors.render());
-        exit::INVALID_INPUT
-    })
+    dsl::load::load_all(paths, &inputs).map_err(|errors| invalid(&errors, format))
+}
+
+/// Report input errors (exit 2): rendered on stderr, or with `--format json` as the
+/// document on stdout (`{"ok": false, "errors": [...]}`), so a script reads one stream.
+fn invalid(errors: &dsl::LoadErrors, format: Format) -> i32 {
+    match format {
+        Format::Text => errln!("{}", errors.render()),
+        Format::Json => {
+            let doc = serde_json::json!({ "ok": false, "errors": errors.to_json() });
+            outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+    }
+    exit::INVALID_INPUT
 }
 
 /// Files `validate` checks besides scenarios and packs.
@@ -224,7 +227,7 @@ fn validate_config_paths() -> Result<Vec<(PathBuf, Option<OtherInput>)>, i32> {
     }
 }
 
-fn validate(paths: &[PathBuf]) -> i32 {
+fn validate(paths: &[PathBuf], format: Format) -> i32 {
     let paths = if paths.is_empty() {
         match validate_config_paths() {
             Ok(p) => p,
@@ -244,7 +247,7 @@ fn validate(paths: &[PathBuf]) -> i32 {
     for (path, kind) in paths {
         match kind {
             Some(kind) => match kind.check(&path) {
-                Ok(what) => others.push(format!("ok: {} ({what})", path.display())),
+                Ok(what) => others.push((path.display().to_string(), what)),
                 Err(e) => errors.0.extend(e.0),
             },
             None => scenario_paths.push(path),
@@ -266,28 +269,54 @@ fn validate(paths: &[PathBuf]) -> i32 {
         }
     };
     if !errors.is_empty() {
-        eprintln!("{}", errors.render());
-        return exit::INVALID_INPUT;
+        return invalid(&errors, format);
     }
-    for line in &others {
-        outln!("{line}");
-    }
-    if let Some(loaded) = loaded {
-        let scenarios = &loaded.scenarios;
-        let steps: usize = scenarios.iter().map(|s| s.step_lines().len()).sum();
-        let packs = match loaded.packs.len() {
-            0 => String::new(),
-            n => format!(", {n} pack(s)"),
-        };
-        outln!(
-            "ok: {} scenario(s), {steps} step(s){packs}",
-            scenarios.len()
-        );
+    let scenarios = loaded.as_ref().map_or(0, |l| l.scenarios.len());
+    let steps: usize = loaded
+        .iter()
+        .flat_map(|l| &l.scenarios)
+        .map(|s| s.step_lines().len())
+        .sum();
+    let packs: Vec<&str> = loaded
+        .iter()
+        .flat_map(|l| &l.packs)
+        .map(|p| p.name.as_str())
+        .collect();
+    match format {
+        Format::Text => {
+            for (path, what) in &others {
+                outln!("ok: {path} ({what})");
+            }
+            if loaded.is_some() {
+                let packs = match packs.len() {
+                    0 => String::new(),
+                    n => format!(", {n} pack(s)"),
+                };
+                outln!("ok: {scenarios} scenario(s), {steps} step(s){packs}");
+            }
+        }
+        Format::Json => {
+            let files: Vec<Value> = others
+                .iter()
+                .map(|(path, what)| serde_json::json!({ "path": path, "kind": what }))
+                .collect();
+            let doc = serde_json::json!({
+                "ok": true,
+                "files": files,
+                "scenarios": scenarios,
+                "steps": steps,
+                "packs": packs,
+            });
+            outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
     }
     exit::OK
 }
 
-fn list(paths: &[PathBuf], markdown: bool) -> i32 {
+fn list(paths: &[PathBuf], markdown: bool, format: Format) -> i32 {
+    if format == Format::Json {
+        return list_json(paths);
+    }
     let mut out = std::io::stdout().lock();
     if paths.is_empty() {
         let _ = writeln!(
@@ -314,7 +343,7 @@ fn list(paths: &[PathBuf], markdown: bool) -> i32 {
         }
         return exit::OK;
     }
-    let loaded = match load(paths, false) {
+    let loaded = match load(paths, false, Format::Text) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -329,6 +358,109 @@ fn list(paths: &[PathBuf], markdown: bool) -> i32 {
     };
     let _ = out.write_all(text.as_bytes());
     exit::OK
+}
+
+/// `list --format json`: the built-in packs (no paths), or the packs and scenarios with
+/// their checks — the same facts as the text, as one document on stdout.
+fn list_json(paths: &[PathBuf]) -> i32 {
+    let doc = if paths.is_empty() {
+        let packs: Vec<Value> = dsl::builtin::pack_names()
+            .into_iter()
+            .map(|pack| {
+                let info = dsl::load::load_all(&[PathBuf::from(pack)], &Default::default())
+                    .ok()
+                    .and_then(|l| l.packs.into_iter().find(|p| p.name == pack));
+                serde_json::json!({
+                    "name": pack,
+                    "version": info.as_ref().map(|p| p.version.clone()),
+                    "description": info.as_ref().and_then(|p| p.description.clone()),
+                    "files": dsl::builtin::pack_files(pack).count(),
+                })
+            })
+            .collect();
+        let aliases: serde_json::Map<String, Value> = dsl::builtin::aliases()
+            .iter()
+            .map(|(alias, packs)| (alias.to_string(), serde_json::json!(packs)))
+            .collect();
+        serde_json::json!({ "builtinPacks": packs, "aliases": aliases })
+    } else {
+        let loaded = match load(paths, false, Format::Json) {
+            Ok(s) => s,
+            Err(code) => return code,
+        };
+        serde_json::json!({
+            "packs": loaded.packs.iter().map(pack_json).collect::<Vec<_>>(),
+            "scenarios": loaded.scenarios.iter().map(scenario_json).collect::<Vec<_>>(),
+        })
+    };
+    outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    exit::OK
+}
+
+/// A pack as `list --format json` shows it (secret defaults masked, as in the text).
+fn pack_json(p: &dsl::pack::PackInfo) -> Value {
+    let parameters: Vec<Value> = p
+        .parameters
+        .iter()
+        .map(|(name, decl)| {
+            let default = match &decl.default {
+                Some(_) if decl.secret => Value::String("***".into()),
+                Some(d) => d.to_json(),
+                None => Value::Null,
+            };
+            serde_json::json!({
+                "name": name,
+                "type": decl.type_.name(),
+                "required": decl.required,
+                "secret": decl.secret,
+                "default": default,
+                "description": decl.description,
+                "env": dsl::pack::env_name(name),
+            })
+        })
+        .collect();
+    let groups: Vec<Value> = p
+        .groups
+        .iter()
+        .map(|(name, params)| serde_json::json!({ "name": name, "parameters": params }))
+        .collect();
+    serde_json::json!({
+        "name": p.name,
+        "version": p.version,
+        "manifest": p.manifest,
+        "description": p.description,
+        "parameters": parameters,
+        "requires": p.requires,
+        "imports": p.imports,
+        "groups": groups,
+    })
+}
+
+/// A scenario and its checks as `list --format json` shows them.
+fn scenario_json(s: &Scenario) -> Value {
+    let steps: Vec<Value> = s
+        .steps
+        .iter()
+        .map(|step| {
+            serde_json::json!({
+                "name": step.name,
+                "id": format!("{}:{}", s.id, step.name),
+                "level": step.level,
+                "line": step.pos.line,
+                "description": step.description,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "id": s.id,
+        "description": s.description,
+        "pack": s.pack,
+        "eras": s.eras.iter().map(|e| e.label()).collect::<Vec<_>>(),
+        "tags": s.tags,
+        "file": s.file.name,
+        "line": s.pos.line,
+        "steps": steps,
+    })
 }
 
 /// The packs of a `list`: what each declares (parameter values are never shown, only
@@ -490,7 +622,7 @@ fn run(mut args: RunArgs) -> i32 {
                 Ok(())
             });
             if let Err(errors) = applied {
-                eprintln!("{}", errors.render());
+                errln!("{}", errors.render());
                 return exit::INVALID_INPUT;
             }
         }
@@ -502,7 +634,7 @@ fn run(mut args: RunArgs) -> i32 {
         }
         Ok(None) => {}
         Err(errors) => {
-            eprintln!("{}", errors.render());
+            errln!("{}", errors.render());
             return exit::INVALID_INPUT;
         }
     }
@@ -582,7 +714,7 @@ fn run(mut args: RunArgs) -> i32 {
             loaded.scenarios
         }
         Err(errors) => {
-            eprintln!("{}", errors.render());
+            errln!("{}", errors.render());
             return exit::INVALID_INPUT;
         }
     };
@@ -599,7 +731,7 @@ fn run(mut args: RunArgs) -> i32 {
             {
                 Ok(b) => Some(b),
                 Err(errors) => {
-                    eprintln!("{}", errors.render());
+                    errln!("{}", errors.render());
                     return exit::INVALID_INPUT;
                 }
             }
@@ -634,7 +766,7 @@ fn run(mut args: RunArgs) -> i32 {
         crate::report::model::ShardInfo::new(shard.index + 1, shard.count, &full_run)
     });
     if items.is_empty() {
-        eprintln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
+        errln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
         return exit::INVALID_INPUT;
     }
     if let Some(shard) = shard {
@@ -642,7 +774,7 @@ fn run(mut args: RunArgs) -> i32 {
         // More shards than items: this one is empty, but its (empty) result still counts
         // for `report merge`.
         if items.is_empty() {
-            eprintln!(
+            errln!(
                 "note: shard {}/{} has nothing to run (fewer items than shards)",
                 shard.index + 1,
                 shard.count
@@ -650,8 +782,10 @@ fn run(mut args: RunArgs) -> i32 {
         }
     }
     crate::redact::remember(&secrets);
+    // `--json -`: stdout carries the JSON result alone, the console report goes to stderr.
+    let console_to_stderr = is_stdout(args.json.as_deref());
     let console = ConsoleOptions {
-        color: use_color(args.color),
+        color: use_color(args.color, console_to_stderr),
         verbose: args.verbose,
         secrets: secrets.clone(),
         redaction: Default::default(),
@@ -670,7 +804,11 @@ fn run(mut args: RunArgs) -> i32 {
         }),
     };
     let strict = args.strict;
-    let mut stdout = std::io::stdout();
+    let mut stdout: Box<dyn Write + Send> = if console_to_stderr {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
     let concurrency = config.jobs.min(items.len());
     let rt = runtime_for(concurrency);
     let mut progress = Progress::new(items.len());
@@ -715,7 +853,7 @@ fn run(mut args: RunArgs) -> i32 {
     let _ = stdout.write_all(report::render_summary(&report, &console).as_bytes());
     if let Some(applied) = &applied {
         for stale in &applied.stale {
-            eprintln!("{}", stale.render());
+            errln!("{}", stale.render());
         }
     }
     if let Err(code) = write_reports(
@@ -728,7 +866,7 @@ fn run(mut args: RunArgs) -> i32 {
     }
     if let (Some(path), Some(signal)) = (&args.write_baseline, &report.interrupted) {
         // The unfinished suites are not failures of the server: no baseline from them.
-        eprintln!(
+        errln!(
             "no baseline written to {}: the run was interrupted ({signal})",
             path.display()
         );
@@ -736,7 +874,7 @@ fn run(mut args: RunArgs) -> i32 {
         if let Err(code) = write_reports_file(path, crate::baseline::write_from(&report, strict)) {
             return code;
         }
-        eprintln!(
+        errln!(
             "baseline of this run's failures written to {}",
             path.display()
         );
@@ -766,9 +904,18 @@ fn write_reports(
         write_reports_file(path, report::to_junit(report, secrets))?;
     }
     if let Some(path) = json {
-        write_reports_file(path, report::to_json(report, secrets))?;
+        if is_stdout(Some(path)) {
+            outln!("{}", report::to_json(report, secrets).trim_end());
+        } else {
+            write_reports_file(path, report::to_json(report, secrets))?;
+        }
     }
     Ok(())
+}
+
+/// A report path of `-`: stdout.
+fn is_stdout(path: Option<&Path>) -> bool {
+    path.is_some_and(|p| p.as_os_str() == "-")
 }
 
 /// 4 when the server could not be started/reached, 3 when authentication failed,
@@ -807,13 +954,18 @@ pub fn exit_code(
     }
 }
 
-fn use_color(choice: ColorChoice) -> bool {
+/// Color for the console report, written to stdout (or stderr, `to_stderr`).
+fn use_color(choice: ColorChoice, to_stderr: bool) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            let terminal = if to_stderr {
+                std::io::stderr().is_terminal()
+            } else {
+                std::io::stdout().is_terminal()
+            };
+            terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     }
 }
@@ -835,7 +987,7 @@ async fn call(args: CallArgs) -> i32 {
     let id = conn.next_id();
     let out = conn.build_plain(&args.method, params, Some(id));
     let n = &conn.negotiated;
-    eprintln!(
+    errln!(
         "# era {} ({}){}",
         n.kind.as_str(),
         n.revision,
@@ -857,12 +1009,12 @@ async fn call(args: CallArgs) -> i32 {
             }
             None => {
                 let why = crate::assert::describe_no_response(&ex);
-                eprintln!("error: {}", report::redact(&why, &secrets));
+                errln!("error: {}", report::redact(&why, &secrets));
                 exit::FAILED
             }
         },
         Err(e) => {
-            eprintln!("error: {}", report::redact(&e.to_string(), &secrets));
+            errln!("error: {}", report::redact(&e.to_string(), &secrets));
             exit::FAILED
         }
     };
@@ -894,9 +1046,9 @@ pub(crate) async fn open(
 /// Print why a connection failed (redacted, with the server's last stderr lines); the
 /// exit code that goes with it.
 pub(crate) fn connect_failed(e: &crate::client::ConnectError, secrets: &[String]) -> i32 {
-    eprintln!("error: {}", report::redact(&e.message, secrets));
+    errln!("error: {}", report::redact(&e.message, secrets));
     if let Some(tail) = &e.stderr_tail {
-        eprintln!(
+        errln!(
             "server stderr (last lines):\n{}",
             report::redact(tail, secrets)
         );
@@ -914,7 +1066,7 @@ async fn snapshot(args: SnapshotArgs) -> i32 {
     let snap = match taken {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {}", report::redact(&e, &secrets));
+            errln!("error: {}", report::redact(&e, &secrets));
             return exit::FAILED;
         }
     };
@@ -923,10 +1075,10 @@ async fn snapshot(args: SnapshotArgs) -> i32 {
         None => args.out.clone(),
     };
     if let Err(e) = snap.write(&dir) {
-        eprintln!("error: cannot write {}: {e}", dir.display());
+        errln!("error: cannot write {}: {e}", dir.display());
         return exit::INVALID_INPUT;
     }
-    eprintln!(
+    errln!(
         "snapshot of {} ({} tools, {} resources, {} templates, {} prompts) written to {}",
         snap.label("the server"),
         snap.tools.len(),
@@ -937,7 +1089,7 @@ async fn snapshot(args: SnapshotArgs) -> i32 {
     );
     let masks = snap.masks();
     if masks > 0 {
-        eprintln!("note: {masks} secret value(s) redacted from the snapshot (shown as ***)");
+        errln!("note: {masks} secret value(s) redacted from the snapshot (shown as ***)");
     }
     exit::OK
 }
@@ -945,7 +1097,7 @@ async fn snapshot(args: SnapshotArgs) -> i32 {
 fn diff(args: DiffArgs) -> i32 {
     let load = |p: &Path| {
         Snapshot::read(p).map_err(|e| {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             exit::INVALID_INPUT
         })
     };
@@ -957,7 +1109,7 @@ fn diff(args: DiffArgs) -> i32 {
         Some(p) => match contract::rules::Rules::load(p) {
             Ok(r) => r,
             Err(errors) => {
-                eprintln!("{}", errors.render());
+                errln!("{}", errors.render());
                 return exit::INVALID_INPUT;
             }
         },
@@ -970,8 +1122,8 @@ fn diff(args: DiffArgs) -> i32 {
     let report = contract::diff_snapshots(&base, &cand, labels);
     let judgement = contract::rules::judge(&rules, &report, chrono::Utc::now().date_naive());
     let text = match args.format {
-        DiffFormat::Text => contract::output::to_text(&report, &judgement),
-        DiffFormat::Json => contract::output::to_json(&report, &judgement),
+        Format::Text => contract::output::to_text(&report, &judgement),
+        Format::Json => contract::output::to_json(&report, &judgement),
     };
     out!("{text}");
     if let Some(path) = &args.junit
@@ -991,7 +1143,7 @@ fn write_reports_file(path: &Path, text: String) -> Result<(), i32> {
         let _ = std::fs::create_dir_all(dir);
     }
     std::fs::write(path, text).map_err(|e| {
-        eprintln!("error: cannot write {}: {e}", path.display());
+        errln!("error: cannot write {}: {e}", path.display());
         exit::INVALID_INPUT
     })
 }
@@ -1113,7 +1265,12 @@ fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
         secrets: Vec::new(),
         redaction: Default::default(),
     };
-    out!("{}", report::render_summary(&merged, &console));
+    let summary = report::render_summary(&merged, &console);
+    if is_stdout(json) {
+        err!("{summary}");
+    } else {
+        out!("{summary}");
+    }
     if let Err(code) = write_reports(&merged, junit, json, &[]) {
         return code;
     }
@@ -1149,7 +1306,7 @@ impl Progress {
     fn advance(&mut self) {
         self.done += 1;
         if self.enabled && self.done < self.total && self.started.elapsed() >= Self::AFTER {
-            eprint!(
+            err!(
                 "\r[{}/{}] {:.1}s",
                 self.done,
                 self.total,
@@ -1161,7 +1318,7 @@ impl Progress {
 
     fn clear(&mut self) {
         if self.shown {
-            eprint!("\r\x1b[2K");
+            err!("\r\x1b[2K");
             self.shown = false;
         }
     }

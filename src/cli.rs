@@ -44,14 +44,21 @@ pub enum Command {
         /// Scenario files or folders, pack folders, built-in packs, mcpspec.yaml,
         /// baselines, contract rules (none: mcpspec.yaml, its `paths:` and baseline).
         paths: Vec<PathBuf>,
+        /// Output format on stdout (`json`: one document, errors included; exit codes
+        /// unchanged).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// List packs (version, parameters, groups), scenario and check (step) ids.
     List {
         /// Scenario files, folders or built-in packs (none: list the built-in packs).
         paths: Vec<PathBuf>,
         /// Print a Markdown table of the checks (id, level, rule) per scenario.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "format")]
         markdown: bool,
+        /// Output format on stdout (`json`: one document).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Send one request and print the raw JSON-RPC response (debugging).
     Call(CallArgs),
@@ -85,7 +92,8 @@ pub enum ReportCommand {
         /// Write the merged JUnit XML here.
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
-        /// Write the merged JSON result here.
+        /// Write the merged JSON result here; `-`: to stdout (the summary then goes to
+        /// stderr).
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
@@ -149,15 +157,16 @@ pub struct DiffArgs {
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
     /// Output format on stdout.
-    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
-    pub format: DiffFormat,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     /// Also write a JUnit XML report (a testcase per change).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 }
 
+/// `--format` of the commands that print a result (`diff`, `validate`, `list`).
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiffFormat {
+pub enum Format {
     Text,
     Json,
 }
@@ -209,7 +218,7 @@ pub struct RunArgs {
     /// Write a JUnit XML report here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Write the JSON result here.
+    /// Write the JSON result here; `-`: to stdout (the console report then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Run only scenarios whose tags match: a tag or an expression such as

@@ -4,6 +4,10 @@
 //! eras) → [`engine`] (steps, captures) → [`assert`] (expectations) → [`report`]
 //! (console, JUnit, JSON) → exit code ([`app`]).
 
+// First: its macros (`outln!`, `errln!`, …) are used by every module below.
+#[macro_use]
+pub mod output;
+
 pub mod app;
 pub mod argsgen;
 pub mod assert;

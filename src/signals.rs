@@ -82,10 +82,10 @@ pub fn install() {
         RECEIVED.send_replace((code, name));
         kill_all();
         if !DEFER.load(Ordering::SeqCst) {
-            eprintln!("mcpspec: interrupted; stopped all servers it started");
+            errln!("mcpspec: interrupted; stopped all servers it started");
             std::process::exit(code);
         }
-        eprintln!(
+        errln!(
             "mcpspec: interrupted ({name}); stopped all servers it started, writing the reports"
         );
         std::thread::spawn(move || {

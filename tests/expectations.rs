@@ -50,6 +50,7 @@ const ALL_KEYS: &[&str] = &[
     "noResponse",
     "notifications",
     "count",
+    "duration",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -550,6 +551,7 @@ fn both_files_cover_every_kind_and_predicate() {
         "http",
         "noResponse",
         "notifications",
+        "duration",
         "response",
         "capture",
     ]
@@ -650,4 +652,47 @@ fn late_reply_to_a_timed_out_request_is_not_blamed_on_the_next_step() {
     );
     let second = &suite["steps"][1]["outcome"];
     assert_eq!(second["status"], "passed", "{second:#}");
+}
+
+/// `duration` judges the server, not the scenario: the same step passes against the clean
+/// server and fails against one whose `slow` tool lags (`--defect slow-read-tool=1`), with
+/// the measured time; per-step durations are in the JSON result.
+#[test]
+fn duration_fails_only_against_a_slow_server() {
+    const LATENCY: &str = r#"
+scenario: latency
+steps:
+  - name: answers quickly
+    request: { method: tools/call, params: { name: slow, arguments: { ms: 0 } } }
+    expect:
+      - { duration: { lt: 700ms } }
+"#;
+    let (dir, path) = common::scenario_file("latency.yaml", LATENCY);
+    let json = dir.path().join("result.json");
+    for (flags, want) in [
+        (&[][..], "passed"),
+        (&["--defect", "slow-read-tool=1"][..], "failed"),
+    ] {
+        let target = stdio_target(flags);
+        let out = run(&[
+            "run",
+            path.to_str().unwrap(),
+            "--stdio",
+            &target,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        let result = read_json(&json);
+        let step = &result["suites"][0]["steps"][0];
+        assert_eq!(step["outcome"]["status"], want, "{flags:?}: {out:?}");
+        let took = step["duration"].as_f64().expect("step duration");
+        if want == "failed" {
+            assert!(took >= 1.0, "the step's duration is its time: {step}");
+            let failure = &step["outcome"]["failures"][0];
+            assert_eq!(failure["kind"], "duration", "{failure}");
+            assert_eq!(failure["expected"], "< 700ms", "{failure}");
+            let message = failure["message"].as_str().unwrap();
+            assert!(message.starts_with("the response took 1"), "{message}");
+        }
+    }
 }

@@ -28,6 +28,10 @@ const CASES: &[(&str, &str)] = &[
     ),
     ("bad-era", "an era that does not exist"),
     ("bad-timeout", "a timeout that is not a duration"),
+    (
+        "bad-duration",
+        "duration bounds that are no durations, none, mixed or on a handshake",
+    ),
     ("two-actions", "a step with two actions"),
     ("mixed-kinds", "an expectation mixing kinds"),
     ("duplicate-step", "a duplicate step name"),

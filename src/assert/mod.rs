@@ -280,6 +280,31 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
             }
             Verdict::Pass
         }
+        ExpectKind::Duration(bounds) => {
+            let took = seen.exchange.elapsed;
+            // A step that got no reply has no latency to judge: say so, not a time.
+            if seen.exchange.response.is_none()
+                && seen.exchange.raw_body.is_none()
+                && seen.exchange.http.is_none()
+            {
+                return fail(
+                    "no response to time".into(),
+                    None,
+                    Some(describe_no_response(seen.exchange)),
+                );
+            }
+            for (op, bound) in bounds {
+                if !op.holds(took, *bound) {
+                    let want = format!("{} {}", op.symbol(), humantime::format_duration(*bound));
+                    return fail(
+                        format!("the response took {}, expected {want}", show_duration(took)),
+                        Some(want),
+                        Some(show_duration(took)),
+                    );
+                }
+            }
+            Verdict::Pass
+        }
         ExpectKind::NoResponse(want) => {
             let got = seen.exchange.response.is_some()
                 || seen
@@ -977,6 +1002,11 @@ fn failure(
         line: expect.pos.line,
         column: expect.pos.col,
     }
+}
+
+/// A measured duration in milliseconds (`humantime` would print nanoseconds).
+fn show_duration(d: std::time::Duration) -> String {
+    format!("{:.1}ms", d.as_secs_f64() * 1000.0)
 }
 
 pub fn describe_no_response(ex: &Exchange) -> String {

@@ -109,6 +109,26 @@ impl LoadError {
     }
 }
 
+impl LoadError {
+    /// The error as data (`validate --format json`): where, what, the help, and the
+    /// rendered text with its snippet.
+    pub fn to_json(&self) -> serde_json::Value {
+        let file = match &self.pos {
+            Some(pos) => pos.file_name().to_string(),
+            None => self.file.clone().unwrap_or_else(|| "<input>".into()),
+        };
+        serde_json::json!({
+            "file": file,
+            "line": self.pos.as_ref().map(|p| p.line),
+            "column": self.pos.as_ref().map(|p| p.col),
+            "message": self.message,
+            "help": self.help,
+            "notes": self.notes,
+            "rendered": self.render(),
+        })
+    }
+}
+
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.pos {
@@ -144,6 +164,9 @@ impl LoadErrors {
     }
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::Array(self.0.iter().map(LoadError::to_json).collect())
     }
     pub fn render(&self) -> String {
         let mut parts: Vec<String> = self.0.iter().map(LoadError::render).collect();

@@ -1213,6 +1213,15 @@ impl Compiler {
                     );
                     continue;
                 }
+                if matches!(compiled.kind, ExpectKind::Duration(_))
+                    && matches!(action, Action::Handshake)
+                {
+                    self.errors.push(
+                        LoadError::at(epos, "a `handshake` step sends nothing to time")
+                            .with_help("check `duration` on a step that sends a request"),
+                    );
+                    continue;
+                }
                 if about_notifications && matches!(action, Action::Handshake) {
                     self.errors.push(
                         LoadError::at(epos, "a `handshake` step keeps no notifications")
@@ -1450,6 +1459,7 @@ impl Compiler {
             (e.http.is_some(), "http"),
             (e.no_response.is_some(), "noResponse"),
             (e.notifications.is_some(), "notifications"),
+            (e.duration.is_some(), "duration"),
         ]
         .into_iter()
         .filter_map(|(present, name)| present.then_some(name))
@@ -1499,7 +1509,7 @@ impl Compiler {
         if kinds.is_empty() {
             let Some(path) = e.path.take() else {
                 self.errors.push(LoadError::at(pos, "empty expectation").with_help(
-                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `notifications`",
+                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `notifications`, `duration`",
                 ));
                 return None;
             };
@@ -1577,6 +1587,7 @@ impl Compiler {
                 }
             }
             "noResponse" => ExpectKind::NoResponse(e.no_response.expect("kind checked")),
+            "duration" => self.duration(e.duration.expect("kind checked"), &pos)?,
             other => unreachable!("unknown kind {other}"),
         };
         Some(Expect { pos, kind })
@@ -1682,6 +1693,42 @@ impl Compiler {
             return false;
         }
         true
+    }
+
+    /// A `duration` expectation: each bound parsed (and range-checked) as a timeout is.
+    fn duration(&mut self, d: At<model::DurationCompare>, pos: &Pos) -> Option<ExpectKind> {
+        let mut bounds = Vec::new();
+        let mut ok = true;
+        for (op, text) in [
+            (CompareOp::Gt, &d.gt),
+            (CompareOp::Gte, &d.gte),
+            (CompareOp::Lt, &d.lt),
+            (CompareOp::Lte, &d.lte),
+        ] {
+            let Some(text) = text else { continue };
+            match super::limits::duration(text, &super::limits::TIMEOUT) {
+                Ok(bound) => bounds.push((op, bound)),
+                Err(err) => {
+                    ok = false;
+                    self.errors.push(
+                        LoadError::at(
+                            self.at(text),
+                            format!("`duration: {{{}: {}}}`: {err}", op.name(), **text),
+                        )
+                        .with_help("expected a duration such as `200ms` or `1.5s`"),
+                    );
+                }
+            }
+        }
+        if ok && bounds.is_empty() {
+            self.errors.push(
+                LoadError::at(pos.clone(), "`duration` comparison without a bound").with_help(
+                    "give at least one of `gt`, `gte`, `lt`, `lte`, e.g. `duration: {lt: 200ms}`",
+                ),
+            );
+            return None;
+        }
+        ok.then_some(ExpectKind::Duration(bounds))
     }
 
     /// A `notifications` expectation: the method, `count`, `within`, and `path` with

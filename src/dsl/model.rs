@@ -422,7 +422,7 @@ pub struct ContractCheck {
 }
 
 /// One expectation. Use exactly one kind: `path` (with predicates), `schema`,
-/// `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse` or
+/// `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration` or
 /// `notifications` (which takes `path` and predicates too).
 ///
 /// JSONPath and `schema` apply to the response's `result`; for an error response the
@@ -517,6 +517,25 @@ pub struct Expectation {
     /// replying; stdio only: over HTTP they come on the request's own stream).
     #[serde(default)]
     pub within: Option<At<String>>,
+    /// The step's latency: from sending its message to receiving the response (of the
+    /// last attempt with `retry`; of all pages with `paginate`), compared with durations
+    /// such as `200ms` or `1.5s`: `duration: {lt: 200ms}`. Request and raw steps.
+    #[serde(default)]
+    pub duration: Option<At<DurationCompare>>,
+}
+
+/// Comparisons of a duration; each bound is a duration such as `200ms` (1ms to 1day).
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DurationCompare {
+    #[serde(default)]
+    pub gt: Option<At<String>>,
+    #[serde(default)]
+    pub gte: Option<At<String>>,
+    #[serde(default)]
+    pub lt: Option<At<String>>,
+    #[serde(default)]
+    pub lte: Option<At<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]

@@ -434,6 +434,8 @@ pub enum ExpectKind {
         /// Keep listening this long after the response until the expectation holds.
         within: Option<Duration>,
     },
+    /// The step's latency (`Exchange::elapsed`) against each bound.
+    Duration(Vec<(CompareOp, Duration)>),
 }
 
 impl ExpectKind {
@@ -448,6 +450,7 @@ impl ExpectKind {
             ExpectKind::Http { .. } => "http",
             ExpectKind::NoResponse(_) => "noResponse",
             ExpectKind::Notifications { .. } => "notifications",
+            ExpectKind::Duration(_) => "duration",
         }
     }
 }
@@ -495,7 +498,7 @@ impl CompareOp {
             CompareOp::Lte => "<=",
         }
     }
-    pub fn holds(self, actual: f64, bound: f64) -> bool {
+    pub fn holds<T: PartialOrd>(self, actual: T, bound: T) -> bool {
         match self {
             CompareOp::Gt => actual > bound,
             CompareOp::Gte => actual >= bound,

@@ -942,8 +942,11 @@ async fn paginate_all(
     let mut ex = conn.send(&built.out).await.map_err(|e| e.to_string())?;
     let mut merged: Vec<Value> = Vec::new();
     let mut pages = 0;
+    // The merged exchange takes as long as all its pages (a `duration` expectation).
+    let mut earlier_pages = std::time::Duration::ZERO;
     loop {
         pages += 1;
+        ex.elapsed += earlier_pages;
         let Some(result) = ex.response.as_ref().and_then(|r| r.get("result")).cloned() else {
             return Ok(ex);
         };
@@ -973,6 +976,7 @@ async fn paginate_all(
             _ => Map::new(),
         };
         p.insert("cursor".into(), cursor);
+        earlier_pages = ex.elapsed;
         let id = conn.next_id();
         let out = conn.build(
             method,

@@ -53,7 +53,7 @@ pub async fn init(args: InitArgs) -> i32 {
             }
         }
         if connections.is_empty() {
-            eprintln!("error: the server connected in no era");
+            errln!("error: the server connected in no era");
             let mut code = exit::FAILED;
             for (_, e) in &refused {
                 code = crate::app::connect_failed(e, &secrets);
@@ -91,7 +91,7 @@ pub async fn init(args: InitArgs) -> i32 {
         conn.close().await;
     }
     if let Some(e) = failure {
-        eprintln!(
+        errln!(
             "error: cannot take the server's contract snapshot: {}",
             redact(&e)
         );
@@ -137,7 +137,7 @@ pub async fn init(args: InitArgs) -> i32 {
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|_| std::fs::write(&path, &f.text));
         if let Err(e) = written {
-            eprintln!("error: cannot write {}: {e}", path.display());
+            errln!("error: cannot write {}: {e}", path.display());
             return exit::INVALID_INPUT;
         }
     }
@@ -155,7 +155,7 @@ pub async fn init(args: InitArgs) -> i32 {
 }
 
 fn usage(e: UsageError) -> i32 {
-    eprintln!("error: {}", e.0);
+    errln!("error: {}", e.0);
     exit::INVALID_INPUT
 }
 
@@ -166,7 +166,7 @@ fn refuse(dir: &Path, existing: &[PathBuf]) -> i32 {
         .map(|p| dir.join(p).display().to_string())
         .collect();
     let more = existing.len().saturating_sub(shown.len());
-    eprintln!(
+    errln!(
         "error: {} already exist{}: {}{}\n  = help: pass --force to overwrite them, or choose another folder (`mcpspec init DIR ...`)",
         if existing.len() == 1 {
             "a file".to_string()
@@ -273,7 +273,7 @@ fn self_check(dir: &Path) -> Result<(), i32> {
     let loaded = crate::config::Config::find(Some(&config))
         .and_then(|_| crate::dsl::load::load_paths(&[dir.join(PACK_DIR)]).map(|_| ()));
     loaded.map_err(|errors| {
-        eprintln!(
+        errln!(
             "{}\nerror: the generated project does not validate; this is a bug in `mcpspec init`",
             errors.render()
         );

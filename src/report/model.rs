@@ -256,7 +256,8 @@ impl Outcome {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Failure {
-    /// Expectation kind: `path`, `schema`, `error`, `isError`, `outputSchema`, `http`, `noResponse`.
+    /// Expectation kind: `path`, `schema`, `error`, `isError`, `outputSchema`, `http`,
+    /// `noResponse`, `notifications`, `duration`.
     pub kind: String,
     /// One line, suitable for a JUnit `message` attribute.
     pub message: String,

@@ -673,7 +673,7 @@ mod tests {
                 declined.push(file.strip_prefix(root).unwrap().display().to_string());
             }
         }
-        eprintln!(
+        errln!(
             "scanner declined {} of {} files: {declined:#?}",
             declined.len(),
             files.len()
@@ -1230,7 +1230,7 @@ mod tests {
                 mutants_accepted += usize::from(agrees(&mutant));
             }
         }
-        eprintln!(
+        errln!(
             "accepted {accepted} of {documents} documents and {mutants_accepted} of {mutants} \
              mutants"
         );
