@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{HttpServer, Run, example_server, mcpspec, repo_root, stdio_target};
+use common::{HttpServer, Run, example_server, mcpspec, processes_in, repo_root, stdio_target};
 use serde_json::Value;
 
 /// Outer limit for one mcpspec run: far above what any case needs (a few seconds).
@@ -77,24 +77,6 @@ fn wait_limited(child: &mut Child, limit: Duration) -> Option<i32> {
         }
         thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// Processes whose working directory is `dir`: `(pid, command line)`.
-fn processes_in(dir: &Path) -> Vec<(u32, String)> {
-    let dir = dir.canonicalize().expect("dir exists");
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) {
-            let cmdline = fs::read(entry.path().join("cmdline"))
-                .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-                .unwrap_or_default();
-            found.push((pid, cmdline.trim().to_string()));
-        }
-    }
-    found
 }
 
 /// No process may keep `dir` as its working directory (waits up to [`CLEANUP_LIMIT`]).

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{example_server, mcpspec, repo_root};
+use common::{example_server, mcpspec, processes_in, repo_root};
 use serde_json::Value;
 
 /// Outer limit for one run: far above what any case needs; a run that reaches it hung.
@@ -142,24 +142,6 @@ fn field_kb(status: &str, field: &str) -> Option<u64> {
         .trim()
         .parse()
         .ok()
-}
-
-/// Processes (pid, command line) whose working directory is `dir`.
-fn processes_in(dir: &Path) -> Vec<(u32, String)> {
-    let dir = dir.canonicalize().expect("dir exists");
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) {
-            let cmdline = fs::read(entry.path().join("cmdline"))
-                .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-                .unwrap_or_default();
-            found.push((pid, cmdline.trim().to_string()));
-        }
-    }
-    found
 }
 
 fn kill_processes_in(dir: &Path) {

@@ -241,3 +241,22 @@ pub fn jwt_server_flags<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     flags.extend(extra);
     flags
 }
+
+/// Processes whose working directory is `dir`: `(pid, command line)` (Linux `/proc`); the
+/// orphan checks of the fault tests look for a server by its working directory.
+pub fn processes_in(dir: &Path) -> Vec<(u32, String)> {
+    let dir = dir.canonicalize().expect("dir exists");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) {
+            let cmdline = std::fs::read(entry.path().join("cmdline"))
+                .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+                .unwrap_or_default();
+            found.push((pid, cmdline.trim().to_string()));
+        }
+    }
+    found
+}
