@@ -394,6 +394,7 @@ fn fresh_client() -> Result<reqwest::Client, String> {
 }
 
 fn build_client(max_idle: usize) -> Result<reqwest::Client, String> {
+    install_tls_provider();
     reqwest::Client::builder()
         .no_proxy()
         .tcp_nodelay(true)
@@ -401,6 +402,18 @@ fn build_client(max_idle: usize) -> Result<reqwest::Client, String> {
         .redirect(redirect_policy())
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// Make `ring` the process's rustls crypto provider unless one is installed already.
+/// reqwest is built with `rustls-no-provider` (its `rustls` feature would compile
+/// aws-lc-sys, most of a clean build), and without a process provider its client builder
+/// panics. Idempotent: a second call, or a provider installed by the embedding program,
+/// leaves the installed one in place.
+fn install_tls_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Err only when another thread installed one meanwhile: that one is used.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
 }
 
 /// Send a request; when it fails before any response byte because the server had closed
