@@ -24,6 +24,7 @@ const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// Slack on top of the timeouts a case is allowed to spend (a busy, shared machine).
 const SLACK: Duration = Duration::from_secs(4);
 const MODERN: &str = "2026-07-28";
+const LEGACY: &str = "2025-11-25";
 
 /// What the server does with a request it does not answer.
 #[derive(Clone, Copy)]
@@ -114,9 +115,11 @@ fn serve(stream: TcpStream, how: Misbehaviour, victims: Victims, discovers: &Ato
         let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let method = request["method"].as_str().unwrap_or_default();
         let victim = match victims {
-            Victims::AllAfterHandshake => {
-                method != "server/discover" || discovers.fetch_add(1, Ordering::SeqCst) > 0
-            }
+            Victims::AllAfterHandshake => match method {
+                "initialize" | "notifications/initialized" => false,
+                "server/discover" => discovers.fetch_add(1, Ordering::SeqCst) > 0,
+                _ => true,
+            },
             Victims::ToolsList => method == "tools/list",
         };
         if victim {
@@ -140,12 +143,21 @@ fn serve(stream: TcpStream, how: Misbehaviour, victims: Victims, discovers: &Ato
             }
             return;
         }
-        let reply = json!({ "jsonrpc": "2.0", "id": request["id"], "result": answer(method) });
-        let reply = reply.to_string();
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-            reply.len()
-        );
+        let (head, reply) = if request.get("id").is_none() {
+            // A notification: accepted, no body.
+            (
+                "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n".to_string(),
+                String::new(),
+            )
+        } else {
+            let reply = json!({ "jsonrpc": "2.0", "id": request["id"], "result": answer(method) });
+            let reply = reply.to_string();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                reply.len()
+            );
+            (head, reply)
+        };
         if writer
             .write_all(head.as_bytes())
             .and_then(|_| writer.write_all(reply.as_bytes()))
@@ -158,6 +170,12 @@ fn serve(stream: TcpStream, how: Misbehaviour, victims: Victims, discovers: &Ato
 
 fn answer(method: &str) -> Value {
     match method {
+        // Legacy, without a session (a session is optional over HTTP).
+        "initialize" => json!({
+            "protocolVersion": LEGACY,
+            "capabilities": { "tools": {} },
+            "serverInfo": { "name": "hostile-http", "version": "1.0.0" }
+        }),
         "server/discover" => json!({
             "supportedVersions": [MODERN],
             "capabilities": { "tools": {} },
@@ -211,16 +229,20 @@ fn binary() -> PathBuf {
     std::env::var_os("HOSTILE_MCPSPEC").map_or_else(mcpspec, PathBuf::from)
 }
 
-/// `mcpspec run SCENARIO --url URL --era 2026-07-28 --timeout 2s --json … --junit …`:
-/// waits at most [`RUN_LIMIT`] and checks that both reports are written and valid.
+/// `mcpspec run SCENARIO --url URL --era ERA --timeout 2s --json … --junit …`: waits at
+/// most [`RUN_LIMIT`] and checks that both reports are written and valid.
 fn run(url: &str, scenario: &Path) -> Outcome {
+    run_in_era(url, scenario, MODERN)
+}
+
+fn run_in_era(url: &str, scenario: &Path, era: &str) -> Outcome {
     let work = tempfile::tempdir().expect("tempdir");
     let json = work.path().join("result.json");
     let junit = work.path().join("result.xml");
     let mut child = Command::new(binary())
         .arg("run")
         .arg(scenario)
-        .args(["--url", url, "--era", MODERN, "--timeout", "2s", "--json"])
+        .args(["--url", url, "--era", era, "--timeout", "2s", "--json"])
         .arg(&json)
         .arg("--junit")
         .arg(&junit)
@@ -323,6 +345,27 @@ fn stall_after_handshake_costs_one_timeout_not_one_per_step() {
             ],
         );
     }
+    assert_within(&run, Duration::from_secs(4));
+    server.assert_released();
+}
+
+/// The same in the legacy era: the probe is `ping` (after `initialize` without a session).
+#[test]
+fn legacy_stall_after_handshake_costs_one_timeout_not_one_per_step() {
+    let server = Server::start(Misbehaviour::Stall, Victims::AllAfterHandshake);
+    let (_dir, scenario) = scenario_file("three-steps.yaml", THREE_STEPS);
+    let run = run_in_era(&server.url, &scenario, "legacy");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
+    assert_step(
+        &run,
+        "calls echo",
+        "error",
+        &[
+            "not run: the connection broke at step `lists tools`",
+            "`ping` got no answer",
+        ],
+    );
     assert_within(&run, Duration::from_secs(4));
     server.assert_released();
 }
