@@ -21,7 +21,7 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const MODERN_ERROR_CODES: &[i64] = &[-32020, -32021, -32022];
 /// Longest wait for the `auto` probe before falling back to legacy.
 const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
-/// After a stdio request timed out: how long a harmless request may take to prove the
+/// After a request timed out: how long a harmless request may take to prove the
 /// connection is still alive (at most the target's timeout).
 const LIVENESS_WAIT: Duration = Duration::from_secs(5);
 
@@ -97,6 +97,22 @@ impl Transport {
                     stderr_tail: None,
                     transcript: Vec::new(),
                 }),
+        }
+    }
+
+    /// Why the connection cannot be used any more (the stdio server exited or stopped
+    /// answering; the HTTP target stopped answering), if it cannot.
+    fn closed_reason(&self) -> Option<&str> {
+        match self {
+            Transport::Stdio(t) => t.closed_reason(),
+            Transport::Http(t) => t.closed_reason(),
+        }
+    }
+
+    fn mark_closed(&mut self, why: String) {
+        match self {
+            Transport::Stdio(t) => t.mark_closed(why),
+            Transport::Http(t) => t.mark_closed(why),
         }
     }
 }
@@ -709,16 +725,16 @@ impl Connection {
         self.unanswered.take()
     }
 
-    /// After a stdio request timed out: is anyone still answering? A harmless request
-    /// (`ping`, modern `server/discover`) gets a short wait; if it times out too, the
-    /// connection is dead and the scenario's remaining steps are not run, instead of
+    /// After a request timed out (stdio or HTTP): is anyone still answering? A harmless
+    /// request (`ping`, modern `server/discover`) gets a short wait; if it times out too,
+    /// the connection is dead and the scenario's remaining steps are not run, instead of
     /// each waiting out its own timeout. A server that is only slow on one request
     /// answers it and the run goes on.
     async fn check_alive(&mut self) {
-        let Transport::Stdio(t) = &self.transport else {
-            return;
-        };
-        if self.probing || t.is_closed() || self.negotiated.handshake.is_none() {
+        if self.probing
+            || self.transport.closed_reason().is_some()
+            || self.negotiated.handshake.is_none()
+        {
             return;
         }
         let method = match self.negotiated.kind {
@@ -735,10 +751,8 @@ impl Connection {
         self.probing = true;
         let alive = Box::pin(self.send(&out)).await;
         self.probing = false;
-        if let Err(TransportError::Timeout(d)) = alive
-            && let Transport::Stdio(t) = &mut self.transport
-        {
-            t.mark_closed(format!(
+        if let Err(TransportError::Timeout(d)) = alive {
+            self.transport.mark_closed(format!(
                 "the connection is dead: a request timed out, then `{method}` got no answer within {}",
                 humantime::format_duration(d)
             ));
@@ -747,10 +761,7 @@ impl Connection {
 
     /// Why the connection cannot be used any more, if it cannot.
     pub fn broken_reason(&self) -> Option<&str> {
-        match &self.transport {
-            Transport::Stdio(t) => t.closed_reason(),
-            Transport::Http(_) => None,
-        }
+        self.transport.closed_reason()
     }
 
     /// Send a request built for this era and return its `result` (internal requests).
@@ -919,10 +930,7 @@ impl Connection {
     }
 
     pub fn is_broken(&self) -> bool {
-        match &self.transport {
-            Transport::Stdio(t) => t.is_closed(),
-            Transport::Http(_) => false,
-        }
+        self.transport.closed_reason().is_some()
     }
 
     async fn close_transport(&mut self) {

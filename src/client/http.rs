@@ -20,6 +20,9 @@ pub struct HttpTransport {
     /// Target-level headers (`--header`, bearer), sent with every message.
     base_headers: Vec<(String, String)>,
     max_bytes: usize,
+    /// Why this target is given up on (it stopped answering even a liveness probe):
+    /// later messages fail at once instead of each waiting out its timeout.
+    closed: Option<String>,
 }
 
 impl HttpTransport {
@@ -45,10 +48,24 @@ impl HttpTransport {
             url: url.to_string(),
             base_headers,
             max_bytes,
+            closed: None,
         })
     }
 
+    /// Why the target cannot be used any more, if it cannot.
+    pub fn closed_reason(&self) -> Option<&str> {
+        self.closed.as_deref()
+    }
+
+    /// Give up on the target: every later message fails with `why`.
+    pub fn mark_closed(&mut self, why: String) {
+        self.closed.get_or_insert(why);
+    }
+
     pub async fn exchange(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Closed(why.clone()));
+        }
         let started = Instant::now();
         let method = out.http_method.as_deref().unwrap_or("POST");
         let method = reqwest::Method::from_bytes(method.as_bytes())

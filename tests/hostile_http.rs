@@ -1,0 +1,418 @@
+//! Hostile HTTP servers (the HTTP half of the matrix in tests/hostile.rs): a server on
+//! 127.0.0.1 that answers the modern handshake (`server/discover`, canned JSON, no
+//! session) and then stalls (reads the request, never answers) or drips (headers, then
+//! one body byte every 200 ms). Every case checks that the configured timeout holds
+//! (wall time, with slack), that the JSON and JUnit reports are written and valid, and
+//! that mcpspec let go of every connection it opened.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{mcpspec, scenario_file};
+use serde_json::{Value, json};
+
+/// Outer limit for one run: far above what any case needs; a run that reaches it hung.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+/// Slack on top of the timeouts a case is allowed to spend (a busy, shared machine).
+const SLACK: Duration = Duration::from_secs(4);
+const MODERN: &str = "2026-07-28";
+const LEGACY: &str = "2025-11-25";
+
+/// What the server does with a request it does not answer.
+#[derive(Clone, Copy)]
+enum Misbehaviour {
+    /// Reads it and never answers (keeps the connection open until the client drops it).
+    Stall,
+    /// Sends the headers and then one body byte every 200 ms, never finishing.
+    Drip,
+}
+
+/// Which requests get the misbehaviour; the others get a canned answer.
+#[derive(Clone, Copy)]
+enum Victims {
+    /// Everything after the first `server/discover` (the handshake), the liveness probe too.
+    AllAfterHandshake,
+    /// Only `tools/list`: the probe is answered, so the connection is alive.
+    ToolsList,
+}
+
+struct Server {
+    url: String,
+    /// Connections currently open (accepted and not yet closed by the client).
+    open: Arc<AtomicUsize>,
+}
+
+impl Server {
+    fn start(how: Misbehaviour, victims: Victims) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        let open = Arc::new(AtomicUsize::new(0));
+        let discovers = Arc::new(AtomicUsize::new(0));
+        let counter = open.clone();
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (open, discovers) = (counter.clone(), discovers.clone());
+                open.fetch_add(1, Ordering::SeqCst);
+                thread::spawn(move || {
+                    serve(stream, how, victims, &discovers);
+                    open.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        Server { url, open }
+    }
+
+    /// Once mcpspec has exited, every connection it opened is closed (nothing of the
+    /// run is left holding the server).
+    fn assert_released(&self) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while self.open.load(Ordering::SeqCst) > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "{} connection(s) still open after mcpspec exited",
+                self.open.load(Ordering::SeqCst)
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// One keep-alive connection: read requests (headers + Content-Length body) until the
+/// client closes it.
+fn serve(stream: TcpStream, how: Misbehaviour, victims: Victims, discovers: &AtomicUsize) {
+    let mut writer = stream.try_clone().expect("clone");
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut length = 0;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = l.split_once(':')
+                && k.eq_ignore_ascii_case("content-length")
+            {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let method = request["method"].as_str().unwrap_or_default();
+        let victim = match victims {
+            Victims::AllAfterHandshake => match method {
+                "initialize" | "notifications/initialized" => false,
+                "server/discover" => discovers.fetch_add(1, Ordering::SeqCst) > 0,
+                _ => true,
+            },
+            Victims::ToolsList => method == "tools/list",
+        };
+        if victim {
+            match how {
+                // Nothing more comes on this connection: wait for the client to close it.
+                Misbehaviour::Stall => {
+                    let _ = reader.read_to_end(&mut Vec::new());
+                }
+                Misbehaviour::Drip => {
+                    let _ = writer.write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n",
+                    );
+                    // Until the client hangs up (a write fails), or a minute at most.
+                    for _ in 0..300 {
+                        if writer.write_all(b" ").and_then(|_| writer.flush()).is_err() {
+                            break;
+                        }
+                        thread::sleep(Duration::from_millis(200));
+                    }
+                }
+            }
+            return;
+        }
+        let (head, reply) = if request.get("id").is_none() {
+            // A notification: accepted, no body.
+            (
+                "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n".to_string(),
+                String::new(),
+            )
+        } else {
+            let reply = json!({ "jsonrpc": "2.0", "id": request["id"], "result": answer(method) });
+            let reply = reply.to_string();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                reply.len()
+            );
+            (head, reply)
+        };
+        if writer
+            .write_all(head.as_bytes())
+            .and_then(|_| writer.write_all(reply.as_bytes()))
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+fn answer(method: &str) -> Value {
+    match method {
+        // Legacy, without a session (a session is optional over HTTP).
+        "initialize" => json!({
+            "protocolVersion": LEGACY,
+            "capabilities": { "tools": {} },
+            "serverInfo": { "name": "hostile-http", "version": "1.0.0" }
+        }),
+        "server/discover" => json!({
+            "supportedVersions": [MODERN],
+            "capabilities": { "tools": {} },
+            "_meta": { "io.modelcontextprotocol/serverInfo": { "name": "hostile-http", "version": "1.0.0" } }
+        }),
+        "tools/list" => {
+            json!({ "tools": [{ "name": "echo", "inputSchema": { "type": "object" } }] })
+        }
+        "tools/call" => json!({ "content": [{ "type": "text", "text": "hello" }] }),
+        _ => json!({}),
+    }
+}
+
+const THREE_STEPS: &str = r#"
+scenario: three-steps
+steps:
+  - name: lists tools
+    request: { method: tools/list }
+    expect:
+      - { path: "$.tools[*].name", contains: echo }
+  - name: calls echo
+    request:
+      method: tools/call
+      params: { name: echo, arguments: { text: hello } }
+    expect:
+      - { path: "$.content[0].text", equals: hello }
+  - name: lists tools again
+    request: { method: tools/list }
+"#;
+
+struct Outcome {
+    code: i32,
+    output: String,
+    wall: Duration,
+    json: Value,
+}
+
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {} after {:?}\n{}",
+            self.code, self.wall, self.output
+        )
+    }
+}
+
+/// The mcpspec under test; `HOSTILE_MCPSPEC=/path/to/mcpspec` runs the matrix against
+/// another build (e.g. to show that an older one fails it).
+fn binary() -> PathBuf {
+    std::env::var_os("HOSTILE_MCPSPEC").map_or_else(mcpspec, PathBuf::from)
+}
+
+/// `mcpspec run SCENARIO --url URL --era ERA --timeout 2s --json … --junit …`: waits at
+/// most [`RUN_LIMIT`] and checks that both reports are written and valid.
+fn run(url: &str, scenario: &Path) -> Outcome {
+    run_in_era(url, scenario, MODERN)
+}
+
+fn run_in_era(url: &str, scenario: &Path, era: &str) -> Outcome {
+    let work = tempfile::tempdir().expect("tempdir");
+    let json = work.path().join("result.json");
+    let junit = work.path().join("result.xml");
+    let mut child = Command::new(binary())
+        .arg("run")
+        .arg(scenario)
+        .args(["--url", url, "--era", era, "--timeout", "2s", "--json"])
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcpspec starts");
+    let started = Instant::now();
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status.code().unwrap_or(-1);
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcpspec hung: still running after {RUN_LIMIT:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    let wall = started.elapsed();
+    let output = format!(
+        "--- stdout\n{}\n--- stderr\n{}",
+        stdout.join().expect("stdout reader"),
+        stderr.join().expect("stderr reader")
+    );
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}):\n{output}"));
+    let json: Value = serde_json::from_str(&text).expect("the JSON report parses");
+    common::assert_valid_junit(&junit);
+    Outcome {
+        code,
+        output,
+        wall,
+        json,
+    }
+}
+
+fn status<'a>(run: &'a Outcome, name: &str) -> (&'a str, String) {
+    let steps = run.json["suites"][0]["steps"].as_array().expect("steps");
+    let o = &steps
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step `{name}`: {run:?}"))["outcome"];
+    let why = format!(
+        "{} {}",
+        o["message"].as_str().unwrap_or_default(),
+        o["detail"].as_str().unwrap_or_default()
+    );
+    (o["status"].as_str().unwrap_or_default(), why)
+}
+
+fn assert_step(run: &Outcome, name: &str, expected: &str, needles: &[&str]) {
+    let (got, why) = status(run, name);
+    assert_eq!(got, expected, "{name}: {why}\n{run:?}");
+    for needle in needles {
+        assert!(
+            why.contains(needle),
+            "{name}: expected {needle:?} in {why:?}"
+        );
+    }
+}
+
+fn assert_within(run: &Outcome, budget: Duration) {
+    assert!(
+        run.wall <= budget + SLACK,
+        "took {:?}, budget {budget:?} + {SLACK:?}: {run:?}",
+        run.wall
+    );
+}
+
+/// The server stops answering after the handshake: the first step times out, the
+/// liveness probe times out too, and the other steps are not run — one timeout and one
+/// probe (2 s each), not one timeout per step (6 s).
+#[test]
+fn stall_after_handshake_costs_one_timeout_not_one_per_step() {
+    let server = Server::start(Misbehaviour::Stall, Victims::AllAfterHandshake);
+    let (_dir, scenario) = scenario_file("three-steps.yaml", THREE_STEPS);
+    let run = run(&server.url, &scenario);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
+    for later in ["calls echo", "lists tools again"] {
+        assert_step(
+            &run,
+            later,
+            "error",
+            &[
+                "not run: the connection broke at step `lists tools`",
+                "the connection is dead",
+            ],
+        );
+    }
+    assert_within(&run, Duration::from_secs(4));
+    server.assert_released();
+}
+
+/// The same in the legacy era: the probe is `ping` (after `initialize` without a session).
+#[test]
+fn legacy_stall_after_handshake_costs_one_timeout_not_one_per_step() {
+    let server = Server::start(Misbehaviour::Stall, Victims::AllAfterHandshake);
+    let (_dir, scenario) = scenario_file("three-steps.yaml", THREE_STEPS);
+    let run = run_in_era(&server.url, &scenario, "legacy");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
+    assert_step(
+        &run,
+        "calls echo",
+        "error",
+        &[
+            "not run: the connection broke at step `lists tools`",
+            "`ping` got no answer",
+        ],
+    );
+    assert_within(&run, Duration::from_secs(4));
+    server.assert_released();
+}
+
+/// Headers, then a byte every 200 ms: the timeout bounds the whole response, not each
+/// chunk; the probe drips too, so the connection is dead after one timeout + one probe.
+#[test]
+fn drip_times_out_at_the_configured_timeout() {
+    let server = Server::start(Misbehaviour::Drip, Victims::AllAfterHandshake);
+    let (_dir, scenario) = scenario_file("three-steps.yaml", THREE_STEPS);
+    let run = run(&server.url, &scenario);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
+    assert_step(
+        &run,
+        "lists tools again",
+        "error",
+        &["not run: the connection broke at step `lists tools`"],
+    );
+    assert_within(&run, Duration::from_secs(4));
+    server.assert_released();
+}
+
+/// A server slow on one request only answers the probe: the connection is alive and the
+/// next steps run (and pass when answered).
+#[test]
+fn one_stalled_request_does_not_condemn_the_connection() {
+    let server = Server::start(Misbehaviour::Stall, Victims::ToolsList);
+    let (_dir, scenario) = scenario_file(
+        "two-steps.yaml",
+        r#"
+scenario: two-steps
+steps:
+  - name: lists tools
+    request: { method: tools/list }
+  - name: calls echo
+    request:
+      method: tools/call
+      params: { name: echo, arguments: { text: hello } }
+    expect:
+      - { path: "$.content[0].text", equals: hello }
+"#,
+    );
+    let run = run(&server.url, &scenario);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
+    assert_step(&run, "calls echo", "passed", &[]);
+    assert_within(&run, Duration::from_secs(2));
+    server.assert_released();
+}
