@@ -87,9 +87,17 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
 /// where NAME holds one of [`SENSITIVE_WORDS`]: the value (visible ASCII, no quotes or
 /// brackets, so `NAME=…` and `NAME=<VALUE>` placeholders stay) is masked, the name kept.
 static NAMED: LazyLock<Regex> = LazyLock::new(|| {
-    let words: Vec<String> = SENSITIVE_WORDS.iter().map(|w| regex::escape(w)).collect();
+    // `auth` only where a name part starts (`AUTH_TOKEN`, `x-auth`, `authorization`), not
+    // inside a word: prose such as "unauthenticated: a request" is no credential.
+    let words: Vec<String> = SENSITIVE_WORDS
+        .iter()
+        .map(|w| match *w {
+            "auth" => r"(?-u:\b)(?:[A-Za-z0-9_.-]*[_.-])?auth".to_string(),
+            w => format!("[A-Za-z0-9_.-]*{}", regex::escape(w)),
+        })
+        .collect();
     Regex::new(&format!(
-        r#"(?i)([A-Za-z0-9_.-]*(?:{})[A-Za-z0-9_.-]*(?:\\*")?[ \t]*[:=][ \t]*(?:\\*")?)((?:(?:bearer|basic)[ \t]+)?[\x21-\x7e&&[^"'`\\,;&(){{}}\[\]<>]]+)"#,
+        r#"(?i)((?:{})[A-Za-z0-9_.-]*(?:\\*")?[ \t]*[:=][ \t]*(?:\\*")?)((?:(?:bearer|basic)[ \t]+)?[\x21-\x7e&&[^"'`\\,;&(){{}}\[\]<>]]+)"#,
         words.join("|")
     ))
     .expect("compiles")
@@ -281,9 +289,15 @@ fn is_parameter_name(value: &str) -> bool {
 }
 
 /// JSON literals and numbers (`"max_tokens": 100`): not credentials.
+/// Values that are no credential: JSON literals and numbers, a mask, and mcpspec's own
+/// `env:VAR` reference (the secret stays in the variable).
 fn is_literal(value: &str) -> bool {
     let v = value.trim_start_matches('\\');
-    matches!(v, "true" | "false" | "null") || v.parse::<f64>().is_ok() || v.ends_with(MASK)
+    matches!(v, "true" | "false" | "null")
+        || v.parse::<f64>().is_ok()
+        || v.ends_with(MASK)
+        || v.strip_prefix("env:")
+            .is_some_and(|var| var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 fn json_escape(text: &str) -> String {
@@ -420,6 +434,20 @@ mod tests {
         assert_eq!(
             r(r#""authorization":"Bearer s3cr3tTOKEN-9f8e7d6c5b4a""#),
             r#""authorization":"Bearer ***""#
+        );
+        // `auth` inside a word is prose, not a credential name; at a name part it is.
+        assert_eq!(
+            r("endpoint is unauthenticated: a request without credentials got HTTP 200"),
+            "endpoint is unauthenticated: a request without credentials got HTTP 200"
+        );
+        assert_eq!(
+            r("MY_AUTH=abc123 X_Y_AUTH_KEY=zz9"),
+            "MY_AUTH=*** X_Y_AUTH_KEY=***"
+        );
+        assert_eq!(r("x-auth-user: bob42"), "x-auth-user: ***");
+        assert_eq!(
+            r("(--set other_user_token=env:VAR)"),
+            "(--set other_user_token=env:VAR)"
         );
         // Numbers, literals, objects: not credentials.
         assert_eq!(
