@@ -500,16 +500,13 @@ async fn input_errors_are_results(
         let mut found = Vec::new();
         let mut slow = None;
         for v in variants {
-            let called = ctx
-                .calls
-                .call(conn, &tool.name, &v.arguments, ctx.timeout)
-                .await;
-            if matches!(called, Called::TimedOut(_))
-                && let Some(why) = slow_not_hanging(conn, ctx, tool).await
-            {
-                slow = Some(why);
-                break;
-            }
+            let called = match call_variant(conn, ctx, tool, &v.arguments).await {
+                Ok(called) => called,
+                Err(why) => {
+                    slow = Some(why);
+                    break;
+                }
+            };
             let message = match &called {
                 Called::Result(r) if is_error(r) => continue,
                 Called::Error { code: -32602, .. } => format!(
@@ -546,6 +543,27 @@ async fn input_errors_are_results(
 /// After a call with invalid arguments timed out: why the tool is skipped when it is slow
 /// with its valid example arguments too (`None`: it answers those, so the invalid ones
 /// made it hang — a finding).
+/// Call `tool` with one variant of its arguments. `Err(why)` when the call timed out and
+/// the tool is merely slow (its valid example does not answer within the budget either):
+/// the tool is skipped with that reason rather than judged on a hang.
+async fn call_variant(
+    conn: &mut Connection,
+    ctx: &CallCtx<'_>,
+    tool: &Tool,
+    arguments: &Value,
+) -> Result<Called, String> {
+    let called = ctx
+        .calls
+        .call(conn, &tool.name, arguments, ctx.timeout)
+        .await;
+    if matches!(called, Called::TimedOut(_))
+        && let Some(why) = slow_not_hanging(conn, ctx, tool).await
+    {
+        return Err(why);
+    }
+    Ok(called)
+}
+
 async fn slow_not_hanging(conn: &mut Connection, ctx: &CallCtx<'_>, tool: &Tool) -> Option<String> {
     let args = argsgen::example(&tool.input_schema())?;
     match ctx.calls.call(conn, &tool.name, &args, ctx.timeout).await {
@@ -692,16 +710,13 @@ async fn fuzz(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<Findings, Stri
         let mut found = Vec::new();
         let mut slow = None;
         for v in variants {
-            let called = ctx
-                .calls
-                .call(conn, &tool.name, &v.arguments, ctx.timeout)
-                .await;
-            if matches!(called, Called::TimedOut(_))
-                && let Some(why) = slow_not_hanging(conn, ctx, tool).await
-            {
-                slow = Some(why);
-                break;
-            }
+            let called = match call_variant(conn, ctx, tool, &v.arguments).await {
+                Ok(called) => called,
+                Err(why) => {
+                    slow = Some(why);
+                    break;
+                }
+            };
             let ok = match &called {
                 Called::Result(r) => !v.must_reject || is_error(r),
                 Called::Error { code, .. } => !v.must_reject || *code == -32602,
