@@ -7,13 +7,14 @@
 mod common;
 
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{HttpServer, Run, example_server, mcpspec, processes_in, repo_root, stdio_target};
+use common::{
+    HttpServer, Run, drain, example_server, mcpspec, processes_in, repo_root, stdio_target,
+};
 use serde_json::Value;
 
 /// Outer limit for one mcpspec run: far above what any case needs (a few seconds).
@@ -53,14 +54,6 @@ fn run_limited(args: &[&str], limit: Duration) -> Run {
         stdout: stdout.join().expect("stdout reader"),
         stderr: stderr.join().expect("stderr reader"),
     }
-}
-
-fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
-    thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
 }
 
 /// Exit code of `child` once it ends; `None` (after killing it) if it outlives `limit`.

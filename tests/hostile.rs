@@ -8,13 +8,12 @@
 mod common;
 
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{example_server, mcpspec, processes_in, repo_root};
+use common::{drain, example_server, mcpspec, processes_in, repo_root};
 use serde_json::Value;
 
 /// Outer limit for one run: far above what any case needs; a run that reaches it hung.
@@ -124,14 +123,6 @@ fn run(target: &str, scenario: &Path, extra: &[&str]) -> Outcome {
         peak_kb,
         json,
     }
-}
-
-fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
-    thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
 }
 
 fn field_kb(status: &str, field: &str) -> Option<u64> {

@@ -260,3 +260,12 @@ pub fn processes_in(dir: &Path) -> Vec<(u32, String)> {
     }
     found
 }
+
+/// Read a child's pipe to its end on a thread (so a full pipe never stalls the child).
+pub fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
