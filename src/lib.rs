@@ -19,6 +19,7 @@ pub mod contract;
 pub mod dsl;
 pub mod engine;
 pub mod era;
+pub mod eval;
 pub mod init;
 pub mod redact;
 pub mod report;

@@ -1,0 +1,5 @@
+//! Evals: an eval set (YAML) run through a model against the server, and a paired comparison
+//! of two such runs. Sits beside the engine: eval set (dsl) → client (tools) + model client →
+//! results → compare → report.
+
+pub mod results;

@@ -1,0 +1,187 @@
+//! The eval results file: what `mcpspec eval run` writes and `mcpspec eval compare` reads.
+//!
+//! One versioned JSON document per run. Everything a paired comparison needs is here: per task
+//! and per trial the outcome, the tool calls, tool errors, tokens and latency, and the context the
+//! run was made in (model, era, revision, server, the tool list it saw), so that `compare` can warn
+//! when two runs differ in something other than the server. Keys never appear in it: the model's
+//! base URL is recorded without credentials, and a profile's key only as the `env:VAR` it names.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The `format` value of every results file this build writes; `compare` refuses other majors.
+pub const RESULTS_FORMAT: &str = "mcpspec-eval-results/1";
+
+/// One run of an eval set against one server through one model.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EvalResults {
+    /// Always [`RESULTS_FORMAT`].
+    pub format: String,
+    /// True when the run was interrupted (Ctrl-C) or stopped early: some tasks or trials are missing.
+    #[serde(default)]
+    pub partial: bool,
+    pub set: SetInfo,
+    pub model: ModelInfo,
+    pub server: ServerInfo,
+    /// RFC 3339 start time of the run.
+    pub started: String,
+    /// Wall time of the whole run.
+    pub duration_ms: u64,
+    /// The tasks in the order of the set (tasks filtered out by `--affected-by` are absent).
+    pub tasks: Vec<TaskResult>,
+}
+
+/// Which eval set ran.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetInfo {
+    /// The set's `name`.
+    pub name: String,
+    pub kind: SetKind,
+    /// The file it was loaded from, as given on the command line.
+    pub file: String,
+    /// The set-level default number of trials.
+    pub trials: u32,
+    /// When `--affected-by` selected tasks: the diff file and why each kept task was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affected_by: Option<String>,
+}
+
+/// `regression`: success is expected near 100% and runs first after a description edit;
+/// `capability`: a harder set whose rate is tracked, not gated on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SetKind {
+    #[default]
+    Regression,
+    Capability,
+}
+
+/// The model the run went through.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    /// The profile name used (`--model PROFILE`).
+    pub profile: String,
+    pub api: ModelApi,
+    /// The model name sent in requests.
+    pub model: String,
+    /// The endpoint's base URL, without userinfo or query.
+    pub base_url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// Which wire API the model client spoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelApi {
+    /// OpenAI-compatible Chat Completions (OpenAI, Azure, vLLM, llama.cpp, Ollama, LM Studio).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+/// The MCP server the tools came from.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerInfo {
+    /// `serverInfo.name` as the server reported it.
+    pub name: String,
+    /// `serverInfo.version`.
+    pub version: String,
+    /// `legacy` or `modern`.
+    pub era: String,
+    /// The negotiated protocol revision (a date).
+    pub revision: String,
+    /// sha256 (hex) of the canonical JSON (sorted keys) of the tool list the model was sent;
+    /// two runs with different hashes saw different tools.
+    pub tools_hash: String,
+    pub tool_count: u32,
+}
+
+/// One task of the set, with all its trials.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskResult {
+    pub id: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// The task expects no tool call at all.
+    #[serde(default)]
+    pub no_tool_call: bool,
+    /// Tool names the task's expectations name (for `--affected-by` and for reading reports).
+    #[serde(default)]
+    pub expected_tools: Vec<String>,
+    pub trials: Vec<TrialResult>,
+}
+
+/// One trial: one agent loop from the prompt to a final answer (or a failure).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TrialResult {
+    /// 0-based trial index.
+    pub index: u32,
+    /// Every expectation passed and the loop ended with a final answer.
+    pub success: bool,
+    /// One entry per expectation of the task, in the task's order.
+    #[serde(default)]
+    pub expectations: Vec<ExpectationOutcome>,
+    /// The tool calls the model made, in order.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Tool calls that ended in `isError: true` or a JSON-RPC error.
+    pub tool_errors: u32,
+    /// From the API's `usage` (summed over the turns); 0 when the API reported none.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Model turns (requests to the model API).
+    pub turns: u32,
+    /// Wall time of the trial, model and tool calls included.
+    pub latency_ms: u64,
+    /// The model's final text answer, redacted and cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_answer: Option<String>,
+    /// Why the trial failed outside its expectations: malformed tool-call JSON, an unknown tool,
+    /// the turn limit, an API error after retries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The verdict of one expectation of a task on one trial.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpectationOutcome {
+    /// A short description, e.g. `calls get_weather`, `noToolCall`, `answer contains "Boston"`.
+    pub name: String,
+    pub passed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// One tool call the model asked for and mcpspec executed on the server.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallRecord {
+    /// The MCP tool name (after mapping back from the model-side name).
+    pub name: String,
+    /// The arguments as parsed; `null` when the model sent malformed JSON.
+    pub arguments: Value,
+    /// The result had `isError: true`.
+    #[serde(default)]
+    pub is_error: bool,
+    /// A JSON-RPC error code instead of a result, or an unknown tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_error: Option<String>,
+}
+
+impl TaskResult {
+    /// Trials that succeeded.
+    pub fn successes(&self) -> u32 {
+        self.trials.iter().filter(|t| t.success).count() as u32
+    }
+}
