@@ -8,6 +8,9 @@
 #[macro_use]
 pub mod output;
 
+// The ground floor: spec facts everything else imports.
+pub mod protocol;
+
 pub mod app;
 pub mod argsgen;
 pub mod assert;
