@@ -48,8 +48,25 @@ pub fn main() -> i32 {
             exit::OK
         }
         Command::Report {
-            command: crate::cli::ReportCommand::Merge { files, junit, json },
-        } => merge(&files, junit.as_deref(), json.as_deref()),
+            command:
+                crate::cli::ReportCommand::Merge {
+                    files,
+                    junit,
+                    json,
+                    html,
+                    sarif,
+                    sarif_source,
+                },
+        } => merge(
+            &files,
+            &ReportPaths {
+                junit,
+                json,
+                html,
+                sarif,
+                sarif_source,
+            },
+        ),
         Command::Init(args) => runtime().block_on(crate::init::init(args)),
         Command::Snapshot(args) => runtime().block_on(snapshot(args)),
         Command::Diff(args) => diff(args),
@@ -856,12 +873,14 @@ fn run(mut args: RunArgs) -> i32 {
             errln!("{}", stale.render());
         }
     }
-    if let Err(code) = write_reports(
-        &report,
-        args.junit.as_deref(),
-        args.json.as_deref(),
-        &secrets,
-    ) {
+    let paths = ReportPaths {
+        junit: args.junit.clone(),
+        json: args.json.clone(),
+        html: args.html.clone(),
+        sarif: args.sarif.clone(),
+        sarif_source: args.sarif_source.clone(),
+    };
+    if let Err(code) = write_reports(&report, &paths, &secrets) {
         return code;
     }
     if let (Some(path), Some(signal)) = (&args.write_baseline, &report.interrupted) {
@@ -894,16 +913,27 @@ fn run(mut args: RunArgs) -> i32 {
     code
 }
 
-fn write_reports(
-    report: &RunReport,
-    junit: Option<&Path>,
-    json: Option<&Path>,
-    secrets: &[String],
-) -> Result<(), i32> {
-    if let Some(path) = junit {
+/// Where a run's (or a merge's) report files go.
+struct ReportPaths {
+    junit: Option<PathBuf>,
+    json: Option<PathBuf>,
+    html: Option<PathBuf>,
+    sarif: Option<PathBuf>,
+    sarif_source: Option<String>,
+}
+
+fn write_reports(report: &RunReport, paths: &ReportPaths, secrets: &[String]) -> Result<(), i32> {
+    if let Some(path) = &paths.junit {
         write_reports_file(path, report::to_junit(report, secrets))?;
     }
-    if let Some(path) = json {
+    if let Some(path) = &paths.html {
+        write_reports_file(path, report::to_html(report, secrets))?;
+    }
+    if let Some(path) = &paths.sarif {
+        let sarif = report::to_sarif(report, secrets, paths.sarif_source.as_deref());
+        write_reports_file(path, sarif)?;
+    }
+    if let Some(path) = &paths.json {
         if is_stdout(Some(path)) {
             outln!("{}", report::to_json(report, secrets).trim_end());
         } else {
@@ -1215,7 +1245,8 @@ fn check_shards(files: &[PathBuf], reports: &[RunReport]) -> Result<(), String> 
 }
 
 /// `mcpspec report merge`: shard results → one report, in the order of the full run.
-fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
+fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
+    let json = paths.json.as_deref();
     let mut reports = Vec::new();
     for f in files {
         let text = match crate::source::read_text(f) {
@@ -1271,7 +1302,7 @@ fn merge(files: &[PathBuf], junit: Option<&Path>, json: Option<&Path>) -> i32 {
     } else {
         out!("{summary}");
     }
-    if let Err(code) = write_reports(&merged, junit, json, &[]) {
+    if let Err(code) = write_reports(&merged, paths, &[]) {
         return code;
     }
     if !merged.stale_entries.is_empty() {
@@ -1377,6 +1408,7 @@ mod tests {
             file: "s.yaml".into(),
             line: 1,
             pack: None,
+            tags: Vec::new(),
             era: EraInfo {
                 requested: "legacy".into(),
                 negotiated: negotiated.map(str::to_string),

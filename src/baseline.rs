@@ -867,6 +867,7 @@ mod tests {
             file: "s.yaml".into(),
             line: 1,
             pack: None,
+            tags: Vec::new(),
             era: EraInfo {
                 requested: era.into(),
                 ..EraInfo::default()

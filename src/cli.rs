@@ -96,6 +96,15 @@ pub enum ReportCommand {
         /// stderr).
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Write the merged self-contained HTML report here.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Write the merged security findings as SARIF 2.1.0 here.
+        #[arg(long, value_name = "FILE")]
+        sarif: Option<PathBuf>,
+        /// The file SARIF results point at (default: the scenario file).
+        #[arg(long, value_name = "PATH", requires = "sarif")]
+        sarif_source: Option<String>,
     },
 }
 
@@ -221,6 +230,18 @@ pub struct RunArgs {
     /// Write the JSON result here; `-`: to stdout (the console report then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report here (opens offline).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write the security findings (suites tagged `security`) as SARIF 2.1.0 here, for
+    /// GitHub code scanning.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// The file SARIF results point at (the server's entry source, relative to the
+    /// repository root), so code scanning shows them on the server's code; default: the
+    /// scenario file.
+    #[arg(long, value_name = "PATH", requires = "sarif")]
+    pub sarif_source: Option<String>,
     /// Run only scenarios whose tags match: a tag or an expression such as
     /// `smoke and not slow` (repeatable: any of them).
     #[arg(long = "tag", value_name = "EXPR")]

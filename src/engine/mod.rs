@@ -277,6 +277,7 @@ fn skeleton(scenario: &Scenario, era: &Era, ordinal: usize) -> SuiteResult {
                 Some(v) => format!("{p}@{v}"),
                 None => p.clone(),
             }),
+        tags: scenario.tags.clone(),
         era: EraInfo {
             requested: era.label.clone(),
             ..EraInfo::default()
@@ -466,6 +467,7 @@ mod tests {
             file: "s.yaml".into(),
             line: 1,
             pack: None,
+            tags: Vec::new(),
             era: EraInfo::default(),
             started_at: String::new(),
             duration: Default::default(),

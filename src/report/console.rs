@@ -291,7 +291,7 @@ impl<'a> Printer<'a> {
 
 /// When both sides are multi-line JSON documents, the lines of a unified diff between them
 /// (pretty-printed the same way so formatting differences do not show).
-fn json_diff(expected: &str, actual: &str) -> Option<Vec<(ChangeTag, String)>> {
+pub(super) fn json_diff(expected: &str, actual: &str) -> Option<Vec<(ChangeTag, String)>> {
     if !expected.trim().contains('\n') || !actual.trim().contains('\n') {
         return None;
     }

@@ -3,19 +3,23 @@
 //! from everything it writes.
 
 pub mod console;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod model;
+pub mod sarif;
 
 use crate::redact::Redactor;
 
 pub use console::{ConsoleOptions, Seen, render_streamed, render_suite, render_summary};
+pub use html::to_html;
 pub use json::to_json;
 pub use junit::to_junit;
 pub use model::{
     EraInfo, Failure, Level, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus, Summary,
     TranscriptEntry,
 };
+pub use sarif::to_sarif;
 
 /// `text` with the known `secrets` and every secret-shaped value masked (see
 /// [`crate::redact`]) and control characters escaped: for one-off messages to the
@@ -151,6 +155,7 @@ pub(crate) mod testdata {
             file: "scenarios/tools.yaml".to_string(),
             line: 1,
             pack: None,
+            tags: Vec::new(),
             era: EraInfo {
                 requested: era.to_string(),
                 negotiated: Some("2025-06-18".to_string()),

@@ -97,6 +97,9 @@ pub struct SuiteResult {
     pub line: u32,
     /// Pack name (and version) the scenario came from, when it came from a pack.
     pub pack: Option<String>,
+    /// The scenario's tags (`security` suites feed the SARIF report).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     pub era: EraInfo,
     pub started_at: String,
     #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
