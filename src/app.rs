@@ -21,6 +21,9 @@ use crate::report::model::{RunReport, SuiteResult};
 use crate::report::{self, ConsoleOptions};
 use crate::select::{Shard, TagExpr, split_file_line};
 
+mod live;
+use live::LiveLine;
+
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -813,6 +816,7 @@ fn run(mut args: RunArgs) -> i32 {
         keep_passing_transcripts: args.junit.is_some() || args.json.is_some(),
         wire_validate: args.wire_validate,
         tool_calls: Default::default(),
+        live: Default::default(),
         eras,
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism()
@@ -828,7 +832,7 @@ fn run(mut args: RunArgs) -> i32 {
     };
     let concurrency = config.jobs.min(items.len());
     let rt = runtime_for(concurrency);
-    let mut progress = Progress::new(items.len());
+    let live = LiveLine::start(std::sync::Arc::clone(&config.live), items.len());
     let mut seen = report::Seen::default();
     let mut report = rt.block_on(async {
         crate::signals::install();
@@ -842,15 +846,15 @@ fn run(mut args: RunArgs) -> i32 {
                 }
                 None => std::borrow::Cow::Borrowed(suite),
             };
-            progress.clear();
-            let _ =
-                stdout.write_all(report::render_streamed(&shown, &console, &mut seen).as_bytes());
-            let _ = stdout.flush();
-            progress.advance();
+            live.while_cleared(|| {
+                let text = report::render_streamed(&shown, &console, &mut seen);
+                let _ = stdout.write_all(text.as_bytes());
+                let _ = stdout.flush();
+            });
         })
         .await
     });
-    progress.clear();
+    live.finish();
     report.shard = shard_info;
     let applied = baseline
         .as_ref()
@@ -1309,50 +1313,6 @@ fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
         return exit::FAILED;
     }
     exit_code(&merged, None, false)
-}
-
-/// A one-line progress indicator on stderr: only on a terminal, only once a run has
-/// taken longer than a moment, cleared before each suite's report is printed.
-struct Progress {
-    enabled: bool,
-    total: usize,
-    done: usize,
-    started: std::time::Instant,
-    shown: bool,
-}
-
-impl Progress {
-    const AFTER: std::time::Duration = std::time::Duration::from_millis(800);
-
-    fn new(total: usize) -> Progress {
-        Progress {
-            enabled: std::io::stderr().is_terminal() && total > 1,
-            total,
-            done: 0,
-            started: std::time::Instant::now(),
-            shown: false,
-        }
-    }
-
-    fn advance(&mut self) {
-        self.done += 1;
-        if self.enabled && self.done < self.total && self.started.elapsed() >= Self::AFTER {
-            err!(
-                "\r[{}/{}] {:.1}s",
-                self.done,
-                self.total,
-                self.started.elapsed().as_secs_f64()
-            );
-            self.shown = true;
-        }
-    }
-
-    fn clear(&mut self) {
-        if self.shown {
-            err!("\r\x1b[2K");
-            self.shown = false;
-        }
-    }
 }
 
 /// `--set NAME=VALUE` parameters; `NAME=env:VAR` reads the environment and is a secret.

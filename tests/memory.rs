@@ -173,6 +173,7 @@ fn run_peak(n: usize) -> (usize, usize) {
         jobs: 1,
         params: Default::default(),
         tool_calls: Default::default(),
+        live: Default::default(),
         keep_passing_transcripts: false,
         wire_validate: false,
     };

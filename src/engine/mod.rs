@@ -4,6 +4,7 @@
 mod checks;
 mod handles;
 mod injection;
+pub mod live;
 pub mod security;
 mod step;
 mod tool_checks;
@@ -35,6 +36,8 @@ pub struct RunConfig {
     pub wire_validate: bool,
     /// Tool calls of the run's tool checks, each sent once and its answer shared.
     pub tool_calls: ToolCalls,
+    /// What is running now, for the console's live progress.
+    pub live: std::sync::Arc<live::Live>,
 }
 
 /// One scenario in one era.
@@ -295,6 +298,7 @@ async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResul
     let (target, params) = (&config.target, &config.params);
     let started = Instant::now();
     let scenario = item.scenario;
+    let progress = config.live.start(item.id());
     let mut suite = skeleton(scenario, &item.era, item.ordinal);
     // Released steps are compiled now and dropped with the scenario's run.
     let steps = match scenario.compiled_steps() {
@@ -375,6 +379,7 @@ async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResul
                 &params,
                 config.wire_validate,
                 &config.tool_calls,
+                &progress,
             )
             .await;
             suite.stderr_tail = conn.stderr_tail();

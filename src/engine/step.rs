@@ -33,6 +33,7 @@ pub async fn run_steps(
     params: &Map<String, Value>,
     wire_validate: bool,
     calls: &super::tool_checks::ToolCalls,
+    progress: &super::live::ItemProgress,
 ) -> Vec<StepResult> {
     // `--wire-validate` reports violations by the step that ran next: judge in order.
     let mut results = Deferred::new(steps.len(), !wire_validate);
@@ -75,6 +76,7 @@ pub async fn run_steps(
     let mut vars: Option<Arc<Value>> = None;
     for step in steps {
         let started = Instant::now();
+        progress.step(&step.name);
         let same_call = match (&call, &step.call) {
             (None, None) => true,
             (Some(c), Some(s)) => Arc::ptr_eq(&c.call, s),
