@@ -9,38 +9,17 @@ use serde_json::{Map, Value, json};
 use super::http::HttpTransport;
 use super::stdio::StdioTransport;
 use super::{Exchange, Outgoing, Target, TargetKind, TransportError};
-use crate::era::{EraKind, EraRequest, LATEST_LEGACY_REVISION, LEGACY_REVISIONS, MODERN_REVISION};
-use crate::report::model::{Direction, TranscriptEntry};
+use crate::era::{
+    EraKind, EraRequest, LATEST_LEGACY_REVISION, LEGACY_REVISIONS, MODERN_REVISION, Negotiated,
+};
+use crate::exchange::{Direction, TranscriptEntry};
+use crate::protocol::{ListKind, errors, headers as h, meta, methods};
 
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-
-/// Error codes that only a modern server sends (a modern rejection, not "unknown method").
-const MODERN_ERROR_CODES: &[i64] = &[-32020, -32021, -32022];
 /// Longest wait for the `auto` probe before falling back to legacy.
 const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// After a request timed out: how long a harmless request may take to prove the
 /// connection is still alive (at most the target's timeout).
 const LIVENESS_WAIT: Duration = Duration::from_secs(5);
-
-/// What the connection speaks, and how it got there.
-#[derive(Debug, Clone)]
-pub struct Negotiated {
-    pub requested: String,
-    pub kind: EraKind,
-    pub revision: String,
-    pub note: Option<String>,
-    pub server_info: Option<Value>,
-    pub capabilities: Value,
-    pub supported_versions: Vec<String>,
-    pub instructions: Option<String>,
-    /// The handshake result as received: `initialize` (legacy) or `server/discover` (modern).
-    pub handshake: Option<Value>,
-    /// HTTP: the handshake response's headers (lower-case names); `None` over stdio.
-    pub handshake_headers: Option<Vec<(String, String)>>,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnectErrorKind {
@@ -406,7 +385,7 @@ impl Connection {
                 }
             }
             protocol_header = meta
-                .get(META_PROTOCOL_VERSION)
+                .get(meta::PROTOCOL_VERSION)
                 .and_then(Value::as_str)
                 .map(str::to_string);
             if !meta.is_empty() {
@@ -430,12 +409,12 @@ impl Connection {
     ) -> Vec<(String, String)> {
         let name = params
             .and_then(|p| match method {
-                "tools/call" | "prompts/get" => p.get("name"),
-                "resources/read" => p.get("uri"),
+                methods::TOOLS_CALL | methods::PROMPTS_GET => p.get("name"),
+                methods::RESOURCES_READ => p.get("uri"),
                 _ => None,
             })
             .and_then(Value::as_str);
-        let modern_call = self.negotiated.kind == EraKind::Modern && method == "tools/call";
+        let modern_call = self.negotiated.kind == EraKind::Modern && method == methods::TOOLS_CALL;
         let param_headers = match params {
             Some(p) if modern_call => self.param_headers(p),
             _ => Vec::new(),
@@ -444,22 +423,19 @@ impl Connection {
         match self.negotiated.kind {
             EraKind::Modern => {
                 let version = protocol_header.unwrap_or_else(|| self.negotiated.revision.clone());
-                headers.push(("MCP-Protocol-Version".into(), version));
-                headers.push(("Mcp-Method".into(), method.to_string()));
+                headers.push((h::PROTOCOL_VERSION.into(), version));
+                headers.push((h::METHOD.into(), method.to_string()));
                 if let Some(n) = name {
-                    headers.push(("Mcp-Name".into(), encode_header_value(n)));
+                    headers.push((h::NAME.into(), encode_header_value(n)));
                 }
                 headers.extend(param_headers);
             }
             EraKind::Legacy => {
-                if !self.negotiated.revision.is_empty() && method != "initialize" {
-                    headers.push((
-                        "MCP-Protocol-Version".into(),
-                        self.negotiated.revision.clone(),
-                    ));
+                if !self.negotiated.revision.is_empty() && method != methods::INITIALIZE {
+                    headers.push((h::PROTOCOL_VERSION.into(), self.negotiated.revision.clone()));
                 }
                 if let Some(sid) = &self.session_id {
-                    headers.push(("Mcp-Session-Id".into(), sid.clone()));
+                    headers.push((h::SESSION_ID.into(), sid.clone()));
                 }
             }
         }
@@ -738,8 +714,8 @@ impl Connection {
             return;
         }
         let method = match self.negotiated.kind {
-            EraKind::Modern => "server/discover",
-            EraKind::Legacy => "ping",
+            EraKind::Modern => methods::SERVER_DISCOVER,
+            EraKind::Legacy => methods::PING,
         };
         let id = self.next_id();
         let mut out = self.build_plain(method, None, Some(id));
@@ -797,7 +773,9 @@ impl Connection {
         if let Some(t) = &self.tools {
             return Ok(t.clone());
         }
-        let tools = self.list_all("tools/list", "tools").await?;
+        let tools = self
+            .list_all(ListKind::Tools.method(), ListKind::Tools.result_key())
+            .await?;
         self.tools = Some(tools.clone());
         Ok(tools)
     }
@@ -810,7 +788,7 @@ impl Connection {
         }
         let body: Option<Value> = serde_json::from_str(&out.body).ok();
         let is_first_page = body.as_ref().is_some_and(|b| {
-            b.get("method").and_then(Value::as_str) == Some("tools/list")
+            b.get("method").and_then(Value::as_str) == Some(methods::TOOLS_LIST)
                 && b.pointer("/params/cursor").is_none()
         });
         if !is_first_page {
@@ -953,11 +931,8 @@ impl Connection {
             id: None,
             expects_response: false,
             headers: vec![
-                ("Mcp-Session-Id".into(), sid),
-                (
-                    "MCP-Protocol-Version".into(),
-                    self.negotiated.revision.clone(),
-                ),
+                (h::SESSION_ID.into(), sid),
+                (h::PROTOCOL_VERSION.into(), self.negotiated.revision.clone()),
             ],
             drop_headers: vec!["content-type".into()],
             http_method: Some("DELETE".into()),
@@ -1082,7 +1057,7 @@ impl Connection {
             "capabilities": {},
             "clientInfo": client_info(),
         });
-        let out = self.build_plain("initialize", Some(params), Some(id));
+        let out = self.build_plain(methods::INITIALIZE, Some(params), Some(id));
         let ex = self.connect_exchange(&out).await?;
         let result =
             result_of(&ex).map_err(|e| self.protocol_error(format!("initialize failed: {e}")))?;
@@ -1102,7 +1077,7 @@ impl Connection {
                 LEGACY_REVISIONS.join(", ")
             )));
         }
-        if let Some(sid) = ex.http.as_ref().and_then(|h| h.header("mcp-session-id")) {
+        if let Some(sid) = ex.http.as_ref().and_then(|h| h.header(h::SESSION_ID)) {
             self.session_id = Some(sid.to_string());
         }
         self.negotiated.handshake_headers = ex.http.as_ref().map(|h| h.headers.clone());
@@ -1120,7 +1095,7 @@ impl Connection {
                 self.negotiated.revision
             ));
         }
-        let out = self.build_plain("notifications/initialized", None, None);
+        let out = self.build_plain(methods::NOTIFICATIONS_INITIALIZED, None, None);
         if let Transport::Stdio(t) = &mut self.transport {
             t.mark_handshake();
         }
@@ -1146,7 +1121,7 @@ impl Connection {
         self.negotiated.kind = EraKind::Modern;
         self.negotiated.revision = revision.to_string();
         let id = self.next_id();
-        let out = self.build_plain("server/discover", None, Some(id));
+        let out = self.build_plain(methods::SERVER_DISCOVER, None, Some(id));
         let ex = self.connect_exchange(&out).await?;
         let result = result_of(&ex).map_err(|e| {
             self.protocol_error(format!(
@@ -1177,7 +1152,7 @@ impl Connection {
         let id = self.next_id();
         let timeout = self.target.timeout.min(AUTO_PROBE_TIMEOUT);
         let out = self.build(
-            "server/discover",
+            methods::SERVER_DISCOVER,
             None,
             Some(id),
             &IndexMap::new(),
@@ -1213,7 +1188,7 @@ impl Connection {
                             self.negotiated.supported_versions
                         )
                     }
-                    (None, Some((code, message))) if MODERN_ERROR_CODES.contains(&code) => {
+                    (None, Some((code, message))) if errors::MODERN_ONLY.contains(&code) => {
                         self.negotiated.note = Some(format!(
                             "auto: server/discover answered modern error {code} ({message})"
                         ));
@@ -1269,7 +1244,7 @@ impl Connection {
             .map(str::to_string);
         self.negotiated.server_info = result
             .get("_meta")
-            .and_then(|m| m.get(META_SERVER_INFO))
+            .and_then(|m| m.get(meta::SERVER_INFO))
             .cloned();
     }
 
@@ -1284,7 +1259,10 @@ impl Connection {
                 // speaks MCP (a mistyped path), whatever the era.
                 if ex.response.is_none()
                     && ex.http.as_ref().is_some_and(|h| h.status == 404)
-                    && matches!(out_method(out).as_str(), "initialize" | "server/discover")
+                    && matches!(
+                        out_method(out).as_str(),
+                        methods::INITIALIZE | methods::SERVER_DISCOVER
+                    )
                 {
                     return Err(ConnectError {
                         kind: ConnectErrorKind::Unreachable,
@@ -1377,7 +1355,10 @@ fn collect_param_headers(
                 _ => None,
             };
             if let Some(text) = text {
-                out.push((format!("Mcp-Param-{header}"), encode_header_value(&text)));
+                out.push((
+                    format!("{}{header}", h::PARAM_PREFIX),
+                    encode_header_value(&text),
+                ));
             }
         }
         collect_param_headers(Some(prop), v, out);
@@ -1398,21 +1379,8 @@ pub fn encode_header_value(value: &str) -> String {
 }
 
 fn base64_encode(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (chunk[0] as u32) << 16
-            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
-            | *chunk.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 fn answered_differs(offer: &str, answered: &str) -> bool {
@@ -1450,9 +1418,9 @@ pub fn client_info() -> Value {
 /// The `_meta` of a modern request: revision, (no) client capabilities, client info.
 fn modern_meta(revision: &str) -> Map<String, Value> {
     let mut meta = Map::new();
-    meta.insert(META_PROTOCOL_VERSION.into(), json!(revision));
-    meta.insert(META_CLIENT_CAPABILITIES.into(), json!({}));
-    meta.insert(META_CLIENT_INFO.into(), client_info());
+    meta.insert(meta::PROTOCOL_VERSION.into(), json!(revision));
+    meta.insert(meta::CLIENT_CAPABILITIES.into(), json!({}));
+    meta.insert(meta::CLIENT_INFO.into(), client_info());
     meta
 }
 
@@ -1460,7 +1428,7 @@ fn modern_meta(revision: &str) -> Map<String, Value> {
 pub fn expand_meta_key(key: &str) -> String {
     match key {
         "protocolVersion" | "clientCapabilities" | "clientInfo" | "logLevel" => {
-            format!("io.modelcontextprotocol/{key}")
+            format!("{}{key}", meta::PREFIX)
         }
         other => other.to_string(),
     }

@@ -13,6 +13,7 @@ use super::schema_diff::{Breaks, Models};
 use crate::dsl::error::{LoadError, LoadErrors, did_you_mean};
 use crate::dsl::load::parse_yaml;
 use crate::dsl::value::At;
+use crate::protocol::ListKind;
 use crate::source::{Pos, SourceFile};
 
 /// Every change kind `mcpspec diff` reports.
@@ -91,11 +92,12 @@ pub const KINDS: &[&str] = &[
 
 /// Categories usable in `fail`.
 pub const CATEGORIES: &[&str] = &["breaking", "unknown", "models", "any"];
+/// What an `accept` entry may name: a list of the snapshot, or the server entry.
 pub const LISTS: &[&str] = &[
-    "tools",
-    "resources",
-    "resource-templates",
-    "prompts",
+    ListKind::Tools.snapshot_name(),
+    ListKind::Resources.snapshot_name(),
+    ListKind::ResourceTemplates.snapshot_name(),
+    ListKind::Prompts.snapshot_name(),
     "server",
 ];
 
@@ -259,7 +261,7 @@ fn compile(file: &Arc<SourceFile>, doc: RulesDoc) -> Result<Rules, LoadErrors> {
 
 /// What the rules make of one change.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub enum ChangeDecision {
     Fail,
     Report,
     Accepted { reason: String },
@@ -268,7 +270,7 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub struct Judged {
     pub change: Change,
-    pub verdict: Verdict,
+    pub verdict: ChangeDecision,
     /// Set when an acceptance matched but has expired.
     pub note: Option<String>,
 }
@@ -282,7 +284,11 @@ pub struct Judgement {
 
 impl Judgement {
     pub fn fails(&self) -> bool {
-        !self.stale.is_empty() || self.changes.iter().any(|j| j.verdict == Verdict::Fail)
+        !self.stale.is_empty()
+            || self
+                .changes
+                .iter()
+                .any(|j| j.verdict == ChangeDecision::Fail)
     }
 }
 
@@ -319,18 +325,18 @@ pub fn judge(rules: &Rules, report: &DiffReport, today: chrono::NaiveDate) -> Ju
                     Some(d) if d < today => {
                         note = Some(format!("acceptance at {} expired on {d}", a.pos));
                         if fails(rules, c) {
-                            Verdict::Fail
+                            ChangeDecision::Fail
                         } else {
-                            Verdict::Report
+                            ChangeDecision::Report
                         }
                     }
-                    _ => Verdict::Accepted {
+                    _ => ChangeDecision::Accepted {
                         reason: a.reason.clone(),
                     },
                 }
             }
-            None if fails(rules, c) => Verdict::Fail,
-            None => Verdict::Report,
+            None if fails(rules, c) => ChangeDecision::Fail,
+            None => ChangeDecision::Report,
         };
         changes.push(Judged {
             change: c.clone(),

@@ -21,6 +21,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Number, Value};
 
+use crate::json::{json_eq, num_cmp};
+
 /// Which side of a tool call the schema describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
@@ -218,7 +220,7 @@ impl Cx {
 
     /// Compares two (sub)schemas found at `path`.
     fn node(&mut self, path: &str, before: &Value, after: &Value) {
-        if sem_eq(before, after) {
+        if json_eq(before, after) {
             return;
         }
         let empty = Map::new();
@@ -404,8 +406,8 @@ impl Cx {
             (None, Some(_)) => self.emit("enum_added", p, None, ae.cloned()),
             (Some(_), None) => self.emit("enum_removed", p, be.cloned(), None),
             (Some(Value::Array(old)), Some(Value::Array(new))) => {
-                let gone = old.iter().any(|v| !new.iter().any(|w| sem_eq(v, w)));
-                let came = new.iter().any(|v| !old.iter().any(|w| sem_eq(v, w)));
+                let gone = old.iter().any(|v| !new.iter().any(|w| json_eq(v, w)));
+                let came = new.iter().any(|v| !old.iter().any(|w| json_eq(v, w)));
                 // A change that both drops and adds values is reported as both facets, so
                 // that each direction sees the one that matters to it.
                 if gone {
@@ -433,7 +435,7 @@ impl Cx {
         let (x, y) = (b.get(key), a.get(key));
         let kind = match (x, y) {
             (None, Some(_)) => kinds[0],
-            (Some(x), Some(y)) if !sem_eq(x, y) => kinds[1],
+            (Some(x), Some(y)) if !json_eq(x, y) => kinds[1],
             (Some(_), None) => kinds[2],
             _ => return,
         };
@@ -655,7 +657,7 @@ impl Cx {
         // Rename: a removed and an added property with equal subschemas and the same
         // requiredness, each being the other's only match.
         let matches =
-            |r: &str, n: &str| sem_eq(&bp[r], &ap[n]) && breq.contains(r) == areq.contains(n);
+            |r: &str, n: &str| json_eq(&bp[r], &ap[n]) && breq.contains(r) == areq.contains(n);
         let mut renamed: Vec<(&str, &str)> = Vec::new();
         for &r in &removed {
             let cands: Vec<&str> = added.iter().copied().filter(|n| matches(r, n)).collect();
@@ -929,41 +931,10 @@ fn is_multiple(n: &Number, d: &Number) -> bool {
     r.round() >= 1.0 && (r - r.round()).abs() <= 1e-9 * r.abs().max(1.0)
 }
 
-/// Numeric order of two JSON numbers, exact for integers.
-fn num_cmp(a: &Number, b: &Number) -> Ordering {
-    if let (Some(x), Some(y)) = (as_i128(a), as_i128(b)) {
-        return x.cmp(&y);
-    }
-    let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
-    x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-}
-
-fn as_i128(n: &Number) -> Option<i128> {
-    n.as_i64()
-        .map(i128::from)
-        .or_else(|| n.as_u64().map(i128::from))
-}
-
-/// JSON equality where key order does not matter and numbers compare numerically.
-fn sem_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => num_cmp(x, y) == Ordering::Equal,
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| sem_eq(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| sem_eq(v, w)))
-        }
-        _ => a == b,
-    }
-}
-
 fn opt_eq(a: Option<&Value>, b: Option<&Value>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(x), Some(y)) => sem_eq(x, y),
+        (Some(x), Some(y)) => json_eq(x, y),
         _ => false,
     }
 }
