@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use super::change_kind::ChangeKind;
 use super::diff::{Change, DiffReport};
 use super::rules::{ChangeDecision, Judged, Judgement};
 use super::schema_diff::{Breaks, Models};
@@ -70,7 +71,9 @@ pub fn to_text(report: &DiffReport, judgement: &Judgement) -> String {
         for j in items {
             let c = &j.change;
             out.push_str(&format!("  {}\n", describe(c)));
-            if (c.before.is_some() || c.after.is_some()) && c.kind != "removed" && c.kind != "added"
+            if (c.before.is_some() || c.after.is_some())
+                && c.kind != ChangeKind::Removed
+                && c.kind != ChangeKind::Added
             {
                 out.push_str(&format!(
                     "      before: {}\n      after:  {}\n",
@@ -163,7 +166,7 @@ pub fn to_junit(report: &DiffReport, judgement: &Judgement) -> String {
         let status = match &j.verdict {
             ChangeDecision::Fail => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_type(c.kind.clone());
+                s.set_type(c.kind.as_str());
                 s.set_message(describe(c));
                 s.set_description(format!(
                     "before: {}\nafter:  {}",
