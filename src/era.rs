@@ -173,6 +173,23 @@ fn is_revision_date(text: &str) -> bool {
     (1..=days).contains(&day)
 }
 
+/// What the connection speaks, and how it got there.
+#[derive(Debug, Clone)]
+pub struct Negotiated {
+    pub requested: String,
+    pub kind: EraKind,
+    pub revision: String,
+    pub note: Option<String>,
+    pub server_info: Option<serde_json::Value>,
+    pub capabilities: serde_json::Value,
+    pub supported_versions: Vec<String>,
+    pub instructions: Option<String>,
+    /// The handshake result as received: `initialize` (legacy) or `server/discover` (modern).
+    pub handshake: Option<serde_json::Value>,
+    /// HTTP: the handshake response's headers (lower-case names); `None` over stdio.
+    pub handshake_headers: Option<Vec<(String, String)>>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,8 +1,25 @@
 //! mcpspec: a declarative test engine for MCP servers.
 //!
-//! Data flows one way: [`dsl`] (YAML → validated scenarios) → [`client`] (transports ×
-//! eras) → [`engine`] (steps, captures) → [`assert`] (expectations) → [`report`]
-//! (console, JUnit, JSON) → exit code ([`app`]).
+//! A run: [`dsl`] loads YAML into validated scenarios; the [`engine`] drives each one
+//! through a [`client`] connection (transports × eras), judges what came back with
+//! [`assert`] and fills the [`report`] model; [`app`] renders the reports (console, JUnit,
+//! JSON) and turns the result into the exit code.
+//!
+//! The modules are layered. A module imports only from its own layer or a lower one, and no
+//! two modules import each other (`tests/layers.rs` derives the picture from the `use
+//! crate::` lines and holds it to this list), bottom up:
+//!
+//! 0. `output`, `protocol`, `json`, `exchange`, `source`, `redact`, `era`, `sys`, `signals`, `eval`
+//!    — the ground floor: spec facts, JSON, what went over the wire, positions, masking,
+//!    process groups, eval result types.
+//! 1. `dsl` — YAML to validated scenarios.
+//! 2. `assert` — expectations judged against one exchange.
+//! 3. `wire`, `client` — message schemas; transports × eras.
+//! 4. `contract`, `argsgen` — snapshots and their comparison; arguments from schemas.
+//! 5. `report` — the result model and its renderers.
+//! 6. `engine` — steps, captures, built-in checks.
+//! 7. `baseline`, `select`, `cli`, `config` — what a run is asked to do.
+//! 8. `app` — one file per command.
 
 // First: its macros (`outln!`, `errln!`, …) are used by every module below.
 #[macro_use]
@@ -23,7 +40,8 @@ pub mod dsl;
 pub mod engine;
 pub mod era;
 pub mod eval;
-pub mod init;
+pub mod exchange;
+pub mod json;
 pub mod redact;
 pub mod report;
 pub mod select;

@@ -2,6 +2,8 @@
 //! every server it started down with it; and the signal itself, for a run that writes its
 //! reports before it exits.
 
+pub mod tree;
+
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex};
@@ -29,7 +31,7 @@ pub fn kill_all() {
             crate::sys::kill_group(p, libc::SIGKILL);
         }
     }
-    crate::client::tree::kill_all_servers();
+    tree::kill_all_servers();
 }
 
 /// Set by a run that writes its reports on interrupt (see [`defer_exit`]).

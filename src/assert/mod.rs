@@ -2,18 +2,17 @@
 //! response, template context): the engine fetches anything else they need (the tool's
 //! `outputSchema`) beforehand.
 
-mod json;
-pub mod path;
+mod failure;
 
 use serde_json::Value;
 
-pub use json::{json_eq, json_type_name, subset_of};
+pub use failure::Failure;
 
-use crate::client::Exchange;
 use crate::dsl::model::{JsonType, LengthSpec};
 use crate::dsl::template::render_value;
 use crate::dsl::{Expect, ExpectKind, Predicate};
-use crate::report::model::Failure;
+use crate::exchange::Exchange;
+use crate::json::{json_eq, json_type_name, path, sort_keys, subset_of};
 use crate::source::Severity;
 
 /// What an expectation sees of one step's exchange.
@@ -54,7 +53,7 @@ pub fn document_of(ex: &Exchange) -> Option<std::borrow::Cow<'_, Value>> {
 }
 
 /// Outcome of one expectation.
-pub enum Verdict {
+pub enum ExpectOutcome {
     Pass,
     Fail(Failure),
     /// Does not apply here (e.g. `http` over stdio).
@@ -62,9 +61,9 @@ pub enum Verdict {
 }
 
 /// Judge one expectation.
-pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
+pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        Verdict::Fail(failure(expect, seen.severity, message, expected, actual))
+        ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
     };
     match &expect.kind {
         ExpectKind::Path {
@@ -88,7 +87,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                     return fail(message, expected, actual);
                 }
             }
-            Verdict::Pass
+            ExpectOutcome::Pass
         }
         ExpectKind::Schema { path, validator } => {
             let Some(doc) = &seen.document else {
@@ -120,7 +119,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                 })
                 .collect();
             if errors.is_empty() {
-                Verdict::Pass
+                ExpectOutcome::Pass
             } else {
                 fail(
                     format!("`{label}` does not match the schema: {}", errors[0]),
@@ -185,7 +184,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                     );
                 }
             }
-            Verdict::Pass
+            ExpectOutcome::Pass
         }
         ExpectKind::IsError(want) => {
             let resp = seen.exchange.response.as_ref();
@@ -211,7 +210,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
             if got == *want {
-                Verdict::Pass
+                ExpectOutcome::Pass
             } else {
                 fail(
                     format!("expected isError: {want}, got isError: {got}"),
@@ -238,7 +237,9 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
         ),
         ExpectKind::Http { status, headers } => {
             if !seen.is_http {
-                return Verdict::NotApplicable("`http` expectations apply only over HTTP".into());
+                return ExpectOutcome::NotApplicable(
+                    "`http` expectations apply only over HTTP".into(),
+                );
             }
             let Some(http) = &seen.exchange.http else {
                 return fail("no HTTP response".into(), None, None);
@@ -278,7 +279,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                     _ => {}
                 }
             }
-            Verdict::Pass
+            ExpectOutcome::Pass
         }
         ExpectKind::Duration(bounds) => {
             let took = seen.exchange.elapsed;
@@ -303,7 +304,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                     );
                 }
             }
-            Verdict::Pass
+            ExpectOutcome::Pass
         }
         ExpectKind::NoResponse(want) => {
             let got = seen.exchange.response.is_some()
@@ -330,15 +331,15 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> Verdict {
                     Some("a response".into()),
                     Some(describe_no_response(seen.exchange)),
                 ),
-                _ => Verdict::Pass,
+                _ => ExpectOutcome::Pass,
             }
         }
     }
 }
 
-fn check_output_schema(expect: &Expect, seen: &Observed) -> Verdict {
+fn check_output_schema(expect: &Expect, seen: &Observed) -> ExpectOutcome {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        Verdict::Fail(failure(expect, seen.severity, message, expected, actual))
+        ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
     };
     let schema = match &seen.output_schema {
         Some(Ok(Some(schema))) => schema,
@@ -407,7 +408,7 @@ fn check_output_schema(expect: &Expect, seen: &Observed) -> Verdict {
         })
         .collect();
     if errors.is_empty() {
-        Verdict::Pass
+        ExpectOutcome::Pass
     } else {
         fail(
             format!(
@@ -493,9 +494,9 @@ fn check_notifications(
     count: &Option<LengthSpec>,
     path: &Option<(path::CompiledPath, String)>,
     predicates: &[Predicate],
-) -> Verdict {
+) -> ExpectOutcome {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        Verdict::Fail(failure(expect, seen.severity, message, expected, actual))
+        ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
     };
     let label = method.unwrap_or("*");
     let (total, kept) = received_notifications(seen.exchange, method);
@@ -521,7 +522,7 @@ fn check_notifications(
         }
     }
     let Some((path, source)) = path else {
-        return Verdict::Pass;
+        return ExpectOutcome::Pass;
     };
     let matches: Vec<&Value> = kept
         .iter()
@@ -536,7 +537,7 @@ fn check_notifications(
             return fail(message, expected, actual);
         }
     }
-    Verdict::Pass
+    ExpectOutcome::Pass
 }
 
 /// `method ×count` of the notifications received, for failure messages.
@@ -809,7 +810,7 @@ fn check_predicate(
             let mut seen: Vec<String> = Vec::new();
             let mut dups: Vec<String> = Vec::new();
             for m in matches {
-                let key = crate::contract::snapshot::sort_keys((*m).clone()).to_string();
+                let key = sort_keys((*m).clone()).to_string();
                 if seen.contains(&key) {
                     if !dups.contains(&key) {
                         dups.push(key);

@@ -289,8 +289,8 @@ impl HttpTransport {
                 .headers
                 .iter()
                 .filter(|(k, _)| {
-                    k.eq_ignore_ascii_case("mcp-session-id")
-                        || k.eq_ignore_ascii_case("mcp-protocol-version")
+                    k.eq_ignore_ascii_case(crate::protocol::headers::SESSION_ID)
+                        || k.eq_ignore_ascii_case(crate::protocol::headers::PROTOCOL_VERSION)
                 })
                 .cloned()
                 .collect(),

@@ -55,7 +55,7 @@ pub struct StdioTransport {
     /// The process's exit status, once known (a waiter task owns the child).
     exit_rx: watch::Receiver<Option<std::process::ExitStatus>>,
     pgid: Option<i32>,
-    /// The value of [`super::tree::MARKER_VAR`] in this server's environment.
+    /// The value of [`crate::signals::tree::MARKER_VAR`] in this server's environment.
     marker: String,
     stdout: AsyncFd<File>,
     /// `None` once closed (shutdown) or broken (a failed write).
@@ -100,10 +100,10 @@ impl StdioTransport {
         cwd: Option<&std::path::Path>,
         max_bytes: usize,
     ) -> std::io::Result<StdioTransport> {
-        let marker = super::tree::new_marker();
+        let marker = crate::signals::tree::new_marker();
         let mut cmd = Command::new(program);
         cmd.args(args)
-            .env(super::tree::MARKER_VAR, &marker)
+            .env(crate::signals::tree::MARKER_VAR, &marker)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -601,7 +601,7 @@ impl StdioTransport {
     fn kill_tree(&mut self) {
         self.signal(libc::SIGKILL);
         if let Some(p) = self.pgid.take() {
-            super::tree::kill_server_tree(Some(p as u32), &self.marker);
+            crate::signals::tree::kill_server_tree(Some(p as u32), &self.marker);
             crate::signals::unregister_group(p);
         }
     }

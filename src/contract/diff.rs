@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use super::change_kind::ChangeKind;
 use super::schema_diff::{self, Breaks, Direction, Models};
 use super::snapshot::Snapshot;
 use super::xmcp::invalid_x_mcp_headers;
@@ -16,7 +17,7 @@ use super::xmcp::invalid_x_mcp_headers;
 pub struct Change {
     pub list: String,
     pub name: String,
-    pub kind: String,
+    pub kind: ChangeKind,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,7 +67,7 @@ impl Builder {
         &mut self,
         list: &str,
         name: &str,
-        kind: &str,
+        kind: ChangeKind,
         path: Option<String>,
         before: Option<Value>,
         after: Option<Value>,
@@ -76,7 +77,7 @@ impl Builder {
         self.changes.push(Change {
             list: list.into(),
             name: name.into(),
-            kind: kind.into(),
+            kind,
             path,
             before,
             after,
@@ -95,7 +96,7 @@ impl Builder {
         removed: &[&Value],
         moved: &[(&Value, &Value)],
         added: &[&Value],
-        moved_kind: &str,
+        moved_kind: ChangeKind,
         moved_models: Models,
     ) {
         for item in removed {
@@ -103,7 +104,7 @@ impl Builder {
             self.push(
                 list,
                 name,
-                "removed",
+                ChangeKind::Removed,
                 None,
                 Some(json!(name)),
                 None,
@@ -129,7 +130,7 @@ impl Builder {
             self.push(
                 list,
                 name,
-                "added",
+                ChangeKind::Added,
                 None,
                 None,
                 Some(json!(name)),
@@ -142,8 +143,8 @@ impl Builder {
     /// `title` and `description` of an item: model-facing text.
     fn title_and_description(&mut self, list: &str, name: &str, old: &Value, new: &Value) {
         for (field, kind) in [
-            ("title", "title_changed"),
-            ("description", "description_changed"),
+            ("title", ChangeKind::TitleChanged),
+            ("description", ChangeKind::DescriptionChanged),
         ] {
             self.field(list, name, old, new, field, kind, Breaks::No, Models::Yes);
         }
@@ -157,7 +158,7 @@ impl Builder {
         a: &Value,
         b: &Value,
         field: &str,
-        kind: &str,
+        kind: ChangeKind,
         breaks: Breaks,
         models: Models,
     ) {
@@ -286,7 +287,7 @@ fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
         &removed,
         &renamed,
         &added,
-        "renamed",
+        ChangeKind::Renamed,
         Models::Yes,
     );
     for t in &added {
@@ -301,7 +302,7 @@ fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
             old,
             new,
             "annotations",
-            "annotations_changed",
+            ChangeKind::AnnotationsChanged,
             Breaks::No,
             Models::Possibly,
         );
@@ -323,7 +324,7 @@ fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
             (Some(x), None) => b.push(
                 list,
                 name,
-                "output_schema_removed",
+                ChangeKind::OutputSchemaRemoved,
                 Some("outputSchema".into()),
                 Some(x.clone()),
                 None,
@@ -333,7 +334,7 @@ fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
             (None, Some(y)) => b.push(
                 list,
                 name,
-                "output_schema_added",
+                ChangeKind::OutputSchemaAdded,
                 Some("outputSchema".into()),
                 None,
                 Some(y.clone()),
@@ -390,9 +391,9 @@ fn execution(b: &mut Builder, name: &str, old: Option<&Value>, new: Option<&Valu
     if before != after {
         let narrowed = after == "required" || (after == "forbidden" && before != "forbidden");
         let (kind, breaks) = if narrowed {
-            ("task_support_narrowed", Breaks::Yes)
+            (ChangeKind::TaskSupportNarrowed, Breaks::Yes)
         } else {
-            ("task_support_widened", Breaks::No)
+            (ChangeKind::TaskSupportWidened, Breaks::No)
         };
         b.push(
             "tools",
@@ -415,7 +416,7 @@ fn execution(b: &mut Builder, name: &str, old: Option<&Value>, new: Option<&Valu
         b.push(
             "tools",
             name,
-            "execution_changed",
+            ChangeKind::ExecutionChanged,
             Some("execution".into()),
             Some(Value::Object(x)),
             Some(Value::Object(y)),
@@ -441,7 +442,7 @@ fn x_mcp_header(b: &mut Builder, name: &str, old: Option<&Value>, new: &Value) {
     b.push(
         "tools",
         name,
-        "invalid_x_mcp_header",
+        ChangeKind::InvalidXMcpHeader,
         Some("inputSchema".into()),
         if before.is_empty() {
             None
@@ -467,7 +468,7 @@ fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
         &removed,
         &renamed,
         &added,
-        "renamed",
+        ChangeKind::Renamed,
         Models::Yes,
     );
     for (old, new) in both {
@@ -487,7 +488,7 @@ fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
             b.push(
                 list,
                 name,
-                "argument_removed",
+                ChangeKind::ArgumentRemoved,
                 Some(path),
                 Some(a.clone()),
                 None,
@@ -501,7 +502,7 @@ fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
                 b.push(
                     list,
                     name,
-                    "required_argument_added",
+                    ChangeKind::RequiredArgumentAdded,
                     Some(path),
                     None,
                     Some(a.clone()),
@@ -512,7 +513,7 @@ fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
                 b.push(
                     list,
                     name,
-                    "optional_argument_added",
+                    ChangeKind::OptionalArgumentAdded,
                     Some(path),
                     None,
                     Some(a.clone()),
@@ -527,7 +528,7 @@ fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
                 (false, true) => b.push(
                     list,
                     name,
-                    "argument_became_required",
+                    ChangeKind::ArgumentBecameRequired,
                     Some(format!("{path}.required")),
                     Some(json!(false)),
                     Some(json!(true)),
@@ -537,7 +538,7 @@ fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
                 (true, false) => b.push(
                     list,
                     name,
-                    "argument_became_optional",
+                    ChangeKind::ArgumentBecameOptional,
                     Some(format!("{path}.required")),
                     Some(json!(true)),
                     Some(json!(false)),
@@ -547,8 +548,8 @@ fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
                 _ => {}
             }
             for (field, kind) in [
-                ("description", "argument_description_changed"),
-                ("title", "argument_title_changed"),
+                ("description", ChangeKind::ArgumentDescriptionChanged),
+                ("title", ChangeKind::ArgumentTitleChanged),
             ] {
                 if x.get(field) != y.get(field) {
                     b.push(
@@ -575,9 +576,9 @@ fn resources(b: &mut Builder, list: &str, key: &str, before: &[Value], after: &[
         |x: &Value, y: &Value| x.get("name").is_some() && x.get("name") == y.get("name");
     let (removed, added, moved) = pair_renames(removed, added, same_name);
     let changed_kind = if key == "uri" {
-        "uri_changed"
+        ChangeKind::UriChanged
     } else {
-        "uri_template_changed"
+        ChangeKind::UriTemplateChanged
     };
     b.membership(
         list,
@@ -596,7 +597,7 @@ fn resources(b: &mut Builder, list: &str, key: &str, before: &[Value], after: &[
             old,
             new,
             "name",
-            "name_changed",
+            ChangeKind::NameChanged,
             Breaks::No,
             Models::Possibly,
         );
@@ -607,7 +608,7 @@ fn resources(b: &mut Builder, list: &str, key: &str, before: &[Value], after: &[
             old,
             new,
             "mimeType",
-            "mime_type_changed",
+            ChangeKind::MimeTypeChanged,
             Breaks::Yes,
             Models::Possibly,
         );
@@ -636,7 +637,7 @@ fn server(b: &mut Builder, before: &Value, after: &Value) {
             b.push(
                 list,
                 v,
-                "protocol_version_dropped",
+                ChangeKind::ProtocolVersionDropped,
                 Some("supportedVersions".into()),
                 Some(json!(v)),
                 None,
@@ -648,7 +649,7 @@ fn server(b: &mut Builder, before: &Value, after: &Value) {
             b.push(
                 list,
                 v,
-                "protocol_version_added",
+                ChangeKind::ProtocolVersionAdded,
                 Some("supportedVersions".into()),
                 None,
                 Some(json!(v)),
@@ -669,7 +670,7 @@ fn server(b: &mut Builder, before: &Value, after: &Value) {
         b.push(
             list,
             "instructions",
-            "instructions_changed",
+            ChangeKind::InstructionsChanged,
             Some("instructions".into()),
             before.get("instructions").cloned(),
             after.get("instructions").cloned(),
@@ -707,9 +708,9 @@ fn capabilities(b: &mut Builder, path: &str, x: &Map<String, Value>, y: &Map<Str
         match y.get(k) {
             None => {
                 let kind = if is_ext {
-                    "extension_removed"
+                    ChangeKind::ExtensionRemoved
                 } else {
-                    "capability_removed"
+                    ChangeKind::CapabilityRemoved
                 };
                 b.push(
                     "server",
@@ -732,9 +733,9 @@ fn capabilities(b: &mut Builder, path: &str, x: &Map<String, Value>, y: &Map<Str
                         Breaks::No
                     };
                     let kind = if breaks == Breaks::Yes {
-                        "capability_removed"
+                        ChangeKind::CapabilityRemoved
                     } else {
-                        "capability_changed"
+                        ChangeKind::CapabilityChanged
                     };
                     b.push(
                         "server",
@@ -754,9 +755,9 @@ fn capabilities(b: &mut Builder, path: &str, x: &Map<String, Value>, y: &Map<Str
     for (k, w) in y {
         if !x.contains_key(k) {
             let kind = if is_ext {
-                "extension_added"
+                ChangeKind::ExtensionAdded
             } else {
-                "capability_added"
+                ChangeKind::CapabilityAdded
             };
             let p = format!("{path}.{k}");
             b.push(
@@ -839,7 +840,13 @@ mod tests {
             diff_snapshots(&tool(a), &tool(b), ("a".into(), "b".into()))
                 .changes
                 .into_iter()
-                .map(|c| (c.kind, c.breaks_clients, c.affects_models))
+                .map(|c| {
+                    (
+                        c.kind.as_str().to_string(),
+                        c.breaks_clients,
+                        c.affects_models,
+                    )
+                })
                 .collect()
         };
         let narrowed = vec![("task_support_narrowed".to_string(), Breaks::Yes, Models::No)];

@@ -2,8 +2,9 @@
 
 use serde_json::{Value, json};
 
+use super::change_kind::ChangeKind;
 use super::diff::{Change, DiffReport};
-use super::rules::{Judged, Judgement, Verdict};
+use super::rules::{ChangeDecision, Judged, Judgement};
 use super::schema_diff::{Breaks, Models};
 
 fn describe(c: &Change) -> String {
@@ -25,7 +26,7 @@ fn short(v: &Option<Value>) -> String {
 pub fn to_text(report: &DiffReport, judgement: &Judgement) -> String {
     let mut out = String::new();
     let count = |f: &dyn Fn(&Judged) -> bool| judgement.changes.iter().filter(|j| f(j)).count();
-    let failing = count(&|j| j.verdict == Verdict::Fail);
+    let failing = count(&|j| j.verdict == ChangeDecision::Fail);
     let breaking = count(&|j| j.change.breaks_clients == Breaks::Yes);
     let unknown = count(&|j| j.change.breaks_clients == Breaks::Unknown);
     out.push_str(&format!(
@@ -40,24 +41,24 @@ pub fn to_text(report: &DiffReport, judgement: &Judgement) -> String {
     let groups: [(&str, Box<dyn Fn(&Judged) -> bool>); 4] = [
         (
             "FAIL (breaks clients or fails by rule)",
-            Box::new(|j: &Judged| j.verdict == Verdict::Fail),
+            Box::new(|j: &Judged| j.verdict == ChangeDecision::Fail),
         ),
         (
             "REVIEW (the comparator cannot decide)",
             Box::new(|j: &Judged| {
-                j.verdict != Verdict::Fail
+                j.verdict != ChangeDecision::Fail
                     && j.change.breaks_clients == Breaks::Unknown
-                    && !matches!(j.verdict, Verdict::Accepted { .. })
+                    && !matches!(j.verdict, ChangeDecision::Accepted { .. })
             }),
         ),
         (
             "ACCEPTED",
-            Box::new(|j: &Judged| matches!(j.verdict, Verdict::Accepted { .. })),
+            Box::new(|j: &Judged| matches!(j.verdict, ChangeDecision::Accepted { .. })),
         ),
         (
             "OTHER",
             Box::new(|j: &Judged| {
-                j.verdict == Verdict::Report && j.change.breaks_clients != Breaks::Unknown
+                j.verdict == ChangeDecision::Report && j.change.breaks_clients != Breaks::Unknown
             }),
         ),
     ];
@@ -70,7 +71,9 @@ pub fn to_text(report: &DiffReport, judgement: &Judgement) -> String {
         for j in items {
             let c = &j.change;
             out.push_str(&format!("  {}\n", describe(c)));
-            if (c.before.is_some() || c.after.is_some()) && c.kind != "removed" && c.kind != "added"
+            if (c.before.is_some() || c.after.is_some())
+                && c.kind != ChangeKind::Removed
+                && c.kind != ChangeKind::Added
             {
                 out.push_str(&format!(
                     "      before: {}\n      after:  {}\n",
@@ -78,7 +81,7 @@ pub fn to_text(report: &DiffReport, judgement: &Judgement) -> String {
                     short(&c.after)
                 ));
             }
-            if let Verdict::Accepted { reason } = &j.verdict {
+            if let ChangeDecision::Accepted { reason } = &j.verdict {
                 out.push_str(&format!("      accepted: {reason}\n"));
             }
             if let Some(n) = &j.note {
@@ -122,9 +125,9 @@ pub fn to_json(report: &DiffReport, judgement: &Judgement) -> String {
         .map(|j| {
             let mut v = serde_json::to_value(&j.change).expect("change serializes");
             let (verdict, reason) = match &j.verdict {
-                Verdict::Fail => ("fail", None),
-                Verdict::Report => ("report", None),
-                Verdict::Accepted { reason } => ("accepted", Some(reason.clone())),
+                ChangeDecision::Fail => ("fail", None),
+                ChangeDecision::Report => ("report", None),
+                ChangeDecision::Accepted { reason } => ("accepted", Some(reason.clone())),
             };
             v["verdict"] = json!(verdict);
             if let Some(r) = reason {
@@ -161,9 +164,9 @@ pub fn to_junit(report: &DiffReport, judgement: &Judgement) -> String {
     for j in &judgement.changes {
         let c = &j.change;
         let status = match &j.verdict {
-            Verdict::Fail => {
+            ChangeDecision::Fail => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_type(c.kind.clone());
+                s.set_type(c.kind.as_str());
                 s.set_message(describe(c));
                 s.set_description(format!(
                     "before: {}\nafter:  {}",
@@ -176,7 +179,7 @@ pub fn to_junit(report: &DiffReport, judgement: &Judgement) -> String {
         };
         let mut tc = TestCase::new(describe(c), status);
         tc.set_classname(format!("contract.{}", c.list));
-        if let Verdict::Accepted { reason } = &j.verdict {
+        if let ChangeDecision::Accepted { reason } = &j.verdict {
             tc.set_system_out(format!("accepted: {reason}"));
         }
         suite.add_test_case(tc);

@@ -8,94 +8,23 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::change_kind::ChangeKind;
 use super::diff::{Change, DiffReport};
 use super::schema_diff::{Breaks, Models};
 use crate::dsl::error::{LoadError, LoadErrors, did_you_mean};
 use crate::dsl::load::parse_yaml;
 use crate::dsl::value::At;
+use crate::protocol::ListKind;
 use crate::source::{Pos, SourceFile};
-
-/// Every change kind `mcpspec diff` reports.
-pub const KINDS: &[&str] = &[
-    // items
-    "removed",
-    "added",
-    "renamed",
-    "title_changed",
-    "description_changed",
-    "annotations_changed",
-    "name_changed",
-    "uri_changed",
-    "uri_template_changed",
-    "mime_type_changed",
-    // tool input schemas
-    "required_parameter_added",
-    "optional_parameter_added",
-    "parameter_removed",
-    "parameter_renamed",
-    "parameter_became_required",
-    "parameter_became_optional",
-    "type_changed",
-    "type_widened",
-    "enum_added",
-    "enum_values_removed",
-    "enum_values_added",
-    "enum_removed",
-    "const_added",
-    "const_changed",
-    "const_removed",
-    "bound_narrowed",
-    "bound_widened",
-    "pattern_added",
-    "pattern_changed",
-    "pattern_removed",
-    "format_added",
-    "format_changed",
-    "format_removed",
-    "additional_properties_restricted",
-    "additional_properties_relaxed",
-    "parameter_description_changed",
-    "parameter_title_changed",
-    "default_changed",
-    "unknown_schema_change",
-    "invalid_x_mcp_header",
-    "task_support_narrowed",
-    "task_support_widened",
-    "execution_changed",
-    // tool output schemas
-    "output_property_removed",
-    "output_property_renamed",
-    "output_property_added",
-    "output_property_no_longer_required",
-    "output_property_now_required",
-    "output_schema_added",
-    "output_schema_removed",
-    // prompts
-    "required_argument_added",
-    "optional_argument_added",
-    "argument_removed",
-    "argument_became_required",
-    "argument_became_optional",
-    "argument_description_changed",
-    "argument_title_changed",
-    // server
-    "protocol_version_dropped",
-    "protocol_version_added",
-    "capability_removed",
-    "capability_added",
-    "capability_changed",
-    "extension_removed",
-    "extension_added",
-    "instructions_changed",
-];
 
 /// Categories usable in `fail`.
 pub const CATEGORIES: &[&str] = &["breaking", "unknown", "models", "any"];
+/// What an `accept` entry may name: a list of the snapshot, or the server entry.
 pub const LISTS: &[&str] = &[
-    "tools",
-    "resources",
-    "resource-templates",
-    "prompts",
+    ListKind::Tools.snapshot_name(),
+    ListKind::Resources.snapshot_name(),
+    ListKind::ResourceTemplates.snapshot_name(),
+    ListKind::Prompts.snapshot_name(),
     "server",
 ];
 
@@ -177,15 +106,15 @@ fn compile(file: &Arc<SourceFile>, doc: RulesDoc) -> Result<Rules, LoadErrors> {
     let mut errors = LoadErrors::default();
     let pos = |a: &At<String>| Pos::new(file, a.line, a.col);
     let check_kind = |k: &At<String>, allow_categories: bool, errors: &mut LoadErrors| {
-        let ok =
-            KINDS.contains(&k.as_str()) || (allow_categories && CATEGORIES.contains(&k.as_str()));
+        let ok = ChangeKind::parse(k).is_some()
+            || (allow_categories && CATEGORIES.contains(&k.as_str()));
         if !ok {
-            let candidates = KINDS.iter().chain(if allow_categories {
-                CATEGORIES.iter()
-            } else {
-                [].iter()
-            });
-            let help = match did_you_mean(k, candidates.copied()) {
+            let categories: &[&str] = if allow_categories { CATEGORIES } else { &[] };
+            let candidates = ChangeKind::ALL
+                .iter()
+                .map(|k| k.as_str())
+                .chain(categories.iter().copied());
+            let help = match did_you_mean(k, candidates) {
                 Some(s) => format!("did you mean `{s}`? the README lists every change kind"),
                 None => "see the README for the change kinds and the categories breaking, unknown, models, any".into(),
             };
@@ -259,7 +188,7 @@ fn compile(file: &Arc<SourceFile>, doc: RulesDoc) -> Result<Rules, LoadErrors> {
 
 /// What the rules make of one change.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub enum ChangeDecision {
     Fail,
     Report,
     Accepted { reason: String },
@@ -268,7 +197,7 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub struct Judged {
     pub change: Change,
-    pub verdict: Verdict,
+    pub verdict: ChangeDecision,
     /// Set when an acceptance matched but has expired.
     pub note: Option<String>,
 }
@@ -282,7 +211,11 @@ pub struct Judgement {
 
 impl Judgement {
     pub fn fails(&self) -> bool {
-        !self.stale.is_empty() || self.changes.iter().any(|j| j.verdict == Verdict::Fail)
+        !self.stale.is_empty()
+            || self
+                .changes
+                .iter()
+                .any(|j| j.verdict == ChangeDecision::Fail)
     }
 }
 
@@ -292,7 +225,7 @@ fn fails(rules: &Rules, c: &Change) -> bool {
         "breaking" => c.breaks_clients == Breaks::Yes,
         "unknown" => c.breaks_clients == Breaks::Unknown,
         "models" => c.affects_models == Models::Yes,
-        kind => c.kind == kind,
+        kind => c.kind.as_str() == kind,
     })
 }
 
@@ -303,12 +236,12 @@ pub fn judge(rules: &Rules, report: &DiffReport, today: chrono::NaiveDate) -> Ju
     for c in report
         .changes
         .iter()
-        .filter(|c| !rules.ignore.contains(&c.kind))
+        .filter(|c| !rules.ignore.iter().any(|k| k == c.kind.as_str()))
     {
         let matching = rules.accept.iter().enumerate().find(|(_, a)| {
             a.list == c.list
                 && a.name == c.name
-                && a.kind == c.kind
+                && a.kind == c.kind.as_str()
                 && a.path.as_ref().is_none_or(|p| Some(p) == c.path.as_ref())
         });
         let mut note = None;
@@ -319,18 +252,18 @@ pub fn judge(rules: &Rules, report: &DiffReport, today: chrono::NaiveDate) -> Ju
                     Some(d) if d < today => {
                         note = Some(format!("acceptance at {} expired on {d}", a.pos));
                         if fails(rules, c) {
-                            Verdict::Fail
+                            ChangeDecision::Fail
                         } else {
-                            Verdict::Report
+                            ChangeDecision::Report
                         }
                     }
-                    _ => Verdict::Accepted {
+                    _ => ChangeDecision::Accepted {
                         reason: a.reason.clone(),
                     },
                 }
             }
-            None if fails(rules, c) => Verdict::Fail,
-            None => Verdict::Report,
+            None if fails(rules, c) => ChangeDecision::Fail,
+            None => ChangeDecision::Report,
         };
         changes.push(Judged {
             change: c.clone(),

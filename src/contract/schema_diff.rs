@@ -21,6 +21,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Number, Value};
 
+use super::change_kind::ChangeKind;
+use crate::json::{json_eq, num_cmp};
+
 /// Which side of a tool call the schema describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
@@ -52,7 +55,7 @@ pub enum Models {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchemaChange {
     /// Stable identifier of the change, e.g. `required_parameter_added`.
-    pub kind: &'static str,
+    pub kind: ChangeKind,
     /// Location relative to the schema root, segments joined with `.`
     /// (`properties.units.enum`, `required`, `properties["a.b"].type`); empty for the root.
     pub path: String,
@@ -71,68 +74,164 @@ pub fn compare(before: &Value, after: &Value, direction: Direction) -> Vec<Schem
         out: Vec::new(),
     };
     cx.node("", before, after);
-    cx.out
-        .sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.kind.cmp(b.kind)));
+    cx.out.sort_by(|a, b| {
+        a.path
+            .cmp(&b.path)
+            .then_with(|| a.kind.as_str().cmp(b.kind.as_str()))
+    });
     cx.out
 }
 
 /// The verdict of every kind, per direction: the vocabulary in one place.
-fn verdict(kind: &str, dir: Direction) -> (Breaks, Models) {
+fn verdict(kind: ChangeKind, dir: Direction) -> (Breaks, Models) {
     use Breaks as B;
     use Models as M;
     match dir {
         Direction::Input => match kind {
-            "required_parameter_added" | "parameter_removed" | "parameter_renamed" => {
-                (B::Yes, M::Yes)
-            }
-            "parameter_became_required" => (B::Yes, M::Yes),
-            "optional_parameter_added" | "parameter_became_optional" => (B::No, M::Possibly),
-            "type_changed" | "enum_added" | "enum_values_removed" => (B::Yes, M::Yes),
-            "const_added" | "const_changed" => (B::Yes, M::Yes),
-            "type_widened" | "enum_values_added" | "enum_removed" | "const_removed" => {
+            ChangeKind::RequiredParameterAdded
+            | ChangeKind::ParameterRemoved
+            | ChangeKind::ParameterRenamed => (B::Yes, M::Yes),
+            ChangeKind::ParameterBecameRequired => (B::Yes, M::Yes),
+            ChangeKind::OptionalParameterAdded | ChangeKind::ParameterBecameOptional => {
                 (B::No, M::Possibly)
             }
+            ChangeKind::TypeChanged | ChangeKind::EnumAdded | ChangeKind::EnumValuesRemoved => {
+                (B::Yes, M::Yes)
+            }
+            ChangeKind::ConstAdded | ChangeKind::ConstChanged => (B::Yes, M::Yes),
+            ChangeKind::TypeWidened
+            | ChangeKind::EnumValuesAdded
+            | ChangeKind::EnumRemoved
+            | ChangeKind::ConstRemoved => (B::No, M::Possibly),
             // A narrowed type (the reference's summary: Yes / Yes): values the model
             // used to send are now refused, so it must learn the new constraint.
-            "bound_narrowed" | "pattern_added" | "pattern_changed" | "format_added"
-            | "format_changed" => (B::Yes, M::Yes),
-            "additional_properties_restricted" => (B::Yes, M::Yes),
-            "bound_widened"
-            | "pattern_removed"
-            | "format_removed"
-            | "additional_properties_relaxed" => (B::No, M::No),
+            ChangeKind::BoundNarrowed
+            | ChangeKind::PatternAdded
+            | ChangeKind::PatternChanged
+            | ChangeKind::FormatAdded
+            | ChangeKind::FormatChanged => (B::Yes, M::Yes),
+            ChangeKind::AdditionalPropertiesRestricted => (B::Yes, M::Yes),
+            ChangeKind::BoundWidened
+            | ChangeKind::PatternRemoved
+            | ChangeKind::FormatRemoved
+            | ChangeKind::AdditionalPropertiesRelaxed => (B::No, M::No),
             // An edited description or title (the reference's summary: No / Yes).
-            "parameter_description_changed" | "parameter_title_changed" => (B::No, M::Yes),
-            "default_changed" => (B::No, M::Possibly),
-            // HTTP clients re-fetch the list on -32020 and then send the header.
-            "x_mcp_header_added" | "x_mcp_header_changed" | "x_mcp_header_removed" => {
-                (B::No, M::No)
+            ChangeKind::ParameterDescriptionChanged | ChangeKind::ParameterTitleChanged => {
+                (B::No, M::Yes)
             }
-            _ => (B::Unknown, M::Possibly),
+            ChangeKind::DefaultChanged => (B::No, M::Possibly),
+            // HTTP clients re-fetch the list on -32020 and then send the header.
+            ChangeKind::XMcpHeaderAdded
+            | ChangeKind::XMcpHeaderChanged
+            | ChangeKind::XMcpHeaderRemoved => (B::No, M::No),
+            // Not kinds of a schema node: the schema comparator never emits them.
+            ChangeKind::Removed
+            | ChangeKind::Added
+            | ChangeKind::Renamed
+            | ChangeKind::TitleChanged
+            | ChangeKind::DescriptionChanged
+            | ChangeKind::AnnotationsChanged
+            | ChangeKind::NameChanged
+            | ChangeKind::UriChanged
+            | ChangeKind::UriTemplateChanged
+            | ChangeKind::MimeTypeChanged
+            | ChangeKind::InvalidXMcpHeader
+            | ChangeKind::TaskSupportNarrowed
+            | ChangeKind::TaskSupportWidened
+            | ChangeKind::ExecutionChanged
+            | ChangeKind::OutputPropertyRemoved
+            | ChangeKind::OutputPropertyRenamed
+            | ChangeKind::OutputPropertyAdded
+            | ChangeKind::OutputPropertyNoLongerRequired
+            | ChangeKind::OutputPropertyNowRequired
+            | ChangeKind::OutputSchemaAdded
+            | ChangeKind::OutputSchemaRemoved
+            | ChangeKind::RequiredArgumentAdded
+            | ChangeKind::OptionalArgumentAdded
+            | ChangeKind::ArgumentRemoved
+            | ChangeKind::ArgumentBecameRequired
+            | ChangeKind::ArgumentBecameOptional
+            | ChangeKind::ArgumentDescriptionChanged
+            | ChangeKind::ArgumentTitleChanged
+            | ChangeKind::ProtocolVersionDropped
+            | ChangeKind::ProtocolVersionAdded
+            | ChangeKind::CapabilityRemoved
+            | ChangeKind::CapabilityAdded
+            | ChangeKind::CapabilityChanged
+            | ChangeKind::ExtensionRemoved
+            | ChangeKind::ExtensionAdded
+            | ChangeKind::InstructionsChanged => (B::Unknown, M::Possibly),
+            ChangeKind::UnknownSchemaChange => (B::Unknown, M::Possibly),
         },
         Direction::Output => match kind {
-            "output_property_removed"
-            | "output_property_renamed"
-            | "output_property_no_longer_required" => (B::Yes, M::Possibly),
-            "output_property_added" => (B::No, M::Possibly),
-            "output_property_now_required" => (B::No, M::No),
-            "type_changed" => (B::Yes, M::Possibly),
-            "enum_values_added" | "enum_removed" | "const_removed" | "bound_widened"
-            | "pattern_removed" => (B::Yes, M::Possibly),
-            "format_removed" | "additional_properties_relaxed" => (B::Yes, M::Possibly),
-            "enum_values_removed"
-            | "enum_added"
-            | "const_added"
-            | "bound_narrowed"
-            | "pattern_added" => (B::No, M::No),
-            "format_added" | "additional_properties_restricted" => (B::No, M::No),
-            "const_changed" | "pattern_changed" | "format_changed" => (B::Yes, M::Possibly),
-            "parameter_description_changed" => (B::No, M::Possibly),
-            "parameter_title_changed" | "default_changed" => (B::No, M::No),
-            "x_mcp_header_added" | "x_mcp_header_changed" | "x_mcp_header_removed" => {
-                (B::No, M::No)
+            ChangeKind::OutputPropertyRemoved
+            | ChangeKind::OutputPropertyRenamed
+            | ChangeKind::OutputPropertyNoLongerRequired => (B::Yes, M::Possibly),
+            ChangeKind::OutputPropertyAdded => (B::No, M::Possibly),
+            ChangeKind::OutputPropertyNowRequired => (B::No, M::No),
+            ChangeKind::TypeChanged => (B::Yes, M::Possibly),
+            ChangeKind::EnumValuesAdded
+            | ChangeKind::EnumRemoved
+            | ChangeKind::ConstRemoved
+            | ChangeKind::BoundWidened
+            | ChangeKind::PatternRemoved => (B::Yes, M::Possibly),
+            ChangeKind::FormatRemoved | ChangeKind::AdditionalPropertiesRelaxed => {
+                (B::Yes, M::Possibly)
             }
-            _ => (B::Unknown, M::Possibly),
+            ChangeKind::EnumValuesRemoved
+            | ChangeKind::EnumAdded
+            | ChangeKind::ConstAdded
+            | ChangeKind::BoundNarrowed
+            | ChangeKind::PatternAdded => (B::No, M::No),
+            ChangeKind::FormatAdded | ChangeKind::AdditionalPropertiesRestricted => (B::No, M::No),
+            ChangeKind::ConstChanged | ChangeKind::PatternChanged | ChangeKind::FormatChanged => {
+                (B::Yes, M::Possibly)
+            }
+            ChangeKind::ParameterDescriptionChanged => (B::No, M::Possibly),
+            ChangeKind::ParameterTitleChanged | ChangeKind::DefaultChanged => (B::No, M::No),
+            ChangeKind::XMcpHeaderAdded
+            | ChangeKind::XMcpHeaderChanged
+            | ChangeKind::XMcpHeaderRemoved => (B::No, M::No),
+            // Not kinds of a schema node: the schema comparator never emits them.
+            ChangeKind::Removed
+            | ChangeKind::Added
+            | ChangeKind::Renamed
+            | ChangeKind::TitleChanged
+            | ChangeKind::DescriptionChanged
+            | ChangeKind::AnnotationsChanged
+            | ChangeKind::NameChanged
+            | ChangeKind::UriChanged
+            | ChangeKind::UriTemplateChanged
+            | ChangeKind::MimeTypeChanged
+            | ChangeKind::RequiredParameterAdded
+            | ChangeKind::OptionalParameterAdded
+            | ChangeKind::ParameterRemoved
+            | ChangeKind::ParameterRenamed
+            | ChangeKind::ParameterBecameRequired
+            | ChangeKind::ParameterBecameOptional
+            | ChangeKind::TypeWidened
+            | ChangeKind::InvalidXMcpHeader
+            | ChangeKind::TaskSupportNarrowed
+            | ChangeKind::TaskSupportWidened
+            | ChangeKind::ExecutionChanged
+            | ChangeKind::OutputSchemaAdded
+            | ChangeKind::OutputSchemaRemoved
+            | ChangeKind::RequiredArgumentAdded
+            | ChangeKind::OptionalArgumentAdded
+            | ChangeKind::ArgumentRemoved
+            | ChangeKind::ArgumentBecameRequired
+            | ChangeKind::ArgumentBecameOptional
+            | ChangeKind::ArgumentDescriptionChanged
+            | ChangeKind::ArgumentTitleChanged
+            | ChangeKind::ProtocolVersionDropped
+            | ChangeKind::ProtocolVersionAdded
+            | ChangeKind::CapabilityRemoved
+            | ChangeKind::CapabilityAdded
+            | ChangeKind::CapabilityChanged
+            | ChangeKind::ExtensionRemoved
+            | ChangeKind::ExtensionAdded
+            | ChangeKind::InstructionsChanged => (B::Unknown, M::Possibly),
+            ChangeKind::UnknownSchemaChange => (B::Unknown, M::Possibly),
         },
     }
 }
@@ -196,7 +295,7 @@ struct Cx {
 impl Cx {
     fn emit(
         &mut self,
-        kind: &'static str,
+        kind: ChangeKind,
         path: String,
         before: Option<Value>,
         after: Option<Value>,
@@ -218,7 +317,7 @@ impl Cx {
 
     /// Compares two (sub)schemas found at `path`.
     fn node(&mut self, path: &str, before: &Value, after: &Value) {
-        if sem_eq(before, after) {
+        if json_eq(before, after) {
             return;
         }
         let empty = Map::new();
@@ -227,7 +326,7 @@ impl Cx {
             // `false`, or something that is not a schema at all: nothing to reason about.
             _ => {
                 self.emit(
-                    "unknown_schema_change",
+                    ChangeKind::UnknownSchemaChange,
                     path.to_string(),
                     Some(before.clone()),
                     Some(after.clone()),
@@ -245,9 +344,9 @@ impl Cx {
             }
             if k == "x-mcp-header" {
                 let kind = match (b.get(k), a.get(k)) {
-                    (None, Some(_)) => "x_mcp_header_added",
-                    (Some(_), None) => "x_mcp_header_removed",
-                    _ => "x_mcp_header_changed",
+                    (None, Some(_)) => ChangeKind::XMcpHeaderAdded,
+                    (Some(_), None) => ChangeKind::XMcpHeaderRemoved,
+                    _ => ChangeKind::XMcpHeaderChanged,
                 };
                 self.emit(kind, join(path, k), b.get(k).cloned(), a.get(k).cloned());
                 continue;
@@ -278,7 +377,11 @@ impl Cx {
             b,
             a,
             "const",
-            ["const_added", "const_changed", "const_removed"],
+            [
+                ChangeKind::ConstAdded,
+                ChangeKind::ConstChanged,
+                ChangeKind::ConstRemoved,
+            ],
         );
         self.numeric_bound(
             path,
@@ -309,21 +412,29 @@ impl Cx {
             b,
             a,
             "pattern",
-            ["pattern_added", "pattern_changed", "pattern_removed"],
+            [
+                ChangeKind::PatternAdded,
+                ChangeKind::PatternChanged,
+                ChangeKind::PatternRemoved,
+            ],
         );
         self.presence(
             path,
             b,
             a,
             "format",
-            ["format_added", "format_changed", "format_removed"],
+            [
+                ChangeKind::FormatAdded,
+                ChangeKind::FormatChanged,
+                ChangeKind::FormatRemoved,
+            ],
         );
         self.additional(path, b, a, "additionalProperties", &mut unknown);
         self.additional(path, b, a, "unevaluatedProperties", &mut unknown);
         for (key, kind) in [
-            ("description", "parameter_description_changed"),
-            ("title", "parameter_title_changed"),
-            ("default", "default_changed"),
+            ("description", ChangeKind::ParameterDescriptionChanged),
+            ("title", ChangeKind::ParameterTitleChanged),
+            ("default", ChangeKind::DefaultChanged),
         ] {
             if !opt_eq(b.get(key), a.get(key)) {
                 self.emit(
@@ -358,7 +469,12 @@ impl Cx {
             (!sub.is_empty()).then_some(Value::Object(sub))
         };
         let (before, after) = (pick(b), pick(a));
-        self.emit("unknown_schema_change", path.to_string(), before, after);
+        self.emit(
+            ChangeKind::UnknownSchemaChange,
+            path.to_string(),
+            before,
+            after,
+        );
     }
 
     fn types(
@@ -381,9 +497,9 @@ impl Cx {
             return; // same set of values, spelled differently
         }
         let kind = if widened && self.input() {
-            "type_widened"
+            ChangeKind::TypeWidened
         } else {
-            "type_changed"
+            ChangeKind::TypeChanged
         };
         self.emit(kind, join(path, "type"), bt.cloned(), at.cloned());
     }
@@ -401,18 +517,23 @@ impl Cx {
         }
         let p = join(path, "enum");
         match (be, ae) {
-            (None, Some(_)) => self.emit("enum_added", p, None, ae.cloned()),
-            (Some(_), None) => self.emit("enum_removed", p, be.cloned(), None),
+            (None, Some(_)) => self.emit(ChangeKind::EnumAdded, p, None, ae.cloned()),
+            (Some(_), None) => self.emit(ChangeKind::EnumRemoved, p, be.cloned(), None),
             (Some(Value::Array(old)), Some(Value::Array(new))) => {
-                let gone = old.iter().any(|v| !new.iter().any(|w| sem_eq(v, w)));
-                let came = new.iter().any(|v| !old.iter().any(|w| sem_eq(v, w)));
+                let gone = old.iter().any(|v| !new.iter().any(|w| json_eq(v, w)));
+                let came = new.iter().any(|v| !old.iter().any(|w| json_eq(v, w)));
                 // A change that both drops and adds values is reported as both facets, so
                 // that each direction sees the one that matters to it.
                 if gone {
-                    self.emit("enum_values_removed", p.clone(), be.cloned(), ae.cloned());
+                    self.emit(
+                        ChangeKind::EnumValuesRemoved,
+                        p.clone(),
+                        be.cloned(),
+                        ae.cloned(),
+                    );
                 }
                 if came {
-                    self.emit("enum_values_added", p, be.cloned(), ae.cloned());
+                    self.emit(ChangeKind::EnumValuesAdded, p, be.cloned(), ae.cloned());
                 }
             }
             _ => {
@@ -428,12 +549,12 @@ impl Cx {
         b: &Map<String, Value>,
         a: &Map<String, Value>,
         key: &str,
-        kinds: [&'static str; 3],
+        kinds: [ChangeKind; 3],
     ) {
         let (x, y) = (b.get(key), a.get(key));
         let kind = match (x, y) {
             (None, Some(_)) => kinds[0],
-            (Some(x), Some(y)) if !sem_eq(x, y) => kinds[1],
+            (Some(x), Some(y)) if !json_eq(x, y) => kinds[1],
             (Some(_), None) => kinds[2],
             _ => return,
         };
@@ -465,11 +586,11 @@ impl Cx {
         };
         let (kind, key) = match (&old, &new) {
             (None, None) => return,
-            (None, Some(n)) => ("bound_narrowed", n.key),
-            (Some(o), None) => ("bound_widened", o.key),
+            (None, Some(n)) => (ChangeKind::BoundNarrowed, n.key),
+            (Some(o), None) => (ChangeKind::BoundWidened, o.key),
             (Some(o), Some(n)) => match tighter(n, o, upper) {
-                Ordering::Greater => ("bound_narrowed", n.key),
-                Ordering::Less => ("bound_widened", n.key),
+                Ordering::Greater => (ChangeKind::BoundNarrowed, n.key),
+                Ordering::Less => (ChangeKind::BoundWidened, n.key),
                 Ordering::Equal => return,
             },
         };
@@ -504,9 +625,9 @@ impl Cx {
             }
         };
         let kind = if narrowed {
-            "bound_narrowed"
+            ChangeKind::BoundNarrowed
         } else {
-            "bound_widened"
+            ChangeKind::BoundWidened
         };
         self.emit(kind, join(path, key), x.cloned(), y.cloned());
     }
@@ -537,10 +658,10 @@ impl Cx {
         };
         let p = join(path, "multipleOf");
         if narrowed {
-            self.emit("bound_narrowed", p.clone(), x.cloned(), y.cloned());
+            self.emit(ChangeKind::BoundNarrowed, p.clone(), x.cloned(), y.cloned());
         }
         if widened {
-            self.emit("bound_widened", p, x.cloned(), y.cloned());
+            self.emit(ChangeKind::BoundWidened, p, x.cloned(), y.cloned());
         }
     }
 
@@ -562,13 +683,13 @@ impl Cx {
         };
         match (flag(x), flag(y)) {
             (Some(false), Some(true)) => self.emit(
-                "bound_narrowed",
+                ChangeKind::BoundNarrowed,
                 join(path, "uniqueItems"),
                 x.cloned(),
                 y.cloned(),
             ),
             (Some(true), Some(false)) => self.emit(
-                "bound_widened",
+                ChangeKind::BoundWidened,
                 join(path, "uniqueItems"),
                 x.cloned(),
                 y.cloned(),
@@ -606,15 +727,18 @@ impl Cx {
             }
             (Some(Extra::Open), Some(_)) | (Some(Extra::Schema), Some(Extra::Closed)) => {
                 self.emit(
-                    "additional_properties_restricted",
+                    ChangeKind::AdditionalPropertiesRestricted,
                     p,
                     x.cloned(),
                     y.cloned(),
                 );
             }
-            (Some(_), Some(_)) => {
-                self.emit("additional_properties_relaxed", p, x.cloned(), y.cloned())
-            }
+            (Some(_), Some(_)) => self.emit(
+                ChangeKind::AdditionalPropertiesRelaxed,
+                p,
+                x.cloned(),
+                y.cloned(),
+            ),
             _ => {
                 unknown.insert(key);
             }
@@ -655,7 +779,7 @@ impl Cx {
         // Rename: a removed and an added property with equal subschemas and the same
         // requiredness, each being the other's only match.
         let matches =
-            |r: &str, n: &str| sem_eq(&bp[r], &ap[n]) && breq.contains(r) == areq.contains(n);
+            |r: &str, n: &str| json_eq(&bp[r], &ap[n]) && breq.contains(r) == areq.contains(n);
         let mut renamed: Vec<(&str, &str)> = Vec::new();
         for &r in &removed {
             let cands: Vec<&str> = added.iter().copied().filter(|n| matches(r, n)).collect();
@@ -668,9 +792,9 @@ impl Cx {
         let input = self.input();
         for &(r, n) in &renamed {
             let kind = if input {
-                "parameter_renamed"
+                ChangeKind::ParameterRenamed
             } else {
-                "output_property_renamed"
+                ChangeKind::OutputPropertyRenamed
             };
             self.emit(
                 kind,
@@ -684,9 +808,9 @@ impl Cx {
             .filter(|r| !renamed.iter().any(|(o, _)| o == *r))
         {
             let kind = if input {
-                "parameter_removed"
+                ChangeKind::ParameterRemoved
             } else {
-                "output_property_removed"
+                ChangeKind::OutputPropertyRemoved
             };
             self.emit(
                 kind,
@@ -700,9 +824,9 @@ impl Cx {
             .filter(|n| !renamed.iter().any(|(_, m)| m == *n))
         {
             let kind = match (input, areq.contains(n)) {
-                (true, true) => "required_parameter_added",
-                (true, false) => "optional_parameter_added",
-                (false, _) => "output_property_added",
+                (true, true) => ChangeKind::RequiredParameterAdded,
+                (true, false) => ChangeKind::OptionalParameterAdded,
+                (false, _) => ChangeKind::OutputPropertyAdded,
             };
             self.emit(
                 kind,
@@ -729,17 +853,17 @@ impl Cx {
         let (x, y) = (b.get("required").cloned(), a.get("required").cloned());
         if entered {
             let kind = if input {
-                "parameter_became_required"
+                ChangeKind::ParameterBecameRequired
             } else {
-                "output_property_now_required"
+                ChangeKind::OutputPropertyNowRequired
             };
             self.emit(kind, join(path, "required"), x.clone(), y.clone());
         }
         if left {
             let kind = if input {
-                "parameter_became_optional"
+                ChangeKind::ParameterBecameOptional
             } else {
-                "output_property_no_longer_required"
+                ChangeKind::OutputPropertyNoLongerRequired
             };
             self.emit(kind, join(path, "required"), x, y);
         }
@@ -929,41 +1053,10 @@ fn is_multiple(n: &Number, d: &Number) -> bool {
     r.round() >= 1.0 && (r - r.round()).abs() <= 1e-9 * r.abs().max(1.0)
 }
 
-/// Numeric order of two JSON numbers, exact for integers.
-fn num_cmp(a: &Number, b: &Number) -> Ordering {
-    if let (Some(x), Some(y)) = (as_i128(a), as_i128(b)) {
-        return x.cmp(&y);
-    }
-    let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
-    x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-}
-
-fn as_i128(n: &Number) -> Option<i128> {
-    n.as_i64()
-        .map(i128::from)
-        .or_else(|| n.as_u64().map(i128::from))
-}
-
-/// JSON equality where key order does not matter and numbers compare numerically.
-fn sem_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => num_cmp(x, y) == Ordering::Equal,
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| sem_eq(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| sem_eq(v, w)))
-        }
-        _ => a == b,
-    }
-}
-
 fn opt_eq(a: Option<&Value>, b: Option<&Value>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(x), Some(y)) => sem_eq(x, y),
+        (Some(x), Some(y)) => json_eq(x, y),
         _ => false,
     }
 }
@@ -976,6 +1069,11 @@ mod tests {
     use Breaks as B;
     use Direction::{Input as I, Output as O};
     use Models as M;
+
+    /// The verdict of the kind of that name.
+    fn verdict_of(name: &str, dir: Direction) -> (Breaks, Models) {
+        verdict(ChangeKind::parse(name).expect(name), dir)
+    }
 
     /// Exactly one change, with this kind, path and verdict.
     #[track_caller]
@@ -992,7 +1090,7 @@ mod tests {
         assert_eq!(got.len(), 1, "expected one change, got {got:#?}");
         let c = got.into_iter().next().unwrap();
         assert_eq!(
-            (c.kind, c.path.as_str(), c.breaks, c.models),
+            (c.kind.as_str(), c.path.as_str(), c.breaks, c.models),
             (kind, path, breaks, models),
             "{c:#?}"
         );
@@ -1003,7 +1101,7 @@ mod tests {
     fn kinds(before: Value, after: Value, dir: Direction) -> Vec<(&'static str, String)> {
         compare(&before, &after, dir)
             .into_iter()
-            .map(|c| (c.kind, c.path))
+            .map(|c| (c.kind.as_str(), c.path))
             .collect()
     }
 
@@ -1583,7 +1681,9 @@ mod tests {
         );
         let c = compare(&old, &new, O);
         assert_eq!(
-            c.iter().map(|c| (c.kind, c.breaks)).collect::<Vec<_>>(),
+            c.iter()
+                .map(|c| (c.kind.as_str(), c.breaks))
+                .collect::<Vec<_>>(),
             [
                 ("enum_values_added", B::Yes),
                 ("enum_values_removed", B::No)
@@ -2196,7 +2296,7 @@ mod tests {
         let got = compare(&old, &new, I);
         assert_eq!(got.len(), 1, "{got:#?}");
         assert_eq!(
-            (got[0].kind, got[0].path.as_str()),
+            (got[0].kind.as_str(), got[0].path.as_str()),
             ("unknown_schema_change", "")
         );
         assert_eq!(got[0].before, Some(json!({"$ref": "#/a", "oneOf": [{}]})));
@@ -2207,7 +2307,10 @@ mod tests {
         let old = json!({"properties": {"a": {"type": "number"}, "b": {"type": "string"}}});
         let new = json!({"properties": {"a": {"oneOf": [{"type": "number"}, {"type": "string"}]}, "b": {"type": "integer"}}});
         let got = compare(&old, &new, I);
-        let kinds: Vec<(&str, &str)> = got.iter().map(|c| (c.kind, c.path.as_str())).collect();
+        let kinds: Vec<(&str, &str)> = got
+            .iter()
+            .map(|c| (c.kind.as_str(), c.path.as_str()))
+            .collect();
         assert_eq!(
             kinds,
             [
@@ -2461,7 +2564,7 @@ mod tests {
         let got = compare(&old, &new, I);
         let summary: Vec<(&str, &str, Breaks)> = got
             .iter()
-            .map(|c| (c.kind, c.path.as_str(), c.breaks))
+            .map(|c| (c.kind.as_str(), c.path.as_str(), c.breaks))
             .collect();
         assert_eq!(
             summary,
@@ -2477,13 +2580,17 @@ mod tests {
             ]
         );
         let mut sorted = got.clone();
-        sorted.sort_by(|a, b| a.path.cmp(&b.path).then(a.kind.cmp(b.kind)));
+        sorted.sort_by(|a, b| {
+            a.path
+                .cmp(&b.path)
+                .then(a.kind.as_str().cmp(b.kind.as_str()))
+        });
         assert_eq!(got, sorted);
 
         let out = compare(&old, &new, O);
         let summary: Vec<(&str, &str, Breaks)> = out
             .iter()
-            .map(|c| (c.kind, c.path.as_str(), c.breaks))
+            .map(|c| (c.kind.as_str(), c.path.as_str(), c.breaks))
             .collect();
         assert_eq!(
             summary,
@@ -2533,7 +2640,7 @@ mod tests {
             "default_changed",
         ];
         for k in input {
-            assert_ne!(verdict(k, I).0, B::Unknown, "{k}");
+            assert_ne!(verdict_of(k, I).0, B::Unknown, "{k}");
         }
         let output = [
             "output_property_removed",
@@ -2564,14 +2671,14 @@ mod tests {
             "default_changed",
         ];
         for k in output {
-            assert_ne!(verdict(k, O).0, B::Unknown, "{k}");
+            assert_ne!(verdict_of(k, O).0, B::Unknown, "{k}");
         }
         assert_eq!(
-            verdict("unknown_schema_change", I),
+            verdict_of("unknown_schema_change", I),
             (B::Unknown, M::Possibly)
         );
         assert_eq!(
-            verdict("unknown_schema_change", O),
+            verdict_of("unknown_schema_change", O),
             (B::Unknown, M::Possibly)
         );
     }

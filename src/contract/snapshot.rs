@@ -10,14 +10,8 @@ use serde_json::{Map, Value, json};
 
 use crate::client::Connection;
 use crate::era::EraKind;
-
-/// The lists of a snapshot, in file order.
-pub const LISTS: &[(&str, &str)] = &[
-    ("tools", "tools.json"),
-    ("resources", "resources.json"),
-    ("resource-templates", "resource-templates.json"),
-    ("prompts", "prompts.json"),
-];
+use crate::json::sort_keys;
+use crate::protocol::ListKind;
 
 /// The compared fields of a tool (the reference's contract table).
 const TOOL_FIELDS: &[&str] = &[
@@ -48,13 +42,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn list(&self, name: &str) -> &[Value] {
-        match name {
-            "tools" => &self.tools,
-            "resources" => &self.resources,
-            "resource-templates" => &self.resource_templates,
-            "prompts" => &self.prompts,
-            _ => &[],
+    pub fn list(&self, kind: ListKind) -> &[Value] {
+        match kind {
+            ListKind::Tools => &self.tools,
+            ListKind::Resources => &self.resources,
+            ListKind::ResourceTemplates => &self.resource_templates,
+            ListKind::Prompts => &self.prompts,
         }
     }
 
@@ -104,9 +97,12 @@ impl Snapshot {
     /// The snapshot's files and their contents, in a fixed order (`mcpspec init` lays them
     /// out with the rest of a project before writing anything).
     pub fn files(&self) -> Vec<(&'static str, String)> {
-        let mut out: Vec<(&'static str, String)> = LISTS
-            .iter()
-            .map(|(name, file)| (*file, json_text(&Value::Array(self.list(name).to_vec()))))
+        let mut out: Vec<(&'static str, String)> = ListKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let items = Value::Array(self.list(kind).to_vec());
+                (kind.snapshot_file(), json_text(&items))
+            })
             .collect();
         out.push(("server.json", json_text(&self.server)));
         out.push(("snapshot.json", json_text(&self.meta)));
@@ -153,10 +149,10 @@ impl Snapshot {
             ));
         }
         Ok(Snapshot {
-            tools: list("tools.json")?,
-            resources: list("resources.json")?,
-            resource_templates: list("resource-templates.json")?,
-            prompts: list("prompts.json")?,
+            tools: list(ListKind::Tools.snapshot_file())?,
+            resources: list(ListKind::Resources.snapshot_file())?,
+            resource_templates: list(ListKind::ResourceTemplates.snapshot_file())?,
+            prompts: list(ListKind::Prompts.snapshot_file())?,
             server,
             meta: read("snapshot.json").unwrap_or(Value::Null),
         })
@@ -175,25 +171,17 @@ pub async fn take_snapshot(
     profile: Option<&str>,
 ) -> Result<Snapshot, String> {
     let caps = conn.negotiated.capabilities.clone();
-    let declared = |key: &str| caps.get(key).is_some_and(|v| !v.is_null());
-    let tools = if declared("tools") {
-        stable_list(conn, "tools/list", "tools").await?
-    } else {
-        Vec::new()
-    };
-    let (resources, resource_templates) = if declared("resources") {
-        (
-            stable_list(conn, "resources/list", "resources").await?,
-            stable_list(conn, "resources/templates/list", "resourceTemplates").await?,
-        )
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let prompts = if declared("prompts") {
-        stable_list(conn, "prompts/list", "prompts").await?
-    } else {
-        Vec::new()
-    };
+    let mut lists = Vec::with_capacity(ListKind::ALL.len());
+    for kind in ListKind::ALL {
+        let declared = caps.get(kind.capability()).is_some_and(|v| !v.is_null());
+        lists.push(if declared {
+            stable_list(conn, kind.method(), kind.result_key()).await?
+        } else {
+            Vec::new()
+        });
+    }
+    let [tools, resources, resource_templates, prompts]: [Vec<Value>; 4] =
+        lists.try_into().expect("one list per kind");
     let n = &conn.negotiated;
     let mut server = Map::new();
     match n.kind {
@@ -225,15 +213,15 @@ pub async fn take_snapshot(
         "takenAt": taken_at(),
     });
     let mut snapshot = Snapshot {
-        tools: normalize(tools, "name", TOOL_FIELDS),
+        tools: normalize(tools, ListKind::Tools.item_id(), TOOL_FIELDS),
         resources: normalize(
             resources,
-            "uri",
+            ListKind::Resources.item_id(),
             &["uri", "name", "title", "description", "mimeType"],
         ),
         resource_templates: normalize(
             resource_templates,
-            "uriTemplate",
+            ListKind::ResourceTemplates.item_id(),
             &["uriTemplate", "name", "title", "description", "mimeType"],
         ),
         prompts: normalize_prompts(prompts),
@@ -332,24 +320,6 @@ fn normalize_prompts(items: Vec<Value>) -> Vec<Value> {
 
 fn sort_key(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
-}
-
-/// Recursively sort object keys (the crate keeps insertion order otherwise).
-pub fn sort_keys(v: Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut entries: Vec<(String, Value)> = m.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k, sort_keys(v)))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(sort_keys).collect()),
-        other => other,
-    }
 }
 
 #[cfg(test)]

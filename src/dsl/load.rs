@@ -5,18 +5,18 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
-use crate::assert::path::CompiledPath;
+use crate::json::path::CompiledPath;
 use indexmap::IndexMap;
 use regex::Regex;
 
 use super::error::{LoadError, LoadErrors, did_you_mean};
+use super::model::Level;
 use super::model::{self, Expectation, ScenarioDoc};
 use super::pack::{Groups, MANIFEST, ParamInputs, Resolver};
 use super::scenario::*;
 use super::template;
 use super::value::{At, TValue};
 use crate::era::EraSelector;
-use crate::report::model::Level;
 use crate::source::{Pos, SourceFile};
 
 /// Built-in template variables, available in every step.

@@ -748,3 +748,11 @@ pub struct GroupDoc {
     /// caller's later steps.
     pub steps: Vec<At<Step>>,
 }
+
+/// How much a step's failure weighs: `must` fails the run, `should` is a warning.
+#[derive(Debug, Clone, Copy, serde::Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Must,
+    Should,
+}

@@ -4,16 +4,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::assert::path::CompiledPath;
+use crate::json::path::CompiledPath;
 use indexmap::IndexMap;
 use regex::Regex;
 
 use super::error::{LoadError, LoadErrors};
 use super::load::Scope;
+use super::model::Level;
 use super::model::{CodeSpec, JsonType, LengthSpec};
 use super::value::TValue;
 use crate::era::EraSelector;
-use crate::report::model::Level;
 use crate::source::{Pos, SourceFile};
 
 #[derive(Debug)]
@@ -289,7 +289,7 @@ impl Requires {
     }
 
     /// Why a connection does not meet these preconditions, if it does not.
-    pub fn unmet(&self, n: &crate::client::Negotiated, is_http: bool) -> Option<String> {
+    pub fn unmet(&self, n: &crate::era::Negotiated, is_http: bool) -> Option<String> {
         if let Some(why) = self.transport_unmet(is_http) {
             return Some(why);
         }
@@ -325,7 +325,7 @@ impl Requires {
 
 impl Requires {
     /// `supportedVersions` conditions: only a modern connection has a discover result.
-    fn versions_unmet(&self, n: &crate::client::Negotiated) -> Option<String> {
+    fn versions_unmet(&self, n: &crate::era::Negotiated) -> Option<String> {
         use crate::era::EraKind;
         if self.versions_include.is_empty() && self.versions_exclude.is_empty() {
             return None;
@@ -511,8 +511,8 @@ impl CompareOp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::Negotiated;
     use crate::era::EraKind;
+    use crate::era::Negotiated;
 
     fn negotiated(kind: EraKind, versions: &[&str], headers: Option<&[&str]>) -> Negotiated {
         Negotiated {

@@ -188,8 +188,7 @@ pub async fn run(
     }
 }
 
-/// `setup_error_kind` of a suite a signal stopped before it finished.
-pub const INTERRUPTED: &str = "interrupted";
+pub use crate::report::model::INTERRUPTED;
 
 /// Connection failures that are the target's, not a scenario's: once one is known, later
 /// items do not try again (an unreachable target is reported once, not waited for per

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
-use crate::assert::{self, Observed, Verdict};
+use crate::assert::{self, ExpectOutcome, Observed};
 use crate::client::connection::raw_outgoing;
 use crate::client::{Connection, Exchange, Outgoing, TransportError};
 use crate::dsl::template::render_value;
@@ -644,7 +644,7 @@ async fn collect_late_notifications(
             elapsed < *w
                 && !matches!(
                     assert::check(e, &Observed::new(exchange, false), ctx),
-                    Verdict::Pass
+                    ExpectOutcome::Pass
                 )
         });
         let Some(left) = pending.map(|(_, w)| *w - elapsed).max() else {
@@ -1027,7 +1027,7 @@ async fn contract_check(
     baseline_dir: &std::path::Path,
     rules: &crate::contract::rules::Rules,
 ) -> Outcome {
-    use crate::contract::{self, Snapshot, rules::Verdict};
+    use crate::contract::{self, Snapshot, rules::ChangeDecision};
     let baseline = match Snapshot::read(baseline_dir) {
         Ok(s) => s,
         Err(e) => {
@@ -1058,7 +1058,7 @@ async fn contract_check(
     let mut failures: Vec<Failure> = judgement
         .changes
         .iter()
-        .filter(|j| j.verdict == Verdict::Fail)
+        .filter(|j| j.verdict == ChangeDecision::Fail)
         .map(|j| {
             let c = &j.change;
             let at = c
@@ -1173,12 +1173,12 @@ fn judge_observed(
     let mut not_applicable = Vec::new();
     for expect in &step.expects {
         match assert::check(expect, &seen, ctx_value) {
-            Verdict::Pass => applicable += 1,
-            Verdict::Fail(f) => {
+            ExpectOutcome::Pass => applicable += 1,
+            ExpectOutcome::Fail(f) => {
                 applicable += 1;
                 failures.push(f);
             }
-            Verdict::NotApplicable(why) => not_applicable.push(why),
+            ExpectOutcome::NotApplicable(why) => not_applicable.push(why),
         }
     }
     if step.expects.is_empty()

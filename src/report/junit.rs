@@ -125,7 +125,8 @@ fn test_suite(ctx: &Ctx, report: &RunReport, suite: &SuiteResult) -> TestSuite {
     {
         // An interrupted suite is an error (CI reporters show those; a skip would pass
         // unnoticed), named for what happened.
-        let interrupted = suite.setup_error_kind.as_deref() == Some(crate::engine::INTERRUPTED);
+        let interrupted =
+            suite.setup_error_kind.as_deref() == Some(crate::report::model::INTERRUPTED);
         let name = if interrupted {
             "interrupted"
         } else {

@@ -5,6 +5,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::assert::Failure;
+pub use crate::dsl::model::Level;
+pub use crate::exchange::{Direction, TranscriptEntry};
+
 /// Everything a run produced, in input order.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -82,6 +86,9 @@ pub struct StaleEntry {
 }
 
 /// One scenario run in one era: `scenario@era`.
+/// `setup_error_kind` of a suite a signal stopped before it finished.
+pub const INTERRUPTED: &str = "interrupted";
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SuiteResult {
@@ -196,13 +203,6 @@ pub struct StepResult {
     pub transcript: Vec<TranscriptEntry>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Must,
-    Should,
-}
-
 /// How a step ended.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "camelCase")]
@@ -255,63 +255,6 @@ impl Outcome {
     }
 }
 
-/// One expectation that did not hold.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Failure {
-    /// Expectation kind: `path`, `schema`, `error`, `isError`, `outputSchema`, `http`,
-    /// `noResponse`, `notifications`, `duration`.
-    pub kind: String,
-    /// One line, suitable for a JUnit `message` attribute.
-    pub message: String,
-    pub expected: Option<String>,
-    pub actual: Option<String>,
-    /// rustc-style snippet pointing at the expectation in the scenario file (plain text).
-    pub snippet: String,
-    pub file: String,
-    pub line: u32,
-    pub column: u32,
-}
-
-/// Which way a transcript entry went (a word in the reports).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    Sent,
-    Received,
-    Note,
-}
-
-impl Direction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Sent => "sent",
-            Direction::Received => "received",
-            Direction::Note => "note",
-        }
-    }
-}
-
-impl std::fmt::Display for Direction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One message of a step's exchange with the server.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TranscriptEntry {
-    /// `sent` or `received` (or `note` for transport events such as a timeout).
-    pub direction: Direction,
-    /// Milliseconds since the step started.
-    pub at_ms: u64,
-    /// The JSON-RPC message (or raw body text when it was not JSON), redacted.
-    pub body: String,
-    /// HTTP status and selected headers, on HTTP.
-    pub http: Option<String>,
-}
-
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
@@ -346,7 +289,7 @@ impl Summary {
                 s.steps += 1;
                 s.errors += 1;
             }
-            if suite.setup_error_kind.as_deref() == Some(crate::engine::INTERRUPTED) {
+            if suite.setup_error_kind.as_deref() == Some(INTERRUPTED) {
                 s.interrupted += 1;
             }
         }

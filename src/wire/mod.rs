@@ -253,7 +253,7 @@ pub fn era_of_request(body: &Value, connection: EraKind) -> EraKind {
     }
     let version = body
         .pointer("/params/_meta")
-        .and_then(|m| m.get(crate::client::connection::META_PROTOCOL_VERSION))
+        .and_then(|m| m.get(crate::protocol::meta::PROTOCOL_VERSION))
         .and_then(Value::as_str);
     match version {
         Some(v) if v >= MODERN_REVISION => EraKind::Modern,

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::probe::{EraSeen, Observed, is_read_only, prompt_get_params};
 use super::yaml::{flow, jsonpath_string, literal, quoted, scalar, unique_slugs};
 use crate::argsgen;
+use crate::protocol::ListKind;
 
 /// The pack folder, relative to the project folder.
 pub const PACK_DIR: &str = "tests/mcp";
@@ -80,16 +81,16 @@ pub fn project(
     let all: Vec<&str> = eras.iter().map(|e| e.label.as_str()).collect();
     for kind in KINDS {
         let items = merged(eras, kind);
-        let slugs = unique_slugs(items.iter().map(|i| kind.slug_source(&i.def)));
+        let slugs = unique_slugs(items.iter().map(|i| slug_source(kind, &i.def)));
         for (item, slug) in items.iter().zip(slugs) {
             let path = Path::new(PACK_DIR)
-                .join(kind.folder)
+                .join(kind.snapshot_name())
                 .join(format!("{slug}.yaml"));
-            let text = match kind.list_key {
-                "tools" => tool(item, &slug, &all, eras, &mut notes),
-                "prompts" => prompt(item, &slug, &all, eras, &mut notes),
-                "resources" => resource(item, &slug, &all, eras, &mut notes),
-                _ => template(item, &slug, &all),
+            let text = match kind {
+                ListKind::Tools => tool(item, &slug, &all, eras, &mut notes),
+                ListKind::Prompts => prompt(item, &slug, &all, eras, &mut notes),
+                ListKind::Resources => resource(item, &slug, &all, eras, &mut notes),
+                ListKind::ResourceTemplates => template(item, &slug, &all),
             };
             files.push(File {
                 path: path.clone(),
@@ -217,45 +218,21 @@ fn pack_manifest(eras: &[EraSeen], server: &str) -> String {
     )
 }
 
-/// One list of the snapshot and how its items become scenarios.
-struct Kind {
-    list_key: &'static str,
-    folder: &'static str,
-    /// The item's identity in its list (`name`, `uri`, `uriTemplate`).
-    id_key: &'static str,
+/// What the file name of an item is made of: its name when it has one, else its identity.
+fn slug_source(kind: ListKind, def: &Value) -> &str {
+    ["name", kind.item_id()]
+        .iter()
+        .find_map(|k| def.get(*k).and_then(Value::as_str))
+        .unwrap_or("item")
 }
 
-impl Kind {
-    /// What the file name is made of: the name when there is one, else the identity.
-    fn slug_source<'a>(&self, def: &'a Value) -> &'a str {
-        ["name", self.id_key]
-            .iter()
-            .find_map(|k| def.get(*k).and_then(Value::as_str))
-            .unwrap_or("item")
-    }
-}
-
-const KINDS: &[Kind] = &[
-    Kind {
-        list_key: "tools",
-        folder: "tools",
-        id_key: "name",
-    },
-    Kind {
-        list_key: "prompts",
-        folder: "prompts",
-        id_key: "name",
-    },
-    Kind {
-        list_key: "resources",
-        folder: "resources",
-        id_key: "uri",
-    },
-    Kind {
-        list_key: "resource-templates",
-        folder: "resource-templates",
-        id_key: "uriTemplate",
-    },
+/// The lists whose items become scenarios (each in the folder named like its snapshot
+/// list), in the order `init` writes them.
+const KINDS: [ListKind; 4] = [
+    ListKind::Tools,
+    ListKind::Prompts,
+    ListKind::Resources,
+    ListKind::ResourceTemplates,
 ];
 
 /// One item across eras: its identity, its definition (from the first era that lists
@@ -268,11 +245,11 @@ struct Item {
     defs: Vec<Value>,
 }
 
-fn merged(eras: &[EraSeen], kind: &Kind) -> Vec<Item> {
+fn merged(eras: &[EraSeen], kind: ListKind) -> Vec<Item> {
     let mut items: Vec<Item> = Vec::new();
     for era in eras {
-        for def in era.snapshot.list(kind.list_key) {
-            let Some(id) = def.get(kind.id_key).and_then(Value::as_str) else {
+        for def in era.snapshot.list(kind) {
+            let Some(id) = kind.id_of(def) else {
                 continue;
             };
             match items.iter_mut().find(|i| i.id == id) {
@@ -313,9 +290,12 @@ fn head(id: &str, description: &str, tag: &str, item_eras: &[String], all: &[&st
 }
 
 /// `$.LIST[?@.KEY == 'ID']`, quoted for YAML.
-fn item_path(list: &str, key: &str, id: &str, tail: &str) -> String {
+/// The JSONPath of item `id` in a `kind` list result, then `tail`.
+fn item_path(kind: ListKind, id: &str, tail: &str) -> String {
     quoted(&format!(
-        "$.{list}[?@.{key} == {}]{tail}",
+        "$.{}[?@.{} == {}]{tail}",
+        kind.result_key(),
+        kind.item_id(),
         jsonpath_string(id)
     ))
 }
@@ -418,12 +398,12 @@ fn tool(
     ));
     out.push_str(&format!(
         "      - {{ path: {}, length: 1 }}\n",
-        item_path("tools", "name", name, "")
+        item_path(ListKind::Tools, name, "")
     ));
     if inputs_valid {
         out.push_str(&format!(
             "      - {{ path: {}, validSchema: true }}\n",
-            item_path("tools", "name", name, ".inputSchema")
+            item_path(ListKind::Tools, name, ".inputSchema")
         ));
     } else {
         out.push_str("      # not asserted: the inputSchema was not a valid JSON Schema 2020-12 when init looked\n");
@@ -431,7 +411,7 @@ fn tool(
     if has_output && outputs_valid {
         out.push_str(&format!(
             "      - {{ path: {}, validSchema: true }}\n",
-            item_path("tools", "name", name, ".outputSchema")
+            item_path(ListKind::Tools, name, ".outputSchema")
         ));
     } else if has_output {
         out.push_str("      # not asserted: the outputSchema was not a valid JSON Schema 2020-12 when init looked\n");
@@ -536,10 +516,11 @@ fn tool(
 }
 
 /// The `listed` step: the paginated list holds exactly one item whose `id_key` is `id`.
-fn listed_step(method: &str, list_key: &str, id_key: &str, id: &str) -> String {
+fn listed_step(kind: ListKind, id: &str) -> String {
     format!(
-        "  - name: listed\n    request: {{ method: {method}, paginate: true }}\n    expect:\n      - {{ path: {}, length: 1 }}\n",
-        item_path(list_key, id_key, id, "")
+        "  - name: listed\n    request: {{ method: {}, paginate: true }}\n    expect:\n      - {{ path: {}, length: 1 }}\n",
+        kind.method(),
+        item_path(kind, id, "")
     )
 }
 
@@ -558,7 +539,7 @@ fn prompt(
         &item.eras,
         all,
     );
-    out.push_str(&listed_step("prompts/list", "prompts", "name", name));
+    out.push_str(&listed_step(ListKind::Prompts, name));
     let seen = observations(eras, &item.eras, |e| &e.prompt_gets, name);
     let (results, ok, failed) = split(&seen);
     let comments: Vec<String> = failed
@@ -627,7 +608,7 @@ fn resource(
         &item.eras,
         all,
     );
-    out.push_str(&listed_step("resources/list", "resources", "uri", uri));
+    out.push_str(&listed_step(ListKind::Resources, uri));
     let seen = observations(eras, &item.eras, |e| &e.reads, uri);
     let (results, ok, failed) = split(&seen);
     if !failed.is_empty() {
@@ -686,12 +667,7 @@ fn template(item: &Item, slug: &str, all: &[&str]) -> String {
         &item.eras,
         all,
     );
-    out.push_str(&listed_step(
-        "resources/templates/list",
-        "resourceTemplates",
-        "uriTemplate",
-        uri_template,
-    ));
+    out.push_str(&listed_step(ListKind::ResourceTemplates, uri_template));
     out
 }
 

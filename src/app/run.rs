@@ -1,0 +1,474 @@
+//! `mcpspec run`: load, select, run against the server, write the reports, and turn the
+//! result into the exit code.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde_json::Value;
+
+use crate::cli::{ColorChoice, RunArgs, UsageError, exit};
+use crate::dsl::{self, Scenario};
+use crate::engine::{self, RunConfig};
+use crate::era::Era;
+use crate::report::model::{RunReport, SuiteResult};
+use crate::report::{self, ConsoleOptions};
+use crate::select::{Shard, TagExpr, split_file_line};
+
+use super::live::LiveLine;
+use super::{ReportPaths, is_stdout, runtime_for, usage, write_reports, write_reports_file};
+
+/// Scenarios of a run that keep their compiled steps (see `ParamInputs::keep_compiled`).
+pub(super) const KEEP_COMPILED: usize = 64;
+
+pub(super) fn selection(args: &RunArgs) -> Result<Option<GlobSet>, UsageError> {
+    if args.filters.is_empty() {
+        return Ok(None);
+    }
+    let mut builder = GlobSetBuilder::new();
+    for f in &args.filters {
+        builder.add(Glob::new(f).map_err(|e| UsageError(format!("--filter `{f}`: {e}")))?);
+    }
+    builder
+        .build()
+        .map(Some)
+        .map_err(|e| UsageError(format!("--filter: {e}")))
+}
+
+pub(super) fn run(mut args: RunArgs) -> i32 {
+    let mut secrets = Vec::new();
+    let mut config_params = Vec::new();
+    match crate::config::Config::find(args.config.as_deref()) {
+        Ok(Some(config)) => {
+            let name = args.target_name.clone();
+            let applied = config.apply(&mut args, name.as_deref()).and_then(|()| {
+                config_params = config.parameters(&mut secrets)?;
+                Ok(())
+            });
+            if let Err(errors) = applied {
+                errln!("{}", errors.render());
+                return exit::INVALID_INPUT;
+            }
+        }
+        Ok(None) if args.target_name.is_some() => {
+            return usage(UsageError(format!(
+                "--target needs a configuration file ({} or --config FILE)",
+                crate::config::DEFAULT_FILE
+            )));
+        }
+        Ok(None) => {}
+        Err(errors) => {
+            errln!("{}", errors.render());
+            return exit::INVALID_INPUT;
+        }
+    }
+    if args.paths.is_empty() {
+        return usage(UsageError(
+            "nothing to run: give scenario files, folders or packs (or `paths:` in mcpspec.yaml)"
+                .into(),
+        ));
+    }
+    let (target, target_secrets) = match args.target.to_target() {
+        Ok(t) => t,
+        Err(e) => return usage(e),
+    };
+    let eras = match args
+        .eras
+        .iter()
+        .map(|e| Era::parse(e))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(e) => e,
+        Err(e) => return usage(UsageError(format!("--era: {e}"))),
+    };
+    let filter = match selection(&args) {
+        Ok(f) => f,
+        Err(e) => return usage(e),
+    };
+    let tag_exprs = match args
+        .tags
+        .iter()
+        .map(|t| TagExpr::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(t) => t,
+        Err(e) => return usage(UsageError(format!("--tag: {e}"))),
+    };
+    let shard = match args.shard.as_deref().map(Shard::parse).transpose() {
+        Ok(s) => s,
+        Err(e) => return usage(UsageError(e)),
+    };
+    // `FILE:LINE` arguments select the scenario (or the step, with the steps before it)
+    // at that line.
+    let located: Vec<(PathBuf, Option<u32>)> =
+        args.paths.iter().map(|p| split_file_line(p)).collect();
+    let paths: Vec<PathBuf> = located.iter().map(|(p, _)| p.clone()).collect();
+    secrets.extend(target_secrets);
+    let cli_params = match parse_params(&args.set, &mut secrets) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    // Parameter values: `--set` over mcpspec.yaml; packs add the environment, `with:` and
+    // defaults below these.
+    let mut inputs = dsl::pack::ParamInputs {
+        given: config_params.into_iter().collect(),
+        env: true,
+        check_required: true,
+        release_steps: true,
+        keep_compiled: KEEP_COMPILED,
+    };
+    for (name, value) in cli_params {
+        let given = dsl::pack::Given {
+            value,
+            pos: None,
+            from_text: true,
+        };
+        inputs.given.insert(name, given);
+    }
+    let mut params: serde_json::Map<String, Value> = inputs
+        .given
+        .iter()
+        .map(|(k, g)| (k.clone(), g.value.clone()))
+        .collect();
+    // Engine-derived parameters (e.g. `alg_none_token` from the bearer token), secret.
+    engine::security::add_derived_params(&target, &mut params, &mut secrets);
+    let scenarios = match dsl::load::load_all(&paths, &inputs) {
+        Ok(loaded) => {
+            secrets.extend(loaded.secrets);
+            loaded.scenarios
+        }
+        Err(errors) => {
+            errln!("{}", errors.render());
+            return exit::INVALID_INPUT;
+        }
+    };
+    // The baseline's entries must name scenarios and checks that exist (whether or not
+    // they run in this selection).
+    let baseline = match &args.expected_failures {
+        Some(path) => {
+            let known = scenarios
+                .iter()
+                .map(|s| (s.id.as_str(), s.step_names()))
+                .collect();
+            match crate::baseline::Baseline::load(path)
+                .and_then(|b| b.check_known(&known).map(|()| b))
+            {
+                Ok(b) => Some(b),
+                Err(errors) => {
+                    errln!("{}", errors.render());
+                    return exit::INVALID_INPUT;
+                }
+            }
+        }
+        None => None,
+    };
+    let mut selected: Vec<Scenario> = scenarios
+        .into_iter()
+        .filter(|s| tag_exprs.is_empty() || tag_exprs.iter().any(|e| e.matches(&s.tags)))
+        .collect();
+    for (path, line) in &located {
+        if let Some(line) = line {
+            let name = path.display().to_string();
+            for s in selected.iter_mut().filter(|s| s.file.name == name) {
+                // Keep the steps up to the one that contains the line.
+                if let Some(last) = s.step_lines().iter().rposition(|l| l <= line) {
+                    s.truncate_steps(last + 1);
+                }
+            }
+        }
+    }
+    let mut items = engine::plan(&selected, &eras);
+    if let Some(f) = &filter {
+        items.retain(|item| f.is_match(&item.scenario.id) || f.is_match(item.id()));
+    }
+    for (i, item) in items.iter_mut().enumerate() {
+        item.ordinal = i;
+    }
+    let shard_info = shard.map(|shard| {
+        let ids: Vec<String> = items.iter().map(|item| item.id()).collect();
+        let full_run: Vec<&str> = ids.iter().map(String::as_str).collect();
+        crate::report::model::ShardInfo::new(shard.index + 1, shard.count, &full_run)
+    });
+    if items.is_empty() {
+        errln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
+        return exit::INVALID_INPUT;
+    }
+    if let Some(shard) = shard {
+        items.retain(|item| shard.takes(item.ordinal));
+        // More shards than items: this one is empty, but its (empty) result still counts
+        // for `report merge`.
+        if items.is_empty() {
+            errln!(
+                "note: shard {}/{} has nothing to run (fewer items than shards)",
+                shard.index + 1,
+                shard.count
+            );
+        }
+    }
+    crate::redact::remember(&secrets);
+    // `--json -`: stdout carries the JSON result alone, the console report goes to stderr.
+    let console_to_stderr = is_stdout(args.json.as_deref());
+    let console = ConsoleOptions {
+        color: use_color(args.color, console_to_stderr),
+        verbose: args.verbose,
+        secrets: secrets.clone(),
+        redaction: Default::default(),
+    };
+    let config = RunConfig {
+        target,
+        params,
+        keep_passing_transcripts: args.junit.is_some() || args.json.is_some(),
+        wire_validate: args.wire_validate,
+        tool_calls: Default::default(),
+        live: Default::default(),
+        eras,
+        jobs: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }),
+    };
+    let strict = args.strict;
+    let mut stdout: Box<dyn Write + Send> = if console_to_stderr {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
+    let concurrency = config.jobs.min(items.len());
+    let rt = runtime_for(concurrency);
+    let live = LiveLine::start(std::sync::Arc::clone(&config.live), items.len());
+    let mut seen = report::Seen::default();
+    let mut report = rt.block_on(async {
+        crate::signals::install();
+        // A signal stops the run, which still writes what finished (see `engine::run`).
+        crate::signals::defer_exit();
+        engine::run(items, &config, crate::signals::interrupted(), |suite| {
+            // Show expected failures as such while streaming (staleness is judged at the end).
+            let shown = match &baseline {
+                Some(b) => {
+                    std::borrow::Cow::Owned(crate::baseline::relabel_suite(b, suite, strict))
+                }
+                None => std::borrow::Cow::Borrowed(suite),
+            };
+            live.while_cleared(|| {
+                let text = report::render_streamed(&shown, &console, &mut seen);
+                let _ = stdout.write_all(text.as_bytes());
+                let _ = stdout.flush();
+            });
+        })
+        .await
+    });
+    live.finish();
+    report.shard = shard_info;
+    let applied = baseline
+        .as_ref()
+        .map(|b| crate::baseline::apply(b, &mut report, strict));
+    if let Some(applied) = &applied {
+        report.stale_entries = applied
+            .stale
+            .iter()
+            .map(|s| crate::report::model::StaleEntry {
+                entry: s.entry.clone(),
+                file: s.pos.file_name().to_string(),
+                line: s.pos.line,
+                message: s.message.clone(),
+            })
+            .collect();
+    }
+    let _ = stdout.write_all(report::render_summary(&report, &console).as_bytes());
+    if let Some(applied) = &applied {
+        for stale in &applied.stale {
+            errln!("{}", stale.render());
+        }
+    }
+    let paths = ReportPaths {
+        junit: args.junit.clone(),
+        json: args.json.clone(),
+        html: args.html.clone(),
+        sarif: args.sarif.clone(),
+        sarif_source: args.sarif_source.clone(),
+    };
+    if let Err(code) = write_reports(&report, &paths, &secrets) {
+        return code;
+    }
+    if let (Some(path), Some(signal)) = (&args.write_baseline, &report.interrupted) {
+        // The unfinished suites are not failures of the server: no baseline from them.
+        errln!(
+            "no baseline written to {}: the run was interrupted ({signal})",
+            path.display()
+        );
+    } else if let Some(path) = &args.write_baseline {
+        if let Err(code) = write_reports_file(path, crate::baseline::write_from(&report, strict)) {
+            return code;
+        }
+        errln!(
+            "baseline of this run's failures written to {}",
+            path.display()
+        );
+    }
+    let code = match crate::signals::received() {
+        Some(signal) => {
+            // Anything started after the handler's kill (the run stopped right after it).
+            crate::signals::kill_all();
+            signal
+        }
+        None => exit_code(&report, applied.as_ref(), strict),
+    };
+    // The process ends next: its memory goes back to the system at once, so the results
+    // and compiled steps of a large run are not freed one allocation at a time first.
+    std::mem::forget(report);
+    std::mem::forget(selected);
+    code
+}
+/// 4 when the server could not be started/reached, 3 when authentication failed,
+/// 1 when a test failed, else 0.
+///
+/// 4 only when no suite of the run ever reached the server: a connection that failed
+/// after others got through is the server's failure (1), so the code of a run never
+/// depends on which connection a flaky server dropped.
+pub fn exit_code(
+    report: &RunReport,
+    applied: Option<&crate::baseline::Applied>,
+    strict: bool,
+) -> i32 {
+    let kinds = |k: &str| {
+        report
+            .suites
+            .iter()
+            .any(|s: &SuiteResult| s.setup_error_kind.as_deref() == Some(k))
+    };
+    let reached = report.suites.iter().any(|s| {
+        s.era.negotiated.is_some()
+            || matches!(s.setup_error_kind.as_deref(), Some("auth" | "protocol"))
+    });
+    // A baseline may cover a connection failure; without one, it decides the code.
+    let uncovered = applied.is_none_or(|a| a.unexpected > 0);
+    if uncovered && !reached && (kinds("start") || kinds("unreachable")) {
+        exit::UNREACHABLE
+    } else if uncovered && kinds("auth") {
+        exit::AUTH_REQUIRED
+    } else if let Some(a) = applied {
+        if a.is_ok() { exit::OK } else { exit::FAILED }
+    } else if report.summary.is_green() && !(strict && report.summary.warnings > 0) {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+/// Color for the console report, written to stdout (or stderr, `to_stderr`).
+pub(super) fn use_color(choice: ColorChoice, to_stderr: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            let terminal = if to_stderr {
+                std::io::stderr().is_terminal()
+            } else {
+                std::io::stdout().is_terminal()
+            };
+            terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}
+
+/// `--set NAME=VALUE` parameters; `NAME=env:VAR` reads the environment and is a secret.
+pub(super) fn parse_params(
+    sets: &[String],
+    secrets: &mut Vec<String>,
+) -> Result<serde_json::Map<String, Value>, UsageError> {
+    let mut params = serde_json::Map::new();
+    for set in sets {
+        let Some((name, value)) = set.split_once('=') else {
+            return Err(UsageError(format!("--set `{set}`: expected NAME=VALUE")));
+        };
+        if !crate::dsl::load::is_variable_name(name) {
+            return Err(UsageError(format!(
+                "--set `{set}`: `{name}` is not a variable name (letters, digits, `_`)"
+            )));
+        }
+        let value = match value.strip_prefix("env:") {
+            Some(var) => {
+                let v = std::env::var(var).map_err(|_| {
+                    UsageError(format!(
+                        "--set {name}=env:{var}: the environment variable is not set"
+                    ))
+                })?;
+                if !v.is_empty() {
+                    secrets.push(v.clone());
+                }
+                v
+            }
+            None => value.to_string(),
+        };
+        // Tokens are credentials however they were given (the security pack's
+        // `wrong_audience_token`, `expired_token`, `other_user_token`).
+        if name.ends_with("_token") && !value.is_empty() {
+            secrets.push(value.clone());
+        }
+        params.insert(name.to_string(), Value::String(value));
+    }
+    Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::EraInfo;
+
+    fn suite(negotiated: Option<&str>, kind: Option<&str>) -> SuiteResult {
+        SuiteResult {
+            id: "s@legacy".into(),
+            ordinal: 0,
+            scenario: "s".into(),
+            description: None,
+            file: "s.yaml".into(),
+            line: 1,
+            pack: None,
+            era: EraInfo {
+                requested: "legacy".into(),
+                negotiated: negotiated.map(str::to_string),
+                ..EraInfo::default()
+            },
+            started_at: String::new(),
+            duration: Default::default(),
+            setup_error: kind.map(|k| format!("{k} error")),
+            setup_error_kind: kind.map(str::to_string),
+            steps: Vec::new(),
+            stderr_tail: None,
+        }
+    }
+
+    fn report(suites: Vec<SuiteResult>) -> RunReport {
+        RunReport {
+            mcpspec_version: String::new(),
+            target: String::new(),
+            transport: "http".into(),
+            started_at: String::new(),
+            duration: Default::default(),
+            summary: crate::report::model::Summary::from_suites(&suites),
+            suites,
+            stale_entries: Vec::new(),
+            interrupted: None,
+            shard: None,
+        }
+    }
+
+    /// 4 only for a target no suite reached: a connection that failed after others got
+    /// through is a failure of the server (1), whichever connection it was.
+    #[test]
+    fn unreachable_only_when_never_reached() {
+        let never = report(vec![
+            suite(None, Some("unreachable")),
+            suite(None, Some("unreachable")),
+        ]);
+        assert_eq!(exit_code(&never, None, false), exit::UNREACHABLE);
+        for reached in [
+            suite(Some("2025-11-25"), None),
+            suite(None, Some("protocol")),
+        ] {
+            let later = report(vec![reached, suite(None, Some("unreachable"))]);
+            assert_eq!(exit_code(&later, None, false), exit::FAILED);
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! `mcpspec validate`: check scenarios, packs and the project's other input files without
+//! running anything.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::cli::{Format, UsageError, exit};
+use crate::contract;
+use crate::dsl;
+
+use super::{invalid, usage};
+
+/// Files `validate` checks besides scenarios and packs.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum OtherInput {
+    Config,
+    Baseline,
+    Rules,
+}
+
+impl OtherInput {
+    /// Told apart by name (`mcpspec.yaml`) or by top-level keys: a file with no scenario
+    /// key (`scenario`, `steps`) and a baseline key (`server`/`client`) is a baseline, one
+    /// with a rules key (`fail`/`ignore`/`accept`) is contract rules — so a typo in one of
+    /// their other keys is reported by their own loader, with did-you-mean. Anything else
+    /// is a scenario.
+    fn of(path: &Path) -> Option<OtherInput> {
+        let name = path.file_name()?.to_str()?;
+        if matches!(name, "mcpspec.yaml" | "mcpspec.yml") {
+            return Some(OtherInput::Config);
+        }
+        if !path.is_file() {
+            return None;
+        }
+        let text = crate::source::read_text(path).ok()?;
+        let keys: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t', '#', '-']))
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
+            .collect();
+        let any = |names: &[&str]| keys.iter().any(|k| names.contains(k));
+        if any(&["scenario", "steps"]) {
+            None
+        } else if any(&["server", "client"]) {
+            Some(OtherInput::Baseline)
+        } else if any(&["fail", "ignore", "accept"]) {
+            Some(OtherInput::Rules)
+        } else {
+            None
+        }
+    }
+
+    fn check(self, path: &Path) -> Result<&'static str, dsl::LoadErrors> {
+        match self {
+            OtherInput::Config => crate::config::Config::find(Some(path)).map(|_| "configuration"),
+            OtherInput::Baseline => crate::baseline::Baseline::load(path).map(|_| "baseline"),
+            OtherInput::Rules => contract::rules::Rules::load(path).map(|_| "contract rules"),
+        }
+    }
+}
+
+/// `validate` with no paths checks what `run` with no paths would load: the
+/// configuration in the working directory, its `paths:` and its baseline.
+pub(super) fn validate_config_paths() -> Result<Vec<(PathBuf, Option<OtherInput>)>, i32> {
+    let nothing = || {
+        usage(UsageError(format!(
+            "nothing to validate: give files, folders or packs (or `paths:` in {})",
+            crate::config::DEFAULT_FILE
+        )))
+    };
+    let config_file = PathBuf::from(crate::config::DEFAULT_FILE);
+    match crate::config::Config::find(None) {
+        Ok(None) => Err(nothing()),
+        // The configuration is reported below (with its errors, if any) as any other file.
+        Err(_) => Ok(vec![(config_file, Some(OtherInput::Config))]),
+        Ok(Some(config)) if config.doc.paths.is_empty() => Err(nothing()),
+        Ok(Some(config)) => {
+            let mut paths = vec![(config_file, Some(OtherInput::Config))];
+            paths.extend(config.paths().into_iter().map(|p| {
+                let kind = OtherInput::of(&p);
+                (p, kind)
+            }));
+            paths.extend(
+                config
+                    .baseline_path()
+                    .map(|p| (p, Some(OtherInput::Baseline))),
+            );
+            Ok(paths)
+        }
+    }
+}
+
+pub(super) fn validate(paths: &[PathBuf], format: Format) -> i32 {
+    let paths = if paths.is_empty() {
+        match validate_config_paths() {
+            Ok(p) => p,
+            Err(code) => return code,
+        }
+    } else {
+        paths
+            .iter()
+            .map(|p| (p.clone(), OtherInput::of(p)))
+            .collect()
+    };
+    // Configuration, baselines and rules files by their kind; the rest are scenarios and
+    // packs. Every file's errors are reported, not only the first bad file's.
+    let mut scenario_paths = Vec::new();
+    let mut errors = dsl::LoadErrors::default();
+    let mut others = Vec::new();
+    for (path, kind) in paths {
+        match kind {
+            Some(kind) => match kind.check(&path) {
+                Ok(what) => others.push((path.display().to_string(), what)),
+                Err(e) => errors.0.extend(e.0),
+            },
+            None => scenario_paths.push(path),
+        }
+    }
+    let loaded = if scenario_paths.is_empty() {
+        None
+    } else {
+        let inputs = dsl::pack::ParamInputs {
+            release_steps: true,
+            ..Default::default()
+        };
+        match dsl::load::load_all(&scenario_paths, &inputs) {
+            Ok(loaded) => Some(loaded),
+            Err(e) => {
+                errors.0.extend(e.0);
+                None
+            }
+        }
+    };
+    if !errors.is_empty() {
+        return invalid(&errors, format);
+    }
+    let scenarios = loaded.as_ref().map_or(0, |l| l.scenarios.len());
+    let steps: usize = loaded
+        .iter()
+        .flat_map(|l| &l.scenarios)
+        .map(|s| s.step_lines().len())
+        .sum();
+    let packs: Vec<&str> = loaded
+        .iter()
+        .flat_map(|l| &l.packs)
+        .map(|p| p.name.as_str())
+        .collect();
+    match format {
+        Format::Text => {
+            for (path, what) in &others {
+                outln!("ok: {path} ({what})");
+            }
+            if loaded.is_some() {
+                let packs = match packs.len() {
+                    0 => String::new(),
+                    n => format!(", {n} pack(s)"),
+                };
+                outln!("ok: {scenarios} scenario(s), {steps} step(s){packs}");
+            }
+        }
+        Format::Json => {
+            let files: Vec<Value> = others
+                .iter()
+                .map(|(path, what)| serde_json::json!({ "path": path, "kind": what }))
+                .collect();
+            let doc = serde_json::json!({
+                "ok": true,
+                "files": files,
+                "scenarios": scenarios,
+                "steps": steps,
+                "packs": packs,
+            });
+            outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+    }
+    exit::OK
+}
