@@ -10,7 +10,6 @@ pub mod pack;
 pub mod scenario;
 pub mod template;
 pub mod value;
-pub mod yaml;
 
 pub use error::{LoadError, LoadErrors};
 pub use scenario::*;

@@ -193,7 +193,7 @@ impl<'i> Resolver<'i> {
         let Some((file, dir)) = self.manifest(&source, import_pos.clone()) else {
             return;
         };
-        let doc: PackDoc = match load::parse_yaml(&file) {
+        let doc: PackDoc = match crate::yaml::parse(&file) {
             Ok(d) => d,
             Err(e) => {
                 self.errors.0.extend(e.0);
