@@ -30,6 +30,11 @@ use crate::source::{Pos, SourceFile};
 pub use super::discover::MANIFEST;
 use super::params::type_error;
 /// Parameters are [`super::params`]'; the old paths stay.
+mod files;
+mod parameters;
+
+use parameters::describe_requirement;
+
 pub use super::params::{ENV_PREFIX, Given, ParamInputs, coerce, env_name, unknown_parameter};
 
 static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[a-z0-9]+(-[a-z0-9]+)*$").unwrap());
@@ -452,196 +457,6 @@ impl<'i> Resolver<'i> {
         };
         self.errors.push(error.with_help(help));
     }
-
-    /// Resolve every declared parameter: the value used, or unset.
-    fn parameters(
-        &mut self,
-        doc: &PackDoc,
-        file: &Arc<SourceFile>,
-        import: Option<&ImportCtx<'_>>,
-    ) -> Map<String, Value> {
-        let mut values = Map::new();
-        if let Some(i) = import {
-            for (arg, v) in &i.doc.with {
-                if !doc.parameters.contains_key(arg) {
-                    let pos = Pos::new(i.file, v.line, v.col);
-                    self.errors.push(unknown_parameter(
-                        pos,
-                        arg,
-                        &doc.name,
-                        doc.parameters.keys(),
-                    ));
-                }
-            }
-        }
-        for (name, decl) in &doc.parameters {
-            let decl_pos = Pos::new(file, decl.line, decl.col);
-            if let Some(d) = &decl.default
-                && let Err(e) = coerce(&d.to_json(), decl.type_, false)
-            {
-                self.errors.push(type_error(
-                    Pos::new(file, d.line, d.col),
-                    name,
-                    "default",
-                    &e,
-                ));
-            }
-            let env_var = env_name(name);
-            // (value, given as text, where from); a bad default is reported above.
-            let chosen: Option<(Value, bool, Result<Pos, String>)> =
-                if let Some(g) = self.inputs.given.get(name) {
-                    let origin = g.pos.clone().ok_or_else(|| format!("--set {name}"));
-                    Some((g.value.clone(), g.from_text, origin))
-                } else if let Some(v) = self
-                    .inputs
-                    .env
-                    .then(|| std::env::var(&env_var).ok())
-                    .flatten()
-                {
-                    Some((Value::String(v), true, Err(env_var.clone())))
-                } else if let Some(v) = import.and_then(|i| i.doc.with.get(name)) {
-                    Some((
-                        v.to_json(),
-                        false,
-                        Ok(Pos::new(import.unwrap().file, v.line, v.col)),
-                    ))
-                } else {
-                    decl.default.as_ref().and_then(|d| {
-                        let v = d.to_json();
-                        coerce(&v, decl.type_, false)
-                            .is_ok()
-                            .then(|| (v, false, Ok(Pos::new(file, d.line, d.col))))
-                    })
-                };
-            match chosen {
-                Some((value, from_text, origin)) => match coerce(&value, decl.type_, from_text) {
-                    Ok(v) => {
-                        if decl.secret {
-                            match &v {
-                                Value::String(s) if !s.is_empty() => self.secrets.push(s.clone()),
-                                Value::String(_) => {}
-                                other => self.secrets.push(other.to_string()),
-                            }
-                        }
-                        values.insert(name.clone(), v);
-                    }
-                    Err(e) => self.errors.push(match origin {
-                        Ok(pos) => type_error(pos, name, "value", &e),
-                        Err(label) => LoadError::file(
-                            label,
-                            format!("parameter `{name}` of pack `{}`: {e}", *doc.name),
-                        )
-                        .with_help(format!("declared at {decl_pos}")),
-                    }),
-                },
-                None if decl.required && self.inputs.check_required => self.errors.push(
-                    LoadError::at(
-                        decl_pos,
-                        format!("parameter `{name}` of pack `{}` is required and not set", *doc.name),
-                    )
-                    .with_help(format!(
-                        "set it with `--set {name}=VALUE`, `parameters:` in mcpspec.yaml or {env_var}"
-                    )),
-                ),
-                None => {}
-            }
-        }
-        values
-    }
-
-    fn requirement(
-        &mut self,
-        doc: &PackDoc,
-        file: &Arc<SourceFile>,
-    ) -> Option<Arc<PackRequirement>> {
-        let r = doc.requires.as_ref()?;
-        let mut eras = Vec::new();
-        for e in &r.eras {
-            match EraSelector::parse(e) {
-                Ok(sel) => eras.push(sel),
-                Err(msg) => self
-                    .errors
-                    .push(LoadError::at(Pos::new(file, e.line, e.col), msg)),
-            }
-        }
-        for c in &r.capabilities {
-            if c.trim().is_empty() {
-                self.errors.push(LoadError::at(
-                    Pos::new(file, c.line, c.col),
-                    "empty capability name",
-                ));
-            }
-        }
-        Some(Arc::new(PackRequirement {
-            pack: doc.name.value.clone(),
-            eras,
-            capabilities: r.capabilities.iter().map(|c| c.value.clone()).collect(),
-        }))
-    }
-
-    /// The pack's scenario files: (name, text).
-    fn scenario_files(
-        &mut self,
-        source: &Source,
-        dir: Option<&Path>,
-        doc: &PackDoc,
-        file: &Arc<SourceFile>,
-    ) -> Vec<(String, String)> {
-        let (Source::Dir(_), Some(dir)) = (source, dir) else {
-            let Source::Builtin(name) = source else {
-                return Vec::new();
-            };
-            return super::builtin::pack_files(name)
-                .map(|(rel, text)| (format!("builtin:{rel}"), text.to_string()))
-                .collect();
-        };
-        let mut paths = Vec::new();
-        match &doc.scenarios {
-            None => {
-                if let Err(e) = discover::collect_yaml(dir, &mut paths, &mut Vec::new()) {
-                    self.errors.push(LoadError::file(
-                        dir.display().to_string(),
-                        format!("cannot read folder: {e}"),
-                    ));
-                }
-            }
-            Some(list) => {
-                for entry in list {
-                    let path = dir.join(&entry.value);
-                    if path.is_file() {
-                        paths.push(path);
-                    } else if path.is_dir() {
-                        let _ = discover::collect_yaml(&path, &mut paths, &mut Vec::new());
-                    } else {
-                        self.errors.push(
-                            LoadError::at(
-                                Pos::new(file, entry.line, entry.col),
-                                format!("no scenario file or folder `{}`", path.display()),
-                            )
-                            .with_help(
-                                "`scenarios:` lists files and folders relative to the pack folder",
-                            ),
-                        );
-                    }
-                }
-            }
-        }
-        paths.sort();
-        paths.dedup();
-        paths
-            .into_iter()
-            .filter_map(|p| {
-                let name = p.display().to_string();
-                match crate::source::read_text(&p) {
-                    Ok(text) => Some((name, text)),
-                    Err(e) => {
-                        self.errors.push(LoadError::unreadable(&name, e));
-                        None
-                    }
-                }
-            })
-            .collect()
-    }
 }
 
 /// `dir/rel` with `.` and `..` resolved lexically, so that reports show
@@ -664,16 +479,4 @@ fn lexical_join(dir: &Path, rel: &str) -> PathBuf {
         }
     }
     out
-}
-
-fn describe_requirement(r: &PackRequirement) -> String {
-    let mut parts = Vec::new();
-    if !r.eras.is_empty() {
-        let eras: Vec<String> = r.eras.iter().map(EraSelector::label).collect();
-        parts.push(format!("eras [{}]", eras.join(", ")));
-    }
-    if !r.capabilities.is_empty() {
-        parts.push(format!("capabilities [{}]", r.capabilities.join(", ")));
-    }
-    parts.join(", ")
 }
