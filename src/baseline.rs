@@ -34,13 +34,11 @@ use std::sync::Arc;
 
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use crate::dsl::error::did_you_mean;
-use crate::dsl::load::parse_yaml;
-use crate::dsl::value::{At, TKind, TValue};
-use crate::dsl::{LoadError, LoadErrors};
 use crate::era::EraSelector;
+use crate::load_error::{LoadError, LoadErrors, did_you_mean};
 use crate::report::model::{Failure, Outcome, RunReport, StepResult, Summary};
 use crate::source::{Pos, Severity, SourceFile};
+use crate::yaml::{At, TKind, TValue, parse as parse_yaml};
 
 /// Top-level keys of a baseline file.
 const KEYS: &[&str] = &["server", "client"];
@@ -734,7 +732,7 @@ pub fn write_from(report: &RunReport, strict: bool) -> String {
     } else {
         out.push_str("server:\n");
         for text in &listed {
-            out.push_str(&format!("  - {}\n", yaml_scalar(text)));
+            out.push_str(&format!("  - {}\n", crate::yaml::write::block_item(text)));
         }
     }
     for text in &unlisted {
@@ -758,22 +756,6 @@ fn entry_text((scenario, era, check): &ParsedEntry) -> String {
         text.push_str(check);
     }
     text
-}
-
-/// A YAML list item for `text`: plain when YAML reads it back as that very string, else
-/// double-quoted (a JSON string is a valid YAML double-quoted scalar).
-fn yaml_scalar(text: &str) -> String {
-    let plain = serde_saphyr::from_str::<TValue>(&format!("- {text}\n"))
-        .ok()
-        .is_some_and(|v| match v.kind {
-            TKind::Seq(items) => items.len() == 1 && items[0].as_str() == Some(text),
-            _ => false,
-        });
-    if plain && !text.contains('\n') {
-        text.to_string()
-    } else {
-        serde_json::to_string(text).expect("a string serializes")
-    }
 }
 
 #[cfg(test)]

@@ -9,11 +9,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::cli::RunArgs;
-use crate::dsl::error::{LoadError, LoadErrors, did_you_mean};
 use crate::dsl::limits;
-use crate::dsl::load::parse_yaml;
-use crate::dsl::value::At;
+use crate::load_error::{LoadError, LoadErrors, did_you_mean};
 use crate::source::{Pos, SourceFile};
+use crate::yaml::{At, parse as parse_yaml};
 
 /// The file `mcpspec run` reads when present in the working directory.
 pub const DEFAULT_FILE: &str = "mcpspec.yaml";

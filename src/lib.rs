@@ -25,8 +25,11 @@
 #[macro_use]
 pub mod output;
 
-// The ground floor: spec facts everything else imports.
+// The ground floor, imported by everything else and importing nothing above it: spec
+// facts, input errors with positions, the one YAML front end.
+pub mod load_error;
 pub mod protocol;
+pub mod yaml;
 
 pub mod app;
 pub mod argsgen;

@@ -425,6 +425,7 @@ mod tests {
             file: "s.yaml".into(),
             line: 1,
             pack: None,
+            tags: Vec::new(),
             era: EraInfo {
                 requested: "legacy".into(),
                 negotiated: negotiated.map(str::to_string),

@@ -11,11 +11,10 @@ use serde::Deserialize;
 use super::change_kind::ChangeKind;
 use super::diff::{Change, DiffReport};
 use super::schema_diff::{Breaks, Models};
-use crate::dsl::error::{LoadError, LoadErrors, did_you_mean};
-use crate::dsl::load::parse_yaml;
-use crate::dsl::value::At;
+use crate::load_error::{LoadError, LoadErrors, did_you_mean};
 use crate::protocol::ListKind;
 use crate::source::{Pos, SourceFile};
+use crate::yaml::{At, parse as parse_yaml};
 
 /// Categories usable in `fail`.
 pub const CATEGORIES: &[&str] = &["breaking", "unknown", "models", "any"];
@@ -96,7 +95,7 @@ impl Default for Rules {
 
 impl Rules {
     pub fn load(path: &Path) -> Result<Rules, LoadErrors> {
-        let file = crate::dsl::error::read_source(path)?;
+        let file = crate::load_error::read_source(path)?;
         let doc: RulesDoc = parse_yaml(&file)?;
         compile(&file, doc)
     }

@@ -2,15 +2,18 @@
 //! positions, validation, and templates.
 
 pub mod builtin;
+mod compile;
+pub mod discover;
 pub mod error;
 pub mod limits;
 pub mod load;
 pub mod model;
 pub mod pack;
+pub mod params;
 pub mod scenario;
+pub mod scope;
 pub mod template;
 pub mod value;
-pub mod yaml;
 
 pub use error::{LoadError, LoadErrors};
 pub use scenario::*;

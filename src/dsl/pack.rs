@@ -13,63 +13,31 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
-use indexmap::IndexMap;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::error::{LoadError, LoadErrors, did_you_mean};
-use super::load::{self, Scope};
-use super::model::{GroupDoc, ImportDoc, PackDoc, ParamDecl, ParamType};
+use super::compile;
+use super::discover;
+use super::error::{LoadError, LoadErrors};
+use super::model::{ImportDoc, PackDoc, ParamDecl};
 use super::scenario::{PackRequirement, Scenario};
+use super::scope::{Groups, Scope};
 use super::value::At;
 use crate::era::EraSelector;
 use crate::source::{Pos, SourceFile};
 
 /// The manifest file name that makes a folder a pack.
-pub const MANIFEST: &str = "pack.yaml";
+pub use super::discover::MANIFEST;
+use super::params::type_error;
+/// Parameters are [`super::params`]'; the old paths stay.
+mod files;
+mod parameters;
+
+use parameters::describe_requirement;
+
+pub use super::params::{ENV_PREFIX, Given, ParamInputs, coerce, env_name, unknown_parameter};
 
 static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[a-z0-9]+(-[a-z0-9]+)*$").unwrap());
-
-/// A parameter value given from outside the packs (`--set` or mcpspec.yaml).
-#[derive(Debug, Clone)]
-pub struct Given {
-    pub value: Value,
-    /// Where it was given: a position in mcpspec.yaml, or `None` for the command line.
-    pub pos: Option<Pos>,
-    /// A text value (command line, environment): converted to the declared type.
-    pub from_text: bool,
-}
-
-/// Parameter values from outside the packs, and how strictly to check them.
-#[derive(Debug, Default, Clone)]
-pub struct ParamInputs {
-    /// `--set` over mcpspec.yaml `parameters:` (already merged, the flag winning).
-    pub given: IndexMap<String, Given>,
-    /// Read `MCPSPEC_PARAM_<NAME>` for declared parameters.
-    pub env: bool,
-    /// Unset `required` parameters are errors (runs; `validate` and `list` do not need values).
-    pub check_required: bool,
-    /// Drop each scenario's compiled steps once it has been validated (runs): the engine
-    /// compiles them again when the scenario's turn comes, so memory does not grow with
-    /// the number of scenarios loaded ([`super::scenario::Released`]).
-    pub release_steps: bool,
-    /// With `release_steps`: how many scenarios keep their compiled steps all the same, so
-    /// that small runs (and one huge scenario) are not compiled twice; memory stays bounded
-    /// past this count.
-    pub keep_compiled: usize,
-}
-
-impl ParamInputs {
-    /// Whether the scenario loaded after `loaded` others drops its compiled steps.
-    pub fn releases(&self, loaded: usize) -> bool {
-        self.release_steps && loaded >= self.keep_compiled
-    }
-
-    /// Names defined in every scenario's templates.
-    pub fn names(&self) -> Vec<String> {
-        self.given.keys().cloned().collect()
-    }
-}
 
 /// A loaded pack, as `mcpspec list` shows it.
 #[derive(Debug, Clone)]
@@ -84,14 +52,6 @@ pub struct PackInfo {
     pub imports: Vec<String>,
     /// Group names with their parameter names.
     pub groups: Vec<(String, Vec<String>)>,
-}
-
-/// The step groups of one pack, with the manifest they point into.
-#[derive(Debug)]
-pub struct Groups {
-    pub pack: String,
-    pub file: Arc<SourceFile>,
-    pub groups: IndexMap<String, At<GroupDoc>>,
 }
 
 /// Where a pack comes from: identity for loading it once.
@@ -193,7 +153,7 @@ impl<'i> Resolver<'i> {
         let Some((file, dir)) = self.manifest(&source, import_pos.clone()) else {
             return;
         };
-        let doc: PackDoc = match load::parse_yaml(&file) {
+        let doc: PackDoc = match crate::yaml::parse(&file) {
             Ok(d) => d,
             Err(e) => {
                 self.errors.0.extend(e.0);
@@ -303,7 +263,7 @@ impl<'i> Resolver<'i> {
         for (scenario_file, text) in self.scenario_files(&source, dir.as_deref(), &doc, &file) {
             let release = self.inputs.releases(self.scenarios.len());
             let file = SourceFile::new(scenario_file, text);
-            match load::parse_scenario_with(file, &scope, release) {
+            match compile::parse_scenario_with(file, &scope, release) {
                 Ok(mut s) => {
                     s.pack = Some(name.clone());
                     s.pack_version = Some(version.to_string());
@@ -497,196 +457,6 @@ impl<'i> Resolver<'i> {
         };
         self.errors.push(error.with_help(help));
     }
-
-    /// Resolve every declared parameter: the value used, or unset.
-    fn parameters(
-        &mut self,
-        doc: &PackDoc,
-        file: &Arc<SourceFile>,
-        import: Option<&ImportCtx<'_>>,
-    ) -> Map<String, Value> {
-        let mut values = Map::new();
-        if let Some(i) = import {
-            for (arg, v) in &i.doc.with {
-                if !doc.parameters.contains_key(arg) {
-                    let pos = Pos::new(i.file, v.line, v.col);
-                    self.errors.push(unknown_parameter(
-                        pos,
-                        arg,
-                        &doc.name,
-                        doc.parameters.keys(),
-                    ));
-                }
-            }
-        }
-        for (name, decl) in &doc.parameters {
-            let decl_pos = Pos::new(file, decl.line, decl.col);
-            if let Some(d) = &decl.default
-                && let Err(e) = coerce(&d.to_json(), decl.type_, false)
-            {
-                self.errors.push(type_error(
-                    Pos::new(file, d.line, d.col),
-                    name,
-                    "default",
-                    &e,
-                ));
-            }
-            let env_var = env_name(name);
-            // (value, given as text, where from); a bad default is reported above.
-            let chosen: Option<(Value, bool, Result<Pos, String>)> =
-                if let Some(g) = self.inputs.given.get(name) {
-                    let origin = g.pos.clone().ok_or_else(|| format!("--set {name}"));
-                    Some((g.value.clone(), g.from_text, origin))
-                } else if let Some(v) = self
-                    .inputs
-                    .env
-                    .then(|| std::env::var(&env_var).ok())
-                    .flatten()
-                {
-                    Some((Value::String(v), true, Err(env_var.clone())))
-                } else if let Some(v) = import.and_then(|i| i.doc.with.get(name)) {
-                    Some((
-                        v.to_json(),
-                        false,
-                        Ok(Pos::new(import.unwrap().file, v.line, v.col)),
-                    ))
-                } else {
-                    decl.default.as_ref().and_then(|d| {
-                        let v = d.to_json();
-                        coerce(&v, decl.type_, false)
-                            .is_ok()
-                            .then(|| (v, false, Ok(Pos::new(file, d.line, d.col))))
-                    })
-                };
-            match chosen {
-                Some((value, from_text, origin)) => match coerce(&value, decl.type_, from_text) {
-                    Ok(v) => {
-                        if decl.secret {
-                            match &v {
-                                Value::String(s) if !s.is_empty() => self.secrets.push(s.clone()),
-                                Value::String(_) => {}
-                                other => self.secrets.push(other.to_string()),
-                            }
-                        }
-                        values.insert(name.clone(), v);
-                    }
-                    Err(e) => self.errors.push(match origin {
-                        Ok(pos) => type_error(pos, name, "value", &e),
-                        Err(label) => LoadError::file(
-                            label,
-                            format!("parameter `{name}` of pack `{}`: {e}", *doc.name),
-                        )
-                        .with_help(format!("declared at {decl_pos}")),
-                    }),
-                },
-                None if decl.required && self.inputs.check_required => self.errors.push(
-                    LoadError::at(
-                        decl_pos,
-                        format!("parameter `{name}` of pack `{}` is required and not set", *doc.name),
-                    )
-                    .with_help(format!(
-                        "set it with `--set {name}=VALUE`, `parameters:` in mcpspec.yaml or {env_var}"
-                    )),
-                ),
-                None => {}
-            }
-        }
-        values
-    }
-
-    fn requirement(
-        &mut self,
-        doc: &PackDoc,
-        file: &Arc<SourceFile>,
-    ) -> Option<Arc<PackRequirement>> {
-        let r = doc.requires.as_ref()?;
-        let mut eras = Vec::new();
-        for e in &r.eras {
-            match EraSelector::parse(e) {
-                Ok(sel) => eras.push(sel),
-                Err(msg) => self
-                    .errors
-                    .push(LoadError::at(Pos::new(file, e.line, e.col), msg)),
-            }
-        }
-        for c in &r.capabilities {
-            if c.trim().is_empty() {
-                self.errors.push(LoadError::at(
-                    Pos::new(file, c.line, c.col),
-                    "empty capability name",
-                ));
-            }
-        }
-        Some(Arc::new(PackRequirement {
-            pack: doc.name.value.clone(),
-            eras,
-            capabilities: r.capabilities.iter().map(|c| c.value.clone()).collect(),
-        }))
-    }
-
-    /// The pack's scenario files: (name, text).
-    fn scenario_files(
-        &mut self,
-        source: &Source,
-        dir: Option<&Path>,
-        doc: &PackDoc,
-        file: &Arc<SourceFile>,
-    ) -> Vec<(String, String)> {
-        let (Source::Dir(_), Some(dir)) = (source, dir) else {
-            let Source::Builtin(name) = source else {
-                return Vec::new();
-            };
-            return super::builtin::pack_files(name)
-                .map(|(rel, text)| (format!("builtin:{rel}"), text.to_string()))
-                .collect();
-        };
-        let mut paths = Vec::new();
-        match &doc.scenarios {
-            None => {
-                if let Err(e) = load::collect_yaml(dir, &mut paths, &mut Vec::new()) {
-                    self.errors.push(LoadError::file(
-                        dir.display().to_string(),
-                        format!("cannot read folder: {e}"),
-                    ));
-                }
-            }
-            Some(list) => {
-                for entry in list {
-                    let path = dir.join(&entry.value);
-                    if path.is_file() {
-                        paths.push(path);
-                    } else if path.is_dir() {
-                        let _ = load::collect_yaml(&path, &mut paths, &mut Vec::new());
-                    } else {
-                        self.errors.push(
-                            LoadError::at(
-                                Pos::new(file, entry.line, entry.col),
-                                format!("no scenario file or folder `{}`", path.display()),
-                            )
-                            .with_help(
-                                "`scenarios:` lists files and folders relative to the pack folder",
-                            ),
-                        );
-                    }
-                }
-            }
-        }
-        paths.sort();
-        paths.dedup();
-        paths
-            .into_iter()
-            .filter_map(|p| {
-                let name = p.display().to_string();
-                match crate::source::read_text(&p) {
-                    Ok(text) => Some((name, text)),
-                    Err(e) => {
-                        self.errors.push(LoadError::unreadable(&name, e));
-                        None
-                    }
-                }
-            })
-            .collect()
-    }
 }
 
 /// `dir/rel` with `.` and `..` resolved lexically, so that reports show
@@ -709,141 +479,4 @@ fn lexical_join(dir: &Path, rel: &str) -> PathBuf {
         }
     }
     out
-}
-
-/// Prefix of the parameters' environment variables.
-pub const ENV_PREFIX: &str = "MCPSPEC_PARAM_";
-
-/// `MCPSPEC_PARAM_<NAME>`: the environment variable of a parameter.
-pub fn env_name(param: &str) -> String {
-    format!(
-        "{ENV_PREFIX}{}",
-        param.to_ascii_uppercase().replace('-', "_")
-    )
-}
-
-/// A value as the declared type. Text values (command line, environment) are parsed;
-/// YAML values must already have the type.
-pub fn coerce(value: &Value, ty: ParamType, from_text: bool) -> Result<Value, String> {
-    let text = value.as_str().filter(|_| from_text);
-    let ok = match (ty, value) {
-        (ParamType::String, Value::String(_)) => Some(value.clone()),
-        (ParamType::Number, Value::Number(_)) => Some(value.clone()),
-        (ParamType::Integer, Value::Number(n)) if n.is_i64() || n.is_u64() => Some(value.clone()),
-        (ParamType::Boolean, Value::Bool(_)) => Some(value.clone()),
-        (ParamType::Number, _) => text
-            .and_then(|t| t.trim().parse::<f64>().ok())
-            .and_then(serde_json::Number::from_f64)
-            .map(Value::Number),
-        (ParamType::Integer, _) => text
-            .and_then(|t| t.trim().parse::<i64>().ok())
-            .map(Value::from),
-        (ParamType::Boolean, _) => match text {
-            Some("true") => Some(Value::Bool(true)),
-            Some("false") => Some(Value::Bool(false)),
-            _ => None,
-        },
-        (ParamType::String, _) => None,
-    };
-    ok.ok_or_else(|| {
-        let shown = match value {
-            Value::String(s) => format!("`{s}`"),
-            other => format!("{} `{other}`", json_type(other)),
-        };
-        let article = if ty == ParamType::Integer { "an" } else { "a" };
-        format!("expected {article} {}, got {shown}", ty.name())
-    })
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "list",
-        Value::Object(_) => "mapping",
-    }
-}
-
-fn type_error(pos: Pos, name: &str, what: &str, e: &str) -> LoadError {
-    LoadError::at(
-        pos,
-        format!("parameter `{name}`: {what} of the wrong type: {e}"),
-    )
-}
-
-/// An argument or `with:` value for a parameter that is not declared.
-pub fn unknown_parameter<'a>(
-    pos: Pos,
-    arg: &str,
-    owner: &str,
-    declared: impl Iterator<Item = &'a String> + Clone,
-) -> LoadError {
-    let names: Vec<&str> = declared.map(String::as_str).collect();
-    let list = if names.is_empty() {
-        "it declares none".to_string()
-    } else {
-        format!(
-            "declared: {}",
-            names
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    let help = match did_you_mean(arg, names.iter().copied()) {
-        Some(s) => format!("did you mean `{s}`? {list}"),
-        None => list,
-    };
-    LoadError::at(pos, format!("unknown parameter `{arg}` for `{owner}`")).with_help(help)
-}
-
-fn describe_requirement(r: &PackRequirement) -> String {
-    let mut parts = Vec::new();
-    if !r.eras.is_empty() {
-        let eras: Vec<String> = r.eras.iter().map(EraSelector::label).collect();
-        parts.push(format!("eras [{}]", eras.join(", ")));
-    }
-    if !r.capabilities.is_empty() {
-        parts.push(format!("capabilities [{}]", r.capabilities.join(", ")));
-    }
-    parts.join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn text_values_convert_to_the_declared_type() {
-        assert_eq!(
-            coerce(&json!("3"), ParamType::Integer, true).unwrap(),
-            json!(3)
-        );
-        assert_eq!(
-            coerce(&json!("2.5"), ParamType::Number, true).unwrap(),
-            json!(2.5)
-        );
-        assert_eq!(
-            coerce(&json!("true"), ParamType::Boolean, true).unwrap(),
-            json!(true)
-        );
-        assert_eq!(
-            coerce(&json!("x"), ParamType::String, true).unwrap(),
-            json!("x")
-        );
-        assert!(coerce(&json!("three"), ParamType::Integer, true).is_err());
-        // YAML values must have the type already.
-        assert!(coerce(&json!("3"), ParamType::Integer, false).is_err());
-        assert!(coerce(&json!(3), ParamType::String, false).is_err());
-        assert!(coerce(&json!(2.5), ParamType::Integer, false).is_err());
-    }
-
-    #[test]
-    fn env_names_are_upper_case() {
-        assert_eq!(env_name("api_token"), "MCPSPEC_PARAM_API_TOKEN");
-    }
 }

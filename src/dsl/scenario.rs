@@ -8,11 +8,10 @@ use crate::json::path::CompiledPath;
 use indexmap::IndexMap;
 use regex::Regex;
 
-use super::error::{LoadError, LoadErrors};
-use super::load::Scope;
-use super::model::Level;
 use super::model::{CodeSpec, JsonType, LengthSpec};
+use super::scope::Scope;
 use super::value::TValue;
+use crate::dsl::model::Level;
 use crate::era::EraSelector;
 use crate::source::{Pos, SourceFile};
 
@@ -97,25 +96,6 @@ impl Scenario {
             Some(r) => r.keep = r.keep.min(n),
             None => self.steps.truncate(n),
         }
-    }
-
-    /// The steps to run: the compiled ones, or (released) compiled again now. Compiling
-    /// again can only fail if a file the scenario names changed since validation (a
-    /// `schemaFile`, a contract check's baseline folder or rules file).
-    pub fn compiled_steps(&self) -> Result<Steps<'_>, LoadErrors> {
-        let Some(released) = &self.released else {
-            return Ok(Steps::Borrowed(&self.steps));
-        };
-        let mut steps = super::load::parse_scenario_in(self.file.clone(), &self.scope)?.steps;
-        let lines: Vec<u32> = steps.iter().map(|s| s.pos.line).collect();
-        if lines != released.step_lines {
-            return Err(LoadErrors::from(LoadError::at(
-                self.pos.clone(),
-                "the scenario's steps changed between validation and run",
-            )));
-        }
-        steps.truncate(released.keep);
-        Ok(Steps::Owned(steps))
     }
 }
 

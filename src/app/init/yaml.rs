@@ -1,56 +1,12 @@
-//! Writing readable, always-valid YAML by hand: plain scalars where YAML reads them back
-//! as the same string, JSON-quoted strings everywhere else, flow style for small values.
-//! Strings the engine would treat as templates are escaped, and names go into JSONPath
-//! string literals escaped, so any server-chosen name round-trips exactly.
+//! Writing readable, always-valid scenario YAML by hand: scalars through the one YAML
+//! writer ([`crate::yaml::write`]), flow style for small values. Strings the engine would
+//! treat as templates are escaped, and names go into JSONPath string literals escaped, so
+//! any server-chosen name round-trips exactly.
 
 use serde_json::Value;
 
 use crate::dsl::template::is_template;
-
-/// A string as a YAML scalar: plain when it is unambiguous (`echo`, `tools/list`,
-/// `2026-07-28`), else double-quoted (JSON escapes are valid YAML escapes).
-pub fn scalar(s: &str) -> String {
-    if is_plain_safe(s) {
-        s.to_string()
-    } else {
-        quoted(s)
-    }
-}
-
-/// A string as a double-quoted YAML scalar.
-pub fn quoted(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serializes")
-}
-
-/// Whether `s` reads back as the same string when written plain, in flow and block
-/// context alike, with YAML 1.1 and 1.2 readers.
-fn is_plain_safe(s: &str) -> bool {
-    let mut chars = s.chars();
-    let Some(first) = chars.next() else {
-        return false;
-    };
-    if !(first.is_ascii_alphanumeric() || first == '_') {
-        return false;
-    }
-    if !s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
-    {
-        return false;
-    }
-    let lower = s.to_ascii_lowercase();
-    let keyword = [
-        "true", "false", "null", "yes", "no", "on", "off", "y", "n", "nan", "inf",
-    ]
-    .contains(&lower.as_str());
-    let numeric = s.parse::<f64>().is_ok()
-        || lower.starts_with("0x")
-        || lower.starts_with("0o")
-        || lower.starts_with("0b")
-        || s.chars()
-            .all(|c| c.is_ascii_digit() || c == '_' || c == '.');
-    !keyword && !numeric
-}
+pub use crate::yaml::write::{quoted, scalar};
 
 /// A string value the engine renders as a template (`params`, `equals`, …): text that
 /// looks like template syntax is wrapped in `{% raw %}` so it is sent as written.
@@ -149,39 +105,6 @@ mod tests {
         let doc: std::collections::BTreeMap<String, Value> =
             serde_saphyr::from_str(&format!("k: {text}\n")).expect("valid YAML");
         doc["k"].clone()
-    }
-
-    #[test]
-    fn scalars_read_back_as_the_same_string() {
-        for s in [
-            "echo",
-            "tools/list",
-            "2026-07-28",
-            "true",
-            "No",
-            "123",
-            "1e5",
-            "0x1F",
-            "",
-            " lead",
-            "a: b",
-            "#x",
-            "a, b",
-            "it's",
-            "say \"hi\"",
-            "line\nbreak",
-            "{x}",
-            "-dash",
-            "é",
-            "~",
-            "null",
-            "1.2.3",
-        ] {
-            assert_eq!(read_back(&scalar(s)), json!(s), "{s:?} as {}", scalar(s));
-        }
-        assert_eq!(scalar("get_weather"), "get_weather");
-        assert_eq!(scalar("2026-07-28"), "2026-07-28");
-        assert_eq!(scalar("true"), "\"true\"");
     }
 
     #[test]

@@ -1,0 +1,216 @@
+//! Expectations of a step: what its response must be.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::*;
+
+/// One expectation. Use exactly one kind: `path` (with predicates), `schema`,
+/// `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration` or
+/// `notifications` (which takes `path` and predicates too).
+///
+/// JSONPath and `schema` apply to the response's `result`; for an error response the
+/// document is `{"error": {...}}`, so `$.error.code` works.
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expectation {
+    /// RFC 9535 JSONPath evaluated on the result; combine with one or more predicates.
+    #[serde(default)]
+    pub path: Option<At<String>>,
+    /// The (single) match equals this value. Several matches are compared as a list; one
+    /// match of a multi-node path (filter, wildcard), against a value that is not a list,
+    /// as that value.
+    #[serde(default)]
+    pub equals: Option<TValue>,
+    /// The (single) match differs from this value.
+    #[serde(default)]
+    pub not_equals: Option<TValue>,
+    /// Some match contains this: an element of an array, a substring of a string, a
+    /// subset of an object; with several matches, one of them equals it.
+    #[serde(default)]
+    pub contains: Option<TValue>,
+    /// Every match is a string matching this regular expression.
+    #[serde(default)]
+    pub matches: Option<At<String>>,
+    /// Every match has this JSON type.
+    #[serde(default, rename = "type")]
+    pub type_: Option<At<JsonType>>,
+    /// The match's length (array, string, object) — or the number of matches when the
+    /// path has several. A number or a comparison such as `{gte: 1}`.
+    #[serde(default)]
+    pub length: Option<LengthSpec>,
+    /// `true`: the path matches something. `false`: it matches nothing.
+    #[serde(default)]
+    pub exists: Option<bool>,
+    /// `true`: the path matches nothing (same as `exists: false`).
+    #[serde(default)]
+    pub absent: Option<bool>,
+    /// Every match equals one of these values: a list, or a template that renders to a
+    /// list (`oneOf: "{{ supported }}"`).
+    #[serde(default)]
+    pub one_of: Option<TValue>,
+    /// `true`: the matches are pairwise distinct (e.g. tool names).
+    #[serde(default)]
+    pub unique: Option<bool>,
+    /// `true`: every match is a valid JSON Schema (draft 2020-12) object.
+    #[serde(default)]
+    pub valid_schema: Option<bool>,
+    /// Numeric comparisons of the match.
+    #[serde(default)]
+    pub gt: Option<f64>,
+    #[serde(default)]
+    pub gte: Option<f64>,
+    #[serde(default)]
+    pub lt: Option<f64>,
+    #[serde(default)]
+    pub lte: Option<f64>,
+    /// An inline JSON Schema (2020-12) the result (or the `path` match) must satisfy.
+    #[serde(default)]
+    pub schema: Option<TValue>,
+    /// A JSON Schema file (JSON or YAML), relative to the scenario file.
+    #[serde(default)]
+    pub schema_file: Option<At<String>>,
+    /// The response is a JSON-RPC error with these properties.
+    #[serde(default)]
+    pub error: Option<ErrorExpectation>,
+    /// The response is a tool result whose `isError` is this value (absent means false).
+    #[serde(default)]
+    pub is_error: Option<bool>,
+    /// `conforms`: `structuredContent` conforms to the tool's declared `outputSchema`
+    /// (fetched from `tools/list`), and is present when the tool declares one.
+    #[serde(default)]
+    pub output_schema: Option<At<OutputSchemaMode>>,
+    /// HTTP status and headers of the response (HTTP transport only).
+    #[serde(default)]
+    pub http: Option<HttpExpectation>,
+    /// `true`: the server sends no response (notifications; HTTP 202 with no body).
+    #[serde(default)]
+    pub no_response: Option<bool>,
+    /// The notifications the server sent while the step ran: those of this method, where
+    /// `*` stands for any text (`notifications/*/list_changed`; `*` alone: any). Without `count` or a `path`, at least one must have arrived. With `path`
+    /// and predicates, the path is evaluated on each of them (the whole message, e.g.
+    /// `$.params.level`) and the predicates judge all the matches together, as for a
+    /// multi-node path (`oneOf` holds for every match, `contains` for some).
+    #[serde(default)]
+    pub notifications: Option<At<String>>,
+    /// With `notifications`: how many arrived, a number or a comparison (`{gte: 1}`).
+    #[serde(default)]
+    pub count: Option<LengthSpec>,
+    /// With `notifications`: keep listening up to this long after the response, until
+    /// the expectation holds, e.g. `500ms` (for notifications a server sends just after
+    /// replying; stdio only: over HTTP they come on the request's own stream).
+    #[serde(default)]
+    pub within: Option<At<String>>,
+    /// The step's latency: from sending its message to receiving the response (of the
+    /// last attempt with `retry`; of all pages with `paginate`), compared with durations
+    /// such as `200ms` or `1.5s`: `duration: {lt: 200ms}`. Request and raw steps.
+    #[serde(default)]
+    pub duration: Option<At<DurationCompare>>,
+}
+
+/// Comparisons of a duration; each bound is a duration such as `200ms` (1ms to 1day).
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DurationCompare {
+    #[serde(default)]
+    pub gt: Option<At<String>>,
+    #[serde(default)]
+    pub gte: Option<At<String>>,
+    #[serde(default)]
+    pub lt: Option<At<String>>,
+    #[serde(default)]
+    pub lte: Option<At<String>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum JsonType {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Object,
+    Array,
+    Null,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputSchemaMode {
+    Conforms,
+}
+
+/// A length: exact number, or comparisons.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum LengthSpec {
+    Exact(u64),
+    Compare(LengthCompare),
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LengthCompare {
+    #[serde(default)]
+    pub gt: Option<u64>,
+    #[serde(default)]
+    pub gte: Option<u64>,
+    #[serde(default)]
+    pub lt: Option<u64>,
+    #[serde(default)]
+    pub lte: Option<u64>,
+}
+
+/// Expected JSON-RPC error.
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ErrorExpectation {
+    /// The error code, or a list of acceptable codes.
+    #[serde(default)]
+    pub code: Option<CodeSpec>,
+    /// A regular expression the error message must match.
+    #[serde(default)]
+    pub message: Option<At<String>>,
+    /// `error.data` must contain this (subset match: extra keys allowed).
+    #[serde(default)]
+    pub data: Option<TValue>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CodeSpec {
+    One(i64),
+    Any(Vec<i64>),
+}
+
+impl CodeSpec {
+    pub fn accepts(&self, code: i64) -> bool {
+        match self {
+            CodeSpec::One(c) => *c == code,
+            CodeSpec::Any(cs) => cs.contains(&code),
+        }
+    }
+    pub fn describe(&self) -> String {
+        match self {
+            CodeSpec::One(c) => c.to_string(),
+            CodeSpec::Any(cs) => {
+                let parts: Vec<String> = cs.iter().map(|c| c.to_string()).collect();
+                format!("one of [{}]", parts.join(", "))
+            }
+        }
+    }
+}
+
+/// Expected HTTP status and headers.
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HttpExpectation {
+    /// Status code, or a list of acceptable codes.
+    #[serde(default)]
+    pub status: Option<CodeSpec>,
+    /// Header name → regular expression its value must match; `null` means the header
+    /// must be absent. Names are case-insensitive.
+    #[serde(default)]
+    pub headers: IndexMap<String, Option<At<String>>>,
+}

@@ -1,0 +1,365 @@
+//! Reading YAML: one front end (serde-saphyr, which keeps each node's position), and its
+//! errors rewritten for people — `file:line:col`, a snippet, what was expected in the
+//! words of the file format, "did you mean", and every structural error of a file at once.
+
+use std::sync::{Arc, LazyLock};
+
+use regex::Regex;
+
+use super::value::TValue;
+use crate::load_error::{LoadError, LoadErrors, did_you_mean};
+use crate::source::{Pos, SourceFile};
+
+/// Deserialize a YAML document into `T`, turning serde errors into positioned ones.
+/// A structural error (unknown key, wrong type) comes with the others of the file: see
+/// [`more_structural_errors`].
+pub fn parse<T: serde::de::DeserializeOwned>(file: &Arc<SourceFile>) -> Result<T, LoadErrors> {
+    if file.text.trim().is_empty() {
+        return Err(LoadError::file(&file.name, "file is empty").into());
+    }
+    match serde_saphyr::from_str::<T>(&file.text) {
+        Ok(value) => Ok(value),
+        Err(e) => Err(more_structural_errors::<T>(file, yaml_error(file, &e))),
+    }
+}
+
+/// At most this many structural errors are reported per file.
+const MAX_STRUCTURAL_ERRORS: usize = 20;
+
+/// serde stops at the first error; to report the others of the file, the entry that holds
+/// it (a top-level key, or an item of a top-level list such as one step) is blanked out —
+/// line numbers kept — and the document parsed again, until it parses or an error falls
+/// outside any such entry. Only when the text is well-formed YAML (a syntax error stays
+/// single), and only on this error path.
+fn more_structural_errors<T: serde::de::DeserializeOwned>(
+    file: &Arc<SourceFile>,
+    first: LoadError,
+) -> LoadErrors {
+    let mut errors = LoadErrors::from(first);
+    if serde_saphyr::from_str::<TValue>(&file.text).is_err() {
+        return errors;
+    }
+    let entries = yaml_entries(&file.text);
+    let mut lines: Vec<&str> = file.text.lines().collect();
+    let line_of = |e: &LoadError| e.pos.as_ref().map(|p| p.line as usize);
+    let mut masked: Vec<usize> = Vec::new();
+    let mut line = line_of(&errors.0[0]);
+    while errors.0.len() < MAX_STRUCTURAL_ERRORS {
+        // The innermost entry holding the error; the last item of a list is kept (a list
+        // emptied that way would be an error of its own).
+        let Some(i) = line.and_then(|l| {
+            entries
+                .iter()
+                .rposition(|e| (e.first..=e.last).contains(&l) && !masked.contains(&e.index()))
+        }) else {
+            break;
+        };
+        let entry = &entries[i];
+        if let Some(list) = entry.list {
+            let left = entries
+                .iter()
+                .filter(|e| e.list == Some(list) && !masked.contains(&e.index()))
+                .count();
+            if left <= 1 {
+                break;
+            }
+        }
+        masked.push(entry.index());
+        for l in &mut lines[entry.first - 1..entry.last] {
+            *l = "";
+        }
+        let text = lines.join("\n");
+        let Err(e) = serde_saphyr::from_str::<T>(&text) else {
+            break;
+        };
+        let error = yaml_error(file, &e);
+        // A key removed with its entry is no error of the user's.
+        if error.message.starts_with("missing required key") {
+            break;
+        }
+        line = line_of(&error);
+        errors.push(error);
+    }
+    errors
+}
+
+/// A block of lines (1-based, inclusive) of a YAML document: a top-level key with its
+/// value, or an item of a top-level key's block list (`list`: that key's line).
+#[derive(Debug)]
+struct YamlEntry {
+    first: usize,
+    last: usize,
+    list: Option<usize>,
+}
+
+impl YamlEntry {
+    fn index(&self) -> usize {
+        self.first
+    }
+}
+
+/// The entries of a block-style document, top-level keys before the items they hold.
+fn yaml_entries(text: &str) -> Vec<YamlEntry> {
+    let lines: Vec<&str> = text.lines().collect();
+    let content = |l: &str| !l.trim().is_empty() && !l.trim_start().starts_with('#');
+    let top: Vec<usize> = (0..lines.len())
+        .filter(|&i| {
+            let l = lines[i];
+            content(l) && !l.starts_with([' ', '\t', '-']) && !l.starts_with("...")
+        })
+        .collect();
+    let mut entries = Vec::new();
+    for (k, &start) in top.iter().enumerate() {
+        let end = top.get(k + 1).copied().unwrap_or(lines.len());
+        // Trailing blank and comment lines stay outside the entry.
+        let last = (start..end)
+            .rev()
+            .find(|&i| content(lines[i]))
+            .unwrap_or(start);
+        entries.push(YamlEntry {
+            first: start + 1,
+            last: last + 1,
+            list: None,
+        });
+        let Some(first_item) = (start + 1..=last).find(|&i| content(lines[i])) else {
+            continue;
+        };
+        let item_line = lines[first_item];
+        let indent = item_line.len() - item_line.trim_start().len();
+        if !item_line.trim_start().starts_with("- ") && item_line.trim() != "-" {
+            continue;
+        }
+        let starts: Vec<usize> = (first_item..=last)
+            .filter(|&i| {
+                let l = lines[i];
+                l.len() - l.trim_start().len() == indent
+                    && (l.trim_start().starts_with("- ") || l.trim() == "-")
+            })
+            .collect();
+        for (j, &s) in starts.iter().enumerate() {
+            let e = starts.get(j + 1).map_or(last + 1, |&n| n);
+            let l = (s..e).rev().find(|&i| content(lines[i])).unwrap_or(s);
+            entries.push(YamlEntry {
+                first: s + 1,
+                last: l + 1,
+                list: Some(start + 1),
+            });
+        }
+    }
+    entries
+}
+
+static AT_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)\s*(at|on) line \d+,? col(umn)? \d+.*$").unwrap());
+static UNKNOWN_FIELD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"unknown field `([^`]*)`, expected (?:one of )?(.*)").unwrap());
+static MISSING_FIELD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"missing field `([^`]*)`").unwrap());
+static UNKNOWN_VARIANT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"unknown variant `([^`]*)`, expected (?:one of )?(.*)").unwrap());
+static DUPLICATE_KEY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"duplicate mapping key: ([^,]*)").unwrap());
+static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").unwrap());
+
+fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
+    let raw = e.without_snippet().to_string();
+    let message = AT_LINE.replace(raw.trim(), "").to_string();
+    let (mut message, mut help) = explain_serde_message(&message);
+    if let Some(loc) = e.location().filter(|l| l.line() > 0)
+        && let Some((m, h)) = explain_by_key(file, &message, loc.line() as u32, loc.column() as u32)
+    {
+        (message, help) = (m, Some(h));
+    }
+    let error = match e.location() {
+        Some(loc) if loc.line() > 0 => LoadError::at(
+            Pos::new(file, loc.line() as u32, loc.column() as u32),
+            message,
+        ),
+        _ => LoadError::file(&file.name, message),
+    };
+    match help {
+        Some(h) => error.with_help(h),
+        None => error,
+    }
+}
+
+/// A scalar where the DSL takes a list (`eras: legacy`), or a value that is not a
+/// boolean: say so in DSL words, naming the key, with the fix written out from the user's
+/// own value.
+fn explain_by_key(
+    file: &SourceFile,
+    message: &str,
+    line: u32,
+    col: u32,
+) -> Option<(String, String)> {
+    let list = message == "expected sequence start" || message.contains("expected a sequence");
+    let boolean = message == "invalid boolean";
+    if !list && !boolean {
+        return None;
+    }
+    let text = file.text.lines().nth(line.checked_sub(1)? as usize)?;
+    let start = text.char_indices().nth(col.checked_sub(1)? as usize)?.0;
+    let key = text[..start].trim_end().strip_suffix(':')?;
+    let key = key
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()?;
+    let mut value = text[start..].split(" #").next()?;
+    if text[..start].contains(['{', '[']) {
+        // In a flow collection the value ends at the next comma.
+        value = value.split(',').next()?;
+    }
+    let value = value.trim().trim_end_matches([',', '}']).trim();
+    if key.is_empty() || value.is_empty() {
+        return None;
+    }
+    if boolean {
+        return Some((
+            format!("`{key}` takes `true` or `false`, not `{value}`"),
+            format!("write `{key}: true` or `{key}: false`"),
+        ));
+    }
+    let what = match key {
+        "eras" => "a list of eras",
+        "tags" => "a list of tags",
+        "paths" => "a list of files, folders or packs",
+        "supportedVersions" => "a list of revisions",
+        _ => "a list",
+    };
+    Some((
+        format!("`{key}` takes {what}, e.g. [{value}]"),
+        format!("write `{key}: [{value}]`"),
+    ))
+}
+
+/// Rephrase serde's messages in DSL terms and add "did you mean".
+fn explain_serde_message(message: &str) -> (String, Option<String>) {
+    for (re, what) in [(&*UNKNOWN_FIELD, "key"), (&*UNKNOWN_VARIANT, "value")] {
+        if let Some(c) = re.captures(message) {
+            let unknown = c[1].to_string();
+            let mut expected: Vec<String> = BACKTICKED
+                .captures_iter(&c[2])
+                .map(|m| m[1].to_string())
+                .collect();
+            if expected.is_empty() {
+                expected = c[2]
+                    .split(',')
+                    .map(|k| k.trim().to_string())
+                    .filter(|k| !k.is_empty())
+                    .collect();
+            }
+            let list = expected
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let help = match did_you_mean(&unknown, expected.iter().map(String::as_str)) {
+                Some(s) => format!("did you mean `{s}`? expected one of {list}"),
+                None => format!("expected one of {list}"),
+            };
+            return (format!("unknown {what} `{unknown}`"), Some(help));
+        }
+    }
+    if let Some(c) = DUPLICATE_KEY.captures(message) {
+        return (
+            format!("duplicate key `{}`", &c[1]),
+            Some("each key may appear once in a mapping".into()),
+        );
+    }
+    if let Some(c) = MISSING_FIELD.captures(message) {
+        return (format!("missing required key `{}`", &c[1]), None);
+    }
+    // serde-saphyr's depth budget (64), and serde's recursion limit on a flow collection.
+    if message.starts_with("budget breached: Depth") || message == "recursion limit exceeded" {
+        return (
+            "the document nests too deeply".into(),
+            Some("mcpspec reads YAML nested at most 64 levels deep".into()),
+        );
+    }
+    if message.contains("data did not match any variant of untagged enum CodeSpec") {
+        return (
+            "invalid code".into(),
+            Some("expected an integer code or a list of integer codes".into()),
+        );
+    }
+    if message.contains("untagged enum LengthSpec") {
+        return (
+            "invalid length".into(),
+            Some("expected a number or a comparison such as `{gte: 1}`".into()),
+        );
+    }
+    (message.to_string(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    /// A document shaped like a scenario: top-level keys, a list of steps.
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)] // read only by serde
+    struct Doc {
+        scenario: String,
+        steps: Vec<Step>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Step {
+        name: String,
+        request: Request,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Request {
+        method: String,
+        #[serde(default)]
+        paginate: bool,
+    }
+
+    fn lines(text: &str) -> Vec<u32> {
+        let file = SourceFile::new("t.yaml", text);
+        match parse::<Doc>(&file) {
+            Ok(_) => Vec::new(),
+            Err(e) => {
+                e.0.iter()
+                    .map(|e| e.pos.as_ref().map_or(0, |p| p.line))
+                    .collect()
+            }
+        }
+    }
+
+    /// Every bad step is reported, also the last; a YAML syntax error and a removed
+    /// required key stay out of it.
+    #[test]
+    fn structural_errors_of_every_entry() {
+        let two_bad = "scenario: s\nsteps:\n  - name: a\n    reqest: {}\n  - name: b\n    request: { method: x, paginate: 3 }\n";
+        assert_eq!(lines(two_bad), [4, 6]);
+        let with_good = "scenario: s\nsteps:\n  - name: a\n    reqest: {}\n  - name: ok\n    request: { method: x }\n  - name: b\n    requst: {}\n";
+        assert_eq!(lines(with_good), [4, 8]);
+        // `scenario: [1]` is wrong; blanking it out would only add "missing `scenario`".
+        let bad_required = "scenario: [1]\nsteps:\n  - name: a\n    request: { method: x }\n";
+        assert_eq!(lines(bad_required), [1]);
+        let syntax =
+            "scenario: s\nsteps:\n  - name: a\n    reqest: {\n  - name: b\n    requst: {}\n";
+        assert_eq!(lines(syntax).len(), 1);
+        let entries = yaml_entries(with_good);
+        let spans: Vec<(usize, usize, Option<usize>)> =
+            entries.iter().map(|e| (e.first, e.last, e.list)).collect();
+        assert_eq!(
+            spans,
+            [
+                (1, 1, None),
+                (2, 8, None),
+                (3, 4, Some(2)),
+                (5, 6, Some(2)),
+                (7, 8, Some(2))
+            ]
+        );
+    }
+}
