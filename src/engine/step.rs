@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
+use super::checks::CheckState;
+use super::failure::{outcome_for, severity_of, step_failure, step_result};
 use crate::assert::{self, Observed, Verdict};
 use crate::client::connection::raw_outgoing;
 use crate::client::{Connection, Exchange, Outgoing, TransportError};
@@ -14,6 +16,7 @@ use crate::dsl::template::render_value;
 use crate::dsl::value::TValue;
 use crate::dsl::{Action, ExpectKind, GroupCall, Scenario, Step};
 use crate::era::EraSelector;
+use crate::protocol::{ListKind, methods};
 use crate::report::model::{Failure, Level, Outcome, StepResult, TranscriptEntry};
 use crate::source::Severity;
 
@@ -32,7 +35,7 @@ pub async fn run_steps(
     skip_all: Option<String>,
     params: &Map<String, Value>,
     wire_validate: bool,
-    calls: &super::tool_checks::ToolCalls,
+    calls: &super::checks::ToolCalls,
 ) -> Vec<StepResult> {
     // `--wire-validate` reports violations by the step that ran next: judge in order.
     let mut results = Deferred::new(steps.len(), !wire_validate);
@@ -446,13 +449,6 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
 }
 
 /// Run one step: render, send, judge, capture.
-/// What the built-in checks keep across the steps of a scenario: the unauthenticated probe
-/// (per connection) and the run's shared tool calls.
-struct CheckState<'a> {
-    auth: super::security::AuthProbe,
-    calls: &'a super::tool_checks::ToolCalls,
-}
-
 async fn run_step<'s>(
     step: &'s Step,
     conn: &mut Connection,
@@ -494,15 +490,13 @@ async fn run_step<'s>(
         options,
     } = &step.action
     {
-        if kind.calls_tools() {
-            return Done(
-                super::tool_checks::run(step, conn, *kind, options, ctx, checks.calls).await,
-            );
-        }
-        return Done(
-            super::checks::run_check(step, conn, *kind, method, params, &mut checks.auth, options)
-                .await,
-        );
+        let input = super::checks::CheckInput {
+            method,
+            options,
+            vars: ctx,
+            params,
+        };
+        return Done(super::checks::run(step, conn, *kind, &input, checks).await);
     }
     if let Action::Contract { baseline, rules } = &step.action {
         return Done(contract_check(step, conn, baseline, rules).await);
@@ -511,7 +505,7 @@ async fn run_step<'s>(
     // Modern HTTP: `Mcp-Param-*` headers need the tool's inputSchema; fetch the list once.
     if conn.is_http()
         && conn.negotiated.kind == crate::era::EraKind::Modern
-        && matches!(&step.action, Action::Request { method, .. } if method == "tools/call")
+        && matches!(&step.action, Action::Request { method, .. } if method == methods::TOOLS_CALL)
         && !conn.knows_tools()
     {
         let _ = conn.tools().await;
@@ -916,17 +910,6 @@ fn template_error(step: &Step, line: u32, col: u32, message: &str) -> String {
     format!("template error at {pos}: {message}")
 }
 
-/// The list key of a paginated method's result.
-fn list_key(method: &str) -> Option<&'static str> {
-    match method {
-        "tools/list" => Some("tools"),
-        "prompts/list" => Some("prompts"),
-        "resources/list" => Some("resources"),
-        "resources/templates/list" => Some("resourceTemplates"),
-        _ => None,
-    }
-}
-
 /// Follow `nextCursor` to the end; the step's document is the merged list.
 async fn paginate_all(
     conn: &mut Connection,
@@ -934,7 +917,7 @@ async fn paginate_all(
     timeout: Duration,
 ) -> Result<Exchange, String> {
     let (method, params) = (built.method.as_ref(), built.params.as_deref());
-    let Some(key) = list_key(method) else {
+    let Some(key) = ListKind::from_method(method).map(ListKind::result_key) else {
         return Err(format!(
             "`paginate` applies to list methods, not `{method}`"
         ));
@@ -996,7 +979,7 @@ async fn output_schema_for(
     method: &str,
     params: Option<&Value>,
 ) -> Result<Option<Value>, String> {
-    if method != "tools/call" {
+    if method != methods::TOOLS_CALL {
         return Err(format!(
             "`outputSchema` applies to tools/call, not `{method}`"
         ));
@@ -1080,46 +1063,6 @@ async fn contract_check(
     outcome_for(step, failures)
 }
 
-/// Snippets of `level: should` steps are warnings.
-fn severity_of(step: &Step) -> Severity {
-    if step.level == Level::Should {
-        Severity::Warning
-    } else {
-        Severity::Error
-    }
-}
-
-/// A failure located at the step itself (not at one expectation).
-pub(super) fn step_failure(
-    step: &Step,
-    kind: &str,
-    message: String,
-    expected: Option<String>,
-    actual: Option<String>,
-) -> Failure {
-    Failure {
-        kind: kind.into(),
-        snippet: step.pos.snippet(severity_of(step), &message, "this step"),
-        message: message.lines().next().unwrap_or("").to_string(),
-        expected,
-        actual,
-        file: step.pos.file_name().to_string(),
-        line: step.pos.line,
-        column: step.pos.col,
-    }
-}
-
-/// Failures become a failed step, or a warning for `level: should`.
-pub(super) fn outcome_for(step: &Step, failures: Vec<Failure>) -> Outcome {
-    if failures.is_empty() {
-        Outcome::Passed
-    } else if step.level == Level::Should {
-        Outcome::Warning { failures }
-    } else {
-        Outcome::Failed { failures }
-    }
-}
-
 /// Judge a step's expectations on what came back, then capture into `ctx`
 /// (`ctx_value` is `ctx` as the step saw it, already rendered once by the caller).
 async fn judge(
@@ -1195,23 +1138,4 @@ fn judge_observed(
         }
     }
     outcome_for(step, failures)
-}
-
-/// The report entry of one step.
-pub(super) fn step_result(
-    step: &Step,
-    outcome: Outcome,
-    duration: Duration,
-    transcript: Vec<crate::report::model::TranscriptEntry>,
-) -> StepResult {
-    StepResult {
-        name: step.name.clone(),
-        file: step.pos.file_name().to_string(),
-        line: step.pos.line,
-        column: step.pos.col,
-        level: step.level,
-        duration,
-        outcome,
-        transcript,
-    }
 }
