@@ -3,7 +3,9 @@
 
 mod checks;
 mod failure;
+mod judge;
 pub mod security;
+mod send;
 mod step;
 
 pub use checks::ToolCalls;
