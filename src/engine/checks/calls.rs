@@ -24,7 +24,7 @@ use crate::argsgen;
 use crate::client::connection::error_of;
 use crate::client::{Connection, Exchange, TransportError};
 use crate::dsl::scenario::CheckOptions;
-use crate::protocol::methods;
+use crate::protocol::{ListKind, methods};
 
 /// Seconds one tool call may take when `tool_call_budget` is not set.
 const DEFAULT_CALL_BUDGET: f64 = 5.0;
@@ -221,7 +221,10 @@ pub async fn allowed_tools(
     conn: &mut Connection,
     ctx: &CallCtx<'_>,
 ) -> Result<Result<Vec<Tool>, CheckOutcome>, String> {
-    if !crate::dsl::scenario::capability_declared(&conn.negotiated.capabilities, "tools") {
+    if !crate::dsl::scenario::capability_declared(
+        &conn.negotiated.capabilities,
+        ListKind::Tools.capability(),
+    ) {
         return Ok(Err(CheckOutcome::Skip(
             "the server does not declare the `tools` capability".into(),
         )));

@@ -3,15 +3,17 @@
 //!
 //! Adding a check (the recipe, also on [`CheckKind`]):
 //! 1. a variant of [`CheckKind`] (`src/dsl/model.rs`), with a doc line: its YAML name is
-//!    the variant in snake_case, and the JSON Schema and `validate` list it from there;
+//!    the variant in snake_case, and the JSON Schema and `validate` list it from there
+//!    (the parameters it reads go in `CheckKind::parameters`);
 //! 2. a function in its family's file here (or a new file for a new family) returning
 //!    `Result<CheckOutcome, String>` (`Err`: the check could not run);
 //! 3. its arm in [`run`] (the match is exhaustive: the compiler asks for it);
 //! 4. a YAML step that uses it in a pack under `specs/` or a test scenario, run against a
 //!    server with and without the defect it finds (`examples/server --defect`).
 //!
-//! Families depend on [`outcome`] and [`calls`] (tool calling), never on each other or on
-//! the step runner.
+//! Families depend on [`outcome`], [`calls`] (tool calling) and `engine::security` (the
+//! unauthenticated probe), never on each other or on the step runner; the step runner
+//! reaches them only through [`run`].
 
 mod auth;
 mod calls;
