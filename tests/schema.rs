@@ -281,7 +281,10 @@ fn every_builtin_check_is_used_by_a_yaml_step() {
         yaml_tree(&root.join(dir), &mut files);
     }
     let mut used = std::collections::BTreeSet::new();
-    for file in files.iter().filter(|f| !f.starts_with(root.join("tests/invalid"))) {
+    for file in files
+        .iter()
+        .filter(|f| !f.starts_with(root.join("tests/invalid")))
+    {
         let Ok(text) = std::fs::read_to_string(file) else {
             continue;
         };
