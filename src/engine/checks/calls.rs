@@ -186,7 +186,7 @@ impl<'a> CallCtx<'a> {
     }
 }
 
-pub fn string_list(value: Option<&Value>) -> Vec<String> {
+fn string_list(value: Option<&Value>) -> Vec<String> {
     match value {
         Some(Value::Array(items)) => items
             .iter()
@@ -252,7 +252,7 @@ pub async fn allowed_tools(
 }
 
 /// Why a tool that did not answer its example arguments within the budget is not judged.
-pub fn slow_tool(name: &str, budget: Duration) -> String {
+fn slow_tool(name: &str, budget: Duration) -> String {
     format!(
         "tool \"{name}\" skipped: no answer to its example arguments within the {} per-call budget (a slow tool; --set tool_call_budget=SECONDS to wait longer)",
         humantime::format_duration(budget)
