@@ -97,6 +97,10 @@ const CASES: &[(&str, &str)] = &[
         "schema-file-device",
         "a schemaFile that is a device (/dev/zero), not a regular file",
     ),
+    (
+        "unknown-check-kind",
+        "a misspelt built-in check, named with the closest valid one",
+    ),
 ];
 
 const INVALID_DIR: &str = "tests/invalid";

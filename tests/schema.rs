@@ -229,3 +229,72 @@ fn printed_pack_schema_matches_the_committed_file_and_accepts_the_packs() {
         }
     }
 }
+
+/// Every YAML file under `dir` (recursively).
+fn yaml_tree(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.flatten().map(|e| e.path()) {
+        if path.is_dir() {
+            yaml_tree(&path, out);
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            out.push(path);
+        }
+    }
+}
+
+/// The `kind` of every `check:` step under `value`.
+fn check_kinds(value: &Value, out: &mut std::collections::BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(kind) = map
+                .get("check")
+                .and_then(|c| c.get("kind"))
+                .and_then(Value::as_str)
+            {
+                out.insert(kind.to_string());
+            }
+            map.values().for_each(|v| check_kinds(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| check_kinds(v, out)),
+        _ => {}
+    }
+}
+
+/// The recipe for a built-in check (see `CheckKind`) ends with a YAML step that uses it:
+/// every check the schema lists is used by a step of a pack, an example or a test
+/// scenario (the invalid inputs aside).
+#[test]
+fn every_builtin_check_is_used_by_a_yaml_step() {
+    let schema = committed_schema();
+    let kinds: Vec<&str> = schema["$defs"]["CheckKind"]["oneOf"]
+        .as_array()
+        .expect("CheckKind lists its variants")
+        .iter()
+        .map(|v| v["const"].as_str().expect("a check name"))
+        .collect();
+    assert!(kinds.len() > 20, "{kinds:?}");
+    let root = repo_root();
+    let mut files = Vec::new();
+    for dir in ["specs", "examples", "tests"] {
+        yaml_tree(&root.join(dir), &mut files);
+    }
+    let mut used = std::collections::BTreeSet::new();
+    for file in files
+        .iter()
+        .filter(|f| !f.starts_with(root.join("tests/invalid")))
+    {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        if let Ok(value) = serde_saphyr::from_str::<Value>(&text) {
+            check_kinds(&value, &mut used);
+        }
+    }
+    let unused: Vec<&&str> = kinds.iter().filter(|k| !used.contains(**k)).collect();
+    assert!(
+        unused.is_empty(),
+        "built-in checks no YAML step uses: {unused:?}"
+    );
+}

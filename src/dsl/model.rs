@@ -304,8 +304,18 @@ pub enum DeprecatedFeature {
     DynamicClientRegistration,
 }
 
+/// The built-in checks, by their YAML name (the variant in snake_case).
+///
+/// Adding a check touches three places: a variant here with a doc line (the JSON Schema
+/// and `validate` list the names and their descriptions from here, and an unknown name is
+/// a load error that lists the valid ones); a function in its family's file under
+/// `src/engine/checks/` returning `Result<CheckOutcome, String>`, with its arm in the
+/// exhaustive match of `engine::checks::run`; and a YAML step that uses it (in a pack
+/// under `specs/` or a test scenario), shown failing against a server with the defect
+/// and passing against one without.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
+#[schemars(description = "A built-in check, by name.")]
 pub enum CheckKind {
     /// Two full traversals of the list return the items in the same order.
     ListDeterministic,
@@ -369,7 +379,7 @@ pub enum CheckKind {
 }
 
 impl CheckKind {
-    /// Checks implemented in `engine::tool_checks` (they call tools and read variables).
+    /// Checks that call tools (and read their settings from the variables).
     pub fn calls_tools(self) -> bool {
         matches!(
             self,

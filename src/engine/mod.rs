@@ -2,14 +2,14 @@
 //! step by step, and produces the canonical result model.
 
 mod checks;
-mod handles;
-mod injection;
+mod failure;
+mod judge;
 pub mod live;
 pub mod security;
+mod send;
 mod step;
-mod tool_checks;
 
-pub use tool_checks::ToolCalls;
+pub use checks::ToolCalls;
 
 use std::time::Instant;
 
@@ -333,7 +333,7 @@ async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResul
                 let outcome = crate::report::model::Outcome::Skipped {
                     reason: why.clone(),
                 };
-                step::step_result(step, outcome, Default::default(), Vec::new())
+                failure::step_result(step, outcome, Default::default(), Vec::new())
             })
             .collect();
         suite.duration = started.elapsed();

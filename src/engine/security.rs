@@ -1,28 +1,21 @@
 //! Engine support for the built-in `security` pack: parameters derived from the bearer
 //! token (an unsigned `alg: none` copy of it), the preconditions that need the target or
-//! a probe (`requires: { parameters, loopback, authRequired }`), and the checks that need
-//! more than one request (unauthenticated endpoint, rate-limit burst).
+//! a probe (`requires: { parameters, loopback, authRequired }`), and that probe, shared
+//! with the checks in `engine::checks` (auth, exposure, rate limit).
 //!
 //! Everything derived from a secret is itself a secret: it is added to the run's redaction
 //! list before anything is sent, so no report, transcript or message can show it.
 
-use std::time::{Duration, Instant};
-
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use super::checks::Verdict;
 use crate::client::{Connection, Target, TargetKind};
 use crate::dsl::scenario::Requires;
 use crate::era::EraKind;
+use crate::protocol::methods;
 
 /// Derived parameter: the valid bearer token re-signed with `alg: none` (no signature).
 pub const ALG_NONE_TOKEN: &str = "alg_none_token";
-
-/// Upper bound of `rate_limit_requests`: a burst, not a load test.
-const MAX_BURST: u64 = 1000;
-/// Upper bound of `rate_limit_seconds`.
-const MAX_BURST_SECONDS: f64 = 60.0;
 
 /// Add the parameters derived from the target's credentials (unless `--set` gave them),
 /// registering them as secrets.
@@ -162,142 +155,20 @@ async fn probe_without_credentials(conn: &mut Connection) -> Result<Option<u16>,
     Ok((!matches!(status, 401 | 403)).then_some(status))
 }
 
-/// A harmless request valid in the connection's era (`server/discover`, legacy `ping`).
-async fn probe(
+/// A harmless request valid in the connection's era (`server/discover`, legacy `ping`),
+/// with `headers` changed: the probe of the auth, exposure and rate-limit checks.
+pub(super) async fn probe(
     conn: &mut Connection,
     headers: &IndexMap<String, Option<String>>,
 ) -> Result<crate::client::Exchange, String> {
     let method = match conn.negotiated.kind {
-        EraKind::Modern => "server/discover",
-        EraKind::Legacy => "ping",
+        EraKind::Modern => methods::SERVER_DISCOVER,
+        EraKind::Legacy => methods::PING,
     };
     let id = conn.next_id();
     let timeout = conn.target().timeout;
     let out = conn.build(method, None, Some(id), &IndexMap::new(), headers, timeout);
     conn.send(&out).await.map_err(|e| e.to_string())
-}
-
-/// `endpoint_requires_auth`: informational report of an endpoint anyone can use.
-pub(super) async fn endpoint_requires_auth(
-    conn: &mut Connection,
-    probe: &mut AuthProbe,
-) -> Result<Verdict, String> {
-    if !conn.is_http() {
-        return Ok(Verdict::Skip("needs the HTTP transport".into()));
-    }
-    Ok(match probe.answered_status(conn).await? {
-        None => Verdict::Pass,
-        Some(status) => Verdict::Fail {
-            message: format!(
-                "endpoint is unauthenticated: a request without credentials got HTTP {status} (informational: anything that can reach it can use it)"
-            ),
-            expected: Some("HTTP 401 (or 403) without credentials".into()),
-            actual: Some(format!("HTTP {status}")),
-        },
-    })
-}
-
-/// The `Host` a DNS-rebound page would carry: a domain no local server serves.
-const FOREIGN_HOST: &str = "mcpspec-rebinding.invalid";
-
-/// `foreign_host_rejected` (DNS rebinding): a request whose `Host` names a foreign domain
-/// is refused. The rule is to refuse, not one status: any 4xx that carries no result
-/// passes (400, 403 and 421 Misdirected Request are all in use), a served request fails.
-/// One implementation for the security and the conformance packs.
-pub(super) async fn foreign_host_rejected(conn: &mut Connection) -> Result<Verdict, String> {
-    if !conn.is_http() {
-        return Ok(Verdict::Skip("needs the HTTP transport".into()));
-    }
-    let mut headers = IndexMap::new();
-    headers.insert("Host".to_string(), Some(FOREIGN_HOST.to_string()));
-    let ex = probe(conn, &headers).await?;
-    let status = ex.http.as_ref().map_or(0, |h| h.status);
-    let served = ex
-        .response
-        .as_ref()
-        .is_some_and(|r| r.get("result").is_some());
-    if (400..500).contains(&status) && !served {
-        return Ok(Verdict::Pass);
-    }
-    Ok(Verdict::Fail {
-        message: format!(
-            "a request with `Host: {FOREIGN_HOST}` was not refused (HTTP {status}{}): a DNS-rebound page can reach the server",
-            if served { ", with a result" } else { "" }
-        ),
-        expected: Some("an HTTP 4xx refusal (e.g. 400, 403, 421) with no result".into()),
-        actual: Some(format!("HTTP {status}")),
-    })
-}
-
-/// `rate_limit`: send up to `rate_limit_requests` requests, stopping after
-/// `rate_limit_seconds`, and report whether any was throttled (HTTP 429 or a JSON-RPC
-/// error). Sequential, so the burst stays bounded whatever the server does.
-pub(super) async fn rate_limit(
-    conn: &mut Connection,
-    params: &Map<String, Value>,
-) -> Result<Verdict, String> {
-    if !conn.is_http() {
-        return Ok(Verdict::Skip("needs the HTTP transport".into()));
-    }
-    let number = |name: &str| -> Result<f64, String> {
-        let v = params.get(name).ok_or_else(|| unset_reason(name))?;
-        let n = match v {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) => s.trim().parse::<f64>().ok(),
-            _ => None,
-        };
-        n.filter(|n| n.is_finite() && *n > 0.0)
-            .ok_or_else(|| format!("parameter {name} must be a positive number, got `{v}`"))
-    };
-    let requests = number("rate_limit_requests")?;
-    let seconds = number("rate_limit_seconds")?;
-    if requests.fract() != 0.0 || requests > MAX_BURST as f64 {
-        return Err(format!(
-            "parameter rate_limit_requests must be a whole number from 1 to {MAX_BURST}"
-        ));
-    }
-    if seconds > MAX_BURST_SECONDS {
-        return Err(format!(
-            "parameter rate_limit_seconds must be at most {MAX_BURST_SECONDS}"
-        ));
-    }
-    let (requests, window) = (requests as u64, Duration::from_secs_f64(seconds));
-    let started = Instant::now();
-    let mut sent = 0;
-    let mut throttled: Option<(u64, String)> = None;
-    while sent < requests && started.elapsed() < window {
-        sent += 1;
-        let ex = probe(conn, &IndexMap::new()).await?;
-        let status = ex.http.as_ref().map(|h| h.status).unwrap_or(0);
-        let error = ex.response.as_ref().and_then(|r| r.get("error"));
-        if status == 429 {
-            throttled = Some((sent, "HTTP 429".into()));
-        } else if let Some(e) = error {
-            throttled = Some((
-                sent,
-                format!("JSON-RPC error {}", crate::assert::compact(e, 200)),
-            ));
-        }
-        if throttled.is_some() {
-            break;
-        }
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    Ok(match throttled {
-        Some((n, how)) => {
-            conn.note(format!(
-                "rate limit: request {n} of the burst was throttled ({how}) after {elapsed:.2}s"
-            ));
-            Verdict::Pass
-        }
-        None => Verdict::Fail {
-            message: format!(
-                "no throttling observed: {sent} requests in {elapsed:.2}s all succeeded (informational)"
-            ),
-            expected: Some("HTTP 429 or an error within the burst".into()),
-            actual: Some(format!("{sent} successful responses")),
-        },
-    })
 }
 
 /// Unpadded base64url (RFC 4648 §5), as JWTs use it.

@@ -37,3 +37,7 @@ pub const REMOVED_IN_MODERN: &[&str] = &[
     LOGGING_SET_LEVEL,
     NOTIFICATIONS_ROOTS_LIST_CHANGED,
 ];
+/// A server-to-client request (deprecated in 2026-07-28).
+pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+/// A server-to-client request (deprecated in 2026-07-28).
+pub const ROOTS_LIST: &str = "roots/list";

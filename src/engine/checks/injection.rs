@@ -5,57 +5,41 @@
 //! `injection_rules` parameter names a YAML file that adds rules and disables defaults,
 //! and `injection_disable` disables rules by id (see the README, "Security pack").
 
+use std::sync::LazyLock;
+
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::tool_checks::{CallCtx, Called, Finding, Findings, allowed_tools, conclude};
+use super::calls::{CallCtx, Called, allowed_tools};
+use super::outcome::{CheckOutcome, Finding, conclude};
 use crate::client::Connection;
 use crate::dsl::scenario::capability_declared;
+use crate::protocol::ListKind;
 
 /// Characters of context shown on each side of a hit.
 const CONTEXT: usize = 24;
 
-/// Built-in rules: (id, what it finds, pattern).
-pub const DEFAULT_RULES: &[(&str, &str, &str)] = &[
-    (
-        "override-instructions",
-        "an instruction to ignore or override previous instructions",
-        r"(?i)\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|preceding|system|all other)\b[^.\n]{0,20}\b(instructions?|prompts?|rules|directions|messages?)\b",
-    ),
-    (
-        "model-directed-tags",
-        "tags addressed to the model, as in tool poisoning (<IMPORTANT>, <system>)",
-        r"(?i)<\s*/?\s*(important|system|instructions?|secret)\s*>",
-    ),
-    (
-        "hidden-unicode",
-        "invisible characters: Unicode tags (U+E0000–U+E007F), zero-width or bidi controls",
-        r"[\x{E0000}-\x{E007F}\x{200B}-\x{200F}\x{2060}-\x{2064}\x{FEFF}\x{202A}-\x{202E}\x{2066}-\x{2069}]+",
-    ),
-    (
-        "exfiltration-url",
-        "an instruction to send data to a URL",
-        r"(?i)\b(send|post|upload|forward|transmit|exfiltrate|submit)\b[^\n]{0,80}\bhttps?://",
-    ),
-    (
-        "exfiltration-secrets",
-        "a request for local secrets (~/.ssh, id_rsa, .env, credentials)",
-        r"(?i)\b(contents? of|read|include|cat|attach)\b[^\n]{0,40}(~/\.ssh|id_rsa|id_ed25519|\.env\b|/etc/passwd|\.aws/credentials|\.netrc)",
-    ),
-    (
-        "hidden-html-comment",
-        "an HTML comment (invisible when rendered)",
-        r"(?s)<!--.*?-->",
-    ),
-    (
-        "hidden-css",
-        "markup that hides text (display:none, visibility:hidden, font-size:0, hidden attribute)",
-        r#"(?i)<[a-z][^>]*(style\s*=\s*["'][^"']*(display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0)|\shidden[\s>=])"#,
-    ),
-];
+/// The built-in rules, as data: `specs/injection-rules.yaml` (the shape of a user's rule
+/// file), compiled once.
+static DEFAULT_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    let file: RuleFile =
+        serde_saphyr::from_str(include_str!("../../../specs/injection-rules.yaml"))
+            .expect("specs/injection-rules.yaml parses (tested)");
+    file.rules
+        .into_iter()
+        .map(|r| Rule {
+            regex: Regex::new(&r.pattern).expect("built-in rules compile (tested)"),
+            what: r
+                .description
+                .expect("built-in rules describe themselves (tested)"),
+            id: r.id,
+        })
+        .collect()
+});
 
 /// One lint rule.
+#[derive(Clone)]
 pub struct Rule {
     pub id: String,
     pub what: String,
@@ -93,14 +77,7 @@ struct UserRule {
 
 /// The rules in force: defaults, plus the user's file, minus the disabled ids.
 pub fn rules(file: Option<&str>, disable: &[String]) -> Result<Vec<Rule>, String> {
-    let mut rules: Vec<Rule> = DEFAULT_RULES
-        .iter()
-        .map(|(id, what, pattern)| Rule {
-            id: (*id).into(),
-            what: (*what).into(),
-            regex: Regex::new(pattern).expect("built-in rules compile"),
-        })
-        .collect();
+    let mut rules: Vec<Rule> = DEFAULT_RULES.clone();
     let mut disabled: Vec<String> = disable.to_vec();
     if let Some(path) = file {
         let text = crate::source::read_text(std::path::Path::new(path))
@@ -240,46 +217,50 @@ fn push_hits(item: &str, field: &str, text: &str, rules: &[Rule], out: &mut Vec<
     }
 }
 
+/// How findings name an item of `list`.
+fn item_label(list: ListKind) -> &'static str {
+    match list {
+        ListKind::Tools => "tool",
+        ListKind::Resources => "resource",
+        ListKind::ResourceTemplates => "resource template",
+        ListKind::Prompts => "prompt",
+    }
+}
+
 /// Lint the server's instructions and the descriptions and titles of every listed tool,
 /// prompt, resource and resource template (declared capabilities only).
-pub(super) async fn descriptions(
+pub async fn descriptions(
     conn: &mut Connection,
     ctx: &CallCtx<'_>,
-) -> Result<Findings, String> {
+) -> Result<CheckOutcome, String> {
     let rules = configured(ctx)?;
     let mut findings = Vec::new();
     if let Some(text) = conn.negotiated.instructions.clone() {
         push_hits("server", "instructions", &text, &rules, &mut findings);
     }
     let caps = conn.negotiated.capabilities.clone();
-    let lists = [
-        ("tools", "tools/list", "tools", "tool"),
-        ("prompts", "prompts/list", "prompts", "prompt"),
-        ("resources", "resources/list", "resources", "resource"),
-        (
-            "resources",
-            "resources/templates/list",
-            "resourceTemplates",
-            "resource template",
-        ),
-    ];
     let mut linted = 0;
-    for (cap, method, key, label) in lists {
-        if !capability_declared(&caps, cap) {
+    // The order findings are reported in.
+    let lists = [
+        ListKind::Tools,
+        ListKind::Prompts,
+        ListKind::Resources,
+        ListKind::ResourceTemplates,
+    ];
+    for list in lists {
+        if !capability_declared(&caps, list.capability()) {
             continue;
         }
+        let method = list.method();
         let items = conn
-            .list_all(method, key)
+            .list_all(method, list.result_key())
             .await
             .map_err(|e| format!("{method} failed: {e}"))?;
         for item in &items {
             linted += 1;
-            let id = ["name", "uri", "uriTemplate"]
-                .iter()
-                .find_map(|k| item.get(*k).and_then(Value::as_str))
-                .unwrap_or("?");
+            let id = list.id_of(item).unwrap_or("?");
             lint_value(
-                &format!("{label} \"{id}\""),
+                &format!("{} \"{id}\"", item_label(list)),
                 item,
                 "",
                 false,
@@ -289,19 +270,19 @@ pub(super) async fn descriptions(
         }
     }
     if linted == 0 && conn.negotiated.instructions.is_none() {
-        return Ok(Findings::Skip(
+        return Ok(CheckOutcome::Skip(
             "the server lists no tools, prompts, resources or instructions".into(),
         ));
     }
     Ok(if findings.is_empty() {
-        Findings::Pass
+        CheckOutcome::Pass
     } else {
-        Findings::Fail(findings)
+        CheckOutcome::Fail(findings)
     })
 }
 
 /// Call each allowed tool once with example arguments and lint what it returns.
-pub(super) async fn results(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<Findings, String> {
+pub async fn results(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<CheckOutcome, String> {
     let rules = configured(ctx)?;
     let tools = match allowed_tools(conn, ctx).await? {
         Ok(t) => t,
@@ -338,6 +319,28 @@ mod tests {
     fn ids(text: &str) -> Vec<String> {
         let rules = rules(None, &[]).unwrap();
         lint(text, &rules).into_iter().map(|h| h.rule).collect()
+    }
+
+    #[test]
+    fn default_rules_come_from_the_data_file() {
+        let ids: Vec<String> = rules(None, &[])
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "override-instructions",
+                "model-directed-tags",
+                "hidden-unicode",
+                "exfiltration-url",
+                "exfiltration-secrets",
+                "hidden-html-comment",
+                "hidden-css",
+            ]
+        );
+        assert!(DEFAULT_RULES.iter().all(|r| !r.what.is_empty()));
     }
 
     #[test]

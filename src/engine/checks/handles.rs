@@ -12,10 +12,10 @@
 use serde_json::{Value, json};
 use serde_json_path::JsonPath;
 
-use super::tool_checks::{
-    CallCtx, Called, Finding, Findings, Tool, allowed_tools, call_tool, conclude, is_error, request,
-};
+use super::calls::{CallCtx, Called, Tool, allowed_tools, call_tool, is_error, request};
+use super::outcome::{CheckOutcome, Finding, conclude};
 use crate::client::{Connection, TargetKind};
+use crate::protocol::methods;
 
 /// Calls per tool when the step sets no `count`.
 const DEFAULT_CALLS: u32 = 5;
@@ -25,10 +25,7 @@ const MIN_BITS: f64 = 64.0;
 
 /// Call each allowed tool several times with its example arguments; the handles it
 /// returns must not be sequential or low-entropy.
-pub(super) async fn unguessable(
-    conn: &mut Connection,
-    ctx: &CallCtx<'_>,
-) -> Result<Findings, String> {
+pub async fn unguessable(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<CheckOutcome, String> {
     let paths = user_paths(ctx)?;
     let tools = match allowed_tools(conn, ctx).await? {
         Ok(t) => t,
@@ -137,8 +134,13 @@ impl Consumer {
                     .as_str()
                     .map_or_else(|| handle.to_string(), str::to_string);
                 let uri = template.replace("{handle}", &text);
-                let called =
-                    request(conn, "resources/read", json!({"uri": uri}), ctx.timeout).await;
+                let called = request(
+                    conn,
+                    methods::RESOURCES_READ,
+                    json!({"uri": uri}),
+                    ctx.timeout,
+                )
+                .await;
                 match called {
                     // An empty read is no access to the state.
                     Called::Result(r)
@@ -160,14 +162,14 @@ impl Consumer {
 
 /// A handle obtained under the valid token, used under `other_user_token`, must be
 /// refused (HTTP only: the token is what tells the users apart).
-pub(super) async fn binding(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<Findings, String> {
+pub async fn binding(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<CheckOutcome, String> {
     if !conn.is_http() {
-        return Ok(Findings::Skip(
+        return Ok(CheckOutcome::Skip(
             "handle binding needs the HTTP transport (users are told apart by their tokens)".into(),
         ));
     }
     let Some(other_token) = ctx.str_var("other_user_token") else {
-        return Ok(Findings::Skip(
+        return Ok(CheckOutcome::Skip(
             "parameter other_user_token is not set (--set other_user_token=env:VAR)".into(),
         ));
     };
@@ -183,14 +185,14 @@ pub(super) async fn binding(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<
     if let Some(Consumer::Tool { name, .. }) = &configured
         && !tools.iter().any(|t| &t.name == name)
     {
-        return Ok(Findings::Skip(format!(
+        return Ok(CheckOutcome::Skip(format!(
             "not testable: the consumer tool \"{name}\" is neither read-only nor in safe_tools"
         )));
     }
     let (tool, at, handle) = match first_handle(conn, ctx, &tools, &paths).await {
         Ok(found) => found,
         Err(untestable) => {
-            return Ok(Findings::Skip(format!(
+            return Ok(CheckOutcome::Skip(format!(
                 "not testable: {NO_HANDLE}{}",
                 untestable
                     .iter()
@@ -216,7 +218,7 @@ pub(super) async fn binding(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<
                 } else {
                     format!("no other read-only or safe_tools tool takes an argument `{key}`")
                 };
-                return Ok(Findings::Skip(format!(
+                return Ok(CheckOutcome::Skip(format!(
                     "not testable: tool \"{tool}\" returns a handle at {at}, but {why}: set how it is used, --set handle_consumer=tool:NAME.{key} (NAME takes the handle as `{key}`; read-only or in safe_tools) or --set 'handle_consumer=URI' with {{handle}} in the URI (read with resources/read)"
                 )));
             }
@@ -224,7 +226,7 @@ pub(super) async fn binding(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<
     };
     let own = consumer.use_handle(conn, &handle, ctx).await;
     if !own.is_success() {
-        return Ok(Findings::Skip(format!(
+        return Ok(CheckOutcome::Skip(format!(
             "not testable: {} refuses the handle from tool \"{tool}\" {at} for its own user too: {}",
             consumer.describe(),
             own.describe()
@@ -243,9 +245,9 @@ pub(super) async fn binding(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<
     let theirs = consumer.use_handle(&mut other, &handle, ctx).await;
     other.close().await;
     if !theirs.is_success() {
-        return Ok(Findings::Pass);
+        return Ok(CheckOutcome::Pass);
     }
-    Ok(Findings::Fail(vec![Finding::new(
+    Ok(CheckOutcome::Fail(vec![Finding::new(
         format!(
             "a handle obtained from tool \"{tool}\" {at} under the valid token is usable under other_user_token ({})",
             consumer.describe()
@@ -391,7 +393,7 @@ fn handle_key(key: &str) -> bool {
 }
 
 /// Why these distinct values look guessable, if they do.
-pub(super) fn guessable(values: &[Value]) -> Option<String> {
+pub fn guessable(values: &[Value]) -> Option<String> {
     let texts: Vec<String> = values
         .iter()
         .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
