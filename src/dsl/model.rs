@@ -44,6 +44,14 @@ pub struct ScenarioDoc {
     /// The steps, run in order.
     #[serde(deserialize_with = "super::value::exact_vec")]
     pub steps: Vec<At<Step>>,
+    /// Steps run before `steps` (e.g. create a fixture). When one fails or errors, `steps`
+    /// are skipped with the reason and `teardown` still runs.
+    #[serde(default, deserialize_with = "super::value::exact_vec")]
+    pub setup: Vec<At<Step>>,
+    /// Steps run after `steps`, even when steps (or `setup`) failed: clean up what the
+    /// scenario made. Skipped only when the connection itself is gone.
+    #[serde(default, deserialize_with = "super::value::exact_vec")]
+    pub teardown: Vec<At<Step>>,
 }
 
 // The less common parts are boxed: a long scenario's steps are moved around whole while
@@ -64,6 +72,16 @@ pub struct Step {
     /// Arguments of a group call: values for the group's `parameters` (templates allowed).
     #[serde(default)]
     pub with: Option<Box<At<IndexMap<String, TValue>>>>,
+    /// Data-driven: run this step (or group call) once per row — a list written here, or
+    /// `"{{ name }}"` naming a scenario variable that holds a list. The row is the template
+    /// variable `row` (or the name given by `as`), its position `row_index` (from 0); the
+    /// check id carries the row: `name[Boston]` (a scalar row, or a row's `id`/`name`
+    /// key), else `name[0]`.
+    #[serde(default)]
+    pub each: Option<TValue>,
+    /// With `each`: the variable name of the row (default `row`).
+    #[serde(default, rename = "as")]
+    pub as_: Option<At<String>>,
     #[serde(default)]
     pub description: Option<String>,
     /// Run this step only when the connection's era matches one of these.

@@ -167,8 +167,20 @@ pub struct Step {
     pub captures: Vec<Capture>,
     /// Template variables this step refers to.
     pub uses: std::collections::BTreeSet<String>,
-    /// Set on the steps of an expanded group call.
+    /// Set on the steps of an expanded group call (and on each row of an `each` step).
     pub call: Option<Arc<GroupCall>>,
+    /// Setup, main or teardown step.
+    pub phase: Phase,
+}
+
+/// Where a step sits in its scenario: `setup` steps run first (a failure skips the main
+/// steps), `teardown` steps run last, whatever happened before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Phase {
+    Setup,
+    #[default]
+    Main,
+    Teardown,
 }
 
 #[derive(Debug)]

@@ -109,6 +109,15 @@ impl<'s> Deferred<'s> {
         self.results.push(result);
     }
 
+    /// The name of the first step so far that failed or errored (judging the pending one).
+    pub(super) fn first_failure(&mut self) -> Option<String> {
+        self.flush();
+        self.results
+            .iter()
+            .find(|r| matches!(r.outcome, Outcome::Failed { .. } | Outcome::Error { .. }))
+            .map(|r| r.name.clone())
+    }
+
     pub(super) fn finish(mut self) -> Vec<StepResult> {
         self.flush();
         self.results

@@ -12,6 +12,7 @@ use super::failure::step_result;
 use super::judge::{Deferred, StepRun, with_wire_violations};
 use super::send::run_step;
 use crate::client::Connection;
+use crate::dsl::scenario::Phase;
 use crate::dsl::template::render_value;
 use crate::dsl::{Action, GroupCall, Scenario, Step};
 use crate::era::EraSelector;
@@ -67,9 +68,18 @@ pub async fn run_steps(
     // The variables as one JSON value for templates and predicates, made again only
     // after something may have changed them (a capture, a check, a group call's bindings).
     let mut vars: Option<Arc<Value>> = None;
+    // `setup` steps that did not pass skip the main steps (teardown still runs).
+    let mut setup_failed: Option<Option<String>> = None;
     for step in steps {
         let started = Instant::now();
         progress.step(&step.name);
+        if step.phase != Phase::Setup && setup_failed.is_none() {
+            setup_failed = Some(if steps.first().is_some_and(|s| s.phase == Phase::Setup) {
+                results.first_failure()
+            } else {
+                None
+            });
+        }
         let same_call = match (&call, &step.call) {
             (None, None) => true,
             (Some(c), Some(s)) => Arc::ptr_eq(&c.call, s),
@@ -85,6 +95,11 @@ pub async fn run_steps(
         // A scenario-level `authRequired` decides before anything step-specific: an
         // unauthenticated endpoint skips every token check for that one reason.
         let mut skip = skip_all.clone();
+        if step.phase == Phase::Main
+            && let Some(Some(failed)) = &setup_failed
+        {
+            skip = Some(format!("setup step `{failed}` did not pass"));
+        }
         let mut probe_error = None;
         for (needed, step_level) in [
             (scenario.requires.auth_required, false),
@@ -250,11 +265,19 @@ impl BoundCall {
             shadowed: Vec::new(),
             error: None,
         };
+        // In order, each against the variables bound before it: an `each` row comes first,
+        // so a group call's arguments can use it.
+        let mut vars = vars;
         for (name, value) in &call.args {
             match render_value(value, &vars) {
-                Ok(v) => bound
-                    .shadowed
-                    .push((name.clone(), ctx.insert(name.clone(), v))),
+                Ok(v) => {
+                    bound
+                        .shadowed
+                        .push((name.clone(), ctx.insert(name.clone(), v)));
+                    if call.args.len() > 1 {
+                        vars = Value::Object(ctx.clone());
+                    }
+                }
                 Err((_, _, e)) => {
                     bound.error = Some(format!("argument `{name}` of group `{}`: {e}", call.group));
                     break;

@@ -18,6 +18,7 @@ use super::value::{At, TValue};
 use crate::era::EraSelector;
 use crate::source::{Pos, SourceFile};
 
+mod each;
 mod expect;
 mod group;
 mod step;
@@ -155,39 +156,27 @@ impl Compiler {
                     .with_help("add at least one step under `steps:`"),
             );
         }
-        let mut names: HashSet<String> = HashSet::with_capacity(doc.steps.len());
-        let mut steps = Vec::new();
-        let mut step_lines = Vec::new();
-        let mut step_names = Vec::new();
+        let mut out = each::Collected::default();
         if self.release {
-            step_lines.reserve(doc.steps.len());
+            out.step_lines.reserve(doc.steps.len());
         } else {
-            steps.reserve(doc.steps.len());
+            out.steps.reserve(doc.steps.len());
         }
-        for step in doc.steps {
-            let (group, single) = if step.use_.is_some() {
-                (self.group_call(step, &mut known), None)
-            } else {
-                if let Some(name) = &step.name {
-                    self.unique_step_name(&mut names, &name.value, self.at(name), false);
-                }
-                (Vec::new(), self.step(step, &known, None))
-            };
-            for compiled in group.into_iter().chain(single) {
-                if compiled.call.is_some() {
-                    self.unique_step_name(&mut names, &compiled.name, compiled.pos.clone(), true);
-                }
-                for c in &compiled.captures {
-                    known.insert(c.name.clone());
-                }
-                if self.release {
-                    step_lines.push(compiled.pos.line);
-                    step_names.push(compiled.name.clone());
-                } else {
-                    steps.push(compiled);
-                }
-            }
-        }
+        self.phase(doc.setup, Phase::Setup, &doc.vars, &mut known, &mut out);
+        self.phase(doc.steps, Phase::Main, &doc.vars, &mut known, &mut out);
+        self.phase(
+            doc.teardown,
+            Phase::Teardown,
+            &doc.vars,
+            &mut known,
+            &mut out,
+        );
+        let each::Collected {
+            steps,
+            step_lines,
+            step_names,
+            ..
+        } = out;
         let requires = self.requires(doc.requires, &known);
         if !self.errors.is_empty() {
             return Err(self.errors);

@@ -318,6 +318,7 @@ impl Compiler {
             captures,
             uses: std::mem::take(&mut self.uses),
             call: None,
+            phase: Phase::Main,
         })
     }
 
