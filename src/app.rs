@@ -1,5 +1,7 @@
 //! What each command does: wiring CLI → dsl → engine → reports → exit code.
 
+mod pack;
+
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -53,12 +55,18 @@ pub fn main() -> i32 {
         Command::Init(args) => runtime().block_on(crate::init::init(args)),
         Command::Snapshot(args) => runtime().block_on(snapshot(args)),
         Command::Diff(args) => diff(args),
-        Command::Validate { paths, format } => validate(&paths, format),
+        Command::Validate {
+            paths,
+            format,
+            offline,
+        } => validate(&paths, format, offline),
         Command::List {
             paths,
             markdown,
             format,
-        } => list(&paths, markdown, format),
+            offline,
+        } => list(&paths, markdown, format, offline),
+        Command::Pack { command } => pack::main(command),
         Command::Run(args) => run(args),
         Command::Call(args) => runtime().block_on(call(args)),
     }
@@ -126,12 +134,16 @@ fn load(
     paths: &[PathBuf],
     release_steps: bool,
     format: Format,
+    offline: bool,
 ) -> Result<dsl::load::LoadedSet, i32> {
+    let sources = pack::sources(offline).map_err(|errors| invalid(&errors, format))?;
     let inputs = dsl::pack::ParamInputs {
         release_steps,
+        remote: Some(sources.clone()),
         ..Default::default()
     };
-    dsl::load::load_all(paths, &inputs).map_err(|errors| invalid(&errors, format))
+    dsl::load::load_all(paths, &inputs)
+        .map_err(|errors| pack::unreachable_or(&sources, invalid(&errors, format)))
 }
 
 /// Report input errors (exit 2): rendered on stderr, or with `--format json` as the
@@ -227,7 +239,7 @@ fn validate_config_paths() -> Result<Vec<(PathBuf, Option<OtherInput>)>, i32> {
     }
 }
 
-fn validate(paths: &[PathBuf], format: Format) -> i32 {
+fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 {
     let paths = if paths.is_empty() {
         match validate_config_paths() {
             Ok(p) => p,
@@ -253,11 +265,19 @@ fn validate(paths: &[PathBuf], format: Format) -> i32 {
             None => scenario_paths.push(path),
         }
     }
+    let sources = match pack::sources(offline) {
+        Ok(s) => s,
+        Err(e) => {
+            errors.0.extend(e.0);
+            return invalid(&errors, format);
+        }
+    };
     let loaded = if scenario_paths.is_empty() {
         None
     } else {
         let inputs = dsl::pack::ParamInputs {
             release_steps: true,
+            remote: Some(sources.clone()),
             ..Default::default()
         };
         match dsl::load::load_all(&scenario_paths, &inputs) {
@@ -269,7 +289,7 @@ fn validate(paths: &[PathBuf], format: Format) -> i32 {
         }
     };
     if !errors.is_empty() {
-        return invalid(&errors, format);
+        return pack::unreachable_or(&sources, invalid(&errors, format));
     }
     let scenarios = loaded.as_ref().map_or(0, |l| l.scenarios.len());
     let steps: usize = loaded
@@ -313,9 +333,9 @@ fn validate(paths: &[PathBuf], format: Format) -> i32 {
     exit::OK
 }
 
-fn list(paths: &[PathBuf], markdown: bool, format: Format) -> i32 {
+fn list(paths: &[PathBuf], markdown: bool, format: Format, offline: bool) -> i32 {
     if format == Format::Json {
-        return list_json(paths);
+        return list_json(paths, offline);
     }
     let mut out = std::io::stdout().lock();
     if paths.is_empty() {
@@ -343,7 +363,7 @@ fn list(paths: &[PathBuf], markdown: bool, format: Format) -> i32 {
         }
         return exit::OK;
     }
-    let loaded = match load(paths, false, Format::Text) {
+    let loaded = match load(paths, false, Format::Text, offline) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -362,7 +382,7 @@ fn list(paths: &[PathBuf], markdown: bool, format: Format) -> i32 {
 
 /// `list --format json`: the built-in packs (no paths), or the packs and scenarios with
 /// their checks — the same facts as the text, as one document on stdout.
-fn list_json(paths: &[PathBuf]) -> i32 {
+fn list_json(paths: &[PathBuf], offline: bool) -> i32 {
     let doc = if paths.is_empty() {
         let packs: Vec<Value> = dsl::builtin::pack_names()
             .into_iter()
@@ -384,7 +404,7 @@ fn list_json(paths: &[PathBuf]) -> i32 {
             .collect();
         serde_json::json!({ "builtinPacks": packs, "aliases": aliases })
     } else {
-        let loaded = match load(paths, false, Format::Json) {
+        let loaded = match load(paths, false, Format::Json, offline) {
             Ok(s) => s,
             Err(code) => return code,
         };
@@ -432,6 +452,7 @@ fn pack_json(p: &dsl::pack::PackInfo) -> Value {
         "parameters": parameters,
         "requires": p.requires,
         "imports": p.imports,
+        "origin": p.origin,
         "groups": groups,
     })
 }
@@ -473,6 +494,9 @@ fn packs_text(packs: &[dsl::pack::PackInfo]) -> String {
 ",
             p.name, p.version, p.manifest
         ));
+        if let Some(origin) = &p.origin {
+            out.push_str(&format!("    from {origin}\n"));
+        }
         if let Some(d) = &p.description {
             out.push_str(&format!(
                 "    {d}
@@ -686,12 +710,20 @@ fn run(mut args: RunArgs) -> i32 {
     };
     // Parameter values: `--set` over mcpspec.yaml; packs add the environment, `with:` and
     // defaults below these.
+    let sources = match pack::sources(args.offline) {
+        Ok(s) => s,
+        Err(errors) => {
+            errln!("{}", errors.render());
+            return exit::INVALID_INPUT;
+        }
+    };
     let mut inputs = dsl::pack::ParamInputs {
         given: config_params.into_iter().collect(),
         env: true,
         check_required: true,
         release_steps: true,
         keep_compiled: KEEP_COMPILED,
+        remote: Some(sources.clone()),
     };
     for (name, value) in cli_params {
         let given = dsl::pack::Given {
@@ -715,7 +747,7 @@ fn run(mut args: RunArgs) -> i32 {
         }
         Err(errors) => {
             errln!("{}", errors.render());
-            return exit::INVALID_INPUT;
+            return pack::unreachable_or(&sources, exit::INVALID_INPUT);
         }
     };
     // The baseline's entries must name scenarios and checks that exist (whether or not
