@@ -113,42 +113,39 @@ impl Sources {
     fn materialize(
         &self,
         entry: &Entry,
-        token: Option<&str>,
+        token: Option<&Token>,
         pos: &Pos,
-        sha_pos: Option<&Pos>,
+        more: &Places,
     ) -> Result<PathBuf, LoadError> {
         let cache = self.cache(pos)?;
         let label = entry.key.label();
-        match cache.lookup(&entry.digest) {
+        let corrupt = match cache.lookup(&entry.digest) {
             Lookup::Found(dir) => return Ok(dir),
-            Lookup::Corrupt(dir) if self.offline => {
-                return Err(LoadError::at(
-                    pos.clone(),
-                    format!(
-                        "the cached copy of `{label}` is corrupt: its files no longer match {}",
-                        entry.digest
-                    ),
-                )
-                .with_help(format!(
-                    "run without --offline to fetch it again (or delete {})",
-                    dir.display()
-                )));
+            // Never run: moved away, then fetched again (or refused, below).
+            Lookup::Corrupt(dir) => {
+                cache.evict(&dir);
+                true
             }
-            Lookup::Corrupt(dir) => cache.evict(&dir),
-            Lookup::Missing if self.offline => {
-                return Err(LoadError::at(
-                    pos.clone(),
-                    format!("`{label}` is not in the cache, and --offline forbids fetching it"),
+            Lookup::Missing => false,
+        };
+        // Offline, a git pack can still be exported from the cache's mirror of its
+        // repository, when that has the locked commit: no network involved.
+        if self.offline && !self.in_mirror(cache, entry) {
+            let message = if corrupt {
+                format!(
+                    "the cached copy of `{label}` was corrupt (its files no longer matched {}) and --offline forbids fetching it again",
+                    entry.digest
                 )
-                .with_help(format!(
-                    "run once without --offline, or restore the cache folder {} (CI: cache it keyed on {})",
-                    cache.root().display(),
-                    lock::FILE
-                )));
-            }
-            Lookup::Missing => {}
+            } else {
+                format!("`{label}` is not in the cache, and --offline forbids fetching it")
+            };
+            return Err(LoadError::at(pos.clone(), message).with_help(format!(
+                "run once without --offline, or restore the cache folder {} (CI: cache it keyed on {})",
+                cache.root().display(),
+                lock::FILE
+            )));
         }
-        let fetched = self.fetch_key(&entry.key, entry.commit.as_deref(), token, pos, sha_pos)?;
+        let fetched = self.fetch_key(&entry.key, entry.commit.as_deref(), token, pos, more)?;
         if fetched.entry.digest != entry.digest {
             return Err(LoadError::at(
                 pos.clone(),
@@ -166,20 +163,35 @@ impl Sources {
         Ok(fetched.dir)
     }
 
+    /// Whether the cache's git mirror holds the locked commit (offline use).
+    fn in_mirror(&self, cache: &Cache, entry: &Entry) -> bool {
+        let (Key::Git { url, .. }, Some(commit)) = (&entry.key, &entry.commit) else {
+            return false;
+        };
+        cache.git_dir(url).join("HEAD").is_file()
+            && git::Mirror::open(cache, url, None).is_ok_and(|m| m.commit_of(commit).is_some())
+    }
+
     /// Fetch what `key` names (at `commit` when locked, else its `rev`) into the cache.
     fn fetch_key(
         &self,
         key: &Key,
         commit: Option<&str>,
-        token: Option<&str>,
+        token: Option<&Token>,
         pos: &Pos,
-        sha_pos: Option<&Pos>,
+        more: &Places,
     ) -> Result<Installed, LoadError> {
         let cache = self.cache(pos)?;
+        // Read only when fetching: a run from the cache needs no token.
+        let token = match token {
+            Some(t) if !self.offline => Some(t.value()?),
+            _ => None,
+        };
+        let token = token.as_deref();
         let scratch = cache
             .scratch()
             .map_err(|e| LoadError::at(pos.clone(), format!("cannot write the cache: {e}")))?;
-        let result = self.fetch_into(cache, &scratch, key, commit, token, pos, sha_pos);
+        let result = self.fetch_into(cache, &scratch, key, commit, token, pos, more);
         let _ = std::fs::remove_dir_all(&scratch);
         result
     }
@@ -193,7 +205,7 @@ impl Sources {
         commit: Option<&str>,
         token: Option<&str>,
         pos: &Pos,
-        sha_pos: Option<&Pos>,
+        more: &Places,
     ) -> Result<Installed, LoadError> {
         let label = key.label();
         let at = |m: String| LoadError::at(pos.clone(), m);
@@ -222,7 +234,8 @@ impl Sources {
                             .fetch()
                             .map_err(|e| self.unreachable_error(pos, key, &e))?;
                         mirror.commit_of(rev).ok_or_else(|| {
-                            at(format!("no revision `{rev}` in `{url}`"))
+                            let p = more.rev.clone().unwrap_or_else(|| pos.clone());
+                            LoadError::at(p, format!("no revision `{rev}` in `{url}`"))
                                 .with_help("`rev:` names a tag, a branch or a commit of the repository")
                         })?
                     }
@@ -230,7 +243,10 @@ impl Sources {
                 mirror
                     .export(&wanted, path.as_deref(), scratch)
                     .map_err(|e| match path {
-                        Some(p) => at(format!("no folder `{p}` in `{url}` at {rev}: {e}")),
+                        Some(p) => LoadError::at(
+                            more.path.clone().unwrap_or_else(|| pos.clone()),
+                            format!("no folder `{p}` in `{url}` at {rev}: {e}"),
+                        ),
                         None => at(format!("cannot export `{label}`: {e}")),
                     })?;
                 (scratch.join("tree"), Some(wanted))
@@ -246,7 +262,7 @@ impl Sources {
                 })?;
                 let got = cache::sha256_hex(&bytes);
                 if !got.eq_ignore_ascii_case(sha256) {
-                    let p = sha_pos.unwrap_or(pos).clone();
+                    let p = more.sha.clone().unwrap_or_else(|| pos.clone());
                     return Err(LoadError::at(
                         p,
                         format!("digest mismatch: `{url}` has sha256 {got}, the import expects {sha256}"),
@@ -297,12 +313,42 @@ fn manifest_identity(dir: &Path) -> Result<(String, String), LoadError> {
     Ok((doc.name.value, doc.version.value))
 }
 
+/// `token: env:VAR`: read when a fetch needs it, never stored.
+struct Token {
+    var: String,
+    pos: Pos,
+}
+
+impl Token {
+    fn value(&self) -> Result<String, LoadError> {
+        match std::env::var(&self.var) {
+            Ok(value) if !value.is_empty() => {
+                crate::redact::remember(std::slice::from_ref(&value));
+                Ok(value)
+            }
+            _ => Err(LoadError::at(
+                self.pos.clone(),
+                format!("environment variable `{}` is not set", self.var),
+            )
+            .with_help("set it to the token for this repository or archive")),
+        }
+    }
+}
+
 /// The import's key, token and positions.
 struct Import {
     key: Key,
-    token: Option<String>,
+    token: Option<Token>,
     pos: Pos,
-    sha_pos: Option<Pos>,
+    more: Places,
+}
+
+/// Where an import's `rev:`, `path:` and `sha256:` are, for errors about them.
+#[derive(Default)]
+struct Places {
+    rev: Option<Pos>,
+    path: Option<Pos>,
+    sha: Option<Pos>,
 }
 
 fn import_of(file: &Arc<SourceFile>, doc: &ImportDoc) -> Result<Import, LoadError> {
@@ -328,30 +374,19 @@ fn import_of(file: &Arc<SourceFile>, doc: &ImportDoc) -> Result<Import, LoadErro
         ),
         (None, None) => unreachable!("the dsl hands over remote imports only"),
     };
-    let token = match &doc.token {
-        Some(t) => {
-            let var = t.value.trim_start_matches("env:");
-            match std::env::var(var) {
-                Ok(value) if !value.is_empty() => {
-                    crate::redact::remember(std::slice::from_ref(&value));
-                    Some(value)
-                }
-                _ => {
-                    return Err(LoadError::at(
-                        at(t),
-                        format!("environment variable `{var}` is not set"),
-                    )
-                    .with_help("set it to the token for this repository or archive"));
-                }
-            }
-        }
-        None => None,
-    };
+    let token = doc.token.as_ref().map(|t| Token {
+        var: t.value.trim_start_matches("env:").to_string(),
+        pos: at(t),
+    });
     Ok(Import {
         key,
         token,
         pos,
-        sha_pos: doc.sha256.as_ref().map(at),
+        more: Places {
+            rev: doc.rev.as_ref().map(at),
+            path: doc.path.as_ref().map(at),
+            sha: doc.sha256.as_ref().map(at),
+        },
     })
 }
 
@@ -368,7 +403,7 @@ fn origin(entry: &Entry) -> String {
 impl RemoteImports for Sources {
     fn fetch(&self, file: &Arc<SourceFile>, doc: &ImportDoc) -> Result<Fetched, LoadError> {
         let import = import_of(file, doc)?;
-        let token = import.token.as_deref();
+        let token = import.token.as_ref();
         let locked = self
             .lock
             .as_ref()
@@ -393,13 +428,7 @@ impl RemoteImports for Sources {
                     "`mcpspec pack update` needs the network; --offline forbids it",
                 ));
             }
-            let got = self.fetch_key(
-                &import.key,
-                None,
-                token,
-                &import.pos,
-                import.sha_pos.as_ref(),
-            )?;
+            let got = self.fetch_key(&import.key, None, token, &import.pos, &import.more)?;
             if let Mode::Update { only: Some(name) } = &self.mode
                 && &got.entry.name == name
             {
@@ -421,7 +450,7 @@ impl RemoteImports for Sources {
                     lock::FILE
                 )));
             };
-            let dir = self.materialize(&entry, token, &import.pos, import.sha_pos.as_ref())?;
+            let dir = self.materialize(&entry, token, &import.pos, &import.more)?;
             (entry, dir)
         };
         let origin = origin(&entry);
