@@ -210,7 +210,7 @@ impl OtherInput {
 
 /// `validate` with no paths checks what `run` with no paths would load: the
 /// configuration in the working directory, its `paths:` and its baseline.
-fn validate_config_paths() -> Result<Vec<(PathBuf, Option<OtherInput>)>, i32> {
+fn validate_config_paths(offline: bool) -> Result<Vec<(PathBuf, Option<OtherInput>)>, i32> {
     let nothing = || {
         usage(UsageError(format!(
             "nothing to validate: give files, folders or packs (or `paths:` in {})",
@@ -222,10 +222,13 @@ fn validate_config_paths() -> Result<Vec<(PathBuf, Option<OtherInput>)>, i32> {
         Ok(None) => Err(nothing()),
         // The configuration is reported below (with its errors, if any) as any other file.
         Err(_) => Ok(vec![(config_file, Some(OtherInput::Config))]),
-        Ok(Some(config)) if config.doc.paths.is_empty() => Err(nothing()),
+        Ok(Some(config)) if config.doc.paths.is_empty() && config.doc.imports.is_empty() => {
+            Err(nothing())
+        }
         Ok(Some(config)) => {
             let mut paths = vec![(config_file, Some(OtherInput::Config))];
-            paths.extend(config.paths().into_iter().map(|p| {
+            let imported = pack::project_paths(&config, offline)?;
+            paths.extend(config.paths().into_iter().chain(imported).map(|p| {
                 let kind = OtherInput::of(&p);
                 (p, kind)
             }));
@@ -241,7 +244,7 @@ fn validate_config_paths() -> Result<Vec<(PathBuf, Option<OtherInput>)>, i32> {
 
 fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 {
     let paths = if paths.is_empty() {
-        match validate_config_paths() {
+        match validate_config_paths(offline) {
             Ok(p) => p,
             Err(code) => return code,
         }
@@ -641,6 +644,8 @@ fn run(mut args: RunArgs) -> i32 {
     match crate::config::Config::find(args.config.as_deref()) {
         Ok(Some(config)) => {
             let name = args.target_name.clone();
+            // `imports:`, like `paths:`, run when the command line names nothing.
+            let project_imports = args.paths.is_empty();
             let applied = config.apply(&mut args, name.as_deref()).and_then(|()| {
                 config_params = config.parameters(&mut secrets)?;
                 Ok(())
@@ -648,6 +653,12 @@ fn run(mut args: RunArgs) -> i32 {
             if let Err(errors) = applied {
                 errln!("{}", errors.render());
                 return exit::INVALID_INPUT;
+            }
+            if project_imports {
+                match pack::project_paths(&config, args.offline) {
+                    Ok(paths) => args.paths.extend(paths),
+                    Err(code) => return code,
+                }
             }
         }
         Ok(None) if args.target_name.is_some() => {

@@ -727,3 +727,31 @@ fn an_import_cycle_across_repositories_is_reported() {
     // At the platform's import of the product (its manifest, in the cache).
     assert!(r.stderr.contains("pack.yaml:4:10"), "{r:?}");
 }
+
+#[test]
+fn mcpspec_yaml_imports_remote_packs_too() {
+    let w = World::new();
+    let dir = w.path("product");
+    let server = stdio_target(&[]);
+    let config = |range: &str| {
+        format!(
+            "targets:\n  local: {{ stdio: \"{server}\" }}\nimports:\n  - git: {}\n    rev: v1\n    path: packs/platform\n    version: \"{range}\"\n",
+            w.git_url()
+        )
+    };
+    write(&dir, &[("mcpspec.yaml", &config("^1.0"))]);
+    // Not locked yet: the error points into mcpspec.yaml.
+    let r = w.mcpspec(&["run"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("mcpspec.yaml:4:10"), "{r:?}");
+    assert_eq!(w.mcpspec(&["pack", "update"]).code, 0);
+    let r = w.mcpspec(&["run"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.all_output().contains("platform-weather"), "{r:?}");
+    // The range is checked against the fetched pack's version, at the `version:`.
+    write(&dir, &[("mcpspec.yaml", &config("^2"))]);
+    let r = w.mcpspec(&["validate"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("mcpspec.yaml:7:14"), "{r:?}");
+    assert!(r.stderr.contains("does not satisfy `^2`"), "{r:?}");
+}

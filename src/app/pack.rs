@@ -5,9 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::cli::{PackCommand, exit};
+use crate::config::Config;
+use crate::dsl::pack::{RemoteImports, check_import_fields, check_range};
 use crate::dsl::{self, LoadErrors};
 use crate::packs::lock::{Entry, Lock};
 use crate::packs::{Mode, Sources};
+use crate::source::Pos;
 
 /// The resolver of `run`, `validate` and `list`: exactly the revisions in mcpspec.lock.
 pub(super) fn sources(offline: bool) -> Result<Arc<Sources>, LoadErrors> {
@@ -24,6 +27,73 @@ pub(super) fn unreachable_or(sources: &Sources, code: i32) -> i32 {
     }
 }
 
+/// `imports:` of mcpspec.yaml as pack folders to load (errors printed; exit 2, or 4 when a
+/// remote could not be reached).
+pub(super) fn project_paths(config: &Config, offline: bool) -> Result<Vec<PathBuf>, i32> {
+    let sources = sources(offline).map_err(|errors| {
+        errln!("{}", errors.render());
+        exit::INVALID_INPUT
+    })?;
+    project_imports(config, &sources).map_err(|errors| {
+        errln!("{}", errors.render());
+        unreachable_or(&sources, exit::INVALID_INPUT)
+    })
+}
+
+/// `imports:` of mcpspec.yaml: local ones relative to the file (or built-in names), remote
+/// ones fetched or found in the cache by `sources`, each checked against its `version:`.
+fn project_imports(config: &Config, sources: &Sources) -> Result<Vec<PathBuf>, LoadErrors> {
+    let file = &config.file;
+    let mut out = Vec::new();
+    let mut errors = LoadErrors::default();
+    for imp in &config.doc.imports {
+        let (line, col) = imp
+            .target()
+            .map_or((imp.line, imp.col), |t| (t.line, t.col));
+        if let Err(e) = check_import_fields(file, imp, &Pos::new(file, line, col)) {
+            errors.push(e);
+            continue;
+        }
+        if let Some(v) = imp.with.values().next() {
+            errors.push(
+                dsl::LoadError::at(
+                    Pos::new(file, v.line, v.col),
+                    "`with:` is for imports in a pack",
+                )
+                .with_help(format!(
+                    "give the project's values in `parameters:` of {}",
+                    crate::config::DEFAULT_FILE
+                )),
+            );
+            continue;
+        }
+        let dir = match &imp.pack {
+            Some(p) => config.resolve(p),
+            None => match sources.fetch(file, imp) {
+                Ok(f) => f.dir,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            },
+        };
+        if imp.version.is_some()
+            && dir.join(dsl::pack::MANIFEST).is_file()
+            && let Ok((name, version)) = crate::packs::manifest_identity(&dir)
+            && let Ok(version) = semver::Version::parse(&version)
+            && let Some(e) = check_range(file, imp, crate::config::DEFAULT_FILE, &name, &version)
+        {
+            errors.push(e);
+        }
+        out.push(dir);
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
 pub(super) fn main(command: PackCommand) -> i32 {
     match command {
         PackCommand::Update { name, paths } => update(name, paths),
@@ -32,15 +102,25 @@ pub(super) fn main(command: PackCommand) -> i32 {
 }
 
 /// The paths whose imports `pack update` resolves: the given ones, else mcpspec.yaml's.
-fn update_paths(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, i32> {
+fn update_paths(paths: Vec<PathBuf>, sources: &Sources) -> Result<Vec<PathBuf>, i32> {
     if !paths.is_empty() {
         return Ok(paths);
     }
     match crate::config::Config::find(None) {
-        Ok(Some(config)) if !config.doc.paths.is_empty() => Ok(config.paths()),
+        Ok(Some(config)) if !config.doc.paths.is_empty() || !config.doc.imports.is_empty() => {
+            let mut paths = config.paths();
+            match project_imports(&config, sources) {
+                Ok(more) => paths.extend(more),
+                Err(errors) => {
+                    errln!("{}", errors.render());
+                    return Err(unreachable_or(sources, exit::INVALID_INPUT));
+                }
+            }
+            Ok(paths)
+        }
         Ok(_) => {
             errln!(
-                "error: nothing to update: give `--path` pack folders, or `paths:` in {}",
+                "error: nothing to update: give `--path` pack folders, or `paths:`/`imports:` in {}",
                 crate::config::DEFAULT_FILE
             );
             Err(exit::INVALID_INPUT)
@@ -53,16 +133,16 @@ fn update_paths(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, i32> {
 }
 
 fn update(name: Option<String>, paths: Vec<PathBuf>) -> i32 {
-    let paths = match update_paths(paths) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
     let sources = match Sources::new(Mode::Update { only: name.clone() }, false) {
         Ok(s) => s,
         Err(errors) => {
             errln!("{}", errors.render());
             return exit::INVALID_INPUT;
         }
+    };
+    let paths = match update_paths(paths, &sources) {
+        Ok(p) => p,
+        Err(code) => return code,
     };
     let inputs = dsl::pack::ParamInputs {
         release_steps: true,

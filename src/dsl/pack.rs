@@ -133,14 +133,16 @@ struct ImportCtx<'a> {
 pub trait RemoteImports: std::fmt::Debug + Send + Sync {
     /// The folder of the pack the import names, or the error at the import.
     fn fetch(&self, file: &Arc<SourceFile>, import: &ImportDoc) -> Result<Fetched, LoadError>;
+
+    /// Where the pack in `dir` came from, when it is a remote pack made local (how
+    /// `mcpspec list` shows it); `None` for local folders.
+    fn origin_of(&self, dir: &Path) -> Option<String>;
 }
 
 /// A remote pack made local.
 #[derive(Debug, Clone)]
 pub struct Fetched {
     pub dir: PathBuf,
-    /// Where it came from, as `mcpspec list` shows it.
-    pub origin: String,
 }
 
 struct Loaded {
@@ -160,8 +162,6 @@ pub struct Resolver<'i> {
     by_name: HashMap<String, String>,
     /// The import chain being loaded: (key, pack name, import position).
     stack: Vec<(String, String, Option<Pos>)>,
-    /// Folder key → where a remote pack came from.
-    origins: HashMap<String, String>,
     pub errors: LoadErrors,
     pub scenarios: Vec<Scenario>,
     pub packs: Vec<PackInfo>,
@@ -176,7 +176,6 @@ impl<'i> Resolver<'i> {
             loaded: HashMap::new(),
             by_name: HashMap::new(),
             stack: Vec::new(),
-            origins: HashMap::new(),
             errors: LoadErrors::default(),
             scenarios: Vec::new(),
             packs: Vec::new(),
@@ -359,7 +358,10 @@ impl<'i> Resolver<'i> {
                 .collect(),
             requires: requirement.as_ref().map(|r| describe_requirement(r)),
             imports,
-            origin: self.origins.get(&key).cloned(),
+            origin: dir
+                .as_deref()
+                .zip(self.inputs.remote.as_ref())
+                .and_then(|(d, r)| r.origin_of(d)),
             groups: doc
                 .groups
                 .iter()
@@ -464,11 +466,7 @@ impl<'i> Resolver<'i> {
             return None;
         };
         match remote.fetch(ctx.file, ctx.doc) {
-            Ok(fetched) => {
-                let source = Source::Dir(fetched.dir);
-                self.origins.insert(source.key(), fetched.origin);
-                Some(source)
-            }
+            Ok(fetched) => Some(Source::Dir(fetched.dir)),
             Err(e) => {
                 self.errors.push(e);
                 None
@@ -477,30 +475,8 @@ impl<'i> Resolver<'i> {
     }
 
     fn check_version(&mut self, i: &ImportCtx<'_>, name: &str, version: &semver::Version) {
-        let Some(req) = &i.doc.version else { return };
-        let pos = Pos::new(i.file, req.line, req.col);
-        match semver::VersionReq::parse(req) {
-            Err(e) => self.errors.push(
-                LoadError::at(
-                    pos,
-                    format!("invalid version requirement `{}`: {e}", req.value),
-                )
-                .with_help("use a semver range such as `^1.0`, `~1.4` or `>=1.2, <2`"),
-            ),
-            Ok(r) if !r.matches(version) => self.errors.push(
-                LoadError::at(
-                    pos,
-                    format!(
-                        "pack `{name}` is version {version}, which does not satisfy `{}`",
-                        req.value
-                    ),
-                )
-                .with_help(format!(
-                    "`{}` imports it; update the requirement or the pack",
-                    i.importer
-                )),
-            ),
-            Ok(_) => {}
+        if let Some(e) = check_range(i.file, i.doc, i.importer, name, version) {
+            self.errors.push(e);
         }
     }
 
@@ -753,6 +729,40 @@ impl<'i> Resolver<'i> {
     }
 }
 
+/// The import's `version:` range against the version of the pack it reached.
+pub fn check_range(
+    file: &Arc<SourceFile>,
+    doc: &ImportDoc,
+    importer: &str,
+    name: &str,
+    version: &semver::Version,
+) -> Option<LoadError> {
+    let req = doc.version.as_ref()?;
+    let pos = Pos::new(file, req.line, req.col);
+    match semver::VersionReq::parse(req) {
+        Err(e) => Some(
+            LoadError::at(
+                pos,
+                format!("invalid version requirement `{}`: {e}", req.value),
+            )
+            .with_help("use a semver range such as `^1.0`, `~1.4` or `>=1.2, <2`"),
+        ),
+        Ok(r) if !r.matches(version) => Some(
+            LoadError::at(
+                pos,
+                format!(
+                    "pack `{name}` is version {version}, which does not satisfy `{}`",
+                    req.value
+                ),
+            )
+            .with_help(format!(
+                "`{importer}` imports it; update the requirement or the pack"
+            )),
+        ),
+        Ok(_) => None,
+    }
+}
+
 /// How `list` shows an import: the folder or name, or the remote source.
 fn describe_import(doc: &ImportDoc) -> String {
     let v = |a: &Option<At<String>>| a.as_ref().map(|a| a.value.clone());
@@ -777,7 +787,11 @@ fn describe_import(doc: &ImportDoc) -> String {
 
 /// An import names one pack: `pack:` (a folder or built-in name), or `git:` with `rev:`,
 /// or `archive:` with `sha256:`; `path:` and `token:` go with the remote kinds only.
-fn check_import_fields(file: &Arc<SourceFile>, doc: &ImportDoc, at: &Pos) -> Result<(), LoadError> {
+pub fn check_import_fields(
+    file: &Arc<SourceFile>,
+    doc: &ImportDoc,
+    at: &Pos,
+) -> Result<(), LoadError> {
     let pos = |a: &At<String>| Pos::new(file, a.line, a.col);
     let kinds = [&doc.pack, &doc.git, &doc.archive];
     let named: Vec<&At<String>> = kinds.iter().filter_map(|k| k.as_ref()).collect();

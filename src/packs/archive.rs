@@ -334,6 +334,82 @@ mod tests {
         assert_eq!(fs::read(dir.path().join("pack.yaml")).unwrap(), b"x");
     }
 
+    /// A zip with one deflated and one stored entry, written by hand (no zip crate).
+    fn zip(entries: &[(&str, &[u8], bool)]) -> Vec<u8> {
+        use std::io::Write;
+        let (mut out, mut central) = (Vec::new(), Vec::new());
+        for (name, data, deflate) in entries {
+            let body = if *deflate {
+                let mut e = flate2::write::DeflateEncoder::new(Vec::new(), Default::default());
+                e.write_all(data).unwrap();
+                e.finish().unwrap()
+            } else {
+                data.to_vec()
+            };
+            let mut crc = flate2::Crc::new();
+            crc.update(data);
+            let method: u16 = if *deflate { 8 } else { 0 };
+            let offset = out.len() as u32;
+            let common = |v: &mut Vec<u8>| {
+                v.extend(20u16.to_le_bytes());
+                v.extend(0u16.to_le_bytes());
+                v.extend(method.to_le_bytes());
+                v.extend([0; 4]);
+                v.extend(crc.sum().to_le_bytes());
+                v.extend((body.len() as u32).to_le_bytes());
+                v.extend((data.len() as u32).to_le_bytes());
+                v.extend((name.len() as u16).to_le_bytes());
+                v.extend(0u16.to_le_bytes());
+            };
+            out.extend(b"PK\x03\x04");
+            common(&mut out);
+            out.extend(name.as_bytes());
+            out.extend(&body);
+            central.extend(b"PK\x01\x02");
+            central.extend(20u16.to_le_bytes());
+            common(&mut central);
+            central.extend([0; 6]);
+            central.extend(0o100644u32.wrapping_shl(16).to_le_bytes());
+            central.extend(offset.to_le_bytes());
+            central.extend(name.as_bytes());
+        }
+        let at = out.len() as u32;
+        let n = entries.len() as u16;
+        out.extend(&central);
+        out.extend(b"PK\x05\x06");
+        out.extend([0; 4]);
+        out.extend(n.to_le_bytes());
+        out.extend(n.to_le_bytes());
+        out.extend((central.len() as u32).to_le_bytes());
+        out.extend(at.to_le_bytes());
+        out.extend(0u16.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn zip_archives_unpack_and_traversal_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let z = zip(&[
+            ("p/pack.yaml", b"name: p\n", true),
+            ("p/s.yaml", b"scenario: s\n", false),
+        ]);
+        unpack(&z, dir.path()).unwrap();
+        assert_eq!(
+            fs::read(dir.path().join("p/pack.yaml")).unwrap(),
+            b"name: p\n"
+        );
+        assert_eq!(
+            fs::read(dir.path().join("p/s.yaml")).unwrap(),
+            b"scenario: s\n"
+        );
+        assert_eq!(pack_root(dir.path(), None).unwrap(), dir.path().join("p"));
+        let evil = zip(&[("../evil.yaml", b"x", false)]);
+        let other = tempfile::tempdir().unwrap();
+        let e = unpack(&evil, &other.path().join("in")).unwrap_err();
+        assert!(e.contains("outside"), "{e}");
+        assert!(!other.path().join("evil.yaml").exists());
+    }
+
     #[test]
     fn a_decompression_bomb_stops_at_the_cap() {
         use std::io::Write;

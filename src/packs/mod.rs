@@ -53,6 +53,8 @@ struct State {
     unreachable: BTreeSet<String>,
     /// `pack update NAME`: whether an import of NAME was seen.
     matched: bool,
+    /// Cache folder (canonical) → where its pack came from, for `list`.
+    origins: std::collections::HashMap<PathBuf, String>,
 }
 
 impl Sources {
@@ -307,7 +309,7 @@ struct Installed {
 
 /// Name and version of a fetched pack, for the lock (the resolver checks the manifest
 /// fully when it loads it).
-fn manifest_identity(dir: &Path) -> Result<(String, String), LoadError> {
+pub fn manifest_identity(dir: &Path) -> Result<(String, String), LoadError> {
     let file = crate::dsl::error::read_source(&dir.join(MANIFEST))?;
     let doc: PackDoc = crate::dsl::load::parse_yaml(&file).map_err(|mut e| e.0.remove(0))?;
     Ok((doc.name.value, doc.version.value))
@@ -454,7 +456,16 @@ impl RemoteImports for Sources {
             (entry, dir)
         };
         let origin = origin(&entry);
-        self.state().used.push(entry);
-        Ok(Fetched { dir, origin })
+        let mut state = self.state();
+        state.used.push(entry);
+        state
+            .origins
+            .insert(std::fs::canonicalize(&dir).unwrap_or(dir.clone()), origin);
+        Ok(Fetched { dir })
+    }
+
+    fn origin_of(&self, dir: &Path) -> Option<String> {
+        let dir = std::fs::canonicalize(dir).ok()?;
+        self.state().origins.get(&dir).cloned()
     }
 }
