@@ -15,7 +15,7 @@ pub const FILE: &str = "mcpspec.lock";
 const FORMAT: u32 = 1;
 
 /// What an import names, as the lock records it: the key an import is looked up by.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Key {
     Git {
         url: String,

@@ -53,6 +53,9 @@ struct State {
     unreachable: BTreeSet<String>,
     /// `pack update NAME`: whether an import of NAME was seen.
     matched: bool,
+    /// Imports already made local by this command (a pack imported twice is fetched and
+    /// checked once).
+    done: std::collections::HashMap<Key, PathBuf>,
     /// Cache folder (canonical) → where its pack came from, for `list`.
     origins: std::collections::HashMap<PathBuf, String>,
 }
@@ -405,6 +408,9 @@ fn origin(entry: &Entry) -> String {
 impl RemoteImports for Sources {
     fn fetch(&self, file: &Arc<SourceFile>, doc: &ImportDoc) -> Result<Fetched, LoadError> {
         let import = import_of(file, doc)?;
+        if let Some(dir) = self.state().done.get(&import.key) {
+            return Ok(Fetched { dir: dir.clone() });
+        }
         let token = import.token.as_ref();
         let locked = self
             .lock
@@ -457,6 +463,7 @@ impl RemoteImports for Sources {
         };
         let origin = origin(&entry);
         let mut state = self.state();
+        state.done.insert(entry.key.clone(), dir.clone());
         state.used.push(entry);
         state
             .origins
