@@ -755,3 +755,55 @@ fn mcpspec_yaml_imports_remote_packs_too() {
     assert!(r.stderr.contains("mcpspec.yaml:7:14"), "{r:?}");
     assert!(r.stderr.contains("does not satisfy `^2`"), "{r:?}");
 }
+
+/// The token of a private git repository reaches git through its environment only: not
+/// its command line, not the lock, not the cache, not the messages (even when git echoes
+/// it). A stand-in `git` on PATH records what it was given and fails as an
+/// authentication failure would.
+#[cfg(unix)]
+#[test]
+fn a_git_token_travels_in_the_environment_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let bin = w.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = w.path("git.log");
+    let fake = bin.join("git");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho \"ARGS $*\" >> '{log}'\nenv | grep '^GIT_CONFIG' >> '{log}'\n\
+             case \"$*\" in *init*) exit 0;; esac\n\
+             echo \"fatal: Authentication failed for $PLATFORM_TOKEN (sent $(env | grep GIT_CONFIG_VALUE_0))\" >&2\nexit 128\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    w.product("  - git: https://example.invalid/private.git\n    rev: v1\n    token: env:PLATFORM_TOKEN\n");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let token = "tok-7f3a9c";
+    let r = w.mcpspec_env(
+        &["pack", "update", "--path", "packs/product"],
+        &[("PATH", &path), ("PLATFORM_TOKEN", token)],
+    );
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("cannot reach `https://example.invalid/private.git`"),
+        "{r:?}"
+    );
+    assert!(!r.all_output().contains(token), "{r:?}");
+    let log = std::fs::read_to_string(&log).unwrap();
+    use base64::Engine;
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{token}"));
+    assert!(
+        log.contains(&format!("GIT_CONFIG_VALUE_0=Authorization: Basic {basic}")),
+        "{log}"
+    );
+    assert!(!r.all_output().contains(&basic), "{r:?}");
+    for line in log.lines().filter(|l| l.starts_with("ARGS")) {
+        assert!(!line.contains(token) && !line.contains(&basic), "{line}");
+    }
+    assert!(!w.lock().contains(token));
+}

@@ -62,6 +62,9 @@ impl Cache {
     /// final rename is atomic).
     pub fn scratch(&self) -> io::Result<PathBuf> {
         static N: AtomicU64 = AtomicU64::new(0);
+        if N.load(Ordering::Relaxed) == 0 {
+            self.sweep_scratch();
+        }
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -72,6 +75,24 @@ impl Cache {
         ));
         fs::create_dir_all(&dir)?;
         Ok(dir)
+    }
+
+    /// Remove scratch folders a killed process left behind (older than a day, so never
+    /// one a running process is still filling).
+    fn sweep_scratch(&self) {
+        let Ok(entries) = fs::read_dir(self.root.join("tmp")) else {
+            return;
+        };
+        let day = std::time::Duration::from_secs(24 * 3600);
+        for entry in entries.flatten() {
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > day));
+            if old {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
     }
 
     /// The entry of `digest`, checked against its content.
@@ -208,6 +229,25 @@ impl FileLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_left_by_a_killed_process_is_swept_after_a_day() {
+        let root = tempfile::tempdir().unwrap();
+        let cache = Cache {
+            root: root.path().to_path_buf(),
+        };
+        let (old, fresh) = (root.path().join("tmp/old"), root.path().join("tmp/fresh"));
+        fs::create_dir_all(&old).unwrap();
+        fs::create_dir_all(&fresh).unwrap();
+        let two_days = std::time::SystemTime::now() - std::time::Duration::from_secs(48 * 3600);
+        fs::File::open(&old)
+            .unwrap()
+            .set_modified(two_days)
+            .unwrap();
+        cache.sweep_scratch();
+        assert!(!old.exists());
+        assert!(fresh.exists(), "a running process's scratch stays");
+    }
 
     #[test]
     fn the_tree_digest_depends_on_content_and_names_only() {

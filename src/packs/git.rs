@@ -115,13 +115,11 @@ impl Mirror {
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GCM_INTERACTIVE", "never");
         if let Some(token) = &self.token {
-            let basic =
-                base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{token}"));
             cmd.env("GIT_CONFIG_COUNT", "1")
                 .env("GIT_CONFIG_KEY_0", "http.extraHeader")
                 .env(
                     "GIT_CONFIG_VALUE_0",
-                    format!("Authorization: Basic {basic}"),
+                    format!("Authorization: Basic {}", basic_auth(token)),
                 );
         }
         let (ok, stdout, stderr) =
@@ -131,7 +129,9 @@ impl Mirror {
         }
         let mut text = stderr.trim().to_string();
         if let Some(t) = &self.token {
-            text = text.replace(t.as_str(), "***");
+            text = text
+                .replace(t.as_str(), "***")
+                .replace(&basic_auth(t), "***");
         }
         Err(if text.is_empty() {
             format!("git {} failed", args[0])
@@ -139,6 +139,11 @@ impl Mirror {
             text
         })
     }
+}
+
+/// HTTP Basic credentials for a token, as GitHub and GitLab accept it.
+fn basic_auth(token: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{token}"))
 }
 
 /// Run a command with a deadline: (success, stdout, stderr). Killed when the time is up.
