@@ -8,6 +8,7 @@ pub mod init;
 mod list;
 mod live;
 mod merge;
+mod pack;
 mod run;
 mod snapshot;
 mod validate;
@@ -82,12 +83,18 @@ pub fn main() -> i32 {
         Command::Init(args) => runtime().block_on(crate::app::init::init(args)),
         Command::Snapshot(args) => runtime().block_on(snapshot(args)),
         Command::Diff(args) => diff(args),
-        Command::Validate { paths, format } => validate(&paths, format),
+        Command::Validate {
+            paths,
+            format,
+            offline,
+        } => validate(&paths, format, offline),
         Command::List {
             paths,
             markdown,
             format,
-        } => list(&paths, markdown, format),
+            offline,
+        } => list(&paths, markdown, format, offline),
+        Command::Pack { command } => pack::main(command),
         Command::Run(args) => run(args),
         Command::Call(args) => runtime().block_on(call(args)),
     }
@@ -152,12 +159,16 @@ pub(super) fn load(
     paths: &[PathBuf],
     release_steps: bool,
     format: Format,
+    offline: bool,
 ) -> Result<dsl::load::LoadedSet, i32> {
+    let sources = pack::sources(offline).map_err(|errors| invalid(&errors, format))?;
     let inputs = dsl::pack::ParamInputs {
         release_steps,
+        remote: Some(sources.clone()),
         ..Default::default()
     };
-    dsl::load::load_all(paths, &inputs).map_err(|errors| invalid(&errors, format))
+    dsl::load::load_all(paths, &inputs)
+        .map_err(|errors| pack::unreachable_or(&sources, invalid(&errors, format)))
 }
 
 /// Report input errors (exit 2): rendered on stderr, or with `--format json` as the

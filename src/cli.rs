@@ -48,6 +48,9 @@ pub enum Command {
         /// unchanged).
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Never touch the network: remote packs come from the cache only.
+        #[arg(long)]
+        offline: bool,
     },
     /// List packs (version, parameters, groups), scenario and check (step) ids.
     List {
@@ -59,6 +62,14 @@ pub enum Command {
         /// Output format on stdout (`json`: one document).
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Never touch the network: remote packs come from the cache only.
+        #[arg(long)]
+        offline: bool,
+    },
+    /// Remote packs: re-resolve `mcpspec.lock`, or build a pack archive to publish.
+    Pack {
+        #[command(subcommand)]
+        command: PackCommand,
     },
     /// Send one request and print the raw JSON-RPC response (debugging).
     Call(CallArgs),
@@ -105,6 +116,29 @@ pub enum ReportCommand {
         /// The file SARIF results point at (default: the scenario file).
         #[arg(long, value_name = "PATH", requires = "sarif")]
         sarif_source: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PackCommand {
+    /// Resolve the `git:` and `archive:` imports afresh (tags and branches to their
+    /// current commits) and write `mcpspec.lock`.
+    Update {
+        /// Only this remote pack (by its name); the others keep their locked revisions.
+        name: Option<String>,
+        /// Pack folders or scenario paths whose imports to resolve (default: `paths:` of
+        /// mcpspec.yaml).
+        #[arg(long = "path", value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
+    /// Validate a pack and write it as a reproducible `.tar.gz` (sorted entries, fixed
+    /// mtimes), printing its sha256 for importers' `sha256:`.
+    Build {
+        /// The pack folder (holding `pack.yaml`).
+        dir: PathBuf,
+        /// The archive to write (default: NAME-VERSION.tar.gz in the working directory).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
 }
 
@@ -275,6 +309,9 @@ pub struct RunArgs {
     /// Warnings (`level: should` failures) fail the run too.
     #[arg(long)]
     pub strict: bool,
+    /// Never touch the network: remote packs come from the cache only.
+    #[arg(long)]
+    pub offline: bool,
     /// Validate every message the server sends against the message schema of its
     /// revision; a violation fails the step that received it.
     #[arg(long)]

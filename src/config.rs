@@ -32,6 +32,11 @@ pub struct ConfigDoc {
     /// Scenario files, folders or built-in packs to run when none are given.
     #[serde(default)]
     pub paths: Vec<String>,
+    /// Packs to run as well when none are given on the command line, as a pack imports
+    /// them: `git:` with `rev:`, `archive:` with `sha256:` (pinned by `mcpspec.lock`), or
+    /// `pack:` (a folder relative to this file, or a built-in pack).
+    #[serde(default)]
+    pub imports: Vec<At<crate::dsl::model::ImportDoc>>,
     /// Default eras (a matrix when several).
     #[serde(default)]
     pub eras: Vec<At<String>>,
@@ -210,7 +215,7 @@ impl Config {
         Ok(out)
     }
 
-    fn resolve(&self, p: &str) -> PathBuf {
+    pub fn resolve(&self, p: &str) -> PathBuf {
         let candidate = self.dir.join(p);
         // Built-in pack names stay names.
         if !candidate.exists() && crate::dsl::builtin::resolve(p).is_some() {

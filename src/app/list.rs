@@ -11,9 +11,9 @@ use crate::dsl::{self, Scenario};
 
 use super::load;
 
-pub(super) fn list(paths: &[PathBuf], markdown: bool, format: Format) -> i32 {
+pub(super) fn list(paths: &[PathBuf], markdown: bool, format: Format, offline: bool) -> i32 {
     if format == Format::Json {
-        return list_json(paths);
+        return list_json(paths, offline);
     }
     let mut out = std::io::stdout().lock();
     if paths.is_empty() {
@@ -41,7 +41,7 @@ pub(super) fn list(paths: &[PathBuf], markdown: bool, format: Format) -> i32 {
         }
         return exit::OK;
     }
-    let loaded = match load(paths, false, Format::Text) {
+    let loaded = match load(paths, false, Format::Text, offline) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -60,7 +60,7 @@ pub(super) fn list(paths: &[PathBuf], markdown: bool, format: Format) -> i32 {
 
 /// `list --format json`: the built-in packs (no paths), or the packs and scenarios with
 /// their checks — the same facts as the text, as one document on stdout.
-pub(super) fn list_json(paths: &[PathBuf]) -> i32 {
+pub(super) fn list_json(paths: &[PathBuf], offline: bool) -> i32 {
     let doc = if paths.is_empty() {
         let packs: Vec<Value> = dsl::builtin::pack_names()
             .into_iter()
@@ -82,7 +82,7 @@ pub(super) fn list_json(paths: &[PathBuf]) -> i32 {
             .collect();
         serde_json::json!({ "builtinPacks": packs, "aliases": aliases })
     } else {
-        let loaded = match load(paths, false, Format::Json) {
+        let loaded = match load(paths, false, Format::Json, offline) {
             Ok(s) => s,
             Err(code) => return code,
         };
@@ -130,6 +130,7 @@ pub(super) fn pack_json(p: &dsl::pack::PackInfo) -> Value {
         "parameters": parameters,
         "requires": p.requires,
         "imports": p.imports,
+        "origin": p.origin,
         "groups": groups,
     })
 }
@@ -171,6 +172,9 @@ pub(super) fn packs_text(packs: &[dsl::pack::PackInfo]) -> String {
 ",
             p.name, p.version, p.manifest
         ));
+        if let Some(origin) = &p.origin {
+            out.push_str(&format!("    from {origin}\n"));
+        }
         if let Some(d) = &p.description {
             out.push_str(&format!(
                 "    {d}

@@ -41,6 +41,8 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
     match crate::config::Config::find(args.config.as_deref()) {
         Ok(Some(config)) => {
             let name = args.target_name.clone();
+            // `imports:`, like `paths:`, run when the command line names nothing.
+            let project_imports = args.paths.is_empty();
             let applied = config.apply(&mut args, name.as_deref()).and_then(|()| {
                 config_params = config.parameters(&mut secrets)?;
                 Ok(())
@@ -48,6 +50,12 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
             if let Err(errors) = applied {
                 errln!("{}", errors.render());
                 return exit::INVALID_INPUT;
+            }
+            if project_imports {
+                match super::pack::project_paths(&config, args.offline) {
+                    Ok(paths) => args.paths.extend(paths),
+                    Err(code) => return code,
+                }
             }
         }
         Ok(None) if args.target_name.is_some() => {
@@ -110,12 +118,20 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
     };
     // Parameter values: `--set` over mcpspec.yaml; packs add the environment, `with:` and
     // defaults below these.
+    let sources = match super::pack::sources(args.offline) {
+        Ok(s) => s,
+        Err(errors) => {
+            errln!("{}", errors.render());
+            return exit::INVALID_INPUT;
+        }
+    };
     let mut inputs = dsl::pack::ParamInputs {
         given: config_params.into_iter().collect(),
         env: true,
         check_required: true,
         release_steps: true,
         keep_compiled: KEEP_COMPILED,
+        remote: Some(sources.clone()),
     };
     for (name, value) in cli_params {
         let given = dsl::pack::Given {
@@ -139,7 +155,7 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         }
         Err(errors) => {
             errln!("{}", errors.render());
-            return exit::INVALID_INPUT;
+            return super::pack::unreachable_or(&sources, exit::INVALID_INPUT);
         }
     };
     // The baseline's entries must name scenarios and checks that exist (whether or not

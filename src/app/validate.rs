@@ -62,7 +62,9 @@ impl OtherInput {
 
 /// `validate` with no paths checks what `run` with no paths would load: the
 /// configuration in the working directory, its `paths:` and its baseline.
-pub(super) fn validate_config_paths() -> Result<Vec<(PathBuf, Option<OtherInput>)>, i32> {
+pub(super) fn validate_config_paths(
+    offline: bool,
+) -> Result<Vec<(PathBuf, Option<OtherInput>)>, i32> {
     let nothing = || {
         usage(UsageError(format!(
             "nothing to validate: give files, folders or packs (or `paths:` in {})",
@@ -74,10 +76,13 @@ pub(super) fn validate_config_paths() -> Result<Vec<(PathBuf, Option<OtherInput>
         Ok(None) => Err(nothing()),
         // The configuration is reported below (with its errors, if any) as any other file.
         Err(_) => Ok(vec![(config_file, Some(OtherInput::Config))]),
-        Ok(Some(config)) if config.doc.paths.is_empty() => Err(nothing()),
+        Ok(Some(config)) if config.doc.paths.is_empty() && config.doc.imports.is_empty() => {
+            Err(nothing())
+        }
         Ok(Some(config)) => {
             let mut paths = vec![(config_file, Some(OtherInput::Config))];
-            paths.extend(config.paths().into_iter().map(|p| {
+            let imported = super::pack::project_paths(&config, offline)?;
+            paths.extend(config.paths().into_iter().chain(imported).map(|p| {
                 let kind = OtherInput::of(&p);
                 (p, kind)
             }));
@@ -91,9 +96,9 @@ pub(super) fn validate_config_paths() -> Result<Vec<(PathBuf, Option<OtherInput>
     }
 }
 
-pub(super) fn validate(paths: &[PathBuf], format: Format) -> i32 {
+pub(super) fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 {
     let paths = if paths.is_empty() {
-        match validate_config_paths() {
+        match validate_config_paths(offline) {
             Ok(p) => p,
             Err(code) => return code,
         }
@@ -117,11 +122,19 @@ pub(super) fn validate(paths: &[PathBuf], format: Format) -> i32 {
             None => scenario_paths.push(path),
         }
     }
+    let sources = match super::pack::sources(offline) {
+        Ok(s) => s,
+        Err(e) => {
+            errors.0.extend(e.0);
+            return invalid(&errors, format);
+        }
+    };
     let loaded = if scenario_paths.is_empty() {
         None
     } else {
         let inputs = dsl::pack::ParamInputs {
             release_steps: true,
+            remote: Some(sources.clone()),
             ..Default::default()
         };
         match dsl::load::load_all(&scenario_paths, &inputs) {
@@ -133,7 +146,7 @@ pub(super) fn validate(paths: &[PathBuf], format: Format) -> i32 {
         }
     };
     if !errors.is_empty() {
-        return invalid(&errors, format);
+        return super::pack::unreachable_or(&sources, invalid(&errors, format));
     }
     let scenarios = loaded.as_ref().map_or(0, |l| l.scenarios.len());
     let steps: usize = loaded

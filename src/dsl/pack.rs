@@ -50,6 +50,9 @@ pub struct PackInfo {
     pub parameters: Vec<(String, ParamDecl)>,
     pub requires: Option<String>,
     pub imports: Vec<String>,
+    /// Where a remote pack came from (`git URL@rev (commit …)`, `archive URL`); `None` for
+    /// local and built-in packs.
+    pub origin: Option<String>,
     /// Group names with their parameter names.
     pub groups: Vec<(String, Vec<String>)>,
 }
@@ -79,6 +82,25 @@ struct ImportCtx<'a> {
     file: &'a Arc<SourceFile>,
     importer: &'a str,
     doc: &'a ImportDoc,
+    /// Where errors about the import point: what it names (`pack:`, `git:`, `archive:`).
+    pos: Pos,
+}
+
+/// Fetching is not the dsl's job: the caller hands the resolver one of these (in
+/// [`ParamInputs::remote`]), which turns a `git:` or `archive:` import into a local folder.
+pub trait RemoteImports: std::fmt::Debug + Send + Sync {
+    /// The folder of the pack the import names, or the error at the import.
+    fn fetch(&self, file: &Arc<SourceFile>, import: &ImportDoc) -> Result<Fetched, LoadError>;
+
+    /// Where the pack in `dir` came from, when it is a remote pack made local (how
+    /// `mcpspec list` shows it); `None` for local folders.
+    fn origin_of(&self, dir: &Path) -> Option<String>;
+}
+
+/// A remote pack made local.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub dir: PathBuf,
 }
 
 struct Loaded {
@@ -139,9 +161,7 @@ impl<'i> Resolver<'i> {
 
     fn load(&mut self, source: Source, import: Option<ImportCtx<'_>>) {
         let key = source.key();
-        let import_pos = import
-            .as_ref()
-            .map(|i| Pos::new(i.file, i.doc.pack.line, i.doc.pack.col));
+        let import_pos = import.as_ref().map(|i| i.pos.clone());
         if let Some(at) = self.stack.iter().position(|(k, _, _)| *k == key) {
             self.cycle(at, import_pos);
             return;
@@ -184,6 +204,12 @@ impl<'i> Resolver<'i> {
             }
         };
         let name = doc.name.value.clone();
+        // A pack importing itself through another copy (another repository's revision of
+        // it, fetched into the cache) is a cycle too, whatever the copy's version.
+        if let Some(at) = self.stack.iter().position(|(_, n, _)| *n == name) {
+            self.cycle(at, import_pos);
+            return;
+        }
         // The same pack name from another folder: one version only, loaded once.
         if let Some(other) = self.by_name.get(&name).cloned() {
             let first = &self.loaded[&other];
@@ -233,14 +259,18 @@ impl<'i> Resolver<'i> {
         let values = self.parameters(&doc, &file, import.as_ref());
         let requirement = self.requirement(&doc, &file);
 
-        self.stack.push((key, name.clone(), import_pos));
+        self.stack.push((key.clone(), name.clone(), import_pos));
         let mut imports = Vec::new();
         for imp in &doc.imports {
-            imports.push(imp.pack.value.clone());
+            imports.push(describe_import(imp));
+            let (line, col) = imp
+                .target()
+                .map_or((imp.line, imp.col), |t| (t.line, t.col));
             let ctx = ImportCtx {
                 file: &file,
                 importer: &name,
                 doc: &imp.value,
+                pos: Pos::new(&file, line, col),
             };
             match self.import_source(&source, dir.as_deref(), &ctx) {
                 Some(target) => self.load(target, Some(ctx)),
@@ -286,6 +316,10 @@ impl<'i> Resolver<'i> {
                 .collect(),
             requires: requirement.as_ref().map(|r| describe_requirement(r)),
             imports,
+            origin: dir
+                .as_deref()
+                .zip(self.inputs.remote.as_ref())
+                .and_then(|(d, r)| r.origin_of(d)),
             groups: doc
                 .groups
                 .iter()
@@ -338,8 +372,15 @@ impl<'i> Resolver<'i> {
         dir: Option<&Path>,
         ctx: &ImportCtx<'_>,
     ) -> Option<Source> {
-        let target = &ctx.doc.pack;
-        let pos = Pos::new(ctx.file, target.line, target.col);
+        if let Err(e) = check_import_fields(ctx.file, ctx.doc, &ctx.pos) {
+            self.errors.push(e);
+            return None;
+        }
+        if ctx.doc.is_remote() {
+            return self.remote_source(ctx);
+        }
+        let target = ctx.doc.pack.as_ref()?;
+        let pos = ctx.pos.clone();
         if let Some(dir) = dir {
             let candidate = lexical_join(dir, &target.value);
             if candidate.join(MANIFEST).is_file() {
@@ -372,31 +413,28 @@ impl<'i> Resolver<'i> {
         None
     }
 
+    /// A `git:` or `archive:` import: fetched (or found in the cache) by the caller's
+    /// [`RemoteImports`].
+    fn remote_source(&mut self, ctx: &ImportCtx<'_>) -> Option<Source> {
+        let Some(remote) = self.inputs.remote.clone() else {
+            self.errors.push(LoadError::at(
+                ctx.pos.clone(),
+                "remote imports (`git:`, `archive:`) are not available here",
+            ));
+            return None;
+        };
+        match remote.fetch(ctx.file, ctx.doc) {
+            Ok(fetched) => Some(Source::Dir(fetched.dir)),
+            Err(e) => {
+                self.errors.push(e);
+                None
+            }
+        }
+    }
+
     fn check_version(&mut self, i: &ImportCtx<'_>, name: &str, version: &semver::Version) {
-        let Some(req) = &i.doc.version else { return };
-        let pos = Pos::new(i.file, req.line, req.col);
-        match semver::VersionReq::parse(req) {
-            Err(e) => self.errors.push(
-                LoadError::at(
-                    pos,
-                    format!("invalid version requirement `{}`: {e}", req.value),
-                )
-                .with_help("use a semver range such as `^1.0`, `~1.4` or `>=1.2, <2`"),
-            ),
-            Ok(r) if !r.matches(version) => self.errors.push(
-                LoadError::at(
-                    pos,
-                    format!(
-                        "pack `{name}` is version {version}, which does not satisfy `{}`",
-                        req.value
-                    ),
-                )
-                .with_help(format!(
-                    "`{}` imports it; update the requirement or the pack",
-                    i.importer
-                )),
-            ),
-            Ok(_) => {}
+        if let Some(e) = check_range(i.file, i.doc, i.importer, name, version) {
+            self.errors.push(e);
         }
     }
 
@@ -414,7 +452,7 @@ impl<'i> Resolver<'i> {
             .map(|(k, v)| (k.clone(), v.to_json()))
             .collect();
         if !with.is_empty() && with != first_with {
-            let pos = Pos::new(i.file, i.doc.pack.line, i.doc.pack.col);
+            let pos = i.pos.clone();
             let help = match first_at {
                 Some(p) => format!(
                     "it is first imported at {p}; a pack runs once, with one set of parameter values"
@@ -457,6 +495,161 @@ impl<'i> Resolver<'i> {
         };
         self.errors.push(error.with_help(help));
     }
+}
+
+/// The import's `version:` range against the version of the pack it reached.
+pub fn check_range(
+    file: &Arc<SourceFile>,
+    doc: &ImportDoc,
+    importer: &str,
+    name: &str,
+    version: &semver::Version,
+) -> Option<LoadError> {
+    let req = doc.version.as_ref()?;
+    let pos = Pos::new(file, req.line, req.col);
+    match semver::VersionReq::parse(req) {
+        Err(e) => Some(
+            LoadError::at(
+                pos,
+                format!("invalid version requirement `{}`: {e}", req.value),
+            )
+            .with_help("use a semver range such as `^1.0`, `~1.4` or `>=1.2, <2`"),
+        ),
+        Ok(r) if !r.matches(version) => Some(
+            LoadError::at(
+                pos,
+                format!(
+                    "pack `{name}` is version {version}, which does not satisfy `{}`",
+                    req.value
+                ),
+            )
+            .with_help(format!(
+                "`{importer}` imports it; update the requirement or the pack"
+            )),
+        ),
+        Ok(_) => None,
+    }
+}
+
+/// How `list` shows an import: the folder or name, or the remote source.
+fn describe_import(doc: &ImportDoc) -> String {
+    let v = |a: &Option<At<String>>| a.as_ref().map(|a| a.value.clone());
+    match (v(&doc.pack), v(&doc.git), v(&doc.archive)) {
+        (Some(p), _, _) => p,
+        (None, Some(g), _) => {
+            let rev = v(&doc.rev).map(|r| format!("@{r}")).unwrap_or_default();
+            let path = v(&doc.path)
+                .map(|p| format!(" path {p}"))
+                .unwrap_or_default();
+            format!("git {g}{rev}{path}")
+        }
+        (None, None, Some(a)) => {
+            let path = v(&doc.path)
+                .map(|p| format!(" path {p}"))
+                .unwrap_or_default();
+            format!("archive {a}{path}")
+        }
+        _ => String::new(),
+    }
+}
+
+/// An import names one pack: `pack:` (a folder or built-in name), or `git:` with `rev:`,
+/// or `archive:` with `sha256:`; `path:` and `token:` go with the remote kinds only.
+pub fn check_import_fields(
+    file: &Arc<SourceFile>,
+    doc: &ImportDoc,
+    at: &Pos,
+) -> Result<(), LoadError> {
+    let pos = |a: &At<String>| Pos::new(file, a.line, a.col);
+    let kinds = [&doc.pack, &doc.git, &doc.archive];
+    let named: Vec<&At<String>> = kinds.iter().filter_map(|k| k.as_ref()).collect();
+    let kinds_help = "an import is `pack: FOLDER-OR-BUILTIN`, `git: URL` with `rev:`, or `archive: URL` with `sha256:`";
+    match named.as_slice() {
+        [] => {
+            return Err(LoadError::at(at.clone(), "the import names no pack").with_help(kinds_help));
+        }
+        [_] => {}
+        [_, second, ..] => {
+            return Err(LoadError::at(
+                pos(second),
+                "an import names one of `pack:`, `git:` and `archive:`",
+            )
+            .with_help(kinds_help));
+        }
+    }
+    let misplaced = |field: &Option<At<String>>, name: &str, with: &str| {
+        field.as_ref().map(|f| {
+            LoadError::at(pos(f), format!("`{name}:` goes with `{with}:` only"))
+                .with_help(kinds_help)
+        })
+    };
+    if doc.git.is_none()
+        && let Some(e) = misplaced(&doc.rev, "rev", "git")
+    {
+        return Err(e);
+    }
+    if doc.archive.is_none()
+        && let Some(e) = misplaced(&doc.sha256, "sha256", "archive")
+    {
+        return Err(e);
+    }
+    if doc.pack.is_some() {
+        if let Some(e) = misplaced(&doc.path, "path", "git` or `archive") {
+            return Err(e);
+        }
+        if let Some(e) = misplaced(&doc.token, "token", "git` or `archive") {
+            return Err(e);
+        }
+    }
+    if let Some(git) = &doc.git
+        && doc.rev.is_none()
+    {
+        return Err(
+            LoadError::at(pos(git), format!("missing `rev:` for `git: {}`", git.value))
+                .with_help("name a tag, branch or commit, e.g. `rev: v1.2.0`; `mcpspec.lock` pins it to a commit"),
+        );
+    }
+    if let Some(archive) = &doc.archive {
+        let Some(sha) = &doc.sha256 else {
+            return Err(LoadError::at(
+                pos(archive),
+                format!("missing `sha256:` for `archive: {}`", archive.value),
+            )
+            .with_help("`mcpspec pack build` prints an archive's SHA-256 (or `sha256sum FILE`)"));
+        };
+        if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(LoadError::at(pos(sha), "`sha256:` is 64 hex digits"));
+        }
+    }
+    if let Some(path) = &doc.path {
+        let p = Path::new(&path.value);
+        if p.is_absolute()
+            || p.components().any(|c| {
+                !matches!(
+                    c,
+                    std::path::Component::Normal(_) | std::path::Component::CurDir
+                )
+            })
+        {
+            return Err(LoadError::at(
+                pos(path),
+                format!(
+                    "`path: {}` must stay inside the repository or archive",
+                    path.value
+                ),
+            )
+            .with_help("a relative folder without `..`, e.g. `path: packs/platform`"));
+        }
+    }
+    if let Some(token) = &doc.token
+        && !token.value.starts_with("env:")
+    {
+        // No snippet: the line would show the credential written in the file.
+        let at = format!("{}:{}:{}", file.name, token.line, token.col);
+        return Err(LoadError::file(at, "a token is read from the environment")
+            .with_help("write `token: env:VAR` and set VAR; a token is never written in a file"));
+    }
+    Ok(())
 }
 
 /// `dir/rel` with `.` and `..` resolved lexically, so that reports show

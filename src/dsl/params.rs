@@ -37,6 +37,8 @@ pub struct ParamInputs {
     /// that small runs (and one huge scenario) are not compiled twice; memory stays bounded
     /// past this count.
     pub keep_compiled: usize,
+    /// Fetches `git:` and `archive:` imports (none: such imports are errors).
+    pub remote: Option<std::sync::Arc<dyn super::pack::RemoteImports>>,
 }
 
 impl ParamInputs {

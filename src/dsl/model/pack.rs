@@ -100,8 +100,30 @@ pub struct PackRequires {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ImportDoc {
     /// A folder holding a `pack.yaml` (relative to this pack's folder), or a built-in
-    /// pack name such as `conformance-2026-07-28`.
-    pub pack: At<String>,
+    /// pack name such as `conformance-2026-07-28`. One of `pack`, `git`, `archive`.
+    #[serde(default)]
+    pub pack: Option<At<String>>,
+    /// A git repository URL (`https://`, `ssh://`, `git@host:path`, `file://`) holding the
+    /// pack; needs `rev:`. Pinned by `mcpspec.lock`.
+    #[serde(default)]
+    pub git: Option<At<String>>,
+    /// With `git:`: a tag, branch or commit.
+    #[serde(default)]
+    pub rev: Option<At<String>>,
+    /// With `git:` or `archive:`: the pack's folder inside the repository or archive
+    /// (default: its root).
+    #[serde(default)]
+    pub path: Option<At<String>>,
+    /// A `.tar.gz` or `.zip` URL holding the pack; needs `sha256:`.
+    #[serde(default)]
+    pub archive: Option<At<String>>,
+    /// With `archive:`: the archive's SHA-256, 64 hex digits (`mcpspec pack build` prints it).
+    #[serde(default)]
+    pub sha256: Option<At<String>>,
+    /// With `git:` or `archive:`: `env:VAR`, a token for a private repository or archive
+    /// (read from the environment, never written anywhere).
+    #[serde(default)]
+    pub token: Option<At<String>>,
     /// Required version range (semver, e.g. `^1.0`, `>=1.2, <2`).
     #[serde(default)]
     pub version: Option<At<String>>,
@@ -109,6 +131,21 @@ pub struct ImportDoc {
     /// environment in precedence).
     #[serde(default)]
     pub with: IndexMap<String, TValue>,
+}
+
+impl ImportDoc {
+    /// What the import names (`pack:`, `git:` or `archive:`), where errors about it point.
+    pub fn target(&self) -> Option<&At<String>> {
+        self.pack
+            .as_ref()
+            .or(self.git.as_ref())
+            .or(self.archive.as_ref())
+    }
+
+    /// A `git:` or `archive:` import, fetched into the cache.
+    pub fn is_remote(&self) -> bool {
+        self.git.is_some() || self.archive.is_some()
+    }
 }
 
 /// A reusable sequence of steps with parameters.
