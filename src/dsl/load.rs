@@ -17,8 +17,8 @@ use super::scenario::*;
 use super::scope::Scope;
 use crate::source::Pos;
 
-/// Reading YAML is the ground floor's ([`crate::yaml::parse`]); the old paths stay for
-/// code written against them.
+// Compiling one scenario is [`super::compile`]'s, reading YAML the ground floor's
+// ([`crate::yaml::parse`]); the old paths stay for code written against them.
 pub use super::compile::{BUILTIN_VARS, is_variable_name, parse_scenario, parse_scenario_in};
 pub use crate::yaml::parse as parse_yaml;
 

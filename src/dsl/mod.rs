@@ -1,5 +1,10 @@
 //! The scenario DSL: typed model (source of truth for the JSON Schema), loading with
 //! positions, validation, and templates.
+//!
+//! Imports run one way, bottom to top: [`model`], [`scope`], [`params`], [`template`],
+//! [`discover`] (which files a path names) → [`scenario`] (the compiled types) →
+//! `compile` (one document → a [`Scenario`]) → [`pack`] (import graph, parameter values)
+//! → [`load`] (the entry points). YAML itself is read by [`crate::yaml`].
 
 pub mod builtin;
 mod compile;

@@ -79,6 +79,12 @@ impl Scenario {
     }
 }
 
+/// `s` without spare capacity.
+fn exact(mut s: String) -> String {
+    s.shrink_to_fit();
+    s
+}
+
 /// The names listed under `requires: { parameters: [...] }`.
 fn required_parameters(r: Option<&model::Requires>) -> impl Iterator<Item = String> + '_ {
     r.into_iter()
@@ -181,10 +187,15 @@ impl Compiler {
         if !self.errors.is_empty() {
             return Err(self.errors);
         }
+        // What a released scenario keeps for the whole run is trimmed to its length: the
+        // YAML reader's strings carry spare capacity.
+        let mut tags = doc.tags;
+        tags.iter_mut().for_each(String::shrink_to_fit);
+        tags.shrink_to_fit();
         Ok(Scenario {
-            id: doc.scenario.value,
-            description: doc.description,
-            tags: doc.tags,
+            id: exact(doc.scenario.value),
+            description: doc.description.map(exact),
+            tags,
             eras,
             requires,
             vars: doc.vars.into_iter().collect(),
