@@ -840,7 +840,13 @@ mod tests {
             diff_snapshots(&tool(a), &tool(b), ("a".into(), "b".into()))
                 .changes
                 .into_iter()
-                .map(|c| (c.kind.as_str().to_string(), c.breaks_clients, c.affects_models))
+                .map(|c| {
+                    (
+                        c.kind.as_str().to_string(),
+                        c.breaks_clients,
+                        c.affects_models,
+                    )
+                })
                 .collect()
         };
         let narrowed = vec![("task_support_narrowed".to_string(), Breaks::Yes, Models::No)];
