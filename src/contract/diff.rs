@@ -71,7 +71,10 @@ pub(super) struct Builder {
 }
 
 impl Builder {
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call per change, each value a different fact of it; a struct would only rename the arguments"
+    )]
     pub(super) fn push(
         &mut self,
         list: &str,
@@ -97,7 +100,10 @@ impl Builder {
 
     /// Items that left (`removed`), moved (`moved_kind`: a probable rename or a new URI)
     /// and arrived (`added`), keyed by `key`.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call per change, each value a different fact of it; a struct would only rename the arguments"
+    )]
     pub(super) fn membership(
         &mut self,
         list: &str,
@@ -166,6 +172,10 @@ impl Builder {
     }
 
     /// A field of an item changed (title, description, annotations, mimeType…).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call per change, each value a different fact of it; a struct would only rename the arguments"
+    )]
     pub(super) fn field(
         &mut self,
         list: &str,
