@@ -35,6 +35,10 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "parsed once per process and matched at once: its size costs nothing"
+)]
 pub enum Command {
     /// Run scenarios (files or folders) against a server.
     Run(RunArgs),

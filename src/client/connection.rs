@@ -50,6 +50,10 @@ pub struct ConnectError {
     pub transcript: Vec<TranscriptEntry>,
 }
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per connection, made once and never moved: boxing would only add an indirection"
+)]
 enum Transport {
     Stdio(StdioTransport),
     Http(HttpTransport),

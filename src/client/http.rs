@@ -96,6 +96,10 @@ impl HttpTransport {
         Ok(ex)
     }
 
+    #[allow(
+        clippy::result_large_err,
+        reason = "the error of a failed request, made once per failure; boxing it would cost every caller"
+    )]
     fn headers_for(&self, out: &Outgoing) -> Result<HeaderMap, TransportError> {
         let mut map = HeaderMap::new();
         let mut defaults = vec![

@@ -125,6 +125,269 @@ impl serde::Serialize for ChangeKind {
     }
 }
 
+/// One row of the change-kind table of the docs: the kinds (with notes, as Markdown) of one
+/// list that share a verdict.
+pub struct Row {
+    pub list: &'static str,
+    pub kinds: &'static str,
+    pub breaks_clients: &'static str,
+    pub affects_models: &'static str,
+}
+
+/// The change-kind table of the docs, row by row: the one place it is written. Tests hold
+/// it to [`ChangeKind::ALL`] (every kind has a row) and to the schema comparator's
+/// verdicts (a schema row says what the comparator decides).
+pub const TABLE: &[Row] = &[
+    Row {
+        list: "any",
+        kinds: "`removed`",
+        breaks_clients: "true",
+        affects_models: "true",
+    },
+    Row {
+        list: "any",
+        kinds: "`added`",
+        breaks_clients: "false",
+        affects_models: "true",
+    },
+    Row {
+        list: "tools, prompts",
+        kinds: "`renamed` (a removed and an added item with equal schemas/arguments: a probable rename)",
+        breaks_clients: "true",
+        affects_models: "true",
+    },
+    Row {
+        list: "tools, prompts, resources",
+        kinds: "`title_changed`, `description_changed`",
+        breaks_clients: "false",
+        affects_models: "true",
+    },
+    Row {
+        list: "tools",
+        kinds: "`annotations_changed`",
+        breaks_clients: "false",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "resources",
+        kinds: "`uri_changed` (same name, new URI) / templates: `uri_template_changed`",
+        breaks_clients: "true",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "resources, templates",
+        kinds: "`mime_type_changed`",
+        breaks_clients: "true",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "resources, templates",
+        kinds: "`name_changed`",
+        breaks_clients: "false",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "tools (input)",
+        kinds: "`required_parameter_added`, `parameter_removed`, `parameter_renamed`, `parameter_became_required`",
+        breaks_clients: "true",
+        affects_models: "true",
+    },
+    Row {
+        list: "tools (input)",
+        kinds: "`optional_parameter_added`, `parameter_became_optional`",
+        breaks_clients: "false",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "tools (input)",
+        kinds: "`type_changed` (narrowed or incompatible), `enum_added`, `enum_values_removed`, `const_added`, `const_changed`",
+        breaks_clients: "true",
+        affects_models: "true",
+    },
+    Row {
+        list: "tools (input)",
+        kinds: "`type_widened`, `enum_values_added`, `enum_removed`, `const_removed`",
+        breaks_clients: "false",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "tools (input)",
+        kinds: "`bound_narrowed` (lower `maximum`, higher `minimum`, length/items/properties bounds, `multipleOf`, `uniqueItems`), `pattern_added`/`_changed`, `format_added`/`_changed`, `additional_properties_restricted`",
+        breaks_clients: "true",
+        affects_models: "true",
+    },
+    Row {
+        list: "tools (input)",
+        kinds: "`bound_widened`, `pattern_removed`, `format_removed`, `additional_properties_relaxed`",
+        breaks_clients: "false",
+        affects_models: "false",
+    },
+    Row {
+        list: "tools (input)",
+        kinds: "`parameter_description_changed`, `parameter_title_changed`",
+        breaks_clients: "false",
+        affects_models: "true",
+    },
+    Row {
+        list: "tools (input)",
+        kinds: "`default_changed`",
+        breaks_clients: "false",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "tools (output)",
+        kinds: "`parameter_description_changed`",
+        breaks_clients: "false",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "tools (output)",
+        kinds: "`parameter_title_changed`, `default_changed`",
+        breaks_clients: "false",
+        affects_models: "false",
+    },
+    Row {
+        list: "tools (output)",
+        kinds: "`output_property_removed`, `output_property_renamed`, `output_property_no_longer_required`, `type_changed` (any), `output_schema_removed`",
+        breaks_clients: "true",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "tools (output)",
+        kinds: "changes that let the output hold more values: `enum_values_added`, `enum_removed`, `const_removed`, `const_changed`, `bound_widened`, `pattern_removed`/`_changed`, `format_removed`/`_changed`, `additional_properties_relaxed`",
+        breaks_clients: "true",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "tools (output)",
+        kinds: "`output_property_added`, `output_schema_added`",
+        breaks_clients: "false",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "tools (output)",
+        kinds: "`output_property_now_required` and changes that narrow the output",
+        breaks_clients: "false",
+        affects_models: "false",
+    },
+    Row {
+        list: "tools",
+        kinds: "`unknown_schema_change` (`$ref`, `$defs`, `oneOf`/`anyOf`/`allOf`/`not`, `if`/`then`/`else`, `patternProperties`, … differ: one change at that node, nothing guessed below it)",
+        breaks_clients: "unknown",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "tools",
+        kinds: "`task_support_narrowed` (`execution.taskSupport` — absent means `forbidden` — becomes `required`, or `forbidden` where tasks were allowed: a call that worked is refused)",
+        breaks_clients: "true",
+        affects_models: "false",
+    },
+    Row {
+        list: "tools",
+        kinds: "`task_support_widened` (`forbidden` → `optional`, `required` → `optional`)",
+        breaks_clients: "false",
+        affects_models: "false",
+    },
+    Row {
+        list: "tools",
+        kinds: "`execution_changed` (another field of `execution`)",
+        breaks_clients: "unknown",
+        affects_models: "false",
+    },
+    Row {
+        list: "tools",
+        kinds: "`invalid_x_mcp_header` (HTTP clients must drop the tool: non-`tchar` value, duplicate, wrong type, not reachable through `properties`, integer range)",
+        breaks_clients: "true",
+        affects_models: "true",
+    },
+    Row {
+        list: "tools",
+        kinds: "`x_mcp_header_added` / `_changed` / `_removed` (clients re-fetch on -32020)",
+        breaks_clients: "false",
+        affects_models: "false",
+    },
+    Row {
+        list: "prompts",
+        kinds: "`required_argument_added`, `argument_removed`, `argument_became_required`",
+        breaks_clients: "true",
+        affects_models: "true",
+    },
+    Row {
+        list: "prompts",
+        kinds: "`optional_argument_added`, `argument_became_optional`",
+        breaks_clients: "false",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "prompts",
+        kinds: "`argument_description_changed`, `argument_title_changed`",
+        breaks_clients: "false",
+        affects_models: "true",
+    },
+    Row {
+        list: "server",
+        kinds: "`protocol_version_dropped` (breaks that era's clients)",
+        breaks_clients: "true",
+        affects_models: "false",
+    },
+    Row {
+        list: "server",
+        kinds: "`protocol_version_added`",
+        breaks_clients: "false",
+        affects_models: "false",
+    },
+    Row {
+        list: "server",
+        kinds: "`capability_removed` (also a flag turned off), `extension_removed`",
+        breaks_clients: "true",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "server",
+        kinds: "`capability_added`, `capability_changed`, `extension_added`",
+        breaks_clients: "false",
+        affects_models: "possibly",
+    },
+    Row {
+        list: "server",
+        kinds: "`instructions_changed`",
+        breaks_clients: "false",
+        affects_models: "true",
+    },
+];
+
+/// [`TABLE`] as the Markdown table the docs print.
+pub fn markdown_table() -> String {
+    let mut out =
+        String::from("| list | kind | breaks clients | affects models |\n|---|---|---|---|\n");
+    for row in TABLE {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            row.list, row.kinds, row.breaks_clients, row.affects_models
+        ));
+    }
+    out
+}
+
+impl Row {
+    /// The kinds the row names: its backticked words that are kinds, and the short forms
+    /// after one (`pattern_added`/`_changed` names `pattern_changed`).
+    pub fn named(&self) -> Vec<ChangeKind> {
+        let mut out: Vec<ChangeKind> = Vec::new();
+        for word in self.kinds.split('`').skip(1).step_by(2) {
+            let full = match (word.strip_prefix('_'), out.last()) {
+                (Some(_), Some(prev)) => {
+                    let stem = prev.as_str().rsplit_once('_').map_or("", |(s, _)| s);
+                    format!("{stem}{word}")
+                }
+                _ => word.to_string(),
+            };
+            out.extend(ChangeKind::parse(&full));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +400,63 @@ mod tests {
             assert_eq!(ChangeKind::parse(kind.as_str()), Some(*kind));
         }
         assert_eq!(ChangeKind::parse("no_such_kind"), None);
+    }
+
+    #[test]
+    fn every_kind_has_a_row_of_the_table() {
+        let named: std::collections::HashSet<ChangeKind> =
+            TABLE.iter().flat_map(Row::named).collect();
+        let missing: Vec<&str> = ChangeKind::ALL
+            .iter()
+            .filter(|k| !named.contains(k))
+            .map(|k| k.as_str())
+            .collect();
+        assert!(missing.is_empty(), "kinds without a row: {missing:?}");
+    }
+
+    /// The rows of schema kinds say what the schema comparator decides (the kinds it does
+    /// not decide, such as `output_schema_removed`, are classified where they are found).
+    #[test]
+    fn schema_rows_agree_with_the_comparator() {
+        use super::super::schema_diff::{Breaks, Direction, Models, verdict};
+        let breaks = |b: Breaks| match b {
+            Breaks::Yes => "true",
+            Breaks::No => "false",
+            Breaks::Unknown => "unknown",
+        };
+        let models = |m: Models| match m {
+            Models::Yes => "true",
+            Models::No => "false",
+            Models::Possibly => "possibly",
+        };
+        let mut checked = 0;
+        for row in TABLE {
+            let dir = match row.list {
+                "tools (input)" => Direction::Input,
+                "tools (output)" => Direction::Output,
+                _ => continue,
+            };
+            for kind in row.named() {
+                let (b, m) = verdict(kind, dir);
+                if b == Breaks::Unknown {
+                    continue;
+                }
+                checked += 1;
+                assert_eq!(
+                    (breaks(b), models(m)),
+                    (row.breaks_clients, row.affects_models),
+                    "{kind} in {}",
+                    row.list
+                );
+            }
+        }
+        assert!(checked > 40, "only {checked} schema kinds checked");
+    }
+
+    #[test]
+    fn the_markdown_table_has_a_line_per_row() {
+        let table = markdown_table();
+        assert_eq!(table.lines().count(), TABLE.len() + 2);
+        assert!(table.contains("| any | `removed` | true | true |"));
     }
 }

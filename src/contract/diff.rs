@@ -1,15 +1,24 @@
 //! Classifying every change between two snapshots (the reference's summary table, with
 //! JSON Schemas compared deeply and direction-aware).
 
+mod prompts;
+mod resources;
+mod server;
+mod tools;
+
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::change_kind::ChangeKind;
-use super::schema_diff::{self, Breaks, Direction, Models};
+use super::schema_diff::{Breaks, Models};
 use super::snapshot::Snapshot;
-use super::xmcp::invalid_x_mcp_headers;
+
+use prompts::*;
+use resources::*;
+use server::*;
+use tools::*;
 
 /// One classified change.
 #[derive(Debug, Clone, Serialize)]
@@ -57,13 +66,16 @@ pub struct DiffReport {
     pub warnings: Vec<String>,
 }
 
-struct Builder {
+pub(super) struct Builder {
     changes: Vec<Change>,
 }
 
 impl Builder {
-    #[allow(clippy::too_many_arguments)]
-    fn push(
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call per change, each value a different fact of it; a struct would only rename the arguments"
+    )]
+    pub(super) fn push(
         &mut self,
         list: &str,
         name: &str,
@@ -88,8 +100,11 @@ impl Builder {
 
     /// Items that left (`removed`), moved (`moved_kind`: a probable rename or a new URI)
     /// and arrived (`added`), keyed by `key`.
-    #[allow(clippy::too_many_arguments)]
-    fn membership(
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call per change, each value a different fact of it; a struct would only rename the arguments"
+    )]
+    pub(super) fn membership(
         &mut self,
         list: &str,
         key: &str,
@@ -141,7 +156,13 @@ impl Builder {
     }
 
     /// `title` and `description` of an item: model-facing text.
-    fn title_and_description(&mut self, list: &str, name: &str, old: &Value, new: &Value) {
+    pub(super) fn title_and_description(
+        &mut self,
+        list: &str,
+        name: &str,
+        old: &Value,
+        new: &Value,
+    ) {
         for (field, kind) in [
             ("title", ChangeKind::TitleChanged),
             ("description", ChangeKind::DescriptionChanged),
@@ -151,7 +172,11 @@ impl Builder {
     }
 
     /// A field of an item changed (title, description, annotations, mimeType…).
-    fn field(
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call per change, each value a different fact of it; a struct would only rename the arguments"
+    )]
+    pub(super) fn field(
         &mut self,
         list: &str,
         name: &str,
@@ -223,12 +248,12 @@ pub fn diff_snapshots(
     }
 }
 
-fn key_of<'a>(v: &'a Value, key: &str) -> &'a str {
+pub(super) fn key_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
 /// Items only in `a`, only in `b`, and in both (by stable key).
-fn split<'a>(
+pub(super) fn split<'a>(
     a: &'a [Value],
     b: &'a [Value],
     key: &str,
@@ -255,7 +280,7 @@ fn split<'a>(
 }
 
 /// Pair removed and added items that look like renames (`same` decides).
-fn pair_renames<'a>(
+pub(super) fn pair_renames<'a>(
     removed: Vec<&'a Value>,
     added: Vec<&'a Value>,
     same: impl Fn(&Value, &Value) -> bool,
@@ -271,514 +296,6 @@ fn pair_renames<'a>(
         }
     }
     (removed_left, added_left, pairs)
-}
-
-fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
-    let list = "tools";
-    let (removed, added, both) = split(before, after, "name");
-    let same_schema = |x: &Value, y: &Value| {
-        x.get("inputSchema") == y.get("inputSchema")
-            && x.get("outputSchema") == y.get("outputSchema")
-    };
-    let (removed, added, renamed) = pair_renames(removed, added, same_schema);
-    b.membership(
-        list,
-        "name",
-        &removed,
-        &renamed,
-        &added,
-        ChangeKind::Renamed,
-        Models::Yes,
-    );
-    for t in &added {
-        x_mcp_header(b, key_of(t, "name"), None, t);
-    }
-    for (old, new) in both {
-        let name = key_of(old, "name");
-        b.title_and_description(list, name, old, new);
-        b.field(
-            list,
-            name,
-            old,
-            new,
-            "annotations",
-            ChangeKind::AnnotationsChanged,
-            Breaks::No,
-            Models::Possibly,
-        );
-        execution(b, name, old.get("execution"), new.get("execution"));
-        let empty = json!({});
-        schema_changes(
-            b,
-            list,
-            name,
-            "inputSchema",
-            old.get("inputSchema").unwrap_or(&empty),
-            new.get("inputSchema").unwrap_or(&empty),
-            Direction::Input,
-        );
-        match (old.get("outputSchema"), new.get("outputSchema")) {
-            (Some(x), Some(y)) => {
-                schema_changes(b, list, name, "outputSchema", x, y, Direction::Output)
-            }
-            (Some(x), None) => b.push(
-                list,
-                name,
-                ChangeKind::OutputSchemaRemoved,
-                Some("outputSchema".into()),
-                Some(x.clone()),
-                None,
-                Breaks::Yes,
-                Models::Possibly,
-            ),
-            (None, Some(y)) => b.push(
-                list,
-                name,
-                ChangeKind::OutputSchemaAdded,
-                Some("outputSchema".into()),
-                None,
-                Some(y.clone()),
-                Breaks::No,
-                Models::Possibly,
-            ),
-            (None, None) => {}
-        }
-        x_mcp_header(b, name, Some(old), new);
-    }
-}
-
-fn schema_changes(
-    b: &mut Builder,
-    list: &str,
-    name: &str,
-    prefix: &str,
-    x: &Value,
-    y: &Value,
-    dir: Direction,
-) {
-    for c in schema_diff::compare(x, y, dir) {
-        let path = if c.path.is_empty() {
-            prefix.to_string()
-        } else {
-            format!("{prefix}.{}", c.path)
-        };
-        b.push(
-            list,
-            name,
-            c.kind,
-            Some(path),
-            c.before,
-            c.after,
-            c.breaks,
-            c.models,
-        );
-    }
-}
-
-/// `execution` of a tool (2025-11-25 `ToolExecution`). `taskSupport` (absent means
-/// `forbidden`) says how the tool may be called: a change that refuses calls that worked
-/// (tasks now `required`, or `forbidden` where they were allowed) breaks clients; one that
-/// only allows more (`optional`) does not. Neither is shown to models: hosts act on it.
-/// Other `execution` fields are unknown to the comparator.
-fn execution(b: &mut Builder, name: &str, old: Option<&Value>, new: Option<&Value>) {
-    let task_support = |e: Option<&Value>| {
-        e.and_then(|e| e.get("taskSupport"))
-            .and_then(Value::as_str)
-            .unwrap_or("forbidden")
-            .to_string()
-    };
-    let (before, after) = (task_support(old), task_support(new));
-    if before != after {
-        let narrowed = after == "required" || (after == "forbidden" && before != "forbidden");
-        let (kind, breaks) = if narrowed {
-            (ChangeKind::TaskSupportNarrowed, Breaks::Yes)
-        } else {
-            (ChangeKind::TaskSupportWidened, Breaks::No)
-        };
-        b.push(
-            "tools",
-            name,
-            kind,
-            Some("execution.taskSupport".into()),
-            Some(json!(before)),
-            Some(json!(after)),
-            breaks,
-            Models::No,
-        );
-    }
-    let others = |e: Option<&Value>| {
-        let mut e = e.and_then(Value::as_object).cloned().unwrap_or_default();
-        e.remove("taskSupport");
-        e
-    };
-    let (x, y) = (others(old), others(new));
-    if x != y {
-        b.push(
-            "tools",
-            name,
-            ChangeKind::ExecutionChanged,
-            Some("execution".into()),
-            Some(Value::Object(x)),
-            Some(Value::Object(y)),
-            Breaks::Unknown,
-            Models::No,
-        );
-    }
-}
-
-/// A tool whose `x-mcp-header` annotations break the rules is dropped by HTTP clients.
-fn x_mcp_header(b: &mut Builder, name: &str, old: Option<&Value>, new: &Value) {
-    let empty = json!({});
-    let now = invalid_x_mcp_headers(new.get("inputSchema").unwrap_or(&empty));
-    if now.is_empty() {
-        return;
-    }
-    let before = old
-        .map(|o| invalid_x_mcp_headers(o.get("inputSchema").unwrap_or(&empty)))
-        .unwrap_or_default();
-    if before == now {
-        return;
-    }
-    b.push(
-        "tools",
-        name,
-        ChangeKind::InvalidXMcpHeader,
-        Some("inputSchema".into()),
-        if before.is_empty() {
-            None
-        } else {
-            Some(json!(before))
-        },
-        Some(json!(now)),
-        Breaks::Yes,
-        Models::Yes,
-    );
-}
-
-fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
-    let list = "prompts";
-    let (removed, added, both) = split(before, after, "name");
-    let same_args = |x: &Value, y: &Value| {
-        x.get("arguments") == y.get("arguments") && x.get("description") == y.get("description")
-    };
-    let (removed, added, renamed) = pair_renames(removed, added, same_args);
-    b.membership(
-        list,
-        "name",
-        &removed,
-        &renamed,
-        &added,
-        ChangeKind::Renamed,
-        Models::Yes,
-    );
-    for (old, new) in both {
-        let name = key_of(old, "name");
-        b.title_and_description(list, name, old, new);
-        let args = |v: &Value| {
-            v.get("arguments")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        };
-        let (xa, ya) = (args(old), args(new));
-        let (gone, new_args, kept) = split(&xa, &ya, "name");
-        let required = |v: &Value| v.get("required").and_then(Value::as_bool).unwrap_or(false);
-        for a in gone {
-            let path = format!("arguments.{}", key_of(a, "name"));
-            b.push(
-                list,
-                name,
-                ChangeKind::ArgumentRemoved,
-                Some(path),
-                Some(a.clone()),
-                None,
-                Breaks::Yes,
-                Models::Yes,
-            );
-        }
-        for a in new_args {
-            let path = format!("arguments.{}", key_of(a, "name"));
-            if required(a) {
-                b.push(
-                    list,
-                    name,
-                    ChangeKind::RequiredArgumentAdded,
-                    Some(path),
-                    None,
-                    Some(a.clone()),
-                    Breaks::Yes,
-                    Models::Yes,
-                );
-            } else {
-                b.push(
-                    list,
-                    name,
-                    ChangeKind::OptionalArgumentAdded,
-                    Some(path),
-                    None,
-                    Some(a.clone()),
-                    Breaks::No,
-                    Models::Possibly,
-                );
-            }
-        }
-        for (x, y) in kept {
-            let path = format!("arguments.{}", key_of(x, "name"));
-            match (required(x), required(y)) {
-                (false, true) => b.push(
-                    list,
-                    name,
-                    ChangeKind::ArgumentBecameRequired,
-                    Some(format!("{path}.required")),
-                    Some(json!(false)),
-                    Some(json!(true)),
-                    Breaks::Yes,
-                    Models::Yes,
-                ),
-                (true, false) => b.push(
-                    list,
-                    name,
-                    ChangeKind::ArgumentBecameOptional,
-                    Some(format!("{path}.required")),
-                    Some(json!(true)),
-                    Some(json!(false)),
-                    Breaks::No,
-                    Models::Possibly,
-                ),
-                _ => {}
-            }
-            for (field, kind) in [
-                ("description", ChangeKind::ArgumentDescriptionChanged),
-                ("title", ChangeKind::ArgumentTitleChanged),
-            ] {
-                if x.get(field) != y.get(field) {
-                    b.push(
-                        list,
-                        name,
-                        kind,
-                        Some(format!("{path}.{field}")),
-                        x.get(field).cloned(),
-                        y.get(field).cloned(),
-                        Breaks::No,
-                        Models::Yes,
-                    );
-                }
-            }
-        }
-    }
-}
-
-/// Resources (by `uri`) and resource templates (by `uriTemplate`): a removed and an added
-/// item with the same `name` is a changed URI.
-fn resources(b: &mut Builder, list: &str, key: &str, before: &[Value], after: &[Value]) {
-    let (removed, added, both) = split(before, after, key);
-    let same_name =
-        |x: &Value, y: &Value| x.get("name").is_some() && x.get("name") == y.get("name");
-    let (removed, added, moved) = pair_renames(removed, added, same_name);
-    let changed_kind = if key == "uri" {
-        ChangeKind::UriChanged
-    } else {
-        ChangeKind::UriTemplateChanged
-    };
-    b.membership(
-        list,
-        key,
-        &removed,
-        &moved,
-        &added,
-        changed_kind,
-        Models::Possibly,
-    );
-    for (old, new) in both {
-        let name = key_of(old, key);
-        b.field(
-            list,
-            name,
-            old,
-            new,
-            "name",
-            ChangeKind::NameChanged,
-            Breaks::No,
-            Models::Possibly,
-        );
-        b.title_and_description(list, name, old, new);
-        b.field(
-            list,
-            name,
-            old,
-            new,
-            "mimeType",
-            ChangeKind::MimeTypeChanged,
-            Breaks::Yes,
-            Models::Possibly,
-        );
-    }
-}
-
-fn server(b: &mut Builder, before: &Value, after: &Value) {
-    let list = "server";
-    let versions = |v: &Value, k: &str| -> BTreeSet<String> {
-        v.get(k)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let (x, y) = (
-        versions(before, "supportedVersions"),
-        versions(after, "supportedVersions"),
-    );
-    if before.get("supportedVersions").is_some() && after.get("supportedVersions").is_some() {
-        for v in x.difference(&y) {
-            b.push(
-                list,
-                v,
-                ChangeKind::ProtocolVersionDropped,
-                Some("supportedVersions".into()),
-                Some(json!(v)),
-                None,
-                Breaks::Yes,
-                Models::No,
-            );
-        }
-        for v in y.difference(&x) {
-            b.push(
-                list,
-                v,
-                ChangeKind::ProtocolVersionAdded,
-                Some("supportedVersions".into()),
-                None,
-                Some(json!(v)),
-                Breaks::No,
-                Models::No,
-            );
-        }
-    }
-    let empty = Map::new();
-    let caps = |v: &Value| {
-        v.get("capabilities")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_else(|| empty.clone())
-    };
-    capabilities(b, "capabilities", &caps(before), &caps(after));
-    if before.get("instructions") != after.get("instructions") {
-        b.push(
-            list,
-            "instructions",
-            ChangeKind::InstructionsChanged,
-            Some("instructions".into()),
-            before.get("instructions").cloned(),
-            after.get("instructions").cloned(),
-            Breaks::No,
-            Models::Yes,
-        );
-    }
-}
-
-/// Capabilities and their flags, recursively; `extensions` entries are named as such.
-fn capabilities(b: &mut Builder, path: &str, x: &Map<String, Value>, y: &Map<String, Value>) {
-    let is_ext = path == "capabilities.extensions";
-    // `extensions` appearing or vanishing as a whole: report each extension.
-    if path == "capabilities" {
-        let empty = Map::new();
-        let ext = |m: &Map<String, Value>| m.get("extensions").and_then(Value::as_object).cloned();
-        if let (Some(e), None) | (None, Some(e)) = (ext(x), ext(y)) {
-            let (xe, ye) = if x.contains_key("extensions") {
-                (e, empty.clone())
-            } else {
-                (empty.clone(), e)
-            };
-            capabilities(b, "capabilities.extensions", &xe, &ye);
-            let strip = |m: &Map<String, Value>| {
-                let mut m = m.clone();
-                m.remove("extensions");
-                m
-            };
-            return capabilities(b, path, &strip(x), &strip(y));
-        }
-    }
-    for (k, v) in x {
-        let p = format!("{path}.{k}");
-        let name = &cap_name(&p);
-        match y.get(k) {
-            None => {
-                let kind = if is_ext {
-                    ChangeKind::ExtensionRemoved
-                } else {
-                    ChangeKind::CapabilityRemoved
-                };
-                b.push(
-                    "server",
-                    name,
-                    kind,
-                    Some(p),
-                    Some(v.clone()),
-                    None,
-                    Breaks::Yes,
-                    Models::Possibly,
-                );
-            }
-            Some(w) => match (v, w) {
-                (Value::Object(vo), Value::Object(wo)) => capabilities(b, &p, vo, wo),
-                _ if v != w => {
-                    // A flag turned off (e.g. listChanged true → false) removes behaviour.
-                    let breaks = if w == &json!(false) || w.is_null() {
-                        Breaks::Yes
-                    } else {
-                        Breaks::No
-                    };
-                    let kind = if breaks == Breaks::Yes {
-                        ChangeKind::CapabilityRemoved
-                    } else {
-                        ChangeKind::CapabilityChanged
-                    };
-                    b.push(
-                        "server",
-                        name,
-                        kind,
-                        Some(p),
-                        Some(v.clone()),
-                        Some(w.clone()),
-                        breaks,
-                        Models::Possibly,
-                    );
-                }
-                _ => {}
-            },
-        }
-    }
-    for (k, w) in y {
-        if !x.contains_key(k) {
-            let kind = if is_ext {
-                ChangeKind::ExtensionAdded
-            } else {
-                ChangeKind::CapabilityAdded
-            };
-            let p = format!("{path}.{k}");
-            b.push(
-                "server",
-                &cap_name(&p),
-                kind,
-                Some(p.clone()),
-                None,
-                Some(w.clone()),
-                Breaks::No,
-                Models::Possibly,
-            );
-        }
-    }
-}
-
-/// A capability's name for reports: its path below `capabilities` (`tools.listChanged`;
-/// an extension is named by its identifier).
-fn cap_name(path: &str) -> String {
-    let rest = path.strip_prefix("capabilities.").unwrap_or(path);
-    rest.strip_prefix("extensions.").unwrap_or(rest).to_string()
 }
 
 #[cfg(test)]

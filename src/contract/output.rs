@@ -23,6 +23,9 @@ fn short(v: &Option<Value>) -> String {
 }
 
 /// Text for a terminal: breaking (failing) changes first, then review, then the rest.
+/// A heading of the text report and which judged changes go under it.
+type Group<'a> = (&'a str, Box<dyn Fn(&Judged) -> bool>);
+
 pub fn to_text(report: &DiffReport, judgement: &Judgement) -> String {
     let mut out = String::new();
     let count = |f: &dyn Fn(&Judged) -> bool| judgement.changes.iter().filter(|j| f(j)).count();
@@ -38,7 +41,7 @@ pub fn to_text(report: &DiffReport, judgement: &Judgement) -> String {
     for w in &report.warnings {
         out.push_str(&format!("warning: {w}\n"));
     }
-    let groups: [(&str, Box<dyn Fn(&Judged) -> bool>); 4] = [
+    let groups: [Group; 4] = [
         (
             "FAIL (breaks clients or fails by rule)",
             Box::new(|j: &Judged| j.verdict == ChangeDecision::Fail),

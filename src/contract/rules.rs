@@ -284,3 +284,31 @@ pub fn judge(rules: &Rules, report: &DiffReport, today: chrono::NaiveDate) -> Ju
         .collect();
     Judgement { changes, stale }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(text: &str) -> Result<Rules, LoadErrors> {
+        let file = SourceFile::new("rules.yaml", text);
+        let doc: RulesDoc = parse_yaml(&file)?;
+        compile(&file, doc)
+    }
+
+    /// Every kind the comparators emit can be named in `fail` and `ignore` (the
+    /// `x_mcp_header_*` kinds were once missing from the rules' own list), and a misspelt
+    /// one is refused with a suggestion.
+    #[test]
+    fn every_change_kind_can_be_named() {
+        for kind in ChangeKind::ALL {
+            let text = format!("fail: [breaking, {kind}]\nignore: [{kind}]\n");
+            assert!(rules(&text).is_ok(), "{kind}: {:?}", rules(&text).err());
+        }
+        let err = format!(
+            "{:?}",
+            rules("ignore: [x_mcp_header_chnged]\n").unwrap_err()
+        );
+        assert!(err.contains("unknown change kind"), "{err}");
+        assert!(err.contains("x_mcp_header_changed"), "{err}");
+    }
+}

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Value, json};
 
 use crate::era::{EraKind, LATEST_LEGACY_REVISION, MODERN_REVISION};
+use crate::protocol::methods as m;
 
 const MODERN_SCHEMA: &str = include_str!("2026-07-28.json");
 const LEGACY_SCHEMA: &str = include_str!("2025-11-25.json");
@@ -63,23 +64,23 @@ pub fn revision(era: EraKind) -> &'static str {
 pub fn result_type(era: EraKind, method: &str, result: &Value) -> &'static str {
     let modern = era == EraKind::Modern;
     if modern
-        && matches!(method, "tools/call" | "prompts/get" | "resources/read")
+        && matches!(method, m::TOOLS_CALL | m::PROMPTS_GET | m::RESOURCES_READ)
         && result.get("resultType").and_then(Value::as_str) == Some("input_required")
     {
         return "InputRequiredResult";
     }
     match (method, modern) {
-        ("initialize", false) => "InitializeResult",
-        ("server/discover", true) => "DiscoverResult",
-        ("subscriptions/listen", true) => "SubscriptionsListenResult",
-        ("tools/list", _) => "ListToolsResult",
-        ("tools/call", _) => "CallToolResult",
-        ("prompts/list", _) => "ListPromptsResult",
-        ("prompts/get", _) => "GetPromptResult",
-        ("resources/list", _) => "ListResourcesResult",
-        ("resources/templates/list", _) => "ListResourceTemplatesResult",
-        ("resources/read", _) => "ReadResourceResult",
-        ("completion/complete", _) => "CompleteResult",
+        (m::INITIALIZE, false) => "InitializeResult",
+        (m::SERVER_DISCOVER, true) => "DiscoverResult",
+        (m::SUBSCRIPTIONS_LISTEN, true) => "SubscriptionsListenResult",
+        (m::TOOLS_LIST, _) => "ListToolsResult",
+        (m::TOOLS_CALL, _) => "CallToolResult",
+        (m::PROMPTS_LIST, _) => "ListPromptsResult",
+        (m::PROMPTS_GET, _) => "GetPromptResult",
+        (m::RESOURCES_LIST, _) => "ListResourcesResult",
+        (m::RESOURCES_TEMPLATES_LIST, _) => "ListResourceTemplatesResult",
+        (m::RESOURCES_READ, _) => "ReadResourceResult",
+        (m::COMPLETION_COMPLETE, _) => "CompleteResult",
         _ => "Result",
     }
 }
@@ -88,11 +89,11 @@ pub fn result_type(era: EraKind, method: &str, result: &Value) -> &'static str {
 /// the revision defines none for it).
 fn notification_type(era: EraKind, method: &str) -> &'static str {
     match method {
-        "notifications/progress" => "ProgressNotification",
-        "notifications/message" => "LoggingMessageNotification",
-        "notifications/cancelled" => "CancelledNotification",
-        "notifications/resources/updated" => "ResourceUpdatedNotification",
-        "notifications/subscriptions/acknowledged" if era == EraKind::Modern => {
+        m::NOTIFICATIONS_PROGRESS => "ProgressNotification",
+        m::NOTIFICATIONS_MESSAGE => "LoggingMessageNotification",
+        m::NOTIFICATIONS_CANCELLED => "CancelledNotification",
+        m::NOTIFICATIONS_RESOURCES_UPDATED => "ResourceUpdatedNotification",
+        m::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED if era == EraKind::Modern => {
             "SubscriptionsAcknowledgedNotification"
         }
         _ => "JSONRPCNotification",
@@ -247,8 +248,8 @@ fn validator(era: EraKind, type_name: &str) -> Arc<jsonschema::Validator> {
 /// (a raw message may speak another era than its connection), else the connection's.
 pub fn era_of_request(body: &Value, connection: EraKind) -> EraKind {
     match body.get("method").and_then(Value::as_str) {
-        Some("initialize") => return EraKind::Legacy,
-        Some("server/discover") => return EraKind::Modern,
+        Some(m::INITIALIZE) => return EraKind::Legacy,
+        Some(m::SERVER_DISCOVER) => return EraKind::Modern,
         _ => {}
     }
     let version = body

@@ -9,6 +9,7 @@ use crate::argsgen;
 use crate::client::{ConnectError, Connection, Target};
 use crate::contract::{Snapshot, take_snapshot};
 use crate::era::EraRequest;
+use crate::protocol::methods;
 
 /// The value sent for each required prompt argument (prompt arguments are strings).
 pub const PROMPT_ARGUMENT_EXAMPLE: &str = "example";
@@ -64,7 +65,7 @@ pub async fn observe(conn: &mut Connection, label: &str) -> Result<EraSeen, Stri
         };
         let answer = request(
             conn,
-            "tools/call",
+            methods::TOOLS_CALL,
             json!({ "name": name, "arguments": arguments }),
         )
         .await;
@@ -75,7 +76,7 @@ pub async fn observe(conn: &mut Connection, label: &str) -> Result<EraSeen, Stri
         let Some(name) = prompt.get("name").and_then(Value::as_str) else {
             continue;
         };
-        let answer = request(conn, "prompts/get", prompt_get_params(prompt)).await;
+        let answer = request(conn, methods::PROMPTS_GET, prompt_get_params(prompt)).await;
         prompt_gets.push((name.to_string(), answer));
     }
     let mut reads = Vec::new();
@@ -83,7 +84,7 @@ pub async fn observe(conn: &mut Connection, label: &str) -> Result<EraSeen, Stri
         let Some(uri) = resource.get("uri").and_then(Value::as_str) else {
             continue;
         };
-        let answer = request(conn, "resources/read", json!({ "uri": uri })).await;
+        let answer = request(conn, methods::RESOURCES_READ, json!({ "uri": uri })).await;
         reads.push((uri.to_string(), answer));
     }
     let n = &conn.negotiated;

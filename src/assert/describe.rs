@@ -1,0 +1,67 @@
+//! How a failed expectation is told: the failure record, values shown short, what came
+//! back instead of a response.
+
+use serde_json::Value;
+
+use crate::dsl::Expect;
+use crate::exchange::Exchange;
+use crate::source::Severity;
+
+use super::*;
+
+pub(super) fn failure(
+    expect: &Expect,
+    severity: Severity,
+    message: String,
+    expected: Option<String>,
+    actual: Option<String>,
+) -> Failure {
+    let snippet = expect
+        .pos
+        .snippet(severity, &message, "this expectation failed");
+    Failure {
+        kind: expect.kind.name().to_string(),
+        message: first_line(&message),
+        expected,
+        actual,
+        snippet,
+        file: expect.pos.file_name().to_string(),
+        line: expect.pos.line,
+        column: expect.pos.col,
+    }
+}
+
+/// A measured duration in milliseconds (`humantime` would print nanoseconds).
+pub(super) fn show_duration(d: std::time::Duration) -> String {
+    format!("{:.1}ms", d.as_secs_f64() * 1000.0)
+}
+
+pub fn describe_no_response(ex: &Exchange) -> String {
+    match (&ex.http, &ex.raw_body) {
+        (Some(h), Some(body)) => format!(
+            "HTTP {} with body: {}",
+            h.status,
+            crate::redact::shorten(body, 300)
+        ),
+        (Some(h), None) => format!("HTTP {} with no JSON-RPC response", h.status),
+        (None, Some(body)) => crate::redact::shorten(body, 300),
+        (None, None) => "no response".into(),
+    }
+}
+
+pub(super) fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").to_string()
+}
+
+/// One-line JSON, shortened to about `max` characters (redacted before it is cut).
+pub fn compact(v: &Value, max: usize) -> String {
+    crate::redact::shorten(&v.to_string(), max)
+}
+
+pub(super) fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+pub(super) fn display_pointer(p: &str) -> String {
+    if p.is_empty() { "/".into() } else { p.into() }
+}

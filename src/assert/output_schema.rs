@@ -1,0 +1,96 @@
+//! The `outputSchema` expectation: a tool result's structured content against the tool's
+//! declared schema.
+
+use serde_json::Value;
+
+use crate::dsl::Expect;
+
+use super::*;
+
+pub(super) fn check_output_schema(expect: &Expect, seen: &Observed) -> ExpectOutcome {
+    let fail = |message: String, expected: Option<String>, actual: Option<String>| {
+        ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
+    };
+    let schema = match &seen.output_schema {
+        Some(Ok(Some(schema))) => schema,
+        Some(Ok(None)) => {
+            return fail(
+                "the tool declares no outputSchema to conform to".into(),
+                None,
+                None,
+            );
+        }
+        Some(Err(e)) => {
+            return fail(
+                format!("cannot get the tool's outputSchema: {e}"),
+                None,
+                None,
+            );
+        }
+        None => {
+            return fail(
+                "outputSchema applies to tools/call steps".into(),
+                None,
+                None,
+            );
+        }
+    };
+    let resp = seen.exchange.response.as_ref();
+    let Some(result) = resp.and_then(|r| r.get("result")) else {
+        return fail(
+            "no tool result to check against outputSchema".into(),
+            None,
+            Some(describe_no_response(seen.exchange)),
+        );
+    };
+    let Some(structured) = result.get("structuredContent") else {
+        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            return fail(
+                "the tool returned an error result (isError: true), not structuredContent".into(),
+                None,
+                Some(compact(result, 300)),
+            );
+        }
+        return fail(
+            "the tool declares an outputSchema but the result has no structuredContent".into(),
+            Some("structuredContent".into()),
+            Some(compact(result, 300)),
+        );
+    };
+    let validator = match jsonschema::validator_for(schema) {
+        Ok(v) => v,
+        Err(e) => {
+            return fail(
+                format!("the tool's outputSchema is not a valid JSON Schema: {e}"),
+                None,
+                None,
+            );
+        }
+    };
+    let errors: Vec<String> = validator
+        .iter_errors(structured)
+        .take(5)
+        .map(|e| {
+            format!(
+                "at `{}`: {e}",
+                display_pointer(&e.instance_path().to_string())
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        ExpectOutcome::Pass
+    } else {
+        fail(
+            format!(
+                "structuredContent does not conform to outputSchema: {}",
+                errors[0]
+            ),
+            Some(compact(schema, 500)),
+            Some(format!(
+                "{}\n{}",
+                compact(structured, 500),
+                errors.join("\n")
+            )),
+        )
+    }
+}
