@@ -21,6 +21,8 @@ use crate::report::model::{RunReport, SuiteResult};
 use crate::report::{self, ConsoleOptions};
 use crate::select::{Shard, TagExpr, split_file_line};
 
+mod eval;
+
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -43,6 +45,7 @@ pub fn main() -> i32 {
                     SchemaKind::Rules => rules_schema_text(),
                     SchemaKind::Config => config_schema_text(),
                     SchemaKind::Pack => pack_schema_text(),
+                    SchemaKind::Evalset => evalset_schema_text(),
                 }
             );
             exit::OK
@@ -61,7 +64,13 @@ pub fn main() -> i32 {
         } => list(&paths, markdown, format),
         Command::Run(args) => run(args),
         Command::Call(args) => runtime().block_on(call(args)),
+        Command::Eval { command } => eval::main(command),
     }
+}
+
+/// The eval set schema as committed in `schema/evalset.schema.json`.
+pub fn evalset_schema_text() -> String {
+    serde_json::to_string_pretty(&crate::eval::set::schema()).expect("schema serializes")
 }
 
 /// The DSL schema as committed in `schema/scenario.schema.json`.

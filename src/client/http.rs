@@ -426,7 +426,7 @@ fn build_client(max_idle: usize) -> Result<reqwest::Client, String> {
 /// aws-lc-sys, most of a clean build), and without a process provider its client builder
 /// panics. Idempotent: a second call, or a provider installed by the embedding program,
 /// leaves the installed one in place.
-fn install_tls_provider() {
+pub(crate) fn install_tls_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Err only when another thread installed one meanwhile: that one is used.
         let _ = rustls::crypto::ring::default_provider().install_default();

@@ -234,6 +234,7 @@ fn is_reserved_file(path: &Path) -> bool {
         name,
         "pack.yaml" | "pack.yml" | "mcpspec.yaml" | "mcpspec.yml"
     ) || name.ends_with(".schema.yaml")
+        || crate::eval::set::is_eval_file(path)
 }
 
 pub fn load_file(path: &Path) -> Result<Scenario, LoadErrors> {
@@ -591,6 +592,21 @@ fn check_unique_ids(scenarios: &[Scenario], errors: &mut LoadErrors) {
         } else {
             seen.insert(&s.id, &s.pos);
         }
+    }
+}
+
+/// Compile one expectation outside a scenario (an eval set's argument predicates): the
+/// same checks and messages as in a step; only built-in template variables are known.
+pub fn compile_expectation(
+    file: &Arc<SourceFile>,
+    e: Expectation,
+    pos: Pos,
+) -> Result<Expect, LoadErrors> {
+    let mut c = Compiler::new(file);
+    let known: BTreeSet<String> = BUILTIN_VARS.iter().map(|s| s.to_string()).collect();
+    match c.expectation(e, pos, &known) {
+        Some(x) if c.errors.is_empty() => Ok(x),
+        _ => Err(c.errors),
     }
 }
 
