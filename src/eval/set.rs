@@ -30,6 +30,47 @@ pub fn is_eval_file(path: &Path) -> bool {
         .is_some_and(|n| SUFFIXES.iter().any(|s| n.ends_with(s)))
 }
 
+/// Eval set files under a folder (recursively, sorted); none for a file.
+pub fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if is_eval_file(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Does the folder hold YAML files other than eval sets (scenarios, packs)?
+pub fn has_other_yaml(dir: &Path) -> bool {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+                && !is_eval_file(&path)
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// Default trials per task when the set names none.
 pub const DEFAULT_TRIALS: u32 = 1;
 /// Default model turns per trial (requests to the model API) before the trial fails.
@@ -306,10 +347,10 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
             Some(k) => match k.strip_prefix("env:").filter(|v| is_env_name(v)) {
                 Some(var) => Some(var.to_string()),
                 None => {
-                    // Never echo the value: it may be a key pasted by mistake.
+                    // Never echo the value (no snippet): it may be a key pasted by mistake.
                     errors.push(
-                        LoadError::at(
-                            pos(k.line, k.col),
+                        LoadError::file(
+                            format!("{}:{}:{}", file.name, k.line, k.col),
                             format!("`key` of model `{name}` must be `env:VARIABLE`"),
                         )
                         .with_help(
@@ -401,13 +442,14 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
             }
         };
         let task_trials = trials_of(&t.trials, &mut errors).unwrap_or(trials);
+        let none_given = t.expect.is_empty();
         let mut expect = Vec::new();
         for e in t.expect {
             if let Some(x) = expectation(file, e, &mut errors) {
                 expect.push(x);
             }
         }
-        if expect.is_empty() {
+        if none_given {
             errors.push(
                 LoadError::at(id_pos, format!("task `{}` has no expectations", *t.id)).with_help(
                     "add `expect:` items such as `- calls: get_weather` or `- noToolCall: true`",
