@@ -73,12 +73,9 @@ async fn run(args: EvalRunArgs) -> i32 {
             Ok(affected) => {
                 let mut keep = Vec::new();
                 for (i, task) in set.tasks.iter().enumerate() {
-                    match affected.reason(task) {
-                        Some(why) => {
-                            errln!("affected: {} ({why})", task.id);
-                            keep.push(i);
-                        }
-                        None => {}
+                    if let Some(why) = affected.reason(task) {
+                        errln!("affected: {} ({why})", task.id);
+                        keep.push(i);
                     }
                 }
                 errln!(

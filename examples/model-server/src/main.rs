@@ -180,7 +180,7 @@ fn anthropic_conversation(body: &Value) -> Conversation {
         .collect();
     let last_call = blocks()
         .filter(|b| b["type"] == "tool_use")
-        .last()
+        .next_back()
         .map(|b| {
             (
                 b["name"].as_str().unwrap_or("").to_string(),
