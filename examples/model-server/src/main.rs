@@ -178,15 +178,12 @@ fn anthropic_conversation(body: &Value) -> Conversation {
         .filter(|b| b["type"] == "tool_result")
         .map(|b| text_of(&b["content"]))
         .collect();
-    let last_call = blocks()
-        .filter(|b| b["type"] == "tool_use")
-        .next_back()
-        .map(|b| {
-            (
-                b["name"].as_str().unwrap_or("").to_string(),
-                b["input"].to_string(),
-            )
-        });
+    let last_call = blocks().rfind(|b| b["type"] == "tool_use").map(|b| {
+        (
+            b["name"].as_str().unwrap_or("").to_string(),
+            b["input"].to_string(),
+        )
+    });
     let tools = body["tools"]
         .as_array()
         .into_iter()
