@@ -595,3 +595,76 @@ fn unknown_profile_is_invalid_input() {
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("it has: local, local-anthropic"), "{r:?}");
 }
+
+#[test]
+fn jobs_run_trials_concurrently_and_tool_errors_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("jobs.eval.yaml");
+    std::fs::write(
+        &set,
+        r#"
+evalset: jobs
+trials: 3
+models:
+  local: { api: openai, baseUrl: "http://127.0.0.1:9/v1", model: policy }
+tasks:
+  - id: weather
+    prompt: What is the current weather in Boston?
+    expect: [ { calls: get_weather } ]
+  - id: divide-by-zero
+    prompt: Divide 1 by 0 even though dividing by zero is an error.
+    expect:
+      - calls: divide
+        args: [ { path: "$.b", equals: 0 } ]
+"#,
+    )
+    .unwrap();
+    let model = ModelServer::start(&[]);
+    let (r, json) = eval(
+        dir.path(),
+        set.to_str().unwrap(),
+        &[],
+        &model,
+        &["--jobs", "3"],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = read_json(&json);
+    assert_eq!(ids(&v), ["weather", "divide-by-zero"], "set order kept");
+    let divide = task(&v, "divide-by-zero");
+    let indexes: Vec<u64> = divide["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indexes, [0, 1, 2]);
+    for t in divide["trials"].as_array().unwrap() {
+        assert_eq!(t["toolErrors"], 1, "{t:#}");
+        assert_eq!(t["toolCalls"][0]["isError"], true);
+    }
+}
+
+#[test]
+fn a_capability_set_reports_failures_but_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = write_set(
+        dir.path(),
+        &FAULT_SET.replace("evalset: faults", "evalset: faults\nkind: capability"),
+    );
+    let model = ModelServer::start(&["--fault", "unknown-tool:weather"]);
+    let junit = dir.path().join("cap.xml");
+    let (r, json) = eval(
+        dir.path(),
+        &set,
+        &[],
+        &model,
+        &["--junit", junit.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "a capability set is tracked, not gated: {r:?}");
+    let v = read_json(&json);
+    assert_eq!(v["set"]["kind"], "capability");
+    assert_eq!(successes(task(&v, "weather")), 0);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<failure"), "{xml}");
+    assert_valid_junit(&junit);
+}

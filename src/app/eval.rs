@@ -95,7 +95,7 @@ async fn run(args: EvalRunArgs) -> i32 {
             return exit::UNREACHABLE;
         }
     };
-    let (target, _secrets) = match args.target.to_target() {
+    let (target, secrets) = match args.target.to_target() {
         Ok(t) => t,
         Err(e) => return super::usage(e),
     };
@@ -107,7 +107,7 @@ async fn run(args: EvalRunArgs) -> i32 {
     crate::signals::defer_exit();
     let mut conn = match crate::client::Connection::open(&target, &era.label, &era.request).await {
         Ok(c) => c,
-        Err(e) => return super::connect_failed(&e, &[]),
+        Err(e) => return super::connect_failed(&e, &secrets),
     };
     let tools = match conn.tools().await {
         Ok(t) => t,

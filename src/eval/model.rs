@@ -494,6 +494,80 @@ mod tests {
         );
     }
 
+    fn profile(api: ModelApi) -> Profile {
+        Profile {
+            api,
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "m".into(),
+            key_env: None,
+            temperature: Some(0.2),
+            seed: Some(7),
+            max_turns: 3,
+            max_tokens: 99,
+        }
+    }
+
+    #[test]
+    fn temperature_seed_and_tools_are_sent() {
+        let tools = [ToolSpec {
+            name: "get_weather".into(),
+            description: "d".into(),
+            schema: json!({"type": "object"}),
+        }];
+        let msgs = [
+            Msg::User("hi".into()),
+            Msg::Assistant {
+                text: None,
+                calls: vec![Call {
+                    id: "c1".into(),
+                    name: "get_weather".into(),
+                    arguments: Ok(json!({"city": "Oslo"})),
+                }],
+            },
+            Msg::ToolResults(vec![("c1".into(), "sunny".into(), true)]),
+        ];
+        let c = ModelClient::new(profile(ModelApi::Openai), None).unwrap();
+        let b = c.body(Some("sys"), &msgs, &tools);
+        assert_eq!(
+            (b["temperature"].clone(), b["seed"].clone()),
+            (json!(0.2), json!(7))
+        );
+        assert_eq!(b["max_completion_tokens"], 99);
+        assert_eq!(
+            b["messages"][0],
+            json!({"role": "system", "content": "sys"})
+        );
+        assert_eq!(
+            b["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            "{\"city\":\"Oslo\"}"
+        );
+        assert_eq!(
+            b["messages"][3],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "sunny"})
+        );
+        assert_eq!(
+            b["tools"][0]["function"]["parameters"],
+            json!({"type": "object"})
+        );
+        let c = ModelClient::new(profile(ModelApi::Anthropic), None).unwrap();
+        let b = c.body(Some("sys"), &msgs, &tools);
+        assert_eq!(b["temperature"], json!(0.2));
+        assert!(b.get("seed").is_none(), "the Messages API has no seed");
+        assert_eq!(
+            (b["system"].clone(), b["max_tokens"].clone()),
+            (json!("sys"), json!(99))
+        );
+        assert_eq!(
+            b["messages"][1]["content"][0]["input"],
+            json!({"city": "Oslo"})
+        );
+        assert_eq!(
+            b["messages"][2]["content"][0],
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "sunny", "is_error": true})
+        );
+        assert_eq!(b["tools"][0]["input_schema"], json!({"type": "object"}));
+    }
+
     #[test]
     fn malformed_arguments_are_kept_with_the_reason() {
         let reply = json!({"choices": [{"message": {"role": "assistant", "content": null,
