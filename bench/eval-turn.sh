@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TRIALS=${TRIALS:-500}
-cargo build --release -p mcpspec -p mcpspec-model-server -p mcpspec-example-server
-BIN=target/release
+[ -n "${NO_BUILD:-}" ] || cargo build --release -p mcpspec -p mcpspec-model-server -p mcpspec-example-server
+BIN=${BIN:-target/release}
 dir=$(mktemp -d)
 trap 'kill "$model_pid" 2>/dev/null || true; rm -rf "$dir"' EXIT
 "$BIN/mcpspec-model-server" >"$dir/model.out" &
