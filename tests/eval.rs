@@ -314,6 +314,7 @@ evalset: faults
 models:
   local: { api: openai, baseUrl: "http://127.0.0.1:9/v1", model: policy, maxTurns: 3 }
   keyed: { api: openai, baseUrl: "http://127.0.0.1:9/v1", model: policy, key: "env:MCPSPEC_EVALRUN_TEST_KEY" }
+  azure: { api: openai, baseUrl: "http://127.0.0.1:9/v1", model: policy, key: "env:MCPSPEC_EVALRUN_TEST_KEY", keyHeader: api-key }
 tasks:
   - id: weather
     prompt: What is the current weather in Boston?
@@ -444,6 +445,24 @@ fn missing_or_refused_key_exits_3_and_the_key_never_shows() {
         assert!(!text.contains("sk-evalrun-secret"), "{text}");
     }
     assert_eq!(read_json(&json)["model"]["profile"], "keyed");
+    // Azure-style `api-key` header.
+    let azure = run_in(
+        &repo_root(),
+        &[
+            "eval",
+            "run",
+            &set,
+            "--stdio",
+            &target,
+            "--base-url",
+            &model.url,
+            "--model",
+            "azure",
+        ],
+        &[("MCPSPEC_EVALRUN_TEST_KEY", "sk-evalrun-secret-1234567890")],
+    );
+    assert_eq!(azure.code, 0, "{azure:?}");
+    assert!(!azure.all_output().contains("sk-evalrun-secret"));
 }
 
 #[test]

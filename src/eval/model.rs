@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::results::ModelApi;
-use super::set::Profile;
+use super::set::{KeyHeader, Profile};
 
 /// Retries of one request after a 429 or 5xx.
 pub const MAX_RETRIES: u32 = 4;
@@ -240,6 +240,16 @@ impl ModelClient {
         }
     }
 
+    /// The header carrying the key, if there is one.
+    pub fn auth_header(&self) -> Option<(&'static str, String)> {
+        let key = self.key.as_ref()?;
+        Some(match self.profile.key_header {
+            KeyHeader::Bearer => ("authorization", format!("Bearer {key}")),
+            KeyHeader::XApiKey => ("x-api-key", key.clone()),
+            KeyHeader::ApiKey => ("api-key", key.clone()),
+        })
+    }
+
     /// One model turn, with retries on 429/5xx.
     pub async fn turn(
         &self,
@@ -251,11 +261,9 @@ impl ModelClient {
         let mut attempt = 0;
         loop {
             let mut req = self.http.post(&self.url).json(&body);
-            req = match (self.profile.api, &self.key) {
-                (ModelApi::Openai, Some(k)) => req.bearer_auth(k),
-                (ModelApi::Anthropic, Some(k)) => req.header("x-api-key", k),
-                (_, None) => req,
-            };
+            if let Some((name, value)) = self.auth_header() {
+                req = req.header(name, value);
+            }
             if self.profile.api == ModelApi::Anthropic {
                 req = req.header("anthropic-version", "2023-06-01");
             }
@@ -500,6 +508,7 @@ mod tests {
             base_url: "http://127.0.0.1:9/v1".into(),
             model: "m".into(),
             key_env: None,
+            key_header: KeyHeader::Bearer,
             temperature: Some(0.2),
             seed: Some(7),
             max_turns: 3,
@@ -566,6 +575,23 @@ mod tests {
             json!({"type": "tool_result", "tool_use_id": "c1", "content": "sunny", "is_error": true})
         );
         assert_eq!(b["tools"][0]["input_schema"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn the_key_goes_in_the_profiles_header() {
+        let mut p = profile(ModelApi::Openai);
+        let c = ModelClient::new(p.clone(), None).unwrap();
+        assert_eq!(c.auth_header(), None);
+        for (header, want) in [
+            (KeyHeader::Bearer, ("authorization", "Bearer k1")),
+            (KeyHeader::XApiKey, ("x-api-key", "k1")),
+            (KeyHeader::ApiKey, ("api-key", "k1")),
+        ] {
+            p.key_header = header;
+            let c = ModelClient::new(p.clone(), Some("k1".into())).unwrap();
+            let (name, value) = c.auth_header().unwrap();
+            assert_eq!((name, value.as_str()), want);
+        }
     }
 
     #[test]

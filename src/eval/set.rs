@@ -119,6 +119,11 @@ pub struct ProfileDoc {
     /// The API key as `env:VAR` (never the key itself); none for local servers.
     #[serde(default)]
     pub key: Option<At<String>>,
+    /// How the key is sent: `bearer` (`Authorization: Bearer`, the default for `openai`;
+    /// also OAuth-style tokens on `anthropic`), `x-api-key` (the default for `anthropic`) or
+    /// `api-key` (Azure OpenAI keys).
+    #[serde(default)]
+    pub key_header: Option<KeyHeader>,
     #[serde(default)]
     pub temperature: Option<f64>,
     #[serde(default)]
@@ -129,6 +134,15 @@ pub struct ProfileDoc {
     /// `max_tokens` / `max_completion_tokens` per reply (default 1024).
     #[serde(default)]
     pub max_tokens: Option<u32>,
+}
+
+/// The header a model API key travels in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyHeader {
+    Bearer,
+    XApiKey,
+    ApiKey,
 }
 
 /// One task: a prompt (or a conversation) and what a good outcome looks like.
@@ -232,6 +246,7 @@ pub struct Profile {
     pub model: String,
     /// The variable named by `key: env:VAR`.
     pub key_env: Option<String>,
+    pub key_header: KeyHeader,
     pub temperature: Option<f64>,
     pub seed: Option<u64>,
     pub max_turns: u32,
@@ -381,6 +396,10 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
                 base_url: base.trim_end_matches('/').to_string(),
                 model: p.model,
                 key_env,
+                key_header: p.key_header.unwrap_or(match p.api {
+                    ModelApi::Openai => KeyHeader::Bearer,
+                    ModelApi::Anthropic => KeyHeader::XApiKey,
+                }),
                 temperature: p.temperature,
                 seed: p.seed,
                 max_turns,

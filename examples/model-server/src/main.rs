@@ -36,7 +36,7 @@ struct Args {
     /// Port on 127.0.0.1 (0: a free one). Prints `listening on http://127.0.0.1:PORT` once bound.
     #[arg(long, default_value_t = 0)]
     port: u16,
-    /// Require this API key (`Authorization: Bearer` or `x-api-key`); else 401.
+    /// Require this API key (`Authorization: Bearer`, `x-api-key` or `api-key`); else 401.
     #[arg(long, value_name = "KEY")]
     api_key: Option<String>,
     /// Seed a fault (see below).
@@ -239,6 +239,7 @@ fn authorized(app: &App, headers: &HeaderMap) -> bool {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     header("authorization").and_then(|v| v.strip_prefix("Bearer ")) == Some(key.as_str())
         || header("x-api-key") == Some(key.as_str())
+        || header("api-key") == Some(key.as_str())
 }
 
 /// The fault or auth answer that comes before any policy, if one applies.
