@@ -320,3 +320,82 @@ fn arg_failure(expect: &crate::dsl::Expect, arguments: &Value) -> Option<String>
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::set::EvalSet;
+
+    fn task(expect: &str) -> Task {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.eval.yaml");
+        std::fs::write(
+            &path,
+            format!("evalset: t\ntasks:\n  - id: a\n    prompt: p\n    expect:\n{expect}"),
+        )
+        .unwrap();
+        let set = EvalSet::load(&path).unwrap_or_else(|e| panic!("{}", e.render()));
+        set.tasks.into_iter().next().unwrap()
+    }
+
+    fn call(name: &str, arguments: Value) -> ToolCallRecord {
+        ToolCallRecord {
+            name: name.into(),
+            arguments,
+            is_error: false,
+            protocol_error: None,
+        }
+    }
+
+    /// Each expectation kind passes on a matching trial and fails, with a reason, on
+    /// another.
+    #[test]
+    fn every_expectation_kind_can_pass_and_fail() {
+        let t = task(concat!(
+            "      - calls: get_weather\n",
+            "        args: [ { path: \"$.city\", equals: Boston } ]\n",
+            "      - order: [get_weather, add]\n",
+            "      - maxToolCalls: 2\n",
+            "      - answer: { contains: sunny }\n",
+            "      - answer: { matches: \"^It\" }\n",
+            "      - answer: { notContains: rain }\n",
+        ));
+        let good = [
+            call("get_weather", json!({"city": "Boston"})),
+            call("add", json!({"a": 1, "b": 2})),
+        ];
+        let outcomes = judge(&t, &good, Some("It is sunny"));
+        assert!(outcomes.iter().all(|o| o.passed), "{outcomes:#?}");
+        let bad = [
+            call("add", json!({})),
+            call("get_weather", json!({"city": "Paris"})),
+            call("echo", json!({})),
+        ];
+        let outcomes = judge(&t, &bad, Some("rain later"));
+        let failed: Vec<(&str, &str)> = outcomes
+            .iter()
+            .filter(|o| !o.passed)
+            .map(|o| (o.name.as_str(), o.message.as_deref().unwrap_or("")))
+            .collect();
+        assert_eq!(failed.len(), 6, "{failed:#?}");
+        assert!(
+            failed[0]
+                .1
+                .starts_with("no call of get_weather had matching arguments")
+        );
+        assert!(failed[0].1.contains("Boston"), "{failed:?}");
+        assert_eq!(failed[1].0, "order get_weather → add");
+        assert_eq!(failed[2], ("maxToolCalls 2", "3 calls"));
+        assert_eq!(failed[3].1, "answer: rain later");
+        // No final answer fails every answer predicate.
+        let outcomes = judge(&t, &good, None);
+        assert_eq!(outcomes.iter().filter(|o| !o.passed).count(), 3);
+        let t = task("      - noToolCall: true\n");
+        assert!(judge(&t, &[], Some("hi"))[0].passed);
+        let o = &judge(&t, &good, Some("hi"))[0];
+        assert_eq!(
+            (o.passed, o.message.as_deref()),
+            (false, Some("called: get_weather, add"))
+        );
+    }
+}
