@@ -4,6 +4,7 @@
 //! under `app/`.
 
 mod call;
+mod eval;
 pub mod init;
 mod list;
 mod live;
@@ -56,6 +57,7 @@ pub fn main() -> i32 {
                     SchemaKind::Rules => rules_schema_text(),
                     SchemaKind::Config => config_schema_text(),
                     SchemaKind::Pack => pack_schema_text(),
+                    SchemaKind::Evalset => evalset_schema_text(),
                 }
             );
             exit::OK
@@ -97,7 +99,13 @@ pub fn main() -> i32 {
         Command::Pack { command } => pack::main(command),
         Command::Run(args) => run(args),
         Command::Call(args) => runtime().block_on(call(args)),
+        Command::Eval { command } => eval::main(command),
     }
+}
+
+/// The eval set schema as committed in `schema/evalset.schema.json`.
+pub fn evalset_schema_text() -> String {
+    serde_json::to_string_pretty(&crate::eval::set::schema()).expect("schema serializes")
 }
 
 /// The DSL schema as committed in `schema/scenario.schema.json`.

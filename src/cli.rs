@@ -95,6 +95,60 @@ pub enum Command {
         #[arg(value_enum, default_value_t = SchemaKind::Scenario)]
         kind: SchemaKind,
     },
+    /// Evals: run an eval set through a model against the server.
+    Eval {
+        #[command(subcommand)]
+        command: EvalCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum EvalCommand {
+    /// Run an eval set's tasks through a model (OpenAI-compatible or Anthropic) with the
+    /// server's tools; write the results (JSON) and JUnit.
+    Run(EvalRunArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Exit codes: 0 every trial succeeded (or a `capability` set), 1 a trial of a \
+`regression` set failed, 2 invalid input, 3 the model API key is missing or refused (or the \
+server requires authentication), 4 the server or the model API could not be reached, 130 \
+interrupted (partial results written)."
+)]
+pub struct EvalRunArgs {
+    /// The eval set file (`*.eval.yaml`).
+    pub set: PathBuf,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Era: legacy, modern, auto or a revision.
+    #[arg(long, value_name = "ERA", default_value = "auto")]
+    pub era: String,
+    /// The model profile (a key of the set's `models:`).
+    #[arg(long = "model", value_name = "PROFILE")]
+    pub model: String,
+    /// Override the profile's base URL.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Override the profile's model name.
+    #[arg(long, value_name = "NAME")]
+    pub model_name: Option<String>,
+    /// Override the profile's key: the environment variable holding it.
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Run only the tasks a contract diff puts at risk (`mcpspec diff --format json` output).
+    #[arg(long, value_name = "DIFF.json")]
+    pub affected_by: Option<PathBuf>,
+    /// Write the results (JSON, `mcpspec-eval-results/1`) here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a JUnit XML report here (a testcase per task).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Trials run concurrently, each worker with its own server connection (default 1).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = |s: &str| limits::number(s, &limits::JOBS))]
+    pub jobs: usize,
 }
 
 #[derive(Subcommand, Debug)]
@@ -152,6 +206,7 @@ pub enum SchemaKind {
     Rules,
     Config,
     Pack,
+    Evalset,
 }
 
 #[derive(Args, Debug)]

@@ -553,6 +553,20 @@ const CASES: &[(&str, Expected)] = &[
             "false",
         )],
     ),
+    (
+        "echo-claims-weather",
+        &[(
+            "tools",
+            "echo",
+            "description_changed",
+            "description",
+            "false",
+        )],
+    ),
+    (
+        "add-greeting-tool",
+        &[("tools", "send_greeting", "added", "", "false")],
+    ),
 ];
 
 fn snapshot(dir: &Path, name: &str, flags: &[&str], era: &str) -> PathBuf {

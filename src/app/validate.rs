@@ -17,6 +17,7 @@ pub(super) enum OtherInput {
     Config,
     Baseline,
     Rules,
+    EvalSet,
 }
 
 impl OtherInput {
@@ -33,6 +34,9 @@ impl OtherInput {
         if !path.is_file() {
             return None;
         }
+        if crate::eval::set::is_eval_file(path) {
+            return Some(OtherInput::EvalSet);
+        }
         let text = crate::source::read_text(path).ok()?;
         let keys: Vec<&str> = text
             .lines()
@@ -42,6 +46,8 @@ impl OtherInput {
         let any = |names: &[&str]| keys.iter().any(|k| names.contains(k));
         if any(&["scenario", "steps"]) {
             None
+        } else if any(&["evalset"]) {
+            Some(OtherInput::EvalSet)
         } else if any(&["server", "client"]) {
             Some(OtherInput::Baseline)
         } else if any(&["fail", "ignore", "accept"]) {
@@ -56,6 +62,7 @@ impl OtherInput {
             OtherInput::Config => crate::config::Config::find(Some(path)).map(|_| "configuration"),
             OtherInput::Baseline => crate::baseline::Baseline::load(path).map(|_| "baseline"),
             OtherInput::Rules => contract::rules::Rules::load(path).map(|_| "contract rules"),
+            OtherInput::EvalSet => crate::eval::set::EvalSet::load(path).map(|_| "eval set"),
         }
     }
 }
@@ -119,7 +126,20 @@ pub(super) fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 
                 Ok(what) => others.push((path.display().to_string(), what)),
                 Err(e) => errors.0.extend(e.0),
             },
-            None => scenario_paths.push(path),
+            None => {
+                // Eval sets in a folder or pack are checked too (scenario loading skips them).
+                let sets = crate::eval::set::files_under(&path);
+                for set in &sets {
+                    match OtherInput::EvalSet.check(set) {
+                        Ok(what) => others.push((set.display().to_string(), what)),
+                        Err(e) => errors.0.extend(e.0),
+                    }
+                }
+                // A folder of eval sets only is not an empty scenario folder.
+                if sets.is_empty() || crate::eval::set::has_other_yaml(&path) {
+                    scenario_paths.push(path)
+                }
+            }
         }
     }
     let sources = match super::pack::sources(offline) {

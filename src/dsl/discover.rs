@@ -74,4 +74,5 @@ fn is_reserved_file(path: &Path) -> bool {
         name,
         "pack.yaml" | "pack.yml" | "mcpspec.yaml" | "mcpspec.yml"
     ) || name.ends_with(".schema.yaml")
+        || crate::eval::set::is_eval_file(path)
 }

@@ -19,7 +19,9 @@ use crate::source::Pos;
 
 // Compiling one scenario is [`super::compile`]'s, reading YAML the ground floor's
 // ([`crate::yaml::parse`]); the old paths stay for code written against them.
-pub use super::compile::{BUILTIN_VARS, is_variable_name, parse_scenario, parse_scenario_in};
+pub use super::compile::{
+    BUILTIN_VARS, compile_expectation, is_variable_name, parse_scenario, parse_scenario_in,
+};
 pub use crate::yaml::parse as parse_yaml;
 
 /// What a load produced: the scenarios, the packs they came from, and the values of

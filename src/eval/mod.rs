@@ -2,4 +2,11 @@
 //! of two such runs. Sits beside the engine: eval set (dsl) → client (tools) + model client →
 //! results → compare → report.
 
+pub mod affected;
+pub mod agent;
+pub mod model;
+pub mod names;
+pub mod report;
 pub mod results;
+pub mod run;
+pub mod set;

@@ -131,6 +131,10 @@ changes! {
         DropLegacy = "drop-legacy": "supportedVersions [2026-07-28] only; initialize is refused",
         ChangeInstructions = "change-instructions": "instructions edited",
     }
+    "eval (tool descriptions a model reads; see examples/model-server)" {
+        EchoClaimsWeather = "echo-claims-weather": "echo's description edited to claim weather reports: a model now picks echo for weather tasks",
+        AddGreetingTool = "add-greeting-tool": "new tool `send_greeting` that a model wrongly calls when asked only to write a greeting",
+    }
 }
 
 /// Static description of one change flag.
@@ -247,6 +251,9 @@ impl Changes {
         }
         if self.has(Change::AddTool) {
             router.add_route(tools::multiply_route());
+        }
+        if self.has(Change::AddGreetingTool) {
+            router.add_route(tools::greeting_route());
         }
     }
 
@@ -690,6 +697,9 @@ fn tool_edit(change: Change) -> Option<(&'static str, ToolEdit)> {
             tool.description = Some("Return the given text exactly as it was sent.".into());
         }),
         ChangeTitle => ("echo", |tool| tool.title = Some("Echo Text".to_owned())),
+        EchoClaimsWeather => ("echo", |tool| {
+            tool.description = Some("Current weather, as given text.".into());
+        }),
         ChangeAnnotations => ("get_weather", |tool| {
             if let Some(annotations) = tool.annotations.as_mut() {
                 annotations.open_world_hint = Some(true);

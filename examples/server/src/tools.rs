@@ -305,6 +305,41 @@ impl ExampleServer {
     async fn multiply(&self, Parameters(args): Parameters<NumberPair>) -> CallToolResult {
         structured(json!({"product": number(args.a * args.b)}))
     }
+
+    #[tool(
+        name = "send_greeting",
+        title = "Send Greeting",
+        description = "Send a friendly greeting message to the team.",
+        input_schema = greeting_input(),
+        annotations(read_only_hint = false, open_world_hint = true)
+    )]
+    async fn send_greeting(&self, Parameters(args): Parameters<GreetingArgs>) -> String {
+        format!(
+            "greeting sent ({} characters)",
+            args.message.chars().count()
+        )
+    }
+}
+
+fn greeting_input() -> Arc<JsonObject> {
+    schema(json!({
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "The greeting text"}},
+        "required": ["message"],
+    }))
+}
+
+#[derive(Deserialize)]
+pub struct GreetingArgs {
+    message: String,
+}
+
+/// The `send_greeting` tool of `--change add-greeting-tool`.
+pub fn greeting_route() -> ToolRoute<ExampleServer> {
+    ExampleServer::next_release_tools()
+        .map
+        .remove("send_greeting")
+        .expect("send_greeting is a next-release tool")
 }
 
 /// The `multiply` tool of `--change add-tool`.

@@ -373,3 +373,18 @@ pub(super) fn list(known: &BTreeSet<String>) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// Compile one expectation outside a scenario (an eval set's argument predicates): the
+/// same checks and messages as in a step; only built-in template variables are known.
+pub fn compile_expectation(
+    file: &Arc<SourceFile>,
+    e: model::Expectation,
+    pos: Pos,
+) -> Result<Expect, LoadErrors> {
+    let mut c = Compiler::new(file);
+    let known: BTreeSet<String> = BUILTIN_VARS.iter().map(|s| s.to_string()).collect();
+    match c.expectation(e, pos, &known) {
+        Some(x) if c.errors.is_empty() => Ok(x),
+        _ => Err(c.errors),
+    }
+}

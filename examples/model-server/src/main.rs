@@ -1,0 +1,405 @@
+//! mcpspec-model-server: a small local model server for mcpspec's eval tests, offline and
+//! deterministic. It speaks OpenAI-compatible Chat Completions (`POST /v1/chat/completions`)
+//! and Anthropic Messages (`POST /v1/messages`) with tool calling, on 127.0.0.1 only, and
+//! answers by the policy in `policy.rs`. `--fault` flags seed the failures an eval runner
+//! must survive.
+
+mod policy;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::{
+    Router,
+    extract::State,
+    http::{HeaderMap, StatusCode},
+    response::{IntoResponse, Response},
+    routing::post,
+};
+use clap::Parser;
+use serde_json::{Value, json};
+
+use policy::{Reply, Tool};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mcpspec-model-server",
+    about = "Deterministic local model server (OpenAI Chat Completions + Anthropic Messages) for mcpspec eval tests",
+    after_help = "Faults (--fault NAME[:WORD], repeatable; with :WORD only for tasks whose text contains WORD):\n  \
+malformed-args  the tool call's arguments are not valid JSON\n  \
+unknown-tool    the model calls a tool that was not offered (`no_such_tool`)\n  \
+loop            the model calls the tool again after every result, never answering\n  \
+rate-limit      the first 2 requests get 429 with Retry-After: 1, then normal answers\n  \
+server-error    every request gets HTTP 500"
+)]
+struct Args {
+    /// Port on 127.0.0.1 (0: a free one). Prints `listening on http://127.0.0.1:PORT` once bound.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Require this API key (`Authorization: Bearer`, `x-api-key` or `api-key`); else 401.
+    #[arg(long, value_name = "KEY")]
+    api_key: Option<String>,
+    /// Seed a fault (see below).
+    #[arg(long = "fault", value_name = "NAME[:WORD]")]
+    faults: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum FaultKind {
+    MalformedArgs,
+    UnknownTool,
+    Loop,
+    RateLimit,
+    ServerError,
+}
+
+struct Fault {
+    kind: FaultKind,
+    /// Only tasks containing this word (lower-case).
+    word: Option<String>,
+}
+
+struct App {
+    api_key: Option<String>,
+    faults: Vec<Fault>,
+    /// Requests seen by the rate-limit fault.
+    limited: AtomicUsize,
+}
+
+impl App {
+    fn fault(&self, kind: FaultKind, task: &str) -> bool {
+        let task = task.to_lowercase();
+        self.faults
+            .iter()
+            .any(|f| f.kind == kind && f.word.as_ref().is_none_or(|w| task.contains(w)))
+    }
+}
+
+fn parse_fault(text: &str) -> Result<Fault, String> {
+    let (name, word) = match text.split_once(':') {
+        Some((n, w)) => (n, Some(w.to_lowercase())),
+        None => (text, None),
+    };
+    let kind = match name {
+        "malformed-args" => FaultKind::MalformedArgs,
+        "unknown-tool" => FaultKind::UnknownTool,
+        "loop" => FaultKind::Loop,
+        "rate-limit" => FaultKind::RateLimit,
+        "server-error" => FaultKind::ServerError,
+        other => return Err(format!("unknown fault `{other}` (see --help)")),
+    };
+    Ok(Fault { kind, word })
+}
+
+/// A conversation read from either API: the task, the tools, the tool results so far and
+/// the last tool call (name, arguments).
+struct Conversation {
+    task: String,
+    tools: Vec<Tool>,
+    results: Vec<String>,
+    last_call: Option<(String, String)>,
+    /// Rough size of the input, for `usage` (4 characters a token).
+    chars: usize,
+}
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn openai_conversation(body: &Value) -> Conversation {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let task = messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .map(|m| text_of(&m["content"]))
+        .unwrap_or_default();
+    let results = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| text_of(&m["content"]))
+        .collect();
+    let last_call = messages
+        .iter()
+        .rev()
+        .find_map(|m| m["tool_calls"].as_array()?.first().cloned())
+        .map(|c| {
+            (
+                c["function"]["name"].as_str().unwrap_or("").to_string(),
+                c["function"]["arguments"]
+                    .as_str()
+                    .unwrap_or("{}")
+                    .to_string(),
+            )
+        });
+    let tools = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| Tool {
+            name: t["function"]["name"].as_str().unwrap_or("").to_string(),
+            description: t["function"]["description"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+            schema: t["function"]["parameters"].clone(),
+        })
+        .collect();
+    Conversation {
+        task,
+        tools,
+        results,
+        last_call,
+        chars: body.to_string().len(),
+    }
+}
+
+fn anthropic_conversation(body: &Value) -> Conversation {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let task = messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .map(|m| text_of(&m["content"]))
+        .unwrap_or_default();
+    let blocks = || {
+        messages
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+    };
+    let results = blocks()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| text_of(&b["content"]))
+        .collect();
+    let last_call = blocks().rfind(|b| b["type"] == "tool_use").map(|b| {
+        (
+            b["name"].as_str().unwrap_or("").to_string(),
+            b["input"].to_string(),
+        )
+    });
+    let tools = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| Tool {
+            name: t["name"].as_str().unwrap_or("").to_string(),
+            description: t["description"].as_str().unwrap_or("").to_string(),
+            schema: t["input_schema"].clone(),
+        })
+        .collect();
+    Conversation {
+        task,
+        tools,
+        results,
+        last_call,
+        chars: body.to_string().len(),
+    }
+}
+
+/// The policy's reply with the faults applied.
+fn decide(app: &App, c: &Conversation) -> Reply {
+    if app.fault(FaultKind::Loop, &c.task)
+        && let Some((name, arguments)) = &c.last_call
+    {
+        return Reply::Call {
+            name: name.clone(),
+            arguments: arguments.clone(),
+        };
+    }
+    match policy::reply(&c.task, &c.tools, &c.results) {
+        Reply::Call { name, arguments } => {
+            let name = if app.fault(FaultKind::UnknownTool, &c.task) {
+                "no_such_tool".to_string()
+            } else {
+                name
+            };
+            let arguments = if app.fault(FaultKind::MalformedArgs, &c.task) {
+                // Cut short: not valid JSON.
+                arguments[..arguments.len().saturating_sub(1).max(1)].to_string()
+            } else {
+                arguments
+            };
+            Reply::Call { name, arguments }
+        }
+        text => text,
+    }
+}
+
+fn authorized(app: &App, headers: &HeaderMap) -> bool {
+    let Some(key) = &app.api_key else {
+        return true;
+    };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    header("authorization").and_then(|v| v.strip_prefix("Bearer ")) == Some(key.as_str())
+        || header("x-api-key") == Some(key.as_str())
+        || header("api-key") == Some(key.as_str())
+}
+
+/// The fault or auth answer that comes before any policy, if one applies.
+fn refuse(app: &App, headers: &HeaderMap, task: &str, anthropic: bool) -> Option<Response> {
+    let error = |status: StatusCode, kind: &str, message: &str| {
+        let body = if anthropic {
+            json!({"type": "error", "error": {"type": kind, "message": message}})
+        } else {
+            json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
+        };
+        (status, axum::Json(body)).into_response()
+    };
+    if !authorized(app, headers) {
+        return Some(error(
+            StatusCode::UNAUTHORIZED,
+            "authentication_error",
+            "invalid API key",
+        ));
+    }
+    if app.fault(FaultKind::ServerError, task) {
+        return Some(error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "api_error",
+            "seeded server error",
+        ));
+    }
+    if app.fault(FaultKind::RateLimit, task) && app.limited.fetch_add(1, Ordering::SeqCst) < 2 {
+        let mut r = error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "seeded rate limit",
+        );
+        r.headers_mut()
+            .insert("retry-after", axum::http::HeaderValue::from_static("1"));
+        return Some(r);
+    }
+    None
+}
+
+fn tokens(chars: usize) -> usize {
+    chars.div_ceil(4)
+}
+
+async fn chat_completions(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    axum::Json(body): axum::Json<Value>,
+) -> Response {
+    let c = openai_conversation(&body);
+    if let Some(r) = refuse(&app, &headers, &c.task, false) {
+        return r;
+    }
+    let model = body["model"].as_str().unwrap_or("local");
+    let turn = c.results.len();
+    let (message, finish, out_chars) = match decide(&app, &c) {
+        Reply::Text(text) => {
+            let n = text.len();
+            (json!({"role": "assistant", "content": text}), "stop", n)
+        }
+        Reply::Call { name, arguments } => {
+            let n = name.len() + arguments.len();
+            (
+                json!({"role": "assistant", "content": null, "tool_calls": [{
+                    "id": format!("call_{turn}"), "type": "function",
+                    "function": {"name": name, "arguments": arguments}}]}),
+                "tool_calls",
+                n,
+            )
+        }
+    };
+    let (input, output) = (tokens(c.chars), tokens(out_chars));
+    axum::Json(json!({
+        "id": format!("chatcmpl-{turn}"), "object": "chat.completion", "created": 1_764_590_000,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output},
+    }))
+    .into_response()
+}
+
+async fn messages(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    axum::Json(body): axum::Json<Value>,
+) -> Response {
+    let c = anthropic_conversation(&body);
+    if let Some(r) = refuse(&app, &headers, &c.task, true) {
+        return r;
+    }
+    let model = body["model"].as_str().unwrap_or("local");
+    let turn = c.results.len();
+    let (content, stop, out_chars) = match decide(&app, &c) {
+        Reply::Text(text) => {
+            let n = text.len();
+            (json!([{"type": "text", "text": text}]), "end_turn", n)
+        }
+        Reply::Call { name, arguments } => {
+            let n = name.len() + arguments.len();
+            // Anthropic sends `input` parsed; malformed arguments travel as a string.
+            let input = serde_json::from_str::<Value>(&arguments).unwrap_or(json!(arguments));
+            (
+                json!([{"type": "tool_use", "id": format!("toolu_{turn}"), "name": name, "input": input}]),
+                "tool_use",
+                n,
+            )
+        }
+    };
+    axum::Json(json!({
+        "id": format!("msg_{turn}"), "type": "message", "role": "assistant", "model": model,
+        "content": content, "stop_reason": stop,
+        "usage": {"input_tokens": tokens(c.chars), "output_tokens": tokens(out_chars)},
+    }))
+    .into_response()
+}
+
+fn main() {
+    let args = Args::parse();
+    let faults = match args
+        .faults
+        .iter()
+        .map(|f| parse_fault(f))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let app = Arc::new(App {
+        api_key: args.api_key,
+        faults,
+        limited: AtomicUsize::new(0),
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async move {
+        let listener = match tokio::net::TcpListener::bind(("127.0.0.1", args.port)).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("error: cannot bind 127.0.0.1:{}: {e}", args.port);
+                std::process::exit(4);
+            }
+        };
+        let addr = listener.local_addr().expect("bound address");
+        println!("listening on http://{addr}");
+        let router = Router::new()
+            .route("/v1/chat/completions", post(chat_completions))
+            .route("/v1/messages", post(messages))
+            .with_state(app);
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        if let Err(e) = axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
+            eprintln!("error: {e}");
+        }
+    });
+}

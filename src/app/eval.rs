@@ -1,0 +1,182 @@
+//! `mcpspec eval run`: eval set → (affected-by selection) → model profile and key → MCP
+//! connection and its tools → the run → results JSON, JUnit, console → exit code.
+
+use std::path::Path;
+
+use crate::cli::{EvalCommand, EvalRunArgs, UsageError, exit};
+use crate::era::Era;
+use crate::eval::affected::Affected;
+use crate::eval::model::{ApiError, ModelClient};
+use crate::eval::results::{EvalResults, SetKind};
+use crate::eval::run::{Ended, RunPlan};
+use crate::eval::set::EvalSet;
+
+pub fn main(command: EvalCommand) -> i32 {
+    match command {
+        EvalCommand::Run(args) => {
+            let jobs = args.jobs;
+            super::runtime_for(jobs).block_on(run(args))
+        }
+    }
+}
+
+async fn run(args: EvalRunArgs) -> i32 {
+    let set = match EvalSet::load(&args.set) {
+        Ok(s) => s,
+        Err(errors) => {
+            errln!("{}", errors.render());
+            return exit::INVALID_INPUT;
+        }
+    };
+    let Some(profile) = set.profiles.get(&args.model) else {
+        let known: Vec<&str> = set.profiles.keys().map(String::as_str).collect();
+        return super::usage(UsageError(format!(
+            "--model {}: the eval set has no such model profile ({})",
+            args.model,
+            if known.is_empty() {
+                "it declares none under `models:`".to_string()
+            } else {
+                format!("it has: {}", known.join(", "))
+            }
+        )));
+    };
+    let mut profile = profile.clone();
+    if let Some(u) = &args.base_url {
+        profile.base_url = u.trim_end_matches('/').to_string();
+    }
+    if let Some(m) = &args.model_name {
+        profile.model = m.clone();
+    }
+    if let Some(v) = &args.api_key_env {
+        profile.key_env = Some(v.clone());
+    }
+    // The key: read from the variable the profile names; never printed, redacted everywhere.
+    let key = match &profile.key_env {
+        Some(var) => match std::env::var(var) {
+            Ok(k) if !k.is_empty() => {
+                crate::redact::remember(std::slice::from_ref(&k));
+                Some(k)
+            }
+            _ => {
+                errln!(
+                    "error: model profile `{}` takes its API key from the environment variable {var}, which is not set (or empty)",
+                    args.model
+                );
+                return exit::AUTH_REQUIRED;
+            }
+        },
+        None => None,
+    };
+    let selected: Vec<usize> = match &args.affected_by {
+        None => (0..set.tasks.len()).collect(),
+        Some(diff) => match Affected::read(diff) {
+            Ok(affected) => {
+                let mut keep = Vec::new();
+                for (i, task) in set.tasks.iter().enumerate() {
+                    if let Some(why) = affected.reason(task) {
+                        errln!("affected: {} ({why})", task.id);
+                        keep.push(i);
+                    }
+                }
+                errln!(
+                    "--affected-by: {} of {} task(s) selected",
+                    keep.len(),
+                    set.tasks.len()
+                );
+                keep
+            }
+            Err(e) => return super::usage(UsageError(e)),
+        },
+    };
+    let client = match ModelClient::new(profile.clone(), key) {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::UNREACHABLE;
+        }
+    };
+    let (target, secrets) = match args.target.to_target() {
+        Ok(t) => t,
+        Err(e) => return super::usage(e),
+    };
+    let era = match Era::parse(&args.era) {
+        Ok(e) => e,
+        Err(e) => return super::usage(UsageError(format!("--era: {e}"))),
+    };
+    crate::signals::install();
+    crate::signals::defer_exit();
+    let mut conn = match crate::client::Connection::open(&target, &era.label, &era.request).await {
+        Ok(c) => c,
+        Err(e) => return super::connect_failed(&e, &secrets),
+    };
+    let tools = match conn.tools().await {
+        Ok(t) => t,
+        Err(e) => {
+            errln!(
+                "error: tools/list failed: {}",
+                crate::redact::shorten(&e, 500)
+            );
+            conn.close().await;
+            return exit::FAILED;
+        }
+    };
+    let plan = RunPlan {
+        set: &set,
+        tasks: selected,
+        profile_name: args.model.clone(),
+        profile,
+        client,
+        target,
+        era,
+        jobs: args.jobs,
+        set_file: args.set.display().to_string(),
+        affected_by: args.affected_by.as_ref().map(|p| p.display().to_string()),
+    };
+    let (results, interrupted) = match crate::eval::run::run(plan, conn, tools).await {
+        Ended::Done(r) => (r, false),
+        Ended::Interrupted(r) => (r, true),
+        Ended::Fatal(e) => {
+            errln!("error: {}", crate::redact::known().redact(&e.to_string()));
+            return match e {
+                ApiError::Auth(_) => exit::AUTH_REQUIRED,
+                ApiError::Unreachable(_) => exit::UNREACHABLE,
+                ApiError::Failed(_) => exit::FAILED,
+            };
+        }
+    };
+    outln!("{}", crate::eval::report::console(&results).trim_end());
+    if let Err(code) = write(&results, args.json.as_deref(), args.junit.as_deref()) {
+        return code;
+    }
+    if interrupted {
+        return crate::signals::received().unwrap_or(130);
+    }
+    exit_code(&results)
+}
+
+/// 1 when a trial of a regression set failed; a capability set is tracked, not gated.
+fn exit_code(results: &EvalResults) -> i32 {
+    let failed = results
+        .tasks
+        .iter()
+        .any(|t| t.trials.iter().any(|r| !r.success));
+    if failed && results.set.kind == SetKind::Regression {
+        exit::FAILED
+    } else {
+        exit::OK
+    }
+}
+
+fn write(results: &EvalResults, json: Option<&Path>, junit: Option<&Path>) -> Result<(), i32> {
+    if let Some(path) = json {
+        let mut value = serde_json::to_value(results).expect("results serialize");
+        crate::redact::known().redact_json(&mut value);
+        let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+        text.push('\n');
+        super::write_reports_file(path, text)?;
+    }
+    if let Some(path) = junit {
+        super::write_reports_file(path, crate::eval::report::junit(results))?;
+    }
+    Ok(())
+}

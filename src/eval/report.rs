@@ -1,0 +1,206 @@
+//! Reports of an eval run: the console summary, and JUnit (a `<testsuite>` per set, a
+//! `<testcase>` per task whose properties carry the rates; a task fails when a trial
+//! failed). Every text is redacted with the process's known secrets.
+
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::results::{EvalResults, SetKind, TaskResult};
+use crate::redact::escape_controls;
+
+/// Per-task averages over its trials.
+pub struct Rates {
+    pub trials: u32,
+    pub successes: u32,
+    pub tool_calls: f64,
+    pub tool_errors: f64,
+    pub tokens: f64,
+    pub latency_ms: f64,
+}
+
+pub fn rates(t: &TaskResult) -> Rates {
+    let n = t.trials.len().max(1) as f64;
+    let sum =
+        |f: &dyn Fn(&super::results::TrialResult) -> f64| t.trials.iter().map(f).sum::<f64>() / n;
+    Rates {
+        trials: t.trials.len() as u32,
+        successes: t.successes(),
+        tool_calls: sum(&|r| r.tool_calls.len() as f64),
+        tool_errors: sum(&|r| r.tool_errors as f64),
+        tokens: sum(&|r| (r.input_tokens + r.output_tokens) as f64),
+        latency_ms: sum(&|r| r.latency_ms as f64),
+    }
+}
+
+/// The first reason a trial of the task failed.
+pub fn first_failure(t: &TaskResult) -> Option<String> {
+    t.trials.iter().filter(|r| !r.success).find_map(|r| {
+        r.error.clone().or_else(|| {
+            r.expectations
+                .iter()
+                .find(|e| !e.passed)
+                .map(|e| match &e.message {
+                    Some(m) => format!("{}: {m}", e.name),
+                    None => e.name.clone(),
+                })
+        })
+    })
+}
+
+fn r(text: &str) -> String {
+    escape_controls(&crate::redact::known().redact(text)).into_owned()
+}
+
+/// The console summary (one line per task, then totals).
+pub fn console(results: &EvalResults) -> String {
+    let mut out = String::new();
+    let kind = match results.set.kind {
+        SetKind::Regression => "regression",
+        SetKind::Capability => "capability",
+    };
+    out.push_str(&format!(
+        "eval set {} ({kind}) · model {} ({}) · server {} {} · {} {}\n",
+        results.set.name,
+        results.model.profile,
+        results.model.model,
+        results.server.name,
+        results.server.version,
+        results.server.era,
+        results.server.revision
+    ));
+    let (mut trials, mut ok) = (0, 0);
+    for t in &results.tasks {
+        let rt = rates(t);
+        trials += rt.trials;
+        ok += rt.successes;
+        let mark = if rt.trials > 0 && rt.successes == rt.trials {
+            "PASS"
+        } else {
+            "FAIL"
+        };
+        out.push_str(&format!(
+            "  {mark} {}  {}/{} trials  calls {:.1}  tool errors {:.1}  tokens {:.0}\n",
+            t.id, rt.successes, rt.trials, rt.tool_calls, rt.tool_errors, rt.tokens
+        ));
+        if mark == "FAIL"
+            && let Some(why) = first_failure(t)
+        {
+            out.push_str(&format!(
+                "       {}\n",
+                r(&crate::redact::shorten(&why, 300))
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "{} task(s), {ok}/{trials} trial(s) succeeded in {:.1}s{}\n",
+        results.tasks.len(),
+        results.duration_ms as f64 / 1000.0,
+        if results.partial {
+            " (PARTIAL: interrupted)"
+        } else {
+            ""
+        }
+    ));
+    out
+}
+
+/// The JUnit document.
+pub fn junit(results: &EvalResults) -> String {
+    let mut report = Report::new("mcpspec eval");
+    if let Ok(ts) = chrono::DateTime::parse_from_rfc3339(&results.started) {
+        report.set_timestamp(ts);
+    }
+    report.set_time(Duration::from_millis(results.duration_ms));
+    let mut suite = TestSuite::new(r(&results.set.name));
+    let props = [
+        ("set.kind", format!("{:?}", results.set.kind).to_lowercase()),
+        ("model.profile", results.model.profile.clone()),
+        ("model", results.model.model.clone()),
+        ("model.baseUrl", results.model.base_url.clone()),
+        (
+            "server",
+            format!("{} {}", results.server.name, results.server.version),
+        ),
+        ("era", results.server.era.clone()),
+        ("revision", results.server.revision.clone()),
+        ("toolsHash", results.server.tools_hash.clone()),
+        ("partial", results.partial.to_string()),
+        ("mcpspec.version", env!("CARGO_PKG_VERSION").to_string()),
+    ];
+    for (k, v) in props {
+        suite.add_property(Property::new(k, r(&v)));
+    }
+    for t in &results.tasks {
+        let rt = rates(t);
+        let status = if rt.trials > 0 && rt.successes == rt.trials {
+            TestCaseStatus::success()
+        } else if rt.trials == 0 {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+            s.set_message("no trial finished (interrupted)")
+                .set_type("interrupted");
+            s
+        } else {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let why = first_failure(t).unwrap_or_default();
+            s.set_message(r(&crate::redact::shorten(
+                &format!(
+                    "{}/{} trials failed: {}",
+                    rt.trials - rt.successes,
+                    rt.trials,
+                    why.lines().next().unwrap_or("")
+                ),
+                500,
+            )))
+            .set_type("eval");
+            let body: Vec<String> = t
+                .trials
+                .iter()
+                .filter(|x| !x.success)
+                .map(|x| {
+                    let mut line = format!("trial {}:", x.index);
+                    if let Some(e) = &x.error {
+                        line.push_str(&format!(" error: {e};"));
+                    }
+                    for e in x.expectations.iter().filter(|e| !e.passed) {
+                        line.push_str(&format!(
+                            " {} failed{};",
+                            e.name,
+                            e.message
+                                .as_ref()
+                                .map(|m| format!(" ({m})"))
+                                .unwrap_or_default()
+                        ));
+                    }
+                    line
+                })
+                .collect();
+            s.set_description(r(&body.join("\n")));
+            s
+        };
+        let mut case = TestCase::new(r(&t.id), status);
+        case.set_classname(r(&results.set.name));
+        case.set_time(Duration::from_millis(
+            t.trials.iter().map(|x| x.latency_ms).sum(),
+        ));
+        let success_rate = if rt.trials == 0 {
+            0.0
+        } else {
+            rt.successes as f64 / rt.trials as f64
+        };
+        for (k, v) in [
+            ("trials", rt.trials.to_string()),
+            ("successes", rt.successes.to_string()),
+            ("successRate", format!("{success_rate:.3}")),
+            ("toolCalls.mean", format!("{:.2}", rt.tool_calls)),
+            ("toolErrors.mean", format!("{:.2}", rt.tool_errors)),
+            ("tokens.mean", format!("{:.1}", rt.tokens)),
+            ("latencyMs.mean", format!("{:.1}", rt.latency_ms)),
+        ] {
+            case.add_property(Property::new(k, v));
+        }
+        suite.add_test_case(case);
+    }
+    report.add_test_suite(suite);
+    report.to_string().unwrap_or_default()
+}
