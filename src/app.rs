@@ -21,6 +21,8 @@ use crate::report::model::{RunReport, SuiteResult};
 use crate::report::{self, ConsoleOptions};
 use crate::select::{Shard, TagExpr, split_file_line};
 
+mod eval_compare;
+
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -53,6 +55,9 @@ pub fn main() -> i32 {
         Command::Init(args) => runtime().block_on(crate::init::init(args)),
         Command::Snapshot(args) => runtime().block_on(snapshot(args)),
         Command::Diff(args) => diff(args),
+        Command::Eval {
+            command: crate::cli::EvalCommand::Compare(args),
+        } => eval_compare::eval_compare(args),
         Command::Validate { paths, format } => validate(&paths, format),
         Command::List {
             paths,

@@ -80,6 +80,48 @@ pub enum Command {
         #[arg(value_enum, default_value_t = SchemaKind::Scenario)]
         kind: SchemaKind,
     },
+    /// Evals: run an eval set through a model against the server, compare two runs.
+    Eval {
+        #[command(subcommand)]
+        command: EvalCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum EvalCommand {
+    /// Compare two eval results files task by task: buckets, success-rate delta with an
+    /// exact paired test, cost deltas; exit 1 on a regression.
+    Compare(EvalCompareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalCompareArgs {
+    /// Results file of the base run (`eval run --json`).
+    pub base: PathBuf,
+    /// Results file of the candidate run.
+    pub candidate: PathBuf,
+    /// A task passes when its success rate is at least this (`0.8` or `80%`).
+    #[arg(long, value_name = "RATE", default_value = "0.8")]
+    pub pass_rate: String,
+    /// Largest accepted rise of a task's (and the total's) mean tool calls per trial, in
+    /// percent (`25%`), or `off`.
+    #[arg(long, value_name = "PCT", default_value = "25%")]
+    pub max_calls_increase: String,
+    /// Largest accepted rise of mean tokens (input + output) per trial, or `off`.
+    #[arg(long, value_name = "PCT", default_value = "25%")]
+    pub max_tokens_increase: String,
+    /// Largest accepted rise of mean tool errors per trial, or `off` (any rise from 0 counts).
+    #[arg(long, value_name = "PCT", default_value = "25%")]
+    pub max_tool_errors_increase: String,
+    /// Write the comparison as JSON here; `-`: to stdout (the table then goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a JUnit XML report here (a testcase per task).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// List every task, unchanged passing ones too.
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 #[derive(Subcommand, Debug)]

@@ -2,4 +2,7 @@
 //! of two such runs. Sits beside the engine: eval set (dsl) → client (tools) + model client →
 //! results → compare → report.
 
+pub mod compare;
+pub mod compare_output;
 pub mod results;
+pub mod stats;
