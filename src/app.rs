@@ -22,6 +22,7 @@ use crate::report::{self, ConsoleOptions};
 use crate::select::{Shard, TagExpr, split_file_line};
 
 mod eval_compare;
+mod watch;
 
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -64,6 +65,7 @@ pub fn main() -> i32 {
             markdown,
             format,
         } => list(&paths, markdown, format),
+        Command::Run(args) if args.watch => watch::watch(args),
         Command::Run(args) => run(args),
         Command::Call(args) => runtime().block_on(call(args)),
     }
@@ -762,6 +764,25 @@ fn run(mut args: RunArgs) -> i32 {
     if let Some(f) = &filter {
         items.retain(|item| f.is_match(&item.scenario.id) || f.is_match(item.id()));
     }
+    // --watch: the scenarios of the files that changed (none of them: everything).
+    watch::retain_changed(&mut items, &args.only_files);
+    let last_run_path = crate::last_run::path_for(args.config.as_deref());
+    let mut last_run = crate::last_run::LastRun::load(&last_run_path);
+    if args.last_failed {
+        let ids: Vec<String> = items.iter().map(|item| item.id()).collect();
+        match last_run.pick(&ids) {
+            Ok(keep) => {
+                let mut keep = keep.into_iter();
+                items.retain(|_| keep.next().unwrap_or(false));
+                errln!(
+                    "--last-failed: rerunning {} item(s) that failed last time ({})",
+                    items.len(),
+                    last_run_path.display()
+                );
+            }
+            Err(why) => errln!("--last-failed: {why}: running everything"),
+        }
+    }
     for (i, item) in items.iter_mut().enumerate() {
         item.ordinal = i;
     }
@@ -883,6 +904,10 @@ fn run(mut args: RunArgs) -> i32 {
             "baseline of this run's failures written to {}",
             path.display()
         );
+    }
+    last_run.update(&report, strict);
+    if let Err(e) = last_run.save(&last_run_path) {
+        errln!("warning: --last-failed record not updated: {e}");
     }
     let code = match crate::signals::received() {
         Some(signal) => {

@@ -242,7 +242,7 @@ pub struct TargetArgs {
     pub max_message_size: usize,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Scenario files, folders or built-in packs (default: `paths` of mcpspec.yaml).
     pub paths: Vec<PathBuf>,
@@ -303,6 +303,22 @@ pub struct RunArgs {
     /// Write a baseline listing this run's failures to FILE (then exit as usual).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// Rerun only the scenario@era items that failed last time (recorded by every run in
+    /// .mcpspec/last-run.json next to the configuration file, else in the current
+    /// directory). No recorded failure among the selection: run everything.
+    #[arg(long, visible_alias = "lf")]
+    pub last_failed: bool,
+    /// Run, then rerun the affected scenarios whenever a scenario file, the configuration,
+    /// the baseline or the stdio server's program changes (polled); Ctrl-C stops.
+    #[arg(long)]
+    pub watch: bool,
+    /// With --watch: also watch this file or folder (e.g. the server's sources); a change
+    /// reruns everything (repeatable).
+    #[arg(long = "watch-path", value_name = "PATH", requires = "watch")]
+    pub watch_paths: Vec<PathBuf>,
+    /// Set by --watch: rerun only the scenarios of these (changed) files.
+    #[arg(skip)]
+    pub only_files: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -24,6 +24,7 @@ pub mod engine;
 pub mod era;
 pub mod eval;
 pub mod init;
+pub mod last_run;
 pub mod redact;
 pub mod report;
 pub mod select;
