@@ -131,10 +131,11 @@ struct Watch {
 }
 
 impl Watch {
-    fn start(dir: &Path) -> Watch {
+    fn start(dir: &Path, extra: &[&str]) -> Watch {
         let mut child = Command::new(mcpspec())
             .args(["run", "a.yaml", "b.yaml", "--stdio", &server(), "--watch"])
             .args(["--timeout", "60s"])
+            .args(extra)
             .current_dir(dir)
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
@@ -223,7 +224,9 @@ fn save(path: &Path, text: &str) {
 #[test]
 fn watch_reruns_the_changed_scenario_and_stops_on_sigint() {
     let dir = project(FIXED);
-    let mut w = Watch::start(dir.path());
+    let server_src = dir.path().join("server.py");
+    std::fs::write(&server_src, "# v1\n").unwrap();
+    let mut w = Watch::start(dir.path(), &["--watch-path", "server.py"]);
     w.wait_for("--watch: watching", 1);
     // Edit a.yaml (one more step: also a different size): only `a` reruns.
     save(
@@ -238,12 +241,21 @@ fn watch_reruns_the_changed_scenario_and_stops_on_sigint() {
         "{:?}",
         w.seen
     );
+    // A change to a --watch-path (the server's sources): everything reruns.
+    save(&server_src, "# version 2\n");
+    w.wait_for("--watch: watching", 3);
     // Ctrl-C while waiting: exits at once with 130.
     let (code, stdout, stderr) = w.interrupt();
     assert_eq!(code, Some(130), "stderr: {stderr:?}\nstdout: {stdout}");
     assert_eq!(
         suites(&stdout),
-        ["PASS a@auto", "PASS b@auto", "PASS a@auto"],
+        [
+            "PASS a@auto",
+            "PASS b@auto",
+            "PASS a@auto",
+            "PASS a@auto",
+            "PASS b@auto"
+        ],
         "{stdout}"
     );
     assert!(
@@ -256,7 +268,7 @@ fn watch_reruns_the_changed_scenario_and_stops_on_sigint() {
 #[test]
 fn watch_interrupted_mid_run_leaves_no_server() {
     let dir = project(FIXED);
-    let mut w = Watch::start(dir.path());
+    let mut w = Watch::start(dir.path(), &[]);
     w.wait_for("--watch: watching", 1);
     save(&dir.path().join("b.yaml"), SLOW);
     w.wait_for("--watch: changed", 1);
