@@ -86,60 +86,61 @@ fn thresholds(args: &EvalCompareArgs) -> Result<Thresholds, String> {
 }
 
 /// Read one results file: JSON errors at `file:line:col` with the snippet; a `format` of
-/// another major version is refused before the shape is looked at (its shape may differ).
+/// another major version is refused whatever the shape (its shape may differ). One parse
+/// when the file is good; the `format` key alone is looked at only to explain a failure.
 fn read(path: &Path) -> Result<EvalResults, LoadError> {
     let file = read_source(path)?;
     let at = |line: usize, col: usize, msg: String| {
         LoadError::at(Pos::new(&file, line as u32, col as u32), msg)
+    };
+    let help = format!(
+        "an eval results file (`mcpspec eval run --json`) has \"format\": \"{RESULTS_FORMAT}\""
+    );
+    let wrong_format = |shown: String| {
+        let (line, col) = value_position(&file.text, "format").unwrap_or((1, 1));
+        at(
+            line,
+            col,
+            format!("unsupported results format `{shown}`: this mcpspec reads {RESULTS_FORMAT}"),
+        )
+        .with_help(help.clone())
+    };
+    let supported = |f: &str| major(f).is_some() && major(f) == major(RESULTS_FORMAT);
+    let shape_error = match serde_json::from_str::<EvalResults>(&file.text) {
+        Ok(results) if supported(&results.format) => return Ok(results),
+        Ok(results) => return Err(wrong_format(results.format)),
+        Err(e) => e,
     };
     /// The `format` key alone (serde skips the rest without building it).
     #[derive(Deserialize)]
     struct Head {
         format: Option<serde_json::Value>,
     }
-    let head: Head = serde_json::from_str(&file.text).map_err(|e| {
-        at(
+    match serde_json::from_str::<Head>(&file.text) {
+        Err(e) => Err(at(
             e.line(),
             e.column(),
             format!("not valid JSON: {}", strip_pos(&e)),
+        )),
+        Ok(Head { format: None }) => Err(LoadError::file(
+            file.name.clone(),
+            "not an eval results file: no `format` key",
         )
-    })?;
-    let help = format!(
-        "an eval results file (`mcpspec eval run --json`) has \"format\": \"{RESULTS_FORMAT}\""
-    );
-    match head.format {
-        None => {
-            return Err(LoadError::file(
-                file.name.clone(),
-                "not an eval results file: no `format` key",
-            )
-            .with_help(help));
-        }
-        Some(serde_json::Value::String(f))
-            if major(&f).is_some() && major(&f) == major(RESULTS_FORMAT) => {}
-        Some(other) => {
-            let shown = match &other {
-                serde_json::Value::String(s) => s.clone(),
-                v => v.to_string(),
-            };
-            let (line, col) = value_position(&file.text, "format").unwrap_or((1, 1));
-            return Err(at(
-                line,
-                col,
-                format!(
-                    "unsupported results format `{shown}`: this mcpspec reads {RESULTS_FORMAT}"
-                ),
-            )
-            .with_help(help));
-        }
+        .with_help(help.clone())),
+        Ok(Head {
+            format: Some(serde_json::Value::String(f)),
+        }) if supported(&f) => Err(at(
+            shape_error.line(),
+            shape_error.column(),
+            format!("not an eval results file: {}", strip_pos(&shape_error)),
+        )),
+        Ok(Head {
+            format: Some(other),
+        }) => Err(wrong_format(match other {
+            serde_json::Value::String(s) => s,
+            v => v.to_string(),
+        })),
     }
-    serde_json::from_str(&file.text).map_err(|e| {
-        at(
-            e.line(),
-            e.column(),
-            format!("not an eval results file: {}", strip_pos(&e)),
-        )
-    })
 }
 
 /// `mcpspec-eval-results/1` or `…/1.2` → `1`, for the `mcpspec-eval-results` name only.

@@ -99,7 +99,7 @@ pub fn to_text(c: &Comparison, labels: &Labels, all: bool) -> String {
         st.delta * 100.0
     ));
     s.push_str(&format!(
-        "significance: McNemar exact p = {} ({} improved vs {} regressed); sign test p = {} ({} up vs {} down)\n",
+        "significance: McNemar exact p {} ({} improved vs {} regressed); sign test p {} ({} up vs {} down)\n",
         p_value(st.mcnemar.p),
         st.mcnemar.up,
         st.mcnemar.down,
@@ -198,7 +198,7 @@ fn p_value(p: f64) -> String {
     if p < 0.0001 {
         "< 0.0001".into()
     } else {
-        format!("{p:.4}")
+        format!("= {p:.4}")
     }
 }
 

@@ -147,6 +147,11 @@ def main():
     c["format"] = "mcpspec-eval-results/2"
     case("wrong-format", c, 2)
 
+    # The right format, the wrong shape: a required key missing, at its position.
+    c = base_run()
+    del c["server"]["toolsHash"]
+    case("missing-field", c, 2)
+
     c = base_run()
     c["tasks"].append(copy.deepcopy(c["tasks"][0]))
     case("duplicate-task", c, 2)
