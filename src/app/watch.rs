@@ -31,12 +31,14 @@ pub(super) fn watch(args: RunArgs) -> i32 {
     let mut next = args.clone();
     next.watch = false;
     loop {
+        // Taken before the run: a file saved while it runs triggers the next one.
+        let watched = Watched::of(&args);
+        let before = watched.snapshot();
         let code = super::run(next.clone());
         if crate::signals::received().is_some() {
             return code;
         }
-        let watched = Watched::of(&args);
-        let Some(changed) = wait_for_change(&watched) else {
+        let Some(changed) = wait_for_change(&watched, before) else {
             // A signal while waiting exits in the handler; this is its fallback.
             return crate::signals::received().unwrap_or(130);
         };
@@ -147,7 +149,10 @@ impl Watched {
 }
 
 /// Block until a watched file changes (then wait out the burst); `None` on a signal.
-fn wait_for_change(watched: &Watched) -> Option<BTreeSet<PathBuf>> {
+fn wait_for_change(
+    watched: &Watched,
+    mut before: BTreeMap<PathBuf, (Option<SystemTime>, u64)>,
+) -> Option<BTreeSet<PathBuf>> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -159,7 +164,6 @@ fn wait_for_change(watched: &Watched) -> Option<BTreeSet<PathBuf>> {
         crate::signals::install();
         // Let the handler task register before saying we are watching.
         tokio::task::yield_now().await;
-        let mut before = watched.snapshot();
         errln!(
             "--watch: watching {} file(s) for changes (Ctrl-C to stop)",
             before.len()
