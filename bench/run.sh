@@ -5,3 +5,4 @@ cd "$(dirname "$0")/.."
 cargo build --release --workspace
 cargo bench --bench stdio_overhead
 cargo bench --bench contract_scale
+cargo bench --bench eval_compare

@@ -5,6 +5,7 @@
 
 mod call;
 mod eval;
+mod eval_compare;
 pub mod init;
 mod list;
 mod live;
@@ -13,6 +14,7 @@ mod pack;
 mod run;
 mod snapshot;
 mod validate;
+mod watch;
 
 use std::path::{Path, PathBuf};
 
@@ -97,6 +99,7 @@ pub fn main() -> i32 {
             offline,
         } => list(&paths, markdown, format, offline),
         Command::Pack { command } => pack::main(command),
+        Command::Run(args) if args.watch => watch::watch(args),
         Command::Run(args) => run(args),
         Command::Call(args) => runtime().block_on(call(args)),
         Command::Eval { command } => eval::main(command),

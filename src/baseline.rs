@@ -34,6 +34,7 @@ mod write;
 
 use crate::source::Pos;
 
+pub(crate) use apply::fails_run;
 use apply::*;
 pub use apply::{Applied, Stale, apply, relabel_suite};
 use parse::*;

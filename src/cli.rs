@@ -95,7 +95,7 @@ pub enum Command {
         #[arg(value_enum, default_value_t = SchemaKind::Scenario)]
         kind: SchemaKind,
     },
-    /// Evals: run an eval set through a model against the server.
+    /// Evals: run an eval set through a model against the server, compare two runs.
     Eval {
         #[command(subcommand)]
         command: EvalCommand,
@@ -107,6 +107,9 @@ pub enum EvalCommand {
     /// Run an eval set's tasks through a model (OpenAI-compatible or Anthropic) with the
     /// server's tools; write the results (JSON) and JUnit.
     Run(EvalRunArgs),
+    /// Compare two eval results files task by task: buckets, success-rate delta with an
+    /// exact paired test, cost deltas; exit 1 on a regression.
+    Compare(EvalCompareArgs),
 }
 
 #[derive(Args, Debug)]
@@ -149,6 +152,36 @@ pub struct EvalRunArgs {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = |s: &str| limits::number(s, &limits::JOBS))]
     pub jobs: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct EvalCompareArgs {
+    /// Results file of the base run (`eval run --json`).
+    pub base: PathBuf,
+    /// Results file of the candidate run.
+    pub candidate: PathBuf,
+    /// A task passes when its success rate is at least this (`0.8` or `80%`).
+    #[arg(long, value_name = "RATE", default_value = "0.8")]
+    pub pass_rate: String,
+    /// Largest accepted rise of a task's (and the total's) mean tool calls per trial, in
+    /// percent (`25%`), or `off`.
+    #[arg(long, value_name = "PCT", default_value = "25%")]
+    pub max_calls_increase: String,
+    /// Largest accepted rise of mean tokens (input + output) per trial, or `off`.
+    #[arg(long, value_name = "PCT", default_value = "25%")]
+    pub max_tokens_increase: String,
+    /// Largest accepted rise of mean tool errors per trial, or `off` (any rise from 0 counts).
+    #[arg(long, value_name = "PCT", default_value = "25%")]
+    pub max_tool_errors_increase: String,
+    /// Write the comparison as JSON here; `-`: to stdout (the table then goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a JUnit XML report here (a testcase per task).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// List every task, unchanged passing ones too.
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -302,7 +335,7 @@ pub struct TargetArgs {
     pub max_message_size: usize,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Scenario files, folders or built-in packs (default: `paths` of mcpspec.yaml).
     pub paths: Vec<PathBuf>,
@@ -378,6 +411,22 @@ pub struct RunArgs {
     /// Write a baseline listing this run's failures to FILE (then exit as usual).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// Rerun only the scenario@era items that failed last time (recorded by every run in
+    /// .mcpspec/last-run.json next to the configuration file, else in the current
+    /// directory). No recorded failure among the selection: run everything.
+    #[arg(long, visible_alias = "lf")]
+    pub last_failed: bool,
+    /// Run, then rerun the affected scenarios whenever a scenario file, the configuration,
+    /// the baseline or the stdio server's program changes (polled); Ctrl-C stops.
+    #[arg(long)]
+    pub watch: bool,
+    /// With --watch: also watch this file or folder (e.g. the server's sources); a change
+    /// reruns everything (repeatable).
+    #[arg(long = "watch-path", value_name = "PATH", requires = "watch")]
+    pub watch_paths: Vec<PathBuf>,
+    /// Set by --watch: rerun only the scenarios of these (changed) files.
+    #[arg(skip)]
+    pub only_files: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]

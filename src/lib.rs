@@ -45,6 +45,7 @@ pub mod era;
 pub mod eval;
 pub mod exchange;
 pub mod json;
+pub mod last_run;
 pub mod packs;
 pub mod redact;
 pub mod report;

@@ -49,6 +49,12 @@ pub fn defer_exit() {
     DEFER.store(true, Ordering::SeqCst);
 }
 
+/// Undo [`defer_exit`]: nothing is running any more (`run --watch` between runs), so a
+/// signal exits at once.
+pub fn exit_at_once() {
+    DEFER.store(false, Ordering::SeqCst);
+}
+
 /// The exit code of the signal received (130 SIGINT, 143 SIGTERM), if any.
 pub fn received() -> Option<i32> {
     let (code, _) = *RECEIVED.borrow();

@@ -17,6 +17,7 @@ pub fn main(command: EvalCommand) -> i32 {
             let jobs = args.jobs;
             super::runtime_for(jobs).block_on(run(args))
         }
+        EvalCommand::Compare(args) => super::eval_compare::eval_compare(args),
     }
 }
 

@@ -197,6 +197,25 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
     if let Some(f) = &filter {
         items.retain(|item| f.is_match(&item.scenario.id) || f.is_match(item.id()));
     }
+    // --watch: the scenarios of the files that changed (none of them: everything).
+    super::watch::retain_changed(&mut items, &args.only_files);
+    let last_run_path = crate::last_run::path_for(args.config.as_deref());
+    let mut last_run = crate::last_run::LastRun::load(&last_run_path);
+    if args.last_failed {
+        let ids: Vec<String> = items.iter().map(|item| item.id()).collect();
+        match last_run.pick(&ids) {
+            Ok(keep) => {
+                let mut keep = keep.into_iter();
+                items.retain(|_| keep.next().unwrap_or(false));
+                errln!(
+                    "--last-failed: rerunning {} item(s) that failed last time ({})",
+                    items.len(),
+                    last_run_path.display()
+                );
+            }
+            Err(why) => errln!("--last-failed: {why}: running everything"),
+        }
+    }
     for (i, item) in items.iter_mut().enumerate() {
         item.ordinal = i;
     }
@@ -321,6 +340,10 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
             "baseline of this run's failures written to {}",
             path.display()
         );
+    }
+    last_run.update(&report, strict);
+    if let Err(e) = last_run.save(&last_run_path) {
+        errln!("warning: --last-failed record not updated: {e}");
     }
     let code = match crate::signals::received() {
         Some(signal) => {

@@ -58,7 +58,7 @@ pub(super) fn is_failing(outcome: &Outcome) -> bool {
 }
 
 /// A step outcome that fails the run.
-pub(super) fn fails_run(outcome: &Outcome, strict: bool) -> bool {
+pub(crate) fn fails_run(outcome: &Outcome, strict: bool) -> bool {
     match outcome {
         Outcome::Failed { .. } | Outcome::Error { .. } => true,
         Outcome::Warning { .. } => strict,

@@ -4,9 +4,12 @@
 
 pub mod affected;
 pub mod agent;
+pub mod compare;
+pub mod compare_output;
 pub mod model;
 pub mod names;
 pub mod report;
 pub mod results;
 pub mod run;
 pub mod set;
+pub mod stats;

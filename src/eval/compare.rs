@@ -1,0 +1,682 @@
+//! The paired comparison of two eval runs (`mcpspec eval compare BASE CANDIDATE`).
+//!
+//! Tasks are paired by id. Each side of a task is reduced to its success rate and its mean
+//! cost per trial (tool calls, tokens, tool errors), so runs with different trial counts
+//! still compare (with a warning). A task *passes* when its success rate reaches the pass
+//! rate (default 0.8: a regression set is expected near 100%); the pass verdicts of the two
+//! sides put it in a bucket. A task *regresses* when its verdict goes from pass to fail, when
+//! a `noToolCall` task now calls a tool in any trial while no base trial did (a rare call
+//! hides under the pass rate, so it is caught on its own), or when a cost rises more than
+//! its threshold. The statistics (see [`super::stats`]) say whether the overall shift is more
+//! than noise; the exit code follows the tasks.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::results::{EvalResults, SetKind, TaskResult};
+use super::stats;
+
+/// What counts as a regression. Percent limits on the rise of a mean per trial; `None`
+/// disables that check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thresholds {
+    /// A task passes when its success rate is at least this (0..=1).
+    pub pass_rate: f64,
+    pub max_calls_increase: Option<f64>,
+    pub max_tokens_increase: Option<f64>,
+    pub max_tool_errors_increase: Option<f64>,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            pass_rate: 0.8,
+            max_calls_increase: Some(25.0),
+            max_tokens_increase: Some(25.0),
+            max_tool_errors_increase: Some(25.0),
+        }
+    }
+}
+
+/// Parse a percent limit: `25%`, `25`, `12.5%`, or `off` / `none` (no limit).
+pub fn parse_percent(text: &str) -> Result<Option<f64>, String> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("off") || t.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let n = t.strip_suffix('%').unwrap_or(t).trim();
+    match n.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
+        _ => Err(format!(
+            "`{text}`: expected a percentage such as `25%` (0 or more), or `off`"
+        )),
+    }
+}
+
+/// Parse a pass rate: `0.8`, or `80%`.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(v) if (0.0..=1.0).contains(&v) && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{text}`: expected a rate above 0 and at most 1 (`0.8`) or a percentage (`80%`)"
+        )),
+    }
+}
+
+/// Where a task lands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bucket {
+    Improved,
+    Regressed,
+    UnchangedPass,
+    UnchangedFail,
+    /// In the base run only.
+    MissingInCandidate,
+    /// In the candidate run only.
+    MissingInBase,
+}
+
+impl Bucket {
+    pub fn label(self) -> &'static str {
+        match self {
+            Bucket::Improved => "improved",
+            Bucket::Regressed => "regressed",
+            Bucket::UnchangedPass => "unchanged-pass",
+            Bucket::UnchangedFail => "unchanged-fail",
+            Bucket::MissingInCandidate => "missing-in-candidate",
+            Bucket::MissingInBase => "missing-in-base",
+        }
+    }
+}
+
+/// One side of a task, per trial.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Side {
+    pub trials: u32,
+    pub successes: u32,
+    pub rate: f64,
+    pub passed: bool,
+    /// Means per trial.
+    pub calls: f64,
+    pub input_tokens: f64,
+    pub output_tokens: f64,
+    pub tool_errors: f64,
+    /// Trials that called at least one tool.
+    pub trials_with_calls: u32,
+}
+
+impl Side {
+    fn of(task: &TaskResult, pass_rate: f64) -> Side {
+        let trials = task.trials.len() as u32;
+        let successes = task.successes();
+        let per = |sum: f64| {
+            if trials == 0 {
+                0.0
+            } else {
+                sum / trials as f64
+            }
+        };
+        let rate = per(successes as f64);
+        Side {
+            trials,
+            successes,
+            rate,
+            // No trial at all (an interrupted run) is no evidence of success.
+            passed: trials > 0 && rate + 1e-9 >= pass_rate,
+            calls: per(task.trials.iter().map(|t| t.tool_calls.len() as f64).sum()),
+            input_tokens: per(task.trials.iter().map(|t| t.input_tokens as f64).sum()),
+            output_tokens: per(task.trials.iter().map(|t| t.output_tokens as f64).sum()),
+            tool_errors: per(task.trials.iter().map(|t| t.tool_errors as f64).sum()),
+            trials_with_calls: task
+                .trials
+                .iter()
+                .filter(|t| !t.tool_calls.is_empty())
+                .count() as u32,
+        }
+    }
+
+    pub fn tokens(&self) -> f64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+/// Why a task (or the whole run) counts as a regression.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Finding {
+    /// Passed on the base, fails on the candidate.
+    SuccessDropped { base: f64, candidate: f64 },
+    /// A `noToolCall` task whose candidate trials called tools (none did on the base).
+    CallsATool {
+        tools: Vec<String>,
+        trials: u32,
+        of: u32,
+    },
+    /// A mean per trial rose by more than its limit. `increase` is in percent (`null` in
+    /// JSON when the base was 0: any rise from nothing).
+    CostRose {
+        metric: Metric,
+        base: f64,
+        candidate: f64,
+        increase: Option<f64>,
+        limit: f64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Metric {
+    Calls,
+    Tokens,
+    ToolErrors,
+}
+
+impl Metric {
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Calls => "tool calls",
+            Metric::Tokens => "tokens",
+            Metric::ToolErrors => "tool errors",
+        }
+    }
+}
+
+impl Finding {
+    /// One line, for the console and JUnit messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Finding::SuccessDropped { base, candidate } => format!(
+                "success rate {} → {} (below the pass rate)",
+                pct(*base),
+                pct(*candidate)
+            ),
+            Finding::CallsATool { tools, trials, of } => format!(
+                "noToolCall task now calls {} ({trials} of {of} trials)",
+                tools.join(", ")
+            ),
+            Finding::CostRose {
+                metric,
+                base,
+                candidate,
+                increase,
+                limit,
+            } => format!(
+                "{} per trial {} → {} ({}, limit +{}%)",
+                metric.label(),
+                num(*base),
+                num(*candidate),
+                match increase {
+                    Some(i) => format!("+{}%", num(*i)),
+                    None => "up from 0".into(),
+                },
+                num(*limit)
+            ),
+        }
+    }
+}
+
+/// One task of either run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskDelta {
+    pub id: String,
+    pub bucket: Bucket,
+    pub no_tool_call: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<Side>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<Side>,
+    /// Candidate rate − base rate (paired tasks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_delta: Option<f64>,
+    /// Empty: not a regression.
+    pub findings: Vec<Finding>,
+}
+
+/// A total over the paired tasks: the sum of the per-trial means, i.e. the cost of one pass
+/// through the set.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Total {
+    pub base: f64,
+    pub candidate: f64,
+    /// Percent; `null` when the base is 0.
+    pub increase: Option<f64>,
+    pub limit: Option<f64>,
+    pub exceeded: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    pub calls: Total,
+    pub tokens: Total,
+    pub tool_errors: Total,
+}
+
+/// The success-rate shift and whether it is more than noise.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SuccessStats {
+    /// Mean per-task success rate over the paired tasks (each task weighs the same).
+    pub base: f64,
+    pub candidate: f64,
+    pub delta: f64,
+    /// 95% paired t interval of the mean per-task rate delta, clamped to [-1, 1]; `null`
+    /// under two paired tasks.
+    pub ci95: Option<[f64; 2]>,
+    /// Exact McNemar test on the tasks whose pass verdict flipped.
+    pub mcnemar: Binomial,
+    /// Exact sign test on the tasks whose success rate moved at all.
+    pub sign_test: Binomial,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Binomial {
+    pub up: u64,
+    pub down: u64,
+    pub p: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    pub paired: usize,
+    pub improved: usize,
+    pub regressed: usize,
+    pub unchanged_pass: usize,
+    pub unchanged_fail: usize,
+    pub missing_in_candidate: usize,
+    pub missing_in_base: usize,
+    /// Tasks with at least one finding.
+    pub regressions: usize,
+}
+
+/// The whole comparison: what every output renders.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Comparison {
+    pub set: String,
+    pub kind: SetKind,
+    pub pass_rate: f64,
+    /// Things that differ between the runs besides the server, and partial runs.
+    pub warnings: Vec<String>,
+    pub counts: Counts,
+    pub success: SuccessStats,
+    pub totals: Totals,
+    /// Base order, then the tasks new in the candidate.
+    pub tasks: Vec<TaskDelta>,
+    /// Whether the comparison fails (exit 1): any finding on a regression set. A capability
+    /// set is tracked, not gated on.
+    pub regression: bool,
+}
+
+/// A results file that cannot be compared (exit 2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch(pub String);
+
+/// Compare two runs. `Err` when they cannot be paired at all (duplicate ids, no task in
+/// common).
+pub fn compare(
+    base: &EvalResults,
+    cand: &EvalResults,
+    th: &Thresholds,
+) -> Result<Comparison, Mismatch> {
+    let base_ids = index(base, "base")?;
+    let cand_ids = index(cand, "candidate")?;
+    let mut tasks = Vec::with_capacity(base.tasks.len().max(cand.tasks.len()));
+    let mut counts = Counts::default();
+    let mut diffs = Vec::new();
+    for b in &base.tasks {
+        let bs = Side::of(b, th.pass_rate);
+        let Some(&ci) = cand_ids.get(b.id.as_str()) else {
+            counts.missing_in_candidate += 1;
+            tasks.push(TaskDelta {
+                id: b.id.clone(),
+                bucket: Bucket::MissingInCandidate,
+                no_tool_call: b.no_tool_call,
+                base: Some(bs),
+                candidate: None,
+                rate_delta: None,
+                findings: Vec::new(),
+            });
+            continue;
+        };
+        let c = &cand.tasks[ci];
+        let cs = Side::of(c, th.pass_rate);
+        counts.paired += 1;
+        let bucket = match (bs.passed, cs.passed) {
+            (true, true) => Bucket::UnchangedPass,
+            (false, false) => Bucket::UnchangedFail,
+            (false, true) => Bucket::Improved,
+            (true, false) => Bucket::Regressed,
+        };
+        let mut findings = Vec::new();
+        if bucket == Bucket::Regressed {
+            findings.push(Finding::SuccessDropped {
+                base: bs.rate,
+                candidate: cs.rate,
+            });
+        }
+        if (b.no_tool_call || c.no_tool_call)
+            && bs.trials_with_calls == 0
+            && cs.trials_with_calls > 0
+        {
+            let mut tools: Vec<String> = Vec::new();
+            for call in c.trials.iter().flat_map(|t| &t.tool_calls) {
+                if !tools.contains(&call.name) {
+                    tools.push(call.name.clone());
+                }
+            }
+            findings.push(Finding::CallsATool {
+                tools,
+                trials: cs.trials_with_calls,
+                of: cs.trials,
+            });
+        }
+        for (metric, limit, before, after) in [
+            (Metric::Calls, th.max_calls_increase, bs.calls, cs.calls),
+            (
+                Metric::Tokens,
+                th.max_tokens_increase,
+                bs.tokens(),
+                cs.tokens(),
+            ),
+            (
+                Metric::ToolErrors,
+                th.max_tool_errors_increase,
+                bs.tool_errors,
+                cs.tool_errors,
+            ),
+        ] {
+            // A no-tool task's first call is already reported as such.
+            let already = metric == Metric::Calls
+                && findings
+                    .iter()
+                    .any(|f| matches!(f, Finding::CallsATool { .. }));
+            if let Some(limit) = limit
+                && !already
+                && exceeds(before, after, limit)
+            {
+                findings.push(Finding::CostRose {
+                    metric,
+                    base: before,
+                    candidate: after,
+                    increase: increase(before, after),
+                    limit,
+                });
+            }
+        }
+        match bucket {
+            Bucket::Improved => counts.improved += 1,
+            Bucket::Regressed => counts.regressed += 1,
+            Bucket::UnchangedPass => counts.unchanged_pass += 1,
+            _ => counts.unchanged_fail += 1,
+        }
+        diffs.push(cs.rate - bs.rate);
+        tasks.push(TaskDelta {
+            id: b.id.clone(),
+            bucket,
+            no_tool_call: b.no_tool_call || c.no_tool_call,
+            rate_delta: Some(cs.rate - bs.rate),
+            base: Some(bs),
+            candidate: Some(cs),
+            findings,
+        });
+    }
+    for c in cand
+        .tasks
+        .iter()
+        .filter(|c| !base_ids.contains_key(c.id.as_str()))
+    {
+        counts.missing_in_base += 1;
+        tasks.push(TaskDelta {
+            id: c.id.clone(),
+            bucket: Bucket::MissingInBase,
+            no_tool_call: c.no_tool_call,
+            base: None,
+            candidate: Some(Side::of(c, th.pass_rate)),
+            rate_delta: None,
+            findings: Vec::new(),
+        });
+    }
+    if counts.paired == 0 {
+        return Err(Mismatch(
+            "the two runs have no task id in common: nothing to compare".into(),
+        ));
+    }
+    counts.regressions = tasks.iter().filter(|t| !t.findings.is_empty()).count();
+
+    let paired = || {
+        tasks
+            .iter()
+            .filter_map(|t| Some((t.base.as_ref()?, t.candidate.as_ref()?)))
+    };
+    let n = counts.paired as f64;
+    let base_rate = paired().map(|(b, _)| b.rate).sum::<f64>() / n;
+    let cand_rate = paired().map(|(_, c)| c.rate).sum::<f64>() / n;
+    let (up, down) = (counts.improved as u64, counts.regressed as u64);
+    let moved_up = diffs.iter().filter(|d| **d > 1e-9).count() as u64;
+    let moved_down = diffs.iter().filter(|d| **d < -1e-9).count() as u64;
+    let success = SuccessStats {
+        base: base_rate,
+        candidate: cand_rate,
+        delta: cand_rate - base_rate,
+        // A delta of rates lies in [-1, 1]; the t interval of few tasks can reach past it.
+        ci95: stats::paired_t_interval(&diffs).map(|i| [i.low.max(-1.0), i.high.min(1.0)]),
+        mcnemar: Binomial {
+            up,
+            down,
+            p: stats::binomial_two_sided(up, up + down),
+        },
+        sign_test: Binomial {
+            up: moved_up,
+            down: moved_down,
+            p: stats::binomial_two_sided(moved_up, moved_up + moved_down),
+        },
+    };
+    let total = |f: &dyn Fn(&Side) -> f64, limit: Option<f64>| {
+        let before: f64 = paired().map(|(b, _)| f(b)).sum();
+        let after: f64 = paired().map(|(_, c)| f(c)).sum();
+        Total {
+            base: before,
+            candidate: after,
+            increase: increase(before, after),
+            limit,
+            exceeded: limit.is_some_and(|l| exceeds(before, after, l)),
+        }
+    };
+    let totals = Totals {
+        calls: total(&|s| s.calls, th.max_calls_increase),
+        tokens: total(&|s| s.tokens(), th.max_tokens_increase),
+        tool_errors: total(&|s| s.tool_errors, th.max_tool_errors_increase),
+    };
+    let warnings = warnings(base, cand);
+    let failing = counts.regressions > 0
+        || totals.calls.exceeded
+        || totals.tokens.exceeded
+        || totals.tool_errors.exceeded;
+    let kind = if base.set.kind == SetKind::Capability && cand.set.kind == SetKind::Capability {
+        SetKind::Capability
+    } else {
+        SetKind::Regression
+    };
+    Ok(Comparison {
+        set: cand.set.name.clone(),
+        kind,
+        pass_rate: th.pass_rate,
+        warnings,
+        counts,
+        success,
+        totals,
+        tasks,
+        regression: failing && kind == SetKind::Regression,
+    })
+}
+
+/// Task id → index; duplicate ids make pairing ambiguous.
+fn index<'a>(run: &'a EvalResults, side: &str) -> Result<HashMap<&'a str, usize>, Mismatch> {
+    let mut ids = HashMap::with_capacity(run.tasks.len());
+    for (i, t) in run.tasks.iter().enumerate() {
+        if ids.insert(t.id.as_str(), i).is_some() {
+            return Err(Mismatch(format!(
+                "the {side} run has task `{}` twice: tasks are paired by id",
+                t.id
+            )));
+        }
+    }
+    Ok(ids)
+}
+
+/// Percent rise from `before` to `after`; `None` from 0.
+fn increase(before: f64, after: f64) -> Option<f64> {
+    (before > 0.0).then(|| (after - before) / before * 100.0)
+}
+
+/// A rise above `limit` percent; any rise from 0 counts.
+fn exceeds(before: f64, after: f64, limit: f64) -> bool {
+    const EPS: f64 = 1e-9;
+    if after <= before + EPS {
+        return false;
+    }
+    match increase(before, after) {
+        Some(i) => i > limit + EPS,
+        None => true,
+    }
+}
+
+/// The runs differ in something other than the server (model, era, trials…), or one of
+/// them is partial: the change may come from there.
+fn warnings(base: &EvalResults, cand: &EvalResults) -> Vec<String> {
+    let mut w = Vec::new();
+    let mut differ = |what: &str, a: String, b: String| {
+        if a != b {
+            w.push(format!(
+                "the runs differ in {what} (base {a}, candidate {b}): the change may come from there"
+            ));
+        }
+    };
+    differ("eval set", base.set.name.clone(), cand.set.name.clone());
+    differ(
+        "set kind",
+        format!("{:?}", base.set.kind).to_lowercase(),
+        format!("{:?}", cand.set.kind).to_lowercase(),
+    );
+    differ(
+        "model API",
+        format!("{:?}", base.model.api).to_lowercase(),
+        format!("{:?}", cand.model.api).to_lowercase(),
+    );
+    differ("model", base.model.model.clone(), cand.model.model.clone());
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "unset".into());
+    differ(
+        "temperature",
+        opt(base.model.temperature.map(|t| t.to_string())),
+        opt(cand.model.temperature.map(|t| t.to_string())),
+    );
+    differ(
+        "seed",
+        opt(base.model.seed.map(|t| t.to_string())),
+        opt(cand.model.seed.map(|t| t.to_string())),
+    );
+    differ("era", base.server.era.clone(), cand.server.era.clone());
+    differ(
+        "protocol revision",
+        base.server.revision.clone(),
+        cand.server.revision.clone(),
+    );
+    differ(
+        "trials per task",
+        base.set.trials.to_string(),
+        cand.set.trials.to_string(),
+    );
+    // Per task too (a task may override the set's default, a partial run may cut trials).
+    let cand_trials: HashMap<&str, usize> = cand
+        .tasks
+        .iter()
+        .map(|t| (t.id.as_str(), t.trials.len()))
+        .collect();
+    let uneven = base
+        .tasks
+        .iter()
+        .filter(|t| {
+            cand_trials
+                .get(t.id.as_str())
+                .is_some_and(|&n| n != t.trials.len())
+        })
+        .count();
+    if uneven > 0 {
+        w.push(format!(
+            "{uneven} task(s) ran a different number of trials in the two runs: their rates are compared per trial"
+        ));
+    }
+    if base.server.tools_hash != cand.server.tools_hash {
+        w.push(format!(
+            "the servers listed different tools (tool-list hash {} → {}, {} → {} tools): expected when a description or a tool changed",
+            short_hash(&base.server.tools_hash),
+            short_hash(&cand.server.tools_hash),
+            base.server.tool_count,
+            cand.server.tool_count
+        ));
+    }
+    for (side, run) in [("base", base), ("candidate", cand)] {
+        if run.partial {
+            w.push(format!(
+                "the {side} run is partial (interrupted or stopped early): missing tasks and trials are not comparable"
+            ));
+        }
+    }
+    w
+}
+
+fn short_hash(h: &str) -> &str {
+    h.get(..12).unwrap_or(h)
+}
+
+/// A rate as a percentage with one decimal.
+pub fn pct(rate: f64) -> String {
+    format!("{:.1}%", rate * 100.0)
+}
+
+/// A number with at most two decimals, trailing zeros cut (`1`, `1.5`, `0.33`).
+pub fn num(v: f64) -> String {
+    let s = format!("{v:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_limits_parse() {
+        assert_eq!(parse_percent("25%"), Ok(Some(25.0)));
+        assert_eq!(parse_percent("12.5"), Ok(Some(12.5)));
+        assert_eq!(parse_percent("off"), Ok(None));
+        assert!(parse_percent("-3%").is_err());
+        assert!(parse_percent("lots").is_err());
+        assert_eq!(parse_rate("80%"), Ok(0.8));
+        assert_eq!(parse_rate("1"), Ok(1.0));
+        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("1.5").is_err());
+    }
+
+    #[test]
+    fn rises_from_zero_always_exceed() {
+        assert!(exceeds(0.0, 0.2, 1000.0));
+        assert!(!exceeds(0.0, 0.0, 0.0));
+        assert!(!exceeds(4.0, 5.0, 25.0));
+        assert!(exceeds(4.0, 5.01, 25.0));
+        assert!(!exceeds(5.0, 1.0, 0.0));
+    }
+}
