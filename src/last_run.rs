@@ -147,6 +147,7 @@ mod tests {
             file: "s.yaml".into(),
             line: 1,
             pack: None,
+            tags: Vec::new(),
             era: EraInfo::default(),
             started_at: String::new(),
             duration: Default::default(),
