@@ -62,7 +62,7 @@ pub struct ConnectError {
     pub transcript: Vec<TranscriptEntry>,
 }
 
-enum Transport {
+pub(super) enum Transport {
     Stdio(StdioTransport),
     Http(HttpTransport),
 }
@@ -118,7 +118,7 @@ impl Transport {
 }
 
 pub struct Connection {
-    transport: Transport,
+    pub(super) transport: Transport,
     target: Target,
     pub negotiated: Negotiated,
     next_id: u64,
@@ -874,7 +874,7 @@ impl Connection {
         self.record(Direction::Note, text, None);
     }
 
-    fn record(&mut self, direction: Direction, body: String, http: Option<String>) {
+    pub(super) fn record(&mut self, direction: Direction, body: String, http: Option<String>) {
         self.log.push(TranscriptEntry {
             direction,
             at_ms: self.log_started.elapsed().as_millis() as u64,

@@ -4,6 +4,7 @@
 
 pub mod connection;
 pub mod http;
+pub mod open;
 pub mod stdio;
 pub mod tree;
 
@@ -13,6 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use connection::{ConnectError, ConnectErrorKind, Connection, Negotiated};
+pub use open::{OpenRequest, OpenedBy, StreamItem};
 
 /// `now + after` without the panic of `Instant + Duration` on overflow: a deadline that
 /// far away is as good as never. (Timeouts are bounded at load; this is the last guard.)
