@@ -832,6 +832,38 @@ fn check_predicate(
                 _ => Ok(()),
             }
         }
+        Predicate::Increasing(want) => {
+            // The first pair out of order (or a match that is no number), if any.
+            let mut broken = None;
+            for pair in matches.windows(2) {
+                let (a, b) = (pair[0].as_f64(), pair[1].as_f64());
+                if !matches!((a, b), (Some(a), Some(b)) if b > a) {
+                    broken = Some(format!(
+                        "{} then {}",
+                        compact(pair[0], 60),
+                        compact(pair[1], 60)
+                    ));
+                    break;
+                }
+            }
+            if let Some(m) = matches.iter().find(|m| !m.is_number()) {
+                broken = Some(format!("{} is not a number", compact(m, 60)));
+            }
+            let all: Vec<String> = matches.iter().map(|m| compact(m, 40)).collect();
+            match (want, broken) {
+                (true, Some(why)) => Err((
+                    format!("`{src}` does not strictly increase: {why}"),
+                    Some("strictly increasing numbers".into()),
+                    Some(all.join(", ")),
+                )),
+                (false, None) if matches.len() > 1 => Err((
+                    format!("`{src}` strictly increases"),
+                    Some("numbers that do not strictly increase".into()),
+                    Some(all.join(", ")),
+                )),
+                _ => Ok(()),
+            }
+        }
         Predicate::ValidSchema(want) => {
             if matches.is_empty() {
                 // Every match must hold: vacuously true for a multi-node path.

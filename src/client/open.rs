@@ -64,6 +64,20 @@ impl OpenRequest {
 }
 
 impl Connection {
+    /// stdio: a handle that reads what the server sends without any request open (after a
+    /// cancellation, to see what still comes). `None` over HTTP, where nothing arrives
+    /// outside a request's own stream.
+    pub fn watch_only(&self) -> Option<OpenRequest> {
+        matches!(self.transport, Transport::Stdio(_)).then(|| OpenRequest {
+            id: Value::Null,
+            by: OpenedBy::Stdio,
+            queued: Default::default(),
+            ended: false,
+            http_status: None,
+            noise: 0,
+        })
+    }
+
     /// Send `out` (a request with an id) and leave it open: its messages are read with
     /// [`Connection::next_on`]. Over HTTP, waits for the stream's headers (at most
     /// `out.timeout`).

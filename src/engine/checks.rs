@@ -43,6 +43,10 @@ pub async fn run_check(
             None => Err("`deprecated_feature_unused` needs a `feature`".into()),
         },
         CheckKind::SessionTerminatedNotFound => session_terminated_not_found(conn).await,
+        CheckKind::ListenAcknowledged
+        | CheckKind::ListenDeliversListChanged
+        | CheckKind::ListenOnlyRequested
+        | CheckKind::ListenEndsOnCancel => super::subscriptions::run(conn, kind, params).await,
         other => Err(format!("{other:?} is not a list check")),
     };
     match result {

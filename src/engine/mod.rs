@@ -6,6 +6,7 @@ mod handles;
 mod injection;
 pub mod security;
 mod step;
+mod subscriptions;
 mod tool_checks;
 
 pub use tool_checks::ToolCalls;

@@ -7,6 +7,7 @@ mod auth;
 mod changes;
 mod close_after;
 mod defects;
+mod listen;
 mod paging;
 mod server;
 mod tools;
