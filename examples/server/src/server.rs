@@ -37,7 +37,7 @@ use serde_json::json;
 use crate::{
     changes::{self, Changes},
     defects::{self, Capability, Defect, Defects},
-    listen,
+    listen, orders,
     paging::{Page, page},
     tools, utilities,
 };
@@ -82,6 +82,8 @@ pub struct Settings {
     pub empty: bool,
     /// `--utilities`: declare and serve logging, completions, subscriptions, listChanged.
     pub utilities: bool,
+    /// `--orders`: the `create_order` / `get_order` tools (a handle and its consumer).
+    pub orders: bool,
 }
 
 impl Default for Settings {
@@ -96,6 +98,7 @@ impl Default for Settings {
             auth_tokens: Vec::new(),
             empty: false,
             utilities: false,
+            orders: false,
         }
     }
 }
@@ -128,6 +131,8 @@ struct Shared {
     log_level: Mutex<Option<utilities::LogLevel>>,
     /// Run-time changes of the tools list and the listen subscriptions (`--utilities`).
     live: Arc<listen::Changes>,
+    /// `--orders`: the orders `create_order` placed.
+    orders: orders::Orders,
 }
 
 /// Cheap to clone; every clone (e.g. one per HTTP session) shares the tools and notes.
@@ -146,6 +151,10 @@ impl ExampleServer {
         if settings.utilities {
             tools.push(utilities::confirm_tool());
             tools.push(listen::toggle_tool());
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        if settings.orders {
+            tools.extend(orders::tools());
             tools.sort_by(|a, b| a.name.cmp(&b.name));
         }
         let mut resources = changes.resources(resources());
@@ -175,6 +184,7 @@ impl ExampleServer {
             note_count: AtomicUsize::new(0),
             log_level: Mutex::new(None),
             live: Arc::default(),
+            orders: Default::default(),
         }))
     }
 
@@ -652,6 +662,21 @@ impl ServerHandler for ExampleServer {
         }
         if request.name == "slow" {
             utilities::report_progress(self.defects(), &context).await;
+        }
+        if self.0.settings.orders {
+            let user = self.user(&context);
+            let unbound = self.defects().has(&Defect::UnboundHandles);
+            let answer = self.0.orders.call(
+                &request.name,
+                request.arguments.as_ref(),
+                user,
+                unbound,
+                uuid_like,
+            );
+            if let Some(mut result) = answer {
+                result.meta = result_meta(&context);
+                return Ok(result.into());
+            }
         }
         if self.0.settings.utilities
             && (request.name == listen::TOGGLE_TOOL
