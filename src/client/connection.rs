@@ -859,6 +859,15 @@ impl Connection {
     }
 
     /// Wire validation so far: messages checked and the violations found, oldest first.
+    /// Wire-validate one message the server sent outside an exchange (`--wire-validate`).
+    pub(super) fn validate_message(&mut self, msg: &Value) {
+        if self.target.wire_validation {
+            let era = self.negotiated.kind;
+            self.wire
+                .record(crate::wire::check_server_message(era, msg));
+        }
+    }
+
     pub fn wire_log(&self) -> &crate::wire::WireLog {
         &self.wire
     }

@@ -398,7 +398,7 @@ impl HttpTransport {
 /// reply (JSON, an error status, 202) when the server did not stream.
 pub enum Opened {
     Stream(HttpMeta, OpenStream),
-    Reply(Exchange),
+    Reply(Box<Exchange>),
 }
 
 /// The SSE stream of a request left open (see [`super::open`]). Dropping it closes the
@@ -486,7 +486,7 @@ impl HttpTransport {
                 Err(_) => return Err(TransportError::Timeout(out.timeout)),
             };
             ex.elapsed = started.elapsed();
-            return Ok(Opened::Reply(ex));
+            return Ok(Opened::Reply(Box::new(ex)));
         }
         let meta = HttpMeta {
             status: response.status().as_u16(),

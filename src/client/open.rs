@@ -109,7 +109,7 @@ impl Connection {
                 Opened::Reply(ex) => {
                     open.http_status = ex.http.as_ref().map(|h| h.status);
                     open.by = OpenedBy::Reply;
-                    self.queue_reply(&mut open, ex);
+                    self.queue_reply(&mut open, *ex);
                 }
             },
         }
@@ -139,6 +139,7 @@ impl Connection {
     ) -> Result<StreamItem, TransportError> {
         if let Some(msg) = open.queued.pop_front() {
             self.record(Direction::Received, msg.to_string(), None);
+            self.validate_message(&msg);
             if open.is_end(&msg) {
                 open.ended = true;
             }
@@ -160,6 +161,7 @@ impl Connection {
         Ok(match next {
             StreamNext::Message(msg) => {
                 self.record(Direction::Received, msg.to_string(), None);
+                self.validate_message(&msg);
                 if open.is_end(&msg) {
                     open.ended = true;
                 }

@@ -58,7 +58,7 @@ pub(super) async fn run(
             None => Ok(unset()),
         },
         CheckKind::ListenOnlyRequested => match trigger {
-            Some(tool) => only_requested(conn, tool).await,
+            Some(tool) => only_requested(conn, &declared, tool).await,
             None => Ok(unset()),
         },
         CheckKind::ListenEndsOnCancel => match trigger {
@@ -302,8 +302,14 @@ async fn change_and_watch(
         .await
         .map_err(|e| format!("calling {CHANGE_TOOL} `{tool}`: {e}"))?;
     ex.settle();
-    crate::client::connection::result_of(&ex)
+    let result = crate::client::connection::result_of(&ex)
         .map_err(|e| format!("calling {CHANGE_TOOL} `{tool}`: {e}"))?;
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return Err(format!(
+            "calling {CHANGE_TOOL} `{tool}` returned isError: true, so nothing changed: {}",
+            crate::redact::shorten(&result.to_string(), 300)
+        ));
+    }
     let mut got: Vec<Value> = ex.other_messages.iter().cloned().collect();
     let watch = conn.target().timeout.min(WATCH);
     got.extend(collect(conn, open, deadline_after(watch)).await?);
@@ -334,10 +340,10 @@ async fn delivers(
         Ok(opened) => opened,
         Err(verdict) => return Ok(verdict),
     };
-    let got = change_and_watch(conn, &mut open, tool).await?;
-    conn.cancel(open, "check done")
-        .await
-        .map_err(|e| e.to_string())?;
+    let got = change_and_watch(conn, &mut open, tool).await;
+    let cancelled = conn.cancel(open, "check done").await;
+    let got = got?;
+    cancelled.map_err(|e| e.to_string())?;
     let wanted = methods::NOTIFICATIONS_TOOLS_LIST_CHANGED;
     let arrived = got
         .iter()
@@ -374,19 +380,25 @@ fn declared_id_problem(arrived: &[&Value], conn: &Connection) -> Option<Verdict>
     })
 }
 
-async fn only_requested(conn: &mut Connection, tool: &str) -> Result<Verdict, String> {
-    // Opt in to nothing: any list change notification is then unrequested.
-    let filter = Map::new();
+async fn only_requested(
+    conn: &mut Connection,
+    declared: &Map<String, Value>,
+    tool: &str,
+) -> Result<Verdict, String> {
+    // Opt in to every declared type but the tools list's (possibly nothing): the change
+    // the tool makes is then unrequested.
+    let mut filter = declared.clone();
+    filter.remove(ListKind::Tools.listen_filter_key().unwrap_or_default());
     let (mut open, _) = match open_acknowledged(conn, &filter).await? {
         Ok(opened) => opened,
         Err(verdict) => return Ok(verdict),
     };
-    let got = change_and_watch(conn, &mut open, tool).await?;
+    let got = change_and_watch(conn, &mut open, tool).await;
     let id = open.id.clone();
     let http = conn.is_http();
-    conn.cancel(open, "check done")
-        .await
-        .map_err(|e| e.to_string())?;
+    let cancelled = conn.cancel(open, "check done").await;
+    let got = got?;
+    cancelled.map_err(|e| e.to_string())?;
     let allowed = allowed_methods(&filter);
     // Ours: on the stream (HTTP), or naming this subscription or none (stdio); a message
     // naming another subscription is that one's business.
@@ -398,10 +410,11 @@ async fn only_requested(conn: &mut Connection, tool: &str) -> Result<Verdict, St
         None => Ok(Verdict::Pass),
         Some(msg) => Ok(Verdict::Fail {
             message: format!(
-                "the subscription opted in to nothing, and the server sent `{}` after `{tool}` changed the tools list (MUST NOT send notification types the client has not requested)",
+                "the subscription opted in to {}, and the server sent `{}` after `{tool}` changed the tools list (MUST NOT send notification types the client has not requested)",
+                json!(filter),
                 method_of(msg)
             ),
-            expected: Some("no list_changed or resources/updated notification".into()),
+            expected: Some(format!("only {:?}", allowed)),
             actual: Some(msg.to_string()),
         }),
     }
@@ -419,7 +432,13 @@ async fn ends_on_cancel(
     let id = open.id.clone();
     // The change must reach the live subscription first: otherwise silence after the
     // cancellation proves nothing.
-    let before = change_and_watch(conn, &mut open, tool).await?;
+    let before = match change_and_watch(conn, &mut open, tool).await {
+        Ok(got) => got,
+        Err(e) => {
+            let _ = conn.cancel(open, "check failed").await;
+            return Err(e);
+        }
+    };
     let delivered = before
         .iter()
         .any(|m| is_subscription_type(method_of(m)) && subscription_of(m) == Some(&id));
@@ -438,7 +457,7 @@ async fn ends_on_cancel(
     let after = change_and_watch(conn, &mut after_open, tool).await?;
     let late = after
         .iter()
-        .find(|m| subscription_of(m) == Some(&id) && method_of(m) != "");
+        .find(|m| subscription_of(m) == Some(&id) && !method_of(m).is_empty());
     match late {
         None => Ok(Verdict::Pass),
         Some(msg) => Ok(Verdict::Fail {
