@@ -105,6 +105,7 @@ const CASES: &[Case] = &[
     ("list-changed-never-sent", LEGACY, STDIO, "legacy-utilities:tools_list_changed_sent", "warning"),
     ("listen-unrequested", MODERN, BOTH, "modern-utilities:listen_only_requested", "failed"),
     ("listen-ignores-cancel", MODERN, STDIO, "modern-utilities:listen_ends_on_cancel", "failed"),
+    ("listen-no-subscription-id", MODERN, BOTH, "modern-utilities:listen_delivers_list_changed", "failed"),
 ];
 
 /// Run the utilities scenarios of the conformance packs against the example server with

@@ -341,14 +341,18 @@ async fn delivers(
         Err(verdict) => return Ok(verdict),
     };
     let got = change_and_watch(conn, &mut open, tool).await;
+    let id = open.id.clone();
     let cancelled = conn.cancel(open, "check done").await;
     let got = got?;
     cancelled.map_err(|e| e.to_string())?;
     let wanted = methods::NOTIFICATIONS_TOOLS_LIST_CHANGED;
-    let arrived = got
+    let http = conn.is_http();
+    // Ours: on the stream (HTTP); over stdio, naming this subscription or none at all.
+    let arrived: Vec<&Value> = got
         .iter()
         .filter(|m| method_of(m) == wanted)
-        .collect::<Vec<_>>();
+        .filter(|m| http || subscription_of(m).is_none_or(|s| *s == id))
+        .collect();
     if arrived.is_empty() {
         return Ok(Verdict::Fail {
             message: format!(
@@ -359,25 +363,17 @@ async fn delivers(
             actual: Some(methods_seen(&got)),
         });
     }
-    let id = declared_id_problem(&arrived, conn);
-    Ok(id.unwrap_or(Verdict::Pass))
-}
-
-/// Over HTTP the stream tells the subscription; every notification on it still MUST
-/// carry the id (stdio: a list_changed without it belongs to no subscription).
-fn declared_id_problem(arrived: &[&Value], conn: &Connection) -> Option<Verdict> {
-    let missing = arrived
-        .iter()
-        .find(|m| subscription_of(m).is_none())
-        .filter(|_| conn.is_http())?;
-    Some(Verdict::Fail {
-        message: format!(
-            "a notification on the listen stream carries no _meta {}",
-            meta::SUBSCRIPTION_ID
-        ),
-        expected: Some("the listen request's id on every notification of its stream".into()),
-        actual: Some(missing.to_string()),
-    })
+    if let Some(missing) = arrived.iter().find(|m| subscription_of(m) != Some(&id)) {
+        return Ok(Verdict::Fail {
+            message: format!(
+                "a {wanted} for the subscription does not carry _meta {} = {id} (MUST be on every notification of a listen stream)",
+                meta::SUBSCRIPTION_ID
+            ),
+            expected: Some(format!("_meta {{\"{}\": {id}}}", meta::SUBSCRIPTION_ID)),
+            actual: Some(missing.to_string()),
+        });
+    }
+    Ok(Verdict::Pass)
 }
 
 async fn only_requested(

@@ -165,6 +165,8 @@ pub enum Defect {
     ListChangedNeverSent,
     /// Progress notifications count down instead of up.
     ProgressDecreasing,
+    /// List changes on a listen stream carry no `io.modelcontextprotocol/subscriptionId`.
+    ListenNoSubscriptionId,
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -893,6 +895,12 @@ impl Defect {
             scope: Scope::Any,
             description: "progress notifications count down (2, then 1) instead of strictly increasing",
         },
+        DefectInfo {
+            name: "listen-no-subscription-id",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: the list_changed a listen subscription gets carries no _meta io.modelcontextprotocol/subscriptionId",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -988,6 +996,7 @@ impl Defect {
             Defect::ListenIgnoresCancel => "listen-ignores-cancel",
             Defect::ListChangedNeverSent => "list-changed-never-sent",
             Defect::ProgressDecreasing => "progress-decreasing",
+            Defect::ListenNoSubscriptionId => "listen-no-subscription-id",
         }
     }
 
@@ -1100,6 +1109,7 @@ impl Defect {
             "listen-ignores-cancel" => Defect::ListenIgnoresCancel,
             "list-changed-never-sent" => Defect::ListChangedNeverSent,
             "progress-decreasing" => Defect::ProgressDecreasing,
+            "listen-no-subscription-id" => Defect::ListenNoSubscriptionId,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }

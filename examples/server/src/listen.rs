@@ -6,7 +6,8 @@
 //! rmcp acknowledges a subscription before [`crate::server`]'s `listen` runs; `listen`
 //! registers it here until it is cancelled. The defects `listen-unrequested` (every
 //! subscription gets the change, whatever it asked for), `listen-ignores-cancel` (a
-//! cancelled subscription stays registered) and `list-changed-never-sent` bend that.
+//! cancelled subscription stays registered), `list-changed-never-sent` and
+//! `listen-no-subscription-id` bend that.
 
 use std::sync::{
     Arc, Mutex,
@@ -128,6 +129,7 @@ impl Changes {
             return now;
         }
         let everyone = defects.has(&Defect::ListenUnrequested);
+        let tagged = !defects.has(&Defect::ListenNoSubscriptionId);
         let targets: Vec<(RequestId, Peer<RoleServer>)> = self
             .subscribers
             .lock()
@@ -144,7 +146,9 @@ impl Changes {
                     method: Default::default(),
                     extensions: Default::default(),
                 });
-            notification.get_meta_mut().set_subscription_id(id);
+            if tagged {
+                notification.get_meta_mut().set_subscription_id(id);
+            }
             let _ = peer.send_notification(notification).await;
         }
         now
