@@ -11,7 +11,7 @@
 
 use std::sync::{
     Arc, Mutex,
-    atomic::{AtomicBool, AtomicU64, Ordering},
+    atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
 };
 
 use rmcp::{
@@ -45,6 +45,10 @@ struct Subscriber {
 /// server (one per HTTP request or session).
 #[derive(Default)]
 pub struct Changes {
+    /// Listen requests accepted and acknowledged (or about to be) but not registered yet:
+    /// rmcp acknowledges before `listen` runs, so a change made right after the
+    /// acknowledgement waits for them (bounded) instead of missing them.
+    pending: AtomicUsize,
     ephemeral: AtomicBool,
     subscribers: Mutex<Vec<Subscriber>>,
     next_key: AtomicU64,
@@ -92,6 +96,11 @@ impl Changes {
         self.ephemeral.load(Ordering::SeqCst)
     }
 
+    /// A listen request was accepted: it is acknowledged, then registered.
+    pub fn accepted(&self) {
+        self.pending.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// Register an acknowledged subscription until the returned guard drops.
     pub fn subscribe(
         self: &Arc<Self>,
@@ -99,6 +108,9 @@ impl Changes {
         context: &SubscriptionContext,
     ) -> Registration {
         let key = self.next_key.fetch_add(1, Ordering::SeqCst);
+        let _ = self
+            .pending
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
         let request = context.request_context();
         self.subscribers.lock().expect("lock").push(Subscriber {
             key,
@@ -127,6 +139,13 @@ impl Changes {
         if !modern {
             let _ = context.peer.notify_tool_list_changed().await;
             return now;
+        }
+        // Subscriptions acknowledged a moment ago get this change too.
+        for _ in 0..100 {
+            if self.pending.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         let everyone = defects.has(&Defect::ListenUnrequested);
         let tagged = !defects.has(&Defect::ListenNoSubscriptionId);

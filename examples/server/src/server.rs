@@ -545,7 +545,11 @@ impl ServerHandler for ExampleServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.0.settings.utilities.then(|| requested.clone())
+        let accepted = self.0.settings.utilities.then(|| requested.clone());
+        if accepted.is_some() {
+            self.0.live.accepted();
+        }
+        accepted
     }
 
     /// Hold an acknowledged subscription open until the client cancels it; `toggle_tool`
