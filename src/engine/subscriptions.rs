@@ -28,8 +28,12 @@ use crate::protocol::{ListKind, meta, methods};
 pub const CHANGE_TOOL: &str = "list_change_tool";
 /// How long to wait for the acknowledgement (at most the target's timeout).
 const ACK_WAIT: Duration = Duration::from_secs(5);
-/// How long to watch for notifications after a change (at most the target's timeout).
+/// How long to watch for unwanted notifications after a change (at most the target's
+/// timeout): their absence is judged, so every passing run waits this long.
 const WATCH: Duration = Duration::from_millis(600);
+/// How long a wanted notification may take after a change (at most the target's timeout);
+/// the wait ends as soon as it arrives.
+const DELIVERY: Duration = Duration::from_secs(2);
 
 pub(super) async fn run(
     conn: &mut Connection,
@@ -265,31 +269,50 @@ fn ack_problem(ack: &Value, id: &Value, filter: &Map<String, Value>) -> Option<S
     None
 }
 
-/// Read what arrives until `deadline`: every message, in order.
+/// Read what arrives into `got` until `deadline`, or until a message satisfies `enough`.
 async fn collect(
     conn: &mut Connection,
     open: &mut OpenRequest,
     deadline: Instant,
-) -> Result<Vec<Value>, String> {
-    let mut got = Vec::new();
+    got: &mut Vec<Value>,
+    enough: &dyn Fn(&Value) -> bool,
+) -> Result<(), String> {
+    if got.iter().any(enough) {
+        return Ok(());
+    }
     loop {
         match conn
             .next_on(open, deadline)
             .await
             .map_err(|e| e.to_string())?
         {
-            StreamItem::Message(msg) => got.push(msg),
-            StreamItem::Ended | StreamItem::Quiet => return Ok(got),
+            StreamItem::Message(msg) => {
+                let done = enough(&msg);
+                got.push(msg);
+                if done {
+                    return Ok(());
+                }
+            }
+            StreamItem::Ended | StreamItem::Quiet => return Ok(()),
         }
     }
 }
 
-/// Call the change tool, then watch a short while: the messages that arrived during the
-/// call (stdio) and after it.
+/// What to wait for after a change.
+enum Watch<'a> {
+    /// Watch the whole [`WATCH`] window (judging an absence).
+    Window,
+    /// Wait up to [`DELIVERY`] for a message this accepts.
+    Until(&'a dyn Fn(&Value) -> bool),
+}
+
+/// Call the change tool, then watch: the messages that arrived during the call (stdio)
+/// and after it.
 async fn change_and_watch(
     conn: &mut Connection,
     open: &mut OpenRequest,
     tool: &str,
+    watch: Watch<'_>,
 ) -> Result<Vec<Value>, String> {
     let id = conn.next_id();
     let out = conn.build_plain(
@@ -311,8 +334,17 @@ async fn change_and_watch(
         ));
     }
     let mut got: Vec<Value> = ex.other_messages.iter().cloned().collect();
-    let watch = conn.target().timeout.min(WATCH);
-    got.extend(collect(conn, open, deadline_after(watch)).await?);
+    let timeout = conn.target().timeout;
+    match watch {
+        Watch::Window => {
+            let deadline = deadline_after(timeout.min(WATCH));
+            collect(conn, open, deadline, &mut got, &|_| false).await?
+        }
+        Watch::Until(enough) => {
+            let deadline = deadline_after(timeout.min(DELIVERY));
+            collect(conn, open, deadline, &mut got, enough).await?
+        }
+    }
     Ok(got)
 }
 
@@ -340,12 +372,13 @@ async fn delivers(
         Ok(opened) => opened,
         Err(verdict) => return Ok(verdict),
     };
-    let got = change_and_watch(conn, &mut open, tool).await;
+    let wanted = methods::NOTIFICATIONS_TOOLS_LIST_CHANGED;
     let id = open.id.clone();
+    let is_wanted = |m: &Value| method_of(m) == wanted;
+    let got = change_and_watch(conn, &mut open, tool, Watch::Until(&is_wanted)).await;
     let cancelled = conn.cancel(open, "check done").await;
     let got = got?;
     cancelled.map_err(|e| e.to_string())?;
-    let wanted = methods::NOTIFICATIONS_TOOLS_LIST_CHANGED;
     let http = conn.is_http();
     // Ours: on the stream (HTTP); over stdio, naming this subscription or none at all.
     let arrived: Vec<&Value> = got
@@ -357,7 +390,7 @@ async fn delivers(
         return Ok(Verdict::Fail {
             message: format!(
                 "the subscription asked for toolsListChanged, `{tool}` changed the tools list, and no {wanted} arrived within {}",
-                humantime::format_duration(conn.target().timeout.min(WATCH))
+                humantime::format_duration(conn.target().timeout.min(DELIVERY))
             ),
             expected: Some(format!("{wanted} on the subscription")),
             actual: Some(methods_seen(&got)),
@@ -389,7 +422,7 @@ async fn only_requested(
         Ok(opened) => opened,
         Err(verdict) => return Ok(verdict),
     };
-    let got = change_and_watch(conn, &mut open, tool).await;
+    let got = change_and_watch(conn, &mut open, tool, Watch::Window).await;
     let id = open.id.clone();
     let http = conn.is_http();
     let cancelled = conn.cancel(open, "check done").await;
@@ -428,16 +461,16 @@ async fn ends_on_cancel(
     let id = open.id.clone();
     // The change must reach the live subscription first: otherwise silence after the
     // cancellation proves nothing.
-    let before = match change_and_watch(conn, &mut open, tool).await {
+    let delivery =
+        |m: &Value| is_subscription_type(method_of(m)) && subscription_of(m) == Some(&id);
+    let before = match change_and_watch(conn, &mut open, tool, Watch::Until(&delivery)).await {
         Ok(got) => got,
         Err(e) => {
             let _ = conn.cancel(open, "check failed").await;
             return Err(e);
         }
     };
-    let delivered = before
-        .iter()
-        .any(|m| is_subscription_type(method_of(m)) && subscription_of(m) == Some(&id));
+    let delivered = before.iter().any(delivery);
     conn.cancel(open, "check: the stream must end")
         .await
         .map_err(|e| e.to_string())?;
@@ -450,7 +483,7 @@ async fn ends_on_cancel(
     let mut after_open = conn
         .watch_only()
         .ok_or("the connection cannot be read without a request")?;
-    let after = change_and_watch(conn, &mut after_open, tool).await?;
+    let after = change_and_watch(conn, &mut after_open, tool, Watch::Window).await?;
     let late = after
         .iter()
         .find(|m| subscription_of(m) == Some(&id) && !method_of(m).is_empty());
