@@ -1076,6 +1076,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn increasing_means_strictly_increasing_numbers() {
+        use serde_json::json;
+        let check = |want: bool, values: Value| {
+            let values = values.as_array().unwrap().clone();
+            let matches: Vec<&Value> = values.iter().collect();
+            check_predicate(
+                &Predicate::Increasing(want),
+                "p",
+                &matches,
+                false,
+                &json!({}),
+            )
+        };
+        assert!(check(true, json!([1, 2, 2.5, 10])).is_ok());
+        assert!(check(true, json!([])).is_ok());
+        assert!(check(true, json!([7])).is_ok());
+        let (message, _, actual) = check(true, json!([1, 2, 2])).unwrap_err();
+        assert!(message.contains("2 then 2"), "{message}");
+        assert_eq!(actual.as_deref(), Some("1, 2, 2"));
+        assert!(check(true, json!([2, 1])).is_err());
+        assert!(
+            check(true, json!([1, "2"]))
+                .unwrap_err()
+                .0
+                .contains("not a number")
+        );
+        assert!(check(false, json!([2, 1])).is_ok());
+        assert!(check(false, json!([1, 2])).is_err());
+    }
+
+    #[test]
     fn received_notifications_are_counted_beyond_those_kept() {
         use serde_json::json;
         let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}});
