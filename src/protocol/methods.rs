@@ -19,8 +19,7 @@ pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 pub const NOTIFICATIONS_CANCELLED: &str = "notifications/cancelled";
 pub const NOTIFICATIONS_PROGRESS: &str = "notifications/progress";
 pub const NOTIFICATIONS_MESSAGE: &str = "notifications/message";
-pub const NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: &str =
-    "notifications/subscriptions/acknowledged";
+pub const NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 pub const NOTIFICATIONS_TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 pub const NOTIFICATIONS_RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 pub const NOTIFICATIONS_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
