@@ -119,6 +119,11 @@ const CHECKS: &[&str] = &[
     "modern-utilities:input_required_result_valid",
     "modern-utilities:input_required_state",
     "modern-utilities:input_required_reasks",
+    "modern-utilities:progress_increases",
+    "modern-utilities:listen_acknowledged",
+    "modern-utilities:listen_delivers_list_changed",
+    "modern-utilities:listen_only_requested",
+    "modern-utilities:listen_ends_on_cancel",
     // conformance-2025-11-25
     "legacy-deprecated:deprecated_sampling",
     "legacy-deprecated:deprecated_roots",
@@ -175,6 +180,8 @@ const CHECKS: &[&str] = &[
     "legacy-utilities:subscribe_resource_listed",
     "legacy-utilities:resources_subscribe_served",
     "legacy-utilities:resources_unsubscribe_served",
+    "legacy-utilities:progress_increases",
+    "legacy-utilities:tools_list_changed_sent",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -570,6 +577,14 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
         "legacy-utilities@legacy:subscribe_resource_listed",
         "legacy-utilities@legacy:resources_subscribe_served",
         "legacy-utilities@legacy:resources_unsubscribe_served",
+        // ... nor `progress_tool` / `list_change_tool`, and no `listChanged` is declared.
+        "modern-utilities@2026-07-28:progress_increases",
+        "modern-utilities@2026-07-28:listen_acknowledged",
+        "modern-utilities@2026-07-28:listen_delivers_list_changed",
+        "modern-utilities@2026-07-28:listen_only_requested",
+        "modern-utilities@2026-07-28:listen_ends_on_cancel",
+        "legacy-utilities@legacy:progress_increases",
+        "legacy-utilities@legacy:tools_list_changed_sent",
         // HTTP-only probes (stdio), or no OAuth metadata served (HTTP).
         "modern-deprecated@2026-07-28:deprecated_dynamic_client_registration",
         "legacy-deprecated@legacy:deprecated_dynamic_client_registration",

@@ -521,3 +521,42 @@ fn binding_without_a_consumer_says_exactly_what_to_set() {
         );
     }
 }
+
+/// Point 9 end to end: with `--orders`, `create_order` mints `order_ref` and the read-only
+/// `get_order` takes `order_ref`. Without `handle_consumer`, the binding check infers
+/// `get_order` by the key's name (a transcript note says so) and passes on the bound
+/// server; the same inference catches `unbound-handles`.
+#[test]
+fn binding_infers_the_consumer_by_the_handle_key() {
+    for (flags, want) in [
+        ("--orders", "passed"),
+        ("--orders --defect unbound-handles", "failed"),
+    ] {
+        let pack = run_pack(
+            flags,
+            Transport::Http,
+            &[
+                "--set",
+                "safe_tools=create_order",
+                "--set",
+                "handle_consumer=",
+            ],
+        );
+        for era in [MODERN, LEGACY] {
+            let suite_id = format!("security-handles@{era}");
+            let step = pack.report["suites"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["id"] == suite_id)
+                .flat_map(|s| s["steps"].as_array().unwrap().clone())
+                .find(|s| s["name"] == "handles_bound_to_user")
+                .unwrap_or_default();
+            assert_eq!(step["outcome"]["status"], want, "{flags} {era}: {step:#}");
+            let inferred = step
+                .to_string()
+                .contains(r#"handle_consumer inferred: tool \"get_order\" (argument order_ref)"#);
+            assert!(inferred, "{flags} {era}: no inference note: {step:#}");
+        }
+    }
+}

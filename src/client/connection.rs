@@ -54,7 +54,7 @@ pub struct ConnectError {
     clippy::large_enum_variant,
     reason = "one per connection, made once and never moved: boxing would only add an indirection"
 )]
-enum Transport {
+pub(super) enum Transport {
     Stdio(StdioTransport),
     Http(HttpTransport),
 }
@@ -110,7 +110,7 @@ impl Transport {
 }
 
 pub struct Connection {
-    transport: Transport,
+    pub(super) transport: Transport,
     target: Target,
     pub negotiated: Negotiated,
     next_id: u64,

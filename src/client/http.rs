@@ -398,6 +398,131 @@ impl HttpTransport {
     }
 }
 
+/// What an HTTP request left open got back: an SSE stream to read on, or a complete
+/// reply (JSON, an error status, 202) when the server did not stream.
+pub enum Opened {
+    Stream(HttpMeta, OpenStream),
+    Reply(Box<Exchange>),
+}
+
+/// The SSE stream of a request left open (see [`super::open`]). Dropping it closes the
+/// stream, which over Streamable HTTP is the cancellation of the request.
+pub struct OpenStream {
+    events: std::pin::Pin<
+        Box<dyn futures::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>,
+    >,
+    limit: usize,
+}
+
+/// The next thing an [`OpenStream`] gave.
+pub enum StreamNext {
+    Message(Value),
+    /// The server ended the stream.
+    Ended,
+    /// Nothing arrived before the deadline.
+    Quiet,
+}
+
+impl OpenStream {
+    /// The next JSON message on the stream, waiting until `deadline` at most. Events that
+    /// are not JSON are skipped (counted in `noise`).
+    pub async fn next(
+        &mut self,
+        deadline: Instant,
+        noise: &mut usize,
+    ) -> Result<StreamNext, TransportError> {
+        loop {
+            let event = match tokio::time::timeout_at(deadline.into(), self.events.next()).await {
+                Err(_) => return Ok(StreamNext::Quiet),
+                Ok(None) => return Ok(StreamNext::Ended),
+                Ok(Some(Err(e))) if e.to_string().contains(OVERSIZED) => {
+                    return Err(TransportError::Oversized { limit: self.limit });
+                }
+                Ok(Some(Err(e))) => {
+                    return Err(TransportError::Io(format!("SSE stream broke: {e}")));
+                }
+                Ok(Some(Ok(event))) => event,
+            };
+            let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                continue;
+            };
+            if data.len() > self.limit {
+                return Err(TransportError::Oversized { limit: self.limit });
+            }
+            match serde_json::from_str::<Value>(&data) {
+                Ok(msg) => return Ok(StreamNext::Message(msg)),
+                Err(_) => *noise += 1,
+            }
+        }
+    }
+}
+
+impl HttpTransport {
+    /// POST `out` and hand back its SSE stream unread, for a request that stays open while
+    /// messages arrive (`subscriptions/listen`). Reaching the stream's headers is bounded
+    /// by `out.timeout`; a reply that is not a stream is read whole, as an exchange.
+    pub async fn open_stream(&mut self, out: &Outgoing) -> Result<Opened, TransportError> {
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Closed(why.clone()));
+        }
+        let started = Instant::now();
+        let headers = self.headers_for(out)?;
+        let build = |client: &reqwest::Client| {
+            client
+                .post(&self.url)
+                .headers(headers.clone())
+                .body(out.body.clone())
+        };
+        let (response, _) =
+            match tokio::time::timeout(out.timeout, send_once_more(&self.client, build)).await {
+                Ok(r) => r?,
+                Err(_) => return Err(TransportError::Timeout(out.timeout)),
+            };
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
+        if !is_sse {
+            let left = out.timeout.saturating_sub(started.elapsed());
+            let mut ex = match tokio::time::timeout(left, self.read_reply(response, out)).await {
+                Ok(r) => r?,
+                Err(_) => return Err(TransportError::Timeout(out.timeout)),
+            };
+            ex.elapsed = started.elapsed();
+            return Ok(Opened::Reply(Box::new(ex)));
+        }
+        let meta = HttpMeta {
+            status: response.status().as_u16(),
+            headers: response
+                .headers()
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+        };
+        let limit = self.max_bytes;
+        let mut seen = 0usize;
+        let bytes = response.bytes_stream().map(move |chunk| match chunk {
+            Ok(c) => {
+                seen += c.len();
+                if seen > limit {
+                    Err(std::io::Error::other(OVERSIZED))
+                } else {
+                    Ok(c)
+                }
+            }
+            Err(e) => Err(std::io::Error::other(describe_reqwest(&e))),
+        });
+        let events = Box::pin(sse_stream::SseByteStream::new(bytes));
+        Ok(Opened::Stream(meta, OpenStream { events, limit }))
+    }
+}
+
 /// One HTTP client for the whole run: building one loads the system's root
 /// certificates (tens of milliseconds), and connections are pooled across scenarios.
 fn shared_client() -> Result<reqwest::Client, String> {

@@ -4,6 +4,7 @@
 
 pub mod connection;
 pub mod http;
+pub mod open;
 pub mod stdio;
 
 use std::path::PathBuf;
@@ -14,6 +15,7 @@ use serde_json::Value;
 pub use crate::era::Negotiated;
 pub use crate::exchange::{Exchange, HttpMeta, KEPT_EACH_END, Kept, Received};
 pub use connection::{ConnectError, ConnectErrorKind, Connection};
+pub use open::{OpenRequest, OpenedBy, StreamItem};
 
 /// `now + after` without the panic of `Instant + Duration` on overflow: a deadline that
 /// far away is as good as never. (Timeouts are bounded at load; this is the last guard.)

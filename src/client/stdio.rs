@@ -79,6 +79,9 @@ pub struct StdioTransport {
     max_bytes: usize,
     /// Ids of requests that timed out: a late reply to one is not a wrong id.
     abandoned: HashSet<String>,
+    /// Ids of requests left open (see [`super::open`]): their response may come during any
+    /// later exchange and is not a wrong id.
+    open: HashSet<String>,
     /// Set once the server process has exited (its stdout may still be held open by a
     /// grandchild, so EOF alone would not tell).
     exited: Option<std::process::ExitStatus>,
@@ -160,6 +163,7 @@ impl StdioTransport {
             closed: None,
             max_bytes,
             abandoned: HashSet::new(),
+            open: HashSet::new(),
             exited: None,
             noise_total: 0,
             answered: 0,
@@ -391,6 +395,11 @@ impl StdioTransport {
                         continue;
                     }
                     let got = msg.get("id").unwrap_or(&Value::Null);
+                    if !self.open.is_empty() && self.open.contains(&id_key(got)) {
+                        // The end of a request left open: it belongs to its stream.
+                        ex.other_messages.push(msg);
+                        continue;
+                    }
                     if !self.abandoned.is_empty() && self.abandoned.remove(&id_key(got)) {
                         // A late reply to a request that already timed out.
                         ex.other_messages.push(msg);
@@ -515,6 +524,65 @@ impl StdioTransport {
             }
         }
         Ok((responses, noise))
+    }
+
+    /// Leave the request `id` open: its response may arrive at any time later.
+    pub fn hold_open(&mut self, id: &Value) {
+        self.open.insert(id_key(id));
+    }
+
+    /// The open request `id` was cancelled: a late response to it is still no wrong id.
+    pub fn release(&mut self, id: &Value) {
+        let key = id_key(id);
+        if self.open.remove(&key) {
+            self.abandoned.insert(key);
+        }
+    }
+
+    /// Wait for the next message from the server until `deadline`, sending nothing new
+    /// (queued output is still written): `None` at the deadline. Server requests are
+    /// answered as during an exchange; non-JSON lines are counted and skipped.
+    pub async fn next_message(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<Option<Value>, TransportError> {
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Closed(why.clone()));
+        }
+        let mut deadline = deadline;
+        loop {
+            match self.next_event(deadline).await {
+                Next::Exited => deadline = deadline.min(Instant::now() + EXIT_GRACE),
+                Next::WriteFailed(_) => {}
+                Next::Timeout if self.exited.is_some() => {
+                    let why = self.close_reason("the server process exited").await;
+                    return Err(TransportError::Closed(why));
+                }
+                Next::Timeout => return Ok(None),
+                Next::Event(Incoming::Closed) => {
+                    let why = self.close_reason("the server closed its stdout").await;
+                    return Err(TransportError::Closed(why));
+                }
+                Next::Event(Incoming::Oversized) => {
+                    self.closed = Some(format!("message larger than {} bytes", self.max_bytes));
+                    self.shutdown_now().await;
+                    return Err(TransportError::Oversized {
+                        limit: self.max_bytes,
+                    });
+                }
+                Next::Event(Incoming::Noise(_)) => self.noise_total += 1,
+                Next::Event(event @ (Incoming::Message(..) | Incoming::Response(..))) => {
+                    let Incoming::Message(msg, _) = event.parsed() else {
+                        self.noise_total += 1;
+                        continue;
+                    };
+                    if let Some(reply) = server_request_reply(&msg) {
+                        self.reply(&reply);
+                    }
+                    return Ok(Some(msg));
+                }
+            }
+        }
     }
 
     async fn close_reason(&mut self, what: &str) -> String {

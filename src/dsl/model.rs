@@ -394,6 +394,20 @@ pub enum CheckKind {
     /// HTTP: a request whose `Host` names a foreign domain (DNS rebinding) is refused with
     /// a 4xx carrying no result (skipped over stdio).
     ForeignHostRejected,
+    /// 2026-07-28: `subscriptions/listen` for every declared `listChanged` is acknowledged
+    /// first, by `notifications/subscriptions/acknowledged` naming the request's id in
+    /// `_meta` `io.modelcontextprotocol/subscriptionId` and honoring a subset of the filter.
+    ListenAcknowledged,
+    /// 2026-07-28: after `list_change_tool` changes the tools list, the subscription that
+    /// asked for `toolsListChanged` gets `notifications/tools/list_changed`.
+    ListenDeliversListChanged,
+    /// 2026-07-28: a subscription that opted in to nothing gets no `list_changed` (or
+    /// `resources/updated`) when `list_change_tool` changes the tools list.
+    ListenOnlyRequested,
+    /// 2026-07-28, stdio: after `notifications/cancelled` names the listen request, nothing
+    /// more arrives on its subscription (over HTTP closing the stream is the cancellation:
+    /// skipped).
+    ListenEndsOnCancel,
 }
 
 impl CheckKind {
@@ -438,6 +452,9 @@ impl CheckKind {
                 "injection_disable",
             ],
             CheckKind::RateLimit => &["rate_limit_requests", "rate_limit_seconds"],
+            CheckKind::ListenDeliversListChanged
+            | CheckKind::ListenOnlyRequested
+            | CheckKind::ListenEndsOnCancel => &["list_change_tool"],
             _ => &[],
         }
     }

@@ -459,6 +459,8 @@ pub enum Predicate {
     /// A list, or a template rendering to one.
     OneOf(TValue),
     Unique(bool),
+    /// The matches, in order, are numbers that strictly increase.
+    Increasing(bool),
     ValidSchema(bool),
     Compare(CompareOp, f64),
 }

@@ -75,6 +75,27 @@ impl ListKind {
         }
     }
 
+    /// The `notifications/…/list_changed` of this list (templates have none of their own).
+    pub const fn list_changed_method(self) -> Option<&'static str> {
+        match self {
+            ListKind::Tools => Some(super::methods::NOTIFICATIONS_TOOLS_LIST_CHANGED),
+            ListKind::Resources => Some(super::methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED),
+            ListKind::Prompts => Some(super::methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED),
+            ListKind::ResourceTemplates => None,
+        }
+    }
+
+    /// The field of a `subscriptions/listen` filter (`SubscriptionFilter`, 2026-07-28) that
+    /// opts in to this list's `list_changed`: `toolsListChanged`.
+    pub const fn listen_filter_key(self) -> Option<&'static str> {
+        match self {
+            ListKind::Tools => Some("toolsListChanged"),
+            ListKind::Resources => Some("resourcesListChanged"),
+            ListKind::Prompts => Some("promptsListChanged"),
+            ListKind::ResourceTemplates => None,
+        }
+    }
+
     /// The kind whose list method this is, if any.
     pub fn from_method(method: &str) -> Option<ListKind> {
         ListKind::ALL.into_iter().find(|k| k.method() == method)

@@ -155,6 +155,18 @@ pub enum Defect {
     /// The read-only `slow` tool sleeps at least this many seconds, whatever its `ms` (a
     /// slow tool, like server-everything's trigger-long-running-operation).
     SlowReadTool(u64),
+    /// `subscriptions/listen` is never acknowledged (`--utilities`).
+    ListenNoAck,
+    /// A listen subscription gets every list change, whatever its filter asked for.
+    ListenUnrequested,
+    /// A cancelled listen subscription keeps getting notifications (stdio).
+    ListenIgnoresCancel,
+    /// `listChanged` is declared, but a change of the tools list is never notified.
+    ListChangedNeverSent,
+    /// Progress notifications count down instead of up.
+    ProgressDecreasing,
+    /// List changes on a listen stream carry no `io.modelcontextprotocol/subscriptionId`.
+    ListenNoSubscriptionId,
 }
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
@@ -853,6 +865,42 @@ impl Defect {
             scope: Scope::Any,
             description: "the read-only `slow` tool sleeps at least SECONDS whatever its `ms` (a slow tool)",
         },
+        DefectInfo {
+            name: "listen-no-ack",
+            value: None,
+            scope: Scope::Stdio,
+            description: "with --utilities: subscriptions/listen is never acknowledged (no notifications/subscriptions/acknowledged)",
+        },
+        DefectInfo {
+            name: "listen-unrequested",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: every listen subscription gets tools/list_changed when `toggle_tool` runs, whatever its filter asked for",
+        },
+        DefectInfo {
+            name: "listen-ignores-cancel",
+            value: None,
+            scope: Scope::Stdio,
+            description: "with --utilities: a listen subscription cancelled by notifications/cancelled keeps getting list_changed",
+        },
+        DefectInfo {
+            name: "list-changed-never-sent",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities (declares tools.listChanged): `toggle_tool` changes the tools list but no list_changed is ever sent (legacy session or listen stream)",
+        },
+        DefectInfo {
+            name: "progress-decreasing",
+            value: None,
+            scope: Scope::Any,
+            description: "progress notifications count down (2, then 1) instead of strictly increasing",
+        },
+        DefectInfo {
+            name: "listen-no-subscription-id",
+            value: None,
+            scope: Scope::Any,
+            description: "with --utilities: the list_changed a listen subscription gets carries no _meta io.modelcontextprotocol/subscriptionId",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -943,6 +991,12 @@ impl Defect {
             Defect::UnrequestedListChanged => "unrequested-list-changed",
             Defect::SetLevelRefused => "set-level-refused",
             Defect::SlowReadTool(_) => "slow-read-tool",
+            Defect::ListenNoAck => "listen-no-ack",
+            Defect::ListenUnrequested => "listen-unrequested",
+            Defect::ListenIgnoresCancel => "listen-ignores-cancel",
+            Defect::ListChangedNeverSent => "list-changed-never-sent",
+            Defect::ProgressDecreasing => "progress-decreasing",
+            Defect::ListenNoSubscriptionId => "listen-no-subscription-id",
         }
     }
 
@@ -1050,6 +1104,12 @@ impl Defect {
                     .parse()
                     .map_err(|e| format!("expected whole seconds: {e}"))?,
             ),
+            "listen-no-ack" => Defect::ListenNoAck,
+            "listen-unrequested" => Defect::ListenUnrequested,
+            "listen-ignores-cancel" => Defect::ListenIgnoresCancel,
+            "list-changed-never-sent" => Defect::ListChangedNeverSent,
+            "progress-decreasing" => Defect::ProgressDecreasing,
+            "listen-no-subscription-id" => Defect::ListenNoSubscriptionId,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }
@@ -1946,6 +2006,8 @@ pub struct StdioWire {
     pending: Arc<Mutex<std::collections::HashMap<String, Seen>>>,
     /// `leak-secret`: the credential its `leak:stdout` line shows.
     leak: Option<String>,
+    /// `listen-no-ack`: the acknowledgement line is dropped.
+    drop_ack: bool,
 }
 
 impl StdioWire {
@@ -1962,6 +2024,7 @@ impl StdioWire {
                 defects.server_request().map(ServerRequestKind::message),
             )),
             leak: defects.leaked_secret().map(str::to_owned),
+            drop_ack: defects.has(&Defect::ListenNoAck),
         }
     }
 
@@ -2033,6 +2096,9 @@ impl StdioWire {
     /// Maps one outbound line (no newline) to the text written in its place (no final
     /// newline; may span several lines).
     pub fn on_outbound(&self, line: &str) -> String {
+        if self.drop_ack && crate::listen::is_ack(line) {
+            return String::new();
+        }
         let line = match self
             .messages
             .responses_active()

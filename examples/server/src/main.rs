@@ -7,6 +7,8 @@ mod auth;
 mod changes;
 mod close_after;
 mod defects;
+mod listen;
+mod orders;
 mod paging;
 mod server;
 mod tools;
@@ -105,6 +107,12 @@ struct Cli {
     /// input_required / requestState round trip with it).
     #[arg(long)]
     utilities: bool,
+
+    /// Serve `create_order` (returns a minted `order_ref`) and the read-only `get_order`
+    /// (takes `order_ref`; an order is readable by its creator only): a handle whose
+    /// consumer is found by the key's name.
+    #[arg(long)]
+    orders: bool,
 }
 
 /// `alice=T1,bob=T2` → `[(T1, alice), (T2, bob)]` (token → user).
@@ -189,6 +197,7 @@ async fn run(cli: Cli) -> i32 {
         auth_tokens,
         empty: cli.empty,
         utilities: cli.utilities,
+        orders: cli.orders,
     };
     let result = match cli.http {
         Some(addr) => {

@@ -27,15 +27,17 @@ use rmcp::{
         MetaObject, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
         ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
         ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
-        SetLevelRequestMethod, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+        SetLevelRequestMethod, SubscribeRequestParams, SubscriptionFilter, Tool,
+        UnsubscribeRequestParams,
     },
-    service::RequestContext,
+    service::{RequestContext, SubscriptionContext},
 };
 use serde_json::json;
 
 use crate::{
     changes::{self, Changes},
     defects::{self, Capability, Defect, Defects},
+    listen, orders,
     paging::{Page, page},
     tools, utilities,
 };
@@ -80,6 +82,8 @@ pub struct Settings {
     pub empty: bool,
     /// `--utilities`: declare and serve logging, completions, subscriptions, listChanged.
     pub utilities: bool,
+    /// `--orders`: the `create_order` / `get_order` tools (a handle and its consumer).
+    pub orders: bool,
 }
 
 impl Default for Settings {
@@ -94,6 +98,7 @@ impl Default for Settings {
             auth_tokens: Vec::new(),
             empty: false,
             utilities: false,
+            orders: false,
         }
     }
 }
@@ -124,6 +129,10 @@ struct Shared {
     note_count: AtomicUsize,
     /// Legacy `logging/setLevel` (`--utilities`); shared by the process's sessions.
     log_level: Mutex<Option<utilities::LogLevel>>,
+    /// Run-time changes of the tools list and the listen subscriptions (`--utilities`).
+    live: Arc<listen::Changes>,
+    /// `--orders`: the orders `create_order` placed.
+    orders: orders::Orders,
 }
 
 /// Cheap to clone; every clone (e.g. one per HTTP session) shares the tools and notes.
@@ -141,6 +150,11 @@ impl ExampleServer {
         defects::describe_tools(&settings.defects, &mut tools);
         if settings.utilities {
             tools.push(utilities::confirm_tool());
+            tools.push(listen::toggle_tool());
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        if settings.orders {
+            tools.extend(orders::tools());
             tools.sort_by(|a, b| a.name.cmp(&b.name));
         }
         let mut resources = changes.resources(resources());
@@ -169,6 +183,8 @@ impl ExampleServer {
             tool_lists: AtomicUsize::new(0),
             note_count: AtomicUsize::new(0),
             log_level: Mutex::new(None),
+            live: Arc::default(),
+            orders: Default::default(),
         }))
     }
 
@@ -525,6 +541,25 @@ impl ServerHandler for ExampleServer {
         }
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let accepted = self.0.settings.utilities.then(|| requested.clone());
+        if accepted.is_some() {
+            self.0.live.accepted();
+        }
+        accepted
+    }
+
+    /// Hold an acknowledged subscription open until the client cancels it; `toggle_tool`
+    /// announces its changes to it meanwhile.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let _registered = self.0.live.subscribe(self.defects(), &context);
+        context.cancelled().await;
+        Ok(())
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -599,6 +634,9 @@ impl ServerHandler for ExampleServer {
             let calls = self.0.tool_lists.fetch_add(1, Ordering::Relaxed);
             tools.to_mut().rotate_left(calls % self.0.tools.len());
         }
+        if self.0.live.ephemeral() {
+            tools.to_mut().push(listen::ephemeral_tool());
+        }
         let page = self.page(&tools, request.as_ref())?;
         let mut result = ListToolsResult::with_all_items(page.items);
         result.next_cursor = page.next_cursor;
@@ -628,6 +666,40 @@ impl ServerHandler for ExampleServer {
         }
         if request.name == "slow" {
             utilities::report_progress(self.defects(), &context).await;
+        }
+        if self.0.settings.orders {
+            let user = self.user(&context);
+            let unbound = self.defects().has(&Defect::UnboundHandles);
+            let answer = self.0.orders.call(
+                &request.name,
+                request.arguments.as_ref(),
+                user,
+                unbound,
+                uuid_like,
+            );
+            if let Some(mut result) = answer {
+                result.meta = result_meta(&context);
+                return Ok(result.into());
+            }
+        }
+        if self.0.settings.utilities
+            && (request.name == listen::TOGGLE_TOOL
+                || (request.name == listen::EPHEMERAL_TOOL && self.0.live.ephemeral()))
+        {
+            let text = if request.name == listen::EPHEMERAL_TOOL {
+                "here for now".to_owned()
+            } else {
+                let modern = is_modern(&context);
+                let listed = self.0.live.toggle(self.defects(), modern, &context).await;
+                format!(
+                    "{} is {}",
+                    listen::EPHEMERAL_TOOL,
+                    if listed { "listed" } else { "gone" }
+                )
+            };
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.meta = result_meta(&context);
+            return Ok(result.into());
         }
         if !self.0.router.has_route(&request.name)
             && self.defects().has(&Defect::UnknownToolIsError)

@@ -90,7 +90,12 @@ pub async fn report_progress(defects: &Defects, context: &RequestContext<RoleSer
     if defects.has(&Defect::ProgressWrongToken) {
         token = json!(format!("not-{token}"));
     }
-    for step in 1..=2 {
+    let steps: [u32; 2] = if defects.has(&Defect::ProgressDecreasing) {
+        [2, 1]
+    } else {
+        [1, 2]
+    };
+    for step in steps {
         let param: ProgressNotificationParam = serde_json::from_value(json!({
             "progressToken": token, "progress": step, "total": 2,
         }))

@@ -91,6 +91,9 @@ where
         let mut output = output;
         while let Some(Some(text)) = out_rx.recv().await {
             let mut out = hooks.on_outbound(&text);
+            if out.is_empty() {
+                continue; // a line a defect drops
+            }
             out.push('\n');
             if output.write_all(out.as_bytes()).await.is_err() || output.flush().await.is_err() {
                 break;

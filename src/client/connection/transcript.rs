@@ -105,6 +105,15 @@ impl Connection {
         }
     }
 
+    /// Wire-validate one message the server sent outside an exchange (`--wire-validate`).
+    pub(in crate::client) fn validate_message(&mut self, msg: &Value) {
+        if self.target.wire_validation {
+            let era = self.negotiated.kind;
+            self.wire
+                .record(crate::wire::check_server_message(era, msg));
+        }
+    }
+
     /// Wire validation so far: messages checked and the violations found, oldest first.
     pub fn wire_log(&self) -> &crate::wire::WireLog {
         &self.wire
@@ -121,7 +130,12 @@ impl Connection {
         self.record(Direction::Note, text, None);
     }
 
-    pub(super) fn record(&mut self, direction: Direction, body: String, http: Option<String>) {
+    pub(in crate::client) fn record(
+        &mut self,
+        direction: Direction,
+        body: String,
+        http: Option<String>,
+    ) {
         self.log.push(TranscriptEntry {
             direction,
             at_ms: self.log_started.elapsed().as_millis() as u64,

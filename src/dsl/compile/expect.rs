@@ -107,6 +107,7 @@ impl Compiler {
             || e.absent.is_some()
             || e.one_of.is_some()
             || e.unique.is_some()
+            || e.increasing.is_some()
             || e.valid_schema.is_some()
             || e.gt.is_some()
             || e.gte.is_some()
@@ -282,6 +283,9 @@ impl Compiler {
         }
         if let Some(u) = e.unique {
             predicates.push(Predicate::Unique(u));
+        }
+        if let Some(i) = e.increasing {
+            predicates.push(Predicate::Increasing(i));
         }
         if let Some(v) = e.valid_schema {
             predicates.push(Predicate::ValidSchema(v));

@@ -53,6 +53,10 @@ pub struct Expectation {
     /// `true`: the matches are pairwise distinct (e.g. tool names).
     #[serde(default)]
     pub unique: Option<bool>,
+    /// `true`: the matches, in order, are numbers that strictly increase (e.g. the
+    /// `progress` of a request's `notifications/progress`).
+    #[serde(default)]
+    pub increasing: Option<bool>,
     /// `true`: every match is a valid JSON Schema (draft 2020-12) object.
     #[serde(default)]
     pub valid_schema: Option<bool>,

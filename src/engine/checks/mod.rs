@@ -26,6 +26,7 @@ mod lists;
 mod outcome;
 mod rate_limit;
 mod sessions;
+mod subscriptions;
 mod tool_calls;
 mod wire;
 
@@ -106,6 +107,10 @@ pub async fn run(
                 None => Err("`deprecated_feature_unused` needs a `feature`".into()),
             },
             K::SessionTerminatedNotFound => sessions::session_terminated_not_found(conn).await,
+            K::ListenAcknowledged
+            | K::ListenDeliversListChanged
+            | K::ListenOnlyRequested
+            | K::ListenEndsOnCancel => subscriptions::run(conn, kind, params).await,
             K::ToolInputErrorsAreResults => {
                 tool_calls::input_errors_are_results(conn, &tools()?).await
             }
