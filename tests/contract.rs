@@ -621,7 +621,7 @@ const NARROWED_INPUT: &[&str] = &[
     "add-const",
 ];
 
-/// One row of the README's change-kind table.
+/// One row of the change-kind table (docs/src/contracts.md).
 struct Row {
     /// As the diff names them (`any` for every list).
     lists: Vec<String>,
@@ -632,14 +632,14 @@ struct Row {
     models: String,
 }
 
-/// The README's change-kind table.
-fn readme_change_kinds() -> Vec<Row> {
-    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
-    let start = readme
-        .find("### Change kinds")
-        .expect("README has ### Change kinds");
+/// The change-kind table of the book's chapter on contracts.
+fn documented_change_kinds() -> Vec<Row> {
+    let doc = std::fs::read_to_string(common::repo_root().join("docs/src/contracts.md")).unwrap();
+    let start = doc
+        .find("## Change kinds")
+        .expect("docs/src/contracts.md has ## Change kinds");
     let mut rows = Vec::new();
-    for line in readme[start..]
+    for line in doc[start..]
         .lines()
         .skip_while(|l| !l.starts_with("|---"))
         .skip(1)
@@ -685,8 +685,8 @@ fn readme_change_kinds() -> Vec<Row> {
     rows
 }
 
-/// Why a change's classification disagrees with the README's table, if it does.
-fn readme_disagrees(change: &Value) -> Option<String> {
+/// Why a change's classification disagrees with the change-kind table, if it does.
+fn table_disagrees(change: &Value) -> Option<String> {
     let text = |v: &Value| match v {
         Value::Bool(b) => b.to_string(),
         other => other.as_str().unwrap_or("?").to_string(),
@@ -697,7 +697,7 @@ fn readme_disagrees(change: &Value) -> Option<String> {
     let direction = ["input", "output"]
         .into_iter()
         .find(|d| path.starts_with(&format!("{d}Schema")));
-    let rows = readme_change_kinds();
+    let rows = documented_change_kinds();
     let candidates: Vec<_> = rows
         .iter()
         .filter(|r| r.kinds.iter().any(|k| k == kind))
@@ -706,7 +706,7 @@ fn readme_disagrees(change: &Value) -> Option<String> {
     let row = match candidates.len() {
         0 => {
             return Some(format!(
-                "{list} `{kind}` ({path}) is not in the README's table"
+                "{list} `{kind}` ({path}) is not in the change-kind table (docs/src/contracts.md)"
             ));
         }
         1 => candidates[0],
@@ -722,7 +722,7 @@ fn readme_disagrees(change: &Value) -> Option<String> {
     );
     (got != (row.breaks.clone(), row.models.clone())).then(|| {
         format!(
-            "{list} `{kind}` ({path}): the diff says {got:?}, the README's table ({:?}, {:?})",
+            "{list} `{kind}` ({path}): the diff says {got:?}, the change-kind table (docs/src/contracts.md) ({:?}, {:?})",
             row.breaks, row.models
         )
     })
@@ -737,8 +737,7 @@ fn every_change_kind_is_classified_exactly() {
         let cand = snapshot(dir.path(), flag, &["--change", flag], "2026-07-28");
         let (code, v) = diff_json(&base, &cand, &[]);
         for change in v["changes"].as_array().unwrap() {
-            mismatches
-                .extend(readme_disagrees(change).map(|why| format!("--change {flag}: {why}")));
+            mismatches.extend(table_disagrees(change).map(|why| format!("--change {flag}: {why}")));
             if NARROWED_INPUT.contains(flag) && change["affectsModels"] != Value::Bool(true) {
                 mismatches.push(format!(
                     "--change {flag}: a narrowed parameter type affects models, got {}",

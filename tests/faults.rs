@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::suite;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -157,23 +159,9 @@ fn run_http(server: &HttpServer, scenarios: &[&str], extra: &[&str]) -> (Run, Va
     (run, report)
 }
 
-fn suite<'a>(report: &'a Value, id: &str) -> &'a Value {
-    let suites = report["suites"].as_array().expect("suites");
-    suites.iter().find(|s| s["id"] == id).unwrap_or_else(|| {
-        let ids: Vec<&Value> = suites.iter().map(|s| &s["id"]).collect();
-        panic!("no suite `{id}` in the report; suites: {ids:?}")
-    })
-}
-
 /// The outcome object (`status`, `message`/`reason`, …) of one step.
 fn outcome<'a>(report: &'a Value, suite_id: &str, step: &str) -> &'a Value {
-    let s = suite(report, suite_id);
-    let steps = s["steps"].as_array().expect("steps");
-    let found = steps.iter().find(|x| x["name"] == step).unwrap_or_else(|| {
-        let names: Vec<&Value> = steps.iter().map(|x| &x["name"]).collect();
-        panic!("no step `{step}` in suite `{suite_id}`; steps: {names:?}")
-    });
-    &found["outcome"]
+    &common::step(suite(report, suite_id), step)["outcome"]
 }
 
 fn status_of(report: &Value, suite_id: &str, step: &str) -> String {

@@ -269,3 +269,59 @@ pub fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::Join
         String::from_utf8_lossy(&bytes).into_owned()
     })
 }
+
+/// `UPDATE_GOLDEN=1`: golden-file tests rewrite their expected files instead of comparing.
+pub fn updating_golden() -> bool {
+    std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Compare `actual` with the golden file at `path` (or rewrite it under UPDATE_GOLDEN=1).
+/// The error names the first differing line and carries the whole actual output.
+pub fn check_golden(path: &Path, actual: &str) -> Result<(), String> {
+    if updating_golden() {
+        std::fs::write(path, actual).expect("write golden");
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read {}: {e}\nrun the test with UPDATE_GOLDEN=1 to create it",
+            path.display()
+        )
+    })?;
+    if expected == actual {
+        return Ok(());
+    }
+    let first = expected
+        .lines()
+        .zip(actual.lines())
+        .position(|(e, a)| e != a)
+        .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
+    Err(format!(
+        "{} differs from this run (first difference at line {}):\n  expected: {:?}\n  actual:   {:?}\n--- whole actual output\n{actual}\n(UPDATE_GOLDEN=1 regenerates the golden files)",
+        path.display(),
+        first + 1,
+        expected.lines().nth(first).unwrap_or("<end of file>"),
+        actual.lines().nth(first).unwrap_or("<end of output>"),
+    ))
+}
+
+/// The suite `id` (`scenario@era`) of a `--json` result; panics listing the ids there are.
+pub fn suite<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    let suites = report["suites"].as_array().expect("suites");
+    suites.iter().find(|s| s["id"] == id).unwrap_or_else(|| {
+        let ids: Vec<&serde_json::Value> = suites.iter().map(|s| &s["id"]).collect();
+        panic!("no suite `{id}` in the report; suites: {ids:?}")
+    })
+}
+
+/// The step `name` of a suite of a `--json` result; panics listing the steps there are.
+pub fn step<'a>(suite: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    let steps = suite["steps"].as_array().expect("steps");
+    steps.iter().find(|s| s["name"] == name).unwrap_or_else(|| {
+        let names: Vec<&serde_json::Value> = steps.iter().map(|s| &s["name"]).collect();
+        panic!(
+            "no step `{name}` in suite `{}`; steps: {names:?}",
+            suite["id"]
+        )
+    })
+}
