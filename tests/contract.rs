@@ -621,70 +621,6 @@ const NARROWED_INPUT: &[&str] = &[
     "add-const",
 ];
 
-/// One row of the change-kind table (docs/src/contracts.md).
-struct Row {
-    /// As the diff names them (`any` for every list).
-    lists: Vec<String>,
-    /// `input`/`output` from a `(input)`/`(output)` qualifier.
-    direction: Option<String>,
-    kinds: Vec<String>,
-    breaks: String,
-    models: String,
-}
-
-/// The change-kind table of the book's chapter on contracts.
-fn documented_change_kinds() -> Vec<Row> {
-    let doc = std::fs::read_to_string(common::repo_root().join("docs/src/contracts.md")).unwrap();
-    let start = doc
-        .find("## Change kinds")
-        .expect("docs/src/contracts.md has ## Change kinds");
-    let mut rows = Vec::new();
-    for line in doc[start..]
-        .lines()
-        .skip_while(|l| !l.starts_with("|---"))
-        .skip(1)
-        .take_while(|l| l.starts_with('|'))
-    {
-        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        let [lists, kinds, breaks, models] = cells[..] else {
-            panic!("change-kind row with other than 4 cells: {line}");
-        };
-        let direction = ["input", "output"]
-            .into_iter()
-            .find(|d| lists.contains(&format!("({d})")))
-            .map(str::to_string);
-        let lists = lists
-            .split(',')
-            .map(|l| match l.split_whitespace().next().unwrap_or("") {
-                "templates" => "resource-templates".to_string(),
-                other => other.to_string(),
-            })
-            .collect();
-        // `pattern_added`/`_changed`: a suffix takes the stem of the kind before it.
-        let mut names: Vec<String> = Vec::new();
-        for token in kinds.split('`').skip(1).step_by(2) {
-            if let Some(suffix) = token.strip_prefix('_') {
-                let stem = names
-                    .last()
-                    .and_then(|k| k.rsplit_once('_'))
-                    .map(|(s, _)| s);
-                names.push(format!("{}_{suffix}", stem.unwrap_or("")));
-            } else if token.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
-                names.push(token.to_string());
-            }
-        }
-        rows.push(Row {
-            lists,
-            direction,
-            kinds: names,
-            breaks: breaks.to_string(),
-            models: models.to_string(),
-        });
-    }
-    assert!(rows.len() > 20, "the change-kind table was not found");
-    rows
-}
-
 /// Why a change's classification disagrees with the change-kind table, if it does.
 fn table_disagrees(change: &Value) -> Option<String> {
     let text = |v: &Value| match v {
@@ -697,7 +633,7 @@ fn table_disagrees(change: &Value) -> Option<String> {
     let direction = ["input", "output"]
         .into_iter()
         .find(|d| path.starts_with(&format!("{d}Schema")));
-    let rows = documented_change_kinds();
+    let rows = common::change_kind_table();
     let candidates: Vec<_> = rows
         .iter()
         .filter(|r| r.kinds.iter().any(|k| k == kind))

@@ -276,10 +276,7 @@ fn kind_of(b: &Block) -> Kind {
 /// Text without comments and blank lines, to compare a block with the file it shows.
 fn significant_lines(text: &str) -> Vec<String> {
     text.lines()
-        .map(|l| match l.find(" #") {
-            Some(i) if !l[..i].contains('"') => l[..i].trim_end(),
-            _ => l.trim_end(),
-        })
+        .map(|l| split_comment(l).0.trim_end())
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         .map(str::to_string)
         .collect()
@@ -354,14 +351,15 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
                         path.display()
                     );
                 }
-                let r = common::run(&["validate", &path.display().to_string()]);
-                assert_eq!(
-                    r.code,
-                    0,
-                    "{}: {} is not valid:\n{r:?}",
-                    b.at(),
-                    path.display()
-                );
+                // A file of a pack is valid as part of it (groups, parameters).
+                let pack = path
+                    .ancestors()
+                    .skip(1)
+                    .find(|d| root.join(d).join("pack.yaml").is_file())
+                    .unwrap_or(&path);
+                let r = common::run(&["validate", &pack.display().to_string()]);
+                let at = b.at();
+                assert_eq!(r.code, 0, "{at}: {} is not valid:\n{r:?}", pack.display());
             }
             Kind::Scenario => {
                 let path = dir.path().join(format!("scenarios/block{n}.yaml"));
@@ -434,12 +432,17 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
     );
 }
 
-/// The shell lines of a block: `\` continuations joined, prompts (`$ `) and comments dropped.
+/// The shell lines of a block, each with its comment: `\` continuations joined. In a
+/// ```console block only the lines after a `$ ` prompt (the rest is their output).
 fn shell_lines(b: &Block) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut pending = String::new();
     for line in b.text.lines() {
-        let line = line.strip_prefix("$ ").unwrap_or(line);
+        let line = match line.strip_prefix("$ ") {
+            Some(command) => command,
+            None if b.lang() == "console" && pending.is_empty() => continue,
+            None => line,
+        };
         if let Some(head) = line.strip_suffix('\\') {
             pending.push_str(head);
             continue;
@@ -473,6 +476,15 @@ fn split_comment(line: &str) -> (&str, &str) {
 /// Why a documented command cannot run here, if it cannot: it needs a server other than the
 /// example server, a shell, or is a placeholder.
 fn not_runnable(words: &[String]) -> Option<String> {
+    let root = common::repo_root();
+    // The paths before the first flag are inputs; the reader's own do not exist here.
+    if let Some(w) = words[1..]
+        .iter()
+        .take_while(|w| !w.starts_with('-'))
+        .find(|w| w.contains('/') && !root.join(w).exists())
+    {
+        return Some(format!("the reader's file {w:?}"));
+    }
     if let Some(w) = words
         .iter()
         .find(|w| w.contains('$') || w.contains("...") || w.contains('…'))
@@ -530,8 +542,10 @@ fn every_command_shown_runs_where_it_can() {
                 let args: Vec<String> = words[1..]
                     .iter()
                     .map(|w| {
-                        w.replacen("target/release/mcpspec-example-server", &server, 1)
-                            .replacen("target/debug/mcpspec-example-server", &server, 1)
+                        ["target/release/", "target/debug/"]
+                            .iter()
+                            .find_map(|dir| w.strip_prefix(&format!("{dir}mcpspec-example-server")))
+                            .map_or_else(|| w.clone(), |rest| format!("{server}{rest}"))
                     })
                     .collect();
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -564,4 +578,27 @@ fn every_command_shown_runs_where_it_can() {
         "only {} documented commands ran: {ran:?}",
         ran.len()
     );
+}
+
+/// Every kind of the change-kind table (docs/src/contracts.md) is one `mcpspec diff` knows:
+/// a rules file failing on all of them is valid (an unknown kind is an error with
+/// did-you-mean). `tests/contract.rs` checks the other way: every change the example
+/// server's `--change` flags produce is in the table, classified as the diff does.
+#[test]
+fn change_kind_table_names_only_known_kinds() {
+    let mut kinds: Vec<String> = common::change_kind_table()
+        .into_iter()
+        .flat_map(|r| r.kinds)
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    assert!(kinds.len() > 50, "{kinds:?}");
+    let (dir, path) =
+        common::scenario_file("rules.yaml", &format!("fail: [{}]\n", kinds.join(", ")));
+    let r = common::run(&["validate", &path.display().to_string()]);
+    assert_eq!(
+        r.code, 0,
+        "the change-kind table names a kind mcpspec does not know:\n{r:?}"
+    );
+    drop(dir);
 }

@@ -325,3 +325,70 @@ pub fn step<'a>(suite: &'a serde_json::Value, name: &str) -> &'a serde_json::Val
         )
     })
 }
+
+/// One row of the change-kind table (docs/src/contracts.md).
+pub struct ChangeKindRow {
+    /// As the diff names them (`any` for every list).
+    pub lists: Vec<String>,
+    /// `input`/`output` from a `(input)`/`(output)` qualifier.
+    pub direction: Option<String>,
+    pub kinds: Vec<String>,
+    pub breaks: String,
+    pub models: String,
+}
+
+/// The change-kind table of the book's chapter on contracts. A kind is the first name of its
+/// cell or a name with an underscore (the others in a cell, such as `required`, explain it);
+/// `pattern_added`/`_changed`: a suffix takes the stem of the kind before it.
+pub fn change_kind_table() -> Vec<ChangeKindRow> {
+    let doc = std::fs::read_to_string(repo_root().join("docs/src/contracts.md")).unwrap();
+    let start = doc
+        .find("## Change kinds")
+        .expect("docs/src/contracts.md has ## Change kinds");
+    let mut rows = Vec::new();
+    for line in doc[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with("|---"))
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+    {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let [lists, kinds, breaks, models] = cells[..] else {
+            panic!("change-kind row with other than 4 cells: {line}");
+        };
+        let direction = ["input", "output"]
+            .into_iter()
+            .find(|d| lists.contains(&format!("({d})")))
+            .map(str::to_string);
+        let lists = lists
+            .split(',')
+            .map(|l| match l.split_whitespace().next().unwrap_or("") {
+                "templates" => "resource-templates".to_string(),
+                other => other.to_string(),
+            })
+            .collect();
+        let mut names: Vec<String> = Vec::new();
+        for (i, token) in kinds.split('`').skip(1).step_by(2).enumerate() {
+            if let Some(suffix) = token.strip_prefix('_') {
+                let stem = names
+                    .last()
+                    .and_then(|k| k.rsplit_once('_'))
+                    .map(|(s, _)| s);
+                names.push(format!("{}_{suffix}", stem.unwrap_or("")));
+            } else if token.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                && (i == 0 || token.contains('_'))
+            {
+                names.push(token.to_string());
+            }
+        }
+        rows.push(ChangeKindRow {
+            lists,
+            direction,
+            kinds: names,
+            breaks: breaks.to_string(),
+            models: models.to_string(),
+        });
+    }
+    assert!(rows.len() > 20, "the change-kind table was not found");
+    rows
+}
