@@ -63,7 +63,8 @@ fn blocks(file: &Path) -> Vec<Block> {
         let indent = line.len() - line.trim_start().len();
         let trimmed = line.trim_start();
         match &mut open {
-            None if trimmed.starts_with("```") => {
+            // (A fence's info string has no backtick: "```` ```yaml ````" is inline code.)
+            None if trimmed.starts_with("```") && !trimmed[3..].contains('`') => {
                 let info = trimmed[3..].split_whitespace().map(str::to_string);
                 open = Some((i + 1, indent, info.collect(), Vec::new()));
             }
@@ -203,33 +204,25 @@ enum Kind {
     Fragment,
 }
 
-const KINDS: &[(&str, Kind)] = &[
-    ("scenario", Kind::Scenario),
-    ("steps", Kind::Steps),
-    ("pack", Kind::Pack),
-    ("config", Kind::Config),
-    ("rules", Kind::Rules),
-    ("baseline", Kind::Baseline),
-    ("injection-rules", Kind::InjectionRules),
-    ("ci", Kind::Ci),
-    ("fragment", Kind::Fragment),
-];
+/// The kind a word of the info string names (```yaml steps).
+fn named_kind(word: &str) -> Option<Kind> {
+    Some(match word {
+        "scenario" => Kind::Scenario,
+        "steps" => Kind::Steps,
+        "pack" => Kind::Pack,
+        "config" => Kind::Config,
+        "rules" => Kind::Rules,
+        "baseline" => Kind::Baseline,
+        "injection-rules" => Kind::InjectionRules,
+        "ci" => Kind::Ci,
+        "fragment" => Kind::Fragment,
+        _ => return None,
+    })
+}
 
 fn kind_of(b: &Block) -> Kind {
-    for (word, kind) in KINDS {
-        if b.tagged(word) {
-            return match kind {
-                Kind::Scenario => Kind::Scenario,
-                Kind::Steps => Kind::Steps,
-                Kind::Pack => Kind::Pack,
-                Kind::Config => Kind::Config,
-                Kind::Rules => Kind::Rules,
-                Kind::Baseline => Kind::Baseline,
-                Kind::InjectionRules => Kind::InjectionRules,
-                Kind::Ci => Kind::Ci,
-                _ => Kind::Fragment,
-            };
-        }
+    if let Some(kind) = b.info.iter().skip(1).find_map(|w| named_kind(w)) {
+        return kind;
     }
     if let Some(first) = b.text.lines().next().and_then(|l| l.strip_prefix("# ")) {
         let path = first.split_whitespace().next().unwrap_or("");
@@ -601,4 +594,64 @@ fn change_kind_table_names_only_known_kinds() {
         "the change-kind table names a kind mcpspec does not know:\n{r:?}"
     );
     drop(dir);
+}
+
+/// mdbook's id of a heading: lower case, spaces to `-`, other punctuation dropped.
+fn heading_id(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every link between chapters of the book reaches a chapter, and its `#anchor` a heading.
+#[test]
+fn links_between_chapters_resolve() {
+    let mut checked = 0;
+    for file in doc_files().iter().skip(1) {
+        let text = read(file);
+        for (i, _) in text.match_indices("](") {
+            let target = &text[i + 2..];
+            let target = &target[..target.find(')').expect("a closed link")];
+            if target.contains("://") || target.starts_with('<') {
+                continue;
+            }
+            let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let chapter = file.parent().unwrap().join(if path.is_empty() {
+                file.file_name().unwrap().to_str().unwrap()
+            } else {
+                path
+            });
+            assert!(
+                common::repo_root().join(&chapter).is_file(),
+                "{}: link to {target}: no such file",
+                file.display()
+            );
+            if !anchor.is_empty() {
+                let ids: Vec<String> = read(&chapter)
+                    .lines()
+                    .filter_map(|l| {
+                        l.trim_start_matches('#')
+                            .strip_prefix(' ')
+                            .filter(|_| l.starts_with('#'))
+                    })
+                    .map(heading_id)
+                    .collect();
+                assert!(
+                    ids.iter().any(|id| id == anchor),
+                    "{}: link to {target}: no heading with that id in {} ({ids:?})",
+                    file.display(),
+                    chapter.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} links between chapters");
 }
