@@ -3,11 +3,9 @@
 
 mod common;
 
-use common::{step, suite};
-
 use std::path::PathBuf;
 
-use common::{HttpServer, Run, read_json, repo_root, run, stdio_target};
+use common::{HttpServer, Run, read_json, repo_root, run, stdio_target, step, suite};
 use serde_json::Value;
 
 #[derive(Clone, Copy, Debug)]

@@ -6,16 +6,15 @@
 
 mod common;
 
-use common::suite;
-
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{
-    HttpServer, Run, drain, example_server, mcpspec, processes_in, repo_root, stdio_target,
+    HttpServer, Run, drain, example_server, mcpspec, processes_in, repo_root, stdio_target, suite,
+    wait_limited,
 };
 use serde_json::Value;
 
@@ -55,22 +54,6 @@ fn run_limited(args: &[&str], limit: Duration) -> Run {
         code,
         stdout: stdout.join().expect("stdout reader"),
         stderr: stderr.join().expect("stderr reader"),
-    }
-}
-
-/// Exit code of `child` once it ends; `None` (after killing it) if it outlives `limit`.
-fn wait_limited(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return Some(status.code().unwrap_or(-1));
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        thread::sleep(Duration::from_millis(20));
     }
 }
 

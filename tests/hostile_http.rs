@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{drain, mcpspec, scenario_file};
+use common::{drain, mcpspec, scenario_file, wait_limited};
 use serde_json::{Value, json};
 
 /// Outer limit for one run: far above what any case needs; a run that reaches it hung.
@@ -255,17 +255,8 @@ fn run_in_era(url: &str, scenario: &Path, era: &str) -> Outcome {
     let started = Instant::now();
     let stdout = drain(child.stdout.take().expect("stdout"));
     let stderr = drain(child.stderr.take().expect("stderr"));
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status.code().unwrap_or(-1);
-        }
-        if started.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcpspec hung: still running after {RUN_LIMIT:?}");
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
+    let code = wait_limited(&mut child, RUN_LIMIT)
+        .unwrap_or_else(|| panic!("mcpspec hung: still running after {RUN_LIMIT:?}"));
     let wall = started.elapsed();
     let output = format!(
         "--- stdout\n{}\n--- stderr\n{}",

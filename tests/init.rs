@@ -7,12 +7,10 @@
 
 mod common;
 
-use common::suite;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{HttpServer, example_server, read_json, repo_root, run_in, stdio_target};
+use common::{HttpServer, example_server, read_json, repo_root, run_in, stdio_target, suite};
 use serde_json::Value;
 
 const GOLDEN: &str = "tests/golden/init";

@@ -392,3 +392,19 @@ pub fn change_kind_table() -> Vec<ChangeKindRow> {
     assert!(rows.len() > 20, "the change-kind table was not found");
     rows
 }
+
+/// Exit code of `child` once it ends; `None` (after killing it) if it outlives `limit`.
+pub fn wait_limited(child: &mut Child, limit: std::time::Duration) -> Option<i32> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return Some(status.code().unwrap_or(-1));
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
