@@ -635,72 +635,8 @@ const NARROWED_INPUT: &[&str] = &[
     "add-const",
 ];
 
-/// One row of the README's change-kind table.
-struct Row {
-    /// As the diff names them (`any` for every list).
-    lists: Vec<String>,
-    /// `input`/`output` from a `(input)`/`(output)` qualifier.
-    direction: Option<String>,
-    kinds: Vec<String>,
-    breaks: String,
-    models: String,
-}
-
-/// The README's change-kind table.
-fn readme_change_kinds() -> Vec<Row> {
-    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
-    let start = readme
-        .find("### Change kinds")
-        .expect("README has ### Change kinds");
-    let mut rows = Vec::new();
-    for line in readme[start..]
-        .lines()
-        .skip_while(|l| !l.starts_with("|---"))
-        .skip(1)
-        .take_while(|l| l.starts_with('|'))
-    {
-        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        let [lists, kinds, breaks, models] = cells[..] else {
-            panic!("change-kind row with other than 4 cells: {line}");
-        };
-        let direction = ["input", "output"]
-            .into_iter()
-            .find(|d| lists.contains(&format!("({d})")))
-            .map(str::to_string);
-        let lists = lists
-            .split(',')
-            .map(|l| match l.split_whitespace().next().unwrap_or("") {
-                "templates" => "resource-templates".to_string(),
-                other => other.to_string(),
-            })
-            .collect();
-        // `pattern_added`/`_changed`: a suffix takes the stem of the kind before it.
-        let mut names: Vec<String> = Vec::new();
-        for token in kinds.split('`').skip(1).step_by(2) {
-            if let Some(suffix) = token.strip_prefix('_') {
-                let stem = names
-                    .last()
-                    .and_then(|k| k.rsplit_once('_'))
-                    .map(|(s, _)| s);
-                names.push(format!("{}_{suffix}", stem.unwrap_or("")));
-            } else if token.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
-                names.push(token.to_string());
-            }
-        }
-        rows.push(Row {
-            lists,
-            direction,
-            kinds: names,
-            breaks: breaks.to_string(),
-            models: models.to_string(),
-        });
-    }
-    assert!(rows.len() > 20, "the change-kind table was not found");
-    rows
-}
-
-/// Why a change's classification disagrees with the README's table, if it does.
-fn readme_disagrees(change: &Value) -> Option<String> {
+/// Why a change's classification disagrees with the change-kind table, if it does.
+fn table_disagrees(change: &Value) -> Option<String> {
     let text = |v: &Value| match v {
         Value::Bool(b) => b.to_string(),
         other => other.as_str().unwrap_or("?").to_string(),
@@ -711,7 +647,7 @@ fn readme_disagrees(change: &Value) -> Option<String> {
     let direction = ["input", "output"]
         .into_iter()
         .find(|d| path.starts_with(&format!("{d}Schema")));
-    let rows = readme_change_kinds();
+    let rows = common::change_kind_table();
     let candidates: Vec<_> = rows
         .iter()
         .filter(|r| r.kinds.iter().any(|k| k == kind))
@@ -720,7 +656,7 @@ fn readme_disagrees(change: &Value) -> Option<String> {
     let row = match candidates.len() {
         0 => {
             return Some(format!(
-                "{list} `{kind}` ({path}) is not in the README's table"
+                "{list} `{kind}` ({path}) is not in the change-kind table (docs/src/contracts.md)"
             ));
         }
         1 => candidates[0],
@@ -736,7 +672,7 @@ fn readme_disagrees(change: &Value) -> Option<String> {
     );
     (got != (row.breaks.clone(), row.models.clone())).then(|| {
         format!(
-            "{list} `{kind}` ({path}): the diff says {got:?}, the README's table ({:?}, {:?})",
+            "{list} `{kind}` ({path}): the diff says {got:?}, the change-kind table (docs/src/contracts.md) ({:?}, {:?})",
             row.breaks, row.models
         )
     })
@@ -751,8 +687,7 @@ fn every_change_kind_is_classified_exactly() {
         let cand = snapshot(dir.path(), flag, &["--change", flag], "2026-07-28");
         let (code, v) = diff_json(&base, &cand, &[]);
         for change in v["changes"].as_array().unwrap() {
-            mismatches
-                .extend(readme_disagrees(change).map(|why| format!("--change {flag}: {why}")));
+            mismatches.extend(table_disagrees(change).map(|why| format!("--change {flag}: {why}")));
             if NARROWED_INPUT.contains(flag) && change["affectsModels"] != Value::Bool(true) {
                 mismatches.push(format!(
                     "--change {flag}: a narrowed parameter type affects models, got {}",

@@ -1,37 +1,657 @@
-//! The README documents every built-in check, generated from the packs.
+//! The docs stay true: README.md and the book's chapters (`docs/src/*.md`).
+//!
+//! - the check tables are generated from the packs (`mcpspec list PACKS --markdown`);
+//! - every ```yaml block is a valid file of its kind (scenario, steps of one, pack, config,
+//!   rules, baseline, injection rules), checked by `mcpspec validate` or by running it;
+//!   a block that starts with `# <file of the repository>` is that file (or an excerpt of it);
+//!   deliberately partial blocks are marked ```yaml fragment and stay few;
+//! - every command of a ```sh block runs when it can here: an `mcpspec` command whose only
+//!   target is the example server (others name servers this machine does not have).
 
 mod common;
 
-/// The README block between `<!-- MARKER:begin -->` and `<!-- MARKER:end -->` is exactly
-/// the output of `mcpspec list PACKS --markdown`.
+use std::path::{Path, PathBuf};
+
+/// README.md, then every chapter of the book, as paths relative to the repository.
+fn doc_files() -> Vec<PathBuf> {
+    let root = common::repo_root();
+    let mut chapters: Vec<PathBuf> = std::fs::read_dir(root.join("docs/src"))
+        .expect("docs/src exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| p.strip_prefix(&root).unwrap().to_path_buf())
+        .collect();
+    chapters.sort();
+    let mut files = vec![PathBuf::from("README.md")];
+    files.extend(chapters);
+    files
+}
+
+fn read(file: &Path) -> String {
+    std::fs::read_to_string(common::repo_root().join(file)).unwrap()
+}
+
+/// One fenced code block.
+struct Block {
+    file: PathBuf,
+    /// 1-based line of the opening fence.
+    line: usize,
+    /// The words after the backticks: `yaml`, `yaml fragment`, `sh`…
+    info: Vec<String>,
+    /// The body, without the fence's indentation.
+    text: String,
+}
+
+impl Block {
+    fn at(&self) -> String {
+        format!("{}:{}", self.file.display(), self.line)
+    }
+    fn lang(&self) -> &str {
+        self.info.first().map(String::as_str).unwrap_or("")
+    }
+    fn tagged(&self, word: &str) -> bool {
+        self.info.iter().skip(1).any(|w| w == word)
+    }
+}
+
+/// Every fenced block of a Markdown file (fences may be indented, as inside a list item).
+fn blocks(file: &Path) -> Vec<Block> {
+    let text = read(file);
+    let mut out = Vec::new();
+    let mut open: Option<(usize, usize, Vec<String>, Vec<String>)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let indent = line.len() - line.trim_start().len();
+        let trimmed = line.trim_start();
+        match &mut open {
+            // (A fence's info string has no backtick: "```` ```yaml ````" is inline code.)
+            None if trimmed.starts_with("```") && !trimmed[3..].contains('`') => {
+                let info = trimmed[3..].split_whitespace().map(str::to_string);
+                open = Some((i + 1, indent, info.collect(), Vec::new()));
+            }
+            None => {}
+            Some(_) if trimmed == "```" => {
+                let (line, _, info, body) = open.take().unwrap();
+                out.push(Block {
+                    file: file.to_path_buf(),
+                    line,
+                    info,
+                    text: body.join("\n") + "\n",
+                });
+            }
+            Some((_, fence_indent, _, body)) => {
+                let cut = (*fence_indent).min(indent);
+                body.push(line[cut..].to_string());
+            }
+        }
+    }
+    assert!(
+        open.is_none(),
+        "{}: a code block is not closed",
+        file.display()
+    );
+    out
+}
+
+fn all_blocks() -> Vec<Block> {
+    doc_files().iter().flat_map(|f| blocks(f)).collect()
+}
+
+/// The doc block between `<!-- MARKER:begin -->` and `<!-- MARKER:end -->` (in whichever
+/// file of the docs holds it, exactly one) is exactly the output of `mcpspec list PACKS --markdown`.
 fn assert_generated_block(marker: &str, packs: &[&str]) {
     let mut args = vec!["list"];
     args.extend_from_slice(packs);
     args.push("--markdown");
     let r = common::run(&args);
     assert_eq!(r.code, 0, "{r:?}");
-    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
     let begin = format!("<!-- {marker}:begin -->\n");
-    let start = readme
-        .find(&begin)
-        .unwrap_or_else(|| panic!("README has the {marker}:begin marker"))
-        + begin.len();
-    let end = readme
+    let holders: Vec<PathBuf> = doc_files()
+        .into_iter()
+        .filter(|f| read(f).contains(&begin))
+        .collect();
+    let [file] = &holders[..] else {
+        panic!("exactly one doc file has the {marker}:begin marker: {holders:?}");
+    };
+    let doc = read(file);
+    let start = doc.find(&begin).unwrap() + begin.len();
+    let end = doc
         .find(&format!("<!-- {marker}:end -->"))
-        .unwrap_or_else(|| panic!("README has the {marker}:end marker"));
+        .unwrap_or_else(|| panic!("{} has the {marker}:end marker", file.display()));
     assert!(
-        readme[start..end] == r.stdout,
-        "the README's {marker} block is stale: replace it with the output of `mcpspec {}`",
+        doc[start..end] == r.stdout,
+        "the {marker} block of {} is stale: replace it with the output of `mcpspec {}`",
+        file.display(),
         args.join(" ")
     );
 }
 
 #[test]
-fn readme_check_tables_are_generated_from_the_packs() {
+fn check_tables_are_generated_from_the_packs() {
     assert_generated_block("checks", &["conformance", "cross-era"]);
 }
 
 #[test]
-fn readme_security_check_table_is_generated_from_the_pack() {
+fn security_check_table_is_generated_from_the_pack() {
     assert_generated_block("security-checks", &["security"]);
+}
+
+#[test]
+fn readme_is_short_and_links_only_into_the_repository() {
+    let readme = read(Path::new("README.md"));
+    assert!(
+        readme.len() < 12 * 1024,
+        "README.md is {} bytes: the details belong in the book (docs/src/)",
+        readme.len()
+    );
+    let root = common::repo_root();
+    for (i, _) in readme.match_indices("](") {
+        let target = &readme[i + 2..];
+        let target = &target[..target.find(')').expect("a closed link")];
+        assert!(
+            !target.contains("://") && !target.starts_with("//"),
+            "README.md links outside the repository: {target}"
+        );
+        let path = target.split('#').next().unwrap();
+        assert!(
+            path.is_empty() || root.join(path).exists(),
+            "README.md links to {target}, which does not exist"
+        );
+    }
+}
+
+/// Every chapter of docs/src/ is in SUMMARY.md and every chapter SUMMARY.md lists exists
+/// (mdbook would otherwise leave one out silently, or fail only where it is installed).
+#[test]
+fn summary_lists_every_chapter() {
+    let summary = read(Path::new("docs/src/SUMMARY.md"));
+    let mut listed: Vec<String> = summary
+        .match_indices("](")
+        .map(|(i, _)| {
+            let t = &summary[i + 2..];
+            t[..t.find(')').unwrap()].to_string()
+        })
+        .collect();
+    listed.sort();
+    let mut files: Vec<String> = doc_files()
+        .iter()
+        .skip(1)
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .filter(|n| n != "SUMMARY.md")
+        .collect();
+    files.sort();
+    assert_eq!(
+        listed, files,
+        "docs/src/SUMMARY.md lists exactly the chapters"
+    );
+}
+
+/// What a ```yaml block is, from its info string or its top-level keys.
+#[derive(Debug, PartialEq)]
+enum Kind {
+    /// `# path` on the first line names a file of the repository this block shows.
+    RepoFile(PathBuf),
+    Scenario,
+    /// A list of steps: validated inside a scenario.
+    Steps,
+    Pack,
+    Config,
+    Rules,
+    Baseline,
+    /// An `injection_rules` file of the security pack.
+    InjectionRules,
+    /// `{{#include FILE}}` of a CI recipe (not an mcpspec file).
+    Ci,
+    Fragment,
+}
+
+/// The kind a word of the info string names (```yaml steps).
+fn named_kind(word: &str) -> Option<Kind> {
+    Some(match word {
+        "scenario" => Kind::Scenario,
+        "steps" => Kind::Steps,
+        "pack" => Kind::Pack,
+        "config" => Kind::Config,
+        "rules" => Kind::Rules,
+        "baseline" => Kind::Baseline,
+        "injection-rules" => Kind::InjectionRules,
+        "ci" => Kind::Ci,
+        "fragment" => Kind::Fragment,
+        _ => return None,
+    })
+}
+
+fn kind_of(b: &Block) -> Kind {
+    if let Some(kind) = b.info.iter().skip(1).find_map(|w| named_kind(w)) {
+        return kind;
+    }
+    if let Some(first) = b.text.lines().next().and_then(|l| l.strip_prefix("# ")) {
+        let path = first.split_whitespace().next().unwrap_or("");
+        if path.contains('/') && common::repo_root().join(path).is_file() {
+            return Kind::RepoFile(PathBuf::from(path));
+        }
+    }
+    let top: Vec<&str> = b
+        .text
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            if l.starts_with("- ") {
+                "-"
+            } else {
+                l.split(':').next().unwrap()
+            }
+        })
+        .collect();
+    let has = |k: &str| top.contains(&k);
+    if has("-") {
+        Kind::Steps
+    } else if has("scenario") {
+        Kind::Scenario
+    } else if has("name") && has("version") {
+        Kind::Pack
+    } else if has("targets") || has("paths") || has("defaultTarget") {
+        Kind::Config
+    } else if has("fail") || has("ignore") || has("accept") {
+        Kind::Rules
+    } else if has("server") || has("client") {
+        Kind::Baseline
+    } else if has("disable") || has("rules") {
+        Kind::InjectionRules
+    } else {
+        panic!(
+            "{}: cannot tell what this YAML block is (top-level keys {top:?}): mark it ```yaml KIND \
+             with KIND one of scenario, steps, pack, config, rules, baseline, injection-rules, fragment",
+            b.at()
+        )
+    }
+}
+
+/// Text without comments and blank lines, to compare a block with the file it shows.
+fn significant_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| split_comment(l).0.trim_end())
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+fn validate(file: &Path, what: &str, b: &Block) {
+    let r = common::run(&["validate", &file.display().to_string()]);
+    assert_eq!(
+        r.code,
+        0,
+        "{}: the {what} block is not valid:\n{r:?}",
+        b.at()
+    );
+}
+
+#[test]
+fn every_yaml_block_is_a_valid_file_of_its_kind() {
+    let root = common::repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    // Scenario blocks are written to scenarios/, so a `contract` step's `../contract/…`
+    // finds the example snapshot and rules, as examples/scenarios/contract.yaml does.
+    std::os::unix::fs::symlink(root.join("examples/contract"), dir.path().join("contract"))
+        .unwrap();
+    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    let mut fragments = Vec::new();
+    let mut checked = 0;
+    for (n, b) in all_blocks()
+        .iter()
+        .filter(|b| b.lang() == "yaml")
+        .enumerate()
+    {
+        let kind = kind_of(b);
+        let written = |sub: &str, name: &str, text: &str| {
+            let folder = dir.path().join(format!("{sub}{n}"));
+            std::fs::create_dir_all(&folder).unwrap();
+            let path = folder.join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        match kind {
+            Kind::Fragment => {
+                fragments.push(b.at());
+                continue;
+            }
+            Kind::Ci => {
+                let include = b
+                    .text
+                    .trim()
+                    .strip_prefix("{{#include ")
+                    .and_then(|t| t.strip_suffix("}}"))
+                    .unwrap_or_else(|| {
+                        panic!("{}: a ci block is one {{{{#include FILE}}}}", b.at())
+                    });
+                let file = root.join(b.file.parent().unwrap()).join(include);
+                let text = std::fs::read_to_string(&file)
+                    .unwrap_or_else(|e| panic!("{}: {}: {e}", b.at(), file.display()));
+                assert!(
+                    text.contains("mcpspec run"),
+                    "{}: a CI recipe runs mcpspec",
+                    b.at()
+                );
+            }
+            Kind::RepoFile(path) => {
+                let shown = significant_lines(&b.text);
+                let file = significant_lines(&read(&path));
+                let mut rest = file.iter();
+                for line in &shown {
+                    assert!(
+                        rest.any(|l| l == line),
+                        "{}: the block shows {} but this line is not in it (in order): {line:?}",
+                        b.at(),
+                        path.display()
+                    );
+                }
+                // A file of a pack is valid as part of it (groups, parameters).
+                let pack = path
+                    .ancestors()
+                    .skip(1)
+                    .find(|d| root.join(d).join("pack.yaml").is_file())
+                    .unwrap_or(&path);
+                let r = common::run(&["validate", &pack.display().to_string()]);
+                let at = b.at();
+                assert_eq!(r.code, 0, "{at}: {} is not valid:\n{r:?}", pack.display());
+            }
+            Kind::Scenario => {
+                let path = dir.path().join(format!("scenarios/block{n}.yaml"));
+                std::fs::write(&path, &b.text).unwrap();
+                validate(&path, "scenario", b);
+                if b.tagged("run") {
+                    let target = common::stdio_target(&[]);
+                    let args = ["run", &path.display().to_string(), "--stdio", &target];
+                    let r = common::run(&args);
+                    assert_eq!(
+                        r.code,
+                        0,
+                        "{}: the scenario fails against the example server:\n{r:?}",
+                        b.at()
+                    );
+                }
+            }
+            Kind::Steps => {
+                let steps: String = b.text.lines().map(|l| format!("  {l}\n")).collect();
+                let text = format!("scenario: doc-steps\nsteps:\n{steps}");
+                let path = dir.path().join(format!("scenarios/block{n}.yaml"));
+                std::fs::write(&path, text).unwrap();
+                validate(&path, "steps", b);
+            }
+            Kind::Pack => validate(&written("pack", "pack.yaml", &b.text), "pack", b),
+            Kind::Config => validate(&written("config", "mcpspec.yaml", &b.text), "config", b),
+            Kind::Rules => validate(&written("rules", "rules.yaml", &b.text), "rules", b),
+            Kind::Baseline => validate(
+                &written("baseline", "baseline.yaml", &b.text),
+                "baseline",
+                b,
+            ),
+            Kind::InjectionRules => {
+                // The security pack loads the file when its lint runs: an unknown id or a bad
+                // pattern makes the step an error.
+                let path = written("injection", "rules.yaml", &b.text);
+                let set = format!("injection_rules={}", path.display());
+                let target = common::stdio_target(&[]);
+                let r = common::run(&[
+                    "run",
+                    "security",
+                    "--filter",
+                    "security-injection",
+                    "--stdio",
+                    &target,
+                    "--set",
+                    &set,
+                    "--set",
+                    "safe_tools=echo",
+                ]);
+                assert_eq!(
+                    r.code,
+                    0,
+                    "{}: the injection rules do not load:\n{r:?}",
+                    b.at()
+                );
+                assert!(
+                    r.stdout.contains("PASS"),
+                    "{}: the lint ran:\n{r:?}",
+                    b.at()
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} YAML blocks were checked");
+    assert!(
+        fragments.len() <= 3,
+        "partial YAML blocks are the exception, not the rule: {fragments:?}"
+    );
+}
+
+/// The shell lines of a block, each with its comment: `\` continuations joined. In a
+/// ```console block only the lines after a `$ ` prompt (the rest is their output).
+fn shell_lines(b: &Block) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut pending = String::new();
+    for line in b.text.lines() {
+        let line = match line.strip_prefix("$ ") {
+            Some(command) => command,
+            None if b.lang() == "console" && pending.is_empty() => continue,
+            None => line,
+        };
+        if let Some(head) = line.strip_suffix('\\') {
+            pending.push_str(head);
+            continue;
+        }
+        pending.push_str(line);
+        let full = std::mem::take(&mut pending);
+        let (command, comment) = split_comment(&full);
+        if !command.trim().is_empty() {
+            out.push((command.trim().to_string(), comment.trim().to_string()));
+        }
+    }
+    out
+}
+
+/// `cmd  # comment` → (cmd, comment), a `#` inside quotes left alone.
+fn split_comment(line: &str) -> (&str, &str) {
+    let mut quote = None;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), _) if c == q => quote = None,
+            (None, '#') if i == 0 || line[..i].ends_with(' ') => {
+                return (&line[..i], &line[i + 1..]);
+            }
+            _ => {}
+        }
+    }
+    (line, "")
+}
+
+/// Why a documented command cannot run here, if it cannot: it needs a server other than the
+/// example server, a shell, or is a placeholder.
+fn not_runnable(words: &[String]) -> Option<String> {
+    let root = common::repo_root();
+    // The paths before the first flag are inputs; the reader's own do not exist here.
+    if let Some(w) = words[1..]
+        .iter()
+        .take_while(|w| !w.starts_with('-'))
+        .find(|w| w.contains('/') && !root.join(w).exists())
+    {
+        return Some(format!("the reader's file {w:?}"));
+    }
+    if let Some(w) = words
+        .iter()
+        .find(|w| w.contains('$') || w.contains("...") || w.contains('…'))
+    {
+        return Some(format!("placeholder or shell variable {w:?}"));
+    }
+    if words.iter().any(|w| w == "--url") {
+        return Some("an HTTP server of the reader's".into());
+    }
+    for pair in words.windows(2).filter(|p| p[0] == "--stdio") {
+        if !pair[1].starts_with("target/release/mcpspec-example-server")
+            && !pair[1].starts_with("target/debug/mcpspec-example-server")
+        {
+            return Some(format!("the reader's server {:?}", pair[1]));
+        }
+    }
+    None
+}
+
+#[test]
+fn every_command_shown_runs_where_it_can() {
+    let root = common::repo_root();
+    // A scratch folder that sees the repository's files, so reports land outside the tree.
+    let dir = tempfile::tempdir().unwrap();
+    for entry in ["examples", "specs", "schema", "tests"] {
+        std::os::unix::fs::symlink(root.join(entry), dir.path().join(entry)).unwrap();
+    }
+    let server = common::example_server().display().to_string();
+    let mut ran = Vec::new();
+    let mut not_run = Vec::new();
+    for b in all_blocks()
+        .iter()
+        .filter(|b| matches!(b.lang(), "sh" | "console" | "shell"))
+    {
+        for (line, comment) in shell_lines(b) {
+            for segment in line.split(" && ") {
+                let words = shell_words::split(segment)
+                    .unwrap_or_else(|e| panic!("{}: cannot split {segment:?}: {e}", b.at()));
+                let Some(program) = words.first() else {
+                    continue;
+                };
+                let is_mcpspec = matches!(
+                    program.as_str(),
+                    "mcpspec" | "target/release/mcpspec" | "target/debug/mcpspec"
+                );
+                if !is_mcpspec {
+                    // `cargo build` is what the test harness did; `scripts/test` is this run.
+                    not_run.push(format!("{}: {segment} (not mcpspec)", b.at()));
+                    continue;
+                }
+                if let Some(why) = not_runnable(&words) {
+                    not_run.push(format!("{}: {segment} ({why})", b.at()));
+                    continue;
+                }
+                let args: Vec<String> = words[1..]
+                    .iter()
+                    .map(|w| {
+                        ["target/release/", "target/debug/"]
+                            .iter()
+                            .find_map(|dir| w.strip_prefix(&format!("{dir}mcpspec-example-server")))
+                            .map_or_else(|| w.clone(), |rest| format!("{server}{rest}"))
+                    })
+                    .collect();
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let r = common::run_in(dir.path(), &args, &[]);
+                assert_eq!(r.code, 0, "{}: `{segment}` failed:\n{r:?}", b.at());
+                // `# ok: …` after a command is what it prints.
+                if let Some(expected) = comment.strip_prefix("ok:") {
+                    assert!(
+                        r.stdout.contains(&format!("ok:{expected}")),
+                        "{}: `{segment}` does not print `ok:{expected}`:\n{r:?}",
+                        b.at()
+                    );
+                }
+                ran.push(format!("{}: {segment}", b.at()));
+            }
+        }
+    }
+    eprintln!(
+        "ran:\n  {}\nnot run:\n  {}",
+        ran.join("\n  "),
+        not_run.join("\n  ")
+    );
+    assert!(
+        ran.iter()
+            .any(|c| c.starts_with("README.md:") && c.contains("run examples/scenarios")),
+        "the README's first command ran: {ran:?}"
+    );
+    assert!(
+        ran.len() >= 5,
+        "only {} documented commands ran: {ran:?}",
+        ran.len()
+    );
+}
+
+/// Every kind of the change-kind table (docs/src/contracts.md) is one `mcpspec diff` knows:
+/// a rules file failing on all of them is valid (an unknown kind is an error with
+/// did-you-mean). `tests/contract.rs` checks the other way: every change the example
+/// server's `--change` flags produce is in the table, classified as the diff does.
+#[test]
+fn change_kind_table_names_only_known_kinds() {
+    let mut kinds: Vec<String> = common::change_kind_table()
+        .into_iter()
+        .flat_map(|r| r.kinds)
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    assert!(kinds.len() > 50, "{kinds:?}");
+    let (dir, path) =
+        common::scenario_file("rules.yaml", &format!("fail: [{}]\n", kinds.join(", ")));
+    let r = common::run(&["validate", &path.display().to_string()]);
+    assert_eq!(
+        r.code, 0,
+        "the change-kind table names a kind mcpspec does not know:\n{r:?}"
+    );
+    drop(dir);
+}
+
+/// mdbook's id of a heading: lower case, spaces to `-`, other punctuation dropped.
+fn heading_id(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every link between chapters of the book reaches a chapter, and its `#anchor` a heading.
+#[test]
+fn links_between_chapters_resolve() {
+    let mut checked = 0;
+    for file in doc_files().iter().skip(1) {
+        let text = read(file);
+        for (i, _) in text.match_indices("](") {
+            let target = &text[i + 2..];
+            let target = &target[..target.find(')').expect("a closed link")];
+            if target.contains("://") || target.starts_with('<') {
+                continue;
+            }
+            let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let chapter = file.parent().unwrap().join(if path.is_empty() {
+                file.file_name().unwrap().to_str().unwrap()
+            } else {
+                path
+            });
+            assert!(
+                common::repo_root().join(&chapter).is_file(),
+                "{}: link to {target}: no such file",
+                file.display()
+            );
+            if !anchor.is_empty() {
+                let ids: Vec<String> = read(&chapter)
+                    .lines()
+                    .filter_map(|l| {
+                        l.trim_start_matches('#')
+                            .strip_prefix(' ')
+                            .filter(|_| l.starts_with('#'))
+                    })
+                    .map(heading_id)
+                    .collect();
+                assert!(
+                    ids.iter().any(|id| id == anchor),
+                    "{}: link to {target}: no heading with that id in {} ({ids:?})",
+                    file.display(),
+                    chapter.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} links between chapters");
 }

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{HttpServer, Run, read_json, repo_root, run, stdio_target};
+use common::{HttpServer, Run, read_json, repo_root, run, stdio_target, step, suite};
 use serde_json::Value;
 
 #[derive(Clone, Copy, Debug)]
@@ -79,23 +79,6 @@ fn run_eras(target: &Target, file: &str, eras: &[&str], extra: &[&str]) -> Outco
         junit: std::fs::read_to_string(&junit).unwrap_or_default(),
         run,
     }
-}
-
-fn suite<'a>(report: &'a Value, id: &str) -> &'a Value {
-    let suites = report["suites"].as_array().expect("suites");
-    suites.iter().find(|s| s["id"] == id).unwrap_or_else(|| {
-        let ids: Vec<&Value> = suites.iter().map(|s| &s["id"]).collect();
-        panic!("no suite `{id}`; suites: {ids:?}")
-    })
-}
-
-fn step<'a>(suite: &'a Value, name: &str) -> &'a Value {
-    suite["steps"]
-        .as_array()
-        .expect("steps")
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no step `{name}` in {}", suite["id"]))
 }
 
 /// The step's `sent` transcript entry for `method`: (body, HTTP line). (A step may send

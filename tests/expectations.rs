@@ -10,7 +10,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use common::{HttpServer, Run, read_json, repo_root, run, stdio_target};
+use common::{HttpServer, Run, read_json, repo_root, run, stdio_target, step};
 use serde_json::Value;
 
 const PASS: &str = "tests/expectations/pass.yaml";
@@ -113,7 +113,7 @@ fn step_names(doc: &Value) -> Vec<String> {
 
 /// The suite `scenario@era`, checked to have negotiated the era's revision and to list
 /// exactly the file's steps, in order.
-fn suite<'a>(
+fn checked_suite<'a>(
     result: &'a Value,
     scenario: &str,
     era: (&str, &str, &str),
@@ -121,12 +121,7 @@ fn suite<'a>(
 ) -> &'a Value {
     let (label, revision, kind) = era;
     let id = format!("{scenario}@{label}");
-    let suite = result["suites"]
-        .as_array()
-        .expect("suites")
-        .iter()
-        .find(|s| s["id"] == id.as_str())
-        .unwrap_or_else(|| panic!("no suite {id} in the result"));
+    let suite = common::suite(result, &id);
     assert_eq!(suite["setupError"], Value::Null, "{id}: setup error");
     assert_eq!(suite["era"]["negotiated"], revision, "{id}");
     assert_eq!(suite["era"]["era"], kind, "{id}");
@@ -141,15 +136,6 @@ fn suite<'a>(
         "{id}: the result lists every step of the file, in order"
     );
     suite
-}
-
-fn step<'a>(suite: &'a Value, name: &str) -> &'a Value {
-    suite["steps"]
-        .as_array()
-        .expect("steps")
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no step {name:?} in {}", suite["id"]))
 }
 
 /// Bodies (and HTTP lines) of the messages a step sent.
@@ -235,7 +221,7 @@ fn check_pass(transport: Transport, target: &[String]) {
     );
     let mut total_skips = 0;
     for &era in ERAS {
-        let suite = suite(&result, "expectations-pass", era, &names);
+        let suite = checked_suite(&result, "expectations-pass", era, &names);
         let skips = expected_pass_skips(transport, era);
         for name in &names {
             let s = step(suite, name);
@@ -401,7 +387,7 @@ fn check_fail(transport: Transport, target: &[String]) {
     let (out, result) = run_file(FAIL, target);
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for &era in ERAS {
-        let suite = suite(&result, "expectations-fail", era, &names);
+        let suite = checked_suite(&result, "expectations-fail", era, &names);
         for (i, name) in names.iter().enumerate() {
             let ctx = format!("{transport:?} {}: {name}", era.0);
             let kind = name.split(':').next().expect("`<kind>: <what>`");

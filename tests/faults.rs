@@ -8,12 +8,13 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{
-    HttpServer, Run, drain, example_server, mcpspec, processes_in, repo_root, stdio_target,
+    HttpServer, Run, drain, example_server, mcpspec, processes_in, repo_root, stdio_target, suite,
+    wait_limited,
 };
 use serde_json::Value;
 
@@ -53,22 +54,6 @@ fn run_limited(args: &[&str], limit: Duration) -> Run {
         code,
         stdout: stdout.join().expect("stdout reader"),
         stderr: stderr.join().expect("stderr reader"),
-    }
-}
-
-/// Exit code of `child` once it ends; `None` (after killing it) if it outlives `limit`.
-fn wait_limited(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return Some(status.code().unwrap_or(-1));
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -157,23 +142,9 @@ fn run_http(server: &HttpServer, scenarios: &[&str], extra: &[&str]) -> (Run, Va
     (run, report)
 }
 
-fn suite<'a>(report: &'a Value, id: &str) -> &'a Value {
-    let suites = report["suites"].as_array().expect("suites");
-    suites.iter().find(|s| s["id"] == id).unwrap_or_else(|| {
-        let ids: Vec<&Value> = suites.iter().map(|s| &s["id"]).collect();
-        panic!("no suite `{id}` in the report; suites: {ids:?}")
-    })
-}
-
 /// The outcome object (`status`, `message`/`reason`, …) of one step.
 fn outcome<'a>(report: &'a Value, suite_id: &str, step: &str) -> &'a Value {
-    let s = suite(report, suite_id);
-    let steps = s["steps"].as_array().expect("steps");
-    let found = steps.iter().find(|x| x["name"] == step).unwrap_or_else(|| {
-        let names: Vec<&Value> = steps.iter().map(|x| &x["name"]).collect();
-        panic!("no step `{step}` in suite `{suite_id}`; steps: {names:?}")
-    });
-    &found["outcome"]
+    &common::step(suite(report, suite_id), step)["outcome"]
 }
 
 fn status_of(report: &Value, suite_id: &str, step: &str) -> String {

@@ -18,41 +18,14 @@ use regex::Regex;
 const SCENARIOS: &str = "tests/golden/scenarios";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-fn updating() -> bool {
-    std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| !v.is_empty() && v != "0")
-}
-
 fn golden(name: &str) -> PathBuf {
     repo_root().join("tests/golden").join(name)
 }
 
-/// Compare `actual` with a golden file (or rewrite it under UPDATE_GOLDEN=1), showing the
-/// first differing line on mismatch.
+/// Compare `actual` with a golden file of tests/golden/ (or rewrite it under UPDATE_GOLDEN=1).
 fn check_golden(name: &str, actual: &str) {
-    let path = golden(name);
-    if updating() {
-        std::fs::write(&path, actual).expect("write golden");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {}: {e}\nrun `UPDATE_GOLDEN=1 cargo test --workspace --test golden` to create it",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let first = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(e, a)| e != a)
-            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "{} differs from this run (first difference at line {}):\n  expected: {:?}\n  actual:   {:?}\n--- whole actual output\n{actual}\n(UPDATE_GOLDEN=1 regenerates the golden files)",
-            path.display(),
-            first + 1,
-            expected.lines().nth(first).unwrap_or("<end of file>"),
-            actual.lines().nth(first).unwrap_or("<end of output>"),
-        );
+    if let Err(e) = common::check_golden(&golden(name), actual) {
+        panic!("{e}");
     }
 }
 
@@ -153,7 +126,7 @@ fn verbose_console_matches_the_golden() {
     // `-v` changes the console only: the JUnit report is the same (once masked).
     assert_valid_junit(&g.junit);
     let xml = std::fs::read_to_string(&g.junit).expect("junit");
-    if !updating() {
+    if !common::updating_golden() {
         let expected = std::fs::read_to_string(golden("run.junit.xml")).expect("golden");
         assert_eq!(
             mask_xml(&xml),

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{mcpspec, scenario_file};
+use common::{drain, mcpspec, scenario_file, wait_limited};
 use serde_json::{Value, json};
 
 /// Outer limit for one run: far above what any case needs; a run that reaches it hung.
@@ -253,26 +253,10 @@ fn run_in_era(url: &str, scenario: &Path, era: &str) -> Outcome {
         .spawn()
         .expect("mcpspec starts");
     let started = Instant::now();
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
-    };
-    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
-    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status.code().unwrap_or(-1);
-        }
-        if started.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcpspec hung: still running after {RUN_LIMIT:?}");
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
+    let stdout = drain(child.stdout.take().expect("stdout"));
+    let stderr = drain(child.stderr.take().expect("stderr"));
+    let code = wait_limited(&mut child, RUN_LIMIT)
+        .unwrap_or_else(|| panic!("mcpspec hung: still running after {RUN_LIMIT:?}"));
     let wall = started.elapsed();
     let output = format!(
         "--- stdout\n{}\n--- stderr\n{}",

@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{HttpServer, example_server, read_json, repo_root, run_in, stdio_target};
+use common::{HttpServer, example_server, read_json, repo_root, run_in, stdio_target, suite};
 use serde_json::Value;
 
 const GOLDEN: &str = "tests/golden/init";
@@ -53,22 +53,8 @@ fn validate_and_run(dir: &Path, env: &[(&str, &str)]) -> (common::Run, Value) {
     (r, read_json(&report))
 }
 
-fn suite<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["suites"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap_or_else(|| panic!("no suite {id}"))
-}
-
 fn step_status(report: &Value, suite_id: &str, step: &str) -> String {
-    suite(report, suite_id)["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == step)
-        .unwrap_or_else(|| panic!("no step {suite_id}:{step}"))["outcome"]["status"]
+    common::step(suite(report, suite_id), step)["outcome"]["status"]
         .as_str()
         .unwrap()
         .to_string()
@@ -183,7 +169,7 @@ fn deterministic_and_golden() {
         );
     }
     let golden_dir = repo_root().join(GOLDEN);
-    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| !v.is_empty() && v != "0") {
+    if common::updating_golden() {
         let _ = std::fs::remove_dir_all(&golden_dir);
         for (rel, text) in &actual {
             let path = golden_dir.join(rel);

@@ -1,7 +1,9 @@
 //! Invalid input is rejected with exit 2 and a precise diagnostic, never a panic.
 //!
 //! Each case is `tests/invalid/NAME.yaml` (or a folder `tests/invalid/NAME/` for problems
-//! that span files) with its expected stderr in `tests/invalid/NAME.stderr`.
+//! that span files) with its expected stderr in `tests/invalid/NAME.stderr`; a `# case: …`
+//! comment in it (in a folder: in one of its files) says what it shows. A new case is a new
+//! file: the tests find every case in the folder.
 //! Regenerate the goldens with `UPDATE_GOLDEN=1 cargo test --workspace --test invalid_input`
 //! and review the diff.
 
@@ -12,101 +14,51 @@ use std::path::{Path, PathBuf};
 
 use common::{Run, repo_root, run};
 
-/// Every case, with what it shows. Keep in sync with the files in tests/invalid/.
-const CASES: &[(&str, &str)] = &[
-    ("syntax", "invalid YAML syntax"),
-    ("unknown-key", "an unknown key, with did-you-mean"),
-    ("wrong-type", "a value of the wrong type"),
-    ("missing-key", "a missing required key"),
-    ("bad-jsonpath", "a JSONPath that does not parse"),
-    ("bad-regex", "a regular expression that does not compile"),
-    ("bad-schema", "an inline JSON Schema that is not a schema"),
-    ("missing-schema-file", "a schemaFile that cannot be read"),
-    (
-        "undefined-var",
-        "an undefined template variable, with did-you-mean",
-    ),
-    ("bad-era", "an era that does not exist"),
-    ("bad-timeout", "a timeout that is not a duration"),
-    (
-        "bad-duration",
-        "duration bounds that are no durations, none, mixed or on a handshake",
-    ),
-    ("two-actions", "a step with two actions"),
-    ("mixed-kinds", "an expectation mixing kinds"),
-    ("duplicate-step", "a duplicate step name"),
-    ("duplicate-id", "the same scenario id in two files"),
-    (
-        "several-errors",
-        "several problems in one file, all reported",
-    ),
-    (
-        "structural-errors",
-        "several wrong types and unknown keys in one file, all reported in DSL words",
-    ),
-    ("empty-length", "a length comparison without any bound"),
-    ("pack-cycle", "packs importing each other, with the chain"),
-    (
-        "pack-version-conflict",
-        "two versions of one pack, and an unmet version range",
-    ),
-    (
-        "pack-unknown-param",
-        "a `with:` value for an undeclared parameter, with did-you-mean",
-    ),
-    (
-        "pack-type-mismatch",
-        "parameter values (default, `with:`) of the wrong type",
-    ),
-    ("group-missing", "a call of an undefined step group"),
-    (
-        "group-bad-args",
-        "bad group arguments, and an error inside a group naming its callers",
-    ),
-    (
-        "bad-requires",
-        "supportedVersions that are no eras, a handshake header that is no header name",
-    ),
-    (
-        "bad-check-feature",
-        "a deprecated_feature_unused check without its feature, a feature on another check",
-    ),
-    (
-        "bad-defined",
-        "`requires: {defined}` with an undefined variable, a syntax error, an empty reason",
-    ),
-    (
-        "bad-notifications",
-        "`count` outside `notifications`, predicates without a path, a bad `within`, a handshake step",
-    ),
-    (
-        "out-of-range",
-        "a timeout, retry interval and counts beyond their documented ranges",
-    ),
-    (
-        "deep-jsonpath",
-        "a JSONPath nested 4,000 parentheses deep (it overflowed the stack)",
-    ),
-    ("deep-yaml", "a YAML value nested 5,000 levels deep"),
-    ("deep-template", "a template nested 4,000 parentheses deep"),
-    (
-        "bad-utf8",
-        "a byte that is not UTF-8, at its line and column with the text around it",
-    ),
-    (
-        "schema-file-device",
-        "a schemaFile that is a device (/dev/zero), not a regular file",
-    ),
-    (
-        "unknown-check-kind",
-        "a misspelt built-in check, named with the closest valid one",
-    ),
-];
-
 const INVALID_DIR: &str = "tests/invalid";
 
-fn updating() -> bool {
-    std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| !v.is_empty() && v != "0")
+/// One case of tests/invalid/: its name and what it shows (its `# case:` comment).
+struct Case {
+    name: String,
+    what: String,
+}
+
+/// Every case in tests/invalid/, sorted: each `NAME.yaml` and each folder.
+fn cases() -> Vec<Case> {
+    let mut cases: Vec<Case> = std::fs::read_dir(repo_root().join(INVALID_DIR))
+        .expect("tests/invalid")
+        .map(|e| e.expect("entry").path())
+        .filter_map(|path| {
+            let file = path.file_name()?.to_string_lossy().into_owned();
+            let name = if path.is_dir() {
+                file
+            } else {
+                file.strip_suffix(".yaml")?.to_string()
+            };
+            let what = case_comment(&path)
+                .unwrap_or_else(|| panic!("{}: no `# case: …` comment", path.display()));
+            Some(Case { name, what })
+        })
+        .collect();
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    assert!(cases.len() > 30, "the cases of tests/invalid/ were found");
+    cases
+}
+
+/// The text of the first `# case: ` line of a file, or of the files of a folder (sorted).
+fn case_comment(path: &Path) -> Option<String> {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .ok()?
+            .map(|e| e.expect("entry").path())
+            .collect();
+        entries.sort();
+        return entries.iter().find_map(|p| case_comment(p));
+    }
+    // Lossy: a case may hold bytes that are not UTF-8 on purpose.
+    let text = String::from_utf8_lossy(&std::fs::read(path).ok()?).into_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix("# case: "))
+        .map(str::to_string)
 }
 
 /// The path (relative to the repo root, as a user would type it) of a case's input.
@@ -121,28 +73,6 @@ fn case_input(name: &str) -> String {
 
 fn golden_path(name: &str) -> PathBuf {
     repo_root().join(format!("{INVALID_DIR}/{name}.stderr"))
-}
-
-/// Compare `actual` to the golden file, or rewrite it under UPDATE_GOLDEN=1.
-fn check_golden(path: &Path, actual: &str, what: &str) -> Result<(), String> {
-    if updating() {
-        std::fs::write(path, actual).expect("write golden");
-        return Ok(());
-    }
-    let expected = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read {}: {e}\nrun `UPDATE_GOLDEN=1 cargo test --workspace --test invalid_input` to create it",
-            path.display()
-        )
-    })?;
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(format!(
-            "{what}: stderr differs from {}\n--- expected\n{expected}\n--- actual\n{actual}\n(UPDATE_GOLDEN=1 regenerates the golden files)",
-            path.display()
-        ))
-    }
 }
 
 fn assert_no_panic(out: &Run, what: &str) {
@@ -174,34 +104,26 @@ impl StartProbe {
     }
 }
 
+/// Every golden file belongs to a case (every case's golden is checked by the tests below).
 #[test]
-fn cases_and_files_agree() {
-    let listed: BTreeSet<String> = CASES.iter().map(|(n, _)| n.to_string()).collect();
-    let mut on_disk = BTreeSet::new();
+fn every_golden_file_has_its_case() {
+    let names: BTreeSet<String> = cases().into_iter().map(|c| c.name).collect();
     for entry in std::fs::read_dir(repo_root().join(INVALID_DIR)).expect("tests/invalid") {
         let path = entry.expect("entry").path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if path.is_dir() {
-            on_disk.insert(name);
-        } else if let Some(stem) = name.strip_suffix(".yaml") {
-            on_disk.insert(stem.to_string());
-        } else if let Some(stem) = name.strip_suffix(".stderr") {
+        if let Some(stem) = name.strip_suffix(".stderr") {
             assert!(
-                listed.contains(stem),
-                "{name}: golden file of no case (remove it or add the case to CASES)"
+                names.contains(stem),
+                "{name}: golden file of no case (remove it, or add {stem}.yaml or {stem}/)"
             );
         }
     }
-    assert_eq!(
-        on_disk, listed,
-        "tests/invalid/ holds exactly the cases in CASES"
-    );
 }
 
 #[test]
 fn validate_rejects_each_invalid_file_with_its_golden_diagnostic() {
     let mut problems = Vec::new();
-    for (name, what) in CASES {
+    for Case { name, what } in &cases() {
         let input = case_input(name);
         let out = run(&["validate", &input]);
         assert_no_panic(&out, what);
@@ -225,8 +147,8 @@ fn validate_rejects_each_invalid_file_with_its_golden_diagnostic() {
         if !out.stderr.trim_end().ends_with("found") {
             problems.push(format!("{name}: no error count at the end: {}", out.stderr));
         }
-        if let Err(e) = check_golden(&golden_path(name), &out.stderr, what) {
-            problems.push(e);
+        if let Err(e) = common::check_golden(&golden_path(name), &out.stderr) {
+            problems.push(format!("{name} ({what}): {e}"));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
@@ -235,7 +157,7 @@ fn validate_rejects_each_invalid_file_with_its_golden_diagnostic() {
 /// `run` loads before it connects: the same diagnostics, exit 2, no server started.
 #[test]
 fn run_rejects_invalid_files_before_starting_a_server() {
-    for (name, what) in CASES {
+    for Case { name, what } in &cases() {
         let probe = StartProbe::new();
         let input = case_input(name);
         let out = run(&[
@@ -254,7 +176,7 @@ fn run_rejects_invalid_files_before_starting_a_server() {
         );
         assert_eq!(out.stdout, "", "{name}: no suite ran");
         let golden = std::fs::read_to_string(golden_path(name)).unwrap_or_default();
-        if !updating() {
+        if !common::updating_golden() {
             assert_eq!(
                 out.stderr, golden,
                 "{name}: `run` reports what `validate` does"

@@ -114,8 +114,8 @@ fn compile(file: &Arc<SourceFile>, doc: RulesDoc) -> Result<Rules, LoadErrors> {
                 .map(|k| k.as_str())
                 .chain(categories.iter().copied());
             let help = match did_you_mean(k, candidates) {
-                Some(s) => format!("did you mean `{s}`? the README lists every change kind"),
-                None => "see the README for the change kinds and the categories breaking, unknown, models, any".into(),
+                Some(s) => format!("did you mean `{s}`? the book chapter docs/src/contracts.md lists every change kind"),
+                None => "see the book chapter docs/src/contracts.md for the change kinds and the categories breaking, unknown, models, any".into(),
             };
             errors.push(
                 LoadError::at(pos(k), format!("unknown change kind `{}`", **k)).with_help(help),

@@ -269,3 +269,142 @@ pub fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::Join
         String::from_utf8_lossy(&bytes).into_owned()
     })
 }
+
+/// `UPDATE_GOLDEN=1`: golden-file tests rewrite their expected files instead of comparing.
+pub fn updating_golden() -> bool {
+    std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Compare `actual` with the golden file at `path` (or rewrite it under UPDATE_GOLDEN=1).
+/// The error names the first differing line and carries the whole actual output.
+pub fn check_golden(path: &Path, actual: &str) -> Result<(), String> {
+    if updating_golden() {
+        std::fs::write(path, actual).expect("write golden");
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read {}: {e}\nrun the test with UPDATE_GOLDEN=1 to create it",
+            path.display()
+        )
+    })?;
+    if expected == actual {
+        return Ok(());
+    }
+    let first = expected
+        .lines()
+        .zip(actual.lines())
+        .position(|(e, a)| e != a)
+        .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
+    Err(format!(
+        "{} differs from this run (first difference at line {}):\n  expected: {:?}\n  actual:   {:?}\n--- whole actual output\n{actual}\n(UPDATE_GOLDEN=1 regenerates the golden files)",
+        path.display(),
+        first + 1,
+        expected.lines().nth(first).unwrap_or("<end of file>"),
+        actual.lines().nth(first).unwrap_or("<end of output>"),
+    ))
+}
+
+/// The suite `id` (`scenario@era`) of a `--json` result; panics listing the ids there are.
+pub fn suite<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    let suites = report["suites"].as_array().expect("suites");
+    suites.iter().find(|s| s["id"] == id).unwrap_or_else(|| {
+        let ids: Vec<&serde_json::Value> = suites.iter().map(|s| &s["id"]).collect();
+        panic!("no suite `{id}` in the report; suites: {ids:?}")
+    })
+}
+
+/// The step `name` of a suite of a `--json` result; panics listing the steps there are.
+pub fn step<'a>(suite: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    let steps = suite["steps"].as_array().expect("steps");
+    steps.iter().find(|s| s["name"] == name).unwrap_or_else(|| {
+        let names: Vec<&serde_json::Value> = steps.iter().map(|s| &s["name"]).collect();
+        panic!(
+            "no step `{name}` in suite `{}`; steps: {names:?}",
+            suite["id"]
+        )
+    })
+}
+
+/// One row of the change-kind table (docs/src/contracts.md).
+pub struct ChangeKindRow {
+    /// As the diff names them (`any` for every list).
+    pub lists: Vec<String>,
+    /// `input`/`output` from a `(input)`/`(output)` qualifier.
+    pub direction: Option<String>,
+    pub kinds: Vec<String>,
+    pub breaks: String,
+    pub models: String,
+}
+
+/// The change-kind table of the book's chapter on contracts. A kind is the first name of its
+/// cell or a name with an underscore (the others in a cell, such as `required`, explain it);
+/// `pattern_added`/`_changed`: a suffix takes the stem of the kind before it.
+pub fn change_kind_table() -> Vec<ChangeKindRow> {
+    let doc = std::fs::read_to_string(repo_root().join("docs/src/contracts.md")).unwrap();
+    let start = doc
+        .find("## Change kinds")
+        .expect("docs/src/contracts.md has ## Change kinds");
+    let mut rows = Vec::new();
+    for line in doc[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with("|---"))
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+    {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let [lists, kinds, breaks, models] = cells[..] else {
+            panic!("change-kind row with other than 4 cells: {line}");
+        };
+        let direction = ["input", "output"]
+            .into_iter()
+            .find(|d| lists.contains(&format!("({d})")))
+            .map(str::to_string);
+        let lists = lists
+            .split(',')
+            .map(|l| match l.split_whitespace().next().unwrap_or("") {
+                "templates" => "resource-templates".to_string(),
+                other => other.to_string(),
+            })
+            .collect();
+        let mut names: Vec<String> = Vec::new();
+        for (i, token) in kinds.split('`').skip(1).step_by(2).enumerate() {
+            if let Some(suffix) = token.strip_prefix('_') {
+                let stem = names
+                    .last()
+                    .and_then(|k| k.rsplit_once('_'))
+                    .map(|(s, _)| s);
+                names.push(format!("{}_{suffix}", stem.unwrap_or("")));
+            } else if token.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                && (i == 0 || token.contains('_'))
+            {
+                names.push(token.to_string());
+            }
+        }
+        rows.push(ChangeKindRow {
+            lists,
+            direction,
+            kinds: names,
+            breaks: breaks.to_string(),
+            models: models.to_string(),
+        });
+    }
+    assert!(rows.len() > 20, "the change-kind table was not found");
+    rows
+}
+
+/// Exit code of `child` once it ends; `None` (after killing it) if it outlives `limit`.
+pub fn wait_limited(child: &mut Child, limit: std::time::Duration) -> Option<i32> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return Some(status.code().unwrap_or(-1));
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -279,7 +279,7 @@ fn contract_scenario(eras: &[EraSeen]) -> String {
          tags: [contract]\n\
          # Baselines: contract/<era>/, taken by `mcpspec init` (refresh one with\n\
          # `mcpspec snapshot <target> --era ERA --out contract/ERA`). Accept changes with a rules\n\
-         # file: `contract: { baseline: ..., rules: rules.yaml }` (see the README).\n\
+         # file: `contract: { baseline: ..., rules: rules.yaml }` (see mcpspec's book, docs/src/contracts.md).\n\
          steps:\n",
     );
     for era in eras {
