@@ -76,7 +76,12 @@ impl Compiler {
                 self.one(step, phase, known, out, None);
                 continue;
             };
+            let errors_before = self.errors.0.len();
             for (index, row) in rows.into_iter().enumerate() {
+                // The rows share the step's text: its mistakes are told once, by the first.
+                if index > 0 && self.errors.0.len() > errors_before {
+                    break;
+                }
                 let mut copy = step.clone();
                 copy.value.each = None;
                 copy.value.as_ = None;
