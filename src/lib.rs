@@ -9,16 +9,18 @@
 //! two modules import each other (`tests/layers.rs` derives the picture from the `use
 //! crate::` lines and holds it to this list), bottom up:
 //!
-//! 0. `output`, `protocol`, `json`, `exchange`, `source`, `redact`, `era`, `sys`, `signals`, `eval`
-//!    — the ground floor: spec facts, JSON, what went over the wire, positions, masking,
-//!    process groups, eval result types.
+//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `exchange`, `source`, `redact`, `era`, `sys`, `signals`
+//!    — the ground floor: spec facts, JSON, the YAML front end, input errors
+//!    with positions, what went over the wire, positions, masking, process groups.
 //! 1. `dsl` — YAML to validated scenarios.
 //! 2. `assert` — expectations judged against one exchange.
 //! 3. `wire`, `client` — message schemas; transports × eras.
-//! 4. `contract`, `argsgen` — snapshots and their comparison; arguments from schemas.
+//! 4. `contract`, `argsgen`, `packs` — snapshots and their comparison; arguments from schemas;
+//!    remote packs, the lockfile and the cache.
 //! 5. `report` — the result model and its renderers.
 //! 6. `engine` — steps, captures, built-in checks.
-//! 7. `baseline`, `select`, `cli`, `config` — what a run is asked to do.
+//! 7. `baseline`, `select`, `cli`, `config`, `last_run`, `eval` — what a run is asked to do;
+//!    evals beside the engine (eval sets through a model, paired comparison).
 //! 8. `app` — one file per command.
 
 // First: its macros (`outln!`, `errln!`, …) are used by every module below.

@@ -217,6 +217,29 @@ fn description_change_and_added_tool_change_the_outcome() {
         "the failed expectation is named"
     );
     assert_eq!(successes(task(&added, "weather-boston")), 2);
+
+    // The paired comparison closes the loop: an unrelated change compares clean (with a
+    // warning that the tool list differs), the description edit and the wrongly picked new
+    // tool are regressions of their tasks.
+    let compare = |candidate: &Path| {
+        run(&[
+            "eval",
+            "compare",
+            base_json.to_str().unwrap(),
+            candidate.to_str().unwrap(),
+        ])
+    };
+    let clean = compare(&same_json);
+    assert_eq!(clean.code, 0, "{clean:?}");
+    let drifted = compare(&drift_json);
+    assert_eq!(drifted.code, 1, "{drifted:?}");
+    assert!(
+        drifted.all_output().contains("weather-boston"),
+        "{drifted:?}"
+    );
+    let grown = compare(&added_json);
+    assert_eq!(grown.code, 1, "{grown:?}");
+    assert!(grown.all_output().contains("greeting-no-tool"), "{grown:?}");
 }
 
 fn snapshot(dir: &Path, name: &str, changes: &[&str]) -> PathBuf {

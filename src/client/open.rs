@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use super::connection::{Connection, Transport};
 use super::http::{OpenStream, Opened, StreamNext};
 use super::{Exchange, Outgoing, TransportError};
+use crate::exchange::Direction;
 use crate::protocol::methods;
-use crate::report::model::Direction;
 
 /// How the open request is carried.
 pub enum OpenedBy {

@@ -74,5 +74,16 @@ fn is_reserved_file(path: &Path) -> bool {
         name,
         "pack.yaml" | "pack.yml" | "mcpspec.yaml" | "mcpspec.yml"
     ) || name.ends_with(".schema.yaml")
-        || crate::eval::set::is_eval_file(path)
+        || is_eval_file(path)
+}
+
+/// File name endings of eval sets: skipped by scenario loading, checked by `validate` as eval
+/// sets (`crate::eval::set`).
+pub const EVAL_SUFFIXES: &[&str] = &[".eval.yaml", ".eval.yml"];
+
+/// An eval set file (by its name).
+pub fn is_eval_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| EVAL_SUFFIXES.iter().any(|s| n.ends_with(s)))
 }

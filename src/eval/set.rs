@@ -21,13 +21,11 @@ use crate::dsl::{Expect, ExpectKind};
 use crate::source::{Pos, SourceFile};
 
 /// File names of eval sets end with one of these (scenario loading skips them).
-pub const SUFFIXES: &[&str] = &[".eval.yaml", ".eval.yml"];
+pub use crate::dsl::discover::EVAL_SUFFIXES as SUFFIXES;
 
 /// Is this file an eval set, by its name?
 pub fn is_eval_file(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| SUFFIXES.iter().any(|s| n.ends_with(s)))
+    crate::dsl::discover::is_eval_file(path)
 }
 
 /// Eval set files under a folder (recursively, sorted); none for a file.
