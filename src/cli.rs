@@ -319,6 +319,9 @@ pub struct RunArgs {
     /// Write a baseline listing this run's failures to FILE (then exit as usual).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// Write new and changed `snapshot` files instead of failing those steps.
+    #[arg(long)]
+    pub update_snapshots: bool,
 }
 
 #[derive(Args, Debug)]

@@ -3,6 +3,7 @@
 //! `outputSchema`) beforehand.
 
 mod failure;
+pub mod snapshot;
 
 use serde_json::Value;
 
@@ -220,6 +221,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
             }
         }
         ExpectKind::OutputSchema => check_output_schema(expect, seen),
+        ExpectKind::Snapshot(spec) => snapshot::check(expect, spec, seen, ctx),
         ExpectKind::Notifications {
             method,
             count,
