@@ -101,6 +101,14 @@ const CASES: &[(&str, &str)] = &[
         "unknown-check-kind",
         "a misspelt built-in check, named with the closest valid one",
     ),
+    (
+        "bad-snapshot",
+        "snapshot sanitizers: an unknown built-in, a bad regex and JSONPath; a name that is no file name; misplaced keys",
+    ),
+    (
+        "bad-sanitizer-shape",
+        "a snapshot sanitizer that is neither a built-in, a path nor a regex",
+    ),
 ];
 
 const INVALID_DIR: &str = "tests/invalid";
