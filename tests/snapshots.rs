@@ -112,6 +112,9 @@ fn a_changed_response_fails_with_a_diff_and_update_accepts_it() {
         "{}",
         r.stderr
     );
+    // Written by rename: no temporary file is left behind.
+    let left: Vec<String> = snapshot_texts(&files).into_iter().map(|(n, _)| n).collect();
+    assert!(left.iter().all(|n| n.ends_with(".json")), "{left:?}");
     let names = std::fs::read_to_string(files.join("tool-names.json")).unwrap();
     assert!(
         names.contains("multiply") && names.ends_with("]\n"),

@@ -128,12 +128,21 @@ pub(super) fn check(
 }
 
 /// Write the snapshot file (creating its folder); the step passes, and stderr says so.
+/// Written beside and renamed into place, so a suite reading it concurrently (another
+/// era of the same scenario) never sees half a file.
 fn write(file: &Path, text: &str, what: &str, expect: &Expect, seen: &Observed) -> ExpectOutcome {
+    static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp = file.with_extension(format!("json.{}-{n}.tmp", std::process::id()));
     let result = match file.parent() {
         Some(dir) => std::fs::create_dir_all(dir),
         None => Ok(()),
     }
-    .and_then(|()| std::fs::write(file, text));
+    .and_then(|()| std::fs::write(&tmp, text))
+    .and_then(|()| std::fs::rename(&tmp, file))
+    .inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    });
     match result {
         Ok(()) => {
             errln!("snapshot {what}: {}", file.display());
