@@ -427,6 +427,9 @@ pub struct RunArgs {
     /// Set by --watch: rerun only the scenarios of these (changed) files.
     #[arg(skip)]
     pub only_files: Vec<PathBuf>,
+    /// Write new and changed `snapshot` files instead of failing those steps.
+    #[arg(long)]
+    pub update_snapshots: bool,
 }
 
 #[derive(Args, Debug)]

@@ -241,6 +241,7 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         }
     }
     crate::redact::remember(&secrets);
+    crate::assert::snapshot::set_update(args.update_snapshots);
     // `--json -`: stdout carries the JSON result alone, the console report goes to stderr.
     let console_to_stderr = is_stdout(args.json.as_deref());
     let console = ConsoleOptions {

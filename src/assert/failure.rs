@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 pub struct Failure {
     /// Expectation kind: `path`, `schema`, `error`, `isError`, `outputSchema`, `http`,
-    /// `noResponse`, `notifications`, `duration`.
+    /// `noResponse`, `notifications`, `duration`, `snapshot`.
     pub kind: String,
     /// One line, suitable for a JUnit `message` attribute.
     pub message: String,

@@ -7,6 +7,7 @@ mod failure;
 mod notifications;
 mod output_schema;
 mod predicate;
+pub mod snapshot;
 
 use serde_json::Value;
 
@@ -230,6 +231,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
             }
         }
         ExpectKind::OutputSchema => check_output_schema(expect, seen),
+        ExpectKind::Snapshot(spec) => snapshot::check(expect, spec, seen, ctx),
         ExpectKind::Notifications {
             method,
             count,

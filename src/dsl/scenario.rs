@@ -428,6 +428,32 @@ pub enum ExpectKind {
     },
     /// The step's latency (`Exchange::elapsed`) against each bound.
     Duration(Vec<(CompareOp, Duration)>),
+    /// A golden response file (see `assert::snapshot`).
+    Snapshot(Box<SnapshotSpec>),
+}
+
+/// A compiled `snapshot` expectation.
+#[derive(Debug)]
+pub struct SnapshotSpec {
+    /// The file name without `.json` (checked: a plain file name).
+    pub name: String,
+    /// The part of the result that is snapshotted, and its source.
+    pub path: Option<(CompiledPath, String)>,
+    pub sanitizers: Vec<SanitizerSpec>,
+    /// `<name>@<era>.json`.
+    pub per_era: bool,
+}
+
+/// A compiled snapshot sanitizer, applied in order.
+#[derive(Debug, Clone)]
+pub enum SanitizerSpec {
+    Timestamps,
+    Uuids,
+    Jwts,
+    /// Every match replaced by this string.
+    Path(CompiledPath, String),
+    /// Every match in every string replaced (`$1` expands).
+    Regex(Regex, String),
 }
 
 impl ExpectKind {
@@ -443,6 +469,7 @@ impl ExpectKind {
             ExpectKind::NoResponse(_) => "noResponse",
             ExpectKind::Notifications { .. } => "notifications",
             ExpectKind::Duration(_) => "duration",
+            ExpectKind::Snapshot(_) => "snapshot",
         }
     }
 }

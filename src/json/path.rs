@@ -70,6 +70,16 @@ impl CompiledPath {
         })))
     }
 
+    /// The JSON Pointers of the matches (to replace them in place: snapshot sanitizers).
+    pub fn pointers(&self, doc: &Value) -> Vec<String> {
+        self.0
+            .path
+            .query_located(doc)
+            .locations()
+            .map(|l| l.to_json_pointer())
+            .collect()
+    }
+
     pub fn query<'a>(&self, doc: &'a Value) -> Matches<'a> {
         match &self.0.walk {
             Some(steps) => match walk(doc, steps) {

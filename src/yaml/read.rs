@@ -281,6 +281,12 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
             Some("expected an integer code or a list of integer codes".into()),
         );
     }
+    if message.contains("untagged enum Sanitizer") {
+        return (
+            "invalid sanitizer".into(),
+            Some("expected `timestamps`, `uuids`, `jwts`, `{path: \"$..id\"}` or `{regex: \"…\", replace: \"<id>\"}` (with an optional `replace`)".into()),
+        );
+    }
     if message.contains("untagged enum LengthSpec") {
         return (
             "invalid length".into(),

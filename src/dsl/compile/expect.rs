@@ -93,6 +93,7 @@ impl Compiler {
             (e.no_response.is_some(), "noResponse"),
             (e.notifications.is_some(), "notifications"),
             (e.duration.is_some(), "duration"),
+            (e.snapshot.is_some(), "snapshot"),
         ]
         .into_iter()
         .filter_map(|(present, name)| present.then_some(name))
@@ -116,9 +117,15 @@ impl Compiler {
         let schema_with_path = kinds == ["schema"] && e.path.is_some() && !predicates_given;
         // `notifications` takes `path` and predicates: they apply to each notification.
         let notifications = kinds == ["notifications"];
+        // `snapshot` takes `path`: the part of the result that is snapshotted.
+        let snapshot = kinds == ["snapshot"] && !predicates_given;
         if kinds.len() > 1
             || (kinds.len() == 1 && predicates_given && !notifications)
-            || (kinds.len() == 1 && e.path.is_some() && !schema_with_path && !notifications)
+            || (kinds.len() == 1
+                && e.path.is_some()
+                && !schema_with_path
+                && !notifications
+                && !snapshot)
         {
             self.errors.push(
                 LoadError::at(pos, "an expectation has one kind; this one mixes several")
@@ -137,13 +144,19 @@ impl Compiler {
             );
             return None;
         }
+        if !self.snapshot_keys_placed(&e, &pos) {
+            return None;
+        }
+        if snapshot {
+            return self.snapshot(e, pos);
+        }
         if notifications {
             return self.notifications(e, pos, known, predicates_given);
         }
         if kinds.is_empty() {
             let Some(path) = e.path.take() else {
                 self.errors.push(LoadError::at(pos, "empty expectation").with_help(
-                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `notifications`, `duration`",
+                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `notifications`, `duration`, `snapshot`",
                 ));
                 return None;
             };

@@ -21,6 +21,7 @@ use crate::source::{Pos, SourceFile};
 mod each;
 mod expect;
 mod group;
+mod snapshot;
 mod step;
 
 /// Built-in template variables, available in every step.

@@ -7,8 +7,9 @@ use serde::Deserialize;
 use super::*;
 
 /// One expectation. Use exactly one kind: `path` (with predicates), `schema`,
-/// `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration` or
-/// `notifications` (which takes `path` and predicates too).
+/// `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration`,
+/// `notifications` (which takes `path` and predicates too) or `snapshot` (which takes
+/// `path`, `sanitize` and `perEra`).
 ///
 /// JSONPath and `schema` apply to the response's `result`; for an error response the
 /// document is `{"error": {...}}`, so `$.error.code` works.
@@ -111,6 +112,51 @@ pub struct Expectation {
     /// such as `200ms` or `1.5s`: `duration: {lt: 200ms}`. Request and raw steps.
     #[serde(default)]
     pub duration: Option<At<DurationCompare>>,
+    /// A golden response: the result (or its `path` match) equals the JSON file
+    /// `__snapshots__/<scenario file stem>/<name>.json` next to the scenario. `mcpspec run
+    /// --update-snapshots` writes new and changed files.
+    #[serde(default)]
+    pub snapshot: Option<At<String>>,
+    /// With `snapshot`: volatile parts replaced by placeholders before comparing and
+    /// writing: `timestamps`, `uuids`, `jwts`, `{path: "$..id"}` or
+    /// `{regex: "req-[0-9]+", replace: "<req>"}`.
+    #[serde(default)]
+    pub sanitize: Option<Vec<At<Sanitizer>>>,
+    /// With `snapshot`: one file per era, `<name>@<era>.json` (when the era changes the
+    /// document).
+    #[serde(default)]
+    pub per_era: Option<bool>,
+}
+
+/// A snapshot sanitizer: a built-in name, or a JSONPath, or a regular expression.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Sanitizer {
+    /// `timestamps` (ISO 8601 / RFC 3339 date-times), `uuids` or `jwts`.
+    Builtin(String),
+    /// Every match of the JSONPath is replaced.
+    Path(PathSanitizer),
+    /// Every match of the regular expression in a string is replaced.
+    Regex(RegexSanitizer),
+}
+
+/// `{path: "$..id"}`: every match replaced (by `"<path>"` unless `replace` says).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathSanitizer {
+    pub path: String,
+    #[serde(default)]
+    pub replace: Option<String>,
+}
+
+/// `{regex: "req-[0-9]+", replace: "<req>"}`: every match in every string replaced (by
+/// `"<regex>"` unless `replace` says; `$1` refers to a group).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegexSanitizer {
+    pub regex: String,
+    #[serde(default)]
+    pub replace: Option<String>,
 }
 
 /// Comparisons of a duration; each bound is a duration such as `200ms` (1ms to 1day).
