@@ -62,6 +62,20 @@ pub(super) fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
+/// The first few ways `instance` breaks a schema, each with where (`at `/a/0`: …`).
+pub(super) fn schema_errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .take(5)
+        .map(|e| {
+            format!(
+                "at `{}`: {e}",
+                display_pointer(&e.instance_path().to_string())
+            )
+        })
+        .collect()
+}
+
 pub(super) fn display_pointer(p: &str) -> String {
     if p.is_empty() { "/".into() } else { p.into() }
 }

@@ -119,16 +119,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
                 },
                 None => (doc.as_ref().clone(), "$".to_string()),
             };
-            let errors: Vec<String> = validator
-                .iter_errors(&instance)
-                .take(5)
-                .map(|e| {
-                    format!(
-                        "at `{}`: {e}",
-                        display_pointer(&e.instance_path().to_string())
-                    )
-                })
-                .collect();
+            let errors = describe::schema_errors(validator, &instance);
             if errors.is_empty() {
                 ExpectOutcome::Pass
             } else {

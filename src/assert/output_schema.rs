@@ -67,16 +67,7 @@ pub(super) fn check_output_schema(expect: &Expect, seen: &Observed) -> ExpectOut
             );
         }
     };
-    let errors: Vec<String> = validator
-        .iter_errors(structured)
-        .take(5)
-        .map(|e| {
-            format!(
-                "at `{}`: {e}",
-                display_pointer(&e.instance_path().to_string())
-            )
-        })
-        .collect();
+    let errors = super::describe::schema_errors(&validator, structured);
     if errors.is_empty() {
         ExpectOutcome::Pass
     } else {
