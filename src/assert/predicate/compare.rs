@@ -1,0 +1,33 @@
+//! `compare`.
+
+use super::*;
+
+pub(super) fn check(n: &Nodes, op: &CompareOp, bound: &f64) -> Result<(), PredFail> {
+    let Nodes {
+        src,
+        matches,
+        singular,
+        ..
+    } = *n;
+    if matches.is_empty() {
+        // Every match must hold: vacuously true for a multi-node path.
+        return if singular { Err(n.nothing()) } else { Ok(()) };
+    }
+    for m in matches {
+        match m.as_f64() {
+            Some(n) if op.holds(n, *bound) => {}
+            _ => {
+                return Err((
+                    format!(
+                        "`{src}` is {}, expected {} {bound}",
+                        compact(m, 120),
+                        op.symbol()
+                    ),
+                    Some(format!("{} {bound}", op.symbol())),
+                    Some(compact(m, 500)),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,28 @@
+//! `contains`.
+
+use super::*;
+
+pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), PredFail> {
+    let Nodes { src, matches, .. } = *n;
+    let expected = n.render(v)?;
+    if matches.is_empty() {
+        return Err(n.nothing());
+    }
+    let found = if matches.len() > 1 {
+        matches
+            .iter()
+            .any(|m| json_eq(m, &expected) || (expected.is_object() && subset_of(&expected, m)))
+    } else {
+        contains(matches[0], &expected)
+    };
+    if found {
+        Ok(())
+    } else {
+        let actual = n.single_as(false)?;
+        Err((
+            format!("`{src}` does not contain {}", compact(&expected, 120)),
+            Some(format!("contains {}", compact(&expected, 500))),
+            Some(pretty(&actual)),
+        ))
+    }
+}

@@ -1,0 +1,45 @@
+//! `matches`.
+
+use super::*;
+
+pub(super) fn check(n: &Nodes, re: &Regex) -> Result<(), PredFail> {
+    let Nodes {
+        src,
+        matches,
+        singular,
+        ..
+    } = *n;
+    if matches.is_empty() {
+        // Every match must hold: vacuously true for a multi-node path.
+        return if singular { Err(n.nothing()) } else { Ok(()) };
+    }
+    for m in matches {
+        match m.as_str() {
+            Some(s) if re.is_match(s) => {}
+            None => {
+                return Err((
+                    format!(
+                        "`{src}` is {} ({}), not a string to match /{}/",
+                        json_type_name(m),
+                        compact(m, 80),
+                        re.as_str()
+                    ),
+                    Some(format!("a string matching /{}/", re.as_str())),
+                    Some(compact(m, 500)),
+                ));
+            }
+            _ => {
+                return Err((
+                    format!(
+                        "`{src}` value {} does not match /{}/",
+                        compact(m, 120),
+                        re.as_str()
+                    ),
+                    Some(format!("/{}/", re.as_str())),
+                    Some(compact(m, 500)),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

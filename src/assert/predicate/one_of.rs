@@ -1,0 +1,41 @@
+//! `oneOf`.
+
+use super::*;
+
+pub(super) fn check(n: &Nodes, options: &TValue) -> Result<(), PredFail> {
+    let Nodes {
+        src,
+        matches,
+        singular,
+        ..
+    } = *n;
+    let options: Vec<Value> = match n.render(options)? {
+        Value::Array(items) => items,
+        other => {
+            return Err((
+                format!("`oneOf` rendered to {}, not a list", json_type_name(&other)),
+                Some("a list of values".into()),
+                Some(compact(&other, 200)),
+            ));
+        }
+    };
+    if matches.is_empty() {
+        // Every match must hold: vacuously true for a multi-node path.
+        return if singular { Err(n.nothing()) } else { Ok(()) };
+    }
+    for m in matches {
+        if !options.iter().any(|o| json_eq(o, m)) {
+            let list = Value::Array(options.clone());
+            return Err((
+                format!(
+                    "`{src}` is {}, expected one of {}",
+                    compact(m, 120),
+                    compact(&list, 200)
+                ),
+                Some(compact(&list, 500)),
+                Some(compact(m, 500)),
+            ));
+        }
+    }
+    Ok(())
+}
