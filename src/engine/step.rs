@@ -19,6 +19,10 @@ use crate::era::EraSelector;
 use crate::report::model::{Outcome, StepResult};
 
 /// Run `steps` (the scenario's, compiled: see [`Scenario::compiled_steps`]) in order.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one scenario's run: what it runs, over what, with which inputs and shared state"
+)]
 pub async fn run_steps(
     scenario: &Scenario,
     steps: &[Step],

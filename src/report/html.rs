@@ -69,9 +69,9 @@ pub fn to_html(report: &RunReport, secrets: &[String]) -> String {
          <title>mcpspec report: {}</title><style>{STYLE}</style></head><body>\n",
         page.text(&report.target)
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<h1>mcpspec report</h1><div class=\"meta\">{} · {} · started {} · {} · mcpspec {}</div>\n",
+        "<h1>mcpspec report</h1><div class=\"meta\">{} · {} · started {} · {} · mcpspec {}</div>",
         page.text(&report.target),
         page.text(&report.transport),
         page.text(&report.started_at),
@@ -79,24 +79,24 @@ pub fn to_html(report: &RunReport, secrets: &[String]) -> String {
         page.text(&report.mcpspec_version),
     );
     let verdict = if s.is_green() { "PASS" } else { "FAIL" };
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<div class=\"totals\" id=\"totals\"><span class=\"badge b-{verdict}\">{verdict}</span>\
          <span>{} suites</span><span>{} steps</span><span>{} passed</span><span>{} failed</span>\
-         <span>{} errors</span><span>{} warnings</span><span>{} skipped</span><span>{} expected failures</span></div>\n",
+         <span>{} errors</span><span>{} warnings</span><span>{} skipped</span><span>{} expected failures</span></div>",
         s.suites, s.steps, s.passed, s.failed, s.errors, s.warnings, s.skipped, s.expected_failures
     );
     if let Some(signal) = &report.interrupted {
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<p class=\"setup\">interrupted by {}: unfinished suites are errors</p>\n",
+            "<p class=\"setup\">interrupted by {}: unfinished suites are errors</p>",
             page.text(signal)
         );
     }
     for stale in &report.stale_entries {
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<p class=\"setup\">stale expected-failures entry {} ({}:{}): {}</p>\n",
+            "<p class=\"setup\">stale expected-failures entry {} ({}:{}): {}</p>",
             page.text(&stale.entry),
             page.text(&stale.file),
             stale.line,
@@ -130,11 +130,11 @@ impl Page {
     fn suite(&self, out: &mut String, suite: &SuiteResult) {
         let status = suite.status();
         let label = status.label();
-        let _ = write!(
+        let _ = writeln!(
             out,
             "<section class=\"suite\" data-status=\"{label}\" id=\"{}\"><header>\
              <span class=\"badge b-{label}\">{label}</span><h2>{}</h2><span class=\"where\">{}:{}{}</span>\
-             <span class=\"dur\">{}</span></header>\n",
+             <span class=\"dur\">{}</span></header>",
             self.text(&suite.id),
             self.text(&suite.id),
             self.text(&suite.file),
@@ -188,10 +188,10 @@ impl Page {
             step.outcome,
             Outcome::Failed { .. } | Outcome::Error { .. } | Outcome::Warning { .. }
         );
-        let _ = write!(
+        let _ = writeln!(
             out,
             "<details class=\"step\" data-status=\"{status}\"{}><summary><span class=\"badge b-{status}\">{}</span>\
-             <span>{}</span><span class=\"where\">{}:{}:{} · {}</span><span class=\"dur\">{}</span></summary>\n",
+             <span>{}</span><span class=\"where\">{}:{}:{} · {}</span><span class=\"dur\">{}</span></summary>",
             if open { " open" } else { "" },
             status_word(&step.outcome),
             self.text(&step.name),

@@ -40,8 +40,8 @@ impl Compiler {
                 None => None,
             };
             let Some(rows) = rows else {
-                if step.as_.is_some() {
-                    let pos = self.at(step.as_.as_ref().expect("checked"));
+                if let Some(as_) = &step.as_ {
+                    let pos = self.at(as_);
                     self.errors.push(
                         LoadError::at(
                             pos,
