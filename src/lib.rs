@@ -9,9 +9,9 @@
 //! two modules import each other (`tests/layers.rs` derives the picture from the `use
 //! crate::` lines and holds it to this list), bottom up:
 //!
-//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `exchange`, `source`, `redact`, `era`, `sys`, `signals`
+//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `contract_rules`, `exchange`, `source`, `redact`, `era`, `sys`, `signals`
 //!    — the ground floor: spec facts, JSON, the YAML front end, input errors
-//!    with positions, what went over the wire, positions, masking, process groups.
+//!    with positions, contract rules files and change kinds, what went over the wire, positions, masking, process groups.
 //! 1. `dsl` — YAML to validated scenarios.
 //! 2. `assert` — expectations judged against one exchange.
 //! 3. `wire`, `client` — message schemas; transports × eras.
@@ -29,6 +29,8 @@ pub mod output;
 
 // The ground floor, imported by everything else and importing nothing above it: spec
 // facts, input errors with positions, the one YAML front end.
+/// Contract rules files and the change kinds (read here; judged by `contract::rules`).
+pub mod contract_rules;
 pub mod load_error;
 pub mod protocol;
 pub mod yaml;

@@ -220,7 +220,7 @@ pub enum Action {
     /// Snapshot the live server and diff it with a baseline snapshot.
     Contract {
         baseline: std::path::PathBuf,
-        rules: crate::contract::rules::Rules,
+        rules: crate::contract_rules::Rules,
     },
 }
 

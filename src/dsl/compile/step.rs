@@ -336,8 +336,8 @@ impl Compiler {
             return None;
         }
         let rules = match &c.rules {
-            None => crate::contract::rules::Rules::default(),
-            Some(r) => match crate::contract::rules::Rules::load(&base.join(&r.value)) {
+            None => crate::contract_rules::Rules::default(),
+            Some(r) => match crate::contract_rules::Rules::load(&base.join(&r.value)) {
                 Ok(rules) => rules,
                 Err(errors) => {
                     let at = self.at(r);

@@ -414,45 +414,6 @@ mod tests {
         assert!(missing.is_empty(), "kinds without a row: {missing:?}");
     }
 
-    /// The rows of schema kinds say what the schema comparator decides (the kinds it does
-    /// not decide, such as `output_schema_removed`, are classified where they are found).
-    #[test]
-    fn schema_rows_agree_with_the_comparator() {
-        use super::super::schema_diff::{Breaks, Direction, Models, verdict};
-        let breaks = |b: Breaks| match b {
-            Breaks::Yes => "true",
-            Breaks::No => "false",
-            Breaks::Unknown => "unknown",
-        };
-        let models = |m: Models| match m {
-            Models::Yes => "true",
-            Models::No => "false",
-            Models::Possibly => "possibly",
-        };
-        let mut checked = 0;
-        for row in TABLE {
-            let dir = match row.list {
-                "tools (input)" => Direction::Input,
-                "tools (output)" => Direction::Output,
-                _ => continue,
-            };
-            for kind in row.named() {
-                let (b, m) = verdict(kind, dir);
-                if b == Breaks::Unknown {
-                    continue;
-                }
-                checked += 1;
-                assert_eq!(
-                    (breaks(b), models(m)),
-                    (row.breaks_clients, row.affects_models),
-                    "{kind} in {}",
-                    row.list
-                );
-            }
-        }
-        assert!(checked > 40, "only {checked} schema kinds checked");
-    }
-
     #[test]
     fn the_markdown_table_has_a_line_per_row() {
         let table = markdown_table();
