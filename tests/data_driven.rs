@@ -1,5 +1,6 @@
 //! Data-driven steps (`each`) and `setup`/`teardown`, as data: every `tests/data_driven/*.yaml`
-//! runs against the example server and each step ends as its sibling `.expected` file says
+//! (and every folder there: a pack, for `each` on a group call) runs against the example
+//! server and each step ends as its `.expected` file (a folder's `expected`) says
 //! (`check id: status`, in order — so the row ids and the phases' order are checked too).
 
 mod common;
@@ -12,13 +13,18 @@ fn each_case_ends_as_expected() {
     let mut cases: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     cases.sort();
-    assert!(cases.len() >= 2, "cases found: {cases:?}");
+    assert!(cases.len() >= 3, "cases found: {cases:?}");
     let server = example_server().display().to_string();
     for case in cases {
-        let expected = std::fs::read_to_string(case.with_extension("expected")).unwrap();
+        let expected_file = if case.is_dir() {
+            case.join("expected")
+        } else {
+            case.with_extension("expected")
+        };
+        let expected = std::fs::read_to_string(&expected_file).unwrap();
         let want: Vec<(String, String)> = expected
             .lines()
             .filter(|l| !l.trim().is_empty())
