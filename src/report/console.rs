@@ -315,7 +315,7 @@ pub(super) fn json_diff(expected: &str, actual: &str) -> Option<Vec<(ChangeTag, 
     if lines.is_empty() { None } else { Some(lines) }
 }
 
-fn secs(d: Duration) -> String {
+pub(super) fn secs(d: Duration) -> String {
     format!("{:.3}s", d.as_secs_f64())
 }
 

@@ -8,11 +8,10 @@
 //! complete. Every text is redacted, escaped for HTML and cut like the JUnit bodies.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use similar::ChangeTag;
 
-use super::console::json_diff;
+use super::console::{json_diff, secs};
 use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
 use super::{format_transcript, truncate};
 use crate::redact::{Redactor, escape_controls};
@@ -298,10 +297,6 @@ fn status_word(outcome: &Outcome) -> &'static str {
         Outcome::Skipped { .. } => "skip",
         Outcome::ExpectedFailure { .. } => "xfail",
     }
-}
-
-fn secs(d: Duration) -> String {
-    format!("{:.3}s", d.as_secs_f64())
 }
 
 /// Escape the five characters HTML gives a meaning to, in text and in quoted attributes.

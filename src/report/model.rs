@@ -54,18 +54,15 @@ pub struct ShardInfo {
 
 impl ShardInfo {
     pub fn new(index: usize, count: usize, full_run: &[&str]) -> ShardInfo {
-        // FNV-1a: stable across builds and platforms (the shards run on different machines).
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        // Stable across builds and platforms (the shards run on different machines).
         let count_text = count.to_string();
-        for part in std::iter::once(count_text.as_str()).chain(full_run.iter().copied()) {
-            for byte in part.bytes().chain([0]) {
-                hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-            }
-        }
+        let bytes = std::iter::once(count_text.as_str())
+            .chain(full_run.iter().copied())
+            .flat_map(|part| part.bytes().chain([0]));
         ShardInfo {
             index,
             count,
-            run_id: format!("{hash:016x}"),
+            run_id: stable_hash(bytes),
             total: full_run.len(),
         }
     }
@@ -73,6 +70,16 @@ impl ShardInfo {
     pub fn label(&self) -> String {
         format!("{}/{}", self.index, self.count)
     }
+}
+
+/// FNV-1a of `bytes`, as 16 hex digits: the same on every build and platform (shard run ids,
+/// SARIF fingerprints).
+pub fn stable_hash(bytes: impl IntoIterator<Item = u8>) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
 }
 
 /// A stale expected-failures entry.

@@ -15,7 +15,7 @@
 
 use serde_json::{Value, json};
 
-use super::model::{Outcome, RunReport, StepResult, SuiteResult};
+use super::model::{Outcome, RunReport, StepResult, SuiteResult, stable_hash};
 use crate::redact::{Redactor, escape_controls};
 
 /// The tag that makes a suite's findings security findings.
@@ -62,7 +62,7 @@ pub fn to_sarif(report: &RunReport, secrets: &[String], source: Option<&str>) ->
                         "region": { "startLine": line },
                     }
                 }],
-                "partialFingerprints": { "mcpspecCheck/v1": fingerprint(&format!("{}|{}", rule_id, suite.era.requested)) },
+                "partialFingerprints": { "mcpspecCheck/v1": stable_hash(format!("{}|{}", rule_id, suite.era.requested).bytes()) },
                 "properties": { "era": text(&suite.era.requested), "target": text(&report.target) },
             });
             if let Outcome::ExpectedFailure { entry, .. } = &step.outcome {
@@ -116,13 +116,4 @@ fn finding(step: &StepResult) -> Option<(&'static str, String)> {
         Outcome::Warning { failures } => Some(("warning", messages(failures))),
         Outcome::Error { message, .. } => Some(("note", format!("not judged: {message}"))),
     }
-}
-
-/// FNV-1a, hex: stable across builds and platforms.
-fn fingerprint(text: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes() {
-        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{hash:016x}")
 }
