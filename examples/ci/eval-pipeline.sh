@@ -21,12 +21,24 @@ MODEL=${MODEL:-local}
 OUT=${OUT:-reports}
 mkdir -p "$OUT"
 
+MODEL_ARGS=""
 if [ "$MODEL" = local ]; then
-  # The set's `local` profile points at 127.0.0.1:8088.
-  mcpspec-model-server --port 8088 >"$OUT/model-server.log" 2>&1 &
+  # The local model server on a free port; the run is pointed at it with --base-url (the
+  # set's `local` profile names 127.0.0.1:8088, for running the server by hand).
+  mcpspec-model-server >"$OUT/model-server.log" 2>&1 &
   MODEL_PID=$!
   trap 'kill "$MODEL_PID" 2>/dev/null || true' EXIT
-  sleep 1
+  # Wait for its "listening on http://ADDR" line (10 s at most), or for it to fail.
+  tries=0
+  until addr=$(sed -n 's|^listening on \(http://.*\)$|\1|p' "$OUT/model-server.log") && [ -n "$addr" ]; do
+    if ! kill -0 "$MODEL_PID" 2>/dev/null || [ "$tries" -ge 100 ]; then
+      echo "the local model server did not start: see $OUT/model-server.log" >&2
+      exit 4
+    fi
+    tries=$((tries + 1))
+    sleep 0.1
+  done
+  MODEL_ARGS="--base-url $addr/v1"
 fi
 
 # 1. Contract diff: breaking changes fail the pipeline.
@@ -51,7 +63,8 @@ fi
 for side in base candidate; do
   if [ "$side" = base ]; then cmd=$BASE_CMD; else cmd=$CAND_CMD; fi
   rc=0
-  mcpspec eval run "$SET" --stdio "$cmd" --model "$MODEL" \
+  # shellcheck disable=SC2086 # MODEL_ARGS is empty or two words
+  mcpspec eval run "$SET" --stdio "$cmd" --model "$MODEL" $MODEL_ARGS \
     --affected-by "$OUT/diff.json" \
     --json "$OUT/eval-$side.json" --junit "$OUT/eval-$side.xml" || rc=$?
   if [ "$rc" -gt 1 ]; then

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use super::compile::{list, parse_scenario_with};
+use super::compile::{list, parse_scenarios};
 use super::discover::{pack_dir, scenario_files};
 use super::error::{LoadError, LoadErrors, did_you_mean};
 use super::pack::Resolver;
@@ -73,11 +73,19 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
         for dir in packs {
             resolver.load_dir(&dir);
         }
-        for file in files {
-            let release = inputs.releases(scenarios.len());
-            let loaded = super::error::read_source(&file)
+        // Read every file, compile the readable ones together, and report in file order.
+        let read: Vec<_> = files.iter().map(|f| super::error::read_source(f)).collect();
+        let sources = read
+            .iter()
+            .filter_map(|r| r.as_ref().ok().cloned())
+            .collect();
+        let first = scenarios.len();
+        let mut compiled =
+            parse_scenarios(sources, &plain, |i| inputs.releases(first + i)).into_iter();
+        for file in read {
+            let loaded = file
                 .map_err(LoadErrors::from)
-                .and_then(|source| parse_scenario_with(source, &plain, release));
+                .and_then(|_| compiled.next().expect("one result per readable file"));
             match loaded {
                 Ok(s) => scenarios.push(s),
                 Err(es) => errors.0.extend(es.0),

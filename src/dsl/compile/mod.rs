@@ -21,8 +21,11 @@ use crate::source::{Pos, SourceFile};
 mod each;
 mod expect;
 mod group;
+mod many;
 mod snapshot;
 mod step;
+
+pub(crate) use many::parse_scenarios;
 
 /// Built-in template variables, available in every step.
 pub const BUILTIN_VARS: &[&str] = &["era", "revision"];
