@@ -361,3 +361,53 @@ fn unreadable_scenario_path_is_invalid_input() {
         "{out:?}"
     );
 }
+
+/// A folder large enough to be compiled on several threads (over 64 KB of scenarios)
+/// reports its errors, and lists its scenarios, in file order.
+#[test]
+fn a_large_folder_reports_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 1..=40 {
+        let mut text = format!("scenario: s{i:02}\nsteps:\n");
+        for j in 1..=30 {
+            text.push_str(&format!(
+                "  - name: step {j}\n    request: {{ method: tools/list }}\n    expect:\n      - {{ path: \"$.tools[0].name\", equals: \"echo {j}\" }}\n"
+            ));
+        }
+        std::fs::write(dir.path().join(format!("s{i:02}.yaml")), text).unwrap();
+    }
+    let listed = common::run_in(dir.path(), &["list", "."], &[]);
+    assert_eq!(listed.code, 0, "{listed:?}");
+    // Scenario lines are `ID (eras)  FILE:LINE:COL`, their checks indented below.
+    let ids: Vec<&str> = listed
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let expected: Vec<String> = (1..=40).map(|i| format!("s{i:02}")).collect();
+    assert_eq!(ids, expected, "{}", listed.stdout);
+
+    for broken in ["s07.yaml", "s23.yaml"] {
+        let path = dir.path().join(broken);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replacen("steps:", "stepz:", 1)).unwrap();
+    }
+    std::fs::remove_file(dir.path().join("s15.yaml")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent", dir.path().join("s15.yaml")).unwrap();
+    let out = common::run_in(dir.path(), &["validate", "."], &[]);
+    assert_no_panic(&out, "large folder");
+    assert_eq!(out.code, 2, "{out:?}");
+    let files: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix(" --> ./"))
+        .collect();
+    assert_eq!(
+        files,
+        ["s07.yaml:2:1", "s15.yaml", "s23.yaml:2:1"],
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.ends_with("3 errors found\n"), "{}", out.stderr);
+}
