@@ -411,3 +411,20 @@ fn a_large_folder_reports_in_file_order() {
     );
     assert!(out.stderr.ends_with("3 errors found\n"), "{}", out.stderr);
 }
+
+/// A long scenario is no mistake: 12,000 steps (2.2 MB, over 250,000 YAML values, the
+/// YAML library's default limit) load, up to mcpspec's own limit tied to the file size.
+#[test]
+fn a_scenario_of_twelve_thousand_steps_loads() {
+    let mut text = String::from("scenario: long\nsteps:\n");
+    for i in 0..12_000 {
+        text.push_str(&format!(
+            "  - name: call {i}\n    request: {{ method: tools/call, params: {{ name: echo, arguments: {{ text: \"hi {i}\" }} }} }}\n    expect:\n      - {{ path: \"$.content[0].text\", equals: \"hi {i}\" }}\n"
+        ));
+    }
+    let (_dir, path) = common::scenario_file("long.yaml", &text);
+    let out = run(&["validate", path.to_str().unwrap()]);
+    assert_no_panic(&out, "long scenario");
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("12000 step(s)"), "{out:?}");
+}

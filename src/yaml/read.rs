@@ -8,7 +8,7 @@ use regex::Regex;
 
 use super::value::TValue;
 use crate::load_error::{LoadError, LoadErrors, did_you_mean};
-use crate::source::{Pos, SourceFile};
+use crate::source::{MAX_INPUT_BYTES, Pos, SourceFile};
 
 /// Deserialize a YAML document into `T`, turning serde errors into positioned ones.
 /// A structural error (unknown key, wrong type) comes with the others of the file: see
@@ -17,10 +17,35 @@ pub fn parse<T: serde::de::DeserializeOwned>(file: &Arc<SourceFile>) -> Result<T
     if file.text.trim().is_empty() {
         return Err(LoadError::file(&file.name, "file is empty").into());
     }
-    match serde_saphyr::from_str::<T>(&file.text) {
+    match serde_saphyr::from_str_with_options::<T>(&file.text, options()) {
         Ok(value) => Ok(value),
+        // A reading limit is no structural error: reading the file again cannot help.
+        Err(e) if e.without_snippet().to_string().contains("budget breached") => {
+            Err(yaml_error(file, &e).into())
+        }
         Err(e) => Err(more_structural_errors::<T>(file, yaml_error(file, &e))),
     }
+}
+
+/// Most YAML nodes (scalars, lists, mappings) one file may hold: about what a scenario
+/// file of [`MAX_INPUT_BYTES`], the largest input mcpspec reads, holds (a scenario step
+/// runs 10–20 bytes a node). serde-saphyr's default (250,000) refused a 3.6 MB file of
+/// 20,000 steps.
+pub const MAX_NODES: usize = MAX_INPUT_BYTES as usize / 8;
+
+/// How serde-saphyr reads a document: its defaults (aliases, anchors, depth and documents
+/// bounded: an alias bomb still fails at once), with the node and event counts raised to
+/// [`MAX_NODES`], so every file within the size limit that is not such a bomb loads.
+fn options() -> serde_saphyr::Options {
+    options_with(MAX_NODES)
+}
+
+fn options_with(max_nodes: usize) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = max_nodes;
+    // A mapping or a list is two events (start, end), a scalar one.
+    budget.max_events = 2 * max_nodes + 16;
+    serde_saphyr::options! { budget: Some(budget) }
 }
 
 /// At most this many structural errors are reported per file.
@@ -36,7 +61,7 @@ fn more_structural_errors<T: serde::de::DeserializeOwned>(
     first: LoadError,
 ) -> LoadErrors {
     let mut errors = LoadErrors::from(first);
-    if serde_saphyr::from_str::<TValue>(&file.text).is_err() {
+    if serde_saphyr::from_str_with_options::<TValue>(&file.text, options()).is_err() {
         return errors;
     }
     let entries = yaml_entries(&file.text);
@@ -69,7 +94,7 @@ fn more_structural_errors<T: serde::de::DeserializeOwned>(
             *l = "";
         }
         let text = lines.join("\n");
-        let Err(e) = serde_saphyr::from_str::<T>(&text) else {
+        let Err(e) = serde_saphyr::from_str_with_options::<T>(&text, options()) else {
             break;
         };
         let error = yaml_error(file, &e);
@@ -275,6 +300,12 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
             Some("mcpspec reads YAML nested at most 64 levels deep".into()),
         );
     }
+    if message.starts_with("budget breached: Nodes") || message.starts_with("budget breached: Events") {
+        return (
+            format!("the file holds more than {MAX_NODES} YAML values"),
+            Some("mcpspec reads at most that many in one file: split it into several".into()),
+        );
+    }
     if message.contains("data did not match any variant of untagged enum CodeSpec") {
         return (
             "invalid code".into(),
@@ -338,6 +369,22 @@ mod tests {
                     .collect()
             }
         }
+    }
+
+    /// Past the node limit, the error says so in mcpspec's words, once.
+    #[test]
+    fn too_many_values_is_said_plainly() {
+        let file = SourceFile::new("t.yaml", "scenario: s\nsteps: [1, 2, 3, 4, 5, 6, 7, 8]\n");
+        let e = serde_saphyr::from_str_with_options::<TValue>(&file.text, options_with(5))
+            .expect_err("over the limit");
+        let error = yaml_error(&file, &e);
+        assert!(
+            error
+                .message
+                .starts_with("the file holds more than 8388608 YAML values"),
+            "{error:?}"
+        );
+        assert_eq!(error.pos.as_ref().map(|p| p.line), Some(2), "{error:?}");
     }
 
     /// Every bad step is reported, also the last; a YAML syntax error and a removed
