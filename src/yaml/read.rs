@@ -48,6 +48,12 @@ fn options_with(max_nodes: usize) -> serde_saphyr::Options {
     serde_saphyr::options! { budget: Some(budget) }
 }
 
+/// Read a document with mcpspec's reading limits but serde-saphyr's own error (for
+/// inputs whose errors are reported as text, not positioned: a `schemaFile`, a rules file).
+pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_saphyr::Error> {
+    serde_saphyr::from_str_with_options(text, options())
+}
+
 /// At most this many structural errors are reported per file.
 const MAX_STRUCTURAL_ERRORS: usize = 20;
 
@@ -300,7 +306,9 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
             Some("mcpspec reads YAML nested at most 64 levels deep".into()),
         );
     }
-    if message.starts_with("budget breached: Nodes") || message.starts_with("budget breached: Events") {
+    if message.starts_with("budget breached: Nodes")
+        || message.starts_with("budget breached: Events")
+    {
         return (
             format!("the file holds more than {MAX_NODES} YAML values"),
             Some("mcpspec reads at most that many in one file: split it into several".into()),

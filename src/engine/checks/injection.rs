@@ -82,8 +82,8 @@ pub fn rules(file: Option<&str>, disable: &[String]) -> Result<Vec<Rule>, String
     if let Some(path) = file {
         let text = crate::source::read_text(std::path::Path::new(path))
             .map_err(|e| format!("injection_rules: cannot read `{path}`: {e}"))?;
-        let parsed: RuleFile =
-            serde_saphyr::from_str(&text).map_err(|e| format!("injection_rules `{path}`: {e}"))?;
+        let parsed: RuleFile = crate::yaml::read::from_str(&text)
+            .map_err(|e| format!("injection_rules `{path}`: {e}"))?;
         disabled.extend(parsed.disable);
         for r in parsed.rules {
             let regex = Regex::new(&r.pattern).map_err(|e| {
