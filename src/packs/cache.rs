@@ -214,14 +214,8 @@ impl FileLock {
             .truncate(false)
             .write(true)
             .open(path)?;
-        #[cfg(unix)]
-        {
-            use std::os::fd::AsRawFd;
-            // SAFETY: flock on a file descriptor this function owns.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
+        // std's advisory lock (flock on Unix), released when the file is closed.
+        file.lock()?;
         Ok(FileLock { _file: file })
     }
 }
