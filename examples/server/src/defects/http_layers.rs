@@ -1,0 +1,480 @@
+//! HTTP defects: axum middleware (headers, status codes, session ids).
+
+use axum::{
+    body::{Body, to_bytes},
+    extract::{Request, State},
+    http::{HeaderValue, StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+
+use axum::http::{HeaderMap, Method};
+use serde_json::Value;
+
+use super::{
+    CallIds, Defect, Defects, McpHeader, MessageDefects, PROTOCOL_VERSION_META, SPOKEN_REVISIONS,
+    Seen, rewrite_line,
+};
+
+/// Same cap as rmcp's default `max_request_body_bytes`.
+const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+const SESSION_ID: &str = "mcp-session-id";
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// What `session-id-with-space` appends to the session id rmcp minted.
+const SESSION_SUFFIX: &str = " session";
+const MINTED_SESSION_ID: &str = "mcpspec-minted-session";
+const LATEST_LEGACY_REVISION: &str = "2025-11-25";
+pub(super) const NOTIFICATION_REPLY: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a notification got a reply"}}"#;
+
+/// The HTTP side of the conformance defects: message rewrites (as on stdio), header
+/// leniency, status codes and session ids.
+#[derive(Clone, Debug)]
+pub struct Conformance {
+    messages: MessageDefects,
+    accept_unsupported_version: bool,
+    lenient_version: bool,
+    lenient_method: bool,
+    lenient_name: bool,
+    http_200_codes: Vec<i64>,
+    mint_session_id: bool,
+    answer_notifications: bool,
+    session_id_with_space: bool,
+}
+
+impl Conformance {
+    /// The layer's state, or `None` when no defect needs it.
+    pub fn new(defects: &Defects, tool_execution: Option<(&'static str, Value)>) -> Option<Self> {
+        let layer = Self {
+            messages: MessageDefects::new(defects).with_tool_execution(tool_execution),
+            accept_unsupported_version: defects.has(&Defect::AcceptUnsupportedVersion),
+            lenient_version: defects.lenient_header(McpHeader::Version),
+            lenient_method: defects.lenient_header(McpHeader::Method),
+            lenient_name: defects.lenient_header(McpHeader::Name),
+            http_200_codes: defects.http_200_codes(),
+            mint_session_id: defects.has(&Defect::MintSessionId),
+            answer_notifications: defects.has(&Defect::AnswerNotifications),
+            session_id_with_space: defects.has(&Defect::SessionIdWithSpace),
+        };
+        let active = layer.messages.requests_active()
+            || layer.messages.responses_active()
+            || layer.lenient_version
+            || layer.lenient_method
+            || layer.lenient_name
+            || !layer.http_200_codes.is_empty()
+            || layer.mint_session_id
+            || layer.answer_notifications
+            || layer.session_id_with_space;
+        active.then_some(layer)
+    }
+
+    fn buffers_responses(&self) -> bool {
+        self.messages.responses_active() || !self.http_200_codes.is_empty()
+    }
+
+    /// Makes the MCP headers agree with the (rewritten) body, per the lenient defects.
+    fn fix_headers(&self, headers: &mut HeaderMap, message: &Value) {
+        let meta_version = message
+            .pointer("/params/_meta")
+            .and_then(|meta| meta.get(PROTOCOL_VERSION_META))
+            .and_then(Value::as_str);
+        let header_version = headers
+            .get(PROTOCOL_VERSION)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        let unspoken = header_version
+            .as_deref()
+            .is_some_and(|v| !SPOKEN_REVISIONS.contains(&v));
+        let version = match meta_version {
+            Some(version) if self.lenient_version => Some(version),
+            Some(version) if self.accept_unsupported_version && unspoken => Some(version),
+            None if self.lenient_version && unspoken => Some(LATEST_LEGACY_REVISION),
+            _ => None,
+        };
+        set_header(headers, PROTOCOL_VERSION, version);
+        if meta_version.is_none() {
+            return;
+        }
+        let method = message.get("method").and_then(Value::as_str);
+        if self.lenient_method {
+            set_header(headers, "mcp-method", method);
+        }
+        if self.lenient_name {
+            let name = match method {
+                Some("tools/call" | "prompts/get") => message.pointer("/params/name"),
+                Some("resources/read") => message.pointer("/params/uri"),
+                _ => None,
+            };
+            set_header(headers, "mcp-name", name.and_then(Value::as_str));
+        }
+    }
+
+    /// Rewrites the responses in a JSON or SSE body; true if any changed.
+    fn rewrite_body(&self, seen: &Seen, text: &str, is_sse: bool) -> (String, bool) {
+        let mut changed = false;
+        let mut rewrite = |data: &str| -> Option<String> {
+            let mut message: Value = serde_json::from_str(data).ok()?;
+            let rewritten = self.messages.rewrite_response(Some(seen), &mut message);
+            changed |= rewritten;
+            rewritten.then(|| message.to_string())
+        };
+        let out = if is_sse {
+            text.split_inclusive('\n')
+                .map(|line| {
+                    line.strip_prefix("data:")
+                        .and_then(|data| rewrite(data.trim()))
+                        .map(|data| format!("data: {data}\n"))
+                        .unwrap_or_else(|| line.to_owned())
+                })
+                .collect()
+        } else {
+            rewrite(text.trim()).unwrap_or_else(|| text.to_owned())
+        };
+        (out, changed)
+    }
+
+    /// Whether the body holds a JSON-RPC error whose code gets HTTP 200.
+    fn answers_200(&self, text: &str) -> bool {
+        text.lines()
+            .map(|line| line.strip_prefix("data:").unwrap_or(line).trim())
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .filter_map(|message| message.pointer("/error/code").and_then(Value::as_i64))
+            .any(|code| self.http_200_codes.contains(&code))
+    }
+}
+
+fn set_header(headers: &mut HeaderMap, name: &'static str, value: Option<&str>) {
+    if let Some(value) = value.and_then(|value| HeaderValue::from_str(value).ok()) {
+        headers.insert(name, value);
+    }
+}
+
+fn with_length(mut parts: axum::http::response::Parts, body: String) -> Response {
+    parts.headers.remove(header::CONTENT_LENGTH);
+    if let Ok(length) = HeaderValue::from_str(&body.len().to_string()) {
+        parts.headers.insert(header::CONTENT_LENGTH, length);
+    }
+    Response::from_parts(parts, Body::from(body))
+}
+
+/// The conformance defects over HTTP (see [`Conformance`]).
+pub async fn conformance(
+    State(layer): State<Conformance>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (mut parts, body) = request.into_parts();
+    if layer.session_id_with_space
+        && let Some(id) = parts
+            .headers
+            .get(SESSION_ID)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_suffix(SESSION_SUFFIX))
+            .map(str::to_owned)
+    {
+        set_header(&mut parts.headers, SESSION_ID, Some(&id));
+    }
+    let Ok(mut bytes) = to_bytes(body, MAX_BODY_BYTES).await else {
+        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    let mut message = (parts.method == Method::POST)
+        .then(|| serde_json::from_slice::<Value>(&bytes).ok())
+        .flatten()
+        .filter(Value::is_object);
+    if let Some(message) = message.as_mut() {
+        if layer.messages.rewrite_request(message) {
+            bytes = message.to_string().into();
+            parts.headers.remove(header::CONTENT_LENGTH);
+        }
+        layer.fix_headers(&mut parts.headers, message);
+    }
+    let seen = message.as_ref().and_then(Seen::of).map(|(_, seen)| seen);
+    let modern = message
+        .as_ref()
+        .and_then(|m| m.pointer("/params/_meta"))
+        .and_then(|meta| meta.get(PROTOCOL_VERSION_META))
+        .is_some();
+    let is_notification = message
+        .as_ref()
+        .is_some_and(|m| m.get("method").is_some() && m.get("id").is_none());
+
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    let (mut parts, body) = response.into_parts();
+    if layer.mint_session_id && modern {
+        set_header(&mut parts.headers, SESSION_ID, Some(MINTED_SESSION_ID));
+    }
+    if layer.session_id_with_space
+        && let Some(id) = parts
+            .headers
+            .get(SESSION_ID)
+            .and_then(|value| value.to_str().ok())
+            .map(|id| format!("{id}{SESSION_SUFFIX}"))
+    {
+        set_header(&mut parts.headers, SESSION_ID, Some(&id));
+    }
+    if layer.answer_notifications && is_notification && parts.status == StatusCode::ACCEPTED {
+        parts.status = StatusCode::OK;
+        parts.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        return with_length(parts, NOTIFICATION_REPLY.to_owned());
+    }
+    let Some(seen) = seen.filter(|_| layer.buffers_responses()) else {
+        return Response::from_parts(parts, body);
+    };
+    let Ok(bytes) = to_bytes(body, usize::MAX).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if matches!(
+        parts.status,
+        StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND
+    ) && layer.answers_200(&text)
+    {
+        parts.status = StatusCode::OK;
+    }
+    let is_sse = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/event-stream"));
+    let (text, changed) = layer.rewrite_body(&seen, &text, is_sse);
+    if changed && layer.messages.answers_removed(&seen.method) {
+        // `answer-removed-methods`: served as if the method existed.
+        parts.status = StatusCode::OK;
+    }
+    with_length(parts, text)
+}
+
+/// A modern-only server (`--change drop-legacy`) over HTTP: GET and DELETE get 405 and
+/// no response carries an `Mcp-Session-Id` (rmcp would still answer GET with 400 and
+/// mint a session for a refused `initialize`). `serve_legacy` (`serve-legacy-http`)
+/// answers GET/DELETE with 200 and keeps the minted session id instead.
+pub async fn modern_only(
+    State(serve_legacy): State<bool>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let get_or_delete = matches!(*request.method(), Method::GET | Method::DELETE);
+    if get_or_delete {
+        return if serve_legacy {
+            StatusCode::OK.into_response()
+        } else {
+            (
+                StatusCode::METHOD_NOT_ALLOWED,
+                [(header::ALLOW, "POST")],
+                "Method Not Allowed: this server speaks 2026-07-28 only\n",
+            )
+                .into_response()
+        };
+    }
+    let mut response = next.run(request).await;
+    if !serve_legacy {
+        response.headers_mut().remove(SESSION_ID);
+    }
+    response
+}
+
+/// The legacy session defects: `session-optional` serves a request without
+/// `Mcp-Session-Id` on the latest session; `terminated-session-400` answers a request
+/// on a DELETEd session with 400 instead of 404.
+#[derive(Clone, Debug)]
+pub struct Sessions {
+    optional: bool,
+    terminated_400: bool,
+    latest: std::sync::Arc<std::sync::Mutex<Option<HeaderValue>>>,
+}
+
+impl Sessions {
+    pub fn new(defects: &Defects) -> Option<Self> {
+        let optional = defects.has(&Defect::SessionOptional);
+        let terminated_400 = defects.has(&Defect::TerminatedSession400);
+        (optional || terminated_400).then(|| Self {
+            optional,
+            terminated_400,
+            latest: Default::default(),
+        })
+    }
+}
+
+pub async fn sessions(State(layer): State<Sessions>, mut request: Request, next: Next) -> Response {
+    let had_session = request.headers().contains_key(SESSION_ID);
+    // After initialize (which carries no MCP-Protocol-Version header yet).
+    let after_initialize = request.headers().contains_key(PROTOCOL_VERSION);
+    if layer.optional
+        && !had_session
+        && after_initialize
+        && request.method() == Method::POST
+        && let Some(latest) = layer.latest.lock().expect("lock").clone()
+    {
+        request.headers_mut().insert(SESSION_ID, latest);
+    }
+    let mut response = next.run(request).await;
+    if let Some(minted) = response.headers().get(SESSION_ID) {
+        *layer.latest.lock().expect("lock") = Some(minted.clone());
+    }
+    if layer.terminated_400 && had_session && response.status() == StatusCode::NOT_FOUND {
+        *response.status_mut() = StatusCode::BAD_REQUEST;
+    }
+    response
+}
+
+/// `legacy-sse-endpoint`: a GET asking for an event stream gets the deprecated HTTP+SSE
+/// transport's opening event, `endpoint`, naming where to POST.
+pub async fn legacy_sse_endpoint(request: Request, next: Next) -> Response {
+    let wants_sse = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.contains("text/event-stream"));
+    if request.method() != Method::GET || !wants_sse {
+        return next.run(request).await;
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/event-stream")],
+        "event: endpoint\ndata: /mcp?sessionId=mcpspec-example-sse\n\n",
+    )
+        .into_response()
+}
+
+/// `dynamic-client-registration`: RFC 8414 metadata advertising an RFC 7591
+/// registration endpoint (Dynamic Client Registration, deprecated in 2026-07-28).
+pub async fn authorization_server_metadata() -> Response {
+    let body = serde_json::json!({
+        "issuer": "http://127.0.0.1",
+        "authorization_endpoint": "http://127.0.0.1/authorize",
+        "token_endpoint": "http://127.0.0.1/token",
+        "registration_endpoint": "http://127.0.0.1/register",
+        "response_types_supported": ["code"],
+    });
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// `require-token`: 401 with `WWW-Authenticate: Bearer` unless the bearer token matches.
+pub async fn require_token(State(token): State<String>, request: Request, next: Next) -> Response {
+    let expected = format!("Bearer {token}");
+    match request.headers().get(header::AUTHORIZATION) {
+        Some(value) if value.as_bytes() == expected.as_bytes() => next.run(request).await,
+        supplied => {
+            let challenge = if supplied.is_some() {
+                r#"Bearer error="invalid_token""#
+            } else {
+                "Bearer"
+            };
+            (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, challenge)],
+                "401 Unauthorized: missing or invalid bearer token\n",
+            )
+                .into_response()
+        }
+    }
+}
+
+/// `--auth-tokens` (not a defect): every request needs one of the users' tokens.
+pub async fn require_user_token(
+    State(tokens): State<Vec<String>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let supplied = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match supplied {
+        Some(token) if tokens.iter().any(|t| t == token) => next.run(request).await,
+        _ => (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, r#"Bearer error="invalid_token""#)],
+            "401 Unauthorized: missing or unknown bearer token\n",
+        )
+            .into_response(),
+    }
+}
+
+/// `wrong-id`: rewrites the id of responses to `tools/call` POSTs, in JSON and SSE bodies.
+/// `host-421`: a `Host` other than a loopback name gets 421 Misdirected Request
+/// before anything else runs (the Python SDK's answer to DNS rebinding).
+pub async fn host_421(request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    if matches!(name, "localhost" | "127.0.0.1" | "::1") {
+        return next.run(request).await;
+    }
+    (StatusCode::MISDIRECTED_REQUEST, "Invalid Host header").into_response()
+}
+
+pub async fn wrong_id(request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = to_bytes(body, usize::MAX).await else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    let ids = CallIds::default();
+    if let Ok(message) = serde_json::from_slice(&bytes) {
+        ids.observe_request(&message);
+    }
+    let request = Request::from_parts(parts, Body::from(bytes));
+    if ids.is_empty() {
+        // Not a tools/call: pass through untouched (and unbuffered, e.g. GET streams).
+        return next.run(request).await;
+    }
+    let response = next.run(request).await;
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = to_bytes(body, usize::MAX).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let is_sse = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/event-stream"));
+    let text = String::from_utf8_lossy(&bytes);
+    let rewritten = if is_sse {
+        text.split_inclusive('\n')
+            .map(|line| {
+                line.strip_prefix("data:")
+                    .and_then(|data| rewrite_line(&ids, data.trim()))
+                    .map(|data| format!("data: {data}\n"))
+                    .unwrap_or_else(|| line.to_owned())
+            })
+            .collect()
+    } else {
+        rewrite_line(&ids, text.trim()).unwrap_or_else(|| text.into_owned())
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    if let Ok(length) = HeaderValue::from_str(&rewritten.len().to_string()) {
+        parts.headers.insert(header::CONTENT_LENGTH, length);
+    }
+    Response::from_parts(parts, Body::from(rewritten))
+}
+
+/// `leak-secret`: a POST whose body holds `leak:http500` gets HTTP 500 with the
+/// credential in a plain-text body (after padding: mcpspec cuts bodies at 300 chars).
+pub async fn leak_http500(State(secret): State<String>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = to_bytes(body, MAX_BODY_BYTES).await else {
+        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    if String::from_utf8_lossy(&bytes).contains("leak:http500") {
+        let body = format!("internal error: {}{secret} end", "x".repeat(265));
+        return (StatusCode::INTERNAL_SERVER_ERROR, body).into_response();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}

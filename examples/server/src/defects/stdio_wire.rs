@@ -1,0 +1,154 @@
+//! stdio wire defects: hooks called by the line pump in `wire.rs`.
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// stdio: hooks called by the line pump in `wire.rs`.
+// ---------------------------------------------------------------------------
+
+/// The non-JSON line `garbage-stdout` writes before each message.
+pub const GARBAGE_LINE: &str = "DEBUG: handling request";
+
+/// The stdio wire defects (`garbage-stdout`, `wrong-id` and the message-level ones).
+#[derive(Clone, Default)]
+pub struct StdioWire {
+    garbage: bool,
+    wrong_id: bool,
+    ids: CallIds,
+    messages: MessageDefects,
+    answer_notifications: bool,
+    /// `--change drop-legacy`: rmcp still answers `ping` on stdio, which 2026-07-28
+    /// removed; the pump answers it with -32601 instead (unless `answer-removed-methods`).
+    refuse_ping: bool,
+    /// `server-request`: the request line, until it has been sent once.
+    server_request: Arc<Mutex<Option<String>>>,
+    /// Requests in flight (by id), for the response defects.
+    pending: Arc<Mutex<std::collections::HashMap<String, Seen>>>,
+    /// `leak-secret`: the credential its `leak:stdout` line shows.
+    leak: Option<String>,
+    /// `listen-no-ack`: the acknowledgement line is dropped.
+    drop_ack: bool,
+}
+
+impl StdioWire {
+    pub fn new(defects: &Defects) -> Self {
+        Self {
+            garbage: defects.has(&Defect::GarbageStdout),
+            wrong_id: defects.has(&Defect::WrongId),
+            ids: CallIds::default(),
+            messages: MessageDefects::new(defects),
+            pending: Arc::default(),
+            answer_notifications: defects.has(&Defect::AnswerNotifications),
+            refuse_ping: false,
+            server_request: Arc::new(Mutex::new(
+                defects.server_request().map(ServerRequestKind::message),
+            )),
+            leak: defects.leaked_secret().map(str::to_owned),
+            drop_ack: defects.has(&Defect::ListenNoAck),
+        }
+    }
+
+    /// `--change task-support-*`: a tool's listing gains `execution`.
+    pub fn tool_execution(mut self, execution: Option<(&'static str, Value)>) -> Self {
+        self.messages = self.messages.with_tool_execution(execution);
+        self
+    }
+
+    /// A modern-only server (`--change drop-legacy`): the removed `ping` gets -32601.
+    pub fn modern_only(mut self, modern_only: bool) -> Self {
+        self.refuse_ping = modern_only && !self.messages.answer_removed_methods;
+        self
+    }
+
+    /// What the pump does besides forwarding an inbound message: a line to write back
+    /// (`answer-notifications` replies to a notification), or swallow it (the client's
+    /// answer to the `server-request` request, which rmcp never sent).
+    pub fn inbound_effects(&self, message: &Value) -> (Option<String>, bool) {
+        let is_notification = message.get("method").is_some() && message.get("id").is_none();
+        let method = message.get("method").and_then(Value::as_str);
+        let reply = (self.answer_notifications
+            && is_notification
+            && method != Some("notifications/initialized"))
+        .then(|| http_layers::NOTIFICATION_REPLY.to_owned());
+        let answers_ours = message.get("method").is_none()
+            && message.get("id").and_then(Value::as_str) == Some(SERVER_REQUEST_ID);
+        if self.refuse_ping
+            && method == Some("ping")
+            && let Some(id) = message.get("id")
+        {
+            let refusal = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32601, "message": "Method not found: ping (removed in 2026-07-28)"}});
+            return (Some(refusal.to_string()), true);
+        }
+        (reply, answers_ours)
+    }
+
+    /// Sees every parsed inbound message before rmcp does; true if a request defect
+    /// rewrote it (the pump then forwards the rewritten message instead of the line).
+    pub fn on_inbound(&self, message: &mut Value) -> bool {
+        if self.wrong_id {
+            self.ids.observe_request(message);
+        }
+        let changed = self.messages.requests_active() && self.messages.rewrite_request(message);
+        if self.messages.responses_active()
+            && let Some((id, seen)) = Seen::of(message)
+        {
+            self.pending.lock().expect("lock").insert(id, seen);
+        }
+        changed
+    }
+
+    /// Applies the response defects to one outbound line, if it is a response.
+    fn rewrite_response_line(&self, line: &str) -> Option<String> {
+        let mut message: Value = serde_json::from_str(line).ok()?;
+        let is_response = message.get("result").is_some() || message.get("error").is_some();
+        if !is_response {
+            return None;
+        }
+        let seen = message
+            .get("id")
+            .and_then(|id| self.pending.lock().expect("lock").remove(&id.to_string()));
+        self.messages
+            .rewrite_response(seen.as_ref(), &mut message)
+            .then(|| message.to_string())
+    }
+
+    /// Maps one outbound line (no newline) to the text written in its place (no final
+    /// newline; may span several lines).
+    pub fn on_outbound(&self, line: &str) -> String {
+        if self.drop_ack && crate::listen::is_ack(line) {
+            return String::new();
+        }
+        let line = match self
+            .messages
+            .responses_active()
+            .then(|| self.rewrite_response_line(line))
+        {
+            Some(Some(rewritten)) => rewritten,
+            _ => line.to_owned(),
+        };
+        let line = match self.wrong_id.then(|| rewrite_line(&self.ids, &line)) {
+            Some(Some(rewritten)) => rewritten,
+            _ => line,
+        };
+        let is_response = line.contains("\"result\"") || line.contains("\"error\"");
+        let line = match is_response
+            .then(|| self.server_request.lock().expect("lock").take())
+            .flatten()
+        {
+            Some(request) => format!("{line}\n{request}"),
+            None => line,
+        };
+        let line = match &self.leak {
+            Some(secret) if line.contains(LEAK_MARK) => {
+                format!("debug: {}{secret} end\n{line}", "x".repeat(483))
+            }
+            _ => line,
+        };
+        if self.garbage {
+            format!("{GARBAGE_LINE}\n{line}")
+        } else {
+            line
+        }
+    }
+}
