@@ -4,185 +4,27 @@
 //!    in both eras, over stdio and over HTTP, with no warning and no failure; the skips
 //!    are exactly the expected ones;
 //! 2. every check fails at its level (MUST → `failed`, SHOULD → `warning`) under a
-//!    seeded `--defect` that breaks its rule ([`CASES`]);
-//! 3. `mcpspec list conformance` lists every check id ([`CHECKS`]).
+//!    seeded `--defect` that breaks its rule (the rows of `tests/defects/conformance.tsv`);
+//! 3. `mcpspec list conformance` lists every check id (`tests/defects/conformance-checks.tsv`).
 
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::thread;
 
-use common::{HttpServer, Run, read_json, run, stdio_target};
+use common::{HttpServer, Run, read_json, run, stdio_target, table};
 use serde_json::Value;
 
 const MODERN: &str = "2026-07-28";
 const LEGACY: &str = "legacy";
 
 /// Every check of both packs, as `scenario:step` (the check id is the step name).
-const CHECKS: &[&str] = &[
-    // conformance-2026-07-28
-    "modern-discovery:discover_succeeds",
-    "modern-discovery:result_type_present",
-    "modern-discovery:cache_hints_present",
-    "modern-discovery:discover_server_info",
-    "modern-discovery:deprecated_logging_capability",
-    "modern-discovery:client_info_optional",
-    "modern-discovery:unsupported_version_rejected",
-    "modern-discovery:missing_meta_rejected",
-    "modern-deprecated:deprecated_sampling",
-    "modern-deprecated:deprecated_roots",
-    "modern-deprecated:deprecated_include_context",
-    "modern-deprecated:deprecated_http_sse_transport",
-    "modern-deprecated:deprecated_dynamic_client_registration",
-    "modern-only:removed_initialize_rejected",
-    "modern-only:removed_initialize_error_code",
-    "modern-only:removed_ping_not_found",
-    "modern-only:removed_logging_set_level_not_found",
-    "modern-only:removed_resources_subscribe_not_found",
-    "modern-only:removed_resources_unsubscribe_not_found",
-    "modern-only-http:http_get_405",
-    "modern-only-http:http_delete_405",
-    "modern-only-http:removed_method_http_404",
-    "modern-only-http:initialize_no_session_id",
-    "modern-errors:unknown_method_not_found",
-    "modern-errors:error_id_echoed",
-    "modern-errors:notification_no_response",
-    "modern-http:header_mismatch_rejected",
-    "modern-http:name_header_mismatch_rejected",
-    "modern-http:missing_method_header_rejected",
-    "modern-http:version_header_mismatch_rejected",
-    "modern-http:http_status_unsupported_version_400",
-    "modern-http:http_status_missing_meta_400",
-    "modern-http:http_status_method_not_found_404",
-    "modern-http:no_session_id",
-    "modern-http:invalid_origin_rejected",
-    "modern-http:foreign_host_rejected",
-    "modern-prompts:prompts_list_served",
-    "modern-prompts:result_type_present",
-    "modern-prompts:cache_hints_present",
-    "modern-prompts:result_server_info",
-    "modern-prompts:cache_scope_consistent_across_pages",
-    "modern-prompts:unknown_prompt_invalid_params",
-    "modern-resource-templates:resource_templates_list_served",
-    "modern-resource-templates:result_type_present",
-    "modern-resource-templates:cache_hints_present",
-    "modern-resource-templates:result_server_info",
-    "modern-resource-templates:cache_scope_consistent_across_pages",
-    "modern-resources:resources_list_served",
-    "modern-resources:result_type_present",
-    "modern-resources:cache_hints_present",
-    "modern-resources:result_server_info",
-    "modern-resources:cache_scope_consistent_across_pages",
-    "modern-resources:resource_not_found_error",
-    "modern-resources:reserved_error_codes",
-    "modern-resources:read_result_type_present",
-    "modern-resources:read_cache_hints_present",
-    "modern-stdio:stdout_clean",
-    "modern-tools:tools_list_served",
-    "modern-tools:result_type_present",
-    "modern-tools:cache_hints_present",
-    "modern-tools:result_server_info",
-    "modern-tools:tool_names_format",
-    "modern-tools:tool_names_unique",
-    "modern-tools:input_schema_valid",
-    "modern-tools:input_schema_root_object",
-    "modern-tools:output_schema_valid",
-    "modern-tools:output_schema_root_object",
-    "modern-tools:unknown_tool_protocol_error",
-    "modern-tools:reserved_error_codes",
-    "modern-tools:invalid_cursor_rejected",
-    "modern-tools:tools_list_deterministic",
-    "modern-tools:tools_list_stable_across_connections",
-    "modern-tools:cache_scope_consistent_across_pages",
-    "modern-tool-calls:input_validation_is_error_result",
-    "modern-tool-calls:structured_content_conforms",
-    "modern-tool-calls:structured_content_text_block",
-    "modern-undeclared:undeclared_tools_not_served",
-    "modern-undeclared:undeclared_prompts_not_served",
-    "modern-undeclared:undeclared_resources_not_served",
-    "modern-wire:discover_wire_valid",
-    "modern-wire:tools_list_wire_valid",
-    "modern-wire:prompts_list_wire_valid",
-    "modern-wire:resources_list_wire_valid",
-    "modern-wire:resource_templates_list_wire_valid",
-    "modern-wire:error_wire_valid",
-    "modern-utilities:progress_token_echoed",
-    "modern-utilities:log_requires_log_level",
-    "modern-utilities:log_level_respected",
-    "modern-utilities:completion_prompt_listed",
-    "modern-utilities:completion_values_valid",
-    "modern-utilities:tools_list_changed_only_when_subscribed",
-    "modern-utilities:prompts_list_changed_only_when_subscribed",
-    "modern-utilities:resources_list_changed_only_when_subscribed",
-    "modern-utilities:missing_capability_rejected",
-    "modern-utilities:input_required_result_valid",
-    "modern-utilities:input_required_state",
-    "modern-utilities:input_required_reasks",
-    "modern-utilities:progress_increases",
-    "modern-utilities:listen_acknowledged",
-    "modern-utilities:listen_delivers_list_changed",
-    "modern-utilities:listen_only_requested",
-    "modern-utilities:listen_ends_on_cancel",
-    // conformance-2025-11-25
-    "legacy-deprecated:deprecated_sampling",
-    "legacy-deprecated:deprecated_roots",
-    "legacy-deprecated:deprecated_include_context",
-    "legacy-deprecated:deprecated_http_sse_transport",
-    "legacy-deprecated:deprecated_dynamic_client_registration",
-    "legacy-sessions:missing_session_id_rejected",
-    "legacy-sessions:terminated_session_not_found",
-    "legacy-errors:unknown_method_not_found",
-    "legacy-errors:error_id_echoed",
-    "legacy-errors:notification_no_response",
-    "legacy-handshake:initialize_result_valid",
-    "legacy-handshake:server_info_present",
-    "legacy-handshake:version_negotiation_counter_offer",
-    "legacy-handshake:ping_succeeds",
-    "legacy-http:session_id_visible_ascii",
-    "legacy-http:unsupported_version_header_rejected",
-    "legacy-http:invalid_origin_rejected",
-    "legacy-http:foreign_host_rejected",
-    "legacy-prompts:prompts_list_served",
-    "legacy-prompts:unknown_prompt_invalid_params",
-    "legacy-resources:resources_list_served",
-    "legacy-resources:resource_templates_list_served",
-    "legacy-resources:resource_not_found_error",
-    "legacy-stdio:stdout_clean",
-    "legacy-tools:tools_list_served",
-    "legacy-tools:tool_names_format",
-    "legacy-tools:tool_names_unique",
-    "legacy-tools:input_schema_valid",
-    "legacy-tools:input_schema_root_object",
-    "legacy-tools:output_schema_valid",
-    "legacy-tools:output_schema_root_object",
-    "legacy-tools:unknown_tool_protocol_error",
-    "legacy-tools:invalid_cursor_rejected",
-    "legacy-tools:tools_list_deterministic",
-    "legacy-tools:tools_list_stable_across_connections",
-    "legacy-tool-calls:input_validation_is_error_result",
-    "legacy-tool-calls:structured_content_conforms",
-    "legacy-tool-calls:structured_content_text_block",
-    "legacy-undeclared:undeclared_tools_not_served",
-    "legacy-undeclared:undeclared_prompts_not_served",
-    "legacy-undeclared:undeclared_resources_not_served",
-    "legacy-wire:initialize_wire_valid",
-    "legacy-wire:tools_list_wire_valid",
-    "legacy-wire:prompts_list_wire_valid",
-    "legacy-wire:resources_list_wire_valid",
-    "legacy-wire:resource_templates_list_wire_valid",
-    "legacy-wire:error_wire_valid",
-    "legacy-utilities:progress_token_echoed",
-    "legacy-utilities:set_level_served",
-    "legacy-utilities:log_level_respected",
-    "legacy-utilities:completion_prompt_listed",
-    "legacy-utilities:completion_values_valid",
-    "legacy-utilities:subscribe_resource_listed",
-    "legacy-utilities:resources_subscribe_served",
-    "legacy-utilities:resources_unsubscribe_served",
-    "legacy-utilities:progress_increases",
-    "legacy-utilities:tools_list_changed_sent",
-];
+static CHECKS: LazyLock<Vec<&str>> = LazyLock::new(|| {
+    table::read_as("tests/defects/conformance-checks.tsv", &["check"], |row| {
+        row.get("check")
+    })
+});
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Transport {
@@ -234,10 +76,6 @@ use Status::{Failed, Warning};
 /// `*:step` means every scenario of that era holding the step.
 type Case = (&'static str, &'static str, On, &'static str, Status);
 
-/// A modern-only server that still serves the methods 2026-07-28 removed.
-const ANSWER_REMOVED: &str = "--change drop-legacy --defect answer-removed-methods";
-/// A modern-only server that still serves GET/DELETE and mints sessions.
-const SERVE_LEGACY_HTTP: &str = "--change drop-legacy --defect serve-legacy-http";
 /// A modern-only server that refuses initialize with -32602 (it validates `_meta` first):
 /// conformant to the MUST (an error, no result), short of the SHOULD (-32601 / -32022).
 const INITIALIZE_32602: &str = "--change drop-legacy --defect initialize-invalid-params";
@@ -252,142 +90,22 @@ fn eras_for(flags: &str) -> &'static [&'static str] {
     }
 }
 
-#[rustfmt::skip]
-const CASES: &[Case] = &[
-    // ---- conformance-2026-07-28 ------------------------------------------------------
-    ("--defect no-capabilities", MODERN, Both, "modern-discovery:discover_succeeds", Failed),
-    ("--defect no-result-type", MODERN, Both, "*:result_type_present", Failed),
-    ("--defect no-result-type", MODERN, Both, "modern-resources:read_result_type_present", Failed),
-    ("--defect no-cache-hints", MODERN, Both, "*:cache_hints_present", Failed),
-    ("--defect no-cache-hints", MODERN, Both, "modern-resources:read_cache_hints_present", Failed),
-    ("--defect no-server-info-meta", MODERN, Both, "modern-discovery:discover_server_info", Warning),
-    ("--defect no-server-info-meta", MODERN, Both, "*:result_server_info", Warning),
-    ("--defect declare-logging", MODERN, Both, "modern-discovery:deprecated_logging_capability", Warning),
-    ("--defect require-client-info", MODERN, Both, "modern-discovery:client_info_optional", Failed),
-    ("--defect accept-unsupported-version", MODERN, Both, "modern-discovery:unsupported_version_rejected", Failed),
-    ("--defect accept-missing-client-capabilities", MODERN, Both, "modern-discovery:missing_meta_rejected", Failed),
-    ("--defect unserved-capability=tools", MODERN, Both, "modern-tools:tools_list_served", Failed),
-    ("--defect unserved-capability=prompts", MODERN, Both, "modern-prompts:prompts_list_served", Failed),
-    ("--defect unserved-capability=resources", MODERN, Both, "modern-resources:resources_list_served", Failed),
-    ("--defect unserved-capability=resources", MODERN, Both, "modern-resource-templates:resource_templates_list_served", Failed),
-    ("--defect bad-tool-name", MODERN, Both, "modern-tools:tool_names_format", Warning),
-    ("--defect duplicate-tool-name", MODERN, Both, "modern-tools:tool_names_unique", Warning),
-    ("--defect invalid-input-schema", MODERN, Both, "modern-tools:input_schema_valid", Failed),
-    ("--defect input-schema-not-object", MODERN, Both, "modern-tools:input_schema_root_object", Failed),
-    ("--defect invalid-output-schema", MODERN, Both, "modern-tools:output_schema_valid", Failed),
-    ("--defect output-schema-not-object", MODERN, Both, "modern-tools:output_schema_root_object", Failed),
-    ("--defect unknown-tool-is-error", MODERN, Both, "modern-tools:unknown_tool_protocol_error", Warning),
-    ("--defect rewrite-error-code=-32602:-32050", MODERN, Both, "*:reserved_error_codes", Failed),
-    ("--defect rewrite-error-code=-32602:-32002", MODERN, Both, "*:reserved_error_codes", Failed),
-    ("--defect rewrite-error-code=-32602:-32002", MODERN, Both, "modern-resources:resource_not_found_error", Failed),
-    ("--defect resource-not-found-empty", MODERN, Both, "modern-resources:resource_not_found_error", Failed),
-    ("--defect ignore-invalid-cursor", MODERN, Both, "modern-tools:invalid_cursor_rejected", Warning),
-    ("--defect unstable-tool-order", MODERN, Both, "modern-tools:tools_list_deterministic", Warning),
-    ("--defect tools-vary-by-connection", MODERN, StdioOnly, "modern-tools:tools_list_stable_across_connections", Failed),
-    ("--page-size 1 --change add-template --defect mixed-cache-scope", MODERN, Both, "*:cache_scope_consistent_across_pages", Failed),
-    ("--defect undeclared-capability=tools", MODERN, Both, "modern-undeclared:undeclared_tools_not_served", Failed),
-    ("--defect undeclared-capability=prompts", MODERN, Both, "modern-undeclared:undeclared_prompts_not_served", Failed),
-    ("--defect undeclared-capability=resources", MODERN, Both, "modern-undeclared:undeclared_resources_not_served", Failed),
-    ("--defect unknown-method-invalid-request", MODERN, Both, "modern-errors:unknown_method_not_found", Failed),
-    ("--defect error-wrong-id", MODERN, Both, "modern-errors:error_id_echoed", Failed),
-    ("--defect answer-notifications", MODERN, Both, "modern-errors:notification_no_response", Failed),
-    ("--defect lenient-header=method", MODERN, HttpOnly, "modern-http:header_mismatch_rejected", Failed),
-    ("--defect lenient-header=method", MODERN, HttpOnly, "modern-http:missing_method_header_rejected", Failed),
-    ("--defect lenient-header=name", MODERN, HttpOnly, "modern-http:name_header_mismatch_rejected", Failed),
-    ("--defect lenient-header=version", MODERN, HttpOnly, "modern-http:version_header_mismatch_rejected", Failed),
-    ("--defect error-http-200=-32020", MODERN, HttpOnly, "modern-http:header_mismatch_rejected", Failed),
-    ("--defect error-http-200=-32020", MODERN, HttpOnly, "modern-http:name_header_mismatch_rejected", Failed),
-    ("--defect error-http-200=-32020", MODERN, HttpOnly, "modern-http:missing_method_header_rejected", Failed),
-    ("--defect error-http-200=-32020", MODERN, HttpOnly, "modern-http:version_header_mismatch_rejected", Failed),
-    ("--defect error-http-200=-32022", MODERN, HttpOnly, "modern-http:http_status_unsupported_version_400", Failed),
-    ("--defect error-http-200=-32602", MODERN, HttpOnly, "modern-http:http_status_missing_meta_400", Failed),
-    ("--defect error-http-200=-32601", MODERN, HttpOnly, "modern-http:http_status_method_not_found_404", Failed),
-    ("--defect mint-session-id", MODERN, HttpOnly, "modern-http:no_session_id", Warning),
-    ("--defect allow-any-origin", MODERN, HttpOnly, "modern-http:invalid_origin_rejected", Failed),
-    ("--defect allow-foreign-host", MODERN, HttpOnly, "modern-http:foreign_host_rejected", Failed),
-    ("--defect rewrite-error-code=-32602:-32603", MODERN, Both, "modern-prompts:unknown_prompt_invalid_params", Warning),
-    ("--defect error-id-null", MODERN, Both, "modern-errors:error_id_echoed", Failed),
-    ("--defect garbage-stdout", MODERN, StdioOnly, "modern-stdio:stdout_clean", Failed),
-    ("--defect no-cache-hints", MODERN, Both, "modern-wire:discover_wire_valid", Failed),
-    ("--defect wire-tools-missing-input-schema", MODERN, Both, "modern-wire:tools_list_wire_valid", Failed),
-    ("--defect no-result-type", MODERN, Both, "modern-wire:prompts_list_wire_valid", Failed),
-    ("--defect wire-list-item-missing-name", MODERN, Both, "modern-wire:prompts_list_wire_valid", Failed),
-    ("--defect wire-list-item-missing-name", MODERN, Both, "modern-wire:resources_list_wire_valid", Failed),
-    ("--defect wire-list-item-missing-name", MODERN, Both, "modern-wire:resource_templates_list_wire_valid", Failed),
-    ("--defect wire-error-code-string", MODERN, Both, "modern-wire:error_wire_valid", Failed),
-    ("--defect validation-protocol-error", MODERN, Both, "modern-tool-calls:input_validation_is_error_result", Warning),
-    ("--defect ignore-input-schema", MODERN, Both, "modern-tool-calls:input_validation_is_error_result", Warning),
-    ("--defect structured-content-mismatch", MODERN, Both, "modern-tool-calls:structured_content_conforms", Failed),
-    ("--defect no-structured-text", MODERN, Both, "modern-tool-calls:structured_content_text_block", Warning),
-    // Deprecated features (server requests: stdio, where the example server sends them).
-    ("--defect server-request=sampling", MODERN, StdioOnly, "modern-deprecated:deprecated_sampling", Warning),
-    ("--defect server-request=roots", MODERN, StdioOnly, "modern-deprecated:deprecated_roots", Warning),
-    ("--defect server-request=include-context", MODERN, StdioOnly, "modern-deprecated:deprecated_include_context", Warning),
-    ("--defect legacy-sse-endpoint", MODERN, HttpOnly, "modern-deprecated:deprecated_http_sse_transport", Warning),
-    ("--defect dynamic-client-registration", MODERN, HttpOnly, "modern-deprecated:deprecated_dynamic_client_registration", Warning),
-    // A modern-only server (`drop-legacy`: runs in the modern era only).
-    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_initialize_rejected", Failed),
-    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_initialize_error_code", Warning),
-    (INITIALIZE_32602, MODERN, Both, "modern-only:removed_initialize_error_code", Warning),
-    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_ping_not_found", Failed),
-    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_logging_set_level_not_found", Failed),
-    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_resources_subscribe_not_found", Failed),
-    (ANSWER_REMOVED, MODERN, Both, "modern-only:removed_resources_unsubscribe_not_found", Failed),
-    (ANSWER_REMOVED, MODERN, HttpOnly, "modern-only-http:removed_method_http_404", Failed),
-    (SERVE_LEGACY_HTTP, MODERN, HttpOnly, "modern-only-http:http_get_405", Warning),
-    (SERVE_LEGACY_HTTP, MODERN, HttpOnly, "modern-only-http:http_delete_405", Warning),
-    (SERVE_LEGACY_HTTP, MODERN, HttpOnly, "modern-only-http:initialize_no_session_id", Warning),
-    // ---- conformance-2025-11-25 ------------------------------------------------------
-    ("--defect no-capabilities", LEGACY, Both, "legacy-handshake:initialize_result_valid", Failed),
-    ("--defect no-server-info", LEGACY, Both, "legacy-handshake:server_info_present", Failed),
-    ("--defect bad-counter-offer", LEGACY, Both, "legacy-handshake:version_negotiation_counter_offer", Failed),
-    ("--defect no-ping", LEGACY, Both, "legacy-handshake:ping_succeeds", Failed),
-    ("--defect unserved-capability=tools", LEGACY, Both, "legacy-tools:tools_list_served", Failed),
-    ("--defect bad-tool-name", LEGACY, Both, "legacy-tools:tool_names_format", Warning),
-    ("--defect duplicate-tool-name", LEGACY, Both, "legacy-tools:tool_names_unique", Warning),
-    ("--defect invalid-input-schema", LEGACY, Both, "legacy-tools:input_schema_valid", Failed),
-    ("--defect input-schema-not-object", LEGACY, Both, "legacy-tools:input_schema_root_object", Failed),
-    ("--defect invalid-output-schema", LEGACY, Both, "legacy-tools:output_schema_valid", Failed),
-    ("--defect output-schema-not-object", LEGACY, Both, "legacy-tools:output_schema_root_object", Failed),
-    ("--defect unknown-tool-is-error", LEGACY, Both, "legacy-tools:unknown_tool_protocol_error", Warning),
-    ("--defect ignore-invalid-cursor", LEGACY, Both, "legacy-tools:invalid_cursor_rejected", Warning),
-    ("--defect unstable-tool-order", LEGACY, Both, "legacy-tools:tools_list_deterministic", Warning),
-    ("--defect tools-vary-by-connection", LEGACY, StdioOnly, "legacy-tools:tools_list_stable_across_connections", Failed),
-    ("--defect unserved-capability=prompts", LEGACY, Both, "legacy-prompts:prompts_list_served", Failed),
-    ("--defect unserved-capability=resources", LEGACY, Both, "legacy-resources:resources_list_served", Failed),
-    ("--defect unserved-capability=resources", LEGACY, Both, "legacy-resources:resource_templates_list_served", Failed),
-    ("--defect resource-not-found-empty", LEGACY, Both, "legacy-resources:resource_not_found_error", Failed),
-    ("--defect undeclared-capability=tools", LEGACY, Both, "legacy-undeclared:undeclared_tools_not_served", Warning),
-    ("--defect undeclared-capability=prompts", LEGACY, Both, "legacy-undeclared:undeclared_prompts_not_served", Warning),
-    ("--defect undeclared-capability=resources", LEGACY, Both, "legacy-undeclared:undeclared_resources_not_served", Warning),
-    ("--defect unknown-method-invalid-request", LEGACY, Both, "legacy-errors:unknown_method_not_found", Failed),
-    ("--defect error-wrong-id", LEGACY, Both, "legacy-errors:error_id_echoed", Failed),
-    ("--defect answer-notifications", LEGACY, Both, "legacy-errors:notification_no_response", Failed),
-    ("--defect session-id-with-space", LEGACY, HttpOnly, "legacy-http:session_id_visible_ascii", Failed),
-    ("--defect lenient-header=version", LEGACY, HttpOnly, "legacy-http:unsupported_version_header_rejected", Failed),
-    ("--defect allow-any-origin", LEGACY, HttpOnly, "legacy-http:invalid_origin_rejected", Failed),
-    ("--defect allow-foreign-host", LEGACY, HttpOnly, "legacy-http:foreign_host_rejected", Failed),
-    ("--defect rewrite-error-code=-32602:0", LEGACY, Both, "legacy-prompts:unknown_prompt_invalid_params", Warning),
-    ("--defect error-id-null", LEGACY, Both, "legacy-errors:error_id_echoed", Failed),
-    ("--defect garbage-stdout", LEGACY, StdioOnly, "legacy-stdio:stdout_clean", Failed),
-    ("--defect no-server-info", LEGACY, Both, "legacy-wire:initialize_wire_valid", Failed),
-    ("--defect wire-tools-missing-input-schema", LEGACY, Both, "legacy-wire:tools_list_wire_valid", Failed),
-    ("--defect wire-list-item-missing-name", LEGACY, Both, "legacy-wire:prompts_list_wire_valid", Failed),
-    ("--defect wire-list-item-missing-name", LEGACY, Both, "legacy-wire:resources_list_wire_valid", Failed),
-    ("--defect wire-list-item-missing-name", LEGACY, Both, "legacy-wire:resource_templates_list_wire_valid", Failed),
-    ("--defect wire-error-code-string", LEGACY, Both, "legacy-wire:error_wire_valid", Failed),
-    ("--defect validation-protocol-error", LEGACY, Both, "legacy-tool-calls:input_validation_is_error_result", Warning),
-    ("--defect ignore-input-schema", LEGACY, Both, "legacy-tool-calls:input_validation_is_error_result", Warning),
-    ("--defect structured-content-mismatch", LEGACY, Both, "legacy-tool-calls:structured_content_conforms", Failed),
-    ("--defect no-structured-text", LEGACY, Both, "legacy-tool-calls:structured_content_text_block", Warning),
-    ("--defect server-request=sampling", LEGACY, StdioOnly, "legacy-deprecated:deprecated_sampling", Warning),
-    ("--defect server-request=roots", LEGACY, StdioOnly, "legacy-deprecated:deprecated_roots", Warning),
-    ("--defect server-request=include-context", LEGACY, StdioOnly, "legacy-deprecated:deprecated_include_context", Warning),
-    ("--defect legacy-sse-endpoint", LEGACY, HttpOnly, "legacy-deprecated:deprecated_http_sse_transport", Warning),
-    ("--defect dynamic-client-registration", LEGACY, HttpOnly, "legacy-deprecated:deprecated_dynamic_client_registration", Warning),
-    ("--defect session-optional", LEGACY, HttpOnly, "legacy-sessions:missing_session_id_rejected", Warning),
-    ("--defect terminated-session-400", LEGACY, HttpOnly, "legacy-sessions:terminated_session_not_found", Failed),
-];
+/// The rows of `tests/defects/conformance.tsv`.
+static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
+    let columns = &["flags", "era", "on", "check", "status"];
+    table::read_as("tests/defects/conformance.tsv", columns, |row| {
+        (
+            row.get("flags"),
+            row.pick("era", &[("modern", MODERN), ("legacy", LEGACY)]),
+            row.pick(
+                "on",
+                &[("stdio", StdioOnly), ("http", HttpOnly), ("both", Both)],
+            ),
+            row.get("check"),
+            row.pick("status", &[("failed", Failed), ("warning", Warning)]),
+        )
+    })
+});
 
 // ---------------------------------------------------------------------------
 // Running the packs
@@ -740,7 +458,7 @@ fn clean_server_passes_both_packs_in_both_eras_over_stdio_and_http() {
 fn every_check_fails_at_its_level_under_its_seeded_defect() {
     // One run per (defect, transport), limited to the scenarios its cases look at.
     let mut jobs: BTreeMap<(&'static str, Transport), BTreeSet<String>> = BTreeMap::new();
-    for (flags, era, on, check, _) in CASES {
+    for (flags, era, on, check, _) in CASES.iter() {
         for transport in on.transports() {
             jobs.entry((flags, *transport))
                 .or_default()
@@ -765,7 +483,7 @@ fn every_check_fails_at_its_level_under_its_seeded_defect() {
             .collect(),
     );
     let mut problems = Vec::new();
-    for (flags, era, on, check, status) in CASES {
+    for (flags, era, on, check, status) in CASES.iter() {
         let (scenario, step) = check.split_once(':').expect("scenario:step");
         for transport in on.transports() {
             let pack = &runs[&(*flags, *transport)];

@@ -5,15 +5,17 @@
 //!
 //! 1. on the clean server every check passes in its era, over stdio and HTTP (except
 //!    the few that HTTP cannot observe, which pass vacuously there);
-//! 2. each seeded `--defect` fails its check at the check's level ([`CASES`]);
+//! 2. each seeded `--defect` fails its check at the check's level (the rows of
+//!    `tests/defects/coverage.tsv`; the checks are listed in `tests/defects/coverage-checks.tsv`);
 //! 3. without `--utilities` (nothing declared, no `elicitation_tool`) they are skipped
 //!    with the reason — covered by `tests/conformance.rs`'s clean runs.
 
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
-use common::{HttpServer, read_json, run, stdio_target};
+use common::{HttpServer, read_json, run, stdio_target, table};
 use serde_json::Value;
 
 const MODERN: &str = "2026-07-28";
@@ -25,43 +27,25 @@ enum Transport {
     Http,
 }
 
-/// Every utilities check, as `scenario:step`.
-const CHECKS: &[&str] = &[
-    "modern-utilities:progress_token_echoed",
-    "modern-utilities:log_requires_log_level",
-    "modern-utilities:log_level_respected",
-    "modern-utilities:completion_prompt_listed",
-    "modern-utilities:completion_values_valid",
-    "modern-utilities:tools_list_changed_only_when_subscribed",
-    "modern-utilities:prompts_list_changed_only_when_subscribed",
-    "modern-utilities:resources_list_changed_only_when_subscribed",
-    "modern-utilities:missing_capability_rejected",
-    "modern-utilities:input_required_result_valid",
-    "modern-utilities:input_required_state",
-    "modern-utilities:input_required_reasks",
-    "modern-utilities:progress_increases",
-    "modern-utilities:listen_acknowledged",
-    "modern-utilities:listen_delivers_list_changed",
-    "modern-utilities:listen_only_requested",
-    "modern-utilities:listen_ends_on_cancel",
-    "legacy-utilities:progress_token_echoed",
-    "legacy-utilities:set_level_served",
-    "legacy-utilities:log_level_respected",
-    "legacy-utilities:completion_prompt_listed",
-    "legacy-utilities:completion_values_valid",
-    "legacy-utilities:subscribe_resource_listed",
-    "legacy-utilities:resources_subscribe_served",
-    "legacy-utilities:resources_unsubscribe_served",
-    "legacy-utilities:progress_increases",
-    "legacy-utilities:tools_list_changed_sent",
-];
+/// A utilities check (`tests/defects/coverage-checks.tsv`).
+struct Check {
+    /// `scenario:step`.
+    id: &'static str,
+    /// HTTP cannot observe it: skipped there with the reason.
+    stdio_only: bool,
+    /// A setup step the others build on, which no defect breaks alone.
+    setup: bool,
+}
 
-/// Checks that HTTP cannot observe: skipped there with the reason (a cancelled listen
-/// stream is closed; a legacy session's list_changed goes to the GET stream).
-const STDIO_ONLY: &[&str] = &[
-    "modern-utilities:listen_ends_on_cancel",
-    "legacy-utilities:tools_list_changed_sent",
-];
+/// Every utilities check.
+static CHECKS: LazyLock<Vec<Check>> = LazyLock::new(|| {
+    let columns = &["check", "http", "defect"];
+    table::read_as("tests/defects/coverage-checks.tsv", columns, |row| Check {
+        id: row.get("check"),
+        stdio_only: row.pick("http", &[("passed", false), ("skipped", true)]),
+        setup: row.pick("defect", &[("required", false), ("setup", true)]),
+    })
+});
 
 /// `(defect, era, transports, check, status)`: the defect makes the check end so.
 type Case = (
@@ -73,40 +57,21 @@ type Case = (
 );
 
 const BOTH: &[Transport] = &[Transport::Stdio, Transport::Http];
-/// Legacy HTTP sends a session's log messages, and progress whose token names no request in
-/// flight, on the GET stream, which mcpspec does not hold: those are observable over stdio
-/// only in the legacy era.
 const STDIO: &[Transport] = &[Transport::Stdio];
 
-#[rustfmt::skip]
-const CASES: &[Case] = &[
-    ("progress-wrong-token", MODERN, BOTH, "modern-utilities:progress_token_echoed", "failed"),
-    ("progress-wrong-token", LEGACY, STDIO, "legacy-utilities:progress_token_echoed", "failed"),
-    ("log-without-level", MODERN, BOTH, "modern-utilities:log_requires_log_level", "failed"),
-    ("log-level-ignored", MODERN, BOTH, "modern-utilities:log_level_respected", "warning"),
-    ("log-level-ignored", LEGACY, STDIO, "legacy-utilities:log_level_respected", "warning"),
-    ("completion-over-limit", MODERN, BOTH, "modern-utilities:completion_values_valid", "failed"),
-    ("completion-over-limit", LEGACY, BOTH, "legacy-utilities:completion_values_valid", "failed"),
-    ("unrequested-list-changed", MODERN, BOTH, "modern-utilities:tools_list_changed_only_when_subscribed", "failed"),
-    ("unrequested-list-changed", MODERN, BOTH, "modern-utilities:prompts_list_changed_only_when_subscribed", "failed"),
-    ("unrequested-list-changed", MODERN, BOTH, "modern-utilities:resources_list_changed_only_when_subscribed", "failed"),
-    ("missing-capability-old-code", MODERN, BOTH, "modern-utilities:missing_capability_rejected", "failed"),
-    ("input-required-empty", MODERN, BOTH, "modern-utilities:input_required_result_valid", "failed"),
-    ("input-required-unanswered", MODERN, BOTH, "modern-utilities:input_required_reasks", "warning"),
-    ("set-level-refused", LEGACY, BOTH, "legacy-utilities:set_level_served", "failed"),
-    ("subscribe-refused", LEGACY, BOTH, "legacy-utilities:resources_subscribe_served", "failed"),
-    ("subscribe-refused", LEGACY, BOTH, "legacy-utilities:resources_unsubscribe_served", "failed"),
-    ("progress-decreasing", MODERN, BOTH, "modern-utilities:progress_increases", "failed"),
-    ("progress-decreasing", LEGACY, BOTH, "legacy-utilities:progress_increases", "failed"),
-    ("progress-wrong-token", MODERN, BOTH, "modern-utilities:progress_increases", "failed"),
-    ("progress-wrong-token", LEGACY, STDIO, "legacy-utilities:progress_increases", "failed"),
-    ("listen-no-ack", MODERN, STDIO, "modern-utilities:listen_acknowledged", "failed"),
-    ("list-changed-never-sent", MODERN, BOTH, "modern-utilities:listen_delivers_list_changed", "failed"),
-    ("list-changed-never-sent", LEGACY, STDIO, "legacy-utilities:tools_list_changed_sent", "warning"),
-    ("listen-unrequested", MODERN, BOTH, "modern-utilities:listen_only_requested", "failed"),
-    ("listen-ignores-cancel", MODERN, STDIO, "modern-utilities:listen_ends_on_cancel", "failed"),
-    ("listen-no-subscription-id", MODERN, BOTH, "modern-utilities:listen_delivers_list_changed", "failed"),
-];
+/// The rows of `tests/defects/coverage.tsv`.
+static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
+    let columns = &["defect", "era", "on", "check", "status"];
+    table::read_as("tests/defects/coverage.tsv", columns, |row| {
+        (
+            row.get("defect"),
+            row.pick("era", &[("modern", MODERN), ("legacy", LEGACY)]),
+            row.pick("on", &[("stdio", STDIO), ("both", BOTH)]),
+            row.get("check"),
+            row.one_of("status", &["failed", "warning"]),
+        )
+    })
+});
 
 /// Run the utilities scenarios of the conformance packs against the example server with
 /// `--utilities` and `extra` flags: `scenario:step → (status, outcome)`.
@@ -171,11 +136,12 @@ fn run_utilities(extra: &[&str], transport: Transport) -> BTreeMap<String, (Stri
 fn clean(transport: Transport) {
     let outcomes = run_utilities(&[], transport);
     let got: Vec<&String> = outcomes.keys().collect();
-    let mut want: Vec<&str> = CHECKS.to_vec();
+    let mut want: Vec<&str> = CHECKS.iter().map(|c| c.id).collect();
     want.sort();
     assert_eq!(got, want, "{transport:?}: exactly the utilities checks ran");
     for (check, (status, outcome)) in &outcomes {
-        if transport == Transport::Http && STDIO_ONLY.contains(&check.as_str()) {
+        let stdio_only = CHECKS.iter().any(|c| c.id == check && c.stdio_only);
+        if transport == Transport::Http && stdio_only {
             assert_eq!(status, "skipped", "{transport:?} {check}: {outcome:#}");
             continue;
         }
@@ -196,7 +162,7 @@ fn clean_server_passes_over_http() {
 #[test]
 fn each_defect_fails_its_check() {
     let mut problems = Vec::new();
-    for &(defect, _era, transports, check, status) in CASES {
+    for &(defect, _era, transports, check, status) in CASES.iter() {
         for &transport in transports {
             let outcomes = run_utilities(&["--defect", defect], transport);
             match outcomes.get(check) {
@@ -213,22 +179,14 @@ fn each_defect_fails_its_check() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// Every check is broken by some defect.
+/// Every check but the setup steps is broken by some defect.
 #[test]
 fn every_check_has_a_defect() {
-    let setup = [
-        "modern-utilities:completion_prompt_listed",
-        "modern-utilities:input_required_state",
-        "legacy-utilities:completion_prompt_listed",
-        "legacy-utilities:subscribe_resource_listed",
-    ];
-    for check in CHECKS {
-        if setup.contains(check) {
-            continue;
-        }
+    for check in CHECKS.iter().filter(|c| !c.setup) {
         assert!(
-            CASES.iter().any(|c| c.3 == *check),
-            "{check} has no defect that breaks it"
+            CASES.iter().any(|c| c.3 == check.id),
+            "{} has no defect that breaks it",
+            check.id
         );
     }
 }

@@ -6,8 +6,9 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
-use common::{HttpServer, Run, Tokens, jwt_server_flags, read_json, run_in, stdio_target};
+use common::{HttpServer, Run, Tokens, jwt_server_flags, read_json, run_in, stdio_target, table};
 use serde_json::Value;
 
 /// `mcpspec run security` against `url` (or a stdio command line) with the tokens in the
@@ -118,101 +119,18 @@ fn sound_jwt_server_passes_the_whole_pack_without_warnings() {
     assert!(run.stdout.contains("0 warnings"), "{}", run.stdout);
 }
 
-/// One weakness per row: the server flag and the check it breaks (with the outcome).
-const CASES: &[(&str, &str, &str)] = &[
-    // Any `Authorization` header passes: every token check but the missing token fails.
-    (
-        "auth-any-token",
-        "security-auth:garbage_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-any-token",
-        "security-auth:malformed_authorization_rejected",
-        "failed",
-    ),
-    (
-        "auth-any-token",
-        "security-auth:wrong_audience_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-any-token",
-        "security-auth:expired_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-any-token",
-        "security-auth:alg_none_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-ignore-audience",
-        "security-auth:wrong_audience_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-ignore-expiry",
-        "security-auth:expired_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-alg-none",
-        "security-auth:alg_none_token_rejected",
-        "failed",
-    ),
-    // A 401 without a challenge: every refusal misses its WWW-Authenticate.
-    (
-        "auth-no-challenge",
-        "security-auth:no_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-no-challenge",
-        "security-auth:challenge_names_resource_metadata",
-        "warning",
-    ),
-    (
-        "auth-no-challenge",
-        "security-auth:garbage_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-no-challenge",
-        "security-auth:malformed_authorization_rejected",
-        "failed",
-    ),
-    (
-        "auth-no-challenge",
-        "security-auth:wrong_audience_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-no-challenge",
-        "security-auth:expired_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-no-challenge",
-        "security-auth:alg_none_token_rejected",
-        "failed",
-    ),
-    (
-        "auth-no-resource-metadata",
-        "security-auth:challenge_names_resource_metadata",
-        "warning",
-    ),
-    (
-        "allow-foreign-host",
-        "security-exposure:foreign_host_rejected",
-        "failed",
-    ),
-    (
-        "allow-any-origin",
-        "security-exposure:foreign_origin_rejected",
-        "failed",
-    ),
-];
+/// One weakness per row: the server flag and the check it breaks (with the outcome), from
+/// `tests/defects/security.tsv`.
+static CASES: LazyLock<Vec<(&str, &str, &str)>> = LazyLock::new(|| {
+    let columns = &["defect", "check", "status"];
+    table::read_as("tests/defects/security.tsv", columns, |row| {
+        (
+            row.get("defect"),
+            row.get("check"),
+            row.one_of("status", &["failed", "warning"]),
+        )
+    })
+});
 
 #[test]
 fn each_weakness_fails_its_checks_and_nothing_else() {
@@ -248,7 +166,7 @@ fn each_weakness_fails_its_checks_and_nothing_else() {
 
 /// The rule is to refuse a foreign `Host`, not one status: 421 Misdirected Request (the
 /// Python SDK's answer) passes like 400 or 403 — while `allow-foreign-host` (served) fails
-/// (in [`CASES`]).
+/// (in `tests/defects/security.tsv`).
 #[test]
 fn foreign_host_refused_with_421_passes() {
     let (run, outcomes) = against_jwt_server(&["host-421"], &[]);

@@ -12,10 +12,10 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::thread;
 
-use common::{HttpServer, Run, read_json, run, run_in, stdio_target};
+use common::{HttpServer, Run, read_json, run, run_in, stdio_target, table};
 use serde_json::Value;
 
 const MODERN: &str = "2026-07-28";
@@ -178,14 +178,14 @@ fn run_all(jobs: Vec<(&'static str, Transport)>) -> BTreeMap<(&'static str, Tran
     done.into_inner().unwrap()
 }
 
-const CHECKS: &[&str] = &[
-    "security-tools:input_validation_fuzz",
-    "security-handles:handles_not_guessable",
-    "security-handles:handles_bound_to_user",
-    "security-injection:descriptions_free_of_injection",
-    "security-injection:results_free_of_injection",
-    "security-stdio:stdout_clean_under_load",
-];
+/// The tool checks, as `scenario:step` (`tests/defects/security-tools-checks.tsv`).
+static CHECKS: LazyLock<Vec<&str>> = LazyLock::new(|| {
+    table::read_as(
+        "tests/defects/security-tools-checks.tsv",
+        &["check"],
+        |row| row.get("check"),
+    )
+});
 
 #[test]
 fn clean_server_passes_the_tool_checks_in_both_eras_over_stdio_and_http() {
@@ -234,25 +234,19 @@ const BOTH: &[Transport] = &[Transport::Stdio, Transport::Http];
 const STDIO: &[Transport] = &[Transport::Stdio];
 const HTTP: &[Transport] = &[Transport::Http];
 
-#[rustfmt::skip]
-const CASES: &[Case] = &[
-    // Over HTTP a crash takes the server away from every suite of the run at once; the
-    // check's logic is the same (the call gets no JSON-RPC answer).
-    ("--defect crash-on-wrong-type", STDIO, "security-tools:input_validation_fuzz", "failed", "has the wrong type"),
-    ("--defect hang-on-oversized", BOTH, "security-tools:input_validation_fuzz", "failed", "(the server hangs)"),
-    ("--defect ignore-input-schema", BOTH, "security-tools:input_validation_fuzz", "failed", "succeeded, ignoring its inputSchema"),
-    ("--defect sequential-handles", BOTH, "security-handles:handles_not_guessable", "failed", "shared prefix `note-`"),
-    ("--defect unbound-handles", HTTP, "security-handles:handles_bound_to_user", "failed", "usable under other_user_token"),
-    ("--defect injected-description=override", BOTH, "security-injection:descriptions_free_of_injection", "warning", "[override-instructions]"),
-    ("--defect injected-description=tags", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[model-directed-tags]"),
-    ("--defect injected-description=hidden-unicode", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[hidden-unicode]"),
-    ("--defect injected-description=exfiltration-url", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[exfiltration-url]"),
-    ("--defect injected-description=exfiltration-secrets", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[exfiltration-secrets]"),
-    ("--defect injected-description=html-comment", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[hidden-html-comment]"),
-    ("--defect injected-description=hidden-css", STDIO, "security-injection:descriptions_free_of_injection", "warning", "[hidden-css]"),
-    ("--defect injected-result", BOTH, "security-injection:results_free_of_injection", "warning", "result of tool \\\"echo\\\""),
-    ("--defect garbage-stdout", STDIO, "security-stdio:stdout_clean_under_load", "failed", "non-JSON line"),
-];
+/// The rows of `tests/defects/security-tools.tsv`.
+static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
+    let columns = &["flags", "on", "check", "status", "text"];
+    table::read_as("tests/defects/security-tools.tsv", columns, |row| {
+        (
+            row.get("flags"),
+            row.pick("on", &[("stdio", STDIO), ("http", HTTP), ("both", BOTH)]),
+            row.get("check"),
+            row.one_of("status", &["failed", "warning"]),
+            row.get("text"),
+        )
+    })
+});
 
 #[test]
 fn every_tool_check_fails_at_its_level_under_its_seeded_defect() {
@@ -262,7 +256,7 @@ fn every_tool_check_fails_at_its_level_under_its_seeded_defect() {
         .collect();
     let runs = run_all(jobs);
     let mut problems = Vec::new();
-    for (flags, on, check, status, text) in CASES {
+    for (flags, on, check, status, text) in CASES.iter() {
         let (scenario, step) = check.split_once(':').unwrap();
         for transport in *on {
             let pack = &runs[&(*flags, *transport)];
@@ -414,7 +408,7 @@ fn pack_status(pack: &PackRun, id: &str) -> String {
 fn list_security_shows_the_tool_check_ids() {
     let out = run(&["list", "security"]);
     assert_eq!(out.code, 0, "{out:?}");
-    for check in CHECKS {
+    for check in CHECKS.iter() {
         assert!(
             out.stdout.contains(&format!("  {check}\n")),
             "{check} in {}",

@@ -5,6 +5,8 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
+pub mod table;
+
 /// The mcpspec binary under test.
 pub fn mcpspec() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcpspec"))
