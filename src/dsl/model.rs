@@ -454,11 +454,16 @@ impl CheckKind {
             CheckKind::RateLimit => &["rate_limit_requests", "rate_limit_seconds"],
             CheckKind::ListenDeliversListChanged
             | CheckKind::ListenOnlyRequested
-            | CheckKind::ListenEndsOnCancel => &["list_change_tool"],
+            | CheckKind::ListenEndsOnCancel => &[LIST_CHANGE_TOOL],
             _ => &[],
         }
     }
 }
+
+/// The parameter naming a tool whose call adds or removes a tool: the subscription
+/// checks' trigger, and what makes a scenario change a shared server for every client
+/// ([`super::scenario::Step::changes_target`]).
+pub const LIST_CHANGE_TOOL: &str = "list_change_tool";
 
 /// A contract check: snapshot the server over this connection and diff it with a
 /// baseline; changes that the rules make failing fail the step.

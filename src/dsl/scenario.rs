@@ -40,6 +40,9 @@ pub struct Scenario {
     pub scope: Arc<Scope>,
     /// Set when the compiled steps were dropped once validated ([`Released`]).
     pub released: Option<Released>,
+    /// A step calls the change tool (parameter `list_change_tool`): the scenario changes
+    /// what every client of a shared server sees, so over HTTP it runs alone.
+    pub changes_target: bool,
 }
 
 /// A scenario's compiled steps: its own, or compiled again for one run (steps are not
@@ -171,6 +174,21 @@ pub struct Step {
     pub call: Option<Arc<GroupCall>>,
     /// Setup, main or teardown step.
     pub phase: Phase,
+}
+
+impl Step {
+    /// The step calls the change tool: its templates name `list_change_tool`, or its
+    /// built-in check reads it.
+    pub fn changes_target(&self) -> bool {
+        use super::model::LIST_CHANGE_TOOL;
+        self.uses.contains(LIST_CHANGE_TOOL)
+            || self
+                .requires
+                .parameters
+                .iter()
+                .any(|p| p == LIST_CHANGE_TOOL)
+            || matches!(&self.action, Action::Check { kind, .. } if kind.parameters().contains(&LIST_CHANGE_TOOL))
+    }
 }
 
 /// Where a step sits in its scenario: `setup` steps run first (a failure skips the main

@@ -123,9 +123,21 @@ pub async fn run(
     // slow item holds back at most `jobs` results; unlike `buffered`, the finished ones
     // are at hand when a signal stops the run.
     let mut ahead = std::collections::BTreeMap::new();
+    // Every item runs under a shared hold of the target; one that changes what all
+    // clients of a shared (HTTP) server see runs under a sole hold: alone, so another
+    // scenario's tools checks do not see its change (a false alarm of mcpspec's making).
+    let target_hold = tokio::sync::RwLock::new(());
     let mut pending = items.into_iter().enumerate().map(|(i, item)| {
-        let gate = &gate;
-        async move { (i, run_item(item, config, gate).await) }
+        let (gate, target_hold) = (&gate, &target_hold);
+        async move {
+            let alone = item.scenario.changes_target && config.target.is_http();
+            let _hold = if alone {
+                (None, Some(target_hold.write().await))
+            } else {
+                (Some(target_hold.read().await), None)
+            };
+            (i, run_item(item, config, gate).await)
+        }
     });
     let mut running = futures::stream::FuturesUnordered::new();
     let mut started_items = 0;

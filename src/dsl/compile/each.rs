@@ -19,6 +19,8 @@ pub(super) struct Collected {
     pub step_lines: Vec<u32>,
     pub step_names: Vec<String>,
     pub names: HashSet<String>,
+    /// Some step calls the change tool ([`Step::changes_target`]).
+    pub changes_target: bool,
 }
 
 impl Compiler {
@@ -154,6 +156,7 @@ impl Compiler {
             for c in &compiled.captures {
                 known.insert(c.name.clone());
             }
+            out.changes_target |= compiled.changes_target();
             if self.release {
                 out.step_lines.push(compiled.pos.line);
                 out.step_names.push(compiled.name.clone());

@@ -185,6 +185,7 @@ impl Compiler {
             steps,
             step_lines,
             step_names,
+            changes_target,
             ..
         } = out;
         let requires = self.requires(doc.requires, &known);
@@ -211,6 +212,7 @@ impl Compiler {
             params: serde_json::Map::new(),
             pack_requires: None,
             scope: Arc::default(),
+            changes_target,
             released: self.release.then_some(Released {
                 keep: step_lines.len(),
                 step_lines,

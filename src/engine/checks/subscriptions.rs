@@ -25,7 +25,7 @@ use crate::dsl::model::CheckKind;
 use crate::protocol::{ListKind, meta, methods};
 
 /// The parameter naming the tool whose call changes the tools list.
-pub const CHANGE_TOOL: &str = "list_change_tool";
+pub const CHANGE_TOOL: &str = crate::dsl::model::LIST_CHANGE_TOOL;
 /// How long to wait for the acknowledgement (at most the target's timeout).
 const ACK_WAIT: Duration = Duration::from_secs(5);
 /// How long to watch for unwanted notifications after a change (at most the target's

@@ -1,0 +1,45 @@
+//! Scenarios run concurrently (`--jobs`) share an HTTP server: one that calls the change
+//! tool (`list_change_tool`) changes what every client sees, so it runs alone — another
+//! scenario's list never shows its change. The control folder makes the same change
+//! without the marking, and the other scenario does see it: the race is real.
+
+mod common;
+
+use common::{HttpServer, run};
+
+fn run_folder(folder: &str, extra: &[&str]) -> common::Run {
+    let server = HttpServer::start(&["--utilities"]);
+    let path = format!("tests/shared_target/{folder}");
+    let mut args = vec![
+        "run",
+        path.as_str(),
+        "--url",
+        server.url.as_str(),
+        "--jobs",
+        "2",
+    ];
+    args.extend(extra);
+    run(&args)
+}
+
+#[test]
+fn a_scenario_that_changes_the_server_runs_alone() {
+    let out = run_folder("exclusive", &["--set", "list_change_tool=toggle_tool"]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        out.stdout.contains("2 suites, 5 steps: 5 passed"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn the_same_change_unmarked_is_seen_by_a_concurrent_scenario() {
+    let out = run_folder("concurrent", &[]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        out.stdout.contains("PASS  b-sees@2026-07-28"),
+        "{}",
+        out.stdout
+    );
+}
