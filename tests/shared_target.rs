@@ -1,11 +1,14 @@
 //! Scenarios run concurrently (`--jobs`) share an HTTP server: one that calls the change
 //! tool (`list_change_tool`) changes what every client sees, so it runs alone — another
 //! scenario's list never shows its change. The control folder makes the same change
-//! without the marking, and the other scenario does see it: the race is real.
+//! without the marking, and the other scenario does see it: the race is real. A scenario
+//! its author marks `exclusive: true` runs alone on any transport.
 
 mod common;
 
-use common::{HttpServer, run};
+use std::time::{Duration, Instant};
+
+use common::{HttpServer, run, stdio_target};
 
 fn run_folder(folder: &str, extra: &[&str]) -> common::Run {
     let server = HttpServer::start(&["--utilities"]);
@@ -41,5 +44,38 @@ fn the_same_change_unmarked_is_seen_by_a_concurrent_scenario() {
         out.stdout.contains("PASS  b-sees@2026-07-28"),
         "{}",
         out.stdout
+    );
+}
+
+#[test]
+fn a_scenario_marked_exclusive_runs_alone_over_http() {
+    let out = run_folder("marked", &[]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        out.stdout.contains("2 suites, 5 steps: 5 passed"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// Over stdio each scenario has its own server, so only time shows it: the marked
+/// scenario (1.5 s) and the other (0.5 s) do not overlap.
+#[test]
+fn a_scenario_marked_exclusive_runs_alone_over_stdio() {
+    let target = stdio_target(&["--utilities"]);
+    let started = Instant::now();
+    let out = run(&[
+        "run",
+        "tests/shared_target/marked",
+        "--stdio",
+        &target,
+        "--jobs",
+        "2",
+    ]);
+    let took = started.elapsed();
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        took >= Duration::from_millis(2000),
+        "{took:?}: they overlapped"
     );
 }

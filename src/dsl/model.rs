@@ -41,6 +41,11 @@ pub struct ScenarioDoc {
     /// Variables available to templates (`{{ name }}`).
     #[serde(default)]
     pub vars: IndexMap<String, TValue>,
+    /// `true`: the scenario changes state other scenarios read (it creates, deletes or
+    /// toggles something on the server, or behind it), so it runs alone, never beside
+    /// another scenario of the run, whatever `--jobs` says.
+    #[serde(default)]
+    pub exclusive: bool,
     /// The steps, run in order.
     #[serde(deserialize_with = "super::value::exact_vec")]
     pub steps: Vec<At<Step>>,

@@ -43,6 +43,9 @@ pub struct Scenario {
     /// A step calls the change tool (parameter `list_change_tool`): the scenario changes
     /// what every client of a shared server sees, so over HTTP it runs alone.
     pub changes_target: bool,
+    /// `exclusive: true`: the author says the scenario changes what others read; it runs
+    /// alone on any transport (a stdio server may share a database, say).
+    pub exclusive: bool,
 }
 
 /// A scenario's compiled steps: its own, or compiled again for one run (steps are not

@@ -124,13 +124,15 @@ pub async fn run(
     // are at hand when a signal stops the run.
     let mut ahead = std::collections::BTreeMap::new();
     // Every item runs under a shared hold of the target; one that changes what all
-    // clients of a shared (HTTP) server see runs under a sole hold: alone, so another
-    // scenario's tools checks do not see its change (a false alarm of mcpspec's making).
+    // clients of a shared (HTTP) server see, or that its author marked `exclusive`, runs
+    // under a sole hold: alone, so another scenario does not see its change halfway (a
+    // false alarm of the run's own making).
     let target_hold = tokio::sync::RwLock::new(());
     let mut pending = items.into_iter().enumerate().map(|(i, item)| {
         let (gate, target_hold) = (&gate, &target_hold);
         async move {
-            let alone = item.scenario.changes_target && config.target.is_http();
+            let scenario = item.scenario;
+            let alone = scenario.exclusive || (scenario.changes_target && config.target.is_http());
             let _hold = if alone {
                 (None, Some(target_hold.write().await))
             } else {

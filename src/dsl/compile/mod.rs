@@ -213,6 +213,7 @@ impl Compiler {
             pack_requires: None,
             scope: Arc::default(),
             changes_target,
+            exclusive: doc.exclusive,
             released: self.release.then_some(Released {
                 keep: step_lines.len(),
                 step_lines,
