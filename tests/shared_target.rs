@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use common::{HttpServer, run, stdio_target};
 
-fn run_folder(folder: &str, extra: &[&str]) -> common::Run {
+/// Run the folder's scenarios two at a time against one HTTP server; all must pass and
+/// stdout must say `expected`.
+fn passes_over_http(folder: &str, extra: &[&str], expected: &str) {
     let server = HttpServer::start(&["--utilities"]);
     let path = format!("tests/shared_target/{folder}");
     let mut args = vec![
@@ -22,40 +24,28 @@ fn run_folder(folder: &str, extra: &[&str]) -> common::Run {
         "2",
     ];
     args.extend(extra);
-    run(&args)
+    let out = run(&args);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(out.stdout.contains(expected), "{}", out.stdout);
 }
 
 #[test]
 fn a_scenario_that_changes_the_server_runs_alone() {
-    let out = run_folder("exclusive", &["--set", "list_change_tool=toggle_tool"]);
-    assert_eq!(out.code, 0, "{}", out.all_output());
-    assert!(
-        out.stdout.contains("2 suites, 5 steps: 5 passed"),
-        "{}",
-        out.stdout
+    passes_over_http(
+        "exclusive",
+        &["--set", "list_change_tool=toggle_tool"],
+        "2 suites, 5 steps: 5 passed",
     );
 }
 
 #[test]
 fn the_same_change_unmarked_is_seen_by_a_concurrent_scenario() {
-    let out = run_folder("concurrent", &[]);
-    assert_eq!(out.code, 0, "{}", out.all_output());
-    assert!(
-        out.stdout.contains("PASS  b-sees@2026-07-28"),
-        "{}",
-        out.stdout
-    );
+    passes_over_http("concurrent", &[], "PASS  b-sees@2026-07-28");
 }
 
 #[test]
 fn a_scenario_marked_exclusive_runs_alone_over_http() {
-    let out = run_folder("marked", &[]);
-    assert_eq!(out.code, 0, "{}", out.all_output());
-    assert!(
-        out.stdout.contains("2 suites, 5 steps: 5 passed"),
-        "{}",
-        out.stdout
-    );
+    passes_over_http("marked", &[], "2 suites, 5 steps: 5 passed");
 }
 
 /// Over stdio each scenario has its own server, so only time shows it: the marked

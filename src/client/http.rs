@@ -140,18 +140,7 @@ impl HttpTransport {
         response: reqwest::Response,
         out: &Outgoing,
     ) -> Result<Exchange, TransportError> {
-        let status = response.status().as_u16();
-        let headers: Vec<(String, String)> = response
-            .headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
-        let meta = HttpMeta { status, headers };
+        let meta = meta_of(&response);
         let content_type = meta
             .header("content-type")
             .unwrap_or("")
@@ -217,19 +206,7 @@ impl HttpTransport {
         ex: &mut Exchange,
     ) -> Result<(), TransportError> {
         let limit = self.max_bytes;
-        let mut seen = 0usize;
-        let bytes = response.bytes_stream().map(move |chunk| match chunk {
-            Ok(c) => {
-                seen += c.len();
-                if seen > limit {
-                    Err(std::io::Error::other(OVERSIZED))
-                } else {
-                    Ok(c)
-                }
-            }
-            Err(e) => Err(std::io::Error::other(describe_reqwest(&e))),
-        });
-        let mut events = std::pin::pin!(sse_stream::SseByteStream::new(bytes));
+        let mut events = std::pin::pin!(sse_events(response, limit));
         let expected = out.id.as_ref().map(id_key);
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| {
@@ -497,33 +474,50 @@ impl HttpTransport {
             ex.elapsed = started.elapsed();
             return Ok(Opened::Reply(Box::new(ex)));
         }
-        let meta = HttpMeta {
-            status: response.status().as_u16(),
-            headers: response
-                .headers()
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.as_str().to_string(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect(),
-        };
+        let meta = meta_of(&response);
         let limit = self.max_bytes;
-        let mut seen = 0usize;
-        let bytes = response.bytes_stream().map(move |chunk| match chunk {
-            Ok(c) => {
-                seen += c.len();
-                if seen > limit {
-                    Err(std::io::Error::other(OVERSIZED))
-                } else {
-                    Ok(c)
-                }
-            }
-            Err(e) => Err(std::io::Error::other(describe_reqwest(&e))),
-        });
-        let events = Box::pin(sse_stream::SseByteStream::new(bytes));
+        let events = Box::pin(sse_events(response, limit));
         Ok(Opened::Stream(meta, OpenStream { events, limit }))
     }
+}
+
+/// Status and headers of a response, as kept for expectations (a header that is not
+/// UTF-8 is kept lossily rather than dropped).
+fn meta_of(response: &reqwest::Response) -> HttpMeta {
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    HttpMeta {
+        status: response.status().as_u16(),
+        headers,
+    }
+}
+
+/// The body as SSE events; the stream fails once more than `limit` bytes have come.
+fn sse_events(
+    response: reqwest::Response,
+    limit: usize,
+) -> sse_stream::SseByteStream<
+    impl futures::Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + use<>,
+> {
+    let mut seen = 0usize;
+    let bytes = response.bytes_stream().map(move |chunk| match chunk {
+        Ok(c) => {
+            seen += c.len();
+            if seen > limit {
+                Err(std::io::Error::other(OVERSIZED))
+            } else {
+                Ok(c)
+            }
+        }
+        Err(e) => Err(std::io::Error::other(describe_reqwest(&e))),
+    });
+    sse_stream::SseByteStream::new(bytes)
 }

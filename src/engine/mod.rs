@@ -133,11 +133,12 @@ pub async fn run(
         async move {
             let scenario = item.scenario;
             let alone = scenario.exclusive || (scenario.changes_target && config.target.is_http());
-            let _hold = if alone {
-                (None, Some(target_hold.write().await))
+            let (_sole, _shared);
+            if alone {
+                _sole = target_hold.write().await;
             } else {
-                (Some(target_hold.read().await), None)
-            };
+                _shared = target_hold.read().await;
+            }
             (i, run_item(item, config, gate).await)
         }
     });
