@@ -139,9 +139,19 @@ pub struct EvalRunArgs {
     /// Override the profile's key: the environment variable holding it.
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
+    /// Longest one model request may take (overrides the profile's `timeout`; default 120s).
+    #[arg(long, value_name = "DURATION",
+          value_parser = |s: &str| limits::duration(s, &limits::TIMEOUT))]
+    pub model_timeout: Option<Duration>,
     /// Run only the tasks a contract diff puts at risk (`mcpspec diff --format json` output).
     #[arg(long, value_name = "DIFF.json")]
     pub affected_by: Option<PathBuf>,
+    /// How far `--affected-by` reaches: `wide` (default) keeps every tool-calling and
+    /// noToolCall task when a description, title, tool or the instructions changed (a
+    /// reworded tool can take prompts meant for another); `direct` keeps only the tasks that
+    /// name a changed tool.
+    #[arg(long, value_enum, value_name = "SCOPE", default_value = "wide", requires = "affected_by")]
+    pub affected_scope: crate::eval::affected::Scope,
     /// Write the results (JSON, `mcpspec-eval-results/1`) here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

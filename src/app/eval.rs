@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::cli::{EvalCommand, EvalRunArgs, UsageError, exit};
 use crate::era::Era;
-use crate::eval::affected::Affected;
+use crate::eval::affected::{Affected, Scope};
 use crate::eval::model::{ApiError, ModelClient};
 use crate::eval::results::{EvalResults, SetKind};
 use crate::eval::run::{Ended, RunPlan};
@@ -51,6 +51,9 @@ async fn run(args: EvalRunArgs) -> i32 {
     if let Some(v) = &args.api_key_env {
         profile.key_env = Some(v.clone());
     }
+    if let Some(t) = args.model_timeout {
+        profile.timeout = t;
+    }
     // The key: read from the variable the profile names; never printed, redacted everywhere.
     let key = match &profile.key_env {
         Some(var) => match std::env::var(var) {
@@ -73,8 +76,15 @@ async fn run(args: EvalRunArgs) -> i32 {
         Some(diff) => match Affected::read(diff) {
             Ok(affected) => {
                 let mut keep = Vec::new();
+                if args.affected_scope == Scope::Wide
+                    && let Some(what) = &affected.wording_changed
+                {
+                    errln!(
+                        "--affected-by: {what}, and a model chooses among all the descriptions it is shown: every tool-calling and noToolCall task is at risk (--affected-scope direct keeps only the tasks that name a changed tool)"
+                    );
+                }
                 for (i, task) in set.tasks.iter().enumerate() {
-                    if let Some(why) = affected.reason(task) {
+                    if let Some(why) = affected.reason(task, args.affected_scope) {
                         errln!("affected: {} ({why})", task.id);
                         keep.push(i);
                     }
@@ -121,6 +131,7 @@ async fn run(args: EvalRunArgs) -> i32 {
             return exit::FAILED;
         }
     };
+    warn_unlisted_tools(&set, &selected, &tools);
     let plan = RunPlan {
         set: &set,
         tasks: selected,
@@ -136,8 +147,12 @@ async fn run(args: EvalRunArgs) -> i32 {
     let (results, interrupted) = match crate::eval::run::run(plan, conn, tools).await {
         Ended::Done(r) => (r, false),
         Ended::Interrupted(r) => (r, true),
-        Ended::Fatal(e) => {
+        Ended::Fatal(e, results) => {
             errln!("error: {}", crate::redact::known().redact(&e.to_string()));
+            // What finished is written too, marked `partial` with the reason in `aborted`.
+            if let Err(code) = write(&results, args.json.as_deref(), args.junit.as_deref()) {
+                return code;
+            }
             return match e {
                 ApiError::Auth(_) => exit::AUTH_REQUIRED,
                 ApiError::Unreachable(_) => exit::UNREACHABLE,
@@ -153,6 +168,26 @@ async fn run(args: EvalRunArgs) -> i32 {
         return crate::signals::received().unwrap_or(130);
     }
     exit_code(&results)
+}
+
+/// A task that expects a tool the server does not list cannot pass: most likely a typo in
+/// the set or a tool the server dropped. Said before the model is paid for it.
+fn warn_unlisted_tools(set: &EvalSet, selected: &[usize], tools: &[serde_json::Value]) {
+    let listed: Vec<&str> = tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(serde_json::Value::as_str))
+        .collect();
+    for task in selected.iter().map(|&i| &set.tasks[i]) {
+        for tool in task.expected_tools() {
+            if !listed.contains(&tool.as_str()) {
+                errln!(
+                    "warning: task `{}` expects tool `{tool}`, which the server does not list (its tools: {})",
+                    task.id,
+                    if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
+                );
+            }
+        }
+    }
 }
 
 /// 1 when a trial of a regression set failed; a capability set is tracked, not gated.

@@ -4,6 +4,12 @@
 //! the tool's name — and every `noToolCall` task is kept when a tool was added or the
 //! server's instructions changed (a new or reworded tool may now be called where none is
 //! needed).
+//!
+//! A model picks a tool by comparing all the descriptions it is shown: a reworded
+//! description can pull prompts meant for *another* tool. So when the wording the model
+//! reads changed (a tool's description or title, a tool added or removed, the
+//! instructions), the default scope ([`Scope::Wide`]) keeps every tool-calling task and
+//! every `noToolCall` task; [`Scope::Direct`] narrows to the tasks that name a changed tool.
 
 use std::path::Path;
 
@@ -20,6 +26,19 @@ pub struct Affected {
     pub tool_added: bool,
     /// The server's `instructions` changed.
     pub instructions_changed: bool,
+    /// What changed in the wording a model chooses tools by, if anything (for the reason).
+    pub wording_changed: Option<String>,
+}
+
+/// How far `--affected-by` reaches (`--affected-scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Scope {
+    /// Every tool-calling and `noToolCall` task when the wording a model reads changed.
+    #[default]
+    Wide,
+    /// Only the tasks that expect or are tagged with a changed tool (and `noToolCall`
+    /// tasks when a tool was added or the instructions changed).
+    Direct,
 }
 
 impl Affected {
@@ -56,16 +75,28 @@ impl Affected {
                 if kind == "added" {
                     out.tool_added = true;
                 }
+                if matches!(
+                    kind,
+                    "added" | "removed" | "description_changed" | "title_changed"
+                ) && out.wording_changed.is_none()
+                {
+                    out.wording_changed = Some(format!(
+                        "tool `{name}` {}",
+                        kind.replace('_', " ")
+                    ));
+                }
             }
             if kind == "instructions_changed" {
                 out.instructions_changed = true;
+                out.wording_changed
+                    .get_or_insert_with(|| "the server's instructions changed".into());
             }
         }
         Ok(out)
     }
 
     /// Why `task` is at risk, or `None` when the diff leaves it alone.
-    pub fn reason(&self, task: &Task) -> Option<String> {
+    pub fn reason(&self, task: &Task, scope: Scope) -> Option<String> {
         let expected = task.expected_tools();
         if let Some(t) = self.tools.iter().find(|t| expected.contains(t)) {
             return Some(format!(
@@ -76,6 +107,18 @@ impl Affected {
             return Some(format!(
                 "tagged `{t}`, a tool changed in a way that affects models"
             ));
+        }
+        if scope == Scope::Wide
+            && let Some(what) = &self.wording_changed
+        {
+            if !task.expected_tools().is_empty() {
+                return Some(format!(
+                    "calls a tool, and {what}: a reworded tool can take prompts meant for another"
+                ));
+            }
+            if task.no_tool_call() {
+                return Some(format!("a noToolCall task, and {what}"));
+            }
         }
         if task.no_tool_call() {
             if self.tool_added {
@@ -105,6 +148,14 @@ mod tests {
         let a = Affected::from_diff(&doc).expect("reads");
         assert_eq!(a.tools, ["echo", "multiply"]);
         assert!(a.tool_added && a.instructions_changed);
+        assert_eq!(
+            a.wording_changed.as_deref(),
+            Some("tool `echo` description changed")
+        );
+        let doc = json!({"changes": [
+            {"list": "tools", "name": "add", "kind": "optional_parameter_added", "affectsModels": false},
+        ]});
+        assert_eq!(Affected::from_diff(&doc).unwrap().wording_changed, None);
         assert!(Affected::from_diff(&json!({"x": 1})).is_err());
     }
 }

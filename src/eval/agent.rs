@@ -57,6 +57,7 @@ impl Agent<'_> {
             input_tokens: 0,
             output_tokens: 0,
             turns: 0,
+            retries: 0,
             latency_ms: 0,
             final_answer: None,
             error: None,
@@ -74,6 +75,7 @@ impl Agent<'_> {
             };
             out.input_tokens += turn.input_tokens;
             out.output_tokens += turn.output_tokens;
+            out.retries += turn.retries;
             if turn.calls.is_empty() {
                 final_text = Some(turn.text.unwrap_or_default());
                 break;
@@ -88,7 +90,8 @@ impl Agent<'_> {
                         out.tool_calls.push(record);
                     }
                     Err((record, why)) => {
-                        out.tool_errors += u32::from(record.protocol_error.is_some());
+                        // An unknown tool and malformed arguments alike: a call that failed.
+                        out.tool_errors += 1;
                         out.tool_calls.push(record);
                         out.error = Some(why);
                         break 'turns;
@@ -145,7 +148,7 @@ impl Agent<'_> {
                     name: name.to_string(),
                     arguments: Value::Null,
                     is_error: false,
-                    protocol_error: None,
+                    protocol_error: Some(format!("not sent to the server: {why}")),
                 };
                 return Err((
                     record,

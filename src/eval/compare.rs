@@ -135,10 +135,10 @@ impl Side {
             rate,
             // No trial at all (an interrupted run) is no evidence of success.
             passed: trials > 0 && rate + 1e-9 >= pass_rate,
-            calls: per(task.trials.iter().map(|t| t.tool_calls.len() as f64).sum()),
-            input_tokens: per(task.trials.iter().map(|t| t.input_tokens as f64).sum()),
-            output_tokens: per(task.trials.iter().map(|t| t.output_tokens as f64).sum()),
-            tool_errors: per(task.trials.iter().map(|t| t.tool_errors as f64).sum()),
+            calls: per(stats::sum(task.trials.iter().map(|t| t.tool_calls.len() as f64))),
+            input_tokens: per(stats::sum(task.trials.iter().map(|t| t.input_tokens as f64))),
+            output_tokens: per(stats::sum(task.trials.iter().map(|t| t.output_tokens as f64))),
+            tool_errors: per(stats::sum(task.trials.iter().map(|t| t.tool_errors as f64))),
             trials_with_calls: task
                 .trials
                 .iter()
@@ -340,7 +340,7 @@ pub fn compare(
     let mut tasks = Vec::with_capacity(base.tasks.len().max(cand.tasks.len()));
     let mut counts = Counts::default();
     let mut diffs = Vec::new();
-    for b in &base.tasks {
+    for b in base.tasks.iter().filter(|t| ran(t)) {
         let bs = Side::of(b, th.pass_rate);
         let Some(&ci) = cand_ids.get(b.id.as_str()) else {
             counts.missing_in_candidate += 1;
@@ -440,7 +440,7 @@ pub fn compare(
     for c in cand
         .tasks
         .iter()
-        .filter(|c| !base_ids.contains_key(c.id.as_str()))
+        .filter(|c| ran(c) && !base_ids.contains_key(c.id.as_str()))
     {
         counts.missing_in_base += 1;
         tasks.push(TaskDelta {
@@ -466,8 +466,8 @@ pub fn compare(
             .filter_map(|t| Some((t.base.as_ref()?, t.candidate.as_ref()?)))
     };
     let n = counts.paired as f64;
-    let base_rate = paired().map(|(b, _)| b.rate).sum::<f64>() / n;
-    let cand_rate = paired().map(|(_, c)| c.rate).sum::<f64>() / n;
+    let base_rate = stats::sum(paired().map(|(b, _)| b.rate)) / n;
+    let cand_rate = stats::sum(paired().map(|(_, c)| c.rate)) / n;
     let (up, down) = (counts.improved as u64, counts.regressed as u64);
     let moved_up = diffs.iter().filter(|d| **d > 1e-9).count() as u64;
     let moved_down = diffs.iter().filter(|d| **d < -1e-9).count() as u64;
@@ -489,8 +489,8 @@ pub fn compare(
         },
     };
     let total = |f: &dyn Fn(&Side) -> f64, limit: Option<f64>| {
-        let before: f64 = paired().map(|(b, _)| f(b)).sum();
-        let after: f64 = paired().map(|(_, c)| f(c)).sum();
+        let before = stats::sum(paired().map(|(b, _)| f(b)));
+        let after = stats::sum(paired().map(|(_, c)| f(c)));
         Total {
             base: before,
             candidate: after,
@@ -527,15 +527,25 @@ pub fn compare(
     })
 }
 
-/// Task id → index; duplicate ids make pairing ambiguous.
+/// A task that finished at least one trial. One with none (a task an interrupted run never
+/// reached) is no evidence either way: it counts as missing from that run, not as failed.
+fn ran(t: &TaskResult) -> bool {
+    !t.trials.is_empty()
+}
+
+/// Task id → index of the tasks that ran; duplicate ids make pairing ambiguous.
 fn index<'a>(run: &'a EvalResults, side: &str) -> Result<HashMap<&'a str, usize>, Mismatch> {
     let mut ids = HashMap::with_capacity(run.tasks.len());
+    let mut seen = std::collections::HashSet::with_capacity(run.tasks.len());
     for (i, t) in run.tasks.iter().enumerate() {
-        if ids.insert(t.id.as_str(), i).is_some() {
+        if !seen.insert(t.id.as_str()) {
             return Err(Mismatch(format!(
                 "the {side} run has task `{}` twice: tasks are paired by id",
                 t.id
             )));
+        }
+        if ran(t) {
+            ids.insert(t.id.as_str(), i);
         }
     }
     Ok(ids)

@@ -18,8 +18,10 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(8);
 /// Longest `Retry-After` honoured.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
-/// Longest a model reply may take.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+/// Longest a model reply may take unless the profile's `timeout` or `--model-timeout` says
+/// otherwise: long enough for a slow local model's full reply, short enough that a hung
+/// endpoint costs minutes, not hours.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A tool as the model sees it: the model-side name (mapped, see [`super::names`]).
 #[derive(Debug, Clone)]
@@ -58,12 +60,14 @@ pub struct Turn {
     pub calls: Vec<Call>,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Requests repeated after a 429 or 5xx before this reply came.
+    pub retries: u32,
 }
 
 /// Why a model request failed.
 #[derive(Debug, Clone)]
 pub enum ApiError {
-    /// Nothing answered at the base URL (exit 4 for the run).
+    /// Nothing answered at the base URL, or it serves no such model (exit 4 for the run).
     Unreachable(String),
     /// 401/403 (exit 3 for the run).
     Auth(String),
@@ -83,25 +87,28 @@ pub struct ModelClient {
     http: reqwest::Client,
     profile: Profile,
     key: Option<String>,
-    url: String,
+    url: reqwest::Url,
 }
 
-/// The endpoint URL: `/v1` is added to a base URL with no path.
-pub fn endpoint(api: ModelApi, base: &str) -> String {
-    let base = base.trim_end_matches('/');
-    let has_path = base
-        .split_once("://")
-        .map(|(_, rest)| rest.contains('/'))
-        .unwrap_or(false);
-    let prefix = if has_path {
-        base.to_string()
-    } else {
-        format!("{base}/v1")
-    };
-    match api {
-        ModelApi::Openai => format!("{prefix}/chat/completions"),
-        ModelApi::Anthropic => format!("{prefix}/messages"),
+/// The endpoint URL: `/v1` is added to a base URL with no path, then the API's path; a
+/// query (Azure's `?api-version=`) stays a query.
+pub fn endpoint(api: ModelApi, base: &str) -> Result<reqwest::Url, String> {
+    let mut url = reqwest::Url::parse(base.trim()).map_err(|e| {
+        format!(
+            "the model base URL {} is not a URL: {e}",
+            super::run::public_url(base)
+        )
+    })?;
+    let mut path = url.path().trim_end_matches('/').to_string();
+    if path.is_empty() {
+        path.push_str("/v1");
     }
+    path.push_str(match api {
+        ModelApi::Openai => "/chat/completions",
+        ModelApi::Anthropic => "/messages",
+    });
+    url.set_path(&path);
+    Ok(url)
 }
 
 impl ModelClient {
@@ -111,10 +118,10 @@ impl ModelClient {
             .no_proxy()
             .tcp_nodelay(true)
             .redirect(reqwest::redirect::Policy::none())
-            .timeout(REQUEST_TIMEOUT)
+            .timeout(profile.timeout)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        let url = endpoint(profile.api, &profile.base_url);
+        let url = endpoint(profile.api, &profile.base_url)?;
         Ok(ModelClient {
             http,
             profile,
@@ -250,6 +257,23 @@ impl ModelClient {
         })
     }
 
+    /// A 401/403 said in terms of the key's source: the variable it came from, or that no
+    /// key was configured at all.
+    fn refused(&self, status: u16, message: &str) -> String {
+        match (&self.key, &self.profile.key_env) {
+            (Some(_), Some(var)) => format!(
+                "the model API refused the key from the environment variable {var} (HTTP {status}): {message}"
+            ),
+            (Some(_), None) => {
+                format!("the model API refused the key (HTTP {status}): {message}")
+            }
+            (None, _) => format!(
+                "the model API requires a key (HTTP {status}) and the profile `{}` configures none: add `key: env:VARIABLE` to it or pass --api-key-env VARIABLE ({message})",
+                self.profile.name
+            ),
+        }
+    }
+
     /// One model turn, with retries on 429/5xx.
     pub async fn turn(
         &self,
@@ -260,7 +284,7 @@ impl ModelClient {
         let body = self.body(system, msgs, tools);
         let mut attempt = 0;
         loop {
-            let mut req = self.http.post(&self.url).json(&body);
+            let mut req = self.http.post(self.url.clone()).json(&body);
             if let Some((name, value)) = self.auth_header() {
                 req = req.header(name, value);
             }
@@ -270,22 +294,23 @@ impl ModelClient {
             let resp = match req.send().await {
                 Ok(r) => r,
                 Err(e) if e.is_connect() => {
+                    // Userinfo and query can carry a key: neither is shown.
                     return Err(ApiError::Unreachable(format!(
                         "cannot reach the model API at {}: {}",
-                        self.url,
-                        error_chain(&e)
+                        super::run::public_url(self.url.as_str()),
+                        error_chain(e)
                     )));
                 }
                 Err(e) if e.is_timeout() => {
                     return Err(ApiError::Failed(format!(
-                        "the model API did not answer within {}s",
-                        REQUEST_TIMEOUT.as_secs()
+                        "the model API did not answer within {} (the profile's `timeout`, or `--model-timeout`)",
+                        humantime::format_duration(self.profile.timeout)
                     )));
                 }
                 Err(e) => {
                     return Err(ApiError::Failed(format!(
                         "model request failed: {}",
-                        error_chain(&e)
+                        error_chain(e)
                     )));
                 }
             };
@@ -305,13 +330,22 @@ impl ModelClient {
                         crate::redact::shorten(&text, 200)
                     ))
                 })?;
-                return parse_reply(self.profile.api, &value).map_err(ApiError::Failed);
+                let mut turn = parse_reply(self.profile.api, &value).map_err(ApiError::Failed)?;
+                turn.retries = attempt;
+                return Ok(turn);
             }
             let message = api_error_message(&text);
-            if status == 401 || status == 403 {
-                return Err(ApiError::Auth(format!(
-                    "the model API refused the key (HTTP {status}): {message}"
+            if status == 404 {
+                // A wrong model name or path fails every request alike: a setup error.
+                return Err(ApiError::Unreachable(format!(
+                    "the model API answered HTTP 404 at {}: {message} (check the `model` ({}) and `baseUrl` of profile `{}`)",
+                    super::run::public_url(self.url.as_str()),
+                    self.profile.model,
+                    self.profile.name
                 )));
+            }
+            if status == 401 || status == 403 {
+                return Err(ApiError::Auth(self.refused(status, &message)));
             }
             let retryable = status == 429 || status == 529 || (500..600).contains(&status);
             if retryable && attempt < MAX_RETRIES {
@@ -340,9 +374,11 @@ fn raw_arguments(c: &Call) -> String {
     }
 }
 
-fn error_chain(e: &reqwest::Error) -> String {
+/// The error and its causes, without the request URL (its userinfo or query may hold a key).
+fn error_chain(e: reqwest::Error) -> String {
+    let e = e.without_url();
     let mut out = e.to_string();
-    let mut source = std::error::Error::source(e);
+    let mut source = std::error::Error::source(&e);
     while let Some(s) = source {
         let text = s.to_string();
         if !out.contains(&text) {
@@ -439,6 +475,7 @@ pub fn parse_reply(api: ModelApi, v: &Value) -> Result<Turn, String> {
                 calls,
                 input_tokens: usage(v, "/usage/prompt_tokens"),
                 output_tokens: usage(v, "/usage/completion_tokens"),
+                retries: 0,
             })
         }
         ModelApi::Anthropic => {
@@ -473,6 +510,7 @@ pub fn parse_reply(api: ModelApi, v: &Value) -> Result<Turn, String> {
                 calls,
                 input_tokens: usage(v, "/usage/input_tokens"),
                 output_tokens: usage(v, "/usage/output_tokens"),
+                retries: 0,
             })
         }
     }
@@ -488,25 +526,36 @@ mod tests {
 
     #[test]
     fn endpoints_add_v1_only_without_a_path() {
+        let url = |api, base| endpoint(api, base).unwrap().to_string();
         assert_eq!(
-            endpoint(ModelApi::Openai, "http://localhost:11434/v1"),
+            url(ModelApi::Openai, "http://localhost:11434/v1"),
             "http://localhost:11434/v1/chat/completions"
         );
         assert_eq!(
-            endpoint(ModelApi::Openai, "http://127.0.0.1:9"),
+            url(ModelApi::Openai, "http://127.0.0.1:9"),
             "http://127.0.0.1:9/v1/chat/completions"
         );
         assert_eq!(
-            endpoint(ModelApi::Anthropic, "https://api.anthropic.com/"),
+            url(ModelApi::Anthropic, "https://api.anthropic.com/"),
             "https://api.anthropic.com/v1/messages"
+        );
+        // Azure: the query stays a query, after the path.
+        assert_eq!(
+            url(
+                ModelApi::Openai,
+                "https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21"
+            ),
+            "https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
         );
     }
 
     fn profile(api: ModelApi) -> Profile {
         Profile {
             api,
+            name: "p".into(),
             base_url: "http://127.0.0.1:9/v1".into(),
             model: "m".into(),
+            timeout: DEFAULT_REQUEST_TIMEOUT,
             key_env: None,
             key_header: KeyHeader::Bearer,
             temperature: Some(0.2),

@@ -21,8 +21,9 @@ pub struct Rates {
 
 pub fn rates(t: &TaskResult) -> Rates {
     let n = t.trials.len().max(1) as f64;
-    let sum =
-        |f: &dyn Fn(&super::results::TrialResult) -> f64| t.trials.iter().map(f).sum::<f64>() / n;
+    let sum = |f: &dyn Fn(&super::results::TrialResult) -> f64| {
+        super::stats::sum(t.trials.iter().map(f)) / n
+    };
     Rates {
         trials: t.trials.len() as u32,
         successes: t.successes(),
@@ -96,10 +97,10 @@ pub fn console(results: &EvalResults) -> String {
         "{} task(s), {ok}/{trials} trial(s) succeeded in {:.1}s{}\n",
         results.tasks.len(),
         results.duration_ms as f64 / 1000.0,
-        if results.partial {
-            " (PARTIAL: interrupted)"
-        } else {
-            ""
+        match (&results.aborted, results.partial) {
+            (Some(_), _) => " (PARTIAL: aborted)",
+            (None, true) => " (PARTIAL: interrupted)",
+            (None, false) => "",
         }
     ));
     out
@@ -128,7 +129,8 @@ pub fn junit(results: &EvalResults) -> String {
         ("partial", results.partial.to_string()),
         ("mcpspec.version", env!("CARGO_PKG_VERSION").to_string()),
     ];
-    for (k, v) in props {
+    let aborted = results.aborted.iter().map(|why| ("aborted", why.clone()));
+    for (k, v) in props.into_iter().chain(aborted) {
         suite.add_property(Property::new(k, r(&v)));
     }
     for t in &results.tasks {
@@ -137,8 +139,17 @@ pub fn junit(results: &EvalResults) -> String {
             TestCaseStatus::success()
         } else if rt.trials == 0 {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-            s.set_message("no trial finished (interrupted)")
-                .set_type("interrupted");
+            match &results.aborted {
+                Some(why) => s
+                    .set_message(r(&crate::redact::shorten(
+                        &format!("no trial finished: the run stopped: {why}"),
+                        500,
+                    )))
+                    .set_type("aborted"),
+                None => s
+                    .set_message("no trial finished (interrupted)")
+                    .set_type("interrupted"),
+            };
             s
         } else {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);

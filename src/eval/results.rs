@@ -22,6 +22,10 @@ pub struct EvalResults {
     /// True when the run was interrupted (Ctrl-C) or stopped early: some tasks or trials are missing.
     #[serde(default)]
     pub partial: bool,
+    /// Why the run stopped before its end (exit 3 or 4: the model API refused the key, could
+    /// not be reached, or does not serve the model); the results hold what finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<String>,
     pub set: SetInfo,
     pub model: ModelInfo,
     pub server: ServerInfo,
@@ -141,6 +145,9 @@ pub struct TrialResult {
     pub output_tokens: u64,
     /// Model turns (requests to the model API).
     pub turns: u32,
+    /// Model requests repeated after a 429 or 5xx (each after its backoff).
+    #[serde(default)]
+    pub retries: u32,
     /// Wall time of the trial, model and tool calls included.
     pub latency_ms: u64,
     /// The model's final text answer, redacted and cut.
@@ -174,7 +181,8 @@ pub struct ToolCallRecord {
     /// The result had `isError: true`.
     #[serde(default)]
     pub is_error: bool,
-    /// A JSON-RPC error code instead of a result, or an unknown tool.
+    /// Why the call failed without a result: a JSON-RPC error, an unknown tool, or
+    /// arguments too malformed to send.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_error: Option<String>,
 }

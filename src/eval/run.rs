@@ -38,8 +38,9 @@ pub enum Ended {
     Done(EvalResults),
     /// Ctrl-C: the results so far, marked partial.
     Interrupted(EvalResults),
-    /// The model API could not be used at all.
-    Fatal(ApiError),
+    /// The model API could not be used at all: why, and the results of what finished
+    /// (marked partial, with `aborted` saying why).
+    Fatal(ApiError, EvalResults),
 }
 
 /// The model-side tool list of the server's tools, and the hash the results record.
@@ -163,11 +164,9 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
         _ = all => false,
         _ = crate::signals::interrupted() => true,
     };
-    if let Some(e) = fatal.into_inner().unwrap() {
-        return Ended::Fatal(e);
-    }
+    let fatal = fatal.into_inner().unwrap();
     let slots = slots.into_inner().unwrap();
-    let partial = interrupted || slots.iter().flatten().any(Option::is_none);
+    let partial = interrupted || fatal.is_some() || slots.iter().flatten().any(Option::is_none);
     let task_results: Vec<TaskResult> = tasks
         .iter()
         .zip(slots)
@@ -183,6 +182,9 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
     let results = EvalResults {
         format: RESULTS_FORMAT.to_string(),
         partial,
+        aborted: fatal
+            .as_ref()
+            .map(|e| crate::redact::known().redact(&e.to_string())),
         set: SetInfo {
             name: plan.set.name.clone(),
             kind: plan.set.kind,
@@ -203,7 +205,9 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
         duration_ms: started.elapsed().as_millis() as u64,
         tasks: task_results,
     };
-    if interrupted {
+    if let Some(e) = fatal {
+        Ended::Fatal(e, results)
+    } else if interrupted {
         Ended::Interrupted(results)
     } else {
         Ended::Done(results)

@@ -91,6 +91,8 @@ pub struct EvalSet {
 
 #[derive(Debug, Clone)]
 pub struct Profile {
+    /// Its key under `models:`.
+    pub name: String,
     pub api: ModelApi,
     pub base_url: String,
     pub model: String,
@@ -101,6 +103,9 @@ pub struct Profile {
     pub seed: Option<u64>,
     pub max_turns: u32,
     pub max_tokens: u32,
+    /// Longest one model request may take (`timeout`, default
+    /// [`super::model::DEFAULT_REQUEST_TIMEOUT`]).
+    pub timeout: std::time::Duration,
 }
 
 #[derive(Debug)]
@@ -238,10 +243,28 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
             Some(t) => t.value,
             None => DEFAULT_MAX_TURNS,
         };
+        let timeout = match &p.timeout {
+            Some(t) => match crate::dsl::limits::duration(t.trim(), &crate::dsl::limits::TIMEOUT) {
+                Ok(d) => d,
+                Err(why) => {
+                    errors.push(
+                        LoadError::at(
+                            pos(t.line, t.col),
+                            format!("`timeout` of model `{name}`: {why}"),
+                        )
+                        .with_help("a duration such as `90s` or `5m`"),
+                    );
+                    super::model::DEFAULT_REQUEST_TIMEOUT
+                }
+            },
+            None => super::model::DEFAULT_REQUEST_TIMEOUT,
+        };
         let _ = (line, col);
         profiles.insert(
-            name,
+            name.clone(),
             Profile {
+                name,
+                timeout,
                 api: p.api,
                 base_url: base.trim_end_matches('/').to_string(),
                 model: p.model,

@@ -4,6 +4,12 @@
 //! interval for the mean per-task success-rate delta. No approximation that needs large
 //! counts: an eval set often has 10 tasks of 3 trials.
 
+/// The sum of `values`, starting from +0. std's float `sum` starts from −0 (so that a sum of
+/// −0 values stays −0), which prints an empty sum as `-0.0`.
+pub fn sum(values: impl Iterator<Item = f64>) -> f64 {
+    values.fold(0.0, |a, b| a + b)
+}
+
 /// Two-sided exact binomial test of `k` successes out of `n` at p = 1/2: the probability of
 /// a split at least as uneven as `k : n - k` in either direction. McNemar's exact test with
 /// `k` = tasks that got better and `n - k` = tasks that got worse (ties dropped) is this

@@ -133,6 +133,14 @@ def main():
     c["tasks"] = [t for t in c["tasks"] if t["id"] != "hard"]
     case("partial", c, 0)
 
+    # Ctrl-C before some tasks ran: `eval run` keeps them with `trials: []`. They are
+    # missing from the candidate, not failed: no regression.
+    c = base_run()
+    c["partial"] = True
+    find(c, "get-weather")["trials"] = []
+    find(c, "greet-no-tool")["trials"] = []
+    case("interrupted-unrun-tasks", c, 0)
+
     # A capability set is tracked, not gated on: the regression is reported, exit 0.
     b = base_run()
     b["set"]["kind"] = "capability"

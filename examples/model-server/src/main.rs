@@ -114,14 +114,23 @@ fn text_of(content: &Value) -> String {
     }
 }
 
+/// The request a model answers: the last user turn that has text (an Anthropic user turn
+/// that only carries tool results has none), and where it is. Tool results count from there.
+fn last_user_turn(messages: &[Value]) -> (usize, String) {
+    messages
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, m)| m["role"] == "user")
+        .map(|(i, m)| (i, text_of(&m["content"])))
+        .find(|(_, text)| !text.is_empty())
+        .unwrap_or_default()
+}
+
 fn openai_conversation(body: &Value) -> Conversation {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let task = messages
-        .iter()
-        .find(|m| m["role"] == "user")
-        .map(|m| text_of(&m["content"]))
-        .unwrap_or_default();
-    let results = messages
+    let (turn, task) = last_user_turn(&messages);
+    let results = messages[turn..]
         .iter()
         .filter(|m| m["role"] == "tool")
         .map(|m| text_of(&m["content"]))
@@ -163,13 +172,9 @@ fn openai_conversation(body: &Value) -> Conversation {
 
 fn anthropic_conversation(body: &Value) -> Conversation {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let task = messages
-        .iter()
-        .find(|m| m["role"] == "user")
-        .map(|m| text_of(&m["content"]))
-        .unwrap_or_default();
+    let (turn, task) = last_user_turn(&messages);
     let blocks = || {
-        messages
+        messages[turn..]
             .iter()
             .filter_map(|m| m["content"].as_array())
             .flatten()

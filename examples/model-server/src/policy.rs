@@ -154,7 +154,7 @@ fn quoted(task: &str) -> Option<String> {
     None
 }
 
-/// The next reply for a conversation: `task` is the first user text, `results` the tool
+/// The next reply for a conversation: `task` is the last user turn's text, `results` the tool
 /// results so far (text), `last_call` the last tool called (for the endless-loop fault).
 pub fn reply(task: &str, tools: &[Tool], results: &[String]) -> Reply {
     if let Some(last) = results.last() {

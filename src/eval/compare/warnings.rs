@@ -60,9 +60,10 @@ pub(super) fn warnings(base: &EvalResults, cand: &EvalResults) -> Vec<String> {
         .tasks
         .iter()
         .filter(|t| {
+            // A task that never ran on a side is missing there, not uneven.
             cand_trials
                 .get(t.id.as_str())
-                .is_some_and(|&n| n != t.trials.len())
+                .is_some_and(|&n| n != t.trials.len() && n > 0 && !t.trials.is_empty())
         })
         .count();
     if uneven > 0 {
@@ -80,9 +81,17 @@ pub(super) fn warnings(base: &EvalResults, cand: &EvalResults) -> Vec<String> {
         ));
     }
     for (side, run) in [("base", base), ("candidate", cand)] {
-        if run.partial {
+        let unrun = run.tasks.iter().filter(|t| t.trials.is_empty()).count();
+        if run.partial || unrun > 0 {
+            let listed = if unrun > 0 {
+                format!(
+                    ": {unrun} task(s) never ran and are listed as missing, not compared"
+                )
+            } else {
+                ": missing tasks and trials are not comparable".into()
+            };
             w.push(format!(
-                "the {side} run is partial (interrupted or stopped early): missing tasks and trials are not comparable"
+                "the {side} run is partial (interrupted or stopped early){listed}"
             ));
         }
     }

@@ -65,6 +65,10 @@ pub struct ProfileDoc {
     /// `max_tokens` / `max_completion_tokens` per reply (default 1024).
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// Longest one model request may take, e.g. `90s`, `5m` (default 120s; 1ms to 1day).
+    /// `--model-timeout` overrides it.
+    #[serde(default)]
+    pub timeout: Option<At<String>>,
 }
 
 /// The header a model API key travels in.
