@@ -83,6 +83,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
     EvalResults {
         format: RESULTS_FORMAT.into(),
         partial: false,
+        aborted: None,
         set: SetInfo {
             name: "bench".into(),
             kind: SetKind::Regression,
@@ -136,6 +137,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
                                     })
                                     .collect(),
                                 tool_errors: 0,
+                                retries: 0,
                                 input_tokens: 812,
                                 output_tokens: 64,
                                 turns: 2,

@@ -106,7 +106,7 @@ pub enum Command {
 pub enum EvalCommand {
     /// Run an eval set's tasks through a model (OpenAI-compatible or Anthropic) with the
     /// server's tools; write the results (JSON) and JUnit.
-    Run(EvalRunArgs),
+    Run(Box<EvalRunArgs>),
     /// Compare two eval results files task by task: buckets, success-rate delta with an
     /// exact paired test, cost deltas; exit 1 on a regression.
     Compare(EvalCompareArgs),
@@ -117,7 +117,7 @@ pub enum EvalCommand {
     after_help = "Exit codes: 0 every trial succeeded (or a `capability` set), 1 a trial of a \
 `regression` set failed, 2 invalid input, 3 the model API key is missing or refused (or the \
 server requires authentication), 4 the server or the model API could not be reached, 130 \
-interrupted (partial results written)."
+interrupted (partial results written). After exit 3 or 4 the trials that finished are written too, marked `aborted`."
 )]
 pub struct EvalRunArgs {
     /// The eval set file (`*.eval.yaml`).
@@ -150,7 +150,13 @@ pub struct EvalRunArgs {
     /// noToolCall task when a description, title, tool or the instructions changed (a
     /// reworded tool can take prompts meant for another); `direct` keeps only the tasks that
     /// name a changed tool.
-    #[arg(long, value_enum, value_name = "SCOPE", default_value = "wide", requires = "affected_by")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "SCOPE",
+        default_value = "wide",
+        requires = "affected_by"
+    )]
     pub affected_scope: crate::eval::affected::Scope,
     /// Write the results (JSON, `mcpspec-eval-results/1`) here.
     #[arg(long, value_name = "FILE")]

@@ -288,7 +288,9 @@ fn affected_by_selects_the_tasks_a_diff_puts_at_risk() {
     let dir = tempfile::tempdir().unwrap();
     let model = ModelServer::start(&[]);
     let base = snapshot(dir.path(), "base", &[]);
-    // echo's description changed: the task expecting echo, nothing else.
+    // echo's description changed, and now pulls the weather prompts. The default (wide)
+    // scope keeps every tool-calling and noToolCall task, so the stolen `weather-boston`
+    // runs and fails, as a full run would show.
     let diff = diff_file(dir.path(), &base, &["echo-claims-weather"]);
     let (r, json) = eval(
         dir.path(),
@@ -298,20 +300,68 @@ fn affected_by_selects_the_tasks_a_diff_puts_at_risk() {
         &["--affected-by", diff.to_str().unwrap()],
     );
     let v = read_json(&json);
-    assert_eq!(ids(&v), ["echo-text"], "{r:?}");
+    assert_eq!(
+        ids(&v),
+        [
+            "weather-boston",
+            "add-numbers",
+            "echo-text",
+            "greeting-no-tool"
+        ],
+        "{r:?}"
+    );
     assert_eq!(v["set"]["affectedBy"], diff.to_str().unwrap());
+    assert!(r.stderr.contains("4 of 4 task(s) selected"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("every tool-calling and noToolCall task is at risk"),
+        "the console says why: {r:?}"
+    );
+    assert_eq!(r.code, 1, "the stolen task fails: {r:?}");
+    assert_eq!(successes(task(&v, "weather-boston")), 0);
+    // `--affected-scope direct`: only the task that names the changed tool.
+    let (r, json) = eval(
+        dir.path(),
+        SET,
+        &["echo-claims-weather"],
+        &model,
+        &[
+            "--affected-by",
+            diff.to_str().unwrap(),
+            "--affected-scope",
+            "direct",
+        ],
+    );
+    assert_eq!(ids(&read_json(&json)), ["echo-text"], "{r:?}");
     assert!(r.stderr.contains("1 of 4 task(s) selected"), "{r:?}");
-    // A tool was added: every noToolCall task.
+    // A tool was added: (direct) every noToolCall task.
     let diff = diff_file(dir.path(), &base, &["add-greeting-tool"]);
     let (r, json) = eval(
         dir.path(),
         SET,
         &["add-greeting-tool"],
         &model,
-        &["--affected-by", diff.to_str().unwrap()],
+        &[
+            "--affected-by",
+            diff.to_str().unwrap(),
+            "--affected-scope",
+            "direct",
+        ],
     );
     assert_eq!(ids(&read_json(&json)), ["greeting-no-tool"], "{r:?}");
     assert_eq!(r.code, 1, "the selected task regressed: {r:?}");
+    // A new optional parameter of get_weather: no description, title or instructions
+    // changed, so only the task that uses get_weather, in either scope.
+    let diff = diff_file(dir.path(), &base, &["add-optional-param"]);
+    let (r, json) = eval(
+        dir.path(),
+        SET,
+        &["add-optional-param"],
+        &model,
+        &["--affected-by", diff.to_str().unwrap()],
+    );
+    assert_eq!(ids(&read_json(&json)), ["weather-boston"], "{r:?}");
+    assert!(!r.stderr.contains("every tool-calling"), "{r:?}");
     // Not a diff: invalid input.
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{\"nope\": 1}").unwrap();
@@ -370,6 +420,10 @@ fn a_bad_model_reply_fails_that_trial_and_the_run_continues() {
             "{fault}: {weather:#}"
         );
         assert_eq!(successes(task(&v, "add")), 1, "{fault}: the run went on");
+        if fault != "loop:weather" {
+            // Malformed arguments and an unknown tool alike: one failed call.
+            assert_eq!(weather["toolErrors"], 1, "{fault}: {weather:#}");
+        }
         assert!(
             r.stdout.contains(reason),
             "{fault}: console names the reason: {r:?}"
@@ -385,7 +439,13 @@ fn rate_limits_back_off_and_honour_retry_after() {
     let started = Instant::now();
     let (r, json) = eval(dir.path(), &set, &[], &model, &[]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(successes(task(&read_json(&json), "weather")), 1);
+    let v = read_json(&json);
+    assert_eq!(successes(task(&v, "weather")), 1);
+    assert_eq!(
+        task(&v, "weather")["trials"][0]["retries"],
+        2,
+        "the retries are recorded: {v:#}"
+    );
     // Two 429s, each with Retry-After: 1.
     assert!(
         started.elapsed() >= Duration::from_millis(1900),
@@ -437,6 +497,33 @@ fn missing_or_refused_key_exits_3_and_the_key_never_shows() {
     );
     assert_eq!(wrong.code, 3, "{wrong:?}");
     assert!(!wrong.all_output().contains("sk-wrong-key-0987654321"));
+    assert!(
+        wrong
+            .stderr
+            .contains("refused the key from the environment variable MCPSPEC_EVALRUN_TEST_KEY"),
+        "the 401 names where the key came from: {wrong:?}"
+    );
+    // No key configured at all: not "refused the key", but that one is needed; the
+    // results of what ran are still written, marked aborted.
+    let aborted_junit = dir.path().join("aborted.xml");
+    let (none, aborted_json) = eval(
+        dir.path(),
+        &set,
+        &[],
+        &model,
+        &["--junit", aborted_junit.to_str().unwrap()],
+    );
+    assert_eq!(none.code, 3, "{none:?}");
+    assert!(
+        none.stderr.contains("configures none") && !none.stderr.contains("refused the key"),
+        "{none:?}"
+    );
+    let v = read_json(&aborted_json);
+    assert_eq!(v["partial"], true, "{v:#}");
+    assert!(v["aborted"].as_str().unwrap().contains("HTTP 401"), "{v:#}");
+    let junit_text = std::fs::read_to_string(&aborted_junit).unwrap();
+    assert!(junit_text.contains("type=\"aborted\""), "{junit_text}");
+    assert_valid_junit(&aborted_junit);
     // The right key: the run passes, and the key is in no output.
     let json = dir.path().join("keyed.json");
     let junit = dir.path().join("keyed.xml");
@@ -709,4 +796,153 @@ fn a_capability_set_reports_failures_but_exits_0() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<failure"), "{xml}");
     assert_valid_junit(&junit);
+}
+
+#[test]
+fn a_hung_model_api_fails_each_trial_within_the_model_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = write_set(dir.path(), FAULT_SET);
+    let model = ModelServer::start(&["--fault", "hang:weather"]);
+    let started = Instant::now();
+    let (r, json) = eval(dir.path(), &set, &[], &model, &["--model-timeout", "1s"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let v = read_json(&json);
+    let error = task(&v, "weather")["trials"][0]["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("did not answer within 1s"), "{error}");
+    assert_eq!(successes(task(&v, "add")), 1, "the run went on");
+    // Far below the old fixed 300 s; generous for a loaded machine.
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    // The profile's `timeout` does the same; a bad one is invalid input with its position.
+    let profile_set = write_set(
+        dir.path(),
+        &FAULT_SET.replace("maxTurns: 3 }", "maxTurns: 3, timeout: 1s }"),
+    );
+    let (r, json) = eval(dir.path(), &profile_set, &[], &model, &[]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        read_json(&json)
+            .to_string()
+            .contains("did not answer within 1s"),
+        "{r:?}"
+    );
+    let bad = write_set(
+        dir.path(),
+        &FAULT_SET.replace("maxTurns: 3 }", "maxTurns: 3, timeout: soon }"),
+    );
+    let r = run(&["validate", &bad]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.all_output().contains("faults.eval.yaml:4:"), "{r:?}");
+    assert!(
+        r.all_output().contains("`timeout` of model `local`"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn base_url_query_stays_a_query_and_errors_hide_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = write_set(dir.path(), FAULT_SET);
+    let model = ModelServer::start(&[]);
+    // Azure-style: `?api-version=` after the deployment path. Appending the API path after
+    // the query would ask for `/v1` (a 404 here).
+    let azure = format!("{}/v1?api-version=2024-10-21", model.url);
+    let r = run(&[
+        "eval",
+        "run",
+        &set,
+        "--stdio",
+        &stdio_target(&[]),
+        "--model",
+        "local",
+        "--base-url",
+        &azure,
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    // Nothing listens: the console names the host, never userinfo or query.
+    let r = run(&[
+        "eval",
+        "run",
+        &set,
+        "--stdio",
+        &stdio_target(&[]),
+        "--model",
+        "local",
+        "--base-url",
+        "http://alice:pw-in-userinfo@127.0.0.1:9/v1?key=sk-in-the-query",
+    ]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(
+        r.stderr.contains("http://127.0.0.1:9/v1/chat/completions"),
+        "{r:?}"
+    );
+    for secret in ["pw-in-userinfo", "sk-in-the-query", "alice"] {
+        assert!(!r.all_output().contains(secret), "{secret}: {r:?}");
+    }
+}
+
+#[test]
+fn an_unknown_model_name_is_one_setup_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = write_set(dir.path(), FAULT_SET);
+    let model = ModelServer::start(&["--serve-model", "policy"]);
+    let (r, json) = eval(dir.path(), &set, &[], &model, &["--model-name", "polcy"]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert_eq!(
+        r.stderr.matches("HTTP 404").count(),
+        1,
+        "one message: {r:?}"
+    );
+    assert!(
+        r.stderr.contains("The model `polcy` does not exist"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("profile `local`"), "{r:?}");
+    assert_eq!(read_json(&json)["partial"], true);
+}
+
+#[test]
+fn a_task_expecting_an_unlisted_tool_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = write_set(
+        dir.path(),
+        &format!(
+            "{FAULT_SET}  - id: typo\n    prompt: What is the current weather in Oslo?\n    expect: [ {{ calls: get_wether }} ]\n"
+        ),
+    );
+    let model = ModelServer::start(&[]);
+    let (r, _) = eval(dir.path(), &set, &[], &model, &[]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("task `typo` expects tool `get_wether`, which the server does not list"),
+        "{r:?}"
+    );
+}
+
+/// The book's eval set (the first `yaml` block of docs/src/eval.md) passes against the
+/// example server through the local model server, multi-turn `follow-up` included.
+#[test]
+fn the_books_eval_set_passes_with_the_local_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = std::fs::read_to_string(repo_root().join("docs/src/eval.md")).unwrap();
+    let yaml = book
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a yaml block in eval.md");
+    let path = dir.path().join("book.eval.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let model = ModelServer::start(&[]);
+    let (r, json) = eval(dir.path(), path.to_str().unwrap(), &[], &model, &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = read_json(&json);
+    assert_eq!(successes(task(&v, "follow-up")), 5, "{v:#}");
+    assert_eq!(called(task(&v, "follow-up")), ["get_weather"]);
 }

@@ -46,8 +46,13 @@ fn a_tool_the_model_misuses_fails_the_pipeline_at_compare() {
         "{text}"
     );
     assert!(text.contains("REGRESSION: 1 task(s) flagged"), "{text}");
-    // Only the task the added tool puts at risk ran, on both sides.
-    assert_eq!(text.matches("1 of 3 task(s) selected").count(), 2, "{text}");
+    // A tool was added, so any tool-calling or noToolCall task may lose or gain prompts
+    // (the default `--affected-scope wide`): the whole set ran, on both sides.
+    assert_eq!(text.matches("3 of 3 task(s) selected").count(), 2, "{text}");
+    assert!(
+        text.contains("every tool-calling and noToolCall task is at risk"),
+        "{text}"
+    );
     for report in [
         "contract-diff.xml",
         "eval-base.xml",

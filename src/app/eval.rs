@@ -15,7 +15,7 @@ pub fn main(command: EvalCommand) -> i32 {
     match command {
         EvalCommand::Run(args) => {
             let jobs = args.jobs;
-            super::runtime_for(jobs).block_on(run(args))
+            super::runtime_for(jobs).block_on(run(*args))
         }
         EvalCommand::Compare(args) => super::eval_compare::eval_compare(args),
     }
@@ -183,7 +183,11 @@ fn warn_unlisted_tools(set: &EvalSet, selected: &[usize], tools: &[serde_json::V
                 errln!(
                     "warning: task `{}` expects tool `{tool}`, which the server does not list (its tools: {})",
                     task.id,
-                    if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
+                    if listed.is_empty() {
+                        "none".to_string()
+                    } else {
+                        listed.join(", ")
+                    }
                 );
             }
         }

@@ -80,10 +80,7 @@ impl Affected {
                     "added" | "removed" | "description_changed" | "title_changed"
                 ) && out.wording_changed.is_none()
                 {
-                    out.wording_changed = Some(format!(
-                        "tool `{name}` {}",
-                        kind.replace('_', " ")
-                    ));
+                    out.wording_changed = Some(format!("tool `{name}` {}", kind.replace('_', " ")));
                 }
             }
             if kind == "instructions_changed" {

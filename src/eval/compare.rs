@@ -135,9 +135,15 @@ impl Side {
             rate,
             // No trial at all (an interrupted run) is no evidence of success.
             passed: trials > 0 && rate + 1e-9 >= pass_rate,
-            calls: per(stats::sum(task.trials.iter().map(|t| t.tool_calls.len() as f64))),
-            input_tokens: per(stats::sum(task.trials.iter().map(|t| t.input_tokens as f64))),
-            output_tokens: per(stats::sum(task.trials.iter().map(|t| t.output_tokens as f64))),
+            calls: per(stats::sum(
+                task.trials.iter().map(|t| t.tool_calls.len() as f64),
+            )),
+            input_tokens: per(stats::sum(
+                task.trials.iter().map(|t| t.input_tokens as f64),
+            )),
+            output_tokens: per(stats::sum(
+                task.trials.iter().map(|t| t.output_tokens as f64),
+            )),
             tool_errors: per(stats::sum(task.trials.iter().map(|t| t.tool_errors as f64))),
             trials_with_calls: task
                 .trials

@@ -215,3 +215,29 @@ pub fn junit(results: &EvalResults) -> String {
     report.add_test_suite(suite);
     report.to_string().unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A task an interrupted run never reached: its means are 0, never `-0`.
+    #[test]
+    fn a_task_without_trials_prints_no_negative_zero() {
+        let results: EvalResults = serde_json::from_value(serde_json::json!({
+            "format": "mcpspec-eval-results/1", "partial": true,
+            "set": {"name": "s", "kind": "regression", "file": "s.eval.yaml", "trials": 1},
+            "model": {"profile": "p", "api": "openai", "model": "m", "baseUrl": "http://127.0.0.1:9/v1"},
+            "server": {"name": "x", "version": "1", "era": "modern", "revision": "2026-07-28",
+                       "toolsHash": "00", "toolCount": 0},
+            "started": "2026-12-01T12:00:00Z", "durationMs": 0,
+            "tasks": [{"id": "unrun", "tags": [], "noToolCall": false, "expectedTools": [], "trials": []}]
+        }))
+        .unwrap();
+        let text = console(&results) + &junit(&results);
+        assert!(!text.contains("-0.") && !text.contains(" -0 "), "{text}");
+        assert!(
+            text.contains("calls 0.0  tool errors 0.0  tokens 0"),
+            "{text}"
+        );
+    }
+}

@@ -30,7 +30,8 @@ malformed-args  the tool call's arguments are not valid JSON\n  \
 unknown-tool    the model calls a tool that was not offered (`no_such_tool`)\n  \
 loop            the model calls the tool again after every result, never answering\n  \
 rate-limit      the first 2 requests get 429 with Retry-After: 1, then normal answers\n  \
-server-error    every request gets HTTP 500"
+server-error    every request gets HTTP 500\n  \
+hang            the request is accepted and never answered"
 )]
 struct Args {
     /// Port on 127.0.0.1 (0: a free one). Prints `listening on http://127.0.0.1:PORT` once bound.
@@ -42,6 +43,10 @@ struct Args {
     /// Seed a fault (see below).
     #[arg(long = "fault", value_name = "NAME[:WORD]")]
     faults: Vec<String>,
+    /// Serve only these model names (repeatable); another gets 404, as hosted APIs answer an
+    /// unknown model. Default: any name.
+    #[arg(long = "serve-model", value_name = "NAME")]
+    serve_models: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -51,6 +56,7 @@ enum FaultKind {
     Loop,
     RateLimit,
     ServerError,
+    Hang,
 }
 
 struct Fault {
@@ -61,6 +67,8 @@ struct Fault {
 
 struct App {
     api_key: Option<String>,
+    /// Empty: any model name.
+    serve_models: Vec<String>,
     faults: Vec<Fault>,
     /// Requests seen by the rate-limit fault.
     limited: AtomicUsize,
@@ -86,6 +94,7 @@ fn parse_fault(text: &str) -> Result<Fault, String> {
         "loop" => FaultKind::Loop,
         "rate-limit" => FaultKind::RateLimit,
         "server-error" => FaultKind::ServerError,
+        "hang" => FaultKind::Hang,
         other => return Err(format!("unknown fault `{other}` (see --help)")),
     };
     Ok(Fault { kind, word })
@@ -247,8 +256,15 @@ fn authorized(app: &App, headers: &HeaderMap) -> bool {
         || header("api-key") == Some(key.as_str())
 }
 
-/// The fault or auth answer that comes before any policy, if one applies.
-fn refuse(app: &App, headers: &HeaderMap, task: &str, anthropic: bool) -> Option<Response> {
+/// The fault, auth or unknown-model answer that comes before any policy, if one applies
+/// (the `hang` fault never returns).
+async fn refuse(
+    app: &App,
+    headers: &HeaderMap,
+    body: &Value,
+    task: &str,
+    anthropic: bool,
+) -> Option<Response> {
     let error = |status: StatusCode, kind: &str, message: &str| {
         let body = if anthropic {
             json!({"type": "error", "error": {"type": kind, "message": message}})
@@ -263,6 +279,17 @@ fn refuse(app: &App, headers: &HeaderMap, task: &str, anthropic: bool) -> Option
             "authentication_error",
             "invalid API key",
         ));
+    }
+    let model = body["model"].as_str().unwrap_or("");
+    if !app.serve_models.is_empty() && !app.serve_models.iter().any(|m| m == model) {
+        return Some(error(
+            StatusCode::NOT_FOUND,
+            "not_found_error",
+            &format!("The model `{model}` does not exist"),
+        ));
+    }
+    if app.fault(FaultKind::Hang, task) {
+        std::future::pending::<()>().await;
     }
     if app.fault(FaultKind::ServerError, task) {
         return Some(error(
@@ -294,7 +321,7 @@ async fn chat_completions(
     axum::Json(body): axum::Json<Value>,
 ) -> Response {
     let c = openai_conversation(&body);
-    if let Some(r) = refuse(&app, &headers, &c.task, false) {
+    if let Some(r) = refuse(&app, &headers, &body, &c.task, false).await {
         return r;
     }
     let model = body["model"].as_str().unwrap_or("local");
@@ -331,7 +358,7 @@ async fn messages(
     axum::Json(body): axum::Json<Value>,
 ) -> Response {
     let c = anthropic_conversation(&body);
-    if let Some(r) = refuse(&app, &headers, &c.task, true) {
+    if let Some(r) = refuse(&app, &headers, &body, &c.task, true).await {
         return r;
     }
     let model = body["model"].as_str().unwrap_or("local");
@@ -376,6 +403,7 @@ fn main() {
     };
     let app = Arc::new(App {
         api_key: args.api_key,
+        serve_models: args.serve_models,
         faults,
         limited: AtomicUsize::new(0),
     });

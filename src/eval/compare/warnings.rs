@@ -84,9 +84,7 @@ pub(super) fn warnings(base: &EvalResults, cand: &EvalResults) -> Vec<String> {
         let unrun = run.tasks.iter().filter(|t| t.trials.is_empty()).count();
         if run.partial || unrun > 0 {
             let listed = if unrun > 0 {
-                format!(
-                    ": {unrun} task(s) never ran and are listed as missing, not compared"
-                )
+                format!(": {unrun} task(s) never ran and are listed as missing, not compared")
             } else {
                 ": missing tasks and trials are not comparable".into()
             };
