@@ -98,6 +98,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
             base_url: "http://127.0.0.1:9000/v1".into(),
             temperature: Some(0.0),
             seed: Some(7),
+            price: None,
         },
         server: ServerInfo {
             name: "mcpspec-example-server".into(),
@@ -117,6 +118,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
                     tags: vec!["bench".into()],
                     no_tool_call: i % 7 == 0,
                     expected_tools: vec!["get_weather".into()],
+                    usage: Default::default(),
                     trials: (0..trials)
                         .map(|t| {
                             let calls = if changed { 2 } else { 1 };
@@ -150,5 +152,6 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
                 }
             })
             .collect(),
+        usage: Default::default(),
     }
 }

@@ -143,6 +143,10 @@ pub struct EvalRunArgs {
     #[arg(long, value_name = "DURATION",
           value_parser = |s: &str| limits::duration(s, &limits::TIMEOUT))]
     pub model_timeout: Option<Duration>,
+    /// Stop the run before its estimated model spend could pass this many USD (needs the
+    /// profile's `price`); what finished is written, marked aborted, exit 1.
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_cost: Option<f64>,
     /// Run only the tasks a contract diff puts at risk (`mcpspec diff --format json` output).
     #[arg(long, value_name = "DIFF.json")]
     pub affected_by: Option<PathBuf>,
@@ -586,3 +590,11 @@ impl TargetArgs {
 }
 
 pub(crate) use crate::redact::{is_sensitive_header, is_sensitive_name};
+
+/// A spending cap in USD: a finite number, 0 or more (`0.50`, `$2`).
+fn parse_usd(s: &str) -> Result<f64, String> {
+    match s.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}`: expected an amount in USD such as `0.50`")),
+    }
+}

@@ -946,3 +946,58 @@ fn the_books_eval_set_passes_with_the_local_model() {
     assert_eq!(successes(task(&v, "follow-up")), 5, "{v:#}");
     assert_eq!(called(task(&v, "follow-up")), ["get_weather"]);
 }
+
+#[test]
+fn prices_give_an_estimated_cost_and_max_cost_stops_the_run_before_it_spends_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let priced = FAULT_SET.replace(
+        "maxTurns: 3 }",
+        "maxTurns: 3, price: { input: 3, output: 15 } }",
+    );
+    let set = write_set(dir.path(), &priced);
+    let model = ModelServer::start(&[]);
+    let (r, json) = eval(dir.path(), &set, &[], &model, &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = read_json(&json);
+    let (input, output) = (
+        v["usage"]["inputTokens"].as_f64().unwrap(),
+        v["usage"]["outputTokens"].as_f64().unwrap(),
+    );
+    assert!(input > 0.0 && output > 0.0, "{v:#}");
+    let cost = v["usage"]["costUsd"].as_f64().unwrap();
+    assert!(
+        (cost - (input * 3.0 + output * 15.0) / 1e6).abs() < 1e-12,
+        "{v:#}"
+    );
+    assert!(task(&v, "weather")["usage"]["costUsd"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["model"]["price"]["output"], 15.0);
+    assert!(r.stdout.contains("est. cost $"), "{r:?}");
+    // A cap below one request's worst case: nothing is spent, what ran is written, exit 1.
+    let (r, json) = eval(dir.path(), &set, &[], &model, &["--max-cost", "0.000001"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("stopped before spending more than --max-cost"),
+        "{r:?}"
+    );
+    let v = read_json(&json);
+    assert_eq!(v["partial"], true);
+    assert_eq!(v["usage"]["inputTokens"], 0, "no request was sent: {v:#}");
+    // A cap that one request fits under and the whole set does not: it stops in between.
+    let one = cost / 4.0;
+    let (r, json) = eval(
+        dir.path(),
+        &set,
+        &[],
+        &model,
+        &["--max-cost", &format!("{one}")],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    let spent = read_json(&json)["usage"]["costUsd"].as_f64().unwrap();
+    assert!(spent <= one, "spent {spent} over the cap {one}");
+    // No prices: the cap cannot be kept, a usage error.
+    let plain = write_set(dir.path(), FAULT_SET);
+    let (r, _) = eval(dir.path(), &plain, &[], &model, &["--max-cost", "1"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("add `price:"), "{r:?}");
+}

@@ -99,8 +99,14 @@ async fn run(args: EvalRunArgs) -> i32 {
             Err(e) => return super::usage(UsageError(e)),
         },
     };
+    if args.max_cost.is_some() && profile.price.is_none() {
+        return super::usage(UsageError(format!(
+            "--max-cost needs the model's prices: add `price: {{input: USD, output: USD}}` (per million tokens) to profile `{}`",
+            args.model
+        )));
+    }
     let client = match ModelClient::new(profile.clone(), key) {
-        Ok(c) => c,
+        Ok(c) => c.with_max_cost(args.max_cost),
         Err(e) => {
             errln!("error: {e}");
             return exit::UNREACHABLE;
@@ -156,7 +162,7 @@ async fn run(args: EvalRunArgs) -> i32 {
             return match e {
                 ApiError::Auth(_) => exit::AUTH_REQUIRED,
                 ApiError::Unreachable(_) => exit::UNREACHABLE,
-                ApiError::Failed(_) => exit::FAILED,
+                ApiError::Failed(_) | ApiError::Budget(_) => exit::FAILED,
             };
         }
     };

@@ -73,12 +73,17 @@ pub enum ApiError {
     Auth(String),
     /// Anything else, after retries: this trial fails.
     Failed(String),
+    /// The next request could take the run past `--max-cost`: the run stops (exit 1).
+    Budget(String),
 }
 
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ApiError::Unreachable(m) | ApiError::Auth(m) | ApiError::Failed(m) => f.write_str(m),
+            ApiError::Unreachable(m)
+            | ApiError::Auth(m)
+            | ApiError::Failed(m)
+            | ApiError::Budget(m) => f.write_str(m),
         }
     }
 }
@@ -88,6 +93,8 @@ pub struct ModelClient {
     profile: Profile,
     key: Option<String>,
     url: reqwest::Url,
+    /// `--max-cost` in USD, and what the run has spent so far (estimated from `price`).
+    budget: Option<(f64, std::sync::Mutex<f64>)>,
 }
 
 /// The endpoint URL: `/v1` is added to a base URL with no path, then the API's path; a
@@ -127,7 +134,40 @@ impl ModelClient {
             profile,
             key,
             url,
+            budget: None,
         })
+    }
+
+    /// Stop before a request that could take the run's estimated spend past `max_usd`
+    /// (needs the profile's `price`).
+    pub fn with_max_cost(mut self, max_usd: Option<f64>) -> ModelClient {
+        self.budget = max_usd.map(|m| (m, std::sync::Mutex::new(0.0)));
+        self
+    }
+
+    /// Refuse a request whose worst case (its input at about 4 characters a token, plus
+    /// `maxTokens` of output) would pass the cap, so the run never spends past it.
+    fn check_budget(&self, body: &Value) -> Result<(), ApiError> {
+        let (Some((max, spent)), Some(price)) = (&self.budget, self.profile.price) else {
+            return Ok(());
+        };
+        let worst = price.cost(
+            body.to_string().len().div_ceil(4) as u64,
+            u64::from(self.profile.max_tokens),
+        );
+        let spent = *spent.lock().unwrap();
+        if spent + worst > *max {
+            return Err(ApiError::Budget(format!(
+                "stopped before spending more than --max-cost ${max}: ${spent:.4} spent so far, the next model request could cost up to ${worst:.4}"
+            )));
+        }
+        Ok(())
+    }
+
+    fn charge(&self, turn: &Turn) {
+        if let (Some((_, spent)), Some(price)) = (&self.budget, self.profile.price) {
+            *spent.lock().unwrap() += price.cost(turn.input_tokens, turn.output_tokens);
+        }
     }
 
     /// The request body for this conversation.
@@ -282,6 +322,7 @@ impl ModelClient {
         tools: &[ToolSpec],
     ) -> Result<Turn, ApiError> {
         let body = self.body(system, msgs, tools);
+        self.check_budget(&body)?;
         let mut attempt = 0;
         loop {
             let mut req = self.http.post(self.url.clone()).json(&body);
@@ -332,6 +373,7 @@ impl ModelClient {
                 })?;
                 let mut turn = parse_reply(self.profile.api, &value).map_err(ApiError::Failed)?;
                 turn.retries = attempt;
+                self.charge(&turn);
                 return Ok(turn);
             }
             let message = api_error_message(&text);
@@ -556,6 +598,7 @@ mod tests {
             base_url: "http://127.0.0.1:9/v1".into(),
             model: "m".into(),
             timeout: DEFAULT_REQUEST_TIMEOUT,
+            price: None,
             key_env: None,
             key_header: KeyHeader::Bearer,
             temperature: Some(0.2),

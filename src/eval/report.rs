@@ -81,8 +81,14 @@ pub fn console(results: &EvalResults) -> String {
             "FAIL"
         };
         out.push_str(&format!(
-            "  {mark} {}  {}/{} trials  calls {:.1}  tool errors {:.1}  tokens {:.0}\n",
-            t.id, rt.successes, rt.trials, rt.tool_calls, rt.tool_errors, rt.tokens
+            "  {mark} {}  {}/{} trials  calls {:.1}  tool errors {:.1}  tokens {:.0}{}\n",
+            t.id,
+            rt.successes,
+            rt.trials,
+            rt.tool_calls,
+            rt.tool_errors,
+            rt.tokens,
+            cost(&t.usage)
         ));
         if mark == "FAIL"
             && let Some(why) = first_failure(t)
@@ -94,9 +100,12 @@ pub fn console(results: &EvalResults) -> String {
         }
     }
     out.push_str(&format!(
-        "{} task(s), {ok}/{trials} trial(s) succeeded in {:.1}s{}\n",
+        "{} task(s), {ok}/{trials} trial(s) succeeded in {:.1}s · tokens {} in, {} out{}{}\n",
         results.tasks.len(),
         results.duration_ms as f64 / 1000.0,
+        results.usage.input_tokens,
+        results.usage.output_tokens,
+        cost(&results.usage),
         match (&results.aborted, results.partial) {
             (Some(_), _) => " (PARTIAL: aborted)",
             (None, true) => " (PARTIAL: interrupted)",
@@ -104,6 +113,14 @@ pub fn console(results: &EvalResults) -> String {
         }
     ));
     out
+}
+
+/// `  est. cost $0.0123` when the profile gave prices, else nothing.
+fn cost(usage: &super::results::Usage) -> String {
+    usage
+        .cost_usd
+        .map(|c| format!("  est. cost ${c:.4}"))
+        .unwrap_or_default()
 }
 
 /// The JUnit document.
@@ -207,7 +224,12 @@ pub fn junit(results: &EvalResults) -> String {
             ("toolErrors.mean", format!("{:.2}", rt.tool_errors)),
             ("tokens.mean", format!("{:.1}", rt.tokens)),
             ("latencyMs.mean", format!("{:.1}", rt.latency_ms)),
-        ] {
+            ("inputTokens", t.usage.input_tokens.to_string()),
+            ("outputTokens", t.usage.output_tokens.to_string()),
+        ]
+        .into_iter()
+        .chain(t.usage.cost_usd.map(|c| ("costUsd", format!("{c:.6}"))))
+        {
             case.add_property(Property::new(k, v));
         }
         suite.add_test_case(case);

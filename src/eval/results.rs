@@ -35,6 +35,9 @@ pub struct EvalResults {
     pub duration_ms: u64,
     /// The tasks in the order of the set (tasks filtered out by `--affected-by` are absent).
     pub tasks: Vec<TaskResult>,
+    /// Tokens and estimated cost of the whole run.
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 /// Which eval set ran.
@@ -78,6 +81,9 @@ pub struct ModelInfo {
     pub temperature: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// The profile's prices, when it gives them (the costs below are estimated from them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<Price>,
 }
 
 /// Which wire API the model client spoke.
@@ -108,6 +114,53 @@ pub struct ServerInfo {
     pub tool_count: u32,
 }
 
+/// A model's prices in USD per million tokens (a profile's `price`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// USD per million input (prompt) tokens.
+    pub input: f64,
+    /// USD per million output (completion) tokens.
+    pub output: f64,
+}
+
+impl Price {
+    /// The estimated cost in USD of these token counts.
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
+        (input_tokens as f64 * self.input + output_tokens as f64 * self.output) / 1e6
+    }
+}
+
+/// Tokens spent (from the API's `usage`) and their estimated cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Estimated from the profile's `price`; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// The sum over `trials`, priced with `price`.
+    pub fn of<'a>(
+        trials: impl IntoIterator<Item = &'a TrialResult>,
+        price: Option<Price>,
+    ) -> Usage {
+        let (mut input_tokens, mut output_tokens) = (0, 0);
+        for t in trials {
+            input_tokens += t.input_tokens;
+            output_tokens += t.output_tokens;
+        }
+        Usage {
+            input_tokens,
+            output_tokens,
+            cost_usd: price.map(|p| p.cost(input_tokens, output_tokens)),
+        }
+    }
+}
+
 /// One task of the set, with all its trials.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -122,6 +175,9 @@ pub struct TaskResult {
     #[serde(default)]
     pub expected_tools: Vec<String>,
     pub trials: Vec<TrialResult>,
+    /// Tokens and estimated cost of this task's trials.
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 /// One trial: one agent loop from the prompt to a final answer (or a failure).

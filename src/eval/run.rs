@@ -12,7 +12,7 @@ use super::agent::Agent;
 use super::model::{ApiError, ModelClient, ToolSpec};
 use super::names::{Names, hex};
 use super::results::{
-    EvalResults, ModelInfo, RESULTS_FORMAT, ServerInfo, SetInfo, TaskResult, TrialResult,
+    EvalResults, ModelInfo, RESULTS_FORMAT, ServerInfo, SetInfo, TaskResult, TrialResult, Usage,
 };
 use super::set::{EvalSet, Profile, Task};
 use crate::client::{Connection, Target};
@@ -170,15 +170,20 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
     let task_results: Vec<TaskResult> = tasks
         .iter()
         .zip(slots)
-        .map(|(task, trials)| TaskResult {
-            id: task.id.clone(),
-            tags: task.tags.clone(),
-            no_tool_call: task.no_tool_call(),
-            expected_tools: task.expected_tools(),
-            trials: trials.into_iter().flatten().collect(),
+        .map(|(task, trials)| {
+            let trials: Vec<TrialResult> = trials.into_iter().flatten().collect();
+            TaskResult {
+                id: task.id.clone(),
+                tags: task.tags.clone(),
+                no_tool_call: task.no_tool_call(),
+                expected_tools: task.expected_tools(),
+                usage: Usage::of(&trials, plan.profile.price),
+                trials,
+            }
         })
         .collect();
     let p = &plan.profile;
+    let usage = Usage::of(task_results.iter().flat_map(|t| &t.trials), p.price);
     let results = EvalResults {
         format: RESULTS_FORMAT.to_string(),
         partial,
@@ -199,11 +204,13 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
             base_url: public_url(&p.base_url),
             temperature: p.temperature,
             seed: p.seed,
+            price: p.price,
         },
         server,
         started: started_at,
         duration_ms: started.elapsed().as_millis() as u64,
         tasks: task_results,
+        usage,
     };
     if let Some(e) = fatal {
         Ended::Fatal(e, results)

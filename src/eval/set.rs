@@ -106,6 +106,8 @@ pub struct Profile {
     /// Longest one model request may take (`timeout`, default
     /// [`super::model::DEFAULT_REQUEST_TIMEOUT`]).
     pub timeout: std::time::Duration,
+    /// USD per million tokens (`price`).
+    pub price: Option<super::results::Price>,
 }
 
 #[derive(Debug)]
@@ -259,12 +261,33 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
             },
             None => super::model::DEFAULT_REQUEST_TIMEOUT,
         };
+        let price = match &p.price {
+            Some(pr)
+                if [pr.input, pr.output]
+                    .iter()
+                    .all(|v| v.is_finite() && *v >= 0.0) =>
+            {
+                Some(pr.value)
+            }
+            Some(pr) => {
+                errors.push(
+                    LoadError::at(
+                        pos(pr.line, pr.col),
+                        format!("`price` of model `{name}` must be 0 or more"),
+                    )
+                    .with_help("USD per million tokens, e.g. `price: {input: 3, output: 15}`"),
+                );
+                None
+            }
+            None => None,
+        };
         let _ = (line, col);
         profiles.insert(
             name.clone(),
             Profile {
                 name,
                 timeout,
+                price,
                 api: p.api,
                 base_url: base.trim_end_matches('/').to_string(),
                 model: p.model,

@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::super::results::{ModelApi, SetKind};
+use super::super::results::{ModelApi, Price, SetKind};
 use crate::dsl::model::Expectation;
 use crate::dsl::value::At;
 
@@ -69,6 +69,10 @@ pub struct ProfileDoc {
     /// `--model-timeout` overrides it.
     #[serde(default)]
     pub timeout: Option<At<String>>,
+    /// USD per million tokens, `{input: 3, output: 15}`: results then carry an estimated
+    /// cost, and `--max-cost` can cap a run.
+    #[serde(default)]
+    pub price: Option<At<Price>>,
 }
 
 /// The header a model API key travels in.
