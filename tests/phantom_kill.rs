@@ -5,7 +5,7 @@
 //!
 //! The stress here: several mcpspec processes at once, each running many scenarios at
 //! `--jobs` above the core count, against servers that start slowly (a shell that sleeps,
-//! then Python), fast ones (the example server) and ones that exit at once; beside them a
+//! then Python), Python alone, and ones that exit at once; beside them a
 //! churn of short-lived *sentinel* processes that the runs did not start, each leading its
 //! own process group (so a stale group kill reaches them) and some with a child (so a
 //! stale `/proc` walk reaches that). Not one sentinel may die of SIGKILL, and no run may
@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{example_server, mcpspec, repo_root};
+use common::{mcpspec, repo_root};
 
 /// mcpspec processes running at once.
 const RUNS_AT_ONCE: usize = 4;
@@ -176,10 +176,13 @@ fn no_process_the_runs_did_not_start_is_ever_killed() {
         "sh -c 'sleep 0.2; exec python3 {} correct'",
         repo_root().join("tests/hostile/server.py").display()
     );
-    let example = example_server().display().to_string();
+    let plain = format!(
+        "python3 {} correct",
+        repo_root().join("tests/hostile/server.py").display()
+    );
     let targets: [(&'static str, String); RUNS_AT_ONCE] = [
         ("slow python", python.clone()),
-        ("example server", example),
+        ("python", plain),
         ("exits at once", "sh -c 'exit 0'".into()),
         ("slow python", python),
     ];
