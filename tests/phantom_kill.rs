@@ -140,18 +140,8 @@ fn run(kind: &'static str, target: &str, scenarios: &Path) -> RunResult {
         .expect("mcpspec starts");
     let stdout = common::drain(child.stdout.take().expect("stdout"));
     let stderr = common::drain(child.stderr.take().expect("stderr"));
-    let started = Instant::now();
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status.code().unwrap_or(-1);
-        }
-        if started.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcpspec hung: still running after {RUN_LIMIT:?} ({kind})");
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
+    let code = common::wait_limited(&mut child, RUN_LIMIT)
+        .unwrap_or_else(|| panic!("mcpspec hung: still running after {RUN_LIMIT:?} ({kind})"));
     let mut output = format!(
         "{}\n{}",
         stdout.join().expect("stdout"),
