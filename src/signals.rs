@@ -11,27 +11,27 @@ use std::time::Duration;
 
 static GROUPS: LazyLock<Mutex<HashSet<i32>>> = LazyLock::new(|| Mutex::new(HashSet::new()));
 
-pub fn register_group(pgid: i32) {
-    if let Ok(mut g) = GROUPS.lock() {
-        g.insert(pgid);
-    }
+/// The registry of server groups, locked. A server is spawned and registered under one
+/// lock, so [`kill_all`] never finds a server it does not know to be a leader (it must not
+/// reap one: only the server's transport may, after its own cleanup).
+pub fn groups() -> std::sync::MutexGuard<'static, HashSet<i32>> {
+    GROUPS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Forget a group; only then may its leader be reaped.
 pub fn unregister_group(pgid: i32) {
-    if let Ok(mut g) = GROUPS.lock() {
-        g.remove(&pgid);
-    }
+    groups().remove(&pgid);
 }
 
 /// SIGKILL every registered process group and every marked server process (on
-/// interrupt).
+/// interrupt). Under the registry's lock: a registered leader is not reaped yet, so its
+/// group id is still its own.
 pub fn kill_all() {
-    if let Ok(g) = GROUPS.lock() {
-        for &p in g.iter() {
-            crate::sys::kill_group(p, libc::SIGKILL);
-        }
+    let g = groups();
+    for &p in g.iter() {
+        crate::sys::kill_group(p, libc::SIGKILL);
     }
-    tree::kill_all_servers();
+    tree::kill_all_servers(&g);
 }
 
 /// Set by a run that writes its reports on interrupt (see [`defer_exit`]).

@@ -31,6 +31,7 @@ struct Outcome {
     /// Peak resident set of the mcpspec process, in kB (last `VmHWM` sample).
     peak_kb: u64,
     json: Value,
+    junit: String,
 }
 
 impl std::fmt::Debug for Outcome {
@@ -115,6 +116,7 @@ fn run(target: &str, scenario: &Path, extra: &[&str]) -> Outcome {
         .unwrap_or_else(|e| panic!("no JSON report ({e}):\n{stdout}\n{stderr}"));
     let json: Value = serde_json::from_str(&text).expect("the JSON report parses");
     common::assert_valid_junit(&junit);
+    let junit = fs::read_to_string(&junit).expect("the JUnit report");
     Outcome {
         code,
         stdout,
@@ -122,6 +124,7 @@ fn run(target: &str, scenario: &Path, extra: &[&str]) -> Outcome {
         wall,
         peak_kb,
         json,
+        junit,
     }
 }
 
@@ -448,4 +451,35 @@ fn closing_stdout_after_the_handshake_is_a_step_error() {
         "not run: the connection broke",
     );
     assert_within(&run, Duration::from_secs(1));
+}
+
+/// A grandchild that calls `setsid()` and clears its environment (so no marker is left)
+/// while still under the server when shutdown begins (#22 item 9): the server's tree is
+/// taken before its stdin is closed, so the cleanup still stops it (checked by `run`).
+#[test]
+fn setsid_grandchild_without_the_marker_is_stopped_too() {
+    let script = repo_root().join("tests/hostile/setsid_clearenv.py");
+    let run = run(
+        &format!("python3 {}", script.display()),
+        &scenario("healthy.yaml"),
+        &["--timeout", "5s"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+/// A server that dies of SIGKILL mcpspec did not send (the OOM killer, a watchdog): the
+/// step says so plainly, in the console, the JSON and the JUnit report.
+#[test]
+fn a_signal_mcpspec_did_not_send_is_named_in_every_report() {
+    let script = repo_root().join("tests/hostile/killed_by_signal.py");
+    let run = run(
+        &format!("python3 {}", script.display()),
+        &scenario("healthy.yaml"),
+        &["--timeout", "5s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    const SAID: &str = "the server was killed by signal 9 (SIGKILL), which mcpspec did not send";
+    assert_contains(&assert_status(&run.json, "lists tools", "error"), SAID);
+    assert_contains(&run.stdout, SAID);
+    assert_contains(&run.junit, SAID);
 }

@@ -23,7 +23,6 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
-use tokio::process::Command;
 use tokio::sync::watch;
 
 use super::{Exchange, Kept, Outgoing, TransportError, id_key, is_response, server_request_reply};
@@ -46,9 +45,8 @@ const NOISE_CHARS: usize = 500;
 pub struct StdioTransport {
     /// The process's exit status, once known (a waiter task owns the child).
     exit_rx: watch::Receiver<Option<std::process::ExitStatus>>,
-    pgid: Option<i32>,
-    /// The value of [`crate::signals::tree::MARKER_VAR`] in this server's environment.
-    marker: String,
+    /// The server process (its group is signalled, and it is reaped, through this).
+    leader: process::Leader,
     stdout: AsyncFd<File>,
     /// `None` once closed (shutdown) or broken (a failed write).
     stdin: Option<AsyncFd<File>>,
@@ -95,31 +93,16 @@ impl StdioTransport {
         cwd: Option<&std::path::Path>,
         max_bytes: usize,
     ) -> std::io::Result<StdioTransport> {
-        let marker = crate::signals::tree::new_marker();
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .env(crate::signals::tree::MARKER_VAR, &marker)
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0);
-        if let Some(dir) = cwd {
-            cmd.current_dir(dir);
-        }
-        let mut child = cmd.spawn()?;
-        let pgid = child.id().map(|p| p as i32);
-        if let Some(p) = pgid {
-            crate::signals::register_group(p);
-        }
-        let stdout = File::from(child.stdout.take().expect("stdout piped").into_owned_fd()?);
-        let stdin = File::from(child.stdin.take().expect("stdin piped").into_owned_fd()?);
-        let stderr_pipe = child.stderr.take().expect("stderr piped");
+        let process::Spawned {
+            leader,
+            stdin,
+            stdout,
+            stderr: stderr_file,
+            exit_rx,
+        } = process::Leader::spawn(program, args, env, cwd)?;
         // A thread keeps the stderr tail (blocking reads: it costs nothing while the server
         // is quiet, and it drains a chatty stderr whatever the runtime is doing).
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        let stderr_file = File::from(stderr_pipe.into_owned_fd()?);
         let tail = stderr.clone();
         let (stderr_ended, stderr_done) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()
@@ -132,15 +115,9 @@ impl StdioTransport {
         crate::sys::set_nonblocking(stdin.as_fd())?;
         let stdout = crate::sys::register(stdout, Interest::READABLE)?;
         let stdin = crate::sys::register(stdin, Interest::WRITABLE)?;
-        let (exit_tx, exit_rx) = watch::channel(None);
-        tokio::spawn(async move {
-            let status = child.wait().await.ok();
-            let _ = exit_tx.send(status);
-        });
         Ok(StdioTransport {
             exit_rx,
-            pgid,
-            marker,
+            leader,
             stdout,
             stdin: Some(stdin),
             incoming: StdoutReader::new(max_bytes),
@@ -455,7 +432,7 @@ impl StdioTransport {
             let _ = self.stderr_done.recv_timeout(Duration::from_millis(200));
         }
         let why = match status {
-            Some(s) => format!("{what} (server exited: {s})"),
+            Some(s) => format!("{what} ({})", self.leader.describe_exit(s)),
             None => what.to_string(),
         };
         self.closed = Some(why.clone());

@@ -2,17 +2,24 @@
 //! children that stay in it, but a grandchild that calls `setsid()` (or `setpgid`) leaves
 //! the group and would survive it. So every server is started with a marker in its
 //! environment (inherited by its descendants), mcpspec makes itself a child subreaper
-//! (orphans are re-parented to it, not to init), and a server's shutdown kills every
-//! process under mcpspec that carries the server's marker, plus the server's own
-//! descendants (in case one cleared its environment).
+//! (orphans are re-parented to it, not to init), and a server's shutdown kills its tree
+//! as taken *before* stdin is closed (a descendant that cleared its environment is still
+//! under the server then) plus every process under mcpspec that carries its marker.
 //!
-//! Linux only (`/proc`, `PR_SET_CHILD_SUBREAPER`); elsewhere only the process group is
-//! signalled. What cannot be caught: a descendant that both clears its environment and
-//! leaves the server's subtree (its parent exits) before the server is stopped.
+//! A pid read from `/proc` may name someone else a moment later (pids come round within
+//! seconds on a busy machine), so every process found is pinned (a pidfd, see
+//! [`crate::sys::Pinned`]), re-verified after pinning, and signalled only through the pin.
+//!
+//! Linux only (`/proc`, pidfds, `PR_SET_CHILD_SUBREAPER`); elsewhere only the process
+//! group is signalled. What cannot be caught: a descendant that both clears its
+//! environment and leaves the server's subtree after the tree was taken (it is started
+//! while the server shuts down, and its parent exits).
 
 use std::collections::HashSet;
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::sys::Pinned;
 
 /// The environment variable that marks a server's processes.
 pub const MARKER_VAR: &str = "MCPSPEC_SERVER_TOKEN";
@@ -33,18 +40,37 @@ pub fn new_marker() -> String {
     )
 }
 
-/// Processes below `root` (not `root` itself), by the `/proc` children links.
-pub fn descendants(root: u32) -> Vec<u32> {
-    let mut found = Vec::new();
+/// At most this many processes are pinned by one walk (a bound against a fork bomb, and
+/// on open descriptors; the process group signal still reaches the rest).
+const WALK_LIMIT: usize = 1000;
+
+/// Every process below `root` (not `root` itself), each pinned (see
+/// [`crate::sys::Pinned`]) and verified to be a child of the pinned process above it at
+/// the time it was pinned. `root` must not be reaped during the call (mcpspec itself, or
+/// a server leader, which mcpspec reaps only after its cleanup).
+pub fn pin_descendants(root: u32) -> Vec<Pinned> {
+    let mut found: Vec<Pinned> = Vec::new();
     let mut seen = HashSet::new();
-    let mut queue = vec![root];
-    while let Some(pid) = queue.pop() {
+    // (pid, index in `found` of its pinned handle; None for `root`)
+    let mut queue: Vec<(u32, Option<usize>)> = vec![(root, None)];
+    while let Some((pid, pinned_at)) = queue.pop() {
         for child in children(pid) {
-            // A bound against a runaway tree (a fork bomb).
-            if seen.insert(child) && found.len() < 100_000 {
-                found.push(child);
-                queue.push(child);
+            if found.len() >= WALK_LIMIT || !seen.insert(child) {
+                continue;
             }
+            let Ok(handle) = Pinned::open(child as i32) else {
+                continue;
+            };
+            // Read after pinning; then both ends still alive means both pids named the
+            // same processes all along, so the pinned one is `pid`'s child.
+            if parent_of(child) != Some(pid)
+                || !handle.alive()
+                || pinned_at.is_some_and(|i| !found[i].alive())
+            {
+                continue;
+            }
+            found.push(handle);
+            queue.push((child, Some(found.len() - 1)));
         }
     }
     found
@@ -86,45 +112,45 @@ fn has_marker(pid: u32, value: &str, prefix: bool) -> bool {
     })
 }
 
-/// SIGKILL every process of one server: `leader`'s descendants and every process under
-/// mcpspec carrying `marker`. Orphans adopted by mcpspec are reaped.
-pub fn kill_server_tree(leader: Option<u32>, marker: &str) {
-    let mut victims: Vec<u32> = leader.map(descendants).unwrap_or_default();
-    victims.extend(
-        descendants(std::process::id())
-            .into_iter()
-            .filter(|&p| has_marker(p, marker, false)),
-    );
-    kill_and_reap(victims, leader);
-}
-
-/// SIGKILL every server process of this mcpspec (on interrupt).
-pub fn kill_all_servers() {
-    let prefix = format!("{}.", std::process::id());
-    let victims: Vec<u32> = descendants(std::process::id())
+/// The processes under mcpspec that carry `marker` (`prefix`: a marker starting with it),
+/// pinned; the environment is read after pinning, and a process that is still alive
+/// afterwards is the one that was read.
+pub fn pin_marked(marker: &str, prefix: bool) -> Vec<Pinned> {
+    pin_descendants(std::process::id())
         .into_iter()
-        .filter(|&p| has_marker(p, &prefix, true))
-        .collect();
-    kill_and_reap(victims, None);
+        .filter(|p| has_marker(p.pid() as u32, marker, prefix) && p.alive())
+        .collect()
 }
 
-fn kill_and_reap(mut victims: Vec<u32>, leader: Option<u32>) {
-    victims.sort_unstable();
-    victims.dedup();
-    victims.retain(|&p| Some(p) != leader && p != std::process::id());
-    for &pid in &victims {
-        crate::sys::kill(pid as i32, libc::SIGKILL);
+/// SIGKILL every process of one server: `pinned` (its tree, taken while the leader
+/// lived) and every process under mcpspec carrying `marker`. Orphans adopted by mcpspec
+/// are reaped; the `leader` is not (its transport reaps it).
+pub fn kill_server_tree(mut pinned: Vec<Pinned>, marker: &str, leader: i32) {
+    pinned.extend(pin_marked(marker, false));
+    kill_and_reap(pinned, |pid| pid == leader);
+}
+
+/// SIGKILL every server process of this mcpspec (on interrupt); the `leaders` are not
+/// reaped (their transports reap them).
+pub fn kill_all_servers(leaders: &HashSet<i32>) {
+    let victims = pin_marked(&format!("{}.", std::process::id()), true);
+    kill_and_reap(victims, |pid| leaders.contains(&pid));
+}
+
+/// Every signal goes through the pinned handle: a process that is gone is not replaced by
+/// whoever got its pid.
+fn kill_and_reap(mut victims: Vec<Pinned>, leader: impl Fn(i32) -> bool) {
+    for p in &victims {
+        p.signal(libc::SIGKILL);
     }
-    // The adopted ones are ours to reap (the leader is tokio's).
-    let me = std::process::id();
-    let mut adopted: Vec<u32> = victims
-        .into_iter()
-        .filter(|&p| parent_of(p) == Some(me))
-        .collect();
+    // The adopted ones are ours to reap (`reap` is a no-op for a process that is not our
+    // child). A leader is reaped by its transport alone, after its cleanup: reaped here,
+    // its pid and group id could name a stranger while that cleanup still signals them.
+    victims.retain(|p| !leader(p.pid()));
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
-    while !adopted.is_empty() && std::time::Instant::now() < deadline {
-        adopted.retain(|&p| !crate::sys::reap(p as i32));
-        if !adopted.is_empty() {
+    while !victims.is_empty() && std::time::Instant::now() < deadline {
+        victims.retain(|p| !p.reap());
+        if !victims.is_empty() {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
     }
@@ -148,7 +174,8 @@ mod tests {
             .spawn()
             .expect("sleep");
         assert_eq!(parent_of(child.id()), Some(std::process::id()));
-        assert!(descendants(std::process::id()).contains(&child.id()));
+        let pinned = pin_descendants(std::process::id());
+        assert!(pinned.iter().any(|p| p.pid() as u32 == child.id()));
         let _ = child.kill();
         let _ = child.wait();
     }
