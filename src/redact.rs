@@ -244,6 +244,16 @@ pub fn shorten(text: &str, max: usize) -> String {
     known().shorten(text, max)
 }
 
+/// How many characters of its input an error message quotes.
+pub const EXCERPT_CHARS: usize = 120;
+
+/// The one way an error quotes what it was given (a pattern, a path, a value, a URL):
+/// redacted, then cut to [`EXCERPT_CHARS`] with `…` — a 20 MB input never makes a 20 MB
+/// error, and no secret survives the cut.
+pub fn excerpt(text: &str) -> String {
+    shorten(text, EXCERPT_CHARS)
+}
+
 /// [`Redactor::shorten_start`] with the process's known secrets.
 pub fn shorten_start(text: &str, max: usize) -> String {
     known().shorten_start(text, max)

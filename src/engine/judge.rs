@@ -217,7 +217,7 @@ fn default_expectation(step: &Step, ex: &Exchange) -> Option<Failure> {
         return None;
     }
     let actual = match resp.and_then(|r| r.get("error")) {
-        Some(e) => format!("JSON-RPC error {}", assert::compact(e, 300)),
+        Some(e) => assert::describe_error_response(ex, e),
         None => assert::describe_no_response(ex),
     };
     let message = format!("expected a successful response, got {actual}");
