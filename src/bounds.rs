@@ -143,7 +143,6 @@ mod tests {
         // Short but huge once compiled.
         let err = regex(r"\w{1000}\w{1000}\w{1000}").unwrap_err();
         assert!(err.contains("mcpspec allows"), "{err}");
-        assert!(validator(&json!({"pattern": r"\w{1000}\w{1000}\w{1000}"})).is_err());
         assert!(started.elapsed() < Duration::from_secs(10));
     }
 

@@ -346,10 +346,13 @@ fn judge_observed(
             ExpectOutcome::NotApplicable(why) => not_applicable.push(why),
         }
     }
-    if step.expects.is_empty()
+    // A step whose expectations failed on an HTTP 401/403 says so first: "matched
+    // nothing" alone hides that the server withdrew the session's authorization.
+    let refused = matches!(exchange.http.as_ref().map(|h| h.status), Some(401 | 403));
+    if (step.expects.is_empty() || (refused && !failures.is_empty()))
         && let Some(f) = default_expectation(step, exchange)
     {
-        failures.push(f);
+        failures.insert(0, f);
     }
     if failures.is_empty() {
         if applicable == 0 && !not_applicable.is_empty() {
