@@ -247,8 +247,9 @@ fn answer(method: &str) -> Value {
     }
 }
 
-const THREE_STEPS: &str = r#"
-scenario: three-steps
+/// Two steps that pass on a server that answers: lists tools, calls echo.
+const TWO_STEPS: &str = r#"
+scenario: steps
 steps:
   - name: lists tools
     request: { method: tools/list }
@@ -260,9 +261,12 @@ steps:
       params: { name: echo, arguments: { text: hello } }
     expect:
       - { path: "$.content[0].text", equals: hello }
-  - name: lists tools again
-    request: { method: tools/list }
 "#;
+
+/// [`TWO_STEPS`] and a third one.
+fn three_steps() -> String {
+    format!("{TWO_STEPS}  - name: lists tools again\n    request: {{ method: tools/list }}\n")
+}
 
 struct Outcome {
     code: i32,
@@ -379,7 +383,7 @@ fn assert_within(run: &Outcome, budget: Duration) {
 #[test]
 fn stall_after_handshake_costs_one_timeout_not_one_per_step() {
     let server = Server::start(Misbehaviour::Stall, Victims::AllAfterHandshake);
-    let (_dir, scenario) = scenario_file("three-steps.yaml", THREE_STEPS);
+    let (_dir, scenario) = scenario_file("three-steps.yaml", &three_steps());
     let run = run(&server.url, &scenario);
     assert_eq!(run.code, 1, "{run:?}");
     assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
@@ -402,7 +406,7 @@ fn stall_after_handshake_costs_one_timeout_not_one_per_step() {
 #[test]
 fn legacy_stall_after_handshake_costs_one_timeout_not_one_per_step() {
     let server = Server::start(Misbehaviour::Stall, Victims::AllAfterHandshake);
-    let (_dir, scenario) = scenario_file("three-steps.yaml", THREE_STEPS);
+    let (_dir, scenario) = scenario_file("three-steps.yaml", &three_steps());
     let run = run_in_era(&server.url, &scenario, "legacy");
     assert_eq!(run.code, 1, "{run:?}");
     assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
@@ -424,7 +428,7 @@ fn legacy_stall_after_handshake_costs_one_timeout_not_one_per_step() {
 #[test]
 fn drip_times_out_at_the_configured_timeout() {
     let server = Server::start(Misbehaviour::Drip, Victims::AllAfterHandshake);
-    let (_dir, scenario) = scenario_file("three-steps.yaml", THREE_STEPS);
+    let (_dir, scenario) = scenario_file("three-steps.yaml", &three_steps());
     let run = run(&server.url, &scenario);
     assert_eq!(run.code, 1, "{run:?}");
     assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
@@ -465,21 +469,6 @@ steps:
     assert_within(&run, Duration::from_secs(2));
     server.assert_released();
 }
-
-const TWO_STEPS: &str = r#"
-scenario: two-steps
-steps:
-  - name: lists tools
-    request: { method: tools/list }
-    expect:
-      - { path: "$.tools[*].name", contains: echo }
-  - name: calls echo
-    request:
-      method: tools/call
-      params: { name: echo, arguments: { text: hello } }
-    expect:
-      - { path: "$.content[0].text", equals: hello }
-"#;
 
 /// 200,000 notifications (~22 MB) on the response stream before the reply: the flood
 /// passes as it does over stdio (the size cap is per message, not per stream), and the
