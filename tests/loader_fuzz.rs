@@ -580,6 +580,7 @@ fn the_binary_refuses_hostile_inputs_with_exit_2() {
 
 /// Peak resident set (kB) and wall time of `mcpspec ARGS`, its exit code, and its stderr:
 /// the child is reaped with `wait4`, whose `ru_maxrss` is that child's own peak.
+#[allow(clippy::zombie_processes)] // reaped by `wait4` below, not `Child::wait`
 fn measured(args: &[&str], limit: Duration) -> (i32, Duration, i64, String) {
     use std::process::{Command, Stdio};
     let started = Instant::now();

@@ -32,9 +32,12 @@ pub struct ConsoleOptions {
 /// printed (the summary's note).
 #[derive(Clone, Default)]
 pub struct Redaction {
-    redactor: Arc<Mutex<Option<(usize, Arc<Redactor>)>>>,
+    redactor: Arc<Mutex<Option<Built>>>,
     masks: Arc<AtomicUsize>,
 }
+
+/// A redactor and how many process-known values it was built with.
+type Built = (usize, Arc<Redactor>);
 
 impl Redaction {
     fn redactor(&self, secrets: &[String]) -> Arc<Redactor> {
