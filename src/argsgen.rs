@@ -102,7 +102,7 @@ pub fn invalid_variants(schema: &Value) -> Vec<Variant> {
 
 /// The schema accepts `value` (an invalid schema accepts nothing).
 pub fn accepts(schema: &Value, value: &Value) -> bool {
-    jsonschema::validator_for(schema).is_ok_and(|v| v.is_valid(value))
+    crate::bounds::validator(schema).is_ok_and(|v| v.is_valid(value))
 }
 
 fn required(schema: &Value) -> impl Iterator<Item = &str> {

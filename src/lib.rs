@@ -9,9 +9,10 @@
 //! two modules import each other (`tests/layers.rs` derives the picture from the `use
 //! crate::` lines and holds it to this list), bottom up:
 //!
-//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `contract_rules`, `exchange`, `source`, `redact`, `era`, `sys`, `signals`
+//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `contract_rules`, `exchange`, `source`, `redact`, `bounds`, `era`, `sys`, `signals`
 //!    — the ground floor: spec facts, JSON, the YAML front end, input errors
-//!    with positions, contract rules files and change kinds, what went over the wire, positions, masking, process groups.
+//!    with positions, contract rules files and change kinds, what went over the wire, positions, masking,
+//!    bounded regexes and schemas, process groups.
 //! 1. `dsl` — YAML to validated scenarios.
 //! 2. `assert` — expectations judged against one exchange.
 //! 3. `wire`, `client` — message schemas; transports × eras.
@@ -39,6 +40,7 @@ pub mod app;
 pub mod argsgen;
 pub mod assert;
 pub mod baseline;
+pub mod bounds;
 pub mod cli;
 pub mod client;
 pub mod config;

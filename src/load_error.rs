@@ -21,12 +21,35 @@ pub struct LoadError {
     pub notes: Vec<String>,
 }
 
+/// A message as a load error keeps it: every `quoted` part cut to an excerpt
+/// ([`crate::redact::excerpt`]), so a message that quotes a 20 MB value (a pattern, a
+/// parameter, a path) stays a line; the snippet shows where the value is.
+fn bounded(message: String) -> String {
+    let long = |part: &str| part.chars().nth(crate::redact::EXCERPT_CHARS).is_some();
+    let parts: Vec<&str> = message.split('`').collect();
+    if parts.len() < 3 || !parts.iter().skip(1).step_by(2).any(|p| long(p)) {
+        return message;
+    }
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 && i + 1 < parts.len() && long(part) {
+                crate::redact::excerpt(part)
+            } else {
+                part.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
 impl LoadError {
     pub fn at(pos: Pos, message: impl Into<String>) -> Self {
         LoadError {
             pos: Some(pos),
             file: None,
-            message: message.into(),
+            message: bounded(message.into()),
             help: None,
             notes: Vec::new(),
         }
@@ -36,7 +59,7 @@ impl LoadError {
         LoadError {
             pos: None,
             file: Some(file.into()),
-            message: message.into(),
+            message: bounded(message.into()),
             help: None,
             notes: Vec::new(),
         }
@@ -229,6 +252,17 @@ fn levenshtein(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn quoted_values_are_cut() {
+        let long = "v".repeat(20_000);
+        let m = super::bounded(format!("expected a string, got `{long}` at `x`"));
+        assert!(m.len() < 400, "{m}");
+        assert!(m.ends_with("…` at `x`"), "{m}");
+        assert_eq!(super::bounded("a `b` c".into()), "a `b` c");
+        assert_eq!(super::bounded("odd ` tick".into()), "odd ` tick");
+    }
+
     use super::*;
 
     #[test]

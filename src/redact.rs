@@ -59,6 +59,30 @@ pub fn is_sensitive_name(name: &str) -> bool {
     SENSITIVE_WORDS.iter().any(|w| n.contains(w))
 }
 
+/// Parameters and scenario variables whose values are secrets whatever their source (a
+/// pack `default`, `--set`, `MCPSPEC_PARAM_<NAME>`, `parameters:` in mcpspec.yaml, a
+/// scenario's `vars`): names ending in `_token`, `_secret`, `_key` or `_password`, and
+/// `password` itself (any case). Exact suffixes, so `progressToken` (camelCase, MCP's own
+/// `_meta` key) and `max_tokens` stay visible. The book's secrets chapter lists the same.
+pub fn is_secret_param(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "password"
+        || ["_token", "_secret", "_key", "_password"]
+            .iter()
+            .any(|s| n.ends_with(s))
+}
+
+/// The text a secret value takes in outputs (a string as is, anything else as JSON), or
+/// `None` when there is nothing to hide.
+pub fn secret_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) if s.is_empty() => None,
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
 /// Whole matches that are secrets: JWTs, PEM blocks, cloud and SaaS key formats.
 static SHAPED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
@@ -102,6 +126,32 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("compiles")
 });
+
+/// The password of a URL's userinfo (`https://alice:PASS@host`): masked, the user kept.
+static USERINFO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)([a-z][a-z0-9+.-]{0,30}://[^/?#\s@:]*:)([^/?#\s@]+)@")
+        .expect("compiles")
+});
+
+/// A URL as mcpspec records and shows it (report targets, `init`'s mcpspec.yaml): without
+/// userinfo (`alice:PASS@`), and credential-looking query values (`?token=…`) masked by
+/// the same patterns as every other text ([`redact_shapes`]).
+pub fn safe_url(url: &str) -> String {
+    redact_shapes(&without_userinfo(url)).into_owned()
+}
+
+/// `url` without its userinfo (`scheme://user:pass@host/…` → `scheme://host/…`).
+pub fn without_userinfo(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            let (authority, tail) = rest.split_at(end);
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            format!("{scheme}://{host}{tail}")
+        }
+        None => url.to_string(),
+    }
+}
 
 /// Known secret values, with pattern redaction on top. At each position the longest
 /// matching value wins, so a secret that contains another is hidden whole; the mask
@@ -244,6 +294,16 @@ pub fn shorten(text: &str, max: usize) -> String {
     known().shorten(text, max)
 }
 
+/// How many characters of its input an error message quotes.
+pub const EXCERPT_CHARS: usize = 120;
+
+/// The one way an error quotes what it was given (a pattern, a path, a value, a URL):
+/// redacted, then cut to [`EXCERPT_CHARS`] with `…` — a 20 MB input never makes a 20 MB
+/// error, and no secret survives the cut.
+pub fn excerpt(text: &str) -> String {
+    shorten(text, EXCERPT_CHARS)
+}
+
 /// [`Redactor::shorten_start`] with the process's known secrets.
 pub fn shorten_start(text: &str, max: usize) -> String {
     known().shorten_start(text, max)
@@ -256,7 +316,14 @@ pub fn count_masks(text: &str) -> usize {
 
 /// Mask secret-shaped values (see the module doc).
 pub fn redact_shapes(text: &str) -> Cow<'_, str> {
-    let text = SHAPED.replace_all(text, MASK);
+    let text = match USERINFO.replace_all(text, format!("${{1}}{MASK}@").as_str()) {
+        Cow::Borrowed(_) => Cow::Borrowed(text),
+        Cow::Owned(s) => Cow::Owned(s),
+    };
+    let text = match SHAPED.replace_all(&text, MASK) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
     let text = match BEARER.replace_all(&text, |c: &Captures| {
         if is_parameter_name(&c[3]) {
             c[0].to_string()
@@ -460,6 +527,49 @@ mod tests {
         );
         assert_eq!(r("nothing secret here"), "nothing secret here");
         assert_eq!(r("(--set api_token=…)"), "(--set api_token=…)");
+    }
+
+    #[test]
+    fn urls_lose_their_credentials() {
+        assert_eq!(
+            safe_url("http://alice:PASS@127.0.0.1:8080/mcp?token=abc&x=1"),
+            "http://127.0.0.1:8080/mcp?token=***&x=1"
+        );
+        assert_eq!(safe_url("https://bob@h/p"), "https://h/p");
+        assert_eq!(safe_url("http://h/a@b"), "http://h/a@b");
+        assert_eq!(safe_url("http://127.0.0.1/mcp"), "http://127.0.0.1/mcp");
+        assert_eq!(
+            r("target http://alice:PASS@host/mcp and ftp://u:p4ss@h"),
+            "target http://alice:***@host/mcp and ftp://u:***@h"
+        );
+        assert_eq!(r("see http://host:8080/mcp"), "see http://host:8080/mcp");
+    }
+
+    #[test]
+    fn secret_params() {
+        for n in [
+            "api_token",
+            "GITHUB_TOKEN",
+            "client_secret",
+            "api_key",
+            "password",
+            "db_password",
+        ] {
+            assert!(is_secret_param(n), "{n}");
+        }
+        for n in [
+            "progressToken",
+            "max_tokens",
+            "token_count",
+            "keys",
+            "HTTP",
+            "url",
+            "passwords",
+        ] {
+            assert!(!is_secret_param(n), "{n}");
+        }
+        assert_eq!(secret_text(&serde_json::json!(42)), Some("42".into()));
+        assert_eq!(secret_text(&serde_json::json!("")), None);
     }
 
     #[test]

@@ -483,3 +483,43 @@ fn a_signal_mcpspec_did_not_send_is_named_in_every_report() {
     assert_contains(&run.stdout, SAID);
     assert_contains(&run.junit, SAID);
 }
+
+/// A server whose handles mix characters of different UTF-8 lengths (`"xé"`, `"a中"`…):
+/// the handle check judges them (low entropy) instead of panicking (exit 101, no report).
+#[test]
+fn non_ascii_handles_are_judged_not_a_crash() {
+    let (_dir, path) = common::scenario_file(
+        "handles.yaml",
+        "scenario: handles\nsteps:\n  - name: handles are random\n    check: { kind: handles_unguessable, count: 5 }\n",
+    );
+    let run = run(&hostile("unicode-handles"), &path, &["--timeout", "5s"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let outcome = step(&run.json, "handles are random").to_string();
+    assert_contains(&outcome, "low entropy");
+}
+
+/// A template bomb that only a run can see (it uses a variable): the step errors at once
+/// as the scenario's fault, not the server's, in bounded time and memory; the next step
+/// runs.
+#[test]
+fn template_bomb_at_run_time_is_the_scenarios_error_in_bounded_memory() {
+    let (_dir, path) = common::scenario_file(
+        "bomb.yaml",
+        concat!(
+            "scenario: bomb\nvars: { n: 1, m: 100000 }\nsteps:\n",
+            "  - name: repeats a list\n    request: { method: tools/call, params: { name: echo, arguments: { text: \"x{{ [n]*100000000 }}\" } } }\n",
+            "  - name: loops 10^10 times\n    request: { method: tools/call, params: { name: echo, arguments: { text: \"{% for i in range(m) %}{% for j in range(m) %}{% endfor %}{% endfor %}\" } } }\n",
+            "  - name: pings\n    request: { method: ping }\n",
+        ),
+    );
+    let run = run(&hostile("correct"), &path, &["--timeout", "5s"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    for name in ["repeats a list", "loops 10^10 times"] {
+        let why = step(&run.json, name).to_string();
+        assert_contains(&why, "this is an error in the scenario, not the server's");
+        assert!(!why.contains("stdin"), "blamed on the server: {why}");
+    }
+    assert_status(&run.json, "pings", "passed");
+    assert_flat_memory(&run);
+    assert_within(&run, Duration::from_secs(10));
+}

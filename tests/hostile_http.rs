@@ -33,6 +33,14 @@ enum Misbehaviour {
     Stall,
     /// Sends the headers and then one body byte every 200 ms, never finishing.
     Drip,
+    /// Answers on an SSE stream: 200,000 small notifications (~22 MB in all), then the
+    /// reply (a flood that stdio passes; the cap is per message, not per stream).
+    SseBurst,
+    /// Answers on an SSE stream with one event of 200,000 bytes, then the reply.
+    SseHugeEvent,
+    /// HTTP 401 with a JSON-RPC error "unauthorized", then closes the connection (the
+    /// server withdrew the session's authorization after the handshake).
+    Unauthorized,
 }
 
 /// Which requests get the misbehaviour; the others get a canned answer.
@@ -128,6 +136,20 @@ fn serve(stream: TcpStream, how: Misbehaviour, victims: Victims, discovers: &Ato
                 Misbehaviour::Stall => {
                     let _ = reader.read_to_end(&mut Vec::new());
                 }
+                Misbehaviour::SseBurst | Misbehaviour::SseHugeEvent => {
+                    let _ = sse_reply(&mut writer, how, &request);
+                    continue;
+                }
+                Misbehaviour::Unauthorized => {
+                    let body = json!({ "jsonrpc": "2.0", "id": request["id"], "error": { "code": -32001, "message": "unauthorized" } }).to_string();
+                    let _ = writer.write_all(
+                        format!(
+                            "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        )
+                        .as_bytes(),
+                    );
+                }
                 Misbehaviour::Drip => {
                     let _ = writer.write_all(
                         b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n",
@@ -168,6 +190,42 @@ fn serve(stream: TcpStream, how: Misbehaviour, victims: Victims, discovers: &Ato
     }
 }
 
+/// The reply to `request` on an SSE stream, after the flood of [`Misbehaviour::SseBurst`]
+/// or the one huge event of [`Misbehaviour::SseHugeEvent`] (chunked, then closed).
+fn sse_reply(writer: &mut TcpStream, how: Misbehaviour, request: &Value) -> std::io::Result<()> {
+    writer.write_all(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+    )?;
+    let mut chunk = |data: &[u8]| -> std::io::Result<()> {
+        writer.write_all(format!("{:x}\r\n", data.len()).as_bytes())?;
+        writer.write_all(data)?;
+        writer.write_all(b"\r\n")
+    };
+    let note = format!(
+        "data: {}\n\n",
+        json!({ "jsonrpc": "2.0", "method": "notifications/message", "params": { "level": "info", "data": "x".repeat(40) } })
+    );
+    match how {
+        Misbehaviour::SseBurst => {
+            let thousand = note.repeat(1000);
+            for _ in 0..200 {
+                chunk(thousand.as_bytes())?;
+            }
+        }
+        _ => {
+            let huge = format!(
+                "data: {}\n\n",
+                json!({ "jsonrpc": "2.0", "method": "notifications/message", "params": { "level": "info", "data": "x".repeat(200_000) } })
+            );
+            chunk(huge.as_bytes())?;
+        }
+    }
+    let method = request["method"].as_str().unwrap_or_default();
+    let reply = json!({ "jsonrpc": "2.0", "id": request["id"], "result": answer(method) });
+    chunk(format!("data: {reply}\n\n").as_bytes())?;
+    writer.write_all(b"0\r\n\r\n")
+}
+
 fn answer(method: &str) -> Value {
     match method {
         // Legacy, without a session (a session is optional over HTTP).
@@ -189,8 +247,9 @@ fn answer(method: &str) -> Value {
     }
 }
 
-const THREE_STEPS: &str = r#"
-scenario: three-steps
+/// Two steps that pass on a server that answers: lists tools, calls echo.
+const TWO_STEPS: &str = r#"
+scenario: steps
 steps:
   - name: lists tools
     request: { method: tools/list }
@@ -202,9 +261,12 @@ steps:
       params: { name: echo, arguments: { text: hello } }
     expect:
       - { path: "$.content[0].text", equals: hello }
-  - name: lists tools again
-    request: { method: tools/list }
 "#;
+
+/// [`TWO_STEPS`] and a third one.
+fn three_steps() -> String {
+    format!("{TWO_STEPS}  - name: lists tools again\n    request: {{ method: tools/list }}\n")
+}
 
 struct Outcome {
     code: i32,
@@ -236,13 +298,20 @@ fn run(url: &str, scenario: &Path) -> Outcome {
 }
 
 fn run_in_era(url: &str, scenario: &Path, era: &str) -> Outcome {
+    run_with(url, scenario, era, &["--timeout", "2s"])
+}
+
+/// [`run_in_era`] with other flags (a timeout of its own among them).
+fn run_with(url: &str, scenario: &Path, era: &str, extra: &[&str]) -> Outcome {
     let work = tempfile::tempdir().expect("tempdir");
     let json = work.path().join("result.json");
     let junit = work.path().join("result.xml");
     let mut child = Command::new(binary())
         .arg("run")
         .arg(scenario)
-        .args(["--url", url, "--era", era, "--timeout", "2s", "--json"])
+        .args(["--url", url, "--era", era])
+        .args(extra)
+        .arg("--json")
         .arg(&json)
         .arg("--junit")
         .arg(&junit)
@@ -314,7 +383,7 @@ fn assert_within(run: &Outcome, budget: Duration) {
 #[test]
 fn stall_after_handshake_costs_one_timeout_not_one_per_step() {
     let server = Server::start(Misbehaviour::Stall, Victims::AllAfterHandshake);
-    let (_dir, scenario) = scenario_file("three-steps.yaml", THREE_STEPS);
+    let (_dir, scenario) = scenario_file("three-steps.yaml", &three_steps());
     let run = run(&server.url, &scenario);
     assert_eq!(run.code, 1, "{run:?}");
     assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
@@ -337,7 +406,7 @@ fn stall_after_handshake_costs_one_timeout_not_one_per_step() {
 #[test]
 fn legacy_stall_after_handshake_costs_one_timeout_not_one_per_step() {
     let server = Server::start(Misbehaviour::Stall, Victims::AllAfterHandshake);
-    let (_dir, scenario) = scenario_file("three-steps.yaml", THREE_STEPS);
+    let (_dir, scenario) = scenario_file("three-steps.yaml", &three_steps());
     let run = run_in_era(&server.url, &scenario, "legacy");
     assert_eq!(run.code, 1, "{run:?}");
     assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
@@ -359,7 +428,7 @@ fn legacy_stall_after_handshake_costs_one_timeout_not_one_per_step() {
 #[test]
 fn drip_times_out_at_the_configured_timeout() {
     let server = Server::start(Misbehaviour::Drip, Victims::AllAfterHandshake);
-    let (_dir, scenario) = scenario_file("three-steps.yaml", THREE_STEPS);
+    let (_dir, scenario) = scenario_file("three-steps.yaml", &three_steps());
     let run = run(&server.url, &scenario);
     assert_eq!(run.code, 1, "{run:?}");
     assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
@@ -398,5 +467,56 @@ steps:
     assert_step(&run, "lists tools", "error", &["timed out after 2s"]);
     assert_step(&run, "calls echo", "passed", &[]);
     assert_within(&run, Duration::from_secs(2));
+    server.assert_released();
+}
+
+/// 200,000 notifications (~22 MB) on the response stream before the reply: the flood
+/// passes as it does over stdio (the size cap is per message, not per stream), and the
+/// next step runs on the same connection.
+#[test]
+fn sse_notification_burst_before_the_reply_passes() {
+    let server = Server::start(Misbehaviour::SseBurst, Victims::ToolsList);
+    let (_dir, scenario) = scenario_file("two-steps.yaml", TWO_STEPS);
+    let run = run_with(&server.url, &scenario, MODERN, &["--timeout", "60s"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_step(&run, "lists tools", "passed", &[]);
+    assert_step(&run, "calls echo", "passed", &[]);
+    server.assert_released();
+}
+
+/// One event larger than `--max-message-size` on the stream is still refused, with the
+/// limit named; the connection stays usable for the next step.
+#[test]
+fn sse_event_over_the_message_limit_is_refused() {
+    let server = Server::start(Misbehaviour::SseHugeEvent, Victims::ToolsList);
+    let (_dir, scenario) = scenario_file("two-steps.yaml", TWO_STEPS);
+    let run = run_with(
+        &server.url,
+        &scenario,
+        MODERN,
+        &["--timeout", "20s", "--max-message-size", "100000"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_step(&run, "lists tools", "error", &["larger than 100000 bytes"]);
+    assert_step(&run, "calls echo", "passed", &[]);
+    server.assert_released();
+}
+
+/// After a handshake that passed, the server answers 401 and closes the connection: the
+/// step says so with the HTTP status, not only the JSON-RPC error's text.
+#[test]
+fn unauthorized_after_the_handshake_names_the_http_status() {
+    let server = Server::start(Misbehaviour::Unauthorized, Victims::ToolsList);
+    let (_dir, scenario) = scenario_file("two-steps.yaml", TWO_STEPS);
+    let run = run(&server.url, &scenario);
+    assert_eq!(run.code, 1, "{run:?}");
+    let (status, _) = status(&run, "lists tools");
+    assert_eq!(status, "failed", "{run:?}");
+    // The failure's message, expected and actual.
+    let why = run.json["suites"][0]["steps"][0]["outcome"].to_string();
+    assert!(
+        why.contains("HTTP 401") && why.contains("the server dropped the session's authorization"),
+        "{why}"
+    );
     server.assert_released();
 }

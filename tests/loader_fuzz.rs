@@ -143,6 +143,13 @@ fn hostile_values() -> Vec<Vec<u8>> {
     .iter()
     .map(|t| t.as_bytes().to_vec())
     .collect();
+    // Bombs: values that load fast and cost without bound once evaluated or compiled.
+    // (Patterns just past the 32 KiB bound here: the binary test below takes the 1 MiB ones.)
+    s.extend(
+        bombs(40_000)
+            .into_iter()
+            .map(|(_, _, value)| value.into_bytes()),
+    );
     for n in [100, 4000] {
         s.push(format!("\"$[?{}@.a{}]\"", "(".repeat(n), ")".repeat(n)).into_bytes());
         s.push(format!("\"$.a{}\"", "[?@.b".repeat(n) + &"]".repeat(n)).into_bytes());
@@ -154,6 +161,48 @@ fn hostile_values() -> Vec<Vec<u8>> {
         s.push(format!("{}1{}", "{a: ".repeat(n), "}".repeat(n)).into_bytes());
     }
     s
+}
+
+/// Template and regex bombs, as (what, the key they go under, a YAML value): each passed
+/// `validate` once and then took gigabytes or minutes.
+fn bombs(long: usize) -> Vec<(&'static str, &'static str, String)> {
+    vec![
+        ("list repeat", "text", "\"{{ [1]*100000000 }}\"".into()),
+        (
+            "list repeat in text",
+            "text",
+            "\"x{{ [1]*100000000 }}\"".into(),
+        ),
+        (
+            "nested loops",
+            "text",
+            "\"{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\""
+                .into(),
+        ),
+        (
+            "long regex",
+            "matches",
+            format!("\"({}\"", "a".repeat(long)),
+        ),
+        (
+            "huge compiled regex",
+            "matches",
+            "\"(?:a{1000}){1000}\"".into(),
+        ),
+        (
+            "schema pattern of 1 MiB",
+            "schema",
+            format!("{{ type: string, pattern: \"{}\" }}", ".".repeat(long)),
+        ),
+        (
+            "schema patternProperties key",
+            "schema",
+            format!(
+                "{{ patternProperties: {{ \"{}\": {{}} }} }}",
+                "x".repeat(long)
+            ),
+        ),
+    ]
 }
 
 /// Lines inserted by the mutations: keys with values beyond their ranges, deep block
@@ -525,6 +574,95 @@ fn the_binary_refuses_hostile_inputs_with_exit_2() {
             out.stderr.contains(&format!("--> {}:", path.display())),
             "{what}: the error has file:line:col: {}",
             out.stderr.chars().take(2000).collect::<String>()
+        );
+    }
+}
+
+/// Peak resident set (kB) and wall time of `mcpspec ARGS`, its exit code, and its stderr:
+/// the child is reaped with `wait4`, whose `ru_maxrss` is that child's own peak.
+#[allow(clippy::zombie_processes)] // reaped by `wait4` below, not `Child::wait`
+fn measured(args: &[&str], limit: Duration) -> (i32, Duration, i64, String) {
+    use std::process::{Command, Stdio};
+    let started = Instant::now();
+    let mut child = Command::new(common::mcpspec())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcpspec starts");
+    let stderr = common::drain(child.stderr.take().unwrap());
+    let pid = child.id() as libc::pid_t;
+    let (mut status, mut usage): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
+    loop {
+        // SAFETY: a child of this process, reaped once, here.
+        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if got == pid {
+            break;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+            panic!("mcpspec {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (
+        code,
+        started.elapsed(),
+        usage.ru_maxrss,
+        stderr.join().unwrap(),
+    )
+}
+
+/// Each bomb through the binary: `validate` refuses it with exit 2 and a position, at
+/// once and in little memory, and its error does not repeat the input (a few kB, not MBs).
+#[test]
+fn bombs_are_refused_in_bounded_time_and_memory() {
+    /// Peak RSS allowed (the input itself is at most 1 MiB, read and parsed a few times).
+    const PEAK_KB: i64 = 200 * 1024;
+    /// Wall time allowed, on a busy machine (they took 14 s to 444 s before).
+    const WALL: Duration = Duration::from_secs(30);
+    let dir = tempfile::tempdir().unwrap();
+    for (what, key, value) in bombs(1 << 20) {
+        let step = match key {
+            "text" => format!(
+                "    request: {{ method: tools/call, params: {{ name: echo, arguments: {{ text: {value} }} }} }}\n"
+            ),
+            "matches" => format!(
+                "    request: {{ method: tools/list }}\n    expect:\n      - {{ path: \"$.tools[0].name\", matches: {value} }}\n"
+            ),
+            _ => format!(
+                "    request: {{ method: tools/list }}\n    expect:\n      - schema: {value}\n"
+            ),
+        };
+        let path = dir.path().join("bomb.yaml");
+        std::fs::write(
+            &path,
+            format!("scenario: bomb\nsteps:\n  - name: a\n{step}"),
+        )
+        .unwrap();
+        let (code, wall, peak_kb, stderr) = measured(
+            &["validate", path.to_str().unwrap()],
+            Duration::from_secs(120),
+        );
+        let shown: String = stderr.chars().take(1500).collect();
+        assert_eq!(code, 2, "{what}: {shown}");
+        assert!(
+            stderr.contains(&format!("--> {}:", path.display())),
+            "{what}: {shown}"
+        );
+        assert!(wall < WALL, "{what}: took {wall:?}");
+        assert!(peak_kb < PEAK_KB, "{what}: peaked at {peak_kb} kB");
+        assert!(
+            stderr.len() < 8 * 1024,
+            "{what}: {} bytes of error output",
+            stderr.len()
         );
     }
 }

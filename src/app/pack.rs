@@ -188,7 +188,7 @@ fn report_changes(old: &Lock, new: &Lock) {
     let rev = |e: &Entry| {
         e.commit
             .as_deref()
-            .map(|c| format!("commit {}", &c[..c.len().min(12)]))
+            .map(|c| format!("commit {}", crate::packs::short_commit(c)))
             .unwrap_or_else(|| e.digest.clone())
     };
     for e in &shown {

@@ -324,6 +324,8 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         sarif: args.sarif.clone(),
         sarif_source: args.sarif_source.clone(),
     };
+    // With what the run learned on the way (secret-named vars rendered by templates).
+    secrets.extend(crate::redact::known().values().iter().cloned());
     if let Err(code) = write_reports(&report, &paths, &secrets) {
         return code;
     }
@@ -441,9 +443,9 @@ pub(super) fn parse_params(
             }
             None => value.to_string(),
         };
-        // Tokens are credentials however they were given (the security pack's
-        // `wrong_audience_token`, `expired_token`, `other_user_token`).
-        if name.ends_with("_token") && !value.is_empty() {
+        // Secret-named values are credentials however they were given (the security
+        // pack's `wrong_audience_token`, `expired_token`, `other_user_token`).
+        if crate::redact::is_secret_param(name) && !value.is_empty() {
             secrets.push(value.clone());
         }
         params.insert(name.to_string(), Value::String(value));

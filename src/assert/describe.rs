@@ -49,6 +49,22 @@ pub fn describe_no_response(ex: &Exchange) -> String {
     }
 }
 
+/// A JSON-RPC error response as a step reports it: with the HTTP status when it was not
+/// 2xx. After a handshake that the same credentials passed, 401/403 means the server
+/// withdrew the session's authorization: said in words, not only as the error's text.
+pub fn describe_error_response(ex: &Exchange, error: &Value) -> String {
+    let error = compact(error, 300);
+    match ex.http.as_ref().map(|h| h.status) {
+        Some(status @ (401 | 403)) => format!(
+            "HTTP {status} with JSON-RPC error {error}: the server dropped the session's authorization (the handshake passed with the same credentials)"
+        ),
+        Some(status) if !(200..300).contains(&status) => {
+            format!("HTTP {status} with JSON-RPC error {error}")
+        }
+        _ => format!("JSON-RPC error {error}"),
+    }
+}
+
 pub(super) fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").to_string()
 }
@@ -68,9 +84,11 @@ pub(super) fn schema_errors(validator: &jsonschema::Validator, instance: &Value)
         .iter_errors(instance)
         .take(5)
         .map(|e| {
+            // The validator's message quotes the instance: cut, a server's value may be MBs.
             format!(
-                "at `{}`: {e}",
-                display_pointer(&e.instance_path().to_string())
+                "at `{}`: {}",
+                crate::redact::excerpt(&display_pointer(&e.instance_path().to_string())),
+                crate::redact::shorten(&e.to_string(), 300)
             )
         })
         .collect()

@@ -12,7 +12,7 @@ pub mod snapshot;
 use serde_json::Value;
 
 use describe::*;
-pub use describe::{compact, describe_no_response};
+pub use describe::{compact, describe_error_response, describe_no_response};
 pub use failure::Failure;
 pub use notifications::received_notifications;
 use notifications::*;

@@ -57,7 +57,7 @@ pub(super) fn check_output_schema(expect: &Expect, seen: &Observed) -> ExpectOut
             Some(compact(result, 300)),
         );
     };
-    let validator = match jsonschema::validator_for(schema) {
+    let validator = match crate::bounds::validator(schema) {
         Ok(v) => v,
         Err(e) => {
             return fail(

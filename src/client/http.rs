@@ -332,10 +332,7 @@ impl HttpTransport {
             return Ok((status, None));
         }
         let limit = self.max_bytes;
-        let bytes = response
-            .bytes_stream()
-            .map(move |chunk| chunk.map_err(|e| std::io::Error::other(describe_reqwest(&e))));
-        let mut events = std::pin::pin!(sse_stream::SseByteStream::new(bytes));
+        let mut events = std::pin::pin!(sse_events(response, limit));
         let first = tokio::time::timeout(wait, async {
             while let Some(Ok(event)) = events.next().await {
                 let data = event.data.unwrap_or_default();
@@ -500,24 +497,81 @@ fn meta_of(response: &reqwest::Response) -> HttpMeta {
     }
 }
 
-/// The body as SSE events; the stream fails once more than `limit` bytes have come.
+/// The body as SSE events; the stream fails once one event (message) is longer than
+/// `limit` bytes. A stream as a whole is not capped: like stdio, a server may send any
+/// number of messages before its reply (each one is judged and counted as it comes).
 fn sse_events(
     response: reqwest::Response,
     limit: usize,
 ) -> sse_stream::SseByteStream<
     impl futures::Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + use<>,
 > {
-    let mut seen = 0usize;
+    let mut event = EventSize::default();
     let bytes = response.bytes_stream().map(move |chunk| match chunk {
-        Ok(c) => {
-            seen += c.len();
-            if seen > limit {
-                Err(std::io::Error::other(OVERSIZED))
-            } else {
-                Ok(c)
-            }
-        }
+        Ok(c) if event.feed(&c) > limit => Err(std::io::Error::other(OVERSIZED)),
+        Ok(c) => Ok(c),
         Err(e) => Err(std::io::Error::other(describe_reqwest(&e))),
     });
     sse_stream::SseByteStream::new(bytes)
+}
+
+/// The size of the SSE event being received: the bytes of its lines (line ends left out)
+/// since the blank line that ended the one before. Line ends are `\n`, `\r\n` or `\r`,
+/// and may be split across chunks.
+#[derive(Default)]
+struct EventSize {
+    /// Bytes of the current event so far.
+    event: usize,
+    /// Bytes of the current line so far.
+    line: usize,
+    /// The last byte was `\r` (a `\n` right after it ends no other line).
+    after_cr: bool,
+}
+
+impl EventSize {
+    /// Count `chunk`; the largest size the current event reached within it.
+    fn feed(&mut self, chunk: &[u8]) -> usize {
+        let mut most = self.event;
+        for &b in chunk {
+            if b == b'\n' && self.after_cr {
+                self.after_cr = false;
+                continue;
+            }
+            self.after_cr = b == b'\r';
+            if b == b'\n' || b == b'\r' {
+                if self.line == 0 {
+                    // A blank line: the event is complete.
+                    self.event = 0;
+                }
+                self.line = 0;
+            } else {
+                self.line += 1;
+                self.event += 1;
+                most = most.max(self.event);
+            }
+        }
+        most
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EventSize;
+
+    #[test]
+    fn event_size_restarts_at_each_blank_line() {
+        let mut e = EventSize::default();
+        assert_eq!(e.feed(b"data: abc\n\n"), 9);
+        assert_eq!(e.event, 0);
+        // Any number of events: each is counted alone.
+        for _ in 0..1000 {
+            assert!(e.feed(b"data: {\"x\":1}\r\n\r\n") <= 14);
+        }
+        // One event split over chunks and lines (CR LF split between chunks too).
+        assert_eq!(e.feed(b"data: 1234\r"), 10);
+        assert_eq!(e.feed(b"\ndata: 5678"), 20);
+        assert_eq!(e.feed(b"\r\r"), 20);
+        assert_eq!(e.event, 0);
+        assert_eq!(e.feed(b"data: x\n\ndata: yy\n"), 8);
+    }
 }

@@ -79,7 +79,7 @@ impl Target {
                 words.extend(args.iter().cloned());
                 format!("stdio: {}", shell_words::join(words))
             }
-            TargetKind::Http { url, .. } => format!("http: {url}"),
+            TargetKind::Http { url, .. } => format!("http: {}", crate::redact::safe_url(url)),
         }
     }
 

@@ -127,14 +127,33 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
     all.extend(scenarios);
     check_unique_ids(&all, &mut errors);
     if errors.is_empty() {
+        let mut secrets = resolver.secrets;
+        secrets.extend(named_secrets(inputs, &all));
         Ok(LoadedSet {
             scenarios: all,
             packs: resolver.packs,
-            secrets: resolver.secrets,
+            secrets,
         })
     } else {
         Err(errors)
     }
+}
+
+/// Values named like secrets ([`crate::redact::is_secret_param`]): given parameters
+/// (`--set`, mcpspec.yaml, declared or not) and scenario `vars` written as plain values (a
+/// var rendered from a template is remembered by the engine when it is rendered).
+fn named_secrets(inputs: &ParamInputs, scenarios: &[Scenario]) -> Vec<String> {
+    let given = inputs
+        .given
+        .iter()
+        .filter(|(name, _)| crate::redact::is_secret_param(name))
+        .filter_map(|(_, g)| crate::redact::secret_text(&g.value));
+    let vars = scenarios
+        .iter()
+        .flat_map(|s| s.vars.iter())
+        .filter(|(name, _)| crate::redact::is_secret_param(name))
+        .filter_map(|(_, v)| crate::redact::secret_text(&v.to_json()));
+    given.chain(vars).collect()
 }
 
 /// An error for each `MCPSPEC_PARAM_<NAME>` of `vars` that is the variable of no parameter

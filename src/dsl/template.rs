@@ -10,12 +10,53 @@ use serde_json::Value;
 
 use super::value::{TKind, TValue};
 
+/// The work one template may do, in minijinja fuel: about one unit per instruction and
+/// one per 64 bytes of data it makes (so about 64 MB at most). Real templates take a few
+/// hundred; `{{ [1]*100000000 }}` or a loop of 10⁹ steps is stopped at once instead of
+/// taking gigabytes and minutes.
+pub const FUEL: u64 = 1_000_000;
+/// The largest value one template may render, in bytes (the default message size limit).
+pub const MAX_OUTPUT_BYTES: usize = 16 << 20;
+
 static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_debug(false);
+    env.set_fuel(Some(FUEL));
+    // Fuel pays for output once written: a lazy list (`[1]*100000000`) is measured before
+    // it is written out, as a value is before it is sent.
+    env.set_formatter(|out, state, value| {
+        if value.as_object().is_some()
+            && let Err(bytes) = within_output(value, &mut 0)
+        {
+            return Err(minijinja::Error::new(
+                minijinja::ErrorKind::InvalidOperation,
+                output_too_large(bytes),
+            ));
+        }
+        minijinja::escape_formatter(out, state, value)
+    });
     env
 });
+
+/// How every bound's message ends: the fault is the scenario's.
+const SCENARIO_FAULT: &str = "this is an error in the scenario, not the server's";
+
+/// Why a template was stopped: the scenario's fault, worded so nobody blames the server.
+fn over_budget() -> String {
+    format!(
+        "the template does more work than mcpspec allows (about {FUEL} steps, or {} MB of data): \
+         a loop or a value too large; {SCENARIO_FAULT}",
+        (FUEL * 64) >> 20
+    )
+}
+
+fn output_too_large(bytes: usize) -> String {
+    format!(
+        "the template renders {bytes} bytes, more than the {MAX_OUTPUT_BYTES} mcpspec allows; \
+         {SCENARIO_FAULT}"
+    )
+}
 
 /// Whether a string contains template syntax at all (fast path: most strings do not).
 pub fn is_template(s: &str) -> bool {
@@ -61,13 +102,66 @@ pub fn render_str(s: &str, ctx: &Value) -> Result<Value, String> {
             .and_then(|e| e.eval(ctx))
             .map_err(|e| describe(&e))?;
         if value.is_undefined() {
-            return Err(format!("undefined value: `{expr}` is undefined"));
+            return Err(format!(
+                "undefined value: `{}` is undefined",
+                crate::redact::excerpt(expr)
+            ));
+        }
+        // Measured before it is converted: `[1]*100000000` is a lazy list, cheap to make
+        // and gigabytes once written out.
+        if let Err(bytes) = within_output(&value, &mut 0) {
+            return Err(output_too_large(bytes));
         }
         return serde_json::to_value(&value).map_err(|e| e.to_string());
     }
-    ENV.render_str(s, ctx)
-        .map(Value::String)
-        .map_err(|e| describe(&e))
+    let text = ENV.render_str(s, ctx).map_err(|e| describe(&e))?;
+    if text.len() > MAX_OUTPUT_BYTES {
+        return Err(output_too_large(text.len()));
+    }
+    Ok(Value::String(text))
+}
+
+/// Add the size of `v` as sent to `seen`, walking it only until [`MAX_OUTPUT_BYTES`]
+/// is passed: `Err(bytes seen)` then.
+fn within_output(v: &minijinja::Value, seen: &mut usize) -> Result<(), usize> {
+    use minijinja::value::ValueKind;
+    let over = |seen: &mut usize, n: usize| {
+        *seen += n;
+        if *seen > MAX_OUTPUT_BYTES {
+            Err(*seen)
+        } else {
+            Ok(())
+        }
+    };
+    match v.kind() {
+        ValueKind::String => over(seen, v.as_str().map_or(0, str::len) + 2),
+        ValueKind::Seq | ValueKind::Iterable => {
+            for item in v.try_iter().into_iter().flatten() {
+                over(seen, 1)?;
+                within_output(&item, seen)?;
+            }
+            over(seen, 2)
+        }
+        ValueKind::Map => {
+            for key in v.try_iter().into_iter().flatten() {
+                within_output(&key, seen)?;
+                if let Ok(item) = v.get_item(&key) {
+                    within_output(&item, seen)?;
+                }
+            }
+            over(seen, 2)
+        }
+        _ => over(seen, 8),
+    }
+}
+
+/// A template without variables, evaluated once at load time: `Err` when it can never
+/// run within the bounds (its value is static, so `validate` can tell).
+pub fn static_budget(s: &str) -> Result<(), String> {
+    match render_str(s, &Value::Object(Default::default())) {
+        Err(e) if e.contains(SCENARIO_FAULT) => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Why the expression `expr` (no braces) has no value against `ctx` (undefined, null, or
@@ -118,6 +212,9 @@ pub fn render_value(v: &TValue, ctx: &Value) -> Result<Value, (u32, u32, String)
 }
 
 fn describe(e: &minijinja::Error) -> String {
+    if e.kind() == minijinja::ErrorKind::OutOfFuel {
+        return over_budget();
+    }
     let mut msg = match e.detail() {
         Some(detail) => format!("{}: {detail}", e.kind()),
         None => e.kind().to_string(),
@@ -160,6 +257,38 @@ mod tests {
         assert!(no_value("missing", &ctx).is_some());
         assert!(no_value("nothing", &ctx).is_some());
         assert_eq!(no_value("full[0].uri", &ctx), None);
+    }
+
+    #[test]
+    fn bombs_are_stopped_as_the_scenarios_error() {
+        let ctx = json!({});
+        for bomb in [
+            "{{ [1]*100000000 }}",
+            "x{{ [1]*100000000 }}",
+            "{{ [[1]*100000000] }}",
+            "{{ 'x' * 1000000000 }}",
+            "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+            "x{% for i in range(100000) %}{% for j in range(100000) %}{{ i }}{% endfor %}{% endfor %}",
+        ] {
+            let started = std::time::Instant::now();
+            let err = render_str(bomb, &ctx).unwrap_err();
+            assert!(err.contains("not the server's"), "{bomb}: {err}");
+            assert!(static_budget(bomb).is_err(), "{bomb}");
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(20),
+                "{bomb}"
+            );
+        }
+        // Real templates are far below the bounds.
+        assert!(static_budget("{% for i in range(1000) %}{{ i }},{% endfor %}").is_ok());
+        assert!(static_budget("{{ 'x' * 100000 }}").is_ok());
+        assert!(
+            static_budget("{{ 1 / 0 }}").is_ok(),
+            "other errors are the run's"
+        );
+        let big = json!({"big": "y".repeat(MAX_OUTPUT_BYTES)});
+        let err = render_str("{{ big }}{{ big }}", &big).unwrap_err();
+        assert!(err.contains("not the server's"), "{err}");
     }
 
     #[test]

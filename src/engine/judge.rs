@@ -217,7 +217,7 @@ fn default_expectation(step: &Step, ex: &Exchange) -> Option<Failure> {
         return None;
     }
     let actual = match resp.and_then(|r| r.get("error")) {
-        Some(e) => format!("JSON-RPC error {}", assert::compact(e, 300)),
+        Some(e) => assert::describe_error_response(ex, e),
         None => assert::describe_no_response(ex),
     };
     let message = format!("expected a successful response, got {actual}");
@@ -346,10 +346,13 @@ fn judge_observed(
             ExpectOutcome::NotApplicable(why) => not_applicable.push(why),
         }
     }
-    if step.expects.is_empty()
+    // A step whose expectations failed on an HTTP 401/403 says so first: "matched
+    // nothing" alone hides that the server withdrew the session's authorization.
+    let refused = matches!(exchange.http.as_ref().map(|h| h.status), Some(401 | 403));
+    if (step.expects.is_empty() || (refused && !failures.is_empty()))
         && let Some(f) = default_expectation(step, exchange)
     {
-        failures.push(f);
+        failures.insert(0, f);
     }
     if failures.is_empty() {
         if applicable == 0 && !not_applicable.is_empty() {

@@ -59,6 +59,12 @@ pub async fn run_steps(
     {
         match render_value(value, &Value::Object(ctx.clone())) {
             Ok(v) => {
+                // A secret-named var made by a template: known to every output from now on.
+                if crate::redact::is_secret_param(name)
+                    && let Some(text) = crate::redact::secret_text(&v)
+                {
+                    crate::redact::remember(&[text]);
+                }
                 ctx.insert(name.clone(), v);
             }
             Err((_, _, e)) => {

@@ -224,17 +224,7 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
 /// The base URL without userinfo, query or fragment (a key can hide in any of them).
 pub fn public_url(url: &str) -> String {
     let url = url.split(['?', '#']).next().unwrap_or("");
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let (host, path) = match rest.find('/') {
-                Some(i) => rest.split_at(i),
-                None => (rest, ""),
-            };
-            let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-            format!("{scheme}://{host}{path}")
-        }
-        None => url.to_string(),
-    }
+    crate::redact::without_userinfo(url)
 }
 
 #[cfg(test)]

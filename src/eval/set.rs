@@ -503,18 +503,10 @@ fn expectation(
                 return None;
             }
             if let Some(re) = a.matches {
-                return match Regex::new(&re) {
+                return match crate::bounds::regex_at(&re, Pos::new(file, re.line, re.col)) {
                     Ok(r) => Some(TaskExpectation::Answer(Answer::Matches(r))),
-                    Err(err) => {
-                        let detail = err.to_string();
-                        let last = detail.lines().last().unwrap_or("").trim().to_string();
-                        errors.push(
-                            LoadError::at(
-                                Pos::new(file, re.line, re.col),
-                                format!("invalid regular expression `{}`: {last}", *re),
-                            )
-                            .with_help("regular expressions use Rust `regex` syntax"),
-                        );
+                    Err(e) => {
+                        errors.push(e);
                         None
                     }
                 };

@@ -399,10 +399,16 @@ fn import_of(file: &Arc<SourceFile>, doc: &ImportDoc) -> Result<Import, LoadErro
 fn origin(entry: &Entry) -> String {
     match (&entry.key, &entry.commit) {
         (Key::Git { .. }, Some(c)) => {
-            format!("{} (commit {})", entry.key.label(), &c[..c.len().min(12)])
+            format!("{} (commit {})", entry.key.label(), short_commit(c))
         }
         _ => format!("{} ({})", entry.key.label(), entry.digest),
     }
+}
+
+/// A commit as shown: its first 12 characters. Characters, not bytes: the lockfile is
+/// text anyone may edit, and a byte index can fall inside a character.
+pub fn short_commit(commit: &str) -> String {
+    commit.chars().take(12).collect()
 }
 
 impl RemoteImports for Sources {

@@ -12,7 +12,7 @@ use super::format_transcript;
 use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
 use crate::redact::{Redactor, count_masks, escape_controls};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// How to render console output. The caller decides `color` (TTY, `NO_COLOR`, `--color`).
 #[derive(Clone, Default)]
@@ -27,11 +27,33 @@ pub struct ConsoleOptions {
 }
 
 /// What the console's redaction keeps across suites: the redactor (built from `secrets`
-/// on first use, not once per suite) and how many masks were printed (the summary's note).
+/// and the process's known secrets on first use, again only once the run has learned a
+/// secret since — a secret-named var rendered by a template) and how many masks were
+/// printed (the summary's note).
 #[derive(Clone, Default)]
 pub struct Redaction {
-    redactor: Arc<OnceLock<Redactor>>,
+    redactor: Arc<Mutex<Option<Built>>>,
     masks: Arc<AtomicUsize>,
+}
+
+/// A redactor and how many process-known values it was built with.
+type Built = (usize, Arc<Redactor>);
+
+impl Redaction {
+    fn redactor(&self, secrets: &[String]) -> Arc<Redactor> {
+        let known = crate::redact::known();
+        let mut slot = self.redactor.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((n, r)) = &*slot
+            && *n == known.values().len()
+        {
+            return r.clone();
+        }
+        let mut all = secrets.to_vec();
+        all.extend(known.values().iter().cloned());
+        let r = Arc::new(Redactor::new(&all));
+        *slot = Some((known.values().len(), r.clone()));
+        r
+    }
 }
 
 impl std::fmt::Debug for ConsoleOptions {
@@ -55,7 +77,7 @@ const DETAIL_INDENT: &str = "      ";
 
 struct Printer<'a> {
     opts: &'a ConsoleOptions,
-    redactor: &'a Redactor,
+    redactor: Arc<Redactor>,
     out: String,
 }
 
@@ -63,10 +85,7 @@ impl<'a> Printer<'a> {
     fn new(opts: &'a ConsoleOptions) -> Self {
         Printer {
             opts,
-            redactor: opts
-                .redaction
-                .redactor
-                .get_or_init(|| Redactor::new(&opts.secrets)),
+            redactor: opts.redaction.redactor(&opts.secrets),
             out: String::new(),
         }
     }

@@ -16,6 +16,8 @@ Modes:
   close-stdout      closes its stdout right after the handshake, stays alive
   request-flood     after the handshake, never reads again and sends server requests
                     (roots/list) without end
+  unicode-handles   serves a read-only tool `mint` whose handles (structuredContent.id)
+                    are short non-ASCII strings: "xé", then "a中", …
 """
 
 import json
@@ -48,6 +50,12 @@ NOTE = (
 )
 
 
+# Handles whose characters differ in UTF-8 length: an affix measured in one is no
+# character boundary in the next.
+HANDLES = ["xé", "a中", "🦀b", "中é", "ü", "bé中"]
+MINTED = 0
+
+
 def serve_normally(req):
     method = req.get("method")
     if method == "initialize":
@@ -61,6 +69,21 @@ def serve_normally(req):
         )
     elif method == "ping":
         result(req, {})
+    elif method == "tools/list" and MODE == "unicode-handles":
+        tool = {
+            "name": "mint",
+            "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": True},
+        }
+        result(req, {"tools": [tool]})
+    elif method == "tools/call" and MODE == "unicode-handles":
+        global MINTED
+        handle = HANDLES[MINTED % len(HANDLES)]
+        MINTED += 1
+        result(
+            req,
+            {"content": [{"type": "text", "text": handle}], "structuredContent": {"id": handle}},
+        )
     elif method == "tools/list":
         tool = {
             "name": "echo",
@@ -107,7 +130,7 @@ def main():
                         n += 1
                         send({"jsonrpc": "2.0", "id": "s%d" % n, "method": "roots/list"})
             continue
-        if req.get("method") == "initialize" or MODE in ("correct", "setsid-child"):
+        if req.get("method") == "initialize" or MODE in ("correct", "setsid-child", "unicode-handles"):
             serve_normally(req)
             if MODE == "no-read":
                 time.sleep(600)

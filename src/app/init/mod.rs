@@ -217,9 +217,18 @@ fn target_config(t: &TargetArgs, dir: &Path) -> Result<render::TargetConfig, Usa
             headers.push((k.to_string(), v.to_string()));
         }
     }
+    // Credentials in the URL (userinfo, `?token=…`) are secrets like headers: not written.
+    let url = t.url.as_deref().map(crate::redact::safe_url);
+    if url.as_deref() != t.url.as_deref() {
+        omitted.push(
+            "the URL's credentials (user:password@, token-like query values) are secrets, \
+             so they are not written: pass them with `mcpspec run --url` or use bearerEnv"
+                .to_string(),
+        );
+    }
     Ok(render::TargetConfig {
         stdio: t.stdio.clone(),
-        url: t.url.clone(),
+        url,
         env,
         cwd: t.cwd.as_deref().map(|c| relative_to(c, dir)),
         headers,

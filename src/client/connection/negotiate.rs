@@ -176,7 +176,7 @@ impl Connection {
                     kind: ConnectErrorKind::Unreachable,
                     message: format!(
                         "cannot reach {} (POST server/discover): {e}",
-                        self.target.location()
+                        crate::redact::safe_url(self.target.location())
                     ),
                     stderr_tail: None,
                     transcript: Vec::new(),

@@ -11,6 +11,21 @@ use crate::dsl::model::Expectation;
 /// Longest `within` of a `notifications` expectation.
 const MAX_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// The node at a schema path (`/properties/a/pattern`) of a positioned value.
+fn value_at<'v>(
+    v: &'v crate::dsl::value::TValue,
+    at: &str,
+) -> Option<&'v crate::dsl::value::TValue> {
+    use crate::dsl::value::TKind;
+    at.split('/')
+        .skip(1)
+        .try_fold(v, |node, part| match &node.kind {
+            TKind::Map(_) => node.get(part),
+            TKind::Seq(items) => part.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        })
+}
+
 impl Compiler {
     pub(super) fn jsonpath(&mut self, path: &At<String>) -> Option<CompiledPath> {
         // Scenarios repeat their paths (`$.content[0].text` in every step): parse each once.
@@ -23,12 +38,11 @@ impl Compiler {
                 Some(p)
             }
             Err(e) => {
-                // A huge path is in the snippet already.
-                let message = if path.len() > 100 {
-                    format!("invalid JSONPath: {e}")
-                } else {
-                    format!("invalid JSONPath `{}`: {e}", **path)
-                };
+                let message = format!(
+                    "invalid JSONPath `{}`: {}",
+                    crate::redact::excerpt(path),
+                    crate::redact::excerpt(&e.to_string())
+                );
                 self.errors
                     .push(LoadError::at(self.at(path), message).with_help(
                         "JSONPath follows RFC 9535, e.g. `$.tools[*].name` or `$.content[0].text`",
@@ -39,40 +53,52 @@ impl Compiler {
     }
 
     pub(super) fn regex(&mut self, re: &At<String>) -> Option<Regex> {
-        match Regex::new(re) {
+        match crate::bounds::regex_at(re, self.at(re)) {
             Ok(r) => Some(r),
             Err(e) => {
-                let detail = e.to_string();
-                let last = detail.lines().last().unwrap_or("").trim().to_string();
-                self.errors.push(
-                    LoadError::at(
-                        self.at(re),
-                        format!("invalid regular expression `{}`: {last}", **re),
-                    )
-                    .with_help("regular expressions use Rust `regex` syntax"),
-                );
+                self.errors.push(e);
                 None
             }
         }
     }
 
+    /// A validator for a scenario's schema (`inline`: the YAML it came from, so a pattern
+    /// past the bounds is shown where it is written).
     pub(super) fn schema(
         &mut self,
         schema: serde_json::Value,
         pos: Pos,
+        inline: Option<&crate::dsl::value::TValue>,
     ) -> Option<Arc<jsonschema::Validator>> {
-        if let Err(e) = jsonschema::meta::validate(&schema) {
+        if let Some((at, why)) = crate::bounds::schema_pattern_too_long(&schema) {
+            let pos = inline
+                .and_then(|v| value_at(v, &at))
+                .map_or(pos, |v| self.pos(v.line, v.col));
             self.errors.push(
-                LoadError::at(pos, format!("invalid JSON Schema: {e}"))
-                    .with_help("schemas follow JSON Schema 2020-12"),
+                LoadError::at(pos, format!("JSON Schema pattern at {at}: {why}")).with_help(
+                    "match long text with a short pattern (`^.{1000,}$`, not 1000 dots)",
+                ),
             );
             return None;
         }
-        match jsonschema::validator_for(&schema) {
+        if let Err(e) = jsonschema::meta::validate(&schema) {
+            self.errors.push(
+                LoadError::at(
+                    pos,
+                    format!(
+                        "invalid JSON Schema: {}",
+                        crate::redact::excerpt(&e.to_string())
+                    ),
+                )
+                .with_help("schemas follow JSON Schema 2020-12"),
+            );
+            return None;
+        }
+        match crate::bounds::validator(&schema) {
             Ok(v) => Some(Arc::new(v)),
-            Err(e) => {
+            Err(why) => {
                 self.errors
-                    .push(LoadError::at(pos, format!("invalid JSON Schema: {e}")));
+                    .push(LoadError::at(pos, format!("invalid JSON Schema: {why}")));
                 None
             }
         }
@@ -190,12 +216,12 @@ impl Compiler {
                     }
                     (Some(inline), None) => {
                         let spos = self.pos(inline.line, inline.col);
-                        self.schema(inline.to_json(), spos)?
+                        self.schema(inline.to_json(), spos, Some(&inline))?
                     }
                     (None, Some(file)) => {
                         let fpos = self.at(&file);
                         let value = self.schema_file(&file, fpos.clone())?;
-                        self.schema(value, fpos)?
+                        self.schema(value, fpos, None)?
                     }
                     (None, None) => unreachable!("schema kind needs one of the keys"),
                 };

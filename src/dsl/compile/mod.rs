@@ -272,6 +272,15 @@ impl Compiler {
                     .with_help("templates use minijinja syntax: `{{ name }}`"),
             ),
             Ok(vars) => {
+                // A template of constants has the same value at every run: one that cannot
+                // be rendered within the bounds is refused here, with its position.
+                if vars.is_empty()
+                    && let Err(why) = template::static_budget(s)
+                {
+                    self.errors.push(LoadError::at(pos.clone(), why).with_help(
+                        "build large test data outside the template (a file, or a shorter value)",
+                    ));
+                }
                 self.uses.extend(vars.iter().cloned());
                 for var in vars.iter().filter(|v| !known.contains(*v)) {
                     let help = match did_you_mean(var, known.iter().map(String::as_str)) {

@@ -67,12 +67,11 @@ impl Resolver<'_> {
             match chosen {
                 Some((value, from_text, origin)) => match coerce(&value, decl.type_, from_text) {
                     Ok(v) => {
-                        if decl.secret {
-                            match &v {
-                                Value::String(s) if !s.is_empty() => self.secrets.push(s.clone()),
-                                Value::String(_) => {}
-                                other => self.secrets.push(other.to_string()),
-                            }
+                        // Declared secret, or named like one: masked whatever the source.
+                        if (decl.secret || crate::redact::is_secret_param(name))
+                            && let Some(text) = crate::redact::secret_text(&v)
+                        {
+                            self.secrets.push(text);
                         }
                         values.insert(name.clone(), v);
                     }

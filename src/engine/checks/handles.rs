@@ -449,15 +449,18 @@ fn common_prefix(texts: &[String]) -> usize {
     len
 }
 
-/// Byte length of the common suffix not overlapping the prefix.
+/// Byte length of the common suffix not overlapping the prefix. Compared as whole
+/// strings (`ends_with`), never by slicing one text at an offset taken from another: a
+/// byte count from `"xé"` falls inside a character of `"a中"`.
 fn common_suffix(texts: &[String], prefix: usize) -> usize {
     let first = &texts[0];
     let mut len = 0;
     for c in first[prefix..].chars().rev() {
         let n = len + c.len_utf8();
+        let tail = &first[first.len() - n..];
         if texts
             .iter()
-            .all(|t| t.len() >= prefix + n && t[t.len() - n..].starts_with(c))
+            .all(|t| t.len() >= prefix + n && t.ends_with(tail))
         {
             len = n;
         } else {
@@ -534,6 +537,29 @@ mod tests {
         ])
         .unwrap();
         assert!(p.contains("low entropy"), "{p}");
+    }
+
+    /// Server bytes of any script: affixes are found on character boundaries, whatever
+    /// the other handles hold (`"xé"` then `"a中"` once panicked).
+    #[test]
+    fn non_ascii_handles_never_panic() {
+        let sets: &[&[&str]] = &[
+            &["xé", "a中"],
+            &["a中", "xé"],
+            &["é", "中é", "ü"],
+            &["中1", "中2", "中3"],
+            &["1中", "2中", "3中"],
+            &["🦀é🦀", "é🦀", "🦀"],
+            &["", "é", "ée"],
+        ];
+        for set in sets {
+            let values: Vec<Value> = set.iter().map(|s| json!(s)).collect();
+            let _ = g(&values);
+        }
+        let p = g(&[json!("中-1"), json!("中-2"), json!("中-3")]).unwrap();
+        assert!(p.contains("prefix `中-` (step 1)"), "{p}");
+        let p = g(&[json!("1-é"), json!("2-é"), json!("3-é")]).unwrap();
+        assert!(p.contains("suffix `-é` (step 1)"), "{p}");
     }
 
     #[test]

@@ -86,10 +86,10 @@ pub fn rules(file: Option<&str>, disable: &[String]) -> Result<Vec<Rule>, String
             .map_err(|e| format!("injection_rules `{path}`: {e}"))?;
         disabled.extend(parsed.disable);
         for r in parsed.rules {
-            let regex = Regex::new(&r.pattern).map_err(|e| {
+            let regex = crate::bounds::regex(&r.pattern).map_err(|e| {
                 format!(
                     "injection_rules `{path}`: rule `{}`: invalid pattern: {e}",
-                    r.id
+                    crate::redact::excerpt(&r.id)
                 )
             })?;
             if rules.iter().any(|x| x.id == r.id) {

@@ -169,7 +169,7 @@ pub async fn output(
 /// Validation errors of `value` against `schema` (instance path: message); `None` when
 /// it conforms. An invalid schema is another check's business (`output_schema_valid`).
 fn schema_errors(schema: &Value, value: &Value) -> Option<Vec<String>> {
-    let validator = jsonschema::validator_for(schema).ok()?;
+    let validator = crate::bounds::validator(schema).ok()?;
     let errors: Vec<String> = validator
         .iter_errors(value)
         .take(5)
