@@ -578,3 +578,74 @@ console.log(JSON.stringify(accepted));
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `auto` over stdio: a server slow to start (here 6 s, past the 5 s an HTTP probe waits) is
+/// not taken for a legacy one, and the console says which era auto chose and why.
+#[test]
+fn auto_waits_out_a_slow_start_and_says_what_it_chose() {
+    let (_dir, path) = common::scenario_file(
+        "list.yaml",
+        "scenario: list\nsteps:\n  - name: tools\n    request: { method: tools/list }\n",
+    );
+    let server = common::example_server().display().to_string();
+    let slow = format!("sh -c 'sleep 6; exec {server}'");
+    let r = run(&[
+        "run",
+        path.to_str().unwrap(),
+        "--stdio",
+        &slow,
+        "--era",
+        "auto",
+        "--timeout",
+        "60s",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("era: auto: server/discover lists 2026-07-28; chose modern"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// The `snapshot` line names the server it was taken of: `name version`.
+#[test]
+fn snapshot_names_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("snap");
+    let r = run(&[
+        "snapshot",
+        "--stdio",
+        &stdio_target(&[]),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("snapshot of mcpspec-example-server 1.0.0 ("),
+        "{}",
+        r.stderr
+    );
+}
+
+/// Declaring `resources` does not oblige a server to serve `resources/templates/list`: a
+/// -32601 there skips the template checks with the reason (`resources/list`, which the
+/// capability does oblige, still fails).
+#[test]
+fn an_unserved_templates_list_is_no_failure() {
+    let target = stdio_target(&["--defect", "unserved-capability=resources"]);
+    let filter = ["--filter", "modern-resource*"];
+    let (_, o, _) = run_pack("conformance", ["--stdio", &target], "2026-07-28", &filter);
+    for ((suite, step), (s, _, why)) in &o {
+        if suite.starts_with("modern-resource-templates") {
+            assert_eq!(s, "skipped", "{suite}:{step}: {why}");
+            assert!(
+                why.contains("does not serve resources/templates/list (-32601"),
+                "{why}"
+            );
+        }
+    }
+    let (s, ..) = status(&o, "modern-resources@2026-07-28", "resources_list_served");
+    assert_eq!(s, "failed");
+}
