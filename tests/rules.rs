@@ -649,3 +649,18 @@ fn an_unserved_templates_list_is_no_failure() {
     let (s, ..) = status(&o, "modern-resources@2026-07-28", "resources_list_served");
     assert_eq!(s, "failed");
 }
+
+/// `cross_era_lists_match` compares what clients rely on: a description worded differently
+/// per process is no difference, a tool only one era's connection lists is.
+#[test]
+fn cross_era_lists_compare_what_clients_rely_on() {
+    let quirk = stdio_target(&["--defect", "description-varies-by-connection"]);
+    let (code, o, out) = run_pack("cross-era", ["--stdio", &quirk], "2026-07-28", &[]);
+    let (s, _, why) = status(&o, "cross-era@2026-07-28", "cross_era_lists_match");
+    assert_eq!(s, "passed", "{why}\n{out}");
+    assert_eq!(code, 0, "{out}");
+    let varies = stdio_target(&["--defect", "tools-vary-by-connection"]);
+    let (_, o, _) = run_pack("cross-era", ["--stdio", &varies], "2026-07-28", &[]);
+    let (s, _, why) = status(&o, "cross-era@2026-07-28", "cross_era_lists_match");
+    assert_eq!(s, "failed", "{why}");
+}
