@@ -664,3 +664,27 @@ fn cross_era_lists_compare_what_clients_rely_on() {
     let (s, _, why) = status(&o, "cross-era@2026-07-28", "cross_era_lists_match");
     assert_eq!(s, "failed", "{why}");
 }
+
+/// A check without a rule is no check: `cross_era_capabilities_match` names a row that is a
+/// rule in no revision, so it is skipped with the spec's reason (tests/rules/capabilities.yaml).
+#[test]
+fn no_rule_no_check() {
+    let scenario = repo_root().join("tests/rules/capabilities.yaml");
+    let (code, o, out) = run_pack(
+        scenario.to_str().unwrap(),
+        ["--stdio", &stdio_target(&[])],
+        "2026-07-28",
+        &[],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (s, _, why) = status(
+        &o,
+        "capabilities@2026-07-28",
+        "cross_era_capabilities_match",
+    );
+    assert_eq!(s, "skipped");
+    assert!(
+        why.contains("is not a rule in 2026-07-28") && why.contains("no rule, no check"),
+        "{why}"
+    );
+}
