@@ -173,7 +173,11 @@ mod tests {
     fn a_failure_names_the_items_and_fields_that_differ() {
         let a = json!({"name": "a", "inputSchema": {"type": "object"}});
         let b = json!({"name": "b", "inputSchema": {"type": "object"}});
-        let set = failure(compare_sets(ListKind::Tools, &[a.clone()], &[a.clone(), b]));
+        let set = failure(compare_sets(
+            ListKind::Tools,
+            std::slice::from_ref(&a),
+            &[a.clone(), b],
+        ));
         assert!(
             set.contains(r#"[] only on the first, ["b"] only on the second"#),
             "{set}"
