@@ -388,10 +388,7 @@ impl Connection {
         {
             return;
         }
-        let method = match self.negotiated.kind {
-            EraKind::Modern => methods::SERVER_DISCOVER,
-            EraKind::Legacy => methods::PING,
-        };
+        let method = self.harmless_method();
         let id = self.next_id();
         let mut out = self.build_plain(method, None, Some(id));
         out.timeout = self.target.timeout.min(LIVENESS_WAIT);
@@ -407,6 +404,15 @@ impl Connection {
                 "the connection is dead: a request timed out, then `{method}` got no answer within {}",
                 humantime::format_duration(d)
             ));
+        }
+    }
+
+    /// A request without params or effects that every server of this era answers with a
+    /// result: `ping` (legacy), `server/discover` (modern, where `ping` was removed).
+    pub fn harmless_method(&self) -> &'static str {
+        match self.negotiated.kind {
+            EraKind::Modern => methods::SERVER_DISCOVER,
+            EraKind::Legacy => methods::PING,
         }
     }
 
