@@ -333,6 +333,7 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
             "legacy-http@legacy:foreign_host_rejected",
             "legacy-sessions@legacy:missing_session_id_rejected",
             "legacy-sessions@legacy:terminated_session_not_found",
+            "legacy-http@legacy:sse_priming_event",
             "modern-deprecated@2026-07-28:deprecated_http_sse_transport",
             "legacy-deprecated@legacy:deprecated_http_sse_transport",
         ]),

@@ -429,6 +429,9 @@ pub enum CheckKind {
     /// arguments (modern: every request asks for `logLevel: debug`). For a server that does
     /// not declare `logging` (`requires: {capabilitiesAbsent: [logging]}`).
     LogMessagesAbsent,
+    /// `prompts/get` of the first prompt with a required argument, sent without
+    /// arguments, is refused with -32602 (skipped when no prompt has a required argument).
+    PromptMissingArgumentRejected,
     /// HTTP: a request answered with an SSE stream gets, first on that stream, an event with
     /// an event id and empty data (the 2025-11-25 priming event); skipped when the server
     /// answers with JSON, or over stdio.

@@ -26,6 +26,7 @@ mod lists;
 mod logging;
 mod outcome;
 mod parse_error;
+mod prompts;
 mod rate_limit;
 mod sessions;
 mod streams;
@@ -142,6 +143,7 @@ pub async fn run(
             }
             K::LogMessagesAbsent => logging::log_messages_absent(conn, &tools()?).await,
             K::SsePrimingEvent => streams::sse_priming_event(conn).await,
+            K::PromptMissingArgumentRejected => prompts::missing_argument_rejected(conn).await,
         }
     }
     .await;
