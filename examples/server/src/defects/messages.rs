@@ -69,6 +69,7 @@ pub struct MessageDefects {
     pub(super) answer_removed_methods: bool,
     initialize_invalid_params: bool,
     error_id_null: bool,
+    description_varies: bool,
     /// A contract change, not a defect (`--change task-support-*`): `(tool, execution)`
     /// added to that tool's tools/list entry.
     tool_execution: Option<(&'static str, Value)>,
@@ -115,6 +116,7 @@ impl MessageDefects {
             answer_removed_methods: defects.has(&Defect::AnswerRemovedMethods),
             initialize_invalid_params: defects.has(&Defect::InitializeInvalidParams),
             error_id_null: defects.has(&Defect::ErrorIdNull),
+            description_varies: defects.has(&Defect::DescriptionVariesByConnection),
             tool_execution: None,
         }
     }
@@ -128,6 +130,7 @@ impl MessageDefects {
 
     pub fn responses_active(&self) -> bool {
         self.no_result_type
+            || self.description_varies
             || self.no_cache_hints
             || self.no_server_info_meta
             || self.no_server_info
@@ -263,6 +266,20 @@ impl MessageDefects {
                     "inputSchema": {"type": "object"},
                     "outputSchema": {"type": "string"},
                 }));
+                changed = true;
+            }
+            if self.description_varies
+                && method == "tools/list"
+                && let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut)
+            {
+                for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+                    let text = tool
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    let text = format!("{text} (served by process {})", std::process::id());
+                    tool.insert("description".into(), Value::String(text));
+                }
                 changed = true;
             }
             changed |= self.break_wire(method, result);
