@@ -206,6 +206,15 @@ impl Connection {
         }
     }
 
+    /// Another connection to the same target, asked for in the same way (same era request
+    /// and label): for checks that compare, or probe on a connection of their own.
+    pub async fn open_another(&self) -> Result<Connection, String> {
+        let target = self.target.clone();
+        Connection::open(&target, &self.negotiated.requested, &self.era_request)
+            .await
+            .map_err(|e| e.message)
+    }
+
     pub fn target(&self) -> &Target {
         &self.target
     }

@@ -55,12 +55,10 @@ enum Reply {
 /// Run the probe on a fresh connection like `conn`'s (same target and era), noting what
 /// it did in `conn`'s transcript.
 pub async fn probe(conn: &mut Connection) -> Result<ParseProbe, String> {
-    let target = conn.target().clone();
-    let era = conn.era_request.clone();
-    let label = conn.negotiated.requested.clone();
-    let mut own = Connection::open(&target, &label, &era)
+    let mut own = conn
+        .open_another()
         .await
-        .map_err(|e| format!("the probe's own connection failed: {}", e.message))?;
+        .map_err(|e| format!("the probe's own connection failed: {e}"))?;
     let probe = run_probe(&mut own).await;
     own.close().await;
     conn.note(format!(
