@@ -116,14 +116,19 @@ fn every_check_kind_states_its_rule() {
     );
 }
 
-/// The enum of `CheckKind` in the schema (the one whose values include `stdout_clean`).
+/// The kinds of `CheckKind` in the schema (the `oneOf` whose values include `stdout_clean`).
 fn find_kinds(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(o) => {
-            if let Some(Value::Array(e)) = o.get("enum")
-                && e.iter().any(|x| x == "stdout_clean")
+            // Each kind is a `{"const": NAME, "description": …}` of one `oneOf`.
+            if let Some(Value::Array(e)) = o.get("oneOf")
+                && e.iter().any(|x| x["const"] == "stdout_clean")
             {
-                out.extend(e.iter().filter_map(Value::as_str).map(str::to_string));
+                out.extend(
+                    e.iter()
+                        .filter_map(|x| x["const"].as_str())
+                        .map(str::to_string),
+                );
             }
             o.values().for_each(|x| find_kinds(x, out));
         }
@@ -240,12 +245,18 @@ fn non_passing(o: &Outcomes) -> Vec<String> {
         .collect()
 }
 
-/// The clean example server, asked for each revision, negotiates it and runs the conformance
-/// packs clean: what a revision does not have is skipped with the reason, nothing fails.
+/// The clean example server, limited to each revision (`--max-revision`) and asked for it,
+/// negotiates it and runs the conformance packs clean: what a revision does not have is
+/// skipped with the reason, nothing fails.
 #[test]
 fn a_server_pinned_to_each_revision_runs_clean() {
-    let target = stdio_target(&[]);
     for revision in REVISIONS {
+        let limit: Vec<&str> = if revision < "2026" {
+            vec!["--max-revision", revision]
+        } else {
+            Vec::new()
+        };
+        let target = stdio_target(&limit);
         let (code, o, out) = run_pack("conformance", ["--stdio", &target], revision, &[]);
         assert_eq!(code, 0, "{revision}: {:#?}\n{out}", non_passing(&o));
         assert!(
@@ -257,7 +268,9 @@ fn a_server_pinned_to_each_revision_runs_clean() {
         assert!(ran > 20, "{revision}: only {ran} checks passed");
     }
     // What 2024-11-05 does not have is skipped, and says why.
-    let (_, o, _) = run_pack("conformance", ["--stdio", &target], "2024-11-05", &[]);
+    let target = stdio_target(&["--max-revision", "2024-11-05"]);
+    let filter = ["--filter", "legacy-tools"];
+    let (_, o, _) = run_pack("conformance", ["--stdio", &target], "2024-11-05", &filter);
     let (s, _, why) = status(&o, "legacy-tools@2024-11-05", "tool_names_format");
     assert_eq!(s, "skipped");
     assert!(
@@ -268,23 +281,13 @@ fn a_server_pinned_to_each_revision_runs_clean() {
 }
 
 /// -32002 or empty contents for a resource that does not exist: the legacy rule is a SHOULD
-/// (a warning), the 2026-07-28 rule a MUST.
+/// (a warning), the 2026-07-28 rule a MUST. The legacy server is limited to the revision
+/// (`--max-revision`), so it counter-offers it to `--era legacy`.
 #[test]
 fn resource_not_found_is_a_should_until_2026_and_a_must_then() {
-    let target = stdio_target(&["--defect", "resource-not-found-empty"]);
-    for (era, suite, status_, level) in [
-        (
-            "2024-11-05",
-            "legacy-resources@2024-11-05",
-            "warning",
-            "should",
-        ),
-        (
-            "2025-11-25",
-            "legacy-resources@2025-11-25",
-            "warning",
-            "should",
-        ),
+    for (revision, suite, expected, level) in [
+        ("2024-11-05", "legacy-resources@legacy", "warning", "should"),
+        ("2025-11-25", "legacy-resources@legacy", "warning", "should"),
         (
             "2026-07-28",
             "modern-resources@2026-07-28",
@@ -292,38 +295,52 @@ fn resource_not_found_is_a_should_until_2026_and_a_must_then() {
             "must",
         ),
     ] {
-        let (_, o, _) = run_pack(
-            "conformance",
-            ["--stdio", &target],
-            era,
-            &["--filter", "*resources*"],
-        );
+        let mut flags = vec!["--defect", "resource-not-found-empty"];
+        let era = if revision < "2026" {
+            flags.extend(["--max-revision", revision]);
+            "legacy"
+        } else {
+            revision
+        };
+        let target = stdio_target(&flags);
+        let filter = ["--filter", "*-resources"];
+        let (_, o, _) = run_pack("conformance", ["--stdio", &target], era, &filter);
         let (s, l, why) = status(&o, suite, "resource_not_found_error");
-        assert_eq!((s.as_str(), l.as_str()), (status_, level), "{era}: {why}");
+        assert_eq!(
+            (s.as_str(), l.as_str()),
+            (expected, level),
+            "{revision}: {why}"
+        );
     }
 }
 
 /// A server that does not check `MCP-Protocol-Version`: a failure where the header exists
-/// (2025-06-18 on), no check where it does not (2025-03-26).
+/// (2025-06-18 on), no check where it does not (a 2025-03-26 server's counter-offer to
+/// `--era legacy`).
 #[test]
 fn the_protocol_version_header_is_judged_only_where_it_exists() {
-    let server = HttpServer::start(&["--defect", "lenient-header=version"]);
     let filter = ["--filter", "legacy-http"];
-    let (_, o, _) = run_pack("conformance", ["--url", &server.url], "2025-03-26", &filter);
-    let (s, _, why) = status(
-        &o,
-        "legacy-http@2025-03-26",
-        "unsupported_version_header_rejected",
-    );
-    assert_eq!(s, "skipped", "{why}");
-    assert!(why.contains("not a rule in 2025-03-26"), "{why}");
-    let (_, o, _) = run_pack("conformance", ["--url", &server.url], "2025-06-18", &filter);
-    let (s, ..) = status(
-        &o,
-        "legacy-http@2025-06-18",
-        "unsupported_version_header_rejected",
-    );
-    assert_eq!(s, "failed");
+    for (revision, expected) in [("2025-03-26", "skipped"), ("2025-06-18", "failed")] {
+        let server = HttpServer::start(&[
+            "--defect",
+            "lenient-header=version",
+            "--max-revision",
+            revision,
+        ]);
+        let (_, o, _) = run_pack("conformance", ["--url", &server.url], "legacy", &filter);
+        let (s, _, why) = status(
+            &o,
+            "legacy-http@legacy",
+            "unsupported_version_header_rejected",
+        );
+        assert_eq!(s, expected, "{revision}: {why}");
+        if expected == "skipped" {
+            assert!(
+                why.contains("not a rule in 2025-03-26, the negotiated revision"),
+                "{why}"
+            );
+        }
+    }
 }
 
 /// A description that differs on every start is no change of the set of tools; a tool that
@@ -363,7 +380,7 @@ fn open_world_tools_are_called_only_when_named() {
     assert_eq!(code, 0, "{out}");
     let text = report.to_string();
     assert!(
-        text.contains(r#"tools not called: \"get_weather\" (openWorldHint: it may reach outside this machine)"#),
+        text.contains(r#"\"get_weather\" (openWorldHint: it may reach outside this machine)"#),
         "{text}"
     );
     let mut named = filter.to_vec();
@@ -560,4 +577,90 @@ console.log(JSON.stringify(accepted));
         "zod accepts: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `auto` over stdio: a server slow to start (here 6 s, past the 5 s an HTTP probe waits) is
+/// not taken for a legacy one, and the console says which era auto chose and why.
+#[test]
+fn auto_waits_out_a_slow_start_and_says_what_it_chose() {
+    let (_dir, path) = common::scenario_file(
+        "list.yaml",
+        "scenario: list\nsteps:\n  - name: tools\n    request: { method: tools/list }\n",
+    );
+    let server = common::example_server().display().to_string();
+    let slow = format!("sh -c 'sleep 6; exec {server}'");
+    let r = run(&[
+        "run",
+        path.to_str().unwrap(),
+        "--stdio",
+        &slow,
+        "--era",
+        "auto",
+        "--timeout",
+        "60s",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("era: auto: server/discover lists 2026-07-28; chose modern"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// The `snapshot` line names the server it was taken of: `name version`.
+#[test]
+fn snapshot_names_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("snap");
+    let r = run(&[
+        "snapshot",
+        "--stdio",
+        &stdio_target(&[]),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("snapshot of mcpspec-example-server 1.0.0 ("),
+        "{}",
+        r.stderr
+    );
+}
+
+/// Declaring `resources` does not oblige a server to serve `resources/templates/list`: a
+/// -32601 there skips the template checks with the reason (`resources/list`, which the
+/// capability does oblige, still fails).
+#[test]
+fn an_unserved_templates_list_is_no_failure() {
+    let target = stdio_target(&["--defect", "unserved-capability=resources"]);
+    let filter = ["--filter", "modern-resource*"];
+    let (_, o, _) = run_pack("conformance", ["--stdio", &target], "2026-07-28", &filter);
+    for ((suite, step), (s, _, why)) in &o {
+        if suite.starts_with("modern-resource-templates") {
+            assert_eq!(s, "skipped", "{suite}:{step}: {why}");
+            assert!(
+                why.contains("does not serve resources/templates/list (-32601"),
+                "{why}"
+            );
+        }
+    }
+    let (s, ..) = status(&o, "modern-resources@2026-07-28", "resources_list_served");
+    assert_eq!(s, "failed");
+}
+
+/// `cross_era_lists_match` compares what clients rely on: a description worded differently
+/// per process is no difference, a tool only one era's connection lists is.
+#[test]
+fn cross_era_lists_compare_what_clients_rely_on() {
+    let quirk = stdio_target(&["--defect", "description-varies-by-connection"]);
+    let (code, o, out) = run_pack("cross-era", ["--stdio", &quirk], "2026-07-28", &[]);
+    let (s, _, why) = status(&o, "cross-era@2026-07-28", "cross_era_lists_match");
+    assert_eq!(s, "passed", "{why}\n{out}");
+    assert_eq!(code, 0, "{out}");
+    let varies = stdio_target(&["--defect", "tools-vary-by-connection"]);
+    let (_, o, _) = run_pack("cross-era", ["--stdio", &varies], "2026-07-28", &[]);
+    let (s, _, why) = status(&o, "cross-era@2026-07-28", "cross_era_lists_match");
+    assert_eq!(s, "failed", "{why}");
 }

@@ -65,7 +65,10 @@ pub async fn cross_era(conn: &mut Connection, compare: Compare) -> Result<CheckO
                     .as_deref()
                     .is_some_and(|p| p.starts_with("capabilities"))
         }
-        _ => c.list != "server",
+        // The rule (2026-07-28 server/tools: the set of tools "MUST NOT vary
+        // per-connection") is about what clients rely on: a change the contract diff calls
+        // harmless to clients (a description's wording, a title) is no difference here.
+        _ => c.list != "server" && c.breaks_clients != crate::contract::schema_diff::Breaks::No,
     };
     let diffs: Vec<String> = report
         .changes

@@ -73,6 +73,8 @@ pub struct MessageDefects {
     /// A contract change, not a defect (`--change task-support-*`): `(tool, execution)`
     /// added to that tool's tools/list entry.
     tool_execution: Option<(&'static str, Value)>,
+    /// Not a defect (`--max-revision`): the newest legacy revision `initialize` agrees to.
+    max_revision: Option<&'static str>,
 }
 
 /// Methods a modern-only server no longer serves (2026-07-28 changelog).
@@ -118,6 +120,7 @@ impl MessageDefects {
             error_id_null: defects.has(&Defect::ErrorIdNull),
             description_varies: defects.has(&Defect::DescriptionVariesByConnection),
             tool_execution: None,
+            max_revision: None,
         }
     }
 
@@ -148,6 +151,13 @@ impl MessageDefects {
             || self.initialize_invalid_params
             || self.error_id_null
             || self.tool_execution.is_some()
+            || self.max_revision.is_some()
+    }
+
+    /// Answers `initialize` as a server whose newest revision is `max` (`--max-revision`).
+    pub fn with_max_revision(mut self, max: Option<&'static str>) -> Self {
+        self.max_revision = max;
+        self
     }
 
     /// Adds `execution` to a tool's listing (`Changes::tool_execution`).
@@ -302,6 +312,15 @@ impl MessageDefects {
                     changed |= result.remove("serverInfo").is_some();
                 }
                 let offer = request.and_then(|seen| seen.params.get("protocolVersion"));
+                if let Some(max) = self.max_revision {
+                    // An older revision it knows is echoed; anything else gets its newest.
+                    let answer = match offer.and_then(Value::as_str) {
+                        Some(o) if o <= max && crate::server::LEGACY_REVISIONS.contains(&o) => o,
+                        _ => max,
+                    };
+                    result.insert("protocolVersion".into(), Value::from(answer));
+                    changed = true;
+                }
                 if self.bad_counter_offer
                     && let Some(offer) = offer.filter(|offer| offer.is_string())
                     && result.get("protocolVersion") != Some(offer)
