@@ -332,6 +332,7 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
             "legacy-http@legacy:foreign_host_rejected",
             "legacy-sessions@legacy:missing_session_id_rejected",
             "legacy-sessions@legacy:terminated_session_not_found",
+            "legacy-http@legacy:sse_priming_event",
             "modern-deprecated@2026-07-28:deprecated_http_sse_transport",
             "legacy-deprecated@legacy:deprecated_http_sse_transport",
         ]),
@@ -429,8 +430,10 @@ fn clean_server_passes_both_packs_in_both_eras_over_stdio_and_http() {
                     "modern-prompts@2026-07-28:result_server_info",
                     "modern-prompts@2026-07-28:cache_scope_consistent_across_pages",
                     "modern-prompts@2026-07-28:unknown_prompt_invalid_params",
+                    "modern-prompts@2026-07-28:missing_argument_invalid_params",
                     "legacy-prompts@legacy:prompts_list_served",
                     "legacy-prompts@legacy:unknown_prompt_invalid_params",
+                    "legacy-prompts@legacy:missing_argument_invalid_params",
                     "modern-wire@2026-07-28:prompts_list_wire_valid",
                     "legacy-wire@legacy:prompts_list_wire_valid",
                 ]

@@ -206,6 +206,15 @@ impl Connection {
         }
     }
 
+    /// Another connection to the same target, asked for in the same way (same era request
+    /// and label): for checks that compare, or probe on a connection of their own.
+    pub async fn open_another(&self) -> Result<Connection, String> {
+        let target = self.target.clone();
+        Connection::open(&target, &self.negotiated.requested, &self.era_request)
+            .await
+            .map_err(|e| e.message)
+    }
+
     pub fn target(&self) -> &Target {
         &self.target
     }
@@ -391,10 +400,7 @@ impl Connection {
         {
             return;
         }
-        let method = match self.negotiated.kind {
-            EraKind::Modern => methods::SERVER_DISCOVER,
-            EraKind::Legacy => methods::PING,
-        };
+        let method = self.harmless_method();
         let id = self.next_id();
         let mut out = self.build_plain(method, None, Some(id));
         out.timeout = self.target.timeout.min(LIVENESS_WAIT);
@@ -410,6 +416,15 @@ impl Connection {
                 "the connection is dead: a request timed out, then `{method}` got no answer within {}",
                 humantime::format_duration(d)
             ));
+        }
+    }
+
+    /// A request without params or effects that every server of this era answers with a
+    /// result: `ping` (legacy), `server/discover` (modern, where `ping` was removed).
+    pub fn harmless_method(&self) -> &'static str {
+        match self.negotiated.kind {
+            EraKind::Modern => methods::SERVER_DISCOVER,
+            EraKind::Legacy => methods::PING,
         }
     }
 

@@ -402,7 +402,33 @@ pub enum StreamNext {
     Quiet,
 }
 
+/// An SSE event as sent: its `id:` and its `data:` (empty when it had none).
+pub struct RawEvent {
+    pub id: Option<String>,
+    pub data: String,
+}
+
 impl OpenStream {
+    /// The next SSE event as sent, whatever its data, waiting until `deadline` at most:
+    /// `None` when the stream ended or nothing came (the priming event of 2025-11-25 is
+    /// an event with an id and empty data, which [`OpenStream::next`] skips).
+    pub async fn next_event(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<Option<RawEvent>, TransportError> {
+        match tokio::time::timeout_at(deadline.into(), self.events.next()).await {
+            Err(_) | Ok(None) => Ok(None),
+            Ok(Some(Err(e))) if e.to_string().contains(OVERSIZED) => {
+                Err(TransportError::Oversized { limit: self.limit })
+            }
+            Ok(Some(Err(e))) => Err(TransportError::Io(format!("SSE stream broke: {e}"))),
+            Ok(Some(Ok(event))) => Ok(Some(RawEvent {
+                id: event.id,
+                data: event.data.unwrap_or_default(),
+            })),
+        }
+    }
+
     /// The next JSON message on the stream, waiting until `deadline` at most. Events that
     /// are not JSON are skipped (counted in `noise`).
     pub async fn next(

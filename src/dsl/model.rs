@@ -424,6 +424,29 @@ pub enum CheckKind {
     /// more arrives on its subscription (over HTTP closing the stream is the cancellation:
     /// skipped).
     ListenEndsOnCancel,
+    /// A request cut short (not JSON) on a connection of the check's own gets a JSON-RPC
+    /// error -32700 (stdio: a line; HTTP: a JSON body). One probe per scenario, shared with
+    /// `parse_error_id_null` and `parse_error_survived`.
+    ParseErrorAnswered,
+    /// The error answering that line carries `id: null` or no id, never an id no request
+    /// had (skipped when no JSON-RPC error came back).
+    ParseErrorIdNull,
+    /// After that line the connection still answers a harmless request (`ping`, modern
+    /// `server/discover`) as it did before it (stdio: the same process; HTTP: the same
+    /// session).
+    ParseErrorSurvived,
+    /// The server sends no `notifications/message` on this connection: after the
+    /// handshake, for each declared list, and while each allowed tool runs with example
+    /// arguments (modern: every request asks for `logLevel: debug`). For a server that does
+    /// not declare `logging` (`requires: {capabilitiesAbsent: [logging]}`).
+    LogMessagesAbsent,
+    /// `prompts/get` of the first prompt with a required argument, sent without
+    /// arguments, is refused with -32602 (skipped when no prompt has a required argument).
+    PromptMissingArgumentRejected,
+    /// HTTP: a request answered with an SSE stream gets, first on that stream, an event with
+    /// an event id and empty data (the 2025-11-25 priming event); skipped when the server
+    /// answers with JSON, or over stdio.
+    SsePrimingEvent,
 }
 
 impl CheckKind {
@@ -439,6 +462,7 @@ impl CheckKind {
                 | CheckKind::HandleBinding
                 | CheckKind::DescriptionInjection
                 | CheckKind::ResultInjection
+                | CheckKind::LogMessagesAbsent
         )
     }
 
@@ -451,7 +475,8 @@ impl CheckKind {
             CheckKind::ToolInputErrorsAreResults
             | CheckKind::ToolOutputSchema
             | CheckKind::ToolOutputText
-            | CheckKind::ToolInputFuzz => CALLS,
+            | CheckKind::ToolInputFuzz
+            | CheckKind::LogMessagesAbsent => CALLS,
             CheckKind::HandlesUnguessable => &["safe_tools", "tool_call_budget", "handle_paths"],
             CheckKind::HandleBinding => &[
                 "safe_tools",

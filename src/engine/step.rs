@@ -39,6 +39,7 @@ pub async fn run_steps(
     let mut wire_reported = 0;
     let mut checks = CheckState {
         auth: super::security::AuthProbe::default(),
+        parse_probe: None,
         calls,
     };
     let mut ctx = Map::new();

@@ -172,7 +172,64 @@ pub enum Defect {
     ProgressDecreasing,
     /// List changes on a listen stream carry no `io.modelcontextprotocol/subscriptionId`.
     ListenNoSubscriptionId,
+    // Misses seen on third-party servers (issue 27): each breaks one rule of the packs.
+    /// What the server does with a message that is not JSON.
+    ParseError(ParseErrorMode),
+    /// `notifications/message` on tools/list without the `logging` capability declared.
+    UndeclaredLogging,
+    /// prompts/get without a required argument is served (the argument empty).
+    PromptMissingArgumentServed,
+    /// tools/call whose params fail the CallToolRequest schema gets -32603, not -32602.
+    MalformedCallInternalError,
+    /// HTTP: SSE streams of POST replies lack the priming event (an id and empty data).
+    NoSsePriming,
 }
+
+/// How `parse-error` mishandles a message that is not JSON (as seen on real servers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParseErrorMode {
+    /// No answer on stdio; over HTTP a `400` with a plain-text body.
+    Silent,
+    /// The -32700 error carries `id: 0`, an id no request had.
+    InventedId,
+    /// Answered with -32700, then nothing more: stdio input is read and dropped (the
+    /// process keeps running), every later HTTP request gets 503.
+    Fatal,
+}
+
+impl FromStr for ParseErrorMode {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value {
+            "silent" => Ok(ParseErrorMode::Silent),
+            "invented-id" => Ok(ParseErrorMode::InventedId),
+            "fatal" => Ok(ParseErrorMode::Fatal),
+            other => Err(format!(
+                "unknown mode `{other}`; expected silent, invented-id or fatal"
+            )),
+        }
+    }
+}
+
+impl ParseErrorMode {
+    /// The line answering a message that is not JSON (`None`: no answer).
+    pub fn reply(mode: Option<Self>) -> Option<&'static str> {
+        match mode {
+            Some(ParseErrorMode::Silent) => None,
+            Some(ParseErrorMode::InventedId) => {
+                Some(r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32700,"message":"Parse error"}}"#)
+            }
+            _ => Some(PARSE_ERROR),
+        }
+    }
+}
+
+/// The answer to a message that is not JSON: JSON-RPC 2.0 wants `"id": null`, MCP's schema
+/// (2025-11-25 and later) has no null id and leaves it out; the example server leaves it
+/// out, and mcpspec accepts both.
+pub const PARSE_ERROR: &str =
+    r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#;
 
 /// The kind of text addressed to the model that `injected-description` plants (one per
 /// rule class of mcpspec's injection lint).
@@ -400,6 +457,14 @@ impl Defects {
     /// Whether `unserved-capability` makes `capability`'s methods unknown (-32601).
     pub fn unserved(&self, capability: Capability) -> bool {
         self.has(&Defect::UnservedCapability(capability))
+    }
+
+    /// How `parse-error` mishandles a message that is not JSON, if set.
+    pub fn parse_error(&self) -> Option<ParseErrorMode> {
+        self.0.iter().find_map(|defect| match defect {
+            Defect::ParseError(mode) => Some(*mode),
+            _ => None,
+        })
     }
 
     /// The request `server-request` sends, if set.

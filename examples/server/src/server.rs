@@ -529,7 +529,13 @@ impl ServerHandler for ExampleServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        if KNOWN_METHODS.contains(&request.method.as_str()) {
+        if request.method == "tools/call" && self.defects().has(&Defect::MalformedCallInternalError)
+        {
+            Err(McpError::internal_error(
+                format!("Internal error: {} failed", request.method),
+                None,
+            ))
+        } else if KNOWN_METHODS.contains(&request.method.as_str()) {
             Err(McpError::invalid_params(
                 format!("Invalid params for {}", request.method),
                 None,
@@ -635,6 +641,9 @@ impl ServerHandler for ExampleServer {
                 &context,
             )
             .await;
+        }
+        if self.defects().has(&Defect::UndeclaredLogging) && !self.0.settings.utilities {
+            utilities::log_undeclared(&context, "tools/list").await;
         }
         let mut tools = Cow::Borrowed(&self.0.tools);
         if self.defects().has(&Defect::UnstableToolOrder) && !tools.is_empty() {
@@ -919,8 +928,11 @@ impl ServerHandler for ExampleServer {
         };
         let (description, text) = match prompt.name.as_str() {
             "greet" => {
-                let name = prompt_arg(&request, "name", true)?.unwrap_or_default();
-                if let Some(missing) = missing_required_argument(prompt, &request) {
+                let lenient = self.defects().has(&Defect::PromptMissingArgumentServed);
+                let name = prompt_arg(&request, "name", !lenient)?.unwrap_or_default();
+                if let Some(missing) = missing_required_argument(prompt, &request)
+                    && !lenient
+                {
                     return Err(McpError::invalid_params(
                         format!("missing required prompt argument `{missing}`"),
                         None,

@@ -133,6 +133,15 @@ pub async fn serve_http(
     if defects.has(&Defect::WrongId) {
         app = app.layer(middleware::from_fn(http_layers::wrong_id));
     }
+    if let Some(parse_errors) = http_layers::ParseErrors::new(&defects) {
+        app = app.layer(middleware::from_fn_with_state(
+            parse_errors,
+            http_layers::parse_error,
+        ));
+    }
+    if defects.has(&Defect::NoSsePriming) {
+        app = app.layer(middleware::from_fn(http_layers::no_sse_priming));
+    }
     if modern_only {
         app = app.layer(middleware::from_fn_with_state(
             defects.has(&Defect::ServeLegacyHttp),

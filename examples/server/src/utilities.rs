@@ -140,6 +140,14 @@ pub async fn log(
     }
 }
 
+/// `undeclared-logging`: one info line whatever was asked, from a server that declares
+/// no `logging` capability.
+pub async fn log_undeclared(context: &RequestContext<RoleServer>, what: &str) {
+    let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!(what))
+        .with_logger("example");
+    let _ = context.peer.notify_logging_message(param).await;
+}
+
 /// `completion/complete`: values of the prompt arguments that have them.
 pub fn complete(
     defects: &Defects,

@@ -3,7 +3,7 @@
 //! It exists for two reasons:
 //! - rmcp silently drops a stdin line that is not JSON; JSON-RPC 2.0 wants a `-32700`
 //!   reply, so the pump answers such lines itself (without `id`, as MCP's schema has no
-//!   null id);
+//!   null id; see [`crate::defects::PARSE_ERROR`]) and goes on reading;
 //! - the stdio wire defects ([`StdioWire`]) rewrite whole lines.
 
 use tokio::{
@@ -13,8 +13,6 @@ use tokio::{
 };
 
 use crate::defects::StdioWire;
-
-const PARSE_ERROR: &str = r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#;
 
 /// Reads one line (with its newline) into `line`; false at end of input or on error.
 async fn next_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, line: &mut String) -> bool {
@@ -63,7 +61,15 @@ where
                         }
                     }
                     Err(_) => {
-                        let _ = parse_errors.send(Some(PARSE_ERROR.to_owned()));
+                        if let Some(reply) = inbound_hooks.parse_error_reply() {
+                            let _ = parse_errors.send(Some(reply.to_owned()));
+                        }
+                        if inbound_hooks.parse_error_fatal() {
+                            // `parse-error=fatal`: the session is dead, the process lives on
+                            // until its input ends.
+                            while next_line(&mut input, &mut line).await {}
+                            break;
+                        }
                         continue;
                     }
                 }

@@ -9,7 +9,6 @@ use serde_json::Value;
 use super::outcome::CheckOutcome;
 use crate::client::Connection;
 use crate::dsl::model::DeprecatedFeature;
-use crate::era::EraKind;
 use crate::protocol::methods;
 
 /// How long the HTTP probes of deprecated transports and metadata wait at most.
@@ -67,10 +66,7 @@ pub async fn deprecated_feature_unused(
         | DeprecatedFeature::IncludeContext => {
             // One more harmless request, so that server requests sent after the last
             // response (e.g. right after the handshake) have arrived and been answered.
-            let flush = match conn.negotiated.kind {
-                EraKind::Legacy => methods::PING,
-                EraKind::Modern => methods::SERVER_DISCOVER,
-            };
+            let flush = conn.harmless_method();
             let _ = conn.call(flush, None).await;
             let method = match feature {
                 DeprecatedFeature::Roots => methods::ROOTS_LIST,

@@ -44,12 +44,10 @@ pub async fn across_connections(
     list: ListKind,
 ) -> Result<CheckOutcome, String> {
     let mine = list_all(conn, list).await?;
-    let target = conn.target().clone();
-    let era = conn.era_request.clone();
-    let label = conn.negotiated.requested.clone();
-    let mut other = Connection::open(&target, &label, &era)
+    let mut other = conn
+        .open_another()
         .await
-        .map_err(|e| format!("the second connection failed: {}", e.message))?;
+        .map_err(|e| format!("the second connection failed: {e}"))?;
     let theirs = list_all(&mut other, list).await;
     other.close().await;
     let theirs = theirs.map_err(|e| format!("on the second connection: {e}"))?;

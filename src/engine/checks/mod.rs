@@ -23,9 +23,13 @@ mod exposure;
 mod handles;
 mod injection;
 mod lists;
+mod logging;
 mod outcome;
+mod parse_error;
+mod prompts;
 mod rate_limit;
 mod sessions;
+mod streams;
 mod subscriptions;
 mod tool_calls;
 mod wire;
@@ -50,9 +54,11 @@ use crate::report::model::Outcome;
 const MAX_FINDINGS: usize = 20;
 
 /// What the built-in checks keep across the steps of a scenario: the unauthenticated probe
-/// (per connection) and the run's shared tool calls.
+/// (per connection), the parse-error probe (its three checks judge one probe) and the
+/// run's shared tool calls.
 pub struct CheckState<'a> {
     pub auth: AuthProbe,
+    pub parse_probe: Option<Result<parse_error::ParseProbe, String>>,
     pub calls: &'a ToolCalls,
 }
 
@@ -121,6 +127,23 @@ pub async fn run(
             K::HandleBinding => handles::binding(conn, &tools()?).await,
             K::DescriptionInjection => injection::descriptions(conn, &tools()?).await,
             K::ResultInjection => injection::results(conn, &tools()?).await,
+            K::ParseErrorAnswered | K::ParseErrorIdNull | K::ParseErrorSurvived => {
+                if state.parse_probe.is_none() {
+                    state.parse_probe = Some(parse_error::probe(conn).await);
+                }
+                match state.parse_probe.as_ref() {
+                    Some(Ok(probe)) => Ok(match kind {
+                        K::ParseErrorAnswered => parse_error::answered(probe),
+                        K::ParseErrorIdNull => parse_error::id_null(probe),
+                        _ => parse_error::survived(probe),
+                    }),
+                    Some(Err(e)) => Err(e.clone()),
+                    None => unreachable!("the probe was just run"),
+                }
+            }
+            K::LogMessagesAbsent => logging::log_messages_absent(conn, &tools()?).await,
+            K::SsePrimingEvent => streams::sse_priming_event(conn).await,
+            K::PromptMissingArgumentRejected => prompts::missing_argument_rejected(conn).await,
         }
     }
     .await;

@@ -12,12 +12,10 @@ pub async fn session_terminated_not_found(conn: &mut Connection) -> Result<Check
             "applies to legacy sessions over HTTP".into(),
         ));
     }
-    let target = conn.target().clone();
-    let era = conn.era_request.clone();
-    let label = conn.negotiated.requested.clone();
-    let mut other = Connection::open(&target, &label, &era)
+    let mut other = conn
+        .open_another()
         .await
-        .map_err(|e| format!("the second connection failed: {}", e.message))?;
+        .map_err(|e| format!("the second connection failed: {e}"))?;
     let outcome = terminated_probe(&mut other).await;
     for entry in other.take_log() {
         conn.note(format!(

@@ -564,6 +564,37 @@ impl Defect {
             scope: Scope::Any,
             description: "with --utilities: the list_changed a listen subscription gets carries no _meta io.modelcontextprotocol/subscriptionId",
         },
+        // Misses seen on third-party servers (issue 27).
+        DefectInfo {
+            name: "parse-error",
+            value: Some("MODE"),
+            scope: Scope::Any,
+            description: "a message that is not JSON: `silent` (stdio: no answer; HTTP: 400 text/plain), `invented-id` (the -32700 error has id 0) or `fatal` (answered, then stdio input is dropped / every HTTP request gets 503)",
+        },
+        DefectInfo {
+            name: "undeclared-logging",
+            value: None,
+            scope: Scope::Any,
+            description: "tools/list sends a notifications/message without the `logging` capability declared",
+        },
+        DefectInfo {
+            name: "prompt-missing-argument-served",
+            value: None,
+            scope: Scope::Any,
+            description: "prompts/get without a required argument is served (the argument empty), not -32602",
+        },
+        DefectInfo {
+            name: "malformed-call-internal-error",
+            value: None,
+            scope: Scope::Any,
+            description: "tools/call whose params fail the CallToolRequest schema (e.g. no `name`) gets -32603, not -32602",
+        },
+        DefectInfo {
+            name: "no-sse-priming",
+            value: None,
+            scope: Scope::Http,
+            description: "SSE streams answering a POST lack the priming event (an event id and empty data)",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -661,6 +692,11 @@ impl Defect {
             Defect::ListChangedNeverSent => "list-changed-never-sent",
             Defect::ProgressDecreasing => "progress-decreasing",
             Defect::ListenNoSubscriptionId => "listen-no-subscription-id",
+            Defect::ParseError(_) => "parse-error",
+            Defect::UndeclaredLogging => "undeclared-logging",
+            Defect::PromptMissingArgumentServed => "prompt-missing-argument-served",
+            Defect::MalformedCallInternalError => "malformed-call-internal-error",
+            Defect::NoSsePriming => "no-sse-priming",
         }
     }
 
@@ -775,6 +811,11 @@ impl Defect {
             "list-changed-never-sent" => Defect::ListChangedNeverSent,
             "progress-decreasing" => Defect::ProgressDecreasing,
             "listen-no-subscription-id" => Defect::ListenNoSubscriptionId,
+            "parse-error" => Defect::ParseError(value()?.parse()?),
+            "undeclared-logging" => Defect::UndeclaredLogging,
+            "prompt-missing-argument-served" => Defect::PromptMissingArgumentServed,
+            "malformed-call-internal-error" => Defect::MalformedCallInternalError,
+            "no-sse-priming" => Defect::NoSsePriming,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }

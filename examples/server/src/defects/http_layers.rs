@@ -12,8 +12,8 @@ use axum::http::{HeaderMap, Method};
 use serde_json::Value;
 
 use super::{
-    CallIds, Defect, Defects, McpHeader, MessageDefects, PROTOCOL_VERSION_META, SPOKEN_REVISIONS,
-    Seen, rewrite_line,
+    CallIds, Defect, Defects, McpHeader, MessageDefects, PROTOCOL_VERSION_META, ParseErrorMode,
+    SPOKEN_REVISIONS, Seen, rewrite_line,
 };
 
 /// Same cap as rmcp's default `max_request_body_bytes`.
@@ -483,4 +483,98 @@ pub async fn leak_http500(State(secret): State<String>, request: Request, next: 
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// `parse-error` over HTTP: a POST body that is not JSON gets a plain-text 400 (`silent`)
+/// or a -32700 with an invented id (`invented-id`); `fatal` answers it as the clean server
+/// does, then answers every later request with 503.
+#[derive(Clone, Debug)]
+pub struct ParseErrors {
+    mode: ParseErrorMode,
+    stopped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ParseErrors {
+    pub fn new(defects: &Defects) -> Option<Self> {
+        defects.parse_error().map(|mode| Self {
+            mode,
+            stopped: Default::default(),
+        })
+    }
+}
+
+pub async fn parse_error(
+    State(layer): State<ParseErrors>,
+    request: Request,
+    next: Next,
+) -> Response {
+    use std::sync::atomic::Ordering;
+    if layer.stopped.load(Ordering::SeqCst) {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "503 Service Unavailable: stopped after a parse error\n",
+        )
+            .into_response();
+    }
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = to_bytes(body, MAX_BODY_BYTES).await else {
+        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    if serde_json::from_slice::<Value>(&bytes).is_err() {
+        match ParseErrorMode::reply(Some(layer.mode)) {
+            None => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    [(header::CONTENT_TYPE, "text/plain")],
+                    "Bad Request: invalid JSON\n",
+                )
+                    .into_response();
+            }
+            Some(reply) if layer.mode == ParseErrorMode::InventedId => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    reply,
+                )
+                    .into_response();
+            }
+            Some(_) => layer.stopped.store(true, Ordering::SeqCst),
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// `no-sse-priming`: the SSE stream answering a POST loses its priming event (an event
+/// whose `data` is empty). The stream is buffered to its end, which a POST's stream
+/// reaches once its response is sent.
+pub async fn no_sse_priming(request: Request, next: Next) -> Response {
+    let post = request.method() == Method::POST;
+    let response = next.run(request).await;
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/event-stream"));
+    if !post || !is_sse {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = to_bytes(body, usize::MAX).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let kept: String = text
+        .split_inclusive("\n\n")
+        .filter(|event| {
+            event.lines().any(|line| {
+                line.strip_prefix("data:")
+                    .is_some_and(|data| !data.trim().is_empty())
+            })
+        })
+        .collect();
+    with_length(parts, kept)
 }

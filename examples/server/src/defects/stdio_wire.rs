@@ -28,6 +28,8 @@ pub struct StdioWire {
     leak: Option<String>,
     /// `listen-no-ack`: the acknowledgement line is dropped.
     drop_ack: bool,
+    /// `parse-error`: how a line that is not JSON is mishandled.
+    parse_error: Option<ParseErrorMode>,
 }
 
 impl StdioWire {
@@ -45,7 +47,19 @@ impl StdioWire {
             )),
             leak: defects.leaked_secret().map(str::to_owned),
             drop_ack: defects.has(&Defect::ListenNoAck),
+            parse_error: defects.parse_error(),
         }
+    }
+
+    /// The line answering an input line that is not JSON (`None`: none, `parse-error=silent`).
+    pub fn parse_error_reply(&self) -> Option<&'static str> {
+        ParseErrorMode::reply(self.parse_error)
+    }
+
+    /// `parse-error=fatal`: after a line that is not JSON, nothing more is read into the
+    /// session.
+    pub fn parse_error_fatal(&self) -> bool {
+        self.parse_error == Some(ParseErrorMode::Fatal)
     }
 
     /// `--change task-support-*`: a tool's listing gains `execution`.

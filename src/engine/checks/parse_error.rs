@@ -1,0 +1,282 @@
+//! Parse errors (`parse_error_answered`, `parse_error_id_null`, `parse_error_survived`):
+//! what a server does with a message that is not JSON — a request cut short by one byte.
+//!
+//! JSON-RPC 2.0, which every MCP revision adopts ("All messages between MCP clients and
+//! servers MUST follow the JSON-RPC 2.0 specification"), wants a Response with error
+//! -32700 whose `id` is Null ("If there was an error in detecting the id in the Request
+//! object (e.g. Parse error/Invalid Request), it MUST be Null"); MCP's schema of 2025-11-25
+//! and later leaves the id out instead (`id?: RequestId`, "except in error cases where the
+//! ID could not be read"), so both are accepted. Nothing in either spec lets a malformed
+//! message end the connection: the next request is still a request the server must answer.
+//!
+//! One probe per scenario ([`ParseProbe`], kept in the check state), on a connection of the
+//! probe's own: the scenario's connection is never disturbed, and a server that dies of
+//! the probe takes only that connection with it.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::outcome::CheckOutcome;
+use crate::client::{Connection, StreamItem, TransportError, is_response};
+use crate::protocol::errors;
+
+/// After the next request's answer, how long a late answer to the cut-short line is still
+/// waited for (stdio, where both share stdout; at most the target's timeout). A server
+/// reads its input in order, so its answer to the broken line comes first.
+const LATE_REPLY_GRACE: Duration = Duration::from_secs(1);
+
+/// What the probe saw.
+pub struct ParseProbe {
+    /// The text sent (a request without its last byte).
+    sent: String,
+    reply: Reply,
+    /// The harmless request before the probe: `Err` when it did not get a result either.
+    before: Result<(), String>,
+    /// The same request after the probe.
+    after: Result<(), String>,
+    method: &'static str,
+}
+
+/// What answered the cut-short message.
+enum Reply {
+    /// A JSON-RPC response (whatever its id).
+    Message(Value),
+    /// HTTP: a body that is no JSON-RPC response.
+    Http {
+        status: u16,
+        content_type: String,
+        body: String,
+    },
+    /// Nothing, and why.
+    Nothing(String),
+}
+
+/// Run the probe on a fresh connection like `conn`'s (same target and era), noting what
+/// it did in `conn`'s transcript.
+pub async fn probe(conn: &mut Connection) -> Result<ParseProbe, String> {
+    let mut own = conn
+        .open_another()
+        .await
+        .map_err(|e| format!("the probe's own connection failed: {e}"))?;
+    let probe = run_probe(&mut own).await;
+    own.close().await;
+    conn.note(format!(
+        "parse-error probe, on a connection of its own: sent `{}`; {}; `{m}` before it: {}; after it: {}",
+        probe.sent,
+        probe.reply.describe(),
+        outcome(&probe.before),
+        outcome(&probe.after),
+        m = probe.method,
+    ));
+    Ok(probe)
+}
+
+fn outcome(r: &Result<(), String>) -> String {
+    match r {
+        Ok(()) => "a result".into(),
+        Err(e) => e.clone(),
+    }
+}
+
+async fn run_probe(own: &mut Connection) -> ParseProbe {
+    let method = own.harmless_method();
+    let before = call(own, method).await;
+    let id = own.next_id();
+    let mut out = own.build_plain(method, None, Some(id));
+    // The request without its closing brace: JSON that ends too early. Its id cannot be
+    // read, so an answer with a null (or no) id answers it.
+    out.body.pop();
+    out.id = None;
+    let sent = out.body.clone();
+    let (reply, after) = if own.is_http() {
+        let reply = http_reply(own, &out).await;
+        (reply, call(own, method).await)
+    } else {
+        stdio_reply(own, &out, method).await
+    };
+    ParseProbe {
+        sent,
+        reply,
+        before,
+        after,
+        method,
+    }
+}
+
+/// A harmless request: `Ok` when it got a result.
+async fn call(conn: &mut Connection, method: &str) -> Result<(), String> {
+    conn.call(method, None).await.map(|_| ())
+}
+
+/// HTTP: the answer to the POST of the cut-short body.
+async fn http_reply(own: &mut Connection, out: &crate::client::Outgoing) -> Reply {
+    match own.send(out).await {
+        Ok(ex) => match (ex.response, ex.http) {
+            (Some(msg), _) => Reply::Message(msg),
+            (None, Some(http)) => Reply::Http {
+                status: http.status,
+                content_type: http.header("content-type").unwrap_or("").to_string(),
+                body: crate::redact::shorten(ex.raw_body.as_deref().unwrap_or("").trim(), 300),
+            },
+            (None, None) => Reply::Nothing("an empty answer".into()),
+        },
+        Err(e) => Reply::Nothing(e.to_string()),
+    }
+}
+
+/// stdio: write the cut-short line and a harmless request right behind it, then read
+/// until that request is answered (and briefly after): any other response is the answer
+/// to the broken line, and the answer to the request shows whether the process still
+/// serves. A server that answers the line with nothing costs no timeout.
+async fn stdio_reply(
+    own: &mut Connection,
+    bad: &crate::client::Outgoing,
+    method: &str,
+) -> (Reply, Result<(), String>) {
+    let timeout = own.target().timeout;
+    let noise_before = own.stdout_noise_total();
+    let mut watch = match own.open_request(bad).await {
+        Ok(open) => open,
+        Err(e) => return (Reply::Nothing(e.to_string()), Err(e.to_string())),
+    };
+    let id = own.next_id();
+    let next = own.build_plain(method, None, Some(id.clone()));
+    if let Err(e) = own.open_request(&next).await {
+        return (Reply::Nothing(e.to_string()), Err(e.to_string()));
+    }
+    let mut deadline = Instant::now() + timeout;
+    let mut after: Option<Result<(), String>> = None;
+    let mut reply = None;
+    while reply.is_none() || after.is_none() {
+        let next = own.next_on(&mut watch, deadline).await;
+        // The handle only reads stdout: a response with a null id (the one awaited) does
+        // not end the reading.
+        watch.ended = false;
+        match next {
+            Ok(StreamItem::Message(msg)) if is_response(&msg) => {
+                if msg.get("id") != Some(&id) {
+                    reply.get_or_insert(Reply::Message(msg));
+                } else if after.is_none() {
+                    after = Some(match msg.get("result") {
+                        Some(_) => Ok(()),
+                        None => Err(format!(
+                            "JSON-RPC error {}",
+                            crate::assert::compact(&msg["error"], 300)
+                        )),
+                    });
+                    deadline = deadline.min(Instant::now() + LATE_REPLY_GRACE);
+                }
+            }
+            Ok(StreamItem::Message(_)) => {}
+            Ok(StreamItem::Ended | StreamItem::Quiet) => break,
+            Err(e) => {
+                let why = match e {
+                    TransportError::Closed(why) => {
+                        format!("the server closed the connection ({why})")
+                    }
+                    other => other.to_string(),
+                };
+                reply.get_or_insert_with(|| Reply::Nothing(why.clone()));
+                after.get_or_insert(Err(why));
+                break;
+            }
+        }
+    }
+    let waited = humantime::format_duration(timeout);
+    let reply = reply.unwrap_or_else(|| {
+        let noise = own.stdout_noise_total() - noise_before;
+        let instead = if noise > 0 {
+            format!(", but {noise} non-JSON line(s) on stdout")
+        } else {
+            String::new()
+        };
+        Reply::Nothing(if after.is_some() {
+            format!(
+                "no JSON-RPC answer, while the `{method}` sent right after it was answered{instead}"
+            )
+        } else {
+            format!("no JSON-RPC answer within {waited}{instead}")
+        })
+    });
+    let after = after.unwrap_or_else(|| Err(format!("no answer within {waited}")));
+    (reply, after)
+}
+
+impl Reply {
+    fn describe(&self) -> String {
+        match self {
+            Reply::Message(msg) => format!("answered `{}`", crate::assert::compact(msg, 300)),
+            Reply::Http {
+                status,
+                content_type,
+                body,
+            } => format!("answered HTTP {status} ({content_type}) `{body}`, no JSON-RPC response"),
+            Reply::Nothing(why) => why.clone(),
+        }
+    }
+}
+
+const EXPECTED_ERROR: &str = "a JSON-RPC error -32700 (Parse error) with id null or no id";
+
+/// `parse_error_answered`: the answer is a JSON-RPC error -32700.
+pub fn answered(probe: &ParseProbe) -> CheckOutcome {
+    let code = match &probe.reply {
+        Reply::Message(msg) => msg.pointer("/error/code").and_then(Value::as_i64),
+        _ => None,
+    };
+    if code == Some(errors::PARSE_ERROR) {
+        return CheckOutcome::Pass;
+    }
+    let what = match (&probe.reply, code) {
+        (Reply::Message(_), Some(code)) => format!("error {code}, not -32700 Parse error"),
+        (Reply::Message(msg), None) if msg.get("error").is_some() => {
+            "an error without an integer code".into()
+        }
+        (Reply::Message(_), None) => "a result, not an error".into(),
+        _ => probe.reply.describe(),
+    };
+    CheckOutcome::fail(
+        format!("a request cut short (not JSON) got {what}"),
+        EXPECTED_ERROR,
+        Some(probe.reply.describe()),
+    )
+}
+
+/// `parse_error_id_null`: an error answering an unreadable message claims no request id.
+pub fn id_null(probe: &ParseProbe) -> CheckOutcome {
+    let Reply::Message(msg) = &probe.reply else {
+        return CheckOutcome::Skip(format!(
+            "no JSON-RPC answer to judge: {}",
+            probe.reply.describe()
+        ));
+    };
+    match msg.get("id") {
+        None | Some(Value::Null) => CheckOutcome::Pass,
+        Some(id) => CheckOutcome::fail(
+            format!(
+                "the answer to a request cut short (its id unreadable) carries id {id}, which no request had"
+            ),
+            "id null, or no id",
+            Some(crate::assert::compact(msg, 300)),
+        ),
+    }
+}
+
+/// `parse_error_survived`: the connection answers as it did before the probe.
+pub fn survived(probe: &ParseProbe) -> CheckOutcome {
+    let method = probe.method;
+    match (&probe.before, &probe.after) {
+        (Err(why), _) => CheckOutcome::Skip(format!(
+            "`{method}` got no result even before the probe: {why}"
+        )),
+        (Ok(()), Ok(())) => CheckOutcome::Pass,
+        (Ok(()), Err(why)) => CheckOutcome::fail(
+            format!(
+                "after a request cut short (not JSON), the connection no longer serves requests: `{method}` got {why}"
+            ),
+            format!("a result to `{method}`, as before the probe"),
+            Some(why.clone()),
+        ),
+    }
+}
