@@ -147,7 +147,8 @@ fn check_row(row: &Row) -> Result<(), String> {
         row.fail(format!("no baseline {baseline}"));
     }
 
-    let mut args: Vec<String> = row.get("packs").split(',').map(String::from).collect();
+    let mut args = vec!["run".to_string()];
+    args.extend(row.get("packs").split(',').map(String::from));
     let _http;
     match row.one_of("transport", &["stdio", "http"]) {
         "stdio" => {
