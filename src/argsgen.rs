@@ -127,18 +127,34 @@ fn main_type(schema: &Value) -> Option<&str> {
     }
 }
 
-/// A value of another JSON type than the schema's, with a description.
+/// A value of another JSON type than the schema's, with a description: see [`wrong_type_value`].
 fn wrong_type(schema: &Value) -> Option<(Value, String)> {
     let t = main_type(schema)?;
-    let (value, instead) = match t {
-        "string" => (json!(12345), "number"),
+    let (value, instead) = wrong_type_value(t)?;
+    Some((value, format!("{instead} instead of {t}")))
+}
+
+/// For a JSON type, a value of another type that no common validator coerces into it, and
+/// that type's name. A lax validator converts what looks convertible — Pydantic's default
+/// mode takes `"yes"`, `"on"` or `"1"` for `true` and `"12"` for `12`; Go's
+/// `encoding/json` and zod do not — so a probe must be wrong under all of them:
+///
+/// | type | sent | why no validator takes it |
+/// |---|---|---|
+/// | string | `{"not": "a string"}` | no validator makes a string of an object (Pydantic does not even take a number) |
+/// | number, integer | `"not-a-number"` | a string that parses as no number (`"12"`, `"nan"`, `"inf"` would, in Pydantic) |
+/// | boolean | `"maybe"` | not one of Pydantic's true/false words (`yes`, `on`, `1`, `t`, `y`…) |
+/// | array | `{"not": "an array"}` | an object is no sequence |
+/// | object | `["not", "an", "object"]` | a list is no mapping or model |
+pub fn wrong_type_value(json_type: &str) -> Option<(Value, &'static str)> {
+    Some(match json_type {
+        "string" => (json!({"not": "a string"}), "object"),
         "number" | "integer" => (json!("not-a-number"), "string"),
-        "boolean" => (json!("yes"), "string"),
+        "boolean" => (json!("maybe"), "string"),
         "array" => (json!({"not": "an array"}), "object"),
         "object" => (json!(["not", "an", "object"]), "array"),
         _ => return None,
-    };
-    Some((value, format!("{instead} instead of {t}")))
+    })
 }
 
 /// Values just outside the schema's bounds (and an oversized string).

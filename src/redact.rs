@@ -270,7 +270,7 @@ pub fn redact_shapes(text: &str) -> Cow<'_, str> {
     match NAMED.replace_all(&text, |c: &Captures| {
         let value = &c[2];
         let credential = value.rsplit([' ', '\t']).next().unwrap_or(value);
-        if is_literal(value) || is_parameter_name(credential) {
+        if is_literal(value) || is_parameter_name(credential) || is_protocol_word(&c[1], value) {
             c[0].to_string()
         } else {
             format!("{}{MASK}", &c[1])
@@ -279,6 +279,18 @@ pub fn redact_shapes(text: &str) -> Cow<'_, str> {
         Cow::Borrowed(_) => text,
         Cow::Owned(s) => Cow::Owned(s),
     }
+}
+
+/// Protocol words that only look like `NAME: value` credentials: MCP's own `progressToken`
+/// (a request's progress id, which mcpspec sends itself), and prose such as
+/// "authentication: HTTP 401" (the value is the word `HTTP`).
+fn is_protocol_word(name: &str, value: &str) -> bool {
+    let name = name.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    name.starts_with("progressToken")
+        || ["HTTP", "HTTPS"].iter().any(|w| {
+            value.eq_ignore_ascii_case(w)
+                || value.to_ascii_uppercase().starts_with(&format!("{w}/"))
+        })
 }
 
 /// `realm=` in `Bearer realm="…"`: an auth parameter, not a credential.
@@ -487,5 +499,23 @@ mod tests {
         );
         assert_eq!(escape_controls("\u{9b}x\u{FFFF}"), "\\u{9B}x\\u{FFFF}");
         assert!(matches!(escape_controls("plain é\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn protocol_words_are_not_secrets() {
+        let r = |t: &str| redact_shapes(t).into_owned();
+        assert_eq!(
+            r("the server requires authentication: HTTP 401"),
+            "the server requires authentication: HTTP 401"
+        );
+        assert_eq!(r("auth: HTTP/1.1 403"), "auth: HTTP/1.1 403");
+        assert_eq!(
+            r(r#"{"_meta": {"progressToken": "mcpspec-progress-7"}}"#),
+            r#"{"_meta": {"progressToken": "mcpspec-progress-7"}}"#
+        );
+        assert_eq!(r("progressToken=abc-123"), "progressToken=abc-123");
+        // Credentials next to them still go.
+        assert_eq!(r("x-auth-token: abcdefgh12345"), "x-auth-token: ***");
+        assert_eq!(r("auth: HTTPS-like-secret-9"), "auth: ***");
     }
 }

@@ -305,7 +305,6 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
         "legacy-utilities@legacy:tools_list_changed_sent",
         // HTTP-only probes (stdio), or no OAuth metadata served (HTTP).
         "modern-deprecated@2026-07-28:deprecated_dynamic_client_registration",
-        "legacy-deprecated@legacy:deprecated_dynamic_client_registration",
     ];
     if !paginated {
         skips.extend([

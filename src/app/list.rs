@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::cli::{Format, exit};
 use crate::dsl::{self, Scenario};
+use crate::protocol::rules::REVISIONS;
 
 use super::load;
 
@@ -145,6 +146,14 @@ pub(super) fn scenario_json(s: &Scenario) -> Value {
                 "name": step.name,
                 "id": format!("{}:{}", s.id, step.name),
                 "level": step.level,
+                "rule": step.rule.map(|r| r.id),
+                "levels": step.rule.map(|r| {
+                    REVISIONS
+                        .iter()
+                        .zip(r.levels)
+                        .map(|(rev, l)| (rev.to_string(), Value::from(l.as_str())))
+                        .collect::<serde_json::Map<_, _>>()
+                }),
                 "line": step.pos.line,
                 "description": step.description,
             })
@@ -260,7 +269,28 @@ pub(super) fn checks_text(scenarios: &[Scenario]) -> String {
     out
 }
 
-/// The checks of scenarios as Markdown (the README's check tables are generated with this).
+/// A step's level in one revision, as the checks table shows it: blank where the scenario
+/// (or step) does not run, `-` where its rule is none (skipped), else MUST or SHOULD.
+fn level_cell(s: &Scenario, step: &crate::dsl::Step, revision: &str) -> &'static str {
+    use crate::era::{EraKind, EraSelector};
+    let kind = EraKind::of_revision(revision);
+    let runs = |eras: &[EraSelector]| {
+        eras.is_empty() || eras.iter().any(|e| e.matches_negotiated(kind, revision))
+    };
+    if !runs(&s.eras) || !runs(step.eras.as_deref().unwrap_or(&[])) {
+        return "";
+    }
+    match step.rule {
+        Some(rule) => rule.level_at(revision).as_str(),
+        None => match step.level {
+            crate::report::model::Level::Must => "MUST",
+            crate::report::model::Level::Should => "SHOULD",
+        },
+    }
+}
+
+/// The checks of scenarios as Markdown (the book's check tables are generated with this):
+/// per step its level in each protocol revision (`protocol::rules`) and its rule.
 pub fn checks_markdown(scenarios: &[Scenario]) -> String {
     let mut out = String::new();
     let mut pack: Option<&str> = None;
@@ -280,19 +310,28 @@ pub fn checks_markdown(scenarios: &[Scenario]) -> String {
                 .map(|d| format!(" — {d}"))
                 .unwrap_or_default()
         ));
-        out.push_str("| check | level | rule |\n|---|---|---|\n");
+        out.push_str("| check |");
+        for r in REVISIONS {
+            out.push_str(&format!(" {r} |"));
+        }
+        out.push_str(" rule |\n|---|");
+        out.push_str(&"---|".repeat(REVISIONS.len()));
+        out.push_str("---|\n");
         for step in &s.steps {
-            let level = match step.level {
-                crate::report::model::Level::Must => "MUST",
-                crate::report::model::Level::Should => "SHOULD",
-            };
-            let rule = step
+            let mut rule = step
                 .description
                 .as_deref()
                 .unwrap_or("")
                 .replace('|', "\\|")
                 .replace('\n', " ");
-            out.push_str(&format!("| `{}` | {level} | {rule} |\n", step.name));
+            if let Some(basis) = step.rule.map(|r| r.basis).filter(|b| !b.is_empty()) {
+                rule.push_str(&format!(" — *by revision:* {}", basis.replace('|', "\\|")));
+            }
+            out.push_str(&format!("| `{}` |", step.name));
+            for r in REVISIONS {
+                out.push_str(&format!(" {} |", level_cell(s, step, r)));
+            }
+            out.push_str(&format!(" {rule} |\n"));
         }
         out.push('\n');
     }

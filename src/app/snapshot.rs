@@ -32,7 +32,7 @@ pub(super) async fn snapshot(args: SnapshotArgs) -> i32 {
     }
     errln!(
         "snapshot of {} ({} tools, {} resources, {} templates, {} prompts) written to {}",
-        snap.label("the server"),
+        snap.server_label("the server"),
         snap.tools.len(),
         snap.resources.len(),
         snap.resource_templates.len(),

@@ -24,7 +24,10 @@ pub use transcript::{error_of, result_of};
 
 use crate::protocol::{ListKind, errors, headers as h, meta, methods};
 
-/// Longest wait for the `auto` probe before falling back to legacy.
+/// Longest wait for the `auto` probe over HTTP before falling back to legacy. Over stdio the
+/// probe is the first request of a process just spawned: its wait includes the server's
+/// start-up (a Python server may take seconds on a loaded machine), so it gets the
+/// target's whole timeout, like any first request — a silent answer then means legacy.
 const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// After a request timed out: how long a harmless request may take to prove the
 /// connection is still alive (at most the target's timeout).
@@ -421,6 +424,15 @@ impl Connection {
         let out = self.build_plain(method, params, Some(id));
         let ex = self.send(&out).await.map_err(|e| e.to_string())?;
         result_of(&ex)
+    }
+
+    /// Whether the server serves `method` at all: not when it answers -32601 (method not
+    /// found); any other answer, error or not, counts as served.
+    pub async fn serves(&mut self, method: &str) -> Result<bool, String> {
+        let id = self.next_id();
+        let out = self.build_plain(method, None, Some(id));
+        let ex = self.send(&out).await.map_err(|e| e.to_string())?;
+        Ok(!matches!(error_of(&ex), Some((code, _)) if code == errors::METHOD_NOT_FOUND))
     }
 
     /// All pages of a list method, merged (`key` is e.g. `tools`).

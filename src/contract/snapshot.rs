@@ -51,6 +51,18 @@ impl Snapshot {
         }
     }
 
+    /// The server as `name version` (either alone when the other is unknown): what a
+    /// snapshot was taken of.
+    pub fn server_label(&self, fallback: &str) -> String {
+        let version = self.meta.pointer("/server/version").and_then(Value::as_str);
+        let name = self.meta.pointer("/server/name").and_then(Value::as_str);
+        match (name, version) {
+            (Some(n), Some(v)) => format!("{n} {v}"),
+            (Some(one), None) | (None, Some(one)) => one.to_string(),
+            (None, None) => fallback.to_string(),
+        }
+    }
+
     /// A label for reports: the server's version, else its name, else the folder.
     pub fn label(&self, fallback: &str) -> String {
         let version = self.meta.pointer("/server/version").and_then(Value::as_str);

@@ -101,6 +101,12 @@ pub struct Step {
     /// `must` (default): a failed expectation fails the run. `should`: it is a warning.
     #[serde(default)]
     pub level: Option<StepLevel>,
+    /// The spec rule this step enforces: a row of mcpspec's rule table (the built-in packs'
+    /// check ids, `mcpspec list conformance`). The revision the connection negotiated
+    /// decides the level (MUST, SHOULD) or skips the step where it is no rule; not with
+    /// `level`.
+    #[serde(default)]
+    pub rule: Option<At<String>>,
     /// Per-request timeout for this step, e.g. `500ms`, `10s`: 1ms to 1day (default: `--timeout`).
     #[serde(default)]
     pub timeout: Option<At<String>>,
@@ -261,6 +267,11 @@ pub struct Requires {
     /// clients: it is dual-era, and `supportedVersions` alone would not tell).
     #[serde(default)]
     pub legacy_handshake: Option<bool>,
+    /// Methods the server must serve: each is sent once (no params) and an answer of -32601
+    /// (method not found) skips with the reason. For optional methods such as
+    /// `resources/templates/list`, which declaring `resources` does not oblige a server to serve.
+    #[serde(default)]
+    pub served: Vec<At<String>>,
     /// Template expressions (no braces) that must have a value, each with the reason to
     /// give when it has none: `{ "resources[0].uri": "no resource to read" }`. A step
     /// whose input comes from a list the server may legitimately leave empty is skipped

@@ -164,7 +164,11 @@ pub struct Step {
     pub eras: Option<Vec<EraSelector>>,
     pub transport: Option<super::model::TransportKind>,
     pub requires: Requires,
+    /// The level without a rule, or the rule's newest: see [`Step::rule`].
     pub level: Level,
+    /// `rule: ID`: the row of the rule table whose level at the negotiated revision is the
+    /// step's (not a rule there: the step is skipped).
+    pub rule: Option<&'static crate::protocol::rules::Rule>,
     pub timeout: Option<Duration>,
     /// Extra attempts and the pause between them.
     pub retry: Option<(u32, Duration)>,
@@ -274,6 +278,8 @@ pub struct Requires {
     pub handshake_headers: Vec<String>,
     /// Whether a legacy `initialize` handshake must complete (probed by the engine).
     pub legacy_handshake: Option<bool>,
+    /// Methods the server must serve (probed by the engine: -32601 is unmet).
+    pub served: Vec<String>,
     /// `(expression, reason)`: template expressions that must have a value (checked by
     /// the engine against the variables when the step's turn comes).
     pub defined: Vec<(String, String)>,

@@ -7,9 +7,36 @@ use crate::dsl::Step;
 use crate::report::model::{Failure, Level, Outcome, StepResult, TranscriptEntry};
 use crate::source::Severity;
 
+tokio::task_local! {
+    /// The column of the rule table (`protocol::rules`) for the revision the running
+    /// scenario's connection negotiated: a step with a `rule` takes its level there.
+    static NEGOTIATED: usize;
+}
+
+/// Run `f` (a scenario's steps) with the levels of the revision its connection negotiated.
+pub async fn at_revision<F: std::future::Future>(revision: &str, f: F) -> F::Output {
+    NEGOTIATED
+        .scope(crate::protocol::rules::column_of(revision), f)
+        .await
+}
+
+/// The step's level: its rule's at the negotiated revision (inside [`at_revision`]), else
+/// its own. A revision where the rule is none skips the step before it runs.
+pub fn level_of(step: &Step) -> Level {
+    use crate::protocol::rules::RuleLevel;
+    match step
+        .rule
+        .and_then(|r| NEGOTIATED.try_with(|c| r.levels[*c]).ok())
+    {
+        Some(RuleLevel::Must) => Level::Must,
+        Some(RuleLevel::Should) => Level::Should,
+        Some(RuleLevel::NotARule) | None => step.level,
+    }
+}
+
 /// Snippets of `level: should` steps are warnings.
 pub fn severity_of(step: &Step) -> Severity {
-    if step.level == Level::Should {
+    if level_of(step) == Level::Should {
         Severity::Warning
     } else {
         Severity::Error
@@ -40,7 +67,7 @@ pub fn step_failure(
 pub fn outcome_for(step: &Step, failures: Vec<Failure>) -> Outcome {
     if failures.is_empty() {
         Outcome::Passed
-    } else if step.level == Level::Should {
+    } else if level_of(step) == Level::Should {
         Outcome::Warning { failures }
     } else {
         Outcome::Failed { failures }
@@ -59,7 +86,7 @@ pub fn step_result(
         file: step.pos.file_name().to_string(),
         line: step.pos.line,
         column: step.pos.col,
-        level: step.level,
+        level: level_of(step),
         duration,
         outcome,
         transcript,

@@ -329,7 +329,7 @@ fn judge_observed(
     ctx_value: &Value,
 ) -> Outcome {
     let mut seen = Observed::new(exchange, is_http);
-    if step.level == Level::Should {
+    if super::failure::level_of(step) == Level::Should {
         seen.severity = Severity::Warning;
     }
     seen.output_schema = output_schema;

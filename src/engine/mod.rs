@@ -385,7 +385,8 @@ async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResul
                 merged.extend(scenario.params.clone());
                 std::borrow::Cow::Owned(merged)
             };
-            suite.steps = step::run_steps(
+            let revision = conn.negotiated.revision.clone();
+            let run = step::run_steps(
                 scenario,
                 &steps,
                 &mut conn,
@@ -394,8 +395,8 @@ async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResul
                 config.wire_validate,
                 &config.tool_calls,
                 &progress,
-            )
-            .await;
+            );
+            suite.steps = failure::at_revision(&revision, run).await;
             suite.stderr_tail = conn.stderr_tail();
             conn.close().await;
         }

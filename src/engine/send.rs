@@ -152,7 +152,18 @@ pub(super) async fn run_step<'s>(
     if let Some(outcome) = null_error_id(step, &built.out, &exchange) {
         return Done(outcome);
     }
-    if let Some(noise) = exchange.stdout_noise.first() {
+    // A fresh process that printed a banner and then answered: the answer is judged, the
+    // noise noted — it is `stdout_clean`'s to judge, not this step's rule (a failed version
+    // negotiation, say, when the step probes one).
+    if fresh
+        && (exchange.response.is_some() || exchange.response_text.is_some())
+        && let Some(noise) = exchange.stdout_noise.first()
+    {
+        conn.note(format!(
+            "stdout noise on the fresh connection ({} non-JSON line(s), first: `{noise}`): judged by stdout_clean, not by this step",
+            exchange.stdout_noise.len()
+        ));
+    } else if let Some(noise) = exchange.stdout_noise.first() {
         let mut lines: Vec<&str> = exchange.stdout_noise.iter().map(String::as_str).collect();
         let more = format!("… ({} more not kept)", exchange.stdout_noise.dropped());
         if exchange.stdout_noise.dropped() > 0 {

@@ -308,6 +308,18 @@ pub(super) async fn probe_unmet(
     requires: &crate::dsl::Requires,
     conn: &mut Connection,
 ) -> Option<String> {
+    for method in &requires.served {
+        match conn.serves(method).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return Some(format!(
+                    "the server does not serve {method} (-32601 method not found): no rule obliges it to"
+                ));
+            }
+            // A transport failure is for the steps themselves to report.
+            Err(_) => {}
+        }
+    }
     let wanted = requires.legacy_handshake?;
     let target = conn.target().clone();
     let completed = match Connection::open(&target, "legacy", &crate::era::EraRequest::Legacy).await
@@ -346,6 +358,13 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
         _ => {}
     }
     if let Some(why) = step.requires.unmet(&conn.negotiated, conn.is_http()) {
+        return Some(why);
+    }
+    // The rule table: where the negotiated revision has no such rule, no check.
+    if let Some(why) = step
+        .rule
+        .and_then(|r| r.not_a_rule_at(&conn.negotiated.revision))
+    {
         return Some(why);
     }
     let eras = step.eras.as_ref()?;

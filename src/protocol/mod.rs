@@ -1,7 +1,8 @@
 //! The ground floor: facts of the MCP specification, each stated once.
 //!
 //! Method names, the paginated list kinds (method, result key, item id, capability, snapshot
-//! file), `_meta` keys, HTTP header names and error codes. Every other module takes these facts
+//! file), `_meta` keys, HTTP header names, error codes, and the rule each built-in check enforces per revision
+//! (`rules`). Every other module takes these facts
 //! from here instead of retyping a string; this module imports nothing of mcpspec's.
 
 pub mod errors;
@@ -9,5 +10,6 @@ pub mod headers;
 pub mod lists;
 pub mod meta;
 pub mod methods;
+pub mod rules;
 
 pub use lists::ListKind;

@@ -329,7 +329,7 @@ pub fn render_suite(suite: &SuiteResult, opts: &ConsoleOptions) -> String {
 
 /// What a streamed run has printed so far, so that what concerns the target rather than
 /// one suite is said once: a setup error shared by several suites (an unreachable target,
-/// an era the server refuses) and how `auto` chose its era when it fell back to legacy.
+/// an era the server refuses) and how `auto` chose its era (modern or legacy, and why).
 #[derive(Default)]
 pub struct Seen {
     setup_errors: std::collections::HashSet<String>,
@@ -338,14 +338,15 @@ pub struct Seen {
 
 impl Seen {
     /// Whether the suite's setup error was printed before, and whether its era note is an
-    /// `auto` fallback not printed before (both remembered).
+    /// `auto` choice not printed before (both remembered).
     fn admit(&mut self, suite: &SuiteResult) -> (bool, bool) {
         let repeat = suite
             .setup_error
             .as_ref()
             .is_some_and(|e| !self.setup_errors.insert(e.clone()));
-        let fell_back = suite.era.requested == "auto" && suite.era.era.as_deref() == Some("legacy");
-        let note = fell_back
+        // Which era `auto` chose and why, either way: once per distinct reason.
+        let auto = suite.era.requested == "auto";
+        let note = auto
             && suite
                 .era
                 .note

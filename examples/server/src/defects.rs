@@ -85,6 +85,7 @@ pub enum Defect {
     UnknownMethodInvalidRequest,
     UnstableToolOrder,
     ToolsVaryByConnection,
+    DescriptionVariesByConnection,
     MixedCacheScope,
     UndeclaredCapability(Capability),
     UnservedCapability(Capability),

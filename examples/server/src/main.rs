@@ -108,6 +108,13 @@ struct Cli {
     #[arg(long)]
     utilities: bool,
 
+    /// Answer `initialize` as a server whose newest legacy revision is REV (2024-11-05,
+    /// 2025-03-26, 2025-06-18 or 2025-11-25): an older offer is echoed, a newer or unknown
+    /// one gets REV as the counter-offer. Only the negotiated version changes; the
+    /// server's behaviour stays the same.
+    #[arg(long, value_name = "REV")]
+    max_revision: Option<String>,
+
     /// Serve `create_order` (returns a minted `order_ref`) and the read-only `get_order`
     /// (takes `order_ref`; an order is readable by its creator only): a handle whose
     /// consumer is found by the key's name.
@@ -187,6 +194,18 @@ async fn run(cli: Cli) -> i32 {
         Ok(users) => users.unwrap_or_default(),
         Err(message) => return usage_error(&format!("--auth-tokens: {message}")),
     };
+    let max_revision = match cli.max_revision.as_deref() {
+        None => None,
+        Some(rev) => match server::LEGACY_REVISIONS.iter().find(|r| **r == rev) {
+            Some(r) => Some(*r),
+            None => {
+                return usage_error(&format!(
+                    "--max-revision {rev}: expected one of {}",
+                    server::LEGACY_REVISIONS.join(", ")
+                ));
+            }
+        },
+    };
     let settings = Settings {
         page_size: cli.page_size,
         extra_tools: cli.extra_tools,
@@ -198,6 +217,7 @@ async fn run(cli: Cli) -> i32 {
         empty: cli.empty,
         utilities: cli.utilities,
         orders: cli.orders,
+        max_revision,
     };
     let result = match cli.http {
         Some(addr) => {

@@ -63,6 +63,9 @@ and prompts, used by mcpspec's quickstart and tests.\n";
 /// A 1x1 PNG.
 const LOGO_PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
+/// The legacy revisions the server can be limited to (`--max-revision`).
+pub const LEGACY_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
 /// Command-line settings that shape the server.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -84,6 +87,9 @@ pub struct Settings {
     pub utilities: bool,
     /// `--orders`: the `create_order` / `get_order` tools (a handle and its consumer).
     pub orders: bool,
+    /// `--max-revision`: the newest legacy revision `initialize` agrees to (an older
+    /// server's counter-offer); `None`: the SDK's own.
+    pub max_revision: Option<&'static str>,
 }
 
 impl Default for Settings {
@@ -98,6 +104,7 @@ impl Default for Settings {
             auth_tokens: Vec::new(),
             empty: false,
             utilities: false,
+            max_revision: None,
             orders: false,
         }
     }

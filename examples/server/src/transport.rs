@@ -46,10 +46,12 @@ pub async fn serve_stdio(settings: Settings) -> Result<(), BoxError> {
     let modern_only = settings.changes.has(crate::changes::Change::DropLegacy);
     let (stdin, stdout) = rmcp::transport::stdio();
     let tool_execution = settings.changes.tool_execution();
+    let max_revision = settings.max_revision;
     let server = ExampleServer::new(settings);
     let hooks = StdioWire::new(server.defects())
         .modern_only(modern_only)
-        .tool_execution(tool_execution);
+        .tool_execution(tool_execution)
+        .max_revision(max_revision);
     let (pipes, flushed) = wire::install(hooks, stdin, stdout);
     run_until_closed(server.serve(pipes).await).await?;
     flushed.await?;
@@ -100,6 +102,7 @@ pub async fn serve_http(
         .collect();
     let modern_only = settings.changes.has(crate::changes::Change::DropLegacy);
     let tool_execution = settings.changes.tool_execution();
+    let max_revision = settings.max_revision;
     let server = ExampleServer::new(settings);
     let defects = server.defects().clone();
     // Loopback only, so only loopback browser origins are legitimate (others get 403);
@@ -157,7 +160,8 @@ pub async fn serve_http(
             axum::routing::get(http_layers::authorization_server_metadata),
         );
     }
-    if let Some(conformance) = http_layers::Conformance::new(&defects, tool_execution) {
+    if let Some(conformance) = http_layers::Conformance::new(&defects, tool_execution, max_revision)
+    {
         app = app.layer(middleware::from_fn_with_state(
             conformance,
             http_layers::conformance,

@@ -115,7 +115,11 @@ impl Connection {
         self.negotiated.kind = EraKind::Modern;
         self.negotiated.revision = MODERN_REVISION.to_string();
         let id = self.next_id();
-        let timeout = self.target.timeout.min(AUTO_PROBE_TIMEOUT);
+        let timeout = if self.is_http() {
+            self.target.timeout.min(AUTO_PROBE_TIMEOUT)
+        } else {
+            self.target.timeout
+        };
         let out = self.build(
             methods::SERVER_DISCOVER,
             None,
@@ -126,8 +130,8 @@ impl Connection {
         );
         let outcome = match self.send(&out).await {
             Ok(ex) => {
-                if let Some(status @ (401 | 403)) = ex.http.as_ref().map(|h| h.status) {
-                    return Err(self.auth_error(status));
+                if let Some(401 | 403) = ex.http.as_ref().map(|h| h.status) {
+                    return Err(self.refusal_error(&ex));
                 }
                 match (
                     ex.response.as_ref().and_then(|r| r.get("result")),
@@ -144,8 +148,9 @@ impl Connection {
                             .iter()
                             .any(|v| v == MODERN_REVISION)
                         {
-                            self.negotiated.note =
-                                Some(format!("auto: server/discover lists {MODERN_REVISION}"));
+                            self.negotiated.note = Some(format!(
+                                "auto: server/discover lists {MODERN_REVISION}; chose modern"
+                            ));
                             return Ok(true);
                         }
                         format!(
@@ -155,7 +160,7 @@ impl Connection {
                     }
                     (None, Some((code, message))) if errors::MODERN_ONLY.contains(&code) => {
                         self.negotiated.note = Some(format!(
-                            "auto: server/discover answered modern error {code} ({message})"
+                            "auto: server/discover answered modern error {code} ({message}); chose modern"
                         ));
                         return Ok(true);
                     }
@@ -220,8 +225,8 @@ impl Connection {
     ) -> Result<Exchange, ConnectError> {
         match self.send(out).await {
             Ok(ex) => {
-                if let Some(status @ (401 | 403)) = ex.http.as_ref().map(|h| h.status) {
-                    return Err(self.auth_error(status));
+                if let Some(401 | 403) = ex.http.as_ref().map(|h| h.status) {
+                    return Err(self.refusal_error(&ex));
                 }
                 // A handshake answered 404 with no JSON-RPC message: nothing at this URL
                 // speaks MCP (a mistyped path), whatever the era.
@@ -277,11 +282,37 @@ impl Connection {
         }
     }
 
-    pub(super) fn auth_error(&self, status: u16) -> ConnectError {
+    /// A 401 or 403 to the handshake. A 403 whose body blames the Host or Origin (DNS
+    /// rebinding protection: the server accepts other host names only) is no request for
+    /// credentials, and a token would not help: it is said so, with the server's words.
+    pub(super) fn refusal_error(&self, ex: &Exchange) -> ConnectError {
+        let status = ex.http.as_ref().map_or(0, |h| h.status);
+        let body = ex.raw_body.as_deref().unwrap_or("");
+        let said = if body.trim().is_empty() {
+            String::new()
+        } else {
+            format!(": {}", crate::redact::shorten(body.trim(), 200))
+        };
+        let challenged = ex
+            .http
+            .as_ref()
+            .and_then(|h| h.header("www-authenticate"))
+            .is_some();
+        let lower = body.to_ascii_lowercase();
+        if status == 403 && !challenged && (lower.contains("host") || lower.contains("origin")) {
+            return ConnectError {
+                kind: ConnectErrorKind::Protocol,
+                message: format!(
+                    "the server refused the request's Host or Origin (HTTP 403{said}): its DNS rebinding protection accepts other host names only — use the address it expects (e.g. 127.0.0.1 or localhost, with its port) or allow this host in its settings; a token would not help"
+                ),
+                stderr_tail: None,
+                transcript: Vec::new(),
+            };
+        }
         ConnectError {
             kind: ConnectErrorKind::Auth,
             message: format!(
-                "the server requires authentication (HTTP {status}); pass a token with --bearer-env VAR or --header"
+                "the server requires authentication (HTTP {status}{said}); pass a token with --bearer-env VAR or --header"
             ),
             stderr_tail: None,
             transcript: Vec::new(),

@@ -23,6 +23,7 @@ impl Compiler {
             ("transport", call.transport.is_some()),
             ("requires", call.requires.is_some()),
             ("level", call.level.is_some()),
+            ("rule", call.rule.is_some()),
             ("timeout", call.timeout.is_some()),
             ("retry", call.retry.is_some()),
             ("request", call.request.is_some()),

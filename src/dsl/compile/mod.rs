@@ -354,6 +354,7 @@ impl Compiler {
             versions_exclude: excludes,
             handshake_headers: r.handshake_headers.into_iter().map(|h| h.value).collect(),
             legacy_handshake: r.legacy_handshake,
+            served: r.served.into_iter().map(|m| m.value).collect(),
             defined: r
                 .defined
                 .into_iter()

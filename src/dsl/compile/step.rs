@@ -4,6 +4,7 @@ use std::path::Path;
 
 use super::*;
 use crate::dsl::model::Level;
+use crate::protocol::rules::{Rule, RuleLevel};
 
 impl Compiler {
     /// Compile one step; `prefix` is the name of the group call it comes from.
@@ -300,6 +301,7 @@ impl Compiler {
                 });
             }
         }
+        let rule = self.rule(step.rule.as_ref(), step.level.is_some());
         Some(Step {
             name: full_name,
             description: step.description,
@@ -307,10 +309,15 @@ impl Compiler {
             eras,
             transport: step.transport,
             requires: self.requires(step.requires.map(|r| *r), known),
-            level: match step.level {
-                Some(model::StepLevel::Should) => Level::Should,
+            // With a rule: its newest level (what a listing shows); a run takes the level of
+            // the revision it negotiated (`engine::failure::level_of`).
+            level: match (rule.and_then(|r| r.newest_level()), step.level) {
+                (Some(RuleLevel::Should), _) | (None, Some(model::StepLevel::Should)) => {
+                    Level::Should
+                }
                 _ => Level::Must,
             },
+            rule,
             timeout,
             retry,
             action,
@@ -320,6 +327,31 @@ impl Compiler {
             call: None,
             phase: Phase::Main,
         })
+    }
+
+    /// The row of the rule table a step names (`rule: ID`), which then decides its level.
+    fn rule(&mut self, rule: Option<&At<String>>, has_level: bool) -> Option<&'static Rule> {
+        let id = rule?;
+        if has_level {
+            self.errors.push(
+                LoadError::at(self.at(id), "a step with `rule` takes no `level`").with_help(
+                    "the rule table gives the level for each protocol revision; remove `level`",
+                ),
+            );
+        }
+        let found = crate::protocol::rules::find(id);
+        if found.is_none() {
+            let known: Vec<&str> = crate::protocol::rules::all().iter().map(|r| r.id).collect();
+            let mut error = LoadError::at(self.at(id), format!("unknown rule `{}`", **id));
+            if let Some(near) = crate::load_error::did_you_mean(id, known.iter().copied()) {
+                error = error.with_help(format!("did you mean `{near}`?"));
+            } else {
+                error = error
+                    .with_help("`mcpspec list conformance` lists the rules (a step's check id)");
+            }
+            self.errors.push(error);
+        }
+        found
     }
 
     pub(super) fn contract(&mut self, c: model::ContractCheck) -> Option<Action> {

@@ -1,9 +1,13 @@
 //! Calling tools from a built-in check, safely and at a bounded cost.
 //!
 //! Safety first: a check only ever calls the tools it is allowed to — those annotated
-//! `readOnlyHint: true`, plus the tools the user names as safe (`safeTools:` on the check,
-//! else the `safe_tools` variable, e.g. `--set safe_tools=create_note`). Any other tool is
-//! never called, not even with invalid arguments: a buggy server might execute it anyway.
+//! `readOnlyHint: true` and not `openWorldHint: true` (a read-only tool that fetches a URL or
+//! drives a browser still reaches outside the machine: a conformance run must not unless
+//! asked), plus the tools the user names as safe (`safeTools:` on the check, else the
+//! `safe_tools` variable, e.g. `--set safe_tools=create_note`). Any other tool is never
+//! called, not even with invalid arguments: a buggy server might execute it anyway. The
+//! tools left out are named in the step's transcript, each with why. (An absent
+//! `openWorldHint` — most servers set none — is not taken as open: only an explicit `true`.)
 //! Arguments come from `argsgen` (a valid example, schema-checked invalid variants), so a
 //! failure is the server's, not the generator's.
 //!
@@ -234,19 +238,45 @@ pub async fn allowed_tools(
         .tools()
         .await
         .map_err(|e| format!("tools/list failed: {e}"))?;
-    let allowed: Vec<Tool> = tools
-        .into_iter()
-        .filter_map(|def| {
-            let name = def.get("name")?.as_str()?.to_string();
-            let read_only = def.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true));
-            (read_only || safe.contains(&name)).then_some(Tool { name, def })
-        })
-        .collect();
+    let mut allowed: Vec<Tool> = Vec::new();
+    // Tools left out, with why: said in the transcript (and in the skip when none is left).
+    let mut left_out: Vec<String> = Vec::new();
+    for def in tools {
+        let Some(name) = def.get("name").and_then(Value::as_str).map(str::to_string) else {
+            continue;
+        };
+        let hint = |key: &str| {
+            def.pointer(&format!("/annotations/{key}"))
+                .and_then(Value::as_bool)
+        };
+        if safe.contains(&name) {
+            allowed.push(Tool { name, def });
+        } else if hint("readOnlyHint") != Some(true) {
+            left_out.push(format!("\"{name}\" (not readOnlyHint)"));
+        } else if hint("openWorldHint") == Some(true) {
+            left_out.push(format!(
+                "\"{name}\" (openWorldHint: it may reach outside this machine)"
+            ));
+        } else {
+            allowed.push(Tool { name, def });
+        }
+    }
+    let unsafe_note = (!left_out.is_empty()).then(|| {
+        format!(
+            "tools not called: {}; name one in safe_tools to call it",
+            left_out.join(", ")
+        )
+    });
+    if let Some(note) = &unsafe_note {
+        conn.note(note.clone());
+    }
     if allowed.is_empty() {
-        return Ok(Err(CheckOutcome::Skip(
-            "no read-only tool to call; set safe_tools (e.g. --set safe_tools=NAME,NAME) to allow tools without readOnlyHint"
-                .into(),
-        )));
+        return Ok(Err(CheckOutcome::Skip(match unsafe_note {
+            Some(note) if left_out.iter().any(|t| t.contains("openWorldHint")) => {
+                format!("no tool safe to call here: {note} (e.g. --set safe_tools=NAME,NAME)")
+            }
+            _ => "no read-only tool to call; set safe_tools (e.g. --set safe_tools=NAME,NAME) to allow tools without readOnlyHint".into(),
+        })));
     }
     Ok(Ok(allowed))
 }

@@ -240,6 +240,8 @@ pub async fn descriptions(
     }
     let caps = conn.negotiated.capabilities.clone();
     let mut linted = 0;
+    // Lists that could not be read: `list: why`.
+    let mut unread: Vec<String> = Vec::new();
     // The order findings are reported in.
     let lists = [
         ListKind::Tools,
@@ -252,10 +254,16 @@ pub async fn descriptions(
             continue;
         }
         let method = list.method();
-        let items = conn
-            .list_all(method, list.result_key())
-            .await
-            .map_err(|e| format!("{method} failed: {e}"))?;
+        // A list the server does not serve (e.g. -32601 for the optional
+        // resources/templates/list) is not linted, and noted; the rest still is.
+        let items = match conn.list_all(method, list.result_key()).await {
+            Ok(items) => items,
+            Err(e) => {
+                conn.note(format!("{method} not linted: {e}"));
+                unread.push(format!("{method}: {e}"));
+                continue;
+            }
+        };
         for item in &items {
             linted += 1;
             let id = list.id_of(item).unwrap_or("?");
@@ -268,6 +276,9 @@ pub async fn descriptions(
                 &mut findings,
             );
         }
+    }
+    if linted == 0 && conn.negotiated.instructions.is_none() && !unread.is_empty() {
+        return Err(format!("no list could be read: {}", unread.join("; ")));
     }
     if linted == 0 && conn.negotiated.instructions.is_none() {
         return Ok(CheckOutcome::Skip(

@@ -8,6 +8,9 @@ It uses only the SDK's high-level `MCPServer` API, the way a user's server would
     .venv/bin/python server.py --http PORT    # Streamable HTTP on 127.0.0.1:PORT/mcp;
                                               # PORT 0 picks a free port. The first line
                                               # on stdout is `listening on <URL>`.
+    .venv/bin/python server.py --http PORT --stateless
+                                              # ... assigning no Mcp-Session-Id (the SDK's
+                                              # stateless_http, a MAY of 2025-03-26 on)
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ def summarize(text: str, style: str = "brief") -> str:
     return f"Summarize the following text in a {style} style:\n\n{text}"
 
 
-def serve_http(port: int) -> None:
+def serve_http(port: int, stateless: bool = False) -> None:
     import anyio
     import uvicorn
 
@@ -103,7 +106,7 @@ def serve_http(port: int) -> None:
     sock.listen(128)
     sock.set_inheritable(True)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    app = mcp.streamable_http_app(host="127.0.0.1")
+    app = mcp.streamable_http_app(host="127.0.0.1", stateless_http=stateless)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
 
@@ -118,11 +121,12 @@ def serve_http(port: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--http", metavar="PORT", type=int, help="serve Streamable HTTP on 127.0.0.1:PORT (0: any)")
+    parser.add_argument("--stateless", action="store_true", help="with --http: assign no session id (stateless_http)")
     args = parser.parse_args()
     if args.http is None:
         mcp.run("stdio")
     else:
-        serve_http(args.http)
+        serve_http(args.http, args.stateless)
 
 
 if __name__ == "__main__":

@@ -151,6 +151,12 @@ impl Defect {
             description: "tools/list also lists a tool named after this process (one per connection)",
         },
         DefectInfo {
+            name: "description-varies-by-connection",
+            value: None,
+            scope: Scope::Stdio,
+            description: "each tool's description ends with this process's id: the text differs on every start, the set of tools does not (no defect under the 2026-07-28 rule, which is about the set)",
+        },
+        DefectInfo {
             name: "mixed-cache-scope",
             value: None,
             scope: Scope::Any,
@@ -586,6 +592,7 @@ impl Defect {
             Defect::UnknownMethodInvalidRequest => "unknown-method-invalid-request",
             Defect::UnstableToolOrder => "unstable-tool-order",
             Defect::ToolsVaryByConnection => "tools-vary-by-connection",
+            Defect::DescriptionVariesByConnection => "description-varies-by-connection",
             Defect::MixedCacheScope => "mixed-cache-scope",
             Defect::UndeclaredCapability(_) => "undeclared-capability",
             Defect::UnservedCapability(_) => "unserved-capability",
@@ -691,6 +698,7 @@ impl Defect {
             "unknown-method-invalid-request" => Defect::UnknownMethodInvalidRequest,
             "unstable-tool-order" => Defect::UnstableToolOrder,
             "tools-vary-by-connection" => Defect::ToolsVaryByConnection,
+            "description-varies-by-connection" => Defect::DescriptionVariesByConnection,
             "mixed-cache-scope" => Defect::MixedCacheScope,
             "undeclared-capability" => Defect::UndeclaredCapability(value()?.parse()?),
             "unserved-capability" => Defect::UnservedCapability(value()?.parse()?),

@@ -43,9 +43,15 @@ pub struct Conformance {
 
 impl Conformance {
     /// The layer's state, or `None` when no defect needs it.
-    pub fn new(defects: &Defects, tool_execution: Option<(&'static str, Value)>) -> Option<Self> {
+    pub fn new(
+        defects: &Defects,
+        tool_execution: Option<(&'static str, Value)>,
+        max_revision: Option<&'static str>,
+    ) -> Option<Self> {
         let layer = Self {
-            messages: MessageDefects::new(defects).with_tool_execution(tool_execution),
+            messages: MessageDefects::new(defects)
+                .with_tool_execution(tool_execution)
+                .with_max_revision(max_revision),
             accept_unsupported_version: defects.has(&Defect::AcceptUnsupportedVersion),
             lenient_version: defects.lenient_header(McpHeader::Version),
             lenient_method: defects.lenient_header(McpHeader::Method),

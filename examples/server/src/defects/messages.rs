@@ -69,9 +69,12 @@ pub struct MessageDefects {
     pub(super) answer_removed_methods: bool,
     initialize_invalid_params: bool,
     error_id_null: bool,
+    description_varies: bool,
     /// A contract change, not a defect (`--change task-support-*`): `(tool, execution)`
     /// added to that tool's tools/list entry.
     tool_execution: Option<(&'static str, Value)>,
+    /// Not a defect (`--max-revision`): the newest legacy revision `initialize` agrees to.
+    max_revision: Option<&'static str>,
 }
 
 /// Methods a modern-only server no longer serves (2026-07-28 changelog).
@@ -115,7 +118,9 @@ impl MessageDefects {
             answer_removed_methods: defects.has(&Defect::AnswerRemovedMethods),
             initialize_invalid_params: defects.has(&Defect::InitializeInvalidParams),
             error_id_null: defects.has(&Defect::ErrorIdNull),
+            description_varies: defects.has(&Defect::DescriptionVariesByConnection),
             tool_execution: None,
+            max_revision: None,
         }
     }
 
@@ -128,6 +133,7 @@ impl MessageDefects {
 
     pub fn responses_active(&self) -> bool {
         self.no_result_type
+            || self.description_varies
             || self.no_cache_hints
             || self.no_server_info_meta
             || self.no_server_info
@@ -145,6 +151,13 @@ impl MessageDefects {
             || self.initialize_invalid_params
             || self.error_id_null
             || self.tool_execution.is_some()
+            || self.max_revision.is_some()
+    }
+
+    /// Answers `initialize` as a server whose newest revision is `max` (`--max-revision`).
+    pub fn with_max_revision(mut self, max: Option<&'static str>) -> Self {
+        self.max_revision = max;
+        self
     }
 
     /// Adds `execution` to a tool's listing (`Changes::tool_execution`).
@@ -265,6 +278,20 @@ impl MessageDefects {
                 }));
                 changed = true;
             }
+            if self.description_varies
+                && method == "tools/list"
+                && let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut)
+            {
+                for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+                    let text = tool
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    let text = format!("{text} (served by process {})", std::process::id());
+                    tool.insert("description".into(), Value::String(text));
+                }
+                changed = true;
+            }
             changed |= self.break_wire(method, result);
             if let Some((tool, execution)) = &self.tool_execution
                 && method == "tools/list"
@@ -285,6 +312,15 @@ impl MessageDefects {
                     changed |= result.remove("serverInfo").is_some();
                 }
                 let offer = request.and_then(|seen| seen.params.get("protocolVersion"));
+                if let Some(max) = self.max_revision {
+                    // An older revision it knows is echoed; anything else gets its newest.
+                    let answer = match offer.and_then(Value::as_str) {
+                        Some(o) if o <= max && crate::server::LEGACY_REVISIONS.contains(&o) => o,
+                        _ => max,
+                    };
+                    result.insert("protocolVersion".into(), Value::from(answer));
+                    changed = true;
+                }
                 if self.bad_counter_offer
                     && let Some(offer) = offer.filter(|offer| offer.is_string())
                     && result.get("protocolVersion") != Some(offer)

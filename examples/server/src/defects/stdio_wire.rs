@@ -54,6 +54,12 @@ impl StdioWire {
         self
     }
 
+    /// `--max-revision`: the newest legacy revision `initialize` agrees to.
+    pub fn max_revision(mut self, max: Option<&'static str>) -> Self {
+        self.messages = self.messages.with_max_revision(max);
+        self
+    }
+
     /// A modern-only server (`--change drop-legacy`): the removed `ping` gets -32601.
     pub fn modern_only(mut self, modern_only: bool) -> Self {
         self.refuse_ping = modern_only && !self.messages.answer_removed_methods;
