@@ -1,0 +1,127 @@
+"""A small MCP server on a mid-2025 Python SDK (mcp==1.9.4, pinned in requirements.txt).
+
+Part of mcpspec's interop corpus (docs/src/corpus.md). It uses the SDK's high-level
+`FastMCP` API of the 1.x line (`mcp.server.fastmcp`), the way a user's server would, with
+what 1.9 had: no tool titles and no structured output (both came with 2025-06-18 in 1.10).
+It speaks the legacy era only, up to 2025-03-26.
+
+    .venv/bin/python server.py                # stdio
+    .venv/bin/python server.py --http PORT    # Streamable HTTP on 127.0.0.1:PORT/mcp;
+                                              # PORT 0 picks a free port. The first line
+                                              # on stdout is `listening on <URL>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ResourceError, ToolError
+from mcp.types import ToolAnnotations
+
+NOTES: dict[str, str] = {
+    "welcome": "Welcome to the interop notes server.",
+    "todo": "- pin every dependency\n- run the conformance packs",
+}
+
+mcp = FastMCP(
+    "mcpspec-interop-python-1.9",
+    instructions="Weather lookups, arithmetic and a small read-only notes store.",
+    host="127.0.0.1",
+)
+
+
+class WeatherReport(BaseModel):
+    """Current conditions for a city."""
+
+    city: str
+    temperature: float = Field(description="Temperature in the requested units")
+    units: Literal["celsius", "fahrenheit"]
+    conditions: str
+
+
+_CONDITIONS = {"boston": (4.0, "snow"), "lisbon": (19.5, "sunny"), "oslo": (-3.0, "cloudy")}
+
+
+@mcp.tool(annotations=ToolAnnotations(title="Current weather", readOnlyHint=True, openWorldHint=False))
+def get_weather(city: str, units: Literal["celsius", "fahrenheit"] = "celsius") -> WeatherReport:
+    """Current weather for a city (a JSON text block)."""
+    known = _CONDITIONS.get(city.lower())
+    if known is None:
+        raise ToolError(f"no weather data for {city!r}")
+    celsius, conditions = known
+    temperature = celsius if units == "celsius" else round(celsius * 9 / 5 + 32, 1)
+    return WeatherReport(city=city, temperature=temperature, units=units, conditions=conditions)
+
+
+@mcp.tool(annotations=ToolAnnotations(title="Add", readOnlyHint=True))
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@mcp.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+@mcp.resource("notes://welcome", name="welcome", mime_type="text/plain")
+def welcome_note() -> str:
+    """The welcome note."""
+    return NOTES["welcome"]
+
+
+@mcp.resource("notes://{name}", name="note", mime_type="text/plain")
+def note(name: str) -> str:
+    """Any note by name."""
+    if name not in NOTES:
+        raise ResourceError(f"no note named {name!r}")
+    return NOTES[name]
+
+
+@mcp.prompt()
+def summarize(text: str, style: str = "brief") -> str:
+    """Ask the model to summarize a text."""
+    return f"Summarize the following text in a {style} style:\n\n{text}"
+
+
+def serve_http(port: int) -> None:
+    import anyio
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    app = mcp.streamable_http_app()
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+
+    async def main() -> None:
+        # The socket is already listening: a client connecting now waits in the backlog.
+        print(f"listening on {url}", flush=True)
+        await server.serve(sockets=[sock])
+
+    anyio.run(main)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--http", metavar="PORT", type=int, help="serve Streamable HTTP on 127.0.0.1:PORT (0: any)")
+    args = parser.parse_args()
+    if args.http is None:
+        mcp.run("stdio")
+    else:
+        serve_http(args.http)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
