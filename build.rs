@@ -1,5 +1,6 @@
 //! Embeds the built-in packs (`specs/<pack>/*.yaml`) into the binary, so that
-//! `mcpspec run conformance` works from any directory.
+//! `mcpspec run conformance` works from any directory; and the commit it was built from,
+//! for `mcpspec --version` (the version itself is Cargo.toml's, the one source of truth).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -32,6 +33,45 @@ fn main() {
     out.push_str("];\n");
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("builtin_packs.rs");
     std::fs::write(dest, out).unwrap();
+    commit(Path::new(&manifest_dir));
+}
+
+/// `MCPSPEC_COMMIT`: `$MCPSPEC_COMMIT` when set (a build from a source archive or a
+/// container context without `.git`), else `git rev-parse --short=12 HEAD`, else `unknown`.
+/// Re-run when HEAD moves (the HEAD file and the branch it names), not on every build.
+fn commit(dir: &Path) {
+    println!("cargo:rerun-if-env-changed=MCPSPEC_COMMIT");
+    let git = |args: &[&str]| -> Option<String> {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .ok()?;
+        let text = String::from_utf8(out.stdout).ok()?.trim().to_string();
+        (out.status.success() && !text.is_empty()).then_some(text)
+    };
+    let commit = match std::env::var("MCPSPEC_COMMIT") {
+        Ok(c) if !c.trim().is_empty() => c.trim().to_string(),
+        _ => {
+            // The files whose change means a new HEAD (a worktree keeps its HEAD apart
+            // from the shared refs).
+            if let (Some(git_dir), Some(common)) = (
+                git(&["rev-parse", "--absolute-git-dir"]),
+                git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]),
+            ) {
+                // Only files that exist: a missing one would re-run this script every build.
+                let mut watch = vec![format!("{git_dir}/HEAD"), format!("{common}/packed-refs")];
+                if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+                    watch.push(format!("{common}/{branch}"));
+                }
+                for path in watch.iter().filter(|p| Path::new(p).exists()) {
+                    println!("cargo:rerun-if-changed={path}");
+                }
+            }
+            git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into())
+        }
+    };
+    println!("cargo:rustc-env=MCPSPEC_COMMIT={commit}");
 }
 
 fn collect(dir: &Path, root: &Path, files: &mut Vec<(String, String)>) {

@@ -25,7 +25,8 @@ pub mod exit {
 #[derive(Parser, Debug)]
 #[command(
     name = "mcpspec",
-    version,
+    // `mcpspec 0.1.0 (commit 1a2b3c4d5e6f)`: Cargo.toml's version and the commit built.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("MCPSPEC_COMMIT"), ")"),
     about = "Declarative test engine for MCP servers: YAML scenarios, both protocol eras, JUnit reports",
     after_help = "Exit codes: 0 passed (warnings allowed), 1 a test failed, 2 invalid input, 3 authentication required, 4 server could not be started or reached."
 )]

@@ -147,19 +147,24 @@ pub fn read_text(path: &std::path::Path) -> Result<String, ReadError> {
     })
 }
 
+/// What a non-regular file is, for the error. FIFOs, devices and sockets are told apart on
+/// Unix only (elsewhere they are all a "special file").
 fn file_kind(kind: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
     if kind.is_dir() {
-        "folder"
-    } else if kind.is_fifo() {
-        "FIFO"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "device"
-    } else if kind.is_socket() {
-        "socket"
-    } else {
-        "special file"
+        return "folder";
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "FIFO";
+        } else if kind.is_char_device() || kind.is_block_device() {
+            return "device";
+        } else if kind.is_socket() {
+            return "socket";
+        }
+    }
+    "special file"
 }
 
 /// A position in a source file (1-based line and column).
@@ -304,6 +309,7 @@ mod tests {
             read_text(dir.path()),
             Err(ReadError::NotAFile("folder"))
         ));
+        #[cfg(unix)]
         assert!(matches!(
             read_text(std::path::Path::new("/dev/zero")),
             Err(ReadError::NotAFile("device"))

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use sha2::{Digest, Sha256};
 
 /// The cache root: `$MCPSPEC_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpspec`, else
-/// `~/.cache/mcpspec`.
+/// `~/.cache/mcpspec`, else `%LOCALAPPDATA%\mcpspec\cache` (Windows sets no `HOME`).
 #[derive(Debug, Clone)]
 pub struct Cache {
     root: PathBuf,
@@ -35,9 +35,12 @@ impl Cache {
             PathBuf::from(dir).join("mcpspec")
         } else if let Some(home) = var("HOME") {
             PathBuf::from(home).join(".cache").join("mcpspec")
+        } else if let Some(local) = var("LOCALAPPDATA") {
+            PathBuf::from(local).join("mcpspec").join("cache")
         } else {
             return Err(
-                "no cache folder: set MCPSPEC_CACHE_DIR (or XDG_CACHE_HOME or HOME)".into(),
+                "no cache folder: set MCPSPEC_CACHE_DIR (or XDG_CACHE_HOME, HOME or LOCALAPPDATA)"
+                    .into(),
             );
         };
         Ok(Cache { root })

@@ -1,0 +1,511 @@
+//! The packages a user installs without Rust (issue #26), built by the one script the
+//! release workflow runs (`packaging/package.py`) from the binary `cargo test` already
+//! built, installed the way a user installs them, with no Rust on PATH:
+//! - the wheel into a fresh venv (pip), the README's example run, a clean uninstall;
+//! - the npm packages `npm pack`ed, installed from the tarballs into a fresh folder, run
+//!   through `npx`;
+//! - the static binary of `scripts/build-static`, when it was built: no shared library,
+//!   runs with an empty environment and in a root holding nothing but itself.
+//! And the CI files users copy: the GitHub Action, the release workflow, the GitLab
+//! template and the recipes, linted against their schemas (check-jsonschema's vendored
+//! SchemaStore schemas, actionlint), every mcpspec command in them a documented one, the
+//! version in one place.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// PATH for the installed tools: system folders only (no `~/.cargo/bin`, no rustup).
+const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+fn path_with(dir: &Path) -> String {
+    format!("{}:{SYSTEM_PATH}", dir.display())
+}
+
+/// `TRIPLE` of this machine as packaging/package.py's table names it.
+fn host_target() -> &'static str {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => "x86_64-unknown-linux-gnu",
+        ("linux", "aarch64") => "aarch64-unknown-linux-gnu",
+        ("macos", "x86_64") => "x86_64-apple-darwin",
+        ("macos", "aarch64") => "aarch64-apple-darwin",
+        other => panic!("no release target for {other:?}"),
+    }
+}
+
+#[track_caller]
+fn ok(out: Output, what: &str) -> String {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{text}",
+        out.status
+    );
+    text
+}
+
+fn run(cmd: &mut Command, what: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    ok(out, what)
+}
+
+/// `packaging/package.py KIND` on the test build of mcpspec; the paths it wrote.
+fn package(kind: &str, out: &Path, extra: &[&str]) -> Vec<PathBuf> {
+    let root = common::repo_root();
+    let text = run(
+        Command::new("python3")
+            .arg(root.join("packaging/package.py"))
+            .arg(kind)
+            .arg("--binary")
+            .arg(common::mcpspec())
+            .args(["--target", host_target(), "--out"])
+            .arg(out)
+            .args(extra),
+        &format!("package.py {kind}"),
+    );
+    text.lines().map(PathBuf::from).collect()
+}
+
+/// The files under `dir` (none when it does not exist).
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// The README's first command with `mcpspec` as installed: the example pack against the
+/// example server, both eras, a JUnit report.
+fn example_run(cmd: &mut Command, dir: &Path) {
+    let junit = dir.join("junit.xml");
+    let text = run(
+        cmd.arg("run")
+            .arg(common::repo_root().join("examples/scenarios"))
+            .arg("--stdio")
+            .arg(common::example_server())
+            .args(["--era", "legacy", "--era", "2026-07-28", "--junit"])
+            .arg(&junit)
+            .current_dir(dir),
+        "the example run",
+    );
+    assert!(text.contains("passed"), "no summary:\n{text}");
+    common::assert_valid_junit(&junit);
+}
+
+#[test]
+fn the_wheel_installs_into_a_fresh_venv_runs_the_example_pack_and_uninstalls_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The test build is dynamically linked: tagged for this machine only. The release
+    // wheels carry the static binary and the target's manylinux/musllinux tags.
+    let tag = format!("linux_{}", std::env::consts::ARCH);
+    let extra: &[&str] = if cfg!(target_os = "linux") {
+        &["--tag", &tag]
+    } else {
+        &[]
+    };
+    let wheels = package("wheel", &tmp.path().join("dist"), extra);
+    let [wheel] = wheels.as_slice() else {
+        panic!("one wheel expected: {wheels:?}")
+    };
+    assert!(
+        wheel
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(&format!("mcpspec-{}-py3-none-", version())),
+        "{}",
+        wheel.display()
+    );
+
+    let venv = tmp.path().join("venv");
+    run(
+        Command::new("python3").args(["-m", "venv"]).arg(&venv),
+        "python3 -m venv",
+    );
+    let bin = venv.join("bin");
+    let pip = |args: &[&str], what: &str| {
+        run(
+            Command::new(bin.join("python"))
+                .args(["-m", "pip", "--disable-pip-version-check", "--no-input"])
+                .args(args)
+                .env("PATH", path_with(&bin))
+                .env("PIP_NO_INDEX", "1"),
+            what,
+        )
+    };
+    pip(
+        &["install", "--no-deps", &wheel.display().to_string()],
+        "pip install",
+    );
+    let installed = bin.join("mcpspec");
+    let schema = venv.join("share/mcpspec/schema/scenario.schema.json");
+    assert!(
+        installed.is_file(),
+        "pip put no mcpspec in {}",
+        bin.display()
+    );
+    assert!(schema.is_file(), "the schemas are not installed");
+    let shown = run(
+        Command::new("mcpspec")
+            .arg("--version")
+            .env_clear()
+            .env("PATH", path_with(&bin)),
+        "mcpspec --version (from PATH)",
+    );
+    assert!(
+        shown.starts_with(&format!("mcpspec {} (commit ", version())),
+        "{shown}"
+    );
+    example_run(
+        Command::new(&installed).env("PATH", path_with(&bin)),
+        tmp.path(),
+    );
+
+    pip(&["uninstall", "--yes", "mcpspec"], "pip uninstall");
+    assert!(!installed.exists(), "pip uninstall left the binary behind");
+    // pip removes every file it installed (RECORD) and may leave the emptied folder.
+    let share = venv.join("share/mcpspec");
+    let left_files = walk(&share);
+    assert!(
+        left_files.is_empty(),
+        "pip uninstall left files behind: {left_files:?}"
+    );
+    let left = pip(&["list", "--format=freeze"], "pip list");
+    assert!(!left.contains("mcpspec"), "still listed:\n{left}");
+}
+
+#[test]
+fn the_npm_packages_install_from_their_tarballs_and_run_through_npx() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folders = package("npm", &tmp.path().join("dist"), &[]);
+    assert_eq!(
+        folders.len(),
+        2,
+        "the wrapper and one platform package: {folders:?}"
+    );
+    let tarballs = tmp.path().join("tarballs");
+    std::fs::create_dir(&tarballs).unwrap();
+    for folder in &folders {
+        run(
+            Command::new("npm")
+                .args(["pack", "--silent", "--pack-destination"])
+                .arg(&tarballs)
+                .arg(folder),
+            "npm pack",
+        );
+    }
+    let mut packed: Vec<PathBuf> = std::fs::read_dir(&tarballs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    packed.sort();
+    assert_eq!(packed.len(), 2, "{packed:?}");
+
+    // A fresh project, as a user's: the tarballs installed with no registry access (the
+    // wrapper's optional dependency on the platform package is met by the second tarball).
+    let app = tmp.path().join("app");
+    std::fs::create_dir(&app).unwrap();
+    std::fs::write(
+        app.join("package.json"),
+        r#"{ "name": "app", "version": "1.0.0", "private": true }"#,
+    )
+    .unwrap();
+    let npm_path = SYSTEM_PATH.to_string();
+    run(
+        Command::new("npm")
+            .args([
+                "install",
+                "--offline",
+                "--no-audit",
+                "--no-fund",
+                "--save-dev",
+            ])
+            .args(&packed)
+            .current_dir(&app)
+            .env("PATH", &npm_path),
+        "npm install of the tarballs",
+    );
+    assert!(
+        app.join("node_modules/mcpspec/schema/scenario.schema.json")
+            .is_file(),
+        "the schemas are not in the package"
+    );
+    let npx = || {
+        let mut cmd = Command::new("npx");
+        cmd.args(["--no-install", "mcpspec"])
+            .current_dir(&app)
+            .env("PATH", &npm_path);
+        cmd
+    };
+    let shown = run(npx().arg("--version"), "npx mcpspec --version");
+    assert!(
+        shown.contains(&format!("mcpspec {} (commit ", version())),
+        "{shown}"
+    );
+    example_run(&mut npx(), &app);
+    // The exit code goes through the launcher (2: invalid input).
+    let bad = npx()
+        .args(["validate", "no-such-file.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+}
+
+/// The static release binary, when `scripts/build-static` built it (`.ci/run` does).
+fn static_binary() -> Option<PathBuf> {
+    let path = common::repo_root().join(format!("target/{}/release/mcpspec", host_target()));
+    path.is_file().then_some(path)
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn the_static_binary_needs_no_shared_library_and_no_environment() {
+    let Some(binary) = static_binary() else {
+        eprintln!(
+            "skipped: no static binary (target/{}/release/mcpspec): scripts/build-static builds \
+             it (a second full release build: .ci/run and the release workflow run it)",
+            host_target()
+        );
+        return;
+    };
+    let ldd = Command::new("ldd").arg(&binary).output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ldd.stdout),
+        String::from_utf8_lossy(&ldd.stderr)
+    );
+    assert!(
+        said.contains("not a dynamic executable") || said.contains("statically linked"),
+        "ldd lists shared libraries:\n{said}"
+    );
+    let shown = run(
+        Command::new(&binary).arg("--version").env_clear(),
+        "the static binary with an empty environment",
+    );
+    assert!(shown.starts_with("mcpspec "), "{shown}");
+    let tmp = tempfile::tempdir().unwrap();
+    example_run(Command::new(&binary).env_clear(), tmp.path());
+
+    // A root holding nothing but the binary and the devices every container has
+    // (`/dev/random` and `/dev/urandom`: the static binary's hash seeds read them, as
+    // getrandom's fallback when it cannot look up glibc's getrandom(); `/dev/null`): no
+    // libc, no /etc, no /tmp.
+    // The built-in pack is inside the binary.
+    let root = tmp.path().join("root");
+    std::fs::create_dir_all(root.join("dev")).unwrap();
+    std::fs::copy(&binary, root.join("mcpspec")).unwrap();
+    for (dev, minor) in [("null", "3"), ("random", "8"), ("urandom", "9")] {
+        let _ = Command::new("mknod")
+            .arg(root.join("dev").join(dev))
+            .args(["c", "1", minor])
+            .status();
+    }
+    // Found on PATH here: the command itself runs with an empty environment.
+    let chroot = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("chroot"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("/usr/sbin/chroot"));
+    let chrooted = Command::new(chroot)
+        .arg(&root)
+        .args(["/mcpspec", "validate", "conformance"])
+        .env_clear()
+        .output();
+    match chrooted {
+        Ok(out) if out.status.success() => {}
+        // Not root (a developer's machine): say so; CI runs as root.
+        Ok(out) if String::from_utf8_lossy(&out.stderr).contains("Operation not permitted") => {
+            eprintln!("skipped the empty root: chroot needs root");
+        }
+        Ok(out) => panic!("in an empty root: {out:?}"),
+        Err(e) => eprintln!("skipped the empty root: no chroot ({e})"),
+    }
+}
+
+/// The CI files users copy or call, with the schema each is checked against.
+const CI_FILES: &[(&str, &str)] = &[
+    ("action.yml", "vendor.github-actions"),
+    (".github/workflows/release.yml", "vendor.github-workflows"),
+    ("examples/ci/github-actions.yml", "vendor.github-workflows"),
+    (
+        "examples/ci/github-actions-remote-packs.yml",
+        "vendor.github-workflows",
+    ),
+    ("ci/mcpspec.gitlab-ci.yml", "vendor.gitlab-ci"),
+    ("examples/ci/gitlab-ci.yml", "vendor.gitlab-ci"),
+];
+
+#[test]
+fn the_ci_files_are_valid_against_their_schemas() {
+    let root = common::repo_root();
+    let lint = root.join("tests/ci-lint/.venv/bin/check-jsonschema");
+    assert!(
+        lint.is_file(),
+        "{} is missing: scripts/test installs it (tests/ci-lint/requirements.txt)",
+        lint.display()
+    );
+    for (file, schema) in CI_FILES {
+        run(
+            Command::new(&lint)
+                .args(["--builtin-schema", schema])
+                .arg(root.join(file)),
+            &format!("{file} against {schema}"),
+        );
+    }
+}
+
+/// Every string of a YAML value that a shell runs: a step's `run:`, GitLab's `script:`
+/// and `before_script:`, and the mcpspec action's `with: run:` (`mcpspec run`'s arguments).
+fn scripts(value: &serde_json::Value, key: Option<&str>, out: &mut Vec<String>) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let uses = map.get("uses").and_then(Value::as_str).unwrap_or("");
+            for (k, v) in map {
+                if k == "with" && uses.contains("/mcpspec@") {
+                    if let Some(args) = v.get("run").and_then(Value::as_str) {
+                        out.push(format!("mcpspec run {args}"));
+                    }
+                    continue;
+                }
+                scripts(v, Some(k), out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| scripts(v, key, out)),
+        Value::String(s) if matches!(key, Some("run" | "script" | "before_script")) => {
+            out.push(s.clone())
+        }
+        _ => {}
+    }
+}
+
+/// `(command words, flags)` of each `mcpspec …` invocation in a script.
+fn invocations(script: &str) -> Vec<(Vec<String>, Vec<String>)> {
+    let script = script.replace("\\\n", " ");
+    let mut found = Vec::new();
+    for line in script.lines().map(str::trim) {
+        if line.starts_with('#') {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        for (i, w) in words.iter().enumerate() {
+            let w = w.trim_matches('"');
+            // A command: at the start of a command line or a path to the binary (not
+            // the package name in `cargo build -p mcpspec`).
+            let starts = i == 0 || ["&&", "||", "|", ";", "then", "do"].contains(&words[i - 1]);
+            if !((starts && w == "mcpspec") || w.ends_with("/mcpspec")) {
+                continue;
+            }
+            let rest = &words[i + 1..];
+            let cmd: Vec<String> = rest
+                .iter()
+                .take(2)
+                .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+                .take_while(|w| !w.starts_with('-'))
+                .map(|w| w.to_string())
+                .collect();
+            let flags = rest
+                .iter()
+                .filter(|w| w.starts_with("--"))
+                .map(|w| {
+                    let end = w[2..]
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                        .map_or(w.len(), |i| i + 2);
+                    w[..end].to_string()
+                })
+                .collect();
+            found.push((cmd, flags));
+        }
+    }
+    found
+}
+
+#[test]
+fn every_mcpspec_command_in_the_ci_files_is_a_documented_one() {
+    let root = common::repo_root();
+    let cli_chapter = std::fs::read_to_string(root.join("docs/src/cli.md")).unwrap();
+    let mut checked = 0;
+    for (file, _) in CI_FILES {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let yaml: serde_json::Value =
+            serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{file}: not YAML: {e}"));
+        let mut found = Vec::new();
+        scripts(&yaml, None, &mut found);
+        for (cmd, flags) in found.iter().flat_map(|s| invocations(s)) {
+            let mut cmd = cmd;
+            // `report merge`, `validate conformance`: the words that `mcpspec help` knows
+            // are the command, the rest are arguments.
+            let help = loop {
+                let out = Command::new(common::mcpspec())
+                    .arg("help")
+                    .args(&cmd)
+                    .output()
+                    .unwrap();
+                if out.status.success() || cmd.is_empty() {
+                    break String::from_utf8_lossy(&out.stdout).into_owned();
+                }
+                cmd.pop();
+            };
+            let shown = format!("mcpspec {}", cmd.join(" "));
+            assert!(
+                !help.is_empty(),
+                "{file}: `{shown}` is not a command of mcpspec"
+            );
+            assert!(
+                cmd.is_empty() || cli_chapter.contains(shown.trim_end()),
+                "{file}: `{shown}` is not in docs/src/cli.md"
+            );
+            for flag in flags {
+                assert!(
+                    help.contains(&flag),
+                    "{file}: `{shown}` has no flag {flag} (see `{shown} --help`)"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} mcpspec invocations found");
+}
+
+#[test]
+fn the_version_comes_from_cargo_toml_alone() {
+    let root = common::repo_root();
+    let version = version();
+    // The release workflow and the packaging script read it (from Cargo.toml and from the
+    // binary); they never write one down.
+    for file in [".github/workflows/release.yml", "packaging/package.py"] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(
+            !text.contains(&version),
+            "{file} names the version {version}: it must read it"
+        );
+    }
+    // The recipes pin a release: the current one, so a release bump updates them too.
+    let pinned =
+        regex::Regex::new(r#"(?:@v|/v|version: |MCPSPEC_VERSION: ")(\d+\.\d+\.\d+)"#).unwrap();
+    let mut pins = 0;
+    for (file, _) in CI_FILES {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        for m in pinned.captures_iter(&text) {
+            assert_eq!(&m[1], version, "{file} pins {} , not {version}", &m[0]);
+            pins += 1;
+        }
+    }
+    assert!(pins >= 4, "the recipes pin no release ({pins})");
+}
