@@ -464,6 +464,30 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
+/// A target URL is absolute http(s): `127.0.0.1:8080/mcp` is a usage mistake (exit 2) told
+/// with its fix, not a connection failure (exit 4, "relative URL without a base").
+fn check_url(url: &str) -> Result<(), UsageError> {
+    let fix = |why: &str| {
+        let bare = url.split_once("://").map_or(url, |(_, rest)| rest);
+        UsageError(format!(
+            "the target URL `{url}` {why}: add http:// (or https:// for TLS), e.g. `--url http://{bare}`"
+        ))
+    };
+    if !url.contains("://") {
+        return Err(fix("has no scheme"));
+    }
+    match reqwest::Url::parse(url) {
+        Err(e) => Err(UsageError(format!(
+            "the target URL `{url}` is not a URL: {e}"
+        ))),
+        Ok(u) if !matches!(u.scheme(), "http" | "https") => Err(fix(&format!(
+            "has the scheme `{}:`, not http or https",
+            u.scheme()
+        ))),
+        Ok(_) => Ok(()),
+    }
+}
+
 impl TargetArgs {
     /// Build the target; also returns the secrets it holds (to redact from all output).
     pub fn to_target(&self) -> Result<(Target, Vec<String>), UsageError> {
@@ -493,6 +517,7 @@ impl TargetArgs {
                 }
             }
             (None, Some(url)) => {
+                check_url(url)?;
                 let headers = self
                     .headers
                     .iter()

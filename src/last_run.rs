@@ -155,6 +155,7 @@ mod tests {
             setup_error_kind: kind.map(String::from),
             steps,
             stderr_tail: None,
+            target: None,
         }
     }
 
