@@ -871,3 +871,72 @@ fn getting_started_init_transcript_matches_init() {
         );
     }
 }
+
+/// The command reference of cli.md: every command's help, from the clap definitions the
+/// binary parses with (`mcpspec help COMMAND` prints the same), at a fixed width.
+fn cli_reference() -> String {
+    use clap::CommandFactory;
+    fn walk(cmd: &mut clap::Command, out: &mut String) {
+        for sub in cmd.get_subcommands_mut() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            if sub.has_subcommands() {
+                walk(sub, out);
+                continue;
+            }
+            let name = sub.get_bin_name().unwrap_or(sub.get_name()).to_string();
+            let help = sub.render_help().to_string();
+            let help: String = help
+                .lines()
+                .map(|l| l.trim_end().to_string() + "\n")
+                .collect();
+            out.push_str(&format!("### `{name}`\n\n```text\n{help}```\n\n"));
+        }
+    }
+    let mut cmd = mcpspec::cli::Cli::command().term_width(100);
+    cmd.build();
+    let mut out = String::new();
+    walk(&mut cmd, &mut out);
+    out
+}
+
+/// cli.md's reference is generated from the clap definitions: a flag or command added without
+/// it fails here (`UPDATE_GOLDEN=1` rewrites the block), as the check tables do.
+#[test]
+fn cli_reference_is_generated_from_the_clap_definitions() {
+    let path = common::repo_root().join("docs/src/cli.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) = ("<!-- cli:begin -->\n", "<!-- cli:end -->");
+    let start = doc.find(begin).expect("cli.md has <!-- cli:begin -->") + begin.len();
+    let stop = doc.find(end).expect("cli.md has <!-- cli:end -->");
+    let generated = cli_reference();
+    if common::updating_golden() {
+        std::fs::write(
+            &path,
+            format!("{}{generated}{}", &doc[..start], &doc[stop..]),
+        )
+        .unwrap();
+        return;
+    }
+    assert!(
+        doc[start..stop] == generated,
+        "the command reference of docs/src/cli.md is stale: run \
+         `UPDATE_GOLDEN=1 cargo test --test docs cli_reference` to regenerate it"
+    );
+    for flag in [
+        "--update-snapshots",
+        "--offline",
+        "--watch",
+        "--last-failed",
+    ] {
+        assert!(generated.contains(flag), "{flag} is in the reference");
+    }
+    for command in [
+        "mcpspec pack build",
+        "mcpspec eval run",
+        "mcpspec report merge",
+    ] {
+        assert!(generated.contains(&format!("### `{command}`")), "{command}");
+    }
+}
