@@ -428,3 +428,24 @@ fn a_scenario_of_twelve_thousand_steps_loads() {
     assert_eq!(out.code, 0, "{out:?}");
     assert!(out.stdout.contains("12000 step(s)"), "{out:?}");
 }
+
+/// A typo in a scenario's `eras:` gets did-you-mean (mcpspec.yaml had it, scenarios did not);
+/// a JSONPath without its `$` says what is missing (it said "parser error at position 0").
+#[test]
+fn era_typo_and_jsonpath_without_root_are_explained() {
+    let (_dir, path) = common::scenario_file(
+        "s.yaml",
+        "scenario: s\neras: [modren]\nsteps:\n  - name: a\n    request: { method: tools/list }\n    \
+         expect:\n      - { path: \"tools[0].name\", equals: echo }\n      - { path: .tools, type: array }\n",
+    );
+    let r = common::run(&["validate", path.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("s.yaml:2:8"), "{r:?}");
+    assert!(r.stderr.contains("did you mean `modern`?"), "{r:?}");
+    assert!(
+        r.stderr.contains("did you mean `$.tools[0].name`?"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("did you mean `$.tools`?"), "{r:?}");
+    assert!(!r.stderr.contains("parser error at position 0"), "{r:?}");
+}
