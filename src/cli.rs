@@ -412,8 +412,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
     /// Rerun only the scenario@era items that failed last time (recorded by every run in
-    /// .mcpspec/last-run.json next to the configuration file, else in the current
-    /// directory). No recorded failure among the selection: run everything.
+    /// .mcpspec/last-run.json next to the configuration file, else under the cache
+    /// folder). No recorded failure among the selection: run everything.
     #[arg(long, visible_alias = "lf")]
     pub last_failed: bool,
     /// Run, then rerun the affected scenarios whenever a scenario file, the configuration,
