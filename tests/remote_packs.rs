@@ -832,3 +832,35 @@ fn local_archives_are_imported_by_file_url() {
     assert!(r.stderr.contains("nope.tar.gz"), "{r:?}");
     assert!(r.stderr.contains("cannot read"), "{r:?}");
 }
+
+/// `pack build` of a pack importing a folder outside it (the book's notes-team imports
+/// `../weather-basics`) refuses, at the import, with the reason: the archive would hold the
+/// folder only, and importers would get "no pack ../weather-basics". It used to publish it.
+#[test]
+fn pack_build_refuses_an_import_outside_the_pack() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("notes.tar.gz");
+    let r = run_in(
+        &common::repo_root(),
+        &[
+            "pack",
+            "build",
+            "examples/packs/notes-team",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("notes-team/pack.yaml:10:11"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("`pack: ../weather-basics` lies outside the pack's folder"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains("import it with `git:` or `archive:`"),
+        "{r:?}"
+    );
+    assert!(!out.exists());
+}
