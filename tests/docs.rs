@@ -385,7 +385,22 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
                 run_example(b, &path, dir.path());
             }
             Kind::Pack => validate(&written("pack", "pack.yaml", &b.text), "pack", b),
-            Kind::Config => validate(&written("config", "mcpspec.yaml", &b.text), "config", b),
+            Kind::Config => {
+                let path = written("config", "mcpspec.yaml", &b.text);
+                // The folders `paths:` names are the reader's: here, empty ones.
+                let listed = b.text.lines().find_map(|l| l.strip_prefix("paths: ["));
+                for entry in listed
+                    .and_then(|l| l.split(']').next())
+                    .unwrap_or("")
+                    .split(',')
+                {
+                    let entry = entry.trim();
+                    if entry.contains('/') {
+                        std::fs::create_dir_all(path.parent().unwrap().join(entry)).unwrap();
+                    }
+                }
+                validate(&path, "config", b)
+            }
             Kind::Rules => validate(&written("rules", "rules.yaml", &b.text), "rules", b),
             Kind::EvalSet => validate(&written("evalset", "set.eval.yaml", &b.text), "eval set", b),
             Kind::Baseline => {
