@@ -190,6 +190,7 @@ mod tests {
             setup_error_kind: None,
             steps,
             stderr_tail: None,
+            target: None,
         }
     }
 

@@ -433,8 +433,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
     /// Rerun only the scenario@era items that failed last time (recorded by every run in
-    /// .mcpspec/last-run.json next to the configuration file, else in the current
-    /// directory). No recorded failure among the selection: run everything.
+    /// .mcpspec/last-run.json next to the configuration file, else under the cache
+    /// folder). No recorded failure among the selection: run everything.
     #[arg(long, visible_alias = "lf")]
     pub last_failed: bool,
     /// Run, then rerun the affected scenarios whenever a scenario file, the configuration,
@@ -485,6 +485,30 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
+/// A target URL is absolute http(s): `127.0.0.1:8080/mcp` is a usage mistake (exit 2) told
+/// with its fix, not a connection failure (exit 4, "relative URL without a base").
+fn check_url(url: &str) -> Result<(), UsageError> {
+    let fix = |why: &str| {
+        let bare = url.split_once("://").map_or(url, |(_, rest)| rest);
+        UsageError(format!(
+            "the target URL `{url}` {why}: add http:// (or https:// for TLS), e.g. `--url http://{bare}`"
+        ))
+    };
+    if !url.contains("://") {
+        return Err(fix("has no scheme"));
+    }
+    match reqwest::Url::parse(url) {
+        Err(e) => Err(UsageError(format!(
+            "the target URL `{url}` is not a URL: {e}"
+        ))),
+        Ok(u) if !matches!(u.scheme(), "http" | "https") => Err(fix(&format!(
+            "has the scheme `{}:`, not http or https",
+            u.scheme()
+        ))),
+        Ok(_) => Ok(()),
+    }
+}
+
 impl TargetArgs {
     /// Build the target; also returns the secrets it holds (to redact from all output).
     pub fn to_target(&self) -> Result<(Target, Vec<String>), UsageError> {
@@ -514,6 +538,7 @@ impl TargetArgs {
                 }
             }
             (None, Some(url)) => {
+                check_url(url)?;
                 let headers = self
                     .headers
                     .iter()

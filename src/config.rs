@@ -31,7 +31,7 @@ pub struct ConfigDoc {
     pub default_target: Option<At<String>>,
     /// Scenario files, folders or built-in packs to run when none are given.
     #[serde(default)]
-    pub paths: Vec<String>,
+    pub paths: Vec<At<String>>,
     /// Packs to run as well when none are given on the command line, as a pack imports
     /// them: `git:` with `rev:`, `archive:` with `sha256:` (pinned by `mcpspec.lock`), or
     /// `pack:` (a folder relative to this file, or a built-in pack).
@@ -109,17 +109,35 @@ fn no_target(file: &SourceFile, d: &ConfigDoc, name: &str, pos: Option<Pos>) -> 
 
 /// The eras, `defaultTarget` and numbers of the file valid, whether or not a flag overrides them (the
 /// file is wrong either way), each error at its line.
-fn check_values(file: &std::sync::Arc<SourceFile>, doc: &ConfigDoc) -> Result<(), LoadErrors> {
+fn check_values(
+    file: &std::sync::Arc<SourceFile>,
+    doc: &ConfigDoc,
+    dir: &Path,
+) -> Result<(), LoadErrors> {
     let mut errors = LoadErrors::default();
+    // A `paths:` entry that names nothing: here, at its line (not later, as a bare path).
+    for p in &doc.paths {
+        let file_part = crate::select::split_file_line(Path::new(p.as_str())).0;
+        if !dir.join(&file_part).exists() && crate::dsl::builtin::resolve(p).is_none() {
+            errors.push(
+                LoadError::at(
+                    Pos::new(file, p.line, p.col),
+                    format!(
+                        "`paths:` entry `{}`: no such file or folder (paths are relative to this file)",
+                        p.value
+                    ),
+                )
+                .with_help("name a scenario file or folder, a pack folder or a built-in pack (`mcpspec list`)"),
+            );
+        }
+    }
     for era in &doc.eras {
         if let Err(e) = crate::era::Era::parse(&era.value) {
             let error = LoadError::at(Pos::new(file, era.line, era.col), e);
-            errors.push(
-                match did_you_mean(&era.value, ["legacy", "modern", "auto"]) {
-                    Some(s) => error.with_help(format!("did you mean `{s}`?")),
-                    None => error,
-                },
-            );
+            errors.push(match did_you_mean(&era.value, crate::era::NAMES) {
+                Some(s) => error.with_help(format!("did you mean `{s}`?")),
+                None => error,
+            });
         }
     }
     if let Some(name) = &doc.default_target
@@ -175,8 +193,8 @@ impl Config {
         };
         let file = crate::dsl::error::read_source(&path)?;
         let doc: ConfigDoc = parse_yaml(&file)?;
-        check_values(&file, &doc)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        check_values(&file, &doc, &dir)?;
         Ok(Some(Config { doc, file, dir }))
     }
 

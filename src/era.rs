@@ -142,6 +142,9 @@ impl EraSelector {
     }
 }
 
+/// The era names besides revision dates, for did-you-mean on a typo (`modren`).
+pub const NAMES: [&str; 3] = ["legacy", "modern", "auto"];
+
 fn not_an_era(text: &str) -> String {
     format!(
         "`{text}` is not an era: expected `legacy`, `modern`, `auto` or a revision date such as `2025-11-25` or `2026-07-28`"

@@ -1,6 +1,8 @@
 //! The last run's failures, for `mcpspec run --last-failed`: a small state file,
 //! `.mcpspec/last-run.json`, next to the configuration file (`--config`'s folder, else the
-//! current directory, where `./mcpspec.yaml` is looked for).
+//! current directory when it holds `./mcpspec.yaml`). Without a project configuration the
+//! state goes under the user's cache folder, one file per working directory, so a run
+//! from any folder never leaves a `.mcpspec/` behind.
 //!
 //! Every `run` updates it as pytest's cache does: items that ran this time replace what was
 //! recorded for them (failed → listed with their failing checks, passed → removed), items
@@ -33,13 +35,25 @@ pub struct LastRun {
     pub failed: BTreeMap<String, Vec<String>>,
 }
 
-/// Where the state file of a run lives: next to `--config FILE`, else in the current
-/// directory.
+/// Where the state file of a run lives: next to `--config FILE`, else next to
+/// `./mcpspec.yaml`, else under the cache folder (keyed by the working directory).
 pub fn path_for(config: Option<&Path>) -> PathBuf {
     match config.and_then(Path::parent) {
         Some(dir) if !dir.as_os_str().is_empty() => dir.join(FILE),
-        _ => PathBuf::from(FILE),
+        _ if config.is_some() || Path::new(crate::config::DEFAULT_FILE).is_file() => {
+            PathBuf::from(FILE)
+        }
+        _ => outside_projects().unwrap_or_else(|| PathBuf::from(FILE)),
     }
+}
+
+/// The state file of a run outside any project: `<cache>/last-run/<digest of the working
+/// directory>.json`.
+fn outside_projects() -> Option<PathBuf> {
+    let cache = crate::packs::cache::Cache::locate().ok()?;
+    let cwd = std::env::current_dir().ok()?;
+    let key = crate::report::model::stable_hash(cwd.as_os_str().as_encoded_bytes().iter().copied());
+    Some(cache.root().join("last-run").join(format!("{key}.json")))
 }
 
 impl LastRun {
@@ -155,6 +169,7 @@ mod tests {
             setup_error_kind: kind.map(String::from),
             steps,
             stderr_tail: None,
+            target: None,
         }
     }
 
@@ -228,6 +243,9 @@ mod tests {
             path_for(Some(Path::new("proj/mcpspec.yaml"))),
             Path::new("proj").join(FILE)
         );
-        assert_eq!(path_for(None), PathBuf::from(FILE));
+        assert_eq!(
+            path_for(Some(Path::new("mcpspec.yaml"))),
+            PathBuf::from(FILE)
+        );
     }
 }

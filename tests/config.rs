@@ -295,3 +295,20 @@ fn committed_config_schema_is_current() {
         "schema/config.schema.json is stale: run `mcpspec schema config > schema/config.schema.json`"
     );
 }
+
+/// A `paths:` entry that names nothing is an error at its line and column in mcpspec.yaml
+/// (it was a bare "cannot read" naming the path, with no position).
+#[test]
+fn missing_paths_entry_has_its_position() {
+    let dir = project("targets:\n  local:\n    stdio: SERVER\npaths: [scenarios, tests/mpc]\n");
+    for args in [&["validate"][..], &["run"][..]] {
+        let r = run_in(dir.path(), args, &[]);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(r.stderr.contains("mcpspec.yaml:4:20"), "{r:?}");
+        assert!(
+            r.stderr
+                .contains("`paths:` entry `tests/mpc`: no such file or folder"),
+            "{r:?}"
+        );
+    }
+}

@@ -40,6 +40,9 @@ struct Block {
     info: Vec<String>,
     /// The body, without the fence's indentation.
     text: String,
+    /// An HTML comment on the line just before the fence: how the example runs
+    /// (`<!-- mcpspec ARGS -->`) or why it does not (`<!-- not run: REASON -->`).
+    note: Option<String>,
 }
 
 impl Block {
@@ -59,6 +62,8 @@ fn blocks(file: &Path) -> Vec<Block> {
     let text = read(file);
     let mut out = Vec::new();
     let mut open: Option<(usize, usize, Vec<String>, Vec<String>)> = None;
+    let mut previous = "";
+    let mut note = None;
     for (i, line) in text.lines().enumerate() {
         let indent = line.len() - line.trim_start().len();
         let trimmed = line.trim_start();
@@ -67,6 +72,10 @@ fn blocks(file: &Path) -> Vec<Block> {
             None if trimmed.starts_with("```") && !trimmed[3..].contains('`') => {
                 let info = trimmed[3..].split_whitespace().map(str::to_string);
                 open = Some((i + 1, indent, info.collect(), Vec::new()));
+                note = previous
+                    .strip_prefix("<!--")
+                    .and_then(|c| c.strip_suffix("-->"))
+                    .map(|c| c.trim().to_string());
             }
             None => {}
             Some(_) if trimmed == "```" => {
@@ -76,6 +85,7 @@ fn blocks(file: &Path) -> Vec<Block> {
                     line,
                     info,
                     text: body.join("\n") + "\n",
+                    note: note.take(),
                 });
             }
             Some((_, fence_indent, _, body)) => {
@@ -83,6 +93,7 @@ fn blocks(file: &Path) -> Vec<Block> {
                 body.push(line[cut..].to_string());
             }
         }
+        previous = trimmed;
     }
     assert!(
         open.is_none(),
@@ -365,17 +376,7 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
                 let path = dir.path().join(format!("scenarios/block{n}.yaml"));
                 std::fs::write(&path, &b.text).unwrap();
                 validate(&path, "scenario", b);
-                if b.tagged("run") {
-                    let target = common::stdio_target(&[]);
-                    let args = ["run", &path.display().to_string(), "--stdio", &target];
-                    let r = common::run(&args);
-                    assert_eq!(
-                        r.code,
-                        0,
-                        "{}: the scenario fails against the example server:\n{r:?}",
-                        b.at()
-                    );
-                }
+                run_example(b, &path, dir.path());
             }
             Kind::Steps => {
                 let steps: String = b.text.lines().map(|l| format!("  {l}\n")).collect();
@@ -383,16 +384,33 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
                 let path = dir.path().join(format!("scenarios/block{n}.yaml"));
                 std::fs::write(&path, text).unwrap();
                 validate(&path, "steps", b);
+                run_example(b, &path, dir.path());
             }
             Kind::Pack => validate(&written("pack", "pack.yaml", &b.text), "pack", b),
-            Kind::Config => validate(&written("config", "mcpspec.yaml", &b.text), "config", b),
+            Kind::Config => {
+                let path = written("config", "mcpspec.yaml", &b.text);
+                // The folders `paths:` names are the reader's: here, empty ones.
+                let listed = b.text.lines().find_map(|l| l.strip_prefix("paths: ["));
+                for entry in listed
+                    .and_then(|l| l.split(']').next())
+                    .unwrap_or("")
+                    .split(',')
+                {
+                    let entry = entry.trim();
+                    if entry.contains('/') {
+                        std::fs::create_dir_all(path.parent().unwrap().join(entry)).unwrap();
+                    }
+                }
+                validate(&path, "config", b)
+            }
             Kind::Rules => validate(&written("rules", "rules.yaml", &b.text), "rules", b),
             Kind::EvalSet => validate(&written("evalset", "set.eval.yaml", &b.text), "eval set", b),
-            Kind::Baseline => validate(
-                &written("baseline", "baseline.yaml", &b.text),
-                "baseline",
-                b,
-            ),
+            Kind::Baseline => {
+                let path = written("baseline", "baseline.yaml", &b.text);
+                validate(&path, "baseline", b);
+                // Its ids name real checks only when it is run with the packs it lists.
+                run_documented(b, &path, dir.path());
+            }
             Kind::InjectionRules => {
                 // The security pack loads the file when its lint runs: an unknown id or a bad
                 // pattern makes the step an error.
@@ -432,6 +450,116 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
     assert!(
         fragments.len() <= 5,
         "partial YAML blocks are the exception, not the rule: {fragments:?}"
+    );
+}
+
+/// The example server as the book names it (`target/debug/…`, `target/release/…`, alone or
+/// inside a quoted `--stdio` command line) → the one built for the tests.
+fn with_built_server(word: &str) -> String {
+    let server = common::example_server().display().to_string();
+    ["target/release/", "target/debug/"]
+        .iter()
+        .map(|dir| format!("{dir}mcpspec-example-server"))
+        .find(|named| word.contains(named.as_str()))
+        .map_or_else(|| word.to_string(), |named| word.replace(&named, &server))
+}
+
+/// `<!-- mcpspec ARGS -->` just before a block: the commands the example runs with (`{file}`
+/// is the block, written to a file; several joined by ` && mcpspec `) and the exit code the
+/// book says the last one has (` → exit N` at the end; default 0, as for the others).
+fn documented_commands(b: &Block) -> Option<(Vec<Vec<String>>, i32)> {
+    let command = b.note.as_deref()?.strip_prefix("mcpspec ")?;
+    let (command, code) = match command.split_once(" → exit ") {
+        Some((c, code)) => (c, code.trim().parse().expect("→ exit N")),
+        None => (command, 0),
+    };
+    let commands = command
+        .split(" && mcpspec ")
+        .map(|c| {
+            shell_words::split(c).unwrap_or_else(|e| panic!("{}: cannot split {c:?}: {e}", b.at()))
+        })
+        .collect();
+    Some((commands, code))
+}
+
+/// Run the example's documented commands (see [`documented_commands`]) in `dir`, if it has
+/// any: the last one's run.
+fn run_documented(b: &Block, file: &Path, dir: &Path) -> Option<(common::Run, Vec<String>)> {
+    let (commands, code) = documented_commands(b)?;
+    let mut last = None;
+    for (i, words) in commands.iter().enumerate() {
+        let args: Vec<String> = words
+            .iter()
+            .map(|w| with_built_server(&w.replace("{file}", &file.display().to_string())))
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = common::run_in(dir, &args, &[]);
+        let expected = if i + 1 == commands.len() { code } else { 0 };
+        assert_eq!(
+            r.code,
+            expected,
+            "{}: `mcpspec {}` does not exit {expected} as the book says:\n{r:?}",
+            b.at(),
+            words.join(" ")
+        );
+        last = Some((r, args.iter().map(|a| a.to_string()).collect()));
+    }
+    last
+}
+
+/// A scenario example runs as the book states it: with the command of its
+/// `<!-- mcpspec … -->` comment, or (tagged `run`) against the plain example server over stdio.
+/// One that cannot run here says why (`<!-- not run: REASON -->`).
+fn run_example(b: &Block, file: &Path, dir: &Path) {
+    let run = run_documented(b, file, dir).or_else(|| {
+        b.tagged("run").then(|| {
+            let target = common::stdio_target(&[]);
+            let args: Vec<String> = ["run", &file.display().to_string(), "--stdio", &target]
+                .map(String::from)
+                .to_vec();
+            let r = common::run_in(
+                dir,
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+                &[],
+            );
+            assert_eq!(
+                r.code,
+                0,
+                "{}: the scenario fails against the example server:\n{r:?}",
+                b.at()
+            );
+            (r, args)
+        })
+    });
+    if let Some((r, mut args)) = run {
+        if r.code == 0 && !r.stdout.contains(" 0 skipped") {
+            // A step skipped for want of a capability or a parameter shows nothing: the example
+            // runs where it does what the book says. A step of another era is skipped by design.
+            args.push("-v".into());
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let r = common::run_in(dir, &args, &[]);
+            for line in r
+                .stdout
+                .lines()
+                .filter(|l| l.trim_start().starts_with("SKIP "))
+            {
+                assert!(
+                    line.contains("step applies to eras"),
+                    "{}: a step of the example is skipped: run it with the server, flags and era \
+                     it needs (and say so in the chapter):\n{line}\n{r:?}",
+                    b.at()
+                );
+            }
+        }
+        return;
+    }
+    assert!(
+        b.note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("not run: ")),
+        "{}: say how this example runs: `<!-- mcpspec run {{file}} --stdio \"target/debug/mcpspec-example-server FLAGS\" --era ERA -->` \
+         on the line before the fence (the chapter should say the same in words), or why it cannot: `<!-- not run: REASON -->`",
+        b.at()
     );
 }
 
@@ -515,7 +643,6 @@ fn every_command_shown_runs_where_it_can() {
     for entry in ["examples", "specs", "schema", "tests"] {
         std::os::unix::fs::symlink(root.join(entry), dir.path().join(entry)).unwrap();
     }
-    let server = common::example_server().display().to_string();
     let mut ran = Vec::new();
     let mut not_run = Vec::new();
     for b in all_blocks()
@@ -542,15 +669,7 @@ fn every_command_shown_runs_where_it_can() {
                     not_run.push(format!("{}: {segment} ({why})", b.at()));
                     continue;
                 }
-                let args: Vec<String> = words[1..]
-                    .iter()
-                    .map(|w| {
-                        ["target/release/", "target/debug/"]
-                            .iter()
-                            .find_map(|dir| w.strip_prefix(&format!("{dir}mcpspec-example-server")))
-                            .map_or_else(|| w.clone(), |rest| format!("{server}{rest}"))
-                    })
-                    .collect();
+                let args: Vec<String> = words[1..].iter().map(|w| with_built_server(w)).collect();
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
                 let r = common::run_in(dir.path(), &args, &[]);
                 assert_eq!(r.code, 0, "{}: `{segment}` failed:\n{r:?}", b.at());
@@ -664,4 +783,177 @@ fn links_between_chapters_resolve() {
         }
     }
     assert!(checked >= 10, "only {checked} links between chapters");
+}
+
+/// The project layout of config.md runs as the chapter shows it: its `mcpspec.yaml` (the
+/// `local` target pointed at the example server), a scenario in `tests/mcp/` and the
+/// baseline the configuration names inside that same folder — which is a baseline, not a
+/// scenario (it was loaded as one: "unknown key `server`", exit 2).
+#[test]
+fn config_chapter_layout_runs() {
+    let config = blocks(Path::new("docs/src/config.md"))
+        .into_iter()
+        .find(|b| b.lang() == "yaml" && kind_of(b) == Kind::Config)
+        .expect("config.md shows an mcpspec.yaml");
+    let server = common::example_server().display().to_string();
+    assert!(
+        config.text.contains("stdio: node build/index.js"),
+        "{}",
+        config.text
+    );
+    let text = config
+        .text
+        .replace("stdio: node build/index.js", &format!("stdio: {server}"));
+    let baseline = text
+        .lines()
+        .find_map(|l| l.strip_prefix("expectedFailures: "))
+        .expect("the chapter names a baseline")
+        .trim()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mcpspec.yaml"), &text).unwrap();
+    let folder = dir.path().join("tests/mcp");
+    std::fs::create_dir_all(&folder).unwrap();
+    // `parameters:` are template variables of every scenario: `{{ city }}` is Paris.
+    std::fs::write(
+        folder.join("weather.yaml"),
+        "scenario: weather\nvars: { city: Boston }\nsteps:\n  - name: city\n    request: { method: tools/call, params: \
+         { name: get_weather, arguments: { city: \"{{ city }}\" } } }\n    expect:\n      \
+         - { path: \"$.structuredContent.city\", equals: Paris }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join(&baseline),
+        "server: []   # known failures, none yet\nclient: []\n",
+    )
+    .unwrap();
+    let env = [("QA_TOKEN", "t0ken")];
+    let r = common::run_in(dir.path(), &["validate"], &env);
+    assert_eq!(r.code, 0, "validate of the chapter's layout:\n{r:?}");
+    let r = common::run_in(dir.path(), &["run", "--filter", "weather*"], &env);
+    assert_eq!(r.code, 0, "run of the chapter's layout:\n{r:?}");
+    assert!(r.stdout.contains("PASS"), "{r:?}");
+}
+
+/// errors.md's example error is what `mcpspec validate` prints for its mistake, byte for byte
+/// (its list of step keys went stale as keys were added).
+#[test]
+fn errors_chapter_example_is_the_real_message() {
+    let shown = blocks(Path::new("docs/src/errors.md"))
+        .into_iter()
+        .find(|b| b.text.starts_with("error: unknown key `expct`"))
+        .expect("errors.md shows the error of a misspelt `expect`");
+    let dir = tempfile::tempdir().unwrap();
+    // `expct` on line 8, column 5, as the chapter shows.
+    let bad = "scenario: s\ndescription: d\nsteps:\n  - name: list\n    request: { method: tools/list }\n    \
+               expect:\n      - isError: false\n    expct:\n      - isError: false\n";
+    std::fs::write(dir.path().join("bad.yaml"), bad).unwrap();
+    let r = common::run_in(dir.path(), &["validate", "bad.yaml"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.starts_with(&shown.text),
+        "{}: the example is not what mcpspec prints; it prints:\n{}",
+        shown.at(),
+        r.stderr
+    );
+}
+
+/// getting-started.md's `mcpspec init` transcript: the files every project gets are listed as
+/// init lists them (it said `.mcpspec/schema/ (2 files)` when init wrote 3).
+#[test]
+fn getting_started_init_transcript_matches_init() {
+    let shown = blocks(Path::new("docs/src/getting-started.md"))
+        .into_iter()
+        .find(|b| b.text.starts_with("$ mcpspec init"))
+        .expect("getting-started.md shows an init transcript");
+    let dir = tempfile::tempdir().unwrap();
+    let target = common::stdio_target(&[]);
+    let r = common::run_in(dir.path(), &["init", "my-tests", "--stdio", &target], &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    // Lines of any server: not the server's name and counts, its tools, or the elision.
+    let generic = |l: &&str| {
+        !l.starts_with("$ ")
+            && !l.starts_with("connected to")
+            && !l.starts_with("found ")
+            && !l.contains('…')
+            && !l.contains("/tools/")
+            && !l.contains("/contract/")
+    };
+    for line in shown.text.lines().filter(generic) {
+        assert!(
+            r.stdout.lines().any(|l| l == line),
+            "{}: init does not print {line:?}:\n{}",
+            shown.at(),
+            r.stdout
+        );
+    }
+}
+
+/// The command reference of cli.md: every command's help, from the clap definitions the
+/// binary parses with (`mcpspec help COMMAND` prints the same), at a fixed width.
+fn cli_reference() -> String {
+    use clap::CommandFactory;
+    fn walk(cmd: &mut clap::Command, out: &mut String) {
+        for sub in cmd.get_subcommands_mut() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            if sub.has_subcommands() {
+                walk(sub, out);
+                continue;
+            }
+            let name = sub.get_bin_name().unwrap_or(sub.get_name()).to_string();
+            let help = sub.render_help().to_string();
+            let help: String = help
+                .lines()
+                .map(|l| l.trim_end().to_string() + "\n")
+                .collect();
+            out.push_str(&format!("### `{name}`\n\n```text\n{help}```\n\n"));
+        }
+    }
+    let mut cmd = mcpspec::cli::Cli::command().term_width(100);
+    cmd.build();
+    let mut out = String::new();
+    walk(&mut cmd, &mut out);
+    out
+}
+
+/// cli.md's reference is generated from the clap definitions: a flag or command added without
+/// it fails here (`UPDATE_GOLDEN=1` rewrites the block), as the check tables do.
+#[test]
+fn cli_reference_is_generated_from_the_clap_definitions() {
+    let path = common::repo_root().join("docs/src/cli.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) = ("<!-- cli:begin -->\n", "<!-- cli:end -->");
+    let start = doc.find(begin).expect("cli.md has <!-- cli:begin -->") + begin.len();
+    let stop = doc.find(end).expect("cli.md has <!-- cli:end -->");
+    let generated = cli_reference();
+    if common::updating_golden() {
+        std::fs::write(
+            &path,
+            format!("{}{generated}{}", &doc[..start], &doc[stop..]),
+        )
+        .unwrap();
+        return;
+    }
+    assert!(
+        doc[start..stop] == generated,
+        "the command reference of docs/src/cli.md is stale: run \
+         `UPDATE_GOLDEN=1 cargo test --test docs cli_reference` to regenerate it"
+    );
+    for flag in [
+        "--update-snapshots",
+        "--offline",
+        "--watch",
+        "--last-failed",
+    ] {
+        assert!(generated.contains(flag), "{flag} is in the reference");
+    }
+    for command in [
+        "mcpspec pack build",
+        "mcpspec eval run",
+        "mcpspec report merge",
+    ] {
+        assert!(generated.contains(&format!("### `{command}`")), "{command}");
+    }
 }

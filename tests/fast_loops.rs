@@ -49,8 +49,11 @@ steps:
       - isError: false
 "#;
 
+/// A project folder: its `mcpspec.yaml` (no paths, no target: the flags give them) is where
+/// the state file goes.
 fn project(b: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mcpspec.yaml"), "timeout: 60s\n").unwrap();
     std::fs::write(dir.path().join("a.yaml"), PASSES).unwrap();
     std::fs::write(dir.path().join("b.yaml"), b).unwrap();
     dir
@@ -291,4 +294,32 @@ fn watch_interrupted_mid_run_leaves_no_server() {
         "{stderr:?}"
     );
     assert_no_servers(dir.path());
+}
+
+/// Without a project configuration the state goes under the user's cache folder (one file
+/// per working directory), not into whatever folder `run` is started from; `--last-failed`
+/// finds it there.
+#[test]
+fn state_outside_a_project_goes_to_the_cache_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), PASSES).unwrap();
+    std::fs::write(dir.path().join("b.yaml"), FAILS).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("MCPSPEC_CACHE_DIR", cache.path().to_str().unwrap())];
+    let server = server();
+    let args = ["run", "a.yaml", "b.yaml", "--stdio", &server];
+    let first = run_in(dir.path(), &args, &env);
+    assert_eq!(first.code, 1, "{first:?}");
+    assert!(
+        !dir.path().join(".mcpspec").exists(),
+        "state written into the working directory"
+    );
+    let states: Vec<_> = std::fs::read_dir(cache.path().join("last-run"))
+        .unwrap()
+        .collect();
+    assert_eq!(states.len(), 1, "{states:?}");
+    let mut again = args.to_vec();
+    again.push("--last-failed");
+    let second = run_in(dir.path(), &again, &env);
+    assert_eq!(suites(&second.stdout), ["FAIL b@auto"], "{second:?}");
 }

@@ -168,6 +168,13 @@ fn deterministic_and_golden() {
             "{file}"
         );
     }
+    // The run state is kept out of the project's history (a file named .gitignore among the
+    // goldens would be one of the repository's own).
+    assert_eq!(
+        actual.remove(".gitignore").as_deref(),
+        Some(".mcpspec/last-run.json\n"),
+        "init ignores the run state"
+    );
     let golden_dir = repo_root().join(GOLDEN);
     if common::updating_golden() {
         let _ = std::fs::remove_dir_all(&golden_dir);
@@ -404,4 +411,23 @@ fn bad_input_and_unreachable_servers_write_nothing() {
     );
     assert_eq!(r.code, 4, "{r:?}");
     assert!(!project.exists(), "nothing is written when init fails");
+}
+
+/// init adds the run state to an existing `.gitignore` once, keeping what it holds.
+#[test]
+fn init_ignores_the_run_state_in_an_existing_gitignore() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "node_modules").unwrap();
+    let target = stdio_target(&[]);
+    for args in [
+        &["--stdio", &target][..],
+        &["--stdio", &target, "--force"][..],
+    ] {
+        let r = init(dir.path(), args, &[]);
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".gitignore")).unwrap(),
+        "node_modules\n.mcpspec/last-run.json\n"
+    );
 }

@@ -807,3 +807,60 @@ fn a_git_token_travels_in_the_environment_only() {
     }
     assert!(!w.lock().contains(token));
 }
+
+/// `archive: file://…` is a local archive (air-gapped teams), pinned by its sha256 as a
+/// downloaded one; a missing file is invalid input (exit 2) naming it. It was refused as a
+/// network failure: "URL scheme is not allowed", exit 4.
+#[test]
+fn local_archives_are_imported_by_file_url() {
+    let w = World::new();
+    let (_bytes, sha) = built_archive(&w);
+    let url = format!("file://{}", w.path("platform-1.0.0.tar.gz").display());
+    w.product(&format!("  - archive: {url}\n    sha256: {sha}\n"));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let (r, steps) = w.run_steps(&[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(steps.contains(&"weather v1".to_string()), "{steps:?}");
+
+    std::fs::remove_dir_all(w.path("cache")).unwrap();
+    std::fs::remove_file(w.path("product/mcpspec.lock")).unwrap();
+    let missing = format!("file://{}", w.path("nope.tar.gz").display());
+    w.product(&format!("  - archive: {missing}\n    sha256: {sha}\n"));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("nope.tar.gz"), "{r:?}");
+    assert!(r.stderr.contains("cannot read"), "{r:?}");
+}
+
+/// `pack build` of a pack importing a folder outside it (the book's notes-team imports
+/// `../weather-basics`) refuses, at the import, with the reason: the archive would hold the
+/// folder only, and importers would get "no pack ../weather-basics". It used to publish it.
+#[test]
+fn pack_build_refuses_an_import_outside_the_pack() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("notes.tar.gz");
+    let r = run_in(
+        &common::repo_root(),
+        &[
+            "pack",
+            "build",
+            "examples/packs/notes-team",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("notes-team/pack.yaml:10:11"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("`pack: ../weather-basics` lies outside the pack's folder"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains("import it with `git:` or `archive:`"),
+        "{r:?}"
+    );
+    assert!(!out.exists());
+}

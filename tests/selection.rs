@@ -334,3 +334,63 @@ fn reports_do_not_depend_on_jobs() {
     let (_, b) = run_json(&four);
     assert_eq!(normalize(&a), normalize(&b));
 }
+
+/// `report merge` of runs against two servers: each suite keeps the target it ran against
+/// (JSON and JUnit), the header names both (every suite was labelled with the first run's).
+#[test]
+fn merge_keeps_each_suites_own_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let stdio = stdio_target(&[]);
+    let http = common::HttpServer::start(&[]);
+    let one = dir.path().join("stdio.json");
+    let two = dir.path().join("http.json");
+    for (target, era, file) in [
+        (["--stdio", stdio.as_str()], "legacy", &one),
+        (["--url", http.url.as_str()], "2026-07-28", &two),
+    ] {
+        let mut args = vec!["run", "examples/scenarios/tools.yaml", "--era", era];
+        args.extend(target);
+        args.extend(["--json", file.to_str().unwrap()]);
+        let r = run(&args);
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    let merged = dir.path().join("merged.json");
+    let junit = dir.path().join("merged.xml");
+    let r = run(&[
+        "report",
+        "merge",
+        one.to_str().unwrap(),
+        two.to_str().unwrap(),
+        "--json",
+        merged.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let merged = read_json(&merged);
+    let header = merged["target"].as_str().unwrap();
+    assert!(header.starts_with("2 targets: stdio: "), "{header}");
+    assert!(header.contains(&format!("http: {}", http.url)), "{header}");
+    for suite in merged["suites"].as_array().unwrap() {
+        let id = suite["id"].as_str().unwrap();
+        let (target, transport) = (&suite["target"]["target"], &suite["target"]["transport"]);
+        if id.ends_with("@legacy") {
+            assert!(target.as_str().unwrap().starts_with("stdio: "), "{suite}");
+            assert_eq!(transport, "stdio");
+        } else {
+            assert_eq!(
+                target,
+                &Value::from(format!("http: {}", http.url)),
+                "{suite}"
+            );
+            assert_eq!(transport, "http");
+        }
+    }
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let http_prop = format!("<property name=\"target\" value=\"http: {}\"/>", http.url);
+    assert!(xml.contains(&http_prop), "{xml}");
+    assert!(
+        xml.contains("<property name=\"target\" value=\"stdio: "),
+        "{xml}"
+    );
+}

@@ -190,3 +190,46 @@ steps:
     assert_eq!(r.code, 0, "{}", r.all_output());
     assert!(!r.all_output().contains(secret));
 }
+
+/// Two eras that answer differently, one snapshot file without `perEra`: `--update-snapshots`
+/// fails with the hint instead of writing the file twice (`written`, then `updated`, exit 0,
+/// and a next run that fails whichever era wrote last). With `perEra: true` it is two files.
+#[test]
+fn two_eras_writing_one_snapshot_differently_fail_with_the_per_era_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = |per_era: bool| {
+        format!(
+            "scenario: lists\neras: [legacy, 2026-07-28]\nsteps:\n  - name: tools\n    request: {{ method: tools/list }}\n    \
+             expect:\n      - {{ snapshot: tools, perEra: {per_era} }}\n"
+        )
+    };
+    std::fs::write(dir.path().join("lists.yaml"), scenario(false)).unwrap();
+    let target = stdio_target(&[]);
+    let args = ["run", "lists.yaml", "--stdio", &target, "--jobs", "1"];
+    let mut update = args.to_vec();
+    update.push("--update-snapshots");
+    let r = run_in(dir.path(), &update, &[]);
+    assert_eq!(r.code, 1, "{}", r.all_output());
+    assert!(
+        r.stdout
+            .contains("both eras write this one file; give the snapshot `perEra: true`"),
+        "{}",
+        r.all_output()
+    );
+    std::fs::write(dir.path().join("lists.yaml"), scenario(true)).unwrap();
+    let r = run_in(dir.path(), &update, &[]);
+    assert_eq!(r.code, 0, "{}", r.all_output());
+    let r = run_in(dir.path(), &args, &[]);
+    assert_eq!(r.code, 0, "{}", r.all_output());
+    let mut files: Vec<String> = std::fs::read_dir(dir.path().join("__snapshots__/lists"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    // tools.json is the first era's, from the failed update.
+    assert_eq!(
+        files,
+        ["tools.json", "tools@legacy.json", "tools@modern.json"],
+        "{files:?}"
+    );
+}

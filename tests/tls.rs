@@ -61,3 +61,49 @@ fn https_target_gets_a_tls_client_hello() {
         &first[..first.len().min(16)]
     );
 }
+
+/// https:// against a server that speaks plain HTTP: the reason names the likely fix, not
+/// rustls's "corrupt message of type InvalidContentType" alone.
+#[test]
+fn https_against_a_plain_http_server_suggests_http() {
+    let server = common::HttpServer::start(&[]);
+    let url = server.url.replacen("http://", "https://", 1);
+    let (_dir, path) = scenario_file("tls.yaml", SCENARIO);
+    let r = run(&[
+        "run",
+        path.to_str().unwrap(),
+        "--url",
+        &url,
+        "--era",
+        "legacy",
+    ]);
+    assert_eq!(r.code, 4, "{r:?}");
+    assert!(
+        r.all_output()
+            .contains("the server does not speak TLS here; did you mean http://?"),
+        "{r:?}"
+    );
+}
+
+/// A URL without its scheme is a usage mistake (exit 2) told with its fix, not a connection
+/// failure (it was exit 4, "relative URL without a base").
+#[test]
+fn url_without_a_scheme_is_a_usage_error() {
+    let (_dir, path) = scenario_file("tls.yaml", SCENARIO);
+    for (url, why) in [
+        ("127.0.0.1:8080/mcp", "has no scheme"),
+        ("localhost:8080/mcp", "has no scheme"),
+        ("ftp://127.0.0.1/mcp", "has the scheme `ftp:`"),
+    ] {
+        let r = run(&["run", path.to_str().unwrap(), "--url", url]);
+        assert_eq!(r.code, 2, "{url}: {r:?}");
+        assert!(r.stderr.contains(why), "{url}: {r:?}");
+        assert!(r.stderr.contains("add http://"), "{url}: {r:?}");
+    }
+    let r = run(&["call", "tools/list", "--url", "127.0.0.1:8080/mcp"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("--url http://127.0.0.1:8080/mcp"),
+        "{r:?}"
+    );
+}

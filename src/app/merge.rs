@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::cli::{UsageError, exit};
-use crate::report::model::{RunReport, SuiteResult};
+use crate::report::model::{RunReport, SuiteResult, SuiteTarget};
 use crate::report::{self, ConsoleOptions};
 
 use super::{ReportPaths, exit_code, is_stdout, usage, write_reports};
@@ -75,6 +75,17 @@ pub(super) fn check_shards(files: &[PathBuf], reports: &[RunReport]) -> Result<(
     Ok(())
 }
 
+/// Each value once, in first-seen order.
+fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
 /// `mcpspec report merge`: shard results → one report, in the order of the full run.
 pub(super) fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
     let json = paths.json.as_deref();
@@ -100,9 +111,28 @@ pub(super) fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
     if let Err(e) = check_shards(files, &reports) {
         return usage(UsageError(e));
     }
+    // Runs against different servers: each suite keeps its own target, the header names them all.
+    let targets = distinct(reports.iter().map(|r| r.target.as_str()));
+    let several = targets.len() > 1;
+    let target = if several {
+        format!("{} targets: {}", targets.len(), targets.join("; "))
+    } else {
+        first.target.clone()
+    };
+    let transport = distinct(reports.iter().map(|r| r.transport.as_str())).join(", ");
     let mut suites: Vec<SuiteResult> = reports
         .iter()
-        .flat_map(|r| r.suites.iter().cloned())
+        .flat_map(|r| {
+            r.suites.iter().cloned().map(|mut s| {
+                if several && s.target.is_none() {
+                    s.target = Some(SuiteTarget {
+                        target: r.target.clone(),
+                        transport: r.transport.clone(),
+                    });
+                }
+                s
+            })
+        })
         .collect();
     suites.sort_by_key(|s| s.ordinal);
     let merged = RunReport {
@@ -119,6 +149,8 @@ pub(super) fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
             .collect(),
         interrupted: reports.iter().find_map(|r| r.interrupted.clone()),
         suites,
+        target,
+        transport,
         ..first
     };
     let console = ConsoleOptions {

@@ -257,6 +257,10 @@ fn build(dir: &Path, out: Option<PathBuf>) -> i32 {
         errln!("error: `{}` loads no pack", dir.display());
         return exit::INVALID_INPUT;
     };
+    if let Err(errors) = crate::packs::build::outside_imports(dir) {
+        errln!("{}", errors.render());
+        return exit::INVALID_INPUT;
+    }
     let (bytes, files) = match crate::packs::build::archive(dir) {
         Ok(b) => b,
         Err(e) => {

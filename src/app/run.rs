@@ -479,6 +479,7 @@ mod tests {
             setup_error_kind: kind.map(str::to_string),
             steps: Vec::new(),
             stderr_tail: None,
+            target: None,
         }
     }
 

@@ -38,23 +38,11 @@ impl OtherInput {
             return Some(OtherInput::EvalSet);
         }
         let text = crate::source::read_text(path).ok()?;
-        let keys: Vec<&str> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t', '#', '-']))
-            .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
-            .collect();
-        let any = |names: &[&str]| keys.iter().any(|k| names.contains(k));
-        if any(&["scenario", "steps"]) {
-            None
-        } else if any(&["evalset"]) {
-            Some(OtherInput::EvalSet)
-        } else if any(&["server", "client"]) {
-            Some(OtherInput::Baseline)
-        } else if any(&["fail", "ignore", "accept"]) {
-            Some(OtherInput::Rules)
-        } else {
-            None
-        }
+        Some(match dsl::discover::other_keys(&text)? {
+            dsl::discover::OtherKeys::EvalSet => OtherInput::EvalSet,
+            dsl::discover::OtherKeys::Baseline => OtherInput::Baseline,
+            dsl::discover::OtherKeys::Rules => OtherInput::Rules,
+        })
     }
 
     fn check(self, path: &Path) -> Result<&'static str, dsl::LoadErrors> {

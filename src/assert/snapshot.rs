@@ -25,9 +25,11 @@ use crate::json::{json_eq, sort_keys};
 /// once by `mcpspec run` before any step (a process-wide switch, as the known secrets are).
 static UPDATE: AtomicBool = AtomicBool::new(false);
 
-/// Turn `--update-snapshots` on or off for this process.
+/// Turn `--update-snapshots` on or off for this process; called at the start of each run
+/// (a `--watch` loop runs several), which starts with no file claimed.
 pub fn set_update(on: bool) {
     UPDATE.store(on, Ordering::Relaxed);
+    CLAIMED.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 
 /// ISO 8601 / RFC 3339 date-times (`2026-12-01T18:53:14Z`, `2026-12-01 18:53:14.5+01:00`).
@@ -86,6 +88,9 @@ pub(super) fn check(
     let file = file_for(Path::new(expect.pos.file_name()), spec, era);
     let shown = file.display().to_string();
     let update = UPDATE.load(Ordering::Relaxed);
+    if update && let Err(message) = claim(&file, era, &actual_text) {
+        return fail(message, None, Some(actual_text));
+    }
     let stored = match std::fs::read_to_string(&file) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -125,6 +130,36 @@ pub(super) fn check(
         Some(to_text(&sort_keys(expected))),
         Some(actual_text),
     )
+}
+
+/// What this `--update-snapshots` run holds true of each snapshot file: the era that
+/// wrote (or matched) it first and its text.
+static CLAIMED: LazyLock<std::sync::Mutex<std::collections::HashMap<PathBuf, (String, String)>>> =
+    LazyLock::new(Default::default);
+
+/// Under `--update-snapshots`, one file gets one content per run: two eras of a scenario
+/// that answer differently would otherwise write it in turn (`written`, then `updated`),
+/// exit 0, and fail the next run whichever came last.
+fn claim(file: &Path, era: Option<&str>, text: &str) -> Result<(), String> {
+    let era = era.unwrap_or("auto");
+    let mut claimed = CLAIMED.lock().unwrap_or_else(|e| e.into_inner());
+    match claimed.get(file) {
+        Some((first, prior)) if prior != text && first != era => Err(format!(
+            "snapshot {}: the {era} response differs from the {first} one, and both eras write \
+             this one file; give the snapshot `perEra: true` (one file per era, `NAME@ERA.json`)",
+            file.display()
+        )),
+        Some((_, prior)) if prior != text => Err(format!(
+            "snapshot {}: two expectations of this run write it with different contents; \
+             give them different names",
+            file.display()
+        )),
+        Some(_) => Ok(()),
+        None => {
+            claimed.insert(file.to_path_buf(), (era.to_string(), text.to_string()));
+            Ok(())
+        }
+    }
 }
 
 /// Write the snapshot file (creating its folder); the step passes, and stderr says so.

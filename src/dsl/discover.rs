@@ -60,6 +60,7 @@ pub(crate) fn collect_yaml(
             }
         } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
             && !is_reserved_file(&path)
+            && !holds_other_input(&path)
         {
             out.push(path);
         }
@@ -86,4 +87,45 @@ pub fn is_eval_file(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| EVAL_SUFFIXES.iter().any(|s| n.ends_with(s)))
+}
+
+/// A YAML file that is not a scenario, told by its top-level keys.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OtherKeys {
+    /// `server:`/`client:` — an expected-failures baseline.
+    Baseline,
+    /// `fail:`/`ignore:`/`accept:` — contract rules.
+    Rules,
+    /// `evalset:` — an eval set.
+    EvalSet,
+}
+
+/// What a YAML text holds when it is not a scenario: no scenario key (`scenario`, `steps`)
+/// and a key of another input. Read from the lines at column 0 (no parse), so a broken
+/// scenario is still reported as a scenario, with its own errors.
+pub fn other_keys(text: &str) -> Option<OtherKeys> {
+    let keys: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t', '#', '-']))
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
+        .collect();
+    let any = |names: &[&str]| keys.iter().any(|k| names.contains(k));
+    if any(&["scenario", "steps"]) {
+        None
+    } else if any(&["evalset"]) {
+        Some(OtherKeys::EvalSet)
+    } else if any(&["server", "client"]) {
+        Some(OtherKeys::Baseline)
+    } else if any(&["fail", "ignore", "accept"]) {
+        Some(OtherKeys::Rules)
+    } else {
+        None
+    }
+}
+
+/// A file of a scenario folder that holds another input (the project's baseline, contract
+/// rules): a folder named in `paths:` may hold them beside its scenarios (the book's layout
+/// puts `expectedFailures:` in `tests/mcp/`).
+fn holds_other_input(path: &Path) -> bool {
+    crate::source::read_text(path).is_ok_and(|t| other_keys(&t).is_some())
 }

@@ -305,6 +305,7 @@ fn skeleton(scenario: &Scenario, era: &Era, ordinal: usize) -> SuiteResult {
         setup_error_kind: None,
         steps: Vec::new(),
         stderr_tail: None,
+        target: None,
     }
 }
 
@@ -505,6 +506,7 @@ mod tests {
                 }),
             ],
             stderr_tail: None,
+            target: None,
         };
         compact(&mut suite);
         let kept: Vec<usize> = suite.steps.iter().map(|s| s.transcript.len()).collect();

@@ -63,6 +63,16 @@ impl CompiledPath {
                 "filters (`[?…]`) nest deeper than {MAX_FILTER_NESTING} levels"
             ));
         }
+        if !src.starts_with('$') {
+            // The parser says only "parser error at position 0".
+            let fixed = match src.chars().next() {
+                Some('.' | '[') => format!("${src}"),
+                _ => format!("$.{src}"),
+            };
+            return Err(format!(
+                "a JSONPath starts with `$` (the document's root): did you mean `{fixed}`?"
+            ));
+        }
         let path = JsonPath::parse(src).map_err(|e| e.to_string())?;
         Ok(CompiledPath(Arc::new(Inner {
             path,

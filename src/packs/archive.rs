@@ -26,6 +26,9 @@ pub enum DownloadError {
 /// [`MAX_BYTES`]. Runs its own small runtime on a thread of its own: loading packs is
 /// synchronous and may happen while another runtime is current.
 pub fn download(url: &str, token: Option<&str>) -> Result<Vec<u8>, DownloadError> {
+    if url.starts_with("file:") {
+        return read_local(url);
+    }
     let url = url.to_string();
     let token = token.map(str::to_string);
     std::thread::spawn(move || {
@@ -41,6 +44,33 @@ pub fn download(url: &str, token: Option<&str>) -> Result<Vec<u8>, DownloadError
             "the download thread failed".into(),
         ))
     })
+}
+
+/// `file://…`: an archive on this machine or a mounted share (air-gapped teams), pinned by
+/// its `sha256:` as a downloaded one; whatever is wrong with it is the user's to fix (exit 2).
+fn read_local(url: &str) -> Result<Vec<u8>, DownloadError> {
+    let path = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.to_file_path().ok())
+        .ok_or_else(|| {
+            DownloadError::Refused("not a local file URL: write `file:///absolute/path`".into())
+        })?;
+    let meta = fs::metadata(&path)
+        .map_err(|e| DownloadError::Refused(format!("cannot read {}: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(DownloadError::Refused(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(DownloadError::Refused(format!(
+            "larger than {} MiB",
+            MAX_BYTES / 1024 / 1024
+        )));
+    }
+    fs::read(&path)
+        .map_err(|e| DownloadError::Refused(format!("cannot read {}: {e}", path.display())))
 }
 
 async fn get(url: &str, token: Option<&str>) -> Result<Vec<u8>, DownloadError> {

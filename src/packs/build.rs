@@ -5,6 +5,48 @@
 use std::io::Write;
 use std::path::Path;
 
+/// `pack:` imports of the manifest in `dir` that lie outside the folder (`pack: ../shared`):
+/// the archive holds the folder only, so whoever imports it would get "no pack ../shared".
+/// Each is an error at its position, saying what to do instead.
+pub fn outside_imports(dir: &Path) -> Result<(), crate::load_error::LoadErrors> {
+    use crate::load_error::{LoadError, LoadErrors};
+    let file = crate::dsl::error::read_source(&dir.join(crate::dsl::pack::MANIFEST))?;
+    let doc: crate::dsl::model::PackDoc = crate::dsl::load::parse_yaml(&file)?;
+    let root = dir.canonicalize().map_err(|e| {
+        LoadErrors::from(LoadError::file(
+            &dir.display().to_string(),
+            format!("cannot read: {e}"),
+        ))
+    })?;
+    let mut errors = LoadErrors::default();
+    for import in &doc.imports {
+        let Some(p) = &import.pack else { continue };
+        let target = dir.join(p.as_str());
+        let inside = target.canonicalize().is_ok_and(|t| t.starts_with(&root));
+        if !inside && target.exists() {
+            errors.push(
+                LoadError::at(
+                    crate::source::Pos::new(&file, p.line, p.col),
+                    format!(
+                        "`pack: {}` lies outside the pack's folder: the archive holds the folder \
+                         only, so no importer could load it",
+                        p.value
+                    ),
+                )
+                .with_help(
+                    "move the imported pack inside this folder, or publish it too and import it \
+                     with `git:` or `archive:`",
+                ),
+            );
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
 /// The archive of the pack folder `dir`, and how many files it holds. Hidden files and
 /// folders (`.git`, `.DS_Store`) are left out; a symbolic link is an error.
 pub fn archive(dir: &Path) -> Result<(Vec<u8>, usize), String> {

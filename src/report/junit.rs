@@ -95,9 +95,10 @@ fn test_suite(ctx: &Ctx, report: &RunReport, suite: &SuiteResult) -> TestSuite {
     }
     ts.set_time(suite.duration);
 
+    let (target, transport) = suite.target_of(report);
     let mut props: Vec<(&str, String)> = vec![
-        ("target", report.target.clone()),
-        ("transport", report.transport.clone()),
+        ("target", target.to_string()),
+        ("transport", transport.to_string()),
         ("era.requested", suite.era.requested.clone()),
     ];
     if let Some(v) = &suite.era.negotiated {

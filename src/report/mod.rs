@@ -168,6 +168,7 @@ pub(crate) mod testdata {
             setup_error_kind: None,
             steps,
             stderr_tail: None,
+            target: None,
         }
     }
 

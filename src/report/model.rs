@@ -127,9 +127,29 @@ pub struct SuiteResult {
     pub steps: Vec<StepResult>,
     /// Last lines the server wrote on stderr (stdio), for diagnosing crashes.
     pub stderr_tail: Option<String>,
+    /// The suite's own target and transport when it differs from the report's: set by
+    /// `report merge` of runs against different servers (each suite keeps its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<SuiteTarget>,
+}
+
+/// Where a suite ran, when a merged report holds several targets.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SuiteTarget {
+    pub target: String,
+    pub transport: String,
 }
 
 impl SuiteResult {
+    /// The target this suite ran against: its own (a merged report) or the report's.
+    pub fn target_of<'a>(&'a self, report: &'a RunReport) -> (&'a str, &'a str) {
+        match &self.target {
+            Some(t) => (&t.target, &t.transport),
+            None => (&report.target, &report.transport),
+        }
+    }
+
     /// Overall status of the suite, for one-line display. Precedence: a setup error, then
     /// any failed step, any errored step, any warning; a suite whose steps were all skipped
     /// is skipped; anything else (passes, expected failures, no steps) passes.

@@ -63,7 +63,7 @@ pub fn to_sarif(report: &RunReport, secrets: &[String], source: Option<&str>) ->
                     }
                 }],
                 "partialFingerprints": { "mcpspecCheck/v1": stable_hash(format!("{}|{}", rule_id, suite.era.requested).bytes()) },
-                "properties": { "era": text(&suite.era.requested), "target": text(&report.target) },
+                "properties": { "era": text(&suite.era.requested), "target": text(suite.target_of(report).0) },
             });
             if let Outcome::ExpectedFailure { entry, .. } = &step.outcome {
                 result["suppressions"] = json!([{

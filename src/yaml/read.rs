@@ -201,6 +201,11 @@ fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
     {
         (message, help) = (m, Some(h));
     }
+    if help.is_none()
+        && let Some(loc) = e.location().filter(|l| l.line() > 0)
+    {
+        help = explain_indentation(file, &message, loc.line() as u32);
+    }
     let error = match e.location() {
         Some(loc) if loc.line() > 0 => LoadError::at(
             Pos::new(file, loc.line() as u32, loc.column() as u32),
@@ -212,6 +217,56 @@ fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
         Some(h) => error.with_help(h),
         None => error,
     }
+}
+
+/// The parser's words for a line indented where no mapping or list continues.
+const INDENTATION_ERRORS: [&str; 3] = [
+    "did not find expected key",
+    "did not find expected '-' indicator",
+    "mapping values are not allowed",
+];
+
+/// A YAML indentation mistake: the parser names the line, not what to do. Say which key
+/// above it the line probably belongs with (the nearest one, with its column), so the fix
+/// is to indent it like that key.
+fn explain_indentation(file: &SourceFile, message: &str, line: u32) -> Option<String> {
+    if !INDENTATION_ERRORS.iter().any(|m| message.contains(m)) {
+        return None;
+    }
+    let lines: Vec<&str> = file.text.lines().collect();
+    let here = *lines.get(line.checked_sub(1)? as usize)?;
+    if here.starts_with('\t') {
+        return Some("YAML indents with spaces, never tabs: replace the tab".into());
+    }
+    // Column of a line's key: after its indentation and any `- ` item markers.
+    let key_of = |text: &str| -> Option<(usize, String)> {
+        let body = text.trim_start();
+        if body.is_empty() || body.starts_with('#') {
+            return None;
+        }
+        let mut col = text.len() - body.len();
+        let mut rest = body;
+        while let Some(r) = rest.strip_prefix("- ") {
+            col += 2 + (r.len() - r.trim_start().len());
+            rest = r.trim_start();
+        }
+        let key = rest.split_once(':')?.0;
+        (!key.is_empty() && !key.contains([' ', '{', '[', '"', '\'']))
+            .then(|| (col, key.to_string()))
+    };
+    let (col, key) = key_of(here)?;
+    let (above, (want, other)) = (0..line as usize - 1)
+        .rev()
+        .find_map(|i| key_of(lines[i]).map(|k| (i + 1, k)))?;
+    if want == col {
+        return None;
+    }
+    Some(format!(
+        "check the indentation: `{key}` starts at column {}, `{other}` on line {above} at column {}; \
+         to be a key beside `{other}`, indent it by {want} spaces, as that line is",
+        col + 1,
+        want + 1
+    ))
 }
 
 /// A scalar where the DSL takes a list (`eras: legacy`), or a value that is not a

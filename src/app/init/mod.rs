@@ -141,6 +141,14 @@ pub async fn init(args: InitArgs) -> i32 {
             return exit::INVALID_INPUT;
         }
     }
+    match ignore_state(&args.dir) {
+        Ok(true) => notes.push(format!(
+            ".gitignore ignores {} (the state of `run --last-failed`, not to commit)",
+            crate::last_run::FILE
+        )),
+        Ok(false) => {}
+        Err(e) => notes.push(format!("cannot update .gitignore: {e}")),
+    }
     notes.extend(leftovers(&args.dir, &files).into_iter().map(|p| {
         format!(
             "{} was not written by this init and is still loaded by `mcpspec run` (delete it if its item is gone)",
@@ -152,6 +160,32 @@ pub async fn init(args: InitArgs) -> i32 {
     }
     summary(&args.dir, &eras, &files, &target_config, &notes, &redact);
     exit::OK
+}
+
+/// Add the run state file to the project's `.gitignore` (created if need be) unless a line
+/// already names it or `.mcpspec/`; whether a line was added.
+fn ignore_state(dir: &Path) -> std::io::Result<bool> {
+    let path = dir.join(".gitignore");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let state = crate::last_run::FILE;
+    let covered = text.lines().map(str::trim).any(|l| {
+        let l = l.trim_start_matches('/');
+        l == state || l == ".mcpspec" || l == ".mcpspec/"
+    });
+    if covered {
+        return Ok(false);
+    }
+    let sep = if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    std::fs::write(&path, format!("{text}{sep}{state}\n"))?;
+    Ok(true)
 }
 
 fn usage(e: UsageError) -> i32 {

@@ -155,5 +155,10 @@ pub(super) fn describe_reqwest(e: &reqwest::Error) -> String {
         msg.push_str(&format!(": {inner}"));
         source = inner.source();
     }
+    // rustls's words for a first reply that is no TLS record: an http:// server behind an
+    // https:// URL.
+    if msg.contains("InvalidContentType") && e.url().is_some_and(|u| u.scheme() == "https") {
+        msg.push_str(" — the server does not speak TLS here; did you mean http://?");
+    }
     msg
 }

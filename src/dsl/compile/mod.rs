@@ -246,7 +246,11 @@ impl Compiler {
             .filter_map(|e| match EraSelector::parse(e) {
                 Ok(sel) => Some(sel),
                 Err(msg) => {
-                    self.error(self.at(e), msg);
+                    let error = LoadError::at(self.at(e), msg);
+                    self.errors.push(match did_you_mean(e, crate::era::NAMES) {
+                        Some(s) => error.with_help(format!("did you mean `{s}`?")),
+                        None => error,
+                    });
                     None
                 }
             })
