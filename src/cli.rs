@@ -388,6 +388,11 @@ pub struct RunArgs {
     /// (1 to 1024).
     #[arg(long, value_name = "N", value_parser = |s: &str| limits::number(s, &limits::JOBS))]
     pub jobs: Option<usize>,
+    /// Over stdio, every scenario on a server process of its own, started for it (as if
+    /// each said `fresh: true`). Without it, scenarios that only read share a warm
+    /// process per era, one after another.
+    #[arg(long)]
+    pub fresh: bool,
     /// Show passing steps and transcripts too.
     #[arg(long, short)]
     pub verbose: bool,

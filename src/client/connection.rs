@@ -30,6 +30,29 @@ const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// connection is still alive (at most the target's timeout).
 const LIVENESS_WAIT: Duration = Duration::from_secs(5);
 
+/// Server processes started (stdio) by this program, and the time it took them to answer
+/// their first message: process-wide counters that a run reads before and after (see
+/// [`starts`]). Every stdio start goes through [`Connection::open`] or
+/// [`Connection::send_fresh`], which count it.
+static STARTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static START_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Server processes started so far in this program, and the time spent starting them
+/// (from the spawn to the end of the opening exchange).
+pub fn starts() -> (u64, Duration) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (
+        STARTS.load(Relaxed),
+        Duration::from_nanos(START_NANOS.load(Relaxed)),
+    )
+}
+
+fn count_start(processes: u64, took: Duration) {
+    use std::sync::atomic::Ordering::Relaxed;
+    STARTS.fetch_add(processes, Relaxed);
+    START_NANOS.fetch_add(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX), Relaxed);
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnectErrorKind {
     /// The server process could not be started or died before answering (exit 4).
@@ -132,6 +155,11 @@ pub struct Connection {
     /// What the server wrote instead of answering the last failed exchange, for the
     /// step's report (taken once).
     unanswered: Option<String>,
+    /// A request timed out on this connection (a shared process is not handed on then).
+    timed_out: bool,
+    /// The wire log as the opening left it: a connection handed to the next scenario
+    /// starts again from here ([`Connection::begin_reuse`]).
+    opening_wire: crate::wire::WireLog,
 }
 
 impl Connection {
@@ -141,6 +169,8 @@ impl Connection {
         era_label: &str,
         era: &EraRequest,
     ) -> Result<Connection, ConnectError> {
+        let started = Instant::now();
+        let mut processes = 1;
         let transport = Transport::open(target)?;
         let mut conn = Connection {
             transport,
@@ -166,6 +196,8 @@ impl Connection {
             meta_text: None,
             probing: false,
             unanswered: None,
+            timed_out: false,
+            opening_wire: Default::default(),
             era_request: era.clone(),
             wire: Default::default(),
         };
@@ -180,6 +212,7 @@ impl Connection {
                     // A fresh process (stdio) or session: the probe may have left state behind.
                     conn.close_transport().await;
                     conn.transport = Transport::open(target)?;
+                    processes += 1;
                     let mut r = conn.handshake(LATEST_LEGACY_REVISION, false).await;
                     if let (Err(e), Some(note)) = (&mut r, &note)
                         && e.kind == ConnectErrorKind::Unreachable
@@ -192,8 +225,14 @@ impl Connection {
                 Err(e) => Err(e),
             },
         };
+        if !target.is_http() {
+            count_start(processes, started.elapsed());
+        }
         match result {
-            Ok(()) => Ok(conn),
+            Ok(()) => {
+                conn.opening_wire = conn.wire.clone();
+                Ok(conn)
+            }
             Err(mut e) => {
                 e.transcript = conn.take_log();
                 e.stderr_tail = conn.stderr_tail();
@@ -332,6 +371,7 @@ impl Connection {
             }
         }
         if matches!(result, Err(TransportError::Timeout(_))) {
+            self.timed_out = true;
             self.check_alive().await;
         }
         result
@@ -458,6 +498,7 @@ impl Connection {
     /// Send a raw message over a brand-new transport (stdio: a separate, short-lived
     /// server process; HTTP: no session), then close it. Logged with this connection.
     pub async fn send_fresh(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        let started = Instant::now();
         let mut fresh = Transport::open(&self.target).map_err(|e| TransportError::Io(e.message))?;
         self.record(Direction::Note, "sent over a fresh connection".into(), None);
         std::mem::swap(&mut self.transport, &mut fresh);
@@ -467,6 +508,7 @@ impl Connection {
         self.probing = probing;
         std::mem::swap(&mut self.transport, &mut fresh);
         if let Transport::Stdio(mut t) = fresh {
+            count_start(1, started.elapsed());
             t.shutdown().await;
         }
         result
@@ -515,6 +557,39 @@ impl Connection {
         match &self.transport {
             Transport::Stdio(t) => t.noise_total(),
             Transport::Http(_) => 0,
+        }
+    }
+
+    /// Whether the connection can be handed to another scenario as it is: alive, no
+    /// request of it timed out (a late reply could land in the next scenario), nothing
+    /// held open.
+    pub fn reusable(&self) -> Result<(), String> {
+        if let Some(why) = self.broken_reason() {
+            return Err(why.to_string());
+        }
+        if self.timed_out {
+            return Err("a request timed out".into());
+        }
+        if let Transport::Stdio(t) = &self.transport
+            && t.holds_open()
+        {
+            return Err("a request was left open".into());
+        }
+        Ok(())
+    }
+
+    /// Hand the connection to the next scenario: it starts as the opening left it (the
+    /// handshake and its wire verdicts), with no transcript, tool list or server requests
+    /// of the scenario before. The process and its session are the same.
+    pub fn begin_reuse(&mut self) {
+        self.log.clear();
+        self.log_started = Instant::now();
+        self.tools = None;
+        self.server_requests.clear();
+        self.unanswered = None;
+        self.wire = self.opening_wire.clone();
+        if let Transport::Stdio(t) = &mut self.transport {
+            t.forget_exchanges();
         }
     }
 
