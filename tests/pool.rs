@@ -1,0 +1,171 @@
+//! The warm-server pool over stdio (`engine::pool`): scenarios that only read share one
+//! server process per era; one that writes state, without opting in to anything, gets a
+//! process of its own, so writers and readers never see each other's state whatever the
+//! order and `--jobs`. A shared process that dies is replaced, and the report says so and
+//! counts the processes started.
+
+mod common;
+
+use common::{run, stdio_target};
+use serde_json::Value;
+
+fn json_report(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("JSON report")).expect("JSON")
+}
+
+/// Every reader and writer passes: 5 scenarios × 2 eras, 13 steps per era.
+#[test]
+fn writers_and_readers_never_see_each_others_state_whatever_the_order_and_jobs() {
+    let target = stdio_target(&["--utilities"]);
+    for jobs in ["1", "2", "4"] {
+        for shard in [None, Some("1/2"), Some("2/2")] {
+            let dir = tempfile::tempdir().unwrap();
+            let json = dir.path().join("run.json");
+            let mut args = vec![
+                "run",
+                "tests/pool/isolation",
+                "--stdio",
+                &target,
+                "--jobs",
+                jobs,
+                "--json",
+                json.to_str().unwrap(),
+            ];
+            args.extend(shard.iter().flat_map(|s| ["--shard", s]));
+            let out = run(&args);
+            assert_eq!(out.code, 0, "--jobs {jobs} {shard:?}\n{}", out.all_output());
+            let report = json_report(&json);
+            let servers = &report["servers"];
+            if shard.is_none() {
+                assert!(
+                    out.stdout
+                        .contains("10 suites, 26 steps: 26 passed, 0 failed"),
+                    "{}",
+                    out.stdout
+                );
+                // The 4 writer runs start their own processes; the 6 reader runs share at
+                // most one per era and job.
+                let started = servers["started"].as_u64().unwrap();
+                assert!((5..=8).contains(&started), "{servers}");
+                assert!(servers["warm"].as_u64().unwrap() >= 2, "{servers}");
+            }
+            assert!(out.stdout.contains("Server processes: "), "{}", out.stdout);
+        }
+    }
+}
+
+/// The control: with `fresh: false` the writer shares its process, and the reader after it
+/// (one job: in order) sees its change. So the test above would catch a leak.
+#[test]
+fn a_writer_that_opts_in_to_sharing_is_seen_by_the_next_scenario() {
+    let target = stdio_target(&["--utilities"]);
+    let out = run(&[
+        "run",
+        "tests/pool/opted-in",
+        "--stdio",
+        &target,
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        out.stdout.contains("PASS  sees-the-change@2026-07-28"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("Server processes: 1 started"),
+        "{}",
+        out.stdout
+    );
+    // `--fresh` isolates it again: the reader no longer sees the change.
+    let out = run(&[
+        "run",
+        "tests/pool/opted-in",
+        "--stdio",
+        &target,
+        "--jobs",
+        "1",
+        "--fresh",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.all_output());
+    assert!(
+        out.stdout.contains("FAIL  sees-the-change@2026-07-28"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("Server processes: 2 started"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// The shared process dies under the first scenario: the next one runs on a new process,
+/// passes, and both the report and its transcript say what happened.
+#[test]
+fn a_crashed_shared_server_is_replaced_and_reported() {
+    let target = stdio_target(&["--defect", "crash-on-call"]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = run(&[
+        "run",
+        "tests/pool/crash",
+        "--stdio",
+        &target,
+        "--jobs",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 1, "{}", out.all_output());
+    assert!(
+        out.stdout.contains("PASS  after-the-crash@2026-07-28"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("Server processes: 2 started"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "replaced: the shared server process (2026-07-28) was stopped after `crashes@2026-07-28`"
+        ),
+        "{}",
+        out.stdout
+    );
+    let report = json_report(&json);
+    assert_eq!(report["servers"]["started"], 2, "{report}");
+    assert!(report["servers"]["starting"].as_f64().unwrap() > 0.0);
+    let replaced = report["servers"]["replaced"].as_array().expect("replaced");
+    assert_eq!(replaced.len(), 1, "{report}");
+    let after = &report["suites"][1];
+    assert_eq!(after["scenario"], "after-the-crash");
+    let notes = after["steps"][0]["transcript"].to_string();
+    assert!(
+        notes.contains("was stopped after `crashes@2026-07-28`"),
+        "{notes}"
+    );
+}
+
+/// One reader in one era: one process, counted in the summary.
+#[test]
+fn the_process_count_is_reported() {
+    let target = stdio_target(&[]);
+    let out = run(&[
+        "run",
+        "tests/pool/isolation/1-reads.yaml",
+        "--stdio",
+        &target,
+        "--era",
+        "2026-07-28",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    assert!(
+        out.stdout.contains("Server processes: 1 started ("),
+        "{}",
+        out.stdout
+    );
+}
