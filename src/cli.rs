@@ -384,7 +384,8 @@ pub struct RunArgs {
     /// Run only scenarios whose id or `id@era` matches this glob (repeatable).
     #[arg(long = "filter", value_name = "GLOB")]
     pub filters: Vec<String>,
-    /// Scenarios run concurrently (each with its own connection). Default: CPU cores
+    /// Scenarios run concurrently (over stdio, those that share a warm server process take
+    /// turns on it; see `--fresh`). Default: CPU cores
     /// (1 to 1024).
     #[arg(long, value_name = "N", value_parser = |s: &str| limits::number(s, &limits::JOBS))]
     pub jobs: Option<usize>,

@@ -54,51 +54,35 @@ fn writers_and_readers_never_see_each_others_state_whatever_the_order_and_jobs()
     }
 }
 
+/// Run `folder` over stdio with one job (in order) plus `extra`; assert the exit code and
+/// that stdout holds every line of `expected`.
+fn one_job(folder: &str, target: &str, extra: &[&str], code: i32, expected: &[&str]) {
+    let mut args = vec!["run", folder, "--stdio", target, "--jobs", "1"];
+    args.extend(extra);
+    let out = run(&args);
+    assert_eq!(out.code, code, "{}", out.all_output());
+    for line in expected {
+        assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
+    }
+}
+
 /// The control: with `fresh: false` the writer shares its process, and the reader after it
 /// (one job: in order) sees its change. So the test above would catch a leak.
 #[test]
 fn a_writer_that_opts_in_to_sharing_is_seen_by_the_next_scenario() {
     let target = stdio_target(&["--utilities"]);
-    let out = run(&[
-        "run",
-        "tests/pool/opted-in",
-        "--stdio",
-        &target,
-        "--jobs",
-        "1",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.all_output());
-    assert!(
-        out.stdout.contains("PASS  sees-the-change@2026-07-28"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("Server processes: 1 started"),
-        "{}",
-        out.stdout
-    );
+    let folder = "tests/pool/opted-in";
+    let seen = [
+        "PASS  sees-the-change@2026-07-28",
+        "Server processes: 1 started",
+    ];
+    one_job(folder, &target, &[], 0, &seen);
     // `--fresh` isolates it again: the reader no longer sees the change.
-    let out = run(&[
-        "run",
-        "tests/pool/opted-in",
-        "--stdio",
-        &target,
-        "--jobs",
-        "1",
-        "--fresh",
-    ]);
-    assert_eq!(out.code, 1, "{}", out.all_output());
-    assert!(
-        out.stdout.contains("FAIL  sees-the-change@2026-07-28"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("Server processes: 2 started"),
-        "{}",
-        out.stdout
-    );
+    let unseen = [
+        "FAIL  sees-the-change@2026-07-28",
+        "Server processes: 2 started",
+    ];
+    one_job(folder, &target, &["--fresh"], 1, &unseen);
 }
 
 /// The shared process dies under the first scenario: the next one runs on a new process,
@@ -108,34 +92,13 @@ fn a_crashed_shared_server_is_replaced_and_reported() {
     let target = stdio_target(&["--defect", "crash-on-call"]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    let out = run(&[
-        "run",
-        "tests/pool/crash",
-        "--stdio",
-        &target,
-        "--jobs",
-        "1",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(out.code, 1, "{}", out.all_output());
-    assert!(
-        out.stdout.contains("PASS  after-the-crash@2026-07-28"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("Server processes: 2 started"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains(
-            "replaced: the shared server process (2026-07-28) was stopped after `crashes@2026-07-28`"
-        ),
-        "{}",
-        out.stdout
-    );
+    let expected = [
+        "PASS  after-the-crash@2026-07-28",
+        "Server processes: 2 started",
+        "replaced: the shared server process (2026-07-28) was stopped after `crashes@2026-07-28`",
+    ];
+    let json_flag = ["--json", json.to_str().unwrap()];
+    one_job("tests/pool/crash", &target, &json_flag, 1, &expected);
     let report = json_report(&json);
     assert_eq!(report["servers"]["started"], 2, "{report}");
     assert!(report["servers"]["starting"].as_f64().unwrap() > 0.0);
@@ -154,18 +117,7 @@ fn a_crashed_shared_server_is_replaced_and_reported() {
 #[test]
 fn the_process_count_is_reported() {
     let target = stdio_target(&[]);
-    let out = run(&[
-        "run",
-        "tests/pool/isolation/1-reads.yaml",
-        "--stdio",
-        &target,
-        "--era",
-        "2026-07-28",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.all_output());
-    assert!(
-        out.stdout.contains("Server processes: 1 started ("),
-        "{}",
-        out.stdout
-    );
+    let reader = "tests/pool/isolation/1-reads.yaml";
+    let expected = ["Server processes: 1 started ("];
+    one_job(reader, &target, &["--era", "2026-07-28"], 0, &expected);
 }

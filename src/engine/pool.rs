@@ -259,3 +259,63 @@ pub fn starts_since(before: (u64, Duration)) -> (u64, Duration) {
         now.1.saturating_sub(before.1),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(extra: &str, steps: &str) -> Scenario {
+        let text = format!("scenario: s\neras: [2026-07-28]\n{extra}steps:\n{steps}");
+        crate::dsl::load::parse_scenario(crate::source::SourceFile::new("s.yaml", text))
+            .expect("the scenario loads")
+    }
+
+    fn need_of(extra: &str, steps: &str) -> Need {
+        need(&scenario(extra, steps), |_| false, false)
+    }
+
+    const LIST: &str = "  - name: list\n    request: { method: tools/list }\n";
+    const CALL: &str =
+        "  - name: call\n    request: { method: tools/call, params: { name: echo } }\n";
+
+    #[test]
+    fn readers_share_and_writers_get_their_own_unless_they_opt_in() {
+        assert_eq!(need_of("", LIST), Need::Shared);
+        assert_eq!(
+            need_of("", CALL),
+            Need::Own("step `call` sends `tools/call`".into())
+        );
+        assert_eq!(need_of("fresh: false\n", CALL), Need::Shared);
+        assert_eq!(
+            need_of("fresh: true\n", LIST),
+            Need::Own("fresh: true".into())
+        );
+        assert_eq!(
+            need_of("exclusive: true\nfresh: false\n", LIST),
+            Need::Own("exclusive: true".into())
+        );
+        assert_eq!(
+            need(&scenario("", LIST), |_| false, true),
+            Need::Own("--fresh".into())
+        );
+    }
+
+    #[test]
+    fn connection_life_and_the_change_tool_always_get_their_own() {
+        let init = "  - name: again\n    request: { method: initialize }\n";
+        assert_eq!(
+            need_of("fresh: false\n", init),
+            Need::Own("step `again` sends `initialize`".into())
+        );
+        let change = "  - name: change\n    requires: { parameters: [list_change_tool] }\n    request: { method: tools/call, params: { name: \"{{ list_change_tool }}\" } }\n";
+        let s = scenario("fresh: false\n", change);
+        assert_eq!(need(&s, |_| false, false), Need::Shared);
+        assert_eq!(
+            need(&s, |p| p == LIST_CHANGE_TOOL, false),
+            Need::Own("it calls `list_change_tool`".into())
+        );
+        // A raw message over a fresh connection of its own leaves the shared one alone.
+        let fresh_raw = "  - name: raw\n    raw: { fresh: true, body: { jsonrpc: \"2.0\", id: 1, method: initialize } }\n";
+        assert_eq!(need_of("", fresh_raw), Need::Shared);
+    }
+}
