@@ -89,26 +89,39 @@ fn a_writer_that_opts_in_to_sharing_is_seen_by_the_next_scenario() {
 /// passes, and both the report and its transcript say what happened.
 #[test]
 fn a_crashed_shared_server_is_replaced_and_reported() {
-    let target = stdio_target(&["--defect", "crash-on-call"]);
+    replaced_after("crash-on-call", &[], "exit");
+}
+
+/// A request of the first scenario times out (the server is alive, but a late reply could
+/// land in the next scenario): the process is replaced all the same.
+#[test]
+fn a_timed_out_shared_server_is_replaced_and_reported() {
+    replaced_after("hang-on-call", &["--timeout", "1s"], "a request timed out");
+}
+
+fn replaced_after(defect: &str, extra: &[&str], why: &str) {
+    let target = stdio_target(&["--defect", defect]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let expected = [
         "PASS  after-the-crash@2026-07-28",
         "Server processes: 2 started",
-        "replaced: the shared server process (2026-07-28) was stopped after `crashes@2026-07-28`",
+        "replaced: the shared server process (2026-07-28) was stopped after `breaks-it@2026-07-28`",
     ];
-    let json_flag = ["--json", json.to_str().unwrap()];
-    one_job("tests/pool/crash", &target, &json_flag, 1, &expected);
+    let mut flags = vec!["--json", json.to_str().unwrap()];
+    flags.extend(extra);
+    one_job("tests/pool/crash", &target, &flags, 1, &expected);
     let report = json_report(&json);
     assert_eq!(report["servers"]["started"], 2, "{report}");
     assert!(report["servers"]["starting"].as_f64().unwrap() > 0.0);
     let replaced = report["servers"]["replaced"].as_array().expect("replaced");
     assert_eq!(replaced.len(), 1, "{report}");
+    assert!(replaced[0].as_str().unwrap().contains(why), "{report}");
     let after = &report["suites"][1];
     assert_eq!(after["scenario"], "after-the-crash");
     let notes = after["steps"][0]["transcript"].to_string();
     assert!(
-        notes.contains("was stopped after `crashes@2026-07-28`"),
+        notes.contains("was stopped after `breaks-it@2026-07-28`"),
         "{notes}"
     );
 }
