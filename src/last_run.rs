@@ -170,6 +170,7 @@ mod tests {
             stale_entries: Vec::new(),
             interrupted: None,
             shard: None,
+            servers: None,
         }
     }
 
