@@ -213,7 +213,7 @@ pub async fn run(
     let summary = Summary::from_suites(&suites);
     let (processes, starting) = pool::starts_since(starts_before);
     let stats = pool.stats();
-    let servers = (!config.target.is_http()).then(|| ServerStats {
+    let servers = (!config.target.is_http()).then_some(ServerStats {
         started: processes as usize,
         starting,
         warm: stats.warm,
