@@ -160,7 +160,8 @@ pub async fn run(
     loop {
         while running.len() < jobs {
             let shared_era = |i: usize, item: &Item<'_>| {
-                (needs[i] == Some(pool::Need::Shared)).then(|| item.era.label.clone())
+                (pool.enabled() && needs[i] == Some(pool::Need::Shared))
+                    .then(|| item.era.label.clone())
             };
             let next = waiting
                 .iter()

@@ -123,6 +123,11 @@ impl Pool {
         }
     }
 
+    /// Whether processes are shared at all (stdio, no `--fresh`).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     fn lanes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Lane>> {
         self.lanes.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -130,6 +135,9 @@ impl Pool {
     /// A shared item of `era` can begin now without starting a second process while the
     /// first is busy: one is idle, or none is alive.
     pub fn ready(&self, era: &str) -> bool {
+        if !self.enabled {
+            return true;
+        }
         let lanes = self.lanes();
         lanes
             .get(era)
