@@ -405,10 +405,16 @@ pub struct RunArgs {
     /// Run only scenarios whose id or `id@era` matches this glob (repeatable).
     #[arg(long = "filter", value_name = "GLOB")]
     pub filters: Vec<String>,
-    /// Scenarios run concurrently (each with its own connection). Default: CPU cores
+    /// Scenarios run concurrently (over stdio, those that share a warm server process take
+    /// turns on it; see `--fresh`). Default: CPU cores
     /// (1 to 1024).
     #[arg(long, value_name = "N", value_parser = |s: &str| limits::number(s, &limits::JOBS))]
     pub jobs: Option<usize>,
+    /// Over stdio, every scenario on a server process of its own, started for it (as if
+    /// each said `fresh: true`). Without it, scenarios that only read share a warm
+    /// process per era, one after another.
+    #[arg(long)]
+    pub fresh: bool,
     /// Show passing steps and transcripts too.
     #[arg(long, short)]
     pub verbose: bool,

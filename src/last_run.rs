@@ -185,6 +185,7 @@ mod tests {
             stale_entries: Vec::new(),
             interrupted: None,
             shard: None,
+            servers: None,
         }
     }
 

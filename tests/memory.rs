@@ -176,6 +176,7 @@ fn run_peak(n: usize) -> (usize, usize) {
         live: Default::default(),
         keep_passing_transcripts: false,
         wire_validate: false,
+        fresh: false,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -148,6 +148,16 @@ pub(super) fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
             .flat_map(|r| r.stale_entries.iter().cloned())
             .collect(),
         interrupted: reports.iter().find_map(|r| r.interrupted.clone()),
+        servers: reports
+            .iter()
+            .filter_map(|r| r.servers.clone())
+            .reduce(|mut all, one| {
+                all.started += one.started;
+                all.starting += one.starting;
+                all.warm += one.warm;
+                all.replaced.extend(one.replaced);
+                all
+            }),
         suites,
         target,
         transport,

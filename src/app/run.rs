@@ -255,6 +255,7 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         params,
         keep_passing_transcripts: args.junit.is_some() || args.json.is_some(),
         wire_validate: args.wire_validate,
+        fresh: args.fresh,
         tool_calls: Default::default(),
         live: Default::default(),
         eras,
@@ -495,6 +496,7 @@ mod tests {
             stale_entries: Vec::new(),
             interrupted: None,
             shard: None,
+            servers: None,
         }
     }
 

@@ -188,6 +188,7 @@ pub fn relabel_suite(
         suites: vec![suite.clone()],
         summary: Default::default(),
         stale_entries: Vec::new(),
+        servers: None,
         interrupted: None,
         shard: None,
     };

@@ -3,6 +3,7 @@
 
 mod negotiate;
 mod request;
+mod reuse;
 mod session;
 mod transcript;
 
@@ -19,6 +20,8 @@ use crate::era::{
 use crate::exchange::{Direction, TranscriptEntry};
 use request::*;
 pub use request::{client_info, encode_header_value, expand_meta_key, raw_outgoing};
+use reuse::count_start;
+pub use reuse::starts;
 use transcript::*;
 pub use transcript::{error_of, result_of};
 
@@ -135,6 +138,11 @@ pub struct Connection {
     /// What the server wrote instead of answering the last failed exchange, for the
     /// step's report (taken once).
     unanswered: Option<String>,
+    /// A request timed out on this connection (a shared process is not handed on then).
+    timed_out: bool,
+    /// The wire log as the opening left it: a connection handed to the next scenario
+    /// starts again from here ([`Connection::begin_reuse`]).
+    opening_wire: crate::wire::WireLog,
 }
 
 impl Connection {
@@ -144,6 +152,8 @@ impl Connection {
         era_label: &str,
         era: &EraRequest,
     ) -> Result<Connection, ConnectError> {
+        let started = Instant::now();
+        let mut processes = 1;
         let transport = Transport::open(target)?;
         let mut conn = Connection {
             transport,
@@ -169,6 +179,8 @@ impl Connection {
             meta_text: None,
             probing: false,
             unanswered: None,
+            timed_out: false,
+            opening_wire: Default::default(),
             era_request: era.clone(),
             wire: Default::default(),
         };
@@ -183,6 +195,7 @@ impl Connection {
                     // A fresh process (stdio) or session: the probe may have left state behind.
                     conn.close_transport().await;
                     conn.transport = Transport::open(target)?;
+                    processes += 1;
                     let mut r = conn.handshake(LATEST_LEGACY_REVISION, false).await;
                     if let (Err(e), Some(note)) = (&mut r, &note)
                         && e.kind == ConnectErrorKind::Unreachable
@@ -195,8 +208,14 @@ impl Connection {
                 Err(e) => Err(e),
             },
         };
+        if !target.is_http() {
+            count_start(processes, started.elapsed());
+        }
         match result {
-            Ok(()) => Ok(conn),
+            Ok(()) => {
+                conn.opening_wire = conn.wire.clone();
+                Ok(conn)
+            }
             Err(mut e) => {
                 e.transcript = conn.take_log();
                 e.stderr_tail = conn.stderr_tail();
@@ -344,6 +363,7 @@ impl Connection {
             }
         }
         if matches!(result, Err(TransportError::Timeout(_))) {
+            self.timed_out = true;
             self.check_alive().await;
         }
         result
@@ -485,6 +505,7 @@ impl Connection {
     /// Send a raw message over a brand-new transport (stdio: a separate, short-lived
     /// server process; HTTP: no session), then close it. Logged with this connection.
     pub async fn send_fresh(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        let started = Instant::now();
         let mut fresh = Transport::open(&self.target).map_err(|e| TransportError::Io(e.message))?;
         self.record(Direction::Note, "sent over a fresh connection".into(), None);
         std::mem::swap(&mut self.transport, &mut fresh);
@@ -494,6 +515,7 @@ impl Connection {
         self.probing = probing;
         std::mem::swap(&mut self.transport, &mut fresh);
         if let Transport::Stdio(mut t) = fresh {
+            count_start(1, started.elapsed());
             t.shutdown().await;
         }
         result

@@ -448,6 +448,18 @@ impl StdioTransport {
         Some(lines.iter().cloned().collect::<Vec<_>>().join("\n"))
     }
 
+    /// A request is held open (a listen stream not cancelled): the server may still send
+    /// for it.
+    pub fn holds_open(&self) -> bool {
+        !self.open.is_empty()
+    }
+
+    /// The connection goes to another scenario: what the last failed exchange received
+    /// is not its business.
+    pub fn forget_exchanges(&mut self) {
+        self.unanswered = None;
+    }
+
     pub fn noise_total(&self) -> usize {
         self.noise_total
     }

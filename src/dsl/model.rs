@@ -46,6 +46,17 @@ pub struct ScenarioDoc {
     /// another scenario of the run, whatever `--jobs` says.
     #[serde(default)]
     pub exclusive: bool,
+    /// Over stdio, which server process the scenario runs on. `true`: one of its own,
+    /// started for it and stopped after it (in the legacy era, a session of its own).
+    /// `false`: a warm process shared, one scenario after another, with the run's other
+    /// sharing scenarios of the same era: the author says it leaves nothing behind that
+    /// another could see and needs no start of its own. Without it: the pack's `fresh`,
+    /// else shared when every step only reads (list, get, read, discover, ping requests and
+    /// the read-only built-in checks), its own process otherwise. A scenario that is
+    /// `exclusive`, calls `list_change_tool` or tests the connection's life (`initialize`,
+    /// session termination) always gets its own.
+    #[serde(default)]
+    pub fresh: Option<bool>,
     /// The steps, run in order.
     #[serde(deserialize_with = "super::value::exact_vec")]
     pub steps: Vec<At<Step>>,
@@ -450,6 +461,13 @@ pub enum CheckKind {
 }
 
 impl CheckKind {
+    /// Checks that test the connection's own life (a session ended on purpose): they run
+    /// on a server process of their own. Every other check only reads, or changes the
+    /// server through `list_change_tool` ([`Self::parameters`]), which the engine sees.
+    pub fn tests_connection_life(self) -> bool {
+        matches!(self, CheckKind::SessionTerminatedNotFound)
+    }
+
     /// Checks that call tools (and read their settings from the variables).
     pub fn calls_tools(self) -> bool {
         matches!(

@@ -308,6 +308,7 @@ impl<'i> Resolver<'i> {
                     s.pack_version = Some(version.to_string());
                     s.params = values.clone();
                     s.pack_requires = requirement.clone();
+                    s.fresh = s.fresh.or(doc.fresh);
                     self.scenarios.push(s);
                 }
                 Err(es) => self.errors.0.extend(es.0),

@@ -46,6 +46,17 @@ pub struct Scenario {
     /// `exclusive: true`: the author says the scenario changes what others read; it runs
     /// alone on any transport (a stdio server may share a database, say).
     pub exclusive: bool,
+    /// `fresh:` of the scenario, else of its pack: whether it gets a server process of its
+    /// own over stdio (see `engine::pool`).
+    pub fresh: Option<bool>,
+    /// Why a step may change what another scenario on the same process would see (the
+    /// first such step), when one does: without `fresh: false` it gets its own process.
+    pub writes: Option<String>,
+    /// Why a step tests the connection's life (a handshake it sends itself, a session it
+    /// ends), when one does: it always gets its own process.
+    pub connection_life: Option<String>,
+    /// A step is a `wire_valid` check: the connection validates every message it receives.
+    pub wire_check: bool,
 }
 
 /// A scenario's compiled steps: its own, or compiled again for one run (steps are not
@@ -195,6 +206,53 @@ impl Step {
                 .iter()
                 .any(|p| p == LIST_CHANGE_TOOL)
             || matches!(&self.action, Action::Check { kind, .. } if kind.parameters().contains(&LIST_CHANGE_TOOL))
+    }
+}
+
+/// What a step does to the server process it runs on, for sharing one between scenarios.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessUse {
+    /// Only reads: another scenario on the same process sees no trace of it.
+    Reads,
+    /// May change what a later scenario sees (the reason).
+    Writes(String),
+    /// Tests the connection's own life (the reason): a process of its own, always.
+    ConnectionLife(String),
+}
+
+impl Step {
+    /// What the step does to its process. Requests are judged by method (the spec's reads,
+    /// `crate::protocol::methods::READ_ONLY`); a raw message could be anything unless it
+    /// goes over a fresh connection of its own.
+    pub fn process_use(&self) -> ProcessUse {
+        use crate::protocol::methods as m;
+        let sends = |method: &str| {
+            if m::CONNECTION_LIFE.contains(&method) {
+                ProcessUse::ConnectionLife(format!("step `{}` sends `{method}`", self.name))
+            } else if m::READ_ONLY.contains(&method) {
+                ProcessUse::Reads
+            } else {
+                ProcessUse::Writes(format!("step `{}` sends `{method}`", self.name))
+            }
+        };
+        match &self.action {
+            Action::Request { method, .. } => sends(method),
+            // Cancelling is harmless: a request of this scenario, or none.
+            Action::Notification { method, .. } if method == m::NOTIFICATIONS_CANCELLED => {
+                ProcessUse::Reads
+            }
+            Action::Notification { method, .. } => sends(method),
+            Action::Raw { fresh: true, .. } | Action::Handshake | Action::Contract { .. } => {
+                ProcessUse::Reads
+            }
+            Action::Raw { .. } => {
+                ProcessUse::Writes(format!("step `{}` sends a raw message", self.name))
+            }
+            Action::Check { kind, .. } if kind.tests_connection_life() => {
+                ProcessUse::ConnectionLife(format!("step `{}` ends its session", self.name))
+            }
+            Action::Check { .. } => ProcessUse::Reads,
+        }
     }
 }
 

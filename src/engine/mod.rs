@@ -5,6 +5,7 @@ mod checks;
 mod failure;
 mod judge;
 pub mod live;
+pub mod pool;
 pub mod security;
 mod send;
 mod step;
@@ -18,7 +19,7 @@ use futures::StreamExt;
 use crate::client::{ConnectErrorKind, Connection, Target};
 use crate::dsl::Scenario;
 use crate::era::{Era, EraSelector};
-use crate::report::model::{EraInfo, Outcome, RunReport, SuiteResult, Summary};
+use crate::report::model::{EraInfo, Outcome, RunReport, ServerStats, SuiteResult, Summary};
 
 /// What a run needs besides the scenarios.
 pub struct RunConfig {
@@ -38,6 +39,8 @@ pub struct RunConfig {
     pub tool_calls: ToolCalls,
     /// What is running now, for the console's live progress.
     pub live: std::sync::Arc<live::Live>,
+    /// `--fresh`: every scenario on a server process of its own (see [`pool`]).
+    pub fresh: bool,
 }
 
 /// One scenario in one era.
@@ -118,39 +121,58 @@ pub async fn run(
         .map(|i| (i.scenario, i.era.clone(), i.ordinal))
         .collect();
     let mut suites = Vec::with_capacity(items.len());
-    // Suites that finished ahead of an earlier one, by index, until their turn. Items start
-    // only while fewer than `jobs` are running or waiting here (as with `buffered`), so a
-    // slow item holds back at most `jobs` results; unlike `buffered`, the finished ones
-    // are at hand when a signal stops the run.
+    // Suites that finished ahead of an earlier one, by index, until their turn (items may
+    // start out of order: see below); at hand when a signal stops the run.
     let mut ahead = std::collections::BTreeMap::new();
-    // Every item runs under a shared hold of the target; one that changes what all
-    // clients of a shared (HTTP) server see, or that its author marked `exclusive`, runs
-    // under a sole hold: alone, so another scenario does not see its change halfway (a
-    // false alarm of the run's own making).
+    // See `run_held`.
     let target_hold = tokio::sync::RwLock::new(());
-    let mut pending = items.into_iter().enumerate().map(|(i, item)| {
-        let (gate, target_hold) = (&gate, &target_hold);
-        async move {
-            let scenario = item.scenario;
-            let alone = scenario.exclusive || (scenario.changes_target && config.target.is_http());
-            let (_sole, _shared);
-            if alone {
-                _sole = target_hold.write().await;
-            } else {
-                _shared = target_hold.read().await;
-            }
-            (i, run_item(item, config, gate).await)
-        }
-    });
+    let needs: Vec<Option<pool::Need>> = items
+        .iter()
+        .map(|item| {
+            let s = item.scenario;
+            // Skipped without connecting: no process at all.
+            let skipped = s
+                .requires
+                .transport_unmet(config.target.is_http())
+                .is_some()
+                || security::static_unmet(&s.requires, &config.target, &config.params).is_some();
+            let param_set =
+                |name: &str| config.params.contains_key(name) || s.params.contains_key(name);
+            (!skipped).then(|| pool::need(s, param_set, config.fresh))
+        })
+        .collect();
+    let wire = config.wire_validate
+        || items
+            .iter()
+            .zip(&needs)
+            .any(|(i, n)| i.scenario.wire_check && n.as_ref() == Some(&pool::Need::Shared));
+    let pool = pool::Pool::new(&config.target, config.fresh, wire);
+    let starts_before = crate::client::connection::starts();
+    // Items waiting to start, in input order. A shared item starts when its era's warm
+    // process is idle (or none is alive yet): it does not start a second process while
+    // the first is busy with another scenario; meanwhile later items start, so the eras
+    // (and the items with a process of their own) run side by side.
+    let mut waiting: std::collections::VecDeque<(usize, Item<'_>)> =
+        items.into_iter().enumerate().collect();
     let mut running = futures::stream::FuturesUnordered::new();
-    let mut started_items = 0;
     let mut interrupt = std::pin::pin!(interrupt);
     let mut interrupted = None;
     loop {
-        while started_items < suites.len() + jobs {
-            let Some(item) = pending.next() else { break };
-            running.push(item);
-            started_items += 1;
+        while running.len() < jobs {
+            let shared_era = |i: usize, item: &Item<'_>| {
+                (pool.enabled() && needs[i] == Some(pool::Need::Shared))
+                    .then(|| item.era.label.clone())
+            };
+            let next = waiting
+                .iter()
+                .position(|(i, item)| shared_era(*i, item).is_none_or(|era| pool.ready(&era)))
+                // Nothing else runs, so nothing will be handed back: take the first.
+                .or_else(|| running.is_empty().then_some(0));
+            let Some((i, item)) = next.and_then(|n| waiting.remove(n)) else {
+                break;
+            };
+            let lease = shared_era(i, &item).map(|era| pool.lease(&era));
+            running.push(run_held(i, item, config, &gate, &target_hold, &pool, lease));
         }
         let next = tokio::select! {
             biased;
@@ -171,6 +193,7 @@ pub async fn run(
         }
     }
     drop(running);
+    pool.drain().await;
     if let Some(why) = &interrupted {
         for (i, (scenario, era, ordinal)) in planned.iter().enumerate().skip(suites.len()) {
             // Finished ahead of an unfinished one: still a result, shown as such.
@@ -189,6 +212,14 @@ pub async fn run(
         }
     }
     let summary = Summary::from_suites(&suites);
+    let (processes, starting) = pool::starts_since(starts_before);
+    let stats = pool.stats();
+    let servers = (!config.target.is_http()).then_some(ServerStats {
+        started: processes as usize,
+        starting,
+        warm: stats.warm,
+        replaced: stats.replaced,
+    });
     RunReport {
         mcpspec_version: env!("CARGO_PKG_VERSION").to_string(),
         target: config.target.describe(),
@@ -200,7 +231,32 @@ pub async fn run(
         stale_entries: Vec::new(),
         interrupted,
         shard: None,
+        servers,
     }
+}
+
+/// [`run_item`] under its hold of the target: every item runs under a shared hold; one
+/// that changes what all clients of a shared (HTTP) server see, or that its author marked
+/// `exclusive`, under a sole hold: alone, so another scenario does not see its change
+/// halfway (a false alarm of the run's own making).
+async fn run_held<'a>(
+    i: usize,
+    item: Item<'a>,
+    config: &'a RunConfig,
+    gate: &'a Gate,
+    target_hold: &'a tokio::sync::RwLock<()>,
+    pool: &'a pool::Pool,
+    lease: Option<pool::Lease>,
+) -> (usize, SuiteResult) {
+    let scenario = item.scenario;
+    let alone = scenario.exclusive || (scenario.changes_target && config.target.is_http());
+    let (_sole, _shared);
+    if alone {
+        _sole = target_hold.write().await;
+    } else {
+        _shared = target_hold.read().await;
+    }
+    (i, run_item(item, config, gate, pool, lease).await)
 }
 
 pub use crate::report::model::INTERRUPTED;
@@ -265,19 +321,6 @@ fn compact(suite: &mut SuiteResult) {
     }
 }
 
-/// A `wire_valid` check among the steps.
-fn has_wire_check(steps: &[crate::dsl::Step]) -> bool {
-    steps.iter().any(|s| {
-        matches!(
-            s.action,
-            crate::dsl::scenario::Action::Check {
-                kind: crate::dsl::model::CheckKind::WireValid,
-                ..
-            }
-        )
-    })
-}
-
 /// The suite of an item before it runs: what it is, no results yet.
 fn skeleton(scenario: &Scenario, era: &Era, ordinal: usize) -> SuiteResult {
     SuiteResult {
@@ -309,8 +352,38 @@ fn skeleton(scenario: &Scenario, era: &Era, ordinal: usize) -> SuiteResult {
     }
 }
 
-async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResult {
-    let (target, params) = (&config.target, &config.params);
+async fn run_item(
+    item: Item<'_>,
+    config: &RunConfig,
+    gate: &Gate,
+    pool: &pool::Pool,
+    mut lease: Option<pool::Lease>,
+) -> SuiteResult {
+    let era = item.era.label.clone();
+    let suite = run_leased(item, config, gate, pool, &mut lease).await;
+    // Skipped before connecting: the claim goes back unused.
+    if let Some(lease) = lease {
+        pool.unlease(&era, lease);
+    }
+    suite
+}
+
+/// [`run_item`], which takes the `lease` on its era's shared process (if it has one)
+/// when it connects.
+async fn run_leased(
+    item: Item<'_>,
+    config: &RunConfig,
+    gate: &Gate,
+    pool: &pool::Pool,
+    lease: &mut Option<pool::Lease>,
+) -> SuiteResult {
+    let params = &config.params;
+    // A shared process serves every sharing scenario: it is opened the pool's way.
+    let target = if lease.is_some() {
+        &pool.target
+    } else {
+        &config.target
+    };
     let started = Instant::now();
     let scenario = item.scenario;
     let progress = config.live.start(item.id());
@@ -327,7 +400,7 @@ async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResul
     };
     // Wire validation costs time on every response: only when something will read it.
     let wire_target;
-    let target = if !target.wire_validation && (config.wire_validate || has_wire_check(&steps)) {
+    let target = if !target.wire_validation && (config.wire_validate || scenario.wire_check) {
         wire_target = Target {
             wire_validation: true,
             ..target.clone()
@@ -361,22 +434,41 @@ async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResul
         suite.duration = started.elapsed();
         return suite;
     }
-    match Connection::open(target, &item.era.label, &item.era.request).await {
+    let opened = match lease.take() {
+        Some(pool::Lease::Warm(conn)) => {
+            pool.count_warm();
+            Ok((*conn, true))
+        }
+        leased => {
+            let opened = Connection::open(target, &item.era.label, &item.era.request).await;
+            if opened.is_err() && leased.is_some() {
+                pool.start_failed(&item.era.label);
+            }
+            opened.map(|conn| (conn, leased.is_some()))
+        }
+    };
+    match opened {
         Err(e) => {
             gate.remember(&item.era.label, &e);
             suite.setup_error = Some(e.message.clone());
             suite.setup_error_kind = Some(kind_name(e.kind).to_string());
             suite.stderr_tail = e.stderr_tail;
         }
-        Ok(mut conn) => {
+        Ok((mut conn, shared)) => {
             let n = &conn.negotiated;
             suite.era.negotiated = Some(n.revision.clone());
             suite.era.era = Some(n.kind.as_str().to_string());
             suite.era.note = n.note.clone();
             conn.take_log();
+            if let Some(note) = shared
+                .then(|| pool.take_replaced_note(&item.era.label))
+                .flatten()
+            {
+                conn.note(note);
+            }
             let mismatch = match era_mismatch(scenario, &conn) {
                 Some(why) => Some(why),
-                None => step::probe_unmet(&scenario.requires, &mut conn).await,
+                None => step::probe_unmet(&scenario.requires, &mut conn, pool).await,
             };
             // The pack's parameter values join `--set`'s (they already include its overrides).
             let params = if scenario.params.is_empty() {
@@ -395,11 +487,16 @@ async fn run_item(item: Item<'_>, config: &RunConfig, gate: &Gate) -> SuiteResul
                 &params,
                 config.wire_validate,
                 &config.tool_calls,
+                pool,
                 &progress,
             );
             suite.steps = failure::at_revision(&revision, run).await;
             suite.stderr_tail = conn.stderr_tail();
-            conn.close().await;
+            if shared {
+                pool.give_back(conn, &format!("`{}`", item.id())).await;
+            } else {
+                conn.close().await;
+            }
         }
     }
     suite.duration = started.elapsed();

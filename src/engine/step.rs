@@ -31,6 +31,7 @@ pub async fn run_steps(
     params: &Map<String, Value>,
     wire_validate: bool,
     calls: &super::checks::ToolCalls,
+    pool: &super::pool::Pool,
     progress: &super::live::ItemProgress,
 ) -> Vec<StepResult> {
     // `--wire-validate` reports violations by the step that ran next: judge in order.
@@ -41,6 +42,7 @@ pub async fn run_steps(
         auth: super::security::AuthProbe::default(),
         parse_probe: None,
         calls,
+        pool,
     };
     let mut ctx = Map::new();
     ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
@@ -129,7 +131,7 @@ pub async fn run_steps(
             }
         }
         if skip.is_none() {
-            skip = probe_unmet(&step.requires, conn).await;
+            skip = probe_unmet(&step.requires, conn, pool).await;
         }
         let call_broken = call.as_ref().and_then(|c| c.error.clone());
         // `requires: {defined: …}`: an input the server legitimately left out (an empty
@@ -309,11 +311,12 @@ impl BoundCall {
 }
 
 /// The preconditions that need a probe of their own (`legacyHandshake`): checked after
-/// the others hold, on a fresh legacy connection to the same target (noted in the
-/// transcript).
+/// the others hold, on another legacy connection to the same target (noted in the
+/// transcript; a warm one from the pool when there is one: its handshake completed).
 pub(super) async fn probe_unmet(
     requires: &crate::dsl::Requires,
     conn: &mut Connection,
+    pool: &super::pool::Pool,
 ) -> Option<String> {
     for method in &requires.served {
         match conn.serves(method).await {
@@ -329,11 +332,13 @@ pub(super) async fn probe_unmet(
     }
     let wanted = requires.legacy_handshake?;
     let target = conn.target().clone();
-    let completed = match Connection::open(&target, "legacy", &crate::era::EraRequest::Legacy).await
+    let completed = match pool
+        .borrow(&target, "legacy", &crate::era::EraRequest::Legacy)
+        .await
     {
         Ok(probe) => {
             let revision = probe.negotiated.revision.clone();
-            probe.close().await;
+            pool.give_back(probe, "the `legacyHandshake` probe").await;
             Ok(revision)
         }
         Err(e) => Err(e.message),

@@ -16,6 +16,22 @@ pub const PROMPTS_GET: &str = "prompts/get";
 pub const COMPLETION_COMPLETE: &str = "completion/complete";
 pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
 pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// Requests that only read: a later client of the same server (or session) sees no trace
+/// of them. The engine lets scenarios made of them share a warm server process.
+pub const READ_ONLY: &[&str] = &[
+    PING,
+    SERVER_DISCOVER,
+    TOOLS_LIST,
+    RESOURCES_LIST,
+    RESOURCES_TEMPLATES_LIST,
+    RESOURCES_READ,
+    PROMPTS_LIST,
+    PROMPTS_GET,
+    COMPLETION_COMPLETE,
+];
+/// Messages that make a connection what it is (the legacy handshake): a step that sends
+/// one tests the connection's life, on a process of its own.
+pub const CONNECTION_LIFE: &[&str] = &[INITIALIZE, NOTIFICATIONS_INITIALIZED];
 pub const NOTIFICATIONS_CANCELLED: &str = "notifications/cancelled";
 pub const NOTIFICATIONS_PROGRESS: &str = "notifications/progress";
 pub const NOTIFICATIONS_MESSAGE: &str = "notifications/message";

@@ -383,6 +383,24 @@ pub fn render_streamed(suite: &SuiteResult, opts: &ConsoleOptions, seen: &mut Se
     printer.out
 }
 
+/// Where the time of a stdio run goes: the processes started and what starting them took;
+/// the shared processes that went wrong and were replaced.
+fn servers_line(servers: &crate::report::model::ServerStats) -> String {
+    let mut out = format!(
+        "Server processes: {} started ({} starting them)",
+        servers.started,
+        secs(servers.starting)
+    );
+    if servers.warm > 0 {
+        let _ = write!(out, ", {} scenario(s) ran on a warm one", servers.warm);
+    }
+    out.push('\n');
+    for replaced in &servers.replaced {
+        let _ = writeln!(out, "  replaced: {replaced}");
+    }
+    out
+}
+
 /// Render the final summary: one `Summary:` line with every count (steps, as in the JSON
 /// report's `summary`; the JUnit totals are the same counts, see its mapping), then, when
 /// a signal stopped the run, which suites it left unfinished.
@@ -416,6 +434,9 @@ pub fn render_summary(report: &RunReport, opts: &ConsoleOptions) -> String {
         let _ = write!(out, ", {} expected failures", s.expected_failures);
     }
     let _ = writeln!(out, " in {}", secs(report.duration));
+    if let Some(servers) = &report.servers {
+        out.push_str(&servers_line(servers));
+    }
     if let Some(signal) = &report.interrupted {
         let _ = writeln!(
             out,

@@ -282,6 +282,7 @@ pub(crate) mod testdata {
             stale_entries: Vec::new(),
             interrupted: None,
             shard: None,
+            servers: None,
         }
     }
 

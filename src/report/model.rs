@@ -34,6 +34,28 @@ pub struct RunReport {
     /// Set on a `--shard K/N` run: which part of which run this report is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardInfo>,
+    /// Stdio: the server processes the run started and how long starting them took (where
+    /// the time of a stdio run usually goes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<ServerStats>,
+}
+
+/// Server processes of a stdio run (see `engine::pool`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStats {
+    /// Processes started (every one: shared, per scenario, second connections, `fresh`
+    /// raw messages, the `auto` probe's fallback).
+    pub started: usize,
+    /// Time from each spawn to the end of its opening exchange, summed.
+    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
+    pub starting: Duration,
+    /// Scenarios (and second connections) that ran on a warm process another had used.
+    pub warm: usize,
+    /// Shared processes stopped because they went wrong (what happened); the next
+    /// scenario of the era started a new one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaced: Vec<String>,
 }
 
 /// Which part of a sharded run a report is, so that `report merge` can refuse a shard

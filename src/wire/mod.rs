@@ -264,7 +264,7 @@ pub fn era_of_request(body: &Value, connection: EraKind) -> EraKind {
 }
 
 /// Every violation seen on one connection, oldest first.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct WireLog {
     /// Messages validated so far.
     pub checked: usize,

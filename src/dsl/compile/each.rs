@@ -21,6 +21,12 @@ pub(super) struct Collected {
     pub names: HashSet<String>,
     /// Some step calls the change tool ([`Step::changes_target`]).
     pub changes_target: bool,
+    /// The first step that may change what another scenario sees, and the first that
+    /// tests the connection's life ([`Step::process_use`]).
+    pub writes: Option<String>,
+    pub connection_life: Option<String>,
+    /// Some step is a `wire_valid` check.
+    pub wire_check: bool,
 }
 
 impl Compiler {
@@ -157,6 +163,22 @@ impl Compiler {
                 known.insert(c.name.clone());
             }
             out.changes_target |= compiled.changes_target();
+            out.wire_check |= matches!(
+                compiled.action,
+                Action::Check {
+                    kind: model::CheckKind::WireValid,
+                    ..
+                }
+            );
+            match compiled.process_use() {
+                ProcessUse::Reads => {}
+                ProcessUse::Writes(why) => {
+                    out.writes.get_or_insert(why);
+                }
+                ProcessUse::ConnectionLife(why) => {
+                    out.connection_life.get_or_insert(why);
+                }
+            }
             if self.release {
                 out.step_lines.push(compiled.pos.line);
                 out.step_names.push(compiled.name.clone());

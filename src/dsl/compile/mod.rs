@@ -186,6 +186,9 @@ impl Compiler {
             step_lines,
             step_names,
             changes_target,
+            writes,
+            connection_life,
+            wire_check,
             ..
         } = out;
         let requires = self.requires(doc.requires, &known);
@@ -214,6 +217,10 @@ impl Compiler {
             scope: Arc::default(),
             changes_target,
             exclusive: doc.exclusive,
+            fresh: doc.fresh,
+            writes,
+            connection_life,
+            wire_check,
             released: self.release.then_some(Released {
                 keep: step_lines.len(),
                 step_lines,

@@ -38,6 +38,11 @@ pub struct PackDoc {
     /// Reusable step groups, called from a scenario step with `use: NAME`.
     #[serde(default)]
     pub groups: IndexMap<String, At<GroupDoc>>,
+    /// The default `fresh` of the pack's scenarios (a scenario's own `fresh` wins):
+    /// `false` lets them share a warm server process over stdio, `true` gives each one a
+    /// process of its own.
+    #[serde(default)]
+    pub fresh: Option<bool>,
 }
 
 /// One declared parameter (of a pack or a step group).

@@ -4,6 +4,7 @@
 
 use super::outcome::CheckOutcome;
 use crate::client::Connection;
+use crate::engine::pool::Pool;
 use crate::era::{EraKind, EraRequest, MODERN_REVISION};
 
 /// What a cross-era check compares.
@@ -19,7 +20,11 @@ pub enum Compare {
 
 /// Connect in the legacy and the modern era (fresh connections to the same target) and
 /// compare what each sees, reusing the contract snapshot and diff.
-pub async fn cross_era(conn: &mut Connection, compare: Compare) -> Result<CheckOutcome, String> {
+pub async fn cross_era(
+    conn: &mut Connection,
+    compare: Compare,
+    pool: &Pool,
+) -> Result<CheckOutcome, String> {
     use crate::contract::{diff_snapshots, take_snapshot};
     let target = conn.target().clone();
     let mut snaps = Vec::new();
@@ -28,10 +33,10 @@ pub async fn cross_era(conn: &mut Connection, compare: Compare) -> Result<CheckO
         ("legacy", EraRequest::Legacy),
         (MODERN_REVISION, EraRequest::Modern(MODERN_REVISION.into())),
     ] {
-        match Connection::open(&target, label, &era).await {
+        match pool.borrow(&target, label, &era).await {
             Ok(mut c) => {
                 let snap = take_snapshot(&mut c, None).await;
-                c.close().await;
+                pool.give_back(c, "a cross-era snapshot").await;
                 match snap {
                     Ok(s) => snaps.push(s),
                     Err(e) => failures.push(format!("{label}: snapshot failed: {e}")),
@@ -106,9 +111,10 @@ pub async fn cross_era(conn: &mut Connection, compare: Compare) -> Result<CheckO
 }
 
 /// `auto` picks the modern era on a server that supports it.
-pub async fn auto_picks_modern(conn: &mut Connection) -> Result<CheckOutcome, String> {
+pub async fn auto_picks_modern(conn: &mut Connection, pool: &Pool) -> Result<CheckOutcome, String> {
     let target = conn.target().clone();
-    let c = Connection::open(&target, "auto", &EraRequest::Auto)
+    let c = pool
+        .borrow(&target, "auto", &EraRequest::Auto)
         .await
         .map_err(|e| format!("auto did not connect: {}", e.message))?;
     let picked = (
@@ -116,7 +122,7 @@ pub async fn auto_picks_modern(conn: &mut Connection) -> Result<CheckOutcome, St
         c.negotiated.revision.clone(),
         c.negotiated.note.clone(),
     );
-    c.close().await;
+    pool.give_back(c, "`auto_picks_modern`").await;
     if picked.0 == EraKind::Modern {
         return Ok(CheckOutcome::Pass);
     }

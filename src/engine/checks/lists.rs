@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::outcome::CheckOutcome;
 use crate::client::Connection;
+use crate::engine::pool::Pool;
 use crate::protocol::ListKind;
 
 /// The stable identity of a list item.
@@ -38,18 +39,24 @@ pub async fn deterministic(conn: &mut Connection, list: ListKind) -> Result<Chec
     ))
 }
 
-/// A second, fresh connection (same target and era) sees the same items.
+/// A second connection (same target and era: another process over stdio, another session
+/// over HTTP) sees the same items.
 pub async fn across_connections(
     conn: &mut Connection,
     list: ListKind,
+    pool: &Pool,
 ) -> Result<CheckOutcome, String> {
     let mine = list_all(conn, list).await?;
-    let mut other = conn
-        .open_another()
+    let target = conn.target().clone();
+    let era = conn.era_request.clone();
+    let label = conn.negotiated.requested.clone();
+    let mut other = pool
+        .borrow(&target, &label, &era)
         .await
-        .map_err(|e| format!("the second connection failed: {e}"))?;
+        .map_err(|e| format!("the second connection failed: {}", e.message))?;
     let theirs = list_all(&mut other, list).await;
-    other.close().await;
+    pool.give_back(other, "`list_stable_across_connections`")
+        .await;
     let theirs = theirs.map_err(|e| format!("on the second connection: {e}"))?;
     Ok(compare_sets(list, &mine, &theirs))
 }

@@ -60,6 +60,8 @@ pub struct CheckState<'a> {
     pub auth: AuthProbe,
     pub parse_probe: Option<Result<parse_error::ParseProbe, String>>,
     pub calls: &'a ToolCalls,
+    /// Where a check gets a connection besides its own (warm when one is idle).
+    pub pool: &'a super::pool::Pool,
 }
 
 /// What a check step has to work with besides the connection.
@@ -97,14 +99,18 @@ pub async fn run(
         use CheckKind as K;
         match kind {
             K::ListDeterministic => lists::deterministic(conn, list).await,
-            K::ListStableAcrossConnections => lists::across_connections(conn, list).await,
+            K::ListStableAcrossConnections => {
+                lists::across_connections(conn, list, state.pool).await
+            }
             K::CacheScopeConsistentAcrossPages => lists::cache_scope(conn, list).await,
             K::StdoutClean => wire::stdout_clean(conn, options.count).await,
             K::WireValid => wire::wire_valid(conn, method).await,
-            K::CrossEraConnect => cross_era::cross_era(conn, Compare::Connect).await,
-            K::CrossEraListsMatch => cross_era::cross_era(conn, Compare::Lists).await,
-            K::CrossEraCapabilitiesMatch => cross_era::cross_era(conn, Compare::Capabilities).await,
-            K::AutoPicksModern => cross_era::auto_picks_modern(conn).await,
+            K::CrossEraConnect => cross_era::cross_era(conn, Compare::Connect, state.pool).await,
+            K::CrossEraListsMatch => cross_era::cross_era(conn, Compare::Lists, state.pool).await,
+            K::CrossEraCapabilitiesMatch => {
+                cross_era::cross_era(conn, Compare::Capabilities, state.pool).await
+            }
+            K::AutoPicksModern => cross_era::auto_picks_modern(conn, state.pool).await,
             K::EndpointRequiresAuth => auth::endpoint_requires_auth(conn, &mut state.auth).await,
             K::RateLimit => rate_limit::rate_limit(conn, params).await,
             K::ForeignHostRejected => exposure::foreign_host_rejected(conn).await,

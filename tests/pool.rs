@@ -1,0 +1,136 @@
+//! The warm-server pool over stdio (`engine::pool`): scenarios that only read share one
+//! server process per era; one that writes state, without opting in to anything, gets a
+//! process of its own, so writers and readers never see each other's state whatever the
+//! order and `--jobs`. A shared process that dies is replaced, and the report says so and
+//! counts the processes started.
+
+mod common;
+
+use common::{run, stdio_target};
+use serde_json::Value;
+
+fn json_report(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("JSON report")).expect("JSON")
+}
+
+/// Every reader and writer passes: 5 scenarios × 2 eras, 9 steps per era.
+#[test]
+fn writers_and_readers_never_see_each_others_state_whatever_the_order_and_jobs() {
+    let target = stdio_target(&["--utilities"]);
+    for jobs in ["1", "2", "4"] {
+        for shard in [None, Some("1/2"), Some("2/2")] {
+            let dir = tempfile::tempdir().unwrap();
+            let json = dir.path().join("run.json");
+            let mut args = vec![
+                "run",
+                "tests/pool/isolation",
+                "--stdio",
+                &target,
+                "--jobs",
+                jobs,
+                "--json",
+                json.to_str().unwrap(),
+            ];
+            args.extend(shard.iter().flat_map(|s| ["--shard", s]));
+            let out = run(&args);
+            assert_eq!(out.code, 0, "--jobs {jobs} {shard:?}\n{}", out.all_output());
+            let report = json_report(&json);
+            let servers = &report["servers"];
+            if shard.is_none() {
+                assert!(
+                    out.stdout
+                        .contains("10 suites, 18 steps: 18 passed, 0 failed"),
+                    "{}",
+                    out.stdout
+                );
+                // The 4 writer runs start their own processes; the 6 reader runs share at
+                // most one per era and job.
+                let started = servers["started"].as_u64().unwrap();
+                assert!((5..=8).contains(&started), "{servers}");
+                assert!(servers["warm"].as_u64().unwrap() >= 2, "{servers}");
+            }
+            assert!(out.stdout.contains("Server processes: "), "{}", out.stdout);
+        }
+    }
+}
+
+/// Run `folder` over stdio with one job (in order) plus `extra`; assert the exit code and
+/// that stdout holds every line of `expected`.
+fn one_job(folder: &str, target: &str, extra: &[&str], code: i32, expected: &[&str]) {
+    let mut args = vec!["run", folder, "--stdio", target, "--jobs", "1"];
+    args.extend(extra);
+    let out = run(&args);
+    assert_eq!(out.code, code, "{}", out.all_output());
+    for line in expected {
+        assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
+    }
+}
+
+/// The control: with `fresh: false` the writer shares its process, and the reader after it
+/// (one job: in order) sees its change. So the test above would catch a leak.
+#[test]
+fn a_writer_that_opts_in_to_sharing_is_seen_by_the_next_scenario() {
+    let target = stdio_target(&["--utilities"]);
+    let folder = "tests/pool/opted-in";
+    let seen = [
+        "PASS  sees-the-change@2026-07-28",
+        "Server processes: 1 started",
+    ];
+    one_job(folder, &target, &[], 0, &seen);
+    // `--fresh` isolates it again: the reader no longer sees the change.
+    let unseen = [
+        "FAIL  sees-the-change@2026-07-28",
+        "Server processes: 2 started",
+    ];
+    one_job(folder, &target, &["--fresh"], 1, &unseen);
+}
+
+/// The shared process dies under the first scenario: the next one runs on a new process,
+/// passes, and both the report and its transcript say what happened.
+#[test]
+fn a_crashed_shared_server_is_replaced_and_reported() {
+    replaced_after("crash-on-call", &[], "exit");
+}
+
+/// A request of the first scenario times out (the server is alive, but a late reply could
+/// land in the next scenario): the process is replaced all the same.
+#[test]
+fn a_timed_out_shared_server_is_replaced_and_reported() {
+    replaced_after("hang-on-call", &["--timeout", "1s"], "a request timed out");
+}
+
+fn replaced_after(defect: &str, extra: &[&str], why: &str) {
+    let target = stdio_target(&["--defect", defect]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let expected = [
+        "PASS  after-the-crash@2026-07-28",
+        "Server processes: 2 started",
+        "replaced: the shared server process (2026-07-28) was stopped after `breaks-it@2026-07-28`",
+    ];
+    let mut flags = vec!["--json", json.to_str().unwrap()];
+    flags.extend(extra);
+    one_job("tests/pool/crash", &target, &flags, 1, &expected);
+    let report = json_report(&json);
+    assert_eq!(report["servers"]["started"], 2, "{report}");
+    assert!(report["servers"]["starting"].as_f64().unwrap() > 0.0);
+    let replaced = report["servers"]["replaced"].as_array().expect("replaced");
+    assert_eq!(replaced.len(), 1, "{report}");
+    assert!(replaced[0].as_str().unwrap().contains(why), "{report}");
+    let after = &report["suites"][1];
+    assert_eq!(after["scenario"], "after-the-crash");
+    let notes = after["steps"][0]["transcript"].to_string();
+    assert!(
+        notes.contains("was stopped after `breaks-it@2026-07-28`"),
+        "{notes}"
+    );
+}
+
+/// One reader in one era: one process, counted in the summary.
+#[test]
+fn the_process_count_is_reported() {
+    let target = stdio_target(&[]);
+    let reader = "tests/pool/isolation/1-reads.yaml";
+    let expected = ["Server processes: 1 started ("];
+    one_job(reader, &target, &["--era", "2026-07-28"], 0, &expected);
+}
