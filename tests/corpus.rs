@@ -141,11 +141,25 @@ fn check_row(row: &Row) -> Result<(), String> {
     let json = tmp.path().join("result.json");
     let data = tmp.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let baseline = (!row.get("baseline").is_empty())
-        .then(|| format!("tests/interop/baselines/{}", row.get("baseline")));
-    if let Some(baseline) = baseline.as_ref().filter(|b| !repo_root().join(b).exists()) {
-        row.fail(format!("no baseline {baseline}"));
+    // `own.yaml+transport.yaml`: several files, merged into one.
+    let files: Vec<PathBuf> = (!row.get("baseline").is_empty())
+        .then(|| row.get("baseline"))
+        .into_iter()
+        .flat_map(|b| b.split('+'))
+        .map(|f| interop_dir().join("baselines").join(f))
+        .collect();
+    if let Some(missing) = files.iter().find(|f| !f.exists()) {
+        row.fail(format!("no baseline {}", missing.display()));
     }
+    let baseline = match files.len() {
+        0 => None,
+        1 => Some(files[0].display().to_string()),
+        _ => Some(
+            common::merged_baseline(&files, tmp.path())
+                .display()
+                .to_string(),
+        ),
+    };
 
     let mut args = vec!["run".to_string()];
     args.extend(row.get("packs").split(',').map(String::from));
@@ -275,8 +289,10 @@ fn corpus_is_complete() {
     assert!(in_table.len() >= 12, "{in_table:?}");
     for row in &rows {
         let baseline = row.get("baseline");
-        if !baseline.is_empty() && !interop_dir().join("baselines").join(baseline).exists() {
-            row.fail(format!("no baseline tests/interop/baselines/{baseline}"));
+        for file in baseline.split('+').filter(|f| !f.is_empty()) {
+            if !interop_dir().join("baselines").join(file).exists() {
+                row.fail(format!("no baseline tests/interop/baselines/{file}"));
+            }
         }
     }
     // Every installed folder is tested (everything-2025.4.8 is the contract-diff test's).

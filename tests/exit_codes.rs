@@ -198,8 +198,11 @@ fn exit_3_when_the_server_requires_a_token() {
     assert_eq!(r.code, 3, "{r:?}");
 }
 
+/// A 403 for a foreign Origin is DNS-rebinding protection, not a request for credentials
+/// (#27 §6): a token would not help, so it is no exit 3 ("requires authentication") but a
+/// setup error that says what to change.
 #[test]
-fn exit_3_when_the_server_forbids_the_request() {
+fn a_forbidden_origin_is_said_plainly_and_is_no_auth_failure() {
     // The example server answers 403 to a non-loopback Origin.
     let server = HttpServer::start(&[]);
     let (_dir, path) = scenario_file("passes.yaml", PASSES);
@@ -213,8 +216,9 @@ fn exit_3_when_the_server_forbids_the_request() {
         "--header",
         "Origin: http://evil.example",
     ]);
-    assert_eq!(r.code, 3, "{r:?}");
-    assert_contains(&r.stdout, "HTTP 403");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_contains(&r.stdout, "refused the request's Host or Origin (HTTP 403)");
+    assert_contains(&r.stdout, "a token would not help");
 }
 
 #[test]

@@ -362,18 +362,8 @@ fn conformance(target: &[&str], baseline: &str) -> Conformance {
 /// `baseline` with the entries of python-sdk-stdio.yaml added (a stdio run of a server on the
 /// Python SDK), as a file in `dir`.
 fn with_stdio_entries(baseline: &str, dir: &Path) -> String {
-    let own = std::fs::read_to_string(repo_root().join(baseline)).unwrap();
-    let stdio = std::fs::read_to_string(repo_root().join(PYTHON_SDK_STDIO_BASELINE)).unwrap();
-    let entries = stdio
-        .split_once("\nserver:\n")
-        .and_then(|(_, rest)| rest.split_once("\nclient:"))
-        .map(|(entries, _)| entries)
-        .expect("python-sdk-stdio.yaml has `server:` entries, then `client:`");
-    assert_eq!(own.matches("\nclient: []").count(), 1, "{baseline}");
-    let text = own.replace("\nclient: []", &format!("\n{entries}\nclient: []"));
-    let path = dir.join("baseline.yaml");
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+    let files = [baseline, PYTHON_SDK_STDIO_BASELINE].map(|f| repo_root().join(f));
+    common::merged_baseline(&files, dir).display().to_string()
 }
 
 fn both_eras<'a>(target: &[&'a str]) -> Vec<&'a str> {

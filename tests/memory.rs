@@ -112,8 +112,11 @@ fn released_scenarios_hold_little_more_than_their_source_and_compile_again_ident
         compiled > 5 * source,
         "compiled {compiled} B, source {source} B"
     );
+    // + 1280: the warm-server pool keeps, per scenario, why it may write or touch the
+    // connection's life (two short reasons, decided at compile time, read by the scheduler
+    // before the scenario runs) — about 150 B more than before the pool.
     assert!(
-        released < source + 1024,
+        released < source + 1280,
         "a released scenario holds {released} B (source text {source} B)"
     );
     assert!(lazy.scenarios.iter().all(|s| s.steps.is_empty()));

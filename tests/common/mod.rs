@@ -410,3 +410,30 @@ pub fn wait_limited(child: &mut Child, limit: std::time::Duration) -> Option<i32
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Several baseline files as one, in `dir`: the first file, with the `server:` entries of the
+/// others spliced in before its `client: []` (a server's own baseline plus entries that hold
+/// for one transport only, or for every server of one SDK).
+pub fn merged_baseline(files: &[PathBuf], dir: &Path) -> PathBuf {
+    let read =
+        |p: &PathBuf| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let mut text = read(&files[0]);
+    for extra in &files[1..] {
+        let more = read(extra);
+        let entries = more
+            .split_once("\nserver:\n")
+            .and_then(|(_, rest)| rest.split_once("\nclient:"))
+            .map(|(entries, _)| entries.to_string())
+            .unwrap_or_else(|| panic!("{}: `server:` entries, then `client:`", extra.display()));
+        assert_eq!(
+            text.matches("\nclient: []").count(),
+            1,
+            "{}",
+            files[0].display()
+        );
+        text = text.replace("\nclient: []", &format!("\n{entries}\nclient: []"));
+    }
+    let path = dir.join("baseline.yaml");
+    std::fs::write(&path, text).unwrap();
+    path
+}

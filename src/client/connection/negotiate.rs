@@ -303,7 +303,7 @@ impl Connection {
             return ConnectError {
                 kind: ConnectErrorKind::Protocol,
                 message: format!(
-                    "the server refused the request's Host or Origin (HTTP 403{said}): its DNS rebinding protection accepts other host names only — use the address it expects (e.g. 127.0.0.1 or localhost, with its port) or allow this host in its settings; a token would not help"
+                    "the server refused the request's Host or Origin (HTTP 403){said} — its DNS rebinding protection accepts other host names only — use the address it expects (e.g. 127.0.0.1 or localhost, with its port) or allow this host in its settings; a token would not help"
                 ),
                 stderr_tail: None,
                 transcript: Vec::new(),
@@ -312,7 +312,7 @@ impl Connection {
         ConnectError {
             kind: ConnectErrorKind::Auth,
             message: format!(
-                "the server requires authentication (HTTP {status}{said}); pass a token with --bearer-env VAR or --header"
+                "the server requires authentication (HTTP {status}){said}; pass a token with --bearer-env VAR or --header"
             ),
             stderr_tail: None,
             transcript: Vec::new(),
