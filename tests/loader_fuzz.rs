@@ -421,6 +421,17 @@ fn judge(errors: &LoadErrors) -> Option<String> {
 
 #[test]
 fn mutated_inputs_load_or_fail_with_positions_never_crash() {
+    // On a thread with the main thread's stack (8 MiB), where the binary loads files
+    // (a test thread has 2 MiB; compile workers get 8 MiB too, dsl/compile/many.rs).
+    std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(mutated_inputs_on_this_thread)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn mutated_inputs_on_this_thread() {
     let seed: u64 = std::env::var("FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -8,6 +8,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// Stack of a compile worker: the size of the main thread's.
+const COMPILE_STACK: usize = 8 << 20;
+
 use super::parse_scenario_with;
 use crate::dsl::error::LoadErrors;
 use crate::dsl::scenario::Scenario;
@@ -46,16 +49,21 @@ pub(crate) fn parse_scenarios(
     let mut done: Vec<(usize, Result<Scenario, LoadErrors>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(file) = files.get(i) else {
-                            return mine;
-                        };
-                        mine.push((i, compile(i, file)));
-                    }
-                })
+                // The main thread's stack (8 MiB), not a spawned thread's 2 MiB: a deeply
+                // nested file that one thread compiles must compile on the others too.
+                std::thread::Builder::new()
+                    .stack_size(COMPILE_STACK)
+                    .spawn_scoped(s, || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(file) = files.get(i) else {
+                                return mine;
+                            };
+                            mine.push((i, compile(i, file)));
+                        }
+                    })
+                    .expect("a compile thread starts")
             })
             .collect();
         handles
