@@ -1,7 +1,9 @@
 """A small but realistic MCP server on FastMCP (pinned in requirements.txt).
 
 mcpspec's interop tests run the built-in conformance packs against it in both eras
-(legacy 2025-11-25 with `initialize`, and 2026-07-28), over stdio and Streamable HTTP.
+(legacy 2025-11-25 with `initialize`, and 2026-07-28), over stdio and Streamable HTTP. The
+corpus (tests/interop/corpus.tsv) also runs this same file with FastMCP 2.14.7's venv
+(../fastmcp-2.14.7), which speaks the legacy era only.
 It uses only FastMCP's decorators and its own stdio / HTTP app, the way a user's server
 would.
 
