@@ -174,6 +174,21 @@ fn bombs(long: usize) -> Vec<(&'static str, &'static str, String)> {
             "\"x{{ [1]*100000000 }}\"".into(),
         ),
         (
+            "list repeat joined to text",
+            "text",
+            "\"{{ 'x' ~ ([1]*100000000) }}\"".into(),
+        ),
+        (
+            "list repeat as string",
+            "text",
+            "\"{{ ([1]*100000000)|string }}\"".into(),
+        ),
+        (
+            "a list that shares itself, as text",
+            "text",
+            "\"{% set a = [1,1,1,1,1,1,1,1,1,1] %}{% set b = [a,a,a,a,a,a,a,a,a,a] %}{% set c = [b,b,b,b,b,b,b,b,b,b] %}{% set d = [c,c,c,c,c,c,c,c,c,c] %}{% set e = [d,d,d,d,d,d,d,d,d,d] %}{% set f = [e,e,e,e,e,e,e,e,e,e] %}{% set g = [f,f,f,f,f,f,f,f,f,f] %}{{ g|string|length }}\"".into(),
+        ),
+        (
             "nested loops",
             "text",
             "\"{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\""

@@ -90,11 +90,25 @@ pub fn referenced_variables(s: &str) -> Result<BTreeSet<String>, String> {
         .collect())
 }
 
+/// Runs one evaluation within the budget for writing values out (`~`, `|string`, `|join`
+/// walk containers without fuel; see vendor/minijinja/PATCHED.md): a spent
+/// budget means the result was cut short, so it is the scenario's error.
+fn bounded<T>(evaluate: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    match minijinja::render_budget::with_budget(MAX_OUTPUT_BYTES as u64, evaluate) {
+        (_, true) => Err(output_too_large(MAX_OUTPUT_BYTES + 1)),
+        (result, false) => result,
+    }
+}
+
 /// Render one string against `ctx` (a JSON object of variables).
 pub fn render_str(s: &str, ctx: &Value) -> Result<Value, String> {
     if !is_template(s) {
         return Ok(Value::String(s.to_string()));
     }
+    bounded(|| render_template(s, ctx))
+}
+
+fn render_template(s: &str, ctx: &Value) -> Result<Value, String> {
     let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
     if let Some(expr) = sole_expression(s) {
         let value = ENV
@@ -168,13 +182,20 @@ pub fn static_budget(s: &str) -> Result<(), String> {
 /// an error such as indexing an empty list), or `None` when it has one.
 pub fn no_value(expr: &str, ctx: &Value) -> Option<String> {
     let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
-    match ENV.compile_expression(expr).and_then(|e| e.eval(ctx)) {
-        Ok(v) if v.is_undefined() => Some("is undefined".into()),
-        Ok(v) if v.is_none() => Some("is null".into()),
-        Ok(_) => None,
-        Err(e) if e.kind() == minijinja::ErrorKind::UndefinedError => Some("is undefined".into()),
-        Err(e) => Some(format!("has no value: {}", describe(&e))),
-    }
+    let verdict = bounded(|| {
+        Ok(
+            match ENV.compile_expression(expr).and_then(|e| e.eval(ctx)) {
+                Ok(v) if v.is_undefined() => Some("is undefined".into()),
+                Ok(v) if v.is_none() => Some("is null".into()),
+                Ok(_) => None,
+                Err(e) if e.kind() == minijinja::ErrorKind::UndefinedError => {
+                    Some("is undefined".into())
+                }
+                Err(e) => Some(format!("has no value: {}", describe(&e))),
+            },
+        )
+    });
+    verdict.unwrap_or_else(|too_large| Some(format!("has no value: {too_large}")))
 }
 
 /// The value as JSON when no string in it is a template (so rendering is a copy).
@@ -269,6 +290,21 @@ mod tests {
             "{{ 'x' * 1000000000 }}",
             "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
             "x{% for i in range(100000) %}{% for j in range(100000) %}{{ i }}{% endfor %}{% endfor %}",
+            // Containers written out as text or JSON: lazily repeated, or sharing themselves.
+            "{{ 'x' ~ ([1]*100000000) }}",
+            "{{ ([1]*100000000)|string }}",
+            "{{ [[1]*10000]*10000 ~ '' }}",
+            "{{ ([[1]*10000]*10000)|join(',') }}",
+            "{% set a = [1,1,1,1,1,1,1,1,1,1] %}{% set b = [a,a,a,a,a,a,a,a,a,a] %}\
+             {% set c = [b,b,b,b,b,b,b,b,b,b] %}{% set d = [c,c,c,c,c,c,c,c,c,c] %}\
+             {% set e = [d,d,d,d,d,d,d,d,d,d] %}{% set f = [e,e,e,e,e,e,e,e,e,e] %}\
+             {% set g = [f,f,f,f,f,f,f,f,f,f] %}{% set h = [g,g,g,g,g,g,g,g,g,g] %}\
+             {{ h|string|length }}",
+            "{% set a = [1,1,1,1,1,1,1,1,1,1] %}{% set b = [a,a,a,a,a,a,a,a,a,a] %}\
+             {% set c = [b,b,b,b,b,b,b,b,b,b] %}{% set d = [c,c,c,c,c,c,c,c,c,c] %}\
+             {% set e = [d,d,d,d,d,d,d,d,d,d] %}{% set f = [e,e,e,e,e,e,e,e,e,e] %}\
+             {% set g = [f,f,f,f,f,f,f,f,f,f] %}{% set h = [g,g,g,g,g,g,g,g,g,g] %}\
+             {{ h|join(',')|length }}",
         ] {
             let started = std::time::Instant::now();
             let err = render_str(bomb, &ctx).unwrap_err();
@@ -282,6 +318,15 @@ mod tests {
         // Real templates are far below the bounds.
         assert!(static_budget("{% for i in range(1000) %}{{ i }},{% endfor %}").is_ok());
         assert!(static_budget("{{ 'x' * 100000 }}").is_ok());
+        assert_eq!(
+            render_str("{{ 'n=' ~ ([1, 2] * 2) }}", &ctx).unwrap(),
+            json!("n=[1, 2, 1, 2]"),
+            "small containers still write out"
+        );
+        assert_eq!(
+            render_str("{{ (['a', 'b'] * 2)|join(',') }}", &ctx).unwrap(),
+            json!("a,b,a,b")
+        );
         assert!(
             static_budget("{{ 1 / 0 }}").is_ok(),
             "other errors are the run's"
