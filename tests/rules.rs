@@ -343,6 +343,34 @@ fn the_protocol_version_header_is_judged_only_where_it_exists() {
     }
 }
 
+/// Every revision says to validate the `Origin`; only 2025-11-25 on names the status (403).
+/// A server that refuses a foreign Origin with 400 is right where it negotiated 2025-06-18
+/// and wrong where it negotiated 2025-11-25; one that serves it is wrong in both.
+#[test]
+fn the_origin_status_is_judged_only_where_the_revision_names_it() {
+    let filter = ["--filter", "legacy-http"];
+    for (defect, revision, rejected, refused) in [
+        ("origin-refused-400", "2025-06-18", "skipped", "passed"),
+        ("origin-refused-400", "2025-11-25", "failed", "passed"),
+        ("allow-any-origin", "2025-06-18", "skipped", "failed"),
+        ("allow-any-origin", "2025-11-25", "failed", "failed"),
+    ] {
+        let server = HttpServer::start(&["--defect", defect, "--max-revision", revision]);
+        let (_, o, _) = run_pack("conformance", ["--url", &server.url], "legacy", &filter);
+        let suite = "legacy-http@legacy";
+        let (s, _, why) = status(&o, suite, "invalid_origin_rejected");
+        assert_eq!(s, rejected, "{defect} at {revision}: {why}");
+        if rejected == "skipped" {
+            assert!(
+                why.contains("not a rule in 2025-06-18, the negotiated revision"),
+                "{why}"
+            );
+        }
+        let (s, _, why) = status(&o, suite, "invalid_origin_refused");
+        assert_eq!(s, refused, "{defect} at {revision}: {why}");
+    }
+}
+
 /// A description that differs on every start is no change of the set of tools; a tool that
 /// differs is, and the failure names it.
 #[test]

@@ -421,6 +421,10 @@ pub enum CheckKind {
     /// HTTP: a request whose `Host` names a foreign domain (DNS rebinding) is refused with
     /// a 4xx carrying no result (skipped over stdio).
     ForeignHostRejected,
+    /// HTTP: a request whose `Origin` is foreign (DNS rebinding) is refused with a 4xx
+    /// carrying no result, whatever the status (before 2025-11-25 no status is named;
+    /// skipped over stdio).
+    ForeignOriginRefused,
     /// 2026-07-28: `subscriptions/listen` for every declared `listChanged` is acknowledged
     /// first, by `notifications/subscriptions/acknowledged` naming the request's id in
     /// `_meta` `io.modelcontextprotocol/subscriptionId` and honoring a subset of the filter.

@@ -103,6 +103,7 @@ pub enum Defect {
     AnswerNotifications,
     SessionIdWithSpace,
     AllowAnyOrigin,
+    OriginRefused400,
     // Wire-validation defects: each makes one message break its revision's schema.
     WireToolsMissingInputSchema,
     WireListItemMissingName,

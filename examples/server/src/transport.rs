@@ -139,6 +139,9 @@ pub async fn serve_http(
             http_layers::parse_error,
         ));
     }
+    if defects.has(&Defect::OriginRefused400) {
+        app = app.layer(middleware::from_fn(http_layers::origin_refused_400));
+    }
     if defects.has(&Defect::NoSsePriming) {
         app = app.layer(middleware::from_fn(http_layers::no_sse_priming));
     }

@@ -114,6 +114,7 @@ pub async fn run(
             K::EndpointRequiresAuth => auth::endpoint_requires_auth(conn, &mut state.auth).await,
             K::RateLimit => rate_limit::rate_limit(conn, params).await,
             K::ForeignHostRejected => exposure::foreign_host_rejected(conn).await,
+            K::ForeignOriginRefused => exposure::foreign_origin_refused(conn).await,
             K::DeprecatedFeatureUnused => match options.feature {
                 Some(feature) => deprecation::deprecated_feature_unused(conn, feature).await,
                 None => Err("`deprecated_feature_unused` needs a `feature`".into()),

@@ -259,6 +259,12 @@ impl Defect {
             description: "the `Origin` header is not validated (no 403 for foreign origins)",
         },
         DefectInfo {
+            name: "origin-refused-400",
+            value: None,
+            scope: Scope::Http,
+            description: "a foreign `Origin` is refused with 400, not 403 (the status 2025-11-25 names; earlier revisions name none)",
+        },
+        DefectInfo {
             name: "wire-tools-missing-input-schema",
             value: None,
             scope: Scope::Any,
@@ -641,6 +647,7 @@ impl Defect {
             Defect::AnswerNotifications => "answer-notifications",
             Defect::SessionIdWithSpace => "session-id-with-space",
             Defect::AllowAnyOrigin => "allow-any-origin",
+            Defect::OriginRefused400 => "origin-refused-400",
             Defect::WireToolsMissingInputSchema => "wire-tools-missing-input-schema",
             Defect::WireListItemMissingName => "wire-list-item-missing-name",
             Defect::WireWrongTypeContent => "wire-wrong-type-content",
@@ -752,6 +759,7 @@ impl Defect {
             "answer-notifications" => Defect::AnswerNotifications,
             "session-id-with-space" => Defect::SessionIdWithSpace,
             "allow-any-origin" => Defect::AllowAnyOrigin,
+            "origin-refused-400" => Defect::OriginRefused400,
             "wire-tools-missing-input-schema" => Defect::WireToolsMissingInputSchema,
             "wire-list-item-missing-name" => Defect::WireListItemMissingName,
             "wire-wrong-type-content" => Defect::WireWrongTypeContent,

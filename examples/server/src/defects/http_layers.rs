@@ -578,3 +578,21 @@ pub async fn no_sse_priming(request: Request, next: Next) -> Response {
         .collect();
     with_length(parts, kept)
 }
+
+/// `origin-refused-400`: a request whose `Origin` is not a loopback origin is refused with
+/// 400 Bad Request before rmcp's own check (which answers 403).
+pub async fn origin_refused_400(request: Request, next: Next) -> Response {
+    let foreign = request
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|origin| origin.split("://").nth(1))
+        .is_some_and(|rest| {
+            let host = rest.rsplit_once(':').map_or(rest, |(host, _)| host);
+            !matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+        });
+    if foreign {
+        return (StatusCode::BAD_REQUEST, "foreign Origin").into_response();
+    }
+    next.run(request).await
+}
