@@ -329,6 +329,7 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
             "legacy-http@legacy:session_id_visible_ascii",
             "legacy-http@legacy:unsupported_version_header_rejected",
             "legacy-http@legacy:invalid_origin_rejected",
+            "legacy-http@legacy:invalid_origin_refused",
             "legacy-http@legacy:foreign_host_rejected",
             "legacy-sessions@legacy:missing_session_id_rejected",
             "legacy-sessions@legacy:terminated_session_not_found",
