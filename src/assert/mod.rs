@@ -83,6 +83,8 @@ pub struct Observed<'a> {
     pub output_schema: Option<Result<Option<Value>, String>>,
     /// How failures are rendered: `Warning` for `level: should` steps.
     pub severity: Severity,
+    /// Where `snapshot` expectations write under `--update-snapshots` (none: compare only).
+    pub snapshots: Option<&'a snapshot::Snapshots>,
 }
 
 impl<'a> Observed<'a> {
@@ -99,6 +101,7 @@ impl<'a> Observed<'a> {
             is_http,
             output_schema: None,
             severity: Severity::Error,
+            snapshots: None,
         }
     }
 }

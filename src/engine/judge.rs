@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::failure::{outcome_for, severity_of, step_failure, step_result};
+use crate::assert::snapshot::Snapshots;
 use crate::assert::{self, ExpectOutcome, Observed, Reply};
 use crate::client::{Connection, Exchange};
 use crate::dsl::{Action, ExpectKind, Step};
@@ -28,6 +29,7 @@ pub(super) struct Judgement<'s> {
     pub(super) exchange: Exchange,
     pub(super) is_http: bool,
     pub(super) ctx_value: Arc<Value>,
+    pub(super) snapshots: Arc<Snapshots>,
 }
 
 impl Judgement<'_> {
@@ -40,6 +42,7 @@ impl Judgement<'_> {
             &self.exchange,
             None,
             self.is_http,
+            &self.snapshots,
             None,
             &mut no_captures,
             &self.ctx_value,
@@ -297,6 +300,7 @@ pub(super) async fn judge(
     conn: &mut Connection,
     exchange: &Exchange,
     assembled: Option<&Value>,
+    snapshots: &Snapshots,
     ctx: &mut Map<String, Value>,
     ctx_value: &Value,
     call: Option<(&str, Option<&Value>)>,
@@ -318,6 +322,7 @@ pub(super) async fn judge(
         exchange,
         assembled,
         conn.is_http(),
+        snapshots,
         output_schema,
         ctx,
         ctx_value,
@@ -330,6 +335,7 @@ fn judge_observed(
     exchange: &Exchange,
     assembled: Option<&Value>,
     is_http: bool,
+    snapshots: &Snapshots,
     output_schema: Option<Result<Option<Value>, String>>,
     ctx: &mut Map<String, Value>,
     ctx_value: &Value,
@@ -340,6 +346,7 @@ fn judge_observed(
         seen.severity = Severity::Warning;
     }
     seen.output_schema = output_schema;
+    seen.snapshots = Some(snapshots);
     let mut failures: Vec<Failure> = Vec::new();
     let mut applicable = 0;
     let mut not_applicable = Vec::new();

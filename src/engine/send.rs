@@ -60,7 +60,20 @@ pub(super) async fn run_step<'s>(
         };
         // The handshake's result is judged as it is: no exchange, no envelope.
         let exchange = Exchange::default();
-        return Done(judge(step, conn, &exchange, Some(&result), ctx, ctx_value, None).await);
+        let snapshots = &checks.snapshots;
+        return Done(
+            judge(
+                step,
+                conn,
+                &exchange,
+                Some(&result),
+                snapshots,
+                ctx,
+                ctx_value,
+                None,
+            )
+            .await,
+        );
     }
     if let Action::Check {
         kind,
@@ -187,6 +200,7 @@ pub(super) async fn run_step<'s>(
             exchange,
             is_http: conn.is_http(),
             ctx_value: ctx_value.clone(),
+            snapshots: checks.snapshots.clone(),
         }));
     }
     Done(
@@ -195,6 +209,7 @@ pub(super) async fn run_step<'s>(
             conn,
             &exchange,
             merged.as_ref(),
+            &checks.snapshots,
             ctx,
             ctx_value,
             Some((&built.method, built.params.as_deref())),
