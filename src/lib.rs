@@ -9,10 +9,10 @@
 //! two modules import each other (`tests/layers.rs` derives the picture from the `use
 //! crate::` lines and holds it to this list), bottom up:
 //!
-//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `contract_rules`, `exchange`, `source`, `redact`, `bounds`, `era`, `sys`, `signals`
+//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `contract_rules`, `exchange`, `source`, `redact`, `bounds`, `era`, `sys`, `signals`, `tls`
 //!    — the ground floor: spec facts, JSON, the YAML front end, input errors
 //!    with positions, contract rules files and change kinds, what went over the wire, positions, masking,
-//!    bounded regexes and schemas, process groups.
+//!    bounded regexes and schemas, process groups, the TLS provider.
 //! 1. `dsl` — YAML to validated scenarios.
 //! 2. `assert` — expectations judged against one exchange.
 //! 3. `wire`, `client` — message schemas; transports × eras.
@@ -60,4 +60,5 @@ pub mod signals;
 pub mod source;
 #[cfg(unix)]
 pub mod sys;
+pub mod tls;
 pub mod wire;

@@ -5,7 +5,9 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{HttpServer, Run, read_json, repo_root, run, stdio_target, step, suite};
+use common::{
+    HttpServer, Run, assert_contains, read_json, repo_root, run, stdio_target, step, suite,
+};
 use serde_json::Value;
 
 #[derive(Clone, Copy, Debug)]
@@ -102,13 +104,6 @@ fn sent(step: &Value, method: &str) -> (String, String) {
         entry["body"].as_str().unwrap_or_default().to_string(),
         entry["http"].as_str().unwrap_or_default().to_string(),
     )
-}
-
-fn assert_contains(haystack: &str, needle: &str) {
-    assert!(
-        haystack.contains(needle),
-        "expected to find {needle:?} in:\n{haystack}"
-    );
 }
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

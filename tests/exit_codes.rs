@@ -5,227 +5,24 @@ mod common;
 
 use std::path::Path;
 
-use common::{HttpServer, Run, read_json, run, scenario_file, stdio_target};
+use common::{HttpServer, Run, assert_contains, run, stdio_target};
 use serde_json::Value;
 
-const WARNS: &str = r#"
-scenario: warns
-steps:
-  - name: lists tools
-    request: { method: tools/list }
-    expect:
-      - { path: "$.tools[*].name", contains: echo }
-  - name: an optional nicety is missing
-    level: should
-    request: { method: tools/list }
-    expect:
-      - { path: "$.tools", length: 999 }
-"#;
-
-const FAILS: &str = r#"
-scenario: fails
-steps:
-  - name: echo says something else
-    request:
-      method: tools/call
-      params: { name: echo, arguments: { text: hello } }
-    expect:
-      - { path: "$.content[0].text", equals: goodbye }
-"#;
-
-const PASSES: &str = r#"
-scenario: passes
-steps:
-  - name: lists tools
-    request: { method: tools/list }
-"#;
-
-const INVALID: &str = r#"
-scenario: invalid
-steps:
-  - name: misspelled key
-    requestt: { method: tools/list }
-"#;
+// The exit codes of single runs are cases (tests/cases/exit-*/); the tests below run
+// their scenarios with more Rust around them.
+const PASSES: &str = "tests/cases/exit-2-bad-flags/passes.yaml";
+const FAILS: &str = "tests/cases/exit-1-failed-expectation/fails.yaml";
+const INVALID: &str = "tests/cases/exit-2-invalid-scenario/invalid.yaml";
 
 fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
-fn assert_contains(haystack: &str, needle: &str) {
-    assert!(
-        haystack.contains(needle),
-        "expected to find {needle:?} in:\n{haystack}"
-    );
-}
-
-fn run_stdio(yaml: &str, server_flags: &[&str], extra: &[&str]) -> (Run, tempfile::TempDir) {
-    let (dir, path) = scenario_file("scenario.yaml", yaml);
+fn run_stdio(scenario: &str, server_flags: &[&str], extra: &[&str]) -> Run {
     let target = stdio_target(server_flags);
-    let mut args = vec![
-        "run",
-        path_str(&path),
-        "--stdio",
-        &target,
-        "--timeout",
-        "5s",
-    ];
+    let mut args = vec!["run", scenario, "--stdio", &target, "--timeout", "5s"];
     args.extend(extra);
-    (run(&args), dir)
-}
-
-#[test]
-fn exit_0_when_everything_passes_even_with_a_should_warning() {
-    let (dir, path) = scenario_file("warns.yaml", WARNS);
-    let json = dir.path().join("result.json");
-    let target = stdio_target(&[]);
-    let r = run(&[
-        "run",
-        path_str(&path),
-        "--stdio",
-        &target,
-        "--timeout",
-        "5s",
-        "--json",
-        path_str(&json),
-    ]);
-    assert_eq!(r.code, 0, "{r:?}");
-    assert_contains(&r.stdout, "WARN");
-    assert_contains(&r.stdout, "an optional nicety is missing");
-    let summary = &read_json(&json)["summary"];
-    assert_eq!(summary["passed"], 1, "{summary}");
-    assert_eq!(summary["warnings"], 1, "{summary}");
-    assert_eq!(summary["failed"], 0, "{summary}");
-}
-
-#[test]
-fn exit_1_when_an_expectation_fails() {
-    let (r, _dir) = run_stdio(FAILS, &[], &[]);
-    assert_eq!(r.code, 1, "{r:?}");
-    assert_contains(&r.stdout, "FAIL");
-    assert_contains(&r.stdout, "goodbye");
-}
-
-#[test]
-fn exit_2_for_an_invalid_scenario_before_any_server_is_started() {
-    // The target does not exist: a 4 would mean the server was tried first.
-    let (_dir, path) = scenario_file("invalid.yaml", INVALID);
-    let r = run(&[
-        "run",
-        path_str(&path),
-        "--stdio",
-        "/nonexistent/mcpspec-no-such-server",
-    ]);
-    assert_eq!(r.code, 2, "{r:?}");
-    assert_contains(&r.stderr, "unknown key `requestt`");
-    assert_contains(&r.stderr, "invalid.yaml:5:5");
-
-    let v = run(&["validate", path_str(&path)]);
-    assert_eq!(v.code, 2, "{v:?}");
-}
-
-#[test]
-fn exit_2_for_bad_flags() {
-    let (_dir, path) = scenario_file("passes.yaml", PASSES);
-    let target = stdio_target(&[]);
-    let p = path_str(&path);
-    let cases: Vec<(Vec<&str>, &str)> = vec![
-        (
-            vec!["run", p, "--stdio", &target, "--no-such-flag"],
-            "--no-such-flag",
-        ),
-        (
-            vec!["run", p, "--stdio", &target, "--era", "bogus"],
-            "is not an era",
-        ),
-        (
-            vec!["run", p, "--stdio", &target, "--timeout", "forever"],
-            "--timeout",
-        ),
-        (vec!["run", p], "no target"),
-        (
-            vec![
-                "run",
-                p,
-                "--stdio",
-                &target,
-                "--url",
-                "http://127.0.0.1:1/mcp",
-            ],
-            "cannot be used with",
-        ),
-        (
-            vec!["call", "tools/list", "--stdio", &target, "--params", "{bad"],
-            "--params is not valid JSON",
-        ),
-        (vec!["no-such-command"], "no-such-command"),
-    ];
-    for (args, message) in cases {
-        let r = run(&args);
-        assert_eq!(r.code, 2, "{args:?}: {r:?}");
-        assert_contains(&r.stderr, message);
-    }
-}
-
-#[test]
-fn exit_3_when_the_server_requires_a_token() {
-    let server = HttpServer::start(&["--defect", "require-token=s3cret"]);
-    let (_dir, path) = scenario_file("passes.yaml", PASSES);
-    for era in ["auto", "legacy", "2026-07-28"] {
-        let r = run(&[
-            "run",
-            path_str(&path),
-            "--url",
-            &server.url,
-            "--timeout",
-            "5s",
-            "--era",
-            era,
-        ]);
-        assert_eq!(r.code, 3, "--era {era}: {r:?}");
-        assert_contains(&r.stdout, "requires authentication (HTTP 401)");
-    }
-    // A wrong token is no better than none.
-    let r = run(&[
-        "run",
-        path_str(&path),
-        "--url",
-        &server.url,
-        "--timeout",
-        "5s",
-        "--header",
-        "Authorization: Bearer wrong",
-    ]);
-    assert_eq!(r.code, 3, "{r:?}");
-}
-
-/// A 403 for a foreign Origin is DNS-rebinding protection, not a request for credentials
-/// (#27 §6): a token would not help, so it is no exit 3 ("requires authentication") but a
-/// setup error that says what to change.
-#[test]
-fn a_forbidden_origin_is_said_plainly_and_is_no_auth_failure() {
-    // The example server answers 403 to a non-loopback Origin.
-    let server = HttpServer::start(&[]);
-    let (_dir, path) = scenario_file("passes.yaml", PASSES);
-    let r = run(&[
-        "run",
-        path_str(&path),
-        "--url",
-        &server.url,
-        "--timeout",
-        "5s",
-        "--header",
-        "Origin: http://evil.example",
-    ]);
-    assert_eq!(r.code, 1, "{r:?}");
-    assert_contains(&r.stdout, "refused the request's Host or Origin (HTTP 403)");
-    assert_contains(&r.stdout, "a token would not help");
-}
-
-#[test]
-fn exit_4_when_the_server_exits_at_start() {
-    let (r, _dir) = run_stdio(PASSES, &["--defect", "exit-at-start"], &[]);
-    assert_eq!(r.code, 4, "{r:?}");
-    assert_contains(&r.stdout, "fatal: config file missing");
+    run(&args)
 }
 
 #[test]
@@ -333,12 +130,10 @@ fn run_into_closed_pipe(args: &[&str], close_stderr: bool) -> (Option<i32>, Stri
 /// own exit code: no panic (exit 101), no message about the pipe.
 #[test]
 fn a_closed_stdout_or_stderr_ends_quietly_with_the_commands_own_code() {
-    let (_d1, passes) = scenario_file("passes.yaml", PASSES);
-    let (_d2, fails) = scenario_file("fails.yaml", FAILS);
     let target = stdio_target(&[]);
     let cases: Vec<(Vec<&str>, i32)> = vec![
         (vec!["validate", "nonexistent"], 2),
-        (vec!["validate", path_str(&passes)], 0),
+        (vec!["validate", PASSES], 0),
         (vec!["validate", "--format", "json", "nonexistent"], 2),
         (vec!["list"], 0),
         (vec!["list", "conformance"], 0),
@@ -346,12 +141,9 @@ fn a_closed_stdout_or_stderr_ends_quietly_with_the_commands_own_code() {
         (vec!["schema"], 0),
         (vec!["--help"], 0),
         (vec!["run", "nonexistent"], 2),
-        (vec!["run", path_str(&passes), "--stdio", &target], 0),
-        (vec!["run", path_str(&fails), "--stdio", &target, "-v"], 1),
-        (
-            vec!["run", path_str(&passes), "--stdio", &target, "--json", "-"],
-            0,
-        ),
+        (vec!["run", PASSES, "--stdio", &target], 0),
+        (vec!["run", FAILS, "--stdio", &target, "-v"], 1),
+        (vec!["run", PASSES, "--stdio", &target, "--json", "-"], 0),
         (vec!["call", "tools/list", "--stdio", &target], 0),
     ];
     for (args, want) in &cases {
@@ -406,7 +198,7 @@ fn no_panicking_print_macros_in_the_sources() {
 #[test]
 fn json_to_stdout_moves_the_console_report_to_stderr() {
     for (yaml, want) in [(PASSES, 0), (FAILS, 1)] {
-        let (r, _dir) = run_stdio(yaml, &[], &["--json", "-", "-v"]);
+        let r = run_stdio(yaml, &[], &["--json", "-", "-v"]);
         assert_eq!(r.code, want, "{r:?}");
         let result: Value = serde_json::from_str(&r.stdout)
             .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {r:?}"));
@@ -418,7 +210,7 @@ fn json_to_stdout_moves_the_console_report_to_stderr() {
     // `report merge --json -` too.
     let out = tempfile::tempdir().expect("tempdir");
     let file = out.path().join("result.json");
-    let (r, _dir) = run_stdio(PASSES, &[], &["--json", path_str(&file)]);
+    let r = run_stdio(PASSES, &[], &["--json", path_str(&file)]);
     assert_eq!(r.code, 0, "{r:?}");
     let merged = run(&["report", "merge", path_str(&file), "--json", "-"]);
     assert_eq!(merged.code, 0, "{merged:?}");
@@ -432,21 +224,19 @@ fn json_to_stdout_moves_the_console_report_to_stderr() {
 /// errors included; exit codes are those of the text output.
 #[test]
 fn validate_and_list_print_json() {
-    let (_d1, passes) = scenario_file("passes.yaml", PASSES);
-    let (_d2, invalid) = scenario_file("invalid.yaml", INVALID);
     let json = |r: &Run| -> Value {
         serde_json::from_str(&r.stdout)
             .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {r:?}"))
     };
 
-    let ok = run(&["validate", "--format", "json", path_str(&passes)]);
+    let ok = run(&["validate", "--format", "json", PASSES]);
     assert_eq!(ok.code, 0, "{ok:?}");
     let doc = json(&ok);
     assert_eq!(doc["ok"], true, "{doc}");
     assert_eq!(doc["scenarios"], 1, "{doc}");
     assert_eq!(doc["steps"], 1, "{doc}");
 
-    let bad = run(&["validate", "--format", "json", path_str(&invalid)]);
+    let bad = run(&["validate", "--format", "json", INVALID]);
     assert_eq!(bad.code, 2, "{bad:?}");
     let doc = json(&bad);
     assert_eq!(doc["ok"], false, "{doc}");
@@ -460,7 +250,7 @@ fn validate_and_list_print_json() {
     assert_contains(error["message"].as_str().unwrap(), "unknown key `requestt`");
     assert_eq!(bad.stderr, "", "errors go in the document");
 
-    let listed = run(&["list", "--format", "json", path_str(&passes)]);
+    let listed = run(&["list", "--format", "json", PASSES]);
     assert_eq!(listed.code, 0, "{listed:?}");
     let doc = json(&listed);
     assert_eq!(doc["scenarios"][0]["id"], "passes", "{doc}");
@@ -489,7 +279,7 @@ fn validate_and_list_print_json() {
     );
     assert!(doc["aliases"]["conformance"].is_array(), "{doc}");
 
-    let bad_list = run(&["list", "--format", "json", path_str(&invalid)]);
+    let bad_list = run(&["list", "--format", "json", INVALID]);
     assert_eq!(bad_list.code, 2, "{bad_list:?}");
     assert_eq!(json(&bad_list)["ok"], false);
 }

@@ -4,13 +4,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{Run, drain, example_server, mcpspec, processes_in, run_in};
+use common::{Run, drain, example_server, mcpspec, process, processes_in, run_in};
 
 const PASSES: &str = r#"
 scenario: a
@@ -135,25 +134,15 @@ struct Watch {
 
 impl Watch {
     fn start(dir: &Path, extra: &[&str]) -> Watch {
-        let mut child = Command::new(mcpspec())
-            .args(["run", "a.yaml", "b.yaml", "--stdio", &server(), "--watch"])
-            .args(["--timeout", "60s"])
-            .args(extra)
-            .current_dir(dir)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("mcpspec starts");
+        let mut child = process::start(
+            Command::new(mcpspec())
+                .args(["run", "a.yaml", "b.yaml", "--stdio", &server(), "--watch"])
+                .args(["--timeout", "60s"])
+                .args(extra)
+                .current_dir(dir),
+        );
         let stdout = drain(child.stdout.take().unwrap());
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
+        let (lines, _) = process::lines(child.stderr.take().unwrap());
         Watch {
             child,
             lines,
@@ -182,11 +171,7 @@ impl Watch {
 
     /// SIGINT, then the exit code and stdout.
     fn interrupt(mut self) -> (Option<i32>, String, Vec<String>) {
-        let sent = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
+        process::signal(self.child.id(), "INT");
         let deadline = Instant::now() + Duration::from_secs(15);
         let code = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -206,16 +191,8 @@ impl Watch {
 
 fn assert_no_servers(dir: &Path) {
     // The servers run in the project folder (mcpspec's cwd): none may outlive mcpspec.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = processes_in(dir);
-        if left.is_empty() {
-            return;
-        }
-        if Instant::now() >= deadline {
-            panic!("processes left running in {}: {left:?}", dir.display());
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if let Err(left) = process::processes_left_in(dir, Duration::from_secs(5)) {
+        panic!("processes left running in {}: {left:?}", dir.display());
     }
 }
 

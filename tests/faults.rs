@@ -8,13 +8,13 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{
-    HttpServer, Run, drain, example_server, mcpspec, processes_in, repo_root, stdio_target, suite,
-    wait_limited,
+    HttpServer, Run, assert_contains, drain, example_server, mcpspec, process, processes_in,
+    repo_root, stdio_target, suite, wait_limited,
 };
 use serde_json::Value;
 
@@ -37,47 +37,24 @@ fn scenario(name: &str) -> String {
 
 /// Run mcpspec (cwd: repo root, NO_COLOR), killing it if it outlives `limit`.
 fn run_limited(args: &[&str], limit: Duration) -> Run {
-    let mut child = Command::new(mcpspec())
-        .args(args)
-        .current_dir(repo_root())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mcpspec starts");
-    let stdout = drain(child.stdout.take().expect("stdout"));
-    let stderr = drain(child.stderr.take().expect("stderr"));
-    let code = wait_limited(&mut child, limit)
+    let done = process::spawn(Command::new(mcpspec()).args(args).current_dir(repo_root()))
+        .wait(limit)
         .unwrap_or_else(|| panic!("mcpspec did not finish within {limit:?}: {args:?}"));
     Run {
-        code,
-        stdout: stdout.join().expect("stdout reader"),
-        stderr: stderr.join().expect("stderr reader"),
+        code: done.code,
+        stdout: done.stdout,
+        stderr: done.stderr,
     }
 }
 
 /// No process may keep `dir` as its working directory (waits up to [`CLEANUP_LIMIT`]).
 /// Leftovers are killed before the assertion fails, so a failure leaves no junk behind.
 fn assert_no_processes_in(dir: &Path) {
-    let deadline = Instant::now() + CLEANUP_LIMIT;
-    loop {
-        let left = processes_in(dir);
-        if left.is_empty() {
-            return;
-        }
-        if Instant::now() >= deadline {
-            for (pid, _) in &left {
-                let _ = Command::new("kill")
-                    .args(["-KILL", &pid.to_string()])
-                    .status();
-            }
-            panic!(
-                "processes still running in {} after the run: {left:?}",
-                dir.display()
-            );
-        }
-        thread::sleep(Duration::from_millis(50));
+    if let Err(left) = process::processes_left_in(dir, CLEANUP_LIMIT) {
+        panic!(
+            "processes still running in {} after the run: {left:?}",
+            dir.display()
+        );
     }
 }
 
@@ -180,13 +157,6 @@ fn assert_suite_passed(report: &Value, suite_id: &str) {
             step["name"], step["outcome"]
         );
     }
-}
-
-fn assert_contains(haystack: &str, needle: &str) {
-    assert!(
-        haystack.contains(needle),
-        "expected to find {needle:?} in:\n{haystack}"
-    );
 }
 
 /// A port on 127.0.0.1 where nothing listens (bound, then released).
@@ -606,16 +576,9 @@ fn interrupt_mid_run(args: &[&str], signal: &str, expected_code: i32) {
         "--timeout",
         "60s",
     ]);
-    let mut child = Command::new(mcpspec())
-        .args(&all)
-        .current_dir(repo_root())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mcpspec starts");
-    let stderr = drain(child.stderr.take().expect("stderr"));
+    let process::Spawned {
+        mut child, stderr, ..
+    } = process::spawn(Command::new(mcpspec()).args(&all).current_dir(repo_root()));
 
     // Wait until the example server itself (not just the wrapper shell) is running.
     let server_name = example_server()
@@ -641,11 +604,7 @@ fn interrupt_mid_run(args: &[&str], signal: &str, expected_code: i32) {
     }
     // Let the request reach the server (not a timing assertion: any moment must work).
     thread::sleep(Duration::from_millis(300));
-    let sent = Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(sent.success(), "kill {signal} failed");
+    process::signal(child.id(), signal.trim_start_matches('-'));
 
     let code = wait_limited(&mut child, Duration::from_secs(15));
     let stderr = stderr.join().expect("stderr reader");
@@ -692,35 +651,17 @@ fn interrupt_with_reports(signal: &str, name: &str, expected_code: i32) {
     let (json, junit) = (work.json(), work.dir.path().join("result.xml"));
     let target = wrapped_target(&[]);
     let scenarios = ["healthy.yaml", "slow.yaml", "tool-call.yaml"].map(scenario);
-    let mut child = Command::new(mcpspec())
+    let mut command = Command::new(mcpspec());
+    command
         .arg("run")
         .args(&scenarios)
         .args(["--stdio", &target, "--cwd", cwd.to_str().unwrap()])
         .args(["--jobs", "1", "--era", "legacy", "--timeout", "60s"])
         .args(["--json", json.to_str().unwrap()])
         .args(["--junit", junit.to_str().unwrap()])
-        .current_dir(repo_root())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mcpspec starts");
-    let (lines, stdout) = {
-        use std::io::BufRead;
-        let (tx, rx) = std::sync::mpsc::channel();
-        let out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
-        let reader = thread::spawn(move || {
-            let mut all = String::new();
-            for line in out.lines().map_while(Result::ok) {
-                let _ = tx.send(line.clone());
-                all.push_str(&line);
-                all.push('\n');
-            }
-            all
-        });
-        (rx, reader)
-    };
+        .current_dir(repo_root());
+    let mut child = process::start(&mut command);
+    let (lines, stdout) = process::lines(child.stdout.take().expect("stdout"));
     let stderr = drain(child.stderr.take().expect("stderr"));
     // The first suite has finished (and been printed); the slow one is under way.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -738,11 +679,7 @@ fn interrupt_with_reports(signal: &str, name: &str, expected_code: i32) {
     }
     thread::sleep(Duration::from_millis(300));
     let sent_at = Instant::now();
-    let sent = Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(sent.success(), "kill {signal} failed");
+    process::signal(child.id(), signal.trim_start_matches('-'));
     let code = wait_limited(&mut child, Duration::from_secs(15));
     let took = sent_at.elapsed();
     let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());

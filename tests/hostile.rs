@@ -9,11 +9,10 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use common::{drain, example_server, mcpspec, processes_in, repo_root};
+use common::{assert_contains, example_server, mcpspec, process, repo_root};
 use serde_json::Value;
 
 /// Outer limit for one run: far above what any case needs; a run that reaches it hung.
@@ -68,49 +67,33 @@ fn run(target: &str, scenario: &Path, extra: &[&str]) -> Outcome {
     fs::create_dir(&cwd).expect("server cwd");
     let json = work.path().join("result.json");
     let junit = work.path().join("result.xml");
-    let mut child = Command::new(binary())
-        .arg("run")
-        .arg(scenario)
-        .args(["--stdio", target, "--era", "legacy", "--cwd"])
-        .arg(&cwd)
-        .arg("--json")
-        .arg(&json)
-        .arg("--junit")
-        .arg(&junit)
-        .args(extra)
-        .current_dir(repo_root())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mcpspec starts");
-    let started = Instant::now();
-    let stdout = drain(child.stdout.take().expect("stdout"));
-    let stderr = drain(child.stderr.take().expect("stderr"));
-    let status = format!("/proc/{}/status", child.id());
+    let spawned = process::spawn(
+        Command::new(binary())
+            .arg("run")
+            .arg(scenario)
+            .args(["--stdio", target, "--era", "legacy", "--cwd"])
+            .arg(&cwd)
+            .arg("--json")
+            .arg(&json)
+            .arg("--junit")
+            .arg(&junit)
+            .args(extra)
+            .current_dir(repo_root()),
+    );
     let mut peak_kb = 0;
-    let code = loop {
-        if let Some(kb) = fs::read_to_string(&status)
+    let sample = |pid: u32| {
+        if let Some(kb) = fs::read_to_string(format!("/proc/{pid}/status"))
             .ok()
             .and_then(|s| field_kb(&s, "VmHWM:"))
         {
             peak_kb = peak_kb.max(kb);
         }
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status.code().unwrap_or(-1);
-        }
-        if started.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            kill_processes_in(&cwd);
-            panic!("mcpspec hung: still running after {RUN_LIMIT:?} ({target})");
-        }
-        thread::sleep(Duration::from_millis(10));
     };
-    let wall = started.elapsed();
-    let stdout = stdout.join().expect("stdout reader");
-    let stderr = stderr.join().expect("stderr reader");
+    let Some(done) = spawned.wait_watching(RUN_LIMIT, sample) else {
+        process::kill_processes_in(&cwd);
+        panic!("mcpspec hung: still running after {RUN_LIMIT:?} ({target})");
+    };
+    let (code, stdout, stderr, wall) = (done.code, done.stdout, done.stderr, done.wall);
     assert_no_processes_in(&cwd, &format!("{stdout}\n{stderr}"));
     let text = fs::read_to_string(&json)
         .unwrap_or_else(|e| panic!("no JSON report ({e}):\n{stdout}\n{stderr}"));
@@ -138,28 +121,11 @@ fn field_kb(status: &str, field: &str) -> Option<u64> {
         .ok()
 }
 
-fn kill_processes_in(dir: &Path) {
-    for (pid, _) in processes_in(dir) {
-        let _ = Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
-    }
-}
-
 /// Once mcpspec has exited, no process may be left in the server's directory (the
 /// servers and every descendant, those that left the process group included).
 fn assert_no_processes_in(dir: &Path, output: &str) {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let left = processes_in(dir);
-        if left.is_empty() {
-            return;
-        }
-        if Instant::now() >= deadline {
-            kill_processes_in(dir);
-            panic!("orphans left after the run: {left:?}\n{output}");
-        }
-        thread::sleep(Duration::from_millis(50));
+    if let Err(left) = process::processes_left_in(dir, Duration::from_secs(2)) {
+        panic!("orphans left after the run: {left:?}\n{output}");
     }
 }
 
@@ -177,13 +143,6 @@ fn assert_status(report: &Value, name: &str, status: &str) -> String {
         o["message"].as_str().unwrap_or_default(),
         o["detail"].as_str().unwrap_or_default()
     )
-}
-
-fn assert_contains(haystack: &str, needle: &str) {
-    assert!(
-        haystack.contains(needle),
-        "expected {needle:?} in:\n{haystack}"
-    );
 }
 
 fn assert_within(run: &Outcome, budget: Duration) {

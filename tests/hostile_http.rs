@@ -10,13 +10,13 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{drain, mcpspec, scenario_file, wait_limited};
+use common::{mcpspec, process, scenario_file};
 use serde_json::{Value, json};
 
 /// Outer limit for one run: far above what any case needs; a run that reaches it hung.
@@ -306,32 +306,21 @@ fn run_with(url: &str, scenario: &Path, era: &str, extra: &[&str]) -> Outcome {
     let work = tempfile::tempdir().expect("tempdir");
     let json = work.path().join("result.json");
     let junit = work.path().join("result.xml");
-    let mut child = Command::new(binary())
-        .arg("run")
-        .arg(scenario)
-        .args(["--url", url, "--era", era])
-        .args(extra)
-        .arg("--json")
-        .arg(&json)
-        .arg("--junit")
-        .arg(&junit)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mcpspec starts");
-    let started = Instant::now();
-    let stdout = drain(child.stdout.take().expect("stdout"));
-    let stderr = drain(child.stderr.take().expect("stderr"));
-    let code = wait_limited(&mut child, RUN_LIMIT)
-        .unwrap_or_else(|| panic!("mcpspec hung: still running after {RUN_LIMIT:?}"));
-    let wall = started.elapsed();
-    let output = format!(
-        "--- stdout\n{}\n--- stderr\n{}",
-        stdout.join().expect("stdout reader"),
-        stderr.join().expect("stderr reader")
-    );
+    let done = process::spawn(
+        Command::new(binary())
+            .arg("run")
+            .arg(scenario)
+            .args(["--url", url, "--era", era])
+            .args(extra)
+            .arg("--json")
+            .arg(&json)
+            .arg("--junit")
+            .arg(&junit),
+    )
+    .wait(RUN_LIMIT)
+    .unwrap_or_else(|| panic!("mcpspec hung: still running after {RUN_LIMIT:?}"));
+    let (code, wall) = (done.code, done.wall);
+    let output = format!("--- stdout\n{}\n--- stderr\n{}", done.stdout, done.stderr);
     let text = std::fs::read_to_string(&json)
         .unwrap_or_else(|e| panic!("no JSON report ({e}):\n{output}"));
     let json: Value = serde_json::from_str(&text).expect("the JSON report parses");

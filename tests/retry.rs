@@ -62,18 +62,3 @@ fn retries_are_attempted_and_recorded() {
     assert_eq!(steps[1]["outcome"]["status"], "passed");
     assert_eq!(sent(1), 1, "a passing step is not retried");
 }
-
-#[test]
-fn bad_retry_settings_are_load_errors() {
-    let (_d, path) = scenario_file(
-        "bad.yaml",
-        "scenario: x\nsteps:\n  - name: a\n    retry: { count: 0, interval: soon }\n    request: { method: tools/list }\n",
-    );
-    let r = run(&["validate", path.to_str().unwrap()]);
-    assert_eq!(r.code, 2, "{r:?}");
-    assert!(
-        r.stderr.contains("invalid interval `soon`")
-            && r.stderr.contains("retry count 0 is out of range"),
-        "{r:?}"
-    );
-}

@@ -152,27 +152,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-#[test]
-fn a_step_with_a_rule_takes_no_level_and_names_a_known_rule() {
-    let (_dir, path) = common::scenario_file(
-        "bad.yaml",
-        "scenario: bad\nsteps:\n  - name: a\n    rule: resource_not_found_eror\n    request: { method: tools/list }\n  - name: b\n    rule: resource_not_found_error\n    level: should\n    request: { method: tools/list }\n",
-    );
-    let r = run(&["validate", path.to_str().unwrap()]);
-    assert_ne!(r.code, 0, "{r:?}");
-    let out = r.all_output();
-    assert!(
-        out.contains("unknown rule `resource_not_found_eror`"),
-        "{out}"
-    );
-    assert!(
-        out.contains("did you mean `resource_not_found_error`"),
-        "{out}"
-    );
-    assert!(out.contains("a step with `rule` takes no `level`"), "{out}");
-    assert!(out.contains("bad.yaml:4:11"), "{out}");
-}
-
 // ---------------------------------------------------------------------------
 // Runs
 // ---------------------------------------------------------------------------

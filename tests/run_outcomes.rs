@@ -9,15 +9,11 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{HttpServer, Run, Tokens, jwt_server_flags, read_json, run, run_in, stdio_target};
+use common::{
+    HttpServer, Run, Tokens, assert_contains, jwt_server_flags, read_json, run, run_in,
+    stdio_target,
+};
 use serde_json::Value;
-
-fn assert_contains(haystack: &str, needle: &str) {
-    assert!(
-        haystack.contains(needle),
-        "expected to find {needle:?} in:\n{haystack}"
-    );
-}
 
 /// `scenario@era:step` → status, for every step of a JSON report.
 fn statuses(report: &Value) -> BTreeMap<String, String> {

@@ -336,33 +336,4 @@ fn invalid_rate_limit_parameters_are_an_error_with_the_reason() {
     );
 }
 
-#[test]
-fn required_parameters_may_be_used_in_templates_only_where_guarded() {
-    let guarded = r#"
-scenario: guarded
-steps:
-  - name: uses a guarded parameter
-    requires: { parameters: [my_token] }
-    request: { method: tools/list, headers: { X-Token: "{{ my_token }}" } }
-"#;
-    let (dir, path) = common::scenario_file("guarded.yaml", guarded);
-    let r = run_in(dir.path(), &["validate", path.to_str().unwrap()], &[]);
-    assert_eq!(r.code, 0, "{r:?}");
-    let unguarded = guarded.replace("    requires: { parameters: [my_token] }\n", "");
-    let (dir, path) = common::scenario_file("unguarded.yaml", &unguarded);
-    let r = run_in(dir.path(), &["validate", path.to_str().unwrap()], &[]);
-    assert_eq!(r.code, 2, "{r:?}");
-    assert!(
-        r.stderr.contains("undefined template variable `my_token`"),
-        "{r:?}"
-    );
-    assert!(r.stderr.contains("unguarded.yaml:5:"), "{r:?}");
-    let bad_name = guarded.replace("[my_token]", "[\"my-token\"]");
-    let (dir, path) = common::scenario_file("bad.yaml", &bad_name);
-    let r = run_in(dir.path(), &["validate", path.to_str().unwrap()], &[]);
-    assert_eq!(r.code, 2, "{r:?}");
-    assert!(
-        r.stderr.contains("`my-token` is not a parameter name") && r.stderr.contains("bad.yaml:5:"),
-        "{r:?}"
-    );
-}
+// Required parameters used only where guarded: tests/cases/parameters-used-only-where-guarded/.

@@ -241,7 +241,6 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         }
     }
     crate::redact::remember(&secrets);
-    crate::assert::snapshot::set_update(args.update_snapshots);
     // `--json -`: stdout carries the JSON result alone, the console report goes to stderr.
     let console_to_stderr = is_stdout(args.json.as_deref());
     let console = ConsoleOptions {
@@ -256,6 +255,9 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         keep_passing_transcripts: args.junit.is_some() || args.json.is_some(),
         wire_validate: args.wire_validate,
         fresh: args.fresh,
+        snapshots: std::sync::Arc::new(crate::assert::snapshot::Snapshots::new(
+            args.update_snapshots,
+        )),
         tool_calls: Default::default(),
         live: Default::default(),
         eras,

@@ -26,11 +26,55 @@ use crate::exchange::Exchange;
 use crate::json::subset_of;
 use crate::source::Severity;
 
-/// What an expectation sees of one step's exchange.
+/// The JSON-RPC answer a step is judged on: the `result` and `error` members of the
+/// response, or a result the engine assembled itself (the handshake's, the merged pages of
+/// a paginated list, a tool call's arguments in an eval) — no envelope is invented for it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reply<'a> {
+    pub result: Option<&'a Value>,
+    pub error: Option<&'a Value>,
+}
+
+impl<'a> Reply<'a> {
+    /// The members of the exchange's response (none without a response).
+    pub fn of(ex: &'a Exchange) -> Self {
+        let resp = ex.response.as_ref();
+        Reply {
+            result: resp.and_then(|r| r.get("result")),
+            error: resp.and_then(|r| r.get("error")),
+        }
+    }
+
+    /// A result built by the engine.
+    pub fn result(result: &'a Value) -> Self {
+        Reply {
+            result: Some(result),
+            error: None,
+        }
+    }
+
+    /// Neither a result nor an error.
+    pub fn is_none(&self) -> bool {
+        self.result.is_none() && self.error.is_none()
+    }
+
+    /// The JSONPath document: `result`, or `{"error": …}` for an error response.
+    /// Borrowed when it is a result (no copy per step).
+    pub fn document(&self) -> Option<std::borrow::Cow<'a, Value>> {
+        if let Some(result) = self.result {
+            return Some(std::borrow::Cow::Borrowed(result));
+        }
+        self.error
+            .map(|e| std::borrow::Cow::Owned(serde_json::json!({ "error": e })))
+    }
+}
+
+/// What an expectation sees of one step: the answer ([`Reply`]) and the facts of the
+/// exchange around it (HTTP status and headers, notifications, elapsed time, raw body).
 pub struct Observed<'a> {
     pub exchange: &'a Exchange,
-    /// The JSONPath document: `result`, or `{"error": …}` for an error response.
-    /// Borrowed from the response when it is a result (no copy per step).
+    pub reply: Reply<'a>,
+    /// The JSONPath document of [`Observed::reply`].
     pub document: Option<std::borrow::Cow<'a, Value>>,
     /// Over HTTP?
     pub is_http: bool,
@@ -39,28 +83,27 @@ pub struct Observed<'a> {
     pub output_schema: Option<Result<Option<Value>, String>>,
     /// How failures are rendered: `Warning` for `level: should` steps.
     pub severity: Severity,
+    /// Where `snapshot` expectations write under `--update-snapshots` (none: compare only).
+    pub snapshots: Option<&'a snapshot::Snapshots>,
 }
 
 impl<'a> Observed<'a> {
     pub fn new(exchange: &'a Exchange, is_http: bool) -> Self {
+        Self::with_reply(exchange, Reply::of(exchange), is_http)
+    }
+
+    /// Judge `reply` (built by the engine) with the transport facts of `exchange`.
+    pub fn with_reply(exchange: &'a Exchange, reply: Reply<'a>, is_http: bool) -> Self {
         Observed {
             exchange,
-            document: document_of(exchange),
+            reply,
+            document: reply.document(),
             is_http,
             output_schema: None,
             severity: Severity::Error,
+            snapshots: None,
         }
     }
-}
-
-/// The JSONPath document of a response.
-pub fn document_of(ex: &Exchange) -> Option<std::borrow::Cow<'_, Value>> {
-    let resp = ex.response.as_ref()?;
-    if let Some(result) = resp.get("result") {
-        return Some(std::borrow::Cow::Borrowed(result));
-    }
-    resp.get("error")
-        .map(|e| std::borrow::Cow::Owned(serde_json::json!({ "error": e })))
 }
 
 /// Outcome of one expectation.
@@ -135,9 +178,8 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
             message,
             data,
         } => {
-            let resp = seen.exchange.response.as_ref();
-            let Some(err) = resp.and_then(|r| r.get("error")) else {
-                let actual = match resp.and_then(|r| r.get("result")) {
+            let Some(err) = seen.reply.error else {
+                let actual = match seen.reply.result {
                     Some(r) => format!("a result: {}", compact(r, 300)),
                     None => describe_no_response(seen.exchange),
                 };
@@ -189,8 +231,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
             ExpectOutcome::Pass
         }
         ExpectKind::IsError(want) => {
-            let resp = seen.exchange.response.as_ref();
-            if let Some(err) = resp.and_then(|r| r.get("error")) {
+            if let Some(err) = seen.reply.error {
                 return fail(
                     format!(
                         "expected a tool result with isError: {want}, got JSON-RPC error {}",
@@ -200,17 +241,14 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
                     Some(compact(err, 500)),
                 );
             }
-            let Some(result) = resp.and_then(|r| r.get("result")) else {
+            let Some(result) = seen.reply.result else {
                 return fail(
                     format!("expected a tool result with isError: {want}"),
                     None,
                     Some(describe_no_response(seen.exchange)),
                 );
             };
-            let got = result
-                .get("isError")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            let got = crate::protocol::results::is_error(result);
             if got == *want {
                 ExpectOutcome::Pass
             } else {
@@ -287,7 +325,8 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
         ExpectKind::Duration(bounds) => {
             let took = seen.exchange.elapsed;
             // A step that got no reply has no latency to judge: say so, not a time.
-            if seen.exchange.response.is_none()
+            if seen.reply.is_none()
+                && seen.exchange.response.is_none()
                 && seen.exchange.raw_body.is_none()
                 && seen.exchange.http.is_none()
             {
@@ -310,7 +349,8 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
             ExpectOutcome::Pass
         }
         ExpectKind::NoResponse(want) => {
-            let got = seen.exchange.response.is_some()
+            let got = !seen.reply.is_none()
+                || seen.exchange.response.is_some()
                 || seen
                     .exchange
                     .raw_body
@@ -324,6 +364,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
                         seen.exchange
                             .response
                             .as_ref()
+                            .or(seen.reply.result)
                             .map(|r| compact(r, 500))
                             .or_else(|| seen.exchange.raw_body.clone())
                             .unwrap_or_default(),

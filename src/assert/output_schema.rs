@@ -1,9 +1,8 @@
 //! The `outputSchema` expectation: a tool result's structured content against the tool's
 //! declared schema.
 
-use serde_json::Value;
-
 use crate::dsl::Expect;
+use crate::protocol::results;
 
 use super::*;
 
@@ -35,16 +34,15 @@ pub(super) fn check_output_schema(expect: &Expect, seen: &Observed) -> ExpectOut
             );
         }
     };
-    let resp = seen.exchange.response.as_ref();
-    let Some(result) = resp.and_then(|r| r.get("result")) else {
+    let Some(result) = seen.reply.result else {
         return fail(
             "no tool result to check against outputSchema".into(),
             None,
             Some(describe_no_response(seen.exchange)),
         );
     };
-    let Some(structured) = result.get("structuredContent") else {
-        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+    let Some(structured) = results::structured_content(result) else {
+        if results::is_error(result) {
             return fail(
                 "the tool returned an error result (isError: true), not structuredContent".into(),
                 None,

@@ -8,11 +8,14 @@
 //! file), so an accepted snapshot passes on the next run.
 //!
 //! A missing or different file fails the step; `mcpspec run --update-snapshots` writes it
-//! instead (and says so on stderr), so CI never accepts a change silently.
+//! instead (and says so on stderr), so CI never accepts a change silently. Writing goes
+//! through the run's [`Snapshots`] sink, which the engine hands to the judge: no
+//! process-wide switch.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
+use std::sync::{LazyLock, Mutex};
 
 use regex::Regex;
 use serde_json::Value;
@@ -21,15 +24,26 @@ use super::{ExpectOutcome, Observed, describe_no_response, failure};
 use crate::dsl::{Expect, SanitizerSpec, SnapshotSpec};
 use crate::json::{json_eq, sort_keys};
 
-/// `--update-snapshots`: write new and changed snapshot files instead of failing. Set
-/// once by `mcpspec run` before any step (a process-wide switch, as the known secrets are).
-static UPDATE: AtomicBool = AtomicBool::new(false);
+/// Where the `snapshot` expectations of one run go: compared only, or (with
+/// `--update-snapshots`) new and changed files written, one content per file per run.
+/// Made by each run (a `--watch` loop runs several, each starting with no file claimed)
+/// and shared by its suites.
+#[derive(Debug, Default)]
+pub struct Snapshots {
+    update: bool,
+    /// What this run holds true of each file it wrote or matched: the era that did it
+    /// first and the text.
+    claimed: Mutex<HashMap<PathBuf, (String, String)>>,
+}
 
-/// Turn `--update-snapshots` on or off for this process; called at the start of each run
-/// (a `--watch` loop runs several), which starts with no file claimed.
-pub fn set_update(on: bool) {
-    UPDATE.store(on, Ordering::Relaxed);
-    CLAIMED.lock().unwrap_or_else(|e| e.into_inner()).clear();
+impl Snapshots {
+    /// `update`: write new and changed files instead of failing (`--update-snapshots`).
+    pub fn new(update: bool) -> Self {
+        Snapshots {
+            update,
+            claimed: Mutex::default(),
+        }
+    }
 }
 
 /// ISO 8601 / RFC 3339 date-times (`2026-12-01T18:53:14Z`, `2026-12-01 18:53:14.5+01:00`).
@@ -87,8 +101,11 @@ pub(super) fn check(
     let era = ctx.get("era").and_then(Value::as_str);
     let file = file_for(Path::new(expect.pos.file_name()), spec, era);
     let shown = file.display().to_string();
-    let update = UPDATE.load(Ordering::Relaxed);
-    if update && let Err(message) = claim(&file, era, &actual_text) {
+    let sink = seen.snapshots.filter(|s| s.update);
+    let update = sink.is_some();
+    if let Some(sink) = sink
+        && let Err(message) = sink.claim(&file, era, &actual_text)
+    {
         return fail(message, None, Some(actual_text));
     }
     let stored = match std::fs::read_to_string(&file) {
@@ -132,32 +149,29 @@ pub(super) fn check(
     )
 }
 
-/// What this `--update-snapshots` run holds true of each snapshot file: the era that
-/// wrote (or matched) it first and its text.
-static CLAIMED: LazyLock<std::sync::Mutex<std::collections::HashMap<PathBuf, (String, String)>>> =
-    LazyLock::new(Default::default);
-
-/// Under `--update-snapshots`, one file gets one content per run: two eras of a scenario
-/// that answer differently would otherwise write it in turn (`written`, then `updated`),
-/// exit 0, and fail the next run whichever came last.
-fn claim(file: &Path, era: Option<&str>, text: &str) -> Result<(), String> {
-    let era = era.unwrap_or("auto");
-    let mut claimed = CLAIMED.lock().unwrap_or_else(|e| e.into_inner());
-    match claimed.get(file) {
-        Some((first, prior)) if prior != text && first != era => Err(format!(
-            "snapshot {}: the {era} response differs from the {first} one, and both eras write \
+impl Snapshots {
+    /// Under `--update-snapshots`, one file gets one content per run: two eras of a
+    /// scenario that answer differently would otherwise write it in turn (`written`, then
+    /// `updated`), exit 0, and fail the next run whichever came last.
+    fn claim(&self, file: &Path, era: Option<&str>, text: &str) -> Result<(), String> {
+        let era = era.unwrap_or("auto");
+        let mut claimed = self.claimed.lock().unwrap_or_else(|e| e.into_inner());
+        match claimed.get(file) {
+            Some((first, prior)) if prior != text && first != era => Err(format!(
+                "snapshot {}: the {era} response differs from the {first} one, and both eras write \
              this one file; give the snapshot `perEra: true` (one file per era, `NAME@ERA.json`)",
-            file.display()
-        )),
-        Some((_, prior)) if prior != text => Err(format!(
-            "snapshot {}: two expectations of this run write it with different contents; \
+                file.display()
+            )),
+            Some((_, prior)) if prior != text => Err(format!(
+                "snapshot {}: two expectations of this run write it with different contents; \
              give them different names",
-            file.display()
-        )),
-        Some(_) => Ok(()),
-        None => {
-            claimed.insert(file.to_path_buf(), (era.to_string(), text.to_string()));
-            Ok(())
+                file.display()
+            )),
+            Some(_) => Ok(()),
+            None => {
+                claimed.insert(file.to_path_buf(), (era.to_string(), text.to_string()));
+                Ok(())
+            }
         }
     }
 }

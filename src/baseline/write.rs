@@ -2,7 +2,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::dsl::value::{TKind, TValue};
 use crate::report::model::{Outcome, RunReport};
 
 use super::*;
@@ -93,7 +92,7 @@ pub fn write_from(report: &RunReport, strict: bool) -> String {
     } else {
         out.push_str("server:\n");
         for text in &listed {
-            out.push_str(&format!("  - {}\n", yaml_scalar(text)));
+            out.push_str(&format!("  - {}\n", crate::yaml::write::block_item(text)));
         }
     }
     for text in &unlisted {
@@ -117,20 +116,4 @@ pub(super) fn entry_text((scenario, era, check): &ParsedEntry) -> String {
         text.push_str(check);
     }
     text
-}
-
-/// A YAML list item for `text`: plain when YAML reads it back as that very string, else
-/// double-quoted (a JSON string is a valid YAML double-quoted scalar).
-pub(super) fn yaml_scalar(text: &str) -> String {
-    let plain = serde_saphyr::from_str::<TValue>(&format!("- {text}\n"))
-        .ok()
-        .is_some_and(|v| match v.kind {
-            TKind::Seq(items) => items.len() == 1 && items[0].as_str() == Some(text),
-            _ => false,
-        });
-    if plain && !text.contains('\n') {
-        text.to_string()
-    } else {
-        serde_json::to_string(text).expect("a string serializes")
-    }
 }

@@ -25,6 +25,7 @@ pub use reuse::starts;
 use transcript::*;
 pub use transcript::{error_of, result_of};
 
+use crate::protocol::results::{self, Pages};
 use crate::protocol::{ListKind, errors, headers as h, meta, methods};
 
 /// Longest wait for the `auto` probe over HTTP before falling back to legacy. Over stdio the
@@ -473,21 +474,33 @@ impl Connection {
     /// All pages of a list method, merged (`key` is e.g. `tools`).
     pub async fn list_all(&mut self, method: &str, key: &str) -> Result<Vec<Value>, String> {
         let mut items = Vec::new();
-        let mut cursor: Option<Value> = None;
-        for _ in 0..10_000 {
-            let params = cursor.take().map(|c| json!({ "cursor": c }));
-            let result = self.call(method, params).await?;
+        self.each_page(method, |result| {
             if let Some(page) = result.get(key).and_then(Value::as_array) {
                 items.extend(page.iter().cloned());
             }
-            match result.get("nextCursor") {
-                Some(c) if !c.is_null() => cursor = Some(c.clone()),
-                _ => return Ok(items),
+        })
+        .await?;
+        Ok(items)
+    }
+
+    /// Every page of a list method, in order, handed to `page` (the one walk of internal
+    /// requests; a step's `paginate: true` follows the same [`Pages`] rule).
+    pub async fn each_page(
+        &mut self,
+        method: &str,
+        mut page: impl FnMut(&Value),
+    ) -> Result<(), String> {
+        let mut pages = Pages::new();
+        let mut cursor: Option<Value> = None;
+        loop {
+            let params = cursor.take().map(|c| json!({ results::CURSOR: c }));
+            let result = self.call(method, params).await?;
+            page(&result);
+            match pages.after(method, &result)? {
+                Some(next) => cursor = Some(next),
+                None => return Ok(()),
             }
         }
-        Err(format!(
-            "{method}: pagination did not end after 10000 pages"
-        ))
     }
 
     /// The declared tools (fetched once, then cached).

@@ -178,14 +178,11 @@ pub(crate) fn server_request_reply(msg: &Value) -> Option<String> {
     let method = msg.get("method")?.as_str()?;
     let id = msg.get("id")?;
     Some(
-        serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {
-                "code": crate::protocol::errors::METHOD_NOT_FOUND,
-                "message": format!("mcpspec declares no client capabilities and does not serve `{method}`"),
-            },
-        })
+        crate::protocol::jsonrpc::error_response(
+            id,
+            crate::protocol::errors::METHOD_NOT_FOUND,
+            &format!("mcpspec declares no client capabilities and does not serve `{method}`"),
+        )
         .to_string(),
     )
 }

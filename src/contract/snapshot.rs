@@ -11,15 +11,15 @@ use serde_json::{Map, Value, json};
 use crate::client::Connection;
 use crate::era::EraKind;
 use crate::json::sort_keys;
-use crate::protocol::ListKind;
+use crate::protocol::{ListKind, results};
 
 /// The compared fields of a tool (the reference's contract table).
 const TOOL_FIELDS: &[&str] = &[
     "name",
     "title",
     "description",
-    "inputSchema",
-    "outputSchema",
+    results::INPUT_SCHEMA,
+    results::OUTPUT_SCHEMA,
     "annotations",
     // `taskSupport` (2025-11-25): whether a plain call or a task-augmented one works.
     "execution",
@@ -200,7 +200,7 @@ pub async fn take_snapshot(
         EraKind::Modern => {
             let mut versions = n.supported_versions.clone();
             versions.sort();
-            server.insert("supportedVersions".into(), json!(versions));
+            server.insert(results::SUPPORTED_VERSIONS.into(), json!(versions));
         }
         EraKind::Legacy => {
             server.insert("protocolVersion".into(), json!(n.revision));

@@ -39,7 +39,9 @@ use imports::{describe_import, lexical_join};
 
 use parameters::describe_requirement;
 
-pub use super::params::{ENV_PREFIX, Given, ParamInputs, coerce, env_name, unknown_parameter};
+pub use super::params::{
+    ENV_PREFIX, Fetched, Given, ParamInputs, RemoteImports, coerce, env_name, unknown_parameter,
+};
 
 static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[a-z0-9]+(-[a-z0-9]+)*$").unwrap());
 
@@ -88,23 +90,6 @@ struct ImportCtx<'a> {
     doc: &'a ImportDoc,
     /// Where errors about the import point: what it names (`pack:`, `git:`, `archive:`).
     pos: Pos,
-}
-
-/// Fetching is not the dsl's job: the caller hands the resolver one of these (in
-/// [`ParamInputs::remote`]), which turns a `git:` or `archive:` import into a local folder.
-pub trait RemoteImports: std::fmt::Debug + Send + Sync {
-    /// The folder of the pack the import names, or the error at the import.
-    fn fetch(&self, file: &Arc<SourceFile>, import: &ImportDoc) -> Result<Fetched, LoadError>;
-
-    /// Where the pack in `dir` came from, when it is a remote pack made local (how
-    /// `mcpspec list` shows it); `None` for local folders.
-    fn origin_of(&self, dir: &Path) -> Option<String>;
-}
-
-/// A remote pack made local.
-#[derive(Debug, Clone)]
-pub struct Fetched {
-    pub dir: PathBuf,
 }
 
 struct Loaded {

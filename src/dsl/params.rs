@@ -1,14 +1,18 @@
 //! Pack parameters: values given from outside the packs (`--set`, mcpspec.yaml, the
 //! environment), their environment variable names, and conversion to the declared type.
-//! Below both packs ([`super::pack`]) and compilation ([`super::compile`]), which check
-//! the arguments of step-group calls with the same rules.
+//! Below both packs (`dsl::pack`) and compilation (`dsl::compile`), which check
+//! the arguments of step-group calls with the same rules; the hook that fetches remote
+//! imports ([`RemoteImports`]) is declared here so that this file names nothing above it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::error::{LoadError, did_you_mean};
-use super::model::ParamType;
-use crate::source::Pos;
+use super::model::{ImportDoc, ParamType};
+use crate::source::{Pos, SourceFile};
 
 /// A parameter value given from outside the packs (`--set` or mcpspec.yaml).
 #[derive(Debug, Clone)]
@@ -38,7 +42,24 @@ pub struct ParamInputs {
     /// past this count.
     pub keep_compiled: usize,
     /// Fetches `git:` and `archive:` imports (none: such imports are errors).
-    pub remote: Option<std::sync::Arc<dyn super::pack::RemoteImports>>,
+    pub remote: Option<Arc<dyn RemoteImports>>,
+}
+
+/// Fetching is not the dsl's job: the caller hands the resolver one of these (in
+/// [`ParamInputs::remote`]), which turns a `git:` or `archive:` import into a local folder.
+pub trait RemoteImports: std::fmt::Debug + Send + Sync {
+    /// The folder of the pack the import names, or the error at the import.
+    fn fetch(&self, file: &Arc<SourceFile>, import: &ImportDoc) -> Result<Fetched, LoadError>;
+
+    /// Where the pack in `dir` came from, when it is a remote pack made local (how
+    /// `mcpspec list` shows it); `None` for local folders.
+    fn origin_of(&self, dir: &Path) -> Option<String>;
+}
+
+/// A remote pack made local.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub dir: PathBuf,
 }
 
 impl ParamInputs {

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::failure::{outcome_for, severity_of, step_failure, step_result};
-use crate::assert::{self, ExpectOutcome, Observed};
+use crate::assert::snapshot::Snapshots;
+use crate::assert::{self, ExpectOutcome, Observed, Reply};
 use crate::client::{Connection, Exchange};
 use crate::dsl::{Action, ExpectKind, Step};
 use crate::protocol::methods;
@@ -28,6 +29,7 @@ pub(super) struct Judgement<'s> {
     pub(super) exchange: Exchange,
     pub(super) is_http: bool,
     pub(super) ctx_value: Arc<Value>,
+    pub(super) snapshots: Arc<Snapshots>,
 }
 
 impl Judgement<'_> {
@@ -38,7 +40,9 @@ impl Judgement<'_> {
         judge_observed(
             self.step,
             &self.exchange,
+            None,
             self.is_http,
+            &self.snapshots,
             None,
             &mut no_captures,
             &self.ctx_value,
@@ -208,15 +212,14 @@ pub(super) fn null_error_id(
 }
 
 /// Without expectations, a request must get a successful response.
-fn default_expectation(step: &Step, ex: &Exchange) -> Option<Failure> {
+fn default_expectation(step: &Step, ex: &Exchange, reply: &Reply) -> Option<Failure> {
     if !matches!(step.action, Action::Request { .. }) {
         return None;
     }
-    let resp = ex.response.as_ref();
-    if resp.and_then(|r| r.get("result")).is_some() {
+    if reply.result.is_some() {
         return None;
     }
-    let actual = match resp.and_then(|r| r.get("error")) {
+    let actual = match reply.error {
         Some(e) => assert::describe_error_response(ex, e),
         None => assert::describe_no_response(ex),
     };
@@ -284,15 +287,20 @@ async fn output_schema_for(
         .iter()
         .find(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str()))
         .ok_or_else(|| format!("tool `{name}` is not in tools/list"))?;
-    Ok(tool.get("outputSchema").cloned())
+    Ok(crate::protocol::results::output_schema(tool).cloned())
 }
 
 /// Judge a step's expectations on what came back, then capture into `ctx`
 /// (`ctx_value` is `ctx` as the step saw it, already rendered once by the caller).
+/// `assembled`: a result the engine built (the handshake's, merged pages), judged instead
+/// of the exchange's response.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn judge(
     step: &Step,
     conn: &mut Connection,
     exchange: &Exchange,
+    assembled: Option<&Value>,
+    snapshots: &Snapshots,
     ctx: &mut Map<String, Value>,
     ctx_value: &Value,
     call: Option<(&str, Option<&Value>)>,
@@ -312,7 +320,9 @@ pub(super) async fn judge(
     judge_observed(
         step,
         exchange,
+        assembled,
         conn.is_http(),
+        snapshots,
         output_schema,
         ctx,
         ctx_value,
@@ -323,16 +333,20 @@ pub(super) async fn judge(
 fn judge_observed(
     step: &Step,
     exchange: &Exchange,
+    assembled: Option<&Value>,
     is_http: bool,
+    snapshots: &Snapshots,
     output_schema: Option<Result<Option<Value>, String>>,
     ctx: &mut Map<String, Value>,
     ctx_value: &Value,
 ) -> Outcome {
-    let mut seen = Observed::new(exchange, is_http);
+    let reply = assembled.map_or_else(|| Reply::of(exchange), Reply::result);
+    let mut seen = Observed::with_reply(exchange, reply, is_http);
     if super::failure::level_of(step) == Level::Should {
         seen.severity = Severity::Warning;
     }
     seen.output_schema = output_schema;
+    seen.snapshots = Some(snapshots);
     let mut failures: Vec<Failure> = Vec::new();
     let mut applicable = 0;
     let mut not_applicable = Vec::new();
@@ -350,7 +364,7 @@ fn judge_observed(
     // nothing" alone hides that the server withdrew the session's authorization.
     let refused = matches!(exchange.http.as_ref().map(|h| h.status), Some(401 | 403));
     if (step.expects.is_empty() || (refused && !failures.is_empty()))
-        && let Some(f) = default_expectation(step, exchange)
+        && let Some(f) = default_expectation(step, exchange, &reply)
     {
         failures.insert(0, f);
     }

@@ -41,6 +41,8 @@ pub struct RunConfig {
     pub live: std::sync::Arc<live::Live>,
     /// `--fresh`: every scenario on a server process of its own (see [`pool`]).
     pub fresh: bool,
+    /// Where `snapshot` expectations compare, or write under `--update-snapshots`.
+    pub snapshots: std::sync::Arc<crate::assert::snapshot::Snapshots>,
 }
 
 /// One scenario in one era.
@@ -488,6 +490,7 @@ async fn run_leased(
                 config.wire_validate,
                 &config.tool_calls,
                 pool,
+                &config.snapshots,
                 &progress,
             );
             suite.steps = failure::at_revision(&revision, run).await;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::checks::CheckState;
 use super::failure::{outcome_for, step_failure};
@@ -58,11 +58,22 @@ pub(super) async fn run_step<'s>(
                 detail: None,
             });
         };
-        let exchange = Exchange {
-            response: Some(json!({"jsonrpc": "2.0", "id": 0, "result": result})),
-            ..Exchange::default()
-        };
-        return Done(judge(step, conn, &exchange, ctx, ctx_value, None).await);
+        // The handshake's result is judged as it is: no exchange, no envelope.
+        let exchange = Exchange::default();
+        let snapshots = &checks.snapshots;
+        return Done(
+            judge(
+                step,
+                conn,
+                &exchange,
+                Some(&result),
+                snapshots,
+                ctx,
+                ctx_value,
+                None,
+            )
+            .await,
+        );
     }
     if let Action::Check {
         kind,
@@ -111,18 +122,23 @@ pub(super) async fn run_step<'s>(
     let defer = earlier.may_defer(step);
     let fresh = matches!(step.action, Action::Raw { fresh: true, .. });
     // `Err(Ok(_))`: a transport error; `Err(Err(_))`: pagination broke.
+    // With pagination, also the merged result the step is judged on.
     let exchange = if fresh {
-        conn.send_fresh(&built.out).await.map_err(Ok)
+        conn.send_fresh(&built.out)
+            .await
+            .map(|ex| (ex, None))
+            .map_err(Ok)
     } else if paginate {
         paginate_all(conn, &built, timeout).await.map_err(Err)
     } else {
         conn.send_overlapped(&built.out, defer, || earlier.flush())
             .await
+            .map(|ex| (ex, None))
             .map_err(Ok)
     };
     earlier.flush();
-    let exchange = match exchange {
-        Ok(ex) => ex,
+    let (exchange, merged) = match exchange {
+        Ok(x) => x,
         Err(Ok(TransportError::WrongId {
             expected,
             got,
@@ -184,6 +200,7 @@ pub(super) async fn run_step<'s>(
             exchange,
             is_http: conn.is_http(),
             ctx_value: ctx_value.clone(),
+            snapshots: checks.snapshots.clone(),
         }));
     }
     Done(
@@ -191,6 +208,8 @@ pub(super) async fn run_step<'s>(
             step,
             conn,
             &exchange,
+            merged.as_ref(),
+            &checks.snapshots,
             ctx,
             ctx_value,
             Some((&built.method, built.params.as_deref())),
@@ -369,12 +388,14 @@ fn template_error(step: &Step, line: u32, col: u32, message: &str) -> String {
     format!("template error at {pos}: {message}")
 }
 
-/// Follow `nextCursor` to the end; the step's document is the merged list.
+/// Follow `nextCursor` to the end. The step is judged on the merged list (the last page's
+/// result with every page's items), next to the last page's exchange; a page that is not
+/// a result ends the walk and is judged as it came.
 async fn paginate_all(
     conn: &mut Connection,
     built: &Built<'_>,
     timeout: Duration,
-) -> Result<Exchange, String> {
+) -> Result<(Exchange, Option<Value>), String> {
     let (method, params) = (built.method.as_ref(), built.params.as_deref());
     let Some(key) = ListKind::from_method(method).map(ListKind::result_key) else {
         return Err(format!(
@@ -383,41 +404,29 @@ async fn paginate_all(
     };
     let mut ex = conn.send(&built.out).await.map_err(|e| e.to_string())?;
     let mut merged: Vec<Value> = Vec::new();
-    let mut pages = 0;
+    let mut walk = crate::protocol::results::Pages::new();
     // The merged exchange takes as long as all its pages (a `duration` expectation).
     let mut earlier_pages = std::time::Duration::ZERO;
     loop {
-        pages += 1;
         ex.elapsed += earlier_pages;
         let Some(result) = ex.response.as_ref().and_then(|r| r.get("result")).cloned() else {
-            return Ok(ex);
+            return Ok((ex, None));
         };
         if let Some(items) = result.get(key).and_then(Value::as_array) {
             merged.extend(items.iter().cloned());
         }
-        let cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
-        let Some(cursor) = cursor else {
+        let Some(cursor) = walk.after(method, &result)? else {
             let mut result = result;
             if let Some(obj) = result.as_object_mut() {
                 obj.insert(key.into(), Value::Array(std::mem::take(&mut merged)));
             }
-            let id = ex
-                .response
-                .as_ref()
-                .and_then(|r| r.get("id"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            ex.response = Some(json!({"jsonrpc": "2.0", "id": id, "result": result}));
-            return Ok(ex);
+            return Ok((ex, Some(result)));
         };
-        if pages >= 10_000 {
-            return Err(format!("{method}: still paginating after {pages} pages"));
-        }
         let mut p = match params {
             Some(Value::Object(m)) => m.clone(),
             _ => Map::new(),
         };
-        p.insert("cursor".into(), cursor);
+        p.insert(crate::protocol::results::CURSOR.into(), cursor);
         earlier_pages = ex.elapsed;
         let id = conn.next_id();
         let out = conn.build(

@@ -32,6 +32,7 @@ pub async fn run_steps(
     wire_validate: bool,
     calls: &super::checks::ToolCalls,
     pool: &super::pool::Pool,
+    snapshots: &std::sync::Arc<crate::assert::snapshot::Snapshots>,
     progress: &super::live::ItemProgress,
 ) -> Vec<StepResult> {
     // `--wire-validate` reports violations by the step that ran next: judge in order.
@@ -43,6 +44,7 @@ pub async fn run_steps(
         parse_probe: None,
         calls,
         pool,
+        snapshots: snapshots.clone(),
     };
     let mut ctx = Map::new();
     ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));

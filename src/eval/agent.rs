@@ -163,7 +163,7 @@ impl Agent<'_> {
         let (is_error, protocol_error, text) =
             match conn.call(methods::TOOLS_CALL, Some(params)).await {
                 Ok(result) => {
-                    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+                    let is_error = crate::protocol::results::is_error(&result);
                     (is_error, None, result_text(&result))
                 }
                 Err(e) => (false, Some(e.clone()), e),
@@ -183,18 +183,11 @@ impl Agent<'_> {
 /// A `tools/call` result as text for the model: its text blocks, else the structured
 /// content serialized, else the whole result.
 fn result_text(result: &Value) -> String {
-    let texts: Vec<&str> = result
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
-        .collect();
+    let texts: Vec<&str> = crate::protocol::results::text_blocks(result).collect();
     if !texts.is_empty() {
         return texts.join("\n");
     }
-    match result.get("structuredContent") {
+    match crate::protocol::results::structured_content(result) {
         Some(s) => s.to_string(),
         None => result.to_string(),
     }
@@ -313,11 +306,9 @@ fn answer_name(a: &Answer) -> String {
 /// Why one argument predicate fails on `arguments`, if it does (the scenario DSL's own
 /// JSONPath check, on the arguments object as the document).
 fn arg_failure(expect: &crate::dsl::Expect, arguments: &Value) -> Option<String> {
-    let exchange = crate::client::Exchange {
-        response: Some(json!({ "result": arguments })),
-        ..Default::default()
-    };
-    let seen = crate::assert::Observed::new(&exchange, false);
+    let no_exchange = crate::client::Exchange::default();
+    let reply = crate::assert::Reply::result(arguments);
+    let seen = crate::assert::Observed::with_reply(&no_exchange, reply, false);
     match crate::assert::check(expect, &seen, &json!({})) {
         crate::assert::ExpectOutcome::Fail(f) => Some(f.message),
         _ => None,

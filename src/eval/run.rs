@@ -56,8 +56,7 @@ pub fn tool_specs(tools: &[Value], names: &Names) -> (Vec<ToolSpec>, String) {
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string(),
-                schema: t
-                    .get("inputSchema")
+                schema: crate::protocol::results::input_schema(t)
                     .cloned()
                     .unwrap_or_else(|| json!({"type": "object"})),
             })
@@ -65,7 +64,7 @@ pub fn tool_specs(tools: &[Value], names: &Names) -> (Vec<ToolSpec>, String) {
         .collect();
     let sent: Vec<Value> = specs
         .iter()
-        .map(|s| json!({"name": s.name, "description": s.description, "inputSchema": s.schema}))
+        .map(|s| json!({"name": s.name, "description": s.description, crate::protocol::results::INPUT_SCHEMA: s.schema}))
         .collect();
     let canonical = crate::json::sort_keys(Value::Array(sent)).to_string();
     use sha2::Digest;

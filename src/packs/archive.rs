@@ -74,7 +74,7 @@ fn read_local(url: &str) -> Result<Vec<u8>, DownloadError> {
 }
 
 async fn get(url: &str, token: Option<&str>) -> Result<Vec<u8>, DownloadError> {
-    crate::client::http::install_tls_provider();
+    crate::tls::install_provider();
     let client = reqwest::Client::builder()
         .timeout(DOWNLOAD_TIMEOUT)
         .build()

@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
+pub mod process;
 pub mod table;
 
 /// The mcpspec binary under test.
@@ -436,4 +437,13 @@ pub fn merged_baseline(files: &[PathBuf], dir: &Path) -> PathBuf {
     let path = dir.join("baseline.yaml");
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// `haystack` contains `needle`, or the test fails showing both.
+#[track_caller]
+pub fn assert_contains(haystack: &str, needle: &str) {
+    assert!(
+        haystack.contains(needle),
+        "expected to find {needle:?} in:\n{haystack}"
+    );
 }

@@ -10,6 +10,7 @@ use crate::client::{ConnectError, Connection, Target};
 use crate::contract::{Snapshot, take_snapshot};
 use crate::era::EraRequest;
 use crate::protocol::methods;
+use crate::protocol::results;
 
 /// The value sent for each required prompt argument (prompt arguments are strings).
 pub const PROMPT_ARGUMENT_EXAMPLE: &str = "example";
@@ -60,7 +61,7 @@ pub async fn observe(conn: &mut Connection, label: &str) -> Result<EraSeen, Stri
         if !is_read_only(tool) {
             continue;
         }
-        let Some(arguments) = tool.get("inputSchema").and_then(argsgen::example) else {
+        let Some(arguments) = results::input_schema(tool).and_then(argsgen::example) else {
             continue;
         };
         let answer = request(
@@ -126,11 +127,8 @@ pub fn prompt_get_params(prompt: &Value) -> Value {
 async fn request(conn: &mut Connection, method: &str, params: Value) -> Observed {
     let redactor = crate::redact::known();
     match conn.call(method, Some(params)).await {
-        Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
-            let text = result
-                .pointer("/content/0/text")
-                .and_then(Value::as_str)
-                .unwrap_or("no text");
+        Ok(result) if results::is_error(&result) => {
+            let text = results::text_blocks(&result).next().unwrap_or("no text");
             Observed::Failed(redactor.redact(&format!("isError: true ({})", one_line(text))))
         }
         Ok(mut result) => {

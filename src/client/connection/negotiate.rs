@@ -197,9 +197,7 @@ impl Connection {
 
     pub(super) fn adopt_discover(&mut self, result: &Value) {
         self.negotiated.handshake = Some(result.clone());
-        self.negotiated.supported_versions = result
-            .get("supportedVersions")
-            .and_then(Value::as_array)
+        self.negotiated.supported_versions = crate::protocol::results::supported_versions(result)
             .map(|a| {
                 a.iter()
                     .filter_map(Value::as_str)

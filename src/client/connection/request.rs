@@ -102,7 +102,11 @@ impl Connection {
     ) -> String {
         let modern = self.negotiated.kind == EraKind::Modern;
         let mut body: Vec<u8> = Vec::with_capacity(256);
-        body.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
+        body.extend_from_slice(b"{\"");
+        body.extend_from_slice(jsonrpc::JSONRPC.as_bytes());
+        body.extend_from_slice(b"\":\"");
+        body.extend_from_slice(jsonrpc::VERSION.as_bytes());
+        body.extend_from_slice(b"\",");
         if let Some(id) = id {
             body.extend_from_slice(b"\"id\":");
             let _ = serde_json::to_writer(&mut body, id);
@@ -306,7 +310,7 @@ impl Connection {
         };
         let mut headers = Vec::new();
         collect_param_headers(
-            tool.get("inputSchema"),
+            crate::protocol::results::input_schema(tool),
             Some(&Value::Object(args.clone())),
             &mut headers,
         );
@@ -407,18 +411,8 @@ pub fn expand_meta_key(key: &str) -> String {
     }
 }
 
-pub(super) fn json_message(method: &str, params: Option<Value>, id: Option<Value>) -> Value {
-    let mut m = Map::new();
-    m.insert("jsonrpc".into(), json!("2.0"));
-    if let Some(id) = id {
-        m.insert("id".into(), id);
-    }
-    m.insert("method".into(), json!(method));
-    if let Some(p) = params {
-        m.insert("params".into(), p);
-    }
-    Value::Object(m)
-}
+use crate::protocol::jsonrpc;
+use jsonrpc::message as json_message;
 
 pub(super) fn apply_header_overrides(
     headers: &mut Vec<(String, String)>,

@@ -68,7 +68,9 @@ impl Connection {
 
     pub(super) fn remember_tools(&mut self, out: &Outgoing, result: &Map<String, Value>) {
         // Only a complete list (first page without a next one) is a safe cache.
-        if !result.contains_key("tools") || result.get("nextCursor").is_some() || !lists_tools(out)
+        if !result.contains_key("tools")
+            || result.contains_key(crate::protocol::results::NEXT_CURSOR)
+            || !lists_tools(out)
         {
             return;
         }

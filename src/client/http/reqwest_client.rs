@@ -31,17 +31,8 @@ fn build_client(max_idle: usize) -> Result<reqwest::Client, String> {
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
-/// Make `ring` the process's rustls crypto provider unless one is installed already.
-/// reqwest is built with `rustls-no-provider` (its `rustls` feature would compile
-/// aws-lc-sys, most of a clean build), and without a process provider its client builder
-/// panics. Idempotent: a second call, or a provider installed by the embedding program,
-/// leaves the installed one in place.
-pub fn install_tls_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Err only when another thread installed one meanwhile: that one is used.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
+/// Where the transport's TLS provider comes from (kept under this name for its callers).
+pub use crate::tls::install_provider as install_tls_provider;
 
 /// Send a request; when it fails before any response byte because the server had closed
 /// the connection (a pooled keep-alive connection it dropped after a response, or on its

@@ -6,14 +6,14 @@ use serde_json::{Map, Value, json};
 
 use crate::contract::change_kind::ChangeKind;
 use crate::contract::schema_diff::{Breaks, Models};
+use crate::protocol::results::{self, SUPPORTED_VERSIONS};
 
 use super::*;
 
 pub(super) fn server(b: &mut Builder, before: &Value, after: &Value) {
     let list = "server";
-    let versions = |v: &Value, k: &str| -> BTreeSet<String> {
-        v.get(k)
-            .and_then(Value::as_array)
+    let versions = |v: &Value| -> BTreeSet<String> {
+        results::supported_versions(v)
             .map(|a| {
                 a.iter()
                     .filter_map(Value::as_str)
@@ -22,17 +22,14 @@ pub(super) fn server(b: &mut Builder, before: &Value, after: &Value) {
             })
             .unwrap_or_default()
     };
-    let (x, y) = (
-        versions(before, "supportedVersions"),
-        versions(after, "supportedVersions"),
-    );
-    if before.get("supportedVersions").is_some() && after.get("supportedVersions").is_some() {
+    let (x, y) = (versions(before), versions(after));
+    if before.get(SUPPORTED_VERSIONS).is_some() && after.get(SUPPORTED_VERSIONS).is_some() {
         for v in x.difference(&y) {
             b.push(
                 list,
                 v,
                 ChangeKind::ProtocolVersionDropped,
-                Some("supportedVersions".into()),
+                Some(SUPPORTED_VERSIONS.into()),
                 Some(json!(v)),
                 None,
                 Breaks::Yes,
@@ -44,7 +41,7 @@ pub(super) fn server(b: &mut Builder, before: &Value, after: &Value) {
                 list,
                 v,
                 ChangeKind::ProtocolVersionAdded,
-                Some("supportedVersions".into()),
+                Some(SUPPORTED_VERSIONS.into()),
                 None,
                 Some(json!(v)),
                 Breaks::No,

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use crate::contract::change_kind::ChangeKind;
 use crate::contract::schema_diff::{self, Breaks, Direction, Models};
 use crate::contract::xmcp::invalid_x_mcp_headers;
+use crate::protocol::results::{INPUT_SCHEMA, OUTPUT_SCHEMA, input_schema, output_schema};
 
 use super::*;
 
@@ -12,8 +13,7 @@ pub(super) fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
     let list = "tools";
     let (removed, added, both) = split(before, after, "name");
     let same_schema = |x: &Value, y: &Value| {
-        x.get("inputSchema") == y.get("inputSchema")
-            && x.get("outputSchema") == y.get("outputSchema")
+        input_schema(x) == input_schema(y) && output_schema(x) == output_schema(y)
     };
     let (removed, added, renamed) = pair_renames(removed, added, same_schema);
     b.membership(
@@ -47,20 +47,20 @@ pub(super) fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
             b,
             list,
             name,
-            "inputSchema",
-            old.get("inputSchema").unwrap_or(&empty),
-            new.get("inputSchema").unwrap_or(&empty),
+            INPUT_SCHEMA,
+            input_schema(old).unwrap_or(&empty),
+            input_schema(new).unwrap_or(&empty),
             Direction::Input,
         );
-        match (old.get("outputSchema"), new.get("outputSchema")) {
+        match (output_schema(old), output_schema(new)) {
             (Some(x), Some(y)) => {
-                schema_changes(b, list, name, "outputSchema", x, y, Direction::Output)
+                schema_changes(b, list, name, OUTPUT_SCHEMA, x, y, Direction::Output)
             }
             (Some(x), None) => b.push(
                 list,
                 name,
                 ChangeKind::OutputSchemaRemoved,
-                Some("outputSchema".into()),
+                Some(OUTPUT_SCHEMA.into()),
                 Some(x.clone()),
                 None,
                 Breaks::Yes,
@@ -70,7 +70,7 @@ pub(super) fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
                 list,
                 name,
                 ChangeKind::OutputSchemaAdded,
-                Some("outputSchema".into()),
+                Some(OUTPUT_SCHEMA.into()),
                 None,
                 Some(y.clone()),
                 Breaks::No,
@@ -164,12 +164,12 @@ pub(super) fn execution(b: &mut Builder, name: &str, old: Option<&Value>, new: O
 /// A tool whose `x-mcp-header` annotations break the rules is dropped by HTTP clients.
 pub(super) fn x_mcp_header(b: &mut Builder, name: &str, old: Option<&Value>, new: &Value) {
     let empty = json!({});
-    let now = invalid_x_mcp_headers(new.get("inputSchema").unwrap_or(&empty));
+    let now = invalid_x_mcp_headers(input_schema(new).unwrap_or(&empty));
     if now.is_empty() {
         return;
     }
     let before = old
-        .map(|o| invalid_x_mcp_headers(o.get("inputSchema").unwrap_or(&empty)))
+        .map(|o| invalid_x_mcp_headers(input_schema(o).unwrap_or(&empty)))
         .unwrap_or_default();
     if before == now {
         return;
@@ -178,7 +178,7 @@ pub(super) fn x_mcp_header(b: &mut Builder, name: &str, old: Option<&Value>, new
         "tools",
         name,
         ChangeKind::InvalidXMcpHeader,
-        Some("inputSchema".into()),
+        Some(INPUT_SCHEMA.into()),
         if before.is_empty() {
             None
         } else {

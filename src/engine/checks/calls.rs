@@ -213,8 +213,7 @@ pub struct Tool {
 
 impl Tool {
     pub fn input_schema(&self) -> Value {
-        self.def
-            .get("inputSchema")
+        crate::protocol::results::input_schema(&self.def)
             .cloned()
             .unwrap_or_else(|| json!({"type": "object"}))
     }
@@ -337,15 +336,11 @@ impl Called {
     }
 }
 
-pub fn is_error(result: &Value) -> bool {
-    result.get("isError") == Some(&Value::Bool(true))
-}
+pub use crate::protocol::results::is_error;
 
 fn first_text(result: &Value) -> String {
-    let text = result
-        .get("content")
-        .and_then(Value::as_array)
-        .and_then(|c| c.iter().find_map(|b| b.get("text").and_then(Value::as_str)))
+    let text = crate::protocol::results::text_blocks(result)
+        .next()
         .unwrap_or("");
     crate::redact::shorten(text, 120)
 }

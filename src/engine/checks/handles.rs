@@ -354,7 +354,7 @@ fn same_scalar(sent: &Value, got: &Value) -> bool {
 /// Handle-like values of a result: `(where, value)`.
 fn handle_values(result: &Value, paths: &[(String, JsonPath)]) -> Vec<(String, Value)> {
     let mut out = Vec::new();
-    if let Some(s) = result.get("structuredContent") {
+    if let Some(s) = crate::protocol::results::structured_content(result) {
         walk(s, "$.structuredContent", 0, &mut out);
     }
     for (p, jp) in paths {

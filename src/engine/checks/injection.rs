@@ -305,7 +305,10 @@ pub async fn results(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<CheckOu
             Ok((_, Called::Result(result))) => {
                 judged += 1;
                 let item = format!("result of tool \"{}\"", tool.name);
-                for key in ["content", "structuredContent"] {
+                for key in [
+                    crate::protocol::results::CONTENT,
+                    crate::protocol::results::STRUCTURED_CONTENT,
+                ] {
                     if let Some(v) = result.get(key) {
                         lint_value(&item, v, &format!("/{key}"), true, &rules, &mut findings);
                     }

@@ -124,16 +124,10 @@ fn compare_sets(list: ListKind, mine: &[Value], theirs: &[Value]) -> CheckOutcom
 pub async fn cache_scope(conn: &mut Connection, list: ListKind) -> Result<CheckOutcome, String> {
     let method = list.method();
     let mut scopes: Vec<Value> = Vec::new();
-    let mut cursor: Option<Value> = None;
-    for _ in 0..10_000 {
-        let params = cursor.take().map(|c| json!({ "cursor": c }));
-        let result = conn.call(method, params).await?;
+    conn.each_page(method, |result| {
         scopes.push(result.get("cacheScope").cloned().unwrap_or(Value::Null));
-        match result.get("nextCursor") {
-            Some(c) if !c.is_null() => cursor = Some(c.clone()),
-            _ => break,
-        }
-    }
+    })
+    .await?;
     if scopes.len() < 2 {
         return Ok(CheckOutcome::Skip(format!(
             "{method} returned a single page: nothing to compare"

@@ -62,6 +62,8 @@ pub struct CheckState<'a> {
     pub calls: &'a ToolCalls,
     /// Where a check gets a connection besides its own (warm when one is idle).
     pub pool: &'a super::pool::Pool,
+    /// The run's golden-response sink (`snapshot` expectations of any step).
+    pub snapshots: std::sync::Arc<crate::assert::snapshot::Snapshots>,
 }
 
 /// What a check step has to work with besides the connection.

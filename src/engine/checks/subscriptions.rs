@@ -329,7 +329,7 @@ async fn change_and_watch(
     ex.settle();
     let result = crate::client::connection::result_of(&ex)
         .map_err(|e| format!("calling {CHANGE_TOOL} `{tool}`: {e}"))?;
-    if result.get("isError") == Some(&Value::Bool(true)) {
+    if crate::protocol::results::is_error(&result) {
         return Err(format!(
             "calling {CHANGE_TOOL} `{tool}` returned isError: true, so nothing changed: {}",
             crate::redact::shorten(&result.to_string(), 300)

@@ -90,7 +90,7 @@ pub async fn output(
     };
     let with_schema: Vec<&Tool> = tools
         .iter()
-        .filter(|t| t.def.get("outputSchema").is_some_and(Value::is_object))
+        .filter(|t| crate::protocol::results::output_schema(&t.def).is_some_and(Value::is_object))
         .collect();
     if with_schema.is_empty() {
         return Ok(CheckOutcome::Skip(
@@ -126,8 +126,8 @@ pub async fn output(
             continue;
         }
         judged += 1;
-        let schema = &tool.def["outputSchema"];
-        let structured = result.get("structuredContent");
+        let schema = &tool.def[crate::protocol::results::OUTPUT_SCHEMA];
+        let structured = crate::protocol::results::structured_content(&result);
         let problem = match (text, structured) {
             (false, None) => Some((
                 "declares an outputSchema but the result has no structuredContent".to_string(),
@@ -183,13 +183,7 @@ fn schema_errors(schema: &Value, value: &Value) -> Option<Vec<String>> {
 }
 
 fn mirrored(result: &Value, structured: &Value) -> bool {
-    result
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
+    crate::protocol::results::text_blocks(result)
         .any(|t| serde_json::from_str::<Value>(t).is_ok_and(|v| &v == structured))
 }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::app::init::probe::{EraSeen, Observed, is_read_only, prompt_get_params};
 use crate::app::init::yaml::{flow, jsonpath_string, literal, quoted, scalar};
 use crate::argsgen;
-use crate::protocol::ListKind;
+use crate::protocol::{ListKind, results};
 
 use super::*;
 
@@ -113,7 +113,7 @@ pub(super) fn tool(
 ) -> String {
     let name = &item.id;
     let read_only = is_read_only(&item.def);
-    let has_output = item.def.get("outputSchema").is_some();
+    let has_output = results::output_schema(&item.def).is_some();
     let mut out = head(
         &format!("tool-{slug}"),
         &format!(
@@ -131,11 +131,11 @@ pub(super) fn tool(
     let inputs_valid = item
         .defs
         .iter()
-        .all(|d| is_valid_schema(d.get("inputSchema")));
+        .all(|d| is_valid_schema(results::input_schema(d)));
     let outputs_valid = item
         .defs
         .iter()
-        .all(|d| is_valid_schema(d.get("outputSchema")));
+        .all(|d| is_valid_schema(results::output_schema(d)));
     out.push_str(&format!(
         "  - name: {}\n    request: {{ method: tools/list, paginate: true }}\n    expect:\n",
         if has_output {
@@ -173,7 +173,7 @@ pub(super) fn tool(
         ]));
         return out;
     }
-    let Some(arguments) = item.def.get("inputSchema").and_then(argsgen::example) else {
+    let Some(arguments) = results::input_schema(&item.def).and_then(argsgen::example) else {
         notes.push(format!(
             "tool `{name}`: no example arguments could be derived from its inputSchema; not called"
         ));
@@ -217,11 +217,12 @@ pub(super) fn tool(
     ));
     out.push_str("    expect:\n      - isError: false\n");
     if has_output {
-        let schema = item.def.get("outputSchema").cloned().unwrap_or(Value::Null);
-        let conforms = results.iter().all(|r| {
-            r.get("structuredContent")
-                .is_some_and(|s| argsgen::accepts(&schema, s))
-        });
+        let schema = results::output_schema(&item.def)
+            .cloned()
+            .unwrap_or(Value::Null);
+        let conforms = results
+            .iter()
+            .all(|r| results::structured_content(r).is_some_and(|s| argsgen::accepts(&schema, s)));
         if conforms {
             out.push_str("      - outputSchema: conforms\n");
         } else {
