@@ -136,7 +136,7 @@ def main():
     c["model"]["temperature"] = 0.7
     c["server"]["era"] = "legacy"
     find(c, "get-weather")["trials"][2]["success"] = False
-    case("two-models-one-server", c, 0)
+    case("two-models-one-server", c, 1)
 
     # One model, two servers with different tools: a `servers` pairing (the usual one).
     c = base_run()
