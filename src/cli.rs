@@ -110,7 +110,7 @@ pub enum EvalCommand {
     Run(Box<EvalRunArgs>),
     /// Compare two eval results files task by task: buckets, success-rate delta with an
     /// exact paired test, cost deltas; exit 1 on a regression.
-    Compare(EvalCompareArgs),
+    Compare(Box<EvalCompareArgs>),
 }
 
 #[derive(Args, Debug)]

@@ -17,7 +17,7 @@ pub fn main(command: EvalCommand) -> i32 {
             let jobs = args.jobs;
             super::runtime_for(jobs).block_on(run(*args))
         }
-        EvalCommand::Compare(args) => super::eval_compare::eval_compare(args),
+        EvalCommand::Compare(args) => super::eval_compare::eval_compare(*args),
     }
 }
 
@@ -132,7 +132,7 @@ async fn run(args: EvalRunArgs) -> i32 {
                 if let (Some(b), Some(spent)) = (&mut budget, results.usage.cost_usd) {
                     *b = (*b - spent).max(0.0);
                 }
-                runs.push(results);
+                runs.push(*results);
                 if let Some(code) = end {
                     stop = Some(code);
                     break;
@@ -209,7 +209,7 @@ enum Step {
     Setup(i32),
     /// Its results (printed), and the exit code that stops the whole command, if any
     /// (interrupted, or a fatal model API error).
-    Ran(EvalResults, Option<i32>),
+    Ran(Box<EvalResults>, Option<i32>),
 }
 
 impl One<'_> {
@@ -288,10 +288,10 @@ impl One<'_> {
         }
         if let Err(e) = crate::eval::tape::finish(&client, &results) {
             errln!("error: {e}");
-            return Step::Ran(results, Some(exit::FAILED));
+            return Step::Ran(Box::new(results), Some(exit::FAILED));
         }
         outln!("{}", crate::eval::report::console(&results).trim_end());
-        Step::Ran(results, code)
+        Step::Ran(Box::new(results), code)
     }
 }
 

@@ -102,7 +102,7 @@ fn thresholds(args: &EvalCompareArgs) -> Result<Thresholds, String> {
 
 /// A results file: one run, or several models' runs (`mcpspec-eval-runs/1`).
 enum Input {
-    One(EvalResults),
+    One(Box<EvalResults>),
     Several(Vec<EvalResults>),
 }
 
@@ -128,7 +128,7 @@ fn pick_run(
                 run.model.profile
             )),
             _ => Ok(Picked {
-                run,
+                run: *run,
                 label: file.to_string(),
             }),
         },
@@ -180,7 +180,7 @@ fn read(path: &Path) -> Result<Input, LoadError> {
     };
     let supported = |f: &str| major(f).is_some() && major(f) == major(RESULTS_FORMAT);
     let shape_error = match serde_json::from_str::<EvalResults>(&file.text) {
-        Ok(results) if supported(&results.format) => return Ok(Input::One(results)),
+        Ok(results) if supported(&results.format) => return Ok(Input::One(Box::new(results))),
         Ok(results) => return Err(wrong_format(results.format)),
         Err(e) => e,
     };
