@@ -99,6 +99,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
             temperature: Some(0.0),
             seed: Some(7),
             price: None,
+            replayed_from: None,
         },
         server: ServerInfo {
             name: "mcpspec-example-server".into(),

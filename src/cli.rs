@@ -110,13 +110,14 @@ pub enum EvalCommand {
     Run(Box<EvalRunArgs>),
     /// Compare two eval results files task by task: buckets, success-rate delta with an
     /// exact paired test, cost deltas; exit 1 on a regression.
-    Compare(EvalCompareArgs),
+    Compare(Box<EvalCompareArgs>),
 }
 
 #[derive(Args, Debug)]
 #[command(
     after_help = "Exit codes: 0 every trial succeeded (or a `capability` set), 1 a trial of a \
-`regression` set failed, 2 invalid input, 3 the model API key is missing or refused (or the \
+`regression` set failed, 2 invalid input (with --replay also: the recording does not match the \
+server's tools or the set), 3 the model API key is missing or refused (or the \
 server requires authentication), 4 the server or the model API could not be reached, 130 \
 interrupted (partial results written). After exit 3 or 4 the trials that finished are written too, marked `aborted`."
 )]
@@ -128,18 +129,27 @@ pub struct EvalRunArgs {
     /// Era: legacy, modern, auto or a revision.
     #[arg(long, value_name = "ERA", default_value = "auto")]
     pub era: String,
-    /// The model profile (a key of the set's `models:`).
-    #[arg(long = "model", value_name = "PROFILE")]
-    pub model: String,
-    /// Override the profile's base URL.
+    /// The model profile (a key of the set's `models:`). Repeat it to run the set once per
+    /// profile, one after the other, reported side by side.
+    #[arg(long = "model", value_name = "PROFILE", required = true)]
+    pub model: Vec<String>,
+    /// Override the profile's base URL (of every `--model`).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Override the profile's model name.
+    /// Override the profile's model name (one `--model` only).
     #[arg(long, value_name = "NAME")]
     pub model_name: Option<String>,
-    /// Override the profile's key: the environment variable holding it.
+    /// Override the profile's key: the environment variable holding it (every `--model`).
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
+    /// Record every model exchange (request and reply, per task, trial and turn, with the
+    /// tool list's hash) in this folder, for `--replay`. Runs the whole set.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["replay", "affected_by"])]
+    pub record: Option<PathBuf>,
+    /// Answer from a recording (`--record DIR`) instead of the model: no key, no request,
+    /// no cost. Exit 2 when the server's tools or the set no longer match it.
+    #[arg(long, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
     /// Longest one model request may take (overrides the profile's `timeout`; default 120s).
     #[arg(long, value_name = "DURATION",
           value_parser = |s: &str| limits::duration(s, &limits::TIMEOUT))]
@@ -179,8 +189,20 @@ pub struct EvalRunArgs {
 pub struct EvalCompareArgs {
     /// Results file of the base run (`eval run --json`).
     pub base: PathBuf,
-    /// Results file of the candidate run.
-    pub candidate: PathBuf,
+    /// Results file of the candidate run (default: BASE again, for two models of one
+    /// several-models file: `--base-model A --candidate-model B`).
+    pub candidate: Option<PathBuf>,
+    /// From a several-models results file (`eval run --model A --model B`), compare the
+    /// run of this profile (on both sides, unless a side names its own).
+    #[arg(long, value_name = "PROFILE")]
+    pub model: Option<String>,
+    /// The base side's profile (two models on one server: `--base-model A
+    /// --candidate-model B`).
+    #[arg(long, value_name = "PROFILE")]
+    pub base_model: Option<String>,
+    /// The candidate side's profile.
+    #[arg(long, value_name = "PROFILE")]
+    pub candidate_model: Option<String>,
     /// A task passes when its success rate is at least this (`0.8` or `80%`).
     #[arg(long, value_name = "RATE", default_value = "0.8")]
     pub pass_rate: String,

@@ -9,7 +9,7 @@ use crate::eval::affected::{Affected, Scope};
 use crate::eval::model::{ApiError, ModelClient};
 use crate::eval::results::{EvalResults, SetKind};
 use crate::eval::run::{Ended, RunPlan};
-use crate::eval::set::EvalSet;
+use crate::eval::set::{EvalSet, Profile};
 
 pub fn main(command: EvalCommand) -> i32 {
     match command {
@@ -17,7 +17,7 @@ pub fn main(command: EvalCommand) -> i32 {
             let jobs = args.jobs;
             super::runtime_for(jobs).block_on(run(*args))
         }
-        EvalCommand::Compare(args) => super::eval_compare::eval_compare(args),
+        EvalCommand::Compare(args) => super::eval_compare::eval_compare(*args),
     }
 }
 
@@ -29,48 +29,31 @@ async fn run(args: EvalRunArgs) -> i32 {
             return exit::INVALID_INPUT;
         }
     };
-    let Some(profile) = set.profiles.get(&args.model) else {
-        let known: Vec<&str> = set.profiles.keys().map(String::as_str).collect();
-        return super::usage(UsageError(format!(
-            "--model {}: the eval set has no such model profile ({})",
-            args.model,
-            if known.is_empty() {
-                "it declares none under `models:`".to_string()
-            } else {
-                format!("it has: {}", known.join(", "))
-            }
-        )));
+    let profiles = match profiles(&set, &args) {
+        Ok(p) => p,
+        Err(e) => return super::usage(e),
     };
-    let mut profile = profile.clone();
-    if let Some(u) = &args.base_url {
-        profile.base_url = u.trim_end_matches('/').to_string();
+    // The keys, all read before anything runs (a replay needs none): never printed,
+    // redacted everywhere.
+    let mut keys = Vec::new();
+    for profile in &profiles {
+        keys.push(match (&profile.key_env, &args.replay) {
+            (Some(var), None) => match std::env::var(var) {
+                Ok(k) if !k.is_empty() => {
+                    crate::redact::remember(std::slice::from_ref(&k));
+                    Some(k)
+                }
+                _ => {
+                    errln!(
+                        "error: model profile `{}` takes its API key from the environment variable {var}, which is not set (or empty)",
+                        profile.name
+                    );
+                    return exit::AUTH_REQUIRED;
+                }
+            },
+            _ => None,
+        });
     }
-    if let Some(m) = &args.model_name {
-        profile.model = m.clone();
-    }
-    if let Some(v) = &args.api_key_env {
-        profile.key_env = Some(v.clone());
-    }
-    if let Some(t) = args.model_timeout {
-        profile.timeout = t;
-    }
-    // The key: read from the variable the profile names; never printed, redacted everywhere.
-    let key = match &profile.key_env {
-        Some(var) => match std::env::var(var) {
-            Ok(k) if !k.is_empty() => {
-                crate::redact::remember(std::slice::from_ref(&k));
-                Some(k)
-            }
-            _ => {
-                errln!(
-                    "error: model profile `{}` takes its API key from the environment variable {var}, which is not set (or empty)",
-                    args.model
-                );
-                return exit::AUTH_REQUIRED;
-            }
-        },
-        None => None,
-    };
     let selected: Vec<usize> = match &args.affected_by {
         None => (0..set.tasks.len()).collect(),
         Some(diff) => match Affected::read(diff) {
@@ -99,19 +82,20 @@ async fn run(args: EvalRunArgs) -> i32 {
             Err(e) => return super::usage(UsageError(e)),
         },
     };
-    if args.max_cost.is_some() && profile.price.is_none() {
+    if args.max_cost.is_some()
+        && args.replay.is_none()
+        && let Some(p) = profiles.iter().find(|p| p.price.is_none())
+    {
         return super::usage(UsageError(format!(
             "--max-cost needs the model's prices: add `price: {{input: USD, output: USD}}` (per million tokens) to profile `{}`",
-            args.model
+            p.name
         )));
     }
-    let client = match ModelClient::new(profile.clone(), key) {
-        Ok(c) => c.with_max_cost(args.max_cost),
-        Err(e) => {
-            errln!("error: {e}");
-            return exit::UNREACHABLE;
-        }
-    };
+    if let Some(dir) = &args.record
+        && let Err(e) = crate::eval::record::Recorder::check_dir(dir)
+    {
+        return super::usage(UsageError(e));
+    }
     let (target, secrets) = match args.target.to_target() {
         Ok(t) => t,
         Err(e) => return super::usage(e),
@@ -122,58 +106,193 @@ async fn run(args: EvalRunArgs) -> i32 {
     };
     crate::signals::install();
     crate::signals::defer_exit();
-    let mut conn = match crate::client::Connection::open(&target, &era.label, &era.request).await {
-        Ok(c) => c,
-        Err(e) => return super::connect_failed(&e, &secrets),
-    };
-    let tools = match conn.tools().await {
-        Ok(t) => t,
-        Err(e) => {
-            errln!(
-                "error: tools/list failed: {}",
-                crate::redact::shorten(&e, 500)
-            );
-            conn.close().await;
-            return exit::FAILED;
+    let several = profiles.len() > 1;
+    let mut runs: Vec<EvalResults> = Vec::new();
+    // Several models share one `--max-cost`: each run gets what the ones before left.
+    let mut budget = args.max_cost;
+    let mut stop: Option<i32> = None;
+    for (profile, key) in profiles.into_iter().zip(keys) {
+        if several {
+            errln!("model {} ({}):", profile.name, profile.model);
         }
-    };
-    warn_unlisted_tools(&set, &selected, &tools);
-    let plan = RunPlan {
-        set: &set,
-        tasks: selected,
-        profile_name: args.model.clone(),
-        profile,
-        client,
-        target,
-        era,
-        jobs: args.jobs,
-        set_file: args.set.display().to_string(),
-        affected_by: args.affected_by.as_ref().map(|p| p.display().to_string()),
-    };
-    let (results, interrupted) = match crate::eval::run::run(plan, conn, tools).await {
-        Ended::Done(r) => (r, false),
-        Ended::Interrupted(r) => (r, true),
-        Ended::Fatal(e, results) => {
-            errln!("error: {}", crate::redact::known().redact(&e.to_string()));
-            // What finished is written too, marked `partial` with the reason in `aborted`.
-            if let Err(code) = write(&results, args.json.as_deref(), args.junit.as_deref()) {
-                return code;
+        let one = One {
+            args: &args,
+            set: &set,
+            selected: &selected,
+            target: &target,
+            secrets: &secrets,
+            era: &era,
+        };
+        match one.run(profile, key, budget).await {
+            Step::Setup(code) => {
+                stop = Some(code);
+                break;
             }
-            return match e {
-                ApiError::Auth(_) => exit::AUTH_REQUIRED,
-                ApiError::Unreachable(_) => exit::UNREACHABLE,
-                ApiError::Failed(_) | ApiError::Budget(_) => exit::FAILED,
-            };
+            Step::Ran(results, end) => {
+                if let (Some(b), Some(spent)) = (&mut budget, results.usage.cost_usd) {
+                    *b = (*b - spent).max(0.0);
+                }
+                runs.push(*results);
+                if let Some(code) = end {
+                    stop = Some(code);
+                    break;
+                }
+            }
         }
-    };
-    outln!("{}", crate::eval::report::console(&results).trim_end());
-    if let Err(code) = write(&results, args.json.as_deref(), args.junit.as_deref()) {
+    }
+    if several && !runs.is_empty() {
+        outln!("{}", crate::eval::runs::side_by_side(&runs).trim_end());
+    }
+    if let Err(code) = write(&runs, several, args.json.as_deref(), args.junit.as_deref()) {
         return code;
     }
-    if interrupted {
-        return crate::signals::received().unwrap_or(130);
+    match stop {
+        Some(code) => code,
+        None => runs.iter().map(exit_code).max().unwrap_or(exit::OK),
     }
-    exit_code(&results)
+}
+
+/// The profiles of every `--model`, with the command line's overrides applied.
+fn profiles(set: &EvalSet, args: &EvalRunArgs) -> Result<Vec<Profile>, UsageError> {
+    if args.model.len() > 1 && args.model_name.is_some() {
+        return Err(UsageError(
+            "--model-name overrides one profile's model: it cannot go with several --model (give each model its own profile)".into(),
+        ));
+    }
+    let mut out: Vec<Profile> = Vec::new();
+    for name in &args.model {
+        if out.iter().any(|p| &p.name == name) {
+            return Err(UsageError(format!("--model {name} is given twice")));
+        }
+        let Some(profile) = set.profiles.get(name) else {
+            let known: Vec<&str> = set.profiles.keys().map(String::as_str).collect();
+            return Err(UsageError(format!(
+                "--model {name}: the eval set has no such model profile ({})",
+                if known.is_empty() {
+                    "it declares none under `models:`".to_string()
+                } else {
+                    format!("it has: {}", known.join(", "))
+                }
+            )));
+        };
+        let mut profile = profile.clone();
+        if let Some(u) = &args.base_url {
+            profile.base_url = u.trim_end_matches('/').to_string();
+        }
+        if let Some(m) = &args.model_name {
+            profile.model = m.clone();
+        }
+        if let Some(v) = &args.api_key_env {
+            profile.key_env = Some(v.clone());
+        }
+        if let Some(t) = args.model_timeout {
+            profile.timeout = t;
+        }
+        out.push(profile);
+    }
+    Ok(out)
+}
+
+/// What one profile's run needs from the command.
+struct One<'a> {
+    args: &'a EvalRunArgs,
+    set: &'a EvalSet,
+    selected: &'a [usize],
+    target: &'a crate::client::Target,
+    secrets: &'a [String],
+    era: &'a Era,
+}
+
+/// How one profile's run ended.
+enum Step {
+    /// It never started (exit code): a connection, a tool list, a recording that does not fit.
+    Setup(i32),
+    /// Its results (printed), and the exit code that stops the whole command, if any
+    /// (interrupted, or a fatal model API error).
+    Ran(Box<EvalResults>, Option<i32>),
+}
+
+impl One<'_> {
+    async fn run(&self, profile: Profile, key: Option<String>, budget: Option<f64>) -> Step {
+        let args = self.args;
+        let client = match ModelClient::new(profile.clone(), key) {
+            Ok(c) => c.with_max_cost(budget.filter(|_| args.replay.is_none())),
+            Err(e) => {
+                errln!("error: {e}");
+                return Step::Setup(exit::UNREACHABLE);
+            }
+        };
+        let mut conn =
+            match crate::client::Connection::open(self.target, &self.era.label, &self.era.request)
+                .await
+            {
+                Ok(c) => c,
+                Err(e) => return Step::Setup(super::connect_failed(&e, self.secrets)),
+            };
+        let tools = match conn.tools().await {
+            Ok(t) => t,
+            Err(e) => {
+                errln!(
+                    "error: tools/list failed: {}",
+                    crate::redact::shorten(&e, 500)
+                );
+                conn.close().await;
+                return Step::Setup(exit::FAILED);
+            }
+        };
+        warn_unlisted_tools(self.set, self.selected, &tools);
+        let tape = match crate::eval::tape::open(
+            args.record.as_deref(),
+            args.replay.as_deref(),
+            &self.set.name,
+            &profile,
+            conn.negotiated.server_info.as_ref(),
+            &tools,
+        ) {
+            Ok(t) => t,
+            Err(e) => {
+                errln!("error: {e}");
+                conn.close().await;
+                return Step::Setup(exit::INVALID_INPUT);
+            }
+        };
+        let client = client.with_tape(tape);
+        let plan = RunPlan {
+            set: self.set,
+            tasks: self.selected.to_vec(),
+            profile_name: profile.name.clone(),
+            profile,
+            client: &client,
+            target: self.target.clone(),
+            era: self.era.clone(),
+            jobs: args.jobs,
+            set_file: args.set.display().to_string(),
+            affected_by: args.affected_by.as_ref().map(|p| p.display().to_string()),
+        };
+        let (mut results, code) = match crate::eval::run::run(plan, conn, tools).await {
+            Ended::Done(r) => (r, None),
+            Ended::Interrupted(r) => (r, Some(crate::signals::received().unwrap_or(130))),
+            Ended::Fatal(e, r) => {
+                errln!("error: {}", crate::redact::known().redact(&e.to_string()));
+                let code = match e {
+                    ApiError::Auth(_) => exit::AUTH_REQUIRED,
+                    ApiError::Unreachable(_) => exit::UNREACHABLE,
+                    ApiError::Replay(_) => exit::INVALID_INPUT,
+                    ApiError::Failed(_) | ApiError::Budget(_) => exit::FAILED,
+                };
+                (r, Some(code))
+            }
+        };
+        if let Some(dir) = &args.replay {
+            results.model.replayed_from = Some(dir.display().to_string());
+        }
+        if let Err(e) = crate::eval::tape::finish(&client, &results) {
+            errln!("error: {e}");
+            return Step::Ran(Box::new(results), Some(exit::FAILED));
+        }
+        outln!("{}", crate::eval::report::console(&results).trim_end());
+        Step::Ran(Box::new(results), code)
+    }
 }
 
 /// A task that expects a tool the server does not list cannot pass: most likely a typo in
@@ -213,16 +332,38 @@ fn exit_code(results: &EvalResults) -> i32 {
     }
 }
 
-fn write(results: &EvalResults, json: Option<&Path>, junit: Option<&Path>) -> Result<(), i32> {
+/// The results: one run as `mcpspec-eval-results/1`, several as `mcpspec-eval-runs/1`.
+fn write(
+    runs: &[EvalResults],
+    several: bool,
+    json: Option<&Path>,
+    junit: Option<&Path>,
+) -> Result<(), i32> {
+    if runs.is_empty() {
+        return Ok(());
+    }
     if let Some(path) = json {
-        let mut value = serde_json::to_value(results).expect("results serialize");
+        let mut value = if several {
+            serde_json::to_value(crate::eval::runs::EvalRuns {
+                format: crate::eval::runs::RUNS_FORMAT.to_string(),
+                runs: runs.to_vec(),
+            })
+        } else {
+            serde_json::to_value(&runs[0])
+        }
+        .expect("results serialize");
         crate::redact::known().redact_json(&mut value);
         let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
         text.push('\n');
         super::write_reports_file(path, text)?;
     }
     if let Some(path) = junit {
-        super::write_reports_file(path, crate::eval::report::junit(results))?;
+        let xml = if several {
+            crate::eval::runs::junit(runs)
+        } else {
+            crate::eval::report::junit(&runs[0])
+        };
+        super::write_reports_file(path, xml)?;
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ use crate::dsl::error::{LoadError, read_source};
 use crate::eval::compare::{self, Thresholds};
 use crate::eval::compare_output::{self, Labels};
 use crate::eval::results::{EvalResults, RESULTS_FORMAT};
+use crate::eval::runs::{EvalRuns, RUNS_FORMAT};
 use crate::source::Pos;
 
 pub fn eval_compare(args: EvalCompareArgs) -> i32 {
@@ -21,28 +22,42 @@ pub fn eval_compare(args: EvalCompareArgs) -> i32 {
             return exit::INVALID_INPUT;
         }
     };
-    let (base, cand) = match (read(&args.base), read(&args.candidate)) {
+    let candidate_path = args.candidate.as_deref().unwrap_or(&args.base);
+    let (base, cand) = match (read(&args.base), read(candidate_path)) {
         (Ok(b), Ok(c)) => (b, c),
         (Err(e), _) | (_, Err(e)) => {
             errln!("{}", e.render());
             return exit::INVALID_INPUT;
         }
     };
-    let comparison = match compare::compare(&base, &cand, &thresholds) {
-        Ok(c) => c,
-        Err(compare::Mismatch(m)) => {
-            errln!(
-                "error: cannot compare {} with {}: {m}",
-                args.base.display(),
-                args.candidate.display()
-            );
+    let pick = |input, path: &Path, side: &str, own: &Option<String>| {
+        pick_run(input, path, side, own.as_deref().or(args.model.as_deref()))
+    };
+    let (base, cand) = match (
+        pick(base, &args.base, "base", &args.base_model),
+        pick(cand, candidate_path, "candidate", &args.candidate_model),
+    ) {
+        (Ok(b), Ok(c)) => (b, c),
+        (Err(e), _) | (_, Err(e)) => {
+            errln!("error: {e}");
             return exit::INVALID_INPUT;
         }
     };
-    let (b, c) = (
-        args.base.display().to_string(),
-        args.candidate.display().to_string(),
-    );
+    let (b, c) = (base.label, cand.label);
+    let (base, cand) = (base.run, cand.run);
+    if b == c {
+        errln!(
+            "error: the base and the candidate are the same run ({b}): name two files, or two models of one file with --base-model and --candidate-model"
+        );
+        return exit::INVALID_INPUT;
+    }
+    let comparison = match compare::compare(&base, &cand, &thresholds) {
+        Ok(c) => c,
+        Err(compare::Mismatch(m)) => {
+            errln!("error: cannot compare {b} with {c}: {m}");
+            return exit::INVALID_INPUT;
+        }
+    };
     let labels = Labels {
         base: &b,
         candidate: &c,
@@ -85,10 +100,68 @@ fn thresholds(args: &EvalCompareArgs) -> Result<Thresholds, String> {
     })
 }
 
+/// A results file: one run, or several models' runs (`mcpspec-eval-runs/1`).
+enum Input {
+    One(Box<EvalResults>),
+    Several(Vec<EvalResults>),
+}
+
+/// One side of the comparison, and how the console names it.
+struct Picked {
+    run: EvalResults,
+    label: String,
+}
+
+/// The run a side compares: the file's only run, or its run of `profile`. A several-models
+/// file without a profile is ambiguous and refused.
+fn pick_run(
+    input: Input,
+    path: &Path,
+    side: &str,
+    profile: Option<&str>,
+) -> Result<Picked, String> {
+    let file = path.display();
+    match input {
+        Input::One(run) => match profile {
+            Some(p) if p != run.model.profile => Err(format!(
+                "{file} is a run of model profile `{}`, not `{p}` (the {side}'s profile)",
+                run.model.profile
+            )),
+            _ => Ok(Picked {
+                run: *run,
+                label: file.to_string(),
+            }),
+        },
+        Input::Several(runs) => {
+            let names: Vec<String> = runs.iter().map(|r| r.model.profile.clone()).collect();
+            let Some(p) = profile else {
+                return Err(format!(
+                    "{file} holds the runs of {} models ({}): say which one the {side} is with --{side}-model PROFILE (or --model PROFILE for both sides)",
+                    runs.len(),
+                    names.join(", ")
+                ));
+            };
+            let run = runs
+                .into_iter()
+                .find(|r| r.model.profile == p)
+                .ok_or_else(|| {
+                    format!(
+                        "{file} has no run of model profile `{p}` (it has: {})",
+                        names.join(", ")
+                    )
+                })?;
+            Ok(Picked {
+                run,
+                label: format!("{file} [{p}]"),
+            })
+        }
+    }
+}
+
 /// Read one results file: JSON errors at `file:line:col` with the snippet; a `format` of
 /// another major version is refused whatever the shape (its shape may differ). One parse
 /// when the file is good; the `format` key alone is looked at only to explain a failure.
-fn read(path: &Path) -> Result<EvalResults, LoadError> {
+fn read(path: &Path) -> Result<Input, LoadError> {
     let file = read_source(path)?;
     let at = |line: usize, col: usize, msg: String| {
         LoadError::at(Pos::new(&file, line as u32, col as u32), msg)
@@ -107,7 +180,7 @@ fn read(path: &Path) -> Result<EvalResults, LoadError> {
     };
     let supported = |f: &str| major(f).is_some() && major(f) == major(RESULTS_FORMAT);
     let shape_error = match serde_json::from_str::<EvalResults>(&file.text) {
-        Ok(results) if supported(&results.format) => return Ok(results),
+        Ok(results) if supported(&results.format) => return Ok(Input::One(Box::new(results))),
         Ok(results) => return Err(wrong_format(results.format)),
         Err(e) => e,
     };
@@ -135,6 +208,23 @@ fn read(path: &Path) -> Result<EvalResults, LoadError> {
             format!("not an eval results file: {}", strip_pos(&shape_error)),
         )),
         Ok(Head {
+            format: Some(serde_json::Value::String(f)),
+        }) if major_of(&f, RUNS_FORMAT).is_some()
+            && major_of(&f, RUNS_FORMAT) == major_of(RUNS_FORMAT, RUNS_FORMAT) =>
+        {
+            let runs: EvalRuns = serde_json::from_str(&file.text).map_err(|e| {
+                at(
+                    e.line(),
+                    e.column(),
+                    format!("not an eval runs file: {}", strip_pos(&e)),
+                )
+            })?;
+            match runs.runs.iter().find(|r| !supported(&r.format)) {
+                Some(r) => Err(wrong_format(r.format.clone())),
+                None => Ok(Input::Several(runs.runs)),
+            }
+        }
+        Ok(Head {
             format: Some(other),
         }) => Err(wrong_format(match other {
             serde_json::Value::String(s) => s,
@@ -145,8 +235,13 @@ fn read(path: &Path) -> Result<EvalResults, LoadError> {
 
 /// `mcpspec-eval-results/1` or `…/1.2` → `1`, for the `mcpspec-eval-results` name only.
 fn major(format: &str) -> Option<&str> {
+    major_of(format, RESULTS_FORMAT)
+}
+
+/// The major version of `format` when it has the name of `of` (`NAME/MAJOR[.MINOR]`).
+fn major_of<'a>(format: &'a str, of: &str) -> Option<&'a str> {
     let (name, version) = format.split_once('/')?;
-    let expected = RESULTS_FORMAT.split_once('/').map(|(n, _)| n)?;
+    let expected = of.split_once('/').map(|(n, _)| n)?;
     (name == expected).then(|| version.split('.').next().unwrap_or(version))
 }
 

@@ -65,7 +65,17 @@ impl Agent<'_> {
         let mut final_text: Option<String> = None;
         'turns: while out.turns < self.max_turns {
             out.turns += 1;
-            let turn = match self.client.turn(self.system, &msgs, self.tools).await {
+            let at = super::tape::TurnAt {
+                task: &task.id,
+                trial: index,
+                turn: out.turns,
+                set_messages: task.messages.len(),
+            };
+            let turn = match self
+                .client
+                .turn_at(&at, self.system, &msgs, self.tools)
+                .await
+            {
                 Ok(t) => t,
                 Err(ApiError::Failed(why)) => {
                     out.error = Some(why);

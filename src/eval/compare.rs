@@ -17,8 +17,10 @@ use serde::Serialize;
 use super::results::{EvalResults, SetKind, TaskResult};
 use super::stats;
 
+mod pairing;
 mod warnings;
 
+pub use pairing::{Pairing, PairingKind};
 use warnings::warnings;
 
 /// What counts as a regression. Percent limits on the rise of a mean per trial; `None`
@@ -316,6 +318,8 @@ pub struct Counts {
 #[serde(rename_all = "camelCase")]
 pub struct Comparison {
     pub set: String,
+    /// Two servers through one model, or two models on one server.
+    pub pairing: Pairing,
     pub kind: SetKind,
     pub pass_rate: f64,
     /// Things that differ between the runs besides the server, and partial runs.
@@ -341,6 +345,7 @@ pub fn compare(
     cand: &EvalResults,
     th: &Thresholds,
 ) -> Result<Comparison, Mismatch> {
+    let pairing = pairing::pairing(base, cand)?;
     let base_ids = index(base, "base")?;
     let cand_ids = index(cand, "candidate")?;
     let mut tasks = Vec::with_capacity(base.tasks.len().max(cand.tasks.len()));
@@ -522,6 +527,7 @@ pub fn compare(
     };
     Ok(Comparison {
         set: cand.set.name.clone(),
+        pairing,
         kind,
         pass_rate: th.pass_rate,
         warnings,

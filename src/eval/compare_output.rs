@@ -24,11 +24,12 @@ pub fn to_text(c: &Comparison, labels: &Labels, all: bool) -> String {
         SetKind::Capability => "capability set",
     };
     s.push_str(&format!(
-        "eval compare: {} ({kind}, pass rate {})\n  base:      {}\n  candidate: {}\n",
+        "eval compare: {} ({kind}, pass rate {})\n  base:      {}\n  candidate: {}\n  pairing:   {}\n",
         c.set,
         pct(c.pass_rate),
         labels.base,
-        labels.candidate
+        labels.candidate,
+        c.pairing.description
     ));
     for w in &c.warnings {
         s.push_str(&format!("warning: {w}\n"));
@@ -228,6 +229,7 @@ pub fn to_junit(c: &Comparison, labels: &Labels) -> String {
     for (k, v) in [
         ("base", labels.base.to_string()),
         ("candidate", labels.candidate.to_string()),
+        ("pairing", format!("{:?}", c.pairing.kind).to_lowercase()),
         ("passRate", num(c.pass_rate)),
         ("successRate.base", format!("{:.4}", st.base)),
         ("successRate.candidate", format!("{:.4}", st.candidate)),

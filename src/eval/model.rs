@@ -75,6 +75,9 @@ pub enum ApiError {
     Failed(String),
     /// The next request could take the run past `--max-cost`: the run stops (exit 1).
     Budget(String),
+    /// `--replay`: the recording cannot answer this run (another set, profile or tool
+    /// list): a setup error (exit 2), re-record.
+    Replay(String),
 }
 
 impl std::fmt::Display for ApiError {
@@ -83,7 +86,8 @@ impl std::fmt::Display for ApiError {
             ApiError::Unreachable(m)
             | ApiError::Auth(m)
             | ApiError::Failed(m)
-            | ApiError::Budget(m) => f.write_str(m),
+            | ApiError::Budget(m)
+            | ApiError::Replay(m) => f.write_str(m),
         }
     }
 }
@@ -95,6 +99,8 @@ pub struct ModelClient {
     url: reqwest::Url,
     /// `--max-cost` in USD, and what the run has spent so far (estimated from `price`).
     budget: Option<(f64, std::sync::Mutex<f64>)>,
+    /// `--record` / `--replay` (see [`super::tape`]).
+    pub(super) tape: Option<super::tape::Tape>,
 }
 
 /// The endpoint URL: `/v1` is added to a base URL with no path, then the API's path; a
@@ -135,6 +141,7 @@ impl ModelClient {
             key,
             url,
             budget: None,
+            tape: None,
         })
     }
 
@@ -147,7 +154,7 @@ impl ModelClient {
 
     /// Refuse a request whose worst case (its input at about 4 characters a token, plus
     /// `maxTokens` of output) would pass the cap, so the run never spends past it.
-    fn check_budget(&self, body: &Value) -> Result<(), ApiError> {
+    pub(super) fn check_budget(&self, body: &Value) -> Result<(), ApiError> {
         let (Some((max, spent)), Some(price)) = (&self.budget, self.profile.price) else {
             return Ok(());
         };
@@ -314,6 +321,11 @@ impl ModelClient {
         }
     }
 
+    /// The profile this client speaks for.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
     /// One model turn, with retries on 429/5xx.
     pub async fn turn(
         &self,
@@ -323,9 +335,23 @@ impl ModelClient {
     ) -> Result<Turn, ApiError> {
         let body = self.body(system, msgs, tools);
         self.check_budget(&body)?;
+        let (reply, retries) = self.send(&body).await?;
+        self.accept(&reply, retries)
+    }
+
+    /// A successful reply (live or recorded) as a turn, charged to the `--max-cost` budget.
+    pub fn accept(&self, reply: &Value, retries: u32) -> Result<Turn, ApiError> {
+        let mut turn = parse_reply(self.profile.api, reply).map_err(ApiError::Failed)?;
+        turn.retries = retries;
+        self.charge(&turn);
+        Ok(turn)
+    }
+
+    /// Post one request body, with retries on 429/5xx: the reply's JSON and the retries.
+    pub async fn send(&self, body: &Value) -> Result<(Value, u32), ApiError> {
         let mut attempt = 0;
         loop {
-            let mut req = self.http.post(self.url.clone()).json(&body);
+            let mut req = self.http.post(self.url.clone()).json(body);
             if let Some((name, value)) = self.auth_header() {
                 req = req.header(name, value);
             }
@@ -371,10 +397,7 @@ impl ModelClient {
                         crate::redact::shorten(&text, 200)
                     ))
                 })?;
-                let mut turn = parse_reply(self.profile.api, &value).map_err(ApiError::Failed)?;
-                turn.retries = attempt;
-                self.charge(&turn);
-                return Ok(turn);
+                return Ok((value, attempt));
             }
             let message = api_error_message(&text);
             if status == 404 {

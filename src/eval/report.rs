@@ -70,6 +70,11 @@ pub fn console(results: &EvalResults) -> String {
         results.server.era,
         results.server.revision
     ));
+    if let Some(dir) = &results.model.replayed_from {
+        out.push_str(&format!(
+            "  model answers replayed from {dir}: no model request, no cost (tokens as recorded)\n"
+        ));
+    }
     let (mut trials, mut ok) = (0, 0);
     for t in &results.tasks {
         let rt = rates(t);
@@ -130,6 +135,12 @@ pub fn junit(results: &EvalResults) -> String {
         report.set_timestamp(ts);
     }
     report.set_time(Duration::from_millis(results.duration_ms));
+    report.add_test_suite(suite(results));
+    report.to_string().unwrap_or_default()
+}
+
+/// The `<testsuite>` of one run: a `<testcase>` per task.
+pub fn suite(results: &EvalResults) -> TestSuite {
     let mut suite = TestSuite::new(r(&results.set.name));
     let props = [
         ("set.kind", format!("{:?}", results.set.kind).to_lowercase()),
@@ -146,7 +157,13 @@ pub fn junit(results: &EvalResults) -> String {
         ("partial", results.partial.to_string()),
         ("mcpspec.version", env!("CARGO_PKG_VERSION").to_string()),
     ];
-    let aborted = results.aborted.iter().map(|why| ("aborted", why.clone()));
+    let aborted = (results.aborted.iter().map(|why| ("aborted", why.clone()))).chain(
+        results
+            .model
+            .replayed_from
+            .iter()
+            .map(|d| ("replayedFrom", d.clone())),
+    );
     for (k, v) in props.into_iter().chain(aborted) {
         suite.add_property(Property::new(k, r(&v)));
     }
@@ -234,8 +251,7 @@ pub fn junit(results: &EvalResults) -> String {
         }
         suite.add_test_case(case);
     }
-    report.add_test_suite(suite);
-    report.to_string().unwrap_or_default()
+    suite
 }
 
 #[cfg(test)]

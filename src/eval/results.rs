@@ -84,6 +84,10 @@ pub struct ModelInfo {
     /// The profile's prices, when it gives them (the costs below are estimated from them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price: Option<Price>,
+    /// `--replay DIR`: the model's answers came from this recording (no request was made;
+    /// tokens and costs are the recorded run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed_from: Option<String>,
 }
 
 /// Which wire API the model client spoke.

@@ -25,7 +25,7 @@ pub struct RunPlan<'a> {
     pub tasks: Vec<usize>,
     pub profile_name: String,
     pub profile: Profile,
-    pub client: ModelClient,
+    pub client: &'a ModelClient,
     pub target: Target,
     pub era: Era,
     pub jobs: usize,
@@ -62,13 +62,18 @@ pub fn tool_specs(tools: &[Value], names: &Names) -> (Vec<ToolSpec>, String) {
             })
         })
         .collect();
-    let sent: Vec<Value> = specs
-        .iter()
-        .map(|s| json!({"name": s.name, "description": s.description, crate::protocol::results::INPUT_SCHEMA: s.schema}))
-        .collect();
-    let canonical = crate::json::sort_keys(Value::Array(sent)).to_string();
+    let canonical = crate::json::sort_keys(Value::Array(sent_tools(&specs))).to_string();
     use sha2::Digest;
     (specs, hex(&sha2::Sha256::digest(canonical.as_bytes())))
+}
+
+/// The tool list as the model is sent it, API-neutral: what `toolsHash` hashes and what a
+/// recording keeps to say which tool changed.
+pub fn sent_tools(specs: &[ToolSpec]) -> Vec<Value> {
+    specs
+        .iter()
+        .map(|s| json!({"name": s.name, "description": s.description, crate::protocol::results::INPUT_SCHEMA: s.schema}))
+        .collect()
 }
 
 /// Run the plan on an open first connection (more are opened for `jobs > 1`).
@@ -100,7 +105,7 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
         tool_count: specs.len() as u32,
     };
     let agent = Agent {
-        client: &plan.client,
+        client: plan.client,
         tools: &specs,
         names: &names,
         system: plan.set.system.as_deref(),
@@ -204,6 +209,7 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
             temperature: p.temperature,
             seed: p.seed,
             price: p.price,
+            replayed_from: None,
         },
         server,
         started: started_at,

@@ -120,12 +120,29 @@ def main():
     c["tasks"].append(task("new-task", [trial(i, calls=["get_weather"]) for i in range(3)]))
     case("missing-tasks", c, 0)
 
+    # Another model *and* another tool list: the change could come from either, refused.
     c = base_run()
     c["model"]["model"] = "policy-2"
     c["server"]["revision"] = "2025-11-25"
     c["server"]["era"] = "legacy"
     c["server"]["toolsHash"] = "b" * 64
-    case("different-model", c, 0)
+    case("different-model", c, 2)
+
+    # Two models on one server (same tools): a `models` pairing; the model is the point, not
+    # a warning; the era still is.
+    c = base_run()
+    c["model"]["profile"] = "other"
+    c["model"]["model"] = "policy-2"
+    c["model"]["temperature"] = 0.7
+    c["server"]["era"] = "legacy"
+    find(c, "get-weather")["trials"][2]["success"] = False
+    case("two-models-one-server", c, 1)
+
+    # One model, two servers with different tools: a `servers` pairing (the usual one).
+    c = base_run()
+    c["server"]["version"] = "1.1.0"
+    c["server"]["toolsHash"] = "b" * 64
+    case("two-servers-one-model", c, 0)
 
     c = base_run()
     c["partial"] = True

@@ -109,6 +109,8 @@ struct Conversation {
     last_call: Option<(String, String)>,
     /// Rough size of the input, for `usage` (4 characters a token).
     chars: usize,
+    /// The model name asked for: `sloppy…` fills free-text arguments with the whole task.
+    model: String,
 }
 
 fn text_of(content: &Value) -> String {
@@ -176,6 +178,7 @@ fn openai_conversation(body: &Value) -> Conversation {
         results,
         last_call,
         chars: body.to_string().len(),
+        model: body["model"].as_str().unwrap_or("").to_string(),
     }
 }
 
@@ -214,6 +217,7 @@ fn anthropic_conversation(body: &Value) -> Conversation {
         results,
         last_call,
         chars: body.to_string().len(),
+        model: body["model"].as_str().unwrap_or("").to_string(),
     }
 }
 
@@ -227,7 +231,7 @@ fn decide(app: &App, c: &Conversation) -> Reply {
             arguments: arguments.clone(),
         };
     }
-    match policy::reply(&c.task, &c.tools, &c.results) {
+    match policy::reply(&c.task, &c.tools, &c.results, c.model.starts_with("sloppy")) {
         Reply::Call { name, arguments } => {
             let name = if app.fault(FaultKind::UnknownTool, &c.task) {
                 "no_such_tool".to_string()

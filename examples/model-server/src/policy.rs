@@ -71,8 +71,10 @@ pub fn pick<'a>(task: &str, tools: &'a [Tool]) -> Option<&'a Tool> {
     best.map(|(_, _, t)| t)
 }
 
-/// Arguments for `tool` filled from the task text.
-pub fn arguments(task: &str, tool: &Tool) -> Value {
+/// Arguments for `tool` filled from the task text. A `sloppy` model (a model named
+/// `sloppy…`) picks the same tools but fills every free-text argument with the whole task:
+/// a weaker model, for comparing two models on one server.
+pub fn arguments(task: &str, tool: &Tool, sloppy: bool) -> Value {
     let mut numbers = task
         .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
         .filter_map(|w| w.trim_matches('.').parse::<f64>().ok())
@@ -112,6 +114,8 @@ pub fn arguments(task: &str, tool: &Tool) -> Value {
                         .filter_map(Value::as_str)
                         .find(|v| lower.contains(&v.to_lowercase()))
                         .map(|v| json!(v))
+                } else if sloppy {
+                    Some(json!(task))
                 } else {
                     Some(json!(
                         quoted
@@ -156,14 +160,14 @@ fn quoted(task: &str) -> Option<String> {
 
 /// The next reply for a conversation: `task` is the last user turn's text, `results` the tool
 /// results so far (text), `last_call` the last tool called (for the endless-loop fault).
-pub fn reply(task: &str, tools: &[Tool], results: &[String]) -> Reply {
+pub fn reply(task: &str, tools: &[Tool], results: &[String], sloppy: bool) -> Reply {
     if let Some(last) = results.last() {
         return Reply::Text(format!("Here is what I found: {last}"));
     }
     match pick(task, tools) {
         Some(tool) => Reply::Call {
             name: tool.name.clone(),
-            arguments: arguments(task, tool).to_string(),
+            arguments: arguments(task, tool, sloppy).to_string(),
         },
         None => Reply::Text(format!("I can answer that directly: {task}")),
     }
@@ -193,7 +197,7 @@ mod tests {
         let t = pick("What is the current weather in Boston?", &tools).expect("a tool");
         assert_eq!(t.name, "get_weather");
         assert_eq!(
-            arguments("What is the current weather in Boston?", t)["city"],
+            arguments("What is the current weather in Boston?", t, false)["city"],
             "Boston"
         );
         assert!(pick("Write a haiku about autumn", &tools).is_none());
@@ -225,6 +229,9 @@ mod tests {
             description: String::new(),
             schema: json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}),
         };
-        assert_eq!(arguments("add 2 and 3.5", &t), json!({"a": 2.0, "b": 3.5}));
+        assert_eq!(
+            arguments("add 2 and 3.5", &t, false),
+            json!({"a": 2.0, "b": 3.5})
+        );
     }
 }

@@ -1,11 +1,11 @@
-//! What makes two eval runs less comparable than they look: a different model, era or
+//! What makes two eval runs less comparable than they look: a different era or
 //! trial count, another tool list, a partial run. Said as warnings beside the comparison.
 
 use std::collections::HashMap;
 
 use super::super::results::EvalResults;
 
-/// The runs differ in something other than the server (model, era, trials…), or one of
+/// The runs differ in something other than what the pairing compares (era, trials…), or one of
 /// them is partial: the change may come from there.
 pub(super) fn warnings(base: &EvalResults, cand: &EvalResults) -> Vec<String> {
     let mut w = Vec::new();
@@ -22,23 +22,8 @@ pub(super) fn warnings(base: &EvalResults, cand: &EvalResults) -> Vec<String> {
         format!("{:?}", base.set.kind).to_lowercase(),
         format!("{:?}", cand.set.kind).to_lowercase(),
     );
-    differ(
-        "model API",
-        format!("{:?}", base.model.api).to_lowercase(),
-        format!("{:?}", cand.model.api).to_lowercase(),
-    );
-    differ("model", base.model.model.clone(), cand.model.model.clone());
-    let opt = |v: Option<String>| v.unwrap_or_else(|| "unset".into());
-    differ(
-        "temperature",
-        opt(base.model.temperature.map(|t| t.to_string())),
-        opt(cand.model.temperature.map(|t| t.to_string())),
-    );
-    differ(
-        "seed",
-        opt(base.model.seed.map(|t| t.to_string())),
-        opt(cand.model.seed.map(|t| t.to_string())),
-    );
+    // The model (API, name, temperature, seed) is not warned about: it is either the same
+    // (two servers) or the point of the comparison (two models), see `pairing`.
     differ("era", base.server.era.clone(), cand.server.era.clone());
     differ(
         "protocol revision",
