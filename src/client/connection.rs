@@ -189,14 +189,32 @@ impl Connection {
             EraRequest::PinnedLegacy(rev) => conn.handshake(rev, true).await,
             EraRequest::Modern(rev) => conn.discover(rev).await,
             EraRequest::Auto => match conn.probe().await {
-                Ok(true) => Ok(()),
-                Ok(false) => {
+                Ok(negotiate::Probed::Modern) => Ok(()),
+                Ok(negotiate::Probed::Legacy { answered }) => {
                     let note = conn.negotiated.note.take();
-                    // A fresh process (stdio) or session: the probe may have left state behind.
-                    conn.close_transport().await;
-                    conn.transport = Transport::open(target)?;
-                    processes += 1;
-                    let mut r = conn.handshake(LATEST_LEGACY_REVISION, false).await;
+                    // Over stdio, a process that refused the probe with an error takes the
+                    // legacy handshake as it is (one start, not two). Otherwise, or when
+                    // that handshake does not complete: a fresh process (stdio) or session,
+                    // since the probe may have left state behind.
+                    let mut r = Err(None);
+                    if answered && !target.is_http() {
+                        r = conn
+                            .handshake(LATEST_LEGACY_REVISION, false)
+                            .await
+                            .map_err(Some);
+                    }
+                    if r.is_err() {
+                        // (The attempt stays in the transcript; the new process starts clean.)
+                        (conn.timed_out, conn.unanswered) = (false, None);
+                        conn.close_transport().await;
+                        conn.transport = Transport::open(target)?;
+                        processes += 1;
+                        r = conn
+                            .handshake(LATEST_LEGACY_REVISION, false)
+                            .await
+                            .map_err(Some);
+                    }
+                    let mut r = r.map_err(|e| e.expect("a handshake was tried"));
                     if let (Err(e), Some(note)) = (&mut r, &note)
                         && e.kind == ConnectErrorKind::Unreachable
                     {

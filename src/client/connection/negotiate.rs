@@ -110,8 +110,8 @@ impl Connection {
         Ok(())
     }
 
-    /// `auto`: true when the server is modern, false to fall back to legacy.
-    pub(super) async fn probe(&mut self) -> Result<bool, ConnectError> {
+    /// `auto`: whether the server is modern, or to fall back to legacy.
+    pub(super) async fn probe(&mut self) -> Result<Probed, ConnectError> {
         self.negotiated.kind = EraKind::Modern;
         self.negotiated.revision = MODERN_REVISION.to_string();
         let id = self.next_id();
@@ -128,6 +128,7 @@ impl Connection {
             &IndexMap::new(),
             timeout,
         );
+        let mut answered = false;
         let outcome = match self.send(&out).await {
             Ok(ex) => {
                 if let Some(401 | 403) = ex.http.as_ref().map(|h| h.status) {
@@ -151,7 +152,7 @@ impl Connection {
                             self.negotiated.note = Some(format!(
                                 "auto: server/discover lists {MODERN_REVISION}; chose modern"
                             ));
-                            return Ok(true);
+                            return Ok(Probed::Modern);
                         }
                         format!(
                             "server/discover lists only {:?}",
@@ -162,9 +163,10 @@ impl Connection {
                         self.negotiated.note = Some(format!(
                             "auto: server/discover answered modern error {code} ({message}); chose modern"
                         ));
-                        return Ok(true);
+                        return Ok(Probed::Modern);
                     }
                     (None, Some((code, message))) => {
+                        answered = true;
                         format!("server/discover answered {code} ({message})")
                     }
                     (None, None) => match ex.http.as_ref() {
@@ -192,7 +194,7 @@ impl Connection {
         self.negotiated.note = Some(format!("auto: {outcome}; fell back to legacy"));
         self.negotiated.kind = EraKind::Legacy;
         self.negotiated.revision = String::new();
-        Ok(false)
+        Ok(Probed::Legacy { answered })
     }
 
     pub(super) fn adopt_discover(&mut self, result: &Value) {
@@ -331,4 +333,15 @@ impl Connection {
 
 pub(super) fn answered_differs(offer: &str, answered: &str) -> bool {
     offer != answered
+}
+
+/// What the `auto` probe found.
+pub(super) enum Probed {
+    Modern,
+    /// Fall back to legacy. `answered`: the server answered `server/discover` with a
+    /// JSON-RPC error, as a legacy server refuses a method it does not know: it is alive,
+    /// nothing of the probe is pending, and it is as it started.
+    Legacy {
+        answered: bool,
+    },
 }
