@@ -188,43 +188,7 @@ impl Connection {
             EraRequest::Legacy => conn.handshake(LATEST_LEGACY_REVISION, false).await,
             EraRequest::PinnedLegacy(rev) => conn.handshake(rev, true).await,
             EraRequest::Modern(rev) => conn.discover(rev).await,
-            EraRequest::Auto => match conn.probe().await {
-                Ok(negotiate::Probed::Modern) => Ok(()),
-                Ok(negotiate::Probed::Legacy { answered }) => {
-                    let note = conn.negotiated.note.take();
-                    // Over stdio, a process that refused the probe with an error takes the
-                    // legacy handshake as it is (one start, not two). Otherwise, or when
-                    // that handshake does not complete: a fresh process (stdio) or session,
-                    // since the probe may have left state behind.
-                    let mut r = Err(None);
-                    if answered && !target.is_http() {
-                        r = conn
-                            .handshake(LATEST_LEGACY_REVISION, false)
-                            .await
-                            .map_err(Some);
-                    }
-                    if r.is_err() {
-                        // (The attempt stays in the transcript; the new process starts clean.)
-                        (conn.timed_out, conn.unanswered) = (false, None);
-                        conn.close_transport().await;
-                        conn.transport = Transport::open(target)?;
-                        processes += 1;
-                        r = conn
-                            .handshake(LATEST_LEGACY_REVISION, false)
-                            .await
-                            .map_err(Some);
-                    }
-                    let mut r = r.map_err(|e| e.expect("a handshake was tried"));
-                    if let (Err(e), Some(note)) = (&mut r, &note)
-                        && e.kind == ConnectErrorKind::Unreachable
-                    {
-                        e.message.push_str(&format!(" (tried first: {note})"));
-                    }
-                    conn.negotiated.note = note;
-                    r
-                }
-                Err(e) => Err(e),
-            },
+            EraRequest::Auto => conn.open_auto(&mut processes).await?,
         };
         if !target.is_http() {
             count_start(processes, started.elapsed());

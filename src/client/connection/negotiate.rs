@@ -110,6 +110,46 @@ impl Connection {
         Ok(())
     }
 
+    /// `auto`: the probe, then — unless the server is modern — a legacy handshake. Over
+    /// stdio, a process that refused the probe with an error takes the handshake as it is
+    /// (one start, not two); otherwise, or when that handshake does not complete, a fresh
+    /// process (stdio) or session, since the probe may have left state behind (counted in
+    /// `processes`). The outer error: that process did not start.
+    pub(super) async fn open_auto(
+        &mut self,
+        processes: &mut u64,
+    ) -> Result<Result<(), ConnectError>, ConnectError> {
+        let answered = match self.probe().await {
+            Ok(Probed::Modern) => return Ok(Ok(())),
+            Ok(Probed::Legacy { answered }) => answered,
+            Err(e) => return Ok(Err(e)),
+        };
+        let note = self.negotiated.note.take();
+        let reused = if answered && !self.is_http() {
+            Some(self.handshake(LATEST_LEGACY_REVISION, false).await)
+        } else {
+            None
+        };
+        let mut r = match reused {
+            Some(Ok(())) => Ok(()),
+            _ => {
+                // (A failed attempt stays in the transcript; the new process starts clean.)
+                (self.timed_out, self.unanswered) = (false, None);
+                self.close_transport().await;
+                self.transport = Transport::open(&self.target)?;
+                *processes += 1;
+                self.handshake(LATEST_LEGACY_REVISION, false).await
+            }
+        };
+        if let (Err(e), Some(note)) = (&mut r, &note)
+            && e.kind == ConnectErrorKind::Unreachable
+        {
+            e.message.push_str(&format!(" (tried first: {note})"));
+        }
+        self.negotiated.note = note;
+        Ok(r)
+    }
+
     /// `auto`: whether the server is modern, or to fall back to legacy.
     pub(super) async fn probe(&mut self) -> Result<Probed, ConnectError> {
         self.negotiated.kind = EraKind::Modern;
