@@ -189,25 +189,7 @@ impl Connection {
             EraRequest::Legacy => conn.handshake(LATEST_LEGACY_REVISION, false).await,
             EraRequest::PinnedLegacy(rev) => conn.handshake(rev, true).await,
             EraRequest::Modern(rev) => conn.discover(rev).await,
-            EraRequest::Auto => match conn.probe().await {
-                Ok(true) => Ok(()),
-                Ok(false) => {
-                    let note = conn.negotiated.note.take();
-                    // A fresh process (stdio) or session: the probe may have left state behind.
-                    conn.close_transport().await;
-                    conn.transport = Transport::open(target)?;
-                    processes += 1;
-                    let mut r = conn.handshake(LATEST_LEGACY_REVISION, false).await;
-                    if let (Err(e), Some(note)) = (&mut r, &note)
-                        && e.kind == ConnectErrorKind::Unreachable
-                    {
-                        e.message.push_str(&format!(" (tried first: {note})"));
-                    }
-                    conn.negotiated.note = note;
-                    r
-                }
-                Err(e) => Err(e),
-            },
+            EraRequest::Auto => conn.open_auto(&mut processes).await?,
         };
         if !target.is_http() {
             count_start(processes, started.elapsed());

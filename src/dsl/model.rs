@@ -46,15 +46,17 @@ pub struct ScenarioDoc {
     /// another scenario of the run, whatever `--jobs` says.
     #[serde(default)]
     pub exclusive: bool,
-    /// Over stdio, which server process the scenario runs on. `true`: one of its own,
-    /// started for it and stopped after it (in the legacy era, a session of its own).
-    /// `false`: a warm process shared, one scenario after another, with the run's other
-    /// sharing scenarios of the same era: the author says it leaves nothing behind that
-    /// another could see and needs no start of its own. Without it: the pack's `fresh`,
-    /// else shared when every step only reads (list, get, read, discover, ping requests and
-    /// the read-only built-in checks), its own process otherwise. A scenario that is
-    /// `exclusive`, calls `list_change_tool` or tests the connection's life (`initialize`,
-    /// session termination) always gets its own.
+    /// Over stdio, which server process the scenario runs on. `true`: a process no other
+    /// scenario uses after it (in the legacy era, a session nobody else gets after it):
+    /// its era's warm process once no sharing scenario of the era needs it any more, else
+    /// one started for it; it is stopped after the scenario. `false`: a warm process
+    /// shared, one scenario after another, with the run's other sharing scenarios of the
+    /// same era: the author says it leaves nothing behind that another could see. Without
+    /// it: the pack's `fresh`, else shared when every step only reads (list, get, read,
+    /// discover, ping requests and the read-only built-in checks), as with `true`
+    /// otherwise. A scenario that is `exclusive` is as with `true`; one that calls
+    /// `list_change_tool` or tests the connection's life (`initialize`, session
+    /// termination) always gets a process started for it.
     #[serde(default)]
     pub fresh: Option<bool>,
     /// The steps, run in order.
@@ -470,6 +472,17 @@ impl CheckKind {
     /// server through `list_change_tool` ([`Self::parameters`]), which the engine sees.
     pub fn tests_connection_life(self) -> bool {
         matches!(self, CheckKind::SessionTerminatedNotFound)
+    }
+
+    /// Checks whose probe disturbs a process of its own (a cut-short request), which nobody
+    /// uses after it: over stdio it may be a warm process no other scenario needs any more.
+    pub fn probes_own_process(self) -> bool {
+        matches!(
+            self,
+            CheckKind::ParseErrorAnswered
+                | CheckKind::ParseErrorIdNull
+                | CheckKind::ParseErrorSurvived
+        )
     }
 
     /// Checks that call tools (and read their settings from the variables).

@@ -57,6 +57,10 @@ pub struct Scenario {
     pub connection_life: Option<String>,
     /// A step is a `wire_valid` check: the connection validates every message it receives.
     pub wire_check: bool,
+    /// A step's probe disturbs a process of its own (the parse-error checks): over stdio
+    /// the scenario runs after its era's other sharing scenarios, so the probe can take a
+    /// warm process nobody needs any more instead of starting one (`engine::pool`).
+    pub own_probe: bool,
 }
 
 /// A scenario's compiled steps: its own, or compiled again for one run (steps are not

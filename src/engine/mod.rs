@@ -116,7 +116,6 @@ pub async fn run(
     let started = Instant::now();
     let started_at = now_rfc3339();
     let jobs = config.jobs.max(1);
-    let gate = Gate::default();
     // What an interrupted item's suite needs (cheap: the scenario is borrowed).
     let planned: Vec<(&Scenario, Era, usize)> = items
         .iter()
@@ -147,13 +146,18 @@ pub async fn run(
         || items
             .iter()
             .zip(&needs)
-            .any(|(i, n)| i.scenario.wire_check && n.as_ref() == Some(&pool::Need::Shared));
+            .any(|(i, n)| i.scenario.wire_check && n.as_ref().is_some_and(pool::Need::pooled));
     let pool = pool::Pool::new(&config.target, config.fresh, wire);
+    for (item, need) in items.iter().zip(&needs) {
+        pool.expect(&item.era.label, need.as_ref());
+    }
     let starts_before = crate::client::connection::starts();
     // Items waiting to start, in input order. A shared item starts when its era's warm
     // process is idle (or none is alive yet): it does not start a second process while
     // the first is busy with another scenario; meanwhile later items start, so the eras
-    // (and the items with a process of their own) run side by side.
+    // (and the items with a process of their own) run side by side. An item that may
+    // change state waits until no sharing item of its era needs the warm process, and
+    // takes it (see `pool::Pool::ready`).
     let mut waiting: std::collections::VecDeque<(usize, Item<'_>)> =
         items.into_iter().enumerate().collect();
     let mut running = futures::stream::FuturesUnordered::new();
@@ -161,20 +165,16 @@ pub async fn run(
     let mut interrupted = None;
     loop {
         while running.len() < jobs {
-            let shared_era = |i: usize, item: &Item<'_>| {
-                (pool.enabled() && needs[i] == Some(pool::Need::Shared))
-                    .then(|| item.era.label.clone())
-            };
             let next = waiting
                 .iter()
-                .position(|(i, item)| shared_era(*i, item).is_none_or(|era| pool.ready(&era)))
+                .position(|(i, item)| pool.ready(&item.era.label, needs[*i].as_ref()))
                 // Nothing else runs, so nothing will be handed back: take the first.
                 .or_else(|| running.is_empty().then_some(0));
             let Some((i, item)) = next.and_then(|n| waiting.remove(n)) else {
                 break;
             };
-            let lease = shared_era(i, &item).map(|era| pool.lease(&era));
-            running.push(run_held(i, item, config, &gate, &target_hold, &pool, lease));
+            let lease = pool.lease(&item.era.label, needs[i].as_ref());
+            running.push(run_held(i, item, config, &target_hold, &pool, lease));
         }
         let next = tokio::select! {
             biased;
@@ -245,7 +245,6 @@ async fn run_held<'a>(
     i: usize,
     item: Item<'a>,
     config: &'a RunConfig,
-    gate: &'a Gate,
     target_hold: &'a tokio::sync::RwLock<()>,
     pool: &'a pool::Pool,
     lease: Option<pool::Lease>,
@@ -258,51 +257,10 @@ async fn run_held<'a>(
     } else {
         _shared = target_hold.read().await;
     }
-    (i, run_item(item, config, gate, pool, lease).await)
+    (i, run_item(item, config, pool, lease).await)
 }
 
 pub use crate::report::model::INTERRUPTED;
-
-/// Connection failures that are the target's, not a scenario's: once one is known, later
-/// items do not try again (an unreachable target is reported once, not waited for per
-/// scenario). Unreachable and authentication failures hold for every era; a refused
-/// handshake for its era only.
-#[derive(Default)]
-struct Gate {
-    failed: std::sync::Mutex<Vec<(Option<String>, ConnectErrorKind, String)>>,
-}
-
-impl Gate {
-    /// The failure already known for connections in this era.
-    fn known(&self, era: &str) -> Option<(ConnectErrorKind, String)> {
-        let failed = self.failed.lock().ok()?;
-        failed
-            .iter()
-            .find(|(e, _, _)| e.as_deref().is_none_or(|e| e == era))
-            .map(|(_, kind, message)| (*kind, message.clone()))
-    }
-
-    fn remember(&self, era: &str, e: &crate::client::ConnectError) {
-        let (kind, message) = (e.kind, &e.message);
-        // The server answered the handshake, and not as asked: a refusal. A handshake
-        // that broke down (timeout, closed connection) may go through next time.
-        let refused = e
-            .transcript
-            .last()
-            .is_some_and(|t| t.direction == crate::report::model::Direction::Received);
-        let scope = match kind {
-            ConnectErrorKind::Unreachable | ConnectErrorKind::Auth => None,
-            ConnectErrorKind::Protocol if refused => Some(era.to_string()),
-            // A server process that did not start may start next time (stdio).
-            ConnectErrorKind::Protocol | ConnectErrorKind::Start => return,
-        };
-        if let Ok(mut failed) = self.failed.lock()
-            && !failed.iter().any(|(e, k, _)| *e == scope && *k == kind)
-        {
-            failed.push((scope, kind, message.to_string()));
-        }
-    }
-}
 
 fn kind_name(kind: ConnectErrorKind) -> &'static str {
     match kind {
@@ -357,12 +315,11 @@ fn skeleton(scenario: &Scenario, era: &Era, ordinal: usize) -> SuiteResult {
 async fn run_item(
     item: Item<'_>,
     config: &RunConfig,
-    gate: &Gate,
     pool: &pool::Pool,
     mut lease: Option<pool::Lease>,
 ) -> SuiteResult {
     let era = item.era.label.clone();
-    let suite = run_leased(item, config, gate, pool, &mut lease).await;
+    let suite = run_leased(item, config, pool, &mut lease).await;
     // Skipped before connecting: the claim goes back unused.
     if let Some(lease) = lease {
         pool.unlease(&era, lease);
@@ -375,7 +332,6 @@ async fn run_item(
 async fn run_leased(
     item: Item<'_>,
     config: &RunConfig,
-    gate: &Gate,
     pool: &pool::Pool,
     lease: &mut Option<pool::Lease>,
 ) -> SuiteResult {
@@ -430,7 +386,7 @@ async fn run_leased(
         suite.duration = started.elapsed();
         return suite;
     }
-    if let Some((kind, message)) = gate.known(&item.era.label) {
+    if let Some((kind, message)) = pool.gate.known(&item.era.label) {
         suite.setup_error = Some(message);
         suite.setup_error_kind = Some(kind_name(kind).to_string());
         suite.duration = started.elapsed();
@@ -441,17 +397,22 @@ async fn run_leased(
             pool.count_warm();
             Ok((*conn, true))
         }
+        // Nobody needs it after this item: it is stopped, not handed back.
+        Some(pool::Lease::Last(conn)) => {
+            pool.count_warm();
+            Ok((*conn, false))
+        }
         leased => {
             let opened = Connection::open(target, &item.era.label, &item.era.request).await;
-            if opened.is_err() && leased.is_some() {
+            if opened.is_err() && matches!(leased, Some(pool::Lease::Start)) {
                 pool.start_failed(&item.era.label);
             }
-            opened.map(|conn| (conn, leased.is_some()))
+            opened.map(|conn| (conn, matches!(leased, Some(pool::Lease::Start))))
         }
     };
     match opened {
         Err(e) => {
-            gate.remember(&item.era.label, &e);
+            pool.gate.remember(&item.era.label, &e);
             suite.setup_error = Some(e.message.clone());
             suite.setup_error_kind = Some(kind_name(e.kind).to_string());
             suite.stderr_tail = e.stderr_tail;

@@ -50,7 +50,8 @@ pub struct ServerStats {
     /// Time from each spawn to the end of its opening exchange, summed.
     #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
     pub starting: Duration,
-    /// Scenarios (and second connections) that ran on a warm process another had used.
+    /// Scenarios (second connections, a probe's own connection) that ran on a warm
+    /// process another had used, a scenario that was its last user included.
     pub warm: usize,
     /// Shared processes stopped because they went wrong (what happened); the next
     /// scenario of the era started a new one.

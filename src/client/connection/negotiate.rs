@@ -110,8 +110,48 @@ impl Connection {
         Ok(())
     }
 
-    /// `auto`: true when the server is modern, false to fall back to legacy.
-    pub(super) async fn probe(&mut self) -> Result<bool, ConnectError> {
+    /// `auto`: the probe, then — unless the server is modern — a legacy handshake. Over
+    /// stdio, a process that refused the probe with an error takes the handshake as it is
+    /// (one start, not two); otherwise, or when that handshake does not complete, a fresh
+    /// process (stdio) or session, since the probe may have left state behind (counted in
+    /// `processes`). The outer error: that process did not start.
+    pub(super) async fn open_auto(
+        &mut self,
+        processes: &mut u64,
+    ) -> Result<Result<(), ConnectError>, ConnectError> {
+        let answered = match self.probe().await {
+            Ok(Probed::Modern) => return Ok(Ok(())),
+            Ok(Probed::Legacy { answered }) => answered,
+            Err(e) => return Ok(Err(e)),
+        };
+        let note = self.negotiated.note.take();
+        let reused = if answered && !self.is_http() {
+            Some(self.handshake(LATEST_LEGACY_REVISION, false).await)
+        } else {
+            None
+        };
+        let mut r = match reused {
+            Some(Ok(())) => Ok(()),
+            _ => {
+                // (A failed attempt stays in the transcript; the new process starts clean.)
+                (self.timed_out, self.unanswered) = (false, None);
+                self.close_transport().await;
+                self.transport = Transport::open(&self.target)?;
+                *processes += 1;
+                self.handshake(LATEST_LEGACY_REVISION, false).await
+            }
+        };
+        if let (Err(e), Some(note)) = (&mut r, &note)
+            && e.kind == ConnectErrorKind::Unreachable
+        {
+            e.message.push_str(&format!(" (tried first: {note})"));
+        }
+        self.negotiated.note = note;
+        Ok(r)
+    }
+
+    /// `auto`: whether the server is modern, or to fall back to legacy.
+    pub(super) async fn probe(&mut self) -> Result<Probed, ConnectError> {
         self.negotiated.kind = EraKind::Modern;
         self.negotiated.revision = MODERN_REVISION.to_string();
         let id = self.next_id();
@@ -128,6 +168,7 @@ impl Connection {
             &IndexMap::new(),
             timeout,
         );
+        let mut answered = false;
         let outcome = match self.send(&out).await {
             Ok(ex) => {
                 if let Some(401 | 403) = ex.http.as_ref().map(|h| h.status) {
@@ -151,7 +192,7 @@ impl Connection {
                             self.negotiated.note = Some(format!(
                                 "auto: server/discover lists {MODERN_REVISION}; chose modern"
                             ));
-                            return Ok(true);
+                            return Ok(Probed::Modern);
                         }
                         format!(
                             "server/discover lists only {:?}",
@@ -162,9 +203,10 @@ impl Connection {
                         self.negotiated.note = Some(format!(
                             "auto: server/discover answered modern error {code} ({message}); chose modern"
                         ));
-                        return Ok(true);
+                        return Ok(Probed::Modern);
                     }
                     (None, Some((code, message))) => {
+                        answered = true;
                         format!("server/discover answered {code} ({message})")
                     }
                     (None, None) => match ex.http.as_ref() {
@@ -192,7 +234,7 @@ impl Connection {
         self.negotiated.note = Some(format!("auto: {outcome}; fell back to legacy"));
         self.negotiated.kind = EraKind::Legacy;
         self.negotiated.revision = String::new();
-        Ok(false)
+        Ok(Probed::Legacy { answered })
     }
 
     pub(super) fn adopt_discover(&mut self, result: &Value) {
@@ -329,4 +371,15 @@ impl Connection {
 
 pub(super) fn answered_differs(offer: &str, answered: &str) -> bool {
     offer != answered
+}
+
+/// What the `auto` probe found.
+pub(super) enum Probed {
+    Modern,
+    /// Fall back to legacy. `answered`: the server answered `server/discover` with a
+    /// JSON-RPC error, as a legacy server refuses a method it does not know: it is alive,
+    /// nothing of the probe is pending, and it is as it started.
+    Legacy {
+        answered: bool,
+    },
 }

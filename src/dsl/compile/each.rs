@@ -27,6 +27,8 @@ pub(super) struct Collected {
     pub connection_life: Option<String>,
     /// Some step is a `wire_valid` check.
     pub wire_check: bool,
+    /// Some step's probe disturbs a process of its own ([`model::CheckKind::probes_own_process`]).
+    pub own_probe: bool,
 }
 
 impl Compiler {
@@ -169,6 +171,10 @@ impl Compiler {
                     kind: model::CheckKind::WireValid,
                     ..
                 }
+            );
+            out.own_probe |= matches!(
+                compiled.action,
+                Action::Check { kind, .. } if kind.probes_own_process()
             );
             match compiled.process_use() {
                 ProcessUse::Reads => {}

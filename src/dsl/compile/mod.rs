@@ -189,6 +189,7 @@ impl Compiler {
             writes,
             connection_life,
             wire_check,
+            own_probe,
             ..
         } = out;
         let requires = self.requires(doc.requires, &known);
@@ -221,6 +222,7 @@ impl Compiler {
             writes,
             connection_life,
             wire_check,
+            own_probe,
             released: self.release.then_some(Released {
                 keep: step_lines.len(),
                 step_lines,

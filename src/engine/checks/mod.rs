@@ -138,7 +138,7 @@ pub async fn run(
             K::ResultInjection => injection::results(conn, &tools()?).await,
             K::ParseErrorAnswered | K::ParseErrorIdNull | K::ParseErrorSurvived => {
                 if state.parse_probe.is_none() {
-                    state.parse_probe = Some(parse_error::probe(conn).await);
+                    state.parse_probe = Some(parse_error::probe(conn, state.pool).await);
                 }
                 match state.parse_probe.as_ref() {
                     Some(Ok(probe)) => Ok(match kind {

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::outcome::CheckOutcome;
 use crate::client::{Connection, StreamItem, TransportError, is_response};
+use crate::engine::pool::Pool;
 use crate::protocol::errors;
 
 /// After the next request's answer, how long a late answer to the cut-short line is still
@@ -52,13 +53,17 @@ enum Reply {
     Nothing(String),
 }
 
-/// Run the probe on a fresh connection like `conn`'s (same target and era), noting what
-/// it did in `conn`'s transcript.
-pub async fn probe(conn: &mut Connection) -> Result<ParseProbe, String> {
-    let mut own = conn
-        .open_another()
-        .await
-        .map_err(|e| format!("the probe's own connection failed: {e}"))?;
+/// Run the probe on a connection of its own like `conn`'s (same target and era: a warm
+/// process of the pool that no other scenario needs any more, else a new one), noting what
+/// it did in `conn`'s transcript. The probe's connection is stopped after it.
+pub async fn probe(conn: &mut Connection, pool: &Pool) -> Result<ParseProbe, String> {
+    let mut own = match pool.take_spare(&conn.negotiated.requested) {
+        Some(spare) => spare,
+        None => conn
+            .open_another()
+            .await
+            .map_err(|e| format!("the probe's own connection failed: {e}"))?,
+    };
     let probe = run_probe(&mut own).await;
     own.close().await;
     conn.note(format!(
