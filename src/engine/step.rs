@@ -32,7 +32,7 @@ pub async fn run_steps(
     wire_validate: bool,
     calls: &super::checks::ToolCalls,
     pool: &super::pool::Pool,
-    progress: &super::live::ItemProgress,
+    progress: &crate::report::events::ItemEvents<'_, '_>,
 ) -> Vec<StepResult> {
     // `--wire-validate` reports violations by the step that ran next: judge in order.
     let mut results = Deferred::new(steps.len(), !wire_validate);
