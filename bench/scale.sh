@@ -35,8 +35,8 @@
 #          VALIDATE_ROUNDS=5   timed `validate` runs
 #          BENCH_OUT=DIR       logs and report (default: target/bench/scale)
 #          KEEP_TMP=1          keep the generated scenarios (path printed)
-#          JUNIT=1             every run also writes a JUnit report (--junit FILE): the
-#                              results are then kept whole for it, transcripts included
+#          JUNIT=1             every run also writes a JUnit report (--junit FILE), written
+#                              as the suites finish (memory as without it)
 # Needs:   cargo; GNU time (apt package `time`) for exact peak RSS (optional).
 # Exit:    0 when every run completed and passed; non-zero otherwise. Missing the
 #          validate target (< 1 s) is reported, not an error (shared machines).

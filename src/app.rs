@@ -10,6 +10,7 @@ pub mod init;
 mod list;
 mod live;
 mod merge;
+mod outputs;
 mod pack;
 mod run;
 mod snapshot;

@@ -36,7 +36,7 @@ use crate::source::Pos;
 
 pub(crate) use apply::fails_run;
 use apply::*;
-pub use apply::{Applied, Stale, apply, relabel_suite};
+pub use apply::{Applied, Relabel, Stale, apply, relabel_suite, stale};
 use parse::*;
 pub use write::write_from;
 

@@ -9,10 +9,11 @@
 //! two modules import each other (`tests/layers.rs` derives the picture from the `use
 //! crate::` lines and holds it to this list), bottom up:
 //!
-//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `contract_rules`, `exchange`, `source`, `redact`, `bounds`, `era`, `sys`, `signals`, `tls`
+//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `contract_rules`, `exchange`, `outcome`, `junit`, `source`, `redact`, `bounds`, `era`, `sys`, `signals`, `tls`
 //!    — the ground floor: spec facts, JSON, the YAML front end, input errors
-//!    with positions, contract rules files and change kinds, what went over the wire, positions, masking,
-//!    bounded regexes and schemas, process groups, the TLS provider.
+//!    with positions, contract rules files and change kinds, what went over the wire, the result
+//!    vocabulary (level, failure, outcome), the one JUnit writer, positions, masking, bounded regexes and schemas,
+//!    process groups, the TLS provider.
 //! 1. `dsl` — YAML to validated scenarios.
 //! 2. `assert` — expectations judged against one exchange.
 //! 3. `wire`, `client` — message schemas; transports × eras.
@@ -51,7 +52,9 @@ pub mod era;
 pub mod eval;
 pub mod exchange;
 pub mod json;
+pub mod junit;
 pub mod last_run;
+pub mod outcome;
 pub mod packs;
 pub mod redact;
 pub mod report;

@@ -1,7 +1,10 @@
-//! Selecting what runs: tag expressions (`smoke and not slow`), `--shard K/N`, and
-//! `FILE:LINE` arguments.
+//! Selecting what runs: tag expressions (`smoke and not slow`), `--shard K/N`,
+//! `FILE:LINE` arguments and the files `--watch` saw change.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use crate::engine::Item;
 
 /// A boolean expression over tags.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,6 +180,25 @@ pub fn split_file_line(arg: &Path) -> (PathBuf, Option<u32>) {
         return (PathBuf::from(file), Some(n));
     }
     (arg.to_path_buf(), None)
+}
+
+/// Keep the items whose scenario comes from one of `files`; none of them (or no files):
+/// keep everything.
+pub fn retain_changed(items: &mut Vec<Item<'_>>, files: &[PathBuf]) {
+    if files.is_empty() {
+        return;
+    }
+    let files: BTreeSet<PathBuf> = files.iter().map(|f| canonical(f)).collect();
+    let from_changed =
+        |item: &Item| files.contains(&canonical(Path::new(&item.scenario.file.name)));
+    if items.iter().any(from_changed) {
+        items.retain(from_changed);
+    }
+}
+
+/// `p` resolved (symlinks, `..`), or as given when it does not exist.
+pub fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 #[cfg(test)]

@@ -181,6 +181,23 @@ fn no_two_top_level_modules_import_each_other() {
     assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
 }
 
+/// The reports read results in the result vocabulary (`outcome`, `exchange`), never in the
+/// language or the assertions that produced them: a report renders what ran, whoever made it.
+#[test]
+fn reports_read_results_without_the_language() {
+    let graph = graph();
+    let report = graph.get("report").cloned().unwrap_or_default();
+    let wrong: Vec<String> = ["dsl", "assert", "engine", "client"]
+        .iter()
+        .filter_map(|m| {
+            report
+                .get(*m)
+                .map(|at| format!("report imports {m} at {at}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// Every known exception still exists: when one is fixed, its entry goes.
 #[test]
 fn known_exceptions_are_still_needed() {

@@ -176,10 +176,10 @@ fn run_peak(n: usize) -> (usize, usize) {
         jobs: 1,
         params: Default::default(),
         tool_calls: Default::default(),
-        live: Default::default(),
         keep_passing_transcripts: false,
         wire_validate: false,
         fresh: false,
+        snapshots: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -188,7 +188,8 @@ fn run_peak(n: usize) -> (usize, usize) {
     let items = plan(&loaded.scenarios, &eras);
     let before = LIVE.load(Relaxed);
     PEAK.store(before, Relaxed);
-    let report = rt.block_on(run(items, &config, std::future::pending(), |_| {}));
+    let events = mcpspec::report::events::Events::none();
+    let report = rt.block_on(run(items, &config, std::future::pending(), &events));
     let peak = PEAK.load(Relaxed) - before;
     let held = LIVE.load(Relaxed).saturating_sub(before);
     assert_eq!(report.summary.passed, 5 * n, "{:#?}", report.summary);

@@ -1,4 +1,5 @@
-//! The live progress of `run` on stderr, read from the engine's [`Live`] state.
+//! The live progress of `run` on stderr: a subscriber to the run's events that keeps what
+//! runs now (each running `scenario@era` and its current step), drawn by a thread of its own.
 //!
 //! On a terminal (and not in CI): one status line, redrawn a few times a second once the run
 //! has taken longer than a moment — finished/total, the oldest running `scenario@era`, its
@@ -15,8 +16,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::engine::live::{Live, LiveSnapshot};
 use crate::redact::escape_controls;
+use crate::report::events::{Event, Subscriber};
 
 /// How long a run goes before the terminal line appears.
 const SHOW_AFTER: Duration = Duration::from_millis(800);
@@ -33,9 +34,72 @@ enum Mode {
 
 /// The renderer thread and the lock that keeps its line apart from the suites' output.
 pub(super) struct LiveLine {
+    live: Arc<Mutex<LiveSnapshot>>,
     screen: Arc<Mutex<Screen>>,
     stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// What runs at one moment.
+#[derive(Clone, Debug, Default)]
+struct LiveSnapshot {
+    /// Items finished so far.
+    finished: usize,
+    /// Items running, oldest first.
+    running: Vec<Running>,
+}
+
+/// One item being run.
+#[derive(Clone, Debug)]
+struct Running {
+    /// `scenario@era`.
+    id: String,
+    /// The step being run (`connecting` before the first one).
+    step: String,
+    /// When the current step began.
+    since: Instant,
+}
+
+/// Holds the live line off while something else is printed (see [`LiveLine::screen`]).
+#[derive(Clone)]
+pub(super) struct ScreenLock(Arc<Mutex<Screen>>);
+
+impl ScreenLock {
+    /// Run `write` (printing a suite) with the status line cleared and held off.
+    pub(super) fn while_cleared(&self, write: impl FnOnce()) {
+        let mut screen = lock(&self.0);
+        clear(&mut screen);
+        write();
+    }
+}
+
+/// Cheap on the step path: one uncontended lock and a copy of the step's name into a
+/// buffer that is reused.
+impl Subscriber for LiveLine {
+    fn on(&mut self, event: &Event<'_>) {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        match *event {
+            Event::SuiteStarted { id } => live.running.push(Running {
+                id: id.to_string(),
+                step: "connecting".into(),
+                since: Instant::now(),
+            }),
+            Event::StepStarted { suite, step } => {
+                if let Some(running) = live.running.iter_mut().find(|r| r.id == suite) {
+                    running.step.clear();
+                    running.step.push_str(step);
+                    running.since = Instant::now();
+                }
+            }
+            Event::SuiteEnded { id } => {
+                if let Some(i) = live.running.iter().position(|r| r.id == id) {
+                    live.running.remove(i);
+                }
+                live.finished += 1;
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Whether the terminal line is on screen now.
@@ -45,30 +109,31 @@ struct Screen {
 }
 
 impl LiveLine {
-    /// Start rendering `live` (a run of `total` items).
-    pub(super) fn start(live: Arc<Live>, total: usize) -> LiveLine {
+    /// Start rendering the progress of a run of `total` items.
+    pub(super) fn start(total: usize) -> LiveLine {
         let mode = mode();
+        let live = Arc::new(Mutex::new(LiveSnapshot::default()));
         let screen = Arc::new(Mutex::new(Screen::default()));
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = {
             let screen = Arc::clone(&screen);
+            let live = Arc::clone(&live);
             std::thread::Builder::new()
                 .name("mcpspec-progress".into())
                 .spawn(move || render_loop(mode, &live, total, &screen, &stopped))
                 .ok()
         };
         LiveLine {
+            live,
             screen,
             stop: Some(stop),
             thread,
         }
     }
 
-    /// Run `write` (printing a suite) with the status line cleared and held off.
-    pub(super) fn while_cleared(&self, write: impl FnOnce()) {
-        let mut screen = lock(&self.screen);
-        clear(&mut screen);
-        write();
+    /// For the console: prints with the status line cleared.
+    pub(super) fn screen(&self) -> ScreenLock {
+        ScreenLock(Arc::clone(&self.screen))
     }
 
     /// Stop the renderer and clear its line.
@@ -117,7 +182,7 @@ fn mode() -> Mode {
 
 fn render_loop(
     mode: Mode,
-    live: &Live,
+    live: &Mutex<LiveSnapshot>,
     total: usize,
     screen: &Mutex<Screen>,
     stopped: &mpsc::Receiver<()>,
@@ -134,7 +199,7 @@ fn render_loop(
             Err(RecvTimeoutError::Timeout) => {}
             _ => return,
         }
-        let now = live.snapshot();
+        let now = live.lock().unwrap_or_else(|e| e.into_inner()).clone();
         match mode {
             Mode::Terminal => {
                 if started.elapsed() < SHOW_AFTER || now.running.is_empty() {

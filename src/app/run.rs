@@ -1,7 +1,7 @@
 //! `mcpspec run`: load, select, run against the server, write the reports, and turn the
 //! result into the exit code.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -9,14 +9,14 @@ use serde_json::Value;
 
 use crate::cli::{ColorChoice, RunArgs, UsageError, exit};
 use crate::dsl::{self, Scenario};
-use crate::engine::{self, RunConfig};
+use crate::engine::{self, Item, RunConfig};
 use crate::era::Era;
-use crate::report::model::{RunReport, SuiteResult};
-use crate::report::{self, ConsoleOptions};
+use crate::report::events::{Event, Events, Subscriber};
+use crate::report::model::{RunReport, ShardInfo, SuiteResult};
 use crate::select::{Shard, TagExpr, split_file_line};
 
-use super::live::LiveLine;
-use super::{ReportPaths, is_stdout, runtime_for, usage, write_reports, write_reports_file};
+use super::outputs::Outputs;
+use super::{runtime_for, usage};
 
 /// Scenarios of a run that keep their compiled steps (see `ParamInputs::keep_compiled`).
 pub(super) const KEEP_COMPILED: usize = 64;
@@ -37,94 +37,235 @@ pub(super) fn selection(args: &RunArgs) -> Result<Option<GlobSet>, UsageError> {
 
 pub(super) fn run(mut args: RunArgs) -> i32 {
     let mut secrets = Vec::new();
+    let config_params = match configure(&mut args, &mut secrets) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mut asked = match Asked::parse(&args) {
+        Ok(a) => a,
+        Err(e) => return usage(e),
+    };
+    let loaded = match load(&args, &mut asked, config_params, &mut secrets) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let Loaded {
+        target,
+        params,
+        selected,
+        baseline,
+    } = loaded;
+    let last_run_path = crate::last_run::path_for(args.config.as_deref());
+    let last_run = crate::last_run::LastRun::load(&last_run_path);
+    let (items, shard_info) = match select(&args, &asked, &selected, &last_run, &last_run_path) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    crate::redact::remember(&secrets);
+    let strict = args.strict;
+    let config = RunConfig {
+        target,
+        params,
+        // The JSON and HTML reports show every transcript; JUnit is written as the suites come.
+        keep_passing_transcripts: args.json.is_some() || args.html.is_some(),
+        wire_validate: args.wire_validate,
+        fresh: args.fresh,
+        snapshots: std::sync::Arc::new(crate::assert::snapshot::Snapshots::new(
+            args.update_snapshots,
+        )),
+        tool_calls: Default::default(),
+        eras: asked.eras,
+        jobs: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }),
+    };
+    // The run's outputs, each a subscriber to its events.
+    let mut out = Outputs::new(&args, items.len(), secrets, last_run, last_run_path);
+    let Outputs {
+        live,
+        console,
+        junit,
+        files,
+        last_run,
+    } = &mut out;
+    // The console and JUnit show the suites with the baseline's expected failures.
+    let mut shown: Vec<&mut (dyn Subscriber + Send)> = vec![console];
+    if let Some(junit) = junit {
+        shown.push(junit);
+    }
+    let mut relabel = crate::baseline::Relabel::new(baseline.as_ref(), strict, shown);
+    let events = Events::new(vec![live, &mut relabel, files, last_run]);
+    let concurrency = config.jobs.min(items.len());
+    let mut report = runtime_for(concurrency).block_on(async {
+        crate::signals::install();
+        // A signal stops the run, which still writes what finished (see `engine::run`).
+        crate::signals::defer_exit();
+        engine::run(items, &config, crate::signals::interrupted(), &events).await
+    });
+    report.shard = shard_info;
+    let applied = baseline
+        .as_ref()
+        .map(|b| apply_baseline(b, &mut report, strict));
+    events.emit(&Event::RunFinished(&report));
+    drop(events);
+    drop(relabel);
+    let failed = out.finish();
+    let code = match (crate::signals::received(), failed) {
+        // Anything started after the handler's kill (the run stopped right after it).
+        (Some(signal), _) => {
+            crate::signals::kill_all();
+            signal
+        }
+        (None, Some(code)) => code,
+        (None, None) => exit_code(&report, applied.as_ref(), strict),
+    };
+    // The process ends next: its memory goes back to the system at once, so the results
+    // and compiled steps of a large run are not freed one allocation at a time first.
+    std::mem::forget(report);
+    std::mem::forget(selected);
+    code
+}
+
+/// The baseline applied to the finished run: expected failures relabelled, stale entries
+/// listed in the report.
+fn apply_baseline(
+    baseline: &crate::baseline::Baseline,
+    report: &mut RunReport,
+    strict: bool,
+) -> crate::baseline::Applied {
+    let applied = crate::baseline::apply(baseline, report, strict);
+    report.stale_entries = applied
+        .stale
+        .iter()
+        .map(|s| crate::report::model::StaleEntry {
+            entry: s.entry.clone(),
+            file: s.pos.file_name().to_string(),
+            line: s.pos.line,
+            message: s.message.clone(),
+        })
+        .collect();
+    applied
+}
+
+/// `mcpspec.yaml` applied to `args` (its `imports:` and `paths:` when the command line
+/// names none); its parameter values.
+fn configure(
+    args: &mut RunArgs,
+    secrets: &mut Vec<String>,
+) -> Result<Vec<(String, dsl::pack::Given)>, i32> {
     let mut config_params = Vec::new();
     match crate::config::Config::find(args.config.as_deref()) {
         Ok(Some(config)) => {
             let name = args.target_name.clone();
             // `imports:`, like `paths:`, run when the command line names nothing.
             let project_imports = args.paths.is_empty();
-            let applied = config.apply(&mut args, name.as_deref()).and_then(|()| {
-                config_params = config.parameters(&mut secrets)?;
+            let applied = config.apply(args, name.as_deref()).and_then(|()| {
+                config_params = config.parameters(secrets)?;
                 Ok(())
             });
             if let Err(errors) = applied {
                 errln!("{}", errors.render());
-                return exit::INVALID_INPUT;
+                return Err(exit::INVALID_INPUT);
             }
             if project_imports {
-                match super::pack::project_paths(&config, args.offline) {
-                    Ok(paths) => args.paths.extend(paths),
-                    Err(code) => return code,
-                }
+                args.paths
+                    .extend(super::pack::project_paths(&config, args.offline)?);
             }
         }
         Ok(None) if args.target_name.is_some() => {
-            return usage(UsageError(format!(
+            return Err(usage(UsageError(format!(
                 "--target needs a configuration file ({} or --config FILE)",
                 crate::config::DEFAULT_FILE
-            )));
+            ))));
         }
         Ok(None) => {}
         Err(errors) => {
             errln!("{}", errors.render());
-            return exit::INVALID_INPUT;
+            return Err(exit::INVALID_INPUT);
         }
     }
     if args.paths.is_empty() {
-        return usage(UsageError(
+        return Err(usage(UsageError(
             "nothing to run: give scenario files, folders or packs (or `paths:` in mcpspec.yaml)"
                 .into(),
-        ));
+        )));
     }
-    let (target, target_secrets) = match args.target.to_target() {
-        Ok(t) => t,
-        Err(e) => return usage(e),
-    };
-    let eras = match args
-        .eras
-        .iter()
-        .map(|e| Era::parse(e))
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(e) => e,
-        Err(e) => return usage(UsageError(format!("--era: {e}"))),
-    };
-    let filter = match selection(&args) {
-        Ok(f) => f,
-        Err(e) => return usage(e),
-    };
-    let tag_exprs = match args
-        .tags
-        .iter()
-        .map(|t| TagExpr::parse(t))
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(t) => t,
-        Err(e) => return usage(UsageError(format!("--tag: {e}"))),
-    };
-    let shard = match args.shard.as_deref().map(Shard::parse).transpose() {
-        Ok(s) => s,
-        Err(e) => return usage(UsageError(e)),
-    };
-    // `FILE:LINE` arguments select the scenario (or the step, with the steps before it)
-    // at that line.
-    let located: Vec<(PathBuf, Option<u32>)> =
-        args.paths.iter().map(|p| split_file_line(p)).collect();
-    let paths: Vec<PathBuf> = located.iter().map(|(p, _)| p.clone()).collect();
-    secrets.extend(target_secrets);
-    let cli_params = match parse_params(&args.set, &mut secrets) {
-        Ok(p) => p,
-        Err(e) => return usage(e),
-    };
+    Ok(config_params)
+}
+
+/// What the command line asks for besides the paths, parsed.
+struct Asked {
+    target: crate::client::Target,
+    target_secrets: Vec<String>,
+    eras: Vec<Era>,
+    filter: Option<GlobSet>,
+    tags: Vec<TagExpr>,
+    shard: Option<Shard>,
+    /// `FILE:LINE` arguments select the scenario (or the step, with the steps before it)
+    /// at that line.
+    located: Vec<(PathBuf, Option<u32>)>,
+}
+
+impl Asked {
+    fn parse(args: &RunArgs) -> Result<Asked, UsageError> {
+        let (target, target_secrets) = args.target.to_target()?;
+        let eras = args
+            .eras
+            .iter()
+            .map(|e| Era::parse(e))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| UsageError(format!("--era: {e}")))?;
+        let filter = selection(args)?;
+        let tags = args
+            .tags
+            .iter()
+            .map(|t| TagExpr::parse(t))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| UsageError(format!("--tag: {e}")))?;
+        Ok(Asked {
+            target,
+            target_secrets,
+            eras,
+            filter,
+            tags,
+            shard: args
+                .shard
+                .as_deref()
+                .map(Shard::parse)
+                .transpose()
+                .map_err(UsageError)?,
+            located: args.paths.iter().map(|p| split_file_line(p)).collect(),
+        })
+    }
+}
+
+/// What a run runs, loaded.
+struct Loaded {
+    target: crate::client::Target,
+    params: serde_json::Map<String, Value>,
+    /// The scenarios the tags select (`FILE:LINE` steps cut).
+    selected: Vec<Scenario>,
+    baseline: Option<crate::baseline::Baseline>,
+}
+
+/// The target, the parameters, the scenarios and the baseline.
+fn load(
+    args: &RunArgs,
+    asked: &mut Asked,
+    config_params: Vec<(String, dsl::pack::Given)>,
+    secrets: &mut Vec<String>,
+) -> Result<Loaded, i32> {
+    let target = asked.target.clone();
+    secrets.append(&mut asked.target_secrets);
+    let cli_params = parse_params(&args.set, secrets).map_err(usage)?;
     // Parameter values: `--set` over mcpspec.yaml; packs add the environment, `with:` and
     // defaults below these.
-    let sources = match super::pack::sources(args.offline) {
-        Ok(s) => s,
-        Err(errors) => {
-            errln!("{}", errors.render());
-            return exit::INVALID_INPUT;
-        }
-    };
+    let sources = super::pack::sources(args.offline).map_err(|errors| {
+        errln!("{}", errors.render());
+        exit::INVALID_INPUT
+    })?;
     let mut inputs = dsl::pack::ParamInputs {
         given: config_params.into_iter().collect(),
         env: true,
@@ -147,7 +288,8 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         .map(|(k, g)| (k.clone(), g.value.clone()))
         .collect();
     // Engine-derived parameters (e.g. `alg_none_token` from the bearer token), secret.
-    engine::security::add_derived_params(&target, &mut params, &mut secrets);
+    engine::security::add_derived_params(&target, &mut params, secrets);
+    let paths: Vec<PathBuf> = asked.located.iter().map(|(p, _)| p.clone()).collect();
     let scenarios = match dsl::load::load_all(&paths, &inputs) {
         Ok(loaded) => {
             secrets.extend(loaded.secrets);
@@ -155,7 +297,7 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         }
         Err(errors) => {
             errln!("{}", errors.render());
-            return super::pack::unreachable_or(&sources, exit::INVALID_INPUT);
+            return Err(super::pack::unreachable_or(&sources, exit::INVALID_INPUT));
         }
     };
     // The baseline's entries must name scenarios and checks that exist (whether or not
@@ -172,7 +314,7 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
                 Ok(b) => Some(b),
                 Err(errors) => {
                     errln!("{}", errors.render());
-                    return exit::INVALID_INPUT;
+                    return Err(exit::INVALID_INPUT);
                 }
             }
         }
@@ -180,9 +322,9 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
     };
     let mut selected: Vec<Scenario> = scenarios
         .into_iter()
-        .filter(|s| tag_exprs.is_empty() || tag_exprs.iter().any(|e| e.matches(&s.tags)))
+        .filter(|s| asked.tags.is_empty() || asked.tags.iter().any(|e| e.matches(&s.tags)))
         .collect();
-    for (path, line) in &located {
+    for (path, line) in &asked.located {
         if let Some(line) = line {
             let name = path.display().to_string();
             for s in selected.iter_mut().filter(|s| s.file.name == name) {
@@ -193,14 +335,29 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
             }
         }
     }
-    let mut items = engine::plan(&selected, &eras);
-    if let Some(f) = &filter {
+    Ok(Loaded {
+        target,
+        params,
+        selected,
+        baseline,
+    })
+}
+
+/// The items of this run: the plan of the selected scenarios, filtered (`--filter`,
+/// `--watch`'s changed files, `--last-failed`) and sharded; the shard's place in the whole.
+fn select<'a>(
+    args: &RunArgs,
+    asked: &Asked,
+    selected: &'a [Scenario],
+    last_run: &crate::last_run::LastRun,
+    last_run_path: &std::path::Path,
+) -> Result<(Vec<Item<'a>>, Option<ShardInfo>), i32> {
+    let mut items = engine::plan(selected, &asked.eras);
+    if let Some(f) = &asked.filter {
         items.retain(|item| f.is_match(&item.scenario.id) || f.is_match(item.id()));
     }
     // --watch: the scenarios of the files that changed (none of them: everything).
-    super::watch::retain_changed(&mut items, &args.only_files);
-    let last_run_path = crate::last_run::path_for(args.config.as_deref());
-    let mut last_run = crate::last_run::LastRun::load(&last_run_path);
+    crate::select::retain_changed(&mut items, &args.only_files);
     if args.last_failed {
         let ids: Vec<String> = items.iter().map(|item| item.id()).collect();
         match last_run.pick(&ids) {
@@ -219,16 +376,16 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
     for (i, item) in items.iter_mut().enumerate() {
         item.ordinal = i;
     }
-    let shard_info = shard.map(|shard| {
+    let shard_info = asked.shard.map(|shard| {
         let ids: Vec<String> = items.iter().map(|item| item.id()).collect();
         let full_run: Vec<&str> = ids.iter().map(String::as_str).collect();
-        crate::report::model::ShardInfo::new(shard.index + 1, shard.count, &full_run)
+        ShardInfo::new(shard.index + 1, shard.count, &full_run)
     });
     if items.is_empty() {
         errln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
-        return exit::INVALID_INPUT;
+        return Err(exit::INVALID_INPUT);
     }
-    if let Some(shard) = shard {
+    if let Some(shard) = asked.shard {
         items.retain(|item| shard.takes(item.ordinal));
         // More shards than items: this one is empty, but its (empty) result still counts
         // for `report merge`.
@@ -240,131 +397,9 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
             );
         }
     }
-    crate::redact::remember(&secrets);
-    // `--json -`: stdout carries the JSON result alone, the console report goes to stderr.
-    let console_to_stderr = is_stdout(args.json.as_deref());
-    let console = ConsoleOptions {
-        color: use_color(args.color, console_to_stderr),
-        verbose: args.verbose,
-        secrets: secrets.clone(),
-        redaction: Default::default(),
-    };
-    let config = RunConfig {
-        target,
-        params,
-        keep_passing_transcripts: args.junit.is_some() || args.json.is_some(),
-        wire_validate: args.wire_validate,
-        fresh: args.fresh,
-        snapshots: std::sync::Arc::new(crate::assert::snapshot::Snapshots::new(
-            args.update_snapshots,
-        )),
-        tool_calls: Default::default(),
-        live: Default::default(),
-        eras,
-        jobs: args.jobs.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        }),
-    };
-    let strict = args.strict;
-    let mut stdout: Box<dyn Write + Send> = if console_to_stderr {
-        Box::new(std::io::stderr())
-    } else {
-        Box::new(std::io::stdout())
-    };
-    let concurrency = config.jobs.min(items.len());
-    let rt = runtime_for(concurrency);
-    let live = LiveLine::start(std::sync::Arc::clone(&config.live), items.len());
-    let mut seen = report::Seen::default();
-    let mut report = rt.block_on(async {
-        crate::signals::install();
-        // A signal stops the run, which still writes what finished (see `engine::run`).
-        crate::signals::defer_exit();
-        engine::run(items, &config, crate::signals::interrupted(), |suite| {
-            // Show expected failures as such while streaming (staleness is judged at the end).
-            let shown = match &baseline {
-                Some(b) => {
-                    std::borrow::Cow::Owned(crate::baseline::relabel_suite(b, suite, strict))
-                }
-                None => std::borrow::Cow::Borrowed(suite),
-            };
-            live.while_cleared(|| {
-                let text = report::render_streamed(&shown, &console, &mut seen);
-                let _ = stdout.write_all(text.as_bytes());
-                let _ = stdout.flush();
-            });
-        })
-        .await
-    });
-    live.finish();
-    report.shard = shard_info;
-    let applied = baseline
-        .as_ref()
-        .map(|b| crate::baseline::apply(b, &mut report, strict));
-    if let Some(applied) = &applied {
-        report.stale_entries = applied
-            .stale
-            .iter()
-            .map(|s| crate::report::model::StaleEntry {
-                entry: s.entry.clone(),
-                file: s.pos.file_name().to_string(),
-                line: s.pos.line,
-                message: s.message.clone(),
-            })
-            .collect();
-    }
-    let _ = stdout.write_all(report::render_summary(&report, &console).as_bytes());
-    if let Some(applied) = &applied {
-        for stale in &applied.stale {
-            errln!("{}", stale.render());
-        }
-    }
-    let paths = ReportPaths {
-        junit: args.junit.clone(),
-        json: args.json.clone(),
-        html: args.html.clone(),
-        sarif: args.sarif.clone(),
-        sarif_source: args.sarif_source.clone(),
-    };
-    // With what the run learned on the way (secret-named vars rendered by templates).
-    secrets.extend(crate::redact::known().values().iter().cloned());
-    if let Err(code) = write_reports(&report, &paths, &secrets) {
-        return code;
-    }
-    if let (Some(path), Some(signal)) = (&args.write_baseline, &report.interrupted) {
-        // The unfinished suites are not failures of the server: no baseline from them.
-        errln!(
-            "no baseline written to {}: the run was interrupted ({signal})",
-            path.display()
-        );
-    } else if let Some(path) = &args.write_baseline {
-        if let Err(code) = write_reports_file(path, crate::baseline::write_from(&report, strict)) {
-            return code;
-        }
-        errln!(
-            "baseline of this run's failures written to {}",
-            path.display()
-        );
-    }
-    last_run.update(&report, strict);
-    if let Err(e) = last_run.save(&last_run_path) {
-        errln!("warning: --last-failed record not updated: {e}");
-    }
-    let code = match crate::signals::received() {
-        Some(signal) => {
-            // Anything started after the handler's kill (the run stopped right after it).
-            crate::signals::kill_all();
-            signal
-        }
-        None => exit_code(&report, applied.as_ref(), strict),
-    };
-    // The process ends next: its memory goes back to the system at once, so the results
-    // and compiled steps of a large run are not freed one allocation at a time first.
-    std::mem::forget(report);
-    std::mem::forget(selected);
-    code
+    Ok((items, shard_info))
 }
+
 /// 4 when the server could not be started/reached, 3 when authentication failed,
 /// 1 when a test failed, else 0.
 ///

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::cli::RunArgs;
-use crate::engine::Item;
+use crate::select::canonical;
 
 /// How often the watched files are stat'ed.
 const POLL: Duration = Duration::from_millis(250);
@@ -55,24 +55,6 @@ pub(super) fn watch(args: RunArgs) -> i32 {
         let shown: Vec<String> = changed.iter().map(|p| p.display().to_string()).collect();
         errln!("\n--watch: changed: {}; rerunning", shown.join(", "));
     }
-}
-
-/// Keep the items whose scenario comes from one of `files`; none of them (or no files):
-/// keep everything.
-pub(super) fn retain_changed(items: &mut Vec<Item<'_>>, files: &[PathBuf]) {
-    if files.is_empty() {
-        return;
-    }
-    let files: BTreeSet<PathBuf> = files.iter().map(|f| canonical(f)).collect();
-    let from_changed =
-        |item: &Item| files.contains(&canonical(Path::new(&item.scenario.file.name)));
-    if items.iter().any(from_changed) {
-        items.retain(from_changed);
-    }
-}
-
-fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// What one watch cycle looks at.

@@ -1,6 +1,7 @@
 //! Applying a baseline to a finished run: listed failures become expected, entries whose
 //! failure is gone become stale.
 
+use crate::report::events::{Event, Subscriber};
 use crate::report::model::{Failure, Outcome, RunReport, StepResult, Summary};
 use crate::source::{Pos, Severity};
 
@@ -78,47 +79,11 @@ pub(super) fn has_setup_error_only(suite: &crate::report::model::SuiteResult) ->
 /// then not counted in `unexpected`; it keeps its `setup_error` and still counts as an error
 /// in the summary (as in the JUnit report).
 pub fn apply(baseline: &Baseline, report: &mut RunReport, strict: bool) -> Applied {
-    let mut applied = Applied::default();
-
-    // Staleness is judged on the outcomes before relabelling.
-    for entry in &baseline.entries {
-        let mut ran = false;
-        let mut failed = false;
-        let suites = report
-            .suites
-            .iter()
-            .filter(|s| entry.matches_suite(&s.scenario, &s.era.requested));
-        for suite in suites {
-            match &entry.check {
-                None => {
-                    if has_setup_error_only(suite) {
-                        ran = true;
-                        failed = true;
-                    }
-                    for step in &suite.steps {
-                        ran |= !matches!(step.outcome, Outcome::Skipped { .. });
-                        failed |= is_failing(&step.outcome);
-                    }
-                }
-                Some(check) => {
-                    for step in suite.steps.iter().filter(|s| s.name == *check) {
-                        ran |= matches!(step.outcome, Outcome::Passed);
-                        failed |= is_failing(&step.outcome);
-                    }
-                }
-            }
-        }
-        if ran && !failed {
-            applied.stale.push(Stale {
-                entry: entry.text.clone(),
-                pos: entry.pos.clone(),
-                message: format!(
-                    "`{}` passes now: remove line {} of {}",
-                    entry.text, entry.pos.line, baseline.file
-                ),
-            });
-        }
-    }
+    let mut applied = Applied {
+        // Staleness is judged on the outcomes before relabelling.
+        stale: stale(baseline, report),
+        unexpected: 0,
+    };
 
     let mut by_rank: Vec<&Entry> = baseline.entries.iter().collect();
     by_rank.sort_by_key(|e| e.rank());
@@ -148,6 +113,51 @@ pub fn apply(baseline: &Baseline, report: &mut RunReport, strict: bool) -> Appli
     }
     report.summary = Summary::from_suites(&report.suites);
     applied
+}
+
+/// The baseline's entries that no longer fail in `report` (relabelled or not: an
+/// expected failure still fails).
+pub fn stale(baseline: &Baseline, report: &RunReport) -> Vec<Stale> {
+    let mut out = Vec::new();
+    for entry in &baseline.entries {
+        let mut ran = false;
+        let mut failed = false;
+        let suites = report
+            .suites
+            .iter()
+            .filter(|s| entry.matches_suite(&s.scenario, &s.era.requested));
+        for suite in suites {
+            match &entry.check {
+                None => {
+                    if has_setup_error_only(suite) {
+                        ran = true;
+                        failed = true;
+                    }
+                    for step in &suite.steps {
+                        ran |= !matches!(step.outcome, Outcome::Skipped { .. });
+                        failed |= is_failing(&step.outcome);
+                    }
+                }
+                Some(check) => {
+                    for step in suite.steps.iter().filter(|s| s.name == *check) {
+                        ran |= matches!(step.outcome, Outcome::Passed);
+                        failed |= is_failing(&step.outcome);
+                    }
+                }
+            }
+        }
+        if ran && !failed {
+            out.push(Stale {
+                entry: entry.text.clone(),
+                pos: entry.pos.clone(),
+                message: format!(
+                    "`{}` passes now: remove line {} of {}",
+                    entry.text, entry.pos.line, baseline.file
+                ),
+            });
+        }
+    }
+    out
 }
 
 /// The expected-failure outcome of a failed, warning or errored step.
@@ -194,4 +204,56 @@ pub fn relabel_suite(
     };
     apply(baseline, &mut one, strict);
     one.suites.pop().expect("one suite in, one out")
+}
+
+/// The baseline as a stage of a run's events: the suites reach the subscribers behind it
+/// (the console, JUnit) with its expected failures relabelled; after the finished run
+/// reaches them, its stale entries are shown (on stderr, each with its place in the file).
+pub struct Relabel<'a, 's> {
+    baseline: Option<&'a Baseline>,
+    strict: bool,
+    next: Vec<&'s mut (dyn Subscriber + Send)>,
+}
+
+impl<'a, 's> Relabel<'a, 's> {
+    /// `baseline` none: the events go through as they are.
+    pub fn new(
+        baseline: Option<&'a Baseline>,
+        strict: bool,
+        next: Vec<&'s mut (dyn Subscriber + Send)>,
+    ) -> Self {
+        Relabel {
+            baseline,
+            strict,
+            next,
+        }
+    }
+
+    fn forward(&mut self, event: &Event<'_>) {
+        for next in self.next.iter_mut() {
+            next.on(event);
+        }
+    }
+}
+
+impl Subscriber for Relabel<'_, '_> {
+    fn on(&mut self, event: &Event<'_>) {
+        let Some(baseline) = self.baseline else {
+            return self.forward(event);
+        };
+        match *event {
+            Event::SuiteFinished(suite) => {
+                // Staleness needs the whole run: judged when it is finished.
+                let shown = relabel_suite(baseline, suite, self.strict);
+                self.forward(&Event::SuiteFinished(&shown));
+            }
+            Event::RunFinished(report) => {
+                self.forward(event);
+                for stale in stale(baseline, report) {
+                    errln!("{}", stale.render());
+                }
+            }
+            _ => self.forward(event),
+        }
+    }
 }

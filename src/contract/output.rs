@@ -157,45 +157,42 @@ pub fn to_json(report: &DiffReport, judgement: &Judgement) -> String {
     s
 }
 
-/// One testcase per change (failing changes are failures) and per stale acceptance.
+/// One testcase per change (failing changes are failures) and per stale acceptance,
+/// under the one JUnit policy (see [`crate::junit`]).
 pub fn to_junit(report: &DiffReport, judgement: &Judgement) -> String {
-    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-    let mut suite = TestSuite::new(format!(
+    use crate::junit::{Policy, TestCaseStatus, TestSuite};
+    let policy = Policy::known();
+    let mut suite = TestSuite::new(policy.text(&format!(
         "contract {} → {}",
         report.baseline, report.candidate
-    ));
+    )));
     for j in &judgement.changes {
         let c = &j.change;
         let status = match &j.verdict {
-            ChangeDecision::Fail => {
-                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_type(c.kind.as_str());
-                s.set_message(describe(c));
-                s.set_description(format!(
+            ChangeDecision::Fail => policy.failure(
+                c.kind.as_str(),
+                &describe(c),
+                Some(&format!(
                     "before: {}\nafter:  {}",
                     short(&c.before),
                     short(&c.after)
-                ));
-                s
-            }
+                )),
+            ),
             _ => TestCaseStatus::success(),
         };
-        let mut tc = TestCase::new(describe(c), status);
-        tc.set_classname(format!("contract.{}", c.list));
+        let mut tc = policy.case(&describe(c), &format!("contract.{}", c.list), status);
         if let ChangeDecision::Accepted { reason } = &j.verdict {
-            tc.set_system_out(format!("accepted: {reason}"));
+            policy.system_out(&mut tc, &format!("accepted: {reason}"));
         }
         suite.add_test_case(tc);
     }
     for s in &judgement.stale {
-        let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-        st.set_type("stale_acceptance");
-        st.set_message(s.clone());
-        let mut tc = TestCase::new(format!("stale acceptance: {s}"), st);
-        tc.set_classname("contract.rules");
-        suite.add_test_case(tc);
+        let status = policy.failure("stale_acceptance", s, None);
+        suite.add_test_case(policy.case(
+            &format!("stale acceptance: {s}"),
+            "contract.rules",
+            status,
+        ));
     }
-    let mut r = Report::new("mcpspec diff");
-    r.add_test_suite(suite);
-    r.to_string().unwrap_or_default()
+    crate::junit::document("mcpspec diff", None, None, [suite])
 }

@@ -553,10 +553,5 @@ pub struct ContractCheck {
     pub rules: Option<At<String>>,
 }
 
-/// How much a step's failure weighs: `must` fails the run, `should` is a warning.
-#[derive(Debug, Clone, Copy, serde::Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Must,
-    Should,
-}
+/// How much a step's failure weighs (defined with the result vocabulary).
+pub use crate::outcome::Level;

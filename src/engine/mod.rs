@@ -4,7 +4,6 @@
 mod checks;
 mod failure;
 mod judge;
-pub mod live;
 pub mod pool;
 pub mod security;
 mod send;
@@ -19,6 +18,7 @@ use futures::StreamExt;
 use crate::client::{ConnectErrorKind, Connection, Target};
 use crate::dsl::Scenario;
 use crate::era::{Era, EraSelector};
+use crate::report::events::{Event, Events, ItemEvents, RunInfo};
 use crate::report::model::{EraInfo, Outcome, RunReport, ServerStats, SuiteResult, Summary};
 
 /// What a run needs besides the scenarios.
@@ -29,16 +29,15 @@ pub struct RunConfig {
     pub jobs: usize,
     /// `--set` parameters: template variables in every scenario (they win over `vars`).
     pub params: serde_json::Map<String, serde_json::Value>,
-    /// Keep the transcripts of steps that passed or were skipped once their suite has been
-    /// streamed (JUnit and JSON reports show them). Without a report file nothing reads
-    /// them afterwards, so dropping them keeps memory flat on large runs.
+    /// Keep the transcripts of steps that passed or were skipped in the returned report
+    /// once their suite has been emitted (the JSON report shows them). Without it nothing
+    /// reads them afterwards (JUnit is written as the suites come), so dropping them keeps
+    /// memory flat on large runs.
     pub keep_passing_transcripts: bool,
     /// `--wire-validate`: a wire violation fails the step that received it.
     pub wire_validate: bool,
     /// Tool calls of the run's tool checks, each sent once and its answer shared.
     pub tool_calls: ToolCalls,
-    /// What is running now, for the console's live progress.
-    pub live: std::sync::Arc<live::Live>,
     /// `--fresh`: every scenario on a server process of its own (see [`pool`]).
     pub fresh: bool,
     /// Where `snapshot` expectations compare, or write under `--update-snapshots`.
@@ -101,8 +100,9 @@ pub fn plan<'a>(scenarios: &'a [Scenario], eras: &[Era]) -> Vec<Item<'a>> {
     items
 }
 
-/// Run the items with up to `jobs` connections at once. Suites are handed to
-/// `on_suite` and stored in input order whatever the concurrency.
+/// Run the items with up to `jobs` connections at once, telling `events` as it goes
+/// (see [`Event`]); suites are emitted and stored in input order whatever the concurrency.
+/// The last event, [`Event::RunFinished`], is the caller's: it has the report to finish.
 ///
 /// When `interrupt` resolves (a signal, with its name), the run stops at once: the suites
 /// that finished are kept, every other item becomes an `interrupted` suite, and the report
@@ -111,10 +111,17 @@ pub async fn run(
     items: Vec<Item<'_>>,
     config: &RunConfig,
     interrupt: impl std::future::Future<Output = String>,
-    mut on_suite: impl FnMut(&SuiteResult),
+    events: &Events<'_>,
 ) -> RunReport {
     let started = Instant::now();
-    let started_at = now_rfc3339();
+    let info = RunInfo {
+        mcpspec_version: env!("CARGO_PKG_VERSION").to_string(),
+        target: config.target.describe(),
+        transport: config.target.transport_name().to_string(),
+        started_at: now_rfc3339(),
+        items: items.len(),
+    };
+    events.emit(&Event::RunStarted(&info));
     let jobs = config.jobs.max(1);
     // What an interrupted item's suite needs (cheap: the scenario is borrowed).
     let planned: Vec<(&Scenario, Era, usize)> = items
@@ -174,7 +181,15 @@ pub async fn run(
                 break;
             };
             let lease = pool.lease(&item.era.label, needs[i].as_ref());
-            running.push(run_held(i, item, config, &target_hold, &pool, lease));
+            running.push(run_held(
+                i,
+                item,
+                config,
+                &target_hold,
+                &pool,
+                lease,
+                events,
+            ));
         }
         let next = tokio::select! {
             biased;
@@ -186,12 +201,8 @@ pub async fn run(
         };
         let Some((i, suite)) = next else { break };
         ahead.insert(i, suite);
-        while let Some(mut suite) = ahead.remove(&suites.len()) {
-            on_suite(&suite);
-            if !config.keep_passing_transcripts {
-                compact(&mut suite);
-            }
-            suites.push(suite);
+        while let Some(suite) = ahead.remove(&suites.len()) {
+            suites.push(finished(suite, config, events));
         }
     }
     drop(running);
@@ -199,17 +210,14 @@ pub async fn run(
     if let Some(why) = &interrupted {
         for (i, (scenario, era, ordinal)) in planned.iter().enumerate().skip(suites.len()) {
             // Finished ahead of an unfinished one: still a result, shown as such.
-            if let Some(mut suite) = ahead.remove(&i) {
-                on_suite(&suite);
-                if !config.keep_passing_transcripts {
-                    compact(&mut suite);
-                }
-                suites.push(suite);
+            if let Some(suite) = ahead.remove(&i) {
+                suites.push(finished(suite, config, events));
                 continue;
             }
             let mut suite = skeleton(scenario, era, *ordinal);
             suite.setup_error = Some(format!("interrupted ({why}) before this scenario finished"));
             suite.setup_error_kind = Some(INTERRUPTED.to_string());
+            events.emit(&Event::SuiteInterrupted(&suite));
             suites.push(suite);
         }
     }
@@ -223,10 +231,10 @@ pub async fn run(
         replaced: stats.replaced,
     });
     RunReport {
-        mcpspec_version: env!("CARGO_PKG_VERSION").to_string(),
-        target: config.target.describe(),
-        transport: config.target.transport_name().to_string(),
-        started_at,
+        mcpspec_version: info.mcpspec_version,
+        target: info.target,
+        transport: info.transport,
+        started_at: info.started_at,
         duration: started.elapsed(),
         suites,
         summary,
@@ -237,10 +245,23 @@ pub async fn run(
     }
 }
 
+/// A suite's turn has come: emitted, then kept (without what only a report file reads).
+fn finished(mut suite: SuiteResult, config: &RunConfig, events: &Events<'_>) -> SuiteResult {
+    events.emit(&Event::SuiteFinished(&suite));
+    if !config.keep_passing_transcripts {
+        compact(&mut suite);
+    }
+    suite
+}
+
 /// [`run_item`] under its hold of the target: every item runs under a shared hold; one
 /// that changes what all clients of a shared (HTTP) server see, or that its author marked
 /// `exclusive`, under a sole hold: alone, so another scenario does not see its change
 /// halfway (a false alarm of the run's own making).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one item's run: what, how, the run's shared state and where it reports"
+)]
 async fn run_held<'a>(
     i: usize,
     item: Item<'a>,
@@ -248,6 +269,7 @@ async fn run_held<'a>(
     target_hold: &'a tokio::sync::RwLock<()>,
     pool: &'a pool::Pool,
     lease: Option<pool::Lease>,
+    events: &'a Events<'_>,
 ) -> (usize, SuiteResult) {
     let scenario = item.scenario;
     let alone = scenario.exclusive || (scenario.changes_target && config.target.is_http());
@@ -257,7 +279,7 @@ async fn run_held<'a>(
     } else {
         _shared = target_hold.read().await;
     }
-    (i, run_item(item, config, pool, lease).await)
+    (i, run_item(item, config, pool, lease, events).await)
 }
 
 pub use crate::report::model::INTERRUPTED;
@@ -317,9 +339,14 @@ async fn run_item(
     config: &RunConfig,
     pool: &pool::Pool,
     mut lease: Option<pool::Lease>,
+    events: &Events<'_>,
 ) -> SuiteResult {
     let era = item.era.label.clone();
-    let suite = run_leased(item, config, pool, &mut lease).await;
+    let progress = ItemEvents::start(events, item.id());
+    let suite = run_leased(item, config, pool, &mut lease, &progress).await;
+    for step in &suite.steps {
+        progress.step_finished(step);
+    }
     // Skipped before connecting: the claim goes back unused.
     if let Some(lease) = lease {
         pool.unlease(&era, lease);
@@ -334,6 +361,7 @@ async fn run_leased(
     config: &RunConfig,
     pool: &pool::Pool,
     lease: &mut Option<pool::Lease>,
+    progress: &ItemEvents<'_, '_>,
 ) -> SuiteResult {
     let params = &config.params;
     // A shared process serves every sharing scenario: it is opened the pool's way.
@@ -344,7 +372,6 @@ async fn run_leased(
     };
     let started = Instant::now();
     let scenario = item.scenario;
-    let progress = config.live.start(item.id());
     let mut suite = skeleton(scenario, &item.era, item.ordinal);
     // Released steps are compiled now and dropped with the scenario's run.
     let steps = match scenario.compiled_steps() {
@@ -452,7 +479,7 @@ async fn run_leased(
                 &config.tool_calls,
                 pool,
                 &config.snapshots,
-                &progress,
+                progress,
             );
             suite.steps = failure::at_revision(&revision, run).await;
             suite.stderr_tail = conn.stderr_tail();

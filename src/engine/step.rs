@@ -33,7 +33,7 @@ pub async fn run_steps(
     calls: &super::checks::ToolCalls,
     pool: &super::pool::Pool,
     snapshots: &std::sync::Arc<crate::assert::snapshot::Snapshots>,
-    progress: &super::live::ItemProgress,
+    progress: &crate::report::events::ItemEvents<'_, '_>,
 ) -> Vec<StepResult> {
     // `--wire-validate` reports violations by the step that ran next: judge in order.
     let mut results = Deferred::new(steps.len(), !wire_validate);

@@ -221,10 +221,12 @@ pub fn to_json(c: &Comparison, labels: &Labels) -> String {
 }
 
 /// JUnit: one testcase per task (a failure per regression, skipped when missing on one
-/// side), one per total over its limit; the statistics as suite properties.
+/// side), one per total over its limit; the statistics as suite properties (the one JUnit
+/// policy: see [`crate::junit`]).
 pub fn to_junit(c: &Comparison, labels: &Labels) -> String {
-    use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
-    let mut suite = TestSuite::new(format!("eval compare {}", c.set));
+    use crate::junit::{Policy, TestCaseStatus, TestSuite};
+    let policy = Policy::known();
+    let mut suite = TestSuite::new(policy.text(&format!("eval compare {}", c.set)));
     let st = &c.success;
     for (k, v) in [
         ("base", labels.base.to_string()),
@@ -237,50 +239,39 @@ pub fn to_junit(c: &Comparison, labels: &Labels) -> String {
         ("mcnemar.p", format!("{:.6}", st.mcnemar.p)),
         ("signTest.p", format!("{:.6}", st.sign_test.p)),
     ] {
-        suite.add_property(Property::new(k, v));
+        suite.add_property(policy.property(k, &v));
     }
     if let Some([lo, hi]) = st.ci95 {
-        suite.add_property(Property::new(
-            "successRate.ci95",
-            format!("{lo:.4}..{hi:.4}"),
-        ));
+        suite.add_property(policy.property("successRate.ci95", &format!("{lo:.4}..{hi:.4}")));
     }
     for w in &c.warnings {
-        suite.add_property(Property::new("warning", w.clone()));
+        suite.add_property(policy.property("warning", w));
     }
     let classname = format!("eval.{}", c.set);
     for t in &c.tasks {
         let status = match (t.bucket, t.findings.first()) {
             (Bucket::MissingInBase | Bucket::MissingInCandidate, _) => {
-                let mut s = TestCaseStatus::skipped();
-                s.set_message(t.bucket.label());
-                s
+                policy.skipped(None, t.bucket.label())
             }
             (_, Some(first)) if c.kind == SetKind::Regression => {
-                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_type(finding_type(first));
-                s.set_message(first.describe());
-                s.set_description(
-                    t.findings
-                        .iter()
-                        .map(Finding::describe)
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                );
-                s
+                let all: Vec<String> = t.findings.iter().map(Finding::describe).collect();
+                policy.failure(
+                    finding_type(first),
+                    &first.describe(),
+                    Some(&all.join("\n")),
+                )
             }
             _ => TestCaseStatus::success(),
         };
-        let mut tc = TestCase::new(t.id.clone(), status);
-        tc.set_classname(classname.clone());
+        let mut tc = policy.case(&t.id, &classname, status);
         let side = |x: &Option<Side>| {
             x.as_ref()
                 .map(|x| format!("{}/{}", x.successes, x.trials))
                 .unwrap_or_else(|| "-".into())
         };
-        tc.add_property(Property::new("bucket", t.bucket.label()));
-        tc.add_property(Property::new("success.base", side(&t.base)));
-        tc.add_property(Property::new("success.candidate", side(&t.candidate)));
+        tc.add_property(policy.property("bucket", t.bucket.label()));
+        tc.add_property(policy.property("success.base", &side(&t.base)));
+        tc.add_property(policy.property("success.candidate", &side(&t.candidate)));
         suite.add_test_case(tc);
     }
     for (label, total) in [
@@ -289,20 +280,14 @@ pub fn to_junit(c: &Comparison, labels: &Labels) -> String {
         ("tool errors", &c.totals.tool_errors),
     ] {
         let status = if total.exceeded && c.kind == SetKind::Regression {
-            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            s.set_type("total_cost");
-            s.set_message(format!("{label}: {}", total_text(total)));
-            s
+            let message = format!("{label}: {}", total_text(total));
+            policy.failure("total_cost", &message, None)
         } else {
             TestCaseStatus::success()
         };
-        let mut tc = TestCase::new(format!("total {label}"), status);
-        tc.set_classname(classname.clone());
-        suite.add_test_case(tc);
+        suite.add_test_case(policy.case(&format!("total {label}"), &classname, status));
     }
-    let mut r = Report::new("mcpspec eval compare");
-    r.add_test_suite(suite);
-    r.to_string().unwrap_or_default()
+    crate::junit::document("mcpspec eval compare", None, None, [suite])
 }
 
 fn finding_type(f: &Finding) -> &'static str {

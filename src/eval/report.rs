@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+use crate::junit::{Policy, TestCaseStatus, TestSuite};
 
 use super::results::{EvalResults, SetKind, TaskResult};
 use crate::redact::escape_controls;
@@ -128,20 +128,20 @@ fn cost(usage: &super::results::Usage) -> String {
         .unwrap_or_default()
 }
 
-/// The JUnit document.
+/// The JUnit document (the one JUnit policy: see [`crate::junit`]).
 pub fn junit(results: &EvalResults) -> String {
-    let mut report = Report::new("mcpspec eval");
-    if let Ok(ts) = chrono::DateTime::parse_from_rfc3339(&results.started) {
-        report.set_timestamp(ts);
-    }
-    report.set_time(Duration::from_millis(results.duration_ms));
-    report.add_test_suite(suite(results));
-    report.to_string().unwrap_or_default()
+    crate::junit::document(
+        "mcpspec eval",
+        Some(&results.started),
+        Some(Duration::from_millis(results.duration_ms)),
+        [suite(results)],
+    )
 }
 
 /// The `<testsuite>` of one run: a `<testcase>` per task.
 pub fn suite(results: &EvalResults) -> TestSuite {
-    let mut suite = TestSuite::new(r(&results.set.name));
+    let policy = Policy::known();
+    let mut suite = TestSuite::new(policy.text(&results.set.name));
     let props = [
         ("set.kind", format!("{:?}", results.set.kind).to_lowercase()),
         ("model.profile", results.model.profile.clone()),
@@ -165,30 +165,27 @@ pub fn suite(results: &EvalResults) -> TestSuite {
             .map(|d| ("replayedFrom", d.clone())),
     );
     for (k, v) in props.into_iter().chain(aborted) {
-        suite.add_property(Property::new(k, r(&v)));
+        suite.add_property(policy.property(k, &v));
     }
     for t in &results.tasks {
         let rt = rates(t);
         let status = if rt.trials > 0 && rt.successes == rt.trials {
             TestCaseStatus::success()
         } else if rt.trials == 0 {
-            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
             match &results.aborted {
-                Some(why) => s
-                    .set_message(r(&crate::redact::shorten(
+                Some(why) => policy.error(
+                    "aborted",
+                    &crate::redact::shorten(
                         &format!("no trial finished: the run stopped: {why}"),
                         500,
-                    )))
-                    .set_type("aborted"),
-                None => s
-                    .set_message("no trial finished (interrupted)")
-                    .set_type("interrupted"),
-            };
-            s
+                    ),
+                    None,
+                ),
+                None => policy.error("interrupted", "no trial finished (interrupted)", None),
+            }
         } else {
-            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
             let why = first_failure(t).unwrap_or_default();
-            s.set_message(r(&crate::redact::shorten(
+            let message = crate::redact::shorten(
                 &format!(
                     "{}/{} trials failed: {}",
                     rt.trials - rt.successes,
@@ -196,8 +193,7 @@ pub fn suite(results: &EvalResults) -> TestSuite {
                     why.lines().next().unwrap_or("")
                 ),
                 500,
-            )))
-            .set_type("eval");
+            );
             let body: Vec<String> = t
                 .trials
                 .iter()
@@ -220,11 +216,9 @@ pub fn suite(results: &EvalResults) -> TestSuite {
                     line
                 })
                 .collect();
-            s.set_description(r(&body.join("\n")));
-            s
+            policy.failure("eval", &message, Some(&body.join("\n")))
         };
-        let mut case = TestCase::new(r(&t.id), status);
-        case.set_classname(r(&results.set.name));
+        let mut case = policy.case(&t.id, &results.set.name, status);
         case.set_time(Duration::from_millis(
             t.trials.iter().map(|x| x.latency_ms).sum(),
         ));
@@ -247,7 +241,7 @@ pub fn suite(results: &EvalResults) -> TestSuite {
         .into_iter()
         .chain(t.usage.cost_usd.map(|c| ("costUsd", format!("{c:.6}"))))
         {
-            case.add_property(Property::new(k, v));
+            case.add_property(policy.property(k, &v));
         }
         suite.add_test_case(case);
     }

@@ -4,7 +4,6 @@
 //! run (`eval compare` picks a run from it with `--model` / `--base-model` /
 //! `--candidate-model`); JUnit gets a `<testsuite>` per model, named after it.
 
-use quick_junit::Report;
 use serde::{Deserialize, Serialize};
 
 use super::report::rates;
@@ -105,24 +104,21 @@ pub fn side_by_side(runs: &[EvalResults]) -> String {
 /// JUnit: a `<testsuite>` per model, named `SET [PROFILE]`; each testcase's classname is
 /// `SET.PROFILE`, so a CI view tells the models apart.
 pub fn junit(runs: &[EvalResults]) -> String {
-    let mut report = Report::new("mcpspec eval");
-    if let Some(ts) = runs
-        .first()
-        .and_then(|r| chrono::DateTime::parse_from_rfc3339(&r.started).ok())
-    {
-        report.set_timestamp(ts);
-    }
-    report.set_time(std::time::Duration::from_millis(
-        runs.iter().map(|r| r.duration_ms).sum(),
-    ));
-    for run in runs {
+    let suites = runs.iter().map(|run| {
         let mut suite = super::report::suite(run);
         let profile = &run.model.profile;
         suite.name = format!("{} [{profile}]", run.set.name).into();
         for case in &mut suite.test_cases {
             case.classname = Some(format!("{}.{profile}", run.set.name).into());
         }
-        report.add_test_suite(suite);
-    }
-    report.to_string().unwrap_or_default()
+        suite
+    });
+    crate::junit::document(
+        "mcpspec eval",
+        runs.first().map(|r| r.started.as_str()),
+        Some(std::time::Duration::from_millis(
+            runs.iter().map(|r| r.duration_ms).sum(),
+        )),
+        suites,
+    )
 }

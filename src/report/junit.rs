@@ -16,86 +16,151 @@
 //! - Every text is redacted, then control characters are shown escaped (`\u{1B}`); a
 //!   suite whose texts hold masks has a `redacted` property: how many.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, FixedOffset};
-use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+use super::events::RunInfo;
+use super::model::{Failure, Outcome, RunReport, StaleEntry, StepResult, SuiteResult};
+use super::{format_transcript, one_line};
+use crate::junit::{Policy, Spool, TestCase, TestCaseStatus, TestSuite};
+use crate::redact::Redactor;
 
-use super::model::{Failure, Outcome, RunReport, StepResult, SuiteResult};
-use super::{format_transcript, one_line, truncate};
-use crate::redact::{Redactor, count_masks, escape_controls};
+pub use crate::junit::MAX_OUTPUT_BYTES;
 
-/// Largest `<system-out>` / `<system-err>` / failure body written for one test case.
-pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
-
-struct Ctx {
-    redactor: Redactor,
-    /// Masks written since the current suite began.
-    masks: std::cell::Cell<usize>,
+/// What every suite of a run names: where it ran (unless it says otherwise) and by which
+/// mcpspec.
+#[derive(Debug, Clone, Copy)]
+pub struct Run<'a> {
+    pub target: &'a str,
+    pub transport: &'a str,
+    pub version: &'a str,
 }
 
-impl Ctx {
-    /// Redacted (before anything is cut) and with controls escaped.
-    fn r(&self, text: &str) -> String {
-        let text = escape_controls(&self.redactor.redact(text)).into_owned();
-        self.masks.set(self.masks.get() + count_masks(&text));
-        text
+impl<'a> Run<'a> {
+    pub fn of_report(report: &'a RunReport) -> Run<'a> {
+        Run {
+            target: &report.target,
+            transport: &report.transport,
+            version: &report.mcpspec_version,
+        }
     }
 
-    /// Redacted and capped, for element bodies.
-    fn body(&self, text: &str) -> String {
-        truncate(&self.r(text), MAX_OUTPUT_BYTES)
+    pub fn of_info(info: &'a RunInfo) -> Run<'a> {
+        Run {
+            target: &info.target,
+            transport: &info.transport,
+            version: &info.mcpspec_version,
+        }
     }
 }
 
 /// Render the run as a JUnit XML document.
 pub fn to_junit(report: &RunReport, secrets: &[String]) -> String {
-    let ctx = Ctx {
-        redactor: Redactor::new(secrets),
-        masks: Default::default(),
-    };
-    let mut junit = Report::new("mcpspec");
-    if let Some(ts) = timestamp(&report.started_at) {
-        junit.set_timestamp(ts);
+    let policy = Policy::new(Arc::new(Redactor::new(secrets)));
+    let run = Run::of_report(report);
+    let suites: Vec<TestSuite> = report
+        .suites
+        .iter()
+        .map(|suite| test_suite(&policy, run, suite))
+        .chain(stale_suite(&policy, &report.stale_entries))
+        .collect();
+    crate::junit::document(
+        "mcpspec",
+        Some(&report.started_at),
+        Some(report.duration),
+        suites,
+    )
+}
+
+/// A run's JUnit report written as its suites come (see [`crate::junit::Spool`]): what
+/// it keeps is the totals, not the suites.
+pub struct JunitStream {
+    spool: Spool,
+    policy: Policy,
+    secrets: Vec<String>,
+    /// Process-known secrets the redactor was built with (rebuilt when the run learns one).
+    known: usize,
+}
+
+impl JunitStream {
+    /// Redacting `secrets` and whatever secrets the process learns as the run goes.
+    pub fn new(secrets: &[String]) -> std::io::Result<JunitStream> {
+        Ok(JunitStream {
+            spool: Spool::new()?,
+            policy: Policy::new(Arc::new(Redactor::new(secrets))),
+            secrets: secrets.to_vec(),
+            known: 0,
+        })
     }
-    junit.set_time(report.duration);
-    for suite in &report.suites {
-        junit.add_test_suite(test_suite(&ctx, report, suite));
-    }
-    if !report.stale_entries.is_empty() {
-        let mut ts = TestSuite::new("expected-failures");
-        for stale in &report.stale_entries {
-            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            status.set_type("stale_entry");
-            status.set_message(ctx.r(&stale.message));
-            let mut tc = TestCase::new(ctx.r(&format!("stale entry: {}", stale.entry)), status);
-            tc.set_classname("expected-failures");
-            tc.extra.insert("file".into(), ctx.r(&stale.file).into());
-            tc.extra
-                .insert("line".into(), stale.line.to_string().into());
-            ts.add_test_case(tc);
+
+    fn refresh(&mut self) {
+        let known = crate::redact::known();
+        if known.values().len() != self.known {
+            self.known = known.values().len();
+            let mut all = self.secrets.clone();
+            all.extend(known.values().iter().cloned());
+            self.policy.set_redactor(Arc::new(Redactor::new(&all)));
         }
-        junit.add_test_suite(ts);
     }
-    junit
-        .to_string()
-        .expect("serializing a JUnit report to memory cannot fail")
+
+    pub fn suite(&mut self, run: Run<'_>, suite: &SuiteResult) -> std::io::Result<()> {
+        self.refresh();
+        let suite = test_suite(&self.policy, run, suite);
+        self.spool.add(suite)
+    }
+
+    /// The document, with the stale entries of the finished `report`, to `out`.
+    pub fn finish(
+        mut self,
+        report: &RunReport,
+        out: &mut impl std::io::Write,
+    ) -> std::io::Result<()> {
+        self.refresh();
+        if let Some(stale) = stale_suite(&self.policy, &report.stale_entries) {
+            self.spool.add(stale)?;
+        }
+        self.spool.finish(
+            "mcpspec",
+            Some(&report.started_at),
+            Some(report.duration),
+            out,
+        )
+    }
 }
 
-fn timestamp(text: &str) -> Option<DateTime<FixedOffset>> {
-    DateTime::parse_from_rfc3339(text).ok()
+fn stale_suite(ctx: &Policy, stale_entries: &[StaleEntry]) -> Option<TestSuite> {
+    if stale_entries.is_empty() {
+        return None;
+    }
+    let mut ts = TestSuite::new("expected-failures");
+    for stale in stale_entries {
+        let status = ctx.failure("stale_entry", &stale.message, None);
+        let mut tc = ctx.case(
+            &format!("stale entry: {}", stale.entry),
+            "expected-failures",
+            status,
+        );
+        tc.extra.insert("file".into(), ctx.text(&stale.file).into());
+        tc.extra
+            .insert("line".into(), stale.line.to_string().into());
+        ts.add_test_case(tc);
+    }
+    Some(ts)
 }
 
-fn test_suite(ctx: &Ctx, report: &RunReport, suite: &SuiteResult) -> TestSuite {
-    ctx.masks.set(0);
-    let id = ctx.r(&suite.id);
+fn test_suite(ctx: &Policy, run: Run<'_>, suite: &SuiteResult) -> TestSuite {
+    ctx.take_masks();
+    let id = ctx.text(&suite.id);
     let mut ts = TestSuite::new(id.as_str());
-    if let Some(t) = timestamp(&suite.started_at) {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&suite.started_at) {
         ts.set_timestamp(t);
     }
     ts.set_time(suite.duration);
 
-    let (target, transport) = suite.target_of(report);
+    let (target, transport) = match &suite.target {
+        Some(t) => (t.target.as_str(), t.transport.as_str()),
+        None => (run.target, run.transport),
+    };
     let mut props: Vec<(&str, String)> = vec![
         ("target", target.to_string()),
         ("transport", transport.to_string()),
@@ -113,12 +178,12 @@ fn test_suite(ctx: &Ctx, report: &RunReport, suite: &SuiteResult) -> TestSuite {
     if let Some(v) = &suite.pack {
         props.push(("pack", v.clone()));
     }
-    props.push(("mcpspec.version", report.mcpspec_version.clone()));
+    props.push(("mcpspec.version", run.version.to_string()));
     props.push(("file", suite.file.clone()));
     ts.add_properties(
         props
             .into_iter()
-            .map(|(name, value)| Property::new(name, ctx.r(&value))),
+            .map(|(name, value)| ctx.property(name, &value)),
     );
 
     if let Some(setup_error) = &suite.setup_error
@@ -133,14 +198,15 @@ fn test_suite(ctx: &Ctx, report: &RunReport, suite: &SuiteResult) -> TestSuite {
         } else {
             "connect"
         };
-        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-        status
-            .set_type(if interrupted { "interrupted" } else { "error" })
-            .set_message(ctx.r(&one_line(setup_error)))
-            .set_description(ctx.body(setup_error));
+        let status = ctx.error(
+            if interrupted { "interrupted" } else { "error" },
+            &one_line(setup_error),
+            Some(setup_error),
+        );
         let mut case = TestCase::new(name, status);
         case.set_classname(id.as_str()).set_time(Duration::ZERO);
-        case.extra.insert("file".into(), ctx.r(&suite.file).into());
+        case.extra
+            .insert("file".into(), ctx.text(&suite.file).into());
         case.extra
             .insert("line".into(), suite.line.to_string().into());
         ts.add_test_case(case);
@@ -170,24 +236,20 @@ fn test_suite(ctx: &Ctx, report: &RunReport, suite: &SuiteResult) -> TestSuite {
     if !err.is_empty() {
         ts.set_system_err(ctx.body(&err));
     }
-    if ctx.masks.get() > 0 {
-        ts.add_property(Property::new("redacted", ctx.masks.get().to_string()));
+    let masks = ctx.take_masks();
+    if masks > 0 {
+        ts.add_property(quick_junit::Property::new("redacted", masks.to_string()));
     }
     ts
 }
 
-fn test_case(ctx: &Ctx, suite_id: &str, step: &StepResult) -> TestCase {
+fn test_case(ctx: &Policy, suite_id: &str, step: &StepResult) -> TestCase {
     let mut warnings = String::new();
     let status = match &step.outcome {
         Outcome::Passed => TestCaseStatus::success(),
         Outcome::Failed { failures } => {
-            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             let ty = failures.first().map_or("failure", |f| f.kind.as_str());
-            status
-                .set_type(ctx.r(ty))
-                .set_message(ctx.r(&headline(failures)))
-                .set_description(ctx.body(&failures_body(failures)));
-            status
+            ctx.failure(ty, &headline(failures), Some(&failures_body(failures)))
         }
         Outcome::Warning { failures } => {
             for failure in failures {
@@ -199,40 +261,30 @@ fn test_case(ctx: &Ctx, suite_id: &str, step: &StepResult) -> TestCase {
             }
             TestCaseStatus::success()
         }
-        Outcome::Error { message, detail } => {
-            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-            status
-                .set_type("error")
-                .set_message(ctx.r(&one_line(message)));
-            if let Some(detail) = detail.as_deref().filter(|d| !d.trim().is_empty()) {
-                status.set_description(ctx.body(detail));
-            }
-            status
-        }
-        Outcome::Skipped { reason } => {
-            let mut status = TestCaseStatus::skipped();
-            status.set_message(ctx.r(&one_line(reason)));
-            status
-        }
+        Outcome::Error { message, detail } => ctx.error(
+            "error",
+            &one_line(message),
+            detail.as_deref().filter(|d| !d.trim().is_empty()),
+        ),
+        Outcome::Skipped { reason } => ctx.skipped(None, &one_line(reason)),
         Outcome::ExpectedFailure { failures, entry } => {
-            let mut status = TestCaseStatus::skipped();
             let message = format!(
                 "expected failure (baseline entry: {}): {}",
                 one_line(entry),
                 headline(failures)
             );
-            status.set_type("xfail").set_message(ctx.r(&message));
-            status
+            ctx.skipped(Some("xfail"), &message)
         }
     };
 
-    let mut case = TestCase::new(ctx.r(&step.name), status);
+    let mut case = TestCase::new(ctx.text(&step.name), status);
     case.set_classname(suite_id).set_time(step.duration);
-    case.extra.insert("file".into(), ctx.r(&step.file).into());
+    case.extra
+        .insert("file".into(), ctx.text(&step.file).into());
     case.extra
         .insert("line".into(), step.line.to_string().into());
     if !step.transcript.is_empty() {
-        case.set_system_out(ctx.body(&format_transcript(&step.transcript)));
+        ctx.system_out(&mut case, &format_transcript(&step.transcript));
     }
     if !warnings.is_empty() {
         case.set_system_err(ctx.body(&warnings));
@@ -293,9 +345,42 @@ fn failure_body(failure: &Failure) -> String {
 
 #[cfg(test)]
 mod tests {
+    use quick_junit::{NonSuccessKind, Report};
+
     use super::super::model::TranscriptEntry;
     use super::super::testdata;
     use super::*;
+
+    /// Written as it goes, the document is the one written at once, byte for byte.
+    #[test]
+    fn streamed_document_is_the_whole_one() {
+        let mut report = testdata::report();
+        report.stale_entries = vec![StaleEntry {
+            entry: "tools@modern/gone".into(),
+            file: "expected.yaml".into(),
+            line: 3,
+            message: "`tools@modern/gone` passes now".into(),
+        }];
+        let mut stream = JunitStream::new(&testdata::secrets()).unwrap();
+        for suite in &report.suites {
+            stream.suite(Run::of_report(&report), suite).unwrap();
+        }
+        let mut out = Vec::new();
+        stream.finish(&report, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            to_junit(&report, &testdata::secrets())
+        );
+        // No suites at all: still the same document.
+        report.suites.clear();
+        report.stale_entries.clear();
+        let mut out = Vec::new();
+        JunitStream::new(&[])
+            .unwrap()
+            .finish(&report, &mut out)
+            .unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), to_junit(&report, &[]));
+    }
 
     fn xml() -> String {
         to_junit(&testdata::report(), &testdata::secrets())

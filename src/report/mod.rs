@@ -3,6 +3,7 @@
 //! from everything it writes.
 
 pub mod console;
+pub mod events;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -83,25 +84,7 @@ pub(crate) fn one_line(text: &str) -> String {
     out
 }
 
-/// Cut `text` to at most `max` bytes (on a character boundary), ending it with a
-/// `… (truncated)` marker when anything was cut.
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    const MARKER: &str = "\n… (truncated)\n";
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max.saturating_sub(MARKER.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    // Prefer to cut after a whole line.
-    if let Some(nl) = text[..end].rfind('\n')
-        && nl > end / 2
-    {
-        end = nl;
-    }
-    format!("{}{MARKER}", &text[..end])
-}
+pub(crate) use crate::junit::truncate;
 
 #[cfg(test)]
 pub(crate) mod testdata {

@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::assert::Failure;
-pub use crate::dsl::model::Level;
 pub use crate::exchange::{Direction, TranscriptEntry};
+pub use crate::outcome::{Failure, Level, Outcome};
 
 /// Everything a run produced, in input order.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -251,58 +250,6 @@ pub struct StepResult {
     pub outcome: Outcome,
     /// JSON-RPC exchange of this step (requests, responses, HTTP status), secrets redacted.
     pub transcript: Vec<TranscriptEntry>,
-}
-
-/// How a step ended.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "camelCase")]
-pub enum Outcome {
-    Passed,
-    /// One or more expectations did not hold (level `must`).
-    Failed {
-        failures: Vec<Failure>,
-    },
-    /// Expectations did not hold but the step's level is `should`: reported, not failing.
-    Warning {
-        failures: Vec<Failure>,
-    },
-    /// The step could not be judged: transport breakdown, timeout, crash, template error.
-    Error {
-        message: String,
-        detail: Option<String>,
-    },
-    /// Not applicable (era, capability, earlier breakdown) — with the reason.
-    Skipped {
-        reason: String,
-    },
-    /// Failed, and listed in the expected-failures baseline.
-    ExpectedFailure {
-        failures: Vec<Failure>,
-        entry: String,
-    },
-}
-
-impl Outcome {
-    /// The expectations that did not hold (failed, warning, expected failure); empty otherwise.
-    pub fn failures(&self) -> &[Failure] {
-        match self {
-            Outcome::Failed { failures }
-            | Outcome::Warning { failures }
-            | Outcome::ExpectedFailure { failures, .. } => failures,
-            _ => &[],
-        }
-    }
-
-    pub fn status(&self) -> &'static str {
-        match self {
-            Outcome::Passed => "passed",
-            Outcome::Failed { .. } => "failed",
-            Outcome::Warning { .. } => "warning",
-            Outcome::Error { .. } => "error",
-            Outcome::Skipped { .. } => "skipped",
-            Outcome::ExpectedFailure { .. } => "expectedFailure",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

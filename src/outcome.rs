@@ -1,0 +1,84 @@
+//! The result vocabulary: how much a step weighs ([`Level`]), an expectation that did not
+//! hold ([`Failure`]) and how a step ended ([`Outcome`]). The DSL sets the level, the
+//! assertions make the failures, the engine the outcomes and the reports print them, so
+//! they sit below all four (a report reads them without importing `dsl` or `assert`).
+
+use serde::{Deserialize, Serialize};
+
+/// How much a step's failure weighs: `must` fails the run, `should` is a warning.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Must,
+    Should,
+}
+
+/// One expectation that did not hold.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Failure {
+    /// Expectation kind: `path`, `schema`, `error`, `isError`, `outputSchema`, `http`,
+    /// `noResponse`, `notifications`, `duration`, `snapshot`.
+    pub kind: String,
+    /// One line, suitable for a JUnit `message` attribute.
+    pub message: String,
+    pub expected: Option<String>,
+    pub actual: Option<String>,
+    /// rustc-style snippet pointing at the expectation in the scenario file (plain text).
+    pub snippet: String,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// How a step ended.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum Outcome {
+    Passed,
+    /// One or more expectations did not hold (level `must`).
+    Failed {
+        failures: Vec<Failure>,
+    },
+    /// Expectations did not hold but the step's level is `should`: reported, not failing.
+    Warning {
+        failures: Vec<Failure>,
+    },
+    /// The step could not be judged: transport breakdown, timeout, crash, template error.
+    Error {
+        message: String,
+        detail: Option<String>,
+    },
+    /// Not applicable (era, capability, earlier breakdown) — with the reason.
+    Skipped {
+        reason: String,
+    },
+    /// Failed, and listed in the expected-failures baseline.
+    ExpectedFailure {
+        failures: Vec<Failure>,
+        entry: String,
+    },
+}
+
+impl Outcome {
+    /// The expectations that did not hold (failed, warning, expected failure); empty otherwise.
+    pub fn failures(&self) -> &[Failure] {
+        match self {
+            Outcome::Failed { failures }
+            | Outcome::Warning { failures }
+            | Outcome::ExpectedFailure { failures, .. } => failures,
+            _ => &[],
+        }
+    }
+
+    pub fn status(&self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::Failed { .. } => "failed",
+            Outcome::Warning { .. } => "warning",
+            Outcome::Error { .. } => "error",
+            Outcome::Skipped { .. } => "skipped",
+            Outcome::ExpectedFailure { .. } => "expectedFailure",
+        }
+    }
+}
