@@ -132,6 +132,7 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         release_steps: true,
         keep_compiled: KEEP_COMPILED,
         remote: Some(sources.clone()),
+        unvalued: Vec::new(),
     };
     for (name, value) in cli_params {
         let given = dsl::pack::Given {

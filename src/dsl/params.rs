@@ -39,6 +39,9 @@ pub struct ParamInputs {
     pub keep_compiled: usize,
     /// Fetches `git:` and `archive:` imports (none: such imports are errors).
     pub remote: Option<std::sync::Arc<dyn super::pack::RemoteImports>>,
+    /// Parameters given without a value known here (`validate`: an `env:VAR` of
+    /// mcpspec.yaml whose variable is not set): defined in templates all the same.
+    pub unvalued: Vec<String>,
 }
 
 impl ParamInputs {
@@ -49,7 +52,7 @@ impl ParamInputs {
 
     /// Names defined in every scenario's templates.
     pub fn names(&self) -> Vec<String> {
-        self.given.keys().cloned().collect()
+        self.given.keys().chain(&self.unvalued).cloned().collect()
     }
 }
 

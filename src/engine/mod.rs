@@ -562,6 +562,7 @@ mod tests {
                 body: "{}".into(),
                 http: None,
             }],
+            notes: Vec::new(),
         }
     }
 

@@ -62,7 +62,8 @@ pub(super) async fn run_step<'s>(
             response: Some(json!({"jsonrpc": "2.0", "id": 0, "result": result})),
             ..Exchange::default()
         };
-        return Done(judge(step, conn, &exchange, ctx, ctx_value, None).await);
+        let (outcome, notes) = judge(step, conn, &exchange, ctx, ctx_value, None).await;
+        return StepRun::Judged(outcome, notes);
     }
     if let Action::Check {
         kind,
@@ -186,17 +187,9 @@ pub(super) async fn run_step<'s>(
             ctx_value: ctx_value.clone(),
         }));
     }
-    Done(
-        judge(
-            step,
-            conn,
-            &exchange,
-            ctx,
-            ctx_value,
-            Some((&built.method, built.params.as_deref())),
-        )
-        .await,
-    )
+    let call = Some((built.method.as_ref(), built.params.as_deref()));
+    let (outcome, notes) = judge(step, conn, &exchange, ctx, ctx_value, call).await;
+    StepRun::Judged(outcome, notes)
 }
 
 /// `within`: while a `notifications` expectation that has one does not hold yet, listen

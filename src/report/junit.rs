@@ -231,6 +231,9 @@ fn test_case(ctx: &Ctx, suite_id: &str, step: &StepResult) -> TestCase {
     case.extra.insert("file".into(), ctx.r(&step.file).into());
     case.extra
         .insert("line".into(), step.line.to_string().into());
+    for note in &step.notes {
+        case.add_property(Property::new("note", ctx.r(note)));
+    }
     if !step.transcript.is_empty() {
         case.set_system_out(ctx.body(&format_transcript(&step.transcript)));
     }
