@@ -739,11 +739,11 @@ steps:
     }
     assert!(
         out.stdout
-            .contains("PASS destructive tools are named delete_*"),
+            .contains("PASS  destructive tools are named delete_*"),
         "{out:?}"
     );
     assert!(
-        !out.stdout.contains("PASS read-only tools are named"),
+        !out.stdout.contains("PASS  read-only tools are named"),
         "{out:?}"
     );
     let result = read_json(&json);

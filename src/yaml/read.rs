@@ -166,6 +166,8 @@ fn more_structural_errors<T: serde::de::DeserializeOwned>(
             .rev()
             .filter(|&i| (entries[i].first..=entries[i].last).contains(&line))
             .filter(|&i| !blanked(i, &masked))
+            // A document that is a list where a mapping is expected is one mistake.
+            .filter(|&i| !(entries[i].item && entries[i].parent.is_none()))
             .collect();
         let mut next = None;
         for i in holding {
@@ -639,6 +641,8 @@ mod tests {
         let syntax =
             "scenario: s\nsteps:\n  - name: a\n    reqest: {\n  - name: b\n    requst: {}\n";
         assert_eq!(lines(syntax).len(), 1);
+        // A list where the document is a mapping: one error, not one per item.
+        assert_eq!(lines("- name: a\n- name: b\n- name: c\n"), [1]);
         let entries = yaml_entries(with_good);
         let spans: Vec<(usize, usize, bool, Option<usize>)> = entries
             .iter()
