@@ -116,7 +116,13 @@ pub(super) fn more_structural_errors<T: serde::de::DeserializeOwned>(
             .filter(|&i| (entries[i].first..=entries[i].last).contains(&line))
             .filter(|&i| !blanked(i, &masked))
             // A document that is a list where a mapping is expected is one mistake.
-            .filter(|&i| !(entries[i].item && entries[i].parent.is_none()))
+            .filter(|&i| {
+                let mut top = i;
+                while let Some(p) = entries[top].parent {
+                    top = p;
+                }
+                !entries[top].item
+            })
             .collect();
         let mut next = None;
         for i in holding {
