@@ -174,13 +174,25 @@ pub(super) fn load(
     offline: bool,
 ) -> Result<dsl::load::LoadedSet, i32> {
     let sources = pack::sources(offline).map_err(|errors| invalid(&errors, format))?;
-    let inputs = dsl::pack::ParamInputs {
+    let mut inputs = dsl::pack::ParamInputs {
         release_steps,
         remote: Some(sources.clone()),
         ..Default::default()
     };
+    project_parameters(&mut inputs);
     dsl::load::load_all(paths, &inputs)
         .map_err(|errors| pack::unreachable_or(&sources, invalid(&errors, format)))
+}
+
+/// `parameters:` of mcpspec.yaml (in the working directory) as `validate` and `list` see
+/// them: template variables of every scenario, as in `run`, but no value needed (an
+/// `env:VAR` not set is a name only). A broken configuration is left to `validate` of it.
+pub(super) fn project_parameters(inputs: &mut dsl::pack::ParamInputs) {
+    if let Ok(Some(config)) = crate::config::Config::find(None) {
+        let (given, unvalued) = config.parameters_to_validate();
+        inputs.given = given.into_iter().collect();
+        inputs.unvalued = unvalued;
+    }
 }
 
 /// Report input errors (exit 2): rendered on stderr, or with `--format json` as the

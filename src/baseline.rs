@@ -166,6 +166,7 @@ mod tests {
             duration: Duration::ZERO,
             outcome,
             transcript: vec![],
+            notes: Vec::new(),
         }
     }
 

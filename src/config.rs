@@ -12,7 +12,7 @@ use crate::cli::RunArgs;
 use crate::dsl::limits;
 use crate::load_error::{LoadError, LoadErrors, did_you_mean};
 use crate::source::{Pos, SourceFile};
-use crate::yaml::{At, parse as parse_yaml};
+use crate::yaml::At;
 
 /// The file `mcpspec run` reads when present in the working directory.
 pub const DEFAULT_FILE: &str = "mcpspec.yaml";
@@ -134,10 +134,7 @@ fn check_values(
     for era in &doc.eras {
         if let Err(e) = crate::era::Era::parse(&era.value) {
             let error = LoadError::at(Pos::new(file, era.line, era.col), e);
-            errors.push(match did_you_mean(&era.value, crate::era::NAMES) {
-                Some(s) => error.with_help(format!("did you mean `{s}`?")),
-                None => error,
-            });
+            errors.push(error.suggesting(&era.value, crate::era::NAMES));
         }
     }
     if let Some(name) = &doc.default_target
@@ -192,8 +189,18 @@ impl Config {
             None => return Ok(None),
         };
         let file = crate::dsl::error::read_source(&path)?;
-        let doc: ConfigDoc = parse_yaml(&file)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let doc: ConfigDoc = match crate::yaml::read::parse_recovering(&file) {
+            Ok(doc) => doc,
+            // A wrong key does not hide the file's other mistakes: the rest is checked too.
+            Err((errors, Some(rest))) => {
+                let more = check_values(&file, &rest.doc, &dir)
+                    .err()
+                    .unwrap_or_default();
+                return Err(rest.blanked.merge(errors, more));
+            }
+            Err((errors, None)) => return Err(errors),
+        };
         check_values(&file, &doc, &dir)?;
         Ok(Some(Config { doc, file, dir }))
     }
@@ -204,12 +211,39 @@ impl Config {
         &self,
         secrets: &mut Vec<String>,
     ) -> Result<Vec<(String, crate::dsl::pack::Given)>, LoadErrors> {
+        self.parameters_with(secrets, &mut None)
+    }
+
+    /// `parameters:` for `validate`, which needs no value: those whose `env:VAR` is not
+    /// set come back as names only (still template variables of every scenario).
+    pub fn parameters_to_validate(&self) -> (Vec<(String, crate::dsl::pack::Given)>, Vec<String>) {
+        let mut unset = Some(Vec::new());
+        let given = self
+            .parameters_with(&mut Vec::new(), &mut unset)
+            .unwrap_or_default();
+        (given, unset.unwrap_or_default())
+    }
+
+    /// The parameters with their values; an `env:VAR` not set is an error, or (`unset`
+    /// given) its name is put there.
+    fn parameters_with(
+        &self,
+        secrets: &mut Vec<String>,
+        unset: &mut Option<Vec<String>>,
+    ) -> Result<Vec<(String, crate::dsl::pack::Given)>, LoadErrors> {
         let mut out = Vec::new();
         for (name, value) in &self.doc.parameters {
             let pos = Pos::new(&self.file, value.line, value.col);
             let mut json = value.to_json();
             if let Some(var) = value.as_str().and_then(|s| s.strip_prefix("env:")) {
-                let v = std::env::var(var).map_err(|_| {
+                let read = std::env::var(var);
+                if read.is_err()
+                    && let Some(names) = unset
+                {
+                    names.push(name.clone());
+                    continue;
+                }
+                let v = read.map_err(|_| {
                     LoadError::at(
                         pos.clone(),
                         format!("parameter `{name}`: the environment variable `{var}` is not set"),

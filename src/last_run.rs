@@ -140,6 +140,7 @@ mod tests {
             duration: Default::default(),
             outcome,
             transcript: Vec::new(),
+            notes: Vec::new(),
         };
         let mut steps: Vec<StepResult> = failing
             .iter()

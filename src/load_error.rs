@@ -105,6 +105,18 @@ impl LoadError {
         self
     }
 
+    /// With the help "did you mean `X`?" when `unknown` is close to one of `candidates`.
+    pub fn suggesting<'a>(
+        self,
+        unknown: &str,
+        candidates: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        match did_you_mean(unknown, candidates) {
+            Some(s) => self.with_help(format!("did you mean `{s}`?")),
+            None => self,
+        }
+    }
+
     /// Plain-text rendering with the snippet (what the console and reports show).
     pub fn render(&self) -> String {
         match &self.pos {

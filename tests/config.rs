@@ -312,3 +312,59 @@ fn missing_paths_entry_has_its_position() {
         );
     }
 }
+
+/// One wrong top-level key does not hide the file's other mistakes: every error of
+/// mcpspec.yaml comes in one run, each at its line; what follows from the wrong key (the
+/// `defaultTarget` naming a target of the misspelt `tragets:`) is not reported. The other
+/// mistakes used to wait for the next run.
+#[test]
+fn every_mistake_of_the_configuration_at_once() {
+    let config = "tragets:\n  local: { stdio: SERVER }\ndefaultTarget: local\npaths: [scenarios, nowhere]\neras: [modren]\ntimeout: 10 parsecs\n";
+    let dir = project(config);
+    let r = run_in(dir.path(), &["validate"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    for (at, what) in [
+        ("mcpspec.yaml:1:1", "unknown key `tragets`"),
+        ("mcpspec.yaml:4:20", "`paths:` entry `nowhere`"),
+        ("mcpspec.yaml:5:8", "did you mean `modern`?"),
+        ("mcpspec.yaml:6:10", "invalid timeout `10 parsecs`"),
+    ] {
+        assert!(r.stderr.contains(at), "{at}: {r:?}");
+        assert!(r.stderr.contains(what), "{what}: {r:?}");
+    }
+    assert!(r.stderr.contains("4 errors found"), "{r:?}");
+    assert!(!r.stderr.contains("no target named"), "{r:?}");
+}
+
+/// `validate` (and `list`) know mcpspec.yaml's `parameters:` as template variables, as
+/// `run` does — also one read from an environment variable that is not set here. A
+/// scenario using one was reported "undefined template variable".
+#[test]
+fn validate_knows_the_configuration_parameters() {
+    let config =
+        "paths: [scenarios]\nparameters:\n  city: Paris\n  api_key: env:MCPSPEC_TEST_UNSET_KEY\n";
+    let dir = project(config);
+    std::fs::write(
+        dir.path().join("scenarios/weather.yaml"),
+        "scenario: weather\nsteps:\n  - name: weather\n    request: { method: tools/call, params: { name: get_weather, arguments: { city: \"{{ city }}\", key: \"{{ api_key }}\" } } }\n",
+    )
+    .unwrap();
+    let r = run_in(dir.path(), &["validate"], &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = run_in(dir.path(), &["validate", "scenarios"], &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = run_in(dir.path(), &["list", "scenarios"], &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    // An undeclared one is still a mistake.
+    std::fs::write(
+        dir.path().join("scenarios/weather.yaml"),
+        "scenario: weather\nsteps:\n  - name: weather\n    request: { method: tools/call, params: { name: get_weather, arguments: { city: \"{{ town }}\" } } }\n",
+    )
+    .unwrap();
+    let r = run_in(dir.path(), &["validate", "scenarios"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("undefined template variable `town`"),
+        "{r:?}"
+    );
+}

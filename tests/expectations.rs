@@ -706,3 +706,89 @@ steps:
         }
     }
 }
+
+/// An expectation over a list that matched nothing passes, but not silently: the step
+/// gets a note — under the step in the console (also when it passed), `notes` in the JSON
+/// result, a `note` property in JUnit. An expectation that matched something, or that
+/// counts its matches, gets none. (`minMatches` turns it into a failure: fail.yaml.)
+#[test]
+fn a_pass_over_nothing_is_noted_in_every_report() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("vacuous.yaml");
+    std::fs::write(
+        &file,
+        "scenario: vacuous
+steps:
+  - name: destructive tools are named delete_*
+    request: { method: tools/list }
+    expect:
+      - { path: \"$.tools[?@.annotations.destructiveHint == true].name\", matches: \"^delete_\" }
+  - name: log messages are warnings or worse
+    request: { method: tools/list }
+    expect:
+      - { notifications: notifications/message, path: \"$.params.level\", oneOf: [warning, error] }
+  - name: read-only tools are named
+    request: { method: tools/list }
+    expect:
+      - { path: \"$.tools[?@.annotations.readOnlyHint == true].name\", type: string }
+      - { path: \"$.tools[?@.annotations.destructiveHint == true]\", length: 0 }
+",
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let junit = dir.path().join("r.xml");
+    let server = stdio_target(&[]);
+    let out = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--stdio",
+        &server,
+        "--era",
+        "legacy",
+        "--json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let path_note =
+        "line 6: `$.tools[?@.annotations.destructiveHint == true].name` matched nothing";
+    let none_arrived = "line 10: no `notifications/message` notification arrived";
+    for note in [path_note, none_arrived] {
+        assert!(
+            out.stdout.contains(&format!("note: {note}")),
+            "{note}: {out:?}"
+        );
+    }
+    assert!(
+        out.stdout
+            .contains("PASS  destructive tools are named delete_*"),
+        "{out:?}"
+    );
+    assert!(
+        !out.stdout.contains("PASS  read-only tools are named"),
+        "{out:?}"
+    );
+    let result = read_json(&json);
+    let suite = common::suite(&result, "vacuous@legacy");
+    let notes = |name: &str| step(suite, name)["notes"].clone();
+    assert!(
+        notes("destructive tools are named delete_*")[0]
+            .as_str()
+            .unwrap()
+            .starts_with(path_note)
+    );
+    assert!(
+        notes("log messages are warnings or worse")[0]
+            .as_str()
+            .unwrap()
+            .starts_with(none_arrived)
+    );
+    assert_eq!(notes("read-only tools are named"), Value::Null);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<property name=\"note\" value=\"line 6: `$.tools[?@.annotations.destructiveHint == true].name` matched nothing"),
+        "{xml}"
+    );
+    common::assert_valid_junit(&junit);
+}

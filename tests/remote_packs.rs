@@ -864,3 +864,139 @@ fn pack_build_refuses_an_import_outside_the_pack() {
     );
     assert!(!out.exists());
 }
+
+/// Commit the platform work copy, tag it `tag` and push both to the bare repository.
+fn commit_and_push(w: &World, tag: &str) {
+    let work = w.path("platform-work");
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-qm", tag]);
+    git(&work, &["tag", "-f", tag]);
+    git(
+        &work,
+        &["push", "-q", "--force", "../platform.git", "main", tag],
+    );
+}
+
+/// A pack fetched with `git:` imports a folder of its own repository (`pack: ../shared`),
+/// found in the same repository at the same commit and locked as a pack of its own; one
+/// that leads outside the repository is refused at its line. Both used to fail with
+/// "no pack `../shared`" (looked up beside the cache entry).
+#[test]
+fn a_git_pack_imports_folders_of_its_own_repository() {
+    let w = World::new();
+    write(
+        &w.path("platform-work"),
+        &[
+            (
+                "packs/platform/pack.yaml",
+                "name: platform\nversion: 1.2.0\nparameters:\n  city: { type: string, default: Boston }\nimports:\n  - pack: ../shared\n",
+            ),
+            ("packs/shared/pack.yaml", "name: shared\nversion: 0.1.0\n"),
+            (
+                "packs/shared/tools.yaml",
+                "scenario: shared-tools\nsteps:\n  - name: shared tools listed\n    request: { method: tools/list }\n",
+            ),
+        ],
+    );
+    commit_and_push(&w, "v2");
+    w.product(&w.git_import("v2"));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let lock = w.lock();
+    assert!(lock.contains("path: \"packs/shared\""), "{lock}");
+    let (r, steps) = w.run_steps(&[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        steps.contains(&"shared tools listed".to_string()),
+        "{steps:?}"
+    );
+    assert!(steps.contains(&"weather v1".to_string()), "{steps:?}");
+    // The lock holds both: a run offline needs nothing more.
+    let (r, _) = w.run_steps(&["--offline"]);
+    assert_eq!(r.code, 0, "{r:?}");
+
+    // Out of the repository: refused at the import, naming it.
+    write(
+        &w.path("platform-work"),
+        &[(
+            "packs/platform/pack.yaml",
+            "name: platform\nversion: 1.3.0\nimports:\n  - pack: ../../../elsewhere\n",
+        )],
+    );
+    commit_and_push(&w, "v3");
+    w.product(&w.git_import("v3"));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("pack.yaml:4:11"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("`pack: ../../../elsewhere` of `git file://"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains("it leads outside the repository"),
+        "{r:?}"
+    );
+}
+
+/// An archive holding several packs, imported with `path:`, resolves a relative import
+/// inside the archive; an archive of one pack refuses a relative import out of it, naming
+/// the import (it used to say "no pack `../shared`").
+#[test]
+fn relative_imports_out_of_an_archive_are_refused_by_name() {
+    let w = World::new();
+    let src = w.path("several");
+    write(
+        &src,
+        &[
+            (
+                "packs/team/pack.yaml",
+                "name: team\nversion: 1.0.0\nimports:\n  - pack: ../shared\n",
+            ),
+            ("packs/shared/pack.yaml", "name: shared\nversion: 0.1.0\n"),
+            (
+                "packs/shared/tools.yaml",
+                "scenario: shared-tools\nsteps:\n  - name: shared tools listed\n    request: { method: tools/list }\n",
+            ),
+        ],
+    );
+    let tar = |dir: &Path, what: &str, out: &str| -> String {
+        let status = Command::new("tar")
+            .args(["-czf", w.path(out).to_str().unwrap(), what])
+            .current_dir(dir)
+            .status()
+            .expect("tar runs");
+        assert!(status.success());
+        mcpspec::packs::cache::sha256_hex(&std::fs::read(w.path(out)).unwrap())
+    };
+    let sha = tar(&src, "packs", "several.tar.gz");
+    let url = format!("file://{}", w.path("several.tar.gz").display());
+    w.product(&format!(
+        "  - archive: {url}\n    sha256: {sha}\n    path: packs/team\n"
+    ));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let (r, steps) = w.run_steps(&[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        steps.contains(&"shared tools listed".to_string()),
+        "{steps:?}"
+    );
+
+    // The team pack alone: nothing beside it in the archive.
+    let sha = tar(&src.join("packs"), "team", "team.tar.gz");
+    let url = format!("file://{}", w.path("team.tar.gz").display());
+    w.product(&format!("  - archive: {url}\n    sha256: {sha}\n"));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("pack.yaml:4:11"), "{r:?}");
+    assert!(
+        r.stderr.contains("`pack: ../shared` of `archive file://"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains("it leads outside the archive")
+            && r.stderr.contains("which holds this pack only"),
+        "{r:?}"
+    );
+}

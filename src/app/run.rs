@@ -273,6 +273,7 @@ fn load(
         release_steps: true,
         keep_compiled: KEEP_COMPILED,
         remote: Some(sources.clone()),
+        unvalued: Vec::new(),
     };
     for (name, value) in cli_params {
         let given = dsl::pack::Given {

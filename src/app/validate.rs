@@ -140,11 +140,12 @@ pub(super) fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 
     let loaded = if scenario_paths.is_empty() {
         None
     } else {
-        let inputs = dsl::pack::ParamInputs {
+        let mut inputs = dsl::pack::ParamInputs {
             release_steps: true,
             remote: Some(sources.clone()),
             ..Default::default()
         };
+        super::project_parameters(&mut inputs);
         match dsl::load::load_all(&scenario_paths, &inputs) {
             Ok(loaded) => Some(loaded),
             Err(e) => {

@@ -112,6 +112,15 @@ pub enum ExpectOutcome {
     Fail(Failure),
     /// Does not apply here (e.g. `http` over stdio).
     NotApplicable(String),
+    /// Held, but over nothing: a list that matched nothing (the note says what).
+    Vacuous(String),
+}
+
+/// The note of an expectation that held over no match.
+fn matched_nothing(src: &str) -> String {
+    format!(
+        "`{src}` matched nothing: its predicates held for no value (`minMatches: 1` demands a match)"
+    )
 }
 
 /// Judge one expectation.
@@ -140,6 +149,9 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
                 {
                     return fail(message, expected, actual);
                 }
+            }
+            if held_vacuously(predicates, matches.as_slice(), singular) {
+                return ExpectOutcome::Vacuous(matched_nothing(source));
             }
             ExpectOutcome::Pass
         }

@@ -121,6 +121,17 @@ pub(super) fn check_notifications(
             return fail(message, expected, actual);
         }
     }
+    if held_vacuously(predicates, matches.as_slice(), false) {
+        return ExpectOutcome::Vacuous(if total == 0 {
+            format!(
+                "no `{label}` notification arrived, so `{source}` held for none (`minMatches: 1` demands a match)"
+            )
+        } else {
+            format!(
+                "`{source}` matched nothing in the {total} `{label}` notification(s) received (`minMatches: 1` demands a match)"
+            )
+        });
+    }
     ExpectOutcome::Pass
 }
 

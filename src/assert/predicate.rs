@@ -9,6 +9,7 @@ mod exists;
 mod increasing;
 mod length;
 mod matches;
+mod min_matches;
 mod not_equals;
 mod one_of;
 mod type_is;
@@ -104,7 +105,28 @@ pub(super) fn check_predicate(
         Predicate::Increasing(want) => increasing::check(&n, want),
         Predicate::ValidSchema(want) => valid_schema::check(&n, want),
         Predicate::Compare(op, bound) => compare::check(&n, op, bound),
+        Predicate::MinMatches(min) => min_matches::check(&n, *min),
     }
+}
+
+/// Whether predicates that held over `matches` held vacuously: a multi-node path matched
+/// nothing and every predicate judges each match (`type`, `oneOf`, comparisons…), none
+/// the number of matches (`length`, `exists`, `equals`, `contains`, `minMatches`).
+pub(super) fn held_vacuously(predicates: &[Predicate], matches: &[&Value], singular: bool) -> bool {
+    let each = |p: &Predicate| {
+        matches!(
+            p,
+            Predicate::Matches(_)
+                | Predicate::Type(_)
+                | Predicate::OneOf(_)
+                | Predicate::ValidSchema(_)
+                | Predicate::Compare(..)
+                | Predicate::NotEquals(_)
+                | Predicate::Unique(_)
+                | Predicate::Increasing(_)
+        )
+    };
+    matches.is_empty() && !singular && !predicates.is_empty() && predicates.iter().all(each)
 }
 
 /// Single match containment: array element, substring, object subset.

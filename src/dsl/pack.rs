@@ -92,6 +92,25 @@ struct ImportCtx<'a> {
     pos: Pos,
 }
 
+/// `rel` (a `pack:` folder) joined to the folder `base` of a repository or archive
+/// (`""`: its root), `.` and `..` resolved: `None` when it leaves the root.
+pub fn join_inside(base: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = base
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    for part in rel.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 struct Loaded {
     name: String,
     version: semver::Version,
@@ -376,6 +395,24 @@ impl<'i> Resolver<'i> {
         }
         let target = ctx.doc.pack.as_ref()?;
         let pos = ctx.pos.clone();
+        // A folder outside a pack fetched with `git:` or `archive:` is looked up in the same
+        // repository at the same commit (or archive), never beside the cache entry.
+        if let Some(dir) = dir
+            && join_inside("", target).is_none()
+            && let Some(found) = self
+                .inputs
+                .remote
+                .as_ref()
+                .and_then(|r| r.relative(dir, ctx.file, target))
+        {
+            return match found {
+                Ok(fetched) => Some(Source::Dir(fetched.dir)),
+                Err(e) => {
+                    self.errors.push(e);
+                    None
+                }
+            };
+        }
         if let Some(dir) = dir {
             let candidate = lexical_join(dir, &target.value);
             if candidate.join(MANIFEST).is_file() {

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::error::{LoadError, did_you_mean};
 use super::model::{ImportDoc, ParamType};
+use super::value::At;
 use crate::source::{Pos, SourceFile};
 
 /// A parameter value given from outside the packs (`--set` or mcpspec.yaml).
@@ -43,6 +44,9 @@ pub struct ParamInputs {
     pub keep_compiled: usize,
     /// Fetches `git:` and `archive:` imports (none: such imports are errors).
     pub remote: Option<Arc<dyn RemoteImports>>,
+    /// Parameters given without a value known here (`validate`: an `env:VAR` of
+    /// mcpspec.yaml whose variable is not set): defined in templates all the same.
+    pub unvalued: Vec<String>,
 }
 
 /// Fetching is not the dsl's job: the caller hands the resolver one of these (in
@@ -54,6 +58,17 @@ pub trait RemoteImports: std::fmt::Debug + Send + Sync {
     /// Where the pack in `dir` came from, when it is a remote pack made local (how
     /// `mcpspec list` shows it); `None` for local folders.
     fn origin_of(&self, dir: &Path) -> Option<String>;
+
+    /// A `pack:` import that leaves the folder of the remote pack made local in `dir`
+    /// (`pack: ../shared`): the pack at that folder of the same repository at the same
+    /// commit (or of the same archive), or the error at the import (a folder outside the
+    /// repository or archive). `None` when `dir` is no remote pack.
+    fn relative(
+        &self,
+        dir: &Path,
+        file: &Arc<SourceFile>,
+        target: &At<String>,
+    ) -> Option<Result<Fetched, LoadError>>;
 }
 
 /// A remote pack made local.
@@ -70,7 +85,7 @@ impl ParamInputs {
 
     /// Names defined in every scenario's templates.
     pub fn names(&self) -> Vec<String> {
-        self.given.keys().cloned().collect()
+        self.given.keys().chain(&self.unvalued).cloned().collect()
     }
 }
 

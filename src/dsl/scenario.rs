@@ -579,6 +579,8 @@ pub enum Predicate {
     Increasing(bool),
     ValidSchema(bool),
     Compare(CompareOp, f64),
+    /// At least this many matches (`minMatches`).
+    MinMatches(u64),
 }
 
 #[derive(Debug, Clone, Copy)]

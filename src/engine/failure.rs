@@ -90,5 +90,6 @@ pub fn step_result(
         duration,
         outcome,
         transcript,
+        notes: Vec::new(),
     }
 }

@@ -19,6 +19,8 @@ use crate::source::Severity;
 /// What running a step gave: its outcome, or its exchange to judge later.
 pub(super) enum StepRun<'s> {
     Done(Outcome),
+    /// Judged expectations: the outcome, and a note for each that held over nothing.
+    Judged(Outcome, Vec<String>),
     Deferred(Box<Judgement<'s>>),
 }
 
@@ -33,7 +35,7 @@ pub(super) struct Judgement<'s> {
 }
 
 impl Judgement<'_> {
-    fn judge(mut self) -> Outcome {
+    fn judge(mut self) -> (Outcome, Vec<String>) {
         self.exchange.settle();
         // A deferred step captures nothing, so the variables are not written.
         let mut no_captures = Map::new();
@@ -101,10 +103,11 @@ impl<'s> Deferred<'s> {
     pub(super) fn flush(&mut self) {
         if let Some((judgement, judged_from, elapsed, transcript)) = self.pending.take() {
             let step = judgement.step;
-            let outcome = judgement.judge();
+            let (outcome, notes) = judgement.judge();
             let duration = elapsed + judged_from.elapsed();
-            self.results
-                .push(step_result(step, outcome, duration, transcript));
+            let mut result = step_result(step, outcome, duration, transcript);
+            result.notes = notes;
+            self.results.push(result);
         }
     }
 
@@ -304,7 +307,7 @@ pub(super) async fn judge(
     ctx: &mut Map<String, Value>,
     ctx_value: &Value,
     call: Option<(&str, Option<&Value>)>,
-) -> Outcome {
+) -> (Outcome, Vec<String>) {
     let output_schema = if step
         .expects
         .iter()
@@ -339,7 +342,7 @@ fn judge_observed(
     output_schema: Option<Result<Option<Value>, String>>,
     ctx: &mut Map<String, Value>,
     ctx_value: &Value,
-) -> Outcome {
+) -> (Outcome, Vec<String>) {
     let reply = assembled.map_or_else(|| Reply::of(exchange), Reply::result);
     let mut seen = Observed::with_reply(exchange, reply, is_http);
     if super::failure::level_of(step) == Level::Should {
@@ -350,9 +353,14 @@ fn judge_observed(
     let mut failures: Vec<Failure> = Vec::new();
     let mut applicable = 0;
     let mut not_applicable = Vec::new();
+    let mut notes = Vec::new();
     for expect in &step.expects {
         match assert::check(expect, &seen, ctx_value) {
             ExpectOutcome::Pass => applicable += 1,
+            ExpectOutcome::Vacuous(note) => {
+                applicable += 1;
+                notes.push(format!("line {}: {note}", expect.pos.line));
+            }
             ExpectOutcome::Fail(f) => {
                 applicable += 1;
                 failures.push(f);
@@ -370,13 +378,12 @@ fn judge_observed(
     }
     if failures.is_empty() {
         if applicable == 0 && !not_applicable.is_empty() {
-            return Outcome::Skipped {
-                reason: not_applicable.join("; "),
-            };
+            let reason = not_applicable.join("; ");
+            return (Outcome::Skipped { reason }, notes);
         }
         if let Err(f) = capture(step, &seen, ctx) {
             failures.push(*f);
         }
     }
-    outcome_for(step, failures)
+    (outcome_for(step, failures), notes)
 }

@@ -553,6 +553,7 @@ mod tests {
                 body: "{}".into(),
                 http: None,
             }],
+            notes: Vec::new(),
         }
     }
 

@@ -61,19 +61,18 @@ pub(super) async fn run_step<'s>(
         // The handshake's result is judged as it is: no exchange, no envelope.
         let exchange = Exchange::default();
         let snapshots = &checks.snapshots;
-        return Done(
-            judge(
-                step,
-                conn,
-                &exchange,
-                Some(&result),
-                snapshots,
-                ctx,
-                ctx_value,
-                None,
-            )
-            .await,
-        );
+        let (outcome, notes) = judge(
+            step,
+            conn,
+            &exchange,
+            Some(&result),
+            snapshots,
+            ctx,
+            ctx_value,
+            None,
+        )
+        .await;
+        return StepRun::Judged(outcome, notes);
     }
     if let Action::Check {
         kind,
@@ -203,19 +202,18 @@ pub(super) async fn run_step<'s>(
             snapshots: checks.snapshots.clone(),
         }));
     }
-    Done(
-        judge(
-            step,
-            conn,
-            &exchange,
-            merged.as_ref(),
-            &checks.snapshots,
-            ctx,
-            ctx_value,
-            Some((&built.method, built.params.as_deref())),
-        )
-        .await,
+    let (outcome, notes) = judge(
+        step,
+        conn,
+        &exchange,
+        merged.as_ref(),
+        &checks.snapshots,
+        ctx,
+        ctx_value,
+        Some((&built.method, built.params.as_deref())),
     )
+    .await;
+    StepRun::Judged(outcome, notes)
 }
 
 /// `within`: while a `notifications` expectation that has one does not hold yet, listen

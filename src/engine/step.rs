@@ -156,6 +156,8 @@ pub async fn run_steps(
         } else {
             None
         };
+        // Expectations that held over nothing (see `StepRun::Judged`).
+        let mut notes = Vec::new();
         let outcome_and_log = if let Some(reason) = skip {
             (Outcome::Skipped { reason }, conn.take_log())
         } else if let Some(e) = probe_error {
@@ -212,15 +214,17 @@ pub async fn run_steps(
                 )
                 .await;
                 let (count, interval) = match (&run, step.retry) {
-                    (StepRun::Done(outcome), Some((count, interval)))
-                        if attempt <= count
-                            && matches!(
-                                outcome,
-                                Outcome::Failed { .. }
-                                    | Outcome::Error { .. }
-                                    | Outcome::Warning { .. }
-                            )
-                            && !conn.is_broken() =>
+                    (
+                        StepRun::Done(outcome) | StepRun::Judged(outcome, _),
+                        Some((count, interval)),
+                    ) if attempt <= count
+                        && matches!(
+                            outcome,
+                            Outcome::Failed { .. }
+                                | Outcome::Error { .. }
+                                | Outcome::Warning { .. }
+                        )
+                        && !conn.is_broken() =>
                     {
                         (count, interval)
                     }
@@ -243,6 +247,10 @@ pub async fn run_steps(
             }
             let mut outcome = match run {
                 StepRun::Done(outcome) => outcome,
+                StepRun::Judged(outcome, judged) => {
+                    notes = judged;
+                    outcome
+                }
                 StepRun::Deferred(judgement) => {
                     results.defer(*judgement, started, conn.take_log());
                     continue;
@@ -259,7 +267,9 @@ pub async fn run_steps(
             (outcome, conn.take_log())
         };
         let (outcome, transcript) = outcome_and_log;
-        results.push(step_result(step, outcome, started.elapsed(), transcript));
+        let mut result = step_result(step, outcome, started.elapsed(), transcript);
+        result.notes = notes;
+        results.push(result);
     }
     results.finish()
 }

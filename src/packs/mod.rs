@@ -56,8 +56,9 @@ struct State {
     /// Imports already made local by this command (a pack imported twice is fetched and
     /// checked once).
     done: std::collections::HashMap<Key, PathBuf>,
-    /// Cache folder (canonical) → where its pack came from, for `list`.
-    origins: std::collections::HashMap<PathBuf, String>,
+    /// Cache folder (canonical) → the locked entry it holds and the token of its import:
+    /// where it came from (for `list`), and where its relative imports are looked up.
+    local: std::collections::HashMap<PathBuf, (Entry, Option<Token>)>,
 }
 
 impl Sources {
@@ -319,6 +320,7 @@ pub fn manifest_identity(dir: &Path) -> Result<(String, String), LoadError> {
 }
 
 /// `token: env:VAR`: read when a fetch needs it, never stored.
+#[derive(Debug, Clone)]
 struct Token {
     var: String,
     pos: Pos,
@@ -411,9 +413,48 @@ pub fn short_commit(commit: &str) -> String {
     commit.chars().take(12).collect()
 }
 
-impl RemoteImports for Sources {
-    fn fetch(&self, file: &Arc<SourceFile>, doc: &ImportDoc) -> Result<Fetched, LoadError> {
-        let import = import_of(file, doc)?;
+/// The key of the pack at `rel` beside the remote pack of `entry`: the same repository and
+/// revision (or archive), another folder; or why there is none.
+fn sibling_key(entry: &Entry, rel: &str) -> Result<Key, String> {
+    // `Some(None)`: the root of the repository or archive.
+    let inside = |path: &Option<String>| {
+        crate::dsl::pack::join_inside(path.as_deref().unwrap_or(""), rel)
+            .map(|p| (!p.is_empty()).then_some(p))
+    };
+    match &entry.key {
+        Key::Git { url, rev, path } => match inside(path) {
+            Some(path) => Ok(Key::Git {
+                url: url.clone(),
+                rev: rev.clone(),
+                path,
+            }),
+            None => Err(format!("it leads outside the repository `{url}`")),
+        },
+        // Without `path:` the pack is the whole archive (at its root or in its one top
+        // folder): nothing lies beside it.
+        Key::Archive { url, sha256, path } => match path.as_ref().and(inside(path)) {
+            Some(path) => Ok(Key::Archive {
+                url: url.clone(),
+                sha256: sha256.clone(),
+                path,
+            }),
+            None => Err(format!(
+                "it leads outside the archive `{url}`{}",
+                if path.is_some() {
+                    ""
+                } else {
+                    ", which holds this pack only"
+                }
+            )),
+        },
+    }
+}
+
+impl Sources {
+    /// Make `import` local: from the lock (and the cache), or resolved afresh in update
+    /// mode. `commit`: the commit a pack beside an already resolved one must come from
+    /// (its importer's), whatever the lock says.
+    fn make_local(&self, import: Import, commit: Option<&str>) -> Result<Fetched, LoadError> {
         if let Some(dir) = self.state().done.get(&import.key) {
             return Ok(Fetched { dir: dir.clone() });
         }
@@ -422,11 +463,14 @@ impl RemoteImports for Sources {
             .lock
             .as_ref()
             .and_then(|l| l.find(&import.key))
+            .filter(|e| commit.is_none() || e.commit.as_deref() == commit)
             .cloned();
         let fresh = match (&self.mode, &locked) {
             (Mode::Locked, _) => false,
             (Mode::Update { only: None }, _) => true,
             (Mode::Update { only: Some(_) }, None) => true,
+            // Beside a pack already resolved: its commit decides, the name does not.
+            (Mode::Update { .. }, Some(_)) if commit.is_some() => false,
             (Mode::Update { only: Some(name) }, Some(e)) => {
                 let hit = &e.name == name;
                 if hit {
@@ -442,7 +486,7 @@ impl RemoteImports for Sources {
                     "`mcpspec pack update` needs the network; --offline forbids it",
                 ));
             }
-            let got = self.fetch_key(&import.key, None, token, &import.pos, &import.more)?;
+            let got = self.fetch_key(&import.key, commit, token, &import.pos, &import.more)?;
             if let Mode::Update { only: Some(name) } = &self.mode
                 && &got.entry.name == name
             {
@@ -467,18 +511,67 @@ impl RemoteImports for Sources {
             let dir = self.materialize(&entry, token, &import.pos, &import.more)?;
             (entry, dir)
         };
-        let origin = origin(&entry);
         let mut state = self.state();
         state.done.insert(entry.key.clone(), dir.clone());
-        state.used.push(entry);
+        let canonical = std::fs::canonicalize(&dir).unwrap_or(dir.clone());
         state
-            .origins
-            .insert(std::fs::canonicalize(&dir).unwrap_or(dir.clone()), origin);
+            .local
+            .insert(canonical, (entry.clone(), import.token.clone()));
+        state.used.push(entry);
         Ok(Fetched { dir })
+    }
+}
+
+impl RemoteImports for Sources {
+    fn fetch(&self, file: &Arc<SourceFile>, doc: &ImportDoc) -> Result<Fetched, LoadError> {
+        self.make_local(import_of(file, doc)?, None)
     }
 
     fn origin_of(&self, dir: &Path) -> Option<String> {
         let dir = std::fs::canonicalize(dir).ok()?;
-        self.state().origins.get(&dir).cloned()
+        self.state().local.get(&dir).map(|(entry, _)| origin(entry))
+    }
+
+    fn relative(
+        &self,
+        dir: &Path,
+        file: &Arc<SourceFile>,
+        target: &At<String>,
+    ) -> Option<Result<Fetched, LoadError>> {
+        let canonical = std::fs::canonicalize(dir).ok()?;
+        let (entry, token) = self.state().local.get(&canonical).cloned()?;
+        let pos = Pos::new(file, target.line, target.col);
+        let key = match sibling_key(&entry, &target.value) {
+            Ok(key) => key,
+            Err(why) => {
+                let help = match &entry.key {
+                    Key::Git { .. } => {
+                        "a pack fetched with `git:` imports folders of its own repository (at the same commit); import a pack of another repository with `git:`"
+                    }
+                    Key::Archive { .. } => {
+                        "publish the imported pack too and import it with `archive:` or `git:`"
+                    }
+                };
+                return Some(Err(LoadError::at(
+                    pos,
+                    format!(
+                        "`pack: {}` of `{}` cannot be imported: {why}",
+                        target.value,
+                        entry.key.label()
+                    ),
+                )
+                .with_help(help)));
+            }
+        };
+        let import = Import {
+            key,
+            token,
+            pos: pos.clone(),
+            more: Places {
+                path: Some(pos),
+                ..Places::default()
+            },
+        };
+        Some(self.make_local(import, entry.commit.as_deref()))
     }
 }

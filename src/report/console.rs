@@ -176,7 +176,9 @@ impl<'a> Printer<'a> {
         let show_problems = verbose || status != SuiteStatus::Pass;
         for step in &suite.steps {
             let passing = matches!(step.outcome, Outcome::Passed);
-            if verbose || (show_problems && !passing) {
+            // A step with notes (an expectation that matched nothing) is shown even when
+            // it passed: a pass that checked nothing is not silent.
+            if verbose || (show_problems && !passing) || !step.notes.is_empty() {
                 self.step(step);
             }
         }
@@ -241,6 +243,10 @@ impl<'a> Printer<'a> {
                     self.failures(failures);
                 }
             }
+        }
+        for note in &step.notes {
+            let note = self.redact(note);
+            self.line(&format!("{DETAIL_INDENT}note: {note}"));
         }
         if verbose && !step.transcript.is_empty() {
             let transcript = self.redact(&format_transcript(&step.transcript));

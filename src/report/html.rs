@@ -230,6 +230,9 @@ impl Page {
         for failure in step.outcome.failures() {
             self.failure(out, failure);
         }
+        for note in &step.notes {
+            let _ = writeln!(out, "<p class=\"where\">note: {}</p>", self.text(note));
+        }
         if !step.transcript.is_empty() {
             let _ = writeln!(
                 out,

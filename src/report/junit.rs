@@ -283,6 +283,9 @@ fn test_case(ctx: &Policy, suite_id: &str, step: &StepResult) -> TestCase {
         .insert("file".into(), ctx.text(&step.file).into());
     case.extra
         .insert("line".into(), step.line.to_string().into());
+    for note in &step.notes {
+        case.add_property(ctx.property("note", note));
+    }
     if !step.transcript.is_empty() {
         ctx.system_out(&mut case, &format_transcript(&step.transcript));
     }

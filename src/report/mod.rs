@@ -125,6 +125,7 @@ pub(crate) mod testdata {
             duration: Duration::from_millis(3),
             outcome,
             transcript: vec![],
+            notes: Vec::new(),
         }
     }
 

@@ -250,6 +250,10 @@ pub struct StepResult {
     pub outcome: Outcome,
     /// JSON-RPC exchange of this step (requests, responses, HTTP status), secrets redacted.
     pub transcript: Vec<TranscriptEntry>,
+    /// Notes on how it was judged: an expectation that held over a list that matched
+    /// nothing ("matched nothing"), so a pass that checked nothing is not silent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -5,6 +5,7 @@
 //! [`parse`]; init and baselines write through [`write`].
 
 pub mod read;
+pub mod recover;
 pub mod value;
 pub mod write;
 

@@ -6,24 +6,35 @@ use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 
-use super::value::TValue;
 use crate::load_error::{LoadError, LoadErrors, did_you_mean};
 use crate::source::{MAX_INPUT_BYTES, Pos, SourceFile};
 
 /// Deserialize a YAML document into `T`, turning serde errors into positioned ones.
 /// A structural error (unknown key, wrong type) comes with the others of the file: see
-/// [`more_structural_errors`].
+/// [`super::recover`].
 pub fn parse<T: serde::de::DeserializeOwned>(file: &Arc<SourceFile>) -> Result<T, LoadErrors> {
+    parse_recovering(file).map_err(|(errors, _)| errors)
+}
+
+/// [`parse`], and on structural errors also the document without the entries that hold
+/// them (when it reads then), so the caller checks the rest of the file in the same run
+/// and reports every independent mistake at once.
+pub fn parse_recovering<T: serde::de::DeserializeOwned>(
+    file: &Arc<SourceFile>,
+) -> Result<T, (LoadErrors, Option<super::recover::Recovered<T>>)> {
     if file.text.trim().is_empty() {
-        return Err(LoadError::file(&file.name, "file is empty").into());
+        return Err((LoadError::file(&file.name, "file is empty").into(), None));
     }
     match serde_saphyr::from_str_with_options::<T>(&file.text, options()) {
         Ok(value) => Ok(value),
         // A reading limit is no structural error: reading the file again cannot help.
         Err(e) if e.without_snippet().to_string().contains("budget breached") => {
-            Err(yaml_error(file, &e).into())
+            Err((yaml_error(file, &e).into(), None))
         }
-        Err(e) => Err(more_structural_errors::<T>(file, yaml_error(file, &e))),
+        Err(e) => Err(super::recover::more_structural_errors::<T>(
+            file,
+            yaml_error(file, &e),
+        )),
     }
 }
 
@@ -36,7 +47,7 @@ pub const MAX_NODES: usize = MAX_INPUT_BYTES as usize / 8;
 /// How serde-saphyr reads a document: its defaults (aliases, anchors, depth and documents
 /// bounded: an alias bomb still fails at once), with the node and event counts raised to
 /// [`MAX_NODES`], so every file within the size limit that is not such a bomb loads.
-fn options() -> serde_saphyr::Options {
+pub(super) fn options() -> serde_saphyr::Options {
     options_with(MAX_NODES)
 }
 
@@ -54,132 +65,6 @@ pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_s
     serde_saphyr::from_str_with_options(text, options())
 }
 
-/// At most this many structural errors are reported per file.
-const MAX_STRUCTURAL_ERRORS: usize = 20;
-
-/// serde stops at the first error; to report the others of the file, the entry that holds
-/// it (a top-level key, or an item of a top-level list such as one step) is blanked out —
-/// line numbers kept — and the document parsed again, until it parses or an error falls
-/// outside any such entry. Only when the text is well-formed YAML (a syntax error stays
-/// single), and only on this error path.
-fn more_structural_errors<T: serde::de::DeserializeOwned>(
-    file: &Arc<SourceFile>,
-    first: LoadError,
-) -> LoadErrors {
-    let mut errors = LoadErrors::from(first);
-    if serde_saphyr::from_str_with_options::<TValue>(&file.text, options()).is_err() {
-        return errors;
-    }
-    let entries = yaml_entries(&file.text);
-    let mut lines: Vec<&str> = file.text.lines().collect();
-    let line_of = |e: &LoadError| e.pos.as_ref().map(|p| p.line as usize);
-    let mut masked: Vec<usize> = Vec::new();
-    let mut line = line_of(&errors.0[0]);
-    while errors.0.len() < MAX_STRUCTURAL_ERRORS {
-        // The innermost entry holding the error; the last item of a list is kept (a list
-        // emptied that way would be an error of its own).
-        let Some(i) = line.and_then(|l| {
-            entries
-                .iter()
-                .rposition(|e| (e.first..=e.last).contains(&l) && !masked.contains(&e.index()))
-        }) else {
-            break;
-        };
-        let entry = &entries[i];
-        if let Some(list) = entry.list {
-            let left = entries
-                .iter()
-                .filter(|e| e.list == Some(list) && !masked.contains(&e.index()))
-                .count();
-            if left <= 1 {
-                break;
-            }
-        }
-        masked.push(entry.index());
-        for l in &mut lines[entry.first - 1..entry.last] {
-            *l = "";
-        }
-        let text = lines.join("\n");
-        let Err(e) = serde_saphyr::from_str_with_options::<T>(&text, options()) else {
-            break;
-        };
-        let error = yaml_error(file, &e);
-        // A key removed with its entry is no error of the user's.
-        if error.message.starts_with("missing required key") {
-            break;
-        }
-        line = line_of(&error);
-        errors.push(error);
-    }
-    errors
-}
-
-/// A block of lines (1-based, inclusive) of a YAML document: a top-level key with its
-/// value, or an item of a top-level key's block list (`list`: that key's line).
-#[derive(Debug)]
-struct YamlEntry {
-    first: usize,
-    last: usize,
-    list: Option<usize>,
-}
-
-impl YamlEntry {
-    fn index(&self) -> usize {
-        self.first
-    }
-}
-
-/// The entries of a block-style document, top-level keys before the items they hold.
-fn yaml_entries(text: &str) -> Vec<YamlEntry> {
-    let lines: Vec<&str> = text.lines().collect();
-    let content = |l: &str| !l.trim().is_empty() && !l.trim_start().starts_with('#');
-    let top: Vec<usize> = (0..lines.len())
-        .filter(|&i| {
-            let l = lines[i];
-            content(l) && !l.starts_with([' ', '\t', '-']) && !l.starts_with("...")
-        })
-        .collect();
-    let mut entries = Vec::new();
-    for (k, &start) in top.iter().enumerate() {
-        let end = top.get(k + 1).copied().unwrap_or(lines.len());
-        // Trailing blank and comment lines stay outside the entry.
-        let last = (start..end)
-            .rev()
-            .find(|&i| content(lines[i]))
-            .unwrap_or(start);
-        entries.push(YamlEntry {
-            first: start + 1,
-            last: last + 1,
-            list: None,
-        });
-        let Some(first_item) = (start + 1..=last).find(|&i| content(lines[i])) else {
-            continue;
-        };
-        let item_line = lines[first_item];
-        let indent = item_line.len() - item_line.trim_start().len();
-        if !item_line.trim_start().starts_with("- ") && item_line.trim() != "-" {
-            continue;
-        }
-        let starts: Vec<usize> = (first_item..=last)
-            .filter(|&i| {
-                let l = lines[i];
-                l.len() - l.trim_start().len() == indent
-                    && (l.trim_start().starts_with("- ") || l.trim() == "-")
-            })
-            .collect();
-        for (j, &s) in starts.iter().enumerate() {
-            let e = starts.get(j + 1).map_or(last + 1, |&n| n);
-            let l = (s..e).rev().find(|&i| content(lines[i])).unwrap_or(s);
-            entries.push(YamlEntry {
-                first: s + 1,
-                last: l + 1,
-                list: Some(start + 1),
-            });
-        }
-    }
-    entries
-}
-
 static AT_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?s)\s*(at|on) line \d+,? col(umn)? \d+.*$").unwrap());
 static UNKNOWN_FIELD: LazyLock<Regex> =
@@ -192,7 +77,7 @@ static DUPLICATE_KEY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"duplicate mapping key: ([^,]*)").unwrap());
 static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").unwrap());
 
-fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
+pub(super) fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
     let raw = e.without_snippet().to_string();
     let message = AT_LINE.replace(raw.trim(), "").to_string();
     let (mut message, mut help) = explain_serde_message(&message);
@@ -392,47 +277,8 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
 
 #[cfg(test)]
 mod tests {
-    use serde::Deserialize;
-
+    use super::super::value::TValue;
     use super::*;
-
-    /// A document shaped like a scenario: top-level keys, a list of steps.
-    #[derive(Debug, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    #[allow(dead_code)] // read only by serde
-    struct Doc {
-        scenario: String,
-        steps: Vec<Step>,
-    }
-
-    #[derive(Debug, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
-    struct Step {
-        name: String,
-        request: Request,
-    }
-
-    #[derive(Debug, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
-    struct Request {
-        method: String,
-        #[serde(default)]
-        paginate: bool,
-    }
-
-    fn lines(text: &str) -> Vec<u32> {
-        let file = SourceFile::new("t.yaml", text);
-        match parse::<Doc>(&file) {
-            Ok(_) => Vec::new(),
-            Err(e) => {
-                e.0.iter()
-                    .map(|e| e.pos.as_ref().map_or(0, |p| p.line))
-                    .collect()
-            }
-        }
-    }
 
     /// Past the node limit, the error says so in mcpspec's words, once.
     #[test]
@@ -448,34 +294,5 @@ mod tests {
             "{error:?}"
         );
         assert_eq!(error.pos.as_ref().map(|p| p.line), Some(2), "{error:?}");
-    }
-
-    /// Every bad step is reported, also the last; a YAML syntax error and a removed
-    /// required key stay out of it.
-    #[test]
-    fn structural_errors_of_every_entry() {
-        let two_bad = "scenario: s\nsteps:\n  - name: a\n    reqest: {}\n  - name: b\n    request: { method: x, paginate: 3 }\n";
-        assert_eq!(lines(two_bad), [4, 6]);
-        let with_good = "scenario: s\nsteps:\n  - name: a\n    reqest: {}\n  - name: ok\n    request: { method: x }\n  - name: b\n    requst: {}\n";
-        assert_eq!(lines(with_good), [4, 8]);
-        // `scenario: [1]` is wrong; blanking it out would only add "missing `scenario`".
-        let bad_required = "scenario: [1]\nsteps:\n  - name: a\n    request: { method: x }\n";
-        assert_eq!(lines(bad_required), [1]);
-        let syntax =
-            "scenario: s\nsteps:\n  - name: a\n    reqest: {\n  - name: b\n    requst: {}\n";
-        assert_eq!(lines(syntax).len(), 1);
-        let entries = yaml_entries(with_good);
-        let spans: Vec<(usize, usize, Option<usize>)> =
-            entries.iter().map(|e| (e.first, e.last, e.list)).collect();
-        assert_eq!(
-            spans,
-            [
-                (1, 1, None),
-                (2, 8, None),
-                (3, 4, Some(2)),
-                (5, 6, Some(2)),
-                (7, 8, Some(2))
-            ]
-        );
     }
 }

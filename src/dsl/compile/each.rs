@@ -129,13 +129,20 @@ impl Compiler {
         out: &mut Collected,
         row: Option<Vec<(String, TValue)>>,
     ) {
-        let compiled = if step.use_.is_some() {
+        let compiled: Vec<Step> = if step.use_.is_some() {
             self.group_call(step, known)
         } else {
             if let Some(name) = &step.name {
                 self.unique_step_name(&mut out.names, &name.value, self.at(name), false);
             }
-            self.step(step, known, None).into_iter().collect()
+            // A step that does not compile still defines what it captures: its mistake is
+            // reported once, not again at every use of the variable.
+            let captured: Vec<String> = step.capture.keys().cloned().collect();
+            let compiled: Vec<Step> = self.step(step, known, None).into_iter().collect();
+            if compiled.is_empty() {
+                known.extend(captured);
+            }
+            compiled
         };
         // One binding for all the steps of a row (a group call's steps share it).
         let mut row_call: Option<Arc<GroupCall>> = None;

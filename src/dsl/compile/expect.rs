@@ -136,6 +136,7 @@ impl Compiler {
             || e.unique.is_some()
             || e.increasing.is_some()
             || e.valid_schema.is_some()
+            || e.min_matches.is_some()
             || e.gt.is_some()
             || e.gte.is_some()
             || e.lt.is_some()
@@ -188,7 +189,7 @@ impl Compiler {
             };
             if !predicates_given {
                 self.errors.push(LoadError::at(self.at(&path), "`path` needs a predicate").with_help(
-                    "add one of `equals`, `notEquals`, `contains`, `matches`, `type`, `length`, `exists`, `absent`, `oneOf`, `gt`, `gte`, `lt`, `lte`",
+                    "add one of `equals`, `notEquals`, `contains`, `matches`, `type`, `length`, `exists`, `absent`, `oneOf`, `minMatches`, `gt`, `gte`, `lt`, `lte`",
                 ));
                 return None;
             }
@@ -329,6 +330,16 @@ impl Compiler {
         if let Some(v) = e.valid_schema {
             predicates.push(Predicate::ValidSchema(v));
         }
+        if let Some(m) = &e.min_matches {
+            if m.value == 0 {
+                self.errors.push(
+                    LoadError::at(self.at(m), "`minMatches: 0` demands nothing")
+                        .with_help("give 1 or more; without `minMatches` a path that matched nothing passes, with a note"),
+                );
+                return None;
+            }
+            predicates.push(Predicate::MinMatches(m.value));
+        }
         for (op, bound) in [
             (CompareOp::Gt, e.gt),
             (CompareOp::Gte, e.gte),
@@ -433,7 +444,7 @@ impl Compiler {
                 if !predicates_given {
                     self.errors.push(
                         LoadError::at(self.at(&p), "`path` needs a predicate").with_help(
-                            "add one of `equals`, `contains`, `matches`, `type`, `length`, `exists`, `oneOf`, `gt`, `gte`, `lt`, `lte`",
+                            "add one of `equals`, `contains`, `matches`, `type`, `length`, `exists`, `oneOf`, `minMatches`, `gt`, `gte`, `lt`, `lte`",
                         ),
                     );
                     return None;

@@ -52,12 +52,24 @@ pub(crate) fn parse_scenario_with(
     scope: &Arc<Scope>,
     release: bool,
 ) -> Result<Scenario, LoadErrors> {
-    let doc: ScenarioDoc = crate::yaml::parse(&file)?;
-    let mut compiler = Compiler::new(&file);
-    compiler.params = scope.params.clone();
-    compiler.groups = scope.groups.clone();
-    compiler.release = release;
-    let mut scenario = compiler.scenario(doc)?;
+    let compiler = || {
+        let mut compiler = Compiler::new(&file);
+        compiler.params = scope.params.clone();
+        compiler.groups = scope.groups.clone();
+        compiler.release = release;
+        compiler
+    };
+    let doc: ScenarioDoc = match crate::yaml::read::parse_recovering(&file) {
+        Ok(doc) => doc,
+        // Structural mistakes: the rest of the file is checked too, so one run reports
+        // every independent mistake (what follows from a blanked entry is left out).
+        Err((errors, Some(rest))) => {
+            let more = compiler().scenario(rest.doc).err().unwrap_or_default();
+            return Err(rest.blanked.merge(errors, more));
+        }
+        Err((errors, None)) => return Err(errors),
+    };
+    let mut scenario = compiler().scenario(doc)?;
     scenario.scope = scope.clone();
     Ok(scenario)
 }
@@ -255,11 +267,8 @@ impl Compiler {
             .filter_map(|e| match EraSelector::parse(e) {
                 Ok(sel) => Some(sel),
                 Err(msg) => {
-                    let error = LoadError::at(self.at(e), msg);
-                    self.errors.push(match did_you_mean(e, crate::era::NAMES) {
-                        Some(s) => error.with_help(format!("did you mean `{s}`?")),
-                        None => error,
-                    });
+                    let error = LoadError::at(self.at(e), msg).suggesting(e, crate::era::NAMES);
+                    self.errors.push(error);
                     None
                 }
             })
@@ -350,7 +359,8 @@ impl Compiler {
                     }
                     Ok(sel) => Some(sel),
                     Err(e) => {
-                        self.error(self.at(v), &e);
+                        let error = LoadError::at(self.at(v), e).suggesting(v, crate::era::NAMES);
+                        self.errors.push(error);
                         None
                     }
                 })

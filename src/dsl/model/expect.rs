@@ -41,6 +41,12 @@ pub struct Expectation {
     /// path has several. A number or a comparison such as `{gte: 1}`.
     #[serde(default)]
     pub length: Option<LengthSpec>,
+    /// At least this many matches (1 or more). A multi-node path (filter, wildcard) that
+    /// matched nothing passes every-match predicates (`type`, `oneOf`, comparisons…)
+    /// vacuously — the report notes "matched nothing" — unless this demands a match. With
+    /// `notifications`: the matches of `path` over the notifications received.
+    #[serde(default)]
+    pub min_matches: Option<At<u64>>,
     /// `true`: the path matches something. `false`: it matches nothing.
     #[serde(default)]
     pub exists: Option<bool>,

@@ -109,9 +109,10 @@ impl Resolver<'_> {
         for e in &r.eras {
             match EraSelector::parse(e) {
                 Ok(sel) => eras.push(sel),
-                Err(msg) => self
-                    .errors
-                    .push(LoadError::at(Pos::new(file, e.line, e.col), msg)),
+                Err(msg) => self.errors.push(
+                    LoadError::at(Pos::new(file, e.line, e.col), msg)
+                        .suggesting(e, crate::era::NAMES),
+                ),
             }
         }
         for c in &r.capabilities {
