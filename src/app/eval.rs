@@ -30,16 +30,7 @@ async fn run(args: EvalRunArgs) -> i32 {
         }
     };
     let Some(profile) = set.profiles.get(&args.model) else {
-        let known: Vec<&str> = set.profiles.keys().map(String::as_str).collect();
-        return super::usage(UsageError(format!(
-            "--model {}: the eval set has no such model profile ({})",
-            args.model,
-            if known.is_empty() {
-                "it declares none under `models:`".to_string()
-            } else {
-                format!("it has: {}", known.join(", "))
-            }
-        )));
+        return super::usage(no_such_profile("--model", &args.model, &set));
     };
     let mut profile = profile.clone();
     if let Some(u) = &args.base_url {
@@ -54,22 +45,9 @@ async fn run(args: EvalRunArgs) -> i32 {
     if let Some(t) = args.model_timeout {
         profile.timeout = t;
     }
-    // The key: read from the variable the profile names; never printed, redacted everywhere.
-    let key = match &profile.key_env {
-        Some(var) => match std::env::var(var) {
-            Ok(k) if !k.is_empty() => {
-                crate::redact::remember(std::slice::from_ref(&k));
-                Some(k)
-            }
-            _ => {
-                errln!(
-                    "error: model profile `{}` takes its API key from the environment variable {var}, which is not set (or empty)",
-                    args.model
-                );
-                return exit::AUTH_REQUIRED;
-            }
-        },
-        None => None,
+    let key = match profile_key(&args.model, &profile) {
+        Ok(k) => k,
+        Err(code) => return code,
     };
     let selected: Vec<usize> = match &args.affected_by {
         None => (0..set.tasks.len()).collect(),
@@ -112,6 +90,10 @@ async fn run(args: EvalRunArgs) -> i32 {
             return exit::UNREACHABLE;
         }
     };
+    let judge = match super::eval_judge::judge(&set, &selected, &args, &client) {
+        Ok(j) => j,
+        Err(code) => return code,
+    };
     let (target, secrets) = match args.target.to_target() {
         Ok(t) => t,
         Err(e) => return super::usage(e),
@@ -149,6 +131,7 @@ async fn run(args: EvalRunArgs) -> i32 {
         jobs: args.jobs,
         set_file: args.set.display().to_string(),
         affected_by: args.affected_by.as_ref().map(|p| p.display().to_string()),
+        judge,
     };
     let (results, interrupted) = match crate::eval::run::run(plan, conn, tools).await {
         Ended::Done(r) => (r, false),
@@ -174,6 +157,42 @@ async fn run(args: EvalRunArgs) -> i32 {
         return crate::signals::received().unwrap_or(130);
     }
     exit_code(&results)
+}
+
+/// `FLAG NAME` names no profile of the set: the usage error, with the profiles it has.
+pub(super) fn no_such_profile(flag: &str, name: &str, set: &EvalSet) -> UsageError {
+    let known: Vec<&str> = set.profiles.keys().map(String::as_str).collect();
+    UsageError(format!(
+        "{flag} {name}: the eval set has no such model profile ({})",
+        if known.is_empty() {
+            "it declares none under `models:`".to_string()
+        } else {
+            format!("it has: {}", known.join(", "))
+        }
+    ))
+}
+
+/// A profile's API key, read from the variable it names (`None`: it names none); never
+/// printed, redacted everywhere. Unset or empty: exit 3, naming the variable.
+pub(super) fn profile_key(
+    name: &str,
+    profile: &crate::eval::set::Profile,
+) -> Result<Option<String>, i32> {
+    let Some(var) = &profile.key_env else {
+        return Ok(None);
+    };
+    match std::env::var(var) {
+        Ok(k) if !k.is_empty() => {
+            crate::redact::remember(std::slice::from_ref(&k));
+            Ok(Some(k))
+        }
+        _ => {
+            errln!(
+                "error: model profile `{name}` takes its API key from the environment variable {var}, which is not set (or empty)"
+            );
+            Err(exit::AUTH_REQUIRED)
+        }
+    }
 }
 
 /// A task that expects a tool the server does not list cannot pass: most likely a typo in
