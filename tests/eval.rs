@@ -4,51 +4,15 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::model_server::ModelServer;
 use common::{assert_valid_junit, read_json, repo_root, run, run_in, stdio_target};
 use serde_json::Value;
 
 const SET: &str = "tests/eval/example.eval.yaml";
-
-/// The local model server, stopped on drop.
-struct ModelServer {
-    child: Child,
-    url: String,
-}
-
-impl ModelServer {
-    fn start(flags: &[&str]) -> ModelServer {
-        // Built with the workspace's binaries (see `common::example_server`).
-        let bin = common::example_server().with_file_name("mcpspec-model-server");
-        let mut child = Command::new(bin)
-            .args(flags)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("model server starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("listening line");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_string();
-        ModelServer { child, url }
-    }
-}
-
-impl Drop for ModelServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `eval run` of `set` against the example server with `changes`, through `model`.
 fn eval(

@@ -39,6 +39,14 @@ pub(super) fn warnings(base: &EvalResults, cand: &EvalResults) -> Vec<String> {
         opt(base.model.seed.map(|t| t.to_string())),
         opt(cand.model.seed.map(|t| t.to_string())),
     );
+    // Judged answers graded by another judge model are scored on another scale.
+    let judge = |r: &EvalResults| {
+        opt(r
+            .judge
+            .as_ref()
+            .map(|j| format!("{} {}", format!("{:?}", j.api).to_lowercase(), j.model)))
+    };
+    differ("judge model", judge(base), judge(cand));
     differ("era", base.server.era.clone(), cand.server.era.clone());
     differ(
         "protocol revision",
