@@ -223,7 +223,9 @@ fn a_failing_judge_is_an_error_never_a_pass() {
         ),
         (
             "hang",
-            "judge error: the model API did not answer within 1s",
+            // `--model-timeout` does not apply to the judge: the message does not send
+            // the user there.
+            "judge error: the model API did not answer within 1s (the judge profile's `timeout`; `--model-timeout` applies to the model under test only)",
         ),
     ] {
         let judge = ModelServer::start(&["--fault", fault]);
@@ -365,6 +367,117 @@ fn the_judges_cost_counts_in_max_cost() {
     );
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("profile `grader-openai`"), "{r:?}");
+}
+
+/// `--record` keeps the judge's exchanges with those of the model whose answers it graded
+/// (each model of `--model a --model b` judged on its own tape); `--replay` grades from them
+/// with no judge key and nothing listening: the same verdicts and usage. A recording that
+/// lacks a judge turn is a setup error, like a missing model turn. Side by side, each model
+/// has its mean judge score.
+#[test]
+fn judged_answers_are_recorded_and_replayed_per_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = write_set(dir.path(), SET);
+    let model = ModelServer::start(&[]);
+    let target = stdio_target(&[]);
+    let rec = dir.path().join("rec");
+    let rec = rec.to_str().unwrap();
+    let go = |url: &str, tape: &[&str], json: &str, env: &[(&str, &str)]| {
+        let mut args = vec![
+            "eval",
+            "run",
+            &set,
+            "--stdio",
+            &target,
+            "--base-url",
+            url,
+            "--judge-base-url",
+            url,
+            "--json",
+            json,
+            "--model",
+            "local",
+            "--model",
+            "local-anthropic",
+            "--judge",
+            "keyed-grader",
+        ];
+        args.extend(tape);
+        run_in(dir.path(), &args, env)
+    };
+    let recorded_json = dir.path().join("recorded.json");
+    let r = go(
+        &model.url,
+        &["--record", rec],
+        recorded_json.to_str().unwrap(),
+        &[("MCPSPEC_JUDGE_TEST_KEY", "sk-judge-test-0123456789")],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let judge_line = r
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("side by side"))
+        .find(|l| l.trim_start().starts_with("judge "))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+    assert_eq!(judge_line.as_deref(), Some("judge 1.00 1.00"), "{r:?}");
+    let task_file = dir.path().join("rec/local/weather.json");
+    let text = std::fs::read_to_string(&task_file).unwrap();
+    assert!(text.contains("\"judge\": true"), "{text}");
+    assert!(!text.contains("sk-judge-test"), "{text}");
+    // Replay: no key for the judge, no model server, the same verdicts.
+    drop(model);
+    let replayed_json = dir.path().join("replayed.json");
+    let r = go(
+        "http://127.0.0.1:9",
+        &["--replay", rec],
+        replayed_json.to_str().unwrap(),
+        &[],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let (a, b) = (read_json(&recorded_json), read_json(&replayed_json));
+    for i in 0..2 {
+        let (ra, rb) = (&a["runs"][i], &b["runs"][i]);
+        assert_eq!(rb["model"]["replayedFrom"], rec);
+        assert_eq!(ra["judgeUsage"], rb["judgeUsage"], "{rb:#}");
+        for (ta, tb) in ra["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(rb["tasks"].as_array().unwrap())
+        {
+            assert_eq!(
+                ta["trials"][0]["expectations"], tb["trials"][0]["expectations"],
+                "{tb:#}"
+            );
+        }
+        let o = outcome(rb, "weather", "answer judged");
+        assert_eq!(
+            (o["score"].clone(), o["judge"]["profile"].clone()),
+            (1.0.into(), "keyed-grader".into()),
+            "{o:#}"
+        );
+    }
+    // A recording without the judge's turn cannot stand for it.
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    for trial in doc["trials"].as_array_mut().unwrap() {
+        trial["turns"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|x| x.get("judge").is_none());
+    }
+    std::fs::write(&task_file, doc.to_string()).unwrap();
+    let r = go(
+        "http://127.0.0.1:9",
+        &["--replay", rec],
+        replayed_json.to_str().unwrap(),
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("has no judge turn 1 of trial 0 of task `weather`"),
+        "{r:?}"
+    );
 }
 
 /// Argument critics measure "the right tool with nearly the right arguments": a model that
