@@ -109,6 +109,8 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
             tools_hash: if candidate { "b" } else { "a" }.repeat(64),
             tool_count: 6,
         },
+        judge: None,
+        judge_usage: None,
         started: "2026-12-01T12:00:00Z".into(),
         duration_ms: 1000,
         tasks: (0..tasks)
@@ -120,6 +122,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
                     no_tool_call: i % 7 == 0,
                     expected_tools: vec!["get_weather".into()],
                     usage: Default::default(),
+                    judge_usage: None,
                     trials: (0..trials)
                         .map(|t| {
                             let calls = if changed { 2 } else { 1 };
@@ -129,7 +132,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
                                 expectations: vec![ExpectationOutcome {
                                     name: "calls get_weather".into(),
                                     passed: true,
-                                    message: None,
+                                    ..Default::default()
                                 }],
                                 tool_calls: (0..calls)
                                     .map(|_| ToolCallRecord {
@@ -141,6 +144,8 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
                                     .collect(),
                                 tool_errors: 0,
                                 retries: 0,
+                                argument_score: None,
+                                judge_usage: None,
                                 input_tokens: 812,
                                 output_tokens: 64,
                                 turns: 2,

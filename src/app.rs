@@ -6,6 +6,7 @@
 mod call;
 mod eval;
 mod eval_compare;
+mod eval_judge;
 pub mod init;
 mod list;
 mod live;

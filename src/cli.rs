@@ -158,6 +158,13 @@ pub struct EvalRunArgs {
     /// profile's `price`); what finished is written, marked aborted, exit 1.
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
+    /// The model profile that grades `answer: {judge: …}` expectations (overrides the set's
+    /// `judge:`); its requests count in `--max-cost`.
+    #[arg(long, value_name = "PROFILE")]
+    pub judge: Option<String>,
+    /// Override the judge profile's base URL.
+    #[arg(long, value_name = "URL")]
+    pub judge_base_url: Option<String>,
     /// Run only the tasks a contract diff puts at risk (`mcpspec diff --format json` output).
     #[arg(long, value_name = "DIFF.json")]
     pub affected_by: Option<PathBuf>,

@@ -238,28 +238,27 @@ pub fn did_you_mean<'a>(
 }
 
 /// Edit distance counting an adjacent transposition as one edit (`ctiy` → `city` is 1).
-fn levenshtein(a: &str, b: &str) -> usize {
+/// Rolling rows: memory grows with one side only, not their product (eval critics compare
+/// argument strings, which can be long).
+pub fn levenshtein(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
+    let mut before: Vec<usize> = Vec::new();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut row = vec![0usize; b.len() + 1];
     for i in 1..=a.len() {
+        row[0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
+            row[j] = (prev[j] + 1).min(row[j - 1] + 1).min(prev[j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+                row[j] = row[j].min(before[j - 2] + 1);
             }
         }
+        before = std::mem::replace(&mut prev, std::mem::take(&mut row));
+        row = vec![0usize; b.len() + 1];
     }
-    d[a.len()][b.len()]
+    prev[b.len()]
 }
 
 #[cfg(test)]

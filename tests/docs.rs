@@ -404,7 +404,11 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
                 validate(&path, "config", b)
             }
             Kind::Rules => validate(&written("rules", "rules.yaml", &b.text), "rules", b),
-            Kind::EvalSet => validate(&written("evalset", "set.eval.yaml", &b.text), "eval set", b),
+            Kind::EvalSet => {
+                let path = written("evalset", "set.eval.yaml", &b.text);
+                validate(&path, "eval set", b);
+                run_eval_example(b, &path, dir.path());
+            }
             Kind::Baseline => {
                 let path = written("baseline", "baseline.yaml", &b.text);
                 validate(&path, "baseline", b);
@@ -505,6 +509,23 @@ fn run_documented(b: &Block, file: &Path, dir: &Path) -> Option<(common::Run, Ve
         last = Some((r, args.iter().map(|a| a.to_string()).collect()));
     }
     last
+}
+
+/// An eval set example with a `<!-- mcpspec eval run {file} … -->` note runs as the chapter
+/// says: through the local model server the chapter starts on 127.0.0.1:8088 — here on a
+/// free port, written into the set in its place (other eval sets are validated only).
+fn run_eval_example(b: &Block, file: &Path, dir: &Path) {
+    if documented_commands(b).is_none() {
+        return;
+    }
+    let model = common::model_server::ModelServer::start(&[]);
+    assert!(
+        b.text.contains("http://127.0.0.1:8088"),
+        "{}: a run eval set points its profiles at the local model server on 127.0.0.1:8088",
+        b.at()
+    );
+    std::fs::write(file, b.text.replace("http://127.0.0.1:8088", &model.url)).unwrap();
+    run_documented(b, file, dir);
 }
 
 /// A scenario example runs as the book states it: with the command of its

@@ -37,22 +37,14 @@ async fn run(args: EvalRunArgs) -> i32 {
     // redacted everywhere.
     let mut keys = Vec::new();
     for profile in &profiles {
-        keys.push(match (&profile.key_env, &args.replay) {
-            (Some(var), None) => match std::env::var(var) {
-                Ok(k) if !k.is_empty() => {
-                    crate::redact::remember(std::slice::from_ref(&k));
-                    Some(k)
-                }
-                _ => {
-                    errln!(
-                        "error: model profile `{}` takes its API key from the environment variable {var}, which is not set (or empty)",
-                        profile.name
-                    );
-                    return exit::AUTH_REQUIRED;
-                }
-            },
-            _ => None,
-        });
+        if args.replay.is_some() {
+            keys.push(None);
+            continue;
+        }
+        match profile_key(&profile.name, profile) {
+            Ok(k) => keys.push(k),
+            Err(code) => return code,
+        }
     }
     let selected: Vec<usize> = match &args.affected_by {
         None => (0..set.tasks.len()).collect(),
@@ -96,6 +88,11 @@ async fn run(args: EvalRunArgs) -> i32 {
     {
         return super::usage(UsageError(e));
     }
+    // The judge is checked (and its key read) before anything runs too.
+    let judge = match super::eval_judge::setup(&set, &selected, &args) {
+        Ok(j) => j,
+        Err(code) => return code,
+    };
     let (target, secrets) = match args.target.to_target() {
         Ok(t) => t,
         Err(e) => return super::usage(e),
@@ -122,6 +119,7 @@ async fn run(args: EvalRunArgs) -> i32 {
             target: &target,
             secrets: &secrets,
             era: &era,
+            judge: judge.as_ref(),
         };
         match one.run(profile, key, budget).await {
             Step::Setup(code) => {
@@ -129,8 +127,10 @@ async fn run(args: EvalRunArgs) -> i32 {
                 break;
             }
             Step::Ran(results, end) => {
+                // The judge's spend (grading this model's answers) counts too.
+                let judged = results.judge_usage.as_ref().and_then(|u| u.cost_usd);
                 if let (Some(b), Some(spent)) = (&mut budget, results.usage.cost_usd) {
-                    *b = (*b - spent).max(0.0);
+                    *b = (*b - spent - judged.unwrap_or(0.0)).max(0.0);
                 }
                 runs.push(*results);
                 if let Some(code) = end {
@@ -165,15 +165,7 @@ fn profiles(set: &EvalSet, args: &EvalRunArgs) -> Result<Vec<Profile>, UsageErro
             return Err(UsageError(format!("--model {name} is given twice")));
         }
         let Some(profile) = set.profiles.get(name) else {
-            let known: Vec<&str> = set.profiles.keys().map(String::as_str).collect();
-            return Err(UsageError(format!(
-                "--model {name}: the eval set has no such model profile ({})",
-                if known.is_empty() {
-                    "it declares none under `models:`".to_string()
-                } else {
-                    format!("it has: {}", known.join(", "))
-                }
-            )));
+            return Err(no_such_profile("--model", name, set));
         };
         let mut profile = profile.clone();
         if let Some(u) = &args.base_url {
@@ -201,6 +193,8 @@ struct One<'a> {
     target: &'a crate::client::Target,
     secrets: &'a [String],
     era: &'a Era,
+    /// The judge's profile and key, when a selected task has a judged answer.
+    judge: Option<&'a super::eval_judge::JudgeSetup>,
 }
 
 /// How one profile's run ended.
@@ -257,6 +251,11 @@ impl One<'_> {
             }
         };
         let client = client.with_tape(tape);
+        // Each model's answers are graded by a client of its own, spending from its budget.
+        let judge = match self.judge.map(|j| j.client(&client)).transpose() {
+            Ok(j) => j,
+            Err(code) => return Step::Setup(code),
+        };
         let plan = RunPlan {
             set: self.set,
             tasks: self.selected.to_vec(),
@@ -268,6 +267,7 @@ impl One<'_> {
             jobs: args.jobs,
             set_file: args.set.display().to_string(),
             affected_by: args.affected_by.as_ref().map(|p| p.display().to_string()),
+            judge,
         };
         let (mut results, code) = match crate::eval::run::run(plan, conn, tools).await {
             Ended::Done(r) => (r, None),
@@ -292,6 +292,42 @@ impl One<'_> {
         }
         outln!("{}", crate::eval::report::console(&results).trim_end());
         Step::Ran(Box::new(results), code)
+    }
+}
+
+/// `FLAG NAME` names no profile of the set: the usage error, with the profiles it has.
+pub(super) fn no_such_profile(flag: &str, name: &str, set: &EvalSet) -> UsageError {
+    let known: Vec<&str> = set.profiles.keys().map(String::as_str).collect();
+    UsageError(format!(
+        "{flag} {name}: the eval set has no such model profile ({})",
+        if known.is_empty() {
+            "it declares none under `models:`".to_string()
+        } else {
+            format!("it has: {}", known.join(", "))
+        }
+    ))
+}
+
+/// A profile's API key, read from the variable it names (`None`: it names none); never
+/// printed, redacted everywhere. Unset or empty: exit 3, naming the variable.
+pub(super) fn profile_key(
+    name: &str,
+    profile: &crate::eval::set::Profile,
+) -> Result<Option<String>, i32> {
+    let Some(var) = &profile.key_env else {
+        return Ok(None);
+    };
+    match std::env::var(var) {
+        Ok(k) if !k.is_empty() => {
+            crate::redact::remember(std::slice::from_ref(&k));
+            Ok(Some(k))
+        }
+        _ => {
+            errln!(
+                "error: model profile `{name}` takes its API key from the environment variable {var}, which is not set (or empty)"
+            );
+            Err(exit::AUTH_REQUIRED)
+        }
     }
 }
 

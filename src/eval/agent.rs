@@ -25,6 +25,8 @@ pub struct Agent<'a> {
     pub names: &'a Names,
     pub system: Option<&'a str>,
     pub max_turns: u32,
+    /// Grades `answer: {judge: …}` expectations.
+    pub judge: Option<&'a super::judge::Judge>,
 }
 
 impl Agent<'_> {
@@ -61,6 +63,8 @@ impl Agent<'_> {
             latency_ms: 0,
             final_answer: None,
             error: None,
+            argument_score: None,
+            judge_usage: None,
         };
         let mut final_text: Option<String> = None;
         'turns: while out.turns < self.max_turns {
@@ -69,6 +73,7 @@ impl Agent<'_> {
                 task: &task.id,
                 trial: index,
                 turn: out.turns,
+                judge: false,
                 set_messages: task.messages.len(),
             };
             let turn = match self
@@ -124,8 +129,14 @@ impl Agent<'_> {
             .as_deref()
             .map(|t| crate::redact::shorten(t, MAX_ANSWER_CHARS));
         out.expectations = judge(task, &out.tool_calls, final_text.as_deref());
-        out.success = out.error.is_none() && out.expectations.iter().all(|e| e.passed);
+        // The trial's latency is the model's and the tools', not the judge's.
         out.latency_ms = started.elapsed().as_millis() as u64;
+        if let Some(j) = self.judge {
+            j.grade(self.client.tape(), task, &mut out, final_text.as_deref())
+                .await?;
+        }
+        out.argument_score = super::critics::trial_score(task, &out.expectations);
+        out.success = out.error.is_none() && out.expectations.iter().all(|e| e.passed);
         Ok(out)
     }
 
@@ -219,10 +230,28 @@ pub fn judge(
         .iter()
         .map(|e| {
             let (name, failure) = match e {
-                TaskExpectation::Calls { tool, args } => {
+                TaskExpectation::Calls {
+                    tool,
+                    args,
+                    critics,
+                } => {
                     let name = format!("calls {tool}");
                     let of_tool: Vec<&ToolCallRecord> =
                         calls.iter().filter(|c| &c.name == tool).collect();
+                    if let Some(critics) = critics {
+                        // Scored on the calls that satisfy the hard `args`.
+                        let fitting: Vec<&ToolCallRecord> = of_tool
+                            .iter()
+                            .filter(|c| args.iter().all(|x| arg_failure(x, &c.arguments).is_none()))
+                            .copied()
+                            .collect();
+                        let none = if of_tool.is_empty() {
+                            called_list.clone()
+                        } else {
+                            format!("no call of {tool} had matching arguments")
+                        };
+                        return critics.outcome(name, &fitting, none);
+                    }
                     let failure = if of_tool.is_empty() {
                         Some(called_list.clone())
                     } else if args.is_empty() {
@@ -271,6 +300,10 @@ pub fn judge(
                     format!("maxToolCalls {max}"),
                     (calls.len() as u32 > *max).then(|| format!("{} calls", calls.len())),
                 ),
+                TaskExpectation::Answer(Answer::Judge { rubric, threshold }) => {
+                    // Graded afterwards by the run's judge (see `super::judge`).
+                    return super::judge::pending(rubric, *threshold, answer.is_some());
+                }
                 TaskExpectation::Answer(a) => {
                     let (name, ok) = match (a, answer) {
                         (Answer::Contains(s), Some(t)) => {
@@ -286,7 +319,8 @@ pub fn judge(
                         (Answer::Equals(s), Some(t)) => {
                             (format!("answer equals {s:?}"), t.trim() == s.as_str())
                         }
-                        (a, None) => (answer_name(a), false),
+                        // (A judged answer returned above.)
+                        (a @ Answer::Judge { .. }, Some(_)) | (a, None) => (answer_name(a), false),
                     };
                     let failure = (!ok).then(|| match answer {
                         Some(t) => format!("answer: {}", crate::redact::shorten(t, 200)),
@@ -299,6 +333,7 @@ pub fn judge(
                 name,
                 passed: failure.is_none(),
                 message: failure,
+                ..Default::default()
             }
         })
         .collect()
@@ -310,6 +345,7 @@ fn answer_name(a: &Answer) -> String {
         Answer::NotContains(s) => format!("answer does not contain {s:?}"),
         Answer::Matches(r) => format!("answer matches /{}/", r.as_str()),
         Answer::Equals(s) => format!("answer equals {s:?}"),
+        Answer::Judge { rubric, .. } => super::judge::name(rubric),
     }
 }
 

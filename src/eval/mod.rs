@@ -6,6 +6,8 @@ pub mod affected;
 pub mod agent;
 pub mod compare;
 pub mod compare_output;
+pub mod critics;
+pub mod judge;
 pub mod model;
 pub mod names;
 pub mod record;

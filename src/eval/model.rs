@@ -97,10 +97,20 @@ pub struct ModelClient {
     profile: Profile,
     key: Option<String>,
     url: reqwest::Url,
-    /// `--max-cost` in USD, and what the run has spent so far (estimated from `price`).
-    budget: Option<(f64, std::sync::Mutex<f64>)>,
+    /// `--max-cost` in USD, and what the run has spent so far (estimated from `price`);
+    /// shared with the judge's client, whose spend counts against the same cap.
+    budget: Option<std::sync::Arc<Budget>>,
     /// `--record` / `--replay` (see [`super::tape`]).
     pub(super) tape: Option<super::tape::Tape>,
+    /// A judge's client: `--model-timeout` does not apply to it, its timeout message says so.
+    judge: bool,
+}
+
+/// A run's `--max-cost` and its estimated spend so far, in USD.
+#[derive(Debug)]
+pub struct Budget {
+    max: f64,
+    spent: std::sync::Mutex<f64>,
 }
 
 /// The endpoint URL: `/v1` is added to a base URL with no path, then the API's path; a
@@ -142,27 +152,47 @@ impl ModelClient {
             url,
             budget: None,
             tape: None,
+            judge: false,
         })
     }
 
     /// Stop before a request that could take the run's estimated spend past `max_usd`
     /// (needs the profile's `price`).
     pub fn with_max_cost(mut self, max_usd: Option<f64>) -> ModelClient {
-        self.budget = max_usd.map(|m| (m, std::sync::Mutex::new(0.0)));
+        self.budget = max_usd.map(|max| {
+            std::sync::Arc::new(Budget {
+                max,
+                spent: std::sync::Mutex::new(0.0),
+            })
+        });
+        self
+    }
+
+    /// Spend from (and stop at) another client's budget: the judge's requests count
+    /// against the run's `--max-cost`.
+    pub fn sharing_budget_of(mut self, other: &ModelClient) -> ModelClient {
+        self.budget = other.budget.clone();
+        self
+    }
+
+    /// This client grades answers (see [`super::judge`]).
+    pub fn as_judge(mut self) -> ModelClient {
+        self.judge = true;
         self
     }
 
     /// Refuse a request whose worst case (its input at about 4 characters a token, plus
     /// `maxTokens` of output) would pass the cap, so the run never spends past it.
     pub(super) fn check_budget(&self, body: &Value) -> Result<(), ApiError> {
-        let (Some((max, spent)), Some(price)) = (&self.budget, self.profile.price) else {
+        let (Some(budget), Some(price)) = (&self.budget, self.profile.price) else {
             return Ok(());
         };
+        let max = &budget.max;
         let worst = price.cost(
             body.to_string().len().div_ceil(4) as u64,
             u64::from(self.profile.max_tokens),
         );
-        let spent = *spent.lock().unwrap();
+        let spent = *budget.spent.lock().unwrap();
         if spent + worst > *max {
             return Err(ApiError::Budget(format!(
                 "stopped before spending more than --max-cost ${max}: ${spent:.4} spent so far, the next model request could cost up to ${worst:.4}"
@@ -172,8 +202,8 @@ impl ModelClient {
     }
 
     fn charge(&self, turn: &Turn) {
-        if let (Some((_, spent)), Some(price)) = (&self.budget, self.profile.price) {
-            *spent.lock().unwrap() += price.cost(turn.input_tokens, turn.output_tokens);
+        if let (Some(budget), Some(price)) = (&self.budget, self.profile.price) {
+            *budget.spent.lock().unwrap() += price.cost(turn.input_tokens, turn.output_tokens);
         }
     }
 
@@ -370,8 +400,13 @@ impl ModelClient {
                 }
                 Err(e) if e.is_timeout() => {
                     return Err(ApiError::Failed(format!(
-                        "the model API did not answer within {} (the profile's `timeout`, or `--model-timeout`)",
-                        humantime::format_duration(self.profile.timeout)
+                        "the model API did not answer within {} ({})",
+                        humantime::format_duration(self.profile.timeout),
+                        if self.judge {
+                            "the judge profile's `timeout`; `--model-timeout` applies to the model under test only"
+                        } else {
+                            "the profile's `timeout`, or `--model-timeout`"
+                        }
                     )));
                 }
                 Err(e) => {

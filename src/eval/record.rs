@@ -86,8 +86,11 @@ pub struct TrialRecording {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Exchange {
-    /// 1-based.
+    /// 1-based: the model's turn, or the judge's judged answer.
     pub turn: u32,
+    /// The judge grading the trial's answer (recorded after the model's turns).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub judge: bool,
     /// The request body as sent (no headers).
     pub request: Value,
     /// The API's reply body.
@@ -139,7 +142,7 @@ pub struct Recorder {
     profile: String,
     entry: ProfileRecording,
     set: String,
-    exchanges: Mutex<BTreeMap<(String, u32, u32), Exchange>>,
+    exchanges: Mutex<BTreeMap<(String, u32, bool, u32), Exchange>>,
 }
 
 impl Recorder {
@@ -199,6 +202,7 @@ impl Recorder {
         };
         let exchange = Exchange {
             turn: at.turn,
+            judge: at.judge,
             request: redacted(body),
             reply,
             retries,
@@ -207,7 +211,7 @@ impl Recorder {
         self.exchanges
             .lock()
             .unwrap()
-            .insert((at.task.to_string(), at.trial, at.turn), exchange);
+            .insert((at.task.to_string(), at.trial, at.judge, at.turn), exchange);
     }
 
     /// Write the recording of `tasks` (the run's tasks, in set order): this profile's folder
@@ -240,9 +244,11 @@ impl Recorder {
         let mut recorded = Vec::new();
         for task in tasks {
             let mut trials: BTreeMap<u32, Vec<Exchange>> = BTreeMap::new();
-            for ((_, trial, _), exchange) in
-                exchanges.range((task.to_string(), 0, 0)..=(task.to_string(), u32::MAX, u32::MAX))
-            {
+            let (first, last) = (
+                (task.to_string(), 0, false, 0),
+                (task.to_string(), u32::MAX, true, u32::MAX),
+            );
+            for ((_, trial, _, _), exchange) in exchanges.range(first..=last) {
                 trials.entry(*trial).or_default().push(exchange.clone());
                 written += 1;
             }

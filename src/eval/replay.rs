@@ -162,17 +162,19 @@ impl Replayer {
                     task.trials.len()
                 ))
             })?;
+        let who = if at.judge { "judge" } else { "model" };
         let exchange = trial
             .turns
             .iter()
-            .find(|x| x.turn == at.turn)
+            .find(|x| x.turn == at.turn && x.judge == at.judge)
             .ok_or_else(|| {
                 lacks(format!(
-                    "model turn {} of trial {} of task `{}` (the recorded trial took {} turn(s))",
+                    "{who} turn {} of trial {} of task `{}` (the recorded trial took {} model turn(s) and {} judge turn(s))",
                     at.turn,
                     at.trial,
                     at.task,
-                    trial.turns.len()
+                    trial.turns.iter().filter(|x| !x.judge).count(),
+                    trial.turns.iter().filter(|x| x.judge).count(),
                 ))
             })?;
         // Messages before this index come from the set (OpenAI carries the system prompt
@@ -182,7 +184,7 @@ impl Replayer {
             None => {}
             Some(Difference::Question(what)) => {
                 return Err(ApiError::Replay(format!(
-                    "replay: task `{}` trial {} asks the model another question at turn {} than the recording in {} (profile `{}`): {what}. The set or the profile changed since it was recorded; {}",
+                    "replay: task `{}` trial {} asks the {who} another question at turn {} than the recording in {} (profile `{}`): {what}. The set or the profile changed since it was recorded; {}",
                     at.task,
                     at.trial,
                     at.turn,
@@ -203,7 +205,7 @@ impl Replayer {
             (Some(reply), _) => Ok(reply.clone()),
             (None, Some(why)) => Err(ApiError::Failed(why.clone())),
             (None, None) => Err(lacks(format!(
-                "reply at model turn {} of trial {} of task `{}`",
+                "reply at {who} turn {} of trial {} of task `{}`",
                 at.turn, at.trial, at.task
             ))),
         }

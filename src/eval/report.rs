@@ -19,6 +19,44 @@ pub struct Rates {
     pub latency_ms: f64,
 }
 
+/// The mean judge score of a trial's judged answers (none without a verdict).
+pub fn judge_score(r: &super::results::TrialResult) -> Option<f64> {
+    let scores: Vec<f64> = r
+        .expectations
+        .iter()
+        .filter_map(|e| e.judge.as_ref()?.score)
+        .collect();
+    (!scores.is_empty()).then(|| super::stats::sum(scores.iter().copied()) / scores.len() as f64)
+}
+
+/// A trial's judgement failed (the judge gave no verdict).
+pub fn judge_failed(r: &super::results::TrialResult) -> bool {
+    r.expectations
+        .iter()
+        .any(|e| e.judge.as_ref().is_some_and(|j| j.error.is_some()))
+}
+
+/// The mean over the task's trials that have a score (none when none has).
+pub fn mean_score(
+    t: &TaskResult,
+    score: impl Fn(&super::results::TrialResult) -> Option<f64>,
+) -> Option<f64> {
+    let scores: Vec<f64> = t.trials.iter().filter_map(score).collect();
+    (!scores.is_empty()).then(|| super::stats::sum(scores.iter().copied()) / scores.len() as f64)
+}
+
+/// `  args 0.75  judge 0.90` for a task with scores, else nothing.
+fn scores(t: &TaskResult) -> String {
+    let mut out = String::new();
+    if let Some(a) = mean_score(t, |r| r.argument_score) {
+        out.push_str(&format!("  args {a:.2}"));
+    }
+    if let Some(j) = mean_score(t, judge_score) {
+        out.push_str(&format!("  judge {j:.2}"));
+    }
+    out
+}
+
 pub fn rates(t: &TaskResult) -> Rates {
     let n = t.trials.len().max(1) as f64;
     let sum = |f: &dyn Fn(&super::results::TrialResult) -> f64| {
@@ -86,14 +124,15 @@ pub fn console(results: &EvalResults) -> String {
             "FAIL"
         };
         out.push_str(&format!(
-            "  {mark} {}  {}/{} trials  calls {:.1}  tool errors {:.1}  tokens {:.0}{}\n",
+            "  {mark} {}  {}/{} trials  calls {:.1}  tool errors {:.1}  tokens {:.0}{}{}\n",
             t.id,
             rt.successes,
             rt.trials,
             rt.tool_calls,
             rt.tool_errors,
             rt.tokens,
-            cost(&t.usage)
+            cost(&t.usage),
+            scores(t)
         ));
         if mark == "FAIL"
             && let Some(why) = first_failure(t)
@@ -105,12 +144,22 @@ pub fn console(results: &EvalResults) -> String {
         }
     }
     out.push_str(&format!(
-        "{} task(s), {ok}/{trials} trial(s) succeeded in {:.1}s · tokens {} in, {} out{}{}\n",
+        "{} task(s), {ok}/{trials} trial(s) succeeded in {:.1}s · tokens {} in, {} out{}{}{}\n",
         results.tasks.len(),
         results.duration_ms as f64 / 1000.0,
         results.usage.input_tokens,
         results.usage.output_tokens,
         cost(&results.usage),
+        match (&results.judge, &results.judge_usage) {
+            (Some(j), Some(u)) => format!(
+                " · judge {}: tokens {} in, {} out{}",
+                j.profile,
+                u.input_tokens,
+                u.output_tokens,
+                cost(u)
+            ),
+            _ => String::new(),
+        },
         match (&results.aborted, results.partial) {
             (Some(_), _) => " (PARTIAL: aborted)",
             (None, true) => " (PARTIAL: interrupted)",
@@ -164,7 +213,13 @@ pub fn suite(results: &EvalResults) -> TestSuite {
             .iter()
             .map(|d| ("replayedFrom", d.clone())),
     );
-    for (k, v) in props.into_iter().chain(aborted) {
+    let judge = results.judge.iter().flat_map(|j| {
+        [
+            ("judge.profile", j.profile.clone()),
+            ("judge.model", j.model.clone()),
+        ]
+    });
+    for (k, v) in props.into_iter().chain(aborted).chain(judge) {
         suite.add_property(policy.property(k, &v));
     }
     for t in &results.tasks {
@@ -184,6 +239,8 @@ pub fn suite(results: &EvalResults) -> TestSuite {
                 None => policy.error("interrupted", "no trial finished (interrupted)", None),
             }
         } else {
+            // A trial the judge could not grade was not judged at all: an error, not a failure.
+            let judge_error = t.trials.iter().any(judge_failed);
             let why = first_failure(t).unwrap_or_default();
             let message = crate::redact::shorten(
                 &format!(
@@ -216,7 +273,11 @@ pub fn suite(results: &EvalResults) -> TestSuite {
                     line
                 })
                 .collect();
-            policy.failure("eval", &message, Some(&body.join("\n")))
+            if judge_error {
+                policy.error("judge_error", &message, Some(&body.join("\n")))
+            } else {
+                policy.failure("eval", &message, Some(&body.join("\n")))
+            }
         };
         let mut case = policy.case(&t.id, &results.set.name, status);
         case.set_time(Duration::from_millis(
@@ -240,7 +301,18 @@ pub fn suite(results: &EvalResults) -> TestSuite {
         ]
         .into_iter()
         .chain(t.usage.cost_usd.map(|c| ("costUsd", format!("{c:.6}"))))
-        {
+        .chain(
+            mean_score(t, |r| r.argument_score).map(|a| ("argumentScore.mean", format!("{a:.3}"))),
+        )
+        .chain(mean_score(t, judge_score).map(|j| ("judgeScore.mean", format!("{j:.3}"))))
+        .chain(t.judge_usage.iter().flat_map(|u| {
+            [
+                ("judge.inputTokens", u.input_tokens.to_string()),
+                ("judge.outputTokens", u.output_tokens.to_string()),
+            ]
+            .into_iter()
+            .chain(u.cost_usd.map(|c| ("judge.costUsd", format!("{c:.6}"))))
+        })) {
             case.add_property(policy.property(k, &v));
         }
         suite.add_test_case(case);

@@ -10,6 +10,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod scores;
+
+pub use scores::{CriticOutcome, JudgeVerdict};
+
 /// The `format` value of every results file this build writes; `compare` refuses other majors.
 pub const RESULTS_FORMAT: &str = "mcpspec-eval-results/1";
 
@@ -35,9 +39,15 @@ pub struct EvalResults {
     pub duration_ms: u64,
     /// The tasks in the order of the set (tasks filtered out by `--affected-by` are absent).
     pub tasks: Vec<TaskResult>,
-    /// Tokens and estimated cost of the whole run.
+    /// Tokens and estimated cost of the whole run (the model's; the judge's are apart).
     #[serde(default)]
     pub usage: Usage,
+    /// The model that graded judged answers (`answer: {judge: …}`), when the run had any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<ModelInfo>,
+    /// The judge's tokens and estimated cost (at the judge profile's `price`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_usage: Option<Usage>,
 }
 
 /// Which eval set ran.
@@ -152,10 +162,33 @@ impl Usage {
         trials: impl IntoIterator<Item = &'a TrialResult>,
         price: Option<Price>,
     ) -> Usage {
+        Usage::sum(
+            trials
+                .into_iter()
+                .map(|t| (t.input_tokens, t.output_tokens)),
+            price,
+        )
+    }
+
+    /// The judge's usage over `trials` (none when no trial was judged), priced with `price`.
+    pub fn of_judge<'a>(
+        trials: impl IntoIterator<Item = &'a TrialResult>,
+        price: Option<Price>,
+    ) -> Option<Usage> {
+        let judged: Vec<(u64, u64)> = trials
+            .into_iter()
+            .filter_map(|t| t.judge_usage.as_ref())
+            .map(|u| (u.input_tokens, u.output_tokens))
+            .collect();
+        (!judged.is_empty()).then(|| Usage::sum(judged, price))
+    }
+
+    /// Token counts (input, output) summed and priced.
+    pub fn sum(tokens: impl IntoIterator<Item = (u64, u64)>, price: Option<Price>) -> Usage {
         let (mut input_tokens, mut output_tokens) = (0, 0);
-        for t in trials {
-            input_tokens += t.input_tokens;
-            output_tokens += t.output_tokens;
+        for (i, o) in tokens {
+            input_tokens += i;
+            output_tokens += o;
         }
         Usage {
             input_tokens,
@@ -182,6 +215,9 @@ pub struct TaskResult {
     /// Tokens and estimated cost of this task's trials.
     #[serde(default)]
     pub usage: Usage,
+    /// The judge's tokens and estimated cost for this task's trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_usage: Option<Usage>,
 }
 
 /// One trial: one agent loop from the prompt to a final answer (or a failure).
@@ -217,10 +253,17 @@ pub struct TrialResult {
     /// the turn limit, an API error after retries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The weighted argument score (0 to 1) over the task's `critics`: each critic's weight
+    /// counts when it matched, on the best-scoring call of its tool (0 when none was made).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argument_score: Option<f64>,
+    /// The judge's tokens and estimated cost for this trial's judged answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_usage: Option<Usage>,
 }
 
 /// The verdict of one expectation of a task on one trial.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExpectationOutcome {
     /// A short description, e.g. `calls get_weather`, `noToolCall`, `answer contains "Boston"`.
@@ -228,6 +271,19 @@ pub struct ExpectationOutcome {
     pub passed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// A scored expectation's score, 0 to 1: the argument score of `calls` with `critics`,
+    /// the judge's score of `answer: {judge: …}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// The score it needed to pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// Per-argument critics, on the call that was scored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub critics: Vec<CriticOutcome>,
+    /// The judge's verdict (or why there is none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeVerdict>,
 }
 
 /// One tool call the model asked for and mcpspec executed on the server.

@@ -31,6 +31,8 @@ pub struct RunPlan<'a> {
     pub jobs: usize,
     pub set_file: String,
     pub affected_by: Option<String>,
+    /// Grades judged answers, when the selected tasks have any.
+    pub judge: Option<super::judge::Judge>,
 }
 
 /// How a run ended.
@@ -110,6 +112,7 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
         names: &names,
         system: plan.set.system.as_deref(),
         max_turns: plan.profile.max_turns,
+        judge: plan.judge.as_ref(),
     };
     let tasks: Vec<&Task> = plan.tasks.iter().map(|&i| &plan.set.tasks[i]).collect();
     let items: Vec<(usize, u32)> = tasks
@@ -171,6 +174,7 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
     let fatal = fatal.into_inner().unwrap();
     let slots = slots.into_inner().unwrap();
     let partial = interrupted || fatal.is_some() || slots.iter().flatten().any(Option::is_none);
+    let judge_price = plan.judge.as_ref().and_then(|j| j.profile.price);
     let task_results: Vec<TaskResult> = tasks
         .iter()
         .zip(slots)
@@ -182,12 +186,14 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
                 no_tool_call: task.no_tool_call(),
                 expected_tools: task.expected_tools(),
                 usage: Usage::of(&trials, plan.profile.price),
+                judge_usage: Usage::of_judge(&trials, judge_price),
                 trials,
             }
         })
         .collect();
     let p = &plan.profile;
     let usage = Usage::of(task_results.iter().flat_map(|t| &t.trials), p.price);
+    let judge_usage = Usage::of_judge(task_results.iter().flat_map(|t| &t.trials), judge_price);
     let results = EvalResults {
         format: RESULTS_FORMAT.to_string(),
         partial,
@@ -201,21 +207,17 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
             trials: plan.set.trials,
             affected_by: plan.affected_by.clone(),
         },
-        model: ModelInfo {
-            profile: plan.profile_name.clone(),
-            api: p.api,
-            model: p.model.clone(),
-            base_url: public_url(&p.base_url),
-            temperature: p.temperature,
-            seed: p.seed,
-            price: p.price,
-            replayed_from: None,
-        },
+        model: model_info(&plan.profile_name, p),
         server,
         started: started_at,
         duration_ms: started.elapsed().as_millis() as u64,
         tasks: task_results,
         usage,
+        judge: plan
+            .judge
+            .as_ref()
+            .map(|j| model_info(&j.profile_name, &j.profile)),
+        judge_usage,
     };
     if let Some(e) = fatal {
         Ended::Fatal(e, results)
@@ -223,6 +225,20 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
         Ended::Interrupted(results)
     } else {
         Ended::Done(results)
+    }
+}
+
+/// How the results name a model profile (no credentials).
+pub fn model_info(name: &str, p: &Profile) -> ModelInfo {
+    ModelInfo {
+        profile: name.to_string(),
+        api: p.api,
+        model: p.model.clone(),
+        base_url: public_url(&p.base_url),
+        temperature: p.temperature,
+        seed: p.seed,
+        price: p.price,
+        replayed_from: None,
     }
 }
 

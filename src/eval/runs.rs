@@ -24,7 +24,8 @@ pub struct EvalRuns {
 }
 
 /// Side by side: a line per task with each model's successes / trials, then each model's
-/// totals (success rate, tool calls, tokens).
+/// totals (success rate, tool calls, tokens, and with judged answers the mean judge score
+/// of each model's answers and the judge's cost).
 pub fn side_by_side(runs: &[EvalResults]) -> String {
     let mut ids: Vec<&str> = Vec::new();
     for run in runs {
@@ -96,6 +97,32 @@ pub fn side_by_side(runs: &[EvalResults]) -> String {
             run.usage
                 .cost_usd
                 .map_or_else(|| "-".into(), |c| format!("${c:.4}"))
+        }));
+    }
+    let judged = |run: &EvalResults| -> Vec<f64> {
+        run.tasks
+            .iter()
+            .flat_map(|t| &t.trials)
+            .filter_map(super::report::judge_score)
+            .collect()
+    };
+    if runs.iter().any(|r| !judged(r).is_empty()) {
+        out.push_str(&total("judge", &|run| {
+            let s = judged(run);
+            if s.is_empty() {
+                "-".into()
+            } else {
+                format!(
+                    "{:.2}",
+                    super::stats::sum(s.iter().copied()) / s.len() as f64
+                )
+            }
+        }));
+    }
+    let judge_cost = |run: &EvalResults| run.judge_usage.as_ref().and_then(|u| u.cost_usd);
+    if runs.iter().any(|r| judge_cost(r).is_some()) {
+        out.push_str(&total("judge cost", &|run| {
+            judge_cost(run).map_or_else(|| "-".into(), |c| format!("${c:.4}"))
         }));
     }
     out

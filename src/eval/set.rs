@@ -85,6 +85,8 @@ pub struct EvalSet {
     pub trials: u32,
     pub system: Option<String>,
     pub profiles: IndexMap<String, Profile>,
+    /// The profile that grades judged answers (`judge:`; checked to be one of `profiles`).
+    pub judge: Option<String>,
     pub tasks: Vec<Task>,
     pub file: Arc<SourceFile>,
 }
@@ -122,7 +124,11 @@ pub struct Task {
 
 #[derive(Debug)]
 pub enum TaskExpectation {
-    Calls { tool: String, args: Vec<Expect> },
+    Calls {
+        tool: String,
+        args: Vec<Expect>,
+        critics: Option<super::critics::Critics>,
+    },
     Order(Vec<String>),
     NoToolCall(bool),
     Answer(Answer),
@@ -135,6 +141,11 @@ pub enum Answer {
     NotContains(String),
     Matches(Regex),
     Equals(String),
+    /// Graded by the judge model against the rubric; passes at `threshold` or more.
+    Judge {
+        rubric: String,
+        threshold: f64,
+    },
 }
 
 impl Task {
@@ -143,6 +154,13 @@ impl Task {
         self.expect
             .iter()
             .any(|e| matches!(e, TaskExpectation::NoToolCall(true)))
+    }
+
+    /// The task has an answer a judge model grades.
+    pub fn judged(&self) -> bool {
+        self.expect
+            .iter()
+            .any(|e| matches!(e, TaskExpectation::Answer(Answer::Judge { .. })))
     }
 
     /// Tool names the expectations name.
@@ -303,6 +321,23 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
             },
         );
     }
+    let judge = doc.judge.map(|j| {
+        if !profiles.contains_key(&j.value) {
+            let known: Vec<&str> = profiles.keys().map(String::as_str).collect();
+            errors.push(
+                LoadError::at(
+                    pos(j.line, j.col),
+                    format!("`judge: {}` names no model profile of the set", j.value),
+                )
+                .with_help(if known.is_empty() {
+                    "declare the judge's profile under `models:`".to_string()
+                } else {
+                    format!("one of: {}", known.join(", "))
+                }),
+            );
+        }
+        j.value
+    });
     if doc.tasks.is_empty() {
         errors.push(
             LoadError::at(
@@ -389,6 +424,7 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
         trials,
         system: doc.system,
         profiles,
+        judge,
         tasks,
         file: file.clone(),
     })
@@ -438,9 +474,20 @@ fn expectation(
         );
         return None;
     }
+    if (!e.critics.is_empty() || e.threshold.is_some()) && e.calls.is_none() {
+        errors.push(
+            LoadError::at(
+                at,
+                "`critics` and `threshold` apply only to a `calls` expectation",
+            )
+            .with_help("e.g. `- {calls: get_weather, critics: [{path: $.city, similar: Boston}]}`"),
+        );
+        return None;
+    }
     match kinds[0] {
         "calls" => {
             let tool = e.calls.expect("kind checked");
+            let critics = super::critics::compile(file, at.clone(), e.critics, e.threshold, errors);
             let mut args = Vec::new();
             let mut ok = true;
             for a in e.args {
@@ -460,9 +507,11 @@ fn expectation(
                     }
                 }
             }
+            let critics = critics.ok()?;
             ok.then_some(TaskExpectation::Calls {
                 tool: tool.value,
                 args,
+                critics,
             })
         }
         "order" => {
@@ -491,16 +540,22 @@ fn expectation(
                 a.not_contains.is_some(),
                 a.matches.is_some(),
                 a.equals.is_some(),
+                a.judge.is_some(),
             ]
             .iter()
             .filter(|x| **x)
             .count();
             if n != 1 {
                 errors.push(
-                    LoadError::at(apos, "`answer` takes exactly one predicate")
-                        .with_help("one of `contains`, `notContains`, `matches`, `equals`"),
+                    LoadError::at(apos, "`answer` takes exactly one predicate").with_help(
+                        "one of `contains`, `notContains`, `matches`, `equals`, `judge`",
+                    ),
                 );
                 return None;
+            }
+            if a.judge.is_some() || a.threshold.is_some() {
+                return super::judge::compile(file, apos, a.judge, a.threshold, errors)
+                    .map(TaskExpectation::Answer);
             }
             if let Some(re) = a.matches {
                 return match crate::bounds::regex_at(&re, Pos::new(file, re.line, re.col)) {

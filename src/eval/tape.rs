@@ -19,8 +19,10 @@ pub struct TurnAt<'a> {
     pub task: &'a str,
     /// 0-based trial index.
     pub trial: u32,
-    /// 1-based model turn of the trial.
+    /// 1-based model turn of the trial; for the judge, 1-based judged answer of the trial.
     pub turn: u32,
+    /// A judge's request grading the trial's answer, not the model's turn.
+    pub judge: bool,
     /// How many messages of the conversation come from the set (the task's prompt or
     /// messages): a request that differs there asks another question than the recording.
     pub set_messages: usize,
@@ -45,7 +47,21 @@ impl ModelClient {
         msgs: &[Msg],
         tools: &[ToolSpec],
     ) -> Result<Turn, ApiError> {
-        match &self.tape {
+        self.turn_on(self.tape.as_ref(), at, system, msgs, tools)
+            .await
+    }
+
+    /// One turn at `at` of this client, recorded on (or replayed from) `tape`: the judge's
+    /// requests go on the tape of the model whose answers it grades.
+    pub async fn turn_on(
+        &self,
+        tape: Option<&Tape>,
+        at: &TurnAt<'_>,
+        system: Option<&str>,
+        msgs: &[Msg],
+        tools: &[ToolSpec],
+    ) -> Result<Turn, ApiError> {
+        match tape {
             None => self.turn(system, msgs, tools).await,
             Some(Tape::Replay(replayer)) => {
                 let body = self.body(system, msgs, tools);

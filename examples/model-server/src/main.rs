@@ -4,6 +4,7 @@
 //! answers by the policy in `policy.rs`. `--fault` flags seed the failures an eval runner
 //! must survive.
 
+mod judge;
 mod policy;
 
 use std::sync::Arc;
@@ -31,7 +32,12 @@ unknown-tool    the model calls a tool that was not offered (`no_such_tool`)\n  
 loop            the model calls the tool again after every result, never answering\n  \
 rate-limit      the first 2 requests get 429 with Retry-After: 1, then normal answers\n  \
 server-error    every request gets HTTP 500\n  \
-hang            the request is accepted and never answered"
+hang            the request is accepted and never answered\n  \
+sloppy-args     nearly right arguments: numbers off by one, strings without their last character\n  \
+vague           the final answer does not say what the tool returned\n  \
+garbage-verdict as a judge, the verdict is prose, not the JSON asked for\n\n\
+A request whose last user turn holds <answer> and <rubric> sections is graded as a judge:\n\
+the score is the share of the rubric's double-quoted phrases the answer contains."
 )]
 struct Args {
     /// Port on 127.0.0.1 (0: a free one). Prints `listening on http://127.0.0.1:PORT` once bound.
@@ -57,6 +63,9 @@ enum FaultKind {
     RateLimit,
     ServerError,
     Hang,
+    SloppyArgs,
+    Vague,
+    GarbageVerdict,
 }
 
 struct Fault {
@@ -95,6 +104,9 @@ fn parse_fault(text: &str) -> Result<Fault, String> {
         "rate-limit" => FaultKind::RateLimit,
         "server-error" => FaultKind::ServerError,
         "hang" => FaultKind::Hang,
+        "sloppy-args" => FaultKind::SloppyArgs,
+        "vague" => FaultKind::Vague,
+        "garbage-verdict" => FaultKind::GarbageVerdict,
         other => return Err(format!("unknown fault `{other}` (see --help)")),
     };
     Ok(Fault { kind, word })
@@ -221,8 +233,35 @@ fn anthropic_conversation(body: &Value) -> Conversation {
     }
 }
 
+/// Arguments nearly right: numbers off by one, strings one character short.
+fn sloppy(arguments: &str) -> String {
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<Value>(arguments) else {
+        return arguments.to_string();
+    };
+    for v in map.values_mut() {
+        if let Some(n) = v.as_f64() {
+            *v = json!(n + 1.0);
+        } else if let Some(s) = v.as_str() {
+            let mut s = s.to_string();
+            s.pop();
+            *v = json!(s);
+        }
+    }
+    Value::Object(map).to_string()
+}
+
 /// The policy's reply with the faults applied.
 fn decide(app: &App, c: &Conversation) -> Reply {
+    if judge::is_judge(&c.task) {
+        return Reply::Text(if app.fault(FaultKind::GarbageVerdict, &c.task) {
+            "The answer looks fine to me, I would say quite good.".to_string()
+        } else {
+            judge::verdict(&c.task)
+        });
+    }
+    if app.fault(FaultKind::Vague, &c.task) && !c.results.is_empty() {
+        return Reply::Text("I looked that up for you; all done.".to_string());
+    }
     if app.fault(FaultKind::Loop, &c.task)
         && let Some((name, arguments)) = &c.last_call
     {
@@ -241,6 +280,8 @@ fn decide(app: &App, c: &Conversation) -> Reply {
             let arguments = if app.fault(FaultKind::MalformedArgs, &c.task) {
                 // Cut short: not valid JSON.
                 arguments[..arguments.len().saturating_sub(1).max(1)].to_string()
+            } else if app.fault(FaultKind::SloppyArgs, &c.task) {
+                sloppy(&arguments)
             } else {
                 arguments
             };

@@ -24,6 +24,15 @@ pub(super) fn warnings(base: &EvalResults, cand: &EvalResults) -> Vec<String> {
     );
     // The model (API, name, temperature, seed) is not warned about: it is either the same
     // (two servers) or the point of the comparison (two models), see `pairing`.
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "unset".into());
+    // Judged answers graded by another judge model are scored on another scale.
+    let judge = |r: &EvalResults| {
+        opt(r
+            .judge
+            .as_ref()
+            .map(|j| format!("{} {}", format!("{:?}", j.api).to_lowercase(), j.model)))
+    };
+    differ("judge model", judge(base), judge(cand));
     differ("era", base.server.era.clone(), cand.server.era.clone());
     differ(
         "protocol revision",

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::super::results::{ModelApi, Price, SetKind};
 use crate::dsl::model::Expectation;
-use crate::dsl::value::At;
+use crate::dsl::value::{At, TValue};
 
 /// An eval set: tasks a model performs with the server's tools, and how to judge them.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -31,6 +31,10 @@ pub struct EvalSetDoc {
     /// Model profiles by name (`--model NAME`).
     #[serde(default)]
     pub models: IndexMap<String, At<ProfileDoc>>,
+    /// The model profile that grades `answer: {judge: RUBRIC}` expectations (a key of
+    /// `models:`, possibly another API than the model under test); `--judge` overrides it.
+    #[serde(default)]
+    pub judge: Option<At<String>>,
     /// The tasks.
     pub tasks: Vec<At<TaskDoc>>,
 }
@@ -134,6 +138,15 @@ pub struct TaskExpectationDoc {
     /// object: `{path: $.city, equals: Boston}`).
     #[serde(default)]
     pub args: Vec<At<Expectation>>,
+    /// With `calls`: weighted per-argument critics. The best-scoring call of the tool gets
+    /// an argument score (the weight of the critics that match over the total weight),
+    /// recorded per trial; the expectation passes when it reaches `threshold`.
+    #[serde(default)]
+    pub critics: Vec<At<CriticDoc>>,
+    /// With `critics`: the argument score a call needs, 0 to 1 (default 1: every critic
+    /// matches).
+    #[serde(default)]
+    pub threshold: Option<At<f64>>,
     /// These tools are called in this order (other calls may come between them).
     #[serde(default)]
     pub order: Option<Vec<At<String>>>,
@@ -164,4 +177,42 @@ pub struct AnswerDoc {
     /// The answer, trimmed, equals this.
     #[serde(default)]
     pub equals: Option<String>,
+    /// A rubric a judge model grades the answer against (the set's `judge` profile, or
+    /// `--judge`): it returns a score from 0 to 1 and a reason, both recorded per trial.
+    #[serde(default)]
+    pub judge: Option<At<String>>,
+    /// With `judge`: the score the answer needs, 0 to 1 (default 0.7).
+    #[serde(default)]
+    pub threshold: Option<At<f64>>,
+}
+
+/// One argument critic: the argument (`path`, a JSONPath on the arguments object) and
+/// exactly one of `exact`, `number`, `similar`, `oneOf`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CriticDoc {
+    /// Where the argument is, e.g. `$.city` (its first match is scored; none: no match).
+    pub path: At<String>,
+    /// The argument equals this JSON value (numbers compare by value: 2 equals 2.0).
+    #[serde(default)]
+    pub exact: Option<TValue>,
+    /// The argument is a number within `tolerance` of this.
+    #[serde(default)]
+    pub number: Option<f64>,
+    /// With `number`: the largest accepted difference (default 0).
+    #[serde(default)]
+    pub tolerance: Option<At<f64>>,
+    /// The argument is a string similar to this: 1 − edit distance / longer length,
+    /// ignoring case and runs of white space, reaches `threshold`.
+    #[serde(default)]
+    pub similar: Option<String>,
+    /// With `similar`: the similarity needed, 0 to 1 (default 0.8).
+    #[serde(default)]
+    pub threshold: Option<At<f64>>,
+    /// The argument equals one of these values.
+    #[serde(default)]
+    pub one_of: Option<Vec<TValue>>,
+    /// How much this argument counts in the call's score (default 1; more than 0).
+    #[serde(default)]
+    pub weight: Option<At<f64>>,
 }

@@ -1,0 +1,92 @@
+//! The deterministic fake judge: a request whose last user turn holds `<answer>` and
+//! `<rubric>` sections (the prompt mcpspec's `answer: {judge: …}` sends) gets a verdict
+//! instead of a policy reply. It scores by the phrases the rubric quotes in double quotes:
+//! the share of them the answer contains (ignoring case); a rubric that quotes nothing
+//! scores 1 for any non-empty answer. The reply is the JSON verdict a real judge is asked
+//! for: `{"score": S, "reason": "…"}`.
+
+use serde_json::json;
+
+/// The text between the last `<tag>` and the `</tag>` after it.
+fn section<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let start = text.rfind(&open)? + open.len();
+    let end = start + text[start..].find(&close)?;
+    Some(text[start..end].trim())
+}
+
+/// Is this request a judge's (the last user turn is a grading prompt)?
+pub fn is_judge(task: &str) -> bool {
+    task.contains("<rubric>") && task.contains("<answer>")
+}
+
+/// Phrases in double quotes.
+fn quoted(rubric: &str) -> Vec<&str> {
+    rubric
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// The verdict text for a grading prompt.
+pub fn verdict(task: &str) -> String {
+    let rubric = section(task, "rubric").unwrap_or("");
+    // The answer ends before the rubric, wherever an answer quotes the tags itself.
+    let before_rubric = &task[..task.rfind("<rubric>").unwrap_or(task.len())];
+    let answer = section(before_rubric, "answer").unwrap_or("");
+    let phrases = quoted(rubric);
+    let lower = answer.to_lowercase();
+    let (found, missing): (Vec<&str>, Vec<&str>) = phrases
+        .iter()
+        .partition(|p| lower.contains(&p.to_lowercase()));
+    let (score, reason) = if phrases.is_empty() {
+        let score = if answer.is_empty() { 0.0 } else { 1.0 };
+        (score, "the rubric quotes nothing to look for".to_string())
+    } else {
+        let list = |v: &[&str]| {
+            v.iter()
+                .map(|p| format!("\"{p}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let reason = match (found.is_empty(), missing.is_empty()) {
+            (_, true) => format!("the answer has {}", list(&found)),
+            (true, false) => format!("the answer lacks {}", list(&missing)),
+            (false, false) => format!(
+                "the answer has {} but lacks {}",
+                list(&found),
+                list(&missing)
+            ),
+        };
+        (found.len() as f64 / phrases.len() as f64, reason)
+    };
+    json!({"score": score, "reason": reason}).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_the_share_of_quoted_phrases() {
+        let prompt = |answer: &str| {
+            format!(
+                "<task>\nuser: weather?\n</task>\n<tool_calls>\n(none)\n</tool_calls>\n<answer>\n{answer}\n</answer>\n<rubric>\nNames \"Boston\" and the \"temperature\".\n</rubric>\n"
+            )
+        };
+        assert!(is_judge(&prompt("x")));
+        let v: serde_json::Value =
+            serde_json::from_str(&verdict(&prompt("Boston: temperature 28"))).unwrap();
+        assert_eq!(v["score"], 1.0);
+        let v: serde_json::Value = serde_json::from_str(&verdict(&prompt("boston"))).unwrap();
+        assert_eq!(v["score"], 0.5);
+        assert_eq!(
+            v["reason"],
+            "the answer has \"Boston\" but lacks \"temperature\""
+        );
+    }
+}
