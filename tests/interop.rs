@@ -79,6 +79,7 @@ const FASTMCP_XFAIL: &[&str] = &[
 const FASTMCP_HTTP_ONLY_XFAIL: &[&str] = &[
     "legacy-http@legacy:foreign_host_rejected",
     "legacy-http@legacy:invalid_origin_rejected",
+    "legacy-http@legacy:invalid_origin_refused",
     "modern-http@2026-07-28:foreign_host_rejected",
     "modern-http@2026-07-28:invalid_origin_rejected",
     "modern-http@2026-07-28:version_header_mismatch_rejected",
@@ -87,6 +88,7 @@ const FASTMCP_HTTP_ONLY_XFAIL: &[&str] = &[
 const EVERYTHING_XFAIL: &[&str] = &[
     "legacy-http@legacy:foreign_host_rejected",
     "legacy-http@legacy:invalid_origin_rejected",
+    "legacy-http@legacy:invalid_origin_refused",
     "legacy-sessions@legacy:terminated_session_not_found",
     "legacy-tools@legacy:invalid_cursor_rejected",
     "legacy-tools@legacy:unknown_tool_protocol_error",
