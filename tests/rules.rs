@@ -17,9 +17,8 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 use common::{HttpServer, read_json, repo_root, run, stdio_target};
 use mcpspec::protocol::rules::{self, REVISIONS};
@@ -446,23 +445,9 @@ struct PythonHttp {
 impl PythonHttp {
     fn start(extra: &[&str]) -> PythonHttp {
         let (python, server) = venv_python();
-        let mut child = Command::new(python)
-            .arg(server)
-            .args(["--http", "0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("listening line");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_string();
+        let mut cmd = Command::new(python);
+        cmd.arg(server).args(["--http", "0"]).args(extra);
+        let common::Listening { child, url } = common::Listening::start(cmd);
         PythonHttp { child, url }
     }
 }

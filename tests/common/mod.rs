@@ -111,24 +111,9 @@ pub struct HttpServer {
 
 impl HttpServer {
     pub fn start(flags: &[&str]) -> HttpServer {
-        let mut child = Command::new(example_server())
-            .arg("--http")
-            .arg("127.0.0.1:0")
-            .args(flags)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("example server starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("listening line");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line from the server: {line:?}"))
-            .to_string();
+        let mut cmd = Command::new(example_server());
+        cmd.arg("--http").arg("127.0.0.1:0").args(flags);
+        let Listening { child, url } = Listening::start(cmd);
         HttpServer { child, url }
     }
 }
@@ -137,6 +122,33 @@ impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A server started from `cmd` that prints `listening on URL` as its first line (the
+/// example server over HTTP, the model server, the Python SDK server): its process and URL.
+pub struct Listening {
+    pub child: Child,
+    pub url: String,
+}
+
+impl Listening {
+    pub fn start(mut cmd: Command) -> Listening {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{cmd:?} does not start: {e}"));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("listening line");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from {cmd:?}: {line:?}"))
+            .to_string();
+        Listening { child, url }
     }
 }
 

@@ -1,8 +1,7 @@
 //! The project's local model server (`examples/model-server`) for eval tests: started on a
 //! free port of 127.0.0.1, stopped on drop.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 /// The local model server, stopped on drop.
 pub struct ModelServer {
@@ -13,22 +12,9 @@ pub struct ModelServer {
 impl ModelServer {
     pub fn start(flags: &[&str]) -> ModelServer {
         // Built with the workspace's binaries (see `common::example_server`).
-        let bin = super::example_server().with_file_name("mcpspec-model-server");
-        let mut child = Command::new(bin)
-            .args(flags)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("model server starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("listening line");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_string();
+        let mut cmd = Command::new(super::example_server().with_file_name("mcpspec-model-server"));
+        cmd.args(flags);
+        let super::Listening { child, url } = super::Listening::start(cmd);
         ModelServer { child, url }
     }
 }
