@@ -28,22 +28,8 @@ fn eval(
         flags.extend(["--change", c]);
     }
     let target = stdio_target(&flags);
-    let mut args = vec![
-        "eval",
-        "run",
-        set,
-        "--stdio",
-        &target,
-        "--base-url",
-        &model.url,
-        "--json",
-        json.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    if !args.contains(&"--model") {
-        args.extend(["--model", "local"]);
-    }
-    (run(&args), json)
+    let r = common::model_server::eval_run(set, &target, model, &json, extra);
+    (r, json)
 }
 
 fn task<'a>(results: &'a Value, id: &str) -> &'a Value {

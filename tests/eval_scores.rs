@@ -71,25 +71,12 @@ fn eval(
     let json = dir.join("results.json");
     let _ = std::fs::remove_file(&json);
     let target = stdio_target(&[]);
-    let mut args = vec![
-        "eval",
-        "run",
-        set,
-        "--stdio",
-        &target,
-        "--base-url",
-        &model.url,
-        "--json",
-        json.to_str().unwrap(),
-    ];
+    let mut flags: Vec<&str> = Vec::new();
     if let Some(j) = judge {
-        args.extend(["--judge-base-url", &j.url]);
+        flags.extend(["--judge-base-url", &j.url]);
     }
-    args.extend(extra);
-    if !args.contains(&"--model") {
-        args.extend(["--model", "local"]);
-    }
-    let r = run(&args);
+    flags.extend(extra);
+    let r = common::model_server::eval_run(set, &target, model, &json, &flags);
     let v = if json.exists() {
         read_json(&json)
     } else {

@@ -95,7 +95,10 @@ pub fn referenced_variables(s: &str) -> Result<BTreeSet<String>, String> {
 /// budget means the result was cut short, so it is the scenario's error.
 fn bounded<T>(evaluate: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     match minijinja::render_budget::with_budget(MAX_OUTPUT_BYTES as u64, evaluate) {
-        (_, true) => Err(output_too_large(MAX_OUTPUT_BYTES + 1)),
+        (_, true) => Err(format!(
+            "the template writes out more than the {MAX_OUTPUT_BYTES} bytes mcpspec allows; \
+             {SCENARIO_FAULT}"
+        )),
         (result, false) => result,
     }
 }
