@@ -24,7 +24,17 @@ pub fn example_server() -> PathBuf {
     let built = BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--quiet", "--workspace", "--bins"])
+        // Only the two server packages: `--workspace` would unify features without the
+        // dev-dependencies `cargo test` built with, rebuild `mcpspec` itself and replace the
+        // binary other tests are running (seen as a failed build under load).
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "mcpspec-example-server",
+            "-p",
+            "mcpspec-model-server",
+        ])
             .current_dir(repo_root());
         if mcpspec()
             .parent()
