@@ -28,7 +28,7 @@ use crate::protocol::errors;
 const LATE_REPLY_GRACE: Duration = Duration::from_secs(1);
 /// ... and at least this, ...
 const LATE_REPLY_FLOOR: Duration = Duration::from_millis(100);
-/// ... or this many times the slowest round trip seen on the probe's connection, if longer ...
+/// ... or this many times the slowest round trip of those requests, if longer ...
 const LATE_REPLY_RTTS: u32 = 10;
 /// ... and until this many more requests, each sent when the one before was answered, are
 /// answered too.
@@ -231,8 +231,9 @@ async fn stdio_reply(
 /// answered — steps of the server's own, which slow down with it on a busy machine — and
 /// [`LATE_REPLY_RTTS`] times the slowest of their round trips and the request's (at least
 /// [`LATE_REPLY_FLOOR`]) has passed since the request's answer. (The harmless request before
-/// the probe is not counted: a first request may pay for warming up.) It never waits longer than [`LATE_REPLY_GRACE`], the fixed wait it replaces, so
-/// a slow server is judged as before.
+/// the probe is not counted: a first request may pay for warming up.) It never waits longer
+/// than [`LATE_REPLY_GRACE`], the fixed wait it replaces, so a slow server is judged as
+/// before.
 struct LateWait {
     started: Instant,
     /// The slowest round trip so far.
