@@ -172,6 +172,8 @@ async fn stdio_reply(
                 let msg_id = msg.get("id");
                 if let Some(wait) = late.as_mut().filter(|w| w.awaits(msg_id)) {
                     deadline = wait.answered(own, method, deadline).await;
+                } else if late.as_ref().is_some_and(|w| w.answered_before(msg_id)) {
+                    // A second answer to one of the extra requests: not the broken line's.
                 } else if msg_id != Some(&id) {
                     reply.get_or_insert(Reply::Message(msg));
                 } else if after.is_none() {
@@ -242,6 +244,8 @@ struct LateWait {
     cap: Instant,
     /// The extra request in flight (its id, when it was sent).
     in_flight: Option<(Value, Instant)>,
+    /// The ids of the extra requests answered.
+    done: Vec<Value>,
     rounds: u32,
     /// Why no more rounds are sent, if the server could not be written to.
     stopped: Option<String>,
@@ -256,6 +260,7 @@ impl LateWait {
             slowest: rtt,
             cap: deadline.min(started + LATE_REPLY_GRACE),
             in_flight: None,
+            done: Vec::new(),
             rounds: 0,
             stopped: None,
         }
@@ -266,11 +271,17 @@ impl LateWait {
         id.is_some() && self.in_flight.as_ref().map(|(id, _)| id) == id
     }
 
+    /// Whether `id` is that of an extra request answered already.
+    fn answered_before(&self, id: Option<&Value>) -> bool {
+        id.is_some_and(|id| self.done.contains(id))
+    }
+
     /// The extra request in flight was answered (whatever the answer): the next round, or
     /// the new deadline.
     async fn answered(&mut self, own: &mut Connection, method: &str, deadline: Instant) -> Instant {
-        if let Some((_, sent)) = self.in_flight.take() {
+        if let Some((id, sent)) = self.in_flight.take() {
             self.slowest = self.slowest.max(sent.elapsed());
+            self.done.push(id);
         }
         self.rounds += 1;
         self.next_round(own, method, deadline).await
