@@ -616,6 +616,44 @@ fn conformant_refusals_with_other_codes_pass() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Over stdio a server may answer a line that is not JSON after the request written behind
+/// it (`parse-error=late`, the example server's reordering): the probe's wait after that
+/// answer still sees the -32700, in both eras, and over HTTP the mode is the clean server.
+/// (`parse-error=silent`, a server that never answers, is a warning: tests/defects/conformance.tsv.)
+#[test]
+fn a_parse_error_answered_out_of_order_still_counts() {
+    let flags = "--defect parse-error=late";
+    let runs = run_all(vec![
+        (flags, Transport::Stdio, vec!["*-malformed".into()]),
+        (flags, Transport::Http, vec!["*-malformed".into()]),
+    ]);
+    let mut problems = Vec::new();
+    for ((_, transport), pack) in &runs {
+        let outcomes = statuses(pack);
+        for suite in ["legacy-malformed@legacy", "modern-malformed@2026-07-28"] {
+            for step in [
+                "parse_error_answered",
+                "parse_error_id_null",
+                "parse_error_survived",
+            ] {
+                let check = format!("{suite}:{step}");
+                match outcomes.get(&check) {
+                    Some((status, _)) if status == "passed" => {}
+                    other => problems.push(format!("over {transport:?}: {check} is {other:?}")),
+                }
+            }
+        }
+        if pack.run.code != 0 {
+            problems.push(format!(
+                "over {transport:?}: exit {}\n{}",
+                pack.run.code,
+                pack.non_passing()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 /// A server with empty lists (`--empty`: the capabilities declared, nothing listed) is
 /// correct: the steps whose input would come from a list (the first resource to read)
 /// are skipped with the reason, nothing errors, in both eras and over both transports.

@@ -196,6 +196,10 @@ pub enum ParseErrorMode {
     /// Answered with -32700, then nothing more: stdio input is read and dropped (the
     /// process keeps running), every later HTTP request gets 503.
     Fatal,
+    /// Not a defect: stdio answers it with -32700 only after the answer to the next
+    /// request (out of order, as a server that handles each line in a task may); HTTP
+    /// answers as the clean server does. The parse-error probe must still see the answer.
+    Late,
 }
 
 impl FromStr for ParseErrorMode {
@@ -206,8 +210,9 @@ impl FromStr for ParseErrorMode {
             "silent" => Ok(ParseErrorMode::Silent),
             "invented-id" => Ok(ParseErrorMode::InventedId),
             "fatal" => Ok(ParseErrorMode::Fatal),
+            "late" => Ok(ParseErrorMode::Late),
             other => Err(format!(
-                "unknown mode `{other}`; expected silent, invented-id or fatal"
+                "unknown mode `{other}`; expected silent, invented-id, fatal or late"
             )),
         }
     }

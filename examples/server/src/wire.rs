@@ -41,6 +41,9 @@ where
 
     let inbound_hooks = hooks.clone();
     let parse_errors = out_tx.clone();
+    // `parse-error=late`: a parse error held back until rmcp's next line is written.
+    let held = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
+    let hold = held.clone();
     tokio::spawn(async move {
         let mut input = BufReader::new(input);
         let mut line = String::new();
@@ -62,7 +65,11 @@ where
                     }
                     Err(_) => {
                         if let Some(reply) = inbound_hooks.parse_error_reply() {
-                            let _ = parse_errors.send(Some(reply.to_owned()));
+                            if inbound_hooks.parse_error_late() {
+                                *hold.lock().expect("lock") = Some(reply.to_owned());
+                            } else {
+                                let _ = parse_errors.send(Some(reply.to_owned()));
+                            }
                         }
                         if inbound_hooks.parse_error_fatal() {
                             // `parse-error=fatal`: the session is dead, the process lives on
@@ -88,6 +95,9 @@ where
             let text = line.trim_end_matches(['\n', '\r']).to_owned();
             if out_tx.send(Some(text)).is_err() {
                 break;
+            }
+            if let Some(late) = held.lock().expect("lock").take() {
+                let _ = out_tx.send(Some(late));
             }
         }
         let _ = out_tx.send(None);

@@ -22,10 +22,17 @@ use crate::client::{Connection, StreamItem, TransportError, is_response};
 use crate::engine::pool::Pool;
 use crate::protocol::errors;
 
-/// After the next request's answer, how long a late answer to the cut-short line is still
-/// waited for (stdio, where both share stdout; at most the target's timeout). A server
-/// reads its input in order, so its answer to the broken line comes first.
+/// Over stdio, how long a late answer to the cut-short line is waited for once the request
+/// written right behind it is answered: see [`LateWait`]. At most this (and at most the
+/// target's timeout) ...
 const LATE_REPLY_GRACE: Duration = Duration::from_secs(1);
+/// ... and at least this, ...
+const LATE_REPLY_FLOOR: Duration = Duration::from_millis(100);
+/// ... or this many times the slowest round trip of those requests, if longer ...
+const LATE_REPLY_RTTS: u32 = 10;
+/// ... and until this many more requests, each sent when the one before was answered, are
+/// answered too.
+const LATE_REPLY_ROUNDS: u32 = 3;
 
 /// What the probe saw.
 pub struct ParseProbe {
@@ -131,9 +138,9 @@ async fn http_reply(own: &mut Connection, out: &crate::client::Outgoing) -> Repl
 }
 
 /// stdio: write the cut-short line and a harmless request right behind it, then read
-/// until that request is answered (and briefly after): any other response is the answer
-/// to the broken line, and the answer to the request shows whether the process still
-/// serves. A server that answers the line with nothing costs no timeout.
+/// until that request is answered (and a [`LateWait`] after): any other response is the
+/// answer to the broken line, and the answer to the request shows whether the process
+/// still serves. A server that answers the line with nothing costs no timeout.
 async fn stdio_reply(
     own: &mut Connection,
     bad: &crate::client::Outgoing,
@@ -147,12 +154,14 @@ async fn stdio_reply(
     };
     let id = own.next_id();
     let next = own.build_plain(method, None, Some(id.clone()));
+    let sent_at = Instant::now();
     if let Err(e) = own.open_request(&next).await {
         return (Reply::Nothing(e.to_string()), Err(e.to_string()));
     }
     let mut deadline = Instant::now() + timeout;
     let mut after: Option<Result<(), String>> = None;
     let mut reply = None;
+    let mut late: Option<LateWait> = None;
     while reply.is_none() || after.is_none() {
         let next = own.next_on(&mut watch, deadline).await;
         // The handle only reads stdout: a response with a null id (the one awaited) does
@@ -160,7 +169,12 @@ async fn stdio_reply(
         watch.ended = false;
         match next {
             Ok(StreamItem::Message(msg)) if is_response(&msg) => {
-                if msg.get("id") != Some(&id) {
+                let msg_id = msg.get("id");
+                if let Some(wait) = late.as_mut().filter(|w| w.awaits(msg_id)) {
+                    deadline = wait.answered(own, method, deadline).await;
+                } else if late.as_ref().is_some_and(|w| w.answered_before(msg_id)) {
+                    // A second answer to one of the extra requests: not the broken line's.
+                } else if msg_id != Some(&id) {
                     reply.get_or_insert(Reply::Message(msg));
                 } else if after.is_none() {
                     after = Some(match msg.get("result") {
@@ -170,7 +184,9 @@ async fn stdio_reply(
                             crate::assert::compact(&msg["error"], 300)
                         )),
                     });
-                    deadline = deadline.min(Instant::now() + LATE_REPLY_GRACE);
+                    let mut wait = LateWait::new(sent_at.elapsed(), deadline);
+                    deadline = wait.next_round(own, method, deadline).await;
+                    late = Some(wait);
                 }
             }
             Ok(StreamItem::Message(_)) => {}
@@ -196,16 +212,119 @@ async fn stdio_reply(
         } else {
             String::new()
         };
-        Reply::Nothing(if after.is_some() {
-            format!(
-                "no JSON-RPC answer, while the `{method}` sent right after it was answered{instead}"
-            )
-        } else {
-            format!("no JSON-RPC answer within {waited}{instead}")
+        Reply::Nothing(match &late {
+            Some(wait) => format!(
+                "no JSON-RPC answer, while the `{method}` sent right after it was answered{}{instead}",
+                wait.describe()
+            ),
+            None => format!("no JSON-RPC answer within {waited}{instead}"),
         })
     });
     let after = after.unwrap_or_else(|| Err(format!("no answer within {waited}")));
     (reply, after)
+}
+
+/// How long the stdio probe still waits for a late answer to the cut-short line once the
+/// request behind it is answered. Over stdio a server reads lines in order, but it need not
+/// answer them in order (a server that handles each line in a task of its own may answer
+/// the request first), so that answer alone does not prove that no answer is coming. The
+/// wait is measured in the server's own speed, not a constant: it ends once
+/// [`LATE_REPLY_ROUNDS`] more requests, each written when the one before was answered, are
+/// answered — steps of the server's own, which slow down with it on a busy machine — and
+/// [`LATE_REPLY_RTTS`] times the slowest of their round trips and the request's (at least
+/// [`LATE_REPLY_FLOOR`]) has passed since the request's answer. (The harmless request before
+/// the probe is not counted: a first request may pay for warming up.) It never waits longer
+/// than [`LATE_REPLY_GRACE`], the fixed wait it replaces, so a slow server is judged as
+/// before.
+struct LateWait {
+    started: Instant,
+    /// The slowest round trip so far.
+    slowest: Duration,
+    /// Never after this.
+    cap: Instant,
+    /// The extra request in flight (its id, when it was sent).
+    in_flight: Option<(Value, Instant)>,
+    /// The ids of the extra requests answered.
+    done: Vec<Value>,
+    rounds: u32,
+    /// Why no more rounds are sent, if the server could not be written to.
+    stopped: Option<String>,
+}
+
+impl LateWait {
+    /// `rtt`: the round trip of the request behind the cut-short line.
+    fn new(rtt: Duration, deadline: Instant) -> LateWait {
+        let started = Instant::now();
+        LateWait {
+            started,
+            slowest: rtt,
+            cap: deadline.min(started + LATE_REPLY_GRACE),
+            in_flight: None,
+            done: Vec::new(),
+            rounds: 0,
+            stopped: None,
+        }
+    }
+
+    /// Whether `id` is that of the extra request in flight.
+    fn awaits(&self, id: Option<&Value>) -> bool {
+        id.is_some() && self.in_flight.as_ref().map(|(id, _)| id) == id
+    }
+
+    /// Whether `id` is that of an extra request answered already.
+    fn answered_before(&self, id: Option<&Value>) -> bool {
+        id.is_some_and(|id| self.done.contains(id))
+    }
+
+    /// The extra request in flight was answered (whatever the answer): the next round, or
+    /// the new deadline.
+    async fn answered(&mut self, own: &mut Connection, method: &str, deadline: Instant) -> Instant {
+        if let Some((id, sent)) = self.in_flight.take() {
+            self.slowest = self.slowest.max(sent.elapsed());
+            self.done.push(id);
+        }
+        self.rounds += 1;
+        self.next_round(own, method, deadline).await
+    }
+
+    /// Sends the next extra request while rounds remain; returns the reading deadline.
+    async fn next_round(
+        &mut self,
+        own: &mut Connection,
+        method: &str,
+        deadline: Instant,
+    ) -> Instant {
+        if self.rounds >= LATE_REPLY_ROUNDS {
+            let settle = (self.slowest * LATE_REPLY_RTTS).max(LATE_REPLY_FLOOR);
+            return deadline.min(self.cap).min(self.started + settle);
+        }
+        let id = own.next_id();
+        let out = own.build_plain(method, None, Some(id.clone()));
+        let sent = Instant::now();
+        match own.open_request(&out).await {
+            Ok(_) => self.in_flight = Some((id, sent)),
+            // Reading tells what became of the server; the wait falls back to the cap.
+            Err(e) => self.stopped = Some(e.to_string()),
+        }
+        deadline.min(self.cap)
+    }
+
+    /// What the wait saw, for the transcript: ", then N more one after another, in T".
+    fn describe(&self) -> String {
+        let waited = humantime::format_duration(Duration::from_millis(
+            self.started.elapsed().as_millis() as u64,
+        ));
+        match &self.stopped {
+            Some(why) => format!(
+                ", then {} more (the next could not be sent: {why}); waited {waited}",
+                self.rounds
+            ),
+            None => format!(
+                ", then {} more one after another; waited {waited}",
+                self.rounds
+            ),
+        }
+    }
 }
 
 impl Reply {

@@ -575,7 +575,7 @@ impl Defect {
             name: "parse-error",
             value: Some("MODE"),
             scope: Scope::Any,
-            description: "a message that is not JSON: `silent` (stdio: no answer; HTTP: 400 text/plain), `invented-id` (the -32700 error has id 0) or `fatal` (answered, then stdio input is dropped / every HTTP request gets 503)",
+            description: "a message that is not JSON: `silent` (stdio: no answer; HTTP: 400 text/plain), `invented-id` (the -32700 error has id 0) `fatal` (answered, then stdio input is dropped / every HTTP request gets 503), or `late`, not a defect (stdio: answered after the answer to the next request; HTTP: as the clean server)",
         },
         DefectInfo {
             name: "undeclared-logging",

@@ -487,7 +487,7 @@ pub async fn leak_http500(State(secret): State<String>, request: Request, next: 
 
 /// `parse-error` over HTTP: a POST body that is not JSON gets a plain-text 400 (`silent`)
 /// or a -32700 with an invented id (`invented-id`); `fatal` answers it as the clean server
-/// does, then answers every later request with 503.
+/// does, then answers every later request with 503; `late` is the clean server.
 #[derive(Clone, Debug)]
 pub struct ParseErrors {
     mode: ParseErrorMode,
@@ -541,7 +541,10 @@ pub async fn parse_error(
                 )
                     .into_response();
             }
-            Some(_) => layer.stopped.store(true, Ordering::SeqCst),
+            Some(_) if layer.mode == ParseErrorMode::Fatal => {
+                layer.stopped.store(true, Ordering::SeqCst)
+            }
+            Some(_) => {}
         }
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))

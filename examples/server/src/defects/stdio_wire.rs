@@ -56,6 +56,12 @@ impl StdioWire {
         ParseErrorMode::reply(self.parse_error)
     }
 
+    /// `parse-error=late`: the answer to a line that is not JSON waits for the next line
+    /// rmcp writes.
+    pub fn parse_error_late(&self) -> bool {
+        self.parse_error == Some(ParseErrorMode::Late)
+    }
+
     /// `parse-error=fatal`: after a line that is not JSON, nothing more is read into the
     /// session.
     pub fn parse_error_fatal(&self) -> bool {
