@@ -17,13 +17,7 @@ steps:
       - isError: false
 "#;
 
-const FAST: &str = r#"
-scenario: quick-demo
-eras: [legacy]
-steps:
-  - name: lists tools
-    request: { method: tools/list }
-"#;
+// A fast run prints no progress lines: tests/cases/fast-run-prints-no-progress/.
 
 fn project(yaml: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -51,15 +45,6 @@ fn a_long_step_is_reported_in_plain_lines_when_not_a_terminal() {
         !run.stderr.contains('\r'),
         "no terminal redraws in plain mode"
     );
-}
-
-#[test]
-fn a_fast_run_prints_no_progress_lines() {
-    let dir = project(FAST);
-    let target = stdio_target(&[]);
-    let run = run_in(dir.path(), &["run", "s.yaml", "--stdio", &target], &[]);
-    assert_eq!(run.code, 0, "{}", run.all_output());
-    assert!(!run.stderr.contains("still running"), "{}", run.stderr);
 }
 
 /// On a terminal (`script` gives the run a pseudo-terminal), the status line names the
