@@ -16,7 +16,8 @@
 //! copy: true                   # run in a fresh copy of the case folder (runs that write files)
 //! cwd: project                 # mcpspec's working folder, inside the case folder
 //! runs:
-//!   - args: [run, "{case}/scenario.yaml", --stdio, "{stdio}", --json, "{out}/result.json"]
+//!   - put: { a.yaml: a-fixed.yaml }   # with `copy`: before this run, a.yaml becomes a-fixed.yaml
+//!     args: [run, "{case}/scenario.yaml", --stdio, "{stdio}", --json, "{out}/result.json"]
 //!     env: { NAME: value }     # this run only
 //!     code: 1
 //!     stdout: [FAIL, goodbye]  # each must appear (stderr: in stderr; output: in either)
@@ -24,11 +25,12 @@
 //!     json:                    # in `{out}/result.json` (or `json_file`): where → value
 //!       /summary/failed: 1     # a JSON pointer; `null` also matches a missing value
 //!       "s@legacy › step name › /outcome/status": failed   # suite id › step name › pointer
-//!     json_text: { "/x": part }  # the string there contains `part`
+//!     json_text: { "/x": part }  # the string there contains `part` (json_starts: starts with)
 //!     json_len: { "/x": 3 }      # the array there has 3 items
 //!     reports: [...]           # each in a file the run wrote to `{out}`
 //!     anywhere: [...]          # each in stdout, stderr or a file in `{out}`
 //!     files: { PATH: [...] }   # each in the file PATH of the case folder (its copy)
+//!     listing: { DIR: [a, b] } # the folder DIR of the case folder (its copy) holds just these
 //!     absent: [...]            # none anywhere, nor in `files` (secrets)
 //! ```
 //!
@@ -77,6 +79,9 @@ enum Server {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Command {
+    /// Before the run: the file DEST of the case folder's copy gets SOURCE's text.
+    #[serde(default)]
+    put: BTreeMap<String, String>,
     args: Vec<String>,
     #[serde(default)]
     env: BTreeMap<String, String>,
@@ -97,6 +102,8 @@ struct Command {
     #[serde(default)]
     json_text: BTreeMap<String, String>,
     #[serde(default)]
+    json_starts: BTreeMap<String, String>,
+    #[serde(default)]
     json_len: BTreeMap<String, usize>,
     #[serde(default)]
     reports: Vec<String>,
@@ -104,6 +111,8 @@ struct Command {
     anywhere: Vec<String>,
     #[serde(default)]
     files: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    listing: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     absent: Vec<String>,
 }
@@ -246,6 +255,13 @@ fn run_case(dir: &Path) -> Result<(), String> {
             }
             arg
         };
+        if !command.put.is_empty() && copy.is_none() {
+            return Err(format!("{CASES}/{name}: `put` needs `copy: true`"));
+        }
+        for (dest, source) in &command.put {
+            std::fs::copy(folder.join(source), folder.join(dest))
+                .map_err(|e| format!("{CASES}/{name}: put {dest}: {source}: {e}"))?;
+        }
         let args: Vec<String> = command.args.iter().map(|a| fill(a)).collect();
         for arg in &command.args {
             if let Some(file) = arg.strip_prefix("{case}/") {
@@ -286,6 +302,16 @@ fn run_case(dir: &Path) -> Result<(), String> {
             }
             files.push_str(&text);
         }
+        for (sub, want) in &command.listing {
+            let mut names: Vec<String> = std::fs::read_dir(folder.join(sub))
+                .map_err(|e| fail(format!("{sub}: {e}")))?
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            if &names != want {
+                return Err(fail(format!("{sub} holds {names:?}, not {want:?}")));
+            }
+        }
         let everything = format!("{}{written}{files}", r.all_output());
         let musts = [
             ("stdout", &command.stdout, &r.stdout),
@@ -313,7 +339,11 @@ fn run_case(dir: &Path) -> Result<(), String> {
                 }
             }
         }
-        if command.json.is_empty() && command.json_text.is_empty() && command.json_len.is_empty() {
+        if command.json.is_empty()
+            && command.json_text.is_empty()
+            && command.json_starts.is_empty()
+            && command.json_len.is_empty()
+        {
             continue;
         }
         let file = command.json_file.as_deref().unwrap_or("result.json");
@@ -338,6 +368,17 @@ fn run_case(dir: &Path) -> Result<(), String> {
             {
                 return Err(fail(format!(
                     "{key} is {got:?}, without {part:?}, in {report:#}"
+                )));
+            }
+        }
+        for (key, start) in &command.json_starts {
+            let got = lookup(&report, key).map_err(fail)?;
+            if !got
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.starts_with(start))
+            {
+                return Err(fail(format!(
+                    "{key} is {got:?}, not starting {start:?}, in {report:#}"
                 )));
             }
         }
