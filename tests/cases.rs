@@ -30,7 +30,9 @@
 //!     reports: [...]           # each in a file the run wrote to `{out}`
 //!     anywhere: [...]          # each in stdout, stderr or a file in `{out}`
 //!     files: { PATH: [...] }   # each in the file PATH of the case folder (its copy)
-//!     listing: { DIR: [a, b] } # the folder DIR of the case folder (its copy) holds just these
+//!     files_lack: { PATH: [...] }  # none in the file PATH
+//!     listing: { DIR: [a, b] } # the folder DIR of the case folder (its copy) or `{out}`
+//!                              # holds just these
 //!     absent: [...]            # none anywhere, nor in `files` (secrets)
 //! ```
 //!
@@ -111,6 +113,8 @@ struct Command {
     anywhere: Vec<String>,
     #[serde(default)]
     files: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    files_lack: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     listing: BTreeMap<String, Vec<String>>,
     #[serde(default)]
@@ -263,8 +267,11 @@ fn run_case(dir: &Path) -> Result<(), String> {
                 .map_err(|e| format!("{CASES}/{name}: put {dest}: {source}: {e}"))?;
         }
         let args: Vec<String> = command.args.iter().map(|a| fill(a)).collect();
-        for arg in &command.args {
-            if let Some(file) = arg.strip_prefix("{case}/") {
+        // A file the case names must be there, unless the run is to write it.
+        let writes = ["--write-baseline", "--json", "--junit", "--html", "--sarif"];
+        for (j, arg) in command.args.iter().enumerate() {
+            let written = j > 0 && writes.contains(&command.args[j - 1].as_str());
+            if let Some(file) = arg.strip_prefix("{case}/").filter(|_| !written) {
                 if !folder.join(file).exists() {
                     return Err(format!(
                         "{CASES}/{name}: run {} names `{arg}`, which the folder does not hold",
@@ -302,8 +309,17 @@ fn run_case(dir: &Path) -> Result<(), String> {
             }
             files.push_str(&text);
         }
+        for (file, needles) in &command.files_lack {
+            let text = std::fs::read_to_string(folder.join(file))
+                .map_err(|e| format!("{file}: {e}\n  in {what}"))?;
+            for needle in needles {
+                if text.contains(&fill(needle)) {
+                    return Err(fail(format!("{needle:?} is in {file}:\n{text}")));
+                }
+            }
+        }
         for (sub, want) in &command.listing {
-            let mut names: Vec<String> = std::fs::read_dir(folder.join(sub))
+            let mut names: Vec<String> = std::fs::read_dir(folder.join(fill(sub)))
                 .map_err(|e| fail(format!("{sub}: {e}")))?
                 .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
                 .collect();
