@@ -268,7 +268,14 @@ fn run_case(dir: &Path) -> Result<(), String> {
         }
         let args: Vec<String> = command.args.iter().map(|a| fill(a)).collect();
         // A file the case names must be there, unless the run is to write it.
-        let writes = ["--write-baseline", "--json", "--junit", "--html", "--sarif"];
+        let writes = [
+            "--write-baseline",
+            "--json",
+            "--junit",
+            "--html",
+            "--sarif",
+            "--out",
+        ];
         for (j, arg) in command.args.iter().enumerate() {
             let written = j > 0 && writes.contains(&command.args[j - 1].as_str());
             if let Some(file) = arg.strip_prefix("{case}/").filter(|_| !written) {
