@@ -121,6 +121,9 @@ struct Command {
     absent: Vec<String>,
 }
 
+/// A test of a JSON string against the text a case gives (`json_text`, `json_starts`).
+type TextTest = fn(&str, &str) -> bool;
+
 /// The text of every file in `dir`, one after the other; every `.xml` one is valid JUnit.
 fn files_text(dir: &Path) -> Result<String, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -278,13 +281,12 @@ fn run_case(dir: &Path) -> Result<(), String> {
         ];
         for (j, arg) in command.args.iter().enumerate() {
             let written = j > 0 && writes.contains(&command.args[j - 1].as_str());
-            if let Some(file) = arg.strip_prefix("{case}/").filter(|_| !written) {
-                if !folder.join(file).exists() {
-                    return Err(format!(
-                        "{CASES}/{name}: run {} names `{arg}`, which the folder does not hold",
-                        i + 1
-                    ));
-                }
+            let file = arg.strip_prefix("{case}/").filter(|_| !written);
+            if file.is_some_and(|file| !folder.join(file).exists()) {
+                return Err(format!(
+                    "{CASES}/{name}: run {} names `{arg}`, which the folder does not hold",
+                    i + 1
+                ));
             }
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -383,26 +385,22 @@ fn run_case(dir: &Path) -> Result<(), String> {
                 return Err(fail(format!("{key} is {got:?}, not {want}, in {report:#}")));
             }
         }
-        for (key, part) in &command.json_text {
-            let got = lookup(&report, key).map_err(fail)?;
-            if !got
-                .and_then(Value::as_str)
-                .is_some_and(|s| s.contains(part))
-            {
-                return Err(fail(format!(
-                    "{key} is {got:?}, without {part:?}, in {report:#}"
-                )));
-            }
-        }
-        for (key, start) in &command.json_starts {
-            let got = lookup(&report, key).map_err(fail)?;
-            if !got
-                .and_then(Value::as_str)
-                .is_some_and(|s| s.starts_with(start))
-            {
-                return Err(fail(format!(
-                    "{key} is {got:?}, not starting {start:?}, in {report:#}"
-                )));
+        let text_checks: [(_, TextTest, &str); 2] = [
+            (&command.json_text, |s, p| s.contains(p), "without"),
+            (
+                &command.json_starts,
+                |s, p| s.starts_with(p),
+                "not starting with",
+            ),
+        ];
+        for (checks, holds, lacking) in text_checks {
+            for (key, part) in checks {
+                let got = lookup(&report, key).map_err(fail)?;
+                if !got.and_then(Value::as_str).is_some_and(|s| holds(s, part)) {
+                    return Err(fail(format!(
+                        "{key} is {got:?}, {lacking} {part:?}, in {report:#}"
+                    )));
+                }
             }
         }
         for (key, len) in &command.json_len {
