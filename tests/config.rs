@@ -336,35 +336,4 @@ fn every_mistake_of_the_configuration_at_once() {
     assert!(!r.stderr.contains("no target named"), "{r:?}");
 }
 
-/// `validate` (and `list`) know mcpspec.yaml's `parameters:` as template variables, as
-/// `run` does — also one read from an environment variable that is not set here. A
-/// scenario using one was reported "undefined template variable".
-#[test]
-fn validate_knows_the_configuration_parameters() {
-    let config =
-        "paths: [scenarios]\nparameters:\n  city: Paris\n  api_key: env:MCPSPEC_TEST_UNSET_KEY\n";
-    let dir = project(config);
-    std::fs::write(
-        dir.path().join("scenarios/weather.yaml"),
-        "scenario: weather\nsteps:\n  - name: weather\n    request: { method: tools/call, params: { name: get_weather, arguments: { city: \"{{ city }}\", key: \"{{ api_key }}\" } } }\n",
-    )
-    .unwrap();
-    let r = run_in(dir.path(), &["validate"], &[]);
-    assert_eq!(r.code, 0, "{r:?}");
-    let r = run_in(dir.path(), &["validate", "scenarios"], &[]);
-    assert_eq!(r.code, 0, "{r:?}");
-    let r = run_in(dir.path(), &["list", "scenarios"], &[]);
-    assert_eq!(r.code, 0, "{r:?}");
-    // An undeclared one is still a mistake.
-    std::fs::write(
-        dir.path().join("scenarios/weather.yaml"),
-        "scenario: weather\nsteps:\n  - name: weather\n    request: { method: tools/call, params: { name: get_weather, arguments: { city: \"{{ town }}\" } } }\n",
-    )
-    .unwrap();
-    let r = run_in(dir.path(), &["validate", "scenarios"], &[]);
-    assert_eq!(r.code, 2, "{r:?}");
-    assert!(
-        r.stderr.contains("undefined template variable `town`"),
-        "{r:?}"
-    );
-}
+// `validate` knows the configuration's parameters: tests/cases/validate-knows-configuration-parameters/.

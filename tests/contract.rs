@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::LazyLock;
 
-use common::{mcpspec, read_json, run, run_in, scenario_file, stdio_target, table};
+use common::{mcpspec, read_json, run, run_in, stdio_target, table};
 use serde_json::Value;
 
 /// (list, name, kind, path, breaksClients) of every change a flag must produce.
@@ -533,53 +533,7 @@ fn bad_input_exits_2() {
     }
 }
 
-#[test]
-fn a_contract_step_in_a_scenario_passes_and_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    snapshot(dir.path(), "baseline", &[], "2026-07-28");
-    let (_d, scenario) = scenario_file(
-        "contract.yaml",
-        &format!(
-            "scenario: contract\nsteps:\n  - name: no breaking change\n    contract: {{ baseline: {} }}\n",
-            dir.path().join("baseline").display()
-        ),
-    );
-    let s = scenario.to_str().unwrap();
-    let r = run(&[
-        "run",
-        s,
-        "--stdio",
-        &stdio_target(&[]),
-        "--era",
-        "legacy",
-        "--era",
-        "2026-07-28",
-    ]);
-    assert_eq!(r.code, 0, "{r:?}");
-    let json = dir.path().join("r.json");
-    let r = run(&[
-        "run",
-        s,
-        "--stdio",
-        &stdio_target(&["--change", "remove-tool", "--change", "add-tool"]),
-        "--era",
-        "2026-07-28",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(r.code, 1, "{r:?}");
-    let v = read_json(&json);
-    let step = &v["suites"][0]["steps"][0];
-    assert_eq!(step["outcome"]["status"], "failed");
-    let failures = step["outcome"]["failures"].as_array().unwrap();
-    assert_eq!(
-        failures.len(),
-        1,
-        "only the breaking change fails: {failures:?}"
-    );
-    assert_eq!(failures[0]["kind"], "contract");
-    assert_eq!(failures[0]["message"], "tools/divide: removed");
-}
+// A `contract` step in a scenario passes and fails: tests/cases/contract-step-passes-and-fails/.
 
 /// A real-world case: two published releases of the npm reference server
 /// `@modelcontextprotocol/server-everything`, far apart, with their dependency trees

@@ -447,11 +447,11 @@ fn a_signal_mcpspec_did_not_send_is_named_in_every_report() {
 /// the handle check judges them (low entropy) instead of panicking (exit 101, no report).
 #[test]
 fn non_ascii_handles_are_judged_not_a_crash() {
-    let (_dir, path) = common::scenario_file(
-        "handles.yaml",
-        "scenario: handles\nsteps:\n  - name: handles are random\n    check: { kind: handles_unguessable, count: 5 }\n",
+    let run = run(
+        &hostile("unicode-handles"),
+        &scenario("handles.yaml"),
+        &["--timeout", "5s"],
     );
-    let run = run(&hostile("unicode-handles"), &path, &["--timeout", "5s"]);
     assert_eq!(run.code, 1, "{run:?}");
     let outcome = step(&run.json, "handles are random").to_string();
     assert_contains(&outcome, "low entropy");
@@ -462,16 +462,11 @@ fn non_ascii_handles_are_judged_not_a_crash() {
 /// runs.
 #[test]
 fn template_bomb_at_run_time_is_the_scenarios_error_in_bounded_memory() {
-    let (_dir, path) = common::scenario_file(
-        "bomb.yaml",
-        concat!(
-            "scenario: bomb\nvars: { n: 1, m: 100000 }\nsteps:\n",
-            "  - name: repeats a list\n    request: { method: tools/call, params: { name: echo, arguments: { text: \"x{{ [n]*100000000 }}\" } } }\n",
-            "  - name: loops 10^10 times\n    request: { method: tools/call, params: { name: echo, arguments: { text: \"{% for i in range(m) %}{% for j in range(m) %}{% endfor %}{% endfor %}\" } } }\n",
-            "  - name: pings\n    request: { method: ping }\n",
-        ),
+    let run = run(
+        &hostile("correct"),
+        &scenario("template-bomb.yaml"),
+        &["--timeout", "5s"],
     );
-    let run = run(&hostile("correct"), &path, &["--timeout", "5s"]);
     assert_eq!(run.code, 1, "{run:?}");
     for name in ["repeats a list", "loops 10^10 times"] {
         let why = step(&run.json, name).to_string();

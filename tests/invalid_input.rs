@@ -429,45 +429,5 @@ fn a_scenario_of_twelve_thousand_steps_loads() {
     assert!(out.stdout.contains("12000 step(s)"), "{out:?}");
 }
 
-/// A typo in a scenario's `eras:` gets did-you-mean (mcpspec.yaml had it, scenarios did not);
-/// a JSONPath without its `$` says what is missing (it said "parser error at position 0").
-#[test]
-fn era_typo_and_jsonpath_without_root_are_explained() {
-    let (_dir, path) = common::scenario_file(
-        "s.yaml",
-        "scenario: s\neras: [modren]\nsteps:\n  - name: a\n    request: { method: tools/list }\n    \
-         expect:\n      - { path: \"tools[0].name\", equals: echo }\n      - { path: .tools, type: array }\n",
-    );
-    let r = common::run(&["validate", path.to_str().unwrap()]);
-    assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("s.yaml:2:8"), "{r:?}");
-    assert!(r.stderr.contains("did you mean `modern`?"), "{r:?}");
-    assert!(
-        r.stderr.contains("did you mean `$.tools[0].name`?"),
-        "{r:?}"
-    );
-    assert!(r.stderr.contains("did you mean `$.tools`?"), "{r:?}");
-    assert!(!r.stderr.contains("parser error at position 0"), "{r:?}");
-}
-
-/// A YAML indentation mistake says what to do: the key it probably belongs beside, and how
-/// far to indent it (it gave the parser's "did not find expected key" alone).
-#[test]
-fn indentation_errors_say_how_to_indent() {
-    for (indent, at) in [(5, "s.yaml:5:6"), (3, "s.yaml:5:4")] {
-        let (_dir, path) = common::scenario_file(
-            "s.yaml",
-            &format!(
-                "scenario: s\nsteps:\n  - name: a\n    request: {{ method: tools/list }}\n{}expect:\n      - isError: false\n",
-                " ".repeat(indent)
-            ),
-        );
-        let r = common::run(&["validate", path.to_str().unwrap()]);
-        assert_eq!(r.code, 2, "{r:?}");
-        assert!(r.stderr.contains(at), "{r:?}");
-        assert!(
-            r.stderr.contains("`request` on line 4 at column 5; to be a key beside `request`, indent it by 4 spaces"),
-            "{r:?}"
-        );
-    }
-}
+// A typo in `eras:`, a JSONPath without `$`, indentation mistakes: tests/cases/era-typo-and-jsonpath-without-root/,
+// tests/cases/indentation-errors-say-how-to-indent/.

@@ -5,61 +5,18 @@ mod common;
 
 use std::process::Command;
 
-use common::{mcpspec, run_in, stdio_target};
+use common::{mcpspec, repo_root, stdio_target};
 
-const SLOW: &str = r#"
-scenario: live-demo
-eras: [legacy]
-steps:
-  - name: a slow call
-    request: { method: tools/call, params: { name: slow, arguments: { ms: 1800 } } }
-    expect:
-      - isError: false
-"#;
+/// A 1.8 s step; the case folder shows its plain progress lines when not on a terminal.
+const SLOW: &str = "tests/cases/slow-step-reported-in-plain-lines/s.yaml";
 
-const FAST: &str = r#"
-scenario: quick-demo
-eras: [legacy]
-steps:
-  - name: lists tools
-    request: { method: tools/list }
-"#;
+// A fast run prints no progress lines, a slow step plain ones when not on a terminal:
+// tests/cases/fast-run-prints-no-progress/, tests/cases/slow-step-reported-in-plain-lines/.
 
-fn project(yaml: &str) -> tempfile::TempDir {
+fn project(scenario: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("s.yaml"), yaml).unwrap();
+    std::fs::copy(repo_root().join(scenario), dir.path().join("s.yaml")).unwrap();
     dir
-}
-
-#[test]
-fn a_long_step_is_reported_in_plain_lines_when_not_a_terminal() {
-    let dir = project(SLOW);
-    let target = stdio_target(&[]);
-    let run = run_in(
-        dir.path(),
-        &["run", "s.yaml", "--stdio", &target],
-        &[("MCPSPEC_PROGRESS_EVERY", "500ms")],
-    );
-    assert_eq!(run.code, 0, "{}", run.all_output());
-    assert!(
-        run.stderr
-            .contains("… still running live-demo@legacy › a slow call ("),
-        "no progress line for the long step:\n{}",
-        run.all_output()
-    );
-    assert!(
-        !run.stderr.contains('\r'),
-        "no terminal redraws in plain mode"
-    );
-}
-
-#[test]
-fn a_fast_run_prints_no_progress_lines() {
-    let dir = project(FAST);
-    let target = stdio_target(&[]);
-    let run = run_in(dir.path(), &["run", "s.yaml", "--stdio", &target], &[]);
-    assert_eq!(run.code, 0, "{}", run.all_output());
-    assert!(!run.stderr.contains("still running"), "{}", run.stderr);
 }
 
 /// On a terminal (`script` gives the run a pseudo-terminal), the status line names the

@@ -417,21 +417,6 @@ fn list_security_shows_the_tool_check_ids() {
     }
 }
 
-#[test]
-fn check_count_zero_is_a_load_error_with_position() {
-    let (_dir, path) = common::scenario_file(
-        "count.yaml",
-        "scenario: c\nsteps:\n  - name: burst\n    check: { kind: stdout_clean, count: 0 }\n",
-    );
-    let out = run(&["validate", path.to_str().unwrap()]);
-    assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.all_output().contains("count.yaml:4:"), "{out:?}");
-    assert!(
-        out.all_output().contains("`count` must be at least 1"),
-        "{out:?}"
-    );
-}
-
 /// A read-only tool that sleeps (`--defect slow-read-tool=60`: `slow` takes a minute) costs
 /// the pack about one per-call budget per era, not a minute per check: each call is sent
 /// once per run and era and its answer shared, and a tool slower than the budget is skipped
@@ -554,3 +539,5 @@ fn binding_infers_the_consumer_by_the_handle_key() {
         }
     }
 }
+
+// A check's `count: 0` is a load error: tests/cases/check-count-zero/.

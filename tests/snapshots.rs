@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{repo_root, run_in, scenario_file, stdio_target};
+use common::{repo_root, run_in, stdio_target};
 
 const SCENARIO: &str = "tests/snapshots/golden.yaml";
 const FILES: &str = "tests/snapshots/__snapshots__/golden";
@@ -155,81 +155,5 @@ fn a_missing_snapshot_fails_unless_updating() {
     assert!(!files.join("quotient@legacy.json").exists());
 }
 
-#[test]
-fn a_secret_never_lands_in_a_snapshot_file() {
-    let secret = "hunter2-snapshot-secret-value";
-    let (dir, _) = scenario_file(
-        "secret.yaml",
-        r#"scenario: secret
-eras: [legacy]
-steps:
-  - name: echo the secret
-    request: { method: tools/call, params: { name: echo, arguments: { text: "key {{ x }} end" } } }
-    expect:
-      - snapshot: echoed
-"#,
-    );
-    let target = stdio_target(&[]);
-    let args = [
-        "run",
-        "secret.yaml",
-        "--stdio",
-        &target,
-        "--set",
-        "x=env:SNAP_SECRET",
-        "--update-snapshots",
-    ];
-    let r = run_in(dir.path(), &args, &[("SNAP_SECRET", secret)]);
-    assert_eq!(r.code, 0, "{}", r.all_output());
-    let text =
-        std::fs::read_to_string(dir.path().join("__snapshots__/secret/echoed.json")).unwrap();
-    assert!(!text.contains(secret), "{text}");
-    assert!(text.contains("key *** end"), "{text}");
-    // And it compares equal on the next run (the redacted form is what is compared).
-    let r = run_in(dir.path(), &args[..6], &[("SNAP_SECRET", secret)]);
-    assert_eq!(r.code, 0, "{}", r.all_output());
-    assert!(!r.all_output().contains(secret));
-}
-
-/// Two eras that answer differently, one snapshot file without `perEra`: `--update-snapshots`
-/// fails with the hint instead of writing the file twice (`written`, then `updated`, exit 0,
-/// and a next run that fails whichever era wrote last). With `perEra: true` it is two files.
-#[test]
-fn two_eras_writing_one_snapshot_differently_fail_with_the_per_era_hint() {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = |per_era: bool| {
-        format!(
-            "scenario: lists\neras: [legacy, 2026-07-28]\nsteps:\n  - name: tools\n    request: {{ method: tools/list }}\n    \
-             expect:\n      - {{ snapshot: tools, perEra: {per_era} }}\n"
-        )
-    };
-    std::fs::write(dir.path().join("lists.yaml"), scenario(false)).unwrap();
-    let target = stdio_target(&[]);
-    let args = ["run", "lists.yaml", "--stdio", &target, "--jobs", "1"];
-    let mut update = args.to_vec();
-    update.push("--update-snapshots");
-    let r = run_in(dir.path(), &update, &[]);
-    assert_eq!(r.code, 1, "{}", r.all_output());
-    assert!(
-        r.stdout
-            .contains("both eras write this one file; give the snapshot `perEra: true`"),
-        "{}",
-        r.all_output()
-    );
-    std::fs::write(dir.path().join("lists.yaml"), scenario(true)).unwrap();
-    let r = run_in(dir.path(), &update, &[]);
-    assert_eq!(r.code, 0, "{}", r.all_output());
-    let r = run_in(dir.path(), &args, &[]);
-    assert_eq!(r.code, 0, "{}", r.all_output());
-    let mut files: Vec<String> = std::fs::read_dir(dir.path().join("__snapshots__/lists"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
-    // tools.json is the first era's, from the failed update.
-    assert_eq!(
-        files,
-        ["tools.json", "tools@legacy.json", "tools@modern.json"],
-        "{files:?}"
-    );
-}
+// A secret never lands in a snapshot file; two eras writing one snapshot need `perEra`:
+// tests/cases/snapshot-*/.

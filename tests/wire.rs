@@ -16,7 +16,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{HttpServer, read_json, run, scenario_file, stdio_target};
+use common::{HttpServer, read_json, run, stdio_target};
 use mcpspec::era::EraKind;
 use mcpspec::wire::{check_as, check_response, check_server_message, type_names};
 use serde_json::{Value, json};
@@ -559,55 +559,6 @@ fn wire_step_names(report: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A user scenario: `wire_valid` without a method judges everything so far, so it fails
-/// after a bad tools/call and passes on the clean server.
-#[test]
-fn wire_valid_check_judges_everything_received_so_far() {
-    let (_dir, path) = scenario_file(
-        "wire.yaml",
-        r#"scenario: wire-user
-eras: [legacy, 2026-07-28]
-steps:
-  - name: call
-    request: { method: tools/call, params: { name: echo, arguments: { text: hi } } }
-    expect: [{ path: "$.content", type: array }]
-  - name: wire
-    check: { kind: wire_valid }
-"#,
-    );
-    let path = path.to_str().unwrap();
-    for transport in ["stdio", "http"] {
-        for (flags, code) in [
-            (&[][..], 0),
-            (&["--defect", "wire-wrong-type-content"][..], 1),
-        ] {
-            let server;
-            let target = if transport == "http" {
-                server = HttpServer::start(flags);
-                vec!["--url".to_string(), server.url.clone()]
-            } else {
-                vec!["--stdio".to_string(), stdio_target(flags)]
-            };
-            let mut args = vec!["run", path, "--era", "legacy", "--era", "2026-07-28"];
-            args.extend(target.iter().map(String::as_str));
-            let r = run(&args);
-            assert_eq!(r.code, code, "{flags:?} over {transport}: {r:?}");
-            if code == 1 {
-                assert!(
-                    r.stdout.contains("FAIL  wire")
-                        && r.stdout.contains(
-                            "is not a valid CallToolResult (2025-11-25): at /result/content"
-                        )
-                        && r.stdout.contains(
-                            "is not a valid CallToolResult (2026-07-28): at /result/content"
-                        ),
-                    "{r:?}"
-                );
-            }
-        }
-    }
-}
-
 /// Era-aware: results without `resultType` are fine in the legacy era, a violation in
 /// the modern one.
 #[test]
@@ -633,3 +584,5 @@ fn missing_result_type_is_a_violation_only_in_the_modern_era() {
         "{r:?}"
     );
 }
+
+// A user scenario's `wire_valid`: tests/cases/wire-valid-judges-everything-so-far/.
