@@ -63,13 +63,21 @@ mod windows;
 use windows as os;
 
 pub use os::{
-    Interrupts, PipeReader, PipeWriter, Server, Spawned, command, is_stop_signal, signal_group,
-    signal_name, signal_of, special_file_kind, split_command,
+    Interrupts, PipeReader, PipeWriter, Server, command, is_stop_signal, signal_group, signal_name,
+    signal_of, special_file_kind, split_command,
 };
 pub use tree_impl::{Pinned, become_subreaper, children, environ, parent_of};
 
 #[cfg(test)]
 pub use os::{exited_with, killed_by};
+
+/// What [`Server::spawn`] hands over: the server and its stdio.
+pub struct Spawned {
+    pub server: Server,
+    pub stdin: Option<std::process::ChildStdin>,
+    pub stdout: Option<std::process::ChildStdout>,
+    pub stderr: Option<std::process::ChildStderr>,
+}
 
 /// How a server is asked to stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,9 +87,6 @@ pub enum Stop {
     /// Killed (SIGKILL; `taskkill /F` and `TerminateProcess` on Windows).
     Kill,
 }
-
-/// Whether this build has the Linux-only whole-tree cleanup (see the contract).
-pub const TREE_CLEANUP: bool = cfg!(mcpspec_linux);
 
 /// The file a stdio command's program names: a path as given (it has a folder part), or
 /// the first match on `PATH`; on Windows each `PATHEXT` extension is tried too.

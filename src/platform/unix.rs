@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
-use super::{Pinned, Stop};
+use super::{Pinned, Spawned, Stop};
 
 fn signal_number(stop: Stop) -> i32 {
     match stop {
@@ -105,14 +105,6 @@ pub struct Server {
     pid: i32,
     /// The server pinned (Linux), to reap exactly it and no later holder of its pid.
     me: Option<Arc<Pinned>>,
-}
-
-/// What [`Server::spawn`] hands over: the server and its stdio.
-pub struct Spawned {
-    pub server: Server,
-    pub stdin: Option<std::process::ChildStdin>,
-    pub stdout: Option<std::process::ChildStdout>,
-    pub stderr: Option<std::process::ChildStderr>,
 }
 
 impl Server {

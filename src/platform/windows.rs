@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWrite};
 
-use super::Stop;
+use super::{Spawned, Stop};
 
 /// `CREATE_NEW_PROCESS_GROUP` (winbase.h): the console's Ctrl-C reaches mcpspec, not the
 /// server, as a process group does on Unix.
@@ -42,14 +42,6 @@ pub fn signal_group(pid: i32, stop: Stop) {
 pub struct Server {
     pid: i32,
     child: Arc<Mutex<Option<Child>>>,
-}
-
-/// What [`Server::spawn`] hands over: the server and its stdio.
-pub struct Spawned {
-    pub server: Server,
-    pub stdin: Option<std::process::ChildStdin>,
-    pub stdout: Option<std::process::ChildStdout>,
-    pub stderr: Option<std::process::ChildStderr>,
 }
 
 impl Server {
@@ -87,13 +79,18 @@ impl Server {
         self.child.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Kill it and its tree ([`Stop::Term`]: nothing). Only before [`Server::reap`].
+    /// Kill it and its tree ([`Stop::Term`]: nothing). Only before [`Server::reap`]. The
+    /// tree only while it runs: `taskkill` no longer finds an exited process.
     pub fn signal(&self, stop: Stop) {
-        if stop == Stop::Kill && self.child().is_some() {
+        if stop != Stop::Kill {
+            return;
+        }
+        let running = matches!(self.child().as_mut().map(Child::try_wait), Some(Ok(None)));
+        if running {
             signal_group(self.pid, stop);
-            if let Some(child) = self.child().as_mut() {
-                let _ = child.kill();
-            }
+        }
+        if let Some(child) = self.child().as_mut() {
+            let _ = child.kill();
         }
     }
 
