@@ -108,3 +108,60 @@ pub fn find_program(program: &str) -> Option<std::path::PathBuf> {
     std::env::var_os("PATH")
         .and_then(|paths| std::env::split_paths(&paths).find_map(|dir| with_ext(&dir.join(given))))
 }
+
+/// A `--stdio` command line as words: split at blanks, `"…"` groups (`\"` is a quote
+/// inside), backslashes are literal so that `C:\srv\server.exe` stays a path.
+#[cfg(any(windows, test))]
+fn split_windows_command(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'"') => {
+                chars.next();
+                word.get_or_insert_with(String::new).push('"');
+            }
+            '"' => {
+                quoted = !quoted;
+                word.get_or_insert_with(String::new);
+            }
+            c if c.is_whitespace() && !quoted => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quoted {
+        return Err("missing closing quote".into());
+    }
+    words.extend(word);
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_command_lines_keep_backslashes_and_group_quotes() {
+        let words = |l: &str| split_windows_command(l).unwrap();
+        assert_eq!(
+            words(r"C:\srv\server.exe --flag  x"),
+            [r"C:\srv\server.exe", "--flag", "x"]
+        );
+        assert_eq!(
+            words(r#""C:\Program Files\srv\s.exe" --name "a b" """#),
+            [r"C:\Program Files\srv\s.exe", "--name", "a b", ""]
+        );
+        assert_eq!(words(r#"node -e \"x\""#), ["node", "-e", "\"x\""]);
+        assert!(split_windows_command(r#"node "unclosed"#).is_err());
+    }
+
+    #[test]
+    fn a_program_given_as_a_path_is_found_only_if_it_is_a_file() {
+        let me = std::env::current_exe().unwrap();
+        assert_eq!(find_program(me.to_str().unwrap()), Some(me.clone()));
+        let missing = me.with_file_name("no-such-program-here");
+        assert_eq!(find_program(missing.to_str().unwrap()), None);
+    }
+}

@@ -192,32 +192,9 @@ pub fn signal_name(_sig: i32) -> &'static str {
     "a signal"
 }
 
-/// A `--stdio` command line as words: split at blanks, `"…"` groups (`\"` is a quote
-/// inside), backslashes are literal so that `C:\srv\server.exe` stays a path.
+/// A `--stdio` command line as words (see [`super::split_windows_command`]).
 pub fn split_command(line: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'"') => {
-                chars.next();
-                word.get_or_insert_with(String::new).push('"');
-            }
-            '"' => {
-                quoted = !quoted;
-                word.get_or_insert_with(String::new);
-            }
-            c if c.is_whitespace() && !quoted => words.extend(word.take()),
-            c => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    if quoted {
-        return Err("missing closing quote".into());
-    }
-    words.extend(word);
-    Ok(words)
+    super::split_windows_command(line)
 }
 
 /// The command that runs `program`: a name without extension is looked up with
