@@ -34,6 +34,7 @@ fn main() {
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("builtin_packs.rs");
     std::fs::write(dest, out).unwrap();
     commit(Path::new(&manifest_dir));
+    platform_cfg();
 }
 
 /// `MCPSPEC_COMMIT`: `$MCPSPEC_COMMIT` when set (a build from a source archive or a
@@ -92,5 +93,22 @@ fn collect(dir: &Path, root: &Path, files: &mut Vec<(String, String)>) {
                 .replace('\\', "/");
             files.push((rel, path.to_string_lossy().into_owned()));
         }
+    }
+}
+
+/// `cfg(mcpspec_linux)`: the Linux-only process handling of `src/platform` (pidfds, the
+/// child subreaper, `/proc`). Off elsewhere, and on Linux when built portable
+/// (`MCPSPEC_PORTABLE=1`, or `--cfg mcpspec_portable` in RUSTFLAGS), which runs the
+/// macOS/BSD fallback here. An environment variable rather than RUSTFLAGS alone: it
+/// rebuilds only this package, not every dependency.
+fn platform_cfg() {
+    println!("cargo:rustc-check-cfg=cfg(mcpspec_linux)");
+    println!("cargo:rustc-check-cfg=cfg(mcpspec_portable)");
+    println!("cargo:rerun-if-env-changed=MCPSPEC_PORTABLE");
+    let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
+    let portable = std::env::var("MCPSPEC_PORTABLE").is_ok_and(|v| !v.is_empty() && v != "0")
+        || std::env::var_os("CARGO_CFG_MCPSPEC_PORTABLE").is_some();
+    if linux && !portable {
+        println!("cargo:rustc-cfg=mcpspec_linux");
     }
 }

@@ -550,7 +550,7 @@ impl TargetArgs {
         let mut secrets = Vec::new();
         let kind = match (&self.stdio, &self.url) {
             (Some(cmd), None) => {
-                let words = shell_words::split(cmd).map_err(|e| {
+                let words = crate::platform::split_command(cmd).map_err(|e| {
                     UsageError(format!("--stdio: cannot split the command line: {e}"))
                 })?;
                 let Some((program, args)) = words.split_first() else {

@@ -9,11 +9,11 @@
 //! two modules import each other (`tests/layers.rs` derives the picture from the `use
 //! crate::` lines and holds it to this list), bottom up:
 //!
-//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `contract_rules`, `exchange`, `outcome`, `junit`, `source`, `redact`, `bounds`, `era`, `sys`, `signals`, `tls`
+//! 0. `output`, `protocol`, `json`, `yaml`, `load_error`, `contract_rules`, `exchange`, `outcome`, `junit`, `source`, `redact`, `bounds`, `era`, `platform`, `signals`, `tls`
 //!    — the ground floor: spec facts, JSON, the YAML front end, input errors
 //!    with positions, contract rules files and change kinds, what went over the wire, the result
 //!    vocabulary (level, failure, outcome), the one JUnit writer, positions, masking, bounded regexes and schemas,
-//!    process groups, the TLS provider.
+//!    every platform difference (process groups, pipes, signals), the TLS provider.
 //! 1. `dsl` — YAML to validated scenarios.
 //! 2. `assert` — expectations judged against one exchange.
 //! 3. `wire`, `client` — message schemas; transports × eras.
@@ -56,12 +56,11 @@ pub mod junit;
 pub mod last_run;
 pub mod outcome;
 pub mod packs;
+pub mod platform;
 pub mod redact;
 pub mod report;
 pub mod select;
 pub mod signals;
 pub mod source;
-#[cfg(unix)]
-pub mod sys;
 pub mod tls;
 pub mod wire;

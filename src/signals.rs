@@ -29,7 +29,7 @@ pub fn unregister_group(pgid: i32) {
 pub fn kill_all() {
     let g = groups();
     for &p in g.iter() {
-        crate::sys::kill_group(p, libc::SIGKILL);
+        crate::platform::signal_group(p, crate::platform::Stop::Kill);
     }
     tree::kill_all_servers(&g);
 }
@@ -70,22 +70,15 @@ pub async fn interrupted() -> String {
     }
 }
 
-/// On SIGINT/SIGTERM: kill the servers, then exit 130 / 143 — at once, or after the run
+/// On SIGINT/SIGTERM (Ctrl-C/Ctrl-Break on Windows): kill the servers, then exit 130 / 143 — at once, or after the run
 /// wrote its reports when it asked for that ([`defer_exit`]; a second signal, or
 /// [`GRACE`] passing, exits at once).
 pub fn install() {
     tokio::spawn(async {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
+        let Some(mut signals) = crate::platform::Interrupts::new() else {
             return;
         };
-        let (code, name) = tokio::select! {
-            _ = int.recv() => (130, "SIGINT"),
-            _ = term.recv() => (143, "SIGTERM"),
-        };
+        let (code, name) = signals.recv().await;
         // Before the kill: the run must see the signal before it sees servers die.
         RECEIVED.send_replace((code, name));
         kill_all();
@@ -101,10 +94,7 @@ pub fn install() {
             kill_all();
             std::process::exit(code);
         });
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-        }
+        signals.recv().await;
         kill_all();
         std::process::exit(code);
     });

@@ -147,24 +147,13 @@ pub fn read_text(path: &std::path::Path) -> Result<String, ReadError> {
     })
 }
 
-/// What a non-regular file is, for the error. FIFOs, devices and sockets are told apart on
-/// Unix only (elsewhere they are all a "special file").
+/// What a non-regular file is, for the error (FIFOs, devices and sockets are told apart
+/// where the platform can: [`crate::platform::special_file_kind`]).
 fn file_kind(kind: &std::fs::FileType) -> &'static str {
     if kind.is_dir() {
         return "folder";
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "FIFO";
-        } else if kind.is_char_device() || kind.is_block_device() {
-            return "device";
-        } else if kind.is_socket() {
-            return "socket";
-        }
-    }
-    "special file"
+    crate::platform::special_file_kind(kind)
 }
 
 /// A position in a source file (1-based line and column).

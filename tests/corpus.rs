@@ -13,6 +13,8 @@
 //!
 //! The servers are installed by `scripts/test`; a missing installation fails with the step to
 //! run, never a silent pass.
+// Unix only: the corpus HTTP servers start through `sh -c` and venvs under .venv/bin.
+#![cfg(unix)]
 
 mod common;
 

@@ -7,6 +7,8 @@
 //!   deliberately partial blocks are marked ```yaml fragment and stay few;
 //! - every command of a ```sh block runs when it can here: an `mcpspec` command whose only
 //!   target is the example server (others name servers this machine does not have).
+// Unix only: the book's `sh` blocks run as shown, symlinked fixtures.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! `mcpspec eval run` end to end: real processes on 127.0.0.1 — the example MCP server
 //! (stdio), the project's local model server (`examples/model-server`, OpenAI and
 //! Anthropic shapes) — and the eval set under `tests/eval/`.
+// Unix only: interrupts are sent as SIGINT (libc::kill).
+#![cfg(unix)]
 
 mod common;
 

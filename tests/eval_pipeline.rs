@@ -1,6 +1,8 @@
 //! `examples/ci/eval-pipeline.sh`, the CI recipe of the eval chapter, run as shown there:
 //! contract diff → tasks at risk → eval run on base and candidate → paired comparison,
 //! with the workspace's binaries on PATH and the local model server on a free port.
+// Unix only: the pipeline runs through `sh`.
+#![cfg(unix)]
 
 mod common;
 

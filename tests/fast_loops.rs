@@ -202,6 +202,7 @@ fn save(path: &Path, text: &str) {
 }
 
 #[test]
+#[cfg(unix)] // SIGINT through `kill`
 fn watch_reruns_the_changed_scenario_and_stops_on_sigint() {
     let dir = project(FIXED);
     let server_src = dir.path().join("server.py");
@@ -246,6 +247,7 @@ fn watch_reruns_the_changed_scenario_and_stops_on_sigint() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // SIGINT through `kill`; leftover servers read from /proc
 fn watch_interrupted_mid_run_leaves_no_server() {
     let dir = project(FIXED);
     let mut w = Watch::start(dir.path(), &[]);

@@ -3,6 +3,8 @@
 //!
 //! Each stdio run gives the server a fresh `--cwd`; afterwards no process may be left
 //! with that working directory (servers and their grandchildren are all gone).
+// Linux only: every stdio run is checked for leftover processes through /proc.
+#![cfg(target_os = "linux")]
 
 mod common;
 

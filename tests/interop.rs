@@ -19,6 +19,8 @@
 //!
 //! The servers are installed by `scripts/test` (a venv from each requirements.txt; `npm ci` from
 //! each lockfile). A missing installation fails these tests with the step to run: never a silent pass.
+// Unix only: the pinned Python servers run from .venv/bin.
+#![cfg(unix)]
 
 mod common;
 

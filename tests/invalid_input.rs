@@ -6,6 +6,8 @@
 //! file: the tests find every case in the folder.
 //! Regenerate the goldens with `UPDATE_GOLDEN=1 cargo test --workspace --test invalid_input`
 //! and review the diff.
+// Unix only: marker commands through `sh -c`, symlinks.
+#![cfg(unix)]
 
 mod common;
 

@@ -21,7 +21,9 @@ fn project(scenario: &str) -> tempfile::TempDir {
 
 /// On a terminal (`script` gives the run a pseudo-terminal), the status line names the
 /// running item and step while the slow step runs, and is cleared before the report.
+/// Linux only: util-linux's `script` (BSD's takes other arguments; Windows has none).
 #[test]
+#[cfg(target_os = "linux")]
 fn on_a_terminal_the_running_item_and_step_are_shown_live() {
     let dir = project(SLOW);
     let command = format!(
@@ -29,7 +31,7 @@ fn on_a_terminal_the_running_item_and_step_are_shown_live() {
         mcpspec().display(),
         stdio_target(&[])
     );
-    let out = Command::new("script")
+    let out = std::process::Command::new("script")
         .args(["-qec", &command, "/dev/null"])
         .current_dir(dir.path())
         .env_remove("CI")

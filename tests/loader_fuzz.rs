@@ -605,7 +605,9 @@ fn the_binary_refuses_hostile_inputs_with_exit_2() {
 }
 
 /// Peak resident set (kB) and wall time of `mcpspec ARGS`, its exit code, and its stderr:
-/// the child is reaped with `wait4`, whose `ru_maxrss` is that child's own peak.
+/// the child is reaped with `wait4`, whose `ru_maxrss` is that child's own peak. Linux
+/// only: `ru_maxrss` is bytes on macOS, and Windows has no `wait4`.
+#[cfg(target_os = "linux")]
 #[allow(clippy::zombie_processes)] // reaped by `wait4` below, not `Child::wait`
 fn measured(args: &[&str], limit: Duration) -> (i32, Duration, i64, String) {
     use std::process::{Command, Stdio};
@@ -649,6 +651,7 @@ fn measured(args: &[&str], limit: Duration) -> (i32, Duration, i64, String) {
 /// Each bomb through the binary: `validate` refuses it with exit 2 and a position, at
 /// once and in little memory, and its error does not repeat the input (a few kB, not MBs).
 #[test]
+#[cfg(target_os = "linux")]
 fn bombs_are_refused_in_bounded_time_and_memory() {
     /// Peak RSS allowed (the input itself is at most 1 MiB, read and parsed a few times).
     const PEAK_KB: i64 = 200 * 1024;

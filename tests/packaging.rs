@@ -10,6 +10,8 @@
 //! template and the recipes, linted against their schemas (check-jsonschema's vendored
 //! SchemaStore schemas, actionlint), every mcpspec command in them a documented one, the
 //! version in one place.
+// Unix only: the linters run from .venv/bin; the static binary is Linux's.
+#![cfg(unix)]
 
 mod common;
 
@@ -500,4 +502,45 @@ fn the_version_comes_from_cargo_toml_alone() {
         }
     }
     assert!(pins >= 4, "the recipes pin no release ({pins})");
+}
+
+/// The release workflow tests every platform it ships (#26): the five targets, one test
+/// step for the whole matrix (no `if:`), and nothing allowed to fail (`continue-on-error`).
+#[test]
+fn the_release_workflow_tests_every_platform_it_ships() {
+    let text =
+        std::fs::read_to_string(common::repo_root().join(".github/workflows/release.yml")).unwrap();
+    for target in [
+        "x86_64-unknown-linux-gnu",
+        "aarch64-unknown-linux-gnu",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+        "x86_64-pc-windows-msvc",
+    ] {
+        assert!(
+            text.contains(&format!("target: {target}")),
+            "release.yml builds no {target}"
+        );
+    }
+    assert!(
+        !text.contains("continue-on-error"),
+        "release.yml lets a job or step fail without failing the release"
+    );
+    let step = text
+        .split("- name: Test suite\n")
+        .nth(1)
+        .expect("release.yml has a step named `Test suite`");
+    let step: Vec<&str> = step
+        .lines()
+        .take_while(|l| !l.trim_start().starts_with("- "))
+        .collect();
+    let step = step.join("\n");
+    assert!(
+        !step.contains("if:"),
+        "the test suite runs on some platforms only:\n{step}"
+    );
+    assert!(
+        step.contains("run: scripts/test"),
+        "the test step does not run the README's test command:\n{step}"
+    );
 }

@@ -13,6 +13,8 @@
 //!
 //! `PHANTOM_MCPSPEC=/path/to/mcpspec` runs it against another build (an older one, to see
 //! it fail). `PHANTOM_SECONDS` changes how long the runs are repeated (default 40).
+// Linux only: /proc, strace, and sentinels started through `sh`.
+#![cfg(target_os = "linux")]
 
 mod common;
 

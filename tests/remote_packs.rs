@@ -4,6 +4,8 @@
 //! tag, and `run` keeps the locked commit until `mcpspec pack update`. Then the cache
 //! (offline, tampering, concurrency), archives, `pack build`, `list`, and the bad inputs
 //! (a table of cases below).
+// Unix only: a fake `git` shell script on PATH.
+#![cfg(unix)]
 
 mod common;
 

@@ -167,8 +167,22 @@ fn sarif_of_a_sound_server_has_no_findings_and_points_at_the_scenario_by_default
 }
 
 /// Run Debian's headless Chromium on a local file; returns (stdout, stderr).
+/// `MCPSPEC_TEST_CHROMIUM` names another Chromium-based browser (the release workflow's
+/// macOS and Windows runners have Google Chrome).
 fn chromium(page: &Path, profile: &Path, extra: &[&str]) -> (String, String) {
-    let out = Command::new("chromium")
+    let browser = std::env::var("MCPSPEC_TEST_CHROMIUM")
+        .ok()
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| "chromium".into());
+    // `file:///C:/…` on Windows, `file:///tmp/…` elsewhere.
+    let url = format!(
+        "file:///{}",
+        page.display()
+            .to_string()
+            .replace('\\', "/")
+            .trim_start_matches('/')
+    );
+    let out = Command::new(browser)
         .args([
             "--headless",
             "--no-sandbox",
@@ -183,7 +197,7 @@ fn chromium(page: &Path, profile: &Path, extra: &[&str]) -> (String, String) {
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(extra)
-        .arg(format!("file://{}", page.display()))
+        .arg(url)
         .output();
     let out = match out {
         Ok(out) => out,

@@ -13,6 +13,8 @@
 //! Also: wrong-type probes no lax validator coerces (Pydantic, zod), a 403 for a Host that is
 //! no authentication failure. The Python SDK server comes from tests/interop/python (installed
 //! by `scripts/test`); a missing installation fails with the step to run.
+// Unix only: Python servers under .venv/bin, a slow start through `sh -c`.
+#![cfg(unix)]
 
 mod common;
 

@@ -92,9 +92,9 @@ impl Watched {
             .target
             .stdio
             .as_deref()
-            .and_then(|cmd| shell_words::split(cmd).ok())
+            .and_then(|cmd| crate::platform::split_command(cmd).ok())
             .and_then(|words| words.into_iter().next())
-            .and_then(|program| program_path(&program))
+            .and_then(|program| crate::platform::find_program(&program))
         {
             whole_run.insert(canonical(&program));
         }
@@ -221,18 +221,6 @@ fn walk(root: &Path, f: &mut dyn FnMut(&Path)) {
             _ => {}
         }
     }
-}
-
-/// The file a stdio command's program names: a path as given, or found on `PATH`.
-fn program_path(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
-        return Some(PathBuf::from(program)).filter(|p| p.is_file());
-    }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(program))
-            .find(|p| p.is_file())
-    })
 }
 
 fn absolute(p: &Path) -> PathBuf {

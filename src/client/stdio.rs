@@ -8,21 +8,17 @@
 //! a burst is written (otherwise both pipes fill up and both sides wait forever).
 //!
 //! The child runs in its own process group so that shutdown (close stdin → wait →
-//! SIGTERM → SIGKILL) reaches grandchildren too (`npx`, `uv run`, shell wrappers), and
+//! SIGTERM → SIGKILL; see [`crate::platform`] for Windows) reaches grandchildren too (`npx`, `uv run`, shell wrappers), and
 //! [`super::tree`] catches the ones that leave the group: mcpspec never leaves an orphan
 //! behind.
 
 use std::collections::{HashSet, VecDeque};
-use std::fs::File;
-use std::io::{Read, Write};
-use std::os::fd::AsFd;
+use std::io::Read;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::io::Interest;
-use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 
 use super::{Exchange, Kept, Outgoing, TransportError, id_key, is_response, server_request_reply};
@@ -31,6 +27,7 @@ mod framing;
 mod many;
 mod process;
 
+use crate::platform::{PipeReader, PipeWriter};
 use framing::{Incoming, StdoutReader, read_stderr};
 
 const STDERR_TAIL_LINES: usize = 40;
@@ -47,9 +44,9 @@ pub struct StdioTransport {
     exit_rx: watch::Receiver<Option<std::process::ExitStatus>>,
     /// The server process (its group is signalled, and it is reaped, through this).
     leader: process::Leader,
-    stdout: AsyncFd<File>,
+    stdout: PipeReader,
     /// `None` once closed (shutdown) or broken (a failed write).
-    stdin: Option<AsyncFd<File>>,
+    stdin: Option<PipeWriter>,
     incoming: StdoutReader,
     /// Bytes written by mcpspec and not yet taken by the server, from `pending_start`.
     pending: Vec<u8>,
@@ -111,10 +108,6 @@ impl StdioTransport {
                 read_stderr(stderr_file, &tail);
                 drop(stderr_ended);
             })?;
-        crate::sys::set_nonblocking(stdout.as_fd())?;
-        crate::sys::set_nonblocking(stdin.as_fd())?;
-        let stdout = crate::sys::register(stdout, Interest::READABLE)?;
-        let stdin = crate::sys::register(stdin, Interest::WRITABLE)?;
         Ok(StdioTransport {
             exit_rx,
             leader,
@@ -183,11 +176,11 @@ impl StdioTransport {
 
     /// Write pending output until the pipe is full (non-blocking).
     fn write_now(&mut self) {
-        let Some(stdin) = self.stdin.as_ref() else {
+        let Some(stdin) = self.stdin.as_mut() else {
             return;
         };
         while self.pending_start < self.pending.len() {
-            match stdin.get_ref().write(&self.pending[self.pending_start..]) {
+            match stdin.try_write(&self.pending[self.pending_start..]) {
                 Ok(n) => {
                     self.pending_start += n;
                     self.written += n as u64;
@@ -504,8 +497,8 @@ impl StdioTransport {
                 return Next::WriteFailed(e);
             }
             let exited = self.exited.is_some();
-            let stdin = match &self.stdin {
-                Some(fd) if self.pending_start < self.pending.len() => Some(fd),
+            let stdin = match &mut self.stdin {
+                Some(pipe) if self.pending_start < self.pending.len() => Some(pipe),
                 _ => None,
             };
             // Checked here too: a server that floods stdout keeps the reads ready.
@@ -514,32 +507,17 @@ impl StdioTransport {
             }
             let woke = tokio::select! {
                 biased;
-                ready = writable(stdin) => match ready {
-                    Ok(mut guard) => {
-                        let chunk = &self.pending[self.pending_start..];
-                        match guard.try_io(|f| f.get_ref().write(chunk)) {
-                            Ok(Ok(n)) => Woke::Wrote(n),
-                            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => Woke::Io,
-                            Ok(Err(e)) => Woke::WriteError(e.to_string()),
-                            // The pipe is full: readiness cleared, wait again.
-                            Err(_) => Woke::Io,
-                        }
-                    }
+                wrote = writable(stdin, &self.pending[self.pending_start..]) => match wrote {
+                    Ok(n) => Woke::Wrote(n),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Woke::Io,
                     Err(e) => Woke::WriteError(e.to_string()),
                 },
-                guard = self.stdout.readable_mut() => match guard {
-                    Ok(mut guard) => {
-                        let incoming = &mut self.incoming;
-                        match guard.try_io(|f| incoming.read_from(f.get_mut())) {
-                            Ok(Ok(0)) | Ok(Err(_)) => incoming.eof = true,
-                            Ok(Ok(_)) | Err(_) => {}
-                        }
-                        Woke::Io
+                read = self.stdout.read(self.incoming.chunk()) => {
+                    match read {
+                        Ok(0) | Err(_) => self.incoming.eof = true,
+                        Ok(n) => self.incoming.accept(n),
                     }
-                    Err(_) => {
-                        self.incoming.eof = true;
-                        Woke::Io
-                    }
+                    Woke::Io
                 },
                 _ = self.exit_rx.changed(), if !exited => Woke::Io,
                 _ = &mut sleep => Woke::Timeout,
@@ -557,12 +535,11 @@ impl StdioTransport {
     }
 }
 
-/// Readiness of stdin for writing; never, when there is nothing to write.
-async fn writable(
-    stdin: Option<&AsyncFd<File>>,
-) -> std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, File>> {
+/// Write some of `chunk` to stdin once the server takes it; never, when there is nothing
+/// to write.
+async fn writable(stdin: Option<&mut PipeWriter>, chunk: &[u8]) -> std::io::Result<usize> {
     match stdin {
-        Some(fd) => fd.writable().await,
+        Some(pipe) => pipe.write(chunk).await,
         None => std::future::pending().await,
     }
 }

@@ -8,10 +8,11 @@
 //!
 //! A pid read from `/proc` may name someone else a moment later (pids come round within
 //! seconds on a busy machine), so every process found is pinned (a pidfd, see
-//! [`crate::sys::Pinned`]), re-verified after pinning, and signalled only through the pin.
+//! [`crate::platform::Pinned`]), re-verified after pinning, and signalled only through the pin.
 //!
-//! Linux only (`/proc`, pidfds, `PR_SET_CHILD_SUBREAPER`); elsewhere only the process
-//! group is signalled. What cannot be caught: a descendant that both clears its
+//! Linux only (`/proc`, pidfds, `PR_SET_CHILD_SUBREAPER`): elsewhere the platform finds
+//! no process and pins none, so only the process group is signalled (see the contract in
+//! [`crate::platform`]). What cannot be caught: a descendant that both clears its
 //! environment and leaves the server's subtree after the tree was taken (it is started
 //! while the server shuts down, and its parent exits).
 
@@ -19,7 +20,7 @@ use std::collections::HashSet;
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::sys::Pinned;
+use crate::platform::{Pinned, children, environ, parent_of};
 
 /// The environment variable that marks a server's processes.
 pub const MARKER_VAR: &str = "MCPSPEC_SERVER_TOKEN";
@@ -31,7 +32,7 @@ static NEXT: AtomicU64 = AtomicU64::new(1);
 /// on first use.
 pub fn new_marker() -> String {
     SUBREAPER.call_once(|| {
-        crate::sys::become_subreaper();
+        crate::platform::become_subreaper();
     });
     format!(
         "{}.{}",
@@ -45,7 +46,7 @@ pub fn new_marker() -> String {
 const WALK_LIMIT: usize = 1000;
 
 /// Every process below `root` (not `root` itself), each pinned (see
-/// [`crate::sys::Pinned`]) and verified to be a child of the pinned process above it at
+/// [`crate::platform::Pinned`]) and verified to be a child of the pinned process above it at
 /// the time it was pinned. `root` must not be reaped during the call (mcpspec itself, or
 /// a server leader, which mcpspec reaps only after its cleanup).
 pub fn pin_descendants(root: u32) -> Vec<Pinned> {
@@ -76,26 +77,10 @@ pub fn pin_descendants(root: u32) -> Vec<Pinned> {
     found
 }
 
-fn children(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for task in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok()),
-            );
-        }
-    }
-    out
-}
-
 /// Whether `pid`'s environment has `MARKER_VAR=<value>` (`prefix`: the value starts with
 /// `value`).
 fn has_marker(pid: u32, value: &str, prefix: bool) -> bool {
-    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+    let Some(env) = environ(pid) else {
         return false;
     };
     env.split(|&b| b == 0).any(|entry| {
@@ -141,7 +126,7 @@ pub fn kill_all_servers(leaders: &HashSet<i32>) {
 /// whoever got its pid.
 fn kill_and_reap(mut victims: Vec<Pinned>, leader: impl Fn(i32) -> bool) {
     for p in &victims {
-        p.signal(libc::SIGKILL);
+        p.kill();
     }
     // The adopted ones are ours to reap (`reap` is a no-op for a process that is not our
     // child). A leader is reaped by its transport alone, after its cleanup: reaped here,
@@ -156,18 +141,12 @@ fn kill_and_reap(mut victims: Vec<Pinned>, leader: impl Fn(i32) -> bool) {
     }
 }
 
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid …`; comm may contain spaces and parentheses.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(not(mcpspec_linux), ignore = "the tree walk is Linux-only")]
     fn parent_of_a_child_is_this_process() {
         let mut child = std::process::Command::new("sleep")
             .arg("5")

@@ -20,7 +20,10 @@ pub fn mcpspec() -> PathBuf {
 /// rebuilt twice; cargo serializes concurrent builds).
 pub fn example_server() -> PathBuf {
     static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    let path = mcpspec().with_file_name("mcpspec-example-server");
+    let path = mcpspec().with_file_name(format!(
+        "mcpspec-example-server{}",
+        std::env::consts::EXE_SUFFIX
+    ));
     let built = BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);

@@ -50,11 +50,14 @@ impl StdoutReader {
         }
     }
 
-    /// Read once through `chunk` (a buffer kept for it: no zeroing per read) onto `buf`.
-    pub(super) fn read_from(&mut self, file: &mut File) -> std::io::Result<usize> {
-        let n = file.read(&mut self.chunk)?;
+    /// The buffer one read fills (kept for it: no zeroing per read); then [`Self::accept`].
+    pub(super) fn chunk(&mut self) -> &mut [u8] {
+        &mut self.chunk
+    }
+
+    /// Take the first `n` bytes of the chunk just read onto `buf`.
+    pub(super) fn accept(&mut self, n: usize) {
         self.buf.extend_from_slice(&self.chunk[..n]);
-        Ok(n)
     }
 
     /// Put an event back to be taken next.
@@ -130,7 +133,7 @@ pub(super) fn noise(text: &str) -> Incoming {
     Incoming::Noise(kept)
 }
 
-pub(super) fn read_stderr(mut stderr: File, tail: &Arc<Mutex<VecDeque<String>>>) {
+pub(super) fn read_stderr(mut stderr: impl Read, tail: &Arc<Mutex<VecDeque<String>>>) {
     let mut chunk = [0u8; 8192];
     let mut partial = Vec::new();
     loop {
