@@ -532,6 +532,12 @@ impl StdioTransport {
                         let incoming = &mut self.incoming;
                         match guard.try_io(|f| incoming.read_from(f.get_mut())) {
                             Ok(Ok(0)) | Ok(Err(_)) => incoming.eof = true,
+                            // A read that did not fill the buffer emptied the pipe: the next
+                            // wait goes to the reactor, not to a read(2) that finds nothing
+                            // (one system call less per reply; tokio's own pipes and sockets
+                            // do the same in `PollEvented`). A write after this read is a new
+                            // readiness event, which clearing does not drop.
+                            Ok(Ok(n)) if n < framing::READ_CHUNK => guard.clear_ready(),
                             Ok(Ok(_)) | Err(_) => {}
                         }
                         Woke::Io

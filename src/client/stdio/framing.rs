@@ -17,7 +17,7 @@ pub(super) enum Incoming {
     Closed,
 }
 
-const READ_CHUNK: usize = 64 * 1024;
+pub(super) const READ_CHUNK: usize = 64 * 1024;
 
 /// The server's stdout, read by the exchange that waits for it (no reader task: a task
 /// and a channel between it and the exchange cost a wake-up per message), framed into
