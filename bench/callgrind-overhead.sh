@@ -41,3 +41,11 @@ n, run, load, raw = int(sys.argv[1]), *map(int, sys.argv[2:])
 print(f"requests {n}: mcpspec run {run/n:,.0f} instr/request (of which loading the file {load/n:,.0f}), "
       f"raw client {raw/n:,.0f}; run/raw {run/raw:.2f}, run minus load / raw {(run-load)/raw:.2f}")
 PY
+# System calls of mcpspec's main thread (the exchange runs there; `-i`: not the server's),
+# per request, where perf's tracepoints work (session 10: 4.0 per request, the raw client 2.0).
+if perf stat -i -e raw_syscalls:sys_enter true >/dev/null 2>&1; then
+  calls() { perf stat -i -x, -e raw_syscalls:sys_enter "$@" 2>&1 >/dev/null | awk -F, '/raw_syscalls/ {print $1}'; }
+  m=$(calls "$BIN" run "$OUT/bench.yaml" --stdio "$SERVER" --era 2026-07-28)
+  r=$(BENCH_ONLY=raw BENCH_ROUNDS=1 BENCH_REQUESTS=$N calls "$BENCH")
+  python3 -c "import sys; n,m,r=map(int,sys.argv[1:]); print(f'system calls per request: mcpspec {m/n:.1f}, raw client {r/n:.1f}')" "$N" "$m" "$r"
+fi

@@ -228,6 +228,13 @@ impl PipeReader {
         loop {
             let mut guard = self.0.readable_mut().await?;
             if let Ok(r) = guard.try_io(|f| f.get_mut().read(buf)) {
+                // A read that did not fill `buf` emptied the pipe: the next wait goes to the
+                // reactor, not to a read(2) that finds nothing (one system call less per
+                // reply, as tokio's own pipes and sockets do). A write after this read is a
+                // new readiness event, which clearing does not drop.
+                if matches!(r, Ok(n) if n > 0 && n < buf.len()) {
+                    guard.clear_ready();
+                }
                 return r;
             }
         }
