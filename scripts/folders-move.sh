@@ -319,7 +319,7 @@ for floor, doc in FLOORS:
         text = text.replace("//! The ground floor: facts of the MCP specification", "//! The bottom floor: facts of the MCP specification")
         write(modrs, text)
     else:
-        head = f"//! The {doc}.\n\n"
+        head = f"//! {doc[0].upper()}{doc[1:]}.\n\n"
         body = "\n".join(l for m in mods for l in decl_lines(m))
         write(modrs, head + body + "\n")
         git("add", modrs)
@@ -445,7 +445,7 @@ for parent, old, new in RENAMES:
             t = re.sub(rf"^(\s*(?:pub(?:\([\w: ]+\))? )?mod ){old};", rf"\g<1>{new};", t, flags=re.M)
             t = re.sub(rf"`{old}`", f"`{new}`", t)
         binds = path == pfile or re.search(
-            rf"(\b{last}::{new}\s*;|\b{last}::\{{[^}}]*\b{new}\b|\bsuper::(?:super::)*{new}\s*;|\bsuper::(?:super::)*\{{[^}}]*\b{new}\b)", t)
+            rf"(\b{last}::{new}\s*;|\b{last}::\{{[^}}]*\b{new}\b|\bsuper::(?:super::)*{new}\s*;|\bsuper::(?:super::)*\{{[^}}]*\b{new}\b|\b(?:{last}|super)::{new}::\{{[^}}]*\bself\b)", t)
         inside = path.startswith(f"{folder}/{new}/") or path == f"{folder}/{new}.rs"
         if binds and not inside:
             t = re.sub(rf"(?<![:\w]){old}::", f"{new}::", t)
@@ -586,7 +586,9 @@ def set_layers(path, layers, intro):
     head = [l for l in lines[:n] if not re.match(r"//! \d+\. `", l) and l != "//! " + intro]
     while head and head[-1].strip() == "//!":
         head.pop()
-    block = ["//!", "//! " + intro] + [f"//! {i}. " + ", ".join(f"`{m}`" for m in layer) for i, layer in enumerate(layers)]
+    while head and head[-1].strip() == "//!":
+        head.pop()
+    block = ["//!", "//! " + intro, "//!"] + [f"//! {i}. " + ", ".join(f"`{m}`" for m in layer) for i, layer in enumerate(layers)]
     write(path, "\n".join((head + block if head else block[1:]) + lines[n:]))
 
 
