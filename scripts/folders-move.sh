@@ -444,12 +444,32 @@ for parent, old, new in RENAMES:
         if path == pfile:
             t = re.sub(rf"^(\s*(?:pub(?:\([\w: ]+\))? )?mod ){old};", rf"\g<1>{new};", t, flags=re.M)
             t = re.sub(rf"`{old}`", f"`{new}`", t)
-        binds = path == pfile or re.search(
+        if t != text:
+            write(path, t)
+    # files that bind the new name (`use …::new;`, a group naming it, `new::{self, …}`, or
+    # `use super::*;` under a parent that binds it) call it by its old bare name too
+    def binds_in(path, t):
+        return path == pfile or re.search(
             rf"(\b{last}::{new}\s*;|\b{last}::\{{[^}}]*\b{new}\b|\bsuper::(?:super::)*{new}\s*;|\bsuper::(?:super::)*\{{[^}}]*\b{new}\b|\b(?:{last}|super)::{new}::\{{[^}}]*\bself\b)", t)
+    all_src = [p for top in ("src", "tests", "benches", "examples") if os.path.isdir(top) for p in walk(top) if p not in HAND]
+    bound = {p for p in all_src if binds_in(p, read(p))}
+    by_module = {module_of(p): p for p in all_src if p.startswith("src/")}
+    changed = True
+    while changed:
+        changed = False
+        for p in all_src:
+            if p in bound or not p.startswith("src/") or not re.search(r"^\s*use super::\*;", read(p), flags=re.M):
+                continue
+            if by_module.get(module_of(p)[:-1]) in bound:
+                bound.add(p)
+                changed = True
+    for path in sorted(bound):
         inside = path.startswith(f"{folder}/{new}/") or path == f"{folder}/{new}.rs"
-        if binds and not inside:
-            t = re.sub(rf"(?<![:\w]){old}::", f"{new}::", t)
-            t = re.sub(rf"\[`{old}::", f"[`{new}::", t)
+        if inside:
+            continue
+        text = read(path)
+        t = re.sub(rf"(?<![:\w]){old}::", f"{new}::", text)
+        t = re.sub(rf"\[`{old}::", f"[`{new}::", t)
         if t != text:
             write(path, t)
 
