@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use mcpspec::eval::results::*;
+use mcpspec::run::eval::results::*;
 use serde_json::json;
 
 fn main() {

@@ -1,3 +1,3 @@
 fn main() {
-    std::process::exit(mcpspec::app::main());
+    std::process::exit(mcpspec::face::app::main());
 }

@@ -10,7 +10,7 @@ use common::{run, scenario_file};
 /// The committed interop baselines name only checks of the built-in conformance packs.
 #[test]
 fn interop_baselines_name_known_checks() {
-    let loaded = mcpspec::dsl::load::load_all(
+    let loaded = mcpspec::language::dsl::load::load_all(
         &[std::path::PathBuf::from("conformance")],
         &Default::default(),
     )
@@ -24,7 +24,7 @@ fn interop_baselines_name_known_checks() {
         let path = common::repo_root()
             .join("tests/interop/baselines")
             .join(file);
-        let baseline = mcpspec::baseline::Baseline::load(&path).expect("the baseline loads");
+        let baseline = mcpspec::face::baseline::Baseline::load(&path).expect("the baseline loads");
         assert!(!baseline.entries.is_empty());
         if let Err(e) = baseline.check_known(&known) {
             panic!("{file}: {}", e.render());

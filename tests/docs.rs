@@ -934,7 +934,7 @@ fn cli_reference() -> String {
             out.push_str(&format!("### `{name}`\n\n```text\n{help}```\n\n"));
         }
     }
-    let mut cmd = mcpspec::cli::Cli::command().term_width(100);
+    let mut cmd = mcpspec::face::cli::Cli::command().term_width(100);
     cmd.build();
     let mut out = String::new();
     walk(&mut cmd, &mut out);

@@ -158,7 +158,7 @@ fn a_closed_stdout_or_stderr_ends_quietly_with_the_commands_own_code() {
     }
 }
 
-/// Console writes go through `src/output.rs` (`outln!`, `errln!`, …): `print!` and
+/// Console writes go through `src/ground/output.rs` (`outln!`, `errln!`, …): `print!` and
 /// friends panic on a closed pipe.
 #[test]
 fn no_panicking_print_macros_in_the_sources() {

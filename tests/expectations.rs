@@ -60,7 +60,7 @@ const SHOWN_ELSEWHERE: &[(&str, &str)] = &[
 /// Every kind and predicate both files must show: the keys of an `expect` item as the
 /// DSL's types declare them (its published schema), less [`SHOWN_ELSEWHERE`].
 fn all_keys() -> Vec<String> {
-    let schema = mcpspec::dsl::scenario_schema();
+    let schema = mcpspec::language::dsl::scenario_schema();
     let properties = schema["$defs"]["Expectation"]["properties"]
         .as_object()
         .expect("the DSL schema declares the expectation's keys");

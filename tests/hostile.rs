@@ -388,7 +388,7 @@ fn stdout_clean_with_2000_requests_on_an_in_order_server() {
 #[test]
 #[cfg_attr(
     not(mcpspec_linux),
-    ignore = "the whole-tree cleanup is Linux-only (src/platform.rs): built portable, a setsid grandchild survives"
+    ignore = "the whole-tree cleanup is Linux-only (src/ground/platform.rs): built portable, a setsid grandchild survives"
 )]
 fn setsid_grandchildren_are_stopped_too() {
     let run = run(
@@ -424,7 +424,7 @@ fn closing_stdout_after_the_handshake_is_a_step_error() {
 #[test]
 #[cfg_attr(
     not(mcpspec_linux),
-    ignore = "the whole-tree cleanup is Linux-only (src/platform.rs): built portable, a setsid grandchild survives"
+    ignore = "the whole-tree cleanup is Linux-only (src/ground/platform.rs): built portable, a setsid grandchild survives"
 )]
 fn setsid_grandchild_without_the_marker_is_stopped_too() {
     let script = repo_root().join("tests/hostile/setsid_clearenv.py");

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{repo_root, run};
-use mcpspec::dsl::LoadErrors;
+use mcpspec::language::dsl::LoadErrors;
 
 /// Each mutant is loaded on a thread with the stack of a process's main thread, where
 /// `mcpspec validate` does its work (test threads have only 2 MiB).
@@ -406,15 +406,15 @@ fn mutate(
 fn load(kind: Kind, path: &Path) -> Result<(), LoadErrors> {
     match kind {
         Kind::Scenario | Kind::Pack => {
-            let inputs = mcpspec::dsl::pack::ParamInputs {
+            let inputs = mcpspec::language::dsl::pack::ParamInputs {
                 release_steps: true,
                 ..Default::default()
             };
-            mcpspec::dsl::load::load_all(&[path.to_path_buf()], &inputs).map(|_| ())
+            mcpspec::language::dsl::load::load_all(&[path.to_path_buf()], &inputs).map(|_| ())
         }
-        Kind::Config => mcpspec::config::Config::find(Some(path)).map(|_| ()),
-        Kind::Rules => mcpspec::contract::rules::Rules::load(path).map(|_| ()),
-        Kind::Baseline => mcpspec::baseline::Baseline::load(path).map(|_| ()),
+        Kind::Config => mcpspec::face::config::Config::find(Some(path)).map(|_| ()),
+        Kind::Rules => mcpspec::run::contract::rules::Rules::load(path).map(|_| ()),
+        Kind::Baseline => mcpspec::face::baseline::Baseline::load(path).map(|_| ()),
     }
 }
 

@@ -9,8 +9,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-use mcpspec::dsl::load::load_all;
-use mcpspec::dsl::pack::ParamInputs;
+use mcpspec::language::dsl::load::load_all;
+use mcpspec::language::dsl::pack::ParamInputs;
 
 struct Counting;
 
@@ -78,7 +78,10 @@ steps:
 }
 
 /// Live bytes per scenario held by a load of `dir`, and the loaded set.
-fn loaded_bytes(dir: &Path, release_steps: bool) -> (usize, mcpspec::dsl::load::LoadedSet) {
+fn loaded_bytes(
+    dir: &Path,
+    release_steps: bool,
+) -> (usize, mcpspec::language::dsl::load::LoadedSet) {
     let inputs = ParamInputs {
         release_steps,
         ..ParamInputs::default()
@@ -148,9 +151,9 @@ fn released_scenarios_hold_little_more_than_their_source_and_compile_again_ident
 /// Peak live bytes while `n` released scenarios run over stdio (no report files: passed
 /// steps' transcripts are dropped), over the bytes held before the run started.
 fn run_peak(n: usize) -> (usize, usize) {
-    use mcpspec::client::{Target, TargetKind};
-    use mcpspec::engine::{RunConfig, plan, run};
-    use mcpspec::era::Era;
+    use mcpspec::protocol::era::Era;
+    use mcpspec::run::client::{Target, TargetKind};
+    use mcpspec::run::engine::{RunConfig, plan, run};
 
     let dir = tempfile::tempdir().unwrap();
     write_pack(dir.path(), n);
@@ -188,7 +191,7 @@ fn run_peak(n: usize) -> (usize, usize) {
     let items = plan(&loaded.scenarios, &eras);
     let before = LIVE.load(Relaxed);
     PEAK.store(before, Relaxed);
-    let events = mcpspec::report::events::Events::none();
+    let events = mcpspec::results::report::events::Events::none();
     let report = rt.block_on(run(items, &config, std::future::pending(), &events));
     let peak = PEAK.load(Relaxed) - before;
     let held = LIVE.load(Relaxed).saturating_sub(before);

@@ -969,7 +969,7 @@ fn relative_imports_out_of_an_archive_are_refused_by_name() {
             .status()
             .expect("tar runs");
         assert!(status.success());
-        mcpspec::packs::cache::sha256_hex(&std::fs::read(w.path(out)).unwrap())
+        mcpspec::run::packs::cache::sha256_hex(&std::fs::read(w.path(out)).unwrap())
     };
     let sha = tar(&src, "packs", "several.tar.gz");
     let url = format!("file://{}", w.path("several.tar.gz").display());

@@ -508,7 +508,7 @@ fn a_refused_origin_is_no_authentication_failure() {
 /// zod: `"yes"` for a boolean, which Pydantic takes as `true`, is not one of them.
 #[test]
 fn wrong_type_probes_survive_lax_validators() {
-    use mcpspec::argsgen::wrong_type_value;
+    use mcpspec::run::argsgen::wrong_type_value;
     let probes: Vec<(&str, Value)> = ["string", "integer", "number", "boolean", "array", "object"]
         .into_iter()
         .map(|t| (t, wrong_type_value(t).expect("a probe").0))

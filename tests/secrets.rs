@@ -296,7 +296,7 @@ fn bearer_token_with_a_lower_case_scheme_never_shows() {
 fn security_pack_secrets_never_show_in_any_output() {
     use common::{Tokens, jwt_server_flags};
     let tokens = Tokens::mint();
-    let derived = mcpspec::engine::security::alg_none_token(&tokens.valid).expect("a JWT");
+    let derived = mcpspec::run::engine::security::alg_none_token(&tokens.valid).expect("a JWT");
     let plain_token = "PLAIN_OTHER_USER_TOKEN_77";
     let header_secret = "HEADER_API_KEY_SECRET_5";
     // auth-ignore-expiry: the expired token is accepted, so its check fails with a message.

@@ -17,8 +17,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{HttpServer, read_json, run, stdio_target};
-use mcpspec::era::EraKind;
-use mcpspec::wire::{check_as, check_response, check_server_message, type_names};
+use mcpspec::protocol::era::EraKind;
+use mcpspec::protocol::wire::{check_as, check_response, check_server_message, type_names};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------
@@ -107,7 +107,7 @@ fn our_type(official: &str) -> Option<&str> {
 /// How our validator judges one official example of `example_type`; `None`: not a
 /// server-to-client message we cover (requests, client results).
 fn judge_example(example_type: &str, value: &Value) -> Option<Result<(), String>> {
-    let show = |r: Result<(), Vec<mcpspec::wire::Violation>>| {
+    let show = |r: Result<(), Vec<mcpspec::protocol::wire::Violation>>| {
         r.map_err(|v| {
             v.iter()
                 .map(ToString::to_string)

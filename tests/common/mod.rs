@@ -38,7 +38,7 @@ pub fn example_server() -> PathBuf {
             "-p",
             "mcpspec-model-server",
         ])
-            .current_dir(repo_root());
+        .current_dir(repo_root());
         if mcpspec()
             .parent()
             .and_then(|d| d.file_name())

@@ -1,0 +1,564 @@
+//! `mcpspec run`: load, select, run against the server, write the reports, and turn the
+//! result into the exit code.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde_json::Value;
+
+use crate::face::cli::{ColorChoice, RunArgs, UsageError, exit};
+use crate::face::select::{Shard, TagExpr, split_file_line};
+use crate::language::dsl::{self, Scenario};
+use crate::protocol::era::Era;
+use crate::results::report::events::{Event, Events, Subscriber};
+use crate::results::report::result::{RunReport, ShardInfo, SuiteResult};
+use crate::run::engine::{self, Item, RunConfig};
+
+use super::outputs::Outputs;
+use super::{runtime_for, usage};
+
+/// Scenarios of a run that keep their compiled steps (see `ParamInputs::keep_compiled`).
+pub(super) const KEEP_COMPILED: usize = 64;
+
+pub(super) fn selection(args: &RunArgs) -> Result<Option<GlobSet>, UsageError> {
+    if args.filters.is_empty() {
+        return Ok(None);
+    }
+    let mut builder = GlobSetBuilder::new();
+    for f in &args.filters {
+        builder.add(Glob::new(f).map_err(|e| UsageError(format!("--filter `{f}`: {e}")))?);
+    }
+    builder
+        .build()
+        .map(Some)
+        .map_err(|e| UsageError(format!("--filter: {e}")))
+}
+
+pub(super) fn run(mut args: RunArgs) -> i32 {
+    let mut secrets = Vec::new();
+    let config_params = match configure(&mut args, &mut secrets) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mut asked = match Asked::parse(&args) {
+        Ok(a) => a,
+        Err(e) => return usage(e),
+    };
+    let loaded = match load(&args, &mut asked, config_params, &mut secrets) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let Loaded {
+        target,
+        params,
+        selected,
+        baseline,
+    } = loaded;
+    let last_run_path = crate::face::last_run::path_for(args.config.as_deref());
+    let last_run = crate::face::last_run::LastRun::load(&last_run_path);
+    let (items, shard_info) = match select(&args, &asked, &selected, &last_run, &last_run_path) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    crate::ground::redact::remember(&secrets);
+    let strict = args.strict;
+    let config = RunConfig {
+        target,
+        params,
+        // The JSON and HTML reports show every transcript; JUnit is written as the suites come.
+        keep_passing_transcripts: args.json.is_some() || args.html.is_some(),
+        wire_validate: args.wire_validate,
+        fresh: args.fresh,
+        snapshots: std::sync::Arc::new(crate::language::assert::golden::Snapshots::new(
+            args.update_snapshots,
+        )),
+        tool_calls: Default::default(),
+        eras: asked.eras,
+        jobs: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }),
+    };
+    // The run's outputs, each a subscriber to its events.
+    let mut out = Outputs::new(&args, items.len(), secrets, last_run, last_run_path);
+    let Outputs {
+        live,
+        console,
+        junit,
+        files,
+        last_run,
+    } = &mut out;
+    // The console and JUnit show the suites with the baseline's expected failures.
+    let mut shown: Vec<&mut (dyn Subscriber + Send)> = vec![console];
+    if let Some(junit) = junit {
+        shown.push(junit);
+    }
+    let mut relabel = crate::face::baseline::Relabel::new(baseline.as_ref(), strict, shown);
+    let events = Events::new(vec![live, &mut relabel, files, last_run]);
+    let concurrency = config.jobs.min(items.len());
+    let mut report = runtime_for(concurrency).block_on(async {
+        crate::ground::signals::install();
+        // A signal stops the run, which still writes what finished (see `engine::run`).
+        crate::ground::signals::defer_exit();
+        engine::run(
+            items,
+            &config,
+            crate::ground::signals::interrupted(),
+            &events,
+        )
+        .await
+    });
+    report.shard = shard_info;
+    let applied = baseline
+        .as_ref()
+        .map(|b| apply_baseline(b, &mut report, strict));
+    events.emit(&Event::RunFinished(&report));
+    drop(events);
+    drop(relabel);
+    let failed = out.finish();
+    let code = match (crate::ground::signals::received(), failed) {
+        // Anything started after the handler's kill (the run stopped right after it).
+        (Some(signal), _) => {
+            crate::ground::signals::kill_all();
+            signal
+        }
+        (None, Some(code)) => code,
+        (None, None) => exit_code(&report, applied.as_ref(), strict),
+    };
+    // The process ends next: its memory goes back to the system at once, so the results
+    // and compiled steps of a large run are not freed one allocation at a time first.
+    std::mem::forget(report);
+    std::mem::forget(selected);
+    code
+}
+
+/// The baseline applied to the finished run: expected failures relabelled, stale entries
+/// listed in the report.
+fn apply_baseline(
+    baseline: &crate::face::baseline::Baseline,
+    report: &mut RunReport,
+    strict: bool,
+) -> crate::face::baseline::Applied {
+    let applied = crate::face::baseline::apply(baseline, report, strict);
+    report.stale_entries = applied
+        .stale
+        .iter()
+        .map(|s| crate::results::report::result::StaleEntry {
+            entry: s.entry.clone(),
+            file: s.pos.file_name().to_string(),
+            line: s.pos.line,
+            message: s.message.clone(),
+        })
+        .collect();
+    applied
+}
+
+/// `mcpspec.yaml` applied to `args` (its `imports:` and `paths:` when the command line
+/// names none); its parameter values.
+fn configure(
+    args: &mut RunArgs,
+    secrets: &mut Vec<String>,
+) -> Result<Vec<(String, dsl::pack::Given)>, i32> {
+    let mut config_params = Vec::new();
+    match crate::face::config::Config::find(args.config.as_deref()) {
+        Ok(Some(config)) => {
+            let name = args.target_name.clone();
+            // `imports:`, like `paths:`, run when the command line names nothing.
+            let project_imports = args.paths.is_empty();
+            let applied = config.apply(args, name.as_deref()).and_then(|()| {
+                config_params = config.parameters(secrets)?;
+                Ok(())
+            });
+            if let Err(errors) = applied {
+                errln!("{}", errors.render());
+                return Err(exit::INVALID_INPUT);
+            }
+            if project_imports {
+                args.paths
+                    .extend(super::pack::project_paths(&config, args.offline)?);
+            }
+        }
+        Ok(None) if args.target_name.is_some() => {
+            return Err(usage(UsageError(format!(
+                "--target needs a configuration file ({} or --config FILE)",
+                crate::face::config::DEFAULT_FILE
+            ))));
+        }
+        Ok(None) => {}
+        Err(errors) => {
+            errln!("{}", errors.render());
+            return Err(exit::INVALID_INPUT);
+        }
+    }
+    if args.paths.is_empty() {
+        return Err(usage(UsageError(
+            "nothing to run: give scenario files, folders or packs (or `paths:` in mcpspec.yaml)"
+                .into(),
+        )));
+    }
+    Ok(config_params)
+}
+
+/// What the command line asks for besides the paths, parsed.
+struct Asked {
+    target: crate::run::client::Target,
+    target_secrets: Vec<String>,
+    eras: Vec<Era>,
+    filter: Option<GlobSet>,
+    tags: Vec<TagExpr>,
+    shard: Option<Shard>,
+    /// `FILE:LINE` arguments select the scenario (or the step, with the steps before it)
+    /// at that line.
+    located: Vec<(PathBuf, Option<u32>)>,
+}
+
+impl Asked {
+    fn parse(args: &RunArgs) -> Result<Asked, UsageError> {
+        let (target, target_secrets) = args.target.to_target()?;
+        let eras = args
+            .eras
+            .iter()
+            .map(|e| Era::parse(e))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| UsageError(format!("--era: {e}")))?;
+        let filter = selection(args)?;
+        let tags = args
+            .tags
+            .iter()
+            .map(|t| TagExpr::parse(t))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| UsageError(format!("--tag: {e}")))?;
+        Ok(Asked {
+            target,
+            target_secrets,
+            eras,
+            filter,
+            tags,
+            shard: args
+                .shard
+                .as_deref()
+                .map(Shard::parse)
+                .transpose()
+                .map_err(UsageError)?,
+            located: args.paths.iter().map(|p| split_file_line(p)).collect(),
+        })
+    }
+}
+
+/// What a run runs, loaded.
+struct Loaded {
+    target: crate::run::client::Target,
+    params: serde_json::Map<String, Value>,
+    /// The scenarios the tags select (`FILE:LINE` steps cut).
+    selected: Vec<Scenario>,
+    baseline: Option<crate::face::baseline::Baseline>,
+}
+
+/// The target, the parameters, the scenarios and the baseline.
+fn load(
+    args: &RunArgs,
+    asked: &mut Asked,
+    config_params: Vec<(String, dsl::pack::Given)>,
+    secrets: &mut Vec<String>,
+) -> Result<Loaded, i32> {
+    let target = asked.target.clone();
+    secrets.append(&mut asked.target_secrets);
+    let cli_params = parse_params(&args.set, secrets).map_err(usage)?;
+    // Parameter values: `--set` over mcpspec.yaml; packs add the environment, `with:` and
+    // defaults below these.
+    let sources = super::pack::sources(args.offline).map_err(|errors| {
+        errln!("{}", errors.render());
+        exit::INVALID_INPUT
+    })?;
+    let mut inputs = dsl::pack::ParamInputs {
+        given: config_params.into_iter().collect(),
+        env: true,
+        check_required: true,
+        release_steps: true,
+        keep_compiled: KEEP_COMPILED,
+        remote: Some(sources.clone()),
+        unvalued: Vec::new(),
+    };
+    for (name, value) in cli_params {
+        let given = dsl::pack::Given {
+            value,
+            pos: None,
+            from_text: true,
+        };
+        inputs.given.insert(name, given);
+    }
+    let mut params: serde_json::Map<String, Value> = inputs
+        .given
+        .iter()
+        .map(|(k, g)| (k.clone(), g.value.clone()))
+        .collect();
+    // Engine-derived parameters (e.g. `alg_none_token` from the bearer token), secret.
+    engine::security::add_derived_params(&target, &mut params, secrets);
+    let paths: Vec<PathBuf> = asked.located.iter().map(|(p, _)| p.clone()).collect();
+    let scenarios = match dsl::load::load_all(&paths, &inputs) {
+        Ok(loaded) => {
+            secrets.extend(loaded.secrets);
+            loaded.scenarios
+        }
+        Err(errors) => {
+            errln!("{}", errors.render());
+            return Err(super::pack::unreachable_or(&sources, exit::INVALID_INPUT));
+        }
+    };
+    // The baseline's entries must name scenarios and checks that exist (whether or not
+    // they run in this selection).
+    let baseline = match &args.expected_failures {
+        Some(path) => {
+            let known = scenarios
+                .iter()
+                .map(|s| (s.id.as_str(), s.step_names()))
+                .collect();
+            match crate::face::baseline::Baseline::load(path)
+                .and_then(|b| b.check_known(&known).map(|()| b))
+            {
+                Ok(b) => Some(b),
+                Err(errors) => {
+                    errln!("{}", errors.render());
+                    return Err(exit::INVALID_INPUT);
+                }
+            }
+        }
+        None => None,
+    };
+    let mut selected: Vec<Scenario> = scenarios
+        .into_iter()
+        .filter(|s| asked.tags.is_empty() || asked.tags.iter().any(|e| e.matches(&s.tags)))
+        .collect();
+    for (path, line) in &asked.located {
+        if let Some(line) = line {
+            let name = path.display().to_string();
+            for s in selected.iter_mut().filter(|s| s.file.name == name) {
+                // Keep the steps up to the one that contains the line.
+                if let Some(last) = s.step_lines().iter().rposition(|l| l <= line) {
+                    s.truncate_steps(last + 1);
+                }
+            }
+        }
+    }
+    Ok(Loaded {
+        target,
+        params,
+        selected,
+        baseline,
+    })
+}
+
+/// The items of this run: the plan of the selected scenarios, filtered (`--filter`,
+/// `--watch`'s changed files, `--last-failed`) and sharded; the shard's place in the whole.
+fn select<'a>(
+    args: &RunArgs,
+    asked: &Asked,
+    selected: &'a [Scenario],
+    last_run: &crate::face::last_run::LastRun,
+    last_run_path: &std::path::Path,
+) -> Result<(Vec<Item<'a>>, Option<ShardInfo>), i32> {
+    let mut items = engine::plan(selected, &asked.eras);
+    if let Some(f) = &asked.filter {
+        items.retain(|item| f.is_match(&item.scenario.id) || f.is_match(item.id()));
+    }
+    // --watch: the scenarios of the files that changed (none of them: everything).
+    crate::face::select::retain_changed(&mut items, &args.only_files);
+    if args.last_failed {
+        let ids: Vec<String> = items.iter().map(|item| item.id()).collect();
+        match last_run.pick(&ids) {
+            Ok(keep) => {
+                let mut keep = keep.into_iter();
+                items.retain(|_| keep.next().unwrap_or(false));
+                errln!(
+                    "--last-failed: rerunning {} item(s) that failed last time ({})",
+                    items.len(),
+                    last_run_path.display()
+                );
+            }
+            Err(why) => errln!("--last-failed: {why}: running everything"),
+        }
+    }
+    for (i, item) in items.iter_mut().enumerate() {
+        item.ordinal = i;
+    }
+    let shard_info = asked.shard.map(|shard| {
+        let ids: Vec<String> = items.iter().map(|item| item.id()).collect();
+        let full_run: Vec<&str> = ids.iter().map(String::as_str).collect();
+        ShardInfo::new(shard.index + 1, shard.count, &full_run)
+    });
+    if items.is_empty() {
+        errln!("error: no scenario matches the selection (paths, --tag, --filter, --era)");
+        return Err(exit::INVALID_INPUT);
+    }
+    if let Some(shard) = asked.shard {
+        items.retain(|item| shard.takes(item.ordinal));
+        // More shards than items: this one is empty, but its (empty) result still counts
+        // for `report merge`.
+        if items.is_empty() {
+            errln!(
+                "note: shard {}/{} has nothing to run (fewer items than shards)",
+                shard.index + 1,
+                shard.count
+            );
+        }
+    }
+    Ok((items, shard_info))
+}
+
+/// 4 when the server could not be started/reached, 3 when authentication failed,
+/// 1 when a test failed, else 0.
+///
+/// 4 only when no suite of the run ever reached the server: a connection that failed
+/// after others got through is the server's failure (1), so the code of a run never
+/// depends on which connection a flaky server dropped.
+pub fn exit_code(
+    report: &RunReport,
+    applied: Option<&crate::face::baseline::Applied>,
+    strict: bool,
+) -> i32 {
+    let kinds = |k: &str| {
+        report
+            .suites
+            .iter()
+            .any(|s: &SuiteResult| s.setup_error_kind.as_deref() == Some(k))
+    };
+    let reached = report.suites.iter().any(|s| {
+        s.era.negotiated.is_some()
+            || matches!(s.setup_error_kind.as_deref(), Some("auth" | "protocol"))
+    });
+    // A baseline may cover a connection failure; without one, it decides the code.
+    let uncovered = applied.is_none_or(|a| a.unexpected > 0);
+    if uncovered && !reached && (kinds("start") || kinds("unreachable")) {
+        exit::UNREACHABLE
+    } else if uncovered && kinds("auth") {
+        exit::AUTH_REQUIRED
+    } else if let Some(a) = applied {
+        if a.is_ok() { exit::OK } else { exit::FAILED }
+    } else if report.summary.is_green() && !(strict && report.summary.warnings > 0) {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+/// Color for the console report, written to stdout (or stderr, `to_stderr`).
+pub(super) fn use_color(choice: ColorChoice, to_stderr: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            let terminal = if to_stderr {
+                std::io::stderr().is_terminal()
+            } else {
+                std::io::stdout().is_terminal()
+            };
+            terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}
+
+/// `--set NAME=VALUE` parameters; `NAME=env:VAR` reads the environment and is a secret.
+pub(super) fn parse_params(
+    sets: &[String],
+    secrets: &mut Vec<String>,
+) -> Result<serde_json::Map<String, Value>, UsageError> {
+    let mut params = serde_json::Map::new();
+    for set in sets {
+        let Some((name, value)) = set.split_once('=') else {
+            return Err(UsageError(format!("--set `{set}`: expected NAME=VALUE")));
+        };
+        if !crate::language::dsl::load::is_variable_name(name) {
+            return Err(UsageError(format!(
+                "--set `{set}`: `{name}` is not a variable name (letters, digits, `_`)"
+            )));
+        }
+        let value = match value.strip_prefix("env:") {
+            Some(var) => {
+                let v = std::env::var(var).map_err(|_| {
+                    UsageError(format!(
+                        "--set {name}=env:{var}: the environment variable is not set"
+                    ))
+                })?;
+                if !v.is_empty() {
+                    secrets.push(v.clone());
+                }
+                v
+            }
+            None => value.to_string(),
+        };
+        // Secret-named values are credentials however they were given (the security
+        // pack's `wrong_audience_token`, `expired_token`, `other_user_token`).
+        if crate::ground::redact::is_secret_param(name) && !value.is_empty() {
+            secrets.push(value.clone());
+        }
+        params.insert(name.to_string(), Value::String(value));
+    }
+    Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::report::result::EraInfo;
+
+    fn suite(negotiated: Option<&str>, kind: Option<&str>) -> SuiteResult {
+        SuiteResult {
+            id: "s@legacy".into(),
+            ordinal: 0,
+            scenario: "s".into(),
+            description: None,
+            file: "s.yaml".into(),
+            line: 1,
+            pack: None,
+            tags: Vec::new(),
+            era: EraInfo {
+                requested: "legacy".into(),
+                negotiated: negotiated.map(str::to_string),
+                ..EraInfo::default()
+            },
+            started_at: String::new(),
+            duration: Default::default(),
+            setup_error: kind.map(|k| format!("{k} error")),
+            setup_error_kind: kind.map(str::to_string),
+            steps: Vec::new(),
+            stderr_tail: None,
+            target: None,
+        }
+    }
+
+    fn report(suites: Vec<SuiteResult>) -> RunReport {
+        RunReport {
+            mcpspec_version: String::new(),
+            target: String::new(),
+            transport: "http".into(),
+            started_at: String::new(),
+            duration: Default::default(),
+            summary: crate::results::report::result::Summary::from_suites(&suites),
+            suites,
+            stale_entries: Vec::new(),
+            interrupted: None,
+            shard: None,
+            servers: None,
+        }
+    }
+
+    /// 4 only for a target no suite reached: a connection that failed after others got
+    /// through is a failure of the server (1), whichever connection it was.
+    #[test]
+    fn unreachable_only_when_never_reached() {
+        let never = report(vec![
+            suite(None, Some("unreachable")),
+            suite(None, Some("unreachable")),
+        ]);
+        assert_eq!(exit_code(&never, None, false), exit::UNREACHABLE);
+        for reached in [
+            suite(Some("2025-11-25"), None),
+            suite(None, Some("protocol")),
+        ] {
+            let later = report(vec![reached, suite(None, Some("unreachable"))]);
+            assert_eq!(exit_code(&later, None, false), exit::FAILED);
+        }
+    }
+}

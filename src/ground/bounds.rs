@@ -1,0 +1,168 @@
+//! What a regular expression or a JSON Schema may cost to compile, whoever wrote it: a
+//! scenario's `matches:` and `schema:`, a pack's sanitizers, injection rules, or a
+//! server's tool schemas. A 1 MiB pattern once took 50 s to compile and a 30 MiB one
+//! 11 GB; past these bounds the pattern is refused at once, with a short reason (the
+//! pattern itself is never repeated whole: see [`crate::ground::redact::excerpt`]).
+
+use regex::{Regex, RegexBuilder};
+use serde_json::Value;
+
+/// The longest pattern accepted, in bytes. Real patterns are a few hundred.
+pub const MAX_PATTERN_BYTES: usize = 32 * 1024;
+/// The memory one compiled pattern may take (its program, and its lazy DFA's cache).
+pub const REGEX_SIZE_LIMIT: usize = 8 << 20;
+/// Steps a backtracking match (a schema's `pattern` with look-around) may take before it
+/// gives up: a catastrophic pattern is an error, not a hang.
+pub const BACKTRACK_LIMIT: usize = 1_000_000;
+
+/// Why `pattern` is too long to compile, if it is.
+pub fn too_long(pattern: &str) -> Option<String> {
+    (pattern.len() > MAX_PATTERN_BYTES).then(|| {
+        format!(
+            "the pattern is {} bytes long, more than the {MAX_PATTERN_BYTES} mcpspec accepts",
+            pattern.len()
+        )
+    })
+}
+
+/// `pattern` compiled within the bounds, or why not (short: the parser's last line, not
+/// the pattern it repeats).
+pub fn regex(pattern: &str) -> Result<Regex, String> {
+    if let Some(why) = too_long(pattern) {
+        return Err(why);
+    }
+    RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(limit) => format!(
+                "the compiled pattern would take more than the {limit} bytes mcpspec allows"
+            ),
+            other => {
+                let detail = other.to_string();
+                let last = detail.lines().last().unwrap_or("").trim();
+                crate::ground::redact::excerpt(last.strip_prefix("error: ").unwrap_or(last))
+            }
+        })
+}
+
+/// [`regex`], for a pattern written in a file: the error at its position, quoting an
+/// excerpt of the pattern (the parser's own message repeats all of it: megabytes).
+pub fn regex_at(
+    pattern: &str,
+    pos: crate::ground::source::Pos,
+) -> Result<Regex, crate::ground::load_error::LoadError> {
+    regex(pattern).map_err(|why| {
+        crate::ground::load_error::LoadError::at(
+            pos,
+            format!(
+                "invalid regular expression `{}`: {why}",
+                crate::ground::redact::excerpt(pattern)
+            ),
+        )
+        .with_help("regular expressions use Rust `regex` syntax")
+    })
+}
+
+/// The first pattern in a JSON Schema (`pattern` values, `patternProperties` keys) that is
+/// too long, as (its path in the schema, why).
+pub fn schema_pattern_too_long(schema: &Value) -> Option<(String, String)> {
+    fn walk(v: &Value, at: &mut String) -> Option<(String, String)> {
+        match v {
+            Value::Object(map) => {
+                for (k, item) in map {
+                    let len = at.len();
+                    at.push('/');
+                    at.push_str(k);
+                    if k == "pattern"
+                        && let Some(why) = item.as_str().and_then(too_long)
+                    {
+                        return Some((at.clone(), why));
+                    }
+                    if k == "patternProperties"
+                        && let Some(obj) = item.as_object()
+                        && let Some(why) = obj.keys().find_map(|p| too_long(p))
+                    {
+                        return Some((at.clone(), why));
+                    }
+                    let found = walk(item, at);
+                    at.truncate(len);
+                    if found.is_some() {
+                        return found;
+                    }
+                }
+                None
+            }
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+                let len = at.len();
+                at.push_str(&format!("/{i}"));
+                let found = walk(item, at);
+                at.truncate(len);
+                found
+            }),
+            _ => None,
+        }
+    }
+    walk(schema, &mut String::new())
+}
+
+/// A validator for `schema` whose patterns are bounded in length, compiled size and
+/// backtracking; the error is cut to an excerpt.
+pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    if let Some((at, why)) = schema_pattern_too_long(schema) {
+        return Err(format!("{at}: {why}"));
+    }
+    let patterns = jsonschema::PatternOptions::fancy_regex()
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .backtrack_limit(BACKTRACK_LIMIT);
+    jsonschema::options()
+        .with_pattern_options(patterns)
+        .build(schema)
+        .map_err(|e| crate::ground::redact::excerpt(&e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn huge_patterns_are_refused_at_once() {
+        let started = Instant::now();
+        let dots = ".".repeat(1 << 20);
+        assert!(regex(&dots).unwrap_err().contains("1048576 bytes long"));
+        let err = validator(&json!({"type": "string", "pattern": dots})).unwrap_err();
+        assert!(err.starts_with("/pattern: the pattern is"), "{err}");
+        let err =
+            validator(&json!({"properties": {"a": {"patternProperties": {dots.clone(): {}}}}}))
+                .unwrap_err();
+        assert!(err.starts_with("/properties/a/patternProperties:"), "{err}");
+        // Short but huge once compiled.
+        let err = regex(r"\w{1000}\w{1000}\w{1000}").unwrap_err();
+        assert!(err.contains("mcpspec allows"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn errors_do_not_repeat_the_pattern() {
+        let bad = format!("({}", "a".repeat(20_000));
+        let err = regex(&bad).unwrap_err();
+        assert!(err.len() < 300, "{err}");
+        assert!(err.contains("unclosed group"), "{err}");
+    }
+
+    #[test]
+    fn ordinary_patterns_compile() {
+        assert!(
+            regex(r"^\d{4}-\d{2}-\d{2}$")
+                .unwrap()
+                .is_match("2026-12-02")
+        );
+        let v = validator(&json!({"type": "string", "pattern": "^(?!x)[a-z]+$"})).unwrap();
+        assert!(v.is_valid(&json!("abc")));
+        assert!(!v.is_valid(&json!("xabc")));
+    }
+}

@@ -1,0 +1,23 @@
+//! The ground: console output, JSON, the YAML front end, input errors with positions, masking, bounded regexes and schemas, system calls, signals, TLS, contract rules files.
+//!
+//! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
+//!
+//! 0. `json`, `output`, `platform`, `redact`, `tls`
+//! 1. `signals`, `source`
+//! 2. `load_error`
+//! 3. `bounds`, `yaml`
+//! 4. `contract_rules`
+
+#[macro_use]
+pub mod output;
+pub mod bounds;
+/// Contract rules files and the change kinds (read here; judged by `contract::rules`).
+pub mod contract_rules;
+pub mod json;
+pub mod load_error;
+pub mod platform;
+pub mod redact;
+pub mod signals;
+pub mod source;
+pub mod tls;
+pub mod yaml;

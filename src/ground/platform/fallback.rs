@@ -1,0 +1,58 @@
+//! The whole-tree cleanup's API where there are no pidfds, no child-subreaper flag and no
+//! `/proc` (macOS, the BSDs, Windows, and Linux built portable): nothing can be pinned
+//! and no walk finds anything, so a server's cleanup is its group kill alone (see the
+//! contract in [`crate::ground::platform`]).
+
+/// Not available: orphans go to init (or nowhere, on Windows).
+pub fn become_subreaper() -> bool {
+    false
+}
+
+/// A process pinned so that a signal reaches it or nothing; never made here (a bare pid
+/// could name a stranger by the time it is signalled, so nothing is signalled by pid).
+#[derive(Debug)]
+pub struct Pinned {
+    pid: i32,
+}
+
+impl Pinned {
+    /// Always fails (`Unsupported`).
+    pub fn open(pid: i32) -> std::io::Result<Pinned> {
+        let _ = Pinned { pid };
+        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    pub fn kill(&self) -> bool {
+        false
+    }
+
+    pub fn alive(&self) -> bool {
+        false
+    }
+
+    pub fn reap(&self) -> bool {
+        true
+    }
+
+    /// Never resolves to `Ok`: the caller polls.
+    pub async fn exited(&self) -> std::io::Result<()> {
+        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+    }
+}
+
+/// Nothing is found without `/proc`.
+pub fn children(_pid: u32) -> Vec<u32> {
+    Vec::new()
+}
+
+pub fn parent_of(_pid: u32) -> Option<u32> {
+    None
+}
+
+pub fn environ(_pid: u32) -> Option<Vec<u8>> {
+    None
+}

@@ -1,0 +1,339 @@
+//! POSIX (Linux, macOS, the BSDs): process groups, signals, seeing a child's exit without
+//! reaping it, non-blocking pipes on tokio's reactor. See the contract in
+//! [`crate::ground::platform`].
+//!
+//! A pid or process-group id names *our* process only while that process is not
+//! reaped. So a server is never reaped before its group and tree are cleaned up
+//! ([`exit_status_unreaped`] sees the exit and leaves a zombie that holds both numbers),
+//! and any other process is signalled only through a [`Pinned`] handle (Linux).
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, ExitStatus};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+
+use super::{Pinned, Spawned, Stop};
+
+fn signal_number(stop: Stop) -> i32 {
+    match stop {
+        Stop::Term => libc::SIGTERM,
+        Stop::Kill => libc::SIGKILL,
+    }
+}
+
+/// Put a pipe end in non-blocking mode (tokio hands child pipes over blocking).
+fn set_nonblocking(fd: BorrowedFd<'_>) -> std::io::Result<()> {
+    let raw = fd.as_raw_fd();
+    // SAFETY: fcntl(2) on a descriptor the caller borrows (it stays open for the call);
+    // no memory is involved.
+    let flags = unsafe { libc::fcntl(raw, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Send SIGTERM/SIGKILL to every process of group `pgid` (errors, e.g. an empty group,
+/// ignored). Only while the group's leader is an unreaped child of this process: after
+/// the reap the number may lead a stranger's group.
+pub fn signal_group(pgid: i32, stop: Stop) {
+    if pgid > 0 {
+        // SAFETY: kill(2) with a negative pid signals a group; no memory is involved.
+        unsafe {
+            libc::kill(-pgid, signal_number(stop));
+        }
+    }
+}
+
+/// Reap `pid` if it is an exited child of this process (never blocks).
+fn reap(pid: i32) -> bool {
+    let mut status = 0;
+    // SAFETY: waitpid(2) with WNOHANG writes the status into a local integer.
+    let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+    r != 0
+}
+
+/// Register a descriptor-owning `File` with the tokio reactor.
+pub(super) fn register(file: File, interest: Interest) -> std::io::Result<AsyncFd<File>> {
+    // SAFETY: the `File` owns its descriptor, which stays open for as long as the
+    // `AsyncFd` that owns the `File`, and always reports that same descriptor.
+    unsafe { Ok(AsyncFd::register_with_interest(file, interest)?) }
+}
+
+/// The exit status of child `pid` once it has exited, *without reaping it* (`waitid` with
+/// `WNOWAIT`, POSIX): the zombie keeps its pid and process-group id ours until reaped.
+/// `Ok(None)` while it runs; an error if it is not (or no longer) our child.
+fn exit_status_unreaped(pid: i32) -> std::io::Result<Option<ExitStatus>> {
+    // SAFETY: waitid(2) writes into a zeroed local siginfo_t.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: reading a siginfo_t filled in by waitid(2) (or left zeroed).
+    let (si_pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+    if si_pid == 0 {
+        return Ok(None);
+    }
+    // Back to a wait(2) status word, which `ExitStatus` is made of.
+    let raw = match info.si_code {
+        libc::CLD_EXITED => (status & 0xff) << 8,
+        libc::CLD_DUMPED => (status & 0x7f) | 0x80,
+        _ => status & 0x7f,
+    };
+    Ok(Some(ExitStatus::from_raw(raw)))
+}
+
+/// A server process: the leader of its own process group.
+#[derive(Clone, Debug)]
+pub struct Server {
+    pid: i32,
+    /// The server pinned (Linux), to reap exactly it and no later holder of its pid.
+    me: Option<Arc<Pinned>>,
+}
+
+impl Server {
+    /// Start `cmd` (stdio already piped by the caller) in a new process group.
+    pub fn spawn(cmd: &mut Command) -> std::io::Result<Spawned> {
+        let mut child = cmd.process_group(0).spawn()?;
+        let pid = child.id() as i32;
+        // Dropping the `Child` neither waits nor kills: the server is reaped by
+        // `Server::reap`, after its cleanup.
+        Ok(Spawned {
+            server: Server {
+                pid,
+                me: Pinned::open(pid).ok().map(Arc::new),
+            },
+            stdin: child.stdin.take(),
+            stdout: child.stdout.take(),
+            stderr: child.stderr.take(),
+        })
+    }
+
+    /// A server that never ran (tests).
+    #[cfg(test)]
+    pub fn for_tests() -> Server {
+        Server { pid: 0, me: None }
+    }
+
+    /// Its pid, which is also its process-group id.
+    pub fn id(&self) -> i32 {
+        self.pid
+    }
+
+    /// Signal its group (see [`signal_group`]: only before [`Server::reap`]).
+    pub fn signal(&self, stop: Stop) {
+        signal_group(self.pid, stop);
+    }
+
+    /// Wait for it to exit, leaving it unreaped. Linux: its pidfd turns readable.
+    /// Elsewhere (or without pidfds): each SIGCHLD, and a slow tick in case one is missed.
+    /// `None` if it is not our child (nothing will ever tell its status).
+    pub async fn exited(&self) -> Option<ExitStatus> {
+        if let Some(me) = &self.me {
+            let _ = me.exited().await;
+        }
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut sigchld = signal(SignalKind::child()).ok();
+        loop {
+            match exit_status_unreaped(self.pid) {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) => {}
+                Err(_) => return None,
+            }
+            let tick = tokio::time::sleep(Duration::from_millis(100));
+            match sigchld.as_mut() {
+                Some(s) => {
+                    tokio::select! {
+                        _ = s.recv() => {}
+                        _ = tick => {}
+                    }
+                }
+                None => tick.await,
+            }
+        }
+    }
+
+    /// Reap it once it has exited (never blocks). Call once, after the cleanup.
+    pub fn reap(&self) {
+        match &self.me {
+            Some(me) => me.reap(),
+            None => reap(self.pid),
+        };
+    }
+
+    /// Reap it now if that can name only this process (by its pidfd, Linux); otherwise
+    /// leave it to [`Server::reap`] (by pid it could name a newer child once reaped).
+    pub fn reap_if_pinned(&self) {
+        if let Some(me) = &self.me {
+            me.reap();
+        }
+    }
+}
+
+/// The server's stdin: writes that never block.
+pub struct PipeWriter(AsyncFd<File>);
+
+impl PipeWriter {
+    pub fn new(pipe: std::process::ChildStdin) -> std::io::Result<PipeWriter> {
+        let file = File::from(OwnedFd::from(pipe));
+        set_nonblocking(file.as_fd())?;
+        Ok(PipeWriter(register(file, Interest::WRITABLE)?))
+    }
+
+    /// Write what the pipe takes now (`WouldBlock` when full).
+    pub fn try_write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.get_ref().write(buf)
+    }
+
+    /// Wait until the server takes some of `buf`; how much it took.
+    pub async fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        loop {
+            let mut guard = self.0.writable().await?;
+            // `Err`: the pipe was full after all; readiness is cleared, wait again.
+            if let Ok(r) = guard.try_io(|f| f.get_ref().write(buf)) {
+                return r;
+            }
+        }
+    }
+}
+
+/// The server's stdout, read without blocking the runtime.
+pub struct PipeReader(AsyncFd<File>);
+
+impl PipeReader {
+    pub fn new(pipe: std::process::ChildStdout) -> std::io::Result<PipeReader> {
+        let file = File::from(OwnedFd::from(pipe));
+        set_nonblocking(file.as_fd())?;
+        Ok(PipeReader(register(file, Interest::READABLE)?))
+    }
+
+    /// Wait for output and read it into `buf` (0: end of file).
+    pub async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let mut guard = self.0.readable_mut().await?;
+            if let Ok(r) = guard.try_io(|f| f.get_mut().read(buf)) {
+                // A read that did not fill `buf` emptied the pipe: the next wait goes to the
+                // reactor, not to a read(2) that finds nothing (one system call less per
+                // reply, as tokio's own pipes and sockets do). A write after this read is a
+                // new readiness event, which clearing does not drop.
+                if matches!(r, Ok(n) if n > 0 && n < buf.len()) {
+                    guard.clear_ready();
+                }
+                return r;
+            }
+        }
+    }
+}
+
+/// SIGINT and SIGTERM, received by mcpspec.
+pub struct Interrupts {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+}
+
+impl Interrupts {
+    /// Listen from now on (in a runtime); `None` if the handlers cannot be installed.
+    pub fn new() -> Option<Interrupts> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Some(Interrupts {
+            int: signal(SignalKind::interrupt()).ok()?,
+            term: signal(SignalKind::terminate()).ok()?,
+        })
+    }
+
+    /// The next one: (exit code, name).
+    pub async fn recv(&mut self) -> (i32, &'static str) {
+        tokio::select! {
+            _ = self.int.recv() => (130, "SIGINT"),
+            _ = self.term.recv() => (143, "SIGTERM"),
+        }
+    }
+}
+
+/// The signal that ended a process, if one did.
+pub fn signal_of(status: ExitStatus) -> Option<i32> {
+    status.signal()
+}
+
+/// Whether `stop` is the signal `sig`.
+pub fn is_stop_signal(stop: Stop, sig: i32) -> bool {
+    signal_number(stop) == sig
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGXCPU => "SIGXCPU",
+        _ => "a signal",
+    }
+}
+
+/// A `--stdio` command line as words (POSIX shell quoting).
+pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+    shell_words::split(line).map_err(|e| e.to_string())
+}
+
+/// The command that runs `program` (found as `execvp` finds it).
+pub fn command(program: &str) -> Command {
+    Command::new(program)
+}
+
+/// A program's file name is used as given.
+pub(super) fn program_extensions(_program: &std::path::Path) -> Vec<String> {
+    vec![String::new()]
+}
+
+/// What a non-regular, non-folder file is, for an error.
+pub fn special_file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "device"
+    } else if kind.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
+/// The status of a process killed by `stop` (tests).
+#[cfg(test)]
+pub fn killed_by(stop: Stop) -> Option<ExitStatus> {
+    Some(ExitStatus::from_raw(signal_number(stop)))
+}
+
+/// The status of a process that exited with `code` (tests).
+#[cfg(test)]
+pub fn exited_with(code: i32) -> ExitStatus {
+    ExitStatus::from_raw(code << 8)
+}

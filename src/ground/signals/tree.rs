@@ -1,0 +1,161 @@
+//! Whole-tree cleanup of stdio servers. A process group reaches the server and the
+//! children that stay in it, but a grandchild that calls `setsid()` (or `setpgid`) leaves
+//! the group and would survive it. So every server is started with a marker in its
+//! environment (inherited by its descendants), mcpspec makes itself a child subreaper
+//! (orphans are re-parented to it, not to init), and a server's shutdown kills its tree
+//! as taken *before* stdin is closed (a descendant that cleared its environment is still
+//! under the server then) plus every process under mcpspec that carries its marker.
+//!
+//! A pid read from `/proc` may name someone else a moment later (pids come round within
+//! seconds on a busy machine), so every process found is pinned (a pidfd, see
+//! [`crate::ground::platform::Pinned`]), re-verified after pinning, and signalled only through the pin.
+//!
+//! Linux only (`/proc`, pidfds, `PR_SET_CHILD_SUBREAPER`): elsewhere the platform finds
+//! no process and pins none, so only the process group is signalled (see the contract in
+//! [`crate::ground::platform`]). What cannot be caught: a descendant that both clears its
+//! environment and leaves the server's subtree after the tree was taken (it is started
+//! while the server shuts down, and its parent exits).
+
+use std::collections::HashSet;
+use std::sync::Once;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::ground::platform::{Pinned, children, environ, parent_of};
+
+/// The environment variable that marks a server's processes.
+pub const MARKER_VAR: &str = "MCPSPEC_SERVER_TOKEN";
+
+static SUBREAPER: Once = Once::new();
+static NEXT: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh marker value for one server (`<mcpspec pid>.<n>`); makes mcpspec a subreaper
+/// on first use.
+pub fn new_marker() -> String {
+    SUBREAPER.call_once(|| {
+        crate::ground::platform::become_subreaper();
+    });
+    format!(
+        "{}.{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// At most this many processes are pinned by one walk (a bound against a fork bomb, and
+/// on open descriptors; the process group signal still reaches the rest).
+const WALK_LIMIT: usize = 1000;
+
+/// Every process below `root` (not `root` itself), each pinned (see
+/// [`crate::ground::platform::Pinned`]) and verified to be a child of the pinned process above it at
+/// the time it was pinned. `root` must not be reaped during the call (mcpspec itself, or
+/// a server leader, which mcpspec reaps only after its cleanup).
+pub fn pin_descendants(root: u32) -> Vec<Pinned> {
+    let mut found: Vec<Pinned> = Vec::new();
+    let mut seen = HashSet::new();
+    // (pid, index in `found` of its pinned handle; None for `root`)
+    let mut queue: Vec<(u32, Option<usize>)> = vec![(root, None)];
+    while let Some((pid, pinned_at)) = queue.pop() {
+        for child in children(pid) {
+            if found.len() >= WALK_LIMIT || !seen.insert(child) {
+                continue;
+            }
+            let Ok(handle) = Pinned::open(child as i32) else {
+                continue;
+            };
+            // Read after pinning; then both ends still alive means both pids named the
+            // same processes all along, so the pinned one is `pid`'s child.
+            if parent_of(child) != Some(pid)
+                || !handle.alive()
+                || pinned_at.is_some_and(|i| !found[i].alive())
+            {
+                continue;
+            }
+            found.push(handle);
+            queue.push((child, Some(found.len() - 1)));
+        }
+    }
+    found
+}
+
+/// Whether `pid`'s environment has `MARKER_VAR=<value>` (`prefix`: the value starts with
+/// `value`).
+fn has_marker(pid: u32, value: &str, prefix: bool) -> bool {
+    let Some(env) = environ(pid) else {
+        return false;
+    };
+    env.split(|&b| b == 0).any(|entry| {
+        entry
+            .strip_prefix(MARKER_VAR.as_bytes())
+            .and_then(|rest| rest.strip_prefix(b"="))
+            .is_some_and(|v| {
+                if prefix {
+                    v.starts_with(value.as_bytes())
+                } else {
+                    v == value.as_bytes()
+                }
+            })
+    })
+}
+
+/// The processes under mcpspec that carry `marker` (`prefix`: a marker starting with it),
+/// pinned; the environment is read after pinning, and a process that is still alive
+/// afterwards is the one that was read.
+pub fn pin_marked(marker: &str, prefix: bool) -> Vec<Pinned> {
+    pin_descendants(std::process::id())
+        .into_iter()
+        .filter(|p| has_marker(p.pid() as u32, marker, prefix) && p.alive())
+        .collect()
+}
+
+/// SIGKILL every process of one server: `pinned` (its tree, taken while the leader
+/// lived) and every process under mcpspec carrying `marker`. Orphans adopted by mcpspec
+/// are reaped; the `leader` is not (its transport reaps it).
+pub fn kill_server_tree(mut pinned: Vec<Pinned>, marker: &str, leader: i32) {
+    pinned.extend(pin_marked(marker, false));
+    kill_and_reap(pinned, |pid| pid == leader);
+}
+
+/// SIGKILL every server process of this mcpspec (on interrupt); the `leaders` are not
+/// reaped (their transports reap them).
+pub fn kill_all_servers(leaders: &HashSet<i32>) {
+    let victims = pin_marked(&format!("{}.", std::process::id()), true);
+    kill_and_reap(victims, |pid| leaders.contains(&pid));
+}
+
+/// Every signal goes through the pinned handle: a process that is gone is not replaced by
+/// whoever got its pid.
+fn kill_and_reap(mut victims: Vec<Pinned>, leader: impl Fn(i32) -> bool) {
+    for p in &victims {
+        p.kill();
+    }
+    // The adopted ones are ours to reap (`reap` is a no-op for a process that is not our
+    // child). A leader is reaped by its transport alone, after its cleanup: reaped here,
+    // its pid and group id could name a stranger while that cleanup still signals them.
+    victims.retain(|p| !leader(p.pid()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
+    while !victims.is_empty() && std::time::Instant::now() < deadline {
+        victims.retain(|p| !p.reap());
+        if !victims.is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg_attr(not(mcpspec_linux), ignore = "the tree walk is Linux-only")]
+    fn parent_of_a_child_is_this_process() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("sleep");
+        assert_eq!(parent_of(child.id()), Some(std::process::id()));
+        let pinned = pin_descendants(std::process::id());
+        assert!(pinned.iter().any(|p| p.pid() as u32 == child.id()));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

@@ -1,0 +1,298 @@
+//! Reading YAML: one front end (serde-saphyr, which keeps each node's position), and its
+//! errors rewritten for people — `file:line:col`, a snippet, what was expected in the
+//! words of the file format, "did you mean", and every structural error of a file at once.
+
+use std::sync::{Arc, LazyLock};
+
+use regex::Regex;
+
+use crate::ground::load_error::{LoadError, LoadErrors, did_you_mean};
+use crate::ground::source::{MAX_INPUT_BYTES, Pos, SourceFile};
+
+/// Deserialize a YAML document into `T`, turning serde errors into positioned ones.
+/// A structural error (unknown key, wrong type) comes with the others of the file: see
+/// [`super::recover`].
+pub fn parse<T: serde::de::DeserializeOwned>(file: &Arc<SourceFile>) -> Result<T, LoadErrors> {
+    parse_recovering(file).map_err(|(errors, _)| errors)
+}
+
+/// [`parse`], and on structural errors also the document without the entries that hold
+/// them (when it reads then), so the caller checks the rest of the file in the same run
+/// and reports every independent mistake at once.
+pub fn parse_recovering<T: serde::de::DeserializeOwned>(
+    file: &Arc<SourceFile>,
+) -> Result<T, (LoadErrors, Option<super::recover::Recovered<T>>)> {
+    if file.text.trim().is_empty() {
+        return Err((LoadError::file(&file.name, "file is empty").into(), None));
+    }
+    match serde_saphyr::from_str_with_options::<T>(&file.text, options()) {
+        Ok(value) => Ok(value),
+        // A reading limit is no structural error: reading the file again cannot help.
+        Err(e) if e.without_snippet().to_string().contains("budget breached") => {
+            Err((yaml_error(file, &e).into(), None))
+        }
+        Err(e) => Err(super::recover::more_structural_errors::<T>(
+            file,
+            yaml_error(file, &e),
+        )),
+    }
+}
+
+/// Most YAML nodes (scalars, lists, mappings) one file may hold: about what a scenario
+/// file of [`MAX_INPUT_BYTES`], the largest input mcpspec reads, holds (a scenario step
+/// runs 10–20 bytes a node). serde-saphyr's default (250,000) refused a 3.6 MB file of
+/// 20,000 steps.
+pub const MAX_NODES: usize = MAX_INPUT_BYTES as usize / 8;
+
+/// How serde-saphyr reads a document: its defaults (aliases, anchors, depth and documents
+/// bounded: an alias bomb still fails at once), with the node and event counts raised to
+/// [`MAX_NODES`], so every file within the size limit that is not such a bomb loads.
+pub(super) fn options() -> serde_saphyr::Options {
+    options_with(MAX_NODES)
+}
+
+fn options_with(max_nodes: usize) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = max_nodes;
+    // A mapping or a list is two events (start, end), a scalar one.
+    budget.max_events = 2 * max_nodes + 16;
+    serde_saphyr::options! { budget: Some(budget) }
+}
+
+/// Read a document with mcpspec's reading limits but serde-saphyr's own error (for
+/// inputs whose errors are reported as text, not positioned: a `schemaFile`, a rules file).
+pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_saphyr::Error> {
+    serde_saphyr::from_str_with_options(text, options())
+}
+
+static AT_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)\s*(at|on) line \d+,? col(umn)? \d+.*$").unwrap());
+static UNKNOWN_FIELD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"unknown field `([^`]*)`, expected (?:one of )?(.*)").unwrap());
+static MISSING_FIELD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"missing field `([^`]*)`").unwrap());
+static UNKNOWN_VARIANT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"unknown variant `([^`]*)`, expected (?:one of )?(.*)").unwrap());
+static DUPLICATE_KEY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"duplicate mapping key: ([^,]*)").unwrap());
+static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").unwrap());
+
+pub(super) fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
+    let raw = e.without_snippet().to_string();
+    let message = AT_LINE.replace(raw.trim(), "").to_string();
+    let (mut message, mut help) = explain_serde_message(&message);
+    if let Some(loc) = e.location().filter(|l| l.line() > 0)
+        && let Some((m, h)) = explain_by_key(file, &message, loc.line() as u32, loc.column() as u32)
+    {
+        (message, help) = (m, Some(h));
+    }
+    if help.is_none()
+        && let Some(loc) = e.location().filter(|l| l.line() > 0)
+    {
+        help = explain_indentation(file, &message, loc.line() as u32);
+    }
+    let error = match e.location() {
+        Some(loc) if loc.line() > 0 => LoadError::at(
+            Pos::new(file, loc.line() as u32, loc.column() as u32),
+            message,
+        ),
+        _ => LoadError::file(&file.name, message),
+    };
+    match help {
+        Some(h) => error.with_help(h),
+        None => error,
+    }
+}
+
+/// The parser's words for a line indented where no mapping or list continues.
+const INDENTATION_ERRORS: [&str; 3] = [
+    "did not find expected key",
+    "did not find expected '-' indicator",
+    "mapping values are not allowed",
+];
+
+/// A YAML indentation mistake: the parser names the line, not what to do. Say which key
+/// above it the line probably belongs with (the nearest one, with its column), so the fix
+/// is to indent it like that key.
+fn explain_indentation(file: &SourceFile, message: &str, line: u32) -> Option<String> {
+    if !INDENTATION_ERRORS.iter().any(|m| message.contains(m)) {
+        return None;
+    }
+    let lines: Vec<&str> = file.text.lines().collect();
+    let here = *lines.get(line.checked_sub(1)? as usize)?;
+    if here.starts_with('\t') {
+        return Some("YAML indents with spaces, never tabs: replace the tab".into());
+    }
+    // Column of a line's key: after its indentation and any `- ` item markers.
+    let key_of = |text: &str| -> Option<(usize, String)> {
+        let body = text.trim_start();
+        if body.is_empty() || body.starts_with('#') {
+            return None;
+        }
+        let mut col = text.len() - body.len();
+        let mut rest = body;
+        while let Some(r) = rest.strip_prefix("- ") {
+            col += 2 + (r.len() - r.trim_start().len());
+            rest = r.trim_start();
+        }
+        let key = rest.split_once(':')?.0;
+        (!key.is_empty() && !key.contains([' ', '{', '[', '"', '\'']))
+            .then(|| (col, key.to_string()))
+    };
+    let (col, key) = key_of(here)?;
+    let (above, (want, other)) = (0..line as usize - 1)
+        .rev()
+        .find_map(|i| key_of(lines[i]).map(|k| (i + 1, k)))?;
+    if want == col {
+        return None;
+    }
+    Some(format!(
+        "check the indentation: `{key}` starts at column {}, `{other}` on line {above} at column {}; \
+         to be a key beside `{other}`, indent it by {want} spaces, as that line is",
+        col + 1,
+        want + 1
+    ))
+}
+
+/// A scalar where the DSL takes a list (`eras: legacy`), or a value that is not a
+/// boolean: say so in DSL words, naming the key, with the fix written out from the user's
+/// own value.
+fn explain_by_key(
+    file: &SourceFile,
+    message: &str,
+    line: u32,
+    col: u32,
+) -> Option<(String, String)> {
+    let list = message == "expected sequence start" || message.contains("expected a sequence");
+    let boolean = message == "invalid boolean";
+    if !list && !boolean {
+        return None;
+    }
+    let text = file.text.lines().nth(line.checked_sub(1)? as usize)?;
+    let start = text.char_indices().nth(col.checked_sub(1)? as usize)?.0;
+    let key = text[..start].trim_end().strip_suffix(':')?;
+    let key = key
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()?;
+    let mut value = text[start..].split(" #").next()?;
+    if text[..start].contains(['{', '[']) {
+        // In a flow collection the value ends at the next comma.
+        value = value.split(',').next()?;
+    }
+    let value = value.trim().trim_end_matches([',', '}']).trim();
+    if key.is_empty() || value.is_empty() {
+        return None;
+    }
+    if boolean {
+        return Some((
+            format!("`{key}` takes `true` or `false`, not `{value}`"),
+            format!("write `{key}: true` or `{key}: false`"),
+        ));
+    }
+    let what = match key {
+        "eras" => "a list of eras",
+        "tags" => "a list of tags",
+        "paths" => "a list of files, folders or packs",
+        "supportedVersions" => "a list of revisions",
+        _ => "a list",
+    };
+    Some((
+        format!("`{key}` takes {what}, e.g. [{value}]"),
+        format!("write `{key}: [{value}]`"),
+    ))
+}
+
+/// Rephrase serde's messages in DSL terms and add "did you mean".
+fn explain_serde_message(message: &str) -> (String, Option<String>) {
+    for (re, what) in [(&*UNKNOWN_FIELD, "key"), (&*UNKNOWN_VARIANT, "value")] {
+        if let Some(c) = re.captures(message) {
+            let unknown = c[1].to_string();
+            let mut expected: Vec<String> = BACKTICKED
+                .captures_iter(&c[2])
+                .map(|m| m[1].to_string())
+                .collect();
+            if expected.is_empty() {
+                expected = c[2]
+                    .split(',')
+                    .map(|k| k.trim().to_string())
+                    .filter(|k| !k.is_empty())
+                    .collect();
+            }
+            let list = expected
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let help = match did_you_mean(&unknown, expected.iter().map(String::as_str)) {
+                Some(s) => format!("did you mean `{s}`? expected one of {list}"),
+                None => format!("expected one of {list}"),
+            };
+            return (format!("unknown {what} `{unknown}`"), Some(help));
+        }
+    }
+    if let Some(c) = DUPLICATE_KEY.captures(message) {
+        return (
+            format!("duplicate key `{}`", &c[1]),
+            Some("each key may appear once in a mapping".into()),
+        );
+    }
+    if let Some(c) = MISSING_FIELD.captures(message) {
+        return (format!("missing required key `{}`", &c[1]), None);
+    }
+    // serde-saphyr's depth budget (64), and serde's recursion limit on a flow collection.
+    if message.starts_with("budget breached: Depth") || message == "recursion limit exceeded" {
+        return (
+            "the document nests too deeply".into(),
+            Some("mcpspec reads YAML nested at most 64 levels deep".into()),
+        );
+    }
+    if message.starts_with("budget breached: Nodes")
+        || message.starts_with("budget breached: Events")
+    {
+        return (
+            format!("the file holds more than {MAX_NODES} YAML values"),
+            Some("mcpspec reads at most that many in one file: split it into several".into()),
+        );
+    }
+    if message.contains("data did not match any variant of untagged enum CodeSpec") {
+        return (
+            "invalid code".into(),
+            Some("expected an integer code or a list of integer codes".into()),
+        );
+    }
+    if message.contains("untagged enum Sanitizer") {
+        return (
+            "invalid sanitizer".into(),
+            Some("expected `timestamps`, `uuids`, `jwts`, `{path: \"$..id\"}` or `{regex: \"…\", replace: \"<id>\"}` (with an optional `replace`)".into()),
+        );
+    }
+    if message.contains("untagged enum LengthSpec") {
+        return (
+            "invalid length".into(),
+            Some("expected a number or a comparison such as `{gte: 1}`".into()),
+        );
+    }
+    (message.to_string(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::value::TValue;
+    use super::*;
+
+    /// Past the node limit, the error says so in mcpspec's words, once.
+    #[test]
+    fn too_many_values_is_said_plainly() {
+        let file = SourceFile::new("t.yaml", "scenario: s\nsteps: [1, 2, 3, 4, 5, 6, 7, 8]\n");
+        let e = serde_saphyr::from_str_with_options::<TValue>(&file.text, options_with(5))
+            .expect_err("over the limit");
+        let error = yaml_error(&file, &e);
+        assert!(
+            error
+                .message
+                .starts_with("the file holds more than 8388608 YAML values"),
+            "{error:?}"
+        );
+        assert_eq!(error.pos.as_ref().map(|p| p.line), Some(2), "{error:?}");
+    }
+}

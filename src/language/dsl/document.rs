@@ -1,0 +1,559 @@
+//! The scenario DSL as Rust types: the single source of truth for both loading
+//! (serde, with positions) and the published JSON Schema (schemars).
+//!
+//! Expectations are plain structs with optional keys rather than untagged enums: the
+//! YAML loader keeps nested positions only through structs and externally tagged enums.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::limits;
+use super::value::{At, TValue};
+
+mod expect;
+mod pack;
+
+pub use expect::*;
+pub use pack::*;
+
+/// One scenario file: an ordered list of steps run over one connection per era.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "mcpspec scenario")]
+pub struct ScenarioDoc {
+    /// Scenario id: stable, used in reports and baselines as `scenario@era:step`.
+    pub scenario: At<String>,
+    /// What the scenario checks, in one sentence.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Labels for selection with `--tag`.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Eras this scenario applies to: `legacy`, `modern`, `auto`, or a revision such as
+    /// `2025-11-25` / `2026-07-28`. Without it the scenario applies to every era.
+    #[serde(default)]
+    pub eras: Vec<At<String>>,
+    /// Preconditions: when the server does not meet them, every step is skipped with
+    /// the reason.
+    #[serde(default)]
+    pub requires: Option<RequiresDoc>,
+    /// Variables available to templates (`{{ name }}`).
+    #[serde(default)]
+    pub vars: IndexMap<String, TValue>,
+    /// `true`: the scenario changes state other scenarios read (it creates, deletes or
+    /// toggles something on the server, or behind it), so it runs alone, never beside
+    /// another scenario of the run, whatever `--jobs` says.
+    #[serde(default)]
+    pub exclusive: bool,
+    /// Over stdio, which server process the scenario runs on. `true`: a process no other
+    /// scenario uses after it (in the legacy era, a session nobody else gets after it):
+    /// its era's warm process once no sharing scenario of the era needs it any more, else
+    /// one started for it; it is stopped after the scenario. `false`: a warm process
+    /// shared, one scenario after another, with the run's other sharing scenarios of the
+    /// same era: the author says it leaves nothing behind that another could see. Without
+    /// it: the pack's `fresh`, else shared when every step only reads (list, get, read,
+    /// discover, ping requests and the read-only built-in checks), as with `true`
+    /// otherwise. A scenario that is `exclusive` is as with `true`; one that calls
+    /// `list_change_tool` or tests the connection's life (`initialize`, session
+    /// termination) always gets a process started for it.
+    #[serde(default)]
+    pub fresh: Option<bool>,
+    /// The steps, run in order.
+    #[serde(deserialize_with = "super::value::exact_vec")]
+    pub steps: Vec<At<StepDoc>>,
+    /// Steps run before `steps` (e.g. create a fixture). When one fails or errors, `steps`
+    /// are skipped with the reason and `teardown` still runs.
+    #[serde(default, deserialize_with = "super::value::exact_vec")]
+    pub setup: Vec<At<StepDoc>>,
+    /// Steps run after `steps`, even when steps (or `setup`) failed: clean up what the
+    /// scenario made. Skipped only when the connection itself is gone.
+    #[serde(default, deserialize_with = "super::value::exact_vec")]
+    pub teardown: Vec<At<StepDoc>>,
+}
+
+// The less common parts are boxed: a long scenario's steps are moved around whole while
+// loading, and unboxed they took 1.4 kB each. (Not a doc comment: those are the schema's
+// descriptions.)
+/// One request, notification or raw message, then expectations and captures.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename = "Step")]
+pub struct StepDoc {
+    /// Step name; also the check id in reports (`scenario@era:name`). Required, except on a
+    /// group call (`use:`), where it prefixes the group's step names (`name/step`).
+    #[serde(default)]
+    pub name: Option<At<String>>,
+    /// Call a reusable step group of the pack (`groups:` in `pack.yaml`): its steps run
+    /// here, in place of this one. Takes only `name` and `with`.
+    #[serde(default, rename = "use")]
+    pub use_: Option<At<String>>,
+    /// Arguments of a group call: values for the group's `parameters` (templates allowed).
+    #[serde(default)]
+    pub with: Option<Box<At<IndexMap<String, TValue>>>>,
+    /// Data-driven: run this step (or group call) once per row — a list written here, or
+    /// `"{{ name }}"` naming a scenario variable that holds a list. The row is the template
+    /// variable `row` (or the name given by `as`), its position `row_index` (from 0); the
+    /// check id carries the row: `name[Boston]` (a scalar row, or a row's `id`/`name`
+    /// key), else `name[0]`.
+    #[serde(default)]
+    pub each: Option<TValue>,
+    /// With `each`: the variable name of the row (default `row`).
+    #[serde(default, rename = "as")]
+    pub as_: Option<At<String>>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Run this step only when the connection's era matches one of these.
+    #[serde(default)]
+    pub eras: Option<Vec<At<String>>>,
+    /// Run this step only over this transport (`http` or `stdio`); skipped otherwise.
+    #[serde(default)]
+    pub transport: Option<TransportKind>,
+    /// Preconditions of this step (skipped with the reason when unmet).
+    #[serde(default)]
+    pub requires: Option<Box<RequiresDoc>>,
+    /// `must` (default): a failed expectation fails the run. `should`: it is a warning.
+    #[serde(default)]
+    pub level: Option<StepLevel>,
+    /// The spec rule this step enforces: a row of mcpspec's rule table (the built-in packs'
+    /// check ids, `mcpspec list conformance`). The revision the connection negotiated
+    /// decides the level (MUST, SHOULD) or skips the step where it is no rule; not with
+    /// `level`.
+    #[serde(default)]
+    pub rule: Option<At<String>>,
+    /// Per-request timeout for this step, e.g. `500ms`, `10s`: 1ms to 1day (default: `--timeout`).
+    #[serde(default)]
+    pub timeout: Option<At<String>>,
+    /// Retry a failing step against an eventually-consistent server: up to `count` more
+    /// attempts, `interval` apart, until its expectations hold.
+    #[serde(default)]
+    pub retry: Option<Box<At<RetryDoc>>>,
+    /// A JSON-RPC request; the engine adds `jsonrpc`, `id` and the era's `_meta`.
+    #[serde(default)]
+    pub request: Option<At<Request>>,
+    /// A JSON-RPC notification (no response expected).
+    #[serde(default)]
+    pub notification: Option<Box<At<Notification>>>,
+    /// A message sent exactly as written: nothing added, nothing validated.
+    #[serde(default)]
+    pub raw: Option<Box<At<Raw>>>,
+    /// Compare the live server's contract with a baseline snapshot (`mcpspec snapshot`).
+    #[serde(default)]
+    pub contract: Option<Box<At<ContractCheck>>>,
+    /// `true`: no message is sent; the expectations apply to the connection's handshake
+    /// result (`initialize` in the legacy era, `server/discover` in the modern era).
+    #[serde(default)]
+    pub handshake: Option<At<bool>>,
+    /// A built-in check that needs more than one request (two traversals, a second
+    /// connection, every page): fails with what it found.
+    #[serde(default)]
+    pub check: Option<Box<At<Check>>>,
+    /// Expectations, all of which must hold.
+    #[serde(default)]
+    pub expect: Vec<At<Expectation>>,
+    /// Variables to capture from the response: `name: "$.jsonpath"` (first match).
+    #[serde(default)]
+    pub capture: IndexMap<String, At<String>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    Stdio,
+    Http,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum StepLevel {
+    Must,
+    Should,
+}
+
+/// A JSON-RPC request built by the engine for the connection's era.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Request {
+    /// JSON-RPC method, e.g. `tools/list`, `tools/call`.
+    pub method: At<String>,
+    /// Request params (without `_meta`; use `meta` to change it).
+    #[serde(default)]
+    pub params: Option<TValue>,
+    /// Use this JSON-RPC id instead of the engine's counter.
+    #[serde(default)]
+    pub id: Option<TValue>,
+    /// Override `_meta` keys (modern era): a value replaces, `null` removes. Short names
+    /// `protocolVersion`, `clientCapabilities`, `clientInfo`, `logLevel` mean the
+    /// `io.modelcontextprotocol/` keys.
+    #[serde(default)]
+    pub meta: Option<IndexMap<String, TValue>>,
+    /// HTTP only: set headers (a value replaces the engine's), `null` drops a header.
+    #[serde(default)]
+    pub headers: Option<IndexMap<String, TValue>>,
+    /// List methods: follow `nextCursor` to the end and merge the pages.
+    #[serde(default)]
+    pub paginate: bool,
+}
+
+/// A JSON-RPC notification.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Notification {
+    pub method: At<String>,
+    #[serde(default)]
+    pub params: Option<TValue>,
+    #[serde(default)]
+    pub meta: Option<IndexMap<String, TValue>>,
+    #[serde(default)]
+    pub headers: Option<IndexMap<String, TValue>>,
+}
+
+/// A message sent verbatim. A string body is sent byte for byte (it need not be JSON);
+/// a mapping or list is serialized as JSON. No `_meta`, id or headers are added.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Raw {
+    pub body: TValue,
+    /// HTTP only: request headers. Only `Content-Type` and `Accept` are set by default;
+    /// a `null` drops one of those.
+    #[serde(default)]
+    pub headers: Option<IndexMap<String, TValue>>,
+    /// HTTP only: the request method (default `POST`), e.g. `GET` or `DELETE`.
+    #[serde(default)]
+    pub http_method: Option<At<String>>,
+    /// Send it over a fresh connection of its own, with no handshake (stdio: a separate,
+    /// short-lived server process), for probes that may disturb the server.
+    #[serde(default)]
+    pub fresh: bool,
+}
+
+/// Retries of a step.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RetryDoc {
+    /// Attempts after the first one.
+    #[schemars(range(min = *limits::RETRY_COUNT.start(), max = *limits::RETRY_COUNT.end()))]
+    pub count: u32,
+    /// Pause between attempts, e.g. `200ms` (default `100ms`; 0s to 1h).
+    #[serde(default)]
+    pub interval: Option<At<String>>,
+}
+
+/// Preconditions of a scenario or step.
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename = "Requires")]
+pub struct RequiresDoc {
+    /// Server capabilities that must be declared, as dotted paths into `capabilities`:
+    /// `tools`, `resources.subscribe`, `prompts.listChanged`, `extensions.io.example/x`.
+    #[serde(default)]
+    pub capabilities: Vec<At<String>>,
+    /// Server capabilities that must NOT be declared (checks of undeclared features).
+    #[serde(default)]
+    pub capabilities_absent: Vec<At<String>>,
+    /// The transport the checks need.
+    #[serde(default)]
+    pub transport: Option<TransportKind>,
+    /// Parameters that must be set (`--set NAME=…`); skipped with the reason otherwise.
+    /// Templates may refer to these names even though nothing else defines them.
+    #[serde(default)]
+    pub parameters: Vec<At<String>>,
+    /// `true`: the HTTP endpoint refuses a request without credentials (probed once per
+    /// connection: the request with the target's `Authorization` removed). Skipped with
+    /// "endpoint is unauthenticated" when it answers.
+    #[serde(default)]
+    pub auth_required: bool,
+    /// `true`: the HTTP target's host is `localhost` or a loopback address (checks that
+    /// only make sense, or are only safe, against a local server).
+    #[serde(default)]
+    pub loopback: bool,
+    /// Conditions on the `supportedVersions` that `server/discover` lists (known in the
+    /// modern era only: a legacy connection has no discover result, so it is unmet there).
+    #[serde(default)]
+    pub supported_versions: Option<SupportedVersions>,
+    /// HTTP response headers the connection's handshake (`initialize` or
+    /// `server/discover`) must have carried, e.g. `[Mcp-Session-Id]`: the server assigns
+    /// sessions. Unmet over stdio.
+    #[serde(default)]
+    pub handshake_headers: Vec<At<String>>,
+    /// `false`: the server does not complete a legacy `initialize` handshake; `true`: it
+    /// does. Probed on a fresh connection, only once the other conditions hold (e.g. a
+    /// server whose `server/discover` lists only modern versions may still serve legacy
+    /// clients: it is dual-era, and `supportedVersions` alone would not tell).
+    #[serde(default)]
+    pub legacy_handshake: Option<bool>,
+    /// Methods the server must serve: each is sent once (no params) and an answer of -32601
+    /// (method not found) skips with the reason. For optional methods such as
+    /// `resources/templates/list`, which declaring `resources` does not oblige a server to serve.
+    #[serde(default)]
+    pub served: Vec<At<String>>,
+    /// Template expressions (no braces) that must have a value, each with the reason to
+    /// give when it has none: `{ "resources[0].uri": "no resource to read" }`. A step
+    /// whose input comes from a list the server may legitimately leave empty is skipped
+    /// with the reason instead of erroring on an undefined template value.
+    #[serde(default)]
+    pub defined: IndexMap<String, At<String>>,
+}
+
+/// Conditions on the discovered `supportedVersions`, as era selectors (`legacy`,
+/// `modern` or a revision such as `2025-11-25`).
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SupportedVersions {
+    /// Each selector matches at least one listed version.
+    #[serde(default)]
+    pub includes: Vec<At<String>>,
+    /// No listed version matches any selector: `excludes: [legacy]` means a modern-only
+    /// server.
+    #[serde(default)]
+    pub excludes: Vec<At<String>>,
+}
+
+/// A built-in multi-request check.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Check {
+    /// Which check to run.
+    pub kind: At<CheckKind>,
+    /// The list method it applies to (default `tools/list`).
+    #[serde(default)]
+    pub method: Option<At<String>>,
+    /// Checks that call tools: the tools they may call besides those annotated
+    /// `readOnlyHint: true`. Default: the `safe_tools` variable (`--set safe_tools=a,b`),
+    /// else read-only tools only. A tool outside both is never called.
+    #[serde(default)]
+    pub safe_tools: Option<Vec<String>>,
+    /// How many: requests in the `stdout_clean` burst (default 32), calls per tool in
+    /// `handles_unguessable` (default 5).
+    #[serde(default)]
+    #[schemars(range(min = *limits::CHECK_COUNT.start(), max = *limits::CHECK_COUNT.end()))]
+    pub count: Option<At<u32>>,
+    /// `deprecated_feature_unused` only: the deprecated feature to look for.
+    #[serde(default)]
+    pub feature: Option<At<DeprecatedFeature>>,
+}
+
+/// A feature in the 2026-07-28 registry of deprecated features (`deprecated.mdx`,
+/// SEP-2596), as a `deprecated_feature_unused` check looks for it.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DeprecatedFeature {
+    /// The server sent a `sampling/createMessage` request on the connection.
+    Sampling,
+    /// The server sent a `roots/list` request on the connection.
+    Roots,
+    /// A `sampling/createMessage` request asked for `includeContext` `thisServer` or
+    /// `allServers`.
+    IncludeContext,
+    /// HTTP: a GET on the endpoint opens an HTTP+SSE stream whose first event is
+    /// `endpoint` (the transport of 2024-11-05).
+    HttpSse,
+    /// HTTP: `/.well-known/oauth-authorization-server` advertises a
+    /// `registration_endpoint` (skipped when the server serves no such metadata).
+    DynamicClientRegistration,
+}
+
+/// The built-in checks, by their YAML name (the variant in snake_case).
+///
+/// Adding a check touches three places: a variant here with a doc line (the JSON Schema
+/// and `validate` list the names and their descriptions from here, and an unknown name is
+/// a load error that lists the valid ones); a function in its family's file under
+/// `src/run/engine/checks/` returning `Result<CheckOutcome, String>`, with its arm in the
+/// exhaustive match of `engine::checks::run`; and a YAML step that uses it (in a pack
+/// under `specs/` or a test scenario), shown failing against a server with the defect
+/// and passing against one without.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+#[schemars(description = "A built-in check, by name.")]
+pub enum CheckKind {
+    /// Two full traversals of the list return the items in the same order.
+    ListDeterministic,
+    /// A second, fresh connection (same target and era) sees the same items.
+    ListStableAcrossConnections,
+    /// Every page of the list carries the same `cacheScope`.
+    CacheScopeConsistentAcrossPages,
+    /// Nothing but JSON-RPC appeared on the server's stdout on this connection, also
+    /// under a burst of concurrent requests (stdio; skipped over HTTP).
+    StdoutClean,
+    /// A dual-era server connects in both eras (legacy and 2026-07-28).
+    CrossEraConnect,
+    /// Both eras see the same tools (with the same definitions), resources, templates
+    /// and prompts.
+    CrossEraListsMatch,
+    /// Both eras declare the same capabilities.
+    CrossEraCapabilitiesMatch,
+    /// `auto` picks the modern era on a server that supports it.
+    AutoPicksModern,
+    /// Every message the server sent so far on this connection (handshake included) is
+    /// valid against the message schema of its revision: each response as the result type
+    /// of its request's method, each error and notification by its shape. Sends nothing.
+    WireValid,
+    /// The HTTP endpoint refuses a request without credentials (401/403); fails with
+    /// "endpoint is unauthenticated" otherwise (skipped over stdio).
+    EndpointRequiresAuth,
+    /// A bounded burst (`rate_limit_requests` requests within `rate_limit_seconds`) shows
+    /// whether the server throttles (HTTP 429 or an error): fails when nothing was throttled.
+    RateLimit,
+    /// Allowed tools called with arguments their `inputSchema` rejects answer with a tool
+    /// result carrying `isError: true` (SEP-1303), not a protocol error or a success.
+    ToolInputErrorsAreResults,
+    /// Allowed tools with an `outputSchema`, called with example arguments, return
+    /// `structuredContent` that conforms to it.
+    ToolOutputSchema,
+    /// Those results also carry the serialized `structuredContent` in a text block.
+    ToolOutputText,
+    /// Allowed tools survive boundary and type-confused arguments: an `isError` result or
+    /// -32602 for rejected ones, never a crash, a hang or a success.
+    ToolInputFuzz,
+    /// Handle-like values returned by allowed tools are not sequential or guessable.
+    HandlesUnguessable,
+    /// A handle minted for the valid token is refused under `other_user_token` (HTTP).
+    HandleBinding,
+    /// Descriptions (tools, prompts, resources, templates, instructions) carry no text
+    /// addressed to the model (hidden characters, overrides, exfiltration, hidden markup).
+    DescriptionInjection,
+    /// Results of allowed tool calls carry no text addressed to the model.
+    ResultInjection,
+    /// The deprecated `feature` is not used (a warning names it and its earliest
+    /// removal): server requests are looked for in everything the connection received
+    /// (after one more harmless request to flush them).
+    DeprecatedFeatureUnused,
+    /// HTTP, legacy: a session that a fresh `initialize` assigned and a DELETE ended
+    /// answers further requests with 404 (skipped when the server assigns no session or
+    /// answers the DELETE with 405).
+    SessionTerminatedNotFound,
+    /// HTTP: a request whose `Host` names a foreign domain (DNS rebinding) is refused with
+    /// a 4xx carrying no result (skipped over stdio).
+    ForeignHostRejected,
+    /// HTTP: a request whose `Origin` is foreign (DNS rebinding) is refused with a 4xx
+    /// carrying no result, whatever the status (before 2025-11-25 no status is named;
+    /// skipped over stdio).
+    ForeignOriginRefused,
+    /// 2026-07-28: `subscriptions/listen` for every declared `listChanged` is acknowledged
+    /// first, by `notifications/subscriptions/acknowledged` naming the request's id in
+    /// `_meta` `io.modelcontextprotocol/subscriptionId` and honoring a subset of the filter.
+    ListenAcknowledged,
+    /// 2026-07-28: after `list_change_tool` changes the tools list, the subscription that
+    /// asked for `toolsListChanged` gets `notifications/tools/list_changed`.
+    ListenDeliversListChanged,
+    /// 2026-07-28: a subscription that opted in to nothing gets no `list_changed` (or
+    /// `resources/updated`) when `list_change_tool` changes the tools list.
+    ListenOnlyRequested,
+    /// 2026-07-28, stdio: after `notifications/cancelled` names the listen request, nothing
+    /// more arrives on its subscription (over HTTP closing the stream is the cancellation:
+    /// skipped).
+    ListenEndsOnCancel,
+    /// A request cut short (not JSON) on a connection of the check's own gets a JSON-RPC
+    /// error -32700 (stdio: a line; HTTP: a JSON body). One probe per scenario, shared with
+    /// `parse_error_id_null` and `parse_error_survived`.
+    ParseErrorAnswered,
+    /// The error answering that line carries `id: null` or no id, never an id no request
+    /// had (skipped when no JSON-RPC error came back).
+    ParseErrorIdNull,
+    /// After that line the connection still answers a harmless request (`ping`, modern
+    /// `server/discover`) as it did before it (stdio: the same process; HTTP: the same
+    /// session).
+    ParseErrorSurvived,
+    /// The server sends no `notifications/message` on this connection: after the
+    /// handshake, for each declared list, and while each allowed tool runs with example
+    /// arguments (modern: every request asks for `logLevel: debug`). For a server that does
+    /// not declare `logging` (`requires: {capabilitiesAbsent: [logging]}`).
+    LogMessagesAbsent,
+    /// `prompts/get` of the first prompt with a required argument, sent without
+    /// arguments, is refused with -32602 (skipped when no prompt has a required argument).
+    PromptMissingArgumentRejected,
+    /// HTTP: a request answered with an SSE stream gets, first on that stream, an event with
+    /// an event id and empty data (the 2025-11-25 priming event); skipped when the server
+    /// answers with JSON, or over stdio.
+    SsePrimingEvent,
+}
+
+impl CheckKind {
+    /// Checks that test the connection's own life (a session ended on purpose): they run
+    /// on a server process of their own. Every other check only reads, or changes the
+    /// server through `list_change_tool` ([`Self::parameters`]), which the engine sees.
+    pub fn tests_connection_life(self) -> bool {
+        matches!(self, CheckKind::SessionTerminatedNotFound)
+    }
+
+    /// Checks whose probe disturbs a process of its own (a cut-short request), which nobody
+    /// uses after it: over stdio it may be a warm process no other scenario needs any more.
+    pub fn probes_own_process(self) -> bool {
+        matches!(
+            self,
+            CheckKind::ParseErrorAnswered
+                | CheckKind::ParseErrorIdNull
+                | CheckKind::ParseErrorSurvived
+        )
+    }
+
+    /// Checks that call tools (and read their settings from the variables).
+    pub fn calls_tools(self) -> bool {
+        matches!(
+            self,
+            CheckKind::ToolInputErrorsAreResults
+                | CheckKind::ToolOutputSchema
+                | CheckKind::ToolOutputText
+                | CheckKind::ToolInputFuzz
+                | CheckKind::HandlesUnguessable
+                | CheckKind::HandleBinding
+                | CheckKind::DescriptionInjection
+                | CheckKind::ResultInjection
+                | CheckKind::LogMessagesAbsent
+        )
+    }
+
+    /// The parameters this check reads (beyond its step options). Every pack containing
+    /// the check declares them, so `--set`, `parameters:` and `MCPSPEC_PARAM_<NAME>` reach
+    /// it (`builtin_packs_declare_what_their_checks_read` holds the built-in packs to it).
+    pub fn parameters(self) -> &'static [&'static str] {
+        const CALLS: &[&str] = &["safe_tools", "tool_call_budget"];
+        match self {
+            CheckKind::ToolInputErrorsAreResults
+            | CheckKind::ToolOutputSchema
+            | CheckKind::ToolOutputText
+            | CheckKind::ToolInputFuzz
+            | CheckKind::LogMessagesAbsent => CALLS,
+            CheckKind::HandlesUnguessable => &["safe_tools", "tool_call_budget", "handle_paths"],
+            CheckKind::HandleBinding => &[
+                "safe_tools",
+                "tool_call_budget",
+                "handle_paths",
+                "handle_consumer",
+                "other_user_token",
+            ],
+            CheckKind::DescriptionInjection => &["injection_rules", "injection_disable"],
+            CheckKind::ResultInjection => &[
+                "safe_tools",
+                "tool_call_budget",
+                "injection_rules",
+                "injection_disable",
+            ],
+            CheckKind::RateLimit => &["rate_limit_requests", "rate_limit_seconds"],
+            CheckKind::ListenDeliversListChanged
+            | CheckKind::ListenOnlyRequested
+            | CheckKind::ListenEndsOnCancel => &[LIST_CHANGE_TOOL],
+            _ => &[],
+        }
+    }
+}
+
+/// The parameter naming a tool whose call adds or removes a tool: the subscription
+/// checks' trigger, and what makes a scenario change a shared server for every client
+/// ([`super::scenario::Step::changes_target`]).
+pub const LIST_CHANGE_TOOL: &str = "list_change_tool";
+
+/// A contract check: snapshot the server over this connection and diff it with a
+/// baseline; changes that the rules make failing fail the step.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ContractCheck {
+    /// Baseline snapshot folder, relative to the scenario file.
+    pub baseline: At<String>,
+    /// Contract rules file (YAML), relative to the scenario file. Default: breaking changes fail.
+    #[serde(default)]
+    pub rules: Option<At<String>>,
+}
+
+/// How much a step's failure weighs (defined with the result vocabulary).
+pub use crate::results::outcome::Level;

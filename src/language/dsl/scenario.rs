@@ -1,0 +1,686 @@
+//! Scenarios as the engine runs them: validated, with compiled JSONPaths, regexes and
+//! schemas, and a source position on every node that can fail.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::ground::json::path::CompiledPath;
+use indexmap::IndexMap;
+use regex::Regex;
+
+use super::document::{CodeSpec, JsonType, LengthSpec};
+use super::scope::Scope;
+use super::value::TValue;
+use crate::ground::source::{Pos, SourceFile};
+use crate::language::dsl::document::Level;
+use crate::protocol::era::EraSelector;
+
+#[derive(Debug)]
+pub struct Scenario {
+    pub id: String,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    /// Empty: applies to every era.
+    pub eras: Vec<EraSelector>,
+    pub requires: Requires,
+    pub vars: Vec<(String, TValue)>,
+    pub steps: Vec<Step>,
+    pub file: Arc<SourceFile>,
+    pub pos: Pos,
+    /// Name of the pack the scenario belongs to.
+    pub pack: Option<String>,
+    /// Version of that pack.
+    pub pack_version: Option<String>,
+    /// The pack's parameter values (only the set ones): template variables, like `--set`.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// The pack's `requires`: unmet, every step of the scenario is skipped.
+    pub pack_requires: Option<Arc<PackRequirement>>,
+    /// What the scenario was compiled against (parameter names, the pack's groups): enough
+    /// to compile its steps again from `file`.
+    pub scope: Arc<Scope>,
+    /// Set when the compiled steps were dropped once validated ([`Released`]).
+    pub released: Option<Released>,
+    /// A step calls the change tool (parameter `list_change_tool`): the scenario changes
+    /// what every client of a shared server sees, so over HTTP it runs alone.
+    pub changes_target: bool,
+    /// `exclusive: true`: the author says the scenario changes what others read; it runs
+    /// alone on any transport (a stdio server may share a database, say).
+    pub exclusive: bool,
+    /// `fresh:` of the scenario, else of its pack: whether it gets a server process of its
+    /// own over stdio (see `engine::pool`).
+    pub fresh: Option<bool>,
+    /// Why a step may change what another scenario on the same process would see (the
+    /// first such step), when one does: without `fresh: false` it gets its own process.
+    pub writes: Option<String>,
+    /// Why a step tests the connection's life (a handshake it sends itself, a session it
+    /// ends), when one does: it always gets its own process.
+    pub connection_life: Option<String>,
+    /// A step is a `wire_valid` check: the connection validates every message it receives.
+    pub wire_check: bool,
+    /// A step's probe disturbs a process of its own (the parse-error checks): over stdio
+    /// the scenario runs after its era's other sharing scenarios, so the probe can take a
+    /// warm process nobody needs any more instead of starting one (`engine::pool`).
+    pub own_probe: bool,
+}
+
+/// A scenario's compiled steps: its own, or compiled again for one run (steps are not
+/// `Clone`, hence not a `Cow`).
+pub enum Steps<'a> {
+    Borrowed(&'a [Step]),
+    Owned(Vec<Step>),
+}
+
+impl std::ops::Deref for Steps<'_> {
+    type Target = [Step];
+    fn deref(&self) -> &[Step] {
+        match self {
+            Steps::Borrowed(steps) => steps,
+            Steps::Owned(steps) => steps,
+        }
+    }
+}
+
+/// What remains of a scenario's steps once they are released (dropped after validation;
+/// [`Scenario::compiled_steps`] compiles them again from the source text when the scenario
+/// runs): compiled steps (values with positions, JSONPaths, regexes, schema validators) are
+/// most of a loaded scenario's memory, and a run needs them only while the scenario runs.
+#[derive(Debug)]
+pub struct Released {
+    /// Source line of each step, for `FILE:LINE` selection.
+    pub step_lines: Vec<u32>,
+    /// Name (check id) of each step, for checking a baseline's entries.
+    pub step_names: Vec<String>,
+    /// How many of the steps run (a `FILE:LINE` selection keeps a prefix).
+    pub keep: usize,
+}
+
+impl Scenario {
+    /// Source line of each step (released or not).
+    pub fn step_lines(&self) -> Vec<u32> {
+        match &self.released {
+            Some(r) => r.step_lines.clone(),
+            None => self.steps.iter().map(|s| s.pos.line).collect(),
+        }
+    }
+
+    /// Name (check id) of each step (released or not).
+    pub fn step_names(&self) -> Vec<&str> {
+        match &self.released {
+            Some(r) => r.step_names.iter().map(String::as_str).collect(),
+            None => self.steps.iter().map(|s| s.name.as_str()).collect(),
+        }
+    }
+
+    /// Keep only the first `n` steps.
+    pub fn truncate_steps(&mut self, n: usize) {
+        match &mut self.released {
+            Some(r) => r.keep = r.keep.min(n),
+            None => self.steps.truncate(n),
+        }
+    }
+}
+
+/// A pack's requirements, checked against each connection.
+#[derive(Debug)]
+pub struct PackRequirement {
+    pub pack: String,
+    /// Empty: any era.
+    pub eras: Vec<EraSelector>,
+    pub capabilities: Vec<String>,
+}
+
+impl PackRequirement {
+    /// Why a connection does not meet the pack's requirements, if it does not.
+    pub fn unmet(
+        &self,
+        kind: crate::protocol::era::EraKind,
+        revision: &str,
+        capabilities: &serde_json::Value,
+    ) -> Option<String> {
+        if !self.eras.is_empty()
+            && !self
+                .eras
+                .iter()
+                .any(|e| e.matches_negotiated(kind, revision))
+        {
+            let eras: Vec<String> = self.eras.iter().map(EraSelector::label).collect();
+            return Some(format!(
+                "pack `{}` requires eras [{}]; the connection negotiated {} ({revision})",
+                self.pack,
+                eras.join(", "),
+                kind.as_str()
+            ));
+        }
+        self.capabilities
+            .iter()
+            .find(|c| !capability_declared(capabilities, c))
+            .map(|c| {
+                format!(
+                    "pack `{}` requires the `{c}` capability, which the server does not declare",
+                    self.pack
+                )
+            })
+    }
+}
+
+/// The arguments of one group call, shared by the steps the call expanded to: bound as
+/// template variables while those steps run, then unbound.
+#[derive(Debug)]
+pub struct GroupCall {
+    pub group: String,
+    pub args: Vec<(String, TValue)>,
+}
+
+#[derive(Debug)]
+pub struct Step {
+    pub name: String,
+    pub description: Option<String>,
+    pub pos: Pos,
+    pub eras: Option<Vec<EraSelector>>,
+    pub transport: Option<super::document::TransportKind>,
+    pub requires: Requires,
+    /// The level without a rule, or the rule's newest: see [`Step::rule`].
+    pub level: Level,
+    /// `rule: ID`: the row of the rule table whose level at the negotiated revision is the
+    /// step's (not a rule there: the step is skipped).
+    pub rule: Option<&'static crate::protocol::rules::Rule>,
+    pub timeout: Option<Duration>,
+    /// Extra attempts and the pause between them.
+    pub retry: Option<(u32, Duration)>,
+    pub action: Action,
+    pub expects: Vec<Expect>,
+    pub captures: Vec<Capture>,
+    /// Template variables this step refers to.
+    pub uses: std::collections::BTreeSet<String>,
+    /// Set on the steps of an expanded group call (and on each row of an `each` step).
+    pub call: Option<Arc<GroupCall>>,
+    /// Setup, main or teardown step.
+    pub phase: Phase,
+}
+
+impl Step {
+    /// The step calls the change tool: its templates name `list_change_tool`, or its
+    /// built-in check reads it.
+    pub fn changes_target(&self) -> bool {
+        use super::document::LIST_CHANGE_TOOL;
+        self.uses.contains(LIST_CHANGE_TOOL)
+            || self
+                .requires
+                .parameters
+                .iter()
+                .any(|p| p == LIST_CHANGE_TOOL)
+            || matches!(&self.action, Action::Check { kind, .. } if kind.parameters().contains(&LIST_CHANGE_TOOL))
+    }
+}
+
+/// What a step does to the server process it runs on, for sharing one between scenarios.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessUse {
+    /// Only reads: another scenario on the same process sees no trace of it.
+    Reads,
+    /// May change what a later scenario sees (the reason).
+    Writes(String),
+    /// Tests the connection's own life (the reason): a process of its own, always.
+    ConnectionLife(String),
+}
+
+impl Step {
+    /// What the step does to its process. Requests are judged by method (the spec's reads,
+    /// `crate::protocol::methods::READ_ONLY`); a raw message could be anything unless it
+    /// goes over a fresh connection of its own.
+    pub fn process_use(&self) -> ProcessUse {
+        use crate::protocol::methods as m;
+        let sends = |method: &str| {
+            if m::CONNECTION_LIFE.contains(&method) {
+                ProcessUse::ConnectionLife(format!("step `{}` sends `{method}`", self.name))
+            } else if m::READ_ONLY.contains(&method) {
+                ProcessUse::Reads
+            } else {
+                ProcessUse::Writes(format!("step `{}` sends `{method}`", self.name))
+            }
+        };
+        match &self.action {
+            Action::Request { method, .. } => sends(method),
+            // Cancelling is harmless: a request of this scenario, or none.
+            Action::Notification { method, .. } if method == m::NOTIFICATIONS_CANCELLED => {
+                ProcessUse::Reads
+            }
+            Action::Notification { method, .. } => sends(method),
+            Action::Raw { fresh: true, .. } | Action::Handshake | Action::Contract { .. } => {
+                ProcessUse::Reads
+            }
+            Action::Raw { .. } => {
+                ProcessUse::Writes(format!("step `{}` sends a raw message", self.name))
+            }
+            Action::Check { kind, .. } if kind.tests_connection_life() => {
+                ProcessUse::ConnectionLife(format!("step `{}` ends its session", self.name))
+            }
+            Action::Check { .. } => ProcessUse::Reads,
+        }
+    }
+}
+
+/// Where a step sits in its scenario: `setup` steps run first (a failure skips the main
+/// steps), `teardown` steps run last, whatever happened before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Phase {
+    Setup,
+    #[default]
+    Main,
+    Teardown,
+}
+
+#[derive(Debug)]
+pub enum Action {
+    Request {
+        method: String,
+        params: Option<TValue>,
+        /// `params` as JSON, made once when they contain no template.
+        fixed_params: Option<serde_json::Value>,
+        id: Option<TValue>,
+        meta: IndexMap<String, TValue>,
+        headers: IndexMap<String, TValue>,
+        paginate: bool,
+    },
+    Notification {
+        method: String,
+        params: Option<TValue>,
+        /// `params` as JSON, made once when they contain no template.
+        fixed_params: Option<serde_json::Value>,
+        meta: IndexMap<String, TValue>,
+        headers: IndexMap<String, TValue>,
+    },
+    Raw {
+        body: TValue,
+        headers: IndexMap<String, TValue>,
+        http_method: Option<String>,
+        fresh: bool,
+    },
+    /// Judge the connection's handshake result.
+    Handshake,
+    /// A built-in multi-request check.
+    Check {
+        kind: super::document::CheckKind,
+        method: String,
+        options: CheckOptions,
+    },
+    /// Snapshot the live server and diff it with a baseline snapshot.
+    Contract {
+        baseline: std::path::PathBuf,
+        rules: crate::ground::contract_rules::Rules,
+    },
+}
+
+/// Settings of a built-in check (see `document::Check`).
+#[derive(Debug, Default, Clone)]
+pub struct CheckOptions {
+    pub safe_tools: Option<Vec<String>>,
+    pub count: Option<u32>,
+    /// `deprecated_feature_unused`: the feature (always set for that kind).
+    pub feature: Option<super::document::DeprecatedFeature>,
+}
+
+/// Preconditions (empty: none).
+#[derive(Debug, Default, Clone)]
+pub struct Requires {
+    pub capabilities: Vec<String>,
+    pub capabilities_absent: Vec<String>,
+    pub transport: Option<super::document::TransportKind>,
+    /// `--set` parameters that must be set.
+    pub parameters: Vec<String>,
+    /// The endpoint must refuse unauthenticated requests (probed by the engine).
+    pub auth_required: bool,
+    /// The HTTP target must be on a loopback host.
+    pub loopback: bool,
+    /// Each matches some version `server/discover` lists.
+    pub versions_include: Vec<EraSelector>,
+    /// None matches a version `server/discover` lists.
+    pub versions_exclude: Vec<EraSelector>,
+    /// HTTP headers the handshake response carried.
+    pub handshake_headers: Vec<String>,
+    /// Whether a legacy `initialize` handshake must complete (probed by the engine).
+    pub legacy_handshake: Option<bool>,
+    /// Methods the server must serve (probed by the engine: -32601 is unmet).
+    pub served: Vec<String>,
+    /// `(expression, reason)`: template expressions that must have a value (checked by
+    /// the engine against the variables when the step's turn comes).
+    pub defined: Vec<(String, String)>,
+}
+
+impl Requires {
+    /// Why the transport does not meet these preconditions, if it does not.
+    pub fn transport_unmet(&self, is_http: bool) -> Option<String> {
+        use super::document::TransportKind;
+        match (self.transport, is_http) {
+            (Some(TransportKind::Http), false) => Some("needs the HTTP transport".into()),
+            (Some(TransportKind::Stdio), true) => Some("needs the stdio transport".into()),
+            _ => None,
+        }
+    }
+
+    /// The first required parameter that is not set, if any.
+    pub fn unset_parameter(
+        &self,
+        params: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<&str> {
+        self.parameters
+            .iter()
+            .find(|p| !params.contains_key(p.as_str()))
+            .map(String::as_str)
+    }
+
+    /// Why a connection does not meet these preconditions, if it does not.
+    pub fn unmet(&self, n: &crate::protocol::era::Negotiated, is_http: bool) -> Option<String> {
+        if let Some(why) = self.transport_unmet(is_http) {
+            return Some(why);
+        }
+        if let Some(why) = self.versions_unmet(n) {
+            return Some(why);
+        }
+        for name in &self.handshake_headers {
+            let Some(headers) = &n.handshake_headers else {
+                return Some(format!(
+                    "needs the `{name}` header of an HTTP handshake; this transport has none"
+                ));
+            };
+            if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) {
+                return Some(format!("the handshake response carried no `{name}` header"));
+            }
+        }
+        let capabilities = &n.capabilities;
+        for cap in &self.capabilities {
+            if !capability_declared(capabilities, cap) {
+                return Some(format!(
+                    "the server does not declare the `{cap}` capability"
+                ));
+            }
+        }
+        for cap in &self.capabilities_absent {
+            if capability_declared(capabilities, cap) {
+                return Some(format!("the server declares the `{cap}` capability"));
+            }
+        }
+        None
+    }
+}
+
+impl Requires {
+    /// `supportedVersions` conditions: only a modern connection has a discover result.
+    fn versions_unmet(&self, n: &crate::protocol::era::Negotiated) -> Option<String> {
+        use crate::protocol::era::EraKind;
+        if self.versions_include.is_empty() && self.versions_exclude.is_empty() {
+            return None;
+        }
+        if n.kind != EraKind::Modern {
+            return Some(
+                "needs the supportedVersions of server/discover, which a legacy connection does not call".into(),
+            );
+        }
+        let listed = |sel: &EraSelector| {
+            n.supported_versions
+                .iter()
+                .filter(|v| sel.matches_negotiated(EraKind::of_revision(v), v))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        for sel in &self.versions_include {
+            if listed(sel).is_empty() {
+                return Some(format!(
+                    "server/discover lists no {} version (supportedVersions {:?})",
+                    sel.label(),
+                    n.supported_versions
+                ));
+            }
+        }
+        for sel in &self.versions_exclude {
+            let found = listed(sel);
+            if !found.is_empty() {
+                return Some(format!(
+                    "server/discover lists {} version(s) {found:?}: the rule applies only without them",
+                    sel.label()
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Whether a dotted capability path (`resources.subscribe`, `extensions.io.x/y`) is declared
+/// (present, not `null`, not `false`).
+pub fn capability_declared(capabilities: &serde_json::Value, path: &str) -> bool {
+    let mut node = capabilities;
+    let mut rest = path;
+    while !rest.is_empty() {
+        // Extension ids contain dots: under `extensions`, the rest is one key.
+        let (key, tail) = if node.as_object().is_some_and(|o| o.contains_key(rest)) {
+            (rest, "")
+        } else {
+            rest.split_once('.').unwrap_or((rest, ""))
+        };
+        match node.get(key) {
+            Some(v) if !v.is_null() && v != &serde_json::Value::Bool(false) => node = v,
+            _ => return false,
+        }
+        rest = tail;
+    }
+    true
+}
+
+#[derive(Debug)]
+pub struct Capture {
+    pub name: String,
+    pub path: CompiledPath,
+    pub source: String,
+    pub pos: Pos,
+}
+
+#[derive(Debug)]
+pub struct Expect {
+    pub pos: Pos,
+    pub kind: ExpectKind,
+}
+
+#[derive(Debug)]
+pub enum ExpectKind {
+    Path {
+        path: CompiledPath,
+        source: String,
+        predicates: Vec<Predicate>,
+    },
+    Schema {
+        path: Option<(CompiledPath, String)>,
+        validator: Arc<jsonschema::Validator>,
+    },
+    Error {
+        code: Option<CodeSpec>,
+        message: Option<Regex>,
+        data: Option<TValue>,
+    },
+    IsError(bool),
+    OutputSchema,
+    Http {
+        status: Option<CodeSpec>,
+        headers: Vec<(String, Option<Regex>)>,
+    },
+    NoResponse(bool),
+    /// The notifications received during the step (see `document::Expectation`).
+    Notifications {
+        /// `None`: any method (`*`).
+        method: Option<String>,
+        /// `None` without a path: at least one.
+        count: Option<LengthSpec>,
+        /// The path evaluated on each notification, its source and the predicates.
+        path: Option<(CompiledPath, String)>,
+        predicates: Vec<Predicate>,
+        /// Keep listening this long after the response until the expectation holds.
+        within: Option<Duration>,
+    },
+    /// The step's latency (`Exchange::elapsed`) against each bound.
+    Duration(Vec<(CompareOp, Duration)>),
+    /// A golden response file (see `assert::golden`).
+    Snapshot(Box<SnapshotSpec>),
+}
+
+/// A compiled `snapshot` expectation.
+#[derive(Debug)]
+pub struct SnapshotSpec {
+    /// The file name without `.json` (checked: a plain file name).
+    pub name: String,
+    /// The part of the result that is snapshotted, and its source.
+    pub path: Option<(CompiledPath, String)>,
+    pub sanitizers: Vec<SanitizerSpec>,
+    /// `<name>@<era>.json`.
+    pub per_era: bool,
+}
+
+/// A compiled snapshot sanitizer, applied in order.
+#[derive(Debug, Clone)]
+pub enum SanitizerSpec {
+    Timestamps,
+    Uuids,
+    Jwts,
+    /// Every match replaced by this string.
+    Path(CompiledPath, String),
+    /// Every match in every string replaced (`$1` expands).
+    Regex(Regex, String),
+}
+
+impl ExpectKind {
+    /// The expectation kind's name as written in YAML (JUnit `failure type`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ExpectKind::Path { .. } => "path",
+            ExpectKind::Schema { .. } => "schema",
+            ExpectKind::Error { .. } => "error",
+            ExpectKind::IsError(_) => "isError",
+            ExpectKind::OutputSchema => "outputSchema",
+            ExpectKind::Http { .. } => "http",
+            ExpectKind::NoResponse(_) => "noResponse",
+            ExpectKind::Notifications { .. } => "notifications",
+            ExpectKind::Duration(_) => "duration",
+            ExpectKind::Snapshot(_) => "snapshot",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum Predicate {
+    Equals(TValue),
+    NotEquals(TValue),
+    Contains(TValue),
+    Matches(Regex),
+    Type(JsonType),
+    Length(LengthSpec),
+    Exists(bool),
+    /// A list, or a template rendering to one.
+    OneOf(TValue),
+    Unique(bool),
+    /// The matches, in order, are numbers that strictly increase.
+    Increasing(bool),
+    ValidSchema(bool),
+    Compare(CompareOp, f64),
+    /// At least this many matches (`minMatches`).
+    MinMatches(u64),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum CompareOp {
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+}
+
+impl CompareOp {
+    /// The YAML key.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareOp::Gt => "gt",
+            CompareOp::Gte => "gte",
+            CompareOp::Lt => "lt",
+            CompareOp::Lte => "lte",
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CompareOp::Gt => ">",
+            CompareOp::Gte => ">=",
+            CompareOp::Lt => "<",
+            CompareOp::Lte => "<=",
+        }
+    }
+    pub fn holds<T: PartialOrd>(self, actual: T, bound: T) -> bool {
+        match self {
+            CompareOp::Gt => actual > bound,
+            CompareOp::Gte => actual >= bound,
+            CompareOp::Lt => actual < bound,
+            CompareOp::Lte => actual <= bound,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::era::EraKind;
+    use crate::protocol::era::Negotiated;
+
+    fn negotiated(kind: EraKind, versions: &[&str], headers: Option<&[&str]>) -> Negotiated {
+        Negotiated {
+            requested: String::new(),
+            kind,
+            revision: String::new(),
+            note: None,
+            server_info: None,
+            capabilities: serde_json::json!({}),
+            supported_versions: versions.iter().map(|v| v.to_string()).collect(),
+            instructions: None,
+            handshake: None,
+            handshake_headers: headers
+                .map(|h| h.iter().map(|k| (k.to_string(), "x".to_string())).collect()),
+        }
+    }
+
+    #[test]
+    fn supported_versions_conditions() {
+        let modern_only = Requires {
+            versions_exclude: vec![EraSelector::Legacy],
+            ..Requires::default()
+        };
+        let dual = negotiated(EraKind::Modern, &["2025-11-25", "2026-07-28"], None);
+        let only = negotiated(EraKind::Modern, &["2026-07-28"], None);
+        let legacy = negotiated(EraKind::Legacy, &[], None);
+        assert!(
+            modern_only
+                .unmet(&dual, false)
+                .is_some_and(|why| why.contains("2025-11-25"))
+        );
+        assert_eq!(modern_only.unmet(&only, false), None);
+        assert!(
+            modern_only
+                .unmet(&legacy, false)
+                .is_some_and(|why| why.contains("legacy connection"))
+        );
+        let wants_revision = Requires {
+            versions_include: vec![EraSelector::Revision("2025-11-25".into())],
+            ..Requires::default()
+        };
+        assert_eq!(wants_revision.unmet(&dual, false), None);
+        assert!(wants_revision.unmet(&only, false).is_some());
+    }
+
+    #[test]
+    fn handshake_headers_conditions() {
+        let sessions = Requires {
+            handshake_headers: vec!["Mcp-Session-Id".into()],
+            ..Requires::default()
+        };
+        let with = negotiated(EraKind::Legacy, &[], Some(&["mcp-session-id"]));
+        let without = negotiated(EraKind::Legacy, &[], Some(&["content-type"]));
+        let stdio = negotiated(EraKind::Legacy, &[], None);
+        assert_eq!(sessions.unmet(&with, true), None);
+        assert!(sessions.unmet(&without, true).is_some());
+        assert!(sessions.unmet(&stdio, false).is_some());
+    }
+}

@@ -1,0 +1,348 @@
+//! Templates in string values only (never the raw file text). A string that is exactly
+//! one `{{ expr }}` evaluates to the expression's value and keeps its type, so
+//! `count: "{{ n }}"` sends a number when `n` is a number.
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::LazyLock;
+
+use minijinja::{Environment, UndefinedBehavior};
+use serde_json::Value;
+
+use super::value::{TKind, TValue};
+
+/// The work one template may do, in minijinja fuel: about one unit per instruction and
+/// one per 64 bytes of data it makes (so about 64 MB at most). Real templates take a few
+/// hundred; `{{ [1]*100000000 }}` or a loop of 10⁹ steps is stopped at once instead of
+/// taking gigabytes and minutes.
+pub const FUEL: u64 = 1_000_000;
+/// The largest value one template may render, in bytes (the default message size limit).
+pub const MAX_OUTPUT_BYTES: usize = 16 << 20;
+
+static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_debug(false);
+    env.set_fuel(Some(FUEL));
+    // Fuel pays for output once written: a lazy list (`[1]*100000000`) is measured before
+    // it is written out, as a value is before it is sent.
+    env.set_formatter(|out, state, value| {
+        if value.as_object().is_some()
+            && let Err(bytes) = within_output(value, &mut 0)
+        {
+            return Err(minijinja::Error::new(
+                minijinja::ErrorKind::InvalidOperation,
+                output_too_large(bytes),
+            ));
+        }
+        minijinja::escape_formatter(out, state, value)
+    });
+    env
+});
+
+/// How every bound's message ends: the fault is the scenario's.
+const SCENARIO_FAULT: &str = "this is an error in the scenario, not the server's";
+
+/// Why a template was stopped: the scenario's fault, worded so nobody blames the server.
+fn over_budget() -> String {
+    format!(
+        "the template does more work than mcpspec allows (about {FUEL} steps, or {} MB of data): \
+         a loop or a value too large; {SCENARIO_FAULT}",
+        (FUEL * 64) >> 20
+    )
+}
+
+fn output_too_large(bytes: usize) -> String {
+    format!(
+        "the template renders {bytes} bytes, more than the {MAX_OUTPUT_BYTES} mcpspec allows; \
+         {SCENARIO_FAULT}"
+    )
+}
+
+/// Whether a string contains template syntax at all (fast path: most strings do not).
+pub fn is_template(s: &str) -> bool {
+    s.contains("{{") || s.contains("{%")
+}
+
+/// If the whole string is one `{{ expr }}`, the expression inside.
+fn sole_expression(s: &str) -> Option<&str> {
+    let t = s.trim();
+    let inner = t.strip_prefix("{{")?.strip_suffix("}}")?;
+    if inner.contains("{{") || inner.contains("}}") {
+        return None;
+    }
+    Some(inner.trim())
+}
+
+/// Variables a template string refers to (top-level names), or a syntax error message.
+pub fn referenced_variables(s: &str) -> Result<BTreeSet<String>, String> {
+    let names: HashSet<String> = if let Some(expr) = sole_expression(s) {
+        ENV.compile_expression(expr)
+            .map_err(|e| describe(&e))?
+            .undeclared_variables(false)
+    } else {
+        ENV.template_from_str(s)
+            .map_err(|e| describe(&e))?
+            .undeclared_variables(false)
+    };
+    Ok(names
+        .into_iter()
+        .filter(|n| ENV.globals().all(|(g, _)| g != n))
+        .collect())
+}
+
+/// Runs one evaluation within the budget for writing values out (`~`, `|string`, `|join`
+/// walk containers without fuel; see vendor/minijinja/PATCHED.md): a spent
+/// budget means the result was cut short, so it is the scenario's error.
+fn bounded<T>(evaluate: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    match minijinja::render_budget::with_budget(MAX_OUTPUT_BYTES as u64, evaluate) {
+        (_, true) => Err(format!(
+            "the template writes out more than the {MAX_OUTPUT_BYTES} bytes mcpspec allows; \
+             {SCENARIO_FAULT}"
+        )),
+        (result, false) => result,
+    }
+}
+
+/// Render one string against `ctx` (a JSON object of variables).
+pub fn render_str(s: &str, ctx: &Value) -> Result<Value, String> {
+    if !is_template(s) {
+        return Ok(Value::String(s.to_string()));
+    }
+    bounded(|| render_template(s, ctx))
+}
+
+fn render_template(s: &str, ctx: &Value) -> Result<Value, String> {
+    let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
+    if let Some(expr) = sole_expression(s) {
+        let value = ENV
+            .compile_expression(expr)
+            .and_then(|e| e.eval(ctx))
+            .map_err(|e| describe(&e))?;
+        if value.is_undefined() {
+            return Err(format!(
+                "undefined value: `{}` is undefined",
+                crate::ground::redact::excerpt(expr)
+            ));
+        }
+        // Measured before it is converted: `[1]*100000000` is a lazy list, cheap to make
+        // and gigabytes once written out.
+        if let Err(bytes) = within_output(&value, &mut 0) {
+            return Err(output_too_large(bytes));
+        }
+        return serde_json::to_value(&value).map_err(|e| e.to_string());
+    }
+    let text = ENV.render_str(s, ctx).map_err(|e| describe(&e))?;
+    if text.len() > MAX_OUTPUT_BYTES {
+        return Err(output_too_large(text.len()));
+    }
+    Ok(Value::String(text))
+}
+
+/// Add the size of `v` as sent to `seen`, walking it only until [`MAX_OUTPUT_BYTES`]
+/// is passed: `Err(bytes seen)` then.
+fn within_output(v: &minijinja::Value, seen: &mut usize) -> Result<(), usize> {
+    use minijinja::value::ValueKind;
+    let over = |seen: &mut usize, n: usize| {
+        *seen += n;
+        if *seen > MAX_OUTPUT_BYTES {
+            Err(*seen)
+        } else {
+            Ok(())
+        }
+    };
+    match v.kind() {
+        ValueKind::String => over(seen, v.as_str().map_or(0, str::len) + 2),
+        ValueKind::Seq | ValueKind::Iterable => {
+            for item in v.try_iter().into_iter().flatten() {
+                over(seen, 1)?;
+                within_output(&item, seen)?;
+            }
+            over(seen, 2)
+        }
+        ValueKind::Map => {
+            for key in v.try_iter().into_iter().flatten() {
+                within_output(&key, seen)?;
+                if let Ok(item) = v.get_item(&key) {
+                    within_output(&item, seen)?;
+                }
+            }
+            over(seen, 2)
+        }
+        _ => over(seen, 8),
+    }
+}
+
+/// A template without variables, evaluated once at load time: `Err` when it can never
+/// run within the bounds (its value is static, so `validate` can tell).
+pub fn static_budget(s: &str) -> Result<(), String> {
+    match render_str(s, &Value::Object(Default::default())) {
+        Err(e) if e.contains(SCENARIO_FAULT) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Why the expression `expr` (no braces) has no value against `ctx` (undefined, null, or
+/// an error such as indexing an empty list), or `None` when it has one.
+pub fn no_value(expr: &str, ctx: &Value) -> Option<String> {
+    let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
+    let verdict = bounded(|| {
+        Ok(
+            match ENV.compile_expression(expr).and_then(|e| e.eval(ctx)) {
+                Ok(v) if v.is_undefined() => Some("is undefined".into()),
+                Ok(v) if v.is_none() => Some("is null".into()),
+                Ok(_) => None,
+                Err(e) if e.kind() == minijinja::ErrorKind::UndefinedError => {
+                    Some("is undefined".into())
+                }
+                Err(e) => Some(format!("has no value: {}", describe(&e))),
+            },
+        )
+    });
+    verdict.unwrap_or_else(|too_large| Some(format!("has no value: {too_large}")))
+}
+
+/// The value as JSON when no string in it is a template (so rendering is a copy).
+pub fn fixed_json(v: &TValue) -> Option<Value> {
+    fn fixed(v: &TValue) -> bool {
+        match &v.kind {
+            TKind::Str(s) => !is_template(s),
+            TKind::Seq(items) => items.iter().all(fixed),
+            TKind::Map(entries) => entries.iter().all(|(_, item)| fixed(item)),
+            _ => true,
+        }
+    }
+    fixed(v).then(|| v.to_json())
+}
+
+/// Render every string leaf of a value. On failure, returns the failing leaf's position.
+pub fn render_value(v: &TValue, ctx: &Value) -> Result<Value, (u32, u32, String)> {
+    Ok(match &v.kind {
+        TKind::Str(s) => render_str(s, ctx).map_err(|e| (v.line, v.col, e))?,
+        TKind::Seq(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| render_value(i, ctx))
+                .collect::<Result<_, _>>()?,
+        ),
+        TKind::Map(entries) => {
+            let mut map = serde_json::Map::new();
+            for (k, item) in entries {
+                map.insert(k.clone(), render_value(item, ctx)?);
+            }
+            Value::Object(map)
+        }
+        _ => v.to_json(),
+    })
+}
+
+fn describe(e: &minijinja::Error) -> String {
+    if e.kind() == minijinja::ErrorKind::OutOfFuel {
+        return over_budget();
+    }
+    let mut msg = match e.detail() {
+        Some(detail) => format!("{}: {detail}", e.kind()),
+        None => e.kind().to_string(),
+    };
+    let mut source = std::error::Error::source(e);
+    while let Some(inner) = source {
+        msg.push_str(&format!(": {inner}"));
+        source = inner.source();
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sole_expression_keeps_type() {
+        let ctx = json!({"n": 42, "city": "Boston"});
+        assert_eq!(render_str("{{ n }}", &ctx).unwrap(), json!(42));
+        assert_eq!(render_str(" {{ n + 1 }} ", &ctx).unwrap(), json!(43));
+        assert_eq!(
+            render_str("city={{ city }}", &ctx).unwrap(),
+            json!("city=Boston")
+        );
+        assert_eq!(render_str("plain {", &ctx).unwrap(), json!("plain {"));
+    }
+
+    #[test]
+    fn undefined_is_an_error() {
+        let err = render_str("{{ missing }}", &json!({})).unwrap_err();
+        assert!(err.contains("undefined"), "{err}");
+    }
+
+    #[test]
+    fn no_value_of_an_empty_list_item() {
+        let ctx = json!({"items": [], "full": [{"uri": "a"}], "nothing": null});
+        assert!(no_value("items[0].uri", &ctx).is_some());
+        assert!(no_value("missing", &ctx).is_some());
+        assert!(no_value("nothing", &ctx).is_some());
+        assert_eq!(no_value("full[0].uri", &ctx), None);
+    }
+
+    #[test]
+    fn bombs_are_stopped_as_the_scenarios_error() {
+        let ctx = json!({});
+        for bomb in [
+            "{{ [1]*100000000 }}",
+            "x{{ [1]*100000000 }}",
+            "{{ [[1]*100000000] }}",
+            "{{ 'x' * 1000000000 }}",
+            "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+            "x{% for i in range(100000) %}{% for j in range(100000) %}{{ i }}{% endfor %}{% endfor %}",
+            // Containers written out as text or JSON: lazily repeated, or sharing themselves.
+            "{{ 'x' ~ ([1]*100000000) }}",
+            "{{ ([1]*100000000)|string }}",
+            "{{ [[1]*10000]*10000 ~ '' }}",
+            "{{ ([[1]*10000]*10000)|join(',') }}",
+            "{% set a = [1,1,1,1,1,1,1,1,1,1] %}{% set b = [a,a,a,a,a,a,a,a,a,a] %}\
+             {% set c = [b,b,b,b,b,b,b,b,b,b] %}{% set d = [c,c,c,c,c,c,c,c,c,c] %}\
+             {% set e = [d,d,d,d,d,d,d,d,d,d] %}{% set f = [e,e,e,e,e,e,e,e,e,e] %}\
+             {% set g = [f,f,f,f,f,f,f,f,f,f] %}{% set h = [g,g,g,g,g,g,g,g,g,g] %}\
+             {{ h|string|length }}",
+            "{% set a = [1,1,1,1,1,1,1,1,1,1] %}{% set b = [a,a,a,a,a,a,a,a,a,a] %}\
+             {% set c = [b,b,b,b,b,b,b,b,b,b] %}{% set d = [c,c,c,c,c,c,c,c,c,c] %}\
+             {% set e = [d,d,d,d,d,d,d,d,d,d] %}{% set f = [e,e,e,e,e,e,e,e,e,e] %}\
+             {% set g = [f,f,f,f,f,f,f,f,f,f] %}{% set h = [g,g,g,g,g,g,g,g,g,g] %}\
+             {{ h|join(',')|length }}",
+        ] {
+            let started = std::time::Instant::now();
+            let err = render_str(bomb, &ctx).unwrap_err();
+            assert!(err.contains("not the server's"), "{bomb}: {err}");
+            assert!(static_budget(bomb).is_err(), "{bomb}");
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(20),
+                "{bomb}"
+            );
+        }
+        // Real templates are far below the bounds.
+        assert!(static_budget("{% for i in range(1000) %}{{ i }},{% endfor %}").is_ok());
+        assert!(static_budget("{{ 'x' * 100000 }}").is_ok());
+        assert_eq!(
+            render_str("{{ 'n=' ~ ([1, 2] * 2) }}", &ctx).unwrap(),
+            json!("n=[1, 2, 1, 2]"),
+            "small containers still write out"
+        );
+        assert_eq!(
+            render_str("{{ (['a', 'b'] * 2)|join(',') }}", &ctx).unwrap(),
+            json!("a,b,a,b")
+        );
+        assert!(
+            static_budget("{{ 1 / 0 }}").is_ok(),
+            "other errors are the run's"
+        );
+        let big = json!({"big": "y".repeat(MAX_OUTPUT_BYTES)});
+        let err = render_str("{{ big }}{{ big }}", &big).unwrap_err();
+        assert!(err.contains("not the server's"), "{err}");
+    }
+
+    #[test]
+    fn finds_referenced_variables() {
+        let vars = referenced_variables("{{ a.b }} and {{ c | upper }}").unwrap();
+        assert_eq!(vars.into_iter().collect::<Vec<_>>(), vec!["a", "c"]);
+        assert!(referenced_variables("{{ a").is_err());
+    }
+}

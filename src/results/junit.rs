@@ -1,0 +1,262 @@
+//! The one JUnit writer. Runs, contract diffs and evals build their documents here, so
+//! every JUnit file mcpspec writes has the same policy: every text redacted (the known
+//! secrets and every secret-shaped value) before anything is cut, control characters shown
+//! escaped (`\u{1B}`), element bodies capped at [`MAX_OUTPUT_BYTES`]. The XML itself
+//! (escaping, indentation) is quick-junit's.
+//!
+//! A run's report is written as it goes ([`Spool`]): each suite's XML is appended to a
+//! spool file as it finishes, and the document (whose `<testsuites>` line carries the
+//! totals) is put together at the end, so memory stays flat however many suites run.
+
+use std::cell::Cell;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quick_junit::Report;
+pub use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
+
+use crate::ground::redact::{Redactor, count_masks, escape_controls};
+
+/// Largest `<system-out>` / `<system-err>` / failure body written for one test case.
+pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// The redaction, escape and size policy, with a count of the masks written since
+/// [`Policy::take_masks`] (a run's suites say how many of their texts were masked).
+pub struct Policy {
+    redactor: Arc<Redactor>,
+    masks: Cell<usize>,
+}
+
+impl Policy {
+    pub fn new(redactor: Arc<Redactor>) -> Policy {
+        Policy {
+            redactor,
+            masks: Cell::new(0),
+        }
+    }
+
+    /// With the process's known secrets (see [`crate::ground::redact::known`]).
+    pub fn known() -> Policy {
+        Policy::new(crate::ground::redact::known())
+    }
+
+    /// Use `redactor` from now on (a run that learned a secret on the way).
+    pub fn set_redactor(&mut self, redactor: Arc<Redactor>) {
+        self.redactor = redactor;
+    }
+
+    /// An attribute or short text: redacted (before anything is cut), controls escaped.
+    pub fn text(&self, text: &str) -> String {
+        let text = escape_controls(&self.redactor.redact(text)).into_owned();
+        self.masks.set(self.masks.get() + count_masks(&text));
+        text
+    }
+
+    /// An element body: [`Policy::text`], capped at [`MAX_OUTPUT_BYTES`].
+    pub fn body(&self, text: &str) -> String {
+        truncate(&self.text(text), MAX_OUTPUT_BYTES)
+    }
+
+    /// Masks written since the last call.
+    pub fn take_masks(&self) -> usize {
+        self.masks.replace(0)
+    }
+
+    /// `<failure type message>body</failure>`.
+    pub fn failure(&self, ty: &str, message: &str, body: Option<&str>) -> TestCaseStatus {
+        self.non_success(NonSuccessKind::Failure, ty, message, body)
+    }
+
+    /// `<error type message>body</error>`.
+    pub fn error(&self, ty: &str, message: &str, body: Option<&str>) -> TestCaseStatus {
+        self.non_success(NonSuccessKind::Error, ty, message, body)
+    }
+
+    fn non_success(
+        &self,
+        kind: NonSuccessKind,
+        ty: &str,
+        message: &str,
+        body: Option<&str>,
+    ) -> TestCaseStatus {
+        let mut status = TestCaseStatus::non_success(kind);
+        status
+            .set_type(self.text(ty))
+            .set_message(self.text(message));
+        if let Some(body) = body {
+            status.set_description(self.body(body));
+        }
+        status
+    }
+
+    /// `<skipped type message/>`.
+    pub fn skipped(&self, ty: Option<&str>, message: &str) -> TestCaseStatus {
+        let mut status = TestCaseStatus::skipped();
+        status.set_message(self.text(message));
+        if let Some(ty) = ty {
+            status.set_type(self.text(ty));
+        }
+        status
+    }
+
+    /// A test case named `name` in `classname`.
+    pub fn case(&self, name: &str, classname: &str, status: TestCaseStatus) -> TestCase {
+        let mut case = TestCase::new(self.text(name), status);
+        case.set_classname(self.text(classname));
+        case
+    }
+
+    pub fn property(&self, name: &str, value: &str) -> Property {
+        Property::new(name, self.text(value))
+    }
+
+    /// `<system-out>` of a test case.
+    pub fn system_out(&self, case: &mut TestCase, text: &str) {
+        case.set_system_out(self.body(text));
+    }
+}
+
+/// The document of `suites`: `<testsuites name>` with their totals, and the timestamp
+/// (RFC 3339) and time of the whole when known.
+pub fn document(
+    name: &str,
+    timestamp: Option<&str>,
+    time: Option<Duration>,
+    suites: impl IntoIterator<Item = TestSuite>,
+) -> String {
+    let mut report = head(name, timestamp, time);
+    report.add_test_suites(suites);
+    report
+        .to_string()
+        .expect("serializing a JUnit report to memory cannot fail")
+}
+
+fn head(name: &str, timestamp: Option<&str>, time: Option<Duration>) -> Report {
+    let mut report = Report::new(name);
+    if let Some(ts) = timestamp.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()) {
+        report.set_timestamp(ts);
+    }
+    if let Some(time) = time {
+        report.set_time(time);
+    }
+    report
+}
+
+/// A document written suite by suite: the suites go to a spool file as they come, the
+/// document is put together by [`Spool::finish`] (its first line holds the totals).
+pub struct Spool {
+    spool: io::BufWriter<std::fs::File>,
+    spool_path: PathBuf,
+    tests: usize,
+    failures: usize,
+    errors: usize,
+    skipped: usize,
+}
+
+impl Spool {
+    /// A spool in the temporary directory (removed by `finish` or when dropped).
+    pub fn new() -> io::Result<Spool> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let spool_path =
+            std::env::temp_dir().join(format!("mcpspec-junit-{}-{n}.xml", std::process::id()));
+        let file = std::fs::File::create(&spool_path)?;
+        Ok(Spool {
+            spool: io::BufWriter::new(file),
+            spool_path,
+            tests: 0,
+            failures: 0,
+            errors: 0,
+            skipped: 0,
+        })
+    }
+
+    /// Append one suite (then dropped: nothing of it stays in memory).
+    pub fn add(&mut self, suite: TestSuite) -> io::Result<()> {
+        self.tests += suite.tests;
+        self.failures += suite.failures;
+        self.errors += suite.errors;
+        self.skipped += suite.skipped;
+        let mut one = Report::new("");
+        one.add_test_suite(suite);
+        let xml = one
+            .to_string()
+            .expect("serializing a JUnit report to memory cannot fail");
+        // quick-junit indents a suite the same whatever its siblings: what stands between
+        // the `<testsuites …>` start tag and its end tag is this suite as it appears in
+        // any document.
+        let (_, inner, _) = split_document(&xml);
+        self.spool.write_all(inner.as_bytes())
+    }
+
+    /// The document: `<testsuites name>` with the totals of every suite added, then the
+    /// suites, written to `out`.
+    pub fn finish(
+        mut self,
+        name: &str,
+        timestamp: Option<&str>,
+        time: Option<Duration>,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
+        self.spool.flush()?;
+        let mut report = head(name, timestamp, time);
+        report.tests = self.tests;
+        report.failures = self.failures;
+        report.errors = self.errors;
+        report.skipped = self.skipped;
+        let xml = report
+            .to_string()
+            .expect("serializing a JUnit report to memory cannot fail");
+        let (start, _, end) = split_document(&xml);
+        out.write_all(start.as_bytes())?;
+        let mut spooled = std::fs::File::open(&self.spool_path)?;
+        let mut buf = vec![0; 64 * 1024];
+        loop {
+            let n = spooled.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            out.write_all(&buf[..n])?;
+        }
+        out.write_all(end.as_bytes())?;
+        out.flush()
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.spool_path);
+    }
+}
+
+/// A serialized document in three: through the `<testsuites …>` start tag, the suites, and
+/// the end tag (from its line break).
+fn split_document(xml: &str) -> (&str, &str, &str) {
+    let open = xml.find("<testsuites").expect("a JUnit document");
+    // Attribute values have `>` escaped: the first one closes the start tag.
+    let start_end = open + xml[open..].find('>').expect("a start tag") + 1;
+    let close = xml.rfind("\n</testsuites>").expect("an end tag");
+    (&xml[..start_end], &xml[start_end..close], &xml[close..])
+}
+
+/// Cut `text` to at most `max` bytes (on a character boundary), ending it with a
+/// `… (truncated)` marker when anything was cut.
+pub fn truncate(text: &str, max: usize) -> String {
+    const MARKER: &str = "\n… (truncated)\n";
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max.saturating_sub(MARKER.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    // Prefer to cut after a whole line.
+    if let Some(nl) = text[..end].rfind('\n')
+        && nl > end / 2
+    {
+        end = nl;
+    }
+    format!("{}{MARKER}", &text[..end])
+}

@@ -1,0 +1,599 @@
+//! A connection in one era: opening it (handshake / discover / auto probe), building
+//! era-correct requests, and logging every message for the step transcripts.
+
+mod negotiate;
+mod request;
+mod reuse;
+mod session;
+mod transcript;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::http::HttpTransport;
+use super::stdio::StdioTransport;
+use super::{Exchange, Outgoing, Target, TargetKind, TransportError};
+use crate::protocol::era::{
+    EraKind, EraRequest, LATEST_LEGACY_REVISION, LEGACY_REVISIONS, MODERN_REVISION, Negotiated,
+};
+use crate::results::exchange::{Direction, TranscriptEntry};
+use request::*;
+pub use request::{client_info, encode_header_value, expand_meta_key, raw_outgoing};
+use reuse::count_start;
+pub use reuse::starts;
+use transcript::*;
+pub use transcript::{error_of, result_of};
+
+use crate::protocol::fields::{self, Pages};
+use crate::protocol::{ListKind, errors, headers as h, meta, methods};
+
+/// Longest wait for the `auto` probe over HTTP before falling back to legacy. Over stdio the
+/// probe is the first request of a process just spawned: its wait includes the server's
+/// start-up (a Python server may take seconds on a loaded machine), so it gets the
+/// target's whole timeout, like any first request — a silent answer then means legacy.
+const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// After a request timed out: how long a harmless request may take to prove the
+/// connection is still alive (at most the target's timeout).
+const LIVENESS_WAIT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectErrorKind {
+    /// The server process could not be started or died before answering (exit 4).
+    Start,
+    /// Nothing answered at the URL (exit 4).
+    Unreachable,
+    /// HTTP 401/403 (exit 3).
+    Auth,
+    /// The server answered, but not in the requested era (a test failure).
+    Protocol,
+}
+
+#[derive(Debug, Clone)]
+pub struct ConnectError {
+    pub kind: ConnectErrorKind,
+    pub message: String,
+    pub stderr_tail: Option<String>,
+    pub transcript: Vec<TranscriptEntry>,
+}
+
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per connection, made once and never moved: boxing would only add an indirection"
+)]
+pub(super) enum Transport {
+    Stdio(StdioTransport),
+    Http(HttpTransport),
+}
+
+impl Transport {
+    fn open(target: &Target) -> Result<Transport, ConnectError> {
+        match &target.kind {
+            TargetKind::Stdio {
+                program,
+                args,
+                env,
+                cwd,
+            } => {
+                StdioTransport::spawn(program, args, env, cwd.as_deref(), target.max_message_bytes)
+                    .map(Transport::Stdio)
+                    .map_err(|e| ConnectError {
+                        kind: ConnectErrorKind::Start,
+                        message: format!("cannot start `{program}`: {e}"),
+                        stderr_tail: None,
+                        transcript: Vec::new(),
+                    })
+            }
+            TargetKind::Http {
+                url,
+                headers,
+                bearer,
+            } => HttpTransport::new(url, headers, bearer.as_deref(), target.max_message_bytes)
+                .map(Transport::Http)
+                .map_err(|message| ConnectError {
+                    kind: ConnectErrorKind::Unreachable,
+                    message,
+                    stderr_tail: None,
+                    transcript: Vec::new(),
+                }),
+        }
+    }
+
+    /// Why the connection cannot be used any more (the stdio server exited or stopped
+    /// answering; the HTTP target stopped answering), if it cannot.
+    fn closed_reason(&self) -> Option<&str> {
+        match self {
+            Transport::Stdio(t) => t.closed_reason(),
+            Transport::Http(t) => t.closed_reason(),
+        }
+    }
+
+    fn mark_closed(&mut self, why: String) {
+        match self {
+            Transport::Stdio(t) => t.mark_closed(why),
+            Transport::Http(t) => t.mark_closed(why),
+        }
+    }
+}
+
+pub struct Connection {
+    pub(super) transport: Transport,
+    target: Target,
+    pub negotiated: Negotiated,
+    next_id: u64,
+    session_id: Option<String>,
+    log: Vec<TranscriptEntry>,
+    log_started: Instant,
+    /// Tool definitions seen in `tools/list` replies (for `outputSchema` checks).
+    tools: Option<Vec<Value>>,
+    /// How this connection was asked to speak (a second connection asks the same).
+    pub era_request: EraRequest,
+    /// Wire validation of every message the server sent on this connection.
+    wire: crate::protocol::wire::WireLog,
+    /// Requests the server sent to the client on this connection (each was answered).
+    server_requests: Vec<Value>,
+    /// The modern `_meta` as text, for the revision it was made for.
+    meta_text: Option<(String, String)>,
+    /// A liveness probe is in flight (it does not probe itself).
+    probing: bool,
+    /// What the server wrote instead of answering the last failed exchange, for the
+    /// step's report (taken once).
+    unanswered: Option<String>,
+    /// A request timed out on this connection (a shared process is not handed on then).
+    timed_out: bool,
+    /// The wire log as the opening left it: a connection handed to the next scenario
+    /// starts again from here ([`Connection::begin_reuse`]).
+    opening_wire: crate::protocol::wire::WireLog,
+}
+
+impl Connection {
+    /// Open a connection in the requested era.
+    pub async fn open(
+        target: &Target,
+        era_label: &str,
+        era: &EraRequest,
+    ) -> Result<Connection, ConnectError> {
+        let started = Instant::now();
+        let mut processes = 1;
+        let transport = Transport::open(target)?;
+        let mut conn = Connection {
+            transport,
+            target: target.clone(),
+            negotiated: Negotiated {
+                requested: era_label.to_string(),
+                kind: EraKind::Legacy,
+                revision: String::new(),
+                note: None,
+                server_info: None,
+                capabilities: Value::Null,
+                supported_versions: Vec::new(),
+                instructions: None,
+                handshake: None,
+                handshake_headers: None,
+            },
+            next_id: 0,
+            session_id: None,
+            log: Vec::new(),
+            log_started: Instant::now(),
+            tools: None,
+            server_requests: Vec::new(),
+            meta_text: None,
+            probing: false,
+            unanswered: None,
+            timed_out: false,
+            opening_wire: Default::default(),
+            era_request: era.clone(),
+            wire: Default::default(),
+        };
+        let result = match era {
+            EraRequest::Legacy => conn.handshake(LATEST_LEGACY_REVISION, false).await,
+            EraRequest::PinnedLegacy(rev) => conn.handshake(rev, true).await,
+            EraRequest::Modern(rev) => conn.discover(rev).await,
+            EraRequest::Auto => conn.open_auto(&mut processes).await?,
+        };
+        if !target.is_http() {
+            count_start(processes, started.elapsed());
+        }
+        match result {
+            Ok(()) => {
+                conn.opening_wire = conn.wire.clone();
+                Ok(conn)
+            }
+            Err(mut e) => {
+                e.transcript = conn.take_log();
+                e.stderr_tail = conn.stderr_tail();
+                conn.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Another connection to the same target, asked for in the same way (same era request
+    /// and label): for checks that compare, or probe on a connection of their own.
+    pub async fn open_another(&self) -> Result<Connection, String> {
+        let target = self.target.clone();
+        Connection::open(&target, &self.negotiated.requested, &self.era_request)
+            .await
+            .map_err(|e| e.message)
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    pub fn is_http(&self) -> bool {
+        matches!(self.transport, Transport::Http(_))
+    }
+
+    pub fn next_id(&mut self) -> Value {
+        self.next_id += 1;
+        json!(self.next_id)
+    }
+
+    /// Send a message and log both directions.
+    pub async fn send(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        self.send_overlapped(out, false, || {}).await
+    }
+
+    /// [`Connection::send`], running `while_waiting` once the message is on its way
+    /// (written to stdin; the HTTP request started): work done there costs no time
+    /// between one request and the next.
+    ///
+    /// With `settle_later`, a stdio response may come back unparsed (`unsettled`): the
+    /// caller settles it when it judges it, off the request-to-request path.
+    pub async fn send_overlapped(
+        &mut self,
+        out: &Outgoing,
+        settle_later: bool,
+        while_waiting: impl FnOnce(),
+    ) -> Result<Exchange, TransportError> {
+        let sent_http = if self.is_http() {
+            let mut parts = vec![out.http_method.clone().unwrap_or_else(|| "POST".into())];
+            parts.extend(
+                out.headers
+                    .iter()
+                    .filter(|(k, _)| !k.eq_ignore_ascii_case("authorization"))
+                    .map(|(k, v)| format!("{k}: {v}")),
+            );
+            Some(parts.join(" | "))
+        } else {
+            None
+        };
+        self.record(Direction::Sent, out.body.clone(), sent_http);
+        let mut result = match &mut self.transport {
+            // The line is written, then the work runs while the server answers (a direct
+            // stdio wait blocks inside its poll: it must not start before the work is done).
+            Transport::Stdio(t) => match t.send(out).await {
+                Ok(started) => {
+                    while_waiting();
+                    t.receive(out, started).await
+                }
+                Err(e) => {
+                    while_waiting();
+                    Err(e)
+                }
+            },
+            Transport::Http(t) => {
+                let exchange = t.exchange(out);
+                let mut exchange = std::pin::pin!(exchange);
+                let first = futures::poll!(exchange.as_mut());
+                while_waiting();
+                match first {
+                    std::task::Poll::Ready(result) => result,
+                    std::task::Poll::Pending => exchange.await,
+                }
+            }
+        };
+        match &mut result {
+            Ok(ex) => {
+                // What this connection reads from a response (a complete tools list, the
+                // wire checks) needs it parsed now.
+                if !settle_later || self.target.wire_validation || lists_tools(out) {
+                    ex.settle();
+                }
+                self.record_received(ex);
+                for note in std::mem::take(&mut ex.notes) {
+                    self.record(Direction::Note, note, None);
+                }
+                let http = ex.http.as_ref().map(|h| {
+                    let mut s = format!("HTTP {}", h.status);
+                    for key in ["content-type", "mcp-session-id", "www-authenticate"] {
+                        if let Some(v) = h.header(key) {
+                            s.push_str(&format!(" | {key}: {v}"));
+                        }
+                    }
+                    s
+                });
+                match (&ex.response, &ex.raw_body) {
+                    (Some(r), _) => {
+                        // The transcript keeps the text as received (nothing else reads it).
+                        let text = ex.response_text.take().unwrap_or_else(|| r.to_string());
+                        self.record(Direction::Received, text, http)
+                    }
+                    (None, Some(raw)) => self.record(
+                        Direction::Received,
+                        crate::ground::redact::shorten(raw, 4096),
+                        http,
+                    ),
+                    // Unsettled: the text stays in the exchange to be parsed later.
+                    (None, None) if ex.unsettled => {
+                        let text = ex.response_text.clone().unwrap_or_default();
+                        self.record(Direction::Received, text, http)
+                    }
+                    (None, None) => {
+                        if http.is_some() {
+                            self.record(Direction::Received, String::new(), http)
+                        }
+                    }
+                }
+                if let Some(Value::Object(result)) =
+                    ex.response.as_ref().and_then(|r| r.get("result"))
+                {
+                    self.remember_tools(out, result);
+                }
+                if self.target.wire_validation {
+                    self.validate_wire(out, ex);
+                }
+            }
+            Err(e) => {
+                let e = e.to_string();
+                self.unanswered = None;
+                if let Transport::Stdio(t) = &mut self.transport
+                    && let Some(partial) = t.take_unanswered()
+                {
+                    self.record_received(&partial);
+                    self.unanswered = describe_unanswered(&partial);
+                }
+                self.record(Direction::Note, e, None);
+            }
+        }
+        if matches!(result, Err(TransportError::Timeout(_))) {
+            self.timed_out = true;
+            self.check_alive().await;
+        }
+        result
+    }
+
+    /// Listen for up to `window` without sending anything, and return the messages the
+    /// server sent meanwhile (notifications it sends just after a reply). stdio only: over
+    /// HTTP a request's messages come on its own stream, which has ended.
+    pub async fn listen(&mut self, window: Duration) -> Result<Vec<Value>, TransportError> {
+        let Transport::Stdio(t) = &mut self.transport else {
+            return Ok(Vec::new());
+        };
+        let out = Outgoing {
+            body: String::new(),
+            id: None,
+            expects_response: false,
+            headers: Vec::new(),
+            drop_headers: Vec::new(),
+            http_method: None,
+            timeout: window,
+            quiet_period: window,
+        };
+        let mut ex = t.receive(&out, Instant::now()).await?;
+        ex.settle();
+        // A stray response (to nothing in flight) is kept with the other messages.
+        let mut messages: Vec<Value> = std::mem::take(&mut ex.other_messages)
+            .iter()
+            .cloned()
+            .collect();
+        messages.extend(ex.response.take());
+        for m in &messages {
+            self.record(Direction::Received, m.to_string(), None);
+            if super::server_request_reply(m).is_some() {
+                // The transport answered it, as during an exchange.
+                self.server_requests.push(m.clone());
+            }
+            if self.target.wire_validation {
+                let era = self.negotiated.kind;
+                self.wire
+                    .record(crate::protocol::wire::check_server_message(era, m));
+            }
+        }
+        Ok(messages)
+    }
+
+    /// After a request timed out (stdio or HTTP): is anyone still answering? A harmless
+    /// request (`ping`, modern `server/discover`) gets a short wait; if it times out too,
+    /// the connection is dead and the scenario's remaining steps are not run, instead of
+    /// each waiting out its own timeout. A server that is only slow on one request
+    /// answers it and the run goes on.
+    async fn check_alive(&mut self) {
+        if self.probing
+            || self.transport.closed_reason().is_some()
+            || self.negotiated.handshake.is_none()
+        {
+            return;
+        }
+        let method = self.harmless_method();
+        let id = self.next_id();
+        let mut out = self.build_plain(method, None, Some(id));
+        out.timeout = self.target.timeout.min(LIVENESS_WAIT);
+        self.note(format!(
+            "the request timed out: is the connection alive? (`{method}`, {} to answer)",
+            humantime::format_duration(out.timeout)
+        ));
+        self.probing = true;
+        let alive = Box::pin(self.send(&out)).await;
+        self.probing = false;
+        if let Err(TransportError::Timeout(d)) = alive {
+            self.transport.mark_closed(format!(
+                "the connection is dead: a request timed out, then `{method}` got no answer within {}",
+                humantime::format_duration(d)
+            ));
+        }
+    }
+
+    /// A request without params or effects that every server of this era answers with a
+    /// result: `ping` (legacy), `server/discover` (modern, where `ping` was removed).
+    pub fn harmless_method(&self) -> &'static str {
+        match self.negotiated.kind {
+            EraKind::Modern => methods::SERVER_DISCOVER,
+            EraKind::Legacy => methods::PING,
+        }
+    }
+
+    /// Why the connection cannot be used any more, if it cannot.
+    pub fn broken_reason(&self) -> Option<&str> {
+        self.transport.closed_reason()
+    }
+
+    /// Send a request built for this era and return its `result` (internal requests).
+    pub async fn call(&mut self, method: &str, params: Option<Value>) -> Result<Value, String> {
+        let id = self.next_id();
+        let out = self.build_plain(method, params, Some(id));
+        let ex = self.send(&out).await.map_err(|e| e.to_string())?;
+        result_of(&ex)
+    }
+
+    /// Whether the server serves `method` at all: not when it answers -32601 (method not
+    /// found); any other answer, error or not, counts as served.
+    pub async fn serves(&mut self, method: &str) -> Result<bool, String> {
+        let id = self.next_id();
+        let out = self.build_plain(method, None, Some(id));
+        let ex = self.send(&out).await.map_err(|e| e.to_string())?;
+        Ok(!matches!(error_of(&ex), Some((code, _)) if code == errors::METHOD_NOT_FOUND))
+    }
+
+    /// All pages of a list method, merged (`key` is e.g. `tools`).
+    pub async fn list_all(&mut self, method: &str, key: &str) -> Result<Vec<Value>, String> {
+        let mut items = Vec::new();
+        self.each_page(method, |result| {
+            if let Some(page) = result.get(key).and_then(Value::as_array) {
+                items.extend(page.iter().cloned());
+            }
+        })
+        .await?;
+        Ok(items)
+    }
+
+    /// Every page of a list method, in order, handed to `page` (the one walk of internal
+    /// requests; a step's `paginate: true` follows the same [`Pages`] rule).
+    pub async fn each_page(
+        &mut self,
+        method: &str,
+        mut page: impl FnMut(&Value),
+    ) -> Result<(), String> {
+        let mut pages = Pages::new();
+        let mut cursor: Option<Value> = None;
+        loop {
+            let params = cursor.take().map(|c| json!({ fields::CURSOR: c }));
+            let result = self.call(method, params).await?;
+            page(&result);
+            match pages.after(method, &result)? {
+                Some(next) => cursor = Some(next),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// The declared tools (fetched once, then cached).
+    pub async fn tools(&mut self) -> Result<Vec<Value>, String> {
+        if let Some(t) = &self.tools {
+            return Ok(t.clone());
+        }
+        let tools = self
+            .list_all(ListKind::Tools.method(), ListKind::Tools.result_key())
+            .await?;
+        self.tools = Some(tools.clone());
+        Ok(tools)
+    }
+
+    /// Send a raw message over a brand-new transport (stdio: a separate, short-lived
+    /// server process; HTTP: no session), then close it. Logged with this connection.
+    pub async fn send_fresh(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        let started = Instant::now();
+        let mut fresh = Transport::open(&self.target).map_err(|e| TransportError::Io(e.message))?;
+        self.record(Direction::Note, "sent over a fresh connection".into(), None);
+        std::mem::swap(&mut self.transport, &mut fresh);
+        // A timeout here says nothing about this connection: no liveness probe.
+        let probing = std::mem::replace(&mut self.probing, true);
+        let result = self.send(out).await;
+        self.probing = probing;
+        std::mem::swap(&mut self.transport, &mut fresh);
+        if let Transport::Stdio(mut t) = fresh {
+            count_start(1, started.elapsed());
+            t.shutdown().await;
+        }
+        result
+    }
+
+    pub fn stderr_tail(&self) -> Option<String> {
+        match &self.transport {
+            Transport::Stdio(t) => t.stderr_tail(),
+            Transport::Http(_) => None,
+        }
+    }
+
+    /// stdio: `n` requests of `method` written at once, responses collected in any order.
+    /// Returns how many got a response and the non-JSON lines seen. `None` over HTTP.
+    pub async fn burst(
+        &mut self,
+        method: &str,
+        n: usize,
+    ) -> Option<Result<(usize, Vec<String>), String>> {
+        let mut outs = Vec::with_capacity(n);
+        for _ in 0..n {
+            let id = self.next_id();
+            outs.push(self.build_plain(method, None, Some(id)));
+        }
+        let timeout = self.target.timeout;
+        let Transport::Stdio(t) = &mut self.transport else {
+            return None;
+        };
+        let result = t.burst(&outs, timeout).await;
+        self.record(
+            Direction::Note,
+            format!("burst of {n} concurrent `{method}` requests"),
+            None,
+        );
+        Some(match result {
+            Ok((responses, noise)) => Ok((
+                responses.iter().filter(|r| r.is_some()).count(),
+                noise.iter().cloned().collect(),
+            )),
+            Err(e) => Err(e.to_string()),
+        })
+    }
+
+    /// Non-JSON lines the server wrote on stdout over this connection (stdio).
+    pub fn stdout_noise_total(&self) -> usize {
+        match &self.transport {
+            Transport::Stdio(t) => t.noise_total(),
+            Transport::Http(_) => 0,
+        }
+    }
+
+    pub fn is_broken(&self) -> bool {
+        self.transport.closed_reason().is_some()
+    }
+
+    async fn close_transport(&mut self) {
+        let delete = self.session_id.take().map(|sid| self.session_delete(sid));
+        match &mut self.transport {
+            Transport::Stdio(t) => t.shutdown().await,
+            Transport::Http(t) => {
+                // A legacy session is ended explicitly (servers may answer 405: fine).
+                if let Some(out) = delete {
+                    let _ = t.exchange(&out).await;
+                }
+            }
+        }
+    }
+
+    /// Requests the server sent to the client on this connection so far.
+    pub fn server_requests(&self) -> &[Value] {
+        &self.server_requests
+    }
+
+    /// Whether `Mcp-Param-*` headers can be derived (the tool list is known).
+    pub fn knows_tools(&self) -> bool {
+        self.tools.is_some()
+    }
+
+    /// End the connection (stdio: close stdin → wait → SIGTERM → SIGKILL).
+    pub async fn close(mut self) {
+        self.close_transport().await;
+    }
+}

@@ -1,0 +1,604 @@
+//! Streamable HTTP transport: one POST per message; the reply is JSON, an SSE stream
+//! scoped to the request, or 202 with no body. Headers go out exactly as built — the
+//! engine may send inconsistent ones on purpose — and status, headers and raw body are
+//! kept for expectations.
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use super::{Exchange, HttpMeta, Outgoing, TransportError, id_key, is_response};
+use std::time::Duration;
+
+mod reqwest_client;
+
+pub use reqwest_client::install_tls_provider;
+use reqwest_client::{describe_reqwest, send_once_more, shared_client};
+
+const OVERSIZED: &str = "reply exceeds the message size limit";
+
+pub struct HttpTransport {
+    client: reqwest::Client,
+    url: String,
+    /// Target-level headers (`--header`, bearer), sent with every message.
+    base_headers: Vec<(String, String)>,
+    max_bytes: usize,
+    /// Why this target is given up on (it stopped answering even a liveness probe):
+    /// later messages fail at once instead of each waiting out its timeout.
+    closed: Option<String>,
+}
+
+impl HttpTransport {
+    pub fn new(
+        url: &str,
+        headers: &[(String, String)],
+        bearer: Option<&str>,
+        max_bytes: usize,
+    ) -> Result<HttpTransport, String> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL `{url}`: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(format!(
+                "invalid URL `{url}`: expected an http:// or https:// URL"
+            ));
+        }
+        let client = shared_client()?;
+        let mut base_headers = headers.to_vec();
+        if let Some(token) = bearer {
+            base_headers.push(("Authorization".into(), format!("Bearer {token}")));
+        }
+        Ok(HttpTransport {
+            client,
+            url: url.to_string(),
+            base_headers,
+            max_bytes,
+            closed: None,
+        })
+    }
+
+    /// Why the target cannot be used any more, if it cannot.
+    pub fn closed_reason(&self) -> Option<&str> {
+        self.closed.as_deref()
+    }
+
+    /// Give up on the target: every later message fails with `why`.
+    pub fn mark_closed(&mut self, why: String) {
+        self.closed.get_or_insert(why);
+    }
+
+    pub async fn exchange(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Closed(why.clone()));
+        }
+        let started = Instant::now();
+        let method = out.http_method.as_deref().unwrap_or("POST");
+        let method = reqwest::Method::from_bytes(method.as_bytes())
+            .map_err(|_| TransportError::Io(format!("invalid HTTP method `{method}`")))?;
+        let headers = self.headers_for(out)?;
+        let with_body = method != reqwest::Method::GET && method != reqwest::Method::DELETE;
+        let build = |client: &reqwest::Client| {
+            let request = client
+                .request(method.clone(), &self.url)
+                .headers(headers.clone());
+            if with_body {
+                request.body(out.body.clone())
+            } else {
+                request
+            }
+        };
+        let fut = async {
+            let (response, retried) = send_once_more(&self.client, build).await?;
+            let mut ex = self.read_reply(response, out).await?;
+            ex.notes.extend(retried);
+            Ok(ex)
+        };
+        let mut ex = match tokio::time::timeout(out.timeout, fut).await {
+            Ok(r) => r?,
+            Err(_) => return Err(TransportError::Timeout(out.timeout)),
+        };
+        ex.elapsed = started.elapsed();
+        Ok(ex)
+    }
+
+    #[allow(
+        clippy::result_large_err,
+        reason = "the error of a failed request, made once per failure; boxing it would cost every caller"
+    )]
+    fn headers_for(&self, out: &Outgoing) -> Result<HeaderMap, TransportError> {
+        let mut map = HeaderMap::new();
+        let mut defaults = vec![
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ];
+        defaults.retain(|(k, _)| !out.drop_headers.iter().any(|d| d == k));
+        let overridden = |name: &str| {
+            out.headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(name))
+        };
+        for (k, v) in defaults {
+            if !overridden(k) {
+                map.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
+            }
+        }
+        let base = self.base_headers.iter().filter(|(k, _)| {
+            !overridden(k) && !out.drop_headers.iter().any(|d| d.eq_ignore_ascii_case(k))
+        });
+        for (k, v) in base.chain(out.headers.iter()) {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| TransportError::Io(format!("invalid header name `{k}`")))?;
+            let value = HeaderValue::from_bytes(v.as_bytes())
+                .map_err(|_| TransportError::Io(format!("invalid value for header `{k}`")))?;
+            map.append(name, value);
+        }
+        Ok(map)
+    }
+
+    async fn read_reply(
+        &self,
+        response: reqwest::Response,
+        out: &Outgoing,
+    ) -> Result<Exchange, TransportError> {
+        let meta = meta_of(&response);
+        let content_type = meta
+            .header("content-type")
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let mut ex = Exchange {
+            http: Some(meta),
+            ..Exchange::default()
+        };
+        if content_type.starts_with("text/event-stream") {
+            self.read_sse(response, out, &mut ex).await?;
+            return Ok(ex);
+        }
+        let body = self.read_body(response).await?;
+        if body.is_empty() {
+            return Ok(ex);
+        }
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(msg) if msg.is_object() && is_response(&msg) => {
+                let got = msg.get("id").cloned().unwrap_or(Value::Null);
+                if let Some(expected) = &out.id
+                    && id_key(expected) != id_key(&got)
+                    && !got.is_null()
+                {
+                    let error = msg.get("error").cloned().map(Box::new);
+                    ex.other_messages.push(msg);
+                    return Err(TransportError::WrongId {
+                        expected: expected.clone(),
+                        got,
+                        error,
+                    });
+                }
+                ex.response = Some(msg);
+            }
+            Ok(other) => {
+                ex.raw_body = Some(String::from_utf8_lossy(&body).into_owned());
+                ex.other_messages.push(other);
+            }
+            Err(_) => ex.raw_body = Some(String::from_utf8_lossy(&body).into_owned()),
+        }
+        Ok(ex)
+    }
+
+    async fn read_body(&self, response: reqwest::Response) -> Result<Vec<u8>, TransportError> {
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| TransportError::Io(describe_reqwest(&e)))?;
+            if body.len() + chunk.len() > self.max_bytes {
+                return Err(TransportError::Oversized {
+                    limit: self.max_bytes,
+                });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    /// Read SSE events until the response to this request arrives (then drop the stream).
+    async fn read_sse(
+        &self,
+        response: reqwest::Response,
+        out: &Outgoing,
+        ex: &mut Exchange,
+    ) -> Result<(), TransportError> {
+        let limit = self.max_bytes;
+        let mut events = std::pin::pin!(sse_events(response, limit));
+        let expected = out.id.as_ref().map(id_key);
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| {
+                if e.to_string().contains(OVERSIZED) {
+                    TransportError::Oversized { limit }
+                } else {
+                    TransportError::Io(format!("SSE stream broke: {e}"))
+                }
+            })?;
+            let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                continue;
+            };
+            if data.len() > limit {
+                return Err(TransportError::Oversized { limit });
+            }
+            let msg: Value = match serde_json::from_str(&data) {
+                Ok(v) => v,
+                Err(_) => {
+                    ex.stdout_noise
+                        .push(crate::ground::redact::shorten(&data, 500));
+                    continue;
+                }
+            };
+            if is_response(&msg) {
+                let got = msg.get("id").cloned().unwrap_or(Value::Null);
+                match &expected {
+                    Some(key) if *key == id_key(&got) => {
+                        ex.response = Some(msg);
+                        return Ok(());
+                    }
+                    Some(_) if !got.is_null() => {
+                        return Err(TransportError::WrongId {
+                            expected: out.id.clone().unwrap_or(Value::Null),
+                            got,
+                            error: msg.get("error").cloned().map(Box::new),
+                        });
+                    }
+                    _ => {
+                        ex.response = Some(msg);
+                        return Ok(());
+                    }
+                }
+            }
+            if let Some(reply) = super::server_request_reply(&msg) {
+                self.answer(reply, out).await;
+            }
+            ex.other_messages.push(msg);
+        }
+        if out.expects_response {
+            return Err(TransportError::Closed(
+                "the SSE stream ended before the response arrived".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl HttpTransport {
+    /// POST the answer to a server request that came on a response stream, with the
+    /// request's session and version headers; best effort, bounded in time.
+    async fn answer(&self, reply: String, out: &Outgoing) {
+        let mut answer = Outgoing {
+            body: reply,
+            id: None,
+            expects_response: false,
+            headers: out
+                .headers
+                .iter()
+                .filter(|(k, _)| {
+                    k.eq_ignore_ascii_case(crate::protocol::headers::SESSION_ID)
+                        || k.eq_ignore_ascii_case(crate::protocol::headers::PROTOCOL_VERSION)
+                })
+                .cloned()
+                .collect(),
+            drop_headers: Vec::new(),
+            http_method: None,
+            timeout: out.timeout.min(Duration::from_secs(5)),
+            quiet_period: Duration::ZERO,
+        };
+        answer.headers.shrink_to_fit();
+        let Ok(headers) = self.headers_for(&answer) else {
+            return;
+        };
+        let send = send_once_more(&self.client, |client| {
+            client
+                .post(&self.url)
+                .headers(headers.clone())
+                .body(answer.body.clone())
+        });
+        let _ = tokio::time::timeout(answer.timeout, send).await;
+    }
+
+    /// GET the endpoint asking for an event stream and read its first SSE event, waiting
+    /// at most `wait`: `(status, Some((event name, data)))`, or no event in time.
+    pub async fn first_sse_event(
+        &self,
+        wait: Duration,
+    ) -> Result<(u16, Option<(String, String)>), TransportError> {
+        let mut headers = self.headers_for(&Outgoing {
+            body: String::new(),
+            id: None,
+            expects_response: false,
+            headers: vec![("Accept".into(), "text/event-stream".into())],
+            drop_headers: vec!["content-type".into()],
+            http_method: Some("GET".into()),
+            timeout: wait,
+            quiet_period: Duration::ZERO,
+        })?;
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        let request = send_once_more(&self.client, |client| {
+            client.get(&self.url).headers(headers.clone())
+        });
+        let response = match tokio::time::timeout(wait, request).await {
+            Ok(r) => r?.0,
+            Err(_) => return Err(TransportError::Timeout(wait)),
+        };
+        let status = response.status().as_u16();
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse {
+            return Ok((status, None));
+        }
+        let limit = self.max_bytes;
+        let mut events = std::pin::pin!(sse_events(response, limit));
+        let first = tokio::time::timeout(wait, async {
+            while let Some(Ok(event)) = events.next().await {
+                let data = event.data.unwrap_or_default();
+                if event.event.is_some() || !data.trim().is_empty() {
+                    let data = crate::ground::redact::shorten(&data, limit.min(500));
+                    return Some((event.event.unwrap_or_else(|| "message".into()), data));
+                }
+            }
+            None
+        })
+        .await
+        .unwrap_or(None);
+        Ok((status, first))
+    }
+
+    /// GET a URL on the same origin as the endpoint (`path` from the root), JSON body:
+    /// `(status, body)`, the body `None` when it is not JSON.
+    pub async fn get_json(
+        &self,
+        path: &str,
+        wait: Duration,
+    ) -> Result<(u16, Option<Value>), TransportError> {
+        let mut url =
+            reqwest::Url::parse(&self.url).map_err(|e| TransportError::Io(e.to_string()))?;
+        url.set_path(path);
+        url.set_query(None);
+        let send = send_once_more(&self.client, |client| {
+            client
+                .get(url.clone())
+                .header(reqwest::header::ACCEPT, "application/json")
+        });
+        let response = match tokio::time::timeout(wait, send).await {
+            Ok(r) => r?.0,
+            Err(_) => return Err(TransportError::Timeout(wait)),
+        };
+        let status = response.status().as_u16();
+        let body = match tokio::time::timeout(wait, self.read_body(response)).await {
+            Ok(Ok(b)) => serde_json::from_slice(&b).ok(),
+            _ => None,
+        };
+        Ok((status, body))
+    }
+}
+
+/// What an HTTP request left open got back: an SSE stream to read on, or a complete
+/// reply (JSON, an error status, 202) when the server did not stream.
+pub enum Opened {
+    Stream(HttpMeta, OpenStream),
+    Reply(Box<Exchange>),
+}
+
+/// The SSE stream of a request left open (see [`super::open`]). Dropping it closes the
+/// stream, which over Streamable HTTP is the cancellation of the request.
+pub struct OpenStream {
+    events: std::pin::Pin<
+        Box<dyn futures::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>,
+    >,
+    limit: usize,
+}
+
+/// The next thing an [`OpenStream`] gave.
+pub enum StreamNext {
+    Message(Value),
+    /// The server ended the stream.
+    Ended,
+    /// Nothing arrived before the deadline.
+    Quiet,
+}
+
+/// An SSE event as sent: its `id:` and its `data:` (empty when it had none).
+pub struct RawEvent {
+    pub id: Option<String>,
+    pub data: String,
+}
+
+impl OpenStream {
+    /// The next SSE event as sent, whatever its data, waiting until `deadline` at most:
+    /// `None` when the stream ended or nothing came (the priming event of 2025-11-25 is
+    /// an event with an id and empty data, which [`OpenStream::next`] skips).
+    pub async fn next_event(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<Option<RawEvent>, TransportError> {
+        match tokio::time::timeout_at(deadline.into(), self.events.next()).await {
+            Err(_) | Ok(None) => Ok(None),
+            Ok(Some(Err(e))) if e.to_string().contains(OVERSIZED) => {
+                Err(TransportError::Oversized { limit: self.limit })
+            }
+            Ok(Some(Err(e))) => Err(TransportError::Io(format!("SSE stream broke: {e}"))),
+            Ok(Some(Ok(event))) => Ok(Some(RawEvent {
+                id: event.id,
+                data: event.data.unwrap_or_default(),
+            })),
+        }
+    }
+
+    /// The next JSON message on the stream, waiting until `deadline` at most. Events that
+    /// are not JSON are skipped (counted in `noise`).
+    pub async fn next(
+        &mut self,
+        deadline: Instant,
+        noise: &mut usize,
+    ) -> Result<StreamNext, TransportError> {
+        loop {
+            let event = match tokio::time::timeout_at(deadline.into(), self.events.next()).await {
+                Err(_) => return Ok(StreamNext::Quiet),
+                Ok(None) => return Ok(StreamNext::Ended),
+                Ok(Some(Err(e))) if e.to_string().contains(OVERSIZED) => {
+                    return Err(TransportError::Oversized { limit: self.limit });
+                }
+                Ok(Some(Err(e))) => {
+                    return Err(TransportError::Io(format!("SSE stream broke: {e}")));
+                }
+                Ok(Some(Ok(event))) => event,
+            };
+            let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                continue;
+            };
+            if data.len() > self.limit {
+                return Err(TransportError::Oversized { limit: self.limit });
+            }
+            match serde_json::from_str::<Value>(&data) {
+                Ok(msg) => return Ok(StreamNext::Message(msg)),
+                Err(_) => *noise += 1,
+            }
+        }
+    }
+}
+
+impl HttpTransport {
+    /// POST `out` and hand back its SSE stream unread, for a request that stays open while
+    /// messages arrive (`subscriptions/listen`). Reaching the stream's headers is bounded
+    /// by `out.timeout`; a reply that is not a stream is read whole, as an exchange.
+    pub async fn open_stream(&mut self, out: &Outgoing) -> Result<Opened, TransportError> {
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Closed(why.clone()));
+        }
+        let started = Instant::now();
+        let headers = self.headers_for(out)?;
+        let build = |client: &reqwest::Client| {
+            client
+                .post(&self.url)
+                .headers(headers.clone())
+                .body(out.body.clone())
+        };
+        let (response, _) =
+            match tokio::time::timeout(out.timeout, send_once_more(&self.client, build)).await {
+                Ok(r) => r?,
+                Err(_) => return Err(TransportError::Timeout(out.timeout)),
+            };
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
+        if !is_sse {
+            let left = out.timeout.saturating_sub(started.elapsed());
+            let mut ex = match tokio::time::timeout(left, self.read_reply(response, out)).await {
+                Ok(r) => r?,
+                Err(_) => return Err(TransportError::Timeout(out.timeout)),
+            };
+            ex.elapsed = started.elapsed();
+            return Ok(Opened::Reply(Box::new(ex)));
+        }
+        let meta = meta_of(&response);
+        let limit = self.max_bytes;
+        let events = Box::pin(sse_events(response, limit));
+        Ok(Opened::Stream(meta, OpenStream { events, limit }))
+    }
+}
+
+/// Status and headers of a response, as kept for expectations (a header that is not
+/// UTF-8 is kept lossily rather than dropped).
+fn meta_of(response: &reqwest::Response) -> HttpMeta {
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    HttpMeta {
+        status: response.status().as_u16(),
+        headers,
+    }
+}
+
+/// The body as SSE events; the stream fails once one event (message) is longer than
+/// `limit` bytes. A stream as a whole is not capped: like stdio, a server may send any
+/// number of messages before its reply (each one is judged and counted as it comes).
+fn sse_events(
+    response: reqwest::Response,
+    limit: usize,
+) -> sse_stream::SseByteStream<
+    impl futures::Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + use<>,
+> {
+    let mut event = EventSize::default();
+    let bytes = response.bytes_stream().map(move |chunk| match chunk {
+        Ok(c) if event.feed(&c) > limit => Err(std::io::Error::other(OVERSIZED)),
+        Ok(c) => Ok(c),
+        Err(e) => Err(std::io::Error::other(describe_reqwest(&e))),
+    });
+    sse_stream::SseByteStream::new(bytes)
+}
+
+/// The size of the SSE event being received: the bytes of its lines (line ends left out)
+/// since the blank line that ended the one before. Line ends are `\n`, `\r\n` or `\r`,
+/// and may be split across chunks.
+#[derive(Default)]
+struct EventSize {
+    /// Bytes of the current event so far.
+    event: usize,
+    /// Bytes of the current line so far.
+    line: usize,
+    /// The last byte was `\r` (a `\n` right after it ends no other line).
+    after_cr: bool,
+}
+
+impl EventSize {
+    /// Count `chunk`; the largest size the current event reached within it.
+    fn feed(&mut self, chunk: &[u8]) -> usize {
+        let mut most = self.event;
+        for &b in chunk {
+            if b == b'\n' && self.after_cr {
+                self.after_cr = false;
+                continue;
+            }
+            self.after_cr = b == b'\r';
+            if b == b'\n' || b == b'\r' {
+                if self.line == 0 {
+                    // A blank line: the event is complete.
+                    self.event = 0;
+                }
+                self.line = 0;
+            } else {
+                self.line += 1;
+                self.event += 1;
+                most = most.max(self.event);
+            }
+        }
+        most
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EventSize;
+
+    #[test]
+    fn event_size_restarts_at_each_blank_line() {
+        let mut e = EventSize::default();
+        assert_eq!(e.feed(b"data: abc\n\n"), 9);
+        assert_eq!(e.event, 0);
+        // Any number of events: each is counted alone.
+        for _ in 0..1000 {
+            assert!(e.feed(b"data: {\"x\":1}\r\n\r\n") <= 14);
+        }
+        // One event split over chunks and lines (CR LF split between chunks too).
+        assert_eq!(e.feed(b"data: 1234\r"), 10);
+        assert_eq!(e.feed(b"\ndata: 5678"), 20);
+        assert_eq!(e.feed(b"\r\r"), 20);
+        assert_eq!(e.event, 0);
+        assert_eq!(e.feed(b"data: x\n\ndata: yy\n"), 8);
+    }
+}

@@ -1,0 +1,562 @@
+//! stdio transport: newline-delimited JSON-RPC with a child process.
+//!
+//! One wait path: every wait — for the reply, and for the server to take what is written
+//! to its stdin — goes through [`StdioTransport::next_event`], which waits on the tokio
+//! reactor for stdout readable, stdin writable (while output is pending) and the
+//! deadline at once. Writes never block: a server that stops reading its stdin cannot
+//! stall mcpspec past the step's timeout, and stdout is drained while a large request or
+//! a burst is written (otherwise both pipes fill up and both sides wait forever).
+//!
+//! The child runs in its own process group so that shutdown (close stdin → wait →
+//! SIGTERM → SIGKILL; see [`crate::ground::platform`] for Windows) reaches grandchildren too (`npx`, `uv run`, shell wrappers), and
+//! [`super::tree`] catches the ones that leave the group: mcpspec never leaves an orphan
+//! behind.
+
+use std::collections::{HashSet, VecDeque};
+use std::io::Read;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::{Exchange, Kept, Outgoing, TransportError, id_key, is_response, server_request_reply};
+
+mod framing;
+mod many;
+mod process;
+
+use crate::ground::platform::{PipeReader, PipeWriter};
+use framing::{Incoming, StdoutReader, read_stderr};
+
+const STDERR_TAIL_LINES: usize = 40;
+/// After the process exits, how long to keep reading what it wrote before.
+const EXIT_GRACE: Duration = Duration::from_millis(200);
+/// Replies to server requests are dropped (counted) while this much output is already
+/// waiting for a server that does not read its stdin: the backlog stays bounded.
+const REPLY_BACKLOG: usize = 1024 * 1024;
+/// How much of a non-JSON line is kept for the report.
+const NOISE_CHARS: usize = 500;
+
+pub struct StdioTransport {
+    /// The process's exit status, once known (a waiter task owns the child).
+    exit_rx: watch::Receiver<Option<std::process::ExitStatus>>,
+    /// The server process (its group is signalled, and it is reaped, through this).
+    leader: process::Leader,
+    stdout: PipeReader,
+    /// `None` once closed (shutdown) or broken (a failed write).
+    stdin: Option<PipeWriter>,
+    incoming: StdoutReader,
+    /// Bytes written by mcpspec and not yet taken by the server, from `pending_start`.
+    pending: Vec<u8>,
+    pending_start: usize,
+    /// Bytes queued and bytes written since the start (a request is sent once
+    /// `written` reaches the `queued` count after it).
+    queued: u64,
+    written: u64,
+    /// A write to stdin failed (reported once by `next_event`).
+    write_failed: Option<String>,
+    /// Why stdin broke, for every later send.
+    stdin_broken: Option<String>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Disconnected once the stderr thread has read everything.
+    stderr_done: std::sync::mpsc::Receiver<()>,
+    closed: Option<String>,
+    max_bytes: usize,
+    /// Ids of requests that timed out: a late reply to one is not a wrong id.
+    abandoned: HashSet<String>,
+    /// Ids of requests left open (see [`super::open`]): their response may come during any
+    /// later exchange and is not a wrong id.
+    open: HashSet<String>,
+    /// Set once the server process has exited (its stdout may still be held open by a
+    /// grandchild, so EOF alone would not tell).
+    exited: Option<std::process::ExitStatus>,
+    /// Non-JSON lines seen on stdout so far.
+    noise_total: usize,
+    /// Exchanges answered so far, and how many there were once the handshake was done
+    /// (a close right after it is named so).
+    answered: usize,
+    handshake_answers: Option<usize>,
+    /// What the last exchange that failed had received meanwhile (for its report).
+    unanswered: Option<Box<Exchange>>,
+}
+
+impl StdioTransport {
+    pub fn spawn(
+        program: &str,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: Option<&std::path::Path>,
+        max_bytes: usize,
+    ) -> std::io::Result<StdioTransport> {
+        let process::Spawned {
+            leader,
+            stdin,
+            stdout,
+            stderr: stderr_file,
+            exit_rx,
+        } = process::Leader::spawn(program, args, env, cwd)?;
+        // A thread keeps the stderr tail (blocking reads: it costs nothing while the server
+        // is quiet, and it drains a chatty stderr whatever the runtime is doing).
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = stderr.clone();
+        let (stderr_ended, stderr_done) = std::sync::mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("mcpspec-stderr".into())
+            .spawn(move || {
+                read_stderr(stderr_file, &tail);
+                drop(stderr_ended);
+            })?;
+        Ok(StdioTransport {
+            exit_rx,
+            leader,
+            stdout,
+            stdin: Some(stdin),
+            incoming: StdoutReader::new(max_bytes),
+            pending: Vec::new(),
+            pending_start: 0,
+            queued: 0,
+            written: 0,
+            write_failed: None,
+            stdin_broken: None,
+            stderr,
+            stderr_done,
+            closed: None,
+            max_bytes,
+            abandoned: HashSet::new(),
+            open: HashSet::new(),
+            exited: None,
+            noise_total: 0,
+            answered: 0,
+            handshake_answers: None,
+            unanswered: None,
+        })
+    }
+
+    /// Send one message and wait for its response (matched by id).
+    pub async fn exchange(&mut self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        let started = self.send(out).await?;
+        self.receive(out, started).await
+    }
+
+    /// Queue one message and write what the pipe takes right now (never waits: the rest
+    /// is written by [`StdioTransport::receive`] while it reads). Returns the start of
+    /// the exchange.
+    pub async fn send(&mut self, out: &Outgoing) -> Result<Instant, TransportError> {
+        let started = Instant::now();
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Closed(why.clone()));
+        }
+        if self.stdin.is_none() {
+            return Err(self.stdin_gone().await);
+        }
+        self.unanswered = None;
+        self.queue(out.body.as_bytes());
+        self.write_now();
+        if let Some(e) = self.write_failed.take() {
+            let why = self
+                .close_reason(&format!("writing to the server's stdin failed: {e}"))
+                .await;
+            return Err(TransportError::Closed(why));
+        }
+        Ok(started)
+    }
+
+    /// Queue one line for the server's stdin.
+    fn queue(&mut self, body: &[u8]) {
+        if self.pending_start == self.pending.len() {
+            self.pending.clear();
+            self.pending_start = 0;
+        }
+        self.pending.extend_from_slice(body);
+        self.pending.push(b'\n');
+        self.queued += body.len() as u64 + 1;
+    }
+
+    /// Write pending output until the pipe is full (non-blocking).
+    fn write_now(&mut self) {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return;
+        };
+        while self.pending_start < self.pending.len() {
+            match stdin.try_write(&self.pending[self.pending_start..]) {
+                Ok(n) => {
+                    self.pending_start += n;
+                    self.written += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    self.fail_writes(e.to_string());
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Why nothing can be sent any more.
+    async fn stdin_gone(&mut self) -> TransportError {
+        let why = match self.stdin_broken.clone() {
+            Some(e) => {
+                self.close_reason(&format!("writing to the server's stdin failed: {e}"))
+                    .await
+            }
+            None => "stdin closed".into(),
+        };
+        TransportError::Closed(why)
+    }
+
+    /// Stdin is broken: nothing pending will ever be written.
+    fn fail_writes(&mut self, why: String) {
+        self.stdin_broken = Some(why.clone());
+        self.write_failed = Some(why);
+        self.stdin = None;
+        self.pending = Vec::new();
+        self.pending_start = 0;
+    }
+
+    /// Whether everything queued up to `mark` has been written.
+    fn sent(&self, mark: u64) -> bool {
+        self.written >= mark
+    }
+
+    /// Wait for the response to `out`, queued by [`StdioTransport::send`] at `started`.
+    pub async fn receive(
+        &mut self,
+        out: &Outgoing,
+        started: Instant,
+    ) -> Result<Exchange, TransportError> {
+        let mut ex = Exchange::default();
+        let result = self.receive_into(out, started, &mut ex).await;
+        if result.is_err() && (!ex.other_messages.is_empty() || !ex.stdout_noise.is_empty()) {
+            self.unanswered = Some(Box::new(ex));
+            return result.map(|()| Exchange::default());
+        }
+        result.map(|()| ex)
+    }
+
+    /// What the last exchange that failed received meanwhile (notifications, non-JSON
+    /// lines), once.
+    pub fn take_unanswered(&mut self) -> Option<Box<Exchange>> {
+        self.unanswered.take()
+    }
+
+    async fn receive_into(
+        &mut self,
+        out: &Outgoing,
+        started: Instant,
+        ex: &mut Exchange,
+    ) -> Result<(), TransportError> {
+        let wait = if out.expects_response {
+            out.timeout
+        } else {
+            out.quiet_period.min(out.timeout)
+        };
+        let request_end = self.queued;
+        // Writing the request counts against its timeout too (a notification gets the
+        // full timeout to be written, then its quiet period).
+        let mut deadline = super::deadline_from(
+            started,
+            wait.max(if self.sent(request_end) {
+                Duration::ZERO
+            } else {
+                out.timeout
+            }),
+        );
+        let expected = out.id.as_ref();
+        let mut writing = !self.sent(request_end);
+        loop {
+            let next = self.next_event(deadline).await;
+            if writing && self.sent(request_end) {
+                writing = false;
+                // Written: a message without a response now waits its quiet period only.
+                if !out.expects_response {
+                    deadline = deadline.min(Instant::now() + wait);
+                }
+            }
+            match next {
+                Next::Exited => {
+                    // Read what the process wrote before exiting, briefly.
+                    deadline = deadline.min(Instant::now() + EXIT_GRACE);
+                }
+                Next::WriteFailed(e) if !self.sent(request_end) => {
+                    let why = self
+                        .close_reason(&format!("writing to the server's stdin failed: {e}"))
+                        .await;
+                    return Err(TransportError::Closed(why));
+                }
+                // A reply to a server request could not be written: best effort.
+                Next::WriteFailed(_) => {}
+                Next::Timeout if self.exited.is_some() => {
+                    let why = self.close_reason("the server process exited").await;
+                    return Err(TransportError::Closed(why));
+                }
+                Next::Timeout if !self.sent(request_end) => {
+                    ex.elapsed = started.elapsed();
+                    let size = out.body.len() + 1;
+                    let left = (request_end - self.written) as usize;
+                    let why = format!(
+                        "timed out after {} writing the request: the server did not read its stdin ({} of {size} bytes written)",
+                        humantime::format_duration(out.timeout),
+                        size.saturating_sub(left),
+                    );
+                    // Half a message is in the pipe: nothing later can be framed.
+                    self.closed = Some(why.clone());
+                    return Err(TransportError::Closed(why));
+                }
+                Next::Timeout => {
+                    ex.elapsed = started.elapsed();
+                    return if out.expects_response {
+                        if let Some(id) = expected {
+                            self.abandoned.insert(id_key(id));
+                        }
+                        Err(TransportError::Timeout(wait))
+                    } else {
+                        Ok(())
+                    };
+                }
+                Next::Event(Incoming::Closed) => {
+                    let what = if self.handshake_answers == Some(self.answered) {
+                        "the server closed its stdout after the handshake"
+                    } else {
+                        "the server closed its stdout"
+                    };
+                    let why = self.close_reason(what).await;
+                    return Err(TransportError::Closed(why));
+                }
+                Next::Event(Incoming::Oversized) => {
+                    self.closed = Some(format!("message larger than {} bytes", self.max_bytes));
+                    self.shutdown_now().await;
+                    return Err(TransportError::Oversized {
+                        limit: self.max_bytes,
+                    });
+                }
+                Next::Event(Incoming::Noise(text)) => {
+                    self.noise_total += 1;
+                    ex.stdout_noise.push(text);
+                }
+                Next::Event(Incoming::Response(id, text))
+                    if self.abandoned.is_empty() && expected == Some(&id) =>
+                {
+                    ex.response_text = Some(text);
+                    ex.unsettled = true;
+                    self.answer(ex, started);
+                    return Ok(());
+                }
+                Next::Event(response @ Incoming::Response(..)) => {
+                    // Not the awaited reply: routed as any other message.
+                    self.incoming.requeue(response.parsed());
+                }
+                Next::Event(Incoming::Message(msg, text)) => {
+                    if !is_response(&msg) {
+                        if let Some(reply) = server_request_reply(&msg) {
+                            self.reply(&reply);
+                        }
+                        ex.other_messages.push(msg);
+                        continue;
+                    }
+                    let got = msg.get("id").unwrap_or(&Value::Null);
+                    if !self.open.is_empty() && self.open.contains(&id_key(got)) {
+                        // The end of a request left open: it belongs to its stream.
+                        ex.other_messages.push(msg);
+                        continue;
+                    }
+                    if !self.abandoned.is_empty() && self.abandoned.remove(&id_key(got)) {
+                        // A late reply to a request that already timed out.
+                        ex.other_messages.push(msg);
+                        continue;
+                    }
+                    // Ids match as JSON values (`1` and `1.0` differ, as on the wire).
+                    match expected {
+                        Some(id) if id == got => {}
+                        // A parse error answer (`id: null`) to a raw message without id.
+                        None if out.expects_response && got.is_null() => {}
+                        Some(id) => {
+                            let got = got.clone();
+                            let error = msg.get("error").cloned().map(Box::new);
+                            ex.other_messages.push(msg);
+                            return Err(TransportError::WrongId {
+                                expected: id.clone(),
+                                got,
+                                error,
+                            });
+                        }
+                        // A reply to a message that expects none (a notification).
+                        None if !out.expects_response => {}
+                        None => {
+                            ex.other_messages.push(msg);
+                            continue;
+                        }
+                    }
+                    ex.response = Some(msg);
+                    ex.response_text = Some(text);
+                    self.answer(ex, started);
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn answer(&mut self, ex: &mut Exchange, started: Instant) {
+        ex.elapsed = started.elapsed();
+        self.answered += 1;
+    }
+
+    /// Queue the answer to a server request, unless too much output is already waiting
+    /// (a server that floods requests and reads nothing).
+    fn reply(&mut self, text: &str) {
+        if self.stdin.is_some() && self.pending.len() - self.pending_start < REPLY_BACKLOG {
+            self.queue(text.as_bytes());
+            self.write_now();
+        }
+    }
+
+    async fn close_reason(&mut self, what: &str) -> String {
+        // Give the process a moment to finish exiting so its status is known.
+        let status = match self.exited {
+            Some(s) => Some(s),
+            None => self.wait_exit(Duration::from_millis(500)).await,
+        };
+        self.exited = status;
+        if status.is_some() {
+            // The process is gone: let the stderr thread catch up, so the tail shown with
+            // this error has the server's last words.
+            let _ = self.stderr_done.recv_timeout(Duration::from_millis(200));
+        }
+        let why = match status {
+            Some(s) => format!("{what} ({})", self.leader.describe_exit(s)),
+            None => what.to_string(),
+        };
+        self.closed = Some(why.clone());
+        why
+    }
+
+    /// Last lines of the server's stderr.
+    pub fn stderr_tail(&self) -> Option<String> {
+        let lines = self.stderr.lock().ok()?;
+        if lines.is_empty() {
+            return None;
+        }
+        Some(lines.iter().cloned().collect::<Vec<_>>().join("\n"))
+    }
+
+    /// A request is held open (a listen stream not cancelled): the server may still send
+    /// for it.
+    pub fn holds_open(&self) -> bool {
+        !self.open.is_empty()
+    }
+
+    /// The connection goes to another scenario: what the last failed exchange received
+    /// is not its business.
+    pub fn forget_exchanges(&mut self) {
+        self.unanswered = None;
+    }
+
+    pub fn noise_total(&self) -> usize {
+        self.noise_total
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_some()
+    }
+
+    /// Why the connection cannot be used any more, if it cannot.
+    pub fn closed_reason(&self) -> Option<&str> {
+        self.closed.as_deref()
+    }
+
+    /// The handshake is complete: a close before the next answer happened "after the
+    /// handshake".
+    pub fn mark_handshake(&mut self) {
+        self.handshake_answers = Some(self.answered);
+    }
+
+    /// Mark the connection unusable (the step that found it dead says why).
+    pub fn mark_closed(&mut self, why: String) {
+        self.closed.get_or_insert(why);
+    }
+
+    /// The next thing the server wrote, or why there is none: the deadline passed, a
+    /// write failed, or the process was just seen to exit (each reported once). Pending
+    /// output is written as the server takes it, all the while.
+    async fn next_event(&mut self, deadline: Instant) -> Next {
+        let sleep = tokio::time::sleep_until(deadline.into());
+        let mut sleep = std::pin::pin!(sleep);
+        loop {
+            if self.exited.is_none()
+                && let Some(status) = *self.exit_rx.borrow()
+            {
+                self.exited = Some(status);
+                return Next::Exited;
+            }
+            if let Some(event) = self.incoming.take_event() {
+                return Next::Event(event);
+            }
+            if let Some(e) = self.write_failed.take() {
+                return Next::WriteFailed(e);
+            }
+            let exited = self.exited.is_some();
+            let stdin = match &mut self.stdin {
+                Some(pipe) if self.pending_start < self.pending.len() => Some(pipe),
+                _ => None,
+            };
+            // Checked here too: a server that floods stdout keeps the reads ready.
+            if Instant::now() >= deadline {
+                return Next::Timeout;
+            }
+            let woke = tokio::select! {
+                biased;
+                wrote = writable(stdin, &self.pending[self.pending_start..]) => match wrote {
+                    Ok(n) => Woke::Wrote(n),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Woke::Io,
+                    Err(e) => Woke::WriteError(e.to_string()),
+                },
+                read = self.stdout.read(self.incoming.chunk()) => {
+                    match read {
+                        Ok(0) | Err(_) => self.incoming.eof = true,
+                        Ok(n) => self.incoming.accept(n),
+                    }
+                    Woke::Io
+                },
+                _ = self.exit_rx.changed(), if !exited => Woke::Io,
+                _ = &mut sleep => Woke::Timeout,
+            };
+            match woke {
+                Woke::Io => {}
+                Woke::Wrote(n) => {
+                    self.pending_start += n;
+                    self.written += n as u64;
+                }
+                Woke::WriteError(e) => self.fail_writes(e),
+                Woke::Timeout => return Next::Timeout,
+            }
+        }
+    }
+}
+
+/// Write some of `chunk` to stdin once the server takes it; never, when there is nothing
+/// to write.
+async fn writable(stdin: Option<&mut PipeWriter>, chunk: &[u8]) -> std::io::Result<usize> {
+    match stdin {
+        Some(pipe) => pipe.write(chunk).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What [`StdioTransport::next_event`] found.
+enum Next {
+    Event(Incoming),
+    Timeout,
+    Exited,
+    /// Writing to stdin failed (the server closed it or exited).
+    WriteFailed(String),
+}
+
+/// Why the reactor woke the wait.
+enum Woke {
+    Io,
+    Wrote(usize),
+    WriteError(String),
+    Timeout,
+}

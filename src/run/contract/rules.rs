@@ -1,0 +1,151 @@
+//! Contract rules applied: which changes of a diff fail the run, which are only reported,
+//! and which are accepted. An accepted change that no longer occurs is stale and fails the
+//! run until it is removed. The rules files themselves are read by [`crate::ground::contract_rules`].
+
+use super::diff::{Change, DiffReport};
+use super::schema_diff::{Breaks, Models};
+pub use crate::ground::contract_rules::{Accept, AcceptDoc, CATEGORIES, LISTS, Rules, RulesDoc};
+
+/// What the rules make of one change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChangeDecision {
+    Fail,
+    Report,
+    Accepted { reason: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct Judged {
+    pub change: Change,
+    pub verdict: ChangeDecision,
+    /// Set when an acceptance matched but has expired.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    pub changes: Vec<Judged>,
+    /// Acceptance entries that matched nothing: `file:line:col: message`.
+    pub stale: Vec<String>,
+}
+
+impl Judgement {
+    pub fn fails(&self) -> bool {
+        !self.stale.is_empty()
+            || self
+                .changes
+                .iter()
+                .any(|j| j.verdict == ChangeDecision::Fail)
+    }
+}
+
+fn fails(rules: &Rules, c: &Change) -> bool {
+    rules.fail.iter().any(|f| match f.as_str() {
+        "any" => true,
+        "breaking" => c.breaks_clients == Breaks::Yes,
+        "unknown" => c.breaks_clients == Breaks::Unknown,
+        "models" => c.affects_models == Models::Yes,
+        kind => c.kind.as_str() == kind,
+    })
+}
+
+/// Apply rules to a diff (`today` decides expiry).
+pub fn judge(rules: &Rules, report: &DiffReport, today: chrono::NaiveDate) -> Judgement {
+    let mut used = vec![false; rules.accept.len()];
+    let mut changes = Vec::new();
+    for c in report
+        .changes
+        .iter()
+        .filter(|c| !rules.ignore.iter().any(|k| k == c.kind.as_str()))
+    {
+        let matching = rules.accept.iter().enumerate().find(|(_, a)| {
+            a.list == c.list
+                && a.name == c.name
+                && a.kind == c.kind.as_str()
+                && a.path.as_ref().is_none_or(|p| Some(p) == c.path.as_ref())
+        });
+        let mut note = None;
+        let verdict = match matching {
+            Some((i, a)) => {
+                used[i] = true;
+                match a.expires {
+                    Some(d) if d < today => {
+                        note = Some(format!("acceptance at {} expired on {d}", a.pos));
+                        if fails(rules, c) {
+                            ChangeDecision::Fail
+                        } else {
+                            ChangeDecision::Report
+                        }
+                    }
+                    _ => ChangeDecision::Accepted {
+                        reason: a.reason.clone(),
+                    },
+                }
+            }
+            None if fails(rules, c) => ChangeDecision::Fail,
+            None => ChangeDecision::Report,
+        };
+        changes.push(Judged {
+            change: c.clone(),
+            verdict,
+            note,
+        });
+    }
+    let stale = rules
+        .accept
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| !u)
+        .map(|(a, _)| {
+            format!(
+                "{}: accepted change `{}` of {} `{}` no longer occurs: remove this entry",
+                a.pos, a.kind, a.list, a.name
+            )
+        })
+        .collect();
+    Judgement { changes, stale }
+}
+
+#[cfg(test)]
+mod tests {
+
+    /// The rows of schema kinds say what the schema comparator decides (the kinds it does
+    /// not decide, such as `output_schema_removed`, are classified where they are found).
+    #[test]
+    fn schema_rows_agree_with_the_comparator() {
+        use crate::ground::contract_rules::change_kind::TABLE;
+        use crate::run::contract::schema_diff::{Breaks, Direction, Models, verdict};
+        let breaks = |b: Breaks| match b {
+            Breaks::Yes => "true",
+            Breaks::No => "false",
+            Breaks::Unknown => "unknown",
+        };
+        let models = |m: Models| match m {
+            Models::Yes => "true",
+            Models::No => "false",
+            Models::Possibly => "possibly",
+        };
+        let mut checked = 0;
+        for row in TABLE {
+            let dir = match row.list {
+                "tools (input)" => Direction::Input,
+                "tools (output)" => Direction::Output,
+                _ => continue,
+            };
+            for kind in row.named() {
+                let (b, m) = verdict(kind, dir);
+                if b == Breaks::Unknown {
+                    continue;
+                }
+                checked += 1;
+                assert_eq!(
+                    (breaks(b), models(m)),
+                    (row.breaks_clients, row.affects_models),
+                    "{kind} in {}",
+                    row.list
+                );
+            }
+        }
+        assert!(checked > 40, "only {checked} schema kinds checked");
+    }
+}

@@ -1,0 +1,102 @@
+//! Undeclared logging (`log_messages_absent`): "Servers that emit log message notifications
+//! MUST declare the `logging` capability" (server/utilities/logging, Capabilities, in every
+//! revision from 2024-11-05 to 2026-07-28). The check provokes what a server may log
+//! about: a harmless request, each declared list, and each tool it may call (read-only or
+//! `safe_tools`) with example arguments; in the modern era every request also asks for
+//! `logLevel: debug`, so a server that logs only when asked is seen too.
+//!
+//! The tool calls are sent by this check, not taken from the run's shared answers: log
+//! messages travel with a call's own reply (stdio: the lines before it; HTTP: its SSE
+//! stream), which a shared answer made on another connection does not carry.
+
+use indexmap::IndexMap;
+use serde_json::{Value, json};
+
+use super::calls::{CallCtx, allowed_tools};
+use super::outcome::CheckOutcome;
+use crate::protocol::era::EraKind;
+use crate::protocol::{ListKind, methods};
+use crate::run::argsgen;
+use crate::run::client::{Connection, TransportError};
+
+pub async fn log_messages_absent(
+    conn: &mut Connection,
+    ctx: &CallCtx<'_>,
+) -> Result<CheckOutcome, String> {
+    let mut requests: Vec<(String, Option<Value>)> = vec![(conn.harmless_method().into(), None)];
+    for list in ListKind::ALL {
+        if crate::language::dsl::scenario::capability_declared(
+            &conn.negotiated.capabilities,
+            list.capability(),
+        ) {
+            requests.push((list.method().into(), None));
+        }
+    }
+    match allowed_tools(conn, ctx).await? {
+        Ok(tools) => requests.extend(tools.iter().filter_map(|tool| {
+            let arguments = argsgen::example(&tool.input_schema())?;
+            Some((
+                methods::TOOLS_CALL.to_string(),
+                Some(json!({"name": tool.name, "arguments": arguments})),
+            ))
+        })),
+        Err(CheckOutcome::Skip(why)) => conn.note(format!("no tool called: {why}")),
+        Err(other) => return Ok(other),
+    }
+    let meta: IndexMap<String, Value> = match conn.negotiated.kind {
+        EraKind::Modern => IndexMap::from([("logLevel".to_string(), json!("debug"))]),
+        EraKind::Legacy => IndexMap::new(),
+    };
+    let mut count = 0;
+    let mut first: Option<(String, Value)> = None;
+    for (method, params) in requests {
+        let what = match params.as_ref().and_then(|p| p.get("name")) {
+            Some(name) => format!("{method} {name}"),
+            None => method.clone(),
+        };
+        let id = conn.next_id();
+        let out = conn.build(
+            &method,
+            params,
+            Some(id),
+            &meta,
+            &IndexMap::new(),
+            ctx.timeout,
+        );
+        let ex = match conn.send(&out).await {
+            Ok(ex) => ex,
+            Err(TransportError::Timeout(_)) if !conn.is_broken() => {
+                conn.note(format!(
+                    "`{what}` did not answer in time; the check goes on"
+                ));
+                continue;
+            }
+            Err(e) if count == 0 => return Err(format!("`{what}` failed: {e}")),
+            Err(e) => {
+                conn.note(format!("`{what}` failed: {e}"));
+                break;
+            }
+        };
+        let logs = ex.other_messages.count(methods::NOTIFICATIONS_MESSAGE);
+        count += logs;
+        if logs > 0 && first.is_none() {
+            let msg = ex.other_messages.iter().find(|m| {
+                m.get("method").and_then(Value::as_str) == Some(methods::NOTIFICATIONS_MESSAGE)
+            });
+            first = msg.map(|m| (what, m.clone()));
+        }
+    }
+    Ok(match first {
+        None if count == 0 => CheckOutcome::Pass,
+        found => {
+            let (during, msg) = found.map_or((String::new(), None), |(w, m)| (w, Some(m)));
+            CheckOutcome::fail(
+                format!(
+                    "the server sent {count} notifications/message without declaring the `logging` capability (the first with `{during}`)"
+                ),
+                "no notifications/message: the server does not declare `logging`",
+                msg.map(|m| crate::language::assert::compact(&m, 500)),
+            )
+        }
+    })
+}

@@ -1,0 +1,90 @@
+//! Wire (`wire_valid`, `stdout_clean`): what the server puts on the wire, beyond what any
+//! one step expects.
+
+use super::outcome::CheckOutcome;
+use crate::protocol::{ListKind, methods};
+use crate::run::client::Connection;
+
+/// Requests in the `stdout_clean` burst (unless the step sets `count`).
+const BURST: usize = 32;
+
+/// The wire violations recorded on this connection (see `crate::protocol::wire`): all of them, or
+/// with a `method`, those in the responses to it (every page of a list method).
+pub async fn wire_valid(conn: &mut Connection, method: &str) -> Result<CheckOutcome, String> {
+    let (checked, seen) = (conn.wire_log().checked, conn.wire_log().violations.len());
+    if !method.is_empty() {
+        match ListKind::from_method(method) {
+            Some(list) => conn
+                .list_all(list.method(), list.result_key())
+                .await
+                .map(drop),
+            None => conn.call(method, None).await.map(drop),
+        }
+        // An error answer is judged by its shape like any other response.
+        .or_else(|e| {
+            if conn.wire_log().checked > checked {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        })?;
+    }
+    let log = conn.wire_log();
+    let (violations, messages) = if method.is_empty() {
+        (&log.violations[..], log.checked)
+    } else {
+        (&log.violations[seen..], log.checked - checked)
+    };
+    let Some(first) = violations.first() else {
+        return Ok(CheckOutcome::Pass);
+    };
+    Ok(CheckOutcome::fail(
+        format!(
+            "{} wire violation(s) in {messages} message(s) from the server; first: {first}",
+            violations.len(),
+        ),
+        "every message valid against the schema of its revision",
+        Some(
+            violations
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    ))
+}
+
+/// Nothing but JSON-RPC on the server's stdout, also under a burst of `count` concurrent
+/// requests (stdio only).
+pub async fn stdout_clean(
+    conn: &mut Connection,
+    count: Option<u32>,
+) -> Result<CheckOutcome, String> {
+    let burst = count.map_or(BURST, |n| n as usize);
+    let before = conn.stdout_noise_total();
+    let Some(result) = conn.burst(methods::TOOLS_LIST, burst).await else {
+        return Ok(CheckOutcome::Skip(
+            "stdout purity applies to the stdio transport".into(),
+        ));
+    };
+    let (answered, noise) = result?;
+    let total = conn.stdout_noise_total();
+    if total == 0 && answered == burst {
+        return Ok(CheckOutcome::Pass);
+    }
+    if total > 0 {
+        return Ok(CheckOutcome::fail(
+            format!("the server wrote {total} non-JSON line(s) on stdout"),
+            "only JSON-RPC messages on stdout",
+            noise
+                .first()
+                .cloned()
+                .or_else(|| (before > 0).then(|| format!("{before} line(s) before this check"))),
+        ));
+    }
+    Ok(CheckOutcome::fail(
+        format!("only {answered} of {burst} concurrent requests were answered"),
+        format!("{burst} responses"),
+        Some(answered.to_string()),
+    ))
+}

@@ -1,0 +1,500 @@
+//! The warm-server pool: over stdio, scenarios that can share a server process run one
+//! after another on the same warm process instead of each starting its own (a real
+//! server takes 0.2–2 s to start; most probes take milliseconds).
+//!
+//! The isolation model, as test runners do it (nextest isolates processes; Playwright
+//! shares the browser and isolates the context):
+//!
+//! - **What is shared**: one server process per era label (`legacy`, `2026-07-28`, …),
+//!   handed from one scenario to the next, never to two at once. In the legacy era the
+//!   process is the session, so a shared process is a shared session. Each scenario gets
+//!   the connection as the opening left it ([`Connection::begin_reuse`]): the handshake
+//!   and its wire verdicts, no transcript, tool list or server requests of the scenario
+//!   before.
+//! - **Who shares**: a scenario whose steps only read (requests in
+//!   [`crate::protocol::methods::READ_ONLY`], read-only built-in checks, `fresh` raw
+//!   messages, which go to a process of their own anyway), or whose author says
+//!   `fresh: false` (the scenario's key, else its pack's).
+//! - **Who is a warm process's last user** ([`Need::Last`]): a scenario that may change
+//!   state — `fresh: true`, `exclusive: true`, any step that may write (a `tools/call`,
+//!   `logging/setLevel`, a raw message…) without `fresh: false`. It shares with nobody,
+//!   but it need not start a process either: it waits until no sharing scenario of its
+//!   era still needs the era's warm process, takes it, and the process is stopped after
+//!   it. It finds the process as the sharing scenarios left it — by their steps or their
+//!   author's word (`fresh: false`), unchanged — and nobody sees what it changed. When no
+//!   warm process of its era is idle then (or there never was one), it starts its own.
+//! - **Who gets a process started for it**: a scenario that calls `list_change_tool`
+//!   (when set), one that tests the connection's life (sends `initialize`, ends its
+//!   session), and every scenario under `--fresh`.
+//! - **Probes that disturb a process** (the parse-error checks' cut-short request): the
+//!   scenario shares, after its era's other sharing scenarios ([`Need::SharedLate`]), and
+//!   the probe takes a warm idle process that no sharing scenario needs any more
+//!   ([`Pool::take_spare`]), else starts one; either way it is stopped after the probe.
+//! - **When a shared process goes wrong**: a process that died, stopped answering, had a
+//!   request time out or holds a request open is not handed on: it is stopped, the next
+//!   scenario of its era starts a new one, and the report says so (the run's `servers`,
+//!   and a note in that scenario's transcript).
+//!
+//! Connections a check opens besides its own (a second connection, the other era, the
+//! `legacyHandshake` probe) come from the pool too ([`Pool::borrow`]): they only read, so
+//! they go back warm. A handshake the target refused in an era (the [`Gate`]) is not
+//! tried again, by a scenario or a check.
+//!
+//! HTTP targets are not pooled: each scenario opens its own connection (a legacy session
+//! of its own) as before; there is no process to start.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::language::dsl::Scenario;
+use crate::language::dsl::document::LIST_CHANGE_TOOL;
+use crate::protocol::era::EraRequest;
+use crate::run::client::{ConnectError, ConnectErrorKind, Connection, Target};
+
+/// Which process an item runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Need {
+    /// A warm process of its era, shared one scenario at a time.
+    Shared,
+    /// Shared too, but after its era's other sharing scenarios: a step's probe disturbs a
+    /// process of its own, which can then be a warm one nobody needs any more.
+    SharedLate,
+    /// A process nobody uses after it (it may change state; the reason): its era's warm
+    /// process once no sharing scenario of the era still needs it, else one of its own.
+    Last(String),
+    /// One of its own, started for it (the reason).
+    Own(String),
+}
+
+impl Need {
+    /// Whether the item may run on a process of the pool.
+    pub fn pooled(&self) -> bool {
+        !matches!(self, Need::Own(_))
+    }
+}
+
+/// Where `scenario` runs: see the module's isolation model. `param_set` says whether a
+/// run parameter has a value.
+pub fn need(scenario: &Scenario, param_set: impl Fn(&str) -> bool, all_fresh: bool) -> Need {
+    if all_fresh {
+        return Need::Own("--fresh".into());
+    }
+    if scenario.changes_target && param_set(LIST_CHANGE_TOOL) {
+        return Need::Own(format!("it calls `{LIST_CHANGE_TOOL}`"));
+    }
+    if let Some(why) = &scenario.connection_life {
+        return Need::Own(why.clone());
+    }
+    if scenario.fresh == Some(true) {
+        return Need::Last("fresh: true".into());
+    }
+    if scenario.exclusive {
+        return Need::Last("exclusive: true".into());
+    }
+    match (&scenario.writes, scenario.fresh) {
+        (Some(why), None) => Need::Last(why.clone()),
+        _ if scenario.own_probe => Need::SharedLate,
+        _ => Need::Shared,
+    }
+}
+
+/// Processes started and reused in a run, for the report.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    /// Scenarios that ran on a process another scenario had used.
+    pub warm: usize,
+    /// Shared processes stopped because they went wrong (what happened).
+    pub replaced: Vec<String>,
+}
+
+/// An item's claim on a process of its era's pool, taken when the item is scheduled.
+pub enum Lease {
+    /// A warm process, idle until now, handed back after the item.
+    Warm(Box<Connection>),
+    /// None was idle: the item starts one (counted as live already).
+    Start,
+    /// A warm process nobody needs any more ([`Need::Last`]): it leaves the pool, and
+    /// is stopped after the item.
+    Last(Box<Connection>),
+}
+
+#[derive(Default)]
+struct Lane {
+    idle: Vec<Connection>,
+    /// Processes of this era alive: idle, leased or being started.
+    live: usize,
+    /// Sharing items of this era not scheduled yet (all, and those not [`Need::SharedLate`]).
+    pending: usize,
+    pending_early: usize,
+    /// Why the last shared process of this era was replaced (told to the next scenario).
+    replaced: Option<String>,
+}
+
+impl Lane {
+    /// A process is idle, or none is alive (so waiting would not bring one).
+    fn free(&self) -> bool {
+        !self.idle.is_empty() || self.live == 0
+    }
+
+    /// The idle process, or the right to start one.
+    fn claim(&mut self) -> Lease {
+        match self.idle.pop() {
+            Some(conn) => Lease::Warm(Box::new(conn)),
+            None => {
+                self.live += 1;
+                Lease::Start
+            }
+        }
+    }
+
+    /// An idle process that no sharing item of the era needs any more leaves the pool.
+    fn take_spare(&mut self) -> Option<Connection> {
+        if self.pending > 0 {
+            return None;
+        }
+        let conn = self.idle.pop()?;
+        self.live -= 1;
+        Some(conn)
+    }
+}
+
+pub struct Pool {
+    /// Connection failures that are the target's (see [`Gate`]).
+    pub gate: Gate,
+    /// Stdio and not `--fresh`: otherwise nothing is kept and every open is new.
+    enabled: bool,
+    /// The target every pooled process is opened with: the run's, validating the wire
+    /// when any sharing scenario reads it (a process serves them all).
+    pub target: Target,
+    lanes: Mutex<HashMap<String, Lane>>,
+    stats: Mutex<Stats>,
+}
+
+impl Pool {
+    pub fn new(target: &Target, all_fresh: bool, wire_validation: bool) -> Pool {
+        Pool {
+            gate: Gate::default(),
+            enabled: !target.is_http() && !all_fresh,
+            target: Target {
+                wire_validation: target.wire_validation || wire_validation,
+                ..target.clone()
+            },
+            lanes: Mutex::default(),
+            stats: Mutex::default(),
+        }
+    }
+
+    /// Whether processes are shared at all (stdio, no `--fresh`).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn lanes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Lane>> {
+        self.lanes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An item of `era` that needs `need` (`None`: it starts nothing) will be scheduled.
+    pub fn expect(&self, era: &str, need: Option<&Need>) {
+        let (Some(need), true) = (need, self.enabled) else {
+            return;
+        };
+        let mut lanes = self.lanes();
+        let lane = lanes.entry(era.to_string()).or_default();
+        match need {
+            Need::Shared => {
+                lane.pending += 1;
+                lane.pending_early += 1;
+            }
+            Need::SharedLate => lane.pending += 1,
+            Need::Last(_) | Need::Own(_) => {}
+        }
+    }
+
+    /// An item of `era` that needs `need` can begin now: a sharing item does not start a
+    /// second process while the first is busy with another scenario (a late one waits for
+    /// the era's other sharing items too), and a [`Need::Last`] item waits until no sharing
+    /// item of the era needs the warm process any more, then takes it.
+    pub fn ready(&self, era: &str, need: Option<&Need>) -> bool {
+        let (Some(need), true) = (need, self.enabled) else {
+            return true;
+        };
+        let lanes = self.lanes();
+        let Some(lane) = lanes.get(era) else {
+            return true;
+        };
+        match need {
+            Need::Shared => lane.free(),
+            Need::SharedLate => lane.pending_early == 0 && lane.free(),
+            Need::Last(_) => lane.pending == 0 && lane.free(),
+            Need::Own(_) => true,
+        }
+    }
+
+    /// The item's claim on a process of `era`'s pool (`None`: it starts one of its own).
+    pub fn lease(&self, era: &str, need: Option<&Need>) -> Option<Lease> {
+        let (Some(need), true) = (need, self.enabled) else {
+            return None;
+        };
+        let mut lanes = self.lanes();
+        let lane = lanes.entry(era.to_string()).or_default();
+        match need {
+            Need::Shared | Need::SharedLate => {
+                lane.pending = lane.pending.saturating_sub(1);
+                if *need == Need::Shared {
+                    lane.pending_early = lane.pending_early.saturating_sub(1);
+                }
+                Some(lane.claim())
+            }
+            Need::Last(_) => lane.take_spare().map(|c| Lease::Last(Box::new(c))),
+            Need::Own(_) => None,
+        }
+    }
+
+    /// A lease the item did not use (it was skipped before connecting).
+    pub fn unlease(&self, era: &str, lease: Lease) {
+        let mut lanes = self.lanes();
+        let lane = lanes.entry(era.to_string()).or_default();
+        match lease {
+            Lease::Warm(conn) => lane.idle.push(*conn),
+            Lease::Start => lane.live = lane.live.saturating_sub(1),
+            Lease::Last(conn) => {
+                lane.idle.push(*conn);
+                lane.live += 1;
+            }
+        }
+    }
+
+    /// A process of its own for a probe that disturbs it (the parse-error checks, in a
+    /// [`Need::SharedLate`] scenario): a warm idle one of `era` that no sharing item needs
+    /// any more, else `None` (the probe starts one). Stop it after the probe.
+    pub fn take_spare(&self, era: &str) -> Option<Connection> {
+        if !self.enabled {
+            return None;
+        }
+        let spare = self.lanes().get_mut(era)?.take_spare();
+        if spare.is_some() {
+            self.count_warm();
+        }
+        spare
+    }
+
+    /// The note for a scenario that starts a process because the last shared one of its
+    /// era went wrong (taken once).
+    pub fn take_replaced_note(&self, era: &str) -> Option<String> {
+        self.lanes().get_mut(era).and_then(|l| l.replaced.take())
+    }
+
+    /// A scenario ran on a warm process.
+    pub fn count_warm(&self) {
+        self.stats.lock().unwrap_or_else(|e| e.into_inner()).warm += 1;
+    }
+
+    /// A connection leased or borrowed from `era`'s lane is done: kept warm when it can be
+    /// handed on, else stopped (and reported, with what it was doing: `during`).
+    pub async fn give_back(&self, mut conn: Connection, during: &str) {
+        let era = conn.negotiated.requested.clone();
+        if !self.enabled {
+            conn.close().await;
+            return;
+        }
+        match conn.reusable() {
+            Ok(()) => {
+                conn.begin_reuse();
+                self.lanes().entry(era).or_default().idle.push(conn);
+            }
+            Err(why) => {
+                let what = format!(
+                    "the shared server process ({era}) was stopped after {during}: {why}; the next scenario started a new one"
+                );
+                {
+                    let mut lanes = self.lanes();
+                    let lane = lanes.entry(era).or_default();
+                    lane.live = lane.live.saturating_sub(1);
+                    lane.replaced = Some(what.clone());
+                }
+                self.stats
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .replaced
+                    .push(what);
+                conn.close().await;
+            }
+        }
+    }
+
+    /// A leased start failed: the slot is free again.
+    pub fn start_failed(&self, era: &str) {
+        self.unlease(era, Lease::Start);
+    }
+
+    /// A connection a check needs besides its own (same target, `era`): a warm idle one,
+    /// else a new one. Give it back with [`Pool::give_back`].
+    pub async fn borrow(
+        &self,
+        target: &Target,
+        label: &str,
+        era: &EraRequest,
+    ) -> Result<Connection, ConnectError> {
+        // A handshake the target refused in this era is not tried again.
+        if let Some((kind, message)) = self.gate.known(label) {
+            return Err(ConnectError {
+                kind,
+                message,
+                stderr_tail: None,
+                transcript: Vec::new(),
+            });
+        }
+        let target = if self.enabled { &self.target } else { target };
+        if self.enabled {
+            let claim = self.lanes().entry(label.to_string()).or_default().claim();
+            if let Lease::Warm(conn) = claim {
+                self.count_warm();
+                return Ok(*conn);
+            }
+        }
+        let opened = Connection::open(target, label, era).await;
+        if let Err(e) = &opened {
+            self.gate.remember(label, e);
+            if self.enabled {
+                self.start_failed(label);
+            }
+        }
+        opened
+    }
+
+    /// Stop every idle process (the end of the run), all at once.
+    pub async fn drain(&self) {
+        let idle: Vec<Connection> = self
+            .lanes()
+            .values_mut()
+            .flat_map(|l| {
+                l.live = l.live.saturating_sub(l.idle.len());
+                std::mem::take(&mut l.idle)
+            })
+            .collect();
+        futures::future::join_all(idle.into_iter().map(Connection::close)).await;
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.stats.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Connection failures that are the target's, not a scenario's: once one is known, later
+/// items do not try again (an unreachable target is reported once, not waited for per
+/// scenario). Unreachable and authentication failures hold for every era; a refused
+/// handshake for its era only.
+#[derive(Default)]
+pub struct Gate {
+    failed: std::sync::Mutex<Vec<(Option<String>, ConnectErrorKind, String)>>,
+}
+
+impl Gate {
+    /// The failure already known for connections in this era.
+    pub fn known(&self, era: &str) -> Option<(ConnectErrorKind, String)> {
+        let failed = self.failed.lock().ok()?;
+        failed
+            .iter()
+            .find(|(e, _, _)| e.as_deref().is_none_or(|e| e == era))
+            .map(|(_, kind, message)| (*kind, message.clone()))
+    }
+
+    pub fn remember(&self, era: &str, e: &ConnectError) {
+        let (kind, message) = (e.kind, &e.message);
+        // The server answered the handshake, and not as asked: a refusal. A handshake
+        // that broke down (timeout, closed connection) may go through next time.
+        let refused = e
+            .transcript
+            .last()
+            .is_some_and(|t| t.direction == crate::results::report::result::Direction::Received);
+        let scope = match kind {
+            ConnectErrorKind::Unreachable | ConnectErrorKind::Auth => None,
+            ConnectErrorKind::Protocol if refused => Some(era.to_string()),
+            // A server process that did not start may start next time (stdio).
+            ConnectErrorKind::Protocol | ConnectErrorKind::Start => return,
+        };
+        if let Ok(mut failed) = self.failed.lock()
+            && !failed.iter().any(|(e, k, _)| *e == scope && *k == kind)
+        {
+            failed.push((scope, kind, message.to_string()));
+        }
+    }
+}
+
+/// How long the run's server starts took, from the process-wide counters before and after.
+pub fn starts_since(before: (u64, Duration)) -> (u64, Duration) {
+    let now = crate::run::client::connection::starts();
+    (
+        now.0.saturating_sub(before.0),
+        now.1.saturating_sub(before.1),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(extra: &str, steps: &str) -> Scenario {
+        let text = format!("scenario: s\neras: [2026-07-28]\n{extra}steps:\n{steps}");
+        crate::language::dsl::load::parse_scenario(crate::ground::source::SourceFile::new(
+            "s.yaml", text,
+        ))
+        .expect("the scenario loads")
+    }
+
+    fn need_of(extra: &str, steps: &str) -> Need {
+        need(&scenario(extra, steps), |_| false, false)
+    }
+
+    const LIST: &str = "  - name: list\n    request: { method: tools/list }\n";
+    const CALL: &str =
+        "  - name: call\n    request: { method: tools/call, params: { name: echo } }\n";
+
+    #[test]
+    fn readers_share_and_writers_are_last_users_unless_they_opt_in() {
+        assert_eq!(need_of("", LIST), Need::Shared);
+        assert_eq!(
+            need_of("", CALL),
+            Need::Last("step `call` sends `tools/call`".into())
+        );
+        assert_eq!(need_of("fresh: false\n", CALL), Need::Shared);
+        assert_eq!(
+            need_of("fresh: true\n", LIST),
+            Need::Last("fresh: true".into())
+        );
+        assert_eq!(
+            need_of("exclusive: true\nfresh: false\n", LIST),
+            Need::Last("exclusive: true".into())
+        );
+        let parse = "  - name: parse\n    check: { kind: parse_error_answered }\n";
+        assert_eq!(need_of("", parse), Need::SharedLate);
+        assert_eq!(
+            need_of("fresh: true\n", parse),
+            Need::Last("fresh: true".into())
+        );
+        assert_eq!(
+            need(&scenario("", LIST), |_| false, true),
+            Need::Own("--fresh".into())
+        );
+    }
+
+    #[test]
+    fn connection_life_and_the_change_tool_always_get_their_own() {
+        let init = "  - name: again\n    request: { method: initialize }\n";
+        assert_eq!(
+            need_of("fresh: false\n", init),
+            Need::Own("step `again` sends `initialize`".into())
+        );
+        let change = "  - name: change\n    requires: { parameters: [list_change_tool] }\n    request: { method: tools/call, params: { name: \"{{ list_change_tool }}\" } }\n";
+        let s = scenario("fresh: false\n", change);
+        assert_eq!(need(&s, |_| false, false), Need::Shared);
+        assert_eq!(
+            need(&s, |p| p == LIST_CHANGE_TOOL, false),
+            Need::Own("it calls `list_change_tool`".into())
+        );
+        // A raw message over a fresh connection of its own leaves the shared one alone.
+        let fresh_raw = "  - name: raw\n    raw: { fresh: true, body: { jsonrpc: \"2.0\", id: 1, method: initialize } }\n";
+        assert_eq!(need_of("", fresh_raw), Need::Shared);
+    }
+}

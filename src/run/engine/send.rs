@@ -1,0 +1,503 @@
+//! Running one step: render its message against the variables, send it (paginating,
+//! on a fresh connection, or overlapped with the judging of the step before), then hand
+//! the exchange to `judge`. Built-in checks and contract steps go their own way.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+
+use super::checks::CheckState;
+use super::failure::{outcome_for, step_failure};
+use super::judge::{Deferred, Judgement, StepRun, judge, null_error_id, wrong_error_id};
+use crate::language::assert::{self, ExpectOutcome, Observed};
+use crate::language::dsl::template::render_value;
+use crate::language::dsl::value::TValue;
+use crate::language::dsl::{Action, ExpectKind, Step};
+use crate::protocol::{ListKind, methods};
+use crate::results::report::result::{Failure, Outcome};
+use crate::run::client::connection::raw_outgoing;
+use crate::run::client::{Connection, Exchange, Outgoing, TransportError};
+
+/// stdio: how long a step checking `noResponse` watches for an unwanted reply to a
+/// message that expects none (a notification).
+const NO_RESPONSE_WINDOW: Duration = Duration::from_millis(100);
+
+/// `within`: how long one listen lasts before the pending expectations are judged again.
+const LISTEN_SLICE: Duration = Duration::from_millis(25);
+
+/// Run one step: render, send, judge, capture.
+pub(super) async fn run_step<'s>(
+    step: &'s Step,
+    conn: &mut Connection,
+    ctx_value: &Arc<Value>,
+    ctx: &mut Map<String, Value>,
+    params: &Map<String, Value>,
+    checks: &mut CheckState<'_>,
+    earlier: &mut Deferred<'_>,
+) -> StepRun<'s> {
+    use StepRun::Done;
+    // Only a plain send overlaps the judging of the step before; anything else judges it first.
+    let plain_send = matches!(
+        step.action,
+        Action::Request {
+            paginate: false,
+            ..
+        } | Action::Notification { .. }
+            | Action::Raw { fresh: false, .. }
+    );
+    if !plain_send {
+        earlier.flush();
+    }
+    if matches!(step.action, Action::Handshake) {
+        let Some(result) = conn.negotiated.handshake.clone() else {
+            return Done(Outcome::Error {
+                message: "the connection has no handshake result".into(),
+                detail: None,
+            });
+        };
+        // The handshake's result is judged as it is: no exchange, no envelope.
+        let exchange = Exchange::default();
+        let snapshots = &checks.snapshots;
+        let (outcome, notes) = judge(
+            step,
+            conn,
+            &exchange,
+            Some(&result),
+            snapshots,
+            ctx,
+            ctx_value,
+            None,
+        )
+        .await;
+        return StepRun::Judged(outcome, notes);
+    }
+    if let Action::Check {
+        kind,
+        method,
+        options,
+    } = &step.action
+    {
+        let input = super::checks::CheckInput {
+            method,
+            options,
+            vars: ctx,
+            params,
+        };
+        return Done(super::checks::run(step, conn, *kind, &input, checks).await);
+    }
+    if let Action::Contract { baseline, rules } = &step.action {
+        return Done(contract_check(step, conn, baseline, rules).await);
+    }
+    let timeout = step.timeout.unwrap_or(conn.target().timeout);
+    // Modern HTTP: `Mcp-Param-*` headers need the tool's inputSchema; fetch the list once.
+    if conn.is_http()
+        && conn.negotiated.kind == crate::protocol::era::EraKind::Modern
+        && matches!(&step.action, Action::Request { method, .. } if method == methods::TOOLS_CALL)
+        && !conn.knows_tools()
+    {
+        let _ = conn.tools().await;
+    }
+    let mut built = match build(step, conn, ctx_value, timeout) {
+        Ok(x) => x,
+        Err(e) => {
+            return Done(Outcome::Error {
+                message: e,
+                detail: None,
+            });
+        }
+    };
+    if step
+        .expects
+        .iter()
+        .any(|e| matches!(e.kind, ExpectKind::NoResponse(_)))
+    {
+        built.out.quiet_period = NO_RESPONSE_WINDOW;
+    }
+    let paginate = matches!(step.action, Action::Request { paginate: true, .. });
+    // Judged later (with the response parsed then), or now.
+    let defer = earlier.may_defer(step);
+    let fresh = matches!(step.action, Action::Raw { fresh: true, .. });
+    // `Err(Ok(_))`: a transport error; `Err(Err(_))`: pagination broke.
+    // With pagination, also the merged result the step is judged on.
+    let exchange = if fresh {
+        conn.send_fresh(&built.out)
+            .await
+            .map(|ex| (ex, None))
+            .map_err(Ok)
+    } else if paginate {
+        paginate_all(conn, &built, timeout).await.map_err(Err)
+    } else {
+        conn.send_overlapped(&built.out, defer, || earlier.flush())
+            .await
+            .map(|ex| (ex, None))
+            .map_err(Ok)
+    };
+    earlier.flush();
+    let (exchange, merged) = match exchange {
+        Ok(x) => x,
+        Err(Ok(TransportError::WrongId {
+            expected,
+            got,
+            error: Some(error),
+        })) => return Done(wrong_error_id(step, &expected, &got, &error)),
+        Err(e) => {
+            // What the server wrote instead of a reply, then its stderr tail.
+            let detail: Vec<String> = conn
+                .take_unanswered()
+                .into_iter()
+                .chain(
+                    conn.stderr_tail()
+                        .map(|t| format!("server stderr (last lines):\n{t}")),
+                )
+                .collect();
+            return Done(Outcome::Error {
+                message: e.map_or_else(|s| s, |t| t.to_string()),
+                detail: (!detail.is_empty()).then(|| detail.join("\n")),
+            });
+        }
+    };
+    let mut exchange = exchange;
+    // A fresh connection is gone: nothing more arrives on it.
+    if !fresh {
+        collect_late_notifications(step, conn, &mut exchange, ctx_value).await;
+    }
+    if let Some(outcome) = null_error_id(step, &built.out, &exchange) {
+        return Done(outcome);
+    }
+    // A fresh process that printed a banner and then answered: the answer is judged, the
+    // noise noted — it is `stdout_clean`'s to judge, not this step's rule (a failed version
+    // negotiation, say, when the step probes one).
+    if fresh
+        && (exchange.response.is_some() || exchange.response_text.is_some())
+        && let Some(noise) = exchange.stdout_noise.first()
+    {
+        conn.note(format!(
+            "stdout noise on the fresh connection ({} non-JSON line(s), first: `{noise}`): judged by stdout_clean, not by this step",
+            exchange.stdout_noise.len()
+        ));
+    } else if let Some(noise) = exchange.stdout_noise.first() {
+        let mut lines: Vec<&str> = exchange.stdout_noise.iter().map(String::as_str).collect();
+        let more = format!("… ({} more not kept)", exchange.stdout_noise.dropped());
+        if exchange.stdout_noise.dropped() > 0 {
+            lines.insert(crate::run::client::KEPT_EACH_END, &more);
+        }
+        return Done(Outcome::Error {
+            message: format!("the server wrote non-JSON to stdout: `{noise}`"),
+            detail: Some(format!(
+                "stdout must carry only JSON-RPC messages; {} non-JSON line(s) seen:\n{}",
+                exchange.stdout_noise.len(),
+                lines.join("\n")
+            )),
+        });
+    }
+    if defer {
+        return StepRun::Deferred(Box::new(Judgement {
+            step,
+            exchange,
+            is_http: conn.is_http(),
+            ctx_value: ctx_value.clone(),
+            snapshots: checks.snapshots.clone(),
+        }));
+    }
+    let (outcome, notes) = judge(
+        step,
+        conn,
+        &exchange,
+        merged.as_ref(),
+        &checks.snapshots,
+        ctx,
+        ctx_value,
+        Some((&built.method, built.params.as_deref())),
+    )
+    .await;
+    StepRun::Judged(outcome, notes)
+}
+
+/// `within`: while a `notifications` expectation that has one does not hold yet, listen
+/// for what the server sends after its reply (stdio), each up to its own `within`.
+async fn collect_late_notifications(
+    step: &Step,
+    conn: &mut Connection,
+    exchange: &mut Exchange,
+    ctx: &Value,
+) {
+    let waiting: Vec<(&crate::language::dsl::Expect, Duration)> = step
+        .expects
+        .iter()
+        .filter_map(|e| match &e.kind {
+            ExpectKind::Notifications {
+                within: Some(w), ..
+            } => Some((e, *w)),
+            _ => None,
+        })
+        .collect();
+    if waiting.is_empty() || conn.is_http() {
+        return;
+    }
+    let started = Instant::now();
+    loop {
+        let elapsed = started.elapsed();
+        let pending = waiting.iter().filter(|(e, w)| {
+            elapsed < *w
+                && !matches!(
+                    assert::check(e, &Observed::new(exchange, false), ctx),
+                    ExpectOutcome::Pass
+                )
+        });
+        let Some(left) = pending.map(|(_, w)| *w - elapsed).max() else {
+            return;
+        };
+        match conn.listen(left.min(LISTEN_SLICE)).await {
+            Ok(messages) => exchange.other_messages.extend(messages),
+            Err(e) => {
+                conn.note(format!("listening for notifications after the reply: {e}"));
+                return;
+            }
+        }
+    }
+}
+
+/// A step rendered against the variables: the message, and what pagination reuses.
+struct Built<'s> {
+    out: Outgoing,
+    method: Cow<'s, str>,
+    params: Option<Cow<'s, Value>>,
+    meta: IndexMap<String, Value>,
+    headers: IndexMap<String, Option<String>>,
+}
+
+fn build<'s>(
+    step: &'s Step,
+    conn: &mut Connection,
+    ctx: &Value,
+    timeout: Duration,
+) -> Result<Built<'s>, String> {
+    let render = |v: &TValue| {
+        render_value(v, ctx).map_err(|(line, col, e)| template_error(step, line, col, &e))
+    };
+    // Params without templates are borrowed as compiled, not rebuilt per send.
+    let render_params = |params: &'s Option<TValue>, fixed: &'s Option<Value>| {
+        Ok::<_, String>(match (params, fixed) {
+            (_, Some(fixed)) => Some(Cow::Borrowed(fixed)),
+            (Some(p), None) => Some(Cow::Owned(render(p)?)),
+            (None, None) => None,
+        })
+    };
+    let render_map = |m: &IndexMap<String, TValue>| -> Result<IndexMap<String, Value>, String> {
+        m.iter().map(|(k, v)| Ok((k.clone(), render(v)?))).collect()
+    };
+    let headers =
+        |m: &IndexMap<String, TValue>| -> Result<IndexMap<String, Option<String>>, String> {
+            m.iter()
+                .map(|(k, v)| {
+                    let value = match render(v)? {
+                        Value::Null => None,
+                        Value::String(s) => Some(s),
+                        other => Some(other.to_string()),
+                    };
+                    Ok((k.clone(), value))
+                })
+                .collect()
+        };
+    match &step.action {
+        Action::Contract { .. } | Action::Check { .. } | Action::Handshake => {
+            unreachable!("contract, check and handshake steps do not send one message")
+        }
+        Action::Request {
+            method,
+            params,
+            fixed_params,
+            id,
+            meta,
+            headers: h,
+            ..
+        } => {
+            let params = render_params(params, fixed_params)?;
+            let id = match id {
+                Some(v) => render(v)?,
+                None => conn.next_id(),
+            };
+            let (meta, headers) = (render_map(meta)?, headers(h)?);
+            let out = conn.build_ref(
+                method,
+                params.as_deref(),
+                Some(id),
+                &meta,
+                &headers,
+                timeout,
+            );
+            Ok(Built {
+                out,
+                method: Cow::Borrowed(method),
+                params,
+                meta,
+                headers,
+            })
+        }
+        Action::Notification {
+            method,
+            params,
+            fixed_params,
+            meta,
+            headers: h,
+        } => {
+            let params = render_params(params, fixed_params)?;
+            let (meta, headers) = (render_map(meta)?, headers(h)?);
+            let out = conn.build_ref(method, params.as_deref(), None, &meta, &headers, timeout);
+            Ok(Built {
+                out,
+                method: Cow::Borrowed(method),
+                params,
+                meta,
+                headers,
+            })
+        }
+        Action::Raw {
+            body,
+            headers: h,
+            http_method,
+            ..
+        } => {
+            let body = render(body)?;
+            let headers = headers(h)?;
+            let out = raw_outgoing(&body, &headers, http_method.clone(), timeout);
+            let method = body
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let params = body.get("params").cloned().map(Cow::Owned);
+            Ok(Built {
+                out,
+                method: Cow::Owned(method),
+                params,
+                meta: IndexMap::new(),
+                headers,
+            })
+        }
+    }
+}
+
+fn template_error(step: &Step, line: u32, col: u32, message: &str) -> String {
+    let pos = crate::ground::source::Pos::new(&step.pos.file, line, col);
+    format!("template error at {pos}: {message}")
+}
+
+/// Follow `nextCursor` to the end. The step is judged on the merged list (the last page's
+/// result with every page's items), next to the last page's exchange; a page that is not
+/// a result ends the walk and is judged as it came.
+async fn paginate_all(
+    conn: &mut Connection,
+    built: &Built<'_>,
+    timeout: Duration,
+) -> Result<(Exchange, Option<Value>), String> {
+    let (method, params) = (built.method.as_ref(), built.params.as_deref());
+    let Some(key) = ListKind::from_method(method).map(ListKind::result_key) else {
+        return Err(format!(
+            "`paginate` applies to list methods, not `{method}`"
+        ));
+    };
+    let mut ex = conn.send(&built.out).await.map_err(|e| e.to_string())?;
+    let mut merged: Vec<Value> = Vec::new();
+    let mut walk = crate::protocol::fields::Pages::new();
+    // The merged exchange takes as long as all its pages (a `duration` expectation).
+    let mut earlier_pages = std::time::Duration::ZERO;
+    loop {
+        ex.elapsed += earlier_pages;
+        let Some(result) = ex.response.as_ref().and_then(|r| r.get("result")).cloned() else {
+            return Ok((ex, None));
+        };
+        if let Some(items) = result.get(key).and_then(Value::as_array) {
+            merged.extend(items.iter().cloned());
+        }
+        let Some(cursor) = walk.after(method, &result)? else {
+            let mut result = result;
+            if let Some(obj) = result.as_object_mut() {
+                obj.insert(key.into(), Value::Array(std::mem::take(&mut merged)));
+            }
+            return Ok((ex, Some(result)));
+        };
+        let mut p = match params {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        p.insert(crate::protocol::fields::CURSOR.into(), cursor);
+        earlier_pages = ex.elapsed;
+        let id = conn.next_id();
+        let out = conn.build(
+            method,
+            Some(Value::Object(p)),
+            Some(id),
+            &built.meta,
+            &built.headers,
+            timeout,
+        );
+        ex = conn.send(&out).await.map_err(|e| e.to_string())?;
+    }
+}
+
+/// A `contract` step: snapshot the live server over this connection, diff it with the
+/// baseline, and fail on what the rules make failing (plus stale acceptances).
+async fn contract_check(
+    step: &Step,
+    conn: &mut Connection,
+    baseline_dir: &std::path::Path,
+    rules: &crate::run::contract::rules::Rules,
+) -> Outcome {
+    use crate::run::contract::{self, Snapshot, rules::ChangeDecision};
+    let baseline = match Snapshot::read(baseline_dir) {
+        Ok(s) => s,
+        Err(e) => {
+            return Outcome::Error {
+                message: e,
+                detail: None,
+            };
+        }
+    };
+    let live = match contract::take_snapshot(conn, None).await {
+        Ok(s) => s,
+        Err(e) => {
+            return Outcome::Error {
+                message: format!("cannot take the snapshot: {e}"),
+                detail: None,
+            };
+        }
+    };
+    let labels = (
+        baseline.label(&baseline_dir.display().to_string()),
+        live.label("live server"),
+    );
+    let report = contract::diff_snapshots(&baseline, &live, labels);
+    let judgement = contract::rules::judge(rules, &report, chrono::Utc::now().date_naive());
+    let failure = |message: String, expected: Option<String>, actual: Option<String>| {
+        step_failure(step, "contract", message, expected, actual)
+    };
+    let mut failures: Vec<Failure> = judgement
+        .changes
+        .iter()
+        .filter(|j| j.verdict == ChangeDecision::Fail)
+        .map(|j| {
+            let c = &j.change;
+            let at = c
+                .path
+                .as_ref()
+                .map(|p| format!(" at {p}"))
+                .unwrap_or_default();
+            failure(
+                format!("{}/{}: {}{at}", c.list, c.name, c.kind),
+                c.before.as_ref().map(|v| v.to_string()),
+                c.after.as_ref().map(|v| v.to_string()),
+            )
+        })
+        .collect();
+    failures.extend(
+        judgement
+            .stale
+            .iter()
+            .map(|s| failure(format!("stale acceptance: {s}"), None, None)),
+    );
+    outcome_for(step, failures)
+}

@@ -1,0 +1,488 @@
+//! Argument critics: weighted per-argument matchers on an expected tool call, so that
+//! "called the right tool with nearly the right arguments" is measured, not only passed or
+//! failed. Each critic matches or not (`exact`, `number` within a tolerance, `similar`
+//! strings above a threshold, `oneOf`); a call's argument score is the weight of the
+//! critics that matched over the total weight; the best-scoring call of the tool is the one
+//! scored, and the expectation passes when its score reaches the `threshold`.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::results::{CriticOutcome, ExpectationOutcome, ToolCallRecord};
+use super::set::{CriticDoc, Task, TaskExpectation};
+use crate::ground::json::path::CompiledPath;
+use crate::ground::source::{Pos, SourceFile};
+use crate::language::dsl::error::{LoadError, LoadErrors};
+use crate::language::dsl::value::At;
+
+/// Default `threshold` of a `calls` expectation with critics: every critic must match.
+pub const DEFAULT_THRESHOLD: f64 = 1.0;
+/// Default `threshold` of a `similar` critic.
+pub const DEFAULT_SIMILARITY: f64 = 0.8;
+/// Longest string compared by `similar` (chars of each side): the edit distance is
+/// quadratic in time.
+const MAX_SIMILAR_CHARS: usize = 4096;
+/// Longest argument value kept in a critic's outcome.
+const MAX_ACTUAL_CHARS: usize = 200;
+
+/// The critics of one `calls` expectation.
+#[derive(Debug)]
+pub struct Critics {
+    pub items: Vec<Critic>,
+    /// The argument score a call needs to pass.
+    pub threshold: f64,
+}
+
+#[derive(Debug)]
+pub struct Critic {
+    pub path_text: String,
+    path: CompiledPath,
+    pub kind: CriticKind,
+    pub weight: f64,
+}
+
+#[derive(Debug)]
+pub enum CriticKind {
+    Exact(Value),
+    Number { value: f64, tolerance: f64 },
+    Similar { text: String, threshold: f64 },
+    OneOf(Vec<Value>),
+}
+
+impl Critics {
+    pub fn total_weight(&self) -> f64 {
+        crate::run::eval::stats::sum(self.items.iter().map(|c| c.weight))
+    }
+
+    /// One call's arguments: the score and every critic's outcome.
+    pub fn score(&self, arguments: &Value) -> (f64, Vec<CriticOutcome>) {
+        let outcomes: Vec<CriticOutcome> = self.items.iter().map(|c| c.judge(arguments)).collect();
+        let matched =
+            crate::run::eval::stats::sum(outcomes.iter().filter(|o| o.matched).map(|o| o.weight));
+        (matched / self.total_weight(), outcomes)
+    }
+
+    /// The expectation's outcome over the calls of its tool (those satisfying its `args`):
+    /// the best-scoring call is the one recorded; no call scores 0.
+    pub fn outcome(
+        &self,
+        name: String,
+        calls: &[&ToolCallRecord],
+        none: String,
+    ) -> ExpectationOutcome {
+        let best = calls
+            .iter()
+            .map(|c| self.score(&c.arguments))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let (score, critics, message) = match best {
+            Some((score, critics)) => {
+                let misses: Vec<String> = critics
+                    .iter()
+                    .filter(|c| !c.matched)
+                    .map(|c| {
+                        format!(
+                            "{} {}: {}",
+                            c.path,
+                            c.critic,
+                            c.detail.as_deref().unwrap_or("no match")
+                        )
+                    })
+                    .collect();
+                let message = (score + 1e-9 < self.threshold).then(|| {
+                    format!(
+                        "argument score {score:.2} < {:.2}: {}",
+                        self.threshold,
+                        misses.join("; ")
+                    )
+                });
+                (score, critics, message)
+            }
+            None => (0.0, Vec::new(), Some(none)),
+        };
+        ExpectationOutcome {
+            name,
+            passed: message.is_none(),
+            message,
+            score: Some(score),
+            threshold: Some(self.threshold),
+            critics,
+            judge: None,
+        }
+    }
+}
+
+impl Critic {
+    fn describe(&self) -> String {
+        match &self.kind {
+            CriticKind::Exact(v) => format!("exact {v}"),
+            CriticKind::Number { value, tolerance } => format!("number {value} ± {tolerance}"),
+            CriticKind::Similar { text, threshold } => {
+                format!(
+                    "similar {:?} ≥ {threshold}",
+                    crate::ground::redact::shorten(text, 60)
+                )
+            }
+            CriticKind::OneOf(list) => format!("oneOf {}", Value::Array(list.clone())),
+        }
+    }
+
+    fn judge(&self, arguments: &Value) -> CriticOutcome {
+        let actual = self.path.query(arguments).first();
+        let (matched, detail) = match (actual, &self.kind) {
+            (None, _) => (false, Some("absent".to_string())),
+            (Some(a), CriticKind::Exact(want)) => (crate::ground::json::json_eq(a, want), None),
+            (Some(a), CriticKind::OneOf(list)) => (
+                list.iter().any(|w| crate::ground::json::json_eq(a, w)),
+                None,
+            ),
+            (Some(a), CriticKind::Number { value, tolerance }) => match a.as_f64() {
+                Some(n) => {
+                    let off = (n - value).abs();
+                    (
+                        off <= *tolerance + 1e-12,
+                        (off > 0.0).then(|| format!("off by {off} (tolerance {tolerance})")),
+                    )
+                }
+                None => (false, Some("not a number".to_string())),
+            },
+            (Some(a), CriticKind::Similar { text, threshold }) => match a.as_str() {
+                Some(s) => {
+                    let sim = similarity(s, text);
+                    let cmp = if sim + 1e-9 >= *threshold { "≥" } else { "<" };
+                    (
+                        sim + 1e-9 >= *threshold,
+                        Some(format!("similarity {sim:.2} {cmp} {threshold:.2}")),
+                    )
+                }
+                None => (false, Some("not a string".to_string())),
+            },
+        };
+        CriticOutcome {
+            path: self.path_text.clone(),
+            critic: self.describe(),
+            weight: self.weight,
+            matched,
+            actual: actual.map(cut),
+            detail,
+        }
+    }
+}
+
+/// A long argument is kept as a shortened string.
+fn cut(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(crate::ground::redact::shorten(s, MAX_ACTUAL_CHARS)),
+        other if other.to_string().len() > MAX_ACTUAL_CHARS => Value::String(
+            crate::ground::redact::shorten(&other.to_string(), MAX_ACTUAL_CHARS),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// 1 − edit distance / length of the longer string, on lower-cased text with runs of white
+/// space made one space and the ends trimmed; 1 for two empty strings.
+pub fn similarity(a: &str, b: &str) -> f64 {
+    let norm = |s: &str| -> String {
+        let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        joined
+            .to_lowercase()
+            .chars()
+            .take(MAX_SIMILAR_CHARS)
+            .collect()
+    };
+    let (a, b) = (norm(a), norm(b));
+    let longer = a.chars().count().max(b.chars().count());
+    if longer == 0 {
+        return 1.0;
+    }
+    1.0 - crate::ground::load_error::levenshtein(&a, &b) as f64 / longer as f64
+}
+
+/// The trial's argument score over every `calls` expectation with critics, each weighing
+/// its critics' total weight; `None` when the task has no critics.
+pub fn trial_score(task: &Task, outcomes: &[ExpectationOutcome]) -> Option<f64> {
+    let (mut got, mut total) = (0.0, 0.0);
+    for (e, o) in task.expect.iter().zip(outcomes) {
+        if let TaskExpectation::Calls {
+            critics: Some(c), ..
+        } = e
+        {
+            let w = c.total_weight();
+            got += o.score.unwrap_or(0.0) * w;
+            total += w;
+        }
+    }
+    (total > 0.0).then(|| got / total)
+}
+
+/// A 0..=1 value of the set (`threshold`), or an error at its position.
+pub(super) fn unit(
+    file: &Arc<SourceFile>,
+    value: &At<f64>,
+    what: &str,
+    errors: &mut LoadErrors,
+) -> Option<f64> {
+    if (0.0..=1.0).contains(&value.value) {
+        return Some(value.value);
+    }
+    errors.push(
+        LoadError::at(
+            Pos::new(file, value.line, value.col),
+            format!("`{what}: {}` is out of range", value.value),
+        )
+        .with_help("give a number from 0 to 1"),
+    );
+    None
+}
+
+/// The critics of a `calls` expectation, checked: `Ok(None)` without critics, `Err` after
+/// pushing the errors.
+pub(super) fn compile(
+    file: &Arc<SourceFile>,
+    at: Pos,
+    docs: Vec<At<CriticDoc>>,
+    threshold: Option<At<f64>>,
+    errors: &mut LoadErrors,
+) -> Result<Option<Critics>, ()> {
+    let before = errors.0.len();
+    if docs.is_empty() {
+        if threshold.is_some() {
+            errors.push(
+                LoadError::at(at, "`threshold` of a `calls` expectation needs `critics`")
+                    .with_help("add `critics: [{path: $.city, exact: Boston}]`, or use `args` without a threshold"),
+            );
+            return Err(());
+        }
+        return Ok(None);
+    }
+    let threshold = match &threshold {
+        Some(t) => unit(file, t, "threshold", errors).unwrap_or(DEFAULT_THRESHOLD),
+        None => DEFAULT_THRESHOLD,
+    };
+    let mut items = Vec::new();
+    for d in docs {
+        let cpos = Pos::new(file, d.line, d.col);
+        let d = d.value;
+        let path = match CompiledPath::parse(d.path.trim()) {
+            Ok(p) => Some(p),
+            Err(why) => {
+                errors.push(LoadError::at(
+                    Pos::new(file, d.path.line, d.path.col),
+                    format!("`path` of a critic: {why}"),
+                ));
+                None
+            }
+        };
+        let weight = match &d.weight {
+            Some(w) if w.value.is_finite() && w.value > 0.0 => w.value,
+            Some(w) => {
+                errors.push(
+                    LoadError::at(
+                        Pos::new(file, w.line, w.col),
+                        format!("`weight: {}` must be more than 0", w.value),
+                    )
+                    .with_help("a critic's weight is how much it counts, e.g. `weight: 2`"),
+                );
+                1.0
+            }
+            None => 1.0,
+        };
+        let given: Vec<&str> = [
+            (d.exact.is_some(), "exact"),
+            (d.number.is_some(), "number"),
+            (d.similar.is_some(), "similar"),
+            (d.one_of.is_some(), "oneOf"),
+        ]
+        .into_iter()
+        .filter_map(|(present, name)| present.then_some(name))
+        .collect();
+        if given.len() != 1 {
+            errors.push(
+                LoadError::at(
+                    cpos,
+                    if given.is_empty() {
+                        "a critic needs a matcher".to_string()
+                    } else {
+                        format!("a critic has one matcher; this one mixes {}", given.join(", "))
+                    },
+                )
+                .with_help("one of `exact`, `number` (with `tolerance`), `similar` (with `threshold`), `oneOf`"),
+            );
+            continue;
+        }
+        let misplaced = |key: &str, value: &Option<At<f64>>, errors: &mut LoadErrors| {
+            if let Some(v) = value {
+                errors.push(LoadError::at(
+                    Pos::new(file, v.line, v.col),
+                    format!(
+                        "`{key}` applies only to a `{}` critic",
+                        match key {
+                            "tolerance" => "number",
+                            _ => "similar",
+                        }
+                    ),
+                ));
+            }
+        };
+        let kind = match given[0] {
+            "exact" => {
+                misplaced("tolerance", &d.tolerance, errors);
+                misplaced("threshold", &d.threshold, errors);
+                CriticKind::Exact(d.exact.expect("given").to_json())
+            }
+            "oneOf" => {
+                misplaced("tolerance", &d.tolerance, errors);
+                misplaced("threshold", &d.threshold, errors);
+                let list = d.one_of.expect("given");
+                if list.is_empty() {
+                    errors.push(LoadError::at(cpos, "`oneOf` of a critic is empty"));
+                }
+                CriticKind::OneOf(list.iter().map(|v| v.to_json()).collect())
+            }
+            "number" => {
+                misplaced("threshold", &d.threshold, errors);
+                let value = d.number.expect("given");
+                let tolerance = match &d.tolerance {
+                    Some(t) if t.value.is_finite() && t.value >= 0.0 => t.value,
+                    Some(t) => {
+                        errors.push(LoadError::at(
+                            Pos::new(file, t.line, t.col),
+                            format!("`tolerance: {}` must be 0 or more", t.value),
+                        ));
+                        0.0
+                    }
+                    None => 0.0,
+                };
+                if !value.is_finite() {
+                    errors.push(LoadError::at(cpos, "`number` of a critic is not finite"));
+                }
+                CriticKind::Number { value, tolerance }
+            }
+            _ => {
+                misplaced("tolerance", &d.tolerance, errors);
+                let threshold = match &d.threshold {
+                    Some(t) => unit(file, t, "threshold", errors).unwrap_or(DEFAULT_SIMILARITY),
+                    None => DEFAULT_SIMILARITY,
+                };
+                CriticKind::Similar {
+                    text: d.similar.expect("given"),
+                    threshold,
+                }
+            }
+        };
+        if let Some(path) = path {
+            items.push(Critic {
+                path_text: d.path.value.trim().to_string(),
+                path,
+                kind,
+                weight,
+            });
+        }
+    }
+    if errors.0.len() > before {
+        return Err(());
+    }
+    Ok(Some(Critics { items, threshold }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn similarity_ignores_case_and_spacing() {
+        assert_eq!(similarity("Boston", "  boston "), 1.0);
+        assert!((similarity("Bosto", "Boston") - 5.0 / 6.0).abs() < 1e-9);
+        assert_eq!(similarity("", ""), 1.0);
+        assert_eq!(similarity("abc", "xyz"), 0.0);
+        // Long strings are compared without a quadratic table in memory.
+        let long = "a".repeat(20_000);
+        assert_eq!(similarity(&long, &long), 1.0);
+    }
+
+    fn critic(path: &str, kind: CriticKind, weight: f64) -> Critic {
+        Critic {
+            path_text: path.into(),
+            path: CompiledPath::parse(path).unwrap(),
+            kind,
+            weight,
+        }
+    }
+
+    /// Each matcher matches the right argument and misses a wrong one, with the reason; the
+    /// score is the matched weight over the total.
+    #[test]
+    fn every_matcher_can_match_and_miss() {
+        let critics = Critics {
+            threshold: 0.75,
+            items: vec![
+                critic("$.city", CriticKind::Exact(json!("Boston")), 2.0),
+                critic(
+                    "$.days",
+                    CriticKind::Number {
+                        value: 3.0,
+                        tolerance: 0.5,
+                    },
+                    1.0,
+                ),
+                critic(
+                    "$.note",
+                    CriticKind::Similar {
+                        text: "weather in boston".into(),
+                        threshold: 0.8,
+                    },
+                    1.0,
+                ),
+                critic(
+                    "$.units",
+                    CriticKind::OneOf(vec![json!("celsius"), json!("metric")]),
+                    1.0,
+                ),
+            ],
+        };
+        let good =
+            json!({"city": "Boston", "days": 3.4, "note": "Weather in Boston!", "units": "metric"});
+        let (score, outcomes) = critics.score(&good);
+        assert_eq!(score, 1.0, "{outcomes:#?}");
+        let bad = json!({"city": "Boston, MA", "days": 5, "note": 7});
+        let (score, outcomes) = critics.score(&bad);
+        assert_eq!(score, 0.0, "{outcomes:#?}");
+        let details: Vec<&str> = outcomes
+            .iter()
+            .map(|o| o.detail.as_deref().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            details,
+            ["", "off by 2 (tolerance 0.5)", "not a string", "absent"]
+        );
+        // The right city alone: 2 of 5.
+        let (score, _) = critics.score(&json!({"city": "Boston"}));
+        assert!((score - 0.4).abs() < 1e-9);
+        let record = |arguments: Value| ToolCallRecord {
+            name: "get_weather".into(),
+            arguments,
+            is_error: false,
+            protocol_error: None,
+        };
+        let (a, b) = (record(bad), record(good));
+        // The best call is scored.
+        let o = critics.outcome("calls get_weather".into(), &[&a, &b], "none".into());
+        assert!(o.passed && o.score == Some(1.0), "{o:#?}");
+        let o = critics.outcome("calls get_weather".into(), &[&a], "none".into());
+        assert!(!o.passed, "{o:#?}");
+        assert!(
+            o.message
+                .as_deref()
+                .unwrap()
+                .starts_with("argument score 0.00 < 0.75: $.city exact \"Boston\": no match"),
+            "{o:#?}"
+        );
+        let o = critics.outcome("calls get_weather".into(), &[], "no tool was called".into());
+        assert_eq!(
+            (o.passed, o.score, o.message.as_deref()),
+            (false, Some(0.0), Some("no tool was called"))
+        );
+    }
+}

@@ -1,0 +1,762 @@
+//! Model clients: one turn of a conversation with tools, over OpenAI-compatible Chat
+//! Completions (OpenAI, Azure OpenAI, vLLM, llama.cpp, Ollama, LM Studio) or Anthropic
+//! Messages. The conversation is kept API-neutral ([`Msg`]) and mapped to each wire shape
+//! per request (`/work/shared/spec/llm-apis-crib.md`). Retries with backoff on 429/5xx,
+//! honouring `Retry-After`. The key goes only into the request headers.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::results::ModelApi;
+use super::set::{KeyHeader, Profile};
+
+/// Retries of one request after a 429 or 5xx.
+pub const MAX_RETRIES: u32 = 4;
+/// First backoff; doubled per retry, capped at [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(8);
+/// Longest `Retry-After` honoured.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// Longest a model reply may take unless the profile's `timeout` or `--model-timeout` says
+/// otherwise: long enough for a slow local model's full reply, short enough that a hung
+/// endpoint costs minutes, not hours.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A tool as the model sees it: the model-side name (mapped, see [`super::names`]).
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub schema: Value,
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub id: String,
+    /// The model-side name.
+    pub name: String,
+    /// Parsed arguments, or the raw text and why it is not a JSON object.
+    pub arguments: Result<Value, (String, String)>,
+}
+
+/// The API-neutral conversation.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    User(String),
+    Assistant {
+        text: Option<String>,
+        calls: Vec<Call>,
+    },
+    /// Results of the previous assistant message's calls: (call id, text, is_error).
+    ToolResults(Vec<(String, String, bool)>),
+}
+
+/// One model reply.
+#[derive(Debug, Clone, Default)]
+pub struct Turn {
+    pub text: Option<String>,
+    pub calls: Vec<Call>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Requests repeated after a 429 or 5xx before this reply came.
+    pub retries: u32,
+}
+
+/// Why a model request failed.
+#[derive(Debug, Clone)]
+pub enum ApiError {
+    /// Nothing answered at the base URL, or it serves no such model (exit 4 for the run).
+    Unreachable(String),
+    /// 401/403 (exit 3 for the run).
+    Auth(String),
+    /// Anything else, after retries: this trial fails.
+    Failed(String),
+    /// The next request could take the run past `--max-cost`: the run stops (exit 1).
+    Budget(String),
+    /// `--replay`: the recording cannot answer this run (another set, profile or tool
+    /// list): a setup error (exit 2), re-record.
+    Replay(String),
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApiError::Unreachable(m)
+            | ApiError::Auth(m)
+            | ApiError::Failed(m)
+            | ApiError::Budget(m)
+            | ApiError::Replay(m) => f.write_str(m),
+        }
+    }
+}
+
+pub struct ModelClient {
+    http: reqwest::Client,
+    profile: Profile,
+    key: Option<String>,
+    url: reqwest::Url,
+    /// `--max-cost` in USD, and what the run has spent so far (estimated from `price`);
+    /// shared with the judge's client, whose spend counts against the same cap.
+    budget: Option<std::sync::Arc<Budget>>,
+    /// `--record` / `--replay` (see [`super::tape`]).
+    pub(super) tape: Option<super::tape::Tape>,
+    /// A judge's client: `--model-timeout` does not apply to it, its timeout message says so.
+    judge: bool,
+}
+
+/// A run's `--max-cost` and its estimated spend so far, in USD.
+#[derive(Debug)]
+pub struct Budget {
+    max: f64,
+    spent: std::sync::Mutex<f64>,
+}
+
+/// The endpoint URL: `/v1` is added to a base URL with no path, then the API's path; a
+/// query (Azure's `?api-version=`) stays a query.
+pub fn endpoint(api: ModelApi, base: &str) -> Result<reqwest::Url, String> {
+    let mut url = reqwest::Url::parse(base.trim()).map_err(|e| {
+        format!(
+            "the model base URL {} is not a URL: {e}",
+            super::run::public_url(base)
+        )
+    })?;
+    let mut path = url.path().trim_end_matches('/').to_string();
+    if path.is_empty() {
+        path.push_str("/v1");
+    }
+    path.push_str(match api {
+        ModelApi::Openai => "/chat/completions",
+        ModelApi::Anthropic => "/messages",
+    });
+    url.set_path(&path);
+    Ok(url)
+}
+
+impl ModelClient {
+    pub fn new(profile: Profile, key: Option<String>) -> Result<ModelClient, String> {
+        crate::run::client::http::install_tls_provider();
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .tcp_nodelay(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(profile.timeout)
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let url = endpoint(profile.api, &profile.base_url)?;
+        Ok(ModelClient {
+            http,
+            profile,
+            key,
+            url,
+            budget: None,
+            tape: None,
+            judge: false,
+        })
+    }
+
+    /// Stop before a request that could take the run's estimated spend past `max_usd`
+    /// (needs the profile's `price`).
+    pub fn with_max_cost(mut self, max_usd: Option<f64>) -> ModelClient {
+        self.budget = max_usd.map(|max| {
+            std::sync::Arc::new(Budget {
+                max,
+                spent: std::sync::Mutex::new(0.0),
+            })
+        });
+        self
+    }
+
+    /// Spend from (and stop at) another client's budget: the judge's requests count
+    /// against the run's `--max-cost`.
+    pub fn sharing_budget_of(mut self, other: &ModelClient) -> ModelClient {
+        self.budget = other.budget.clone();
+        self
+    }
+
+    /// This client grades answers (see [`super::judge`]).
+    pub fn as_judge(mut self) -> ModelClient {
+        self.judge = true;
+        self
+    }
+
+    /// Refuse a request whose worst case (its input at about 4 characters a token, plus
+    /// `maxTokens` of output) would pass the cap, so the run never spends past it.
+    pub(super) fn check_budget(&self, body: &Value) -> Result<(), ApiError> {
+        let (Some(budget), Some(price)) = (&self.budget, self.profile.price) else {
+            return Ok(());
+        };
+        let max = &budget.max;
+        let worst = price.cost(
+            body.to_string().len().div_ceil(4) as u64,
+            u64::from(self.profile.max_tokens),
+        );
+        let spent = *budget.spent.lock().unwrap();
+        if spent + worst > *max {
+            return Err(ApiError::Budget(format!(
+                "stopped before spending more than --max-cost ${max}: ${spent:.4} spent so far, the next model request could cost up to ${worst:.4}"
+            )));
+        }
+        Ok(())
+    }
+
+    fn charge(&self, turn: &Turn) {
+        if let (Some(budget), Some(price)) = (&self.budget, self.profile.price) {
+            *budget.spent.lock().unwrap() += price.cost(turn.input_tokens, turn.output_tokens);
+        }
+    }
+
+    /// The request body for this conversation.
+    pub fn body(&self, system: Option<&str>, msgs: &[Msg], tools: &[ToolSpec]) -> Value {
+        let p = &self.profile;
+        match p.api {
+            ModelApi::Openai => {
+                let mut messages = Vec::new();
+                if let Some(s) = system {
+                    messages.push(json!({"role": "system", "content": s}));
+                }
+                for m in msgs {
+                    match m {
+                        Msg::User(t) => messages.push(json!({"role": "user", "content": t})),
+                        Msg::Assistant { text, calls } => {
+                            let mut a = json!({"role": "assistant", "content": text});
+                            if !calls.is_empty() {
+                                a["tool_calls"] = calls
+                                    .iter()
+                                    .map(|c| {
+                                        json!({"id": c.id, "type": "function", "function": {
+                                            "name": c.name, "arguments": raw_arguments(c)}})
+                                    })
+                                    .collect();
+                            }
+                            messages.push(a);
+                        }
+                        Msg::ToolResults(results) => {
+                            for (id, text, _) in results {
+                                messages.push(
+                                    json!({"role": "tool", "tool_call_id": id, "content": text}),
+                                );
+                            }
+                        }
+                    }
+                }
+                let mut body = json!({
+                    "model": p.model,
+                    "messages": messages,
+                    "max_completion_tokens": p.max_tokens,
+                    "stream": false,
+                });
+                if !tools.is_empty() {
+                    body["tools"] = tools
+                        .iter()
+                        .map(|t| {
+                            json!({"type": "function", "function": {
+                            "name": t.name, "description": t.description, "parameters": t.schema}})
+                        })
+                        .collect();
+                    body["tool_choice"] = json!("auto");
+                }
+                if let Some(t) = p.temperature {
+                    body["temperature"] = json!(t);
+                }
+                if let Some(s) = p.seed {
+                    body["seed"] = json!(s);
+                }
+                body
+            }
+            ModelApi::Anthropic => {
+                let mut messages = Vec::new();
+                for m in msgs {
+                    match m {
+                        Msg::User(t) => messages.push(json!({"role": "user", "content": t})),
+                        Msg::Assistant { text, calls } => {
+                            let mut blocks = Vec::new();
+                            if let Some(t) = text.as_ref().filter(|t| !t.is_empty()) {
+                                blocks.push(json!({"type": "text", "text": t}));
+                            }
+                            for c in calls {
+                                let input = match &c.arguments {
+                                    Ok(v) => v.clone(),
+                                    Err((raw, _)) => json!(raw),
+                                };
+                                blocks.push(json!({"type": "tool_use", "id": c.id,
+                                    "name": c.name, "input": input}));
+                            }
+                            messages.push(json!({"role": "assistant", "content": blocks}));
+                        }
+                        Msg::ToolResults(results) => {
+                            let blocks: Vec<Value> = results
+                                .iter()
+                                .map(|(id, text, err)| {
+                                    json!({"type": "tool_result",
+                                    "tool_use_id": id, "content": text, "is_error": err})
+                                })
+                                .collect();
+                            messages.push(json!({"role": "user", "content": blocks}));
+                        }
+                    }
+                }
+                let mut body = json!({
+                    "model": p.model,
+                    "max_tokens": p.max_tokens,
+                    "messages": messages,
+                });
+                if let Some(s) = system {
+                    body["system"] = json!(s);
+                }
+                if !tools.is_empty() {
+                    body["tools"] = tools
+                        .iter()
+                        .map(|t| {
+                            json!({"name": t.name, "description": t.description,
+                            "input_schema": t.schema})
+                        })
+                        .collect();
+                    body["tool_choice"] = json!({"type": "auto"});
+                }
+                if let Some(t) = p.temperature {
+                    body["temperature"] = json!(t);
+                }
+                // The Messages API has no seed: it is recorded in the results only.
+                body
+            }
+        }
+    }
+
+    /// The header carrying the key, if there is one.
+    pub fn auth_header(&self) -> Option<(&'static str, String)> {
+        let key = self.key.as_ref()?;
+        Some(match self.profile.key_header {
+            KeyHeader::Bearer => ("authorization", format!("Bearer {key}")),
+            KeyHeader::XApiKey => ("x-api-key", key.clone()),
+            KeyHeader::ApiKey => ("api-key", key.clone()),
+        })
+    }
+
+    /// A 401/403 said in terms of the key's source: the variable it came from, or that no
+    /// key was configured at all.
+    fn refused(&self, status: u16, message: &str) -> String {
+        match (&self.key, &self.profile.key_env) {
+            (Some(_), Some(var)) => format!(
+                "the model API refused the key from the environment variable {var} (HTTP {status}): {message}"
+            ),
+            (Some(_), None) => {
+                format!("the model API refused the key (HTTP {status}): {message}")
+            }
+            (None, _) => format!(
+                "the model API requires a key (HTTP {status}) and the profile `{}` configures none: add `key: env:VARIABLE` to it or pass --api-key-env VARIABLE ({message})",
+                self.profile.name
+            ),
+        }
+    }
+
+    /// The profile this client speaks for.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// One model turn, with retries on 429/5xx.
+    pub async fn turn(
+        &self,
+        system: Option<&str>,
+        msgs: &[Msg],
+        tools: &[ToolSpec],
+    ) -> Result<Turn, ApiError> {
+        let body = self.body(system, msgs, tools);
+        self.check_budget(&body)?;
+        let (reply, retries) = self.send(&body).await?;
+        self.accept(&reply, retries)
+    }
+
+    /// A successful reply (live or recorded) as a turn, charged to the `--max-cost` budget.
+    pub fn accept(&self, reply: &Value, retries: u32) -> Result<Turn, ApiError> {
+        let mut turn = parse_reply(self.profile.api, reply).map_err(ApiError::Failed)?;
+        turn.retries = retries;
+        self.charge(&turn);
+        Ok(turn)
+    }
+
+    /// Post one request body, with retries on 429/5xx: the reply's JSON and the retries.
+    pub async fn send(&self, body: &Value) -> Result<(Value, u32), ApiError> {
+        let mut attempt = 0;
+        loop {
+            let mut req = self.http.post(self.url.clone()).json(body);
+            if let Some((name, value)) = self.auth_header() {
+                req = req.header(name, value);
+            }
+            if self.profile.api == ModelApi::Anthropic {
+                req = req.header("anthropic-version", "2023-06-01");
+            }
+            let resp = match req.send().await {
+                Ok(r) => r,
+                Err(e) if e.is_connect() => {
+                    // Userinfo and query can carry a key: neither is shown.
+                    return Err(ApiError::Unreachable(format!(
+                        "cannot reach the model API at {}: {}",
+                        super::run::public_url(self.url.as_str()),
+                        error_chain(e)
+                    )));
+                }
+                Err(e) if e.is_timeout() => {
+                    return Err(ApiError::Failed(format!(
+                        "the model API did not answer within {} ({})",
+                        humantime::format_duration(self.profile.timeout),
+                        if self.judge {
+                            "the judge profile's `timeout`; `--model-timeout` applies to the model under test only"
+                        } else {
+                            "the profile's `timeout`, or `--model-timeout`"
+                        }
+                    )));
+                }
+                Err(e) => {
+                    return Err(ApiError::Failed(format!(
+                        "model request failed: {}",
+                        error_chain(e)
+                    )));
+                }
+            };
+            let status = resp.status().as_u16();
+            let retry_after = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(|s| Duration::from_secs_f64(s).min(MAX_RETRY_AFTER));
+            let text = resp.text().await.unwrap_or_default();
+            if (200..300).contains(&status) {
+                let value: Value = serde_json::from_str(&text).map_err(|e| {
+                    ApiError::Failed(format!(
+                        "the model API answered with a body that is not JSON ({e}): {}",
+                        crate::ground::redact::shorten(&text, 200)
+                    ))
+                })?;
+                return Ok((value, attempt));
+            }
+            let message = api_error_message(&text);
+            if status == 404 {
+                // A wrong model name or path fails every request alike: a setup error.
+                return Err(ApiError::Unreachable(format!(
+                    "the model API answered HTTP 404 at {}: {message} (check the `model` ({}) and `baseUrl` of profile `{}`)",
+                    super::run::public_url(self.url.as_str()),
+                    self.profile.model,
+                    self.profile.name
+                )));
+            }
+            if status == 401 || status == 403 {
+                return Err(ApiError::Auth(self.refused(status, &message)));
+            }
+            let retryable = status == 429 || status == 529 || (500..600).contains(&status);
+            if retryable && attempt < MAX_RETRIES {
+                let backoff = FIRST_BACKOFF.saturating_mul(1 << attempt).min(MAX_BACKOFF);
+                tokio::time::sleep(retry_after.unwrap_or(backoff)).await;
+                attempt += 1;
+                continue;
+            }
+            let tries = if retryable {
+                format!(" after {} attempts", attempt + 1)
+            } else {
+                String::new()
+            };
+            return Err(ApiError::Failed(format!(
+                "the model API answered HTTP {status}{tries}: {message}"
+            )));
+        }
+    }
+}
+
+/// The arguments as the model sent them (OpenAI carries a string).
+fn raw_arguments(c: &Call) -> String {
+    match &c.arguments {
+        Ok(v) => v.to_string(),
+        Err((raw, _)) => raw.clone(),
+    }
+}
+
+/// The error and its causes, without the request URL (its userinfo or query may hold a key).
+fn error_chain(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut out = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// `error.message` of either API's error body, else the body cut short.
+fn api_error_message(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+        .unwrap_or_else(|| crate::ground::redact::shorten(body.trim(), 200))
+}
+
+fn parse_arguments(raw: Value) -> Result<Value, (String, String)> {
+    match raw {
+        Value::String(s) => match serde_json::from_str::<Value>(&s) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            Ok(other) => Err((
+                s,
+                format!("arguments are JSON {}, not an object", kind(&other)),
+            )),
+            Err(e) => Err((s, format!("arguments are not valid JSON: {e}"))),
+        },
+        v @ Value::Object(_) => Ok(v),
+        Value::Null => Ok(json!({})),
+        other => {
+            let k = kind(&other);
+            Err((
+                other.to_string(),
+                format!("arguments are JSON {k}, not an object"),
+            ))
+        }
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A successful reply of either API.
+pub fn parse_reply(api: ModelApi, v: &Value) -> Result<Turn, String> {
+    match api {
+        ModelApi::Openai => {
+            let message = v
+                .pointer("/choices/0/message")
+                .ok_or("the reply has no choices[0].message")?;
+            let text = message
+                .get("content")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(String::from);
+            let calls = message
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, c)| Call {
+                    id: c
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .map_or_else(|| format!("call_{i}"), String::from),
+                    name: c
+                        .pointer("/function/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    arguments: parse_arguments(
+                        c.pointer("/function/arguments")
+                            .cloned()
+                            .unwrap_or(Value::Null),
+                    ),
+                })
+                .collect();
+            Ok(Turn {
+                text,
+                calls,
+                input_tokens: usage(v, "/usage/prompt_tokens"),
+                output_tokens: usage(v, "/usage/completion_tokens"),
+                retries: 0,
+            })
+        }
+        ModelApi::Anthropic => {
+            let blocks = v
+                .get("content")
+                .and_then(Value::as_array)
+                .ok_or("the reply has no content[]")?;
+            let texts: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            let calls = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                .enumerate()
+                .map(|(i, b)| Call {
+                    id: b
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .map_or_else(|| format!("toolu_{i}"), String::from),
+                    name: b
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    arguments: parse_arguments(b.get("input").cloned().unwrap_or(Value::Null)),
+                })
+                .collect();
+            Ok(Turn {
+                text: (!texts.is_empty()).then(|| texts.join("\n")),
+                calls,
+                input_tokens: usage(v, "/usage/input_tokens"),
+                output_tokens: usage(v, "/usage/output_tokens"),
+                retries: 0,
+            })
+        }
+    }
+}
+
+fn usage(v: &Value, pointer: &str) -> u64 {
+    v.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_add_v1_only_without_a_path() {
+        let url = |api, base| endpoint(api, base).unwrap().to_string();
+        assert_eq!(
+            url(ModelApi::Openai, "http://localhost:11434/v1"),
+            "http://localhost:11434/v1/chat/completions"
+        );
+        assert_eq!(
+            url(ModelApi::Openai, "http://127.0.0.1:9"),
+            "http://127.0.0.1:9/v1/chat/completions"
+        );
+        assert_eq!(
+            url(ModelApi::Anthropic, "https://api.anthropic.com/"),
+            "https://api.anthropic.com/v1/messages"
+        );
+        // Azure: the query stays a query, after the path.
+        assert_eq!(
+            url(
+                ModelApi::Openai,
+                "https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21"
+            ),
+            "https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
+        );
+    }
+
+    fn profile(api: ModelApi) -> Profile {
+        Profile {
+            api,
+            name: "p".into(),
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "m".into(),
+            timeout: DEFAULT_REQUEST_TIMEOUT,
+            price: None,
+            key_env: None,
+            key_header: KeyHeader::Bearer,
+            temperature: Some(0.2),
+            seed: Some(7),
+            max_turns: 3,
+            max_tokens: 99,
+        }
+    }
+
+    #[test]
+    fn temperature_seed_and_tools_are_sent() {
+        let tools = [ToolSpec {
+            name: "get_weather".into(),
+            description: "d".into(),
+            schema: json!({"type": "object"}),
+        }];
+        let msgs = [
+            Msg::User("hi".into()),
+            Msg::Assistant {
+                text: None,
+                calls: vec![Call {
+                    id: "c1".into(),
+                    name: "get_weather".into(),
+                    arguments: Ok(json!({"city": "Oslo"})),
+                }],
+            },
+            Msg::ToolResults(vec![("c1".into(), "sunny".into(), true)]),
+        ];
+        let c = ModelClient::new(profile(ModelApi::Openai), None).unwrap();
+        let b = c.body(Some("sys"), &msgs, &tools);
+        assert_eq!(
+            (b["temperature"].clone(), b["seed"].clone()),
+            (json!(0.2), json!(7))
+        );
+        assert_eq!(b["max_completion_tokens"], 99);
+        assert_eq!(
+            b["messages"][0],
+            json!({"role": "system", "content": "sys"})
+        );
+        assert_eq!(
+            b["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            "{\"city\":\"Oslo\"}"
+        );
+        assert_eq!(
+            b["messages"][3],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "sunny"})
+        );
+        assert_eq!(
+            b["tools"][0]["function"]["parameters"],
+            json!({"type": "object"})
+        );
+        let c = ModelClient::new(profile(ModelApi::Anthropic), None).unwrap();
+        let b = c.body(Some("sys"), &msgs, &tools);
+        assert_eq!(b["temperature"], json!(0.2));
+        assert!(b.get("seed").is_none(), "the Messages API has no seed");
+        assert_eq!(
+            (b["system"].clone(), b["max_tokens"].clone()),
+            (json!("sys"), json!(99))
+        );
+        assert_eq!(
+            b["messages"][1]["content"][0]["input"],
+            json!({"city": "Oslo"})
+        );
+        assert_eq!(
+            b["messages"][2]["content"][0],
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "sunny", "is_error": true})
+        );
+        assert_eq!(b["tools"][0]["input_schema"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn the_key_goes_in_the_profiles_header() {
+        let mut p = profile(ModelApi::Openai);
+        let c = ModelClient::new(p.clone(), None).unwrap();
+        assert_eq!(c.auth_header(), None);
+        for (header, want) in [
+            (KeyHeader::Bearer, ("authorization", "Bearer k1")),
+            (KeyHeader::XApiKey, ("x-api-key", "k1")),
+            (KeyHeader::ApiKey, ("api-key", "k1")),
+        ] {
+            p.key_header = header;
+            let c = ModelClient::new(p.clone(), Some("k1".into())).unwrap();
+            let (name, value) = c.auth_header().unwrap();
+            assert_eq!((name, value.as_str()), want);
+        }
+    }
+
+    #[test]
+    fn malformed_arguments_are_kept_with_the_reason() {
+        let reply = json!({"choices": [{"message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{\"city\": "}}]}}]});
+        let turn = parse_reply(ModelApi::Openai, &reply).expect("parses");
+        let (raw, why) = turn.calls[0].arguments.clone().expect_err("malformed");
+        assert_eq!(raw, "{\"city\": ");
+        assert!(why.contains("not valid JSON"), "{why}");
+        let reply = json!({"content": [{"type": "tool_use", "id": "t", "name": "x", "input": "{oops"}],
+            "usage": {"input_tokens": 3, "output_tokens": 4}});
+        let turn = parse_reply(ModelApi::Anthropic, &reply).expect("parses");
+        assert!(turn.calls[0].arguments.is_err());
+        assert_eq!((turn.input_tokens, turn.output_tokens), (3, 4));
+    }
+}

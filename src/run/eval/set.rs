@@ -1,0 +1,583 @@
+//! Eval sets: a YAML document kind (top-level `evalset: NAME`, files named `*.eval.yaml`
+//! so that `run` leaves them alone inside packs). The `*Doc` types are the source of the
+//! JSON Schema (`mcpspec schema evalset`); [`EvalSet::load`] checks everything with
+//! `file:line:col` and compiles argument predicates with the scenario DSL's own JSONPath
+//! expectations.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use regex::Regex;
+
+use super::results::{ModelApi, SetKind};
+use crate::ground::source::{Pos, SourceFile};
+use crate::language::dsl::error::{LoadError, LoadErrors};
+use crate::language::dsl::load::parse_yaml;
+use crate::language::dsl::value::At;
+use crate::language::dsl::{Expect, ExpectKind};
+
+/// File names of eval sets end with one of these (scenario loading skips them).
+pub use crate::language::dsl::discover::EVAL_SUFFIXES as SUFFIXES;
+
+/// Is this file an eval set, by its name?
+pub fn is_eval_file(path: &Path) -> bool {
+    crate::language::dsl::discover::is_eval_file(path)
+}
+
+/// Eval set files under a folder (recursively, sorted); none for a file.
+pub fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if is_eval_file(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Does the folder hold YAML files other than eval sets (scenarios, packs)?
+pub fn has_other_yaml(dir: &Path) -> bool {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+                && !is_eval_file(&path)
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Default trials per task when the set names none.
+pub const DEFAULT_TRIALS: u32 = 1;
+/// Default model turns per trial (requests to the model API) before the trial fails.
+pub const DEFAULT_MAX_TURNS: u32 = 8;
+/// Most trials per task a set may ask for.
+const MAX_TRIALS: u32 = 1000;
+
+mod doc;
+
+pub use doc::*;
+
+/// A loaded, checked eval set.
+#[derive(Debug)]
+pub struct EvalSet {
+    pub name: String,
+    pub kind: SetKind,
+    pub trials: u32,
+    pub system: Option<String>,
+    pub profiles: IndexMap<String, Profile>,
+    /// The profile that grades judged answers (`judge:`; checked to be one of `profiles`).
+    pub judge: Option<String>,
+    pub tasks: Vec<Task>,
+    pub file: Arc<SourceFile>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// Its key under `models:`.
+    pub name: String,
+    pub api: ModelApi,
+    pub base_url: String,
+    pub model: String,
+    /// The variable named by `key: env:VAR`.
+    pub key_env: Option<String>,
+    pub key_header: KeyHeader,
+    pub temperature: Option<f64>,
+    pub seed: Option<u64>,
+    pub max_turns: u32,
+    pub max_tokens: u32,
+    /// Longest one model request may take (`timeout`, default
+    /// [`super::llm::DEFAULT_REQUEST_TIMEOUT`]).
+    pub timeout: std::time::Duration,
+    /// USD per million tokens (`price`).
+    pub price: Option<super::results::Price>,
+}
+
+#[derive(Debug)]
+pub struct Task {
+    pub id: String,
+    pub tags: Vec<String>,
+    pub messages: Vec<(Role, String)>,
+    pub trials: u32,
+    pub expect: Vec<TaskExpectation>,
+    pub pos: Pos,
+}
+
+#[derive(Debug)]
+pub enum TaskExpectation {
+    Calls {
+        tool: String,
+        args: Vec<Expect>,
+        critics: Option<super::critics::Critics>,
+    },
+    Order(Vec<String>),
+    NoToolCall(bool),
+    Answer(Answer),
+    MaxToolCalls(u32),
+}
+
+#[derive(Debug)]
+pub enum Answer {
+    Contains(String),
+    NotContains(String),
+    Matches(Regex),
+    Equals(String),
+    /// Graded by the judge model against the rubric; passes at `threshold` or more.
+    Judge {
+        rubric: String,
+        threshold: f64,
+    },
+}
+
+impl Task {
+    /// The task expects that no tool is called.
+    pub fn no_tool_call(&self) -> bool {
+        self.expect
+            .iter()
+            .any(|e| matches!(e, TaskExpectation::NoToolCall(true)))
+    }
+
+    /// The task has an answer a judge model grades.
+    pub fn judged(&self) -> bool {
+        self.expect
+            .iter()
+            .any(|e| matches!(e, TaskExpectation::Answer(Answer::Judge { .. })))
+    }
+
+    /// Tool names the expectations name.
+    pub fn expected_tools(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for e in &self.expect {
+            let more: Vec<&String> = match e {
+                TaskExpectation::Calls { tool, .. } => vec![tool],
+                TaskExpectation::Order(list) => list.iter().collect(),
+                _ => Vec::new(),
+            };
+            for n in more {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+        }
+        names
+    }
+}
+
+impl EvalSet {
+    pub fn load(path: &Path) -> Result<EvalSet, LoadErrors> {
+        let file = crate::language::dsl::error::read_source(path)?;
+        let doc: EvalSetDoc = parse_yaml(&file)?;
+        compile(&file, doc)
+    }
+}
+
+/// The eval set's JSON Schema (`schema/evalset.schema.json`).
+pub fn schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(EvalSetDoc)).expect("schema serializes")
+}
+
+fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadErrors> {
+    let mut errors = LoadErrors::default();
+    let pos = |line: u32, col: u32| Pos::new(file, line, col);
+    if doc.evalset.trim().is_empty() {
+        errors.push(LoadError::at(
+            pos(doc.evalset.line, doc.evalset.col),
+            "the eval set's name is empty",
+        ));
+    }
+    let trials_of = |t: &Option<At<u32>>, errors: &mut LoadErrors| match t {
+        Some(t) if t.value == 0 || t.value > MAX_TRIALS => {
+            errors.push(
+                LoadError::at(
+                    pos(t.line, t.col),
+                    format!("`trials: {}` is out of range", t.value),
+                )
+                .with_help(format!("give 1 to {MAX_TRIALS}")),
+            );
+            None
+        }
+        Some(t) => Some(t.value),
+        None => None,
+    };
+    let trials = trials_of(&doc.trials, &mut errors).unwrap_or(DEFAULT_TRIALS);
+    let mut profiles = IndexMap::new();
+    for (name, p) in doc.models {
+        let (line, col) = (p.line, p.col);
+        let p = p.value;
+        let base = p.base_url.trim();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            errors.push(
+                LoadError::at(
+                    pos(p.base_url.line, p.base_url.col),
+                    format!("`baseUrl` of model `{name}` is not an http(s) URL"),
+                )
+                .with_help("e.g. `http://localhost:11434/v1` or `https://api.openai.com/v1`"),
+            );
+        }
+        let key_env = match &p.key {
+            Some(k) => match k.strip_prefix("env:").filter(|v| is_env_name(v)) {
+                Some(var) => Some(var.to_string()),
+                None => {
+                    // Never echo the value (no snippet): it may be a key pasted by mistake.
+                    errors.push(
+                        LoadError::file(
+                            format!("{}:{}:{}", file.name, k.line, k.col),
+                            format!("`key` of model `{name}` must be `env:VARIABLE`"),
+                        )
+                        .with_help(
+                            "keys are never written in files: put the key in an environment variable and name it, e.g. `key: env:OPENAI_API_KEY`",
+                        ),
+                    );
+                    None
+                }
+            },
+            None => None,
+        };
+        let max_turns = match &p.max_turns {
+            Some(t) if t.value == 0 || t.value > 1000 => {
+                errors.push(
+                    LoadError::at(pos(t.line, t.col), "`maxTurns` is out of range")
+                        .with_help("give 1 to 1000"),
+                );
+                DEFAULT_MAX_TURNS
+            }
+            Some(t) => t.value,
+            None => DEFAULT_MAX_TURNS,
+        };
+        let timeout = match &p.timeout {
+            Some(t) => match crate::language::dsl::limits::duration(
+                t.trim(),
+                &crate::language::dsl::limits::TIMEOUT,
+            ) {
+                Ok(d) => d,
+                Err(why) => {
+                    errors.push(
+                        LoadError::at(
+                            pos(t.line, t.col),
+                            format!("`timeout` of model `{name}`: {why}"),
+                        )
+                        .with_help("a duration such as `90s` or `5m`"),
+                    );
+                    super::llm::DEFAULT_REQUEST_TIMEOUT
+                }
+            },
+            None => super::llm::DEFAULT_REQUEST_TIMEOUT,
+        };
+        let price = match &p.price {
+            Some(pr)
+                if [pr.input, pr.output]
+                    .iter()
+                    .all(|v| v.is_finite() && *v >= 0.0) =>
+            {
+                Some(pr.value)
+            }
+            Some(pr) => {
+                errors.push(
+                    LoadError::at(
+                        pos(pr.line, pr.col),
+                        format!("`price` of model `{name}` must be 0 or more"),
+                    )
+                    .with_help("USD per million tokens, e.g. `price: {input: 3, output: 15}`"),
+                );
+                None
+            }
+            None => None,
+        };
+        let _ = (line, col);
+        profiles.insert(
+            name.clone(),
+            Profile {
+                name,
+                timeout,
+                price,
+                api: p.api,
+                base_url: base.trim_end_matches('/').to_string(),
+                model: p.model,
+                key_env,
+                key_header: p.key_header.unwrap_or(match p.api {
+                    ModelApi::Openai => KeyHeader::Bearer,
+                    ModelApi::Anthropic => KeyHeader::XApiKey,
+                }),
+                temperature: p.temperature,
+                seed: p.seed,
+                max_turns,
+                max_tokens: p.max_tokens.unwrap_or(1024),
+            },
+        );
+    }
+    let judge = doc.judge.map(|j| {
+        if !profiles.contains_key(&j.value) {
+            let known: Vec<&str> = profiles.keys().map(String::as_str).collect();
+            errors.push(
+                LoadError::at(
+                    pos(j.line, j.col),
+                    format!("`judge: {}` names no model profile of the set", j.value),
+                )
+                .with_help(if known.is_empty() {
+                    "declare the judge's profile under `models:`".to_string()
+                } else {
+                    format!("one of: {}", known.join(", "))
+                }),
+            );
+        }
+        j.value
+    });
+    if doc.tasks.is_empty() {
+        errors.push(
+            LoadError::at(
+                pos(doc.evalset.line, doc.evalset.col),
+                "the eval set has no tasks",
+            )
+            .with_help("add at least one item under `tasks:`"),
+        );
+    }
+    let mut ids: Vec<String> = Vec::new();
+    let mut tasks = Vec::new();
+    for t in doc.tasks {
+        let task_pos = pos(t.line, t.col);
+        let t = t.value;
+        let id_pos = pos(t.id.line, t.id.col);
+        if t.id.trim().is_empty() {
+            errors.push(LoadError::at(id_pos.clone(), "task id is empty"));
+        } else if ids.contains(&t.id.value) {
+            errors.push(
+                LoadError::at(id_pos.clone(), format!("duplicate task id `{}`", *t.id))
+                    .with_help("task ids pair tasks across runs: each must be unique"),
+            );
+        }
+        ids.push(t.id.value.clone());
+        let messages = match (t.prompt, t.messages) {
+            (Some(p), None) => vec![(Role::User, p.value)],
+            (None, Some(m)) => {
+                if m.last().is_none_or(|last| last.role != Role::User) {
+                    errors.push(
+                        LoadError::at(
+                            pos(m.line, m.col),
+                            "`messages` must end with a `user` message",
+                        )
+                        .with_help("the model answers the last user message"),
+                    );
+                }
+                m.value.into_iter().map(|m| (m.role, m.content)).collect()
+            }
+            (Some(p), Some(_)) => {
+                errors.push(LoadError::at(
+                    pos(p.line, p.col),
+                    "give `prompt` or `messages`, not both",
+                ));
+                Vec::new()
+            }
+            (None, None) => {
+                errors.push(
+                    LoadError::at(id_pos.clone(), format!("task `{}` has no prompt", *t.id))
+                        .with_help("add `prompt: ...` or `messages: [...]`"),
+                );
+                Vec::new()
+            }
+        };
+        let task_trials = trials_of(&t.trials, &mut errors).unwrap_or(trials);
+        let none_given = t.expect.is_empty();
+        let mut expect = Vec::new();
+        for e in t.expect {
+            if let Some(x) = expectation(file, e, &mut errors) {
+                expect.push(x);
+            }
+        }
+        if none_given {
+            errors.push(
+                LoadError::at(id_pos, format!("task `{}` has no expectations", *t.id)).with_help(
+                    "add `expect:` items such as `- calls: get_weather` or `- noToolCall: true`",
+                ),
+            );
+        }
+        tasks.push(Task {
+            id: t.id.value,
+            tags: t.tags,
+            messages,
+            trials: task_trials,
+            expect,
+            pos: task_pos,
+        });
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(EvalSet {
+        name: doc.evalset.value,
+        kind: doc.kind,
+        trials,
+        system: doc.system,
+        profiles,
+        judge,
+        tasks,
+        file: file.clone(),
+    })
+}
+
+fn is_env_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+fn expectation(
+    file: &Arc<SourceFile>,
+    e: At<TaskExpectationDoc>,
+    errors: &mut LoadErrors,
+) -> Option<TaskExpectation> {
+    let at = Pos::new(file, e.line, e.col);
+    let e = e.value;
+    let kinds: Vec<&str> = [
+        (e.calls.is_some(), "calls"),
+        (e.order.is_some(), "order"),
+        (e.no_tool_call.is_some(), "noToolCall"),
+        (e.answer.is_some(), "answer"),
+        (e.max_tool_calls.is_some(), "maxToolCalls"),
+    ]
+    .into_iter()
+    .filter_map(|(present, name)| present.then_some(name))
+    .collect();
+    if kinds.len() != 1 {
+        let message = if kinds.is_empty() {
+            "empty expectation".to_string()
+        } else {
+            format!(
+                "an expectation has one kind; this one mixes {}",
+                kinds.join(", ")
+            )
+        };
+        errors.push(LoadError::at(at, message).with_help(
+            "use one of `calls` (with optional `args`), `order`, `noToolCall`, `answer`, `maxToolCalls` per list item",
+        ));
+        return None;
+    }
+    if !e.args.is_empty() && e.calls.is_none() {
+        errors.push(
+            LoadError::at(at, "`args` applies only to a `calls` expectation")
+                .with_help("e.g. `- {calls: get_weather, args: [{path: $.city, equals: Boston}]}`"),
+        );
+        return None;
+    }
+    if (!e.critics.is_empty() || e.threshold.is_some()) && e.calls.is_none() {
+        errors.push(
+            LoadError::at(
+                at,
+                "`critics` and `threshold` apply only to a `calls` expectation",
+            )
+            .with_help("e.g. `- {calls: get_weather, critics: [{path: $.city, similar: Boston}]}`"),
+        );
+        return None;
+    }
+    match kinds[0] {
+        "calls" => {
+            let tool = e.calls.expect("kind checked");
+            let critics = super::critics::compile(file, at.clone(), e.critics, e.threshold, errors);
+            let mut args = Vec::new();
+            let mut ok = true;
+            for a in e.args {
+                let apos = Pos::new(file, a.line, a.col);
+                match crate::language::dsl::load::compile_expectation(file, a.value, apos.clone()) {
+                    Ok(x) if matches!(x.kind, ExpectKind::Path { .. }) => args.push(x),
+                    Ok(_) => {
+                        ok = false;
+                        errors.push(
+                            LoadError::at(apos, "argument predicates take `path` and predicates")
+                                .with_help("e.g. `{path: $.city, equals: Boston}` — the path is evaluated on the call's arguments object"),
+                        );
+                    }
+                    Err(e) => {
+                        ok = false;
+                        errors.0.extend(e.0);
+                    }
+                }
+            }
+            let critics = critics.ok()?;
+            ok.then_some(TaskExpectation::Calls {
+                tool: tool.value,
+                args,
+                critics,
+            })
+        }
+        "order" => {
+            let list = e.order.expect("kind checked");
+            if list.len() < 2 {
+                errors.push(
+                    LoadError::at(at, "`order` needs at least two tool names")
+                        .with_help("for a single tool use `calls`"),
+                );
+                return None;
+            }
+            Some(TaskExpectation::Order(
+                list.into_iter().map(|n| n.value).collect(),
+            ))
+        }
+        "noToolCall" => Some(TaskExpectation::NoToolCall(e.no_tool_call.expect("kind"))),
+        "maxToolCalls" => Some(TaskExpectation::MaxToolCalls(
+            e.max_tool_calls.expect("kind"),
+        )),
+        "answer" => {
+            let a = e.answer.expect("kind checked");
+            let apos = Pos::new(file, a.line, a.col);
+            let a = a.value;
+            let n = [
+                a.contains.is_some(),
+                a.not_contains.is_some(),
+                a.matches.is_some(),
+                a.equals.is_some(),
+                a.judge.is_some(),
+            ]
+            .iter()
+            .filter(|x| **x)
+            .count();
+            if n != 1 {
+                errors.push(
+                    LoadError::at(apos, "`answer` takes exactly one predicate").with_help(
+                        "one of `contains`, `notContains`, `matches`, `equals`, `judge`",
+                    ),
+                );
+                return None;
+            }
+            if a.judge.is_some() || a.threshold.is_some() {
+                return super::judge::compile(file, apos, a.judge, a.threshold, errors)
+                    .map(TaskExpectation::Answer);
+            }
+            if let Some(re) = a.matches {
+                return match crate::ground::bounds::regex_at(&re, Pos::new(file, re.line, re.col)) {
+                    Ok(r) => Some(TaskExpectation::Answer(Answer::Matches(r))),
+                    Err(e) => {
+                        errors.push(e);
+                        None
+                    }
+                };
+            }
+            let answer = if let Some(s) = a.contains {
+                Answer::Contains(s)
+            } else if let Some(s) = a.not_contains {
+                Answer::NotContains(s)
+            } else {
+                Answer::Equals(a.equals.expect("counted"))
+            };
+            Some(TaskExpectation::Answer(answer))
+        }
+        other => unreachable!("kind {other}"),
+    }
+}

@@ -1,0 +1,218 @@
+//! The eval set document as written: the `*Doc` types, source of the JSON Schema
+//! (`mcpspec schema evalset`). [`super::EvalSet::load`] checks and compiles them.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::super::results::{ModelApi, Price, SetKind};
+use crate::language::dsl::document::Expectation;
+use crate::language::dsl::value::{At, TValue};
+
+/// An eval set: tasks a model performs with the server's tools, and how to judge them.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "mcpspec eval set")]
+pub struct EvalSetDoc {
+    /// The set's name (recorded in results).
+    pub evalset: At<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// `regression` (success expected near 100%; runs first after a description edit) or
+    /// `capability` (a harder set whose rate is tracked). Default `regression`.
+    #[serde(default)]
+    pub kind: SetKind,
+    /// Trials per task unless a task says otherwise (default 1).
+    #[serde(default)]
+    pub trials: Option<At<u32>>,
+    /// A system prompt sent with every task.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// Model profiles by name (`--model NAME`).
+    #[serde(default)]
+    pub models: IndexMap<String, At<ProfileDoc>>,
+    /// The model profile that grades `answer: {judge: RUBRIC}` expectations (a key of
+    /// `models:`, possibly another API than the model under test); `--judge` overrides it.
+    #[serde(default)]
+    pub judge: Option<At<String>>,
+    /// The tasks.
+    pub tasks: Vec<At<TaskDoc>>,
+}
+
+/// How to reach a model.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProfileDoc {
+    /// `openai`: OpenAI-compatible Chat Completions (OpenAI, Azure OpenAI, vLLM, llama.cpp
+    /// server, Ollama, LM Studio); `anthropic`: Anthropic Messages.
+    pub api: ModelApi,
+    /// The API's base URL, e.g. `https://api.openai.com/v1`, `http://localhost:11434/v1`,
+    /// `https://api.anthropic.com` (`/v1` is added when the URL has no path).
+    pub base_url: At<String>,
+    /// The model name sent in requests.
+    pub model: String,
+    /// The API key as `env:VAR` (never the key itself); none for local servers.
+    #[serde(default)]
+    pub key: Option<At<String>>,
+    /// How the key is sent: `bearer` (`Authorization: Bearer`, the default for `openai`;
+    /// also OAuth-style tokens on `anthropic`), `x-api-key` (the default for `anthropic`) or
+    /// `api-key` (Azure OpenAI keys).
+    #[serde(default)]
+    pub key_header: Option<KeyHeader>,
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Model turns per trial before it fails (default 8).
+    #[serde(default)]
+    pub max_turns: Option<At<u32>>,
+    /// `max_tokens` / `max_completion_tokens` per reply (default 1024).
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Longest one model request may take, e.g. `90s`, `5m` (default 120s; 1ms to 1day).
+    /// `--model-timeout` overrides it.
+    #[serde(default)]
+    pub timeout: Option<At<String>>,
+    /// USD per million tokens, `{input: 3, output: 15}`: results then carry an estimated
+    /// cost, and `--max-cost` can cap a run.
+    #[serde(default)]
+    pub price: Option<At<Price>>,
+}
+
+/// The header a model API key travels in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyHeader {
+    Bearer,
+    XApiKey,
+    ApiKey,
+}
+
+/// One task: a prompt (or a conversation) and what a good outcome looks like.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TaskDoc {
+    /// Unique within the set; pairs tasks across runs.
+    pub id: At<String>,
+    /// The user's request.
+    #[serde(default)]
+    pub prompt: Option<At<String>>,
+    /// A conversation instead of `prompt`: user/assistant turns, the last one the user's.
+    #[serde(default)]
+    pub messages: Option<At<Vec<MessageDoc>>>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Trials of this task (default: the set's `trials`).
+    #[serde(default)]
+    pub trials: Option<At<u32>>,
+    /// Expectations on the outcome, each judged on every trial.
+    #[serde(default)]
+    pub expect: Vec<At<TaskExpectationDoc>>,
+}
+
+/// One message of a `messages` conversation.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageDoc {
+    pub role: Role,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One expectation; give exactly one of `calls`, `order`, `noToolCall`, `answer`,
+/// `maxToolCalls`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TaskExpectationDoc {
+    /// The model calls this tool (its MCP name) at least once.
+    #[serde(default)]
+    pub calls: Option<At<String>>,
+    /// With `calls`: some call of the tool has arguments satisfying all of these
+    /// JSONPath expectations (the scenario DSL's `path` + predicates, on the arguments
+    /// object: `{path: $.city, equals: Boston}`).
+    #[serde(default)]
+    pub args: Vec<At<Expectation>>,
+    /// With `calls`: weighted per-argument critics. The best-scoring call of the tool gets
+    /// an argument score (the weight of the critics that match over the total weight),
+    /// recorded per trial; the expectation passes when it reaches `threshold`.
+    #[serde(default)]
+    pub critics: Vec<At<CriticDoc>>,
+    /// With `critics`: the argument score a call needs, 0 to 1 (default 1: every critic
+    /// matches).
+    #[serde(default)]
+    pub threshold: Option<At<f64>>,
+    /// These tools are called in this order (other calls may come between them).
+    #[serde(default)]
+    pub order: Option<Vec<At<String>>>,
+    /// `true`: the model calls no tool at all.
+    #[serde(default)]
+    pub no_tool_call: Option<bool>,
+    /// A predicate on the final answer text.
+    #[serde(default)]
+    pub answer: Option<At<AnswerDoc>>,
+    /// At most this many tool calls.
+    #[serde(default)]
+    pub max_tool_calls: Option<u32>,
+}
+
+/// A predicate on the final answer; exactly one key.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AnswerDoc {
+    /// The answer contains this text.
+    #[serde(default)]
+    pub contains: Option<String>,
+    /// The answer does not contain this text.
+    #[serde(default)]
+    pub not_contains: Option<String>,
+    /// The answer matches this regular expression (Rust `regex` syntax).
+    #[serde(default)]
+    pub matches: Option<At<String>>,
+    /// The answer, trimmed, equals this.
+    #[serde(default)]
+    pub equals: Option<String>,
+    /// A rubric a judge model grades the answer against (the set's `judge` profile, or
+    /// `--judge`): it returns a score from 0 to 1 and a reason, both recorded per trial.
+    #[serde(default)]
+    pub judge: Option<At<String>>,
+    /// With `judge`: the score the answer needs, 0 to 1 (default 0.7).
+    #[serde(default)]
+    pub threshold: Option<At<f64>>,
+}
+
+/// One argument critic: the argument (`path`, a JSONPath on the arguments object) and
+/// exactly one of `exact`, `number`, `similar`, `oneOf`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CriticDoc {
+    /// Where the argument is, e.g. `$.city` (its first match is scored; none: no match).
+    pub path: At<String>,
+    /// The argument equals this JSON value (numbers compare by value: 2 equals 2.0).
+    #[serde(default)]
+    pub exact: Option<TValue>,
+    /// The argument is a number within `tolerance` of this.
+    #[serde(default)]
+    pub number: Option<f64>,
+    /// With `number`: the largest accepted difference (default 0).
+    #[serde(default)]
+    pub tolerance: Option<At<f64>>,
+    /// The argument is a string similar to this: 1 − edit distance / longer length,
+    /// ignoring case and runs of white space, reaches `threshold`.
+    #[serde(default)]
+    pub similar: Option<String>,
+    /// With `similar`: the similarity needed, 0 to 1 (default 0.8).
+    #[serde(default)]
+    pub threshold: Option<At<f64>>,
+    /// The argument equals one of these values.
+    #[serde(default)]
+    pub one_of: Option<Vec<TValue>>,
+    /// How much this argument counts in the call's score (default 1; more than 0).
+    #[serde(default)]
+    pub weight: Option<At<f64>>,
+}

@@ -1,0 +1,14 @@
+//! The run: transports × eras (`client`), contracts, arguments from schemas, remote packs, the engine, evals beside it.
+//!
+//! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
+//!
+//! 0. `argsgen`, `client`, `packs`
+//! 1. `contract`, `eval`
+//! 2. `engine`
+
+pub mod argsgen;
+pub mod client;
+pub mod contract;
+pub mod engine;
+pub mod eval;
+pub mod packs;
