@@ -190,7 +190,7 @@ impl Config {
         };
         let file = crate::language::dsl::error::read_source(&path)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let doc: ConfigDoc = match crate::ground::yaml::read::parse_recovering(&file) {
+        let doc: ConfigDoc = match crate::ground::yaml::parse_recovering(&file) {
             Ok(doc) => doc,
             // A wrong key does not hide the file's other mistakes: the rest is checked too.
             Err((errors, Some(rest))) => {

@@ -6,37 +6,8 @@ use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 
-use crate::ground::load_error::{LoadError, LoadErrors, did_you_mean};
+use crate::ground::load_error::{LoadError, did_you_mean};
 use crate::ground::source::{MAX_INPUT_BYTES, Pos, SourceFile};
-
-/// Deserialize a YAML document into `T`, turning serde errors into positioned ones.
-/// A structural error (unknown key, wrong type) comes with the others of the file: see
-/// [`super::recover`].
-pub fn parse<T: serde::de::DeserializeOwned>(file: &Arc<SourceFile>) -> Result<T, LoadErrors> {
-    parse_recovering(file).map_err(|(errors, _)| errors)
-}
-
-/// [`parse`], and on structural errors also the document without the entries that hold
-/// them (when it reads then), so the caller checks the rest of the file in the same run
-/// and reports every independent mistake at once.
-pub fn parse_recovering<T: serde::de::DeserializeOwned>(
-    file: &Arc<SourceFile>,
-) -> Result<T, (LoadErrors, Option<super::recover::Recovered<T>>)> {
-    if file.text.trim().is_empty() {
-        return Err((LoadError::file(&file.name, "file is empty").into(), None));
-    }
-    match serde_saphyr::from_str_with_options::<T>(&file.text, options()) {
-        Ok(value) => Ok(value),
-        // A reading limit is no structural error: reading the file again cannot help.
-        Err(e) if e.without_snippet().to_string().contains("budget breached") => {
-            Err((yaml_error(file, &e).into(), None))
-        }
-        Err(e) => Err(super::recover::more_structural_errors::<T>(
-            file,
-            yaml_error(file, &e),
-        )),
-    }
-}
 
 /// Most YAML nodes (scalars, lists, mappings) one file may hold: about what a scenario
 /// file of [`MAX_INPUT_BYTES`], the largest input mcpspec reads, holds (a scenario step

@@ -346,7 +346,7 @@ mod tests {
 
     fn lines(text: &str) -> Vec<u32> {
         let file = SourceFile::new("t.yaml", text);
-        match super::super::read::parse::<Doc>(&file) {
+        match super::super::parse::<Doc>(&file) {
             Ok(_) => Vec::new(),
             Err(e) => {
                 e.0.iter()

@@ -59,7 +59,7 @@ pub(crate) fn parse_scenario_with(
         compiler.release = release;
         compiler
     };
-    let doc: ScenarioDoc = match crate::ground::yaml::read::parse_recovering(&file) {
+    let doc: ScenarioDoc = match crate::ground::yaml::parse_recovering(&file) {
         Ok(doc) => doc,
         // Structural mistakes: the rest of the file is checked too, so one run reports
         // every independent mistake (what follows from a blanked entry is left out).
