@@ -11,6 +11,8 @@ use crate::run::eval::results::{EvalResults, SetKind};
 use crate::run::eval::run::{Ended, RunPlan};
 use crate::run::eval::set::{EvalSet, Profile};
 
+use super::eval_judge::{no_such_profile, profile_key};
+
 pub fn main(command: EvalCommand) -> i32 {
     match command {
         EvalCommand::Run(args) => {
@@ -298,42 +300,6 @@ impl One<'_> {
         }
         outln!("{}", crate::run::eval::report::console(&results).trim_end());
         Step::Ran(Box::new(results), code)
-    }
-}
-
-/// `FLAG NAME` names no profile of the set: the usage error, with the profiles it has.
-pub(super) fn no_such_profile(flag: &str, name: &str, set: &EvalSet) -> UsageError {
-    let known: Vec<&str> = set.profiles.keys().map(String::as_str).collect();
-    UsageError(format!(
-        "{flag} {name}: the eval set has no such model profile ({})",
-        if known.is_empty() {
-            "it declares none under `models:`".to_string()
-        } else {
-            format!("it has: {}", known.join(", "))
-        }
-    ))
-}
-
-/// A profile's API key, read from the variable it names (`None`: it names none); never
-/// printed, redacted everywhere. Unset or empty: exit 3, naming the variable.
-pub(super) fn profile_key(
-    name: &str,
-    profile: &crate::run::eval::set::Profile,
-) -> Result<Option<String>, i32> {
-    let Some(var) = &profile.key_env else {
-        return Ok(None);
-    };
-    match std::env::var(var) {
-        Ok(k) if !k.is_empty() => {
-            crate::ground::redact::remember(std::slice::from_ref(&k));
-            Ok(Some(k))
-        }
-        _ => {
-            errln!(
-                "error: model profile `{name}` takes its API key from the environment variable {var}, which is not set (or empty)"
-            );
-            Err(exit::AUTH_REQUIRED)
-        }
     }
 }
 

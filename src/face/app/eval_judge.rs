@@ -30,9 +30,7 @@ pub(super) fn setup(
         ))));
     };
     let Some(profile) = set.profiles.get(name) else {
-        return Err(super::usage(super::eval::no_such_profile(
-            "--judge", name, set,
-        )));
+        return Err(super::usage(no_such_profile("--judge", name, set)));
     };
     let mut profile = profile.clone();
     if let Some(u) = &args.judge_base_url {
@@ -50,7 +48,7 @@ pub(super) fn setup(
     // A replay answers the judge from the recording too: no key.
     let key = match &args.replay {
         Some(_) => None,
-        None => super::eval::profile_key(name, &profile)?,
+        None => profile_key(name, &profile)?,
     };
     Ok(Some(JudgeSetup {
         name: name.clone(),
@@ -72,6 +70,45 @@ impl JudgeSetup {
                 errln!("error: the judge (profile `{}`): {e}", self.name);
                 Err(exit::UNREACHABLE)
             }
+        }
+    }
+}
+
+// The model profiles of a set, as `--model` and `--judge` name them (here, below `eval.rs`,
+// which sets up the judge through this file).
+
+/// `FLAG NAME` names no profile of the set: the usage error, with the profiles it has.
+pub(super) fn no_such_profile(flag: &str, name: &str, set: &EvalSet) -> UsageError {
+    let known: Vec<&str> = set.profiles.keys().map(String::as_str).collect();
+    UsageError(format!(
+        "{flag} {name}: the eval set has no such model profile ({})",
+        if known.is_empty() {
+            "it declares none under `models:`".to_string()
+        } else {
+            format!("it has: {}", known.join(", "))
+        }
+    ))
+}
+
+/// A profile's API key, read from the variable it names (`None`: it names none); never
+/// printed, redacted everywhere. Unset or empty: exit 3, naming the variable.
+pub(super) fn profile_key(
+    name: &str,
+    profile: &crate::run::eval::set::Profile,
+) -> Result<Option<String>, i32> {
+    let Some(var) = &profile.key_env else {
+        return Ok(None);
+    };
+    match std::env::var(var) {
+        Ok(k) if !k.is_empty() => {
+            crate::ground::redact::remember(std::slice::from_ref(&k));
+            Ok(Some(k))
+        }
+        _ => {
+            errln!(
+                "error: model profile `{name}` takes its API key from the environment variable {var}, which is not set (or empty)"
+            );
+            Err(exit::AUTH_REQUIRED)
         }
     }
 }

@@ -2,10 +2,10 @@
 //! [`crate::results::report::events`]): the console report, the JUnit report (written as the suites
 //! come), the report files of the finished run, and the `--last-failed` record.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use crate::face::cli::{RunArgs, exit};
+use crate::face::cli::{ColorChoice, RunArgs, exit};
 use crate::results::report::events::{Event, RunInfo, Subscriber};
 use crate::results::report::junit::{JunitStream, Run};
 use crate::results::report::{self, ConsoleOptions, Seen};
@@ -41,7 +41,7 @@ impl Outputs {
                 Box::new(std::io::stdout())
             },
             opts: ConsoleOptions {
-                color: super::run::use_color(args.color, console_to_stderr),
+                color: use_color(args.color, console_to_stderr),
                 verbose: args.verbose,
                 secrets: secrets.clone(),
                 redaction: Default::default(),
@@ -236,6 +236,22 @@ impl Subscriber for LastRun {
             if let Err(e) = self.record.save(&self.path) {
                 errln!("warning: --last-failed record not updated: {e}");
             }
+        }
+    }
+}
+
+/// Color for the console report, written to stdout (or stderr, `to_stderr`).
+pub(super) fn use_color(choice: ColorChoice, to_stderr: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            let terminal = if to_stderr {
+                std::io::stderr().is_terminal()
+            } else {
+                std::io::stdout().is_terminal()
+            };
+            terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     }
 }

@@ -1,13 +1,12 @@
 //! `mcpspec run`: load, select, run against the server, write the reports, and turn the
 //! result into the exit code.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
-use crate::face::cli::{ColorChoice, RunArgs, UsageError, exit};
+use crate::face::cli::{RunArgs, UsageError, exit};
 use crate::face::select::{Shard, TagExpr, split_file_line};
 use crate::language::dsl::{self, Scenario};
 use crate::protocol::era::Era;
@@ -440,22 +439,6 @@ pub fn exit_code(
         exit::OK
     } else {
         exit::FAILED
-    }
-}
-
-/// Color for the console report, written to stdout (or stderr, `to_stderr`).
-pub(super) fn use_color(choice: ColorChoice, to_stderr: bool) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            let terminal = if to_stderr {
-                std::io::stderr().is_terminal()
-            } else {
-                std::io::stdout().is_terminal()
-            };
-            terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        }
     }
 }
 
