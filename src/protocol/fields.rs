@@ -51,13 +51,18 @@ pub fn supported_versions(result: &Value) -> Option<&Vec<Value>> {
     result.get(SUPPORTED_VERSIONS).and_then(Value::as_array)
 }
 
-/// The text of a tool result: the `text` of each content block of type `text`, in order.
-pub fn text_blocks(result: &Value) -> impl Iterator<Item = &str> {
+/// A tool result's content blocks (none when `content` is absent or not a list).
+pub fn content_blocks(result: &Value) -> &[Value] {
     result
         .get(CONTENT)
         .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The text of a tool result: the `text` of each content block of type `text`, in order.
+pub fn text_blocks(result: &Value) -> impl Iterator<Item = &str> {
+    content_blocks(result)
+        .iter()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
         .filter_map(|b| b.get("text").and_then(Value::as_str))
 }

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Value, json};
 
 use crate::protocol::era::{EraKind, LATEST_LEGACY_REVISION, MODERN_REVISION};
+use crate::protocol::jsonrpc::{JSONRPC, VERSION};
 use crate::protocol::methods as m;
 
 const MODERN_SCHEMA: &str = include_str!("2026-07-28.json");
@@ -217,9 +218,9 @@ fn validator(era: EraKind, type_name: &str) -> Arc<jsonschema::Validator> {
     let root = match type_name.strip_suffix("Response") {
         Some(result) if doc["$defs"].get(result).is_some() => json!({
             "type": "object",
-            "required": ["jsonrpc", "id", "result"],
+            "required": [JSONRPC, "id", "result"],
             "properties": {
-                "jsonrpc": { "const": "2.0" },
+                JSONRPC: { "const": VERSION },
                 "id": { "$ref": "#/$defs/RequestId" },
                 "result": { "$ref": format!("#/$defs/{result}") },
             },

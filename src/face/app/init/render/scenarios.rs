@@ -235,19 +235,15 @@ pub(super) fn tool(
         let types: BTreeSet<String> = results
             .iter()
             .flat_map(|r| {
-                r.get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
+                fields::content_blocks(r)
+                    .iter()
                     .filter_map(|c| c.get("type").and_then(Value::as_str))
                     .map(str::to_string)
             })
             .collect();
-        let nonempty = results.iter().all(|r| {
-            r.get("content")
-                .and_then(Value::as_array)
-                .is_some_and(|c| !c.is_empty())
-        });
+        let nonempty = results
+            .iter()
+            .all(|r| !fields::content_blocks(r).is_empty());
         if nonempty {
             out.push_str("      - { path: \"$.content\", length: { gte: 1 } }\n");
         } else {
