@@ -535,6 +535,60 @@ fn bad_input_exits_2() {
 
 // A `contract` step in a scenario passes and fails: tests/cases/contract-step-passes-and-fails/.
 
+/// A contract step names its rules file; the run reads it when the step runs (the language
+/// only checks that it is there): a missing file fails the load at its line, a malformed one
+/// errors the step with the rules file's own position, a valid one decides the verdict.
+#[test]
+fn a_contract_steps_rules_file_is_read_when_the_step_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    snapshot(dir.path(), "baseline", &[], "2026-07-28");
+    let scenario = dir.path().join("contract.yaml");
+    std::fs::write(
+        &scenario,
+        "scenario: contract\nsteps:\n  - name: no breaking change\n    contract: { baseline: baseline, rules: rules.yaml }\n",
+    )
+    .unwrap();
+    let s = scenario.to_str().unwrap();
+    let changed = stdio_target(&["--change", "remove-tool"]);
+    let json = dir.path().join("r.json");
+    let args = [
+        "run",
+        s,
+        "--stdio",
+        &changed,
+        "--era",
+        "2026-07-28",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+
+    let r = run(&args);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("contract.yaml:4:") && r.stderr.contains("not found"),
+        "{r:?}"
+    );
+
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(&rules, "fail: [no_such_kind]\n").unwrap();
+    let r = run(&args);
+    let step = &read_json(&json)["suites"][0]["steps"][0];
+    assert_eq!(step["outcome"]["status"], "error", "{r:?}");
+    let message = step["outcome"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("rules.yaml:1:") && message.contains("no_such_kind"),
+        "{message}"
+    );
+
+    std::fs::write(
+        &rules,
+        "accept:\n  - { list: tools, name: divide, kind: removed, reason: dropped on purpose }\n",
+    )
+    .unwrap();
+    let r = run(&args);
+    assert_eq!(r.code, 0, "the accepted removal passes: {r:?}");
+}
+
 /// A real-world case: two published releases of the npm reference server
 /// `@modelcontextprotocol/server-everything`, far apart, with their dependency trees
 /// pinned by package-lock.json (`.ci/run` installs them with `npm ci`).
