@@ -10,12 +10,12 @@ use crate::results::report::events::{Event, RunInfo, Subscriber};
 use crate::results::report::junit::{JunitStream, Run};
 use crate::results::report::{self, ConsoleOptions, Seen};
 
-use super::progress::{LiveLine, ScreenLock};
+use super::progress::{ProgressLine, ScreenLock};
 use super::{ReportPaths, is_stdout, write_reports, write_reports_file};
 
 /// Every output of a run, in the order they hear of each event.
 pub(super) struct Outputs {
-    pub live: LiveLine,
+    pub live: ProgressLine,
     pub console: Console,
     pub junit: Option<Junit>,
     pub files: Files,
@@ -31,7 +31,7 @@ impl Outputs {
         last_run: crate::face::last_run::LastRun,
         last_run_path: PathBuf,
     ) -> Outputs {
-        let live = LiveLine::start(total);
+        let live = ProgressLine::start(total);
         // `--json -`: stdout carries the JSON result alone, the console report goes to stderr.
         let console_to_stderr = is_stdout(args.json.as_deref());
         let console = Console {

@@ -33,8 +33,8 @@ enum Mode {
 }
 
 /// The renderer thread and the lock that keeps its line apart from the suites' output.
-pub(super) struct LiveLine {
-    live: Arc<Mutex<LiveSnapshot>>,
+pub(super) struct ProgressLine {
+    live: Arc<Mutex<ProgressState>>,
     screen: Arc<Mutex<Screen>>,
     stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -42,7 +42,7 @@ pub(super) struct LiveLine {
 
 /// What runs at one moment.
 #[derive(Clone, Debug, Default)]
-struct LiveSnapshot {
+struct ProgressState {
     /// Items finished so far.
     finished: usize,
     /// Items running, oldest first.
@@ -60,7 +60,7 @@ struct Running {
     since: Instant,
 }
 
-/// Holds the live line off while something else is printed (see [`LiveLine::screen`]).
+/// Holds the live line off while something else is printed (see [`ProgressLine::screen`]).
 #[derive(Clone)]
 pub(super) struct ScreenLock(Arc<Mutex<Screen>>);
 
@@ -75,7 +75,7 @@ impl ScreenLock {
 
 /// Cheap on the step path: one uncontended lock and a copy of the step's name into a
 /// buffer that is reused.
-impl Subscriber for LiveLine {
+impl Subscriber for ProgressLine {
     fn on(&mut self, event: &Event<'_>) {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         match *event {
@@ -108,11 +108,11 @@ struct Screen {
     shown: bool,
 }
 
-impl LiveLine {
+impl ProgressLine {
     /// Start rendering the progress of a run of `total` items.
-    pub(super) fn start(total: usize) -> LiveLine {
+    pub(super) fn start(total: usize) -> ProgressLine {
         let mode = mode();
-        let live = Arc::new(Mutex::new(LiveSnapshot::default()));
+        let live = Arc::new(Mutex::new(ProgressState::default()));
         let screen = Arc::new(Mutex::new(Screen::default()));
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = {
@@ -123,7 +123,7 @@ impl LiveLine {
                 .spawn(move || render_loop(mode, &live, total, &screen, &stopped))
                 .ok()
         };
-        LiveLine {
+        ProgressLine {
             live,
             screen,
             stop: Some(stop),
@@ -150,7 +150,7 @@ impl LiveLine {
     }
 }
 
-impl Drop for LiveLine {
+impl Drop for ProgressLine {
     fn drop(&mut self) {
         self.stop_thread();
     }
@@ -182,7 +182,7 @@ fn mode() -> Mode {
 
 fn render_loop(
     mode: Mode,
-    live: &Mutex<LiveSnapshot>,
+    live: &Mutex<ProgressState>,
     total: usize,
     screen: &Mutex<Screen>,
     stopped: &mpsc::Receiver<()>,
@@ -247,7 +247,7 @@ fn render_loop(
 }
 
 /// `[3/35] modern-http@2026-07-28 › invalid_origin_rejected (1.2s) +2 running`
-fn status_line(now: &LiveSnapshot, total: usize) -> String {
+fn status_line(now: &ProgressState, total: usize) -> String {
     let Some(oldest) = now.running.iter().min_by_key(|r| r.since) else {
         return String::new();
     };
