@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::{mcpspec, repo_root, stdio_target};
 
 /// A 1.8 s step; the case folder shows its plain progress lines when not on a terminal.
