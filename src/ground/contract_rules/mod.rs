@@ -1,7 +1,7 @@
 //! Contract rules files: which changes fail the run, which are only reported, and which are
 //! accepted (each with a reason and an optional expiry) — read and checked here, on the ground
-//! floor, as `validate` and the JSON Schema see them; `contract::rules` judges a diff by them
-//! (a `contract` step's file is read when the step runs: the language only names it).
+//! floor, so that the scenario DSL (a `contract` step names a rules file) and the comparison
+//! (`contract::rules` judges a diff by them) both take them from one place.
 
 pub mod change_kind;
 

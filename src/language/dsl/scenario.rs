@@ -307,9 +307,7 @@ pub enum Action {
     /// Snapshot the live server and diff it with a baseline snapshot.
     Contract {
         baseline: std::path::PathBuf,
-        /// The rules file, read when the step runs (by the run's `contract::rules`: the
-        /// language names the file, it does not know what rules are); none: the defaults.
-        rules: Option<std::path::PathBuf>,
+        rules: crate::ground::contract_rules::Rules,
     },
 }
 

@@ -89,7 +89,7 @@ pub(super) async fn run_step<'s>(
         return Done(super::checks::run(step, conn, *kind, &input, checks).await);
     }
     if let Action::Contract { baseline, rules } = &step.action {
-        return Done(contract_check(step, conn, baseline, rules.as_deref()).await);
+        return Done(contract_check(step, conn, baseline, rules).await);
     }
     let timeout = step.timeout.unwrap_or(conn.target().timeout);
     // Modern HTTP: `Mcp-Param-*` headers need the tool's inputSchema; fetch the list once.
@@ -445,21 +445,9 @@ async fn contract_check(
     step: &Step,
     conn: &mut Connection,
     baseline_dir: &std::path::Path,
-    rules: Option<&std::path::Path>,
+    rules: &crate::run::contract::rules::Rules,
 ) -> Outcome {
-    use crate::run::contract::{self, Snapshot, rules::ChangeDecision, rules::Rules};
-    // Read now, not at load: the language names the rules file, the run knows what it says.
-    let rules = match rules.map(Rules::load).transpose() {
-        Ok(rules) => rules.unwrap_or_default(),
-        Err(errors) => {
-            let all: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
-            return Outcome::Error {
-                message: format!("contract rules file: {}", all.join("; ")),
-                detail: None,
-            };
-        }
-    };
-    let rules = &rules;
+    use crate::run::contract::{self, Snapshot, rules::ChangeDecision};
     let baseline = match Snapshot::read(baseline_dir) {
         Ok(s) => s,
         Err(e) => {

@@ -376,18 +376,17 @@ impl Compiler {
             return None;
         }
         let rules = match &c.rules {
-            None => None,
-            Some(r) => {
-                let path = base.join(&r.value);
-                if !path.is_file() {
-                    self.errors.push(
-                        LoadError::at(self.at(r), format!("rules file `{}` not found", path.display()))
-                            .with_help("the path is relative to the scenario file; `mcpspec validate FILE` checks a rules file"),
-                    );
+            None => crate::ground::contract_rules::Rules::default(),
+            Some(r) => match crate::ground::contract_rules::Rules::load(&base.join(&r.value)) {
+                Ok(rules) => rules,
+                Err(errors) => {
+                    let at = self.at(r);
+                    for e in errors.0 {
+                        self.errors.push(e.referenced_at(at.clone(), "rules file"));
+                    }
                     return None;
                 }
-                Some(path)
-            }
+            },
         };
         Some(Action::Contract { baseline, rules })
     }
