@@ -155,6 +155,21 @@ fn assert_within(run: &Outcome, budget: Duration) {
     );
 }
 
+/// [`assert_within`] for the engine's own time (the JSON report's `duration`: from the first
+/// scenario to the last server stopped), for runs whose input takes long to load: a 4 MB
+/// scenario file takes seconds to read in a debug build on a busy machine, which is no part
+/// of what a timeout bounds (the whole run stays under `RUN_LIMIT`).
+fn assert_engine_within(run: &Outcome, budget: Duration) {
+    let engine = run.json["duration"]
+        .as_f64()
+        .map(Duration::from_secs_f64)
+        .unwrap_or_else(|| panic!("no run duration in the JSON report: {run:?}"));
+    assert!(
+        engine <= budget + SLACK,
+        "the engine took {engine:?}, budget {budget:?} + {SLACK:?}: {run:?}"
+    );
+}
+
 fn assert_flat_memory(run: &Outcome) {
     assert!(run.peak_kb > 0, "no VmHWM sample: {run:?}");
     assert!(
@@ -285,7 +300,7 @@ fn server_that_stops_reading_cannot_block_a_huge_request() {
     );
     // Step timeout, then the shutdown of a server that reads nothing (its stdin closed,
     // 1.5 s, SIGTERM, up to 1.5 s).
-    assert_within(&run, Duration::from_secs(6));
+    assert_engine_within(&run, Duration::from_secs(6));
 }
 
 /// The same with `--jobs` (a multi-thread runtime): the one wait path bounds it too.
@@ -302,7 +317,7 @@ fn server_that_stops_reading_cannot_block_a_huge_request_with_jobs() {
         &assert_status(&run.json, "sends 4 MB", "error"),
         "timed out after 2s writing the request",
     );
-    assert_within(&run, Duration::from_secs(6));
+    assert_engine_within(&run, Duration::from_secs(6));
 }
 
 /// A server that stops reading and floods server requests: each is answered (-32601),
