@@ -6,10 +6,12 @@ use std::path::Path;
 use crate::face::cli::{EvalCommand, EvalRunArgs, UsageError, exit};
 use crate::protocol::era::Era;
 use crate::run::eval::affected::{Affected, Scope};
-use crate::run::eval::llm::{ApiError, ModelClient};
+use crate::run::eval::conversation::ApiError;
+use crate::run::eval::llm::ModelClient;
+use crate::run::eval::profile::Profile;
 use crate::run::eval::results::{EvalResults, SetKind};
 use crate::run::eval::run::{Ended, RunPlan};
-use crate::run::eval::set::{EvalSet, Profile};
+use crate::run::eval::set::EvalSet;
 
 use super::eval_judge::{no_such_profile, profile_key};
 
@@ -294,7 +296,7 @@ impl One<'_> {
         if let Some(dir) = &args.replay {
             results.model.replayed_from = Some(dir.display().to_string());
         }
-        if let Err(e) = crate::run::eval::tape::finish(&client, &results) {
+        if let Err(e) = crate::run::eval::tape::finish(client.tape(), &results) {
             errln!("error: {e}");
             return Step::Ran(Box::new(results), Some(exit::FAILED));
         }

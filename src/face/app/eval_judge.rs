@@ -6,7 +6,8 @@
 use crate::face::cli::{EvalRunArgs, UsageError, exit};
 use crate::run::eval::judge::Judge;
 use crate::run::eval::llm::ModelClient;
-use crate::run::eval::set::{EvalSet, Profile};
+use crate::run::eval::profile::Profile;
+use crate::run::eval::set::EvalSet;
 
 /// The judge's profile and key, checked before anything runs.
 pub(super) struct JudgeSetup {
@@ -92,10 +93,7 @@ pub(super) fn no_such_profile(flag: &str, name: &str, set: &EvalSet) -> UsageErr
 
 /// A profile's API key, read from the variable it names (`None`: it names none); never
 /// printed, redacted everywhere. Unset or empty: exit 3, naming the variable.
-pub(super) fn profile_key(
-    name: &str,
-    profile: &crate::run::eval::set::Profile,
-) -> Result<Option<String>, i32> {
+pub(super) fn profile_key(name: &str, profile: &Profile) -> Result<Option<String>, i32> {
     let Some(var) = &profile.key_env else {
         return Ok(None);
     };

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::llm::{ApiError, Call, ModelClient, Msg, ToolSpec};
+use super::conversation::{ApiError, Call, Msg, ToolSpec, TurnAt};
+use super::llm::ModelClient;
 use super::names::Names;
 use super::results::{ExpectationOutcome, ToolCallRecord, TrialResult};
 use super::set::{Answer, Role, Task, TaskExpectation};
@@ -69,7 +70,7 @@ impl Agent<'_> {
         let mut final_text: Option<String> = None;
         'turns: while out.turns < self.max_turns {
             out.turns += 1;
-            let at = super::tape::TurnAt {
+            let at = TurnAt {
                 task: &task.id,
                 trial: index,
                 turn: out.turns,
@@ -135,7 +136,7 @@ impl Agent<'_> {
             j.grade(self.client.tape(), task, &mut out, final_text.as_deref())
                 .await?;
         }
-        out.argument_score = super::critics::trial_score(task, &out.expectations);
+        out.argument_score = task.argument_score(&out.expectations);
         out.success = out.error.is_none() && out.expectations.iter().all(|e| e.passed);
         Ok(out)
     }

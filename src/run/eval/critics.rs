@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::results::{CriticOutcome, ExpectationOutcome, ToolCallRecord};
-use super::set::{CriticDoc, Task, TaskExpectation};
+use super::set::doc::CriticDoc;
 use crate::ground::json::path::CompiledPath;
 use crate::ground::source::{Pos, SourceFile};
 use crate::language::dsl::error::{LoadError, LoadErrors};
@@ -197,23 +197,6 @@ pub fn similarity(a: &str, b: &str) -> f64 {
         return 1.0;
     }
     1.0 - crate::ground::load_error::levenshtein(&a, &b) as f64 / longer as f64
-}
-
-/// The trial's argument score over every `calls` expectation with critics, each weighing
-/// its critics' total weight; `None` when the task has no critics.
-pub fn trial_score(task: &Task, outcomes: &[ExpectationOutcome]) -> Option<f64> {
-    let (mut got, mut total) = (0.0, 0.0);
-    for (e, o) in task.expect.iter().zip(outcomes) {
-        if let TaskExpectation::Calls {
-            critics: Some(c), ..
-        } = e
-        {
-            let w = c.total_weight();
-            got += o.score.unwrap_or(0.0) * w;
-            total += w;
-        }
-    }
-    (total > 0.0).then(|| got / total)
 }
 
 /// A 0..=1 value of the set (`threshold`), or an error at its position.

@@ -7,19 +7,15 @@
 //! pass. The judge's tokens are counted apart from the model's, and its requests spend from
 //! the same `--max-cost` budget.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
-use super::llm::{ApiError, ModelClient, Msg};
+use super::conversation::{ApiError, Msg, TurnAt};
+use super::llm::ModelClient;
+use super::profile::Profile;
 use super::results::{ExpectationOutcome, JudgeVerdict, ToolCallRecord, TrialResult, Usage};
-use super::set::{Answer, Profile, Role, Task, TaskExpectation};
-use crate::ground::source::{Pos, SourceFile};
-use crate::language::dsl::error::{LoadError, LoadErrors};
-use crate::language::dsl::value::At;
+use super::set::{Answer, Role, Task, TaskExpectation};
+use super::tape::Tape;
 
-/// Default score a judged answer needs.
-pub const DEFAULT_THRESHOLD: f64 = 0.7;
 /// Longest answer, tool-call line and task text sent to the judge.
 const MAX_ANSWER_CHARS: usize = 8000;
 const MAX_CALL_CHARS: usize = 500;
@@ -142,7 +138,7 @@ impl Judge {
     /// The judge's requests are recorded on (replayed from) `tape`, the model's.
     pub async fn grade(
         &self,
-        tape: Option<&super::tape::Tape>,
+        tape: Option<&Tape>,
         task: &Task,
         out: &mut TrialResult,
         answer: Option<&str>,
@@ -157,7 +153,7 @@ impl Judge {
             };
             asked += 1;
             let msgs = [Msg::User(prompt(task, &out.tool_calls, answer, rubric))];
-            let at = super::tape::TurnAt {
+            let at = TurnAt {
                 task: &task.id,
                 trial: out.index,
                 turn: asked,
@@ -219,39 +215,6 @@ impl Judge {
             ApiError::Replay(m) => ApiError::Replay(m),
         }
     }
-}
-
-/// `answer: {judge: RUBRIC, threshold: T}` checked (the caller found `judge` or
-/// `threshold` among the answer's keys).
-pub(super) fn compile(
-    file: &Arc<SourceFile>,
-    at: Pos,
-    rubric: Option<At<String>>,
-    threshold: Option<At<f64>>,
-    errors: &mut LoadErrors,
-) -> Option<Answer> {
-    let Some(rubric) = rubric else {
-        errors.push(
-            LoadError::at(at, "`threshold` of an `answer` applies only with `judge`")
-                .with_help("e.g. `answer: {judge: \"The answer names the city\", threshold: 0.8}`"),
-        );
-        return None;
-    };
-    if rubric.trim().is_empty() {
-        errors.push(
-            LoadError::at(Pos::new(file, rubric.line, rubric.col), "the rubric is empty")
-                .with_help("say what a good answer does, e.g. `judge: The answer gives the temperature in Boston`"),
-        );
-        return None;
-    }
-    let threshold = match &threshold {
-        Some(t) => super::critics::unit(file, t, "threshold", errors)?,
-        None => DEFAULT_THRESHOLD,
-    };
-    Some(Answer::Judge {
-        rubric: rubric.value,
-        threshold,
-    })
 }
 
 #[cfg(test)]

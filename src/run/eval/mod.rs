@@ -1,15 +1,23 @@
 //! Evals: an eval set (YAML) run through a model against the server, and a paired comparison
 //! of two such runs. Sits beside the engine: eval set (dsl) → client (tools) + model client →
 //! results → compare → report.
+//!
+//! The files import one another without a circle (`tests/layers.rs`), lowest first:
+//! `results`, `stats`, `names`, `set::doc` (the document as written); `conversation` (the
+//! API-neutral turn types), `profile`; `wire`, `record`, `replay`, `tape`, `critics`, `set`;
+//! `llm` (the client, which plays its turns on its tape); `judge`, `agent`; `run`. A type
+//! two files share goes down to a file both import, never into one of them.
 
 pub mod affected;
 pub mod agent;
 pub mod compare;
 pub mod compare_output;
+pub mod conversation;
 pub mod critics;
 pub mod judge;
 pub mod llm;
 pub mod names;
+pub mod profile;
 pub mod record;
 pub mod replay;
 pub mod report;
@@ -19,3 +27,4 @@ pub mod runs;
 pub mod set;
 pub mod stats;
 pub mod tape;
+pub mod wire;

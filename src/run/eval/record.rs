@@ -19,9 +19,9 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::conversation::TurnAt;
+use super::profile::{Profile, public_url};
 use super::results::ModelApi;
-use super::set::Profile;
-use super::tape::TurnAt;
 
 /// The `format` of the manifest and of every task file.
 pub const RECORDING_FORMAT: &str = "mcpspec-eval-recording/1";
@@ -146,7 +146,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// `tools` is the tool list as the model is sent it (see [`super::run::sent_tools`]).
+    /// `tools` is the tool list as the model is sent it (see [`super::conversation::sent_tools`]).
     pub fn new(
         dir: &Path,
         set: &str,
@@ -162,7 +162,7 @@ impl Recorder {
             entry: ProfileRecording {
                 api: profile.api,
                 model: profile.model.clone(),
-                base_url: super::run::public_url(&profile.base_url),
+                base_url: public_url(&profile.base_url),
                 server,
                 tools_hash,
                 tools,

@@ -15,10 +15,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::llm::ApiError;
+use super::conversation::{ApiError, TurnAt};
 use super::record::{MANIFEST, Manifest, RECORDING_FORMAT, TaskRecording, redacted, task_path};
 use super::results::ModelApi;
-use super::tape::TurnAt;
 
 /// The recording of one profile, loaded.
 pub struct Replayer {

@@ -6,15 +6,17 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::agent::Agent;
-use super::llm::{ApiError, ModelClient, ToolSpec};
-use super::names::{Names, hex};
+use super::conversation::{ApiError, tool_specs};
+use super::llm::ModelClient;
+use super::names::Names;
+use super::profile::{Profile, public_url};
 use super::results::{
     EvalResults, ModelInfo, RESULTS_FORMAT, ServerInfo, SetInfo, TaskResult, TrialResult, Usage,
 };
-use super::set::{EvalSet, Profile, Task};
+use super::set::{EvalSet, Task};
 use crate::protocol::era::Era;
 use crate::run::client::{Connection, Target};
 
@@ -43,39 +45,6 @@ pub enum Ended {
     /// The model API could not be used at all: why, and the results of what finished
     /// (marked partial, with `aborted` saying why).
     Fatal(ApiError, EvalResults),
-}
-
-/// The model-side tool list of the server's tools, and the hash the results record.
-pub fn tool_specs(tools: &[Value], names: &Names) -> (Vec<ToolSpec>, String) {
-    let specs: Vec<ToolSpec> = tools
-        .iter()
-        .filter_map(|t| {
-            let name = t.get("name")?.as_str()?;
-            Some(ToolSpec {
-                name: names.to_model(name).to_string(),
-                description: t
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                schema: crate::protocol::fields::input_schema(t)
-                    .cloned()
-                    .unwrap_or_else(|| json!({"type": "object"})),
-            })
-        })
-        .collect();
-    let canonical = crate::ground::json::sort_keys(Value::Array(sent_tools(&specs))).to_string();
-    use sha2::Digest;
-    (specs, hex(&sha2::Sha256::digest(canonical.as_bytes())))
-}
-
-/// The tool list as the model is sent it, API-neutral: what `toolsHash` hashes and what a
-/// recording keeps to say which tool changed.
-pub fn sent_tools(specs: &[ToolSpec]) -> Vec<Value> {
-    specs
-        .iter()
-        .map(|s| json!({"name": s.name, "description": s.description, crate::protocol::fields::INPUT_SCHEMA: s.schema}))
-        .collect()
 }
 
 /// Run the plan on an open first connection (more are opened for `jobs > 1`).
@@ -239,25 +208,5 @@ pub fn model_info(name: &str, p: &Profile) -> ModelInfo {
         seed: p.seed,
         price: p.price,
         replayed_from: None,
-    }
-}
-
-/// The base URL without userinfo, query or fragment (a key can hide in any of them).
-pub fn public_url(url: &str) -> String {
-    let url = url.split(['?', '#']).next().unwrap_or("");
-    crate::ground::redact::without_userinfo(url)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base_url_loses_credentials() {
-        assert_eq!(
-            public_url("https://user:sk-secret@api.example.com/v1?key=sk-x#f"),
-            "https://api.example.com/v1"
-        );
-        assert_eq!(public_url("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
     }
 }

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use regex::Regex;
 
-use super::results::{ModelApi, SetKind};
+use super::profile::Profile;
+use super::results::{ExpectationOutcome, SetKind};
 use crate::ground::source::{Pos, SourceFile};
 use crate::language::dsl::error::{LoadError, LoadErrors};
 use crate::language::dsl::load::parse_yaml;
@@ -68,12 +69,14 @@ pub fn has_other_yaml(dir: &Path) -> bool {
 
 /// Default trials per task when the set names none.
 pub const DEFAULT_TRIALS: u32 = 1;
-/// Default model turns per trial (requests to the model API) before the trial fails.
-pub const DEFAULT_MAX_TURNS: u32 = 8;
 /// Most trials per task a set may ask for.
 const MAX_TRIALS: u32 = 1000;
+/// Default score a judged answer needs.
+pub const DEFAULT_JUDGE_THRESHOLD: f64 = 0.7;
 
-mod doc;
+/// Public so that the files the set compiles through (profiles, critics) read the
+/// document's types without importing the set.
+pub mod doc;
 
 pub use doc::*;
 
@@ -89,27 +92,6 @@ pub struct EvalSet {
     pub judge: Option<String>,
     pub tasks: Vec<Task>,
     pub file: Arc<SourceFile>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Profile {
-    /// Its key under `models:`.
-    pub name: String,
-    pub api: ModelApi,
-    pub base_url: String,
-    pub model: String,
-    /// The variable named by `key: env:VAR`.
-    pub key_env: Option<String>,
-    pub key_header: KeyHeader,
-    pub temperature: Option<f64>,
-    pub seed: Option<u64>,
-    pub max_turns: u32,
-    pub max_tokens: u32,
-    /// Longest one model request may take (`timeout`, default
-    /// [`super::llm::DEFAULT_REQUEST_TIMEOUT`]).
-    pub timeout: std::time::Duration,
-    /// USD per million tokens (`price`).
-    pub price: Option<super::results::Price>,
 }
 
 #[derive(Debug)]
@@ -161,6 +143,23 @@ impl Task {
         self.expect
             .iter()
             .any(|e| matches!(e, TaskExpectation::Answer(Answer::Judge { .. })))
+    }
+
+    /// The trial's argument score over every `calls` expectation with critics, each
+    /// weighing its critics' total weight; `None` when the task has no critics.
+    pub fn argument_score(&self, outcomes: &[ExpectationOutcome]) -> Option<f64> {
+        let (mut got, mut total) = (0.0, 0.0);
+        for (e, o) in self.expect.iter().zip(outcomes) {
+            if let TaskExpectation::Calls {
+                critics: Some(c), ..
+            } = e
+            {
+                let w = c.total_weight();
+                got += o.score.unwrap_or(0.0) * w;
+                total += w;
+            }
+        }
+        (total > 0.0).then(|| got / total)
     }
 
     /// Tool names the expectations name.
@@ -221,108 +220,8 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
     let trials = trials_of(&doc.trials, &mut errors).unwrap_or(DEFAULT_TRIALS);
     let mut profiles = IndexMap::new();
     for (name, p) in doc.models {
-        let (line, col) = (p.line, p.col);
-        let p = p.value;
-        let base = p.base_url.trim();
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            errors.push(
-                LoadError::at(
-                    pos(p.base_url.line, p.base_url.col),
-                    format!("`baseUrl` of model `{name}` is not an http(s) URL"),
-                )
-                .with_help("e.g. `http://localhost:11434/v1` or `https://api.openai.com/v1`"),
-            );
-        }
-        let key_env = match &p.key {
-            Some(k) => match k.strip_prefix("env:").filter(|v| is_env_name(v)) {
-                Some(var) => Some(var.to_string()),
-                None => {
-                    // Never echo the value (no snippet): it may be a key pasted by mistake.
-                    errors.push(
-                        LoadError::file(
-                            format!("{}:{}:{}", file.name, k.line, k.col),
-                            format!("`key` of model `{name}` must be `env:VARIABLE`"),
-                        )
-                        .with_help(
-                            "keys are never written in files: put the key in an environment variable and name it, e.g. `key: env:OPENAI_API_KEY`",
-                        ),
-                    );
-                    None
-                }
-            },
-            None => None,
-        };
-        let max_turns = match &p.max_turns {
-            Some(t) if t.value == 0 || t.value > 1000 => {
-                errors.push(
-                    LoadError::at(pos(t.line, t.col), "`maxTurns` is out of range")
-                        .with_help("give 1 to 1000"),
-                );
-                DEFAULT_MAX_TURNS
-            }
-            Some(t) => t.value,
-            None => DEFAULT_MAX_TURNS,
-        };
-        let timeout = match &p.timeout {
-            Some(t) => match crate::language::dsl::limits::duration(
-                t.trim(),
-                &crate::language::dsl::limits::TIMEOUT,
-            ) {
-                Ok(d) => d,
-                Err(why) => {
-                    errors.push(
-                        LoadError::at(
-                            pos(t.line, t.col),
-                            format!("`timeout` of model `{name}`: {why}"),
-                        )
-                        .with_help("a duration such as `90s` or `5m`"),
-                    );
-                    super::llm::DEFAULT_REQUEST_TIMEOUT
-                }
-            },
-            None => super::llm::DEFAULT_REQUEST_TIMEOUT,
-        };
-        let price = match &p.price {
-            Some(pr)
-                if [pr.input, pr.output]
-                    .iter()
-                    .all(|v| v.is_finite() && *v >= 0.0) =>
-            {
-                Some(pr.value)
-            }
-            Some(pr) => {
-                errors.push(
-                    LoadError::at(
-                        pos(pr.line, pr.col),
-                        format!("`price` of model `{name}` must be 0 or more"),
-                    )
-                    .with_help("USD per million tokens, e.g. `price: {input: 3, output: 15}`"),
-                );
-                None
-            }
-            None => None,
-        };
-        let _ = (line, col);
-        profiles.insert(
-            name.clone(),
-            Profile {
-                name,
-                timeout,
-                price,
-                api: p.api,
-                base_url: base.trim_end_matches('/').to_string(),
-                model: p.model,
-                key_env,
-                key_header: p.key_header.unwrap_or(match p.api {
-                    ModelApi::Openai => KeyHeader::Bearer,
-                    ModelApi::Anthropic => KeyHeader::XApiKey,
-                }),
-                temperature: p.temperature,
-                seed: p.seed,
-                max_turns,
-                max_tokens: p.max_tokens.unwrap_or(1024),
-            },
-        );
+        let profile = super::profile::compile(file, name.clone(), p.value, &mut errors);
+        profiles.insert(name, profile);
     }
     let judge = doc.judge.map(|j| {
         if !profiles.contains_key(&j.value) {
@@ -431,12 +330,6 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
         tasks,
         file: file.clone(),
     })
-}
-
-fn is_env_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !s.starts_with(|c: char| c.is_ascii_digit())
 }
 
 fn expectation(
@@ -557,7 +450,7 @@ fn expectation(
                 return None;
             }
             if a.judge.is_some() || a.threshold.is_some() {
-                return super::judge::compile(file, apos, a.judge, a.threshold, errors)
+                return judged_answer(file, apos, a.judge, a.threshold, errors)
                     .map(TaskExpectation::Answer);
             }
             if let Some(re) = a.matches {
@@ -580,4 +473,37 @@ fn expectation(
         }
         other => unreachable!("kind {other}"),
     }
+}
+
+/// `answer: {judge: RUBRIC, threshold: T}` checked (the caller found `judge` or
+/// `threshold` among the answer's keys).
+fn judged_answer(
+    file: &Arc<SourceFile>,
+    at: Pos,
+    rubric: Option<At<String>>,
+    threshold: Option<At<f64>>,
+    errors: &mut LoadErrors,
+) -> Option<Answer> {
+    let Some(rubric) = rubric else {
+        errors.push(
+            LoadError::at(at, "`threshold` of an `answer` applies only with `judge`")
+                .with_help("e.g. `answer: {judge: \"The answer names the city\", threshold: 0.8}`"),
+        );
+        return None;
+    };
+    if rubric.trim().is_empty() {
+        errors.push(
+            LoadError::at(Pos::new(file, rubric.line, rubric.col), "the rubric is empty")
+                .with_help("say what a good answer does, e.g. `judge: The answer gives the temperature in Boston`"),
+        );
+        return None;
+    }
+    let threshold = match &threshold {
+        Some(t) => super::critics::unit(file, t, "threshold", errors)?,
+        None => DEFAULT_JUDGE_THRESHOLD,
+    };
+    Some(Answer::Judge {
+        rubric: rubric.value,
+        threshold,
+    })
 }
