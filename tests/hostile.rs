@@ -148,10 +148,14 @@ fn assert_status(report: &Value, name: &str, status: &str) -> String {
 }
 
 fn assert_within(run: &Outcome, budget: Duration) {
+    assert_took("the run", run.wall, budget, run);
+}
+
+/// `took` is within `budget` and [`SLACK`].
+fn assert_took(what: &str, took: Duration, budget: Duration, run: &Outcome) {
     assert!(
-        run.wall <= budget + SLACK,
-        "took {:?}, budget {budget:?} + {SLACK:?}: {run:?}",
-        run.wall
+        took <= budget + SLACK,
+        "{what} took {took:?}, budget {budget:?} + {SLACK:?}: {run:?}"
     );
 }
 
@@ -164,10 +168,7 @@ fn assert_engine_within(run: &Outcome, budget: Duration) {
         .as_f64()
         .map(Duration::from_secs_f64)
         .unwrap_or_else(|| panic!("no run duration in the JSON report: {run:?}"));
-    assert!(
-        engine <= budget + SLACK,
-        "the engine took {engine:?}, budget {budget:?} + {SLACK:?}: {run:?}"
-    );
+    assert_took("the engine", engine, budget, run);
 }
 
 fn assert_flat_memory(run: &Outcome) {
