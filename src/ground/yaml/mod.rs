@@ -1,14 +1,19 @@
-//! The one YAML front end, at the ground floor: reading with positions (serde-saphyr's
-//! `Spanned`, kept per node in [`value::At`] and [`value::TValue`]) and errors rewritten
-//! for people ([`read`]), and writing scalars that read back as the same string
-//! ([`write`]). Scenarios, packs, config, baselines and contract rules all read through
-//! [`parse`]; init and baselines write through [`write`].
+//! The one YAML front end, at the ground floor: a document read once into a tree of
+//! positioned nodes ([`tree`], from granit-parser's events), typed values built from it
+//! ([`de`]; positions kept per node in [`value::At`] and [`value::TValue`]), errors
+//! rewritten for people ([`read`]), and scalars written so they read back as the same
+//! string ([`write`]). Scenarios, packs, config, baselines and contract rules all read
+//! through [`parse`]; init and baselines write through [`write`].
 
+pub mod de;
+pub mod error;
 pub mod read;
 pub mod recover;
+pub mod tree;
 pub mod value;
 pub mod write;
 
+pub use de::from_str;
 pub use value::{At, TKind, TValue};
 
 use std::sync::Arc;
@@ -32,15 +37,10 @@ pub fn parse_recovering<T: serde::de::DeserializeOwned>(
     if file.text.trim().is_empty() {
         return Err((LoadError::file(&file.name, "file is empty").into(), None));
     }
-    match serde_saphyr::from_str_with_options::<T>(&file.text, read::options()) {
-        Ok(value) => Ok(value),
-        // A reading limit is no structural error: reading the file again cannot help.
-        Err(e) if e.without_snippet().to_string().contains("budget breached") => {
-            Err((read::yaml_error(file, &e).into(), None))
-        }
-        Err(e) => Err(recover::more_structural_errors::<T>(
-            file,
-            read::yaml_error(file, &e),
-        )),
-    }
+    // A syntax error or a reading limit is no structural error: reading the file again
+    // without an entry cannot help.
+    let node = tree::read(&file.text).map_err(|e| (read::yaml_error(file, &e).into(), None))?;
+    de::from_node::<T>(&node).map_err(|e| {
+        recover::more_structural_errors::<T>(file, read::yaml_error(file, &e))
+    })
 }

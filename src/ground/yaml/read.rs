@@ -7,33 +7,16 @@ use std::sync::{Arc, LazyLock};
 use regex::Regex;
 
 use crate::ground::load_error::{LoadError, did_you_mean};
-use crate::ground::source::{MAX_INPUT_BYTES, Pos, SourceFile};
+use crate::ground::source::{Pos, SourceFile};
 
-/// Most YAML nodes (scalars, lists, mappings) one file may hold: about what a scenario
-/// file of [`MAX_INPUT_BYTES`], the largest input mcpspec reads, holds (a scenario step
-/// runs 10–20 bytes a node). serde-saphyr's default (250,000) refused a 3.6 MB file of
-/// 20,000 steps.
-pub const MAX_NODES: usize = MAX_INPUT_BYTES as usize / 8;
+pub use super::tree::MAX_NODES;
+use super::error::Error;
 
-/// How serde-saphyr reads a document: its defaults (aliases, anchors, depth and documents
-/// bounded: an alias bomb still fails at once), with the node and event counts raised to
-/// [`MAX_NODES`], so every file within the size limit that is not such a bomb loads.
-pub(super) fn options() -> serde_saphyr::Options {
-    options_with(MAX_NODES)
-}
-
-fn options_with(max_nodes: usize) -> serde_saphyr::Options {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_nodes = max_nodes;
-    // A mapping or a list is two events (start, end), a scalar one.
-    budget.max_events = 2 * max_nodes + 16;
-    serde_saphyr::options! { budget: Some(budget) }
-}
-
-/// Read a document with mcpspec's reading limits but serde-saphyr's own error (for
-/// inputs whose errors are reported as text, not positioned: a `schemaFile`, a rules file).
-pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_saphyr::Error> {
-    serde_saphyr::from_str_with_options(text, options())
+/// Read a document with mcpspec's reading limits and an unpositioned error (for inputs
+/// whose errors are reported as text: a `schemaFile`, a rules file); the error's text
+/// says where.
+pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
+    super::de::from_str(text)
 }
 
 static AT_LINE: LazyLock<Regex> =
@@ -48,26 +31,22 @@ static DUPLICATE_KEY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"duplicate mapping key: ([^,]*)").unwrap());
 static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").unwrap());
 
-pub(super) fn yaml_error(file: &Arc<SourceFile>, e: &serde_saphyr::Error) -> LoadError {
-    let raw = e.without_snippet().to_string();
-    let message = AT_LINE.replace(raw.trim(), "").to_string();
+pub(super) fn yaml_error(file: &Arc<SourceFile>, e: &Error) -> LoadError {
+    let message = AT_LINE.replace(e.message.trim(), "").to_string();
     let (mut message, mut help) = explain_serde_message(&message);
-    if let Some(loc) = e.location().filter(|l| l.line() > 0)
-        && let Some((m, h)) = explain_by_key(file, &message, loc.line() as u32, loc.column() as u32)
+    if let Some((line, col)) = e.location()
+        && let Some((m, h)) = explain_by_key(file, &message, line, col)
     {
         (message, help) = (m, Some(h));
     }
     if help.is_none()
-        && let Some(loc) = e.location().filter(|l| l.line() > 0)
+        && let Some((line, _)) = e.location()
     {
-        help = explain_indentation(file, &message, loc.line() as u32);
+        help = explain_indentation(file, &message, line);
     }
     let error = match e.location() {
-        Some(loc) if loc.line() > 0 => LoadError::at(
-            Pos::new(file, loc.line() as u32, loc.column() as u32),
-            message,
-        ),
-        _ => LoadError::file(&file.name, message),
+        Some((line, col)) => LoadError::at(Pos::new(file, line, col), message),
+        None => LoadError::file(&file.name, message),
     };
     match help {
         Some(h) => error.with_help(h),
@@ -210,18 +189,20 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
     if let Some(c) = MISSING_FIELD.captures(message) {
         return (format!("missing required key `{}`", &c[1]), None);
     }
-    // serde-saphyr's depth budget (64), and serde's recursion limit on a flow collection.
-    if message.starts_with("budget breached: Depth") || message == "recursion limit exceeded" {
-        return (
-            "the document nests too deeply".into(),
-            Some("mcpspec reads YAML nested at most 64 levels deep".into()),
-        );
-    }
-    if message.starts_with("budget breached: Nodes")
-        || message.starts_with("budget breached: Events")
+    // The reader's depth limit, and the parser's own nesting limit on flow collections.
+    if message == "the document nests too deeply" || message.contains("recursion limit exceeded")
     {
         return (
-            format!("the file holds more than {MAX_NODES} YAML values"),
+            "the document nests too deeply".into(),
+            Some(format!(
+                "mcpspec reads YAML nested at most {} levels deep",
+                super::tree::MAX_DEPTH
+            )),
+        );
+    }
+    if message.starts_with("the file holds more than") {
+        return (
+            message.to_string(),
             Some("mcpspec reads at most that many in one file: split it into several".into()),
         );
     }
@@ -248,22 +229,17 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::value::TValue;
     use super::*;
 
-    /// Past the node limit, the error says so in mcpspec's words, once.
+    /// Past the depth limit, the error says so in mcpspec's words, with a position.
     #[test]
-    fn too_many_values_is_said_plainly() {
-        let file = SourceFile::new("t.yaml", "scenario: s\nsteps: [1, 2, 3, 4, 5, 6, 7, 8]\n");
-        let e = serde_saphyr::from_str_with_options::<TValue>(&file.text, options_with(5))
-            .expect_err("over the limit");
+    fn too_deep_is_said_plainly() {
+        let text = format!("a: {}1{}\n", "[".repeat(70), "]".repeat(70));
+        let file = SourceFile::new("t.yaml", &text);
+        let e = super::super::tree::read(&file.text).expect_err("over the limit");
         let error = yaml_error(&file, &e);
-        assert!(
-            error
-                .message
-                .starts_with("the file holds more than 8388608 YAML values"),
-            "{error:?}"
-        );
-        assert_eq!(error.pos.as_ref().map(|p| p.line), Some(2), "{error:?}");
+        assert_eq!(error.message, "the document nests too deeply", "{error:?}");
+        assert_eq!(error.pos.as_ref().map(|p| p.line), Some(1), "{error:?}");
+        assert!(error.help.as_deref().unwrap_or("").contains("64"), "{error:?}");
     }
 }

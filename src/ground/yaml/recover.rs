@@ -7,8 +7,8 @@ use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 
-use super::read::{options, yaml_error};
-use super::value::TValue;
+use super::read::yaml_error;
+use super::{de, tree};
 use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::ground::source::SourceFile;
 
@@ -89,7 +89,7 @@ pub(super) fn more_structural_errors<T: serde::de::DeserializeOwned>(
     first: LoadError,
 ) -> (LoadErrors, Option<Recovered<T>>) {
     let mut errors = LoadErrors::from(first);
-    if serde_saphyr::from_str_with_options::<TValue>(&file.text, options()).is_err() {
+    if tree::read(&file.text).is_err() {
         return (errors, None);
     }
     let entries = yaml_entries(&file.text);
@@ -141,10 +141,10 @@ pub(super) fn more_structural_errors<T: serde::de::DeserializeOwned>(
                 *l = "";
             }
             let text = trial.join("\n");
-            if serde_saphyr::from_str_with_options::<TValue>(&text, options()).is_err() {
+            let Ok(node) = tree::read(&text) else {
                 continue;
-            }
-            match serde_saphyr::from_str_with_options::<T>(&text, options()) {
+            };
+            match de::from_node::<T>(&node) {
                 Ok(doc) => {
                     masked.push(i);
                     return (errors, Some(recovered(doc, &entries, &masked, &original)));

@@ -10,7 +10,6 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
-use serde_saphyr::Spanned;
 
 /// A positioned YAML/JSON value.
 #[derive(Debug, Clone, PartialEq)]
@@ -213,14 +212,37 @@ pub struct At<T> {
     pub col: u32,
 }
 
-/// The position is serde-saphyr's: its `Spanned` records where the node starts.
+/// The position is where the node starts, as mcpspec's YAML reader tells it ([`super::de::AT`]);
+/// read by another deserializer (serde's buffer for an untagged enum, JSON), the value
+/// has no position (0:0).
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for At<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let spanned = Spanned::<T>::deserialize(deserializer)?;
+        deserializer.deserialize_newtype_struct(super::de::AT, AtVisitor(std::marker::PhantomData))
+    }
+}
+
+struct AtVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for AtVisitor<T> {
+    type Value = At<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<At<T>, A::Error> {
+        let missing = || de::Error::custom("a positioned value");
+        let line = seq.next_element()?.ok_or_else(missing)?;
+        let col = seq.next_element()?.ok_or_else(missing)?;
+        let value = seq.next_element()?.ok_or_else(missing)?;
+        Ok(At { value, line, col })
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<At<T>, D::Error> {
         Ok(At {
-            value: spanned.value,
-            line: spanned.referenced.line() as u32,
-            col: spanned.referenced.column() as u32,
+            value: T::deserialize(d)?,
+            line: 0,
+            col: 0,
         })
     }
 }

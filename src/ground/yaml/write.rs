@@ -53,7 +53,7 @@ fn is_plain_safe(s: &str) -> bool {
 /// than [`scalar`], which must also hold in flow context; used for baseline entries, which
 /// people read and edit.
 pub fn block_item(text: &str) -> String {
-    let plain = serde_saphyr::from_str::<TValue>(&format!("- {text}\n"))
+    let plain = crate::ground::yaml::from_str::<TValue>(&format!("- {text}\n"))
         .ok()
         .is_some_and(|v| match v.kind {
             TKind::Seq(items) => items.len() == 1 && items[0].as_str() == Some(text),
@@ -75,7 +75,7 @@ mod tests {
     /// Parse `key: <text>` back with the project's YAML reader.
     fn read_back(text: &str) -> Value {
         let doc: std::collections::BTreeMap<String, Value> =
-            serde_saphyr::from_str(&format!("k: {text}\n")).expect("valid YAML");
+            crate::ground::yaml::from_str(&format!("k: {text}\n")).expect("valid YAML");
         doc["k"].clone()
     }
 
@@ -121,7 +121,7 @@ mod tests {
         for text in ["tools: x", "#x", "true", "", " lead", "a\nb", "- x", "[x]"] {
             let item = block_item(text);
             assert_ne!(item, text, "{text:?} must be quoted");
-            let doc: Vec<String> = serde_saphyr::from_str(&format!("- {item}\n")).unwrap();
+            let doc: Vec<String> = crate::ground::yaml::from_str(&format!("- {item}\n")).unwrap();
             assert_eq!(doc, [text]);
         }
     }

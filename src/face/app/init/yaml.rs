@@ -103,7 +103,7 @@ mod tests {
     /// Parse `key: <text>` back with the project's YAML reader.
     fn read_back(text: &str) -> Value {
         let doc: std::collections::BTreeMap<String, Value> =
-            serde_saphyr::from_str(&format!("k: {text}\n")).expect("valid YAML");
+            crate::ground::yaml::from_str(&format!("k: {text}\n")).expect("valid YAML");
         doc["k"].clone()
     }
 

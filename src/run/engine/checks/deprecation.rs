@@ -29,7 +29,7 @@ struct Deprecation {
 
 /// The registry, parsed once (a test holds it to one entry per feature).
 static REGISTRY: LazyLock<Vec<Deprecation>> = LazyLock::new(|| {
-    serde_saphyr::from_str(include_str!("../../../../specs/deprecations.yaml"))
+    crate::ground::yaml::from_str(include_str!("../../../../specs/deprecations.yaml"))
         .expect("specs/deprecations.yaml parses (tested)")
 });
 

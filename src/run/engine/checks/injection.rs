@@ -24,7 +24,7 @@ const CONTEXT: usize = 24;
 /// file), compiled once.
 static DEFAULT_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     let file: RuleFile =
-        serde_saphyr::from_str(include_str!("../../../../specs/injection-rules.yaml"))
+        crate::ground::yaml::from_str(include_str!("../../../../specs/injection-rules.yaml"))
             .expect("specs/injection-rules.yaml parses (tested)");
     file.rules
         .into_iter()

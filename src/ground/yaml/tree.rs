@@ -1,0 +1,437 @@
+//! A YAML document read once into a tree of positioned nodes, from granit-parser's events:
+//! anchors and aliases resolved (shared, never copied), merge keys (`<<`) applied,
+//! duplicate keys refused, and every reading limit checked on the way. The typed
+//! structures of the DSL are built from this tree by [`super::de`]; nothing else parses
+//! YAML.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use granit_parser::{Event, Parser, ScalarStyle, Span, Tag};
+
+use super::error::Error;
+use crate::ground::source::MAX_INPUT_BYTES;
+
+/// Most YAML nodes (scalars, lists, mappings) one file may hold: about what a scenario
+/// file of [`MAX_INPUT_BYTES`], the largest input mcpspec reads, holds (a scenario step
+/// runs 10–20 bytes a node).
+pub const MAX_NODES: usize = MAX_INPUT_BYTES as usize / 8;
+
+/// Most nodes that aliases may add by repeating their anchors: a document of a few
+/// kilobytes can otherwise stand for billions of nodes ("billion laughs").
+pub const MAX_ALIASED_NODES: usize = 1_000_000;
+
+/// Deepest nesting of lists and mappings: deeper documents are no scenario, and every
+/// later walk over the tree recurses.
+pub const MAX_DEPTH: usize = 64;
+
+/// One node of the document, with where it starts (line 1-based, column 1-based, in
+/// characters).
+#[derive(Debug, Clone)]
+pub struct Node<'a> {
+    pub line: u32,
+    pub col: u32,
+    pub kind: Kind<'a>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Kind<'a> {
+    Scalar(Scalar<'a>),
+    Seq(Vec<Node<'a>>),
+    Map(Vec<(Node<'a>, Node<'a>)>),
+    /// An anchored node, shared by its own place and each alias to it (an alias's
+    /// position is the anchor's, as the value it stands for is written there).
+    Shared(Rc<Node<'a>>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Scalar<'a> {
+    pub text: Cow<'a, str>,
+    /// Plain: resolved by the core schema (null, booleans, numbers); quoted or block:
+    /// always a string.
+    pub plain: bool,
+    pub tag: CoreTag,
+}
+
+/// The explicit tag of a node, as far as reading it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoreTag {
+    /// No tag, or one mcpspec gives no meaning to.
+    None,
+    /// `!!str` (and the non-specific `!`): a string, whatever it looks like.
+    Str,
+    Null,
+    Bool,
+    Int,
+    Float,
+}
+
+impl<'a> Node<'a> {
+    /// The node itself, through an anchor's sharing.
+    pub fn resolved(&self) -> &Node<'a> {
+        match &self.kind {
+            Kind::Shared(target) => target.resolved(),
+            _ => self,
+        }
+    }
+
+    /// A plain scalar that the core schema reads as null (or a `!!null`).
+    pub fn is_null(&self) -> bool {
+        match &self.resolved().kind {
+            Kind::Scalar(s) => s.is_null(),
+            _ => false,
+        }
+    }
+}
+
+impl Scalar<'_> {
+    pub fn is_null(&self) -> bool {
+        match self.tag {
+            CoreTag::Null => true,
+            CoreTag::None if self.plain => {
+                matches!(&*self.text, "" | "~" | "null" | "Null" | "NULL")
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Read `text` into its document's tree. An empty stream (only comments) is a null node.
+pub fn read(text: &str) -> Result<Node<'_>, Error> {
+    Reader::new(text).document()
+}
+
+/// A collection being read.
+enum Open<'a> {
+    Seq {
+        at: (u32, u32),
+        anchor: usize,
+        items: Vec<Node<'a>>,
+    },
+    Map {
+        at: (u32, u32),
+        anchor: usize,
+        entries: Vec<(Node<'a>, Node<'a>)>,
+        /// The key read, waiting for its value.
+        key: Option<Node<'a>>,
+        /// The scalar keys so far, once the mapping is too large for a scan.
+        seen: HashSet<String>,
+    },
+}
+
+struct Reader<'a> {
+    parser: Parser<'a, granit_parser::StrInput<'a>>,
+    /// Anchored nodes by the parser's anchor id (0 is no anchor).
+    anchors: Vec<Option<Rc<Node<'a>>>>,
+    /// Each anchored node's size in nodes, aliases counted as what they stand for.
+    nodes: usize,
+    aliased: usize,
+    stack: Vec<Open<'a>>,
+}
+
+fn position(span: &Span) -> (u32, u32) {
+    (span.start.line() as u32, span.start.col() as u32 + 1)
+}
+
+fn core_tag(tag: Option<&Tag>) -> CoreTag {
+    let Some(tag) = tag else {
+        return CoreTag::None;
+    };
+    if tag.handle() == "!" && tag.suffix().is_empty() || tag.suffix() == "!" {
+        return CoreTag::Str;
+    }
+    match tag.core_suffix() {
+        Some("str" | "binary" | "timestamp") => CoreTag::Str,
+        Some("null") => CoreTag::Null,
+        Some("bool") => CoreTag::Bool,
+        Some("int") => CoreTag::Int,
+        Some("float") => CoreTag::Float,
+        _ => CoreTag::None,
+    }
+}
+
+impl<'a> Reader<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut options = granit_parser::Options::default();
+        options.block_nesting_limit = options.block_nesting_limit.max(MAX_DEPTH + 1);
+        options.set_emit_comments(false);
+        Reader {
+            parser: Parser::new_from_str_with_options(text, options),
+            anchors: Vec::new(),
+            nodes: 0,
+            aliased: 0,
+            stack: Vec::new(),
+        }
+    }
+
+    fn next(&mut self) -> Result<Option<(Event<'a>, Span)>, Error> {
+        match self.parser.next_event() {
+            None => Ok(None),
+            Some(Ok(event)) => Ok(Some(event)),
+            Some(Err(e)) => {
+                let mark = e.marker();
+                Err(Error::at(e.info(), mark.line() as u32, mark.col() as u32 + 1))
+            }
+        }
+    }
+
+    fn document(mut self) -> Result<Node<'a>, Error> {
+        let mut root: Option<Node<'a>> = None;
+        while let Some((event, span)) = self.next()? {
+            let (line, col) = position(&span);
+            let node = match event {
+                Event::StreamStart | Event::DocumentEnd | Event::StreamEnd => continue,
+                Event::DocumentStart(..) => {
+                    if root.is_some() {
+                        return Err(Error::at(
+                            "the file holds more than one YAML document (a second `---`)",
+                            line,
+                            col,
+                        ));
+                    }
+                    continue;
+                }
+                Event::Anchor(..) => continue,
+                Event::Alias(id) => {
+                    let Some(Some(target)) = self.anchors.get(id) else {
+                        return Err(Error::at(
+                            "an alias refers to its own anchor (a recursive alias)",
+                            line,
+                            col,
+                        ));
+                    };
+                    let target = target.clone();
+                    self.aliased += size(&target);
+                    if self.aliased > MAX_ALIASED_NODES {
+                        return Err(Error::at(
+                            format!(
+                                "the aliases of the file stand for more than {MAX_ALIASED_NODES} YAML values"
+                            ),
+                            line,
+                            col,
+                        ));
+                    }
+                    let (line, col) = (target.line, target.col);
+                    Node {
+                        line,
+                        col,
+                        kind: Kind::Shared(target),
+                    }
+                }
+                Event::UnresolvedAlias(name) => {
+                    return Err(Error::at(format!("unknown anchor `{name}`"), line, col));
+                }
+                Event::Scalar(text, style, anchor, tag) => {
+                    self.count(line, col)?;
+                    let node = Node {
+                        line,
+                        col,
+                        kind: Kind::Scalar(Scalar {
+                            text,
+                            plain: style == ScalarStyle::Plain,
+                            tag: core_tag(tag.as_deref()),
+                        }),
+                    };
+                    self.anchored(anchor, node)
+                }
+                Event::SequenceStart(_, anchor, _) => {
+                    self.open(line, col)?;
+                    self.stack.push(Open::Seq {
+                        at: (line, col),
+                        anchor,
+                        items: Vec::new(),
+                    });
+                    continue;
+                }
+                Event::MappingStart(_, anchor, _) => {
+                    self.open(line, col)?;
+                    self.stack.push(Open::Map {
+                        at: (line, col),
+                        anchor,
+                        entries: Vec::new(),
+                        key: None,
+                        seen: HashSet::new(),
+                    });
+                    continue;
+                }
+                Event::SequenceEnd => match self.stack.pop() {
+                    Some(Open::Seq { at, anchor, items }) => {
+                        let node = Node {
+                            line: at.0,
+                            col: at.1,
+                            kind: Kind::Seq(items),
+                        };
+                        self.anchored(anchor, node)
+                    }
+                    _ => return Err(Error::at("unbalanced YAML events", line, col)),
+                },
+                Event::MappingEnd => match self.stack.pop() {
+                    Some(Open::Map {
+                        at,
+                        anchor,
+                        entries,
+                        ..
+                    }) => {
+                        let node = Node {
+                            line: at.0,
+                            col: at.1,
+                            kind: Kind::Map(merged(entries)?),
+                        };
+                        self.anchored(anchor, node)
+                    }
+                    _ => return Err(Error::at("unbalanced YAML events", line, col)),
+                },
+                #[allow(unreachable_patterns)]
+                _ => continue,
+            };
+            match self.stack.last_mut() {
+                None => root = Some(node),
+                Some(Open::Seq { items, .. }) => items.push(node),
+                Some(Open::Map {
+                    entries, key, seen, ..
+                }) => match key.take() {
+                    None => *key = Some(node),
+                    Some(k) => {
+                        if let Kind::Scalar(name) = &k.resolved().kind
+                            && name.text != "<<"
+                            && already(entries, seen, &name.text)
+                        {
+                            return Err(Error::at(
+                                format!("duplicate mapping key: {}", name.text),
+                                k.line,
+                                k.col,
+                            ));
+                        }
+                        entries.push((k, node));
+                    }
+                },
+            }
+        }
+        Ok(root.unwrap_or(Node {
+            line: 1,
+            col: 1,
+            kind: Kind::Scalar(Scalar {
+                text: Cow::Borrowed(""),
+                plain: true,
+                tag: CoreTag::None,
+            }),
+        }))
+    }
+
+    fn count(&mut self, line: u32, col: u32) -> Result<(), Error> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(Error::at(
+                format!("the file holds more than {MAX_NODES} YAML values"),
+                line,
+                col,
+            ));
+        }
+        Ok(())
+    }
+
+    fn open(&mut self, line: u32, col: u32) -> Result<(), Error> {
+        self.count(line, col)?;
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(Error::at("the document nests too deeply", line, col));
+        }
+        Ok(())
+    }
+
+    /// `node`, shared under its anchor when it has one.
+    fn anchored(&mut self, anchor: usize, node: Node<'a>) -> Node<'a> {
+        if anchor == 0 {
+            return node;
+        }
+        let (line, col) = (node.line, node.col);
+        let shared = Rc::new(node);
+        if self.anchors.len() <= anchor {
+            self.anchors.resize(anchor + 1, None);
+        }
+        self.anchors[anchor] = Some(shared.clone());
+        Node {
+            line,
+            col,
+            kind: Kind::Shared(shared),
+        }
+    }
+}
+
+/// How many nodes `node` stands for (aliases counted as what they repeat). Only anchored
+/// nodes are measured, once per alias.
+fn size(node: &Node) -> usize {
+    match &node.kind {
+        Kind::Scalar(_) => 1,
+        Kind::Seq(items) => 1 + items.iter().map(size).sum::<usize>(),
+        Kind::Map(entries) => {
+            1 + entries
+                .iter()
+                .map(|(k, v)| size(k) + size(v))
+                .sum::<usize>()
+        }
+        Kind::Shared(target) => size(target),
+    }
+    .min(MAX_ALIASED_NODES + 1)
+}
+
+/// Whether a mapping being read already has the scalar key `name` (which it then
+/// has): a scan while it is small, a set once it is large (a hostile file of a million
+/// keys must not cost a million scans).
+fn already(entries: &[(Node, Node)], seen: &mut HashSet<String>, name: &str) -> bool {
+    const SCAN: usize = 32;
+    if entries.len() < SCAN {
+        return duplicate(entries, name);
+    }
+    if seen.is_empty() {
+        seen.extend(entries.iter().filter_map(|(k, _)| match &k.resolved().kind {
+            Kind::Scalar(s) => Some(s.text.to_string()),
+            _ => None,
+        }));
+    }
+    !seen.insert(name.to_string())
+}
+
+/// Whether `entries` already has the scalar key `name`.
+fn duplicate(entries: &[(Node, Node)], name: &str) -> bool {
+    entries
+        .iter()
+        .any(|(k, _)| matches!(&k.resolved().kind, Kind::Scalar(s) if s.text == name))
+}
+
+/// A mapping's entries with its merge keys (`<<: *base`, `<<: [*a, *b]`) applied: the
+/// merged mappings' entries come after the mapping's own, and a key the mapping (or an
+/// earlier merged mapping) already has is not taken again.
+fn merged<'a>(entries: Vec<(Node<'a>, Node<'a>)>) -> Result<Vec<(Node<'a>, Node<'a>)>, Error> {
+    let is_merge = |k: &Node| matches!(&k.resolved().kind, Kind::Scalar(s) if s.plain && s.text == "<<");
+    if !entries.iter().any(|(k, _)| is_merge(k)) {
+        return Ok(entries);
+    }
+    let (merges, mut own): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| is_merge(k));
+    for (_, value) in merges {
+        let sources: Vec<Node<'a>> = match &value.resolved().kind {
+            Kind::Seq(items) => items.clone(),
+            _ => vec![value.clone()],
+        };
+        for source in sources {
+            let Kind::Map(more) = &source.resolved().kind else {
+                return Err(Error::at(
+                    "a merge key (`<<`) takes a mapping or a list of mappings",
+                    source.line,
+                    source.col,
+                ));
+            };
+            for (k, v) in more {
+                let name = match &k.resolved().kind {
+                    Kind::Scalar(s) => Some(s.text.clone()),
+                    _ => None,
+                };
+                let present = name.as_deref().is_some_and(|n| duplicate(&own, n));
+                if !present {
+                    own.push((k.clone(), v.clone()));
+                }
+            }
+        }
+    }
+    Ok(own)
+}
