@@ -34,25 +34,50 @@ enum Number {
     Float(f64),
 }
 
+/// An integer as YAML writes one: decimal (no leading zero: `0127` is read as a float,
+/// as serde-saphyr read it), `0x`, `0o` or `0b`, with single `_` between digits.
 fn integer(text: &str) -> Option<Number> {
-    let (negative, digits) = match text.as_bytes().first()? {
+    let (negative, unsigned) = match text.as_bytes().first()? {
         b'-' => (true, &text[1..]),
         b'+' => (false, &text[1..]),
         _ => (false, text),
     };
-    let (radix, digits) = if let Some(hex) = digits.strip_prefix("0x") {
-        (16, hex)
-    } else if let Some(oct) = digits.strip_prefix("0o") {
-        (8, oct)
-    } else {
-        (10, digits)
+    let prefixed = |p: &str| {
+        unsigned
+            .get(..2)
+            .filter(|head| head.eq_ignore_ascii_case(p))
+            .map(|_| &unsigned[2..])
     };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+    let (radix, digits) = if let Some(d) = prefixed("0x") {
+        (16, d)
+    } else if let Some(d) = prefixed("0o") {
+        (8, d)
+    } else if let Some(d) = prefixed("0b") {
+        (2, d)
+    } else if unsigned.len() > 1 && unsigned.starts_with('0') {
+        return None;
+    } else {
+        (10, unsigned)
+    };
+    let bytes = digits.as_bytes();
+    let mut magnitude: u128 = 0;
+    let mut seen = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'_' {
+            if i == 0 || i + 1 == bytes.len() || bytes[i - 1] == b'_' {
+                return None;
+            }
+            continue;
+        }
+        let digit = (b as char).to_digit(radix)?;
+        magnitude = magnitude.checked_mul(radix as u128)?.checked_add(digit as u128)?;
+        seen = true;
+    }
+    if !seen {
         return None;
     }
-    let magnitude = u128::from_str_radix(digits, radix).ok()?;
     if negative {
-        let value = i128::try_from(magnitude).ok().map(|m| -m)?;
+        let value = -(i128::try_from(magnitude).ok()?);
         i64::try_from(value).ok().map(Number::Int)
     } else {
         u64::try_from(magnitude).ok().map(Number::Uint)
@@ -60,7 +85,7 @@ fn integer(text: &str) -> Option<Number> {
 }
 
 fn float(text: &str) -> Option<f64> {
-    let unsigned = text.trim_start_matches(['-', '+']);
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
     match unsigned {
         ".inf" | ".Inf" | ".INF" => {
             return Some(if text.starts_with('-') {
@@ -100,17 +125,33 @@ fn float(text: &str) -> Option<f64> {
             return None;
         }
     }
-    if i != bytes.len() || unsigned.len() + 1 < text.len() {
+    if i != bytes.len() {
         return None;
     }
     text.parse().ok()
 }
 
+/// A boolean as YAML 1.1 writes one (any case): `true`/`yes`/`y`/`on`, `false`/`no`/`n`/`off`
+/// — what serde-saphyr, mcpspec's reader before this one, accepted.
 fn boolean(text: &str) -> Option<bool> {
-    match text {
-        "true" | "True" | "TRUE" => Some(true),
-        "false" | "False" | "FALSE" => Some(false),
-        _ => None,
+    let is = |words: [&str; 4]| words.iter().any(|w| text.eq_ignore_ascii_case(w));
+    if is(["true", "yes", "y", "on"]) {
+        Some(true)
+    } else if is(["false", "no", "n", "off"]) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// JSON has no infinity or NaN: a value that reads as one is refused where it is.
+fn finite(f: f64) -> Result<f64, Error> {
+    if f.is_finite() {
+        Ok(f)
+    } else {
+        Err(de::Error::custom(
+            "infinity and NaN are not numbers here (JSON has neither): quote the value for text",
+        ))
     }
 }
 
@@ -205,7 +246,7 @@ impl<'n, 'a> NodeDe<'n, 'a> {
         self.place(match number {
             Number::Int(i) => visitor.visit_i64(i),
             Number::Uint(u) => visitor.visit_u64(u),
-            Number::Float(f) => visitor.visit_f64(f),
+            Number::Float(f) => finite(f).and_then(|f| visitor.visit_f64(f)),
         })
     }
 }
@@ -228,7 +269,7 @@ impl<'de, 'n, 'a> de::Deserializer<'de> for NodeDe<'n, 'a> {
                 Resolved::Bool(b) => visitor.visit_bool(b),
                 Resolved::Number(Number::Int(i)) => visitor.visit_i64(i),
                 Resolved::Number(Number::Uint(u)) => visitor.visit_u64(u),
-                Resolved::Number(Number::Float(f)) => visitor.visit_f64(f),
+                Resolved::Number(Number::Float(f)) => finite(f).and_then(|f| visitor.visit_f64(f)),
                 Resolved::Str(t) => visitor.visit_str(t),
             },
             Kind::Seq(items) => visitor.visit_seq(Items(items.iter())),
