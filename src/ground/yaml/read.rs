@@ -200,6 +200,12 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
             )),
         );
     }
+    if message.starts_with("the aliases of the file stand for more than") {
+        return (
+            message.to_string(),
+            Some("an anchor repeated by aliases counts once per alias: repeat less, or write the values out".into()),
+        );
+    }
     if message.starts_with("the file holds more than") {
         return (
             message.to_string(),

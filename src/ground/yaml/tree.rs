@@ -185,7 +185,7 @@ impl<'a> Reader<'a> {
                 Event::DocumentStart(..) => {
                     if root.is_some() {
                         return Err(Error::at(
-                            "the file holds more than one YAML document (a second `---`)",
+                            "a second YAML document (after `---`): mcpspec reads one document a file",
                             line,
                             col,
                         ));
@@ -434,4 +434,90 @@ fn merged<'a>(entries: Vec<(Node<'a>, Node<'a>)>) -> Result<Vec<(Node<'a>, Node<
         }
     }
     Ok(own)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> Error {
+        read(text).expect_err("refused")
+    }
+
+    /// Ten anchors each repeating the one before ten times stand for 10^10 nodes: refused
+    /// at the alias that crosses the bound, in the time of reading a few lines.
+    #[test]
+    fn alias_bombs_are_refused_where_they_cross_the_bound() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut previous = 'a';
+        for name in 'b'..='k' {
+            let items = vec![format!("*{previous}"); 10].join(", ");
+            text.push_str(&format!("{name}: &{name} [{items}]\n"));
+            previous = name;
+        }
+        let e = error(&text);
+        assert!(e.message.contains("aliases of the file stand for more than"), "{e}");
+        assert_eq!(e.line, 6, "{e}");
+    }
+
+    #[test]
+    fn a_recursive_alias_is_refused() {
+        let e = error("a: &a [1, *a]\n");
+        assert!(e.message.contains("recursive alias"), "{e}");
+        assert_eq!((e.line, e.col), (1, 11), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_anchor_is_refused() {
+        assert!(read("a: *nowhere\n").is_err());
+    }
+
+    #[test]
+    fn a_second_document_is_refused_where_it_starts() {
+        let e = error("a: 1\n---\nb: 2\n");
+        assert!(e.message.contains("second YAML document"), "{e}");
+        assert_eq!(e.line, 2, "{e}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_in_small_and_large_mappings() {
+        let e = error("a: 1\nb: 2\na: 3\n");
+        assert_eq!((e.message.as_str(), e.line), ("duplicate mapping key: a", 3));
+        let mut large: String = (0..100).map(|i| format!("k{i}: {i}\n")).collect();
+        large.push_str("k42: again\n");
+        let e = error(&large);
+        assert_eq!((e.message.as_str(), e.line), ("duplicate mapping key: k42", 101));
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_refused() {
+        let deep = format!("{}1{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(error(&deep).message, "the document nests too deeply");
+        let fits = format!("{}1{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(read(&fits).is_ok());
+    }
+
+    /// Merge keys: the mapping's own keys win, then earlier merged mappings.
+    #[test]
+    fn merge_keys_take_what_the_mapping_lacks() {
+        let node = read("base: &b {x: 1, y: 2}\nm:\n  <<: [*b, {z: 3, x: 9}]\n  y: 5\n").unwrap();
+        let Kind::Map(top) = &node.kind else { panic!() };
+        let Kind::Map(m) = &top[1].1.resolved().kind else { panic!() };
+        let pairs: Vec<(String, String)> = m
+            .iter()
+            .map(|(k, v)| match (&k.resolved().kind, &v.resolved().kind) {
+                (Kind::Scalar(k), Kind::Scalar(v)) => (k.text.to_string(), v.text.to_string()),
+                _ => panic!(),
+            })
+            .collect();
+        let want = [("y", "5"), ("x", "1"), ("z", "3")];
+        assert_eq!(pairs, want.map(|(k, v)| (k.to_string(), v.to_string())));
+        let e = error("m:\n  <<: 1\n");
+        assert!(e.message.contains("merge key"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_stream_is_null() {
+        assert!(read("# nothing\n").unwrap().is_null());
+    }
 }
