@@ -33,7 +33,9 @@ fn reference(text: &str) -> Result<Value, String> {
 fn every_repository_yaml_file_reads_to_the_same_values_both_ways() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["specs", "packs", "examples", "tests", "docs", ".github", "schema"] {
+    for dir in [
+        "specs", "packs", "examples", "tests", "docs", ".github", "schema",
+    ] {
         yaml_files(&root.join(dir), &mut files);
     }
     files.sort();
@@ -63,7 +65,11 @@ fn every_repository_yaml_file_reads_to_the_same_values_both_ways() {
         files.len(),
         differences.join("\n")
     );
-    assert!(read * 10 >= files.len() * 8, "only {read} of {} files read", files.len());
+    assert!(
+        read * 10 >= files.len() * 8,
+        "only {read} of {} files read",
+        files.len()
+    );
 }
 
 fn brief(r: &Result<Value, String>) -> String {

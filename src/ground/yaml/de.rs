@@ -70,7 +70,9 @@ fn integer(text: &str) -> Option<Number> {
             continue;
         }
         let digit = (b as char).to_digit(radix)?;
-        magnitude = magnitude.checked_mul(radix as u128)?.checked_add(digit as u128)?;
+        magnitude = magnitude
+            .checked_mul(radix as u128)?
+            .checked_add(digit as u128)?;
         seen = true;
     }
     if !seen {
@@ -228,7 +230,10 @@ impl<'n, 'a> NodeDe<'n, 'a> {
     }
 
     fn wrong<T>(&self, expected: &dyn de::Expected) -> Result<T, Error> {
-        self.place(Err(de::Error::invalid_type(unexpected(self.node()), expected)))
+        self.place(Err(de::Error::invalid_type(
+            unexpected(self.node()),
+            expected,
+        )))
     }
 
     /// A number for a numeric target: a plain (or `!!int`/`!!float`) scalar only.
@@ -368,7 +373,11 @@ impl<'de, 'n, 'a> de::Deserializer<'de> for NodeDe<'n, 'a> {
         }
     }
 
-    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
         self.deserialize_seq(visitor)
     }
 
@@ -457,7 +466,10 @@ struct Entries<'n, 'a> {
 impl<'de> MapAccess<'de> for Entries<'_, '_> {
     type Error = Error;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
         let Some((key, value)) = self.entries.next() else {
             return Ok(None);
         };
@@ -493,7 +505,9 @@ impl<'de> SeqAccess<'de> for Positioned<'_, '_> {
             1 => seed
                 .deserialize(self.node.line.into_deserializer())
                 .map(Some),
-            2 => seed.deserialize(self.node.col.into_deserializer()).map(Some),
+            2 => seed
+                .deserialize(self.node.col.into_deserializer())
+                .map(Some),
             3 => seed.deserialize(NodeDe(self.node)).map(Some),
             _ => Ok(None),
         }

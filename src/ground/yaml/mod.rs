@@ -40,7 +40,6 @@ pub fn parse_recovering<T: serde::de::DeserializeOwned>(
     // A syntax error or a reading limit is no structural error: reading the file again
     // without an entry cannot help.
     let node = tree::read(&file.text).map_err(|e| (read::yaml_error(file, &e).into(), None))?;
-    de::from_node::<T>(&node).map_err(|e| {
-        recover::more_structural_errors::<T>(file, read::yaml_error(file, &e))
-    })
+    de::from_node::<T>(&node)
+        .map_err(|e| recover::more_structural_errors::<T>(file, read::yaml_error(file, &e)))
 }

@@ -9,8 +9,8 @@ use regex::Regex;
 use crate::ground::load_error::{LoadError, did_you_mean};
 use crate::ground::source::{Pos, SourceFile};
 
-pub use super::tree::MAX_NODES;
 use super::error::Error;
+pub use super::tree::MAX_NODES;
 
 /// Read a document with mcpspec's reading limits and an unpositioned error (for inputs
 /// whose errors are reported as text: a `schemaFile`, a rules file); the error's text
@@ -190,8 +190,7 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
         return (format!("missing required key `{}`", &c[1]), None);
     }
     // The reader's depth limit, and the parser's own nesting limit on flow collections.
-    if message == "the document nests too deeply" || message.contains("recursion limit exceeded")
-    {
+    if message == "the document nests too deeply" || message.contains("recursion limit exceeded") {
         return (
             "the document nests too deeply".into(),
             Some(format!(
@@ -246,6 +245,9 @@ mod tests {
         let error = yaml_error(&file, &e);
         assert_eq!(error.message, "the document nests too deeply", "{error:?}");
         assert_eq!(error.pos.as_ref().map(|p| p.line), Some(1), "{error:?}");
-        assert!(error.help.as_deref().unwrap_or("").contains("64"), "{error:?}");
+        assert!(
+            error.help.as_deref().unwrap_or("").contains("64"),
+            "{error:?}"
+        );
     }
 }

@@ -171,7 +171,11 @@ impl<'a> Reader<'a> {
             Some(Ok(event)) => Ok(Some(event)),
             Some(Err(e)) => {
                 let mark = e.marker();
-                Err(Error::at(e.info(), mark.line() as u32, mark.col() as u32 + 1))
+                Err(Error::at(
+                    e.info(),
+                    mark.line() as u32,
+                    mark.col() as u32 + 1,
+                ))
             }
         }
     }
@@ -384,10 +388,14 @@ fn already(entries: &[(Node, Node)], seen: &mut HashSet<String>, name: &str) -> 
         return duplicate(entries, name);
     }
     if seen.is_empty() {
-        seen.extend(entries.iter().filter_map(|(k, _)| match &k.resolved().kind {
-            Kind::Scalar(s) => Some(s.text.to_string()),
-            _ => None,
-        }));
+        seen.extend(
+            entries
+                .iter()
+                .filter_map(|(k, _)| match &k.resolved().kind {
+                    Kind::Scalar(s) => Some(s.text.to_string()),
+                    _ => None,
+                }),
+        );
     }
     !seen.insert(name.to_string())
 }
@@ -403,7 +411,8 @@ fn duplicate(entries: &[(Node, Node)], name: &str) -> bool {
 /// merged mappings' entries come after the mapping's own, and a key the mapping (or an
 /// earlier merged mapping) already has is not taken again.
 fn merged<'a>(entries: Vec<(Node<'a>, Node<'a>)>) -> Result<Vec<(Node<'a>, Node<'a>)>, Error> {
-    let is_merge = |k: &Node| matches!(&k.resolved().kind, Kind::Scalar(s) if s.plain && s.text == "<<");
+    let is_merge =
+        |k: &Node| matches!(&k.resolved().kind, Kind::Scalar(s) if s.plain && s.text == "<<");
     if !entries.iter().any(|(k, _)| is_merge(k)) {
         return Ok(entries);
     }
@@ -456,7 +465,11 @@ mod tests {
             previous = name;
         }
         let e = error(&text);
-        assert!(e.message.contains("aliases of the file stand for more than"), "{e}");
+        assert!(
+            e.message
+                .contains("aliases of the file stand for more than"),
+            "{e}"
+        );
         assert_eq!(e.line, 6, "{e}");
     }
 
@@ -482,16 +495,26 @@ mod tests {
     #[test]
     fn duplicate_keys_are_refused_in_small_and_large_mappings() {
         let e = error("a: 1\nb: 2\na: 3\n");
-        assert_eq!((e.message.as_str(), e.line), ("duplicate mapping key: a", 3));
+        assert_eq!(
+            (e.message.as_str(), e.line),
+            ("duplicate mapping key: a", 3)
+        );
         let mut large: String = (0..100).map(|i| format!("k{i}: {i}\n")).collect();
         large.push_str("k42: again\n");
         let e = error(&large);
-        assert_eq!((e.message.as_str(), e.line), ("duplicate mapping key: k42", 101));
+        assert_eq!(
+            (e.message.as_str(), e.line),
+            ("duplicate mapping key: k42", 101)
+        );
     }
 
     #[test]
     fn nesting_past_the_limit_is_refused() {
-        let deep = format!("{}1{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        let deep = format!(
+            "{}1{}",
+            "[".repeat(MAX_DEPTH + 1),
+            "]".repeat(MAX_DEPTH + 1)
+        );
         assert_eq!(error(&deep).message, "the document nests too deeply");
         let fits = format!("{}1{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(read(&fits).is_ok());
@@ -502,7 +525,9 @@ mod tests {
     fn merge_keys_take_what_the_mapping_lacks() {
         let node = read("base: &b {x: 1, y: 2}\nm:\n  <<: [*b, {z: 3, x: 9}]\n  y: 5\n").unwrap();
         let Kind::Map(top) = &node.kind else { panic!() };
-        let Kind::Map(m) = &top[1].1.resolved().kind else { panic!() };
+        let Kind::Map(m) = &top[1].1.resolved().kind else {
+            panic!()
+        };
         let pairs: Vec<(String, String)> = m
             .iter()
             .map(|(k, v)| match (&k.resolved().kind, &v.resolved().kind) {

@@ -527,8 +527,9 @@ mod tests {
     #[test]
     fn equals_on_one_match_of_a_filter_compares_the_value() {
         let ctx = serde_json::json!({});
-        let tv =
-            |y: &str| crate::ground::yaml::from_str::<crate::language::dsl::value::TValue>(y).unwrap();
+        let tv = |y: &str| {
+            crate::ground::yaml::from_str::<crate::language::dsl::value::TValue>(y).unwrap()
+        };
         let (t, f) = (serde_json::json!(true), serde_json::json!(false));
         let src = "$.tools[?@.name == 'x'].annotations.readOnlyHint";
         let eq =

@@ -12,6 +12,7 @@ mod checks;
 mod failure;
 mod judge;
 pub mod pool;
+mod running;
 pub mod security;
 mod send;
 mod step;
@@ -19,8 +20,6 @@ mod step;
 pub use checks::ToolCalls;
 
 use std::time::Instant;
-
-use futures::StreamExt;
 
 use crate::language::dsl::Scenario;
 use crate::protocol::era::{Era, EraSelector};
@@ -176,7 +175,7 @@ pub async fn run(
     // takes it (see `pool::Pool::ready`).
     let mut waiting: std::collections::VecDeque<(usize, Item<'_>)> =
         items.into_iter().enumerate().collect();
-    let mut running = futures::stream::FuturesUnordered::new();
+    let mut running = running::Running::new();
     let mut interrupt = std::pin::pin!(interrupt);
     let mut interrupted = None;
     loop {

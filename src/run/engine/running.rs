@@ -1,0 +1,87 @@
+//! The scenarios of a run that are under way at once (at most `--jobs`), polled together
+//! in the run's one future.
+//!
+//! Why not `futures::stream::FuturesUnordered`: after it has polled each of its futures
+//! once it wakes its own task to yield to the runtime, so every time a scenario waits for
+//! a server reply the current-thread runtime takes one more turn of its reactor
+//! (`epoll_wait` with no timeout) and polls the run again for nothing — a system call and
+//! a poll per request, measured in `cargo bench --bench stdio_overhead` (BENCHMARKS.md,
+//! session 11). A run holds a handful of scenarios at a time, so polling all of them on
+//! each wake-up costs less than the bookkeeping that avoids it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+
+pub struct Running<F> {
+    futures: Vec<Pin<Box<F>>>,
+}
+
+impl<F: Future> Running<F> {
+    pub fn new() -> Self {
+        Running {
+            futures: Vec::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.futures.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.futures.is_empty()
+    }
+
+    pub fn push(&mut self, future: F) {
+        self.futures.push(Box::pin(future));
+    }
+
+    /// The output of the next one to finish (in no particular order); `None` when none
+    /// is under way.
+    pub async fn next(&mut self) -> Option<F::Output> {
+        if self.futures.is_empty() {
+            return None;
+        }
+        std::future::poll_fn(|cx| {
+            for i in 0..self.futures.len() {
+                if let Poll::Ready(output) = self.futures[i].as_mut().poll(cx) {
+                    drop(self.futures.swap_remove(i));
+                    return Poll::Ready(Some(output));
+                }
+            }
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every future finishes and is handed back once, whatever the order they finish in.
+    #[test]
+    fn each_output_comes_back_once() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let outputs = rt.block_on(async {
+            let mut running = Running::new();
+            for (i, ms) in [30u64, 10, 20, 0].into_iter().enumerate() {
+                running.push(async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                    i
+                });
+            }
+            assert_eq!(running.len(), 4);
+            let mut outputs = Vec::new();
+            while let Some(i) = running.next().await {
+                outputs.push(i);
+            }
+            assert!(running.is_empty());
+            outputs
+        });
+        assert_eq!(outputs, [3, 1, 2, 0]);
+    }
+}
