@@ -16,7 +16,7 @@ pub fn outside_imports(dir: &Path) -> Result<(), crate::ground::load_error::Load
         crate::language::dsl::load::parse_yaml(&file)?;
     let root = dir.canonicalize().map_err(|e| {
         LoadErrors::from(LoadError::file(
-            &dir.display().to_string(),
+            dir.display().to_string(),
             format!("cannot read: {e}"),
         ))
     })?;

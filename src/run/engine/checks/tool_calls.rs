@@ -127,7 +127,7 @@ pub async fn output(
         }
         judged += 1;
         let schema = &tool.def[crate::protocol::fields::OUTPUT_SCHEMA];
-        let structured = crate::protocol::fields::structured_content(&result);
+        let structured = crate::protocol::fields::structured_content(result);
         let problem = match (text, structured) {
             (false, None) => Some((
                 "declares an outputSchema but the result has no structuredContent".to_string(),
