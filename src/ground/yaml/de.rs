@@ -167,14 +167,12 @@ enum Resolved<'s> {
 
 fn resolve<'s>(s: &'s Scalar) -> Resolved<'s> {
     let text = s.text.as_ref();
-    let typed = match s.tag {
+    match s.tag {
         CoreTag::Str => return Resolved::Str(text),
         CoreTag::Null => return Resolved::Null,
         CoreTag::None if !s.plain => return Resolved::Str(text),
-        _ => s.plain || s.tag != CoreTag::None,
-    };
-    if !typed {
-        return Resolved::Str(text);
+        // A plain scalar, or one tagged `!!bool`, `!!int` or `!!float`: by its form.
+        _ => {}
     }
     if s.is_null() {
         return Resolved::Null;

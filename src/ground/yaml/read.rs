@@ -1,5 +1,4 @@
-//! Reading YAML: one front end (serde-saphyr, which keeps each node's position), and its
-//! errors rewritten for people — `file:line:col`, a snippet, what was expected in the
+//! Reading YAML: the reader's errors ([`super::tree`], [`super::de`]) rewritten for people — `file:line:col`, a snippet, what was expected in the
 //! words of the file format, "did you mean", and every structural error of a file at once.
 
 use std::sync::{Arc, LazyLock};
@@ -10,17 +9,7 @@ use crate::ground::load_error::{LoadError, did_you_mean};
 use crate::ground::source::{Pos, SourceFile};
 
 use super::error::Error;
-pub use super::tree::MAX_NODES;
 
-/// Read a document with mcpspec's reading limits and an unpositioned error (for inputs
-/// whose errors are reported as text: a `schemaFile`, a rules file); the error's text
-/// says where.
-pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
-    super::de::from_str(text)
-}
-
-static AT_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?s)\s*(at|on) line \d+,? col(umn)? \d+.*$").unwrap());
 static UNKNOWN_FIELD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"unknown field `([^`]*)`, expected (?:one of )?(.*)").unwrap());
 static MISSING_FIELD: LazyLock<Regex> =
@@ -32,8 +21,7 @@ static DUPLICATE_KEY: LazyLock<Regex> =
 static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").unwrap());
 
 pub(super) fn yaml_error(file: &Arc<SourceFile>, e: &Error) -> LoadError {
-    let message = AT_LINE.replace(e.message.trim(), "").to_string();
-    let (mut message, mut help) = explain_serde_message(&message);
+    let (mut message, mut help) = explain_serde_message(e.message.trim());
     if let Some((line, col)) = e.location()
         && let Some((m, h)) = explain_by_key(file, &message, line, col)
     {

@@ -82,16 +82,13 @@ const MAX_STRUCTURAL_ERRORS: usize = 20;
 /// document) or an error cannot be blanked out. An entry whose blanking would leave the
 /// text unreadable, or a required key missing, gives way to the entry around it; the
 /// last item of a list is kept (a list emptied that way would be an error of its own).
-/// Only when the text is well-formed YAML (a syntax error stays single), and only on this
-/// error path.
+/// Only for text that reads as YAML (the caller read it: a syntax error stays single), and
+/// only on this error path.
 pub(super) fn more_structural_errors<T: serde::de::DeserializeOwned>(
     file: &Arc<SourceFile>,
     first: LoadError,
 ) -> (LoadErrors, Option<Recovered<T>>) {
     let mut errors = LoadErrors::from(first);
-    if tree::read(&file.text).is_err() {
-        return (errors, None);
-    }
     let entries = yaml_entries(&file.text);
     let original: Vec<&str> = file.text.lines().collect();
     let mut lines = original.clone();

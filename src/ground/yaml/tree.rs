@@ -122,8 +122,9 @@ enum Open<'a> {
 
 struct Reader<'a> {
     parser: Parser<'a, granit_parser::StrInput<'a>>,
-    /// Anchored nodes by the parser's anchor id (0 is no anchor).
-    anchors: Vec<Option<Rc<Node<'a>>>>,
+    /// Anchored nodes by the parser's anchor id (0 is no anchor), each with the number of
+    /// nodes it stands for, measured once when it is complete.
+    anchors: Vec<Option<(Rc<Node<'a>>, usize)>>,
     /// Each anchored node's size in nodes, aliases counted as what they stand for.
     nodes: usize,
     aliased: usize,
@@ -198,7 +199,7 @@ impl<'a> Reader<'a> {
                 }
                 Event::Anchor(..) => continue,
                 Event::Alias(id) => {
-                    let Some(Some(target)) = self.anchors.get(id) else {
+                    let Some(Some((target, repeated))) = self.anchors.get(id) else {
                         return Err(Error::at(
                             "an alias refers to its own anchor (a recursive alias)",
                             line,
@@ -206,7 +207,7 @@ impl<'a> Reader<'a> {
                         ));
                     };
                     let target = target.clone();
-                    self.aliased += size(&target);
+                    self.aliased += repeated;
                     if self.aliased > MAX_ALIASED_NODES {
                         return Err(Error::at(
                             format!(
@@ -353,7 +354,7 @@ impl<'a> Reader<'a> {
         if self.anchors.len() <= anchor {
             self.anchors.resize(anchor + 1, None);
         }
-        self.anchors[anchor] = Some(shared.clone());
+        self.anchors[anchor] = Some((shared.clone(), size(&shared)));
         Node {
             line,
             col,
@@ -363,7 +364,8 @@ impl<'a> Reader<'a> {
 }
 
 /// How many nodes `node` stands for (aliases counted as what they repeat). Only anchored
-/// nodes are measured, once per alias.
+/// nodes are measured, once each; what aliases inside one add was bounded when they were
+/// read, so the walk is too.
 fn size(node: &Node) -> usize {
     match &node.kind {
         Kind::Scalar(_) => 1,

@@ -526,8 +526,7 @@ impl Compiler {
         let parsed = if path.extension().is_some_and(|e| e == "json") {
             serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
         } else {
-            crate::ground::yaml::read::from_str::<serde_json::Value>(&text)
-                .map_err(|e| e.to_string())
+            crate::ground::yaml::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
         };
         match parsed {
             Ok(v) => Some(v),

@@ -82,7 +82,7 @@ pub fn rules(file: Option<&str>, disable: &[String]) -> Result<Vec<Rule>, String
     if let Some(path) = file {
         let text = crate::ground::source::read_text(std::path::Path::new(path))
             .map_err(|e| format!("injection_rules: cannot read `{path}`: {e}"))?;
-        let parsed: RuleFile = crate::ground::yaml::read::from_str(&text)
+        let parsed: RuleFile = crate::ground::yaml::from_str(&text)
             .map_err(|e| format!("injection_rules `{path}`: {e}"))?;
         disabled.extend(parsed.disable);
         for r in parsed.rules {
