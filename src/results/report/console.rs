@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
-use similar::{ChangeTag, TextDiff};
+use super::diff::{self, Tag};
 
 use super::format_transcript;
 use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
@@ -280,13 +280,13 @@ impl<'a> Printer<'a> {
             self.line(&format!("{DETAIL_INDENT}diff (- expected, + actual):"));
             for (tag, line) in diff {
                 let (sign, style) = match tag {
-                    ChangeTag::Delete => ("-", Style::new().fg_color(Some(AnsiColor::Red.into()))),
-                    ChangeTag::Insert => {
+                    Tag::Delete => ("-", Style::new().fg_color(Some(AnsiColor::Red.into()))),
+                    Tag::Insert => {
                         ("+", Style::new().fg_color(Some(AnsiColor::Green.into())))
                     }
-                    ChangeTag::Equal => (" ", Style::new()),
+                    Tag::Equal => (" ", Style::new()),
                 };
-                let text = if tag == ChangeTag::Equal {
+                let text = if tag == Tag::Equal {
                     format!("{sign}{line}")
                 } else {
                     self.paint(style, &format!("{sign}{line}"))
@@ -316,7 +316,7 @@ impl<'a> Printer<'a> {
 
 /// When both sides are multi-line JSON documents, the lines of a unified diff between them
 /// (pretty-printed the same way so formatting differences do not show).
-pub(super) fn json_diff(expected: &str, actual: &str) -> Option<Vec<(ChangeTag, String)>> {
+pub(super) fn json_diff(expected: &str, actual: &str) -> Option<Vec<(Tag, String)>> {
     if !expected.trim().contains('\n') || !actual.trim().contains('\n') {
         return None;
     }
@@ -324,19 +324,7 @@ pub(super) fn json_diff(expected: &str, actual: &str) -> Option<Vec<(ChangeTag, 
     let a: serde_json::Value = serde_json::from_str(actual).ok()?;
     let e = serde_json::to_string_pretty(&e).ok()?;
     let a = serde_json::to_string_pretty(&a).ok()?;
-    let diff = TextDiff::from_lines(&e, &a);
-    let mut lines = Vec::new();
-    for (i, group) in diff.grouped_ops(3).iter().enumerate() {
-        if i > 0 {
-            lines.push((ChangeTag::Equal, "...".to_string()));
-        }
-        for op in group {
-            for change in diff.iter_changes(op) {
-                let text = change.value().trim_end_matches('\n').to_string();
-                lines.push((change.tag(), text));
-            }
-        }
-    }
+    let lines = diff::unified(&e, &a);
     if lines.is_empty() { None } else { Some(lines) }
 }
 

@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use similar::ChangeTag;
+use super::diff::Tag;
 
 use super::console::{json_diff, secs};
 use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
@@ -261,9 +261,9 @@ impl Page {
             out.push_str("<pre class=\"diff\">");
             for (tag, line) in lines {
                 let (class, sign) = match tag {
-                    ChangeTag::Insert => ("add", '+'),
-                    ChangeTag::Delete => ("del", '-'),
-                    ChangeTag::Equal => ("", ' '),
+                    Tag::Insert => ("add", '+'),
+                    Tag::Delete => ("del", '-'),
+                    Tag::Equal => ("", ' '),
                 };
                 let _ = writeln!(
                     out,

@@ -3,6 +3,7 @@
 //! from everything it writes.
 
 pub mod console;
+pub mod diff;
 pub mod events;
 pub mod html;
 pub mod json;
