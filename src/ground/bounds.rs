@@ -11,9 +11,6 @@ use serde_json::Value;
 pub const MAX_PATTERN_BYTES: usize = 32 * 1024;
 /// The memory one compiled pattern may take (its program, and its lazy DFA's cache).
 pub const REGEX_SIZE_LIMIT: usize = 8 << 20;
-/// Steps a backtracking match (a schema's `pattern` with look-around) may take before it
-/// gives up: a catastrophic pattern is an error, not a hang.
-pub const BACKTRACK_LIMIT: usize = 1_000_000;
 
 /// Why `pattern` is too long to compile, if it is.
 pub fn too_long(pattern: &str) -> Option<String> {
@@ -107,20 +104,19 @@ pub fn schema_pattern_too_long(schema: &Value) -> Option<(String, String)> {
     walk(schema, &mut String::new())
 }
 
-/// A validator for `schema` whose patterns are bounded in length, compiled size and
-/// backtracking; the error is cut to an excerpt.
+/// A validator for `schema` whose patterns are bounded in length (here) and in compiled
+/// size and backtracking (jsonschema's default engine, fancy-regex, with its default limits:
+/// a 10 MiB program, a 2 MiB lazy DFA, 1,000,000 backtracking steps); the error is cut to
+/// an excerpt.
+///
+/// Built by `jsonschema::validator_for`, which is compiled in the jsonschema crate: the
+/// generic builder (`options().build()`) would be instantiated again in mcpspec's, about
+/// a seventh of its code generation (BENCHMARKS.md, "Clean release build").
 pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
     if let Some((at, why)) = schema_pattern_too_long(schema) {
         return Err(format!("{at}: {why}"));
     }
-    let patterns = jsonschema::PatternOptions::fancy_regex()
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_SIZE_LIMIT)
-        .backtrack_limit(BACKTRACK_LIMIT);
-    jsonschema::options()
-        .with_pattern_options(patterns)
-        .build(schema)
-        .map_err(|e| crate::ground::redact::excerpt(&e.to_string()))
+    jsonschema::validator_for(schema).map_err(|e| crate::ground::redact::excerpt(&e.to_string()))
 }
 
 #[cfg(test)]
@@ -152,6 +148,21 @@ mod tests {
         let err = regex(&bad).unwrap_err();
         assert!(err.len() < 300, "{err}");
         assert!(err.contains("unclosed group"), "{err}");
+    }
+
+    #[test]
+    fn a_catastrophic_schema_pattern_gives_up_instead_of_hanging() {
+        // A back-reference sends the match to fancy-regex's backtracker; `(a|aa)+` over 60
+        // `a`s and no `b` would take about 10^12 steps unbounded.
+        let v = validator(&json!({"type": "string", "pattern": "^(a|aa)+\\1b"})).unwrap();
+        let started = Instant::now();
+        let subject = json!("a".repeat(60));
+        let errors: Vec<String> = v.iter_errors(&subject).map(|e| e.to_string()).collect();
+        assert!(
+            errors.len() == 1 && errors[0].contains("backtracking"),
+            "{errors:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 
     #[test]
