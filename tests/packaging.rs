@@ -6,6 +6,7 @@
 //!   through `npx`;
 //! - the static binary of `scripts/build-static`, when it was built: no shared library,
 //!   runs with an empty environment and in a root holding nothing but itself.
+//!
 //! And the CI files users copy: the GitHub Action, the release workflow, the GitLab
 //! template and the recipes, linted against their schemas (check-jsonschema's vendored
 //! SchemaStore schemas, actionlint), every mcpspec command in them a documented one, the

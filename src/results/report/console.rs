@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use anstyle::{AnsiColor, Style};
 use super::diff::{self, Tag};
+use anstyle::{AnsiColor, Style};
 
 use super::format_transcript;
 use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
@@ -281,9 +281,7 @@ impl<'a> Printer<'a> {
             for (tag, line) in diff {
                 let (sign, style) = match tag {
                     Tag::Delete => ("-", Style::new().fg_color(Some(AnsiColor::Red.into()))),
-                    Tag::Insert => {
-                        ("+", Style::new().fg_color(Some(AnsiColor::Green.into())))
-                    }
+                    Tag::Insert => ("+", Style::new().fg_color(Some(AnsiColor::Green.into()))),
                     Tag::Equal => (" ", Style::new()),
                 };
                 let text = if tag == Tag::Equal {

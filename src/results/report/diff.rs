@@ -240,7 +240,11 @@ mod tests {
             let script = line_changes(&a, &b);
             assert_eq!(sides(&script), (a.clone(), b.clone()), "{a:?} / {b:?}");
             let changed = script.iter().filter(|c| c.0 != Tag::Equal).count();
-            assert_eq!(changed, a.len() + b.len() - 2 * lcs(&a, &b), "{a:?} / {b:?}");
+            assert_eq!(
+                changed,
+                a.len() + b.len() - 2 * lcs(&a, &b),
+                "{a:?} / {b:?}"
+            );
         }
     }
 
@@ -277,11 +281,8 @@ mod tests {
             })
             .collect();
         assert_eq!(
-            shown,
-            [
-                " 0", " 1", "-2", "+two", " 3", " 4", " 5", " ...", " 14", " 15", " 16", "-17",
-                "+seventeen", " 18", " 19"
-            ]
+            shown.join(","),
+            " 0, 1,-2,+two, 3, 4, 5, ..., 14, 15, 16,-17,+seventeen, 18, 19"
         );
         // Six equal lines between two changes: one hunk.
         let close = text(&[(2, "two"), (9, "nine")]);

@@ -39,16 +39,14 @@ impl Judgement<'_> {
         self.exchange.settle();
         // A deferred step captures nothing, so the variables are not written.
         let mut no_captures = Map::new();
-        judge_observed(
-            self.step,
-            &self.exchange,
-            None,
-            self.is_http,
-            &self.snapshots,
-            None,
-            &mut no_captures,
-            &self.ctx_value,
-        )
+        let seen = Observation {
+            exchange: &self.exchange,
+            assembled: None,
+            is_http: self.is_http,
+            snapshots: &self.snapshots,
+            output_schema: None,
+        };
+        judge_observed(self.step, seen, &mut no_captures, &self.ctx_value)
     }
 }
 
@@ -320,36 +318,44 @@ pub(super) async fn judge(
     } else {
         None
     };
-    judge_observed(
-        step,
+    let seen = Observation {
         exchange,
         assembled,
-        conn.is_http(),
+        is_http: conn.is_http(),
         snapshots,
         output_schema,
-        ctx,
-        ctx_value,
-    )
+    };
+    judge_observed(step, seen, ctx, ctx_value)
+}
+
+/// What a step's expectations are judged against.
+struct Observation<'a> {
+    exchange: &'a Exchange,
+    /// The result assembled from a stream of partial results, when there was one.
+    assembled: Option<&'a Value>,
+    is_http: bool,
+    snapshots: &'a Snapshots,
+    /// The tool's `outputSchema`, when an expectation asks for it (fetched beforehand).
+    output_schema: Option<Result<Option<Value>, String>>,
 }
 
 /// Judge a step's expectations against its exchange (no server traffic), then capture.
 fn judge_observed(
     step: &Step,
-    exchange: &Exchange,
-    assembled: Option<&Value>,
-    is_http: bool,
-    snapshots: &Snapshots,
-    output_schema: Option<Result<Option<Value>, String>>,
+    observed: Observation<'_>,
     ctx: &mut Map<String, Value>,
     ctx_value: &Value,
 ) -> (Outcome, Vec<String>) {
-    let reply = assembled.map_or_else(|| Reply::of(exchange), Reply::result);
-    let mut seen = Observed::with_reply(exchange, reply, is_http);
+    let exchange = observed.exchange;
+    let reply = observed
+        .assembled
+        .map_or_else(|| Reply::of(exchange), Reply::result);
+    let mut seen = Observed::with_reply(exchange, reply, observed.is_http);
     if super::failure::level_of(step) == Level::Should {
         seen.severity = Severity::Warning;
     }
-    seen.output_schema = output_schema;
-    seen.snapshots = Some(snapshots);
+    seen.output_schema = observed.output_schema;
+    seen.snapshots = Some(observed.snapshots);
     let mut failures: Vec<Failure> = Vec::new();
     let mut applicable = 0;
     let mut not_applicable = Vec::new();
