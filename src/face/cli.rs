@@ -2,12 +2,17 @@
 //! this repository: add, never rename.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::language::dsl::limits;
-use crate::run::client::{DEFAULT_MAX_MESSAGE_BYTES, Target, TargetKind};
+
+mod eval;
+mod target;
+
+pub(crate) use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
+pub use eval::{EvalCommand, EvalCompareArgs, EvalRunArgs};
+pub use target::{DEFAULT_TIMEOUT, TargetArgs, UsageError};
 
 /// Exit codes (aligned with the MCP Inspector CLI where they overlap).
 pub mod exit {
@@ -101,137 +106,6 @@ pub enum Command {
         #[command(subcommand)]
         command: EvalCommand,
     },
-}
-
-#[derive(Subcommand, Debug)]
-pub enum EvalCommand {
-    /// Run an eval set's tasks through a model (OpenAI-compatible or Anthropic) with the
-    /// server's tools; write the results (JSON) and JUnit.
-    Run(Box<EvalRunArgs>),
-    /// Compare two eval results files task by task: buckets, success-rate delta with an
-    /// exact paired test, cost deltas; exit 1 on a regression.
-    Compare(Box<EvalCompareArgs>),
-}
-
-#[derive(Args, Debug)]
-#[command(
-    after_help = "Exit codes: 0 every trial succeeded (or a `capability` set), 1 a trial of a \
-`regression` set failed, 2 invalid input (with --replay also: the recording does not match the \
-server's tools or the set), 3 the model API key is missing or refused (or the \
-server requires authentication), 4 the server or the model API could not be reached, 130 \
-interrupted (partial results written). After exit 3 or 4 the trials that finished are written too, marked `aborted`."
-)]
-pub struct EvalRunArgs {
-    /// The eval set file (`*.eval.yaml`).
-    pub set: PathBuf,
-    #[command(flatten)]
-    pub target: TargetArgs,
-    /// Era: legacy, modern, auto or a revision.
-    #[arg(long, value_name = "ERA", default_value = "auto")]
-    pub era: String,
-    /// The model profile (a key of the set's `models:`). Repeat it to run the set once per
-    /// profile, one after the other, reported side by side.
-    #[arg(long = "model", value_name = "PROFILE", required = true)]
-    pub model: Vec<String>,
-    /// Override the profile's base URL (of every `--model`).
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Override the profile's model name (one `--model` only).
-    #[arg(long, value_name = "NAME")]
-    pub model_name: Option<String>,
-    /// Override the profile's key: the environment variable holding it (every `--model`).
-    #[arg(long, value_name = "VAR")]
-    pub api_key_env: Option<String>,
-    /// Record every model exchange (request and reply, per task, trial and turn, with the
-    /// tool list's hash) in this folder, for `--replay`. Runs the whole set.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["replay", "affected_by"])]
-    pub record: Option<PathBuf>,
-    /// Answer from a recording (`--record DIR`) instead of the model: no key, no request,
-    /// no cost. Exit 2 when the server's tools or the set no longer match it.
-    #[arg(long, value_name = "DIR")]
-    pub replay: Option<PathBuf>,
-    /// Longest one model request may take (overrides the profile's `timeout`; default 120s).
-    #[arg(long, value_name = "DURATION",
-          value_parser = |s: &str| limits::duration(s, &limits::TIMEOUT))]
-    pub model_timeout: Option<Duration>,
-    /// Stop the run before its estimated model spend could pass this many USD (needs the
-    /// profile's `price`); what finished is written, marked aborted, exit 1.
-    #[arg(long, value_name = "USD", value_parser = parse_usd)]
-    pub max_cost: Option<f64>,
-    /// The model profile that grades `answer: {judge: …}` expectations (overrides the set's
-    /// `judge:`); its requests count in `--max-cost`.
-    #[arg(long, value_name = "PROFILE")]
-    pub judge: Option<String>,
-    /// Override the judge profile's base URL.
-    #[arg(long, value_name = "URL")]
-    pub judge_base_url: Option<String>,
-    /// Run only the tasks a contract diff puts at risk (`mcpspec diff --format json` output).
-    #[arg(long, value_name = "DIFF.json")]
-    pub affected_by: Option<PathBuf>,
-    /// How far `--affected-by` reaches: `wide` (default) keeps every tool-calling and
-    /// noToolCall task when a description, title, tool or the instructions changed (a
-    /// reworded tool can take prompts meant for another); `direct` keeps only the tasks that
-    /// name a changed tool.
-    #[arg(
-        long,
-        value_enum,
-        value_name = "SCOPE",
-        default_value = "wide",
-        requires = "affected_by"
-    )]
-    pub affected_scope: crate::run::eval::affected::Scope,
-    /// Write the results (JSON, `mcpspec-eval-results/1`) here.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write a JUnit XML report here (a testcase per task).
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// Trials run concurrently, each worker with its own server connection (default 1).
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = |s: &str| limits::number(s, &limits::JOBS))]
-    pub jobs: usize,
-}
-
-#[derive(Args, Debug)]
-pub struct EvalCompareArgs {
-    /// Results file of the base run (`eval run --json`).
-    pub base: PathBuf,
-    /// Results file of the candidate run (default: BASE again, for two models of one
-    /// several-models file: `--base-model A --candidate-model B`).
-    pub candidate: Option<PathBuf>,
-    /// From a several-models results file (`eval run --model A --model B`), compare the
-    /// run of this profile (on both sides, unless a side names its own).
-    #[arg(long, value_name = "PROFILE")]
-    pub model: Option<String>,
-    /// The base side's profile (two models on one server: `--base-model A
-    /// --candidate-model B`).
-    #[arg(long, value_name = "PROFILE")]
-    pub base_model: Option<String>,
-    /// The candidate side's profile.
-    #[arg(long, value_name = "PROFILE")]
-    pub candidate_model: Option<String>,
-    /// A task passes when its success rate is at least this (`0.8` or `80%`).
-    #[arg(long, value_name = "RATE", default_value = "0.8")]
-    pub pass_rate: String,
-    /// Largest accepted rise of a task's (and the total's) mean tool calls per trial, in
-    /// percent (`25%`), or `off`.
-    #[arg(long, value_name = "PCT", default_value = "25%")]
-    pub max_calls_increase: String,
-    /// Largest accepted rise of mean tokens (input + output) per trial, or `off`.
-    #[arg(long, value_name = "PCT", default_value = "25%")]
-    pub max_tokens_increase: String,
-    /// Largest accepted rise of mean tool errors per trial, or `off` (any rise from 0 counts).
-    #[arg(long, value_name = "PCT", default_value = "25%")]
-    pub max_tool_errors_increase: String,
-    /// Write the comparison as JSON here; `-`: to stdout (the table then goes to stderr).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write a JUnit XML report here (a testcase per task).
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// List every task, unchanged passing ones too.
-    #[arg(long, short)]
-    pub verbose: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -357,35 +231,6 @@ pub enum Format {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct TargetArgs {
-    /// Target: spawn this server command line over stdio.
-    #[arg(long, value_name = "COMMAND LINE", conflicts_with = "url")]
-    pub stdio: Option<String>,
-    /// Target: Streamable HTTP endpoint URL.
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-    /// HTTP header sent with every request, `"Name: value"` (repeatable).
-    #[arg(long = "header", value_name = "NAME: VALUE")]
-    pub headers: Vec<String>,
-    /// Name of an environment variable holding a bearer token (never printed).
-    #[arg(long, value_name = "VAR")]
-    pub bearer_env: Option<String>,
-    /// Environment variable for the stdio server, `K=V` (repeatable).
-    #[arg(long = "env", value_name = "K=V")]
-    pub env: Vec<String>,
-    /// Working directory for the stdio server.
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    /// Per-request timeout, e.g. `500ms`, `30s` (default 30s; 1ms to 1day).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub timeout: Option<Duration>,
-    /// Largest message accepted from the server, in bytes (1024 to 1073741824).
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_BYTES,
-          value_parser = |s: &str| limits::number(s, &limits::MESSAGE_BYTES))]
-    pub max_message_size: usize,
-}
-
-#[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Scenario files, folders or built-in packs (default: `paths` of mcpspec.yaml).
     pub paths: Vec<PathBuf>,
@@ -507,155 +352,4 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
-}
-
-/// Per-request timeout when neither a flag nor the configuration sets one.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    limits::duration(s, &limits::TIMEOUT).map_err(|e| format!("{e} (expected e.g. `500ms`, `30s`)"))
-}
-
-/// A usage error (exit 2).
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-/// A target URL is absolute http(s): `127.0.0.1:8080/mcp` is a usage mistake (exit 2) told
-/// with its fix, not a connection failure (exit 4, "relative URL without a base").
-fn check_url(url: &str) -> Result<(), UsageError> {
-    let fix = |why: &str| {
-        let bare = url.split_once("://").map_or(url, |(_, rest)| rest);
-        UsageError(format!(
-            "the target URL `{url}` {why}: add http:// (or https:// for TLS), e.g. `--url http://{bare}`"
-        ))
-    };
-    if !url.contains("://") {
-        return Err(fix("has no scheme"));
-    }
-    match reqwest::Url::parse(url) {
-        Err(e) => Err(UsageError(format!(
-            "the target URL `{url}` is not a URL: {e}"
-        ))),
-        Ok(u) if !matches!(u.scheme(), "http" | "https") => Err(fix(&format!(
-            "has the scheme `{}:`, not http or https",
-            u.scheme()
-        ))),
-        Ok(_) => Ok(()),
-    }
-}
-
-impl TargetArgs {
-    /// Build the target; also returns the secrets it holds (to redact from all output).
-    pub fn to_target(&self) -> Result<(Target, Vec<String>), UsageError> {
-        let mut secrets = Vec::new();
-        let kind = match (&self.stdio, &self.url) {
-            (Some(cmd), None) => {
-                let words = crate::ground::platform::split_command(cmd).map_err(|e| {
-                    UsageError(format!("--stdio: cannot split the command line: {e}"))
-                })?;
-                let Some((program, args)) = words.split_first() else {
-                    return Err(UsageError("--stdio: the command line is empty".into()));
-                };
-                let env = self
-                    .env
-                    .iter()
-                    .map(|kv| {
-                        kv.split_once('=')
-                            .map(|(k, v)| (k.to_string(), v.to_string()))
-                            .ok_or_else(|| UsageError(format!("--env `{kv}`: expected K=V")))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                TargetKind::Stdio {
-                    program: program.clone(),
-                    args: args.to_vec(),
-                    env,
-                    cwd: self.cwd.clone(),
-                }
-            }
-            (None, Some(url)) => {
-                check_url(url)?;
-                let headers = self
-                    .headers
-                    .iter()
-                    .map(|h| {
-                        h.split_once(':')
-                            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                            .filter(|(k, _)| !k.is_empty())
-                            .ok_or_else(|| {
-                                UsageError(format!("--header `{h}`: expected \"Name: value\""))
-                            })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                for (k, v) in &headers {
-                    if is_sensitive_header(k) && !v.is_empty() {
-                        secrets.push(v.clone());
-                        // `Scheme credentials` (any scheme, any case): the credential alone too.
-                        if let Some((_, credential)) = v.split_once(char::is_whitespace) {
-                            let credential = credential.trim();
-                            if !credential.is_empty() {
-                                secrets.push(credential.to_string());
-                            }
-                        }
-                    }
-                }
-                let bearer = match &self.bearer_env {
-                    Some(var) => {
-                        let token = std::env::var(var).map_err(|_| {
-                            UsageError(format!(
-                                "--bearer-env {var}: the environment variable is not set"
-                            ))
-                        })?;
-                        if token.is_empty() {
-                            return Err(UsageError(format!(
-                                "--bearer-env {var}: the variable is empty"
-                            )));
-                        }
-                        secrets.push(token.clone());
-                        Some(token)
-                    }
-                    None => None,
-                };
-                TargetKind::Http {
-                    url: url.clone(),
-                    headers,
-                    bearer,
-                }
-            }
-            (None, None) => {
-                return Err(UsageError(
-                    "no target: pass --stdio \"<command line>\" or --url <URL>".into(),
-                ));
-            }
-            (Some(_), Some(_)) => return Err(UsageError("give --stdio or --url, not both".into())),
-        };
-        if !self.headers.is_empty() && matches!(kind, TargetKind::Stdio { .. }) {
-            return Err(UsageError("--header applies to --url targets".into()));
-        }
-        for (k, v) in self.env.iter().filter_map(|kv| kv.split_once('=')) {
-            if is_sensitive_name(k) && !v.is_empty() {
-                secrets.push(v.to_string());
-            }
-        }
-        // Known to every excerpt cut from here on (see `crate::ground::redact`).
-        crate::ground::redact::remember(&secrets);
-        Ok((
-            Target {
-                kind,
-                timeout: self.timeout.unwrap_or(DEFAULT_TIMEOUT),
-                max_message_bytes: self.max_message_size,
-                wire_validation: false,
-            },
-            secrets,
-        ))
-    }
-}
-
-pub(crate) use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
-
-/// A spending cap in USD: a finite number, 0 or more (`0.50`, `$2`).
-fn parse_usd(s: &str) -> Result<f64, String> {
-    match s.trim().trim_start_matches('$').parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}`: expected an amount in USD such as `0.50`")),
-    }
 }

@@ -1,0 +1,182 @@
+//! The target of a run: a stdio command line or an HTTP endpoint, with its headers,
+//! environment, timeout and message bound; checked and turned into a [`Target`], its
+//! secrets collected for redaction.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
+use crate::language::dsl::limits;
+use crate::run::client::{DEFAULT_MAX_MESSAGE_BYTES, Target, TargetKind};
+
+#[derive(Args, Debug, Clone)]
+pub struct TargetArgs {
+    /// Target: spawn this server command line over stdio.
+    #[arg(long, value_name = "COMMAND LINE", conflicts_with = "url")]
+    pub stdio: Option<String>,
+    /// Target: Streamable HTTP endpoint URL.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// HTTP header sent with every request, `"Name: value"` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Name of an environment variable holding a bearer token (never printed).
+    #[arg(long, value_name = "VAR")]
+    pub bearer_env: Option<String>,
+    /// Environment variable for the stdio server, `K=V` (repeatable).
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Working directory for the stdio server.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Per-request timeout, e.g. `500ms`, `30s` (default 30s; 1ms to 1day).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Largest message accepted from the server, in bytes (1024 to 1073741824).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MESSAGE_BYTES,
+          value_parser = |s: &str| limits::number(s, &limits::MESSAGE_BYTES))]
+    pub max_message_size: usize,
+}
+
+/// Per-request timeout when neither a flag nor the configuration sets one.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    limits::duration(s, &limits::TIMEOUT).map_err(|e| format!("{e} (expected e.g. `500ms`, `30s`)"))
+}
+
+/// A usage error (exit 2).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+/// A target URL is absolute http(s): `127.0.0.1:8080/mcp` is a usage mistake (exit 2) told
+/// with its fix, not a connection failure (exit 4, "relative URL without a base").
+fn check_url(url: &str) -> Result<(), UsageError> {
+    let fix = |why: &str| {
+        let bare = url.split_once("://").map_or(url, |(_, rest)| rest);
+        UsageError(format!(
+            "the target URL `{url}` {why}: add http:// (or https:// for TLS), e.g. `--url http://{bare}`"
+        ))
+    };
+    if !url.contains("://") {
+        return Err(fix("has no scheme"));
+    }
+    match reqwest::Url::parse(url) {
+        Err(e) => Err(UsageError(format!(
+            "the target URL `{url}` is not a URL: {e}"
+        ))),
+        Ok(u) if !matches!(u.scheme(), "http" | "https") => Err(fix(&format!(
+            "has the scheme `{}:`, not http or https",
+            u.scheme()
+        ))),
+        Ok(_) => Ok(()),
+    }
+}
+
+impl TargetArgs {
+    /// Build the target; also returns the secrets it holds (to redact from all output).
+    pub fn to_target(&self) -> Result<(Target, Vec<String>), UsageError> {
+        let mut secrets = Vec::new();
+        let kind = match (&self.stdio, &self.url) {
+            (Some(cmd), None) => {
+                let words = crate::ground::platform::split_command(cmd).map_err(|e| {
+                    UsageError(format!("--stdio: cannot split the command line: {e}"))
+                })?;
+                let Some((program, args)) = words.split_first() else {
+                    return Err(UsageError("--stdio: the command line is empty".into()));
+                };
+                let env = self
+                    .env
+                    .iter()
+                    .map(|kv| {
+                        kv.split_once('=')
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .ok_or_else(|| UsageError(format!("--env `{kv}`: expected K=V")))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                TargetKind::Stdio {
+                    program: program.clone(),
+                    args: args.to_vec(),
+                    env,
+                    cwd: self.cwd.clone(),
+                }
+            }
+            (None, Some(url)) => {
+                check_url(url)?;
+                let headers = self
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        h.split_once(':')
+                            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                            .filter(|(k, _)| !k.is_empty())
+                            .ok_or_else(|| {
+                                UsageError(format!("--header `{h}`: expected \"Name: value\""))
+                            })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                for (k, v) in &headers {
+                    if is_sensitive_header(k) && !v.is_empty() {
+                        secrets.push(v.clone());
+                        // `Scheme credentials` (any scheme, any case): the credential alone too.
+                        if let Some((_, credential)) = v.split_once(char::is_whitespace) {
+                            let credential = credential.trim();
+                            if !credential.is_empty() {
+                                secrets.push(credential.to_string());
+                            }
+                        }
+                    }
+                }
+                let bearer = match &self.bearer_env {
+                    Some(var) => {
+                        let token = std::env::var(var).map_err(|_| {
+                            UsageError(format!(
+                                "--bearer-env {var}: the environment variable is not set"
+                            ))
+                        })?;
+                        if token.is_empty() {
+                            return Err(UsageError(format!(
+                                "--bearer-env {var}: the variable is empty"
+                            )));
+                        }
+                        secrets.push(token.clone());
+                        Some(token)
+                    }
+                    None => None,
+                };
+                TargetKind::Http {
+                    url: url.clone(),
+                    headers,
+                    bearer,
+                }
+            }
+            (None, None) => {
+                return Err(UsageError(
+                    "no target: pass --stdio \"<command line>\" or --url <URL>".into(),
+                ));
+            }
+            (Some(_), Some(_)) => return Err(UsageError("give --stdio or --url, not both".into())),
+        };
+        if !self.headers.is_empty() && matches!(kind, TargetKind::Stdio { .. }) {
+            return Err(UsageError("--header applies to --url targets".into()));
+        }
+        for (k, v) in self.env.iter().filter_map(|kv| kv.split_once('=')) {
+            if is_sensitive_name(k) && !v.is_empty() {
+                secrets.push(v.to_string());
+            }
+        }
+        // Known to every excerpt cut from here on (see `crate::ground::redact`).
+        crate::ground::redact::remember(&secrets);
+        Ok((
+            Target {
+                kind,
+                timeout: self.timeout.unwrap_or(DEFAULT_TIMEOUT),
+                max_message_bytes: self.max_message_size,
+                wire_validation: false,
+            },
+            secrets,
+        ))
+    }
+}
