@@ -175,6 +175,29 @@ fn foreign_host_refused_with_421_passes() {
     assert_eq!(status, "passed", "{reason}");
 }
 
+/// A server that redirects with a `Location` built from the `Host` it was sent (the example
+/// server's `/mcp/` → `/mcp`, as Starlette's trailing-slash redirect does) is judged by what
+/// it does where the redirect leads, as a DNS-rebound browser would find: refused there is
+/// a pass, served there (`allow-foreign-host`) a failure — not an error about a redirect to
+/// a host that does not exist.
+#[test]
+fn a_redirect_built_from_the_foreign_host_is_judged_where_it_leads() {
+    for (defects, expected) in [
+        (&[][..], "passed"),
+        (&["--defect", "allow-foreign-host"][..], "failed"),
+    ] {
+        let server = HttpServer::start(defects);
+        let url = format!("{}/", server.url);
+        assert!(url.ends_with("/mcp/"), "{url}");
+        let (run, outcomes) = run_pack(&["--url", &url], None, &[], &[]);
+        let (status, reason) = &outcomes["security-exposure:foreign_host_rejected"];
+        assert_eq!(status, expected, "{defects:?}: {reason}\n{run:?}");
+        if expected == "failed" {
+            assert!(reason.contains("was not refused (HTTP 200"), "{reason}");
+        }
+    }
+}
+
 #[test]
 fn unauthenticated_endpoint_is_reported_and_token_checks_skip() {
     let server = HttpServer::start(&[]);

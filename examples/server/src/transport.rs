@@ -1,4 +1,5 @@
-//! The two transports: stdio (default) and Streamable HTTP at `/mcp`.
+//! The two transports: stdio (default) and Streamable HTTP at `/mcp` (`/mcp/` redirects
+//! there, as Starlette's trailing-slash redirect does).
 
 use std::{io::Write, net::SocketAddr};
 
@@ -129,6 +130,7 @@ pub async fn serve_http(
 
     let mut app = Router::new()
         .route_service("/mcp", service)
+        .route("/mcp/", axum::routing::any(redirect_to_endpoint))
         .layer(middleware::from_fn(jsonrpc_body_errors));
     if defects.has(&Defect::WrongId) {
         app = app.layer(middleware::from_fn(http_layers::wrong_id));
@@ -223,6 +225,28 @@ pub async fn serve_http(
         _ = shutdown_signal() => {}
     }
     Ok(())
+}
+
+/// `/mcp/` → `307` to `/mcp`, the absolute URL built from the request's `Host` as
+/// Starlette's `redirect_slashes` builds it (so a foreign `Host` is echoed into the
+/// `Location`); the query is kept.
+async fn redirect_to_endpoint(request: Request) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost")
+        .to_owned();
+    let query = request
+        .uri()
+        .query()
+        .map(|q| format!("?{q}"))
+        .unwrap_or_default();
+    (
+        StatusCode::TEMPORARY_REDIRECT,
+        [(header::LOCATION, format!("http://{host}/mcp{query}"))],
+    )
+        .into_response()
 }
 
 async fn shutdown_signal() {
