@@ -32,6 +32,9 @@
 //!   `read` waits for output. Unix: `O_NONBLOCK` pipes on tokio's reactor. Windows:
 //!   tokio's pipe threads (a write is taken into tokio's buffer at once; a server that
 //!   never reads holds one blocking thread until it is killed).
+//! - [`PipeProbe`]: how many bytes wait unread in the server's stderr pipe. Unix: a
+//!   duplicated descriptor and `FIONREAD`. Windows: none (`of` gives `None`), so a report's
+//!   stderr tail may miss lines the server wrote just before its last reply.
 //! - [`Interrupts`]: what stops a run. Unix: SIGINT (exit 130) and SIGTERM (143).
 //!   Windows: Ctrl-C (130) and Ctrl-Break (143).
 //! - [`signal_of`], [`signal_name`]: the signal that ended a process (Unix); none on
@@ -63,8 +66,8 @@ mod windows;
 use windows as os;
 
 pub use os::{
-    Interrupts, PipeReader, PipeWriter, Server, command, is_stop_signal, signal_group, signal_name,
-    signal_of, special_file_kind, split_command,
+    Interrupts, PipeProbe, PipeReader, PipeWriter, Server, command, is_stop_signal, signal_group,
+    signal_name, signal_of, special_file_kind, split_command,
 };
 pub use tree_impl::{Pinned, become_subreaper, children, environ, parent_of};
 

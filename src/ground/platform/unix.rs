@@ -241,6 +241,25 @@ impl PipeReader {
     }
 }
 
+/// A second descriptor of the server's stderr, to ask how many bytes wait in the pipe
+/// while the stderr thread reads it.
+pub struct PipeProbe(OwnedFd);
+
+impl PipeProbe {
+    pub fn of(pipe: &std::process::ChildStderr) -> Option<PipeProbe> {
+        pipe.as_fd().try_clone_to_owned().ok().map(PipeProbe)
+    }
+
+    /// Bytes written to the pipe and not read yet (`None`: the system cannot say).
+    pub fn pending(&self) -> Option<usize> {
+        let mut n: libc::c_int = 0;
+        // SAFETY: ioctl(2) FIONREAD writes one int into a local; the descriptor is ours
+        // and open for the call.
+        let r = unsafe { libc::ioctl(self.0.as_raw_fd(), libc::FIONREAD, &mut n) };
+        (r == 0).then(|| usize::try_from(n).unwrap_or(0))
+    }
+}
+
 /// SIGINT and SIGTERM, received by mcpspec.
 pub struct Interrupts {
     int: tokio::signal::unix::Signal,

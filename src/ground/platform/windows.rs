@@ -155,6 +155,20 @@ impl PipeReader {
     }
 }
 
+/// No probe of a pipe's pending bytes on Windows: the stderr tail is caught up with what
+/// the thread has read (see the contract).
+pub struct PipeProbe;
+
+impl PipeProbe {
+    pub fn of(_pipe: &std::process::ChildStderr) -> Option<PipeProbe> {
+        None
+    }
+
+    pub fn pending(&self) -> Option<usize> {
+        None
+    }
+}
+
 /// Ctrl-C and Ctrl-Break, received by mcpspec.
 pub struct Interrupts {
     c: tokio::signal::windows::CtrlC,

@@ -15,6 +15,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::io::Read;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -27,10 +28,13 @@ mod framing;
 mod many;
 mod process;
 
-use crate::ground::platform::{PipeReader, PipeWriter};
-use framing::{Incoming, StdoutReader, read_stderr};
+use crate::ground::platform::{PipeProbe, PipeReader, PipeWriter};
+use framing::{Incoming, StderrProgress, StdoutReader, read_stderr};
 
 const STDERR_TAIL_LINES: usize = 40;
+/// Longest wait for the stderr thread to keep what the server had written when a report
+/// asks for the tail (normally none: the thread is idle).
+const STDERR_CATCH_UP: Duration = Duration::from_millis(100);
 /// After the process exits, how long to keep reading what it wrote before.
 const EXIT_GRACE: Duration = Duration::from_millis(200);
 /// Replies to server requests are dropped (counted) while this much output is already
@@ -62,6 +66,9 @@ pub struct StdioTransport {
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Disconnected once the stderr thread has read everything.
     stderr_done: std::sync::mpsc::Receiver<()>,
+    /// What the stderr thread has read and kept, and what waits in the pipe.
+    stderr_progress: Arc<StderrProgress>,
+    stderr_probe: Option<PipeProbe>,
     closed: Option<String>,
     max_bytes: usize,
     /// Ids of requests that timed out: a late reply to one is not a wrong id.
@@ -101,11 +108,14 @@ impl StdioTransport {
         // is quiet, and it drains a chatty stderr whatever the runtime is doing).
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let tail = stderr.clone();
+        let stderr_progress = Arc::new(StderrProgress::default());
+        let progress = stderr_progress.clone();
+        let stderr_probe = PipeProbe::of(&stderr_file);
         let (stderr_ended, stderr_done) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("mcpspec-stderr".into())
             .spawn(move || {
-                read_stderr(stderr_file, &tail);
+                read_stderr(stderr_file, &tail, &progress);
                 drop(stderr_ended);
             })?;
         Ok(StdioTransport {
@@ -122,6 +132,8 @@ impl StdioTransport {
             stdin_broken: None,
             stderr,
             stderr_done,
+            stderr_progress,
+            stderr_probe,
             closed: None,
             max_bytes,
             abandoned: HashSet::new(),
@@ -432,13 +444,44 @@ impl StdioTransport {
         why
     }
 
-    /// Last lines of the server's stderr.
+    /// Last lines of the server's stderr, everything it had written by now included.
     pub fn stderr_tail(&self) -> Option<String> {
+        self.catch_up_stderr();
         let lines = self.stderr.lock().ok()?;
         if lines.is_empty() {
             return None;
         }
         Some(lines.iter().cloned().collect::<Vec<_>>().join("\n"))
+    }
+
+    /// Waits until the stderr thread has kept every line in the pipe now (at most
+    /// [`STDERR_CATCH_UP`]). stderr and stdout are separate pipes: a line the server wrote
+    /// just before its last reply may be unread when that reply has been read, and on a
+    /// loaded machine a report then went without it. A blocking wait, normally none.
+    fn catch_up_stderr(&self) {
+        let Some(probe) = &self.stderr_probe else {
+            return;
+        };
+        let deadline = Instant::now() + STDERR_CATCH_UP;
+        loop {
+            if matches!(
+                self.stderr_done.try_recv(),
+                Err(std::sync::mpsc::TryRecvError::Disconnected)
+            ) {
+                return;
+            }
+            // Nothing waits in the pipe, so all of it was read by now; then wait for
+            // what was read to be kept.
+            let pending = probe.pending().unwrap_or(0);
+            let read = self.stderr_progress.read.load(Ordering::Acquire);
+            if pending == 0 && self.stderr_progress.kept.load(Ordering::Acquire) >= read {
+                return;
+            }
+            if Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
     }
 
     /// A request is held open (a listen stream not cancelled): the server may still send

@@ -133,13 +133,27 @@ pub(super) fn noise(text: &str) -> Incoming {
     Incoming::Noise(kept)
 }
 
-pub(super) fn read_stderr(mut stderr: impl Read, tail: &Arc<Mutex<VecDeque<String>>>) {
+/// How far the stderr thread has got: bytes read from the pipe, and bytes of those that
+/// are in the tail (their lines kept). Equal and nothing pending in the pipe: the tail holds
+/// every line written so far.
+#[derive(Default)]
+pub(super) struct StderrProgress {
+    pub(super) read: AtomicU64,
+    pub(super) kept: AtomicU64,
+}
+
+pub(super) fn read_stderr(
+    mut stderr: impl Read,
+    tail: &Arc<Mutex<VecDeque<String>>>,
+    progress: &StderrProgress,
+) {
     let mut chunk = [0u8; 8192];
     let mut partial = Vec::new();
     loop {
         match stderr.read(&mut chunk) {
             Ok(0) => break,
             Ok(n) => {
+                progress.read.fetch_add(n as u64, Ordering::AcqRel);
                 for &b in &chunk[..n] {
                     if b == b'\n' {
                         push_stderr_line(tail, &partial);
@@ -148,6 +162,7 @@ pub(super) fn read_stderr(mut stderr: impl Read, tail: &Arc<Mutex<VecDeque<Strin
                         partial.push(b);
                     }
                 }
+                progress.kept.fetch_add(n as u64, Ordering::AcqRel);
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
