@@ -155,8 +155,8 @@ impl PipeReader {
     }
 }
 
-/// No probe of a pipe's pending bytes on Windows: the stderr tail is caught up with what
-/// the thread has read (see the contract).
+/// No probe of a pipe's pending bytes on Windows (`of` gives `None`): a report's stderr
+/// tail is what the stderr thread has kept so far (see the contract).
 pub struct PipeProbe;
 
 impl PipeProbe {

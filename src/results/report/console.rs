@@ -5,9 +5,9 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::diff::{self, Tag};
 use anstyle::{AnsiColor, Style};
 
+use super::diff::{self, Tag};
 use super::format_transcript;
 use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
 use crate::ground::redact::{Redactor, count_masks, escape_controls};

@@ -4,8 +4,8 @@
 //! Myers' O(ND) algorithm on the lines between the common prefix and suffix, with the
 //! number of differences bounded ([`MAX_EDITS`]): past it the middle is shown removed, then
 //! added — a diff that large reads as "different", not line by line. The bounds on edits
-//! and on work keep a hostile pair of multi-megabyte replies from taking quadratic time. Within a run of
-//! changed lines, the removed lines come first (as `git diff` shows them).
+//! and on work keep a hostile pair of multi-megabyte replies from taking quadratic time.
+//! Within a run of changed lines, the removed lines come first (as `git diff` shows them).
 //!
 //! Our own rather than a diff crate's: one non-generic function, where the crate's
 //! algorithms were instantiated about fifty times in mcpspec's code generation (a tenth of
@@ -23,7 +23,7 @@ pub enum Tag {
 }
 
 /// Lines of context around each hunk.
-pub const CONTEXT: usize = 3;
+const CONTEXT: usize = 3;
 
 /// Most differing lines the algorithm looks for the shortest edit through (its trace
 /// holds about `MAX_EDITS²` positions).

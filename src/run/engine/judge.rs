@@ -39,14 +39,14 @@ impl Judgement<'_> {
         self.exchange.settle();
         // A deferred step captures nothing, so the variables are not written.
         let mut no_captures = Map::new();
-        let seen = Observation {
+        let observation = Observation {
             exchange: &self.exchange,
             assembled: None,
             is_http: self.is_http,
             snapshots: &self.snapshots,
             output_schema: None,
         };
-        judge_observed(self.step, seen, &mut no_captures, &self.ctx_value)
+        judge_observed(self.step, observation, &mut no_captures, &self.ctx_value)
     }
 }
 
@@ -318,14 +318,14 @@ pub(super) async fn judge(
     } else {
         None
     };
-    let seen = Observation {
+    let observation = Observation {
         exchange,
         assembled,
         is_http: conn.is_http(),
         snapshots,
         output_schema,
     };
-    judge_observed(step, seen, ctx, ctx_value)
+    judge_observed(step, observation, ctx, ctx_value)
 }
 
 /// What a step's expectations are judged against.

@@ -43,6 +43,7 @@ pub use crate::ground::tls::install_provider as install_tls_provider;
 /// Any other failure is final, and so is a second one: a server that closes every fresh
 /// connection without answering still fails the step. A failure to connect at all is
 /// [`TransportError::Unreachable`]: the target was not reached.
+///
 /// A redirect out of the endpoint's origin is then followed only as
 /// [`follow_echoed_host`] says.
 pub(super) async fn send_once_more(
@@ -96,12 +97,15 @@ async fn follow_echoed_host(
     let mut notes = Vec::new();
     loop {
         let status = response.status();
+        if !status.is_redirection() {
+            return Ok((response, notes));
+        }
         let location = response
             .headers()
             .get(reqwest::header::LOCATION)
             .and_then(|l| l.to_str().ok())
             .and_then(|l| response.url().join(l).ok());
-        let Some(location) = location.filter(|_| status.is_redirection()) else {
+        let Some(location) = location else {
             return Ok((response, notes));
         };
         let mut request = build(client)
@@ -116,8 +120,11 @@ async fn follow_echoed_host(
             .get(reqwest::header::HOST)
             .and_then(|h| h.to_str().ok())
             .is_some_and(|host| host.eq_ignore_ascii_case(&authority(&location)));
-        if !echoed || !matches!(status.as_u16(), 307 | 308) || notes.len() >= MAX_REDIRECTS {
+        if !echoed || !matches!(status.as_u16(), 307 | 308) {
             return Err(TransportError::Io(cross_origin_refusal(&location, status)));
+        }
+        if notes.len() >= MAX_REDIRECTS {
+            return Err(TransportError::Io(too_many_redirects()));
         }
         let url = request.url_mut();
         url.set_path(location.path());
@@ -142,6 +149,10 @@ fn authority(url: &reqwest::Url) -> String {
         Some(port) => format!("{host}:{port}"),
         None => host.to_string(),
     }
+}
+
+fn too_many_redirects() -> String {
+    format!("more than {MAX_REDIRECTS} redirects")
 }
 
 /// Why a redirect out of the endpoint's origin was not followed.
@@ -208,7 +219,7 @@ const MAX_REDIRECTS: usize = 10;
 fn redirect_policy() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         if attempt.previous().len() > MAX_REDIRECTS {
-            return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+            return attempt.error(too_many_redirects());
         }
         let from = attempt.previous().last().map(reqwest::Url::origin);
         if from.is_none_or(|from| from == attempt.url().origin()) {
