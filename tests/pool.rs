@@ -141,3 +141,89 @@ fn the_process_count_is_reported() {
     let expected = ["Server processes: 1 started ("];
     one_job(reader, &target, &["--era", "2026-07-28"], 0, &expected);
 }
+
+/// Each scenario's verdict (`id`: the status of every step) in a report.
+fn verdicts(report: &Value) -> Vec<(String, Vec<String>)> {
+    let suites = report["suites"].as_array().expect("suites");
+    suites
+        .iter()
+        .map(|s| {
+            let steps = s["steps"].as_array().expect("steps");
+            let statuses = steps.iter().map(|st| st["outcome"]["status"].to_string());
+            (s["id"].as_str().unwrap().to_string(), statuses.collect())
+        })
+        .collect()
+}
+
+/// The two scenarios of `tests/pool/leftovers` (`calls` shares its process and the server
+/// misbehaves just after its reply, `reads` shares it too) in `order`, over the hostile
+/// server in `mode`, one job: the JSON report, pooled or under `--fresh`.
+fn leftovers_run(mode: &str, order: [&str; 2], fresh: bool) -> Value {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/server.py");
+    let target = format!("python3 {} {mode}", script.display());
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let files = order.map(|s| format!("tests/pool/leftovers/{s}.yaml"));
+    let mut args = vec!["run", &files[0], &files[1], "--stdio", &target];
+    args.extend(["--jobs", "1", "--json", json.to_str().unwrap()]);
+    if fresh {
+        args.push("--fresh");
+    }
+    let out = run(&args);
+    assert!(out.code <= 1, "{mode} {order:?}\n{}", out.all_output());
+    json_report(&json)
+}
+
+/// What the server wrote after `calls`'s reply is read before the process is handed on,
+/// in both orders: every verdict equals `--fresh`'s (where nobody reads it), and the
+/// pooled `calls` shows what was read (`shown`) in its transcript. Unless `exits`, the
+/// process is handed on whatever the order. Returns the pooled reports (calls first,
+/// reads first).
+fn leftovers_are_not_the_next_scenarios(mode: &str, shown: &str, exits: bool) -> [Value; 2] {
+    [["calls", "reads"], ["reads", "calls"]].map(|order| {
+        let fresh = leftovers_run(mode, order, true);
+        let pooled = leftovers_run(mode, order, false);
+        assert_eq!(
+            verdicts(&pooled),
+            verdicts(&fresh),
+            "{mode} {order:?}\n{pooled:#}"
+        );
+        assert_eq!(fresh["summary"]["failed"], 0, "{mode} {order:?}\n{fresh:#}");
+        let handed_on = !exits || order[0] == "reads";
+        assert_eq!(pooled["servers"]["warm"], u64::from(handed_on), "{pooled}");
+        let suites = pooled["suites"].as_array().unwrap();
+        let calls = suites.iter().find(|s| s["scenario"] == "calls").unwrap();
+        let transcript = calls["steps"][0]["transcript"].to_string();
+        assert!(transcript.contains(shown), "{mode} {order:?}: {transcript}");
+        pooled
+    })
+}
+
+#[test]
+fn garbage_after_a_reply_stays_with_the_scenario_that_caused_it() {
+    let shown = "non-JSON output from the server: garbage after the reply";
+    leftovers_are_not_the_next_scenarios("garbage-after-call", shown, false);
+}
+
+#[test]
+fn a_stale_duplicate_reply_stays_with_the_scenario_that_caused_it() {
+    let shown = "the server wrote 1 reply(ies) to an earlier request";
+    leftovers_are_not_the_next_scenarios("duplicate-call-reply", shown, false);
+}
+
+#[test]
+fn a_late_notification_stays_with_the_scenario_that_caused_it() {
+    let shown = "the server wrote 1 notification(s)";
+    leftovers_are_not_the_next_scenarios("log-after-call", shown, false);
+}
+
+/// A server that exits just after `calls`'s reply is not handed on: `reads` starts a new
+/// one, and the report says why.
+#[test]
+fn a_server_that_exits_after_a_reply_is_not_handed_on() {
+    let shown = "its server process is not handed to another scenario";
+    let [calls_first, _] = leftovers_are_not_the_next_scenarios("exit-after-call", shown, true);
+    assert_eq!(calls_first["servers"]["started"], 2, "{calls_first}");
+    let replaced = calls_first["servers"]["replaced"].to_string();
+    assert!(replaced.contains("exited"), "{replaced}");
+}

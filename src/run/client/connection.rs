@@ -21,7 +21,7 @@ use crate::results::exchange::{Direction, TranscriptEntry};
 use request::*;
 pub use request::{client_info, encode_header_value, expand_meta_key, raw_outgoing};
 use reuse::count_start;
-pub use reuse::starts;
+pub use reuse::{Handover, starts};
 use transcript::*;
 pub use transcript::{error_of, result_of};
 

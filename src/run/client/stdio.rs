@@ -87,6 +87,10 @@ pub struct StdioTransport {
     handshake_answers: Option<usize>,
     /// What the last exchange that failed had received meanwhile (for its report).
     unanswered: Option<Box<Exchange>>,
+    /// The exchange under way is the hand-over barrier ([`super::Connection::settle_for_handover`]):
+    /// a reply to another request is a stale one left behind, received meanwhile, not a
+    /// wrong id.
+    pub(super) stale_replies_expected: bool,
 }
 
 impl StdioTransport {
@@ -143,6 +147,7 @@ impl StdioTransport {
             answered: 0,
             handshake_answers: None,
             unanswered: None,
+            stale_replies_expected: false,
         })
     }
 
@@ -382,6 +387,10 @@ impl StdioTransport {
                     // Ids match as JSON values (`1` and `1.0` differ, as on the wire).
                     match expected {
                         Some(id) if id == got => {}
+                        Some(_) if self.stale_replies_expected => {
+                            ex.other_messages.push(msg);
+                            continue;
+                        }
                         // A parse error answer (`id: null`) to a raw message without id.
                         None if out.expects_response && got.is_null() => {}
                         Some(id) => {
