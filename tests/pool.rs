@@ -2,7 +2,9 @@
 //! server process per era; one that writes state, without opting in to anything, is the
 //! last user of a process (a warm one no reader needs any more, or its own), so writers
 //! and readers never see each other's state whatever the order and `--jobs`. A shared process that dies is replaced, and the report says so and
-//! counts the processes started.
+//! counts the processes started. What a server writes after a scenario's last reply
+//! (`tests/hostile/server.py`'s `*-after-call` modes) is that scenario's, never judged in
+//! the next: verdicts equal `--fresh`'s in both orders.
 
 mod common;
 
@@ -226,4 +228,37 @@ fn a_server_that_exits_after_a_reply_is_not_handed_on() {
     assert_eq!(calls_first["servers"]["started"], 2, "{calls_first}");
     let replaced = calls_first["servers"]["replaced"].to_string();
     assert!(replaced.contains("exited"), "{replaced}");
+}
+
+/// A server that never answers the hand-over barrier (`ping`) costs one wait, not one per
+/// scenario: the process is not handed on, and its era's scenarios run on processes of
+/// their own from then on, passing as under `--fresh`.
+#[test]
+fn a_server_that_does_not_answer_the_barrier_costs_one_wait() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/server.py");
+    let target = format!("python3 {} ignore-ping", script.display());
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let files = ["calls", "reads", "reads-again"].map(|s| format!("tests/pool/leftovers/{s}.yaml"));
+    let mut args = vec!["run", &files[0], &files[1], &files[2], "--stdio", &target];
+    args.extend([
+        "--jobs",
+        "1",
+        "--timeout",
+        "1s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let out = run(&args);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let report = json_report(&json);
+    assert_eq!(report["servers"]["started"], 3, "{report}");
+    let replaced = report["servers"]["replaced"].as_array().expect("replaced");
+    assert_eq!(replaced.len(), 1, "{report}");
+    let why = replaced[0].as_str().unwrap();
+    assert!(
+        why.contains("`ping` after its last step got no answer within 1s"),
+        "{why}"
+    );
+    assert!(why.contains("processes of their own from now on"), "{why}");
 }

@@ -25,6 +25,8 @@ the pipe before the reply to whatever comes next), otherwise serving normally:
   duplicate-call-reply  writes the reply a second time
   exit-after-call       exits
   log-after-call        sends a log notification (notifications/message)
+And:
+  ignore-ping       serves normally, but never answers `ping`
 """
 
 import json
@@ -158,7 +160,9 @@ def main():
             if MODE == "no-read":
                 time.sleep(600)
             continue
-        if MODE in AFTER_CALL:
+        if MODE == "ignore-ping" and req.get("method") == "ping":
+            continue
+        if MODE in AFTER_CALL + ("ignore-ping",):
             serve_normally(req)
             if req.get("method") == "tools/call":
                 after_call(req)

@@ -30,10 +30,21 @@
 //!   scenario shares, after its era's other sharing scenarios ([`Need::SharedLate`]), and
 //!   the probe takes a warm idle process that no sharing scenario needs any more
 //!   ([`Pool::take_spare`]), else starts one; either way it is stopped after the probe.
-//! - **When a shared process goes wrong**: a process that died, stopped answering, had a
-//!   request time out or holds a request open is not handed on: it is stopped, the next
-//!   scenario of its era starts a new one, and the report says so (the run's `servers`,
-//!   and a note in that scenario's transcript).
+//! - **What a scenario leaves in the pipe stays its own**: before a process is handed on
+//!   ([`Pool::give_back`]), what the server wrote after the scenario's last reply — a
+//!   non-JSON line, a stale duplicate reply, a late notification, its exit — is read
+//!   ([`Connection::settle_for_handover`]): one harmless request (`ping`, modern
+//!   `server/discover`), whose answer comes after everything written before it (stdio is
+//!   ordered), so a clean server costs one round trip and no fixed wait. What was read goes
+//!   to the transcript of that scenario's last step, unjudged: on a process of its own
+//!   (`--fresh`) nothing would have read it, and verdicts are the same either way. What a
+//!   server sends later, on its own time, cannot be told from the next scenario's.
+//! - **When a shared process goes wrong**: a process that died (also: just after its last
+//!   reply), stopped answering, had a request time out or holds a request open is not
+//!   handed on: it is stopped, the next scenario of its era starts a new one, and the
+//!   report says so (the run's `servers`, and a note in that scenario's transcript). A
+//!   process that does not answer the barrier is stopped too, and from then on its era's
+//!   scenarios run on processes of their own (one wait, not one per scenario).
 //!
 //! Connections a check opens besides its own (a second connection, the other era, the
 //! `legacyHandshake` probe) come from the pool too ([`Pool::borrow`]): they only read, so
