@@ -262,3 +262,18 @@ fn a_server_that_does_not_answer_the_barrier_costs_one_wait() {
     );
     assert!(why.contains("processes of their own from now on"), "{why}");
 }
+
+/// A server that writes every reply twice: the second copy of the hand-over `ping`'s reply
+/// reaches the next scenario, which notes it and judges nothing by it (under `--fresh`
+/// its first step passes too).
+#[test]
+fn a_second_copy_of_every_reply_is_not_the_next_scenarios() {
+    let shown = "the server wrote 1 reply(ies) to an earlier request";
+    let [calls_first, _] =
+        leftovers_are_not_the_next_scenarios("duplicate-every-reply", shown, false);
+    let reads = calls_first["suites"][1]["steps"][0]["transcript"].to_string();
+    assert!(
+        reads.contains("a second reply to the hand-over request after the scenario before"),
+        "{reads}"
+    );
+}

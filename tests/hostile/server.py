@@ -27,6 +27,7 @@ the pipe before the reply to whatever comes next), otherwise serving normally:
   log-after-call        sends a log notification (notifications/message)
 And:
   ignore-ping       serves normally, but never answers `ping`
+  duplicate-every-reply  writes every reply twice (`initialize` and `ping` too)
 """
 
 import json
@@ -39,7 +40,10 @@ out = sys.stdout.buffer
 
 
 def send(msg):
-    out.write(json.dumps(msg).encode() + b"\n")
+    line = json.dumps(msg).encode() + b"\n"
+    if MODE == "duplicate-every-reply" and "id" in msg and "method" not in msg:
+        line += line
+    out.write(line)
     out.flush()
 
 
@@ -155,7 +159,7 @@ def main():
                         n += 1
                         send({"jsonrpc": "2.0", "id": "s%d" % n, "method": "roots/list"})
             continue
-        if req.get("method") == "initialize" or MODE in ("correct", "setsid-child", "unicode-handles"):
+        if req.get("method") == "initialize" or MODE in ("correct", "duplicate-every-reply", "setsid-child", "unicode-handles"):
             serve_normally(req)
             if MODE == "no-read":
                 time.sleep(600)

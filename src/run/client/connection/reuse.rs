@@ -81,7 +81,11 @@ impl Connection {
         let mark = self.log.len();
         let method = self.harmless_method();
         self.handovers += 1;
-        let id = json!(format!("mcpspec-handover-{}", self.handovers));
+        let id = json!(format!(
+            "{}{}",
+            super::super::stdio::HANDOVER_ID_PREFIX,
+            self.handovers
+        ));
         let mut out = self.build_plain(method, None, Some(id));
         out.timeout = self.target.timeout.min(LIVENESS_WAIT);
         // Its timeout says what it says: no liveness probe after it.
