@@ -3,6 +3,7 @@
 //! again for the next one, and the count of server starts (where a stdio run's time goes).
 
 use super::*;
+use crate::run::client::stdio::HANDOVER_ID_PREFIX;
 
 /// What [`Connection::settle_for_handover`] found.
 pub enum Handover {
@@ -80,20 +81,7 @@ impl Connection {
         };
         let mark = self.log.len();
         let method = self.harmless_method();
-        self.handovers += 1;
-        let id = json!(format!(
-            "{}{}",
-            super::super::stdio::HANDOVER_ID_PREFIX,
-            self.handovers
-        ));
-        let mut out = self.build_plain(method, None, Some(id));
-        out.timeout = self.target.timeout.min(LIVENESS_WAIT);
-        // Its timeout says what it says: no liveness probe after it.
-        let probing = std::mem::replace(&mut self.probing, true);
-        self.set_stale_replies_expected(true);
-        let result = self.send(&out).await;
-        self.set_stale_replies_expected(false);
-        self.probing = probing;
+        let result = self.barrier(method).await;
         let note = match &result {
             Ok(ex) if ex.other_messages.len() + ex.stdout_noise.len() == 0 => {
                 self.log.truncate(mark);
@@ -109,20 +97,36 @@ impl Connection {
         };
         self.note(note);
         let transcript = self.log.split_off(mark);
-        match result {
-            Ok(_) => Handover::Drained(transcript),
-            Err(e) => Handover::Spent {
-                unanswered: matches!(e, TransportError::Timeout(_)),
-                why: match e {
-                    TransportError::Timeout(d) => format!(
-                        "`{method}` after its last step got no answer within {}",
-                        humantime::format_duration(d)
-                    ),
-                    e => e.to_string(),
-                },
-                transcript,
+        let Err(e) = result else {
+            return Handover::Drained(transcript);
+        };
+        Handover::Spent {
+            unanswered: matches!(e, TransportError::Timeout(_)),
+            why: match e {
+                TransportError::Timeout(d) => format!(
+                    "`{method}` after its last step got no answer within {}",
+                    humantime::format_duration(d)
+                ),
+                e => e.to_string(),
             },
+            transcript,
         }
+    }
+
+    /// The hand-over's round trip: `method`, with an id of its own, answered within the
+    /// liveness wait; a reply to another request meanwhile is a stale one, received.
+    async fn barrier(&mut self, method: &str) -> Result<Exchange, TransportError> {
+        self.handovers += 1;
+        let id = format!("{HANDOVER_ID_PREFIX}{}", self.handovers);
+        let mut out = self.build_plain(method, None, Some(json!(id)));
+        out.timeout = self.target.timeout.min(LIVENESS_WAIT);
+        // Its timeout says what it says: no liveness probe after it.
+        let probing = std::mem::replace(&mut self.probing, true);
+        self.set_stale_replies_expected(true);
+        let result = self.send(&out).await;
+        self.set_stale_replies_expected(false);
+        self.probing = probing;
+        result
     }
 
     fn set_stale_replies_expected(&mut self, on: bool) {
