@@ -2,7 +2,9 @@
 //! server process per era; one that writes state, without opting in to anything, is the
 //! last user of a process (a warm one no reader needs any more, or its own), so writers
 //! and readers never see each other's state whatever the order and `--jobs`. A shared process that dies is replaced, and the report says so and
-//! counts the processes started.
+//! counts the processes started. What a server writes after a scenario's last reply
+//! (`tests/hostile/server.py`'s `*-after-call` modes) is that scenario's, never judged in
+//! the next: verdicts equal `--fresh`'s in both orders.
 
 mod common;
 
@@ -140,4 +142,139 @@ fn the_process_count_is_reported() {
     let reader = "tests/pool/isolation/1-reads.yaml";
     let expected = ["Server processes: 1 started ("];
     one_job(reader, &target, &["--era", "2026-07-28"], 0, &expected);
+}
+
+/// Each scenario's verdict (`id`: the status of every step) in a report.
+fn verdicts(report: &Value) -> Vec<(String, Vec<String>)> {
+    let suites = report["suites"].as_array().expect("suites");
+    suites
+        .iter()
+        .map(|s| {
+            let steps = s["steps"].as_array().expect("steps");
+            let statuses = steps.iter().map(|st| st["outcome"]["status"].to_string());
+            (s["id"].as_str().unwrap().to_string(), statuses.collect())
+        })
+        .collect()
+}
+
+/// The hostile stdio server (`tests/hostile/server.py`) misbehaving in `mode`.
+fn hostile(mode: &str) -> String {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/server.py");
+    format!("python3 {} {mode}", script.display())
+}
+
+/// The two scenarios of `tests/pool/leftovers` (`calls` shares its process and the server
+/// misbehaves just after its reply, `reads` shares it too) in `order`, over the hostile
+/// server in `mode`, one job: the JSON report, pooled or under `--fresh`.
+fn leftovers_run(mode: &str, order: [&str; 2], fresh: bool) -> Value {
+    let target = hostile(mode);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let files = order.map(|s| format!("tests/pool/leftovers/{s}.yaml"));
+    let mut args = vec!["run", &files[0], &files[1], "--stdio", &target];
+    args.extend(["--jobs", "1", "--json", json.to_str().unwrap()]);
+    if fresh {
+        args.push("--fresh");
+    }
+    let out = run(&args);
+    assert!(out.code <= 1, "{mode} {order:?}\n{}", out.all_output());
+    json_report(&json)
+}
+
+/// What the server wrote after `calls`'s reply is read before the process is handed on,
+/// in both orders: every verdict equals `--fresh`'s (where nobody reads it), and the
+/// pooled `calls` shows what was read (`shown`) in its transcript. Unless `exits`, the
+/// process is handed on whatever the order. Returns the pooled reports (calls first,
+/// reads first).
+fn leftovers_are_not_the_next_scenarios(mode: &str, shown: &str, exits: bool) -> [Value; 2] {
+    [["calls", "reads"], ["reads", "calls"]].map(|order| {
+        let fresh = leftovers_run(mode, order, true);
+        let pooled = leftovers_run(mode, order, false);
+        assert_eq!(
+            verdicts(&pooled),
+            verdicts(&fresh),
+            "{mode} {order:?}\n{pooled:#}"
+        );
+        assert_eq!(fresh["summary"]["failed"], 0, "{mode} {order:?}\n{fresh:#}");
+        let handed_on = !exits || order[0] == "reads";
+        assert_eq!(pooled["servers"]["warm"], u64::from(handed_on), "{pooled}");
+        let suites = pooled["suites"].as_array().unwrap();
+        let calls = suites.iter().find(|s| s["scenario"] == "calls").unwrap();
+        let transcript = calls["steps"][0]["transcript"].to_string();
+        assert!(transcript.contains(shown), "{mode} {order:?}: {transcript}");
+        pooled
+    })
+}
+
+#[test]
+fn garbage_after_a_reply_stays_with_the_scenario_that_caused_it() {
+    let shown = "non-JSON output from the server: garbage after the reply";
+    leftovers_are_not_the_next_scenarios("garbage-after-call", shown, false);
+}
+
+#[test]
+fn a_stale_duplicate_reply_stays_with_the_scenario_that_caused_it() {
+    let shown = "the server wrote 1 reply(ies) to an earlier request";
+    leftovers_are_not_the_next_scenarios("duplicate-call-reply", shown, false);
+}
+
+#[test]
+fn a_late_notification_stays_with_the_scenario_that_caused_it() {
+    let shown = "the server wrote 1 notification(s)";
+    leftovers_are_not_the_next_scenarios("log-after-call", shown, false);
+}
+
+/// A server that exits just after `calls`'s reply is not handed on: `reads` starts a new
+/// one, and the report says why.
+#[test]
+fn a_server_that_exits_after_a_reply_is_not_handed_on() {
+    let shown = "its server process is not handed to another scenario";
+    let [calls_first, _] = leftovers_are_not_the_next_scenarios("exit-after-call", shown, true);
+    assert_eq!(calls_first["servers"]["started"], 2, "{calls_first}");
+    // Why: the closed stdout, or the `ping` that could not be written (whichever the
+    // client saw first).
+    let replaced = calls_first["servers"]["replaced"].to_string();
+    let stopped = "the shared server process (legacy) was stopped after `calls@legacy`";
+    assert!(replaced.contains(stopped), "{replaced}");
+}
+
+/// A server that never answers the hand-over barrier (`ping`) costs one wait, not one per
+/// scenario: the process is not handed on, and its era's scenarios run on processes of
+/// their own from then on, passing as under `--fresh`.
+#[test]
+fn a_server_that_does_not_answer_the_barrier_costs_one_wait() {
+    let target = hostile("ignore-ping");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let files = ["calls", "reads", "reads-again"].map(|s| format!("tests/pool/leftovers/{s}.yaml"));
+    let mut args = vec!["run", &files[0], &files[1], &files[2], "--stdio", &target];
+    // The default timeout: a shorter one could cut a slow start short on a loaded machine.
+    args.extend(["--jobs", "1", "--json", json.to_str().unwrap()]);
+    let out = run(&args);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let report = json_report(&json);
+    assert_eq!(report["servers"]["started"], 3, "{report}");
+    let replaced = report["servers"]["replaced"].as_array().expect("replaced");
+    assert_eq!(replaced.len(), 1, "{report}");
+    let why = replaced[0].as_str().unwrap();
+    assert!(
+        why.contains("`ping` after its last step got no answer within 5s"),
+        "{why}"
+    );
+    assert!(why.contains("processes of their own from now on"), "{why}");
+}
+
+/// A server that writes every reply twice: the second copy of the hand-over `ping`'s reply
+/// reaches the next scenario, which notes it and judges nothing by it (under `--fresh`
+/// its first step passes too).
+#[test]
+fn a_second_copy_of_every_reply_is_not_the_next_scenarios() {
+    let shown = "the server wrote 1 reply(ies) to an earlier request";
+    let [calls_first, _] =
+        leftovers_are_not_the_next_scenarios("duplicate-every-reply", shown, false);
+    let reads = calls_first["suites"][1]["steps"][0]["transcript"].to_string();
+    assert!(
+        reads.contains("a second reply to the hand-over request after the scenario before"),
+        "{reads}"
+    );
 }

@@ -18,6 +18,16 @@ Modes:
                     (roots/list) without end
   unicode-handles   serves a read-only tool `mint` whose handles (structuredContent.id)
                     are short non-ASCII strings: "xé", then "a中", …
+
+After the reply to each `tools/call`, and before reading the next line (so all of it is in
+the pipe before the reply to whatever comes next), otherwise serving normally:
+  garbage-after-call    writes a non-JSON line
+  duplicate-call-reply  writes the reply a second time
+  exit-after-call       exits
+  log-after-call        sends a log notification (notifications/message)
+And:
+  ignore-ping       serves normally, but never answers `ping`
+  duplicate-every-reply  writes every reply twice (`initialize` and `ping` too)
 """
 
 import json
@@ -30,7 +40,10 @@ out = sys.stdout.buffer
 
 
 def send(msg):
-    out.write(json.dumps(msg).encode() + b"\n")
+    line = json.dumps(msg).encode() + b"\n"
+    if MODE == "duplicate-every-reply" and "id" in msg and "method" not in msg:
+        line += line
+    out.write(line)
     out.flush()
 
 
@@ -104,6 +117,22 @@ def serve_normally(req):
         )
 
 
+AFTER_CALL = ("garbage-after-call", "duplicate-call-reply", "exit-after-call", "log-after-call")
+
+
+def after_call(req):
+    if MODE == "garbage-after-call":
+        out.write(b"garbage after the reply\n")
+        out.flush()
+    elif MODE == "duplicate-call-reply":
+        serve_normally(req)
+    elif MODE == "exit-after-call":
+        sys.exit(0)
+    elif MODE == "log-after-call":
+        note = {"level": "info", "data": "sent just after the reply"}
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": note})
+
+
 def main():
     if MODE == "setsid-child":
         if os.fork() == 0:
@@ -130,10 +159,17 @@ def main():
                         n += 1
                         send({"jsonrpc": "2.0", "id": "s%d" % n, "method": "roots/list"})
             continue
-        if req.get("method") == "initialize" or MODE in ("correct", "setsid-child", "unicode-handles"):
+        if req.get("method") == "initialize" or MODE in ("correct", "duplicate-every-reply", "setsid-child", "unicode-handles"):
             serve_normally(req)
             if MODE == "no-read":
                 time.sleep(600)
+            continue
+        if MODE == "ignore-ping" and req.get("method") == "ping":
+            continue
+        if MODE in AFTER_CALL + ("ignore-ping",):
+            serve_normally(req)
+            if req.get("method") == "tools/call":
+                after_call(req)
             continue
         if MODE == "hang-after-init":
             continue

@@ -21,7 +21,7 @@ use crate::results::exchange::{Direction, TranscriptEntry};
 use request::*;
 pub use request::{client_info, encode_header_value, expand_meta_key, raw_outgoing};
 use reuse::count_start;
-pub use reuse::starts;
+pub use reuse::{Handover, starts};
 use transcript::*;
 pub use transcript::{error_of, result_of};
 
@@ -121,6 +121,9 @@ pub struct Connection {
     target: Target,
     pub negotiated: Negotiated,
     next_id: u64,
+    /// Hand-overs so far ([`Connection::settle_for_handover`]): its request's id is a
+    /// string of its own, so the scenarios' numbering is the same with and without it.
+    handovers: u64,
     session_id: Option<String>,
     log: Vec<TranscriptEntry>,
     log_started: Instant,
@@ -172,6 +175,7 @@ impl Connection {
                 handshake_headers: None,
             },
             next_id: 0,
+            handovers: 0,
             session_id: None,
             log: Vec::new(),
             log_started: Instant::now(),

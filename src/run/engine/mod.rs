@@ -492,7 +492,11 @@ async fn run_leased(
             suite.steps = failure::at_revision(&revision, run).await;
             suite.stderr_tail = conn.stderr_tail();
             if shared {
-                pool.give_back(conn, &format!("`{}`", item.id())).await;
+                // What the server wrote after the last reply is this scenario's.
+                let leftovers = pool.give_back(conn, &format!("`{}`", item.id())).await;
+                if let Some(last) = suite.steps.last_mut() {
+                    last.transcript.extend(leftovers);
+                }
             } else {
                 conn.close().await;
             }

@@ -30,10 +30,21 @@
 //!   scenario shares, after its era's other sharing scenarios ([`Need::SharedLate`]), and
 //!   the probe takes a warm idle process that no sharing scenario needs any more
 //!   ([`Pool::take_spare`]), else starts one; either way it is stopped after the probe.
-//! - **When a shared process goes wrong**: a process that died, stopped answering, had a
-//!   request time out or holds a request open is not handed on: it is stopped, the next
-//!   scenario of its era starts a new one, and the report says so (the run's `servers`,
-//!   and a note in that scenario's transcript).
+//! - **What a scenario leaves in the pipe stays its own**: before a process is handed on
+//!   ([`Pool::give_back`]), what the server wrote after the scenario's last reply — a
+//!   non-JSON line, a stale duplicate reply, a late notification, its exit — is read
+//!   ([`Connection::settle_for_handover`]): one harmless request (`ping`, modern
+//!   `server/discover`), whose answer comes after everything written before it (stdio is
+//!   ordered), so a clean server costs one round trip and no fixed wait. What was read goes
+//!   to the transcript of that scenario's last step, unjudged: on a process of its own
+//!   (`--fresh`) nothing would have read it, and verdicts are the same either way. What a
+//!   server sends later, on its own time, cannot be told from the next scenario's.
+//! - **When a shared process goes wrong**: a process that died (also: just after its last
+//!   reply), stopped answering, had a request time out or holds a request open is not
+//!   handed on: it is stopped, the next scenario of its era starts a new one, and the
+//!   report says so (the run's `servers`, and a note in that scenario's transcript). A
+//!   process that does not answer the barrier is stopped too, and from then on its era's
+//!   scenarios run on processes of their own (one wait, not one per scenario).
 //!
 //! Connections a check opens besides its own (a second connection, the other era, the
 //! `legacyHandshake` probe) come from the pool too ([`Pool::borrow`]): they only read, so
@@ -50,6 +61,8 @@ use std::time::Duration;
 use crate::language::dsl::Scenario;
 use crate::language::dsl::document::LIST_CHANGE_TOOL;
 use crate::protocol::era::EraRequest;
+use crate::results::exchange::TranscriptEntry;
+use crate::run::client::connection::Handover;
 use crate::run::client::{ConnectError, ConnectErrorKind, Connection, Target};
 
 /// Which process an item runs on.
@@ -129,6 +142,9 @@ struct Lane {
     pending_early: usize,
     /// Why the last shared process of this era was replaced (told to the next scenario).
     replaced: Option<String>,
+    /// A process of this era did not answer the hand-over barrier: from now on each item
+    /// starts its own ([`Pool::give_back`]).
+    unshared: bool,
 }
 
 impl Lane {
@@ -224,8 +240,8 @@ impl Pool {
             return true;
         };
         match need {
-            Need::Shared => lane.free(),
-            Need::SharedLate => lane.pending_early == 0 && lane.free(),
+            Need::Shared => lane.unshared || lane.free(),
+            Need::SharedLate => lane.pending_early == 0 && (lane.unshared || lane.free()),
             Need::Last(_) => lane.pending == 0 && lane.free(),
             Need::Own(_) => true,
         }
@@ -244,7 +260,8 @@ impl Pool {
                 if *need == Need::Shared {
                     lane.pending_early = lane.pending_early.saturating_sub(1);
                 }
-                Some(lane.claim())
+                // Not shared any more: a process of its own, stopped after it.
+                (!lane.unshared).then(|| lane.claim())
             }
             Need::Last(_) => lane.take_spare().map(|c| Lease::Last(Box::new(c))),
             Need::Own(_) => None,
@@ -291,35 +308,68 @@ impl Pool {
     }
 
     /// A connection leased or borrowed from `era`'s lane is done: kept warm when it can be
-    /// handed on, else stopped (and reported, with what it was doing: `during`).
-    pub async fn give_back(&self, mut conn: Connection, during: &str) {
+    /// handed on, else stopped (and reported, with what it was doing: `during`). First,
+    /// what the server wrote after the last reply is read
+    /// ([`Connection::settle_for_handover`]): returned, for the transcript of the scenario
+    /// whose requests caused it (empty when there was nothing).
+    pub async fn give_back(&self, mut conn: Connection, during: &str) -> Vec<TranscriptEntry> {
         let era = conn.negotiated.requested.clone();
-        if !self.enabled {
+        if !self.enabled || self.unshared(&era) {
+            if self.enabled {
+                self.forget_live(&era);
+            }
             conn.close().await;
-            return;
+            return Vec::new();
         }
-        match conn.reusable() {
-            Ok(()) => {
-                conn.begin_reuse();
-                self.lanes().entry(era).or_default().idle.push(conn);
+        let (why, unanswered, transcript) = match conn.settle_for_handover().await {
+            Handover::Clean => (None, false, Vec::new()),
+            Handover::Drained(transcript) => (None, false, transcript),
+            Handover::Spent {
+                why,
+                unanswered,
+                transcript,
+            } => (Some(why), unanswered, transcript),
+        };
+        let Some(why) = why else {
+            conn.begin_reuse();
+            self.lanes().entry(era).or_default().idle.push(conn);
+            return transcript;
+        };
+        let next = if unanswered {
+            "its scenarios run on processes of their own from now on"
+        } else {
+            "the next scenario started a new one"
+        };
+        let what =
+            format!("the shared server process ({era}) was stopped after {during}: {why}; {next}");
+        {
+            let mut lanes = self.lanes();
+            let lane = lanes.entry(era).or_default();
+            lane.live = lane.live.saturating_sub(1);
+            lane.replaced = Some(what.clone());
+            if unanswered {
+                lane.unshared = true;
             }
-            Err(why) => {
-                let what = format!(
-                    "the shared server process ({era}) was stopped after {during}: {why}; the next scenario started a new one"
-                );
-                {
-                    let mut lanes = self.lanes();
-                    let lane = lanes.entry(era).or_default();
-                    lane.live = lane.live.saturating_sub(1);
-                    lane.replaced = Some(what.clone());
-                }
-                self.stats
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .replaced
-                    .push(what);
-                conn.close().await;
-            }
+        }
+        self.stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replaced
+            .push(what);
+        conn.close().await;
+        transcript
+    }
+
+    /// Whether `era`'s processes are no longer shared: one did not answer the hand-over
+    /// barrier, so nothing would prove that what it wrote belongs to the scenario before.
+    fn unshared(&self, era: &str) -> bool {
+        self.lanes().get(era).is_some_and(|l| l.unshared)
+    }
+
+    /// A process of `era`'s lane that is not handed on is gone.
+    fn forget_live(&self, era: &str) {
+        if let Some(lane) = self.lanes().get_mut(era) {
+            lane.live = lane.live.saturating_sub(1);
         }
     }
 
@@ -346,7 +396,9 @@ impl Pool {
             });
         }
         let target = if self.enabled { &self.target } else { target };
-        if self.enabled {
+        // Counted as live when it is started for the lane (given back, it is settled then).
+        let pooled = self.enabled && !self.unshared(label);
+        if pooled {
             let claim = self.lanes().entry(label.to_string()).or_default().claim();
             if let Lease::Warm(conn) = claim {
                 self.count_warm();
@@ -356,7 +408,7 @@ impl Pool {
         let opened = Connection::open(target, label, era).await;
         if let Err(e) = &opened {
             self.gate.remember(label, e);
-            if self.enabled {
+            if pooled {
                 self.start_failed(label);
             }
         }

@@ -350,7 +350,7 @@ pub(super) async fn probe_unmet(
     {
         Ok(probe) => {
             let revision = probe.negotiated.revision.clone();
-            pool.give_back(probe, "the `legacyHandshake` probe").await;
+            conn.adopt(pool.give_back(probe, "the `legacyHandshake` probe").await);
             Ok(revision)
         }
         Err(e) => Err(e.message),

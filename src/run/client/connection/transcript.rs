@@ -128,6 +128,12 @@ impl Connection {
         std::mem::take(&mut self.log)
     }
 
+    /// Entries read on another connection for this scenario's sake (what the server of a
+    /// borrowed connection wrote after its last reply): they join this transcript.
+    pub fn adopt(&mut self, entries: Vec<TranscriptEntry>) {
+        self.log.extend(entries);
+    }
+
     /// A note in the transcript (retries, probes).
     pub fn note(&mut self, text: String) {
         self.record(Direction::Note, text, None);

@@ -36,7 +36,7 @@ pub async fn cross_era(
         match pool.borrow(&target, label, &era).await {
             Ok(mut c) => {
                 let snap = take_snapshot(&mut c, None).await;
-                pool.give_back(c, "a cross-era snapshot").await;
+                conn.adopt(pool.give_back(c, "a cross-era snapshot").await);
                 match snap {
                     Ok(s) => snaps.push(s),
                     Err(e) => failures.push(format!("{label}: snapshot failed: {e}")),
@@ -124,7 +124,7 @@ pub async fn auto_picks_modern(conn: &mut Connection, pool: &Pool) -> Result<Che
         c.negotiated.revision.clone(),
         c.negotiated.note.clone(),
     );
-    pool.give_back(c, "`auto_picks_modern`").await;
+    conn.adopt(pool.give_back(c, "`auto_picks_modern`").await);
     if picked.0 == EraKind::Modern {
         return Ok(CheckOutcome::Pass);
     }

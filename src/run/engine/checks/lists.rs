@@ -55,8 +55,10 @@ pub async fn across_connections(
         .await
         .map_err(|e| format!("the second connection failed: {}", e.message))?;
     let theirs = list_all(&mut other, list).await;
-    pool.give_back(other, "`list_stable_across_connections`")
+    let leftovers = pool
+        .give_back(other, "`list_stable_across_connections`")
         .await;
+    conn.adopt(leftovers);
     let theirs = theirs.map_err(|e| format!("on the second connection: {e}"))?;
     Ok(compare_sets(list, &mine, &theirs))
 }
