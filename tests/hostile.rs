@@ -503,3 +503,44 @@ fn template_bomb_at_run_time_is_the_scenarios_error_in_bounded_memory() {
     assert_flat_memory(&run);
     assert_within(&run, Duration::from_secs(10));
 }
+
+/// mcpspec killed outright (SIGKILL: nothing of it runs to clean up) while its server
+/// ignores both the end of its stdin and SIGTERM (#40 item 12): the server dies with it
+/// (`PR_SET_PDEATHSIG`), within seconds, instead of running on.
+#[test]
+#[cfg_attr(
+    not(mcpspec_linux),
+    ignore = "a server is tied to mcpspec's life on Linux only (src/ground/platform.rs)"
+)]
+fn a_server_dies_with_a_killed_mcpspec() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let cwd = work.path().join("server-cwd");
+    fs::create_dir(&cwd).expect("server cwd");
+    let spawned = process::spawn(
+        Command::new(binary())
+            .arg("run")
+            .arg(scenario("healthy.yaml"))
+            .args(["--stdio", &hostile("immortal"), "--era", "legacy"])
+            .args(["--timeout", "60s", "--cwd"])
+            .arg(&cwd)
+            .current_dir(repo_root()),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !common::processes_in(&cwd)
+        .iter()
+        .any(|(_, cmd)| cmd.contains("immortal"))
+    {
+        if std::time::Instant::now() >= deadline {
+            process::kill_processes_in(&cwd);
+            panic!("the server never started");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Long enough for the handshake; the tie is set before the server's program runs.
+    std::thread::sleep(Duration::from_millis(300));
+    process::signal(spawned.child.id(), "KILL");
+    let done = spawned.wait(RUN_LIMIT).expect("a SIGKILLed mcpspec exits");
+    if let Err(left) = process::processes_left_in(&cwd, Duration::from_secs(10)) {
+        panic!("the server outlived a SIGKILLed mcpspec: {left:?}\n{done:?}");
+    }
+}

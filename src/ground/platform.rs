@@ -12,6 +12,10 @@
 //! - [`Server::spawn`] starts a server with piped stdio in a group of its own. Unix: a new
 //!   process group whose id is the server's pid. Windows: `CREATE_NEW_PROCESS_GROUP`
 //!   (the console's Ctrl-C does not reach it; it is not a unit of killing there).
+//!   Linux: the server also gets SIGKILL when mcpspec dies, even by SIGKILL
+//!   (`PR_SET_PDEATHSIG`, set by a spawner thread that lives as long as mcpspec).
+//!   Elsewhere nothing ties them: a server that ignores the end of its stdin outlives
+//!   a mcpspec killed outright.
 //! - [`signal_group`] / [`Server::signal`] stop the server and its group, and only while
 //!   the server is not reaped (until then its id names it and nobody else). Unix: SIGTERM
 //!   or SIGKILL to the process group. Windows: [`Stop::Term`] sends nothing (there is no

@@ -16,12 +16,15 @@ Modes:
   close-stdout      closes its stdout right after the handshake, stays alive
   request-flood     after the handshake, never reads again and sends server requests
                     (roots/list) without end
+  immortal          ignores SIGTERM, answers initialize and then nothing, and keeps
+                    running after its stdin ends (only SIGKILL stops it)
   unicode-handles   serves a read-only tool `mint` whose handles (structuredContent.id)
                     are short non-ASCII strings: "xé", then "a中", …
 """
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -105,6 +108,8 @@ def serve_normally(req):
 
 
 def main():
+    if MODE == "immortal":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if MODE == "setsid-child":
         if os.fork() == 0:
             os.setsid()
@@ -135,7 +140,7 @@ def main():
             if MODE == "no-read":
                 time.sleep(600)
             continue
-        if MODE == "hang-after-init":
+        if MODE in ("hang-after-init", "immortal"):
             continue
         if MODE == "garbage-reply":
             out.write(b"garbage instead of a reply: " + b"#" * 2000 + b"\n")
@@ -159,3 +164,6 @@ if __name__ == "__main__":
         main()
     except (BrokenPipeError, ValueError, OSError):
         pass
+    if MODE == "immortal":
+        # The end of stdin is no reason to exit; the test's own limit.
+        time.sleep(120)

@@ -8,6 +8,13 @@ pub fn become_subreaper() -> bool {
     false
 }
 
+/// Start `cmd`. Nothing ties the server's life to mcpspec's here (no `PR_SET_PDEATHSIG`):
+/// if mcpspec is killed outright, a server that ignores the end of its stdin outlives it.
+#[cfg(unix)]
+pub fn spawn_tied(mut cmd: std::process::Command) -> std::io::Result<std::process::Child> {
+    cmd.spawn()
+}
+
 /// A process pinned so that a signal reaches it or nothing; never made here (a bare pid
 /// could name a stranger by the time it is signalled, so nothing is signalled by pid).
 #[derive(Debug)]

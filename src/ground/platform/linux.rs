@@ -9,6 +9,10 @@
 //! server's own group is signalled.
 
 use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+use std::sync::OnceLock;
+use std::sync::mpsc;
 
 /// Make this process the reaper of its orphaned descendants: a server's grandchild that
 /// double-forks or calls `setsid()` is re-parented to mcpspec instead of init, so it can
@@ -16,6 +20,71 @@ use std::os::fd::AsRawFd;
 pub fn become_subreaper() -> bool {
     // SAFETY: prctl(2) PR_SET_CHILD_SUBREAPER takes an integer flag; no memory.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) == 0 }
+}
+
+/// A spawn request for the spawner thread, and where its result goes.
+type SpawnJob = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// The thread that starts every server (see [`spawn_tied`]); `None` if it could not be
+/// started.
+static SPAWNER: OnceLock<Option<mpsc::Sender<SpawnJob>>> = OnceLock::new();
+
+/// Start `cmd` so that its process gets SIGKILL when mcpspec dies, however it dies (even
+/// by SIGKILL, when nothing of mcpspec runs to stop it): `PR_SET_PDEATHSIG`.
+///
+/// That signal fires when the *thread* that forked the child exits, not the process: a
+/// server forked by a tokio worker (or a test thread) would be killed when that thread
+/// ends. So every server is forked by one thread that lives as long as mcpspec. If that
+/// thread cannot be started, the server is started here without the tie.
+pub fn spawn_tied(mut cmd: Command) -> std::io::Result<Child> {
+    let spawner = SPAWNER.get_or_init(|| {
+        let (jobs, queue) = mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("mcpspec-spawner".into())
+            .spawn(move || {
+                for (mut cmd, reply) in queue {
+                    tie_to_parent(&mut cmd);
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .ok()
+            .map(|_| jobs)
+    });
+    let Some(spawner) = spawner else {
+        return cmd.spawn();
+    };
+    let (reply, result) = mpsc::channel();
+    spawner
+        .send((cmd, reply))
+        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?;
+    result
+        .recv()
+        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?
+}
+
+/// In the child, before `exec`: SIGKILL when the parent (thread) dies. If mcpspec died
+/// before the `prctl` (the child was re-parented already), the signal will never come:
+/// the child gives up instead of running unwatched.
+fn tie_to_parent(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the forked child and makes only async-signal-safe
+    // system calls (prctl, getppid); it allocates nothing (a raw OS error is no
+    // allocation).
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
 }
 
 /// One process pinned by a pidfd: every signal reaches it or nothing, even after its pid
