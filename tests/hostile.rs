@@ -544,3 +544,44 @@ fn a_server_dies_with_a_killed_mcpspec() {
         panic!("the server outlived a SIGKILLed mcpspec: {left:?}\n{done:?}");
     }
 }
+
+/// A server that answers one request after the handshake, then nothing (#40 item 15): the
+/// step after it times out, and the liveness `ping` that follows waits a multiple of the
+/// server's own answers (at least 1 s), not the whole timeout again — the step costs its
+/// timeout and a little more, not twice it.
+#[test]
+fn a_timed_out_step_costs_its_timeout_and_a_short_ping_not_two_timeouts() {
+    const TIMEOUT: Duration = Duration::from_secs(6);
+    let run = run(
+        &hostile("hang-after-one"),
+        &scenario("four-steps.yaml"),
+        &["--timeout", "6s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_status(&run.json, "lists tools", "passed");
+    assert_contains(
+        &assert_status(&run.json, "calls echo", "error"),
+        "timed out after 6s",
+    );
+    let dead = assert_status(&run.json, "pings", "error");
+    assert_contains(&dead, "the connection is dead");
+    // "… then `ping` got no answer within 1s 200ms": far below the timeout.
+    let waited: Duration = dead
+        .split("got no answer within ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no ping wait in {dead:?}"))
+        .split(' ')
+        .map_while(|word| humantime::parse_duration(word).ok())
+        .sum();
+    assert!(
+        !waited.is_zero() && waited <= Duration::from_secs(3),
+        "the ping waited {waited:?}: {run:?}"
+    );
+    // The whole scenario (start-up, the timeout, the ping, a fresh connection, shutdown)
+    // well under two timeouts.
+    let engine = Duration::from_secs_f64(run.json["duration"].as_f64().expect("duration"));
+    assert!(
+        engine < TIMEOUT.mul_f64(1.6),
+        "the run took {engine:?}: {run:?}"
+    );
+}

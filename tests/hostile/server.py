@@ -16,6 +16,8 @@ Modes:
   close-stdout      closes its stdout right after the handshake, stays alive
   request-flood     after the handshake, never reads again and sends server requests
                     (roots/list) without end
+  hang-after-one    answers initialize and one request, then reads everything and
+                    answers nothing
   immortal          ignores SIGTERM, answers initialize and then nothing, and keeps
                     running after its stdin ends (only SIGKILL stops it)
   unicode-handles   serves a read-only tool `mint` whose handles (structuredContent.id)
@@ -118,6 +120,7 @@ def main():
                 os.execvp("sleep", ["sleep", "300"])
             os.execvp("sleep", ["sleep", "301"])
     initialized = False
+    answered_one = False
     for line in sys.stdin.buffer:
         try:
             req = json.loads(line)
@@ -142,6 +145,10 @@ def main():
             continue
         if MODE in ("hang-after-init", "immortal"):
             continue
+        if MODE == "hang-after-one":
+            if answered_one:
+                continue
+            answered_one = True
         if MODE == "garbage-reply":
             out.write(b"garbage instead of a reply: " + b"#" * 2000 + b"\n")
             out.flush()
