@@ -73,7 +73,7 @@ pub use os::{
     Interrupts, PipeProbe, PipeReader, PipeWriter, Server, command, is_stop_signal, signal_group,
     signal_name, signal_of, special_file_kind, split_command,
 };
-pub use tree_impl::{Pinned, become_subreaper, children, environ, parent_of};
+pub use tree_impl::{Pinned, ServerCgroup, become_subreaper, children, environ, parent_of};
 
 #[cfg(test)]
 pub use os::{exited_with, killed_by};

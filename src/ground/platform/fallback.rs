@@ -63,3 +63,23 @@ pub fn parent_of(_pid: u32) -> Option<u32> {
 pub fn environ(_pid: u32) -> Option<Vec<u8>> {
     None
 }
+
+/// No cgroups here: the server's cleanup is the group kill (see the contract).
+#[derive(Debug)]
+pub struct ServerCgroup;
+
+impl ServerCgroup {
+    pub fn create(_name: &str) -> Option<ServerCgroup> {
+        None
+    }
+
+    pub fn enter(&self, _cmd: &mut std::process::Command) {}
+
+    pub fn kill(&self) {}
+
+    pub fn reap_adopted(&self, _leader: i32) {}
+
+    pub fn kill_all(_prefix: &str) {}
+
+    pub fn remove_stale(_prefix: &str) {}
+}

@@ -30,11 +30,12 @@ pub const MARKER_VAR: &str = "MCPSPEC_SERVER_TOKEN";
 static SUBREAPER: Once = Once::new();
 static NEXT: AtomicU64 = AtomicU64::new(1);
 
-/// A fresh marker value for one server (`<mcpspec pid>.<n>`); makes mcpspec a subreaper
-/// on first use.
+/// A fresh marker value for one server (`<mcpspec pid>.<n>`). On first use, makes
+/// mcpspec a subreaper and removes the server cgroups an mcpspec killed outright left.
 pub fn new_marker() -> String {
     SUBREAPER.call_once(|| {
         crate::ground::platform::become_subreaper();
+        crate::ground::platform::ServerCgroup::remove_stale(CGROUP_PREFIX);
     });
     format!(
         "{}.{}",
@@ -43,25 +44,43 @@ pub fn new_marker() -> String {
     )
 }
 
-/// At most this many processes are pinned by one walk: each holds a descriptor (the
-/// usual limit is 1024). A sweep ([`kill_marked`]) walks again until nothing is left.
+/// The name of the cgroup of the server with `marker` (see
+/// [`crate::ground::platform::ServerCgroup`]).
+pub fn cgroup_name(marker: &str) -> String {
+    format!("{CGROUP_PREFIX}{marker}")
+}
+
+/// The start of every server cgroup's name (then the marker, `<mcpspec pid>.<n>`).
+const CGROUP_PREFIX: &str = "mcpspec-";
+
+/// The start of the name of every server cgroup of this mcpspec.
+pub fn cgroup_prefix() -> String {
+    cgroup_name(&format!("{}.", std::process::id()))
+}
+
+/// At most this many processes are pinned by one walk of a sweep ([`kill_marked`]): each
+/// holds a descriptor (the usual limit is 1024). The sweep walks again until nothing is
+/// left.
 const WALK_LIMIT: usize = 256;
+/// At most this many processes of a server's tree are pinned before its stdin is closed
+/// (twice per server: see `Leader::pin_tree`); the rest are found by their marker.
+const TREE_LIMIT: usize = 1000;
 /// How long a sweep goes on while each walk still finds processes to kill (a fork chain
 /// that forks again between a walk and its kill is found by the next walk).
 const SWEEP_LIMIT: Duration = Duration::from_secs(3);
 
-/// Every process below `root` (not `root` itself), at most [`WALK_LIMIT`], each pinned
+/// Every process below `root` (not `root` itself), at most [`TREE_LIMIT`], each pinned
 /// (see [`crate::ground::platform::Pinned`]) and verified to be a child of the pinned
 /// process above it at the time it was pinned. `root` must not be reaped during the call
 /// (mcpspec itself, or a server leader, which mcpspec reaps only after its cleanup).
 pub fn pin_descendants(root: u32) -> Vec<Pinned> {
-    pin_below(root, |_| true)
+    pin_below(root, TREE_LIMIT, |_| true)
 }
 
 /// [`pin_descendants`], keeping only the processes `keep` accepts (checked after
 /// pinning); the others are walked through and let go. A child is pinned only when it
 /// is visited, so the descriptors held are the kept ones and the path above the walk.
-fn pin_below(root: u32, keep: impl Fn(&Pinned) -> bool) -> Vec<Pinned> {
+fn pin_below(root: u32, limit: usize, keep: impl Fn(&Pinned) -> bool) -> Vec<Pinned> {
     let mut kept: Vec<Rc<Pinned>> = Vec::new();
     let mut seen = HashSet::new();
     // (a child, its parent's pid, its parent pinned; `None` for `root`)
@@ -70,7 +89,7 @@ fn pin_below(root: u32, keep: impl Fn(&Pinned) -> bool) -> Vec<Pinned> {
         .map(|c| (c, root, None))
         .collect();
     while let Some((child, parent, parent_pin)) = stack.pop() {
-        if kept.len() >= WALK_LIMIT {
+        if kept.len() >= limit {
             break;
         }
         if !seen.insert(child) {
@@ -127,7 +146,7 @@ fn has_marker(pid: u32, value: &str, prefix: bool) -> bool {
 /// pinned, at most [`WALK_LIMIT`]; the environment is read after pinning, and a process
 /// that is still alive afterwards is the one that was read.
 pub fn pin_marked(marker: &str, prefix: bool) -> Vec<Pinned> {
-    pin_below(std::process::id(), |p| {
+    pin_below(std::process::id(), WALK_LIMIT, |p| {
         has_marker(p.pid() as u32, marker, prefix) && p.alive()
     })
 }
