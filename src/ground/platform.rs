@@ -25,6 +25,9 @@
 //! - [`Server::exited`] sees the exit status *without* reaping. Linux: the pidfd turns
 //!   readable. Other Unix: `waitid(WNOWAIT)` on each SIGCHLD and every 100 ms. Windows:
 //!   the handle is polled every 50 ms (a handle held open is Windows' zombie).
+//! - [`ServerCgroup`]: a cgroup (v2) per server, killed whole (`cgroup.kill`). Linux,
+//!   where mcpspec may make one; elsewhere (and with `MCPSPEC_NO_CGROUPS=1`) `create`
+//!   gives `None` and the walk below is all there is.
 //! - [`Pinned`], [`children`], [`parent_of`], [`environ`], [`become_subreaper`]: the
 //!   whole-tree cleanup (`signals::tree`). Linux only. Elsewhere `Pinned::open` fails and
 //!   the walks find nothing, so a server's cleanup is the group kill alone. **Weaker

@@ -12,9 +12,12 @@
 //!
 //! Linux only (`/proc`, pidfds, `PR_SET_CHILD_SUBREAPER`): elsewhere the platform finds
 //! no process and pins none, so only the process group is signalled (see the contract in
-//! [`crate::ground::platform`]). What cannot be caught: a descendant that both clears its
-//! environment and leaves the server's subtree after the tree was taken (it is started
-//! while the server shuts down, and its parent exits).
+//! [`crate::ground::platform`]). Where the server has a cgroup of its own
+//! ([`crate::ground::platform::ServerCgroup`]), `cgroup.kill` has stopped all of it before
+//! the walk, which then only reaps. What the walk alone cannot catch: a descendant that
+//! both clears its environment and leaves the server's subtree after the tree was taken
+//! (it is started while the server shuts down, and its parent exits), and a fork chain
+//! that outpaces the walks for [`SWEEP_LIMIT`].
 
 use std::collections::HashSet;
 use std::rc::Rc;
