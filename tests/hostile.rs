@@ -406,19 +406,23 @@ fn stdout_clean_with_2000_requests_on_an_in_order_server() {
 }
 
 /// A grandchild that calls `setsid()` (and its own child, whose parent exits) leaves the
-/// process group: the cleanup still finds and stops them (checked by `run`).
+/// process group: the cleanup still finds and stops them (checked by `run`), with a
+/// cgroup and by the walk alone.
 #[test]
 #[cfg_attr(
     not(mcpspec_linux),
     ignore = "the whole-tree cleanup is Linux-only (src/ground/platform.rs): built portable, a setsid grandchild survives"
 )]
 fn setsid_grandchildren_are_stopped_too() {
-    let run = run(
-        &hostile("setsid-child"),
-        &scenario("healthy.yaml"),
-        &["--timeout", "5s"],
-    );
-    assert_eq!(run.code, 0, "{run:?}");
+    for env in [&[][..], WALK_ONLY] {
+        let run = run_env(
+            &hostile("setsid-child"),
+            &scenario("healthy.yaml"),
+            &["--timeout", "5s"],
+            env,
+        );
+        assert_eq!(run.code, 0, "{env:?}: {run:?}");
+    }
 }
 
 /// A server that closes stdout right after a completed handshake did start: the step
@@ -442,7 +446,8 @@ fn closing_stdout_after_the_handshake_is_a_step_error() {
 
 /// A grandchild that calls `setsid()` and clears its environment (so no marker is left)
 /// while still under the server when shutdown begins (#22 item 9): the server's tree is
-/// taken before its stdin is closed, so the cleanup still stops it (checked by `run`).
+/// taken before its stdin is closed, so the cleanup still stops it (checked by `run`),
+/// with a cgroup and by the walk alone.
 #[test]
 #[cfg_attr(
     not(mcpspec_linux),
@@ -450,12 +455,15 @@ fn closing_stdout_after_the_handshake_is_a_step_error() {
 )]
 fn setsid_grandchild_without_the_marker_is_stopped_too() {
     let script = repo_root().join("tests/hostile/setsid_clearenv.py");
-    let run = run(
-        &format!("python3 {}", script.display()),
-        &scenario("healthy.yaml"),
-        &["--timeout", "5s"],
-    );
-    assert_eq!(run.code, 0, "{run:?}");
+    for env in [&[][..], WALK_ONLY] {
+        let run = run_env(
+            &format!("python3 {}", script.display()),
+            &scenario("healthy.yaml"),
+            &["--timeout", "5s"],
+            env,
+        );
+        assert_eq!(run.code, 0, "{env:?}: {run:?}");
+    }
 }
 
 /// A server that dies of SIGKILL mcpspec did not send (the OOM killer, a watchdog): the
