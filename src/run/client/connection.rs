@@ -310,7 +310,9 @@ impl Connection {
         };
         match &mut result {
             Ok(ex) => {
-                self.time_answer(ex.elapsed);
+                if out.expects_response {
+                    self.time_answer(ex.elapsed);
+                }
                 // What this connection reads from a response (a complete tools list, the
                 // wire checks) needs it parsed now.
                 if !settle_later || self.target.wire_validation || lists_tools(out) {
@@ -453,8 +455,9 @@ impl Connection {
         }
     }
 
-    /// Keep the answer time of a request of this connection's own (not a liveness probe,
-    /// not one sent over a fresh connection, which includes a process start).
+    /// Keep the answer time of a request of this connection's own (not a notification,
+    /// whose "answer" is a quiet period; not a liveness probe; not one sent over a fresh
+    /// connection, which includes a process start).
     fn time_answer(&mut self, took: Duration) {
         if self.probing {
             return;
