@@ -12,6 +12,10 @@
 //! - [`Server::spawn`] starts a server with piped stdio in a group of its own. Unix: a new
 //!   process group whose id is the server's pid. Windows: `CREATE_NEW_PROCESS_GROUP`
 //!   (the console's Ctrl-C does not reach it; it is not a unit of killing there).
+//!   Linux: the server also gets SIGKILL when mcpspec dies, even by SIGKILL
+//!   (`PR_SET_PDEATHSIG`, set by a spawner thread that lives as long as mcpspec).
+//!   Elsewhere nothing ties them: a server that ignores the end of its stdin outlives
+//!   a mcpspec killed outright.
 //! - [`signal_group`] / [`Server::signal`] stop the server and its group, and only while
 //!   the server is not reaped (until then its id names it and nobody else). Unix: SIGTERM
 //!   or SIGKILL to the process group. Windows: [`Stop::Term`] sends nothing (there is no
@@ -21,6 +25,9 @@
 //! - [`Server::exited`] sees the exit status *without* reaping. Linux: the pidfd turns
 //!   readable. Other Unix: `waitid(WNOWAIT)` on each SIGCHLD and every 100 ms. Windows:
 //!   the handle is polled every 50 ms (a handle held open is Windows' zombie).
+//! - [`ServerCgroup`]: a cgroup (v2) per server, killed whole (`cgroup.kill`). Linux,
+//!   where mcpspec may make one; elsewhere (and with `MCPSPEC_NO_CGROUPS=1`) `create`
+//!   gives `None` and the walk below is all there is.
 //! - [`Pinned`], [`children`], [`parent_of`], [`environ`], [`become_subreaper`]: the
 //!   whole-tree cleanup (`signals::tree`). Linux only. Elsewhere `Pinned::open` fails and
 //!   the walks find nothing, so a server's cleanup is the group kill alone. **Weaker
@@ -69,7 +76,7 @@ pub use os::{
     Interrupts, PipeProbe, PipeReader, PipeWriter, Server, command, is_stop_signal, signal_group,
     signal_name, signal_of, special_file_kind, split_command,
 };
-pub use tree_impl::{Pinned, become_subreaper, children, environ, parent_of};
+pub use tree_impl::{Pinned, ServerCgroup, become_subreaper, children, environ, parent_of};
 
 #[cfg(test)]
 pub use os::{exited_with, killed_by};

@@ -31,6 +31,7 @@ pub fn kill_all() {
     for &p in g.iter() {
         crate::ground::platform::signal_group(p, crate::ground::platform::Stop::Kill);
     }
+    crate::ground::platform::ServerCgroup::kill_all(&tree::cgroup_prefix());
     tree::kill_all_servers(&g);
 }
 

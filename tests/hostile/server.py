@@ -16,6 +16,10 @@ Modes:
   close-stdout      closes its stdout right after the handshake, stays alive
   request-flood     after the handshake, never reads again and sends server requests
                     (roots/list) without end
+  hang-after-one    answers initialize and one request, then reads everything and
+                    answers nothing
+  immortal          ignores SIGTERM, answers initialize and then nothing, and keeps
+                    running after its stdin ends (only SIGKILL stops it)
   unicode-handles   serves a read-only tool `mint` whose handles (structuredContent.id)
                     are short non-ASCII strings: "xé", then "a中", …
 
@@ -32,6 +36,7 @@ And:
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -134,6 +139,8 @@ def after_call(req):
 
 
 def main():
+    if MODE == "immortal":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if MODE == "setsid-child":
         if os.fork() == 0:
             os.setsid()
@@ -142,6 +149,7 @@ def main():
                 os.execvp("sleep", ["sleep", "300"])
             os.execvp("sleep", ["sleep", "301"])
     initialized = False
+    answered_one = False
     for line in sys.stdin.buffer:
         try:
             req = json.loads(line)
@@ -171,8 +179,12 @@ def main():
             if req.get("method") == "tools/call":
                 after_call(req)
             continue
-        if MODE == "hang-after-init":
+        if MODE in ("hang-after-init", "immortal"):
             continue
+        if MODE == "hang-after-one":
+            if answered_one:
+                continue
+            answered_one = True
         if MODE == "garbage-reply":
             out.write(b"garbage instead of a reply: " + b"#" * 2000 + b"\n")
             out.flush()
@@ -195,3 +207,6 @@ if __name__ == "__main__":
         main()
     except (BrokenPipeError, ValueError, OSError):
         pass
+    if MODE == "immortal":
+        # The end of stdin is no reason to exit; the test's own limit.
+        time.sleep(120)

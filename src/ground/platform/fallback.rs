@@ -8,6 +8,13 @@ pub fn become_subreaper() -> bool {
     false
 }
 
+/// Start `cmd`. Nothing ties the server's life to mcpspec's here (no `PR_SET_PDEATHSIG`):
+/// if mcpspec is killed outright, a server that ignores the end of its stdin outlives it.
+#[cfg(unix)]
+pub fn spawn_tied(mut cmd: std::process::Command) -> std::io::Result<std::process::Child> {
+    cmd.spawn()
+}
+
 /// A process pinned so that a signal reaches it or nothing; never made here (a bare pid
 /// could name a stranger by the time it is signalled, so nothing is signalled by pid).
 #[derive(Debug)]
@@ -55,4 +62,24 @@ pub fn parent_of(_pid: u32) -> Option<u32> {
 
 pub fn environ(_pid: u32) -> Option<Vec<u8>> {
     None
+}
+
+/// No cgroups here: the server's cleanup is the group kill (see the contract).
+#[derive(Debug)]
+pub struct ServerCgroup;
+
+impl ServerCgroup {
+    pub fn create(_name: &str) -> Option<ServerCgroup> {
+        None
+    }
+
+    pub fn enter(&self, _cmd: &mut std::process::Command) {}
+
+    pub fn kill(&self) {}
+
+    pub fn reap_adopted(&self, _leader: i32) {}
+
+    pub fn kill_all(_prefix: &str) {}
+
+    pub fn remove_stale(_prefix: &str) {}
 }

@@ -9,6 +9,10 @@
 //! server's own group is signalled.
 
 use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+use std::sync::OnceLock;
+use std::sync::mpsc;
 
 /// Make this process the reaper of its orphaned descendants: a server's grandchild that
 /// double-forks or calls `setsid()` is re-parented to mcpspec instead of init, so it can
@@ -16,6 +20,71 @@ use std::os::fd::AsRawFd;
 pub fn become_subreaper() -> bool {
     // SAFETY: prctl(2) PR_SET_CHILD_SUBREAPER takes an integer flag; no memory.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) == 0 }
+}
+
+/// A spawn request for the spawner thread, and where its result goes.
+type SpawnJob = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// The thread that starts every server (see [`spawn_tied`]); `None` if it could not be
+/// started.
+static SPAWNER: OnceLock<Option<mpsc::Sender<SpawnJob>>> = OnceLock::new();
+
+/// Start `cmd` so that its process gets SIGKILL when mcpspec dies, however it dies (even
+/// by SIGKILL, when nothing of mcpspec runs to stop it): `PR_SET_PDEATHSIG`.
+///
+/// That signal fires when the *thread* that forked the child exits, not the process: a
+/// server forked by a tokio worker (or a test thread) would be killed when that thread
+/// ends. So every server is forked by one thread that lives as long as mcpspec. If that
+/// thread cannot be started, the server is started here without the tie.
+pub fn spawn_tied(mut cmd: Command) -> std::io::Result<Child> {
+    let spawner = SPAWNER.get_or_init(|| {
+        let (jobs, queue) = mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("mcpspec-spawner".into())
+            .spawn(move || {
+                for (mut cmd, reply) in queue {
+                    tie_to_parent(&mut cmd);
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .ok()
+            .map(|_| jobs)
+    });
+    let Some(spawner) = spawner else {
+        return cmd.spawn();
+    };
+    let (reply, result) = mpsc::channel();
+    spawner
+        .send((cmd, reply))
+        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?;
+    result
+        .recv()
+        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?
+}
+
+/// In the child, before `exec`: SIGKILL when the parent (thread) dies. If mcpspec died
+/// before the `prctl` (the child was re-parented already), the signal will never come:
+/// the child gives up instead of running unwatched.
+fn tie_to_parent(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the forked child and makes only async-signal-safe
+    // system calls (prctl, getppid); it allocates nothing (a raw OS error is no
+    // allocation).
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
 }
 
 /// One process pinned by a pidfd: every signal reaches it or nothing, even after its pid
@@ -131,4 +200,214 @@ pub fn parent_of(pid: u32) -> Option<u32> {
 /// The environment `pid` was started with (`NAME=value` entries, NUL-separated).
 pub fn environ(pid: u32) -> Option<Vec<u8>> {
     std::fs::read(format!("/proc/{pid}/environ")).ok()
+}
+
+/// The cgroup (v2) directory mcpspec runs in, once looked up: the cgroup2 mount (from
+/// `/proc/self/mountinfo`) joined with mcpspec's path in it (`/proc/self/cgroup`), and
+/// that path. `None` without a cgroup2 mount, or with `MCPSPEC_NO_CGROUPS=1` (which is
+/// how the walk alone is tested where cgroups work).
+fn own_cgroup() -> Option<&'static (std::path::PathBuf, String)> {
+    static OWN: OnceLock<Option<(std::path::PathBuf, String)>> = OnceLock::new();
+    OWN.get_or_init(|| {
+        if std::env::var_os("MCPSPEC_NO_CGROUPS").is_some_and(|v| !v.is_empty() && v != "0") {
+            return None;
+        }
+        let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let path = cgroups.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        // `id parent dev root mountpoint options… - fstype source superoptions`
+        let (root, mountpoint) = mounts.lines().find_map(|line| {
+            let (fields, fs) = line.split_once(" - ")?;
+            (fs.split_whitespace().next()? == "cgroup2").then_some(())?;
+            let mut f = fields.split_whitespace().skip(3);
+            Some((f.next()?.to_string(), f.next()?.to_string()))
+        })?;
+        let below = path.strip_prefix(root.trim_end_matches('/'))?;
+        let dir = std::path::Path::new(&mountpoint).join(below.trim_start_matches('/'));
+        Some((dir, path.trim_end_matches('/').to_string()))
+    })
+    .as_ref()
+}
+
+/// A cgroup (v2) of one server's own, below mcpspec's: everything the server starts stays
+/// in it whatever it does (`setsid`, double forks, a cleared environment), and
+/// `cgroup.kill` kills all of it at once, forks in flight included. Made only where
+/// mcpspec may (a delegated or writable hierarchy, a kernel with `cgroup.kill`, ≥ 5.14);
+/// elsewhere `create` gives `None` and the walk alone cleans up.
+#[derive(Debug)]
+pub struct ServerCgroup {
+    dir: std::path::PathBuf,
+    /// Its path as `/proc/<pid>/cgroup` shows it.
+    path: String,
+}
+
+impl ServerCgroup {
+    /// Make the cgroup `name` below mcpspec's own; `None` where that is not allowed.
+    pub fn create(name: &str) -> Option<ServerCgroup> {
+        let (own_dir, own_path) = own_cgroup()?;
+        let dir = own_dir.join(name);
+        std::fs::create_dir(&dir).ok()?;
+        let cgroup = ServerCgroup {
+            dir,
+            path: format!("{own_path}/{name}"),
+        };
+        cgroup.dir.join("cgroup.kill").exists().then_some(cgroup)
+    }
+
+    /// In the child, before `exec`: move into the cgroup, so that nothing it starts is
+    /// ever outside. If the move is refused, the server runs where mcpspec does (the walk
+    /// still finds it).
+    pub fn enter(&self, cmd: &mut Command) {
+        let Ok(procs) = std::ffi::CString::new(
+            self.dir
+                .join("cgroup.procs")
+                .into_os_string()
+                .into_encoded_bytes(),
+        ) else {
+            return;
+        };
+        // SAFETY: the closure runs in the forked child and makes only async-signal-safe
+        // system calls (open, write, close) on memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd >= 0 {
+                    libc::write(fd, b"0".as_ptr().cast(), 1);
+                    libc::close(fd);
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// SIGKILL every process in it (the leader too; it stays unreaped).
+    pub fn kill(&self) {
+        let _ = std::fs::write(self.dir.join("cgroup.kill"), "1");
+    }
+
+    /// Reap the processes of this cgroup that mcpspec adopted (orphans, now dead), all
+    /// but `leader` (its transport reaps it). Each is pinned, then checked: a zombie
+    /// child of mcpspec, still in this cgroup.
+    pub fn reap_adopted(&self, leader: i32) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
+        while self.populated() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let me = std::process::id();
+        for child in children(me) {
+            if child as i32 == leader {
+                continue;
+            }
+            let Ok(pinned) = Pinned::open(child as i32) else {
+                continue;
+            };
+            let inside = std::fs::read_to_string(format!("/proc/{child}/cgroup"))
+                .is_ok_and(|t| t.lines().any(|l| l.strip_prefix("0::") == Some(&self.path)));
+            if inside && parent_of(child) == Some(me) && pinned.alive() {
+                pinned.reap();
+            }
+        }
+    }
+
+    /// Some process (not a zombie) is still in it.
+    fn populated(&self) -> bool {
+        std::fs::read_to_string(self.dir.join("cgroup.events"))
+            .is_ok_and(|t| t.lines().any(|l| l == "populated 1"))
+    }
+
+    /// SIGKILL every process in the cgroups of this mcpspec whose name starts with
+    /// `prefix` (on interrupt: every server's), then remove them (mcpspec exits next).
+    pub fn kill_all(prefix: &str) {
+        let dirs = cgroups_named(|name| name.starts_with(prefix));
+        for dir in &dirs {
+            let _ = std::fs::write(dir.join("cgroup.kill"), "1");
+        }
+        for dir in dirs {
+            remove_cgroup(&dir);
+        }
+    }
+
+    /// Remove the empty cgroups left by an mcpspec that was killed outright (its pid,
+    /// the first number of `<prefix><pid>.<n>`, names no process now). Removing a cgroup
+    /// that has a process fails, so nothing running is touched.
+    pub fn remove_stale(prefix: &str) {
+        let stale = cgroups_named(|name| {
+            name.strip_prefix(prefix)
+                .and_then(|rest| rest.split('.').next()?.parse::<i32>().ok())
+                // SAFETY: kill(2) with signal 0 sends nothing; it only asks whether
+                // the pid names a process.
+                .is_some_and(|pid| pid > 0 && unsafe { libc::kill(pid, 0) } != 0)
+        });
+        for dir in stale {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+/// The cgroups below mcpspec's own whose name `pick` accepts.
+fn cgroups_named(pick: impl Fn(&str) -> bool) -> Vec<std::path::PathBuf> {
+    let Some((own_dir, _)) = own_cgroup() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(own_dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| pick(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Remove a cgroup once it is empty (zombies do not count), waiting a moment for its
+/// killed processes to exit; one still populated then is left (a process stuck in the
+/// kernel).
+fn remove_cgroup(dir: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
+    while std::fs::remove_dir(dir).is_err() && dir.exists() {
+        if std::time::Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+impl Drop for ServerCgroup {
+    fn drop(&mut self) {
+        remove_cgroup(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where this machine lets mcpspec make cgroups: a process moved in before `exec`
+    /// and its child are both killed by `cgroup.kill`, and the cgroup is removed.
+    #[test]
+    fn a_server_cgroup_holds_and_kills_the_whole_tree() {
+        let name = format!("mcpspec-{}.unit", std::process::id());
+        let Some(cgroup) = ServerCgroup::create(&name) else {
+            eprintln!("no writable cgroup v2 hierarchy here: nothing to test");
+            return;
+        };
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "setsid sleep 30 & exec sleep 31"]);
+        cgroup.enter(&mut cmd);
+        let mut child = cmd.spawn().expect("sh starts");
+        let procs = cgroup.dir.join("cgroup.procs");
+        let count = || std::fs::read_to_string(&procs).map_or(0, |t| t.lines().count());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while count() < 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(count() >= 2, "the shell and its setsid child in the cgroup");
+        cgroup.kill();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(child.wait().expect("wait").signal(), Some(libc::SIGKILL));
+        cgroup.reap_adopted(child.id() as i32);
+        let dir = cgroup.dir.clone();
+        drop(cgroup);
+        assert!(!dir.exists(), "the cgroup is removed");
+    }
 }

@@ -108,9 +108,13 @@ pub struct Server {
 }
 
 impl Server {
-    /// Start `cmd` (stdio already piped by the caller) in a new process group.
+    /// Start `cmd` (stdio already piped by the caller) in a new process group, tied to
+    /// mcpspec's life where the system can (Linux: `PR_SET_PDEATHSIG`, see `linux::spawn_tied`).
     pub fn spawn(cmd: &mut Command) -> std::io::Result<Spawned> {
-        let mut child = cmd.process_group(0).spawn()?;
+        cmd.process_group(0);
+        // Handed over by value: it is started on another thread.
+        let cmd = std::mem::replace(cmd, Command::new(""));
+        let mut child = super::tree_impl::spawn_tied(cmd)?;
         let pid = child.id() as i32;
         // Dropping the `Child` neither waits nor kills: the server is reaped by
         // `Server::reap`, after its cleanup.

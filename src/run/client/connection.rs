@@ -33,9 +33,27 @@ use crate::protocol::{ListKind, errors, headers as h, meta, methods};
 /// start-up (a Python server may take seconds on a loaded machine), so it gets the
 /// target's whole timeout, like any first request — a silent answer then means legacy.
 const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
-/// After a request timed out: how long a harmless request may take to prove the
-/// connection is still alive (at most the target's timeout).
+/// After a request timed out, a harmless request proves the connection alive. It waits
+/// [`LIVENESS_FACTOR`] times the slowest answer seen so far on the connection (the server's
+/// own speed), at least [`LIVENESS_FLOOR`], at most [`LIVENESS_WAIT`] and the timeout: a
+/// timed-out step then costs its timeout and little more, not twice it.
 const LIVENESS_WAIT: Duration = Duration::from_secs(5);
+const LIVENESS_FACTOR: u32 = 4;
+/// Against scheduling hiccups on a loaded machine: a ping answered in 1 ms still gets this.
+const LIVENESS_FLOOR: Duration = Duration::from_secs(1);
+
+/// How long the liveness request waits (see [`LIVENESS_WAIT`]); `slowest`: the slowest
+/// answer on the connection, `None` if nothing was answered yet.
+fn liveness_wait(slowest: Option<Duration>, timeout: Duration) -> Duration {
+    let ceiling = timeout.min(LIVENESS_WAIT);
+    match slowest {
+        Some(d) => d
+            .saturating_mul(LIVENESS_FACTOR)
+            .max(LIVENESS_FLOOR)
+            .min(ceiling),
+        None => ceiling,
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnectErrorKind {
@@ -144,6 +162,10 @@ pub struct Connection {
     unanswered: Option<String>,
     /// A request timed out on this connection (a shared process is not handed on then).
     timed_out: bool,
+    /// The slowest answer before the handshake was done (it includes a stdio server's
+    /// start-up) and after it: the server's speed, for [`liveness_wait`].
+    slowest_opening: Option<Duration>,
+    slowest_answer: Option<Duration>,
     /// The wire log as the opening left it: a connection handed to the next scenario
     /// starts again from here ([`Connection::begin_reuse`]).
     opening_wire: crate::protocol::wire::WireLog,
@@ -185,6 +207,8 @@ impl Connection {
             probing: false,
             unanswered: None,
             timed_out: false,
+            slowest_opening: None,
+            slowest_answer: None,
             opening_wire: Default::default(),
             era_request: era.clone(),
             wire: Default::default(),
@@ -290,6 +314,9 @@ impl Connection {
         };
         match &mut result {
             Ok(ex) => {
+                if out.expects_response {
+                    self.time_answer(ex.elapsed);
+                }
                 // What this connection reads from a response (a complete tools list, the
                 // wire checks) needs it parsed now.
                 if !settle_later || self.target.wire_validation || lists_tools(out) {
@@ -413,7 +440,10 @@ impl Connection {
         let method = self.harmless_method();
         let id = self.next_id();
         let mut out = self.build_plain(method, None, Some(id));
-        out.timeout = self.target.timeout.min(LIVENESS_WAIT);
+        out.timeout = liveness_wait(
+            self.slowest_answer.or(self.slowest_opening),
+            self.target.timeout,
+        );
         self.note(format!(
             "the request timed out: is the connection alive? (`{method}`, {} to answer)",
             humantime::format_duration(out.timeout)
@@ -427,6 +457,21 @@ impl Connection {
                 humantime::format_duration(d)
             ));
         }
+    }
+
+    /// Keep the answer time of a request of this connection's own (not a notification,
+    /// whose "answer" is a quiet period; not a liveness probe; not one sent over a fresh
+    /// connection, which includes a process start).
+    fn time_answer(&mut self, took: Duration) {
+        if self.probing {
+            return;
+        }
+        let slowest = if self.negotiated.handshake.is_some() {
+            &mut self.slowest_answer
+        } else {
+            &mut self.slowest_opening
+        };
+        *slowest = Some(slowest.map_or(took, |d| d.max(took)));
     }
 
     /// A request without params or effects that every server of this era answers with a
@@ -599,5 +644,26 @@ impl Connection {
     /// End the connection (stdio: close stdin → wait → SIGTERM → SIGKILL).
     pub async fn close(mut self) {
         self.close_transport().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_liveness_wait_follows_the_servers_speed_within_floor_and_ceiling() {
+        let ms = Duration::from_millis;
+        let secs = Duration::from_secs;
+        // A fast server: the floor, not the timeout.
+        assert_eq!(liveness_wait(Some(ms(3)), secs(30)), LIVENESS_FLOOR);
+        // A slower one: a multiple of its slowest answer.
+        assert_eq!(liveness_wait(Some(ms(800)), secs(30)), ms(3200));
+        // Never past the timeout nor the ceiling.
+        assert_eq!(liveness_wait(Some(ms(800)), secs(2)), secs(2));
+        assert_eq!(liveness_wait(Some(secs(10)), secs(30)), LIVENESS_WAIT);
+        assert_eq!(liveness_wait(Some(ms(1)), ms(500)), ms(500));
+        // Nothing answered yet: as before, the timeout (at most the ceiling).
+        assert_eq!(liveness_wait(None, secs(2)), secs(2));
     }
 }

@@ -23,6 +23,9 @@ pub(super) struct Leader {
     release: Option<oneshot::Sender<()>>,
     /// The server's descendants, pinned while it still ran (see [`Leader::pin_tree`]).
     pinned: Vec<platform::Pinned>,
+    /// The server's own cgroup, where mcpspec may make one: killed at once, whatever
+    /// left the group or the tree. `None` once removed.
+    cgroup: Option<platform::ServerCgroup>,
     /// The stops mcpspec sent to the server's group.
     sent: Vec<Stop>,
     /// The exit status once known (see [`watch_exit`]).
@@ -58,6 +61,11 @@ impl Leader {
         if let Some(dir) = cwd {
             cmd.current_dir(dir);
         }
+        let cgroup =
+            platform::ServerCgroup::create(&crate::ground::signals::tree::cgroup_name(&marker));
+        if let Some(cgroup) = &cgroup {
+            cgroup.enter(&mut cmd);
+        }
         // Spawned and registered under one lock (see `crate::ground::signals::groups`).
         let mut groups = crate::ground::signals::groups();
         let spawned = platform::Server::spawn(&mut cmd)?;
@@ -71,6 +79,7 @@ impl Leader {
             marker,
             release: Some(release),
             pinned: Vec::new(),
+            cgroup,
             sent: Vec::new(),
             exit_rx: exit_rx.clone(),
         };
@@ -116,11 +125,17 @@ impl Leader {
         // Before the group kill: once the leader is dead its children move away.
         self.pin_tree();
         self.signal(Stop::Kill);
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.kill();
+        }
         crate::ground::signals::tree::kill_server_tree(
             std::mem::take(&mut self.pinned),
             &self.marker,
             self.server.id(),
         );
+        if let Some(cgroup) = self.cgroup.take() {
+            cgroup.reap_adopted(self.server.id());
+        }
         // Under the registry's lock: an interrupt's kill of every group can no longer
         // reach this one, and only then is it reaped.
         crate::ground::signals::unregister_group(self.server.id());
@@ -253,6 +268,7 @@ mod tests {
             marker: String::new(),
             release: None,
             pinned: Vec::new(),
+            cgroup: None,
             sent: Vec::new(),
             exit_rx: watch::channel(None).1,
         }
