@@ -155,6 +155,8 @@ pub enum Defect {
     MissingCapabilityOldCode,
     InputRequiredEmpty,
     InputRequiredUnanswered,
+    AsksUndeclared,
+    AsksForever,
     SubscribeRefused,
     UnrequestedListChanged,
     SetLevelRefused,

@@ -11,9 +11,11 @@ use serde::Deserialize;
 use super::limits;
 use super::value::{At, TValue};
 
+mod client;
 mod expect;
 mod pack;
 
+pub use client::*;
 pub use expect::*;
 pub use pack::*;
 
@@ -59,6 +61,11 @@ pub struct ScenarioDoc {
     /// termination) always gets a process started for it.
     #[serde(default)]
     pub fresh: Option<bool>,
+    /// The client mcpspec plays: the capabilities it declares and its answers to the
+    /// server's requests (roots, elicitation, sampling). Without it: the pack's, else
+    /// `mcpspec.yaml`'s, else none declared (every server request answered -32601).
+    #[serde(default)]
+    pub client: Option<At<ClientDoc>>,
     /// The steps, run in order.
     #[serde(deserialize_with = "super::value::exact_vec")]
     pub steps: Vec<At<StepDoc>>,

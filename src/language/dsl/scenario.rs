@@ -15,8 +15,10 @@ use crate::ground::source::{Pos, SourceFile};
 use crate::language::dsl::document::Level;
 use crate::protocol::era::EraSelector;
 
+mod client;
 mod requires;
 
+pub use client::{Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, SamplingReply};
 pub use requires::{Requires, capability_declared};
 
 #[derive(Debug)]
@@ -53,6 +55,9 @@ pub struct Scenario {
     /// `fresh:` of the scenario, else of its pack: whether it gets a server process of its
     /// own over stdio (see `engine::pool`).
     pub fresh: Option<bool>,
+    /// `client:` of the scenario, else of its pack, else of `mcpspec.yaml`: what the client
+    /// declares and answers. `None`: nothing declared.
+    pub client: Option<Arc<ClientScript>>,
     /// Why a step may change what another scenario on the same process would see (the
     /// first such step), when one does: without `fresh: false` it gets its own process.
     pub writes: Option<String>,

@@ -87,6 +87,8 @@ pub struct StdioTransport {
     handshake_answers: Option<usize>,
     /// What the last exchange that failed had received meanwhile (for its report).
     unanswered: Option<Box<Exchange>>,
+    /// The scenario's answers to server requests (none: every one gets -32601).
+    pub(super) answerer: Option<Arc<super::answers::Answerer>>,
 }
 
 impl StdioTransport {
@@ -143,6 +145,7 @@ impl StdioTransport {
             answered: 0,
             handshake_answers: None,
             unanswered: None,
+            answerer: None,
         })
     }
 
@@ -362,7 +365,7 @@ impl StdioTransport {
                 }
                 Next::Event(Incoming::Message(msg, text)) => {
                     if !is_response(&msg) {
-                        if let Some(reply) = server_request_reply(&msg) {
+                        if let Some(reply) = server_request_reply(&msg, self.answerer.as_deref()) {
                             self.reply(&reply);
                         }
                         ex.other_messages.push(msg);

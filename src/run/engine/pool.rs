@@ -86,6 +86,10 @@ pub fn need(scenario: &Scenario, param_set: impl Fn(&str) -> bool, all_fresh: bo
     if let Some(why) = &scenario.connection_life {
         return Need::Own(why.clone());
     }
+    // The client's capabilities are the connection's: declared in its `initialize`.
+    if scenario.client.is_some() {
+        return Need::Own("it declares a client of its own (`client:`)".into());
+    }
     if scenario.fresh == Some(true) {
         return Need::Last("fresh: true".into());
     }

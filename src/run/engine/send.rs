@@ -130,10 +130,34 @@ pub(super) async fn run_step<'s>(
     } else if paginate {
         paginate_all(conn, &built, timeout).await.map_err(Err)
     } else {
-        conn.send_overlapped(&built.out, defer, || earlier.flush())
+        let started = Instant::now();
+        match conn
+            .send_overlapped(&built.out, defer, || earlier.flush())
             .await
-            .map(|ex| (ex, None))
-            .map_err(Ok)
+        {
+            // A client that answers: an `input_required` result is carried to its end.
+            Ok(mut ex) if conn.answerer().is_some() => {
+                ex.settle();
+                if super::mrtr::applies(conn, &built.method, &ex) {
+                    let first = super::mrtr::FirstRequest {
+                        method: &built.method,
+                        params: built.params.as_deref(),
+                        meta: &built.meta,
+                        headers: &built.headers,
+                        timeout,
+                        started,
+                    };
+                    super::mrtr::carry(conn, &first, ex)
+                        .await
+                        .map(|ex| (ex, None))
+                        .map_err(Err)
+                } else {
+                    Ok((ex, None))
+                }
+            }
+            Ok(ex) => Ok((ex, None)),
+            Err(e) => Err(Ok(e)),
+        }
     };
     earlier.flush();
     let (exchange, merged) = match exchange {

@@ -1,0 +1,176 @@
+//! `client:`: the capabilities object declared and the scripted answers, each `when`
+//! compiled as an expectation. A declared capability without an answer is an error here.
+
+use serde_json::{Map, Value, json};
+
+use super::*;
+use crate::language::dsl::document::{ClientCapabilitiesDoc, ClientDoc};
+
+/// The model name of a scripted sampling answer that names none.
+const SCRIPTED_MODEL: &str = "mcpspec-scripted";
+
+impl Compiler {
+    pub(super) fn client(
+        &mut self,
+        doc: At<ClientDoc>,
+        known: &BTreeSet<String>,
+    ) -> Option<ClientScript> {
+        let pos = self.at(&doc);
+        let doc = doc.value;
+        let (capabilities, caps_pos) = match &doc.capabilities {
+            Some(c) => (capabilities_object(c), self.at(c)),
+            None => (Value::Object(Map::new()), pos.clone()),
+        };
+        let mut unanswered = |name: &str, answers: bool, help: &str| {
+            if capabilities.get(name).is_some() && !answers {
+                self.errors.push(
+                    LoadError::at(
+                        caps_pos.clone(),
+                        format!("the client declares `{name}` but has no answer for it"),
+                    )
+                    .with_help(help.to_string()),
+                );
+            }
+        };
+        unanswered(
+            "roots",
+            doc.roots.is_some(),
+            "add `roots:` (a list of `{uri: file:///…}`), or leave `roots` out of `capabilities`",
+        );
+        unanswered(
+            "elicitation",
+            doc.elicitation.as_ref().is_some_and(|a| !a.is_empty()),
+            "add `elicitation:` answers (`- action: accept`), or leave `elicitation` out of `capabilities`",
+        );
+        unanswered(
+            "sampling",
+            doc.sampling.as_ref().is_some_and(|a| !a.is_empty()),
+            "add `sampling:` answers (`- text: …`), or leave `sampling` out of `capabilities`",
+        );
+        let roots = doc
+            .roots
+            .map(|r| r.value)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|root| {
+                self.check_templates(&root.uri, known);
+                (root.uri, root.name)
+            })
+            .collect();
+        let mut elicitation = Vec::new();
+        for answer in doc.elicitation.map(|a| a.value).unwrap_or_default() {
+            let answer = answer.value;
+            if let Some(content) = &answer.content {
+                self.check_templates(content, known);
+            }
+            let when = self.when(answer.when, known);
+            elicitation.push(Answer {
+                when,
+                reply: ElicitReply {
+                    action: answer.action.value,
+                    content: answer.content,
+                },
+            });
+        }
+        let mut sampling = Vec::new();
+        for answer in doc.sampling.map(|a| a.value).unwrap_or_default() {
+            let at = self.at(&answer);
+            let answer = answer.value;
+            let reply = if answer.refuse {
+                if answer.text.is_some() {
+                    self.error(
+                        at,
+                        "a sampling answer either refuses or gives a `text`, not both",
+                    );
+                }
+                SamplingReply::Refuse
+            } else {
+                if let Some(text) = &answer.text {
+                    self.check_templates(text, known);
+                }
+                SamplingReply::Message {
+                    text: answer.text,
+                    model: answer.model.unwrap_or_else(|| SCRIPTED_MODEL.into()),
+                    stop_reason: answer.stop_reason.unwrap_or_else(|| "endTurn".into()),
+                }
+            };
+            let when = self.when(answer.when, known);
+            sampling.push(Answer { when, reply });
+        }
+        let max_rounds = match doc.max_rounds {
+            Some(n) if !(1..=64).contains(&n.value) => {
+                self.error(self.at(&n), "`maxRounds` is 1 to 64");
+                DEFAULT_MAX_ROUNDS
+            }
+            Some(n) => n.value,
+            None => DEFAULT_MAX_ROUNDS,
+        };
+        Some(ClientScript {
+            capabilities,
+            roots,
+            elicitation,
+            sampling,
+            max_rounds,
+            pos,
+        })
+    }
+
+    /// A `when:` compiled as an expectation on the server's whole request.
+    fn when(
+        &mut self,
+        when: Option<At<document::Expectation>>,
+        known: &BTreeSet<String>,
+    ) -> Option<Expect> {
+        let when = when?;
+        let pos = self.at(&when);
+        self.expectation(when.value, pos, known)
+    }
+}
+
+/// The spec's `ClientCapabilities` for what is declared.
+fn capabilities_object(c: &ClientCapabilitiesDoc) -> Value {
+    let mut caps = Map::new();
+    if let Some(roots) = &c.roots {
+        let mut r = Map::new();
+        if roots.list_changed {
+            r.insert("listChanged".into(), json!(true));
+        }
+        caps.insert("roots".into(), Value::Object(r));
+    }
+    if let Some(sampling) = &c.sampling {
+        let mut s = Map::new();
+        if sampling.context {
+            s.insert("context".into(), json!({}));
+        }
+        if sampling.tools {
+            s.insert("tools".into(), json!({}));
+        }
+        caps.insert("sampling".into(), Value::Object(s));
+    }
+    if let Some(elicitation) = &c.elicitation {
+        let mut e = Map::new();
+        if elicitation.form {
+            e.insert("form".into(), json!({}));
+        }
+        if elicitation.url {
+            e.insert("url".into(), json!({}));
+        }
+        caps.insert("elicitation".into(), Value::Object(e));
+    }
+    Value::Object(caps)
+}
+
+/// Compile a pack's `client:` block (its manifest is `file`): the default of its scenarios.
+pub fn compile_client(
+    file: &Arc<SourceFile>,
+    doc: At<ClientDoc>,
+    params: &[String],
+) -> Result<ClientScript, LoadErrors> {
+    let mut c = Compiler::new(file);
+    let mut known: BTreeSet<String> = BUILTIN_VARS.iter().map(|s| s.to_string()).collect();
+    known.extend(params.iter().cloned());
+    match c.client(doc, &known) {
+        Some(script) if c.errors.is_empty() => Ok(script),
+        _ => Err(c.errors),
+    }
+}
