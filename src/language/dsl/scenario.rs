@@ -377,7 +377,11 @@ pub enum ExpectKind {
         predicates: Vec<Predicate>,
         /// Keep listening this long after the response until the expectation holds.
         within: Option<Duration>,
+        /// `asked:`: the server's requests to the client, not its notifications.
+        asked: bool,
     },
+    /// The `input_required` rounds the request took (`Exchange::rounds`).
+    Rounds(LengthSpec),
     /// The step's latency (`Exchange::elapsed`) against each bound.
     Duration(Vec<(CompareOp, Duration)>),
     /// A golden response file (see `assert::golden`).
@@ -419,7 +423,9 @@ impl ExpectKind {
             ExpectKind::OutputSchema => "outputSchema",
             ExpectKind::Http { .. } => "http",
             ExpectKind::NoResponse(_) => "noResponse",
-            ExpectKind::Notifications { .. } => "notifications",
+            ExpectKind::Notifications { asked: false, .. } => "notifications",
+            ExpectKind::Notifications { asked: true, .. } => "asked",
+            ExpectKind::Rounds(_) => "rounds",
             ExpectKind::Duration(_) => "duration",
             ExpectKind::Snapshot(_) => "snapshot",
         }

@@ -118,6 +118,8 @@ impl Compiler {
             (e.http.is_some(), "http"),
             (e.no_response.is_some(), "noResponse"),
             (e.notifications.is_some(), "notifications"),
+            (e.asked.is_some(), "asked"),
+            (e.rounds.is_some(), "rounds"),
             (e.duration.is_some(), "duration"),
             (e.snapshot.is_some(), "snapshot"),
         ]
@@ -142,8 +144,8 @@ impl Compiler {
             || e.lt.is_some()
             || e.lte.is_some();
         let schema_with_path = kinds == ["schema"] && e.path.is_some() && !predicates_given;
-        // `notifications` takes `path` and predicates: they apply to each notification.
-        let notifications = kinds == ["notifications"];
+        // `notifications` (and `asked`) take `path` and predicates: they apply to each message.
+        let notifications = kinds == ["notifications"] || kinds == ["asked"];
         // `snapshot` takes `path`: the part of the result that is snapshotted.
         let snapshot = kinds == ["snapshot"] && !predicates_given;
         if kinds.len() > 1
@@ -176,6 +178,30 @@ impl Compiler {
         }
         if snapshot {
             return self.snapshot(e, pos);
+        }
+        if let Some(rounds) = e.rounds.take() {
+            if !self.length_has_bound(&rounds, "rounds", &pos) {
+                return None;
+            }
+            return Some(Expect {
+                pos,
+                kind: ExpectKind::Rounds(rounds),
+            });
+        }
+        if let Some(method) = e.asked.take() {
+            if let Some(within) = &e.within {
+                self.error(
+                    self.at(within),
+                    "`within` applies to `notifications`, not to `asked`",
+                );
+                return None;
+            }
+            e.notifications = Some(method);
+            let mut compiled = self.notifications(e, pos, known, predicates_given)?;
+            if let ExpectKind::Notifications { asked, .. } = &mut compiled.kind {
+                *asked = true;
+            }
+            return Some(compiled);
         }
         if notifications {
             return self.notifications(e, pos, known, predicates_given);
@@ -504,6 +530,7 @@ impl Compiler {
                 path,
                 predicates,
                 within,
+                asked: false,
             },
         })
     }
