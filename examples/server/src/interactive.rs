@@ -54,23 +54,27 @@ const TOOLS: [Asks; 3] = [
     },
 ];
 
-/// The tools `--interactive` lists.
+/// The tools `--interactive` lists: read-only (they only ask), so the conformance checks
+/// that call tools call them.
 pub fn tools() -> Vec<Tool> {
     let defs = [
         json!({
             "name": "ask_confirmation",
             "description": "Ask the user to confirm an action (needs the client's elicitation capability).",
             "inputSchema": {"type": "object", "properties": {"action": {"type": "string"}}},
+            "annotations": {"readOnlyHint": true},
         }),
         json!({
             "name": "summarize",
             "description": "Summarise a text with the client's model (needs the client's sampling capability).",
             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+            "annotations": {"readOnlyHint": true},
         }),
         json!({
             "name": "client_roots",
             "description": "List the client's roots (needs the client's roots capability).",
             "inputSchema": {"type": "object", "properties": {}},
+            "annotations": {"readOnlyHint": true},
         }),
     ];
     defs.into_iter()
@@ -172,6 +176,16 @@ pub async fn call(
         .iter()
         .find(|t| t.tool == request.name)
         .expect("an interactive tool");
+    // Bad arguments are the tool's error, whatever the client declares.
+    if let Some((key, _)) = request
+        .arguments
+        .iter()
+        .flatten()
+        .find(|(_, v)| !v.is_string())
+    {
+        let text = format!("`{key}` must be a string");
+        return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+    }
     let caps = context.client_capabilities();
     if !declared(caps.as_ref(), asks.capability) && !defects.has(&Defect::AsksUndeclared) {
         if modern {
