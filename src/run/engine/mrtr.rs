@@ -71,7 +71,7 @@ pub(super) async fn carry(
         }
         if rounds > max_rounds {
             return Err(format!(
-                "the server still answered `input_required` after {max_rounds} rounds (maxRounds): {}",
+                "the server answered `input_required` {rounds} times, more than maxRounds ({max_rounds}): {}",
                 rounds_seen.join("; ")
             ));
         }

@@ -17,36 +17,47 @@ impl Compiler {
     ) -> Option<ClientScript> {
         let pos = self.at(&doc);
         let doc = doc.value;
-        let (capabilities, caps_pos) = match &doc.capabilities {
-            Some(c) => (capabilities_object(c), self.at(c)),
-            None => (Value::Object(Map::new()), pos.clone()),
-        };
-        let mut unanswered = |name: &str, answers: bool, help: &str| {
-            if capabilities.get(name).is_some() && !answers {
+        let declared = doc.capabilities.as_ref().map(|c| &c.value);
+        let capabilities = declared.map_or_else(|| Value::Object(Map::new()), capabilities_object);
+        let positions = [
+            (
+                "roots",
+                declared.and_then(|c| c.roots.as_ref()).map(|a| self.at(a)),
+            ),
+            (
+                "sampling",
+                declared
+                    .and_then(|c| c.sampling.as_ref())
+                    .map(|a| self.at(a)),
+            ),
+            (
+                "elicitation",
+                declared
+                    .and_then(|c| c.elicitation.as_ref())
+                    .map(|a| self.at(a)),
+            ),
+        ];
+        let answered = [
+            doc.roots.is_some(),
+            doc.sampling.as_ref().is_some_and(|a| !a.is_empty()),
+            doc.elicitation.as_ref().is_some_and(|a| !a.is_empty()),
+        ];
+        let help = [
+            "add `roots:` (a list of `{uri: file:///…}`), or leave `roots` out of `capabilities`",
+            "add `sampling:` answers (`- text: …`), or leave `sampling` out of `capabilities`",
+            "add `elicitation:` answers (`- action: accept`), or leave `elicitation` out of `capabilities`",
+        ];
+        for (((name, at), answered), help) in positions.into_iter().zip(answered).zip(help) {
+            if let Some(at) = at.filter(|_| !answered) {
                 self.errors.push(
                     LoadError::at(
-                        caps_pos.clone(),
+                        at,
                         format!("the client declares `{name}` but has no answer for it"),
                     )
-                    .with_help(help.to_string()),
+                    .with_help(help),
                 );
             }
-        };
-        unanswered(
-            "roots",
-            doc.roots.is_some(),
-            "add `roots:` (a list of `{uri: file:///…}`), or leave `roots` out of `capabilities`",
-        );
-        unanswered(
-            "elicitation",
-            doc.elicitation.as_ref().is_some_and(|a| !a.is_empty()),
-            "add `elicitation:` answers (`- action: accept`), or leave `elicitation` out of `capabilities`",
-        );
-        unanswered(
-            "sampling",
-            doc.sampling.as_ref().is_some_and(|a| !a.is_empty()),
-            "add `sampling:` answers (`- text: …`), or leave `sampling` out of `capabilities`",
-        );
+        }
         let roots = doc
             .roots
             .map(|r| r.value)

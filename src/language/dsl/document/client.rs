@@ -37,11 +37,11 @@ pub struct ClientDoc {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClientCapabilitiesDoc {
     #[serde(default)]
-    pub roots: Option<RootsCapabilityDoc>,
+    pub roots: Option<At<RootsCapabilityDoc>>,
     #[serde(default)]
-    pub sampling: Option<SamplingCapabilityDoc>,
+    pub sampling: Option<At<SamplingCapabilityDoc>>,
     #[serde(default)]
-    pub elicitation: Option<ElicitationCapabilityDoc>,
+    pub elicitation: Option<At<ElicitationCapabilityDoc>>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema, Default)]

@@ -1,0 +1,202 @@
+//! The client's half of MCP, end to end against the example server's `--interactive`
+//! tools: a scenario declares client capabilities and scripts its answers (roots,
+//! elicitation, sampling); the same file passes in the legacy era (server-to-client
+//! requests answered inline) and in 2026-07-28 (`input_required` rounds carried), over
+//! stdio and HTTP. Data: `tests/client_side/`.
+
+mod common;
+
+use common::{
+    HttpServer, Run, assert_contains, read_json, repo_root, run, stdio_target, step, suite,
+};
+use serde_json::Value;
+
+const ERAS: [&str; 2] = ["legacy", "2026-07-28"];
+
+fn data(name: &str) -> String {
+    repo_root()
+        .join("tests/client_side")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// `mcpspec run FILE --era legacy --era 2026-07-28 TARGET --json …`: the run and its report.
+fn run_both_eras(file: &str, target: &[String], eras: &[&str]) -> (Run, Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("result.json");
+    let path = data(file);
+    let mut args: Vec<&str> = vec!["run", &path, "--timeout", "10s"];
+    args.extend(target.iter().map(String::as_str));
+    for era in eras {
+        args.extend(["--era", era]);
+    }
+    args.extend(["--json", json.to_str().expect("utf-8 path")]);
+    let run = run(&args);
+    assert!(json.exists(), "no report: {run:?}");
+    let report = read_json(&json);
+    (run, report)
+}
+
+fn stdio(flags: &[&str]) -> Vec<String> {
+    vec!["--stdio".into(), stdio_target(flags)]
+}
+
+/// The bodies of a step's transcript entries in `direction`.
+fn bodies(step: &Value, direction: &str) -> Vec<Value> {
+    step["transcript"]
+        .as_array()
+        .expect("transcript")
+        .iter()
+        .filter(|e| e["direction"] == direction)
+        .filter_map(|e| serde_json::from_str(e["body"].as_str()?).ok())
+        .collect()
+}
+
+fn notes(step: &Value) -> String {
+    step["transcript"]
+        .as_array()
+        .expect("transcript")
+        .iter()
+        .filter(|e| e["direction"] == "note")
+        .filter_map(|e| e["body"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_same_scenarios_pass_in_both_eras_over_stdio_and_http() {
+    for file in ["interactive.yaml", "refusals.yaml"] {
+        let (run, report) = run_both_eras(file, &stdio(&["--interactive"]), &ERAS);
+        assert_eq!(run.code, 0, "{file} over stdio: {run:?}");
+        assert_eq!(report["suites"].as_array().map(Vec::len), Some(2), "{file}");
+        let server = HttpServer::start(&["--interactive"]);
+        let target = vec!["--url".to_string(), server.url.clone()];
+        let (run, _) = run_both_eras(file, &target, &ERAS);
+        assert_eq!(run.code, 0, "{file} over HTTP: {run:?}");
+    }
+}
+
+#[test]
+fn a_modern_retry_is_a_new_request_with_the_answers_and_the_exact_state() {
+    let (run, report) = run_both_eras(
+        "interactive.yaml",
+        &stdio(&["--interactive"]),
+        &["2026-07-28"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let step = step(
+        suite(&report, "interactive-tools@2026-07-28"),
+        "confirm accepted with the schema's defaults",
+    );
+    let calls: Vec<Value> = bodies(step, "sent")
+        .into_iter()
+        .filter(|b| b["method"] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 2, "the call and one retry: {calls:#?}");
+    let (first, retry) = (&calls[0], &calls[1]);
+    assert_ne!(first["id"], retry["id"], "a retry has a new id");
+    let caps = &first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert_eq!(
+        caps["elicitation"],
+        serde_json::json!({"form": {}}),
+        "{caps}"
+    );
+    assert_eq!(
+        caps["roots"],
+        serde_json::json!({"listChanged": true}),
+        "{caps}"
+    );
+    assert_eq!(retry["params"]["name"], first["params"]["name"]);
+    assert_eq!(retry["params"]["arguments"], first["params"]["arguments"]);
+    assert_eq!(retry["params"]["requestState"], "ask_confirmation-v1");
+    assert_eq!(
+        retry["params"]["inputResponses"]["ask_confirmation"],
+        serde_json::json!({"action": "accept", "content": {"confirm": true, "note": "looks good"}}),
+        "the schema's default, then the scripted field (SEP-1034)"
+    );
+    assert!(
+        first["params"].get("requestState").is_none(),
+        "no state before one came"
+    );
+}
+
+#[test]
+fn a_legacy_server_request_is_answered_inline_and_noted() {
+    let (run, report) = run_both_eras("interactive.yaml", &stdio(&["--interactive"]), &["legacy"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let step = step(
+        suite(&report, "interactive-tools@legacy"),
+        "sampling answered from the script",
+    );
+    let asked = bodies(step, "received")
+        .into_iter()
+        .find(|b| b["method"] == "sampling/createMessage")
+        .expect("the server's sampling request in the transcript");
+    assert_eq!(asked["params"]["maxTokens"], 100);
+    assert_contains(
+        &notes(step),
+        "`sampling/createMessage`: answered from the script",
+    );
+}
+
+#[test]
+fn a_server_that_asks_forever_fails_at_max_rounds_with_the_rounds_shown() {
+    let target = stdio(&["--interactive", "--defect", "asks-forever"]);
+    let (run, report) = run_both_eras("forever.yaml", &target, &["2026-07-28"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    let step = step(suite(&report, "asks-forever@2026-07-28"), "confirm");
+    let outcome = step["outcome"].to_string();
+    assert_contains(&outcome, "more than maxRounds (3)");
+    assert_contains(&outcome, "round 4: [ask_confirmation]");
+    let calls = bodies(step, "sent")
+        .into_iter()
+        .filter(|b| b["method"] == "tools/call")
+        .count();
+    assert_eq!(calls, 4, "the call and maxRounds retries, no more");
+}
+
+#[test]
+fn declaring_a_capability_without_an_answer_is_a_validate_error_at_its_position() {
+    let (_dir, path) = common::scenario_file(
+        "declared.yaml",
+        "scenario: declared\nclient:\n  capabilities:\n    roots: {}\n    sampling: {}\n  roots:\n    - uri: file:///tmp\nsteps:\n  - name: list\n    request: {method: tools/list}\n",
+    );
+    let path = path.display().to_string();
+    let out = run(&["validate", &path]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_contains(
+        &out.all_output(),
+        "the client declares `sampling` but has no answer for it",
+    );
+    assert_contains(&out.all_output(), "declared.yaml:5:15");
+}
+
+#[test]
+fn without_a_client_nothing_is_declared_and_every_ask_is_refused() {
+    let (_dir, path) = common::scenario_file(
+        "plain.yaml",
+        "scenario: plain\nsteps:\n  - name: confirm\n    request:\n      method: tools/call\n      params: {name: ask_confirmation, arguments: {action: deploy}}\n    expect:\n      - asked: elicitation/create\n        count: 1\n",
+    );
+    let path = path.display().to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let target = stdio_target(&["--interactive", "--defect", "asks-undeclared"]);
+    let out = run(&[
+        "run",
+        &path,
+        "--era",
+        "legacy",
+        "--stdio",
+        &target,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    let step = step(suite(&report, "plain@legacy"), "confirm");
+    assert_contains(
+        &notes(step),
+        "answered -32601 (mcpspec declares no client capabilities and does not serve `elicitation/create`)",
+    );
+}
