@@ -200,3 +200,43 @@ fn without_a_client_nothing_is_declared_and_every_ask_is_refused() {
         "answered -32601 (mcpspec declares no client capabilities and does not serve `elicitation/create`)",
     );
 }
+
+#[test]
+fn the_project_file_declares_the_client_of_a_scenario_without_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = format!(
+        "targets:\n  example:\n    stdio: \"{}\"\nclient:\n  capabilities:\n    roots: {{}}\n  roots:\n    - uri: file:///from/config\n",
+        stdio_target(&["--interactive"])
+    );
+    std::fs::write(dir.path().join("mcpspec.yaml"), config).unwrap();
+    std::fs::write(
+        dir.path().join("roots.yaml"),
+        "scenario: roots\nsteps:\n  - name: roots\n    request:\n      method: tools/call\n      params: {name: client_roots, arguments: {}}\n    expect:\n      - path: \"$.content[0].text\"\n        equals: \"roots: file:///from/config\"\n",
+    )
+    .unwrap();
+    for era in ERAS {
+        let out = common::run_in(dir.path(), &["run", "roots.yaml", "--era", era], &[]);
+        assert_eq!(out.code, 0, "{era}: {out:?}");
+    }
+}
+
+#[test]
+fn a_pack_declares_the_client_of_its_scenarios() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        "name: asks\nversion: 1.0.0\nclient:\n  capabilities:\n    sampling: {}\n  sampling:\n    - text: from the pack\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("summary.yaml"),
+        "scenario: summary\nsteps:\n  - name: summary\n    request:\n      method: tools/call\n      params: {name: summarize, arguments: {text: x}}\n    expect:\n      - path: \"$.content[0].text\"\n        equals: \"summary by mcpspec-scripted: from the pack\"\n",
+    )
+    .unwrap();
+    let pack = dir.path().display().to_string();
+    let target = stdio_target(&["--interactive"]);
+    for era in ERAS {
+        let out = run(&["run", &pack, "--era", era, "--stdio", &target]);
+        assert_eq!(out.code, 0, "{era}: {out:?}");
+    }
+}
