@@ -3,9 +3,8 @@
 
 use serde_json::Value;
 
-use crate::ground::json::path;
 use crate::language::dsl::document::LengthSpec;
-use crate::language::dsl::{Expect, Predicate};
+use crate::language::dsl::{Expect, ExpectKind};
 use crate::results::exchange::Exchange;
 
 use super::*;
@@ -88,18 +87,21 @@ pub(super) fn method_matches(pattern: &str, method: &str) -> bool {
     tail.len() >= last.len() && tail.ends_with(last)
 }
 
-/// A `notifications` expectation: how many arrived, then the predicates over `path`
-/// evaluated on each of them (all matches judged together, as a multi-node path).
-pub(super) fn check_notifications(
-    expect: &Expect,
-    seen: &Observed,
-    ctx: &Value,
-    method: Option<&str>,
-    count: &Option<LengthSpec>,
-    path: &Option<(path::CompiledPath, String)>,
-    predicates: &[Predicate],
-    asked: bool,
-) -> ExpectOutcome {
+/// A `notifications` (or `asked`) expectation: how many arrived, then the predicates over
+/// `path` evaluated on each of them (all matches judged together, as a multi-node path).
+pub(super) fn check_notifications(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
+    let ExpectKind::Notifications {
+        method,
+        count,
+        path,
+        predicates,
+        asked,
+        ..
+    } = &expect.kind
+    else {
+        unreachable!("a notifications expectation");
+    };
+    let (method, asked) = (method.as_deref(), *asked);
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
         ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
     };
