@@ -240,3 +240,15 @@ fn a_pack_declares_the_client_of_its_scenarios() {
         assert_eq!(out.code, 0, "{era}: {out:?}");
     }
 }
+
+#[test]
+fn max_rounds_out_of_range_is_a_validate_error() {
+    let (_dir, path) = common::scenario_file(
+        "rounds.yaml",
+        "scenario: rounds\nclient:\n  maxRounds: 0\nsteps:\n  - name: list\n    request: {method: tools/list}\n",
+    );
+    let out = run(&["validate", &path.display().to_string()]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_contains(&out.all_output(), "`maxRounds` is 1 to 64");
+    assert_contains(&out.all_output(), "rounds.yaml:3:14");
+}

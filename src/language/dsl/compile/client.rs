@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::*;
 use crate::language::dsl::document::{ClientCapabilitiesDoc, ClientDoc};
+use crate::language::dsl::limits;
 
 /// The model name of a scripted sampling answer that names none.
 const SCRIPTED_MODEL: &str = "mcpspec-scripted";
@@ -109,8 +110,9 @@ impl Compiler {
             sampling.push(Answer { when, reply });
         }
         let max_rounds = match doc.max_rounds {
-            Some(n) if !(1..=64).contains(&n.value) => {
-                self.error(self.at(&n), "`maxRounds` is 1 to 64");
+            Some(n) if !limits::MAX_ROUNDS.contains(&n.value) => {
+                let range = limits::describe(&limits::MAX_ROUNDS);
+                self.error(self.at(&n), format!("`maxRounds` is {range}"));
                 DEFAULT_MAX_ROUNDS
             }
             Some(n) => n.value,

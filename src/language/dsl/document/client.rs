@@ -28,7 +28,7 @@ pub struct ClientDoc {
     /// Modern era: how many `input_required` rounds a request may take before the step
     /// fails (default 8).
     #[serde(default)]
-    #[schemars(range(min = 1, max = 64))]
+    #[schemars(range(min = *super::limits::MAX_ROUNDS.start(), max = *super::limits::MAX_ROUNDS.end()))]
     pub max_rounds: Option<At<u32>>,
 }
 
