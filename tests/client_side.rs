@@ -252,3 +252,28 @@ fn max_rounds_out_of_range_is_a_validate_error() {
     assert_contains(&out.all_output(), "`maxRounds` is 1 to 64");
     assert_contains(&out.all_output(), "rounds.yaml:3:14");
 }
+
+#[test]
+fn an_oversized_elicitation_schema_stops_at_the_message_size_limit() {
+    let flags = ["--interactive", "--defect", "asks-huge-schema"];
+    let server = HttpServer::start(&flags);
+    let targets = [stdio(&flags), vec!["--url".to_string(), server.url.clone()]];
+    for target in targets {
+        let started = std::time::Instant::now();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let json = dir.path().join("r.json");
+        let path = data("interactive.yaml");
+        let mut args: Vec<&str> = vec!["run", &path, "--max-message-size", "65536"];
+        args.extend(target.iter().map(String::as_str));
+        args.extend(["--era", "legacy", "--era", "2026-07-28"]);
+        args.extend(["--json", json.to_str().unwrap()]);
+        let out = run(&args);
+        assert_ne!(out.code, 0, "{target:?}: {out:?}");
+        assert_contains(&out.stdout, "larger than 65536 bytes");
+        assert!(json.exists(), "{target:?}: the report is written");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{target:?}: bounded"
+        );
+    }
+}

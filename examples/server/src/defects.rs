@@ -157,6 +157,7 @@ pub enum Defect {
     InputRequiredUnanswered,
     AsksUndeclared,
     AsksForever,
+    AsksHugeSchema,
     SubscribeRefused,
     UnrequestedListChanged,
     SetLevelRefused,

@@ -94,8 +94,19 @@ fn declared(caps: Option<&ClientCapabilities>, capability: &str) -> bool {
     caps.get(capability).is_some_and(|v| !v.is_null())
 }
 
-/// The params of what `tool` asks, from its arguments.
-fn request_params(asks: &Asks, request: &CallToolRequestParams) -> Value {
+/// The params of what `tool` asks, from its arguments (`asks-huge-schema`: an elicitation
+/// schema of about 1 MB).
+fn request_params(defects: &Defects, asks: &Asks, request: &CallToolRequestParams) -> Value {
+    let mut params = plain_params(asks, request);
+    if defects.has(&Defect::AsksHugeSchema)
+        && let Some(schema) = params.get_mut("requestedSchema")
+    {
+        schema["description"] = json!("x".repeat(1 << 20));
+    }
+    params
+}
+
+fn plain_params(asks: &Asks, request: &CallToolRequestParams) -> Value {
     let arg = |key: &str| {
         request
             .arguments
@@ -202,7 +213,7 @@ pub async fn call(
     if modern {
         return Ok(round_trip(defects, asks, request));
     }
-    let params = request_params(asks, request);
+    let params = request_params(defects, asks, request);
     let custom = CustomRequest::new(asks.method, Some(params));
     let sent = context
         .peer
@@ -236,7 +247,7 @@ fn round_trip(defects: &Defects, asks: &Asks, request: &CallToolRequestParams) -
         return outcome(asks, answer).into();
     }
     let requests: InputRequests = serde_json::from_value(json!({
-        asks.tool: {"method": asks.method, "params": request_params(asks, request)},
+        asks.tool: {"method": asks.method, "params": request_params(defects, asks, request)},
     }))
     .expect("valid input requests");
     InputRequiredResult::new(Some(requests), Some(state)).into()

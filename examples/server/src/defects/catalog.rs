@@ -523,6 +523,12 @@ impl Defect {
             description: "with --interactive (2026-07-28): every retry of an interactive tool gets another input_required, never the result",
         },
         DefectInfo {
+            name: "asks-huge-schema",
+            value: None,
+            scope: Scope::Any,
+            description: "with --interactive: ask_confirmation's elicitation schema carries a description of 1 MB",
+        },
+        DefectInfo {
             name: "subscribe-refused",
             value: None,
             scope: Scope::Any,
@@ -703,6 +709,7 @@ impl Defect {
             Defect::InputRequiredUnanswered => "input-required-unanswered",
             Defect::AsksUndeclared => "asks-undeclared",
             Defect::AsksForever => "asks-forever",
+            Defect::AsksHugeSchema => "asks-huge-schema",
             Defect::SubscribeRefused => "subscribe-refused",
             Defect::UnrequestedListChanged => "unrequested-list-changed",
             Defect::SetLevelRefused => "set-level-refused",
@@ -821,6 +828,7 @@ impl Defect {
             "input-required-unanswered" => Defect::InputRequiredUnanswered,
             "asks-undeclared" => Defect::AsksUndeclared,
             "asks-forever" => Defect::AsksForever,
+            "asks-huge-schema" => Defect::AsksHugeSchema,
             "subscribe-refused" => Defect::SubscribeRefused,
             "unrequested-list-changed" => Defect::UnrequestedListChanged,
             "set-level-refused" => Defect::SetLevelRefused,
