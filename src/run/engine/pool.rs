@@ -484,6 +484,15 @@ mod tests {
     }
 
     #[test]
+    fn a_scenario_that_declares_a_client_gets_its_own() {
+        let client = "fresh: false\nclient:\n  capabilities: {roots: {}}\n  roots: [{uri: \"file:///tmp\"}]\n";
+        assert_eq!(
+            need_of(client, LIST),
+            Need::Own("it declares a client of its own (`client:`)".into())
+        );
+    }
+
+    #[test]
     fn connection_life_and_the_change_tool_always_get_their_own() {
         let init = "  - name: again\n    request: { method: initialize }\n";
         assert_eq!(
