@@ -167,9 +167,9 @@ impl Compiler {
             self.errors.push(
                 LoadError::at(
                     pos,
-                    format!("`{key}` applies only to a `notifications` expectation"),
+                    format!("`{key}` applies only to a `notifications` or `asked` expectation"),
                 )
-                .with_help("e.g. `- {notifications: notifications/progress, count: {gte: 1}}`"),
+                .with_help("e.g. `- {notifications: notifications/progress, count: {gte: 1}}` or `- {asked: elicitation/create, count: 1}`"),
             );
             return None;
         }
@@ -188,20 +188,12 @@ impl Compiler {
                 kind: ExpectKind::Rounds(rounds),
             });
         }
-        if let Some(method) = e.asked.take() {
-            if let Some(within) = &e.within {
-                self.error(
-                    self.at(within),
-                    "`within` applies to `notifications`, not to `asked`",
-                );
-                return None;
-            }
-            e.notifications = Some(method);
-            let mut compiled = self.notifications(e, pos, known, predicates_given)?;
-            if let ExpectKind::Notifications { asked, .. } = &mut compiled.kind {
-                *asked = true;
-            }
-            return Some(compiled);
+        if let Some(within) = e.within.as_ref().filter(|_| e.asked.is_some()) {
+            self.error(
+                self.at(within),
+                "`within` applies to `notifications`, not to `asked`",
+            );
+            return None;
         }
         if notifications {
             return self.notifications(e, pos, known, predicates_given);
@@ -209,7 +201,7 @@ impl Compiler {
         if kinds.is_empty() {
             let Some(path) = e.path.take() else {
                 self.errors.push(LoadError::at(pos, "empty expectation").with_help(
-                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `notifications`, `duration`, `snapshot`",
+                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `notifications`, `asked`, `rounds`, `duration`, `snapshot`",
                 ));
                 return None;
             };
@@ -465,10 +457,16 @@ impl Compiler {
         known: &BTreeSet<String>,
         predicates_given: bool,
     ) -> Option<Expect> {
-        let method = e.notifications.take().expect("kind checked");
+        let asked = e.asked.is_some();
+        let key = if asked { "asked" } else { "notifications" };
+        let method = e
+            .asked
+            .take()
+            .or_else(|| e.notifications.take())
+            .expect("kind checked");
         if method.trim().is_empty() {
             self.errors.push(
-                LoadError::at(self.at(&method), "`notifications` needs a method name")
+                LoadError::at(self.at(&method), format!("`{key}` needs a method name"))
                     .with_help("e.g. `notifications/progress`, or `*` for any notification"),
             );
             return None;
@@ -487,9 +485,8 @@ impl Compiler {
             }
             None if predicates_given => {
                 self.errors.push(
-                    LoadError::at(pos, "predicates of `notifications` need a `path`").with_help(
-                        "e.g. `path: \"$.params.level\"`: evaluated on each notification",
-                    ),
+                    LoadError::at(pos, format!("predicates of `{key}` need a `path`"))
+                        .with_help("e.g. `path: \"$.params.level\"`: evaluated on each message"),
                 );
                 return None;
             }
@@ -530,7 +527,7 @@ impl Compiler {
                 path,
                 predicates,
                 within,
-                asked: false,
+                asked,
             },
         })
     }

@@ -8,8 +8,8 @@ use super::*;
 
 /// One expectation. Use exactly one kind: `path` (with predicates), `schema`,
 /// `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration`,
-/// `notifications` (which takes `path` and predicates too) or `snapshot` (which takes
-/// `path`, `sanitize` and `perEra`).
+/// `rounds`, `notifications` or `asked` (which take `path` and predicates too) or
+/// `snapshot` (which takes `path`, `sanitize` and `perEra`).
 ///
 /// JSONPath and `schema` apply to the response's `result`; for an error response the
 /// document is `{"error": {...}}`, so `$.error.code` works.
