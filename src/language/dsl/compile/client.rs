@@ -16,49 +16,10 @@ impl Compiler {
         doc: At<ClientDoc>,
         known: &BTreeSet<String>,
     ) -> Option<ClientScript> {
-        let pos = self.at(&doc);
         let doc = doc.value;
         let declared = doc.capabilities.as_ref().map(|c| &c.value);
         let capabilities = declared.map_or_else(|| Value::Object(Map::new()), capabilities_object);
-        let positions = [
-            (
-                "roots",
-                declared.and_then(|c| c.roots.as_ref()).map(|a| self.at(a)),
-            ),
-            (
-                "sampling",
-                declared
-                    .and_then(|c| c.sampling.as_ref())
-                    .map(|a| self.at(a)),
-            ),
-            (
-                "elicitation",
-                declared
-                    .and_then(|c| c.elicitation.as_ref())
-                    .map(|a| self.at(a)),
-            ),
-        ];
-        let answered = [
-            doc.roots.is_some(),
-            doc.sampling.as_ref().is_some_and(|a| !a.is_empty()),
-            doc.elicitation.as_ref().is_some_and(|a| !a.is_empty()),
-        ];
-        let help = [
-            "add `roots:` (a list of `{uri: file:///…}`), or leave `roots` out of `capabilities`",
-            "add `sampling:` answers (`- text: …`), or leave `sampling` out of `capabilities`",
-            "add `elicitation:` answers (`- action: accept`), or leave `elicitation` out of `capabilities`",
-        ];
-        for (((name, at), answered), help) in positions.into_iter().zip(answered).zip(help) {
-            if let Some(at) = at.filter(|_| !answered) {
-                self.errors.push(
-                    LoadError::at(
-                        at,
-                        format!("the client declares `{name}` but has no answer for it"),
-                    )
-                    .with_help(help),
-                );
-            }
-        }
+        self.check_answered(&doc);
         let roots = doc
             .roots
             .map(|r| r.value)
@@ -124,8 +85,40 @@ impl Compiler {
             elicitation,
             sampling,
             max_rounds,
-            pos,
         })
+    }
+
+    /// Each declared capability has its answers: else an error at its declaration.
+    fn check_answered(&mut self, doc: &ClientDoc) {
+        let Some(caps) = doc.capabilities.as_ref() else {
+            return;
+        };
+        let checks = [
+            (
+                caps.roots.as_ref().map(|a| self.at(a)),
+                doc.roots.is_some(),
+                "roots",
+                "add `roots:` (a list of `{uri: file:///…}`), or leave `roots` out of `capabilities`",
+            ),
+            (
+                caps.sampling.as_ref().map(|a| self.at(a)),
+                doc.sampling.as_ref().is_some_and(|a| !a.is_empty()),
+                "sampling",
+                "add `sampling:` answers (`- text: …`), or leave `sampling` out of `capabilities`",
+            ),
+            (
+                caps.elicitation.as_ref().map(|a| self.at(a)),
+                doc.elicitation.as_ref().is_some_and(|a| !a.is_empty()),
+                "elicitation",
+                "add `elicitation:` answers (`- action: accept`), or leave `elicitation` out of `capabilities`",
+            ),
+        ];
+        for (at, answered, name, help) in checks {
+            if let Some(at) = at.filter(|_| !answered) {
+                let message = format!("the client declares `{name}` but has no answer for it");
+                self.errors.push(LoadError::at(at, message).with_help(help));
+            }
+        }
     }
 
     /// A `when:` compiled as an expectation on the server's whole request.

@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use super::Expect;
-use crate::ground::source::Pos;
 use crate::language::dsl::document::ElicitAction;
 use crate::language::dsl::value::TValue;
 
@@ -20,8 +19,6 @@ pub struct ClientScript {
     pub elicitation: Vec<Answer<ElicitReply>>,
     pub sampling: Vec<Answer<SamplingReply>>,
     pub max_rounds: u32,
-    /// Where the block is (for messages).
-    pub pos: Pos,
 }
 
 /// One scripted answer: used when `when` holds on the server's request (or always).

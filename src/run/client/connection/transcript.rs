@@ -15,6 +15,7 @@ impl Connection {
             self.record(Direction::Received, m.to_string(), None);
             if crate::run::client::is_server_request(m) {
                 self.server_requests.push(m.clone());
+                // The answer the transport sent: answers are a pure function of the request.
                 let answered = crate::run::client::answers::answer(self.answerer.as_deref(), m);
                 self.record(
                     Direction::Note,
