@@ -215,6 +215,65 @@ mod tests {
         assert_eq!(Value::Object(d), json!({"name": "Ada"}));
     }
 
+    fn answerer(client: &str) -> Answerer {
+        let text = format!(
+            "scenario: s\n{client}steps:\n  - name: l\n    request: {{method: tools/list}}\n"
+        );
+        let file = crate::ground::source::SourceFile::new("s.yaml", text);
+        let scenario =
+            crate::language::dsl::load::parse_scenario(file).expect("the scenario loads");
+        Answerer::new(scenario.client.expect("a client"), json!({"dir": "work"}))
+    }
+
+    const SCRIPT: &str = "vars: {dir: work}\nclient:\n  capabilities: {elicitation: {url: true}, roots: {}}\n  roots: [{uri: \"file:///{{ dir }}\"}]\n  elicitation:\n    - when: {path: \"$.params.message\", contains: delete}\n      action: cancel\n    - action: accept\n      content: {b: 2}\n  sampling:\n    - text: never sent\n";
+
+    #[test]
+    fn the_first_answer_whose_when_holds_answers() {
+        let a = answerer(SCRIPT);
+        let ask = |message: &str| {
+            a.answer(
+                &json!({"method": "elicitation/create", "params": {"message": message,
+                "requestedSchema": {"properties": {"a": {"default": 1}, "b": {"default": 1}}}}}),
+            )
+            .outcome
+            .expect("answered")
+        };
+        assert_eq!(ask("delete all?"), json!({"action": "cancel"}));
+        assert_eq!(
+            ask("deploy?"),
+            json!({"action": "accept", "content": {"a": 1, "b": 2}})
+        );
+        let url = a.answer(
+            &json!({"method": "elicitation/create", "params": {"mode": "url", "url": "https://x"}}),
+        );
+        assert_eq!(
+            url.outcome.expect("answered"),
+            json!({"action": "accept"}),
+            "no content in URL mode"
+        );
+        let roots = a.answer(&json!({"method": "roots/list"}));
+        assert_eq!(
+            roots.outcome.expect("answered"),
+            json!({"roots": [{"uri": "file:///work"}]})
+        );
+    }
+
+    #[test]
+    fn an_undeclared_capability_is_refused_even_with_answers() {
+        let a = answerer(SCRIPT);
+        let sampled = a.answer(&json!({"method": "sampling/createMessage", "params": {}}));
+        assert_eq!(sampled.outcome.unwrap_err().0, -32601);
+        assert!(
+            sampled
+                .note
+                .contains("did not declare the `sampling` capability"),
+            "{}",
+            sampled.note
+        );
+        let unknown = a.answer(&json!({"method": "tasks/get"}));
+        assert_eq!(unknown.outcome.unwrap_err().0, -32601);
+    }
+
     #[test]
     fn without_a_script_every_request_is_refused() {
         let a = answer(None, &json!({"method": "roots/list", "id": 1}));
