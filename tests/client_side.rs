@@ -277,3 +277,25 @@ fn an_oversized_elicitation_schema_stops_at_the_message_size_limit() {
         );
     }
 }
+
+#[test]
+fn the_project_file_client_is_validated_at_its_position() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("mcpspec.yaml"),
+        "paths: [s.yaml]\nclient:\n  capabilities:\n    elicitation: {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        "scenario: s\nsteps:\n  - name: list\n    request: {method: tools/list}\n",
+    )
+    .unwrap();
+    let out = common::run_in(dir.path(), &["validate"], &[]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_contains(
+        &out.all_output(),
+        "the client declares `elicitation` but has no answer for it",
+    );
+    assert_contains(&out.all_output(), "mcpspec.yaml:4:18");
+}

@@ -171,6 +171,14 @@ fn check_values(
             .with_help("expected a duration such as `500ms`, `10s` or `1m`"),
         );
     }
+    // `client:` is checked here whether or not a scenario uses it (a declared capability
+    // without an answer, an unknown template variable).
+    if let Some(client) = &doc.client {
+        let params: Vec<String> = doc.parameters.keys().cloned().collect();
+        if let Err(e) = crate::language::dsl::compile_client(file, client.clone(), &params) {
+            errors.0.extend(e.0);
+        }
+    }
     if errors.is_empty() {
         Ok(())
     } else {
