@@ -299,3 +299,26 @@ fn the_project_file_client_is_validated_at_its_position() {
     );
     assert_contains(&out.all_output(), "mcpspec.yaml:4:18");
 }
+
+#[test]
+fn asked_and_rounds_fail_with_what_was_seen() {
+    let (run, report) = run_both_eras("asked-fails.yaml", &stdio(&["--interactive"]), &ERAS);
+    assert_ne!(run.code, 0, "{run:?}");
+    for (era, rounds) in [("legacy", 0), ("2026-07-28", 1)] {
+        let suite = suite(&report, &format!("asked-fails@{era}"));
+        for s in suite["steps"].as_array().expect("steps") {
+            let name = s["name"].as_str().expect("name");
+            assert_eq!(s["outcome"]["status"], "failed", "{era} {name}: {s:#}");
+            let failure = &s["outcome"]["failures"][0];
+            let kind = name.split(':').next().expect("kind");
+            assert_eq!(failure["kind"], kind, "{era} {name}: {failure:#}");
+        }
+        let rounds_failure = &step(suite, "rounds: more than there were")["outcome"]["failures"][0];
+        assert_eq!(rounds_failure["actual"], rounds.to_string(), "{era}");
+        let none = &step(suite, "asked: nothing was asked of sampling")["outcome"]["failures"][0];
+        assert_contains(
+            none["message"].as_str().unwrap_or_default(),
+            "received 0 `sampling/createMessage` server request(s)",
+        );
+    }
+}
