@@ -322,3 +322,46 @@ fn asked_and_rounds_fail_with_what_was_seen() {
         );
     }
 }
+
+#[test]
+fn the_step_timeout_bounds_every_round() {
+    let (_dir, path) = common::scenario_file(
+        "slow-rounds.yaml",
+        "scenario: slow-rounds\neras: [2026-07-28]\nclient:\n  capabilities: {elicitation: {}}\n  elicitation: [{action: accept}]\n  maxRounds: 64\nsteps:\n  - name: confirm\n    timeout: 2s\n    request:\n      method: tools/call\n      params: {name: ask_confirmation, arguments: {action: deploy}}\n",
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let target = stdio_target(&["--interactive", "--defect", "asks-forever"]);
+    let started = std::time::Instant::now();
+    let out = run(&[
+        "run",
+        &path.display().to_string(),
+        "--era",
+        "2026-07-28",
+        "--stdio",
+        &target,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_ne!(out.code, 0, "{out:?}");
+    // 64 rounds of 50 ms take 3.2 s at least; the step's 2 s stops them before.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "bounded: {out:?}"
+    );
+    let report = read_json(&json);
+    let step = step(suite(&report, "slow-rounds@2026-07-28"), "confirm");
+    assert_eq!(step["outcome"]["status"], "error", "{step:#}");
+    assert_contains(
+        &step["outcome"].to_string(),
+        "the step's timeout (2s) ran out during the `input_required` rounds: round 1: [ask_confirmation]",
+    );
+    let calls = bodies(step, "sent")
+        .into_iter()
+        .filter(|b| b["method"] == "tools/call")
+        .count();
+    assert!(
+        calls < 64,
+        "the rounds stop at the step's timeout: {calls} calls"
+    );
+}

@@ -28,6 +28,9 @@ use crate::defects::{Defect, Defects};
 /// How long a legacy server-to-client request may wait for the client's answer.
 const ASK_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// `asks-forever`: the pause before each `input_required`.
+const ASKS_FOREVER_PAUSE: Duration = Duration::from_millis(50);
+
 /// One interactive tool: what it asks, and how.
 struct Asks {
     tool: &'static str,
@@ -211,6 +214,10 @@ pub async fn call(
         return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
     }
     if modern {
+        if defects.has(&Defect::AsksForever) {
+            // Slowly, too: a step's timeout must bound all its rounds.
+            tokio::time::sleep(ASKS_FOREVER_PAUSE).await;
+        }
         return Ok(round_trip(defects, asks, request));
     }
     let params = request_params(defects, asks, request);

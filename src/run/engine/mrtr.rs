@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::protocol::era::EraKind;
 use crate::protocol::fields::{self, INPUT_REQUESTS, INPUT_RESPONSES, REQUEST_STATE};
 use crate::protocol::methods;
-use crate::run::client::{Connection, Exchange};
+use crate::run::client::{Connection, Exchange, TransportError};
 
 /// What the retries need of the step's first request.
 pub(super) struct FirstRequest<'a> {
@@ -75,13 +75,16 @@ pub(super) async fn carry(
                 rounds_seen.join("; ")
             ));
         }
-        let remaining = first.timeout.saturating_sub(first.started.elapsed());
-        if remaining.is_zero() {
-            return Err(format!(
+        let out_of_time = || {
+            format!(
                 "the step's timeout ({}) ran out during the `input_required` rounds: {}",
                 humantime::format_duration(first.timeout),
                 rounds_seen.join("; ")
-            ));
+            )
+        };
+        let remaining = first.timeout.saturating_sub(first.started.elapsed());
+        if remaining.is_zero() {
+            return Err(out_of_time());
         }
         let responses = answer_all(conn, &requests);
         let mut params = match first.params {
@@ -103,7 +106,10 @@ pub(super) async fn carry(
             first.headers,
             remaining,
         );
-        ex = conn.send(&out).await.map_err(|e| e.to_string())?;
+        ex = conn.send(&out).await.map_err(|e| match e {
+            TransportError::Timeout(_) => out_of_time(),
+            other => format!("the retry of round {rounds} failed: {other}"),
+        })?;
     }
     ex.elapsed += elapsed;
     ex.input_requests = asked;

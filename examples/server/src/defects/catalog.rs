@@ -520,7 +520,7 @@ impl Defect {
             name: "asks-forever",
             value: None,
             scope: Scope::Any,
-            description: "with --interactive (2026-07-28): every retry of an interactive tool gets another input_required, never the result",
+            description: "with --interactive (2026-07-28): every retry of an interactive tool gets another input_required (after 50 ms), never the result",
         },
         DefectInfo {
             name: "asks-huge-schema",
