@@ -53,6 +53,14 @@ const SHOWN_ELSEWHERE: &[(&str, &str)] = &[
         "snapshot",
         "golden responses write files: tests/snapshots.rs",
     ),
+    (
+        "asked",
+        "the server's requests need a client that answers: tests/client_side.rs (holding and failing)",
+    ),
+    (
+        "rounds",
+        "input_required rounds need a client that answers: tests/client_side.rs (holding and failing)",
+    ),
     ("sanitize", "a setting of `snapshot`: tests/snapshots.rs"),
     ("perEra", "a setting of `snapshot`: tests/snapshots.rs"),
 ];

@@ -64,6 +64,10 @@ pub struct ConfigDoc {
     /// environment variable and is a secret, as with `--set`.
     #[serde(default)]
     pub parameters: IndexMap<String, crate::language::dsl::value::TValue>,
+    /// The client every scenario plays unless it (or its pack) declares its own: client
+    /// capabilities and scripted answers (see `client:` in a scenario).
+    #[serde(default)]
+    pub client: Option<At<crate::language::dsl::document::ClientDoc>>,
 }
 
 /// How to reach one server.
@@ -167,6 +171,14 @@ fn check_values(
             .with_help("expected a duration such as `500ms`, `10s` or `1m`"),
         );
     }
+    // `client:` is checked here whether or not a scenario uses it (a declared capability
+    // without an answer, an unknown template variable).
+    if let Some(client) = &doc.client {
+        let params: Vec<String> = doc.parameters.keys().cloned().collect();
+        if let Err(e) = crate::language::dsl::compile_client(file, client.clone(), &params) {
+            errors.0.extend(e.0);
+        }
+    }
     if errors.is_empty() {
         Ok(())
     } else {
@@ -181,6 +193,18 @@ pub struct Config {
 }
 
 impl Config {
+    /// The `client:` of the file, compiled (the default of every scenario's), if any.
+    pub fn client(
+        &self,
+        params: &[String],
+    ) -> Result<Option<std::sync::Arc<crate::language::dsl::ClientScript>>, LoadErrors> {
+        let Some(doc) = self.doc.client.clone() else {
+            return Ok(None);
+        };
+        crate::language::dsl::compile_client(&self.file, doc, params)
+            .map(|c| Some(std::sync::Arc::new(c)))
+    }
+
     /// Load `path`, or `./mcpspec.yaml` when `path` is `None` and the file exists.
     pub fn find(path: Option<&Path>) -> Result<Option<Config>, LoadErrors> {
         let path = match path {

@@ -14,6 +14,9 @@ pub const HEADER_MISMATCH: i64 = -32020;
 pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// Modern era: unsupported protocol version (`data.supported`).
 pub const UNSUPPORTED_VERSION: i64 = -32022;
+/// The user rejected a sampling request (`client/sampling` Error Handling, 2025-06-18 on:
+/// code -1, "User rejected sampling request").
+pub const USER_REJECTED: i64 = -1;
 
 /// The error codes only the modern era defines.
 pub const MODERN_ONLY: &[i64] = &[

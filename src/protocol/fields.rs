@@ -20,6 +20,21 @@ pub const INPUT_SCHEMA: &str = "inputSchema";
 pub const OUTPUT_SCHEMA: &str = "outputSchema";
 /// The protocol revisions a `server/discover` reply lists.
 pub const SUPPORTED_VERSIONS: &str = "supportedVersions";
+/// Modern results: `complete` or `input_required`.
+pub const RESULT_TYPE: &str = "resultType";
+/// The `resultType` of a multi round-trip request that needs the client's input.
+pub const INPUT_REQUIRED: &str = "input_required";
+/// An `input_required` result's requests to the client, by key.
+pub const INPUT_REQUESTS: &str = "inputRequests";
+/// A retry's answers to them, under the same keys.
+pub const INPUT_RESPONSES: &str = "inputResponses";
+/// The opaque state a retry echoes exactly.
+pub const REQUEST_STATE: &str = "requestState";
+
+/// Whether a modern result asks for the client's input (`resultType: input_required`).
+pub fn is_input_required(result: &Value) -> bool {
+    result.get(RESULT_TYPE).and_then(Value::as_str) == Some(INPUT_REQUIRED)
+}
 
 /// The cursor of the next page, `None` on the last page (absent or `null`).
 pub fn next_cursor(result: &Value) -> Option<&Value> {

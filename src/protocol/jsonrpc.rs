@@ -25,3 +25,8 @@ pub fn message(method: &str, params: Option<Value>, id: Option<Value>) -> Value 
 pub fn error_response(id: &Value, code: i64, message: &str) -> Value {
     json!({ JSONRPC: VERSION, "id": id, "error": { "code": code, "message": message } })
 }
+
+/// A result response to the request `id`.
+pub fn result_response(id: &Value, result: Value) -> Value {
+    json!({ JSONRPC: VERSION, "id": id, "result": result })
+}

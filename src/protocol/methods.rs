@@ -57,3 +57,21 @@ pub const REMOVED_IN_MODERN: &[&str] = &[
 pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
 /// A server-to-client request (deprecated in 2026-07-28).
 pub const ROOTS_LIST: &str = "roots/list";
+/// A server-to-client request.
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+
+/// The client capability a server-to-client request needs (`roots/list` → `roots`, …):
+/// a server MUST NOT ask for one the client did not declare (2025-11-25: each feature's
+/// Capabilities section; 2026-07-28: `basic/patterns/mrtr`).
+pub fn client_capability_for(method: &str) -> Option<&'static str> {
+    match method {
+        ROOTS_LIST => Some("roots"),
+        SAMPLING_CREATE_MESSAGE => Some("sampling"),
+        ELICITATION_CREATE => Some("elicitation"),
+        _ => None,
+    }
+}
+
+/// The requests a modern server may answer with an `input_required` result (2026-07-28
+/// `basic/patterns/mrtr`).
+pub const MULTI_ROUND_TRIP: &[&str] = &[TOOLS_CALL, PROMPTS_GET, RESOURCES_READ];

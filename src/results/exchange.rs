@@ -47,6 +47,12 @@ pub struct Exchange {
     /// Transport events worth a transcript note (an HTTP request sent again on a fresh
     /// connection).
     pub notes: Vec<String>,
+    /// Modern era: what the server asked in the `input_required` rounds of this request,
+    /// each `{method, params}` with its `key` (legacy server requests are in
+    /// `other_messages`).
+    pub input_requests: Vec<Value>,
+    /// Modern era: the `input_required` rounds the request took before its final result.
+    pub rounds: u32,
 }
 
 impl Exchange {

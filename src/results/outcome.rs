@@ -18,7 +18,7 @@ pub enum Level {
 #[serde(rename_all = "camelCase")]
 pub struct Failure {
     /// Expectation kind: `path`, `schema`, `error`, `isError`, `outputSchema`, `http`,
-    /// `noResponse`, `notifications`, `duration`, `snapshot`.
+    /// `noResponse`, `notifications`, `asked`, `rounds`, `duration`, `snapshot`.
     pub kind: String,
     /// One line, suitable for a JUnit `message` attribute.
     pub message: String,

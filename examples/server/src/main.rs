@@ -7,6 +7,7 @@ mod auth;
 mod changes;
 mod close_after;
 mod defects;
+mod interactive;
 mod listen;
 mod orders;
 mod paging;
@@ -107,6 +108,12 @@ struct Cli {
     /// input_required / requestState round trip with it).
     #[arg(long)]
     utilities: bool,
+
+    /// List the interactive tools, which ask the client back: `ask_confirmation`
+    /// (elicitation), `summarize` (sampling), `client_roots` (roots). Legacy: a
+    /// server-to-client request; 2026-07-28: an input_required round trip.
+    #[arg(long)]
+    interactive: bool,
 
     /// Answer `initialize` as a server whose newest legacy revision is REV (2024-11-05,
     /// 2025-03-26, 2025-06-18 or 2025-11-25): an older offer is echoed, a newer or unknown
@@ -216,6 +223,7 @@ async fn run(cli: Cli) -> i32 {
         auth_tokens,
         empty: cli.empty,
         utilities: cli.utilities,
+        interactive: cli.interactive,
         orders: cli.orders,
         max_revision,
     };

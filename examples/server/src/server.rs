@@ -37,7 +37,7 @@ use serde_json::json;
 use crate::{
     changes::{self, Changes},
     defects::{self, Capability, Defect, Defects},
-    listen, orders,
+    interactive, listen, orders,
     paging::{Page, page},
     tools, utilities,
 };
@@ -85,6 +85,8 @@ pub struct Settings {
     pub empty: bool,
     /// `--utilities`: declare and serve logging, completions, subscriptions, listChanged.
     pub utilities: bool,
+    /// `--interactive`: the tools that ask the client back (elicitation, sampling, roots).
+    pub interactive: bool,
     /// `--orders`: the `create_order` / `get_order` tools (a handle and its consumer).
     pub orders: bool,
     /// `--max-revision`: the newest legacy revision `initialize` agrees to (an older
@@ -104,6 +106,7 @@ impl Default for Settings {
             auth_tokens: Vec::new(),
             empty: false,
             utilities: false,
+            interactive: false,
             max_revision: None,
             orders: false,
         }
@@ -158,6 +161,10 @@ impl ExampleServer {
         if settings.utilities {
             tools.push(utilities::confirm_tool());
             tools.push(listen::toggle_tool());
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        if settings.interactive {
+            tools.extend(interactive::tools());
             tools.sort_by(|a, b| a.name.cmp(&b.name));
         }
         if settings.orders {
@@ -675,6 +682,15 @@ impl ServerHandler for ExampleServer {
         if self.0.settings.utilities && request.name == utilities::CONFIRM_TOOL {
             let mut response =
                 utilities::confirm(self.defects(), &request, is_modern(&context), &context)?;
+            if let CallToolResponse::Complete(result) = &mut response {
+                result.meta = result_meta(&context);
+            }
+            return Ok(response);
+        }
+        if self.0.settings.interactive && interactive::is_interactive(&request.name) {
+            let modern = is_modern(&context);
+            let mut response =
+                interactive::call(self.defects(), &request, modern, &context).await?;
             if let CallToolResponse::Complete(result) = &mut response {
                 result.meta = result_meta(&context);
             }

@@ -36,7 +36,7 @@ pub(super) fn selection(args: &RunArgs) -> Result<Option<GlobSet>, UsageError> {
 
 pub(super) fn run(mut args: RunArgs) -> i32 {
     let mut secrets = Vec::new();
-    let config_params = match configure(&mut args, &mut secrets) {
+    let (config_params, config_client) = match configure(&mut args, &mut secrets) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -51,9 +51,15 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
     let Loaded {
         target,
         params,
-        selected,
+        mut selected,
         baseline,
     } = loaded;
+    // mcpspec.yaml's `client:` is the default of a scenario and of its pack.
+    if let Some(client) = &config_client {
+        for s in selected.iter_mut().filter(|s| s.client.is_none()) {
+            s.client = Some(client.clone());
+        }
+    }
     let last_run_path = crate::face::last_run::path_for(args.config.as_deref());
     let last_run = crate::face::last_run::LastRun::load(&last_run_path);
     let (items, shard_info) = match select(&args, &asked, &selected, &last_run, &last_run_path) {
@@ -156,11 +162,15 @@ fn apply_baseline(
 
 /// `mcpspec.yaml` applied to `args` (its `imports:` and `paths:` when the command line
 /// names none); its parameter values.
-fn configure(
-    args: &mut RunArgs,
-    secrets: &mut Vec<String>,
-) -> Result<Vec<(String, dsl::pack::Given)>, i32> {
+/// mcpspec.yaml's parameter values and its `client:` (compiled).
+type Configured = (
+    Vec<(String, dsl::pack::Given)>,
+    Option<std::sync::Arc<dsl::ClientScript>>,
+);
+
+fn configure(args: &mut RunArgs, secrets: &mut Vec<String>) -> Result<Configured, i32> {
     let mut config_params = Vec::new();
+    let mut config_client = None;
     match crate::face::config::Config::find(args.config.as_deref()) {
         Ok(Some(config)) => {
             let name = args.target_name.clone();
@@ -168,6 +178,8 @@ fn configure(
             let project_imports = args.paths.is_empty();
             let applied = config.apply(args, name.as_deref()).and_then(|()| {
                 config_params = config.parameters(secrets)?;
+                let known: Vec<String> = config_params.iter().map(|(n, _)| n.clone()).collect();
+                config_client = config.client(&known)?;
                 Ok(())
             });
             if let Err(errors) = applied {
@@ -197,7 +209,7 @@ fn configure(
                 .into(),
         )));
     }
-    Ok(config_params)
+    Ok((config_params, config_client))
 }
 
 /// What the command line asks for besides the paths, parsed.

@@ -14,8 +14,8 @@ use serde_json::Value;
 use describe::*;
 pub use describe::{compact, describe_error_response, describe_no_response};
 pub use failure::Failure;
-pub use notifications::received_notifications;
 use notifications::*;
+pub use notifications::{asked_requests, received_notifications};
 use output_schema::*;
 pub use predicate::is_singular_path;
 use predicate::*;
@@ -273,21 +273,20 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
         }
         ExpectKind::OutputSchema => check_output_schema(expect, seen),
         ExpectKind::Snapshot(spec) => golden::check(expect, spec, seen, ctx),
-        ExpectKind::Notifications {
-            method,
-            count,
-            path,
-            predicates,
-            ..
-        } => check_notifications(
-            expect,
-            seen,
-            ctx,
-            method.as_deref(),
-            count,
-            path,
-            predicates,
-        ),
+        ExpectKind::Notifications { .. } => check_notifications(expect, seen, ctx),
+        ExpectKind::Rounds(spec) => {
+            let rounds = seen.exchange.rounds;
+            match length_holds(spec, rounds.into()) {
+                (true, _) => ExpectOutcome::Pass,
+                (false, wanted) => fail(
+                    format!(
+                        "the request took {rounds} `input_required` round(s), expected {wanted}"
+                    ),
+                    Some(format!("{wanted} round(s)")),
+                    Some(rounds.to_string()),
+                ),
+            }
+        }
         ExpectKind::Http { status, headers } => {
             if !seen.is_http {
                 return ExpectOutcome::NotApplicable(

@@ -1,10 +1,10 @@
-//! The `notifications` expectation: which notifications arrived during the exchange.
+//! The `notifications` expectation: which notifications arrived during the exchange; and
+//! `asked`, the same over the requests the server asked the client.
 
 use serde_json::Value;
 
-use crate::ground::json::path;
 use crate::language::dsl::document::LengthSpec;
-use crate::language::dsl::{Expect, Predicate};
+use crate::language::dsl::{Expect, ExpectKind};
 use crate::results::exchange::Exchange;
 
 use super::*;
@@ -48,6 +48,25 @@ pub fn received_notifications<'a>(
     (arrived, kept)
 }
 
+/// The requests the server asked the client during the exchange (`method`: of that
+/// method only): legacy requests on the connection (they have an id), then the modern
+/// `input_required` rounds' input requests. How many, and those kept to judge.
+pub fn asked_requests<'a>(ex: &'a Exchange, method: Option<&str>) -> (usize, Vec<&'a Value>) {
+    let wanted = |m: &&Value| match (m.get("method").and_then(Value::as_str), method) {
+        (Some(got), Some(wanted)) => method_matches(wanted, got),
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    let kept: Vec<&Value> = ex
+        .other_messages
+        .iter()
+        .filter(|m| m.get("id").is_some())
+        .chain(ex.input_requests.iter())
+        .filter(wanted)
+        .collect();
+    (kept.len(), kept)
+}
+
 /// A method name against a pattern in which `*` stands for any text
 /// (`notifications/*/list_changed`).
 pub(super) fn method_matches(pattern: &str, method: &str) -> bool {
@@ -68,22 +87,38 @@ pub(super) fn method_matches(pattern: &str, method: &str) -> bool {
     tail.len() >= last.len() && tail.ends_with(last)
 }
 
-/// A `notifications` expectation: how many arrived, then the predicates over `path`
-/// evaluated on each of them (all matches judged together, as a multi-node path).
-pub(super) fn check_notifications(
-    expect: &Expect,
-    seen: &Observed,
-    ctx: &Value,
-    method: Option<&str>,
-    count: &Option<LengthSpec>,
-    path: &Option<(path::CompiledPath, String)>,
-    predicates: &[Predicate],
-) -> ExpectOutcome {
+/// A `notifications` (or `asked`) expectation: how many arrived, then the predicates over
+/// `path` evaluated on each of them (all matches judged together, as a multi-node path).
+pub(super) fn check_notifications(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
+    let ExpectKind::Notifications {
+        method,
+        count,
+        path,
+        predicates,
+        asked,
+        ..
+    } = &expect.kind
+    else {
+        unreachable!("a notifications expectation");
+    };
+    let (method, asked) = (method.as_deref(), *asked);
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
         ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
     };
     let label = method.unwrap_or("*");
-    let (total, kept) = received_notifications(seen.exchange, method);
+    let of = |method| {
+        if asked {
+            asked_requests(seen.exchange, method)
+        } else {
+            received_notifications(seen.exchange, method)
+        }
+    };
+    let noun = if asked {
+        "server request(s)"
+    } else {
+        "notification(s)"
+    };
+    let (total, kept) = of(method);
     // Without a count or a path: at least one.
     let at_least_one = LengthSpec::Compare(crate::language::dsl::document::LengthCompare {
         gte: Some(1),
@@ -97,10 +132,10 @@ pub(super) fn check_notifications(
     if let Some(spec) = wanted_count {
         let (ok, wanted) = length_holds(spec, total as u64);
         if !ok {
-            let (_, all) = received_notifications(seen.exchange, None);
+            let (_, all) = of(None);
             return fail(
-                format!("received {total} `{label}` notification(s), expected {wanted}"),
-                Some(format!("{wanted} `{label}` notification(s)")),
+                format!("received {total} `{label}` {noun}, expected {wanted}"),
+                Some(format!("{wanted} `{label}` {noun}")),
                 Some(summarize_methods(&all)),
             );
         }
@@ -124,11 +159,11 @@ pub(super) fn check_notifications(
     if held_vacuously(predicates, matches.as_slice(), false) {
         return ExpectOutcome::Vacuous(if total == 0 {
             format!(
-                "no `{label}` notification arrived, so `{source}` held for none (`minMatches: 1` demands a match)"
+                "no `{label}` {noun} arrived, so `{source}` held for none (`minMatches: 1` demands a match)"
             )
         } else {
             format!(
-                "`{source}` matched nothing in the {total} `{label}` notification(s) received (`minMatches: 1` demands a match)"
+                "`{source}` matched nothing in the {total} `{label}` {noun} received (`minMatches: 1` demands a match)"
             )
         });
     }

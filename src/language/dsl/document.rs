@@ -11,9 +11,11 @@ use serde::Deserialize;
 use super::limits;
 use super::value::{At, TValue};
 
+mod client;
 mod expect;
 mod pack;
 
+pub use client::*;
 pub use expect::*;
 pub use pack::*;
 
@@ -59,6 +61,11 @@ pub struct ScenarioDoc {
     /// termination) always gets a process started for it.
     #[serde(default)]
     pub fresh: Option<bool>,
+    /// The client mcpspec plays: the capabilities it declares and its answers to the
+    /// server's requests (roots, elicitation, sampling). Without it: the pack's, else
+    /// `mcpspec.yaml`'s, else none declared (every server request answered -32601).
+    #[serde(default)]
+    pub client: Option<At<ClientDoc>>,
     /// The steps, run in order.
     #[serde(deserialize_with = "super::value::exact_vec")]
     pub steps: Vec<At<StepDoc>>,
@@ -462,6 +469,12 @@ pub enum CheckKind {
     /// `prompts/get` of the first prompt with a required argument, sent without
     /// arguments, is refused with -32602 (skipped when no prompt has a required argument).
     PromptMissingArgumentRejected,
+    /// The server asks the client only for the capabilities it declared (none, unless the
+    /// scenario's `client:` declares some): while each allowed tool runs with example
+    /// arguments, no `roots/list`, `sampling/createMessage` or `elicitation/create` for an
+    /// undeclared capability — legacy, as a request on the connection; 2026-07-28, in an
+    /// `input_required` result's `inputRequests`.
+    AsksOnlyDeclared,
     /// HTTP: a request answered with an SSE stream gets, first on that stream, an event with
     /// an event id and empty data (the 2025-11-25 priming event); skipped when the server
     /// answers with JSON, or over stdio.
@@ -500,6 +513,7 @@ impl CheckKind {
                 | CheckKind::DescriptionInjection
                 | CheckKind::ResultInjection
                 | CheckKind::LogMessagesAbsent
+                | CheckKind::AsksOnlyDeclared
         )
     }
 
@@ -513,7 +527,8 @@ impl CheckKind {
             | CheckKind::ToolOutputSchema
             | CheckKind::ToolOutputText
             | CheckKind::ToolInputFuzz
-            | CheckKind::LogMessagesAbsent => CALLS,
+            | CheckKind::LogMessagesAbsent
+            | CheckKind::AsksOnlyDeclared => CALLS,
             CheckKind::HandlesUnguessable => &["safe_tools", "tool_call_budget", "handle_paths"],
             CheckKind::HandleBinding => &[
                 "safe_tools",

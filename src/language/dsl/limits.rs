@@ -19,6 +19,8 @@ pub const RETRY_INTERVAL: RangeInclusive<Duration> = Duration::ZERO..=Duration::
 pub const JOBS: RangeInclusive<usize> = 1..=1024;
 /// `--shard K/N`: the number of shards N.
 pub const SHARDS: RangeInclusive<usize> = 1..=10_000;
+/// `client.maxRounds`: `input_required` rounds one request may take (2026-07-28).
+pub const MAX_ROUNDS: RangeInclusive<u32> = 1..=64;
 /// `--max-message-size`: bytes of one message from the server.
 pub const MESSAGE_BYTES: RangeInclusive<usize> = 1024..=1 << 30;
 

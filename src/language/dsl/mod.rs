@@ -30,6 +30,7 @@ pub mod scope;
 pub mod template;
 pub mod value;
 
+pub use compile::compile_client;
 pub use error::{LoadError, LoadErrors};
 pub use scenario::*;
 

@@ -303,6 +303,16 @@ impl<'i> Resolver<'i> {
             .into_iter()
             .map(|(scenario_file, text)| SourceFile::new(scenario_file, text))
             .collect();
+        let pack_client = match doc.client.clone() {
+            Some(c) => match compile::compile_client(&file, c, &scope.params) {
+                Ok(script) => Some(Arc::new(script)),
+                Err(es) => {
+                    self.errors.0.extend(es.0);
+                    None
+                }
+            },
+            None => None,
+        };
         let first = self.scenarios.len();
         let inputs = self.inputs;
         for loaded in compile::parse_scenarios(sources, &scope, |i| inputs.releases(first + i)) {
@@ -313,6 +323,9 @@ impl<'i> Resolver<'i> {
                     s.params = values.clone();
                     s.pack_requires = requirement.clone();
                     s.fresh = s.fresh.or(doc.fresh);
+                    if s.client.is_none() {
+                        s.client = pack_client.clone();
+                    }
                     self.scenarios.push(s);
                 }
                 Err(es) => self.errors.0.extend(es.0),

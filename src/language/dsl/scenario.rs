@@ -15,8 +15,10 @@ use crate::ground::source::{Pos, SourceFile};
 use crate::language::dsl::document::Level;
 use crate::protocol::era::EraSelector;
 
+mod client;
 mod requires;
 
+pub use client::{Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, SamplingReply};
 pub use requires::{Requires, capability_declared};
 
 #[derive(Debug)]
@@ -53,6 +55,9 @@ pub struct Scenario {
     /// `fresh:` of the scenario, else of its pack: whether it gets a server process of its
     /// own over stdio (see `engine::pool`).
     pub fresh: Option<bool>,
+    /// `client:` of the scenario, else of its pack, else of `mcpspec.yaml`: what the client
+    /// declares and answers. `None`: nothing declared.
+    pub client: Option<Arc<ClientScript>>,
     /// Why a step may change what another scenario on the same process would see (the
     /// first such step), when one does: without `fresh: false` it gets its own process.
     pub writes: Option<String>,
@@ -372,7 +377,11 @@ pub enum ExpectKind {
         predicates: Vec<Predicate>,
         /// Keep listening this long after the response until the expectation holds.
         within: Option<Duration>,
+        /// `asked:`: the server's requests to the client, not its notifications.
+        asked: bool,
     },
+    /// The `input_required` rounds the request took (`Exchange::rounds`).
+    Rounds(LengthSpec),
     /// The step's latency (`Exchange::elapsed`) against each bound.
     Duration(Vec<(CompareOp, Duration)>),
     /// A golden response file (see `assert::golden`).
@@ -414,7 +423,9 @@ impl ExpectKind {
             ExpectKind::OutputSchema => "outputSchema",
             ExpectKind::Http { .. } => "http",
             ExpectKind::NoResponse(_) => "noResponse",
-            ExpectKind::Notifications { .. } => "notifications",
+            ExpectKind::Notifications { asked: false, .. } => "notifications",
+            ExpectKind::Notifications { asked: true, .. } => "asked",
+            ExpectKind::Rounds(_) => "rounds",
             ExpectKind::Duration(_) => "duration",
             ExpectKind::Snapshot(_) => "snapshot",
         }

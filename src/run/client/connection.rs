@@ -126,6 +126,13 @@ impl Transport {
         }
     }
 
+    fn set_answerer(&mut self, answerer: Option<std::sync::Arc<super::answers::Answerer>>) {
+        match self {
+            Transport::Stdio(t) => t.answerer = answerer,
+            Transport::Http(t) => t.answerer = answerer,
+        }
+    }
+
     fn mark_closed(&mut self, why: String) {
         match self {
             Transport::Stdio(t) => t.mark_closed(why),
@@ -153,6 +160,8 @@ pub struct Connection {
     wire: crate::protocol::wire::WireLog,
     /// Requests the server sent to the client on this connection (each was answered).
     server_requests: Vec<Value>,
+    /// The scenario's answers to what the server asks (none: nothing declared).
+    answerer: Option<std::sync::Arc<super::answers::Answerer>>,
     /// The modern `_meta` as text, for the revision it was made for.
     meta_text: Option<(String, String)>,
     /// A liveness probe is in flight (it does not probe itself).
@@ -178,9 +187,21 @@ impl Connection {
         era_label: &str,
         era: &EraRequest,
     ) -> Result<Connection, ConnectError> {
+        Self::open_as(target, era_label, era, None).await
+    }
+
+    /// [`Connection::open`] as a client that declares capabilities and answers the
+    /// server's requests from a script (`answerer`).
+    pub async fn open_as(
+        target: &Target,
+        era_label: &str,
+        era: &EraRequest,
+        answerer: Option<std::sync::Arc<super::answers::Answerer>>,
+    ) -> Result<Connection, ConnectError> {
         let started = Instant::now();
         let mut processes = 1;
-        let transport = Transport::open(target)?;
+        let mut transport = Transport::open(target)?;
+        transport.set_answerer(answerer.clone());
         let mut conn = Connection {
             transport,
             target: target.clone(),
@@ -203,6 +224,7 @@ impl Connection {
             log_started: Instant::now(),
             tools: None,
             server_requests: Vec::new(),
+            answerer,
             meta_text: None,
             probing: false,
             unanswered: None,
@@ -412,7 +434,7 @@ impl Connection {
         messages.extend(ex.response.take());
         for m in &messages {
             self.record(Direction::Received, m.to_string(), None);
-            if super::server_request_reply(m).is_some() {
+            if super::is_server_request(m) {
                 // The transport answered it, as during an exchange.
                 self.server_requests.push(m.clone());
             }
@@ -634,6 +656,21 @@ impl Connection {
     /// Requests the server sent to the client on this connection so far.
     pub fn server_requests(&self) -> &[Value] {
         &self.server_requests
+    }
+
+    /// The scenario's answers to the server's requests, if it declares a client.
+    pub fn answerer(&self) -> Option<&super::answers::Answerer> {
+        self.answerer.as_deref()
+    }
+
+    /// The `ClientCapabilities` this connection declares (`{}`: none).
+    pub fn client_capabilities(&self) -> &Value {
+        static NONE: std::sync::LazyLock<Value> =
+            std::sync::LazyLock::new(|| Value::Object(Default::default()));
+        match &self.answerer {
+            Some(a) => a.capabilities(),
+            None => &NONE,
+        }
     }
 
     /// Whether `Mcp-Param-*` headers can be derived (the tool list is known).

@@ -28,6 +28,8 @@ pub struct HttpTransport {
     /// Why this target is given up on (it stopped answering even a liveness probe):
     /// later messages fail at once instead of each waiting out its timeout.
     closed: Option<String>,
+    /// The scenario's answers to server requests (none: every one gets -32601).
+    pub(super) answerer: Option<std::sync::Arc<super::answers::Answerer>>,
 }
 
 impl HttpTransport {
@@ -54,6 +56,7 @@ impl HttpTransport {
             base_headers,
             max_bytes,
             closed: None,
+            answerer: None,
         })
     }
 
@@ -250,7 +253,7 @@ impl HttpTransport {
                     }
                 }
             }
-            if let Some(reply) = super::server_request_reply(&msg) {
+            if let Some(reply) = super::server_request_reply(&msg, self.answerer.as_deref()) {
                 self.answer(reply, out).await;
             }
             ex.other_messages.push(msg);

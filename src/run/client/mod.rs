@@ -4,10 +4,11 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `http`, `stdio`
+//! 0. `answers`, `http`, `stdio`
 //! 1. `connection`
 //! 2. `open`
 
+pub mod answers;
 pub mod connection;
 pub mod http;
 pub mod open;
@@ -178,21 +179,28 @@ pub fn id_key(id: &Value) -> String {
     serde_json::to_string(id).unwrap_or_default()
 }
 
-/// The client's answer to a server-initiated request (it has a `method` and an `id`):
-/// mcpspec declares no client capabilities (no sampling, roots or elicitation), so every
-/// such request gets -32601 at once and the server never waits on it. `None` for
-/// anything else.
-pub(crate) fn server_request_reply(msg: &Value) -> Option<String> {
-    let method = msg.get("method")?.as_str()?;
+/// The client's answer to a server-initiated request (it has a `method` and an `id`), as
+/// the text to send: from the scenario's script (`answerer`), else -32601 at once, so the
+/// server never waits on it. `None` for anything else.
+pub(crate) fn server_request_reply(
+    msg: &Value,
+    answerer: Option<&answers::Answerer>,
+) -> Option<String> {
+    msg.get("method")?.as_str()?;
     let id = msg.get("id")?;
+    let answered = answers::answer(answerer, msg);
     Some(
-        crate::protocol::jsonrpc::error_response(
-            id,
-            crate::protocol::errors::METHOD_NOT_FOUND,
-            &format!("mcpspec declares no client capabilities and does not serve `{method}`"),
-        )
+        match answered.outcome {
+            Ok(result) => crate::protocol::jsonrpc::result_response(id, result),
+            Err((code, message)) => crate::protocol::jsonrpc::error_response(id, code, &message),
+        }
         .to_string(),
     )
+}
+
+/// Whether a message is a request from the server (a `method` and an `id`).
+pub(crate) fn is_server_request(msg: &Value) -> bool {
+    msg.get("method").is_some_and(Value::is_string) && msg.get("id").is_some()
 }
 
 /// Classify one JSON message from the server.
@@ -208,12 +216,12 @@ mod tests {
     fn only_server_requests_get_an_answer() {
         let request = serde_json::json!({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"});
         let reply: Value =
-            serde_json::from_str(&server_request_reply(&request).expect("answered")).unwrap();
+            serde_json::from_str(&server_request_reply(&request, None).expect("answered")).unwrap();
         assert_eq!(reply["id"], "s1");
         assert_eq!(reply["error"]["code"], -32601);
         let notification = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message"});
-        assert!(server_request_reply(&notification).is_none());
+        assert!(server_request_reply(&notification, None).is_none());
         let response = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}});
-        assert!(server_request_reply(&response).is_none());
+        assert!(server_request_reply(&response, None).is_none());
     }
 }

@@ -91,6 +91,8 @@ pub struct StdioTransport {
     /// a reply to another request is a stale one left behind, received meanwhile, not a
     /// wrong id.
     pub(super) stale_replies_expected: bool,
+    /// The scenario's answers to server requests (none: every one gets -32601).
+    pub(super) answerer: Option<Arc<super::answers::Answerer>>,
 }
 
 impl StdioTransport {
@@ -148,6 +150,7 @@ impl StdioTransport {
             handshake_answers: None,
             unanswered: None,
             stale_replies_expected: false,
+            answerer: None,
         })
     }
 
@@ -367,7 +370,7 @@ impl StdioTransport {
                 }
                 Next::Event(Incoming::Message(msg, text)) => {
                     if !is_response(&msg) {
-                        if let Some(reply) = server_request_reply(&msg) {
+                        if let Some(reply) = server_request_reply(&msg, self.answerer.as_deref()) {
                             self.reply(&reply);
                         }
                         ex.other_messages.push(msg);

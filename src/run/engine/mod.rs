@@ -3,7 +3,7 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `failure`, `pool`, `running`, `security`
+//! 0. `failure`, `mrtr`, `pool`, `running`, `security`
 //! 1. `checks`, `judge`
 //! 2. `send`
 //! 3. `step`
@@ -11,6 +11,7 @@
 mod checks;
 mod failure;
 mod judge;
+mod mrtr;
 pub mod pool;
 mod running;
 pub mod security;
@@ -438,7 +439,9 @@ async fn run_leased(
             Ok((*conn, false))
         }
         leased => {
-            let opened = Connection::open(target, &item.era.label, &item.era.request).await;
+            let answerer = client_answerer(scenario, params);
+            let opened =
+                Connection::open_as(target, &item.era.label, &item.era.request, answerer).await;
             if opened.is_err() && matches!(leased, Some(pool::Lease::Start)) {
                 pool.start_failed(&item.era.label);
             }
@@ -504,6 +507,25 @@ async fn run_leased(
     }
     suite.duration = started.elapsed();
     suite
+}
+
+/// The scenario's `client:` with its template context (the run's and the pack's
+/// parameters, the scenario's `vars` as far as they render now), if it declares one.
+fn client_answerer(
+    scenario: &Scenario,
+    params: &serde_json::Map<String, serde_json::Value>,
+) -> Option<std::sync::Arc<crate::run::client::answers::Answerer>> {
+    let script = scenario.client.clone()?;
+    let mut ctx = params.clone();
+    ctx.extend(scenario.params.clone());
+    for (name, value) in &scenario.vars {
+        let ctx_value = serde_json::Value::Object(ctx.clone());
+        if let Ok(v) = crate::language::dsl::template::render_value(value, &ctx_value) {
+            ctx.entry(name.clone()).or_insert(v);
+        }
+    }
+    let answerer = crate::run::client::answers::Answerer::new(script, ctx.into());
+    Some(std::sync::Arc::new(answerer))
 }
 
 /// Why the whole scenario does not apply: its `requires` are unmet, or (for `auto` runs)

@@ -99,6 +99,10 @@ pub fn need(scenario: &Scenario, param_set: impl Fn(&str) -> bool, all_fresh: bo
     if let Some(why) = &scenario.connection_life {
         return Need::Own(why.clone());
     }
+    // The client's capabilities are the connection's: declared in its `initialize`.
+    if scenario.client.is_some() {
+        return Need::Own("it declares a client of its own (`client:`)".into());
+    }
     if scenario.fresh == Some(true) {
         return Need::Last("fresh: true".into());
     }
@@ -528,6 +532,15 @@ mod tests {
         assert_eq!(
             need(&scenario("", LIST), |_| false, true),
             Need::Own("--fresh".into())
+        );
+    }
+
+    #[test]
+    fn a_scenario_that_declares_a_client_gets_its_own() {
+        let client = "fresh: false\nclient:\n  capabilities: {roots: {}}\n  roots: [{uri: \"file:///tmp\"}]\n";
+        assert_eq!(
+            need_of(client, LIST),
+            Need::Own("it declares a client of its own (`client:`)".into())
         );
     }
 

@@ -120,7 +120,7 @@ pub(super) async fn run_step<'s>(
     // Judged later (with the response parsed then), or now.
     let defer = earlier.may_defer(step);
     let fresh = matches!(step.action, Action::Raw { fresh: true, .. });
-    // `Err(Ok(_))`: a transport error; `Err(Err(_))`: pagination broke.
+    // `Err(Ok(_))`: a transport error; `Err(Err(_))`: pagination or input rounds broke.
     // With pagination, also the merged result the step is judged on.
     let exchange = if fresh {
         conn.send_fresh(&built.out)
@@ -130,10 +130,9 @@ pub(super) async fn run_step<'s>(
     } else if paginate {
         paginate_all(conn, &built, timeout).await.map_err(Err)
     } else {
-        conn.send_overlapped(&built.out, defer, || earlier.flush())
+        send_carrying(step, conn, &built, defer, timeout, earlier)
             .await
             .map(|ex| (ex, None))
-            .map_err(Ok)
     };
     earlier.flush();
     let (exchange, merged) = match exchange {
@@ -214,6 +213,40 @@ pub(super) async fn run_step<'s>(
     )
     .await;
     StepRun::Judged(outcome, notes)
+}
+
+/// Send the step's message, overlapped with the judging of the step before. With a client
+/// that answers, a request step's `input_required` result is carried to its end
+/// ([`super::mrtr`]); a raw message stays as written.
+async fn send_carrying(
+    step: &Step,
+    conn: &mut Connection,
+    built: &Built<'_>,
+    defer: bool,
+    timeout: Duration,
+    earlier: &mut Deferred<'_>,
+) -> Result<Exchange, Result<TransportError, String>> {
+    let started = Instant::now();
+    let mut ex = conn
+        .send_overlapped(&built.out, defer, || earlier.flush())
+        .await
+        .map_err(Ok)?;
+    if conn.answerer().is_none() || !matches!(step.action, Action::Request { .. }) {
+        return Ok(ex);
+    }
+    ex.settle();
+    if !super::mrtr::applies(conn, &built.method, &ex) {
+        return Ok(ex);
+    }
+    let first = super::mrtr::FirstRequest {
+        method: &built.method,
+        params: built.params.as_deref(),
+        meta: &built.meta,
+        headers: &built.headers,
+        timeout,
+        started,
+    };
+    super::mrtr::carry(conn, &first, ex).await.map_err(Err)
 }
 
 /// `within`: while a `notifications` expectation that has one does not hold yet, listen

@@ -118,6 +118,8 @@ impl Compiler {
             (e.http.is_some(), "http"),
             (e.no_response.is_some(), "noResponse"),
             (e.notifications.is_some(), "notifications"),
+            (e.asked.is_some(), "asked"),
+            (e.rounds.is_some(), "rounds"),
             (e.duration.is_some(), "duration"),
             (e.snapshot.is_some(), "snapshot"),
         ]
@@ -142,8 +144,8 @@ impl Compiler {
             || e.lt.is_some()
             || e.lte.is_some();
         let schema_with_path = kinds == ["schema"] && e.path.is_some() && !predicates_given;
-        // `notifications` takes `path` and predicates: they apply to each notification.
-        let notifications = kinds == ["notifications"];
+        // `notifications` (and `asked`) take `path` and predicates: they apply to each message.
+        let notifications = kinds == ["notifications"] || kinds == ["asked"];
         // `snapshot` takes `path`: the part of the result that is snapshotted.
         let snapshot = kinds == ["snapshot"] && !predicates_given;
         if kinds.len() > 1
@@ -165,9 +167,9 @@ impl Compiler {
             self.errors.push(
                 LoadError::at(
                     pos,
-                    format!("`{key}` applies only to a `notifications` expectation"),
+                    format!("`{key}` applies only to a `notifications` or `asked` expectation"),
                 )
-                .with_help("e.g. `- {notifications: notifications/progress, count: {gte: 1}}`"),
+                .with_help("e.g. `- {notifications: notifications/progress, count: {gte: 1}}` or `- {asked: elicitation/create, count: 1}`"),
             );
             return None;
         }
@@ -177,13 +179,29 @@ impl Compiler {
         if snapshot {
             return self.snapshot(e, pos);
         }
+        if let Some(rounds) = e.rounds.take() {
+            if !self.length_has_bound(&rounds, "rounds", &pos) {
+                return None;
+            }
+            return Some(Expect {
+                pos,
+                kind: ExpectKind::Rounds(rounds),
+            });
+        }
+        if let Some(within) = e.within.as_ref().filter(|_| e.asked.is_some()) {
+            self.error(
+                self.at(within),
+                "`within` applies to `notifications`, not to `asked`",
+            );
+            return None;
+        }
         if notifications {
             return self.notifications(e, pos, known, predicates_given);
         }
         if kinds.is_empty() {
             let Some(path) = e.path.take() else {
                 self.errors.push(LoadError::at(pos, "empty expectation").with_help(
-                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `notifications`, `duration`, `snapshot`",
+                    "use one of `path` (with a predicate), `schema`, `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `notifications`, `asked`, `rounds`, `duration`, `snapshot`",
                 ));
                 return None;
             };
@@ -439,10 +457,16 @@ impl Compiler {
         known: &BTreeSet<String>,
         predicates_given: bool,
     ) -> Option<Expect> {
-        let method = e.notifications.take().expect("kind checked");
+        let asked = e.asked.is_some();
+        let key = if asked { "asked" } else { "notifications" };
+        let method = e
+            .asked
+            .take()
+            .or_else(|| e.notifications.take())
+            .expect("kind checked");
         if method.trim().is_empty() {
             self.errors.push(
-                LoadError::at(self.at(&method), "`notifications` needs a method name")
+                LoadError::at(self.at(&method), format!("`{key}` needs a method name"))
                     .with_help("e.g. `notifications/progress`, or `*` for any notification"),
             );
             return None;
@@ -461,9 +485,8 @@ impl Compiler {
             }
             None if predicates_given => {
                 self.errors.push(
-                    LoadError::at(pos, "predicates of `notifications` need a `path`").with_help(
-                        "e.g. `path: \"$.params.level\"`: evaluated on each notification",
-                    ),
+                    LoadError::at(pos, format!("predicates of `{key}` need a `path`"))
+                        .with_help("e.g. `path: \"$.params.level\"`: evaluated on each message"),
                 );
                 return None;
             }
@@ -504,6 +527,7 @@ impl Compiler {
                 path,
                 predicates,
                 within,
+                asked,
             },
         })
     }

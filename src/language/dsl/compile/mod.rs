@@ -18,6 +18,7 @@ use super::value::{At, TValue};
 use crate::ground::source::{Pos, SourceFile};
 use crate::protocol::era::EraSelector;
 
+mod client;
 mod each;
 mod expect;
 mod golden;
@@ -25,6 +26,7 @@ mod group;
 mod many;
 mod step;
 
+pub use client::compile_client;
 pub(crate) use many::parse_scenarios;
 
 /// Built-in template variables, available in every step.
@@ -205,6 +207,10 @@ impl Compiler {
             ..
         } = out;
         let requires = self.requires(doc.requires, &known);
+        let client = doc
+            .client
+            .and_then(|c| self.client(c, &known))
+            .map(Arc::new);
         if !self.errors.is_empty() {
             return Err(self.errors);
         }
@@ -231,6 +237,7 @@ impl Compiler {
             changes_target,
             exclusive: doc.exclusive,
             fresh: doc.fresh,
+            client,
             writes,
             connection_life,
             wire_check,

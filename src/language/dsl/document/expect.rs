@@ -8,8 +8,8 @@ use super::*;
 
 /// One expectation. Use exactly one kind: `path` (with predicates), `schema`,
 /// `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration`,
-/// `notifications` (which takes `path` and predicates too) or `snapshot` (which takes
-/// `path`, `sanitize` and `perEra`).
+/// `rounds`, `notifications` or `asked` (which take `path` and predicates too) or
+/// `snapshot` (which takes `path`, `sanitize` and `perEra`).
 ///
 /// JSONPath and `schema` apply to the response's `result`; for an error response the
 /// document is `{"error": {...}}`, so `$.error.code` works.
@@ -105,7 +105,18 @@ pub struct Expectation {
     /// multi-node path (`oneOf` holds for every match, `contains` for some).
     #[serde(default)]
     pub notifications: Option<At<String>>,
-    /// With `notifications`: how many arrived, a number or a comparison (`{gte: 1}`).
+    /// The requests the server asked the client while the step ran (legacy: sent on the
+    /// connection; 2026-07-28: the `inputRequests` of its `input_required` rounds), those
+    /// of this method (`elicitation/create`, `sampling/createMessage`, `roots/list`; `*`:
+    /// any). Takes `count`, and `path` with predicates evaluated on each request (`$.method`,
+    /// `$.params.message`), as `notifications` does.
+    #[serde(default)]
+    pub asked: Option<At<String>>,
+    /// 2026-07-28: the `input_required` rounds the request took before its final result,
+    /// a number or a comparison (`{lte: 2}`); 0 in the legacy era.
+    #[serde(default)]
+    pub rounds: Option<LengthSpec>,
+    /// With `notifications` or `asked`: how many, a number or a comparison (`{gte: 1}`).
     #[serde(default)]
     pub count: Option<LengthSpec>,
     /// With `notifications`: keep listening up to this long after the response, until

@@ -43,6 +43,9 @@ pub struct PackDoc {
     /// process of its own.
     #[serde(default)]
     pub fresh: Option<bool>,
+    /// The default `client:` of the pack's scenarios (a scenario's own wins).
+    #[serde(default)]
+    pub client: Option<At<ClientDoc>>,
 }
 
 /// One declared parameter (of a pack or a step group).

@@ -19,7 +19,7 @@ impl Connection {
         let id = self.next_id();
         let params = json!({
             "protocolVersion": offer,
-            "capabilities": {},
+            "capabilities": self.client_capabilities().clone(),
             "clientInfo": client_info(),
         });
         let out = self.build_plain(methods::INITIALIZE, Some(params), Some(id));

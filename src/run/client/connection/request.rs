@@ -144,7 +144,7 @@ impl Connection {
     pub(super) fn modern_meta_text(&mut self) -> &str {
         let revision = &self.negotiated.revision;
         if self.meta_text.as_ref().is_none_or(|(r, _)| r != revision) {
-            let text = Value::Object(modern_meta(revision)).to_string();
+            let text = Value::Object(modern_meta(revision, self.client_capabilities())).to_string();
             self.meta_text = Some((revision.clone(), text));
         }
         self.meta_text.as_ref().map_or("", |(_, t)| t)
@@ -182,7 +182,7 @@ impl Connection {
                 _ => Map::new(),
             };
             if self.negotiated.kind == EraKind::Modern {
-                let mut base = modern_meta(&self.negotiated.revision);
+                let mut base = modern_meta(&self.negotiated.revision, self.client_capabilities());
                 base.extend(meta);
                 meta = base;
             }
@@ -392,11 +392,11 @@ pub fn client_info() -> Value {
     json!({ "name": "mcpspec", "version": env!("CARGO_PKG_VERSION") })
 }
 
-/// The `_meta` of a modern request: revision, (no) client capabilities, client info.
-pub(super) fn modern_meta(revision: &str) -> Map<String, Value> {
+/// The `_meta` of a modern request: revision, the client capabilities declared, client info.
+pub(super) fn modern_meta(revision: &str, capabilities: &Value) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert(meta::PROTOCOL_VERSION.into(), json!(revision));
-    meta.insert(meta::CLIENT_CAPABILITIES.into(), json!({}));
+    meta.insert(meta::CLIENT_CAPABILITIES.into(), capabilities.clone());
     meta.insert(meta::CLIENT_INFO.into(), client_info());
     meta
 }

@@ -13,11 +13,13 @@ impl Connection {
     pub(super) fn record_received(&mut self, ex: &Exchange) {
         for m in &ex.other_messages {
             self.record(Direction::Received, m.to_string(), None);
-            if crate::run::client::server_request_reply(m).is_some() {
+            if crate::run::client::is_server_request(m) {
                 self.server_requests.push(m.clone());
+                // The answer the transport sent: answers are a pure function of the request.
+                let answered = crate::run::client::answers::answer(self.answerer.as_deref(), m);
                 self.record(
                     Direction::Note,
-                    "a server-initiated request: answered with -32601 (mcpspec declares no client capabilities)".into(),
+                    format!("a server-initiated request: {}", answered.note),
                     None,
                 );
             }

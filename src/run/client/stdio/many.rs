@@ -65,7 +65,7 @@ impl StdioTransport {
                 }
                 Next::Event(message @ (Incoming::Message(..) | Incoming::Response(..))) => {
                     if let Incoming::Message(msg, _) = message.parsed() {
-                        if let Some(reply) = server_request_reply(&msg) {
+                        if let Some(reply) = server_request_reply(&msg, self.answerer.as_deref()) {
                             self.reply(&reply);
                             continue;
                         }
@@ -130,7 +130,7 @@ impl StdioTransport {
                         self.noise_total += 1;
                         continue;
                     };
-                    if let Some(reply) = server_request_reply(&msg) {
+                    if let Some(reply) = server_request_reply(&msg, self.answerer.as_deref()) {
                         self.reply(&reply);
                     }
                     return Ok(Some(msg));

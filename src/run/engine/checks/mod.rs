@@ -15,6 +15,7 @@
 //! unauthenticated probe), never on each other or on the step runner; the step runner
 //! reaches them only through [`run`].
 
+mod asks;
 mod auth;
 mod calls;
 mod cross_era;
@@ -151,6 +152,7 @@ pub async fn run(
                 }
             }
             K::LogMessagesAbsent => logging::log_messages_absent(conn, &tools()?).await,
+            K::AsksOnlyDeclared => asks::asks_only_declared(conn, &tools()?).await,
             K::SsePrimingEvent => streams::sse_priming_event(conn).await,
             K::PromptMissingArgumentRejected => prompts::missing_argument_rejected(conn).await,
         }

@@ -1,0 +1,53 @@
+//! The client a scenario plays, compiled: the capabilities object it declares and its
+//! scripted answers, each with its `when` compiled once (the expectation machinery).
+
+use serde_json::Value;
+
+use super::Expect;
+use crate::language::dsl::document::ElicitAction;
+use crate::language::dsl::value::TValue;
+
+/// Default bound on the `input_required` rounds of one request (modern era).
+pub const DEFAULT_MAX_ROUNDS: u32 = 8;
+
+#[derive(Debug)]
+pub struct ClientScript {
+    /// The spec's `ClientCapabilities` object, as sent.
+    pub capabilities: Value,
+    /// `roots/list`'s roots: (uri, name), the uri a template.
+    pub roots: Vec<(TValue, Option<String>)>,
+    pub elicitation: Vec<Answer<ElicitReply>>,
+    pub sampling: Vec<Answer<SamplingReply>>,
+    pub max_rounds: u32,
+}
+
+/// One scripted answer: used when `when` holds on the server's request (or always).
+#[derive(Debug)]
+pub struct Answer<T> {
+    pub when: Option<Expect>,
+    pub reply: T,
+}
+
+#[derive(Debug)]
+pub struct ElicitReply {
+    pub action: ElicitAction,
+    /// `accept`: fields over the requested schema's defaults.
+    pub content: Option<TValue>,
+}
+
+#[derive(Debug)]
+pub enum SamplingReply {
+    Message {
+        text: Option<TValue>,
+        model: String,
+        stop_reason: String,
+    },
+    Refuse,
+}
+
+impl ClientScript {
+    /// Whether the capability `name` (`roots`, `sampling`, `elicitation`) is declared.
+    pub fn declares(&self, name: &str) -> bool {
+        self.capabilities.get(name).is_some()
+    }
+}

@@ -1,0 +1,282 @@
+//! The client's answers to what the server asks (`roots/list`, `elicitation/create`,
+//! `sampling/createMessage`): the scenario's script, rendered with its template context.
+//! One answerer serves both eras: a legacy server request is answered inline by the
+//! transport, a modern `input_required` result's `inputRequests` by the retry loop.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::language::assert::{ExpectOutcome, Observed, Reply, check};
+use crate::language::dsl::document::ElicitAction;
+use crate::language::dsl::template::render_value;
+use crate::language::dsl::{Answer, ClientScript, ElicitReply, SamplingReply};
+use crate::protocol::{errors, methods};
+use crate::results::exchange::Exchange;
+
+/// The script and the context its templates render with.
+#[derive(Debug)]
+pub struct Answerer {
+    script: Arc<ClientScript>,
+    ctx: Value,
+}
+
+/// What the client answered one server request: a result or a JSON-RPC error, and a line
+/// for the transcript.
+#[derive(Debug, Clone)]
+pub struct Answered {
+    pub outcome: Result<Value, (i64, String)>,
+    pub note: String,
+}
+
+impl Answerer {
+    pub fn new(script: Arc<ClientScript>, ctx: Value) -> Self {
+        Answerer { script, ctx }
+    }
+
+    /// The `ClientCapabilities` declared.
+    pub fn capabilities(&self) -> &Value {
+        &self.script.capabilities
+    }
+
+    /// The bound on `input_required` rounds of one request.
+    pub fn max_rounds(&self) -> u32 {
+        self.script.max_rounds
+    }
+
+    /// The answer to a server request `{method, params}`.
+    pub fn answer(&self, request: &Value) -> Answered {
+        answer(Some(self), request)
+    }
+}
+
+/// The answer to a server request, with no script (`None`) or with one. Without a
+/// declared capability for its method, or with no scripted answer matching, -32601.
+pub fn answer(answerer: Option<&Answerer>, request: &Value) -> Answered {
+    let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+    let refused = |why: String| Answered {
+        outcome: Err((errors::METHOD_NOT_FOUND, why.clone())),
+        note: format!("`{method}`: answered -32601 ({why})"),
+    };
+    let Some(a) = answerer else {
+        return refused(format!(
+            "mcpspec declares no client capabilities and does not serve `{method}`"
+        ));
+    };
+    let Some(capability) = methods::client_capability_for(method) else {
+        return refused(format!("mcpspec does not serve `{method}`"));
+    };
+    if !a.script.declares(capability) {
+        return refused(format!(
+            "the client did not declare the `{capability}` capability"
+        ));
+    }
+    let outcome = match capability {
+        "roots" => Some(a.roots()),
+        "elicitation" => {
+            first_match(a, &a.script.elicitation, request).map(|r| a.elicit(r, request))
+        }
+        _ => first_match(a, &a.script.sampling, request).map(|r| a.sample(r)),
+    };
+    match outcome {
+        None => refused(format!(
+            "no scripted `{capability}` answer matched the request"
+        )),
+        Some(Ok(result)) => Answered {
+            note: format!(
+                "`{method}`: answered from the script: {}",
+                crate::language::assert::compact(&result, 200)
+            ),
+            outcome: Ok(result),
+        },
+        Some(Err((code, message))) => Answered {
+            note: format!("`{method}`: answered error {code} ({message})"),
+            outcome: Err((code, message)),
+        },
+    }
+}
+
+/// The first answer whose `when` holds on the request.
+fn first_match<'a, T>(a: &Answerer, answers: &'a [Answer<T>], request: &Value) -> Option<&'a T> {
+    let exchange = Exchange::default();
+    answers
+        .iter()
+        .find(|ans| match &ans.when {
+            None => true,
+            Some(when) => {
+                let seen = Observed::with_reply(&exchange, Reply::result(request), false);
+                matches!(
+                    check(when, &seen, &a.ctx),
+                    ExpectOutcome::Pass | ExpectOutcome::Vacuous(_)
+                )
+            }
+        })
+        .map(|ans| &ans.reply)
+}
+
+type Outcome = Result<Value, (i64, String)>;
+
+impl Answerer {
+    fn render(&self, v: &crate::language::dsl::value::TValue) -> Result<Value, (i64, String)> {
+        render_value(v, &self.ctx)
+            .map_err(|(_, _, e)| (errors::INTERNAL_ERROR, format!("template error: {e}")))
+    }
+
+    fn roots(&self) -> Outcome {
+        let mut roots = Vec::new();
+        for (uri, name) in &self.script.roots {
+            let mut root = Map::new();
+            root.insert("uri".into(), self.render(uri)?);
+            if let Some(name) = name {
+                root.insert("name".into(), json!(name));
+            }
+            roots.push(Value::Object(root));
+        }
+        Ok(json!({ "roots": roots }))
+    }
+
+    fn elicit(&self, reply: &ElicitReply, request: &Value) -> Outcome {
+        let params = request.get("params");
+        let url_mode = params.and_then(|p| p.get("mode")).and_then(Value::as_str) == Some("url");
+        let mut result = Map::new();
+        result.insert("action".into(), json!(reply.action.name()));
+        if reply.action == ElicitAction::Accept && !url_mode {
+            let mut content = schema_defaults(params.and_then(|p| p.get("requestedSchema")));
+            if let Some(given) = &reply.content {
+                match self.render(given)? {
+                    Value::Object(fields) => content.extend(fields),
+                    other => {
+                        return Err((
+                            errors::INTERNAL_ERROR,
+                            format!("the scripted elicitation content is not a mapping: {other}"),
+                        ));
+                    }
+                }
+            }
+            result.insert("content".into(), Value::Object(content));
+        }
+        Ok(Value::Object(result))
+    }
+
+    fn sample(&self, reply: &SamplingReply) -> Outcome {
+        match reply {
+            SamplingReply::Refuse => Err((
+                errors::USER_REJECTED,
+                "User rejected sampling request".into(),
+            )),
+            SamplingReply::Message {
+                text,
+                model,
+                stop_reason,
+            } => {
+                let text = match text {
+                    Some(t) => match self.render(t)? {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    },
+                    None => String::new(),
+                };
+                Ok(json!({
+                    "role": "assistant",
+                    "content": {"type": "text", "text": text},
+                    "model": model,
+                    "stopReason": stop_reason,
+                }))
+            }
+        }
+    }
+}
+
+/// The `default` of each property of a requested schema (SEP-1034).
+fn schema_defaults(schema: Option<&Value>) -> Map<String, Value> {
+    schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .map(|props| {
+            props
+                .iter()
+                .filter_map(|(name, p)| Some((name.clone(), p.get("default")?.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_come_from_the_requested_schema() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "age": {"type": "integer"}
+        }});
+        let d = schema_defaults(Some(&schema));
+        assert_eq!(Value::Object(d), json!({"name": "Ada"}));
+    }
+
+    fn answerer(client: &str) -> Answerer {
+        let text = format!(
+            "scenario: s\n{client}steps:\n  - name: l\n    request: {{method: tools/list}}\n"
+        );
+        let file = crate::ground::source::SourceFile::new("s.yaml", text);
+        let scenario =
+            crate::language::dsl::load::parse_scenario(file).expect("the scenario loads");
+        Answerer::new(scenario.client.expect("a client"), json!({"dir": "work"}))
+    }
+
+    const SCRIPT: &str = "vars: {dir: work}\nclient:\n  capabilities: {elicitation: {url: true}, roots: {}}\n  roots: [{uri: \"file:///{{ dir }}\"}]\n  elicitation:\n    - when: {path: \"$.params.message\", contains: delete}\n      action: cancel\n    - action: accept\n      content: {b: 2}\n  sampling:\n    - text: never sent\n";
+
+    #[test]
+    fn the_first_answer_whose_when_holds_answers() {
+        let a = answerer(SCRIPT);
+        let ask = |message: &str| {
+            a.answer(
+                &json!({"method": "elicitation/create", "params": {"message": message,
+                "requestedSchema": {"properties": {"a": {"default": 1}, "b": {"default": 1}}}}}),
+            )
+            .outcome
+            .expect("answered")
+        };
+        assert_eq!(ask("delete all?"), json!({"action": "cancel"}));
+        assert_eq!(
+            ask("deploy?"),
+            json!({"action": "accept", "content": {"a": 1, "b": 2}})
+        );
+        let url = a.answer(
+            &json!({"method": "elicitation/create", "params": {"mode": "url", "url": "https://x"}}),
+        );
+        assert_eq!(
+            url.outcome.expect("answered"),
+            json!({"action": "accept"}),
+            "no content in URL mode"
+        );
+        let roots = a.answer(&json!({"method": "roots/list"}));
+        assert_eq!(
+            roots.outcome.expect("answered"),
+            json!({"roots": [{"uri": "file:///work"}]})
+        );
+    }
+
+    #[test]
+    fn an_undeclared_capability_is_refused_even_with_answers() {
+        let a = answerer(SCRIPT);
+        let sampled = a.answer(&json!({"method": "sampling/createMessage", "params": {}}));
+        assert_eq!(sampled.outcome.unwrap_err().0, -32601);
+        assert!(
+            sampled
+                .note
+                .contains("did not declare the `sampling` capability"),
+            "{}",
+            sampled.note
+        );
+        let unknown = a.answer(&json!({"method": "tasks/get"}));
+        assert_eq!(unknown.outcome.unwrap_err().0, -32601);
+    }
+
+    #[test]
+    fn without_a_script_every_request_is_refused() {
+        let a = answer(None, &json!({"method": "roots/list", "id": 1}));
+        assert_eq!(a.outcome.unwrap_err().0, -32601);
+    }
+}

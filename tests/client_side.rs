@@ -1,0 +1,367 @@
+//! The client's half of MCP, end to end against the example server's `--interactive`
+//! tools: a scenario declares client capabilities and scripts its answers (roots,
+//! elicitation, sampling); the same file passes in the legacy era (server-to-client
+//! requests answered inline) and in 2026-07-28 (`input_required` rounds carried), over
+//! stdio and HTTP. Data: `tests/client_side/`.
+
+mod common;
+
+use common::{
+    HttpServer, Run, assert_contains, read_json, repo_root, run, stdio_target, step, suite,
+};
+use serde_json::Value;
+
+const ERAS: [&str; 2] = ["legacy", "2026-07-28"];
+
+fn data(name: &str) -> String {
+    repo_root()
+        .join("tests/client_side")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// `mcpspec run FILE --era legacy --era 2026-07-28 TARGET --json …`: the run and its report.
+fn run_both_eras(file: &str, target: &[String], eras: &[&str]) -> (Run, Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("result.json");
+    let path = data(file);
+    let mut args: Vec<&str> = vec!["run", &path, "--timeout", "10s"];
+    args.extend(target.iter().map(String::as_str));
+    for era in eras {
+        args.extend(["--era", era]);
+    }
+    args.extend(["--json", json.to_str().expect("utf-8 path")]);
+    let run = run(&args);
+    assert!(json.exists(), "no report: {run:?}");
+    let report = read_json(&json);
+    (run, report)
+}
+
+fn stdio(flags: &[&str]) -> Vec<String> {
+    vec!["--stdio".into(), stdio_target(flags)]
+}
+
+/// The bodies of a step's transcript entries in `direction`.
+fn bodies(step: &Value, direction: &str) -> Vec<Value> {
+    step["transcript"]
+        .as_array()
+        .expect("transcript")
+        .iter()
+        .filter(|e| e["direction"] == direction)
+        .filter_map(|e| serde_json::from_str(e["body"].as_str()?).ok())
+        .collect()
+}
+
+fn notes(step: &Value) -> String {
+    step["transcript"]
+        .as_array()
+        .expect("transcript")
+        .iter()
+        .filter(|e| e["direction"] == "note")
+        .filter_map(|e| e["body"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_same_scenarios_pass_in_both_eras_over_stdio_and_http() {
+    for file in ["interactive.yaml", "refusals.yaml"] {
+        let (run, report) = run_both_eras(file, &stdio(&["--interactive"]), &ERAS);
+        assert_eq!(run.code, 0, "{file} over stdio: {run:?}");
+        assert_eq!(report["suites"].as_array().map(Vec::len), Some(2), "{file}");
+        let server = HttpServer::start(&["--interactive"]);
+        let target = vec!["--url".to_string(), server.url.clone()];
+        let (run, _) = run_both_eras(file, &target, &ERAS);
+        assert_eq!(run.code, 0, "{file} over HTTP: {run:?}");
+    }
+}
+
+#[test]
+fn a_modern_retry_is_a_new_request_with_the_answers_and_the_exact_state() {
+    let (run, report) = run_both_eras(
+        "interactive.yaml",
+        &stdio(&["--interactive"]),
+        &["2026-07-28"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let step = step(
+        suite(&report, "interactive-tools@2026-07-28"),
+        "confirm accepted with the schema's defaults",
+    );
+    let calls: Vec<Value> = bodies(step, "sent")
+        .into_iter()
+        .filter(|b| b["method"] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 2, "the call and one retry: {calls:#?}");
+    let (first, retry) = (&calls[0], &calls[1]);
+    assert_ne!(first["id"], retry["id"], "a retry has a new id");
+    let caps = &first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert_eq!(
+        caps["elicitation"],
+        serde_json::json!({"form": {}}),
+        "{caps}"
+    );
+    assert_eq!(
+        caps["roots"],
+        serde_json::json!({"listChanged": true}),
+        "{caps}"
+    );
+    assert_eq!(retry["params"]["name"], first["params"]["name"]);
+    assert_eq!(retry["params"]["arguments"], first["params"]["arguments"]);
+    assert_eq!(retry["params"]["requestState"], "ask_confirmation-v1");
+    assert_eq!(
+        retry["params"]["inputResponses"]["ask_confirmation"],
+        serde_json::json!({"action": "accept", "content": {"confirm": true, "note": "looks good"}}),
+        "the schema's default, then the scripted field (SEP-1034)"
+    );
+    assert!(
+        first["params"].get("requestState").is_none(),
+        "no state before one came"
+    );
+}
+
+#[test]
+fn a_legacy_server_request_is_answered_inline_and_noted() {
+    let (run, report) = run_both_eras("interactive.yaml", &stdio(&["--interactive"]), &["legacy"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let step = step(
+        suite(&report, "interactive-tools@legacy"),
+        "sampling answered from the script",
+    );
+    let asked = bodies(step, "received")
+        .into_iter()
+        .find(|b| b["method"] == "sampling/createMessage")
+        .expect("the server's sampling request in the transcript");
+    assert_eq!(asked["params"]["maxTokens"], 100);
+    assert_contains(
+        &notes(step),
+        "`sampling/createMessage`: answered from the script",
+    );
+}
+
+#[test]
+fn a_server_that_asks_forever_fails_at_max_rounds_with_the_rounds_shown() {
+    let target = stdio(&["--interactive", "--defect", "asks-forever"]);
+    let (run, report) = run_both_eras("forever.yaml", &target, &["2026-07-28"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    let step = step(suite(&report, "asks-forever@2026-07-28"), "confirm");
+    let outcome = step["outcome"].to_string();
+    assert_contains(&outcome, "more than maxRounds (3)");
+    assert_contains(&outcome, "round 4: [ask_confirmation]");
+    let calls = bodies(step, "sent")
+        .into_iter()
+        .filter(|b| b["method"] == "tools/call")
+        .count();
+    assert_eq!(calls, 4, "the call and maxRounds retries, no more");
+}
+
+#[test]
+fn declaring_a_capability_without_an_answer_is_a_validate_error_at_its_position() {
+    let (_dir, path) = common::scenario_file(
+        "declared.yaml",
+        "scenario: declared\nclient:\n  capabilities:\n    roots: {}\n    sampling: {}\n  roots:\n    - uri: file:///tmp\nsteps:\n  - name: list\n    request: {method: tools/list}\n",
+    );
+    let path = path.display().to_string();
+    let out = run(&["validate", &path]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_contains(
+        &out.all_output(),
+        "the client declares `sampling` but has no answer for it",
+    );
+    assert_contains(&out.all_output(), "declared.yaml:5:15");
+}
+
+#[test]
+fn without_a_client_nothing_is_declared_and_every_ask_is_refused() {
+    let (_dir, path) = common::scenario_file(
+        "plain.yaml",
+        "scenario: plain\nsteps:\n  - name: confirm\n    request:\n      method: tools/call\n      params: {name: ask_confirmation, arguments: {action: deploy}}\n    expect:\n      - asked: elicitation/create\n        count: 1\n",
+    );
+    let path = path.display().to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let target = stdio_target(&["--interactive", "--defect", "asks-undeclared"]);
+    let out = run(&[
+        "run",
+        &path,
+        "--era",
+        "legacy",
+        "--stdio",
+        &target,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    let step = step(suite(&report, "plain@legacy"), "confirm");
+    assert_contains(
+        &notes(step),
+        "answered -32601 (mcpspec declares no client capabilities and does not serve `elicitation/create`)",
+    );
+}
+
+#[test]
+fn the_project_file_declares_the_client_of_a_scenario_without_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = format!(
+        "targets:\n  example:\n    stdio: \"{}\"\nclient:\n  capabilities:\n    roots: {{}}\n  roots:\n    - uri: file:///from/config\n",
+        stdio_target(&["--interactive"])
+    );
+    std::fs::write(dir.path().join("mcpspec.yaml"), config).unwrap();
+    std::fs::write(
+        dir.path().join("roots.yaml"),
+        "scenario: roots\nsteps:\n  - name: roots\n    request:\n      method: tools/call\n      params: {name: client_roots, arguments: {}}\n    expect:\n      - path: \"$.content[0].text\"\n        equals: \"roots: file:///from/config\"\n",
+    )
+    .unwrap();
+    for era in ERAS {
+        let out = common::run_in(dir.path(), &["run", "roots.yaml", "--era", era], &[]);
+        assert_eq!(out.code, 0, "{era}: {out:?}");
+    }
+}
+
+#[test]
+fn a_pack_declares_the_client_of_its_scenarios() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("pack.yaml"),
+        "name: asks\nversion: 1.0.0\nclient:\n  capabilities:\n    sampling: {}\n  sampling:\n    - text: from the pack\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("summary.yaml"),
+        "scenario: summary\nsteps:\n  - name: summary\n    request:\n      method: tools/call\n      params: {name: summarize, arguments: {text: x}}\n    expect:\n      - path: \"$.content[0].text\"\n        equals: \"summary by mcpspec-scripted: from the pack\"\n",
+    )
+    .unwrap();
+    let pack = dir.path().display().to_string();
+    let target = stdio_target(&["--interactive"]);
+    for era in ERAS {
+        let out = run(&["run", &pack, "--era", era, "--stdio", &target]);
+        assert_eq!(out.code, 0, "{era}: {out:?}");
+    }
+}
+
+#[test]
+fn max_rounds_out_of_range_is_a_validate_error() {
+    let (_dir, path) = common::scenario_file(
+        "rounds.yaml",
+        "scenario: rounds\nclient:\n  maxRounds: 0\nsteps:\n  - name: list\n    request: {method: tools/list}\n",
+    );
+    let out = run(&["validate", &path.display().to_string()]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_contains(&out.all_output(), "`maxRounds` is 1 to 64");
+    assert_contains(&out.all_output(), "rounds.yaml:3:14");
+}
+
+#[test]
+fn an_oversized_elicitation_schema_stops_at_the_message_size_limit() {
+    let flags = ["--interactive", "--defect", "asks-huge-schema"];
+    let server = HttpServer::start(&flags);
+    let targets = [stdio(&flags), vec!["--url".to_string(), server.url.clone()]];
+    for target in targets {
+        let started = std::time::Instant::now();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let json = dir.path().join("r.json");
+        let path = data("interactive.yaml");
+        let mut args: Vec<&str> = vec!["run", &path, "--max-message-size", "65536"];
+        args.extend(target.iter().map(String::as_str));
+        args.extend(["--era", "legacy", "--era", "2026-07-28"]);
+        args.extend(["--json", json.to_str().unwrap()]);
+        let out = run(&args);
+        assert_ne!(out.code, 0, "{target:?}: {out:?}");
+        assert_contains(&out.stdout, "larger than 65536 bytes");
+        assert!(json.exists(), "{target:?}: the report is written");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{target:?}: bounded"
+        );
+    }
+}
+
+#[test]
+fn the_project_file_client_is_validated_at_its_position() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("mcpspec.yaml"),
+        "paths: [s.yaml]\nclient:\n  capabilities:\n    elicitation: {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        "scenario: s\nsteps:\n  - name: list\n    request: {method: tools/list}\n",
+    )
+    .unwrap();
+    let out = common::run_in(dir.path(), &["validate"], &[]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_contains(
+        &out.all_output(),
+        "the client declares `elicitation` but has no answer for it",
+    );
+    assert_contains(&out.all_output(), "mcpspec.yaml:4:18");
+}
+
+#[test]
+fn asked_and_rounds_fail_with_what_was_seen() {
+    let (run, report) = run_both_eras("asked-fails.yaml", &stdio(&["--interactive"]), &ERAS);
+    assert_ne!(run.code, 0, "{run:?}");
+    for (era, rounds) in [("legacy", 0), ("2026-07-28", 1)] {
+        let suite = suite(&report, &format!("asked-fails@{era}"));
+        for s in suite["steps"].as_array().expect("steps") {
+            let name = s["name"].as_str().expect("name");
+            assert_eq!(s["outcome"]["status"], "failed", "{era} {name}: {s:#}");
+            let failure = &s["outcome"]["failures"][0];
+            let kind = name.split(':').next().expect("kind");
+            assert_eq!(failure["kind"], kind, "{era} {name}: {failure:#}");
+        }
+        let rounds_failure = &step(suite, "rounds: more than there were")["outcome"]["failures"][0];
+        assert_eq!(rounds_failure["actual"], rounds.to_string(), "{era}");
+        let none = &step(suite, "asked: nothing was asked of sampling")["outcome"]["failures"][0];
+        assert_contains(
+            none["message"].as_str().unwrap_or_default(),
+            "received 0 `sampling/createMessage` server request(s)",
+        );
+    }
+}
+
+#[test]
+fn the_step_timeout_bounds_every_round() {
+    let (_dir, path) = common::scenario_file(
+        "slow-rounds.yaml",
+        "scenario: slow-rounds\neras: [2026-07-28]\nclient:\n  capabilities: {elicitation: {}}\n  elicitation: [{action: accept}]\n  maxRounds: 64\nsteps:\n  - name: confirm\n    timeout: 2s\n    request:\n      method: tools/call\n      params: {name: ask_confirmation, arguments: {action: deploy}}\n",
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let target = stdio_target(&["--interactive", "--defect", "asks-forever"]);
+    let started = std::time::Instant::now();
+    let out = run(&[
+        "run",
+        &path.display().to_string(),
+        "--era",
+        "2026-07-28",
+        "--stdio",
+        &target,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_ne!(out.code, 0, "{out:?}");
+    // 64 rounds of 50 ms take 3.2 s at least; the step's 2 s stops them before.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "bounded: {out:?}"
+    );
+    let report = read_json(&json);
+    let step = step(suite(&report, "slow-rounds@2026-07-28"), "confirm");
+    assert_eq!(step["outcome"]["status"], "error", "{step:#}");
+    assert_contains(
+        &step["outcome"].to_string(),
+        "the step's timeout (2s) ran out during the `input_required` rounds: round 1: [ask_confirmation]",
+    );
+    let calls = bodies(step, "sent")
+        .into_iter()
+        .filter(|b| b["method"] == "tools/call")
+        .count();
+    assert!(
+        calls < 64,
+        "the rounds stop at the step's timeout: {calls} calls"
+    );
+}
