@@ -298,6 +298,9 @@ fn load(
     let paths: Vec<PathBuf> = asked.located.iter().map(|(p, _)| p.clone()).collect();
     let scenarios = match dsl::load::load_all(&paths, &inputs) {
         Ok(loaded) => {
+            for warning in &loaded.warnings {
+                errln!("warning: {warning}");
+            }
             secrets.extend(loaded.secrets);
             loaded.scenarios
         }
