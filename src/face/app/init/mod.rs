@@ -243,17 +243,14 @@ fn target_config(t: &TargetArgs, dir: &Path) -> Result<render::TargetConfig, Usa
     }
     let mut headers = Vec::new();
     for h in &t.headers {
-        let (k, v) = h
-            .split_once(':')
-            .map(|(k, v)| (k.trim(), v.trim()))
-            .ok_or_else(|| UsageError(format!("--header `{h}`: expected \"Name: value\"")))?;
-        if is_sensitive_header(k) && !v.is_empty() {
+        let (k, v) = crate::face::cli::split_header(h)?;
+        if is_sensitive_header(&k) && !v.is_empty() {
             omitted.push(format!(
                 "header {k} is a secret, so it is not written: pass it with \
                  `mcpspec run --header` or use bearerEnv"
             ));
         } else {
-            headers.push((k.to_string(), v.to_string()));
+            headers.push((k, v));
         }
     }
     // Credentials in the URL (userinfo, `?token=…`) are secrets like headers: not written.

@@ -27,6 +27,7 @@ impl Resolver<'_> {
         }
         for (name, decl) in &doc.parameters {
             let decl_pos = Pos::new(file, decl.line, decl.col);
+            let secret = is_secret(name, decl.secret);
             if let Some(d) = &decl.default
                 && let Err(e) = coerce(&d.to_json(), decl.type_, false)
             {
@@ -34,7 +35,7 @@ impl Resolver<'_> {
                     Pos::new(file, d.line, d.col),
                     name,
                     "default",
-                    &e,
+                    &e.describe(secret),
                 ));
             }
             let env_var = env_name(name);
@@ -68,7 +69,7 @@ impl Resolver<'_> {
                 Some((value, from_text, origin)) => match coerce(&value, decl.type_, from_text) {
                     Ok(v) => {
                         // Declared secret, or named like one: masked whatever the source.
-                        if (decl.secret || crate::ground::redact::is_secret_param(name))
+                        if secret
                             && let Some(text) = crate::ground::redact::secret_text(&v)
                         {
                             self.secrets.push(text);
@@ -76,10 +77,14 @@ impl Resolver<'_> {
                         values.insert(name.clone(), v);
                     }
                     Err(e) => self.errors.push(match origin {
-                        Ok(pos) => type_error(pos, name, "value", &e),
+                        Ok(pos) => type_error(pos, name, "value", &e.describe(secret)),
                         Err(label) => LoadError::file(
                             label,
-                            format!("parameter `{name}` of pack `{}`: {e}", *doc.name),
+                            format!(
+                                "parameter `{name}` of pack `{}`: {}",
+                                *doc.name,
+                                e.describe(secret)
+                            ),
                         )
                         .with_help(format!("declared at {decl_pos}")),
                     }),
