@@ -31,6 +31,9 @@ impl Resolver<'_> {
             if let Some(d) = &decl.default
                 && let Err(e) = coerce(&d.to_json(), decl.type_, false)
             {
+                if secret {
+                    mask_from_now_on(&d.to_json());
+                }
                 self.errors.push(type_error(
                     Pos::new(file, d.line, d.col),
                     name,
@@ -76,7 +79,11 @@ impl Resolver<'_> {
                         }
                         values.insert(name.clone(), v);
                     }
-                    Err(e) => self.errors.push(match origin {
+                    Err(e) => {
+                        if secret {
+                            mask_from_now_on(&value);
+                        }
+                        self.errors.push(match origin {
                         Ok(pos) => type_error(pos, name, "value", &e.describe(secret)),
                         Err(label) => LoadError::file(
                             label,
@@ -87,7 +94,8 @@ impl Resolver<'_> {
                             ),
                         )
                         .with_help(format!("declared at {decl_pos}")),
-                    }),
+                        })
+                    }
                 },
                 None if decl.required && self.inputs.check_required => self.errors.push(
                     LoadError::at(
@@ -133,6 +141,14 @@ impl Resolver<'_> {
             eras,
             capabilities: r.capabilities.iter().map(|c| c.value.clone()).collect(),
         }))
+    }
+}
+
+/// A secret's value of the wrong type: masked in every output from now on, so that the
+/// snippet of its error (the line that holds it) does not show it.
+fn mask_from_now_on(value: &Value) {
+    if let Some(text) = crate::ground::redact::secret_text(value) {
+        crate::ground::redact::remember(&[text]);
     }
 }
 
