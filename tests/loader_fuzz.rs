@@ -209,6 +209,8 @@ fn bombs(long: usize) -> Vec<(&'static str, &'static str, String)> {
             "schema",
             format!("{{ type: string, pattern: \"{}\" }}", ".".repeat(long)),
         ),
+        // "did you mean" compared it with every rule id: minutes for 1 MiB.
+        ("unknown rule of 1 MiB", "rule", "k".repeat(long)),
         (
             "schema patternProperties key",
             "schema",
@@ -663,6 +665,7 @@ fn bombs_are_refused_in_bounded_time_and_memory() {
             "text" => format!(
                 "    request: {{ method: tools/call, params: {{ name: echo, arguments: {{ text: {value} }} }} }}\n"
             ),
+            "rule" => format!("    rule: {value}\n    request: {{ method: tools/list }}\n"),
             "matches" => format!(
                 "    request: {{ method: tools/list }}\n    expect:\n      - {{ path: \"$.tools[0].name\", matches: {value} }}\n"
             ),

@@ -10,6 +10,7 @@ mod yaml;
 
 use std::path::{Path, PathBuf};
 
+use super::usage;
 use crate::face::cli::{
     InitArgs, TargetArgs, UsageError, exit, is_sensitive_header, is_sensitive_name,
 };
@@ -191,11 +192,6 @@ fn ignore_state(dir: &Path) -> std::io::Result<bool> {
     };
     std::fs::write(&path, format!("{text}{sep}{state}\n"))?;
     Ok(true)
-}
-
-fn usage(e: UsageError) -> i32 {
-    errln!("error: {}", e.0);
-    exit::INVALID_INPUT
 }
 
 fn refuse(dir: &Path, existing: &[PathBuf]) -> i32 {
