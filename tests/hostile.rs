@@ -675,3 +675,22 @@ fn stamp_out(dir: &Path) {
         std::thread::sleep(Duration::from_millis(1));
     }
 }
+
+/// A tool whose outputSchema holds 1,000 patterns of 900 bytes: the `outputSchema` check
+/// fails with the reason at once, and the run goes on (compiling them took 55 s past a 5 s
+/// timeout).
+#[test]
+fn a_schema_of_a_thousand_patterns_is_refused_not_compiled() {
+    let run = run(
+        &hostile("pattern-schemas"),
+        &scenario("output-schema-patterns.yaml"),
+        &["--timeout", "5s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_status(&run.json, "calls shape", "failed");
+    let why = step(&run.json, "calls shape")["failures"][0]["message"].to_string();
+    assert_contains(&why, "1000 regular expressions");
+    assert_contains(&why, "mcpspec compiles for one schema");
+    assert_status(&run.json, "pings", "passed");
+    assert_within(&run, Duration::from_secs(5));
+}

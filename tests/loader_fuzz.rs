@@ -209,6 +209,8 @@ fn bombs(long: usize) -> Vec<(&'static str, &'static str, String)> {
             "schema",
             format!("{{ type: string, pattern: \"{}\" }}", ".".repeat(long)),
         ),
+        // "did you mean" compared it with every rule id: minutes for 1 MiB.
+        ("unknown rule of 1 MiB", "rule", "k".repeat(long)),
         (
             "schema patternProperties key",
             "schema",
@@ -663,6 +665,7 @@ fn bombs_are_refused_in_bounded_time_and_memory() {
             "text" => format!(
                 "    request: {{ method: tools/call, params: {{ name: echo, arguments: {{ text: {value} }} }} }}\n"
             ),
+            "rule" => format!("    rule: {value}\n    request: {{ method: tools/list }}\n"),
             "matches" => format!(
                 "    request: {{ method: tools/list }}\n    expect:\n      - {{ path: \"$.tools[0].name\", matches: {value} }}\n"
             ),
@@ -694,4 +697,40 @@ fn bombs_are_refused_in_bounded_time_and_memory() {
             stderr.len()
         );
     }
+}
+
+/// A thousand regular expressions of 900 bytes in one scenario, each within its own bound
+/// (once 38 s and 1.36 GB to validate): the file's budget refuses them with one error at the
+/// first one past it, at once.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_thousand_patterns_in_one_file_are_refused_by_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("patterns.yaml");
+    let expectations: String = (0..1000)
+        .map(|i| {
+            format!(
+                "      - {{ path: \"$.x\", matches: \"^{i:03}{}\" }}\n",
+                "[a-z]".repeat(179)
+            )
+        })
+        .collect();
+    std::fs::write(
+        &path,
+        format!("scenario: s\nsteps:\n  - name: a\n    request: {{ method: tools/list }}\n    expect:\n{expectations}"),
+    )
+    .unwrap();
+    let (code, wall, _, stderr) = measured(
+        &["validate", path.to_str().unwrap()],
+        Duration::from_secs(120),
+    );
+    let shown: String = stderr.chars().take(1500).collect();
+    assert_eq!(code, 2, "{shown}");
+    assert!(stderr.contains("too many regular expressions"), "{shown}");
+    assert!(stderr.contains("1 error found"), "{shown}");
+    assert!(
+        stderr.contains(&format!("--> {}:", path.display())),
+        "{shown}"
+    );
+    assert!(wall < Duration::from_secs(30), "took {wall:?}");
 }

@@ -57,9 +57,10 @@ fn called_tools(report: &serde_json::Value) -> Vec<String> {
 
 /// The documented ways to name safe tools reach the conformance pack's tool-call checks:
 /// `--set safe_tools=…` and `MCPSPEC_PARAM_SAFE_TOOLS` (create_note has side effects, so
-/// only they make it called); a `MCPSPEC_PARAM_*` that names no parameter is an error.
+/// only they make it called); a `MCPSPEC_PARAM_*` that names no parameter is a warning
+/// naming it, not an error (a CI sets one environment for several packs).
 #[test]
-fn safe_tools_is_settable_for_conformance_and_unknown_env_params_are_errors() {
+fn safe_tools_is_settable_for_conformance_and_unknown_env_params_warn() {
     let dir = tempfile::tempdir().unwrap();
     let target = stdio_target(&[]);
     let conformance = |extra: &[&str], env: &[(&str, &str)]| {
@@ -93,17 +94,18 @@ fn safe_tools_is_settable_for_conformance_and_unknown_env_params_are_errors() {
     let (r, report) = conformance(&[], &[("MCPSPEC_PARAM_SAFE_TOOLS", "create_note")]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(called_tools(&report.unwrap()).contains(&"create_note".to_string()));
-    // A typo of the variable's name: an error naming it, never silently ignored.
+    // A typo of the variable's name, or a variable meant for another pack: a warning
+    // naming it on stderr, never silently ignored, and the run goes on without it.
     let (r, report) = conformance(&[], &[("MCPSPEC_PARAM_SAFE_TOOL", "create_note")]);
-    assert_eq!(r.code, 2, "{r:?}");
-    assert!(report.is_none());
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!called_tools(&report.unwrap()).contains(&"create_note".to_string()));
     assert!(
-        r.stderr
-            .contains("`MCPSPEC_PARAM_SAFE_TOOL` names no parameter of the packs run")
-            && r.stderr
-                .contains("did you mean `MCPSPEC_PARAM_SAFE_TOOLS`?"),
+        r.stderr.contains(
+            "warning: environment variable `MCPSPEC_PARAM_SAFE_TOOL` names no parameter of the packs run"
+        ) && r.stderr.contains("did you mean `MCPSPEC_PARAM_SAFE_TOOLS`?"),
         "{r:?}"
     );
+    assert!(!r.stdout.contains("MCPSPEC_PARAM_SAFE_TOOL"), "{r:?}");
     // The budget is a number of seconds.
     let (r, _) = conformance(&["--set", "tool_call_budget=soon"], &[]);
     assert_eq!(r.code, 2, "{r:?}");

@@ -161,7 +161,7 @@ pub(crate) fn runtime_for(concurrency: usize) -> tokio::runtime::Runtime {
 }
 
 pub(crate) fn usage(e: UsageError) -> i32 {
-    errln!("error: {}", e.0);
+    errln!("error: {}", crate::ground::load_error::bounded(e.0));
     exit::INVALID_INPUT
 }
 

@@ -12,6 +12,7 @@ mod target;
 
 pub(crate) use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
 pub use eval::{EvalCommand, EvalCompareArgs, EvalRunArgs};
+pub(crate) use target::split_header;
 pub use target::{DEFAULT_TIMEOUT, TargetArgs, UsageError};
 
 /// Exit codes (aligned with the MCP Inspector CLI where they overlap).

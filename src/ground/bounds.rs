@@ -12,6 +12,57 @@ pub const MAX_PATTERN_BYTES: usize = 32 * 1024;
 /// The memory one compiled pattern may take (its program, and its lazy DFA's cache).
 pub const REGEX_SIZE_LIMIT: usize = 8 << 20;
 
+/// The most pattern text compiled for one document (a scenario, with its groups) or one
+/// JSON Schema (a server's tool schema too), all patterns together: each is bounded alone,
+/// but a thousand of 900 bytes took 38 s and 1.36 GB to compile, and a server's
+/// `outputSchema` holding them 55 s.
+pub const MAX_PATTERN_BYTES_TOTAL: usize = 64 * 1024;
+/// The most patterns compiled for one document or one JSON Schema (each costs its
+/// compilation, however short).
+pub const MAX_PATTERNS: usize = 512;
+
+/// What the patterns of one document have spent of [`MAX_PATTERN_BYTES_TOTAL`] and
+/// [`MAX_PATTERNS`].
+#[derive(Debug, Default)]
+pub struct PatternBudget {
+    bytes: usize,
+    count: usize,
+}
+
+impl PatternBudget {
+    /// Spend `count` patterns of `bytes` in all. Past the budget: `Err(Some(why))` the first
+    /// time (one error for the document), `Err(None)` after (nothing more is compiled).
+    pub fn spend(&mut self, count: usize, bytes: usize) -> Result<(), Option<String>> {
+        let was_over = self.over().is_some();
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.count = self.count.saturating_add(count);
+        match self.over() {
+            None => Ok(()),
+            Some(_) if was_over => Err(None),
+            Some(why) => Err(Some(why)),
+        }
+    }
+
+    fn over(&self) -> Option<String> {
+        over_budget(self.count, self.bytes, "one file")
+    }
+}
+
+/// Why `count` patterns of `bytes` in all are more than mcpspec compiles for `whole`.
+fn over_budget(count: usize, bytes: usize, whole: &str) -> Option<String> {
+    if count > MAX_PATTERNS {
+        Some(format!(
+            "more than the {MAX_PATTERNS} regular expressions mcpspec compiles for {whole}"
+        ))
+    } else if bytes > MAX_PATTERN_BYTES_TOTAL {
+        Some(format!(
+            "more than the {MAX_PATTERN_BYTES_TOTAL} bytes of regular expressions mcpspec compiles for {whole}"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Why `pattern` is too long to compile, if it is.
 pub fn too_long(pattern: &str) -> Option<String> {
     (pattern.len() > MAX_PATTERN_BYTES).then(|| {
@@ -62,10 +113,10 @@ pub fn regex_at(
     })
 }
 
-/// The first pattern in a JSON Schema (`pattern` values, `patternProperties` keys) that is
-/// too long, as (its path in the schema, why).
-pub fn schema_pattern_too_long(schema: &Value) -> Option<(String, String)> {
-    fn walk(v: &Value, at: &mut String) -> Option<(String, String)> {
+/// Every pattern of a JSON Schema (`pattern` values, `patternProperties` keys), with its
+/// path in the schema.
+fn schema_patterns(schema: &Value) -> Vec<(String, &str)> {
+    fn walk<'v>(v: &'v Value, at: &mut String, found: &mut Vec<(String, &'v str)>) {
         match v {
             Value::Object(map) => {
                 for (k, item) in map {
@@ -73,35 +124,49 @@ pub fn schema_pattern_too_long(schema: &Value) -> Option<(String, String)> {
                     at.push('/');
                     at.push_str(k);
                     if k == "pattern"
-                        && let Some(why) = item.as_str().and_then(too_long)
+                        && let Some(p) = item.as_str()
                     {
-                        return Some((at.clone(), why));
+                        found.push((at.clone(), p));
                     }
                     if k == "patternProperties"
                         && let Some(obj) = item.as_object()
-                        && let Some(why) = obj.keys().find_map(|p| too_long(p))
                     {
-                        return Some((at.clone(), why));
+                        found.extend(obj.keys().map(|p| (at.clone(), p.as_str())));
                     }
-                    let found = walk(item, at);
+                    walk(item, at, found);
                     at.truncate(len);
-                    if found.is_some() {
-                        return found;
-                    }
                 }
-                None
             }
-            Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
-                let len = at.len();
-                at.push_str(&format!("/{i}"));
-                let found = walk(item, at);
-                at.truncate(len);
-                found
-            }),
-            _ => None,
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let len = at.len();
+                    at.push_str(&format!("/{i}"));
+                    walk(item, at, found);
+                    at.truncate(len);
+                }
+            }
+            _ => {}
         }
     }
-    walk(schema, &mut String::new())
+    let mut found = Vec::new();
+    walk(schema, &mut String::new(), &mut found);
+    found
+}
+
+/// How many patterns a JSON Schema holds, and their bytes in all (what it costs of a
+/// [`PatternBudget`]).
+pub fn schema_pattern_cost(schema: &Value) -> (usize, usize) {
+    let patterns = schema_patterns(schema);
+    let bytes = patterns.iter().map(|(_, p)| p.len()).sum();
+    (patterns.len(), bytes)
+}
+
+/// The first pattern in a JSON Schema (`pattern` values, `patternProperties` keys) that is
+/// too long, as (its path in the schema, why).
+pub fn schema_pattern_too_long(schema: &Value) -> Option<(String, String)> {
+    schema_patterns(schema)
+        .into_iter()
+        .find_map(|(at, p)| too_long(p).map(|why| (at, why)))
 }
 
 /// A validator for `schema` whose patterns are bounded in length (here) and in compiled
@@ -115,6 +180,12 @@ pub fn schema_pattern_too_long(schema: &Value) -> Option<(String, String)> {
 pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
     if let Some((at, why)) = schema_pattern_too_long(schema) {
         return Err(format!("{at}: {why}"));
+    }
+    let (count, bytes) = schema_pattern_cost(schema);
+    if let Some(why) = over_budget(count, bytes, "one schema") {
+        return Err(format!(
+            "it holds {count} regular expressions of {bytes} bytes in all, {why}"
+        ));
     }
     jsonschema::validator_for(schema).map_err(|e| crate::ground::redact::excerpt(&e.to_string()))
 }
@@ -140,6 +211,37 @@ mod tests {
         let err = regex(r"\w{1000}\w{1000}\w{1000}").unwrap_err();
         assert!(err.contains("mcpspec allows"), "{err}");
         assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn many_patterns_are_refused_together() {
+        let started = Instant::now();
+        let props: serde_json::Map<String, Value> = (0..1000)
+            .map(|i| {
+                let pattern = format!("^{i}{}", r"\w".repeat(450));
+                (
+                    format!("p{i}"),
+                    json!({"type": "string", "pattern": pattern}),
+                )
+            })
+            .collect();
+        let schema = json!({"type": "object", "properties": props});
+        assert_eq!(schema_pattern_cost(&schema).0, 1000);
+        let err = validator(&schema).unwrap_err();
+        assert!(err.contains("mcpspec compiles for one schema"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        // A document's budget says it once, then refuses quietly.
+        let mut budget = PatternBudget::default();
+        assert_eq!(budget.spend(1, 1000), Ok(()));
+        assert!(budget.spend(MAX_PATTERNS, 1).unwrap_err().is_some());
+        assert_eq!(budget.spend(1, 1), Err(None));
+        let mut budget = PatternBudget::default();
+        assert!(
+            budget
+                .spend(1, MAX_PATTERN_BYTES_TOTAL + 1)
+                .unwrap_err()
+                .is_some()
+        );
     }
 
     #[test]

@@ -21,10 +21,10 @@ pub struct LoadError {
     pub notes: Vec<String>,
 }
 
-/// A message as a load error keeps it: every `quoted` part cut to an excerpt
+/// A message as a load or usage error keeps it: every `quoted` part cut to an excerpt
 /// ([`crate::ground::redact::excerpt`]), so a message that quotes a 20 MB value (a pattern, a
-/// parameter, a path) stays a line; the snippet shows where the value is.
-fn bounded(message: String) -> String {
+/// parameter, a path, an unknown name) stays a line; the snippet shows where the value is.
+pub fn bounded(message: String) -> String {
     let long = |part: &str| {
         part.chars()
             .nth(crate::ground::redact::EXCERPT_CHARS)
@@ -60,9 +60,15 @@ impl LoadError {
     }
 
     pub fn file(file: impl Into<String>, message: impl Into<String>) -> Self {
+        // A file named in a file (`scenarios:` of a pack) may be a 5 MiB name.
+        let file = file.into();
+        let file = match file.chars().nth(crate::ground::redact::EXCERPT_CHARS) {
+            Some(_) => crate::ground::redact::excerpt(&file),
+            None => file,
+        };
         LoadError {
             pos: None,
-            file: Some(file.into()),
+            file: Some(file),
             message: bounded(message.into()),
             help: None,
             notes: Vec::new(),
@@ -225,15 +231,32 @@ impl From<LoadError> for LoadErrors {
     }
 }
 
+/// Longest name "did you mean" compares: a longer one is no typo of a name, and the edit
+/// distance costs the product of the two lengths (a 1 MiB `rule:` against every rule id
+/// took minutes).
+pub const SUGGESTED_CHARS: usize = 256;
+
 /// "did you mean" for an unknown name among candidates (Levenshtein distance ≤ 1/3 of length).
+/// Names past [`SUGGESTED_CHARS`] are not compared, nor those whose lengths alone put them
+/// too far apart (the distance is at least the difference of the lengths).
 pub fn did_you_mean<'a>(
     unknown: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    if unknown.len() > SUGGESTED_CHARS * 4 || unknown.chars().count() > SUGGESTED_CHARS {
+        return None;
+    }
+    let unknown = unknown.to_lowercase();
     let mut best: Option<(usize, &str)> = None;
     for cand in candidates {
-        let d = levenshtein(&unknown.to_lowercase(), &cand.to_lowercase());
+        if cand.len() > SUGGESTED_CHARS * 4 {
+            continue;
+        }
         let limit = (cand.len().max(unknown.len()) / 3).max(1);
+        if cand.len().abs_diff(unknown.len()) > limit * 4 {
+            continue;
+        }
+        let d = levenshtein(&unknown, &cand.to_lowercase());
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, cand));
         }
@@ -287,5 +310,15 @@ mod tests {
         assert_eq!(did_you_mean("reqest", keys), Some("request"));
         assert_eq!(did_you_mean("zzzzzz", keys), None);
         assert_eq!(did_you_mean("ctiy", ["city", "era"]), Some("city"));
+    }
+
+    #[test]
+    fn long_names_are_not_compared() {
+        let long = "expect".repeat(100_000);
+        assert_eq!(did_you_mean(&long, ["expect"]), None);
+        assert_eq!(did_you_mean("expect", [long.as_str()]), None);
+        let near = format!("{}x", "a".repeat(SUGGESTED_CHARS - 1));
+        let name = "a".repeat(SUGGESTED_CHARS);
+        assert_eq!(did_you_mean(&near, [name.as_str()]), Some(name.as_str()));
     }
 }

@@ -13,6 +13,7 @@
 //! nothing here runs per request.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::{Arc, LazyLock, RwLock};
 
 use regex::{Captures, Regex};
@@ -201,6 +202,20 @@ impl Redactor {
         redact_shapes(&known).into_owned()
     }
 
+    /// `line` redacted, and `span` (a byte range of `line`) moved to where its text lands
+    /// in it: what a source snippet shows, pointing where it pointed before. A span that
+    /// starts or ends inside a secret starts or ends with its mask.
+    pub fn redact_keeping(&self, line: &str, span: Range<usize>) -> (String, Range<usize>) {
+        let redacted = self.redact(line);
+        if redacted == line {
+            return (redacted, span);
+        }
+        let map = kept_pieces(line, &redacted);
+        let start = map_offset(&map, span.start, false, redacted.len());
+        let end = map_offset(&map, span.end, true, redacted.len()).max(start);
+        (redacted, start..end)
+    }
+
     /// At most `max` characters of `text`, redacted *before* it is cut (`…` marks a cut).
     /// Text that fits is returned as it is: whoever writes it redacts it whole.
     pub fn shorten(&self, text: &str, max: usize) -> String {
@@ -259,6 +274,51 @@ impl Redactor {
             _ => {}
         }
     }
+}
+
+/// The text `redacted` kept from `original` (which it is with some stretches replaced by
+/// [`MASK`]): each piece between masks as (its offset in `original`, in `redacted`, its
+/// length), found in order. A piece found at a wrong place only moves a snippet's marker.
+fn kept_pieces(original: &str, redacted: &str) -> Vec<(usize, usize, usize)> {
+    let pieces: Vec<&str> = redacted.split(MASK).collect();
+    let mut kept = Vec::with_capacity(pieces.len());
+    let (mut in_original, mut in_redacted) = (0, 0);
+    for (i, piece) in pieces.iter().enumerate() {
+        let found = if i == 0 {
+            Some(0)
+        } else if i + 1 == pieces.len() {
+            // The last piece ends the text; every masked stretch holds a character at least.
+            (original.ends_with(piece) && original.len() - piece.len() > in_original)
+                .then(|| original.len() - piece.len())
+        } else {
+            let from = original[in_original..]
+                .chars()
+                .next()
+                .map_or(original.len(), |c| in_original + c.len_utf8());
+            original[from..].find(piece).map(|at| from + at)
+        };
+        let Some(at) = found else { break };
+        kept.push((at, in_redacted, piece.len()));
+        in_original = at + piece.len();
+        in_redacted += piece.len() + MASK.len();
+    }
+    kept
+}
+
+/// Where `offset` of the original text is in the redacted one ([`kept_pieces`]): inside a
+/// kept piece, the same character; inside a masked stretch, the mask's start (or its end,
+/// for the `end` of a range).
+fn map_offset(kept: &[(usize, usize, usize)], offset: usize, end: bool, len: usize) -> usize {
+    for &(original, redacted, piece) in kept {
+        if offset < original {
+            // In the masked stretch before this piece.
+            return if end { redacted } else { redacted - MASK.len() };
+        }
+        if offset < original + piece || (end && offset == original + piece) {
+            return redacted + (offset - original);
+        }
+    }
+    len
 }
 
 /// How far past a cut secret-shaped values are looked for (a PEM key block fits).
@@ -430,6 +490,28 @@ mod tests {
             Redactor::new(&["a.b*".to_string()]).redact("axb a.b*"),
             "axb ***"
         );
+    }
+
+    #[test]
+    fn a_span_keeps_pointing_at_its_text_once_secrets_are_masked() {
+        let red = Redactor::new(&["hunter22".to_string()]);
+        let line = r#"h: { Authorization: "Bearer sk-live-abcdefghij", k: hunter22, bogus: 1 }"#;
+        let at = line.find("bogus").unwrap();
+        let (shown, span) = red.redact_keeping(line, at..at + 5);
+        assert_eq!(
+            shown,
+            r#"h: { Authorization: "Bearer ***", k: ***, bogus: 1 }"#
+        );
+        assert_eq!(&shown[span], "bogus");
+        // A span on a secret covers its mask; one that ends where a secret starts does not.
+        let at = line.find("hunter22").unwrap();
+        let (shown, span) = red.redact_keeping(line, at + 2..at + 4);
+        assert_eq!(&shown[span], "***");
+        let (shown, span) = red.redact_keeping(line, at - 3..at);
+        assert_eq!(&shown[span], "k: ");
+        // Nothing to mask: the same line and span.
+        let (shown, span) = red.redact_keeping("a: 1", 3..4);
+        assert_eq!((shown.as_str(), span), ("a: 1", 3..4));
     }
 
     #[test]

@@ -247,11 +247,23 @@ fn render_snippet(
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
     };
-    let path = pos.file.name.clone();
-    let snippet = Snippet::source(pos.file.text.as_str())
-        .path(path)
+    // Only the line pointed at is shown, with its secrets masked (`Authorization: "Bearer
+    // …"` in a header map) before annotate-snippets cuts it to the terminal's width: a
+    // secret cut first would match nothing.
+    let text = pos.file.text.as_str();
+    let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[range.start..]
+        .find('\n')
+        .map_or(text.len(), |i| range.start + i)
+        .max(range.end);
+    let line = &text[line_start..line_end];
+    let (shown, span) = crate::ground::redact::known()
+        .redact_keeping(line, range.start - line_start..range.end - line_start);
+    let snippet = Snippet::source(shown.as_str())
+        .line_start(pos.line as usize)
+        .path(pos.file.name.clone())
         .fold(true)
-        .annotation(AnnotationKind::Primary.span(range).label(label));
+        .annotation(AnnotationKind::Primary.span(span.clone()).label(label));
     let mut group = level.primary_title(title).element(snippet);
     if let Some(help) = help {
         group = group.element(Level::HELP.message(help));
@@ -261,7 +273,21 @@ fn render_snippet(
     }
     let rendered = Renderer::plain().render(&[group]);
     // annotate-snippets prints `path:line:col` from the span; keep one trailing newline.
-    rendered.trim_end().to_string()
+    let rendered = rendered.trim_end().to_string();
+    // A mask before the span moves it: the column said is the file's.
+    let column = |text: &str, at: usize| text[..at].chars().count() + 1;
+    let (said, col) = (
+        column(&shown, span.start),
+        column(line, range.start - line_start),
+    );
+    if said == col {
+        return rendered;
+    }
+    rendered.replacen(
+        &format!(":{}:{said}\n", pos.line),
+        &format!(":{}:{col}\n", pos.line),
+        1,
+    )
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ Modes:
                     running after its stdin ends (only SIGKILL stops it)
   unicode-handles   serves a read-only tool `mint` whose handles (structuredContent.id)
                     are short non-ASCII strings: "xé", then "a中", …
+  pattern-schemas   serves a read-only tool `shape` whose outputSchema (and inputSchema)
+                    holds 1,000 patterns of 900 bytes
 
 After the reply to each `tools/call`, and before reading the next line (so all of it is in
 the pipe before the reply to whatever comes next), otherwise serving normally:
@@ -74,6 +76,24 @@ HANDLES = ["xé", "a中", "🦀b", "中é", "ü", "bé中"]
 MINTED = 0
 
 
+def pattern_tools():
+    props = {
+        "p%d" % i: {"type": "string", "pattern": "^%03d" % i + "\\w" * 448}
+        for i in range(1000)
+    }
+    schema = {"type": "object", "properties": props}
+    tool = {
+        "name": "shape",
+        "inputSchema": schema,
+        "outputSchema": schema,
+        "annotations": {"readOnlyHint": True},
+    }
+    return json.dumps({"tools": [tool]}).encode()
+
+
+PATTERN_TOOLS = pattern_tools() if MODE == "pattern-schemas" else b""
+
+
 def serve_normally(req):
     method = req.get("method")
     if method == "initialize":
@@ -87,6 +107,15 @@ def serve_normally(req):
         )
     elif method == "ping":
         result(req, {})
+    elif method == "tools/list" and MODE == "pattern-schemas":
+        # Written as bytes made once: a 2 MB reply is slow to serialize in Python.
+        out.write(b'{"jsonrpc": "2.0", "id": %s, "result": %s}\n' % (json.dumps(req["id"]).encode(), PATTERN_TOOLS))
+        out.flush()
+    elif method == "tools/call" and MODE == "pattern-schemas":
+        result(
+            req,
+            {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"p0": "000"}},
+        )
     elif method == "tools/list" and MODE == "unicode-handles":
         tool = {
             "name": "mint",
@@ -167,7 +196,13 @@ def main():
                         n += 1
                         send({"jsonrpc": "2.0", "id": "s%d" % n, "method": "roots/list"})
             continue
-        if req.get("method") == "initialize" or MODE in ("correct", "duplicate-every-reply", "setsid-child", "unicode-handles"):
+        if req.get("method") == "initialize" or MODE in (
+            "correct",
+            "duplicate-every-reply",
+            "setsid-child",
+            "unicode-handles",
+            "pattern-schemas",
+        ):
             serve_normally(req)
             if MODE == "no-read":
                 time.sleep(600)

@@ -310,6 +310,9 @@ fn load(
     let paths: Vec<PathBuf> = asked.located.iter().map(|(p, _)| p.clone()).collect();
     let scenarios = match dsl::load::load_all(&paths, &inputs) {
         Ok(loaded) => {
+            for warning in &loaded.warnings {
+                errln!("warning: {warning}");
+            }
             secrets.extend(loaded.secrets);
             loaded.scenarios
         }
@@ -461,12 +464,20 @@ pub(super) fn parse_params(
 ) -> Result<serde_json::Map<String, Value>, UsageError> {
     let mut params = serde_json::Map::new();
     for set in sets {
+        // The value is never quoted (it may be a credential), nor text that may be one.
+        let is_name = crate::language::dsl::load::is_variable_name;
         let Some((name, value)) = set.split_once('=') else {
-            return Err(UsageError(format!("--set `{set}`: expected NAME=VALUE")));
+            return Err(UsageError(if is_name(set) {
+                format!("--set {set}: expected NAME=VALUE, got no `=`")
+            } else {
+                "--set: expected NAME=VALUE, got text without `=` (not shown: it may hold a credential)"
+                    .into()
+            }));
         };
-        if !crate::language::dsl::load::is_variable_name(name) {
+        if !is_name(name) {
+            let name = crate::ground::redact::excerpt(name);
             return Err(UsageError(format!(
-                "--set `{set}`: `{name}` is not a variable name (letters, digits, `_`)"
+                "--set {name}=…: `{name}` is not a variable name (letters, digits, `_`)"
             )));
         }
         let value = match value.strip_prefix("env:") {

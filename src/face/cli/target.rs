@@ -52,12 +52,21 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 pub struct UsageError(pub String);
 
 /// A target URL is absolute http(s): `127.0.0.1:8080/mcp` is a usage mistake (exit 2) told
-/// with its fix, not a connection failure (exit 4, "relative URL without a base").
+/// with its fix, not a connection failure (exit 4, "relative URL without a base"). The URL
+/// is quoted without its credentials ([`shown_url`]).
 fn check_url(url: &str) -> Result<(), UsageError> {
+    let shown = shown_url(url);
+    let hidden = if shown == url {
+        ""
+    } else {
+        " (credentials not shown)"
+    };
     let fix = |why: &str| {
-        let bare = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let bare = shown
+            .split_once("://")
+            .map_or(shown.as_str(), |(_, rest)| rest);
         UsageError(format!(
-            "the target URL `{url}` {why}: add http:// (or https:// for TLS), e.g. `--url http://{bare}`"
+            "the target URL `{shown}`{hidden} {why}: add http:// (or https:// for TLS), e.g. `--url http://{bare}`"
         ))
     };
     if !url.contains("://") {
@@ -65,7 +74,7 @@ fn check_url(url: &str) -> Result<(), UsageError> {
     }
     match reqwest::Url::parse(url) {
         Err(e) => Err(UsageError(format!(
-            "the target URL `{url}` is not a URL: {e}"
+            "the target URL `{shown}`{hidden} is not a URL: {e}"
         ))),
         Ok(u) if !matches!(u.scheme(), "http" | "https") => Err(fix(&format!(
             "has the scheme `{}:`, not http or https",
@@ -73,6 +82,39 @@ fn check_url(url: &str) -> Result<(), UsageError> {
         ))),
         Ok(_) => Ok(()),
     }
+}
+
+/// A target URL as a usage error quotes it: no userinfo, credential-like query values
+/// masked ([`crate::ground::redact::safe_url`]). A URL that is wrong may hold a password
+/// anywhere before its last `@` (`alice:pa/ss@host`, no scheme), so all of that goes.
+fn shown_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let host_on = rest[..end].rfind('@').map_or(0, |at| at + 1);
+    let shown = crate::ground::redact::safe_url(&format!("{scheme}://{}", &rest[host_on..]));
+    if url.contains("://") {
+        shown
+    } else {
+        shown.trim_start_matches("://").to_string()
+    }
+}
+
+/// `--header "Name: value"` split. A malformed one is not quoted: its text may be a
+/// credential (`Authorization Bearer …`, the `:` forgotten).
+pub(crate) fn split_header(header: &str) -> Result<(String, String), UsageError> {
+    let Some((name, value)) = header.split_once(':') else {
+        return Err(UsageError(
+            "--header: expected \"Name: value\", got text without `:` (not shown: it may hold a credential)"
+                .into(),
+        ));
+    };
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(UsageError(
+            "--header: expected \"Name: value\", got nothing before the `:`".into(),
+        ));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
 }
 
 impl TargetArgs {
@@ -93,7 +135,12 @@ impl TargetArgs {
                     .map(|kv| {
                         kv.split_once('=')
                             .map(|(k, v)| (k.to_string(), v.to_string()))
-                            .ok_or_else(|| UsageError(format!("--env `{kv}`: expected K=V")))
+                            .ok_or_else(|| {
+                                UsageError(
+                                    "--env: expected K=V, got text without `=` (not shown: it may hold a credential)"
+                                        .into(),
+                                )
+                            })
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 TargetKind::Stdio {
@@ -108,14 +155,7 @@ impl TargetArgs {
                 let headers = self
                     .headers
                     .iter()
-                    .map(|h| {
-                        h.split_once(':')
-                            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                            .filter(|(k, _)| !k.is_empty())
-                            .ok_or_else(|| {
-                                UsageError(format!("--header `{h}`: expected \"Name: value\""))
-                            })
-                    })
+                    .map(|h| split_header(h))
                     .collect::<Result<Vec<_>, _>>()?;
                 for (k, v) in &headers {
                     if is_sensitive_header(k) && !v.is_empty() {

@@ -24,13 +24,14 @@ pub use super::compile::{
 };
 pub use crate::ground::yaml::parse as parse_yaml;
 
-/// What a load produced: the scenarios, the packs they came from, and the values of
-/// secret pack parameters (to redact from every output).
+/// What a load produced: the scenarios, the packs they came from, the values of secret
+/// pack parameters (to redact from every output), and warnings for the console (stderr).
 #[derive(Debug, Default)]
 pub struct LoadedSet {
     pub scenarios: Vec<Scenario>,
     pub packs: Vec<super::pack::PackInfo>,
     pub secrets: Vec<String>,
+    pub warnings: Vec<String>,
 }
 
 /// Load scenarios from files and folders (folders: every `*.yaml`/`*.yml`, sorted).
@@ -118,10 +119,13 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
         }
     }
     // `MCPSPEC_PARAM_<NAME>` only ever feeds a declared pack parameter: one that names
-    // none would be silently ignored (a typo, or a pack that does not declare it).
-    if inputs.env {
-        unknown_param_env(&resolver.declared(), std::env::vars_os(), &mut errors);
-    }
+    // none is ignored, and said so (a typo). A warning, not an error: a CI sets one
+    // environment for several packs, each declaring some of it.
+    let warnings = if inputs.env {
+        unknown_param_env(&resolver.declared(), std::env::vars_os())
+    } else {
+        Vec::new()
+    };
     errors.0.extend(std::mem::take(&mut resolver.errors).0);
     let mut all = std::mem::take(&mut resolver.scenarios);
     all.extend(scenarios);
@@ -133,6 +137,7 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
             scenarios: all,
             packs: resolver.packs,
             secrets,
+            warnings,
         })
     } else {
         Err(errors)
@@ -156,13 +161,12 @@ fn named_secrets(inputs: &ParamInputs, scenarios: &[Scenario]) -> Vec<String> {
     given.chain(vars).collect()
 }
 
-/// An error for each `MCPSPEC_PARAM_<NAME>` of `vars` that is the variable of no parameter
-/// in `declared`.
+/// A warning for each `MCPSPEC_PARAM_<NAME>` of `vars` that is the variable of no
+/// parameter in `declared`. It names the variable, never its value (which may be a secret).
 fn unknown_param_env(
     declared: &BTreeSet<String>,
     vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
-    errors: &mut LoadErrors,
-) {
+) -> Vec<String> {
     let by_var: Vec<(String, &String)> = declared
         .iter()
         .map(|n| (super::params::env_name(n), n))
@@ -172,26 +176,22 @@ fn unknown_param_env(
         .filter(|k| k.starts_with(super::params::ENV_PREFIX) && !by_var.iter().any(|(v, _)| v == k))
         .collect();
     unknown.sort();
-    for var in unknown {
-        let help = match did_you_mean(&var, by_var.iter().map(|(v, _)| v.as_str())) {
-            Some(s) => format!(
-                "did you mean `{s}`? parameters of the packs run: {}",
-                list(declared)
-            ),
-            None if declared.is_empty() => {
-                "the packs run declare no parameters; unset it or run a pack that declares it"
-                    .to_string()
-            }
-            None => format!("parameters of the packs run: {}", list(declared)),
-        };
-        errors.push(
-            LoadError::file(
-                format!("environment variable {var}"),
-                format!("`{var}` names no parameter of the packs run"),
+    unknown
+        .into_iter()
+        .map(|var| {
+            let help = match did_you_mean(&var, by_var.iter().map(|(v, _)| v.as_str())) {
+                Some(s) => format!(
+                    "did you mean `{s}`? parameters of the packs run: {}",
+                    list(declared)
+                ),
+                None if declared.is_empty() => "the packs run declare no parameters".to_string(),
+                None => format!("parameters of the packs run: {}", list(declared)),
+            };
+            format!(
+                "environment variable `{var}` names no parameter of the packs run; ignored ({help})"
             )
-            .with_help(help),
-        );
-    }
+        })
+        .collect()
 }
 
 pub fn load_file(path: &Path) -> Result<Scenario, LoadErrors> {

@@ -28,7 +28,7 @@ use crate::protocol::era::EraSelector;
 
 /// The manifest file name that makes a folder a pack.
 pub use super::discover::MANIFEST;
-use super::params::type_error;
+use super::params::{is_secret, type_error};
 /// Parameters are [`super::params`]'; the old paths stay.
 mod files;
 mod imports;

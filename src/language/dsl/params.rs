@@ -102,7 +102,7 @@ pub fn env_name(param: &str) -> String {
 
 /// A value as the declared type. Text values (command line, environment) are parsed;
 /// YAML values must already have the type.
-pub fn coerce(value: &Value, ty: ParamType, from_text: bool) -> Result<Value, String> {
+pub fn coerce(value: &Value, ty: ParamType, from_text: bool) -> Result<Value, WrongType> {
     let text = value.as_str().filter(|_| from_text);
     let ok = match (ty, value) {
         (ParamType::String, Value::String(_)) => Some(value.clone()),
@@ -123,14 +123,39 @@ pub fn coerce(value: &Value, ty: ParamType, from_text: bool) -> Result<Value, St
         },
         (ParamType::String, _) => None,
     };
-    ok.ok_or_else(|| {
-        let shown = match value {
+    ok.ok_or_else(|| WrongType {
+        expected: ty,
+        got: value.clone(),
+    })
+}
+
+/// A value that is not of the declared type ([`coerce`]).
+#[derive(Debug)]
+pub struct WrongType {
+    expected: ParamType,
+    got: Value,
+}
+
+impl WrongType {
+    /// What was expected and what came: the value itself, or only its kind when it is a
+    /// secret's (a mistyped token must not reach the console through its own error).
+    pub fn describe(&self, secret: bool) -> String {
+        let kind = json_type(&self.got);
+        let shown = match &self.got {
+            _ if secret => format!("a {kind} (a secret: its value is not shown)"),
             Value::String(s) => format!("`{s}`"),
-            other => format!("{} `{other}`", json_type(other)),
+            other => format!("{kind} `{other}`"),
         };
+        let ty = self.expected;
         let article = if ty == ParamType::Integer { "an" } else { "a" };
         format!("expected {article} {}, got {shown}", ty.name())
-    })
+    }
+}
+
+/// Whether the value of parameter `name` is a secret: declared so, or named like one
+/// ([`crate::ground::redact::is_secret_param`]).
+pub fn is_secret(name: &str, declared_secret: bool) -> bool {
+    declared_secret || crate::ground::redact::is_secret_param(name)
 }
 
 fn json_type(v: &Value) -> &'static str {
@@ -201,7 +226,12 @@ mod tests {
             coerce(&json!("x"), ParamType::String, true).unwrap(),
             json!("x")
         );
-        assert!(coerce(&json!("three"), ParamType::Integer, true).is_err());
+        let wrong = coerce(&json!("three"), ParamType::Integer, true).unwrap_err();
+        assert_eq!(wrong.describe(false), "expected an integer, got `three`");
+        assert_eq!(
+            wrong.describe(true),
+            "expected an integer, got a string (a secret: its value is not shown)"
+        );
         // YAML values must have the type already.
         assert!(coerce(&json!("3"), ParamType::Integer, false).is_err());
         assert!(coerce(&json!(3), ParamType::String, false).is_err());

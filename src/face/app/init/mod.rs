@@ -10,6 +10,7 @@ mod yaml;
 
 use std::path::{Path, PathBuf};
 
+use super::usage;
 use crate::face::cli::{
     InitArgs, TargetArgs, UsageError, exit, is_sensitive_header, is_sensitive_name,
 };
@@ -193,11 +194,6 @@ fn ignore_state(dir: &Path) -> std::io::Result<bool> {
     Ok(true)
 }
 
-fn usage(e: UsageError) -> i32 {
-    errln!("error: {}", e.0);
-    exit::INVALID_INPUT
-}
-
 fn refuse(dir: &Path, existing: &[PathBuf]) -> i32 {
     let shown: Vec<String> = existing
         .iter()
@@ -243,17 +239,14 @@ fn target_config(t: &TargetArgs, dir: &Path) -> Result<render::TargetConfig, Usa
     }
     let mut headers = Vec::new();
     for h in &t.headers {
-        let (k, v) = h
-            .split_once(':')
-            .map(|(k, v)| (k.trim(), v.trim()))
-            .ok_or_else(|| UsageError(format!("--header `{h}`: expected \"Name: value\"")))?;
-        if is_sensitive_header(k) && !v.is_empty() {
+        let (k, v) = crate::face::cli::split_header(h)?;
+        if is_sensitive_header(&k) && !v.is_empty() {
             omitted.push(format!(
                 "header {k} is a secret, so it is not written: pass it with \
                  `mcpspec run --header` or use bearerEnv"
             ));
         } else {
-            headers.push((k.to_string(), v.to_string()));
+            headers.push((k, v));
         }
     }
     // Credentials in the URL (userinfo, `?token=…`) are secrets like headers: not written.

@@ -52,7 +52,27 @@ impl Compiler {
         }
     }
 
+    /// Charge `count` patterns of `bytes` to the file's budget: `false` past it (said once,
+    /// at the first pattern past it).
+    fn spend_patterns(&mut self, count: usize, bytes: usize, pos: Pos) -> bool {
+        match self.patterns.spend(count, bytes) {
+            Ok(()) => true,
+            Err(why) => {
+                if let Some(why) = why {
+                    self.errors.push(
+                        LoadError::at(pos, format!("too many regular expressions: {why}"))
+                            .with_help("split the scenario into several files"),
+                    );
+                }
+                false
+            }
+        }
+    }
+
     pub(super) fn regex(&mut self, re: &At<String>) -> Option<Regex> {
+        if !self.spend_patterns(1, re.len(), self.at(re)) {
+            return None;
+        }
         match crate::ground::bounds::regex_at(re, self.at(re)) {
             Ok(r) => Some(r),
             Err(e) => {
@@ -79,6 +99,10 @@ impl Compiler {
                     "match long text with a short pattern (`^.{1000,}$`, not 1000 dots)",
                 ),
             );
+            return None;
+        }
+        let (count, bytes) = crate::ground::bounds::schema_pattern_cost(&schema);
+        if !self.spend_patterns(count, bytes, pos.clone()) {
             return None;
         }
         if let Err(e) = jsonschema::meta::validate(&schema) {

@@ -96,9 +96,14 @@ impl Compiler {
                             false,
                         )
                     {
+                        let secret = crate::language::dsl::params::is_secret(name, decl.secret);
                         self.error(
                             self.pos(value.line, value.col),
-                            format!("argument `{name}` of group `{}`: {e}", *used),
+                            format!(
+                                "argument `{name}` of group `{}`: {}",
+                                *used,
+                                e.describe(secret)
+                            ),
                         );
                     }
                     args.push((name.clone(), value.clone()));

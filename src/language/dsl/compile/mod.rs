@@ -133,6 +133,8 @@ struct Compiler {
     jsonpaths: HashMap<String, CompiledPath>,
     /// Keep only the line of each compiled step (see [`parse_scenario_with`]).
     release: bool,
+    /// What the file's regular expressions (`matches:`, schema patterns) cost so far.
+    patterns: crate::ground::bounds::PatternBudget,
 }
 
 impl Compiler {
@@ -145,6 +147,7 @@ impl Compiler {
             groups: None,
             jsonpaths: HashMap::new(),
             release: false,
+            patterns: Default::default(),
         }
     }
 

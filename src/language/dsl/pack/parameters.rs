@@ -27,14 +27,18 @@ impl Resolver<'_> {
         }
         for (name, decl) in &doc.parameters {
             let decl_pos = Pos::new(file, decl.line, decl.col);
+            let secret = is_secret(name, decl.secret);
             if let Some(d) = &decl.default
                 && let Err(e) = coerce(&d.to_json(), decl.type_, false)
             {
+                if secret {
+                    mask_from_now_on(&d.to_json());
+                }
                 self.errors.push(type_error(
                     Pos::new(file, d.line, d.col),
                     name,
                     "default",
-                    &e,
+                    &e.describe(secret),
                 ));
             }
             let env_var = env_name(name);
@@ -68,21 +72,30 @@ impl Resolver<'_> {
                 Some((value, from_text, origin)) => match coerce(&value, decl.type_, from_text) {
                     Ok(v) => {
                         // Declared secret, or named like one: masked whatever the source.
-                        if (decl.secret || crate::ground::redact::is_secret_param(name))
+                        if secret
                             && let Some(text) = crate::ground::redact::secret_text(&v)
                         {
                             self.secrets.push(text);
                         }
                         values.insert(name.clone(), v);
                     }
-                    Err(e) => self.errors.push(match origin {
-                        Ok(pos) => type_error(pos, name, "value", &e),
+                    Err(e) => {
+                        if secret {
+                            mask_from_now_on(&value);
+                        }
+                        self.errors.push(match origin {
+                        Ok(pos) => type_error(pos, name, "value", &e.describe(secret)),
                         Err(label) => LoadError::file(
                             label,
-                            format!("parameter `{name}` of pack `{}`: {e}", *doc.name),
+                            format!(
+                                "parameter `{name}` of pack `{}`: {}",
+                                *doc.name,
+                                e.describe(secret)
+                            ),
                         )
                         .with_help(format!("declared at {decl_pos}")),
-                    }),
+                        })
+                    }
                 },
                 None if decl.required && self.inputs.check_required => self.errors.push(
                     LoadError::at(
@@ -128,6 +141,14 @@ impl Resolver<'_> {
             eras,
             capabilities: r.capabilities.iter().map(|c| c.value.clone()).collect(),
         }))
+    }
+}
+
+/// A secret's value of the wrong type: masked in every output from now on, so that the
+/// snippet of its error (the line that holds it) does not show it.
+fn mask_from_now_on(value: &Value) {
+    if let Some(text) = crate::ground::redact::secret_text(value) {
+        crate::ground::redact::remember(&[text]);
     }
 }
 
