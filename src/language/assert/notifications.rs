@@ -113,10 +113,10 @@ pub(super) fn check_notifications(expect: &Expect, seen: &Observed, ctx: &Value)
             received_notifications(seen.exchange, method)
         }
     };
-    let noun = if asked {
-        "server request(s)"
+    let (one, noun) = if asked {
+        ("server request", "server request(s)")
     } else {
-        "notification(s)"
+        ("notification", "notification(s)")
     };
     let (total, kept) = of(method);
     // Without a count or a path: at least one.
@@ -159,7 +159,7 @@ pub(super) fn check_notifications(expect: &Expect, seen: &Observed, ctx: &Value)
     if held_vacuously(predicates, matches.as_slice(), false) {
         return ExpectOutcome::Vacuous(if total == 0 {
             format!(
-                "no `{label}` {noun} arrived, so `{source}` held for none (`minMatches: 1` demands a match)"
+                "no `{label}` {one} arrived, so `{source}` held for none (`minMatches: 1` demands a match)"
             )
         } else {
             format!(
