@@ -433,3 +433,43 @@ fn a_scenario_of_twelve_thousand_steps_loads() {
 
 // A typo in `eras:`, a JSONPath without `$`, indentation mistakes: tests/cases/era-typo-and-jsonpath-without-root/,
 // tests/cases/indentation-errors-say-how-to-indent/.
+
+/// NEL, LS and PS are content to YAML 1.2, not line breaks: one right after a flow
+/// collection or a quoted scalar is a syntax error there (`a: [b]` and a PS: 9 bytes),
+/// refused with its position by `validate`, by `run` before any server starts, and as
+/// the configuration file (`mcpspec.yaml`) — never a panic (issue #40: exit 101).
+#[test]
+fn a_unicode_line_separator_after_a_value_is_refused_with_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    for value in ["a: [b]", "a: \"b\"", "a: 'b'", "a: {b: c}"] {
+        for separator in ['\u{85}', '\u{2028}', '\u{2029}'] {
+            let what = format!("{value:?} + U+{:04X}", separator as u32);
+            let text = format!("{value}{separator}");
+            let path = dir.path().join("s.yaml");
+            std::fs::write(&path, &text).unwrap();
+            let input = path.to_str().unwrap();
+            let validated = run(&["validate", input]);
+            assert_no_panic(&validated, &what);
+            assert_eq!(validated.code, 2, "{what}: {validated:?}");
+            assert!(
+                validated.stderr.contains(&format!("--> {input}:1:")),
+                "{what}: {validated:?}"
+            );
+            let probe = StartProbe::new();
+            let ran = run(&["run", input, "--stdio", &probe.command()]);
+            assert_no_panic(&ran, &what);
+            assert_eq!(ran.code, 2, "{what}: {ran:?}");
+            assert!(!probe.started(), "{what}: a server was started");
+            let project = tempfile::tempdir().unwrap();
+            std::fs::write(project.path().join("mcpspec.yaml"), &text).unwrap();
+            // `validate` with no paths checks the project's configuration.
+            let configured = common::run_in(project.path(), &["validate"], &[]);
+            assert_no_panic(&configured, &what);
+            assert_eq!(configured.code, 2, "{what}: {configured:?}");
+            assert!(
+                configured.stderr.contains("--> mcpspec.yaml:1:"),
+                "{what}: {configured:?}"
+            );
+        }
+    }
+}

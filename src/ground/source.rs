@@ -56,10 +56,15 @@ impl SourceFile {
         let len = token
             .find([':', ',', '}', ']'])
             .filter(|&i| i > 0)
-            .unwrap_or(token.trim_end().len())
-            .max(1)
-            .min(line_end.max(1));
-        start..(start + len).min(self.text.len())
+            .unwrap_or(token.trim_end().len());
+        // Nothing to underline (blank, or Unicode white space such as NEL or LS, which
+        // YAML reads as content): the one character there, whatever its UTF-8 length; a
+        // byte count would end inside it.
+        let len = match len {
+            0 => rest.chars().next().map_or(0, char::len_utf8),
+            len => len,
+        };
+        start..start + len
     }
 }
 
@@ -267,6 +272,20 @@ fn render_snippet(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A position on a character YAML reads as content but Rust as white space (NEL, LS,
+    /// PS), alone at the end of its line: the snippet underlines that character, not a
+    /// byte inside it (a panic before, issue #40).
+    #[test]
+    fn a_snippet_underlines_whole_characters() {
+        for separator in ['\u{85}', '\u{2028}', '\u{2029}'] {
+            let file = SourceFile::new("s.yaml", format!("a: [b]{separator}"));
+            let range = file.token_range(1, 7);
+            assert_eq!(range, 6..6 + separator.len_utf8());
+            let shown = Pos::new(&file, 1, 7).snippet(Severity::Error, "bad", "here");
+            assert!(shown.contains("s.yaml:1:7"), "{shown}");
+        }
+    }
 
     #[test]
     fn read_text_points_at_the_first_bad_byte() {
