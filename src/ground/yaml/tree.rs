@@ -411,7 +411,8 @@ fn duplicate(entries: &[(Node, Node)], name: &str) -> bool {
 
 /// A mapping's entries with its merge keys (`<<: *base`, `<<: [*a, *b]`) applied: the
 /// merged mappings' entries come after the mapping's own, and a key the mapping (or an
-/// earlier merged mapping) already has is not taken again.
+/// earlier merged mapping) already has is not taken again — looked up in a set, as a
+/// merged mapping may hold hundreds of thousands of keys.
 fn merged<'a>(entries: Vec<(Node<'a>, Node<'a>)>) -> Result<Vec<(Node<'a>, Node<'a>)>, Error> {
     let is_merge =
         |k: &Node| matches!(&k.resolved().kind, Kind::Scalar(s) if s.plain && s.text == "<<");
@@ -419,6 +420,11 @@ fn merged<'a>(entries: Vec<(Node<'a>, Node<'a>)>) -> Result<Vec<(Node<'a>, Node<
         return Ok(entries);
     }
     let (merges, mut own): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| is_merge(k));
+    let scalar_key = |k: &Node| match &k.resolved().kind {
+        Kind::Scalar(s) => Some(s.text.to_string()),
+        _ => None,
+    };
+    let mut taken: HashSet<String> = own.iter().filter_map(|(k, _)| scalar_key(k)).collect();
     for (_, value) in merges {
         let sources: Vec<Node<'a>> = match &value.resolved().kind {
             Kind::Seq(items) => items.clone(),
@@ -433,11 +439,7 @@ fn merged<'a>(entries: Vec<(Node<'a>, Node<'a>)>) -> Result<Vec<(Node<'a>, Node<
                 ));
             };
             for (k, v) in more {
-                let name = match &k.resolved().kind {
-                    Kind::Scalar(s) => Some(s.text.clone()),
-                    _ => None,
-                };
-                let present = name.as_deref().is_some_and(|n| duplicate(&own, n));
+                let present = scalar_key(k).is_some_and(|name| !taken.insert(name));
                 if !present {
                     own.push((k.clone(), v.clone()));
                 }
@@ -541,6 +543,31 @@ mod tests {
         assert_eq!(pairs, want.map(|(k, v)| (k.to_string(), v.to_string())));
         let e = error("m:\n  <<: 1\n");
         assert!(e.message.contains("merge key"), "{e}");
+    }
+
+    /// A merge key over a mapping of 200,000 keys is read in linear time: each merged key
+    /// is looked up among the mapping's own, not scanned for (59 s before, issue #40).
+    #[test]
+    fn a_merge_over_a_large_mapping_is_read_in_linear_time() {
+        const KEYS: usize = 200_000;
+        let mut text = String::from("base: &b\n");
+        for i in 0..KEYS {
+            text.push_str(&format!("  k{i}: {i}\n"));
+        }
+        text.push_str("m:\n  k7: own\n  <<: *b\n");
+        let started = std::time::Instant::now();
+        let node = read(&text).unwrap();
+        let took = started.elapsed();
+        let Kind::Map(top) = &node.kind else { panic!() };
+        let Kind::Map(m) = &top[1].1.resolved().kind else {
+            panic!()
+        };
+        assert_eq!(m.len(), KEYS);
+        let Kind::Scalar(own) = &m[0].1.kind else {
+            panic!()
+        };
+        assert_eq!(own.text, "own");
+        assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
     }
 
     #[test]
