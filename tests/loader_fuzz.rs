@@ -418,14 +418,73 @@ fn load(kind: Kind, path: &Path) -> Result<(), LoadErrors> {
     }
 }
 
-/// What is wrong with the way a mutant was refused, if anything.
-fn judge(errors: &LoadErrors) -> Option<String> {
+/// How a guarded load ended.
+enum Outcome {
+    Hung,
+    Panicked,
+    Loaded,
+    Refused(LoadErrors),
+}
+
+/// Load `target` as `mcpspec` loads a file of this kind, and render its errors as the
+/// console does (a snippet can panic too), on a thread of its own: a panic or a load
+/// that does not finish in [`CASE_LIMIT`] is an outcome, not the end of the test (a hung
+/// thread is left behind: the test ends with the failure).
+fn load_guarded(kind: Kind, target: PathBuf) -> Outcome {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || {
+            let outcome = std::panic::catch_unwind(|| {
+                load(kind, &target).inspect_err(|errors| {
+                    errors.render();
+                })
+            });
+            let _ = tx.send(outcome);
+        })
+        .unwrap();
+    match rx.recv_timeout(CASE_LIMIT) {
+        Err(_) => Outcome::Hung,
+        Ok(Err(_)) => Outcome::Panicked,
+        Ok(Ok(Ok(()))) => Outcome::Loaded,
+        Ok(Ok(Err(errors))) => Outcome::Refused(errors),
+    }
+}
+
+/// The lines of `text` as YAML counts them: a line break is LF, CRLF or a lone CR (NEL,
+/// LS and PS are content).
+fn yaml_lines(text: &str) -> Vec<&str> {
+    text.split("\r\n")
+        .flat_map(|part| part.split(['\n', '\r']))
+        .collect()
+}
+
+/// What is wrong with the way a mutant was refused, if anything: an error must have a
+/// position (or be about the whole file), and in the mutated file itself a position
+/// must exist (a line of it; a column at most one past its last character).
+fn judge(errors: &LoadErrors, file: &Path, text: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(text);
+    let lines = yaml_lines(&text);
     for e in &errors.0 {
         let positioned = e.pos.is_some();
         // File-level errors that have no better place: an empty file.
         let file_level = e.message == "file is empty";
         if !positioned && !file_level {
             return Some(format!("an error without file:line:col: {}", e.render()));
+        }
+        let Some(pos) = e.pos.as_ref().filter(|p| Path::new(p.file_name()) == file) else {
+            continue;
+        };
+        let fits = lines
+            .get(pos.line as usize - 1)
+            .is_some_and(|line| pos.col as usize <= line.chars().count() + 1);
+        if !fits {
+            return Some(format!(
+                "an error at {}:{}, not a place in the file: {}",
+                pos.line,
+                pos.col,
+                e.render()
+            ));
         }
     }
     if errors.0.is_empty() {
@@ -496,29 +555,19 @@ fn mutated_inputs_on_this_thread() {
         };
         std::fs::write(&file, &mutant).unwrap();
         let kind = s.kind;
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .stack_size(STACK)
-            .spawn(move || {
-                let outcome = std::panic::catch_unwind(|| load(kind, &target));
-                let _ = tx.send(outcome);
-            })
-            .unwrap();
-        // A load that does not finish is a failure too (the thread is left behind: the
-        // test ends with the failure).
-        let outcome = rx.recv_timeout(CASE_LIMIT);
-        let hung = outcome.is_err();
+        let outcome = load_guarded(kind, target);
+        let hung = matches!(outcome, Outcome::Hung);
         ran += 1;
         let problem = match outcome {
-            Err(_) => Some(format!("still loading after {CASE_LIMIT:?}")),
-            Ok(Err(_)) => Some("panicked".to_string()),
-            Ok(Ok(Ok(()))) => {
+            Outcome::Hung => Some(format!("still loading after {CASE_LIMIT:?}")),
+            Outcome::Panicked => Some("panicked".to_string()),
+            Outcome::Loaded => {
                 loaded += 1;
                 None
             }
-            Ok(Ok(Err(errors))) => {
+            Outcome::Refused(errors) => {
                 refused += 1;
-                judge(&errors)
+                judge(&errors, &file, &mutant)
             }
         };
         if let Some(p) = problem {
@@ -694,4 +743,34 @@ fn bombs_are_refused_in_bounded_time_and_memory() {
             stderr.len()
         );
     }
+}
+
+/// 100 aliases of one 10 MiB string (issue #40: 2.0 GB, and 300 aborted under a 4 GB
+/// cap): refused where the text they stand for crosses the bound, in little memory.
+#[test]
+#[cfg(target_os = "linux")]
+fn aliases_of_a_large_string_are_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("aliases.yaml");
+    let aliases = vec!["*big"; 100].join(", ");
+    let text = format!(
+        "scenario: aliases\nsteps:\n  - name: a\n    request:\n      method: tools/call\n      params:\n        big: &big {}\n        copies: [{aliases}]\n",
+        "x".repeat(10 << 20)
+    );
+    std::fs::write(&path, text).unwrap();
+    let (code, _, peak_kb, stderr) = measured(
+        &["validate", path.to_str().unwrap()],
+        Duration::from_secs(120),
+    );
+    let shown: String = stderr.chars().take(1500).collect();
+    assert_eq!(code, 2, "{shown}");
+    assert!(
+        stderr.contains("the aliases of the file stand for more than 64 MiB of text"),
+        "{shown}"
+    );
+    assert!(
+        stderr.contains(&format!("--> {}:8:", path.display())),
+        "{shown}"
+    );
+    assert!(peak_kb < 1024 * 1024, "peaked at {peak_kb} kB");
 }

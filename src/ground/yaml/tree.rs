@@ -5,7 +5,7 @@
 //! YAML.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use granit_parser::{Event, Parser, ScalarStyle, Span, Tag};
@@ -21,6 +21,11 @@ pub const MAX_NODES: usize = MAX_INPUT_BYTES as usize / 8;
 /// Most nodes that aliases may add by repeating their anchors: a document of a few
 /// kilobytes can otherwise stand for billions of nodes ("billion laughs").
 pub const MAX_ALIASED_NODES: usize = 1_000_000;
+
+/// Most bytes of scalar text that aliases may add by repeating their anchors: the tree
+/// shares an anchor, but each typed value built from it holds a copy (100 aliases of a
+/// 10 MiB string took 2 GB). As much as the largest file mcpspec reads.
+pub const MAX_ALIASED_BYTES: usize = MAX_INPUT_BYTES as usize;
 
 /// Deepest nesting of lists and mappings: deeper documents are no scenario, and every
 /// later walk over the tree recurses.
@@ -122,13 +127,34 @@ enum Open<'a> {
 
 struct Reader<'a> {
     parser: Parser<'a, granit_parser::StrInput<'a>>,
-    /// Anchored nodes by the parser's anchor id (0 is no anchor), each with the number of
-    /// nodes it stands for, measured once when it is complete.
-    anchors: Vec<Option<(Rc<Node<'a>>, usize)>>,
-    /// Each anchored node's size in nodes, aliases counted as what they stand for.
+    /// Anchored nodes by the parser's anchor id (0 is no anchor), each with what it
+    /// stands for, measured once when it is complete.
+    anchors: Vec<Option<(Rc<Node<'a>>, Extent)>>,
+    /// What each anchored node stands for, by its address: measuring a node that holds
+    /// an anchored one (or an alias) takes the measure of that one, not a second walk.
+    extents: HashMap<*const Node<'a>, Extent>,
     nodes: usize,
-    aliased: usize,
+    /// What the aliases read so far stand for, together.
+    aliased: Extent,
     stack: Vec<Open<'a>>,
+}
+
+/// What a node stands for, aliases counted as what they repeat: its nodes, and the bytes
+/// of its scalars' text. Both saturate past the bounds, which are all that matter.
+#[derive(Debug, Clone, Copy, Default)]
+struct Extent {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl std::ops::Add for Extent {
+    type Output = Extent;
+    fn add(self, other: Extent) -> Extent {
+        Extent {
+            nodes: self.nodes.saturating_add(other.nodes),
+            bytes: self.bytes.saturating_add(other.bytes),
+        }
+    }
 }
 
 fn position(span: &Span) -> (u32, u32) {
@@ -160,8 +186,9 @@ impl<'a> Reader<'a> {
         Reader {
             parser: Parser::new_from_str_with_options(text, options),
             anchors: Vec::new(),
+            extents: HashMap::new(),
             nodes: 0,
-            aliased: 0,
+            aliased: Extent::default(),
             stack: Vec::new(),
         }
     }
@@ -207,11 +234,21 @@ impl<'a> Reader<'a> {
                         ));
                     };
                     let target = target.clone();
-                    self.aliased += repeated;
-                    if self.aliased > MAX_ALIASED_NODES {
+                    self.aliased = self.aliased + *repeated;
+                    if self.aliased.nodes > MAX_ALIASED_NODES {
                         return Err(Error::at(
                             format!(
                                 "the aliases of the file stand for more than {MAX_ALIASED_NODES} YAML values"
+                            ),
+                            line,
+                            col,
+                        ));
+                    }
+                    if self.aliased.bytes > MAX_ALIASED_BYTES {
+                        return Err(Error::at(
+                            format!(
+                                "the aliases of the file stand for more than {} MiB of text",
+                                MAX_ALIASED_BYTES >> 20
                             ),
                             line,
                             col,
@@ -350,35 +387,42 @@ impl<'a> Reader<'a> {
             return node;
         }
         let (line, col) = (node.line, node.col);
+        let extent = self.extent(&node);
         let shared = Rc::new(node);
+        self.extents.insert(Rc::as_ptr(&shared), extent);
         if self.anchors.len() <= anchor {
             self.anchors.resize(anchor + 1, None);
         }
-        self.anchors[anchor] = Some((shared.clone(), size(&shared)));
+        self.anchors[anchor] = Some((shared.clone(), extent));
         Node {
             line,
             col,
             kind: Kind::Shared(shared),
         }
     }
-}
 
-/// How many nodes `node` stands for (aliases counted as what they repeat). Only anchored
-/// nodes are measured, once each; what aliases inside one add was bounded when they were
-/// read, so the walk is too.
-fn size(node: &Node) -> usize {
-    match &node.kind {
-        Kind::Scalar(_) => 1,
-        Kind::Seq(items) => 1 + items.iter().map(size).sum::<usize>(),
-        Kind::Map(entries) => {
-            1 + entries
+    /// What `node` stands for. Only a node about to be anchored is measured, once; the
+    /// anchored nodes inside it were measured before, so the walk covers each node of
+    /// the file at most once per anchor around it.
+    fn extent(&self, node: &Node<'a>) -> Extent {
+        match &node.kind {
+            Kind::Scalar(s) => Extent {
+                nodes: 1,
+                bytes: s.text.len(),
+            },
+            Kind::Seq(items) => items
                 .iter()
-                .map(|(k, v)| size(k) + size(v))
-                .sum::<usize>()
+                .fold(Extent { nodes: 1, bytes: 0 }, |sum, item| {
+                    sum + self.extent(item)
+                }),
+            Kind::Map(entries) => entries
+                .iter()
+                .fold(Extent { nodes: 1, bytes: 0 }, |sum, (k, v)| {
+                    sum + self.extent(k) + self.extent(v)
+                }),
+            Kind::Shared(target) => self.extents[&Rc::as_ptr(target)],
         }
-        Kind::Shared(target) => size(target),
     }
-    .min(MAX_ALIASED_NODES + 1)
 }
 
 /// Whether a mapping being read already has the scalar key `name` (which it then
@@ -475,6 +519,21 @@ mod tests {
             "{e}"
         );
         assert_eq!(e.line, 6, "{e}");
+    }
+
+    /// A string of 1 MiB repeated by aliases: the bound is on the text they stand for
+    /// too, not only on their count of nodes (issue #40: 100 aliases of 10 MiB, 2 GB).
+    #[test]
+    fn aliases_are_bounded_by_the_text_they_stand_for() {
+        let mut text = format!("a: &a {}\nb:\n", "x".repeat(1 << 20));
+        text.push_str(&"  - *a\n".repeat(100));
+        let e = error(&text);
+        assert_eq!(
+            e.message,
+            "the aliases of the file stand for more than 64 MiB of text"
+        );
+        // The 65th alias crosses the bound, on line 2 + 65.
+        assert_eq!((e.line, e.col), (67, 5), "{e}");
     }
 
     #[test]
