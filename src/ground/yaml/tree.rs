@@ -121,7 +121,7 @@ enum Open<'a> {
         /// The key read, waiting for its value.
         key: Option<Node<'a>>,
         /// The scalar keys so far, once the mapping is too large for a scan.
-        seen: HashSet<String>,
+        seen: HashSet<Cow<'a, str>>,
     },
 }
 
@@ -428,7 +428,11 @@ impl<'a> Reader<'a> {
 /// Whether a mapping being read already has the scalar key `name` (which it then
 /// has): a scan while it is small, a set once it is large (a hostile file of a million
 /// keys must not cost a million scans).
-fn already(entries: &[(Node, Node)], seen: &mut HashSet<String>, name: &str) -> bool {
+fn already<'a>(
+    entries: &[(Node<'a>, Node<'a>)],
+    seen: &mut HashSet<Cow<'a, str>>,
+    name: &Cow<'a, str>,
+) -> bool {
     const SCAN: usize = 32;
     if entries.len() < SCAN {
         return duplicate(entries, name);
@@ -438,12 +442,13 @@ fn already(entries: &[(Node, Node)], seen: &mut HashSet<String>, name: &str) -> 
             entries
                 .iter()
                 .filter_map(|(k, _)| match &k.resolved().kind {
-                    Kind::Scalar(s) => Some(s.text.to_string()),
+                    Kind::Scalar(s) => Some(s.text.clone()),
                     _ => None,
                 }),
         );
     }
-    !seen.insert(name.to_string())
+    // A key borrowed from the text (most are) is put in the set without a copy.
+    !seen.insert(name.clone())
 }
 
 /// Whether `entries` already has the scalar key `name`.
