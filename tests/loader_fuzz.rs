@@ -745,6 +745,119 @@ fn bombs_are_refused_in_bounded_time_and_memory() {
     }
 }
 
+/// Every YAML file of the repository (tests, specs, examples, docs, CI), under `root`.
+fn every_yaml_file(root: &Path) -> Vec<PathBuf> {
+    const SKIPPED: [&str; 4] = ["target", "vendor", ".git", "node_modules"];
+    let mut files = Vec::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !SKIPPED.contains(&name.as_str()) {
+                    folders.push(path);
+                }
+            } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// What YAML reads as a line break (CR, LF) or as content a line splitter may not
+/// (NEL, LS, PS), and the tab YAML refuses as indentation: each put in one place.
+const INSERTED: [&str; 6] = ["\u{85}", "\u{2028}", "\u{2029}", "\t", "\r", "\t\n"];
+
+/// The mutants of one file: each of [`INSERTED`] at a place of its own (after a value,
+/// at a line's start, anywhere), and the whole file with CR-only line ends.
+fn insertions(rng: &mut Rng, text: &[u8]) -> Vec<Vec<u8>> {
+    let boundaries: Vec<usize> = (0..=text.len())
+        .filter(|&i| i == text.len() || text[i] & 0xc0 != 0x80)
+        .collect();
+    let line_ends: Vec<usize> = (0..text.len()).filter(|&i| text[i] == b'\n').collect();
+    let mut mutants: Vec<Vec<u8>> = INSERTED
+        .iter()
+        .map(|inserted| {
+            let at = match (rng.below(2), line_ends.is_empty()) {
+                (0, false) => *rng.pick(&line_ends) + rng.below(2),
+                _ => *rng.pick(&boundaries),
+            };
+            let mut mutant = text.to_vec();
+            mutant.splice(at..at, inserted.bytes());
+            mutant
+        })
+        .collect();
+    mutants.push(
+        text.iter()
+            .map(|&b| if b == b'\n' { b'\r' } else { b })
+            .collect(),
+    );
+    mutants
+}
+
+/// Every YAML file of the repository, with a NEL, LS, PS, tab or CR put in, and with
+/// CR-only line ends, loaded as a scenario (the configuration as one): loaded or refused
+/// with errors at places of the file, rendered; never a panic, never over
+/// [`CASE_LIMIT`], and the whole within a gigabyte (issue #40: a NEL after a flow
+/// collection panicked the snippet renderer).
+#[test]
+fn every_yaml_file_with_line_breaks_and_separators_put_in_loads_or_is_refused() {
+    let root = repo_root();
+    let files = every_yaml_file(&root);
+    assert!(files.len() > 250, "{} YAML files found", files.len());
+    let mut rng = Rng(0x6e65_6c5f_6c73_7073);
+    let mut problems = Vec::new();
+    let mut ran = 0;
+    let dir = tempfile::tempdir().unwrap();
+    for original in &files {
+        let text = std::fs::read(original).unwrap();
+        let name = original.file_name().unwrap();
+        let kind = if name == "mcpspec.yaml" {
+            Kind::Config
+        } else {
+            Kind::Scenario
+        };
+        for mutant in insertions(&mut rng, &text) {
+            let file = dir.path().join(name);
+            std::fs::write(&file, &mutant).unwrap();
+            ran += 1;
+            let problem = match load_guarded(kind, file.clone()) {
+                Outcome::Hung => Some(format!("still loading after {CASE_LIMIT:?}")),
+                Outcome::Panicked => Some("panicked".to_string()),
+                Outcome::Loaded => None,
+                Outcome::Refused(errors) => judge(&errors, &file, &mutant),
+            };
+            if let Some(p) = problem {
+                let shown: String = String::from_utf8_lossy(&mutant).chars().take(800).collect();
+                problems.push(format!(
+                    "{}: {p}\n--- mutant (first 800 chars)\n{shown:?}",
+                    original.strip_prefix(&root).unwrap().display()
+                ));
+            }
+        }
+        if problems.len() >= 5 {
+            break;
+        }
+    }
+    eprintln!("{ran} mutants of {} files", files.len());
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    assert!(ran >= 1500, "{ran} mutants");
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getrusage fills the struct it is given.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+        assert!(
+            usage.ru_maxrss < 1024 * 1024,
+            "peaked at {} kB",
+            usage.ru_maxrss
+        );
+    }
+}
+
 /// 100 aliases of one 10 MiB string (issue #40: 2.0 GB, and 300 aborted under a 4 GB
 /// cap): refused where the text they stand for crosses the bound, in little memory.
 #[test]

@@ -95,7 +95,7 @@ pub(super) fn more_structural_errors<T: serde::de::DeserializeOwned>(
 ) -> (LoadErrors, Option<Recovered<T>>) {
     let mut errors = LoadErrors::from(first);
     let entries = yaml_entries(&file.text);
-    let original: Vec<&str> = file.text.lines().collect();
+    let original: Vec<&str> = file.lines().collect();
     let mut lines = original.clone();
     let mut masked: Vec<usize> = Vec::new();
     let at = |e: &LoadError| e.pos.as_ref().map(|p| (p.line as usize, p.col));
@@ -247,7 +247,7 @@ fn yaml_entries(text: &str) -> Vec<YamlEntry> {
     let mut open: Vec<(usize, usize, bool)> = Vec::new();
     let mut last_content = 0;
     let mut in_block_scalar: Option<usize> = None;
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in crate::ground::source::lines(text).enumerate() {
         let n = i + 1;
         if !content(line) {
             continue;

@@ -107,6 +107,24 @@ pub fn read(text: &str) -> Result<Node<'_>, Error> {
     Reader::new(text).document()
 }
 
+/// The parser's words for a tab indenting the next line of a plain scalar, an error it
+/// places where the scalar starts.
+const TAB_IN_PLAIN_SCALAR: &str = "while scanning a plain scalar, found a tab";
+
+/// Where the first tab in the indentation of a line with content after `line` is: the
+/// place of a [`TAB_IN_PLAIN_SCALAR`] error (the scalar may be a few lines above).
+fn tab_indenting_after(text: &str, line: u32) -> Option<(u32, u32)> {
+    crate::ground::source::lines(text)
+        .enumerate()
+        .skip(line as usize)
+        .find_map(|(i, l)| {
+            let body = l.trim_start_matches([' ', '\t']);
+            let indent = &l[..l.len() - body.len()];
+            let tab = indent.find('\t')?;
+            (!body.is_empty() && !body.starts_with('#')).then_some((i as u32 + 1, tab as u32 + 1))
+        })
+}
+
 /// A collection being read.
 enum Open<'a> {
     Seq {
@@ -126,6 +144,7 @@ enum Open<'a> {
 }
 
 struct Reader<'a> {
+    text: &'a str,
     parser: Parser<'a, granit_parser::StrInput<'a>>,
     /// Anchored nodes by the parser's anchor id (0 is no anchor), each with what it
     /// stands for, measured once when it is complete.
@@ -184,6 +203,7 @@ impl<'a> Reader<'a> {
         options.block_nesting_limit = options.block_nesting_limit.max(MAX_DEPTH + 1);
         options.set_emit_comments(false);
         Reader {
+            text,
             parser: Parser::new_from_str_with_options(text, options),
             anchors: Vec::new(),
             extents: HashMap::new(),
@@ -199,11 +219,11 @@ impl<'a> Reader<'a> {
             Some(Ok(event)) => Ok(Some(event)),
             Some(Err(e)) => {
                 let mark = e.marker();
-                Err(Error::at(
-                    e.info(),
-                    mark.line() as u32,
-                    mark.col() as u32 + 1,
-                ))
+                let mut at = (mark.line() as u32, mark.col() as u32 + 1);
+                if e.info() == TAB_IN_PLAIN_SCALAR {
+                    at = tab_indenting_after(self.text, at.0).unwrap_or(at);
+                }
+                Err(Error::at(e.info(), at.0, at.1))
             }
         }
     }
@@ -546,6 +566,29 @@ mod tests {
         let e = error("a: &a [1, *a]\n");
         assert!(e.message.contains("recursive alias"), "{e}");
         assert_eq!((e.line, e.col), (1, 11), "{e}");
+    }
+
+    /// A tab indenting the next line of a plain scalar is refused where the tab is, not
+    /// where the scalar starts (issue #40: 24 of 65 fuzzed tab cases pointed above it).
+    #[test]
+    fn a_tab_after_a_plain_scalar_is_refused_where_it_is() {
+        for (text, at) in [
+            ("a: b\n\tc: d\n", (2, 1)),
+            ("a:\n  b: c\n \td: e\n", (3, 2)),
+            ("a: b\n\n\t- c\n", (3, 1)),
+            ("a: b\r\tc: d\r", (2, 1)),
+        ] {
+            let e = error(text);
+            assert_eq!(e.message, TAB_IN_PLAIN_SCALAR, "{text:?}");
+            assert_eq!((e.line, e.col), at, "{text:?}: {e}");
+        }
+    }
+
+    /// Lines ended by a CR alone are lines to the parser: positions count them.
+    #[test]
+    fn positions_count_lines_ended_by_a_cr_alone() {
+        let e = error("a: 1\rb: 2\ra: 3\r");
+        assert_eq!((e.line, e.col), (3, 1), "{e}");
     }
 
     #[test]
