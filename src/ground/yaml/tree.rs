@@ -11,6 +11,7 @@ use std::rc::Rc;
 use granit_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 use super::error::Error;
+use super::schema::{KeyIdentity, key_identity};
 use crate::ground::source::MAX_INPUT_BYTES;
 
 /// Most YAML nodes (scalars, lists, mappings) one file may hold: about what a scenario
@@ -139,7 +140,7 @@ enum Open<'a> {
         /// The key read, waiting for its value.
         key: Option<Node<'a>>,
         /// The scalar keys so far, once the mapping is too large for a scan.
-        seen: HashSet<Cow<'a, str>>,
+        seen: HashSet<KeyIdentity<'a>>,
     },
 }
 
@@ -357,7 +358,7 @@ impl<'a> Reader<'a> {
                     Some(k) => {
                         if let Kind::Scalar(name) = &k.resolved().kind
                             && name.text != "<<"
-                            && already(entries, seen, &name.text)
+                            && already(entries, seen, name)
                         {
                             return Err(Error::at(
                                 format!("duplicate mapping key: {}", name.text),
@@ -446,36 +447,33 @@ impl<'a> Reader<'a> {
 }
 
 /// Whether a mapping being read already has the scalar key `name` (which it then
-/// has): a scan while it is small, a set once it is large (a hostile file of a million
-/// keys must not cost a million scans).
+/// has), judged on what the keys are (`~` is `null`, `01` is `1`): a scan while it is
+/// small, a set once it is large (a hostile file of a million keys must not cost a
+/// million scans).
 fn already<'a>(
     entries: &[(Node<'a>, Node<'a>)],
-    seen: &mut HashSet<Cow<'a, str>>,
-    name: &Cow<'a, str>,
+    seen: &mut HashSet<KeyIdentity<'a>>,
+    name: &Scalar<'a>,
 ) -> bool {
     const SCAN: usize = 32;
+    let name = key_identity(name);
     if entries.len() < SCAN {
-        return duplicate(entries, name);
+        return entries
+            .iter()
+            .any(|(k, _)| scalar_key(k).is_some_and(|k| k == name));
     }
     if seen.is_empty() {
-        seen.extend(
-            entries
-                .iter()
-                .filter_map(|(k, _)| match &k.resolved().kind {
-                    Kind::Scalar(s) => Some(s.text.clone()),
-                    _ => None,
-                }),
-        );
+        seen.extend(entries.iter().filter_map(|(k, _)| scalar_key(k)));
     }
-    // A key borrowed from the text (most are) is put in the set without a copy.
-    !seen.insert(name.clone())
+    !seen.insert(name)
 }
 
-/// Whether `entries` already has the scalar key `name`.
-fn duplicate(entries: &[(Node, Node)], name: &str) -> bool {
-    entries
-        .iter()
-        .any(|(k, _)| matches!(&k.resolved().kind, Kind::Scalar(s) if s.text == name))
+/// A scalar key as what it is.
+fn scalar_key<'a>(k: &Node<'a>) -> Option<KeyIdentity<'a>> {
+    match &k.resolved().kind {
+        Kind::Scalar(s) => Some(key_identity(s)),
+        _ => None,
+    }
 }
 
 /// A mapping's entries with its merge keys (`<<: *base`, `<<: [*a, *b]`) applied: the
@@ -489,11 +487,7 @@ fn merged<'a>(entries: Vec<(Node<'a>, Node<'a>)>) -> Result<Vec<(Node<'a>, Node<
         return Ok(entries);
     }
     let (merges, mut own): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| is_merge(k));
-    let scalar_key = |k: &Node| match &k.resolved().kind {
-        Kind::Scalar(s) => Some(s.text.to_string()),
-        _ => None,
-    };
-    let mut taken: HashSet<String> = own.iter().filter_map(|(k, _)| scalar_key(k)).collect();
+    let mut taken: HashSet<KeyIdentity> = own.iter().filter_map(|(k, _)| scalar_key(k)).collect();
     for (_, value) in merges {
         let sources: Vec<Node<'a>> = match &value.resolved().kind {
             Kind::Seq(items) => items.clone(),
