@@ -473,3 +473,37 @@ fn a_unicode_line_separator_after_a_value_is_refused_with_its_position() {
         }
     }
 }
+
+/// A plain value a YAML 1.1 reader reads otherwise (`yes`, `0127`) is read as YAML 1.2
+/// reads it — text, the integer 127 — and `validate` warns where it is (exit 0).
+#[test]
+fn validate_warns_where_a_yaml_1_1_reader_would_read_a_value_otherwise() {
+    let (_dir, path) = common::scenario_file(
+        "w.yaml",
+        "scenario: w\nsteps:\n  - name: a\n    request:\n      method: tools/call\n      params: { name: echo, arguments: { text: yes, n: 0127 } }\n",
+    );
+    let input = path.to_str().unwrap();
+    let out = run(&["validate", input]);
+    assert_no_panic(&out, "YAML 1.1 values");
+    assert_eq!(out.code, 0, "{out:?}");
+    for (what, at) in [
+        (
+            "`yes` is read as YAML 1.2 reads it; a YAML 1.1 reader would read the boolean true",
+            48,
+        ),
+        (
+            "`0127` is read as YAML 1.2 reads it; a YAML 1.1 reader would read an octal integer",
+            56,
+        ),
+    ] {
+        assert!(
+            out.stderr
+                .contains(&format!("warning: {what}\n --> {input}:6:{at}\n")),
+            "{out:?}"
+        );
+    }
+    let json = run(&["validate", input, "--format", "json"]);
+    assert_eq!(json.code, 0, "{json:?}");
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["warnings"].as_array().map(Vec::len), Some(3), "{doc}");
+}
