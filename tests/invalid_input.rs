@@ -433,3 +433,77 @@ fn a_scenario_of_twelve_thousand_steps_loads() {
 
 // A typo in `eras:`, a JSONPath without `$`, indentation mistakes: tests/cases/era-typo-and-jsonpath-without-root/,
 // tests/cases/indentation-errors-say-how-to-indent/.
+
+/// NEL, LS and PS are content to YAML 1.2, not line breaks: one right after a flow
+/// collection or a quoted scalar is a syntax error there (`a: [b]` and a PS: 9 bytes),
+/// refused with its position by `validate`, by `run` before any server starts, and as
+/// the configuration file (`mcpspec.yaml`) — never a panic (issue #40: exit 101).
+#[test]
+fn a_unicode_line_separator_after_a_value_is_refused_with_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    for value in ["a: [b]", "a: \"b\"", "a: 'b'", "a: {b: c}"] {
+        for separator in ['\u{85}', '\u{2028}', '\u{2029}'] {
+            let what = format!("{value:?} + U+{:04X}", separator as u32);
+            let text = format!("{value}{separator}");
+            let path = dir.path().join("s.yaml");
+            std::fs::write(&path, &text).unwrap();
+            let input = path.to_str().unwrap();
+            let validated = run(&["validate", input]);
+            assert_no_panic(&validated, &what);
+            assert_eq!(validated.code, 2, "{what}: {validated:?}");
+            assert!(
+                validated.stderr.contains(&format!("--> {input}:1:")),
+                "{what}: {validated:?}"
+            );
+            let probe = StartProbe::new();
+            let ran = run(&["run", input, "--stdio", &probe.command()]);
+            assert_no_panic(&ran, &what);
+            assert_eq!(ran.code, 2, "{what}: {ran:?}");
+            assert!(!probe.started(), "{what}: a server was started");
+            let project = tempfile::tempdir().unwrap();
+            std::fs::write(project.path().join("mcpspec.yaml"), &text).unwrap();
+            // `validate` with no paths checks the project's configuration.
+            let configured = common::run_in(project.path(), &["validate"], &[]);
+            assert_no_panic(&configured, &what);
+            assert_eq!(configured.code, 2, "{what}: {configured:?}");
+            assert!(
+                configured.stderr.contains("--> mcpspec.yaml:1:"),
+                "{what}: {configured:?}"
+            );
+        }
+    }
+}
+
+/// A plain value a YAML 1.1 reader reads otherwise (`yes`, `0127`) is read as YAML 1.2
+/// reads it — text, the integer 127 — and `validate` warns where it is (exit 0).
+#[test]
+fn validate_warns_where_a_yaml_1_1_reader_would_read_a_value_otherwise() {
+    let (_dir, path) = common::scenario_file(
+        "w.yaml",
+        "scenario: w\nsteps:\n  - name: a\n    request:\n      method: tools/call\n      params: { name: echo, arguments: { text: yes, n: 0127 } }\n",
+    );
+    let input = path.to_str().unwrap();
+    let out = run(&["validate", input]);
+    assert_no_panic(&out, "YAML 1.1 values");
+    assert_eq!(out.code, 0, "{out:?}");
+    for (what, at) in [
+        (
+            "`yes` is read as YAML 1.2 reads it; a YAML 1.1 reader would read the boolean true",
+            48,
+        ),
+        (
+            "`0127` is read as YAML 1.2 reads it; a YAML 1.1 reader would read an octal integer",
+            56,
+        ),
+    ] {
+        assert!(
+            out.stderr
+                .contains(&format!("warning: {what}\n --> {input}:6:{at}\n")),
+            "{out:?}"
+        );
+    }
+    let json = run(&["validate", input, "--format", "json"]);
+    assert_eq!(json.code, 0, "{json:?}");
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["warnings"].as_array().map(Vec::len), Some(3), "{doc}");
+}

@@ -420,14 +420,73 @@ fn load(kind: Kind, path: &Path) -> Result<(), LoadErrors> {
     }
 }
 
-/// What is wrong with the way a mutant was refused, if anything.
-fn judge(errors: &LoadErrors) -> Option<String> {
+/// How a guarded load ended.
+enum Outcome {
+    Hung,
+    Panicked,
+    Loaded,
+    Refused(LoadErrors),
+}
+
+/// Load `target` as `mcpspec` loads a file of this kind, and render its errors as the
+/// console does (a snippet can panic too), on a thread of its own: a panic or a load
+/// that does not finish in [`CASE_LIMIT`] is an outcome, not the end of the test (a hung
+/// thread is left behind: the test ends with the failure).
+fn load_guarded(kind: Kind, target: PathBuf) -> Outcome {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || {
+            let outcome = std::panic::catch_unwind(|| {
+                load(kind, &target).inspect_err(|errors| {
+                    errors.render();
+                })
+            });
+            let _ = tx.send(outcome);
+        })
+        .unwrap();
+    match rx.recv_timeout(CASE_LIMIT) {
+        Err(_) => Outcome::Hung,
+        Ok(Err(_)) => Outcome::Panicked,
+        Ok(Ok(Ok(()))) => Outcome::Loaded,
+        Ok(Ok(Err(errors))) => Outcome::Refused(errors),
+    }
+}
+
+/// The lines of `text` as YAML counts them: a line break is LF, CRLF or a lone CR (NEL,
+/// LS and PS are content).
+fn yaml_lines(text: &str) -> Vec<&str> {
+    text.split("\r\n")
+        .flat_map(|part| part.split(['\n', '\r']))
+        .collect()
+}
+
+/// What is wrong with the way a mutant was refused, if anything: an error must have a
+/// position (or be about the whole file), and in the mutated file itself a position
+/// must exist (a line of it; a column at most one past its last character).
+fn judge(errors: &LoadErrors, file: &Path, text: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(text);
+    let lines = yaml_lines(&text);
     for e in &errors.0 {
         let positioned = e.pos.is_some();
         // File-level errors that have no better place: an empty file.
         let file_level = e.message == "file is empty";
         if !positioned && !file_level {
             return Some(format!("an error without file:line:col: {}", e.render()));
+        }
+        let Some(pos) = e.pos.as_ref().filter(|p| Path::new(p.file_name()) == file) else {
+            continue;
+        };
+        let fits = lines
+            .get(pos.line as usize - 1)
+            .is_some_and(|line| pos.col as usize <= line.chars().count() + 1);
+        if !fits {
+            return Some(format!(
+                "an error at {}:{}, not a place in the file: {}",
+                pos.line,
+                pos.col,
+                e.render()
+            ));
         }
     }
     if errors.0.is_empty() {
@@ -498,29 +557,19 @@ fn mutated_inputs_on_this_thread() {
         };
         std::fs::write(&file, &mutant).unwrap();
         let kind = s.kind;
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .stack_size(STACK)
-            .spawn(move || {
-                let outcome = std::panic::catch_unwind(|| load(kind, &target));
-                let _ = tx.send(outcome);
-            })
-            .unwrap();
-        // A load that does not finish is a failure too (the thread is left behind: the
-        // test ends with the failure).
-        let outcome = rx.recv_timeout(CASE_LIMIT);
-        let hung = outcome.is_err();
+        let outcome = load_guarded(kind, target);
+        let hung = matches!(outcome, Outcome::Hung);
         ran += 1;
         let problem = match outcome {
-            Err(_) => Some(format!("still loading after {CASE_LIMIT:?}")),
-            Ok(Err(_)) => Some("panicked".to_string()),
-            Ok(Ok(Ok(()))) => {
+            Outcome::Hung => Some(format!("still loading after {CASE_LIMIT:?}")),
+            Outcome::Panicked => Some("panicked".to_string()),
+            Outcome::Loaded => {
                 loaded += 1;
                 None
             }
-            Ok(Ok(Err(errors))) => {
+            Outcome::Refused(errors) => {
                 refused += 1;
-                judge(&errors)
+                judge(&errors, &file, &mutant)
             }
         };
         if let Some(p) = problem {
@@ -697,6 +746,149 @@ fn bombs_are_refused_in_bounded_time_and_memory() {
             stderr.len()
         );
     }
+}
+
+/// Every YAML file of the repository (tests, specs, examples, docs, CI), under `root`.
+fn every_yaml_file(root: &Path) -> Vec<PathBuf> {
+    const SKIPPED: [&str; 4] = ["target", "vendor", ".git", "node_modules"];
+    let mut files = Vec::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !SKIPPED.contains(&name.as_str()) {
+                    folders.push(path);
+                }
+            } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// What YAML reads as a line break (CR, LF) or as content a line splitter may not
+/// (NEL, LS, PS), and the tab YAML refuses as indentation: each put in one place.
+const INSERTED: [&str; 6] = ["\u{85}", "\u{2028}", "\u{2029}", "\t", "\r", "\t\n"];
+
+/// The mutants of one file: each of [`INSERTED`] at a place of its own (after a value,
+/// at a line's start, anywhere), and the whole file with CR-only line ends.
+fn insertions(rng: &mut Rng, text: &[u8]) -> Vec<Vec<u8>> {
+    let boundaries: Vec<usize> = (0..=text.len())
+        .filter(|&i| i == text.len() || text[i] & 0xc0 != 0x80)
+        .collect();
+    let line_ends: Vec<usize> = (0..text.len()).filter(|&i| text[i] == b'\n').collect();
+    let mut mutants: Vec<Vec<u8>> = INSERTED
+        .iter()
+        .map(|inserted| {
+            let at = match (rng.below(2), line_ends.is_empty()) {
+                (0, false) => *rng.pick(&line_ends) + rng.below(2),
+                _ => *rng.pick(&boundaries),
+            };
+            let mut mutant = text.to_vec();
+            mutant.splice(at..at, inserted.bytes());
+            mutant
+        })
+        .collect();
+    mutants.push(
+        text.iter()
+            .map(|&b| if b == b'\n' { b'\r' } else { b })
+            .collect(),
+    );
+    mutants
+}
+
+/// Every YAML file of the repository, with a NEL, LS, PS, tab or CR put in, and with
+/// CR-only line ends, loaded as a scenario (the configuration as one): loaded or refused
+/// with errors at places of the file, rendered; never a panic, never over
+/// [`CASE_LIMIT`], and the whole within a gigabyte (issue #40: a NEL after a flow
+/// collection panicked the snippet renderer).
+#[test]
+fn every_yaml_file_with_line_breaks_and_separators_put_in_loads_or_is_refused() {
+    let root = repo_root();
+    let files = every_yaml_file(&root);
+    assert!(files.len() > 250, "{} YAML files found", files.len());
+    let mut rng = Rng(0x6e65_6c5f_6c73_7073);
+    let mut problems = Vec::new();
+    let mut ran = 0;
+    let dir = tempfile::tempdir().unwrap();
+    for original in &files {
+        let text = std::fs::read(original).unwrap();
+        let name = original.file_name().unwrap();
+        let kind = if name == "mcpspec.yaml" {
+            Kind::Config
+        } else {
+            Kind::Scenario
+        };
+        for mutant in insertions(&mut rng, &text) {
+            let file = dir.path().join(name);
+            std::fs::write(&file, &mutant).unwrap();
+            ran += 1;
+            let problem = match load_guarded(kind, file.clone()) {
+                Outcome::Hung => Some(format!("still loading after {CASE_LIMIT:?}")),
+                Outcome::Panicked => Some("panicked".to_string()),
+                Outcome::Loaded => None,
+                Outcome::Refused(errors) => judge(&errors, &file, &mutant),
+            };
+            if let Some(p) = problem {
+                let shown: String = String::from_utf8_lossy(&mutant).chars().take(800).collect();
+                problems.push(format!(
+                    "{}: {p}\n--- mutant (first 800 chars)\n{shown:?}",
+                    original.strip_prefix(&root).unwrap().display()
+                ));
+            }
+        }
+        if problems.len() >= 5 {
+            break;
+        }
+    }
+    eprintln!("{ran} mutants of {} files", files.len());
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    assert!(ran >= 1500, "{ran} mutants");
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getrusage fills the struct it is given.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+        assert!(
+            usage.ru_maxrss < 1024 * 1024,
+            "peaked at {} kB",
+            usage.ru_maxrss
+        );
+    }
+}
+
+/// 100 aliases of one 10 MiB string (issue #40: 2.0 GB, and 300 aborted under a 4 GB
+/// cap): refused where the text they stand for crosses the bound, in little memory.
+#[test]
+#[cfg(target_os = "linux")]
+fn aliases_of_a_large_string_are_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("aliases.yaml");
+    let aliases = vec!["*big"; 100].join(", ");
+    let text = format!(
+        "scenario: aliases\nsteps:\n  - name: a\n    request:\n      method: tools/call\n      params:\n        big: &big {}\n        copies: [{aliases}]\n",
+        "x".repeat(10 << 20)
+    );
+    std::fs::write(&path, text).unwrap();
+    let (code, _, peak_kb, stderr) = measured(
+        &["validate", path.to_str().unwrap()],
+        Duration::from_secs(120),
+    );
+    let shown: String = stderr.chars().take(1500).collect();
+    assert_eq!(code, 2, "{shown}");
+    assert!(
+        stderr.contains("the aliases of the file stand for more than 64 MiB of text"),
+        "{shown}"
+    );
+    assert!(
+        stderr.contains(&format!("--> {}:8:", path.display())),
+        "{shown}"
+    );
+    assert!(peak_kb < 1024 * 1024, "peaked at {peak_kb} kB");
 }
 
 /// A thousand regular expressions of 900 bytes in one scenario, each within its own bound

@@ -24,17 +24,22 @@ impl SourceFile {
         })
     }
 
+    /// The lines of the text, as the YAML parser counts them (positions are its).
+    pub fn lines(&self) -> impl Iterator<Item = &str> {
+        lines(&self.text)
+    }
+
     /// Byte offset of a 1-based line/column (column counted in characters).
     pub fn offset(&self, line: u32, col: u32) -> usize {
         let mut offset = 0;
-        for (index, text_line) in self.text.split_inclusive('\n').enumerate() {
+        for (index, text_line) in lines_with_breaks(&self.text).enumerate() {
             if index + 1 == line as usize {
                 let chars = col.saturating_sub(1) as usize;
                 let within: usize = text_line
                     .char_indices()
                     .nth(chars)
                     .map(|(i, _)| i)
-                    .unwrap_or(text_line.trim_end_matches('\n').len());
+                    .unwrap_or(text_line.trim_end_matches(['\n', '\r']).len());
                 return offset + within;
             }
             offset += text_line.len();
@@ -46,7 +51,7 @@ impl SourceFile {
     fn token_range(&self, line: u32, col: u32) -> std::ops::Range<usize> {
         let start = self.offset(line, col).min(self.text.len());
         let rest = &self.text[start..];
-        let line_end = rest.find('\n').unwrap_or(rest.len());
+        let line_end = rest.find(['\n', '\r']).unwrap_or(rest.len());
         let token = &rest[..line_end];
         if let Some(quote) = token.chars().next().filter(|c| *c == '"' || *c == '\'')
             && let Some(end) = token[1..].find(quote)
@@ -56,11 +61,41 @@ impl SourceFile {
         let len = token
             .find([':', ',', '}', ']'])
             .filter(|&i| i > 0)
-            .unwrap_or(token.trim_end().len())
-            .max(1)
-            .min(line_end.max(1));
-        start..(start + len).min(self.text.len())
+            .unwrap_or(token.trim_end().len());
+        // Nothing to underline (blank, or Unicode white space such as NEL or LS, which
+        // YAML reads as content): the one character there, whatever its UTF-8 length; a
+        // byte count would end inside it.
+        let len = match len {
+            0 => rest.chars().next().map_or(0, char::len_utf8),
+            len => len,
+        };
+        start..start + len
     }
+}
+
+/// The lines of `text` with their line breaks, as YAML 1.2 counts them: LF, CRLF, and
+/// a CR alone (NEL, LS and PS are content). Rust's `lines` takes a lone CR for content,
+/// and errors on a file with CR line ends pointed at its first line.
+fn lines_with_breaks(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = match rest.find(['\n', '\r']) {
+            Some(i) if rest[i..].starts_with("\r\n") => i + 2,
+            Some(i) => i + 1,
+            None => rest.len(),
+        };
+        let (line, after) = rest.split_at(end);
+        rest = after;
+        Some(line)
+    })
+}
+
+/// The lines of `text` as YAML 1.2 counts them, without their line breaks.
+pub fn lines(text: &str) -> impl Iterator<Item = &str> {
+    lines_with_breaks(text).map(|l| l.trim_end_matches('\n').trim_end_matches('\r'))
 }
 
 /// Largest input file mcpspec reads (scenario, pack, schema file, baseline, rules,
@@ -137,11 +172,15 @@ pub fn read_text(path: &std::path::Path) -> Result<String, ReadError> {
         let bad = e.utf8_error().valid_up_to();
         let valid = &bytes[..bad];
         let valid = std::str::from_utf8(valid).expect("valid up to here");
-        let line_start = valid.rfind('\n').map_or(0, |i| i + 1);
+        // The position as YAML counts lines (a CR alone ends one too).
+        let last = lines_with_breaks(valid).last().unwrap_or("");
+        let ended = last.ends_with(['\n', '\r']);
+        let count = lines_with_breaks(valid).count().max(1) + usize::from(ended);
+        let column = if ended { 0 } else { last.chars().count() };
         ReadError::NotUtf8 {
             byte: bytes[bad],
-            line: u32::try_from(valid.matches('\n').count() + 1).unwrap_or(u32::MAX),
-            col: u32::try_from(valid[line_start..].chars().count() + 1).unwrap_or(u32::MAX),
+            line: u32::try_from(count).unwrap_or(u32::MAX),
+            col: u32::try_from(column + 1).unwrap_or(u32::MAX),
             text: String::from_utf8_lossy(bytes).into_owned(),
         }
     })
@@ -249,8 +288,11 @@ fn render_snippet(
     };
     // Only the line pointed at is shown, with its secrets masked (`Authorization: "Bearer
     // …"` in a header map) before annotate-snippets cuts it to the terminal's width: a
-    // secret cut first would match nothing.
-    let text = pos.file.text.as_str();
+    // secret cut first would match nothing. A lone CR is a line break to YAML, and the
+    // renderer splits at LF only: it becomes an LF, byte for byte, so the line is the one
+    // the position is on.
+    let text = lone_crs_as_lfs(&pos.file.text);
+    let text = text.as_ref();
     let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[range.start..]
         .find('\n')
@@ -290,9 +332,36 @@ fn render_snippet(
     )
 }
 
+/// `text` with each CR not followed by an LF replaced by an LF (same length).
+fn lone_crs_as_lfs(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let replaced: Vec<u8> = (0..bytes.len())
+        .map(|i| if lone(i) { b'\n' } else { bytes[i] })
+        .collect();
+    std::borrow::Cow::Owned(String::from_utf8(replaced).expect("an ASCII byte for another"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A position on a character YAML reads as content but Rust as white space (NEL, LS,
+    /// PS), alone at the end of its line: the snippet underlines that character, not a
+    /// byte inside it (a panic before, issue #40).
+    #[test]
+    fn a_snippet_underlines_whole_characters() {
+        for separator in ['\u{85}', '\u{2028}', '\u{2029}'] {
+            let file = SourceFile::new("s.yaml", format!("a: [b]{separator}"));
+            let range = file.token_range(1, 7);
+            assert_eq!(range, 6..6 + separator.len_utf8());
+            let shown = Pos::new(&file, 1, 7).snippet(Severity::Error, "bad", "here");
+            assert!(shown.contains("s.yaml:1:7"), "{shown}");
+        }
+    }
 
     #[test]
     fn read_text_points_at_the_first_bad_byte() {
@@ -315,6 +384,29 @@ mod tests {
         }
         std::fs::write(&path, "ok: é\n").unwrap();
         assert_eq!(read_text(&path).unwrap(), "ok: é\n");
+    }
+
+    /// A lone CR ends a line, as it does to the YAML parser: positions, offsets and
+    /// snippets agree with it (issue #40: CR-only files showed line 1 for every error).
+    #[test]
+    fn lines_end_at_cr_lf_and_crlf() {
+        let text = "a: 1\rb: 2\r\nc: 3\nd: \u{85}4\u{2028}\r";
+        assert_eq!(
+            lines(text).collect::<Vec<_>>(),
+            ["a: 1", "b: 2", "c: 3", "d: \u{85}4\u{2028}"]
+        );
+        let file = SourceFile::new("s.yaml", text);
+        assert_eq!(&file.text[file.offset(3, 1)..][..4], "c: 3");
+        assert_eq!(&file.text[file.offset(2, 4)..][..1], "2");
+        let shown = Pos::new(&file, 2, 4).snippet(Severity::Error, "bad", "here");
+        assert!(shown.contains("2 | b: 2"), "{shown}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.yaml");
+        std::fs::write(&path, b"a: 1\rb: x\xff\r").unwrap();
+        match read_text(&path) {
+            Err(ReadError::NotUtf8 { line, col, .. }) => assert_eq!((line, col), (2, 5)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

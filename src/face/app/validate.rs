@@ -170,8 +170,20 @@ pub(super) fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 
         .flat_map(|l| &l.packs)
         .map(|p| p.name.as_str())
         .collect();
+    let notes = yaml11_notes(loaded.as_ref());
     match format {
         Format::Text => {
+            for (pos, note) in &notes {
+                errln!(
+                    "{}",
+                    pos.snippet_with_help(
+                        crate::ground::source::Severity::Warning,
+                        &note_message(note),
+                        "here",
+                        YAML11_HELP,
+                    )
+                );
+            }
             for (path, what) in &others {
                 outln!("ok: {path} ({what})");
             }
@@ -194,9 +206,51 @@ pub(super) fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 
                 "scenarios": scenarios,
                 "steps": steps,
                 "packs": packs,
+                "warnings": notes.iter().map(|(pos, note)| serde_json::json!({
+                    "file": pos.file_name(),
+                    "line": pos.line,
+                    "column": pos.col,
+                    "message": note_message(note),
+                })).collect::<Vec<Value>>(),
             });
             outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
     }
     exit::OK
+}
+
+/// What to do about a value a YAML 1.1 reader reads otherwise.
+const YAML11_HELP: &str = "mcpspec reads YAML 1.2; to be read the same by YAML 1.1 tools, quote the value (or write `true`/`false` for a boolean)";
+
+fn note_message(note: &crate::ground::yaml::schema::Yaml11Note) -> String {
+    format!(
+        "`{}` is read as YAML 1.2 reads it; a YAML 1.1 reader would read {}",
+        note.text, note.yaml11
+    )
+}
+
+/// The plain values of the loaded scenario files that a YAML 1.1 reader would read
+/// otherwise (each file once), with their positions.
+fn yaml11_notes(
+    loaded: Option<&dsl::load::LoadedSet>,
+) -> Vec<(
+    crate::ground::source::Pos,
+    crate::ground::yaml::schema::Yaml11Note,
+)> {
+    let mut seen = std::collections::HashSet::new();
+    loaded
+        .iter()
+        .flat_map(|l| &l.scenarios)
+        .filter(|s| seen.insert(s.file.name.clone()))
+        .flat_map(|s| {
+            crate::ground::yaml::schema::yaml11_notes(&s.file.text)
+                .into_iter()
+                .map(|note| {
+                    (
+                        crate::ground::source::Pos::new(&s.file, note.line, note.col),
+                        note,
+                    )
+                })
+        })
+        .collect()
 }

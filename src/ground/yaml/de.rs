@@ -1,6 +1,6 @@
 //! Typed values from the tree of [`super::tree`]: a serde `Deserializer` over its nodes.
 //! A plain scalar is read as the type asks for it (`123` is a number to a number and text
-//! to a string), and by the YAML 1.2 core schema when any value will do; a quoted or
+//! to a string), and by the YAML 1.2 core schema ([`super::schema`]) when any value will do; a quoted or
 //! block scalar is always text. Every error is placed at the innermost node it was found
 //! in, and [`super::value::At`] learns its node's position through [`AT`].
 
@@ -10,6 +10,7 @@ use serde::de::{
 };
 
 use super::error::Error;
+use super::schema::{Number, Resolved, boolean, resolve};
 use super::tree::{self, CoreTag, Kind, Node, Scalar};
 
 /// The newtype-struct name by which [`super::value::At`] asks for its node's position:
@@ -27,123 +28,12 @@ pub fn from_node<T: DeserializeOwned>(node: &Node) -> Result<T, Error> {
     T::deserialize(NodeDe(node))
 }
 
-/// A number as the core schema reads a plain scalar.
-enum Number {
-    Int(i64),
-    Uint(u64),
-    Float(f64),
-}
-
-/// An integer as YAML writes one: decimal (no leading zero: `0127` is read as a float,
-/// as serde-saphyr read it), `0x`, `0o` or `0b`, with single `_` between digits.
-fn integer(text: &str) -> Option<Number> {
-    let (negative, unsigned) = match text.as_bytes().first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let prefixed = |p: &str| {
-        unsigned
-            .get(..2)
-            .filter(|head| head.eq_ignore_ascii_case(p))
-            .map(|_| &unsigned[2..])
-    };
-    let (radix, digits) = if let Some(d) = prefixed("0x") {
-        (16, d)
-    } else if let Some(d) = prefixed("0o") {
-        (8, d)
-    } else if let Some(d) = prefixed("0b") {
-        (2, d)
-    } else if unsigned.len() > 1 && unsigned.starts_with('0') {
-        return None;
-    } else {
-        (10, unsigned)
-    };
-    let bytes = digits.as_bytes();
-    let mut magnitude: u128 = 0;
-    let mut seen = false;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'_' {
-            if i == 0 || i + 1 == bytes.len() || bytes[i - 1] == b'_' {
-                return None;
-            }
-            continue;
-        }
-        let digit = (b as char).to_digit(radix)?;
-        magnitude = magnitude
-            .checked_mul(radix as u128)?
-            .checked_add(digit as u128)?;
-        seen = true;
-    }
-    if !seen {
-        return None;
-    }
-    if negative {
-        let value = -(i128::try_from(magnitude).ok()?);
-        i64::try_from(value).ok().map(Number::Int)
-    } else {
-        u64::try_from(magnitude).ok().map(Number::Uint)
-    }
-}
-
-fn float(text: &str) -> Option<f64> {
-    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
-    match unsigned {
-        ".inf" | ".Inf" | ".INF" => {
-            return Some(if text.starts_with('-') {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            });
-        }
-        ".nan" | ".NaN" | ".NAN" if unsigned.len() == text.len() => return Some(f64::NAN),
-        _ => {}
-    }
-    // [-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?
-    let bytes = unsigned.as_bytes();
-    let mut i = 0;
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while *i < bytes.len() && bytes[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i - start
-    };
-    let whole = digits(&mut i);
-    let mut fraction = 0;
-    if i < bytes.len() && bytes[i] == b'.' {
-        i += 1;
-        fraction = digits(&mut i);
-    }
-    if whole == 0 && fraction == 0 {
-        return None;
-    }
-    if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
-        i += 1;
-        if i < bytes.len() && (bytes[i] == b'-' || bytes[i] == b'+') {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return None;
-        }
-    }
-    if i != bytes.len() {
-        return None;
-    }
-    text.parse().ok()
-}
-
-/// A boolean as YAML 1.1 writes one (any case): `true`/`yes`/`y`/`on`, `false`/`no`/`n`/`off`
-/// — what serde-saphyr, mcpspec's reader before this one, accepted.
-fn boolean(text: &str) -> Option<bool> {
-    let is = |words: [&str; 4]| words.iter().any(|w| text.eq_ignore_ascii_case(w));
-    if is(["true", "yes", "y", "on"]) {
-        Some(true)
-    } else if is(["false", "no", "n", "off"]) {
-        Some(false)
-    } else {
-        None
-    }
+/// An integer past 64 bits would lose digits as a JSON number: refused where it is,
+/// never rounded (YAML 1.2 reads it as an integer, so it is no text either).
+fn too_large() -> Error {
+    de::Error::custom(
+        "an integer past 64 bits (at most 18446744073709551615, at least -9223372036854775808): quote it for text, or write it as a float (1e20)",
+    )
 }
 
 /// JSON has no infinity or NaN: a value that reads as one is refused where it is.
@@ -157,40 +47,6 @@ fn finite(f: f64) -> Result<f64, Error> {
     }
 }
 
-/// What a scalar is by the core schema (its tag first, then for a plain one its form).
-enum Resolved<'s> {
-    Null,
-    Bool(bool),
-    Number(Number),
-    Str(&'s str),
-}
-
-fn resolve<'s>(s: &'s Scalar) -> Resolved<'s> {
-    let text = s.text.as_ref();
-    match s.tag {
-        CoreTag::Str => return Resolved::Str(text),
-        CoreTag::Null => return Resolved::Null,
-        CoreTag::None if !s.plain => return Resolved::Str(text),
-        // A plain scalar, or one tagged `!!bool`, `!!int` or `!!float`: by its form.
-        _ => {}
-    }
-    if s.is_null() {
-        return Resolved::Null;
-    }
-    if let Some(b) = boolean(text) {
-        return Resolved::Bool(b);
-    }
-    if let Some(n) = integer(text) {
-        return Resolved::Number(n);
-    }
-    if text.chars().any(|c| c.is_ascii_digit() || c == '.')
-        && let Some(f) = float(text)
-    {
-        return Resolved::Number(Number::Float(f));
-    }
-    Resolved::Str(text)
-}
-
 fn unexpected<'s>(node: &'s Node) -> Unexpected<'s> {
     match &node.kind {
         Kind::Scalar(s) => match resolve(s) {
@@ -199,6 +55,7 @@ fn unexpected<'s>(node: &'s Node) -> Unexpected<'s> {
             Resolved::Number(Number::Int(i)) => Unexpected::Signed(i),
             Resolved::Number(Number::Uint(u)) => Unexpected::Unsigned(u),
             Resolved::Number(Number::Float(f)) => Unexpected::Float(f),
+            Resolved::Number(Number::TooLarge) => Unexpected::Other("an integer past 64 bits"),
             Resolved::Str(t) => Unexpected::Str(t),
         },
         Kind::Seq(_) => Unexpected::Seq,
@@ -250,6 +107,7 @@ impl<'n, 'a> NodeDe<'n, 'a> {
             Number::Int(i) => visitor.visit_i64(i),
             Number::Uint(u) => visitor.visit_u64(u),
             Number::Float(f) => finite(f).and_then(|f| visitor.visit_f64(f)),
+            Number::TooLarge => Err(too_large()),
         })
     }
 }
@@ -273,6 +131,7 @@ impl<'de, 'n, 'a> de::Deserializer<'de> for NodeDe<'n, 'a> {
                 Resolved::Number(Number::Int(i)) => visitor.visit_i64(i),
                 Resolved::Number(Number::Uint(u)) => visitor.visit_u64(u),
                 Resolved::Number(Number::Float(f)) => finite(f).and_then(|f| visitor.visit_f64(f)),
+                Resolved::Number(Number::TooLarge) => Err(too_large()),
                 Resolved::Str(t) => visitor.visit_str(t),
             },
             Kind::Seq(items) => visitor.visit_seq(Items(items.iter())),

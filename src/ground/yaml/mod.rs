@@ -9,6 +9,7 @@ pub mod de;
 pub mod error;
 pub mod read;
 pub mod recover;
+pub mod schema;
 pub mod tree;
 pub mod value;
 pub mod write;

@@ -56,7 +56,7 @@ fn explain_indentation(file: &SourceFile, message: &str, line: u32) -> Option<St
     if !INDENTATION_ERRORS.iter().any(|m| message.contains(m)) {
         return None;
     }
-    let lines: Vec<&str> = file.text.lines().collect();
+    let lines: Vec<&str> = file.lines().collect();
     let here = *lines.get(line.checked_sub(1)? as usize)?;
     if here.starts_with('\t') {
         return Some("YAML indents with spaces, never tabs: replace the tab".into());
@@ -106,7 +106,7 @@ fn explain_by_key(
     if !list && !boolean {
         return None;
     }
-    let text = file.text.lines().nth(line.checked_sub(1)? as usize)?;
+    let text = file.lines().nth(line.checked_sub(1)? as usize)?;
     let start = text.char_indices().nth(col.checked_sub(1)? as usize)?.0;
     let key = text[..start].trim_end().strip_suffix(':')?;
     let key = key

@@ -5,12 +5,13 @@
 //! YAML.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use granit_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 use super::error::Error;
+use super::schema::{KeyIdentity, key_identity};
 use crate::ground::source::MAX_INPUT_BYTES;
 
 /// Most YAML nodes (scalars, lists, mappings) one file may hold: about what a scenario
@@ -21,6 +22,11 @@ pub const MAX_NODES: usize = MAX_INPUT_BYTES as usize / 8;
 /// Most nodes that aliases may add by repeating their anchors: a document of a few
 /// kilobytes can otherwise stand for billions of nodes ("billion laughs").
 pub const MAX_ALIASED_NODES: usize = 1_000_000;
+
+/// Most bytes of scalar text that aliases may add by repeating their anchors: the tree
+/// shares an anchor, but each typed value built from it holds a copy (100 aliases of a
+/// 10 MiB string took 2 GB). As much as the largest file mcpspec reads.
+pub const MAX_ALIASED_BYTES: usize = MAX_INPUT_BYTES as usize;
 
 /// Deepest nesting of lists and mappings: deeper documents are no scenario, and every
 /// later walk over the tree recurses.
@@ -102,6 +108,24 @@ pub fn read(text: &str) -> Result<Node<'_>, Error> {
     Reader::new(text).document()
 }
 
+/// The parser's words for a tab indenting the next line of a plain scalar, an error it
+/// places where the scalar starts.
+const TAB_IN_PLAIN_SCALAR: &str = "while scanning a plain scalar, found a tab";
+
+/// Where the first tab in the indentation of a line with content after `line` is: the
+/// place of a [`TAB_IN_PLAIN_SCALAR`] error (the scalar may be a few lines above).
+fn tab_indenting_after(text: &str, line: u32) -> Option<(u32, u32)> {
+    crate::ground::source::lines(text)
+        .enumerate()
+        .skip(line as usize)
+        .find_map(|(i, l)| {
+            let body = l.trim_start_matches([' ', '\t']);
+            let indent = &l[..l.len() - body.len()];
+            let tab = indent.find('\t')?;
+            (!body.is_empty() && !body.starts_with('#')).then_some((i as u32 + 1, tab as u32 + 1))
+        })
+}
+
 /// A collection being read.
 enum Open<'a> {
     Seq {
@@ -116,19 +140,41 @@ enum Open<'a> {
         /// The key read, waiting for its value.
         key: Option<Node<'a>>,
         /// The scalar keys so far, once the mapping is too large for a scan.
-        seen: HashSet<String>,
+        seen: HashSet<KeyIdentity<'a>>,
     },
 }
 
 struct Reader<'a> {
+    text: &'a str,
     parser: Parser<'a, granit_parser::StrInput<'a>>,
-    /// Anchored nodes by the parser's anchor id (0 is no anchor), each with the number of
-    /// nodes it stands for, measured once when it is complete.
-    anchors: Vec<Option<(Rc<Node<'a>>, usize)>>,
-    /// Each anchored node's size in nodes, aliases counted as what they stand for.
+    /// Anchored nodes by the parser's anchor id (0 is no anchor), each with what it
+    /// stands for, measured once when it is complete.
+    anchors: Vec<Option<(Rc<Node<'a>>, Extent)>>,
+    /// What each anchored node stands for, by its address: measuring a node that holds
+    /// an anchored one (or an alias) takes the measure of that one, not a second walk.
+    extents: HashMap<*const Node<'a>, Extent>,
     nodes: usize,
-    aliased: usize,
+    /// What the aliases read so far stand for, together.
+    aliased: Extent,
     stack: Vec<Open<'a>>,
+}
+
+/// What a node stands for, aliases counted as what they repeat: its nodes, and the bytes
+/// of its scalars' text. Both saturate past the bounds, which are all that matter.
+#[derive(Debug, Clone, Copy, Default)]
+struct Extent {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl std::ops::Add for Extent {
+    type Output = Extent;
+    fn add(self, other: Extent) -> Extent {
+        Extent {
+            nodes: self.nodes.saturating_add(other.nodes),
+            bytes: self.bytes.saturating_add(other.bytes),
+        }
+    }
 }
 
 fn position(span: &Span) -> (u32, u32) {
@@ -158,10 +204,12 @@ impl<'a> Reader<'a> {
         options.block_nesting_limit = options.block_nesting_limit.max(MAX_DEPTH + 1);
         options.set_emit_comments(false);
         Reader {
+            text,
             parser: Parser::new_from_str_with_options(text, options),
             anchors: Vec::new(),
+            extents: HashMap::new(),
             nodes: 0,
-            aliased: 0,
+            aliased: Extent::default(),
             stack: Vec::new(),
         }
     }
@@ -172,11 +220,11 @@ impl<'a> Reader<'a> {
             Some(Ok(event)) => Ok(Some(event)),
             Some(Err(e)) => {
                 let mark = e.marker();
-                Err(Error::at(
-                    e.info(),
-                    mark.line() as u32,
-                    mark.col() as u32 + 1,
-                ))
+                let mut at = (mark.line() as u32, mark.col() as u32 + 1);
+                if e.info() == TAB_IN_PLAIN_SCALAR {
+                    at = tab_indenting_after(self.text, at.0).unwrap_or(at);
+                }
+                Err(Error::at(e.info(), at.0, at.1))
             }
         }
     }
@@ -207,11 +255,21 @@ impl<'a> Reader<'a> {
                         ));
                     };
                     let target = target.clone();
-                    self.aliased += repeated;
-                    if self.aliased > MAX_ALIASED_NODES {
+                    self.aliased = self.aliased + *repeated;
+                    if self.aliased.nodes > MAX_ALIASED_NODES {
                         return Err(Error::at(
                             format!(
                                 "the aliases of the file stand for more than {MAX_ALIASED_NODES} YAML values"
+                            ),
+                            line,
+                            col,
+                        ));
+                    }
+                    if self.aliased.bytes > MAX_ALIASED_BYTES {
+                        return Err(Error::at(
+                            format!(
+                                "the aliases of the file stand for more than {} MiB of text",
+                                MAX_ALIASED_BYTES >> 20
                             ),
                             line,
                             col,
@@ -300,7 +358,7 @@ impl<'a> Reader<'a> {
                     Some(k) => {
                         if let Kind::Scalar(name) = &k.resolved().kind
                             && name.text != "<<"
-                            && already(entries, seen, &name.text)
+                            && already(entries, seen, name)
                         {
                             return Err(Error::at(
                                 format!("duplicate mapping key: {}", name.text),
@@ -350,68 +408,78 @@ impl<'a> Reader<'a> {
             return node;
         }
         let (line, col) = (node.line, node.col);
+        let extent = self.extent(&node);
         let shared = Rc::new(node);
+        self.extents.insert(Rc::as_ptr(&shared), extent);
         if self.anchors.len() <= anchor {
             self.anchors.resize(anchor + 1, None);
         }
-        self.anchors[anchor] = Some((shared.clone(), size(&shared)));
+        self.anchors[anchor] = Some((shared.clone(), extent));
         Node {
             line,
             col,
             kind: Kind::Shared(shared),
         }
     }
-}
 
-/// How many nodes `node` stands for (aliases counted as what they repeat). Only anchored
-/// nodes are measured, once each; what aliases inside one add was bounded when they were
-/// read, so the walk is too.
-fn size(node: &Node) -> usize {
-    match &node.kind {
-        Kind::Scalar(_) => 1,
-        Kind::Seq(items) => 1 + items.iter().map(size).sum::<usize>(),
-        Kind::Map(entries) => {
-            1 + entries
+    /// What `node` stands for. Only a node about to be anchored is measured, once; the
+    /// anchored nodes inside it were measured before, so the walk covers each node of
+    /// the file at most once per anchor around it.
+    fn extent(&self, node: &Node<'a>) -> Extent {
+        match &node.kind {
+            Kind::Scalar(s) => Extent {
+                nodes: 1,
+                bytes: s.text.len(),
+            },
+            Kind::Seq(items) => items
                 .iter()
-                .map(|(k, v)| size(k) + size(v))
-                .sum::<usize>()
+                .fold(Extent { nodes: 1, bytes: 0 }, |sum, item| {
+                    sum + self.extent(item)
+                }),
+            Kind::Map(entries) => entries
+                .iter()
+                .fold(Extent { nodes: 1, bytes: 0 }, |sum, (k, v)| {
+                    sum + self.extent(k) + self.extent(v)
+                }),
+            Kind::Shared(target) => self.extents[&Rc::as_ptr(target)],
         }
-        Kind::Shared(target) => size(target),
     }
-    .min(MAX_ALIASED_NODES + 1)
 }
 
 /// Whether a mapping being read already has the scalar key `name` (which it then
-/// has): a scan while it is small, a set once it is large (a hostile file of a million
-/// keys must not cost a million scans).
-fn already(entries: &[(Node, Node)], seen: &mut HashSet<String>, name: &str) -> bool {
+/// has), judged on what the keys are (`~` is `null`, `01` is `1`): a scan while it is
+/// small, a set once it is large (a hostile file of a million keys must not cost a
+/// million scans).
+fn already<'a>(
+    entries: &[(Node<'a>, Node<'a>)],
+    seen: &mut HashSet<KeyIdentity<'a>>,
+    name: &Scalar<'a>,
+) -> bool {
     const SCAN: usize = 32;
+    let name = key_identity(name);
     if entries.len() < SCAN {
-        return duplicate(entries, name);
+        return entries
+            .iter()
+            .any(|(k, _)| scalar_key(k).is_some_and(|k| k == name));
     }
     if seen.is_empty() {
-        seen.extend(
-            entries
-                .iter()
-                .filter_map(|(k, _)| match &k.resolved().kind {
-                    Kind::Scalar(s) => Some(s.text.to_string()),
-                    _ => None,
-                }),
-        );
+        seen.extend(entries.iter().filter_map(|(k, _)| scalar_key(k)));
     }
-    !seen.insert(name.to_string())
+    !seen.insert(name)
 }
 
-/// Whether `entries` already has the scalar key `name`.
-fn duplicate(entries: &[(Node, Node)], name: &str) -> bool {
-    entries
-        .iter()
-        .any(|(k, _)| matches!(&k.resolved().kind, Kind::Scalar(s) if s.text == name))
+/// A scalar key as what it is.
+fn scalar_key<'a>(k: &Node<'a>) -> Option<KeyIdentity<'a>> {
+    match &k.resolved().kind {
+        Kind::Scalar(s) => Some(key_identity(s)),
+        _ => None,
+    }
 }
 
 /// A mapping's entries with its merge keys (`<<: *base`, `<<: [*a, *b]`) applied: the
 /// merged mappings' entries come after the mapping's own, and a key the mapping (or an
-/// earlier merged mapping) already has is not taken again.
+/// earlier merged mapping) already has is not taken again — looked up in a set, as a
+/// merged mapping may hold hundreds of thousands of keys.
 fn merged<'a>(entries: Vec<(Node<'a>, Node<'a>)>) -> Result<Vec<(Node<'a>, Node<'a>)>, Error> {
     let is_merge =
         |k: &Node| matches!(&k.resolved().kind, Kind::Scalar(s) if s.plain && s.text == "<<");
@@ -419,6 +487,7 @@ fn merged<'a>(entries: Vec<(Node<'a>, Node<'a>)>) -> Result<Vec<(Node<'a>, Node<
         return Ok(entries);
     }
     let (merges, mut own): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(k, _)| is_merge(k));
+    let mut taken: HashSet<KeyIdentity> = own.iter().filter_map(|(k, _)| scalar_key(k)).collect();
     for (_, value) in merges {
         let sources: Vec<Node<'a>> = match &value.resolved().kind {
             Kind::Seq(items) => items.clone(),
@@ -433,11 +502,7 @@ fn merged<'a>(entries: Vec<(Node<'a>, Node<'a>)>) -> Result<Vec<(Node<'a>, Node<
                 ));
             };
             for (k, v) in more {
-                let name = match &k.resolved().kind {
-                    Kind::Scalar(s) => Some(s.text.clone()),
-                    _ => None,
-                };
-                let present = name.as_deref().is_some_and(|n| duplicate(&own, n));
+                let present = scalar_key(k).is_some_and(|name| !taken.insert(name));
                 if !present {
                     own.push((k.clone(), v.clone()));
                 }
@@ -475,11 +540,49 @@ mod tests {
         assert_eq!(e.line, 6, "{e}");
     }
 
+    /// A string of 1 MiB repeated by aliases: the bound is on the text they stand for
+    /// too, not only on their count of nodes (issue #40: 100 aliases of 10 MiB, 2 GB).
+    #[test]
+    fn aliases_are_bounded_by_the_text_they_stand_for() {
+        let mut text = format!("a: &a {}\nb:\n", "x".repeat(1 << 20));
+        text.push_str(&"  - *a\n".repeat(100));
+        let e = error(&text);
+        assert_eq!(
+            e.message,
+            "the aliases of the file stand for more than 64 MiB of text"
+        );
+        // The 65th alias crosses the bound, on line 2 + 65.
+        assert_eq!((e.line, e.col), (67, 5), "{e}");
+    }
+
     #[test]
     fn a_recursive_alias_is_refused() {
         let e = error("a: &a [1, *a]\n");
         assert!(e.message.contains("recursive alias"), "{e}");
         assert_eq!((e.line, e.col), (1, 11), "{e}");
+    }
+
+    /// A tab indenting the next line of a plain scalar is refused where the tab is, not
+    /// where the scalar starts (issue #40: 24 of 65 fuzzed tab cases pointed above it).
+    #[test]
+    fn a_tab_after_a_plain_scalar_is_refused_where_it_is() {
+        for (text, at) in [
+            ("a: b\n\tc: d\n", (2, 1)),
+            ("a:\n  b: c\n \td: e\n", (3, 2)),
+            ("a: b\n\n\t- c\n", (3, 1)),
+            ("a: b\r\tc: d\r", (2, 1)),
+        ] {
+            let e = error(text);
+            assert_eq!(e.message, TAB_IN_PLAIN_SCALAR, "{text:?}");
+            assert_eq!((e.line, e.col), at, "{text:?}: {e}");
+        }
+    }
+
+    /// Lines ended by a CR alone are lines to the parser: positions count them.
+    #[test]
+    fn positions_count_lines_ended_by_a_cr_alone() {
+        let e = error("a: 1\rb: 2\ra: 3\r");
+        assert_eq!((e.line, e.col), (3, 1), "{e}");
     }
 
     #[test]
@@ -541,6 +644,31 @@ mod tests {
         assert_eq!(pairs, want.map(|(k, v)| (k.to_string(), v.to_string())));
         let e = error("m:\n  <<: 1\n");
         assert!(e.message.contains("merge key"), "{e}");
+    }
+
+    /// A merge key over a mapping of 200,000 keys is read in linear time: each merged key
+    /// is looked up among the mapping's own, not scanned for (59 s before, issue #40).
+    #[test]
+    fn a_merge_over_a_large_mapping_is_read_in_linear_time() {
+        const KEYS: usize = 200_000;
+        let mut text = String::from("base: &b\n");
+        for i in 0..KEYS {
+            text.push_str(&format!("  k{i}: {i}\n"));
+        }
+        text.push_str("m:\n  k7: own\n  <<: *b\n");
+        let started = std::time::Instant::now();
+        let node = read(&text).unwrap();
+        let took = started.elapsed();
+        let Kind::Map(top) = &node.kind else { panic!() };
+        let Kind::Map(m) = &top[1].1.resolved().kind else {
+            panic!()
+        };
+        assert_eq!(m.len(), KEYS);
+        let Kind::Scalar(own) = &m[0].1.kind else {
+            panic!()
+        };
+        assert_eq!(own.text, "own");
+        assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
     }
 
     #[test]
