@@ -9,14 +9,22 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+/// The repository's own YAML files under `dir`: not what `scripts/test` installs beside
+/// them (the interop servers' `node_modules` and venvs hold third parties' files).
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    const INSTALLED: [&str; 2] = ["node_modules", ".venv"];
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            yaml_files(&path, out);
+            if !path
+                .file_name()
+                .is_some_and(|n| INSTALLED.iter().any(|i| n == *i))
+            {
+                yaml_files(&path, out);
+            }
         } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
             out.push(path);
         }
