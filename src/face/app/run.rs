@@ -156,7 +156,7 @@ fn apply_baseline(
 
 /// `mcpspec.yaml` applied to `args` (its `imports:` and `paths:` when the command line
 /// names none); its parameter values.
-fn configure(
+pub(super) fn configure(
     args: &mut RunArgs,
     secrets: &mut Vec<String>,
 ) -> Result<Vec<(String, dsl::pack::Given)>, i32> {
@@ -201,11 +201,11 @@ fn configure(
 }
 
 /// What the command line asks for besides the paths, parsed.
-struct Asked {
+pub(super) struct Asked {
     target: crate::run::client::Target,
     target_secrets: Vec<String>,
-    eras: Vec<Era>,
-    filter: Option<GlobSet>,
+    pub eras: Vec<Era>,
+    pub filter: Option<GlobSet>,
     tags: Vec<TagExpr>,
     shard: Option<Shard>,
     /// `FILE:LINE` arguments select the scenario (or the step, with the steps before it)
@@ -214,7 +214,7 @@ struct Asked {
 }
 
 impl Asked {
-    fn parse(args: &RunArgs) -> Result<Asked, UsageError> {
+    pub(super) fn parse(args: &RunArgs) -> Result<Asked, UsageError> {
         let (target, target_secrets) = args.target.to_target()?;
         let eras = args
             .eras
@@ -247,16 +247,16 @@ impl Asked {
 }
 
 /// What a run runs, loaded.
-struct Loaded {
-    target: crate::run::client::Target,
-    params: serde_json::Map<String, Value>,
+pub(super) struct Loaded {
+    pub target: crate::run::client::Target,
+    pub params: serde_json::Map<String, Value>,
     /// The scenarios the tags select (`FILE:LINE` steps cut).
-    selected: Vec<Scenario>,
-    baseline: Option<crate::face::baseline::Baseline>,
+    pub selected: Vec<Scenario>,
+    pub baseline: Option<crate::face::baseline::Baseline>,
 }
 
 /// The target, the parameters, the scenarios and the baseline.
-fn load(
+pub(super) fn load(
     args: &RunArgs,
     asked: &mut Asked,
     config_params: Vec<(String, dsl::pack::Given)>,

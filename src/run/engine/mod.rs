@@ -541,6 +541,42 @@ fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
     ))
 }
 
+/// One iteration of `scenario` (its compiled `steps`) on an open connection, for
+/// `mcpspec load`: the run's own step runner and judges, so every reply under load is
+/// judged as in a run; the step results only (no suite, no events, no era check: the
+/// load run checked the era once when it connected).
+pub async fn iterate(
+    scenario: &Scenario,
+    steps: &[crate::language::dsl::Step],
+    conn: &mut Connection,
+    config: &RunConfig,
+    pool: &pool::Pool,
+) -> Vec<crate::results::report::result::StepResult> {
+    let params = if scenario.params.is_empty() {
+        std::borrow::Cow::Borrowed(&config.params)
+    } else {
+        let mut merged = config.params.clone();
+        merged.extend(scenario.params.clone());
+        std::borrow::Cow::Owned(merged)
+    };
+    let events = Events::none();
+    let progress = ItemEvents::start(&events, scenario.id.clone());
+    let revision = conn.negotiated.revision.clone();
+    let run = step::run_steps(
+        scenario,
+        steps,
+        conn,
+        None,
+        &params,
+        config.wire_validate,
+        &config.tool_calls,
+        pool,
+        &config.snapshots,
+        &progress,
+    );
+    failure::at_revision(&revision, run).await
+}
+
 pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
