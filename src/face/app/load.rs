@@ -116,6 +116,7 @@ pub(super) fn load(args: LoadArgs) -> i32 {
             Pace::Clients(_) => None,
         },
         ended: EndedJson::of(&measured.ended),
+        unfinished: measured.unfinished,
         warnings: warnings(&profile, &summary),
         summary,
         budgets: verdicts,
@@ -240,6 +241,8 @@ struct LoadReport {
     /// Iterations a second asked for (open loop).
     target_rate: Option<f64>,
     ended: EndedJson,
+    /// Iterations in flight at the end, or due and not started (open loop): unmeasured.
+    unfinished: u64,
     summary: Summary,
     budgets: Vec<Verdict>,
     warnings: Vec<String>,
@@ -293,6 +296,12 @@ fn console(r: &LoadReport) -> String {
             ms(s.latency.max_ms)
         ),
     ];
+    if r.unfinished > 0 {
+        out.push(format!(
+            "unfinished: {} iteration(s) in flight or due and not started when the run ended (not in the numbers)",
+            r.unfinished
+        ));
+    }
     if s.errors.is_empty() {
         out.push("errors: none".into());
     } else {

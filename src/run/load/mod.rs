@@ -30,7 +30,7 @@ use crate::run::client::{ConnectError, Connection};
 use crate::run::engine::{self, RunConfig, pool::Pool};
 
 use profile::{Length, Pace, Profile};
-use record::{Iteration, Recorder, error_of};
+use record::{ErrorKind, Iteration, Recorder, error_of};
 
 /// One scenario of the workload, its steps compiled once for every iteration.
 pub struct Work<'a> {
@@ -56,6 +56,9 @@ pub struct Measured {
     pub ended: Ended,
     /// No connection could be opened at all: the run never reached the server.
     pub unreachable: Option<ConnectError>,
+    /// Iterations in flight when the run ended, or due (open loop) and not started: a
+    /// server that falls behind leaves many.
+    pub unfinished: u64,
 }
 
 /// An iteration that finished (or whose connection could not be opened).
@@ -149,7 +152,6 @@ pub async fn run(
                 break;
             }
             Some(done) = running.next(), if !running.is_empty() => {
-                let finished_at = done.finished;
                 match take(done, &mut recorder, measure_from) {
                     Ok(Some(conn)) => {
                         connected = true;
@@ -157,13 +159,8 @@ pub async fn run(
                     }
                     Ok(None) => connected = true,
                     Err(e) => {
-                        let at = finished_at.duration_since(start);
                         let why = if connected {
-                            format!(
-                                "the server could not be reached any more at {:.1}s: {}",
-                                at.as_secs_f64(),
-                                e.message
-                            )
+                            format!("the server could not be reached any more: {}", e.message)
                         } else {
                             format!("no connection to the server: {}", e.message)
                         };
@@ -183,7 +180,14 @@ pub async fn run(
         }
     }
     let end = Instant::now();
-    // Iterations still under way end with the run, unrecorded (they end past its window).
+    // Iterations still under way end with the run, unrecorded (they end past its window),
+    // but counted, with those an open loop had due and could not start (all in flight).
+    let mut unfinished = running.len() as u64;
+    if let Some(period) = period.filter(|_| may_start(claimed))
+        && next_due <= end
+    {
+        unfinished += ((end - next_due).as_secs_f64() / period.as_secs_f64()) as u64 + 1;
+    }
     drop(running);
     for conn in idle {
         conn.close().await;
@@ -198,6 +202,7 @@ pub async fn run(
             early,
         },
         unreachable,
+        unfinished,
     }
 }
 
@@ -259,28 +264,32 @@ async fn iteration<'a>(
 }
 
 /// Record a finished iteration (when it counts); its connection back for the next one, or
-/// none when it broke (the next iteration opens another).
+/// none when it broke or a step met a transport error: the next iteration opens another,
+/// and a server that is gone ends the run there (see [`run`]).
 fn take(
     done: Done<'_>,
     recorder: &mut Recorder,
     measure_from: Instant,
 ) -> Result<Option<Connection>, ConnectError> {
     let conn = done.conn?;
+    let steps: Vec<_> = done
+        .work
+        .steps
+        .iter()
+        .zip(&done.results)
+        .filter(|(_, r)| !matches!(r.outcome, Outcome::Skipped { .. }))
+        .map(|(step, r)| {
+            (
+                step.name.as_str(),
+                r.duration,
+                error_of(r, step.expects.is_empty()),
+            )
+        })
+        .collect();
+    let suspect = steps
+        .iter()
+        .any(|(_, _, e)| matches!(e, Some((ErrorKind::Transport, _))));
     if done.measured {
-        let steps = done
-            .work
-            .steps
-            .iter()
-            .zip(&done.results)
-            .filter(|(_, r)| !matches!(r.outcome, Outcome::Skipped { .. }))
-            .map(|(step, r)| {
-                (
-                    step.name.as_str(),
-                    r.duration,
-                    error_of(r, step.expects.is_empty()),
-                )
-            })
-            .collect();
         recorder.record(Iteration {
             ended_at: done.finished.saturating_duration_since(measure_from),
             latency: done.finished.saturating_duration_since(done.from),
@@ -288,9 +297,8 @@ fn take(
             steps,
         });
     }
-    if conn.is_broken() {
-        // Closed in the background of nothing: dropping it ends its process or socket.
-        drop(conn);
+    if suspect || conn.is_broken() {
+        // Dropped: its socket or server process ends with it.
         return Ok(None);
     }
     Ok(Some(conn))
