@@ -56,10 +56,10 @@ pub struct LoadArgs {
     pub clients: Option<usize>,
     /// Open loop: start this many scenario iterations a second, whether or not the server
     /// keeps up (a number > 0, e.g. `50` or `0.5`).
-    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    #[arg(long, value_name = "R", value_parser = parse_rate, allow_negative_numbers = true)]
     pub rate: Option<f64>,
     /// How long to measure after the warm-up, e.g. `30s`, `2m` (default 10s).
-    #[arg(long, value_name = "DURATION", conflicts_with = "iterations",
+    #[arg(long, value_name = "DURATION", conflicts_with = "iterations", allow_hyphen_values = true,
           value_parser = |s: &str| parse_load_duration(s))]
     pub duration: Option<Duration>,
     /// Measure this many iterations (after the warm-up), then stop.
