@@ -99,6 +99,9 @@ fn reply_kind(result: &StepResult) -> Option<ErrorKind> {
     }
 }
 
+/// A step that ran in an iteration: its name, latency and error.
+pub type StepRun<'a> = (&'a str, Duration, Option<(ErrorKind, String)>);
+
 /// One finished iteration, as the recorder takes it.
 pub struct Iteration<'a> {
     /// Since the measured part of the run began, when the iteration ended.
@@ -107,7 +110,7 @@ pub struct Iteration<'a> {
     pub latency: Duration,
     pub scenario: &'a str,
     /// The steps that ran: (name, latency, error).
-    pub steps: Vec<(&'a str, Duration, Option<(ErrorKind, String)>)>,
+    pub steps: Vec<StepRun<'a>>,
 }
 
 /// One step of one scenario, over the run.
