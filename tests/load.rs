@@ -300,3 +300,32 @@ fn bad_profiles_are_usage_errors() {
         assert!(out.stderr.contains(says), "{flags:?}: {out:?}");
     }
 }
+
+/// A scenario that does not apply to the target runs no step: its iterations are counted
+/// as skipped with the reason, not as fast successes, and the error budget (held by nothing
+/// sent) breaks.
+#[test]
+fn a_scenario_that_does_not_apply_is_not_a_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let out = run(&[
+        "load",
+        &scenario("needs-http.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--iterations",
+        "3",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    let summary = &report["summary"];
+    assert_eq!(summary["skippedIterations"], 3, "{summary:#}");
+    assert_eq!(summary["requests"], 0, "{summary:#}");
+    assert!(
+        summary["skipReason"].as_str().unwrap().contains("HTTP"),
+        "{summary:#}"
+    );
+    assert_eq!(budget(&report, "errorRate")["passed"], false);
+}

@@ -296,6 +296,13 @@ fn console(r: &LoadReport) -> String {
             ms(s.latency.max_ms)
         ),
     ];
+    if s.skipped_iterations > 0 {
+        out.push(format!(
+            "skipped: {} iteration(s) ran no step ({}), not in the numbers",
+            s.skipped_iterations,
+            s.skip_reason.as_deref().unwrap_or("")
+        ));
+    }
     if r.unfinished > 0 {
         out.push(format!(
             "unfinished: {} iteration(s) in flight or due and not started when the run ended (not in the numbers)",

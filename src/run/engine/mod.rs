@@ -543,8 +543,8 @@ fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
 
 /// One iteration of `scenario` (its compiled `steps`) on an open connection, for
 /// `mcpspec load`: the run's own step runner and judges, so every reply under load is
-/// judged as in a run; the step results only (no suite, no events, no era check: the
-/// load run checked the era once when it connected).
+/// judged as in a run; the step results only (no suite, no events). A scenario whose
+/// eras or `requires` the connection does not meet has its steps skipped, as in a run.
 pub async fn iterate(
     scenario: &Scenario,
     steps: &[crate::language::dsl::Step],
@@ -562,11 +562,12 @@ pub async fn iterate(
     let events = Events::none();
     let progress = ItemEvents::start(&events, scenario.id.clone());
     let revision = conn.negotiated.revision.clone();
+    let unmet = era_mismatch(scenario, conn);
     let run = step::run_steps(
         scenario,
         steps,
         conn,
-        None,
+        unmet,
         &params,
         config.wire_validate,
         &config.tool_calls,

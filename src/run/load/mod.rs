@@ -136,7 +136,7 @@ pub async fn run(
             }
         }
         if !may_start(claimed) && running.is_empty() {
-            ended = (format!("{claimed} iterations measured"), false);
+            ended = (format!("{claimed} iterations run"), false);
             break;
         }
         let due = (period.is_some() && may_start(claimed) && running.len() < in_flight)
@@ -289,7 +289,15 @@ fn take(
     let suspect = steps
         .iter()
         .any(|(_, _, e)| matches!(e, Some((ErrorKind::Transport, _))));
-    if done.measured {
+    if done.measured && steps.is_empty() {
+        // Nothing ran: the scenario does not apply to this connection (its eras, its
+        // `requires`), as `run` would report it.
+        let why = done.results.iter().find_map(|r| match &r.outcome {
+            Outcome::Skipped { reason } => Some(reason.clone()),
+            _ => None,
+        });
+        recorder.skipped(&done.work.scenario.id, why);
+    } else if done.measured {
         recorder.record(Iteration {
             ended_at: done.finished.saturating_duration_since(measure_from),
             latency: done.finished.saturating_duration_since(done.from),

@@ -135,6 +135,9 @@ pub struct Recorder {
     iterations: u64,
     failed_iterations: u64,
     requests: u64,
+    /// Iterations whose every step was skipped, and the first one's reason.
+    skipped: u64,
+    skip_reason: Option<String>,
     seconds: Vec<Second>,
 }
 
@@ -148,6 +151,8 @@ impl Default for Recorder {
             iterations: 0,
             failed_iterations: 0,
             requests: 0,
+            skipped: 0,
+            skip_reason: None,
             seconds: Vec::new(),
         }
     }
@@ -164,6 +169,15 @@ fn millis(micros: u64) -> f64 {
 impl Recorder {
     pub fn iterations(&self) -> u64 {
         self.iterations
+    }
+
+    /// An iteration of `scenario` in which no step ran (`why`: the first step's reason).
+    pub fn skipped(&mut self, scenario: &str, why: Option<String>) {
+        self.skipped += 1;
+        if self.skip_reason.is_none() {
+            let why = why.unwrap_or_else(|| "every step was skipped".into());
+            self.skip_reason = Some(format!("scenario `{scenario}`: {why}"));
+        }
     }
 
     pub fn record(&mut self, it: Iteration<'_>) {
@@ -211,6 +225,8 @@ impl Recorder {
             iterations: self.iterations,
             failed_iterations: self.failed_iterations,
             requests: self.requests,
+            skipped_iterations: self.skipped,
+            skip_reason: self.skip_reason.clone(),
             error_rate: if self.iterations == 0 {
                 0.0
             } else {
@@ -289,6 +305,9 @@ pub struct Summary {
     pub failed_iterations: u64,
     /// Steps that ran (each a request, or a check of its own).
     pub requests: u64,
+    /// Iterations in which no step ran (not in the other numbers), and why the first did not.
+    pub skipped_iterations: u64,
+    pub skip_reason: Option<String>,
     /// Failed iterations, in percent of the iterations.
     pub error_rate: f64,
     /// Steps in error, by kind.
