@@ -69,7 +69,7 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         && n > profile.connections
     {
         errln!(
-            "note: {n} clients share {} server processes (--jobs)",
+            "note: over stdio a client is a server process, at most --jobs of them: {n} clients run as {}",
             profile.connections
         );
     }
