@@ -47,7 +47,7 @@ impl Profile {
 
     pub fn describe(&self) -> String {
         let pace = match self.pace {
-            Pace::Clients(n) => format!("{n} client(s), closed loop"),
+            Pace::Clients(_) => format!("{} client(s), closed loop", self.in_flight()),
             Pace::Rate(r) => format!("{r}/s open loop (at most {} in flight)", self.connections),
         };
         let length = match self.length {
