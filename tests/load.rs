@@ -329,3 +329,35 @@ fn a_scenario_that_does_not_apply_is_not_a_success() {
     );
     assert_eq!(budget(&report, "errorRate")["passed"], false);
 }
+
+/// Over stdio a server process that exits mid-iteration is replaced by a new one: every
+/// iteration's crash is a transport error of its own; one that never starts is exit 4.
+#[test]
+fn a_stdio_server_that_exits_is_replaced_and_one_that_never_starts_is_unreachable() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--stdio",
+        &stdio_target(&["--defect", "crash-on-call"]),
+        "--iterations",
+        "4",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let summary = &read_json(&json)["summary"];
+    assert_eq!(summary["iterations"], 4, "{summary:#}");
+    assert_eq!(summary["errors"]["transport"], 4, "{summary:#}");
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--stdio",
+        &stdio_target(&["--defect", "exit-at-start"]),
+        "--iterations",
+        "4",
+    ]);
+    assert_eq!(out.code, 4, "{out:?}");
+    assert!(out.stderr.contains("config file missing"), "{out:?}");
+}
