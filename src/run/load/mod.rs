@@ -174,7 +174,8 @@ pub async fn run(
             }
             () = sleep_until(due) => {
                 let (w, measured) = plan.next(next_due, &mut claimed);
-                running.push(iteration(w, idle.pop(), next_due, true, measured, era, config, &pool));
+                let conn = idle.pop();
+                running.push(iteration(w, conn, next_due, true, measured, era, config, &pool));
                 next_due += period.unwrap_or_default();
             }
         }
