@@ -9,6 +9,7 @@ mod eval_compare;
 mod eval_judge;
 pub mod init;
 mod list;
+mod load;
 mod merge;
 mod outputs;
 mod pack;
@@ -103,6 +104,7 @@ pub fn main() -> i32 {
         Command::Pack { command } => pack::main(command),
         Command::Run(args) if args.watch => watch::watch(args),
         Command::Run(args) => run(args),
+        Command::Load(args) => load::load(args),
         Command::Call(args) => runtime().block_on(call(args)),
         Command::Eval { command } => eval::main(command),
     }

@@ -8,10 +8,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::language::dsl::limits;
 
 mod eval;
+mod load;
 mod target;
 
 pub(crate) use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
 pub use eval::{EvalCommand, EvalCompareArgs, EvalRunArgs};
+pub use load::LoadArgs;
 pub(crate) use target::split_header;
 pub use target::{DEFAULT_TIMEOUT, TargetArgs, UsageError};
 
@@ -49,6 +51,9 @@ pub struct Cli {
 pub enum Command {
     /// Run scenarios (files or folders) against a server.
     Run(RunArgs),
+    /// Run scenarios as a workload (virtual clients or a fixed rate), judging every reply;
+    /// latency percentiles, throughput and errors against budgets.
+    Load(LoadArgs),
     /// Check scenarios and packs (imports, parameters, groups) without running them;
     /// errors as file:line:col with a snippet.
     Validate {

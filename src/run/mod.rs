@@ -5,10 +5,12 @@
 //! 0. `argsgen`, `client`, `packs`
 //! 1. `contract`, `eval`
 //! 2. `engine`
+//! 3. `load`
 
 pub mod argsgen;
 pub mod client;
 pub mod contract;
 pub mod engine;
 pub mod eval;
+pub mod load;
 pub mod packs;

@@ -54,12 +54,7 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         mut selected,
         baseline,
     } = loaded;
-    // mcpspec.yaml's `client:` is the default of a scenario and of its pack.
-    if let Some(client) = &config_client {
-        for s in selected.iter_mut().filter(|s| s.client.is_none()) {
-            s.client = Some(client.clone());
-        }
-    }
+    default_client(&mut selected, config_client.as_ref());
     let last_run_path = crate::face::last_run::path_for(args.config.as_deref());
     let last_run = crate::face::last_run::LastRun::load(&last_run_path);
     let (items, shard_info) = match select(&args, &asked, &selected, &last_run, &last_run_path) {
@@ -168,7 +163,20 @@ type Configured = (
     Option<std::sync::Arc<dsl::ClientScript>>,
 );
 
-fn configure(args: &mut RunArgs, secrets: &mut Vec<String>) -> Result<Configured, i32> {
+/// mcpspec.yaml's `client:` as the default of each scenario (and so of its pack) that
+/// declares none.
+pub(super) fn default_client(
+    selected: &mut [dsl::Scenario],
+    client: Option<&std::sync::Arc<dsl::ClientScript>>,
+) {
+    if let Some(client) = client {
+        for s in selected.iter_mut().filter(|s| s.client.is_none()) {
+            s.client = Some(client.clone());
+        }
+    }
+}
+
+pub(super) fn configure(args: &mut RunArgs, secrets: &mut Vec<String>) -> Result<Configured, i32> {
     let mut config_params = Vec::new();
     let mut config_client = None;
     match crate::face::config::Config::find(args.config.as_deref()) {
@@ -213,11 +221,11 @@ fn configure(args: &mut RunArgs, secrets: &mut Vec<String>) -> Result<Configured
 }
 
 /// What the command line asks for besides the paths, parsed.
-struct Asked {
+pub(super) struct Asked {
     target: crate::run::client::Target,
     target_secrets: Vec<String>,
-    eras: Vec<Era>,
-    filter: Option<GlobSet>,
+    pub eras: Vec<Era>,
+    pub filter: Option<GlobSet>,
     tags: Vec<TagExpr>,
     shard: Option<Shard>,
     /// `FILE:LINE` arguments select the scenario (or the step, with the steps before it)
@@ -226,7 +234,7 @@ struct Asked {
 }
 
 impl Asked {
-    fn parse(args: &RunArgs) -> Result<Asked, UsageError> {
+    pub(super) fn parse(args: &RunArgs) -> Result<Asked, UsageError> {
         let (target, target_secrets) = args.target.to_target()?;
         let eras = args
             .eras
@@ -259,16 +267,16 @@ impl Asked {
 }
 
 /// What a run runs, loaded.
-struct Loaded {
-    target: crate::run::client::Target,
-    params: serde_json::Map<String, Value>,
+pub(super) struct Loaded {
+    pub target: crate::run::client::Target,
+    pub params: serde_json::Map<String, Value>,
     /// The scenarios the tags select (`FILE:LINE` steps cut).
-    selected: Vec<Scenario>,
-    baseline: Option<crate::face::baseline::Baseline>,
+    pub selected: Vec<Scenario>,
+    pub baseline: Option<crate::face::baseline::Baseline>,
 }
 
 /// The target, the parameters, the scenarios and the baseline.
-fn load(
+pub(super) fn load(
     args: &RunArgs,
     asked: &mut Asked,
     config_params: Vec<(String, dsl::pack::Given)>,

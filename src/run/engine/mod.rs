@@ -511,7 +511,7 @@ async fn run_leased(
 
 /// The scenario's `client:` with its template context (the run's and the pack's
 /// parameters, the scenario's `vars` as far as they render now), if it declares one.
-fn client_answerer(
+pub(crate) fn client_answerer(
     scenario: &Scenario,
     params: &serde_json::Map<String, serde_json::Value>,
 ) -> Option<std::sync::Arc<crate::run::client::answers::Answerer>> {
@@ -561,6 +561,43 @@ fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
         n.kind.as_str(),
         n.revision
     ))
+}
+
+/// One iteration of `scenario` (its compiled `steps`) on an open connection, for
+/// `mcpspec load`: the run's own step runner and judges, so every reply under load is
+/// judged as in a run; the step results only (no suite, no events). A scenario whose
+/// eras or `requires` the connection does not meet has its steps skipped, as in a run.
+pub async fn iterate(
+    scenario: &Scenario,
+    steps: &[crate::language::dsl::Step],
+    conn: &mut Connection,
+    config: &RunConfig,
+    pool: &pool::Pool,
+) -> Vec<crate::results::report::result::StepResult> {
+    let params = if scenario.params.is_empty() {
+        std::borrow::Cow::Borrowed(&config.params)
+    } else {
+        let mut merged = config.params.clone();
+        merged.extend(scenario.params.clone());
+        std::borrow::Cow::Owned(merged)
+    };
+    let events = Events::none();
+    let progress = ItemEvents::start(&events, scenario.id.clone());
+    let revision = conn.negotiated.revision.clone();
+    let unmet = era_mismatch(scenario, conn);
+    let run = step::run_steps(
+        scenario,
+        steps,
+        conn,
+        unmet,
+        &params,
+        config.wire_validate,
+        &config.tool_calls,
+        pool,
+        &config.snapshots,
+        &progress,
+    );
+    failure::at_revision(&revision, run).await
 }
 
 pub fn now_rfc3339() -> String {

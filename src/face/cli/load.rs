@@ -1,0 +1,180 @@
+//! `mcpspec load`: the arguments of a load run — what `run` takes to find scenarios and a
+//! target, and the load profile and budgets. Out-of-range profile values are usage errors
+//! (exit 2) told by clap at the flag.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::{ColorChoice, RunArgs, TargetArgs};
+use crate::language::dsl::limits;
+
+/// Virtual clients of a closed-loop run.
+pub const CLIENTS: std::ops::RangeInclusive<usize> = 1..=10_000;
+/// `--duration`, `--warmup`: how long a load run measures, or warms up.
+pub const LOAD_DURATION: std::ops::RangeInclusive<Duration> =
+    Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "Profile: --clients N (closed loop: N virtual clients, each starting its next \
+iteration when the last ended) or --rate R (open loop: R iterations a second whatever the server \
+does; latency counts from each iteration's scheduled start). Length: --duration D or --iterations \
+N (default 10s). Every reply is judged by the scenario's expectations. Exit codes: 0 every budget \
+held, 1 a budget broke (any error, without --max-error-rate), 2 invalid input, 3 authentication \
+required, 4 server could not be started or reached."
+)]
+pub struct LoadArgs {
+    /// Scenario files, folders or built-in packs (default: `paths` of mcpspec.yaml).
+    pub paths: Vec<PathBuf>,
+    /// Project configuration file (default: ./mcpspec.yaml when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// A target named in the configuration file.
+    #[arg(long = "target", value_name = "NAME")]
+    pub target_name: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Era: legacy, modern, auto or a revision (YYYY-MM-DD); one per load run.
+    #[arg(long = "era", value_name = "ERA")]
+    pub era: Option<String>,
+    /// A parameter available to every scenario as a template variable, `NAME=VALUE`
+    /// (repeatable; `NAME=env:VAR` reads a secret from the environment).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Use only scenarios whose tags match this expression (repeatable: any of them).
+    #[arg(long = "tag", value_name = "EXPR")]
+    pub tags: Vec<String>,
+    /// Use only scenarios whose id or `id@era` matches this glob (repeatable).
+    #[arg(long = "filter", value_name = "GLOB")]
+    pub filters: Vec<String>,
+    /// Closed loop: this many virtual clients, each on a connection (HTTP) or a server
+    /// process (stdio) of its own (1 to 10000; default 1).
+    #[arg(long, value_name = "N", conflicts_with = "rate",
+          value_parser = |s: &str| limits::number(s, &CLIENTS))]
+    pub clients: Option<usize>,
+    /// Open loop: start this many scenario iterations a second, whether or not the server
+    /// keeps up (a number > 0, e.g. `50` or `0.5`).
+    #[arg(long, value_name = "R", value_parser = parse_rate, allow_negative_numbers = true)]
+    pub rate: Option<f64>,
+    /// How long to measure after the warm-up, e.g. `30s`, `2m` (default 10s).
+    #[arg(long, value_name = "DURATION", conflicts_with = "iterations", allow_hyphen_values = true,
+          value_parser = |s: &str| parse_load_duration(s))]
+    pub duration: Option<Duration>,
+    /// Measure this many iterations (after the warm-up), then stop.
+    #[arg(long, value_name = "N", value_parser = |s: &str| limits::number(s, &(1..=u64::MAX)))]
+    pub iterations: Option<u64>,
+    /// Run the load this long first without measuring it, e.g. `5s` (default none).
+    #[arg(long, value_name = "DURATION", value_parser = |s: &str| parse_load_duration(s))]
+    pub warmup: Option<Duration>,
+    /// Open loop: at most this many iterations in flight at once (connections over HTTP,
+    /// server processes over stdio); closed loop over stdio: at most this many server
+    /// processes. Default: 256 over HTTP, CPU cores over stdio (1 to 1024).
+    #[arg(long, value_name = "N", value_parser = |s: &str| limits::number(s, &limits::JOBS))]
+    pub jobs: Option<usize>,
+    /// Budget: the 99th percentile of the iterations' latency is at most this, e.g. `300ms`.
+    #[arg(long, value_name = "DURATION", value_parser = |s: &str| parse_load_duration(s))]
+    pub p99: Option<Duration>,
+    /// Budget: the 95th percentile of the iterations' latency is at most this.
+    #[arg(long, value_name = "DURATION", value_parser = |s: &str| parse_load_duration(s))]
+    pub p95: Option<Duration>,
+    /// Budget: at most this percentage of the iterations fail (0 to 100; default 0: any
+    /// error breaks it).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub max_error_rate: Option<f64>,
+    /// Budget: at least this many requests a second over the measured run.
+    #[arg(long, value_name = "RPS", value_parser = parse_rate)]
+    pub min_throughput: Option<f64>,
+    /// Write the budgets as a JUnit XML report here (a testcase each).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the summary and the per-second time series as JSON here; `-`: to stdout
+    /// (the console summary then goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Never touch the network: remote packs come from the cache only.
+    #[arg(long)]
+    pub offline: bool,
+}
+
+fn parse_load_duration(s: &str) -> Result<Duration, String> {
+    if s.trim_start().starts_with('-') {
+        return Err("a duration cannot be negative (expected e.g. `500ms`, `30s`)".into());
+    }
+    limits::duration(s, &LOAD_DURATION).map_err(|e| format!("{e} (expected e.g. `500ms`, `30s`)"))
+}
+
+/// A positive, finite number (a rate or a throughput floor).
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 && r <= 1e7 => Ok(r),
+        Ok(_) => Err(format!(
+            "`{s}` must be a number greater than 0 (at most 10000000)"
+        )),
+        Err(_) => Err(format!("`{s}` is not a number")),
+    }
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let text = s.trim().trim_end_matches('%');
+    match text.parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        Ok(_) => Err(format!("`{s}` must be a percentage from 0 to 100")),
+        Err(_) => Err(format!("`{s}` is not a percentage")),
+    }
+}
+
+impl LoadArgs {
+    /// The `run` arguments that select the same scenarios and target, so loading and
+    /// configuration are `run`'s own.
+    pub fn as_run_args(&self) -> RunArgs {
+        RunArgs {
+            paths: self.paths.clone(),
+            config: self.config.clone(),
+            target_name: self.target_name.clone(),
+            target: self.target.clone(),
+            eras: self.era.iter().cloned().collect(),
+            junit: None,
+            json: None,
+            html: None,
+            sarif: None,
+            sarif_source: None,
+            tags: self.tags.clone(),
+            set: self.set.clone(),
+            shard: None,
+            filters: self.filters.clone(),
+            jobs: self.jobs,
+            fresh: false,
+            verbose: false,
+            color: ColorChoice::Never,
+            expected_failures: None,
+            strict: false,
+            offline: self.offline,
+            wire_validate: false,
+            write_baseline: None,
+            last_failed: false,
+            watch: false,
+            watch_paths: Vec::new(),
+            only_files: Vec::new(),
+            update_snapshots: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_values_out_of_range_are_refused() {
+        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("-5").is_err());
+        assert!(parse_rate("NaN").is_err());
+        assert_eq!(parse_rate("0.5"), Ok(0.5));
+        assert!(parse_load_duration("-3s").unwrap_err().contains("negative"));
+        assert!(parse_load_duration("0s").is_err());
+        assert!(parse_percent("101").is_err());
+        assert_eq!(parse_percent("1.5%"), Ok(1.5));
+    }
+}

@@ -1,0 +1,374 @@
+//! What a load run measures: iteration and step latencies in HDR histograms (microseconds),
+//! errors by kind, and the per-second time series. Each finished iteration is recorded
+//! once, with the verdicts of its steps as the run's judges gave them.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::results::exchange::Direction;
+use crate::results::report::result::{Outcome, StepResult};
+
+/// Highest latency a histogram holds (longer ones are recorded as this): an hour.
+const HIGHEST_MICROS: u64 = 3_600_000_000;
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIGHEST_MICROS, 3).expect("valid histogram bounds")
+}
+
+/// What went wrong with one step, by kind: what the reply was (a JSON-RPC error, a tool
+/// result with `isError: true`, a wrong answer), or that none came (a timeout, a transport
+/// failure).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorKind {
+    /// The scenario's expectations failed on the reply.
+    Expectation,
+    /// A JSON-RPC error reply no expectation asked for.
+    Protocol,
+    /// A tool result with `isError: true` no expectation asked for.
+    IsError,
+    Timeout,
+    /// No reply: the connection broke, the server exited, the request could not be sent.
+    Transport,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Expectation => "expectation",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::IsError => "isError",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Transport => "transport",
+        }
+    }
+}
+
+/// The error of a step, if any. A failed step is named by its reply (a JSON-RPC error or
+/// an `isError` result is that kind, else a failed expectation); a step that passed with
+/// no expectation at all still fails on such a reply: under load nothing counts as a
+/// success merely because it was fast. Warnings (`level: should`) are not errors, as in
+/// `run`.
+pub fn error_of(result: &StepResult, expects_nothing: bool) -> Option<(ErrorKind, String)> {
+    match &result.outcome {
+        Outcome::Passed if expects_nothing => {
+            reply_kind(result).map(|k| (k, format!("step `{}`: {}", result.name, k.name())))
+        }
+        Outcome::Passed | Outcome::Skipped { .. } | Outcome::Warning { .. } => None,
+        Outcome::Failed { failures } => {
+            let why = failures.first().map_or("failed", |f| f.message.as_str());
+            Some((
+                reply_kind(result).unwrap_or(ErrorKind::Expectation),
+                format!("step `{}`: {why}", result.name),
+            ))
+        }
+        Outcome::Error { message, .. } => Some((
+            if message.starts_with("timed out") {
+                ErrorKind::Timeout
+            } else {
+                ErrorKind::Transport
+            },
+            format!("step `{}`: {message}", result.name),
+        )),
+        _ => None,
+    }
+}
+
+/// A JSON-RPC error or an `isError` result in the step's last received message.
+fn reply_kind(result: &StepResult) -> Option<ErrorKind> {
+    let last = result
+        .transcript
+        .iter()
+        .rev()
+        .find(|e| e.direction == Direction::Received)?;
+    let reply: Value = serde_json::from_str(&last.body).ok()?;
+    if reply.get("error").is_some() {
+        Some(ErrorKind::Protocol)
+    } else if reply
+        .get("result")
+        .is_some_and(crate::protocol::fields::is_error)
+    {
+        Some(ErrorKind::IsError)
+    } else {
+        None
+    }
+}
+
+/// A step that ran in an iteration: its name, latency and error.
+pub type StepRun<'a> = (&'a str, Duration, Option<(ErrorKind, String)>);
+
+/// One finished iteration, as the recorder takes it.
+pub struct Iteration<'a> {
+    /// Since the measured part of the run began, when the iteration ended.
+    pub ended_at: Duration,
+    /// From its scheduled start (open loop) or its start (closed loop) to its end.
+    pub latency: Duration,
+    pub scenario: &'a str,
+    /// The steps that ran: (name, latency, error).
+    pub steps: Vec<StepRun<'a>>,
+}
+
+/// One step of one scenario, over the run.
+struct StepStats {
+    latency: Histogram<u64>,
+    errors: u64,
+}
+
+/// One second of the run.
+struct Second {
+    iterations: u64,
+    errors: u64,
+    latency: Histogram<u64>,
+}
+
+pub struct Recorder {
+    whole: Histogram<u64>,
+    steps: IndexMap<(String, String), StepStats>,
+    errors: BTreeMap<ErrorKind, u64>,
+    /// The first message of each kind of error, to show why.
+    first_errors: BTreeMap<ErrorKind, String>,
+    iterations: u64,
+    failed_iterations: u64,
+    requests: u64,
+    /// Iterations whose every step was skipped, and the first one's reason.
+    skipped: u64,
+    skip_reason: Option<String>,
+    seconds: Vec<Second>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder {
+            whole: histogram(),
+            steps: IndexMap::new(),
+            errors: BTreeMap::new(),
+            first_errors: BTreeMap::new(),
+            iterations: 0,
+            failed_iterations: 0,
+            requests: 0,
+            skipped: 0,
+            skip_reason: None,
+            seconds: Vec::new(),
+        }
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1)
+}
+
+fn millis(micros: u64) -> f64 {
+    micros as f64 / 1000.0
+}
+
+impl Recorder {
+    pub fn iterations(&self) -> u64 {
+        self.iterations
+    }
+
+    /// An iteration of `scenario` in which no step ran (`why`: the first step's reason).
+    pub fn skipped(&mut self, scenario: &str, why: Option<String>) {
+        self.skipped += 1;
+        if self.skip_reason.is_none() {
+            let why = why.unwrap_or_else(|| "every step was skipped".into());
+            self.skip_reason = Some(format!("scenario `{scenario}`: {why}"));
+        }
+    }
+
+    pub fn record(&mut self, it: Iteration<'_>) {
+        let second = it.ended_at.as_secs() as usize;
+        while self.seconds.len() <= second {
+            self.seconds.push(Second {
+                iterations: 0,
+                errors: 0,
+                latency: histogram(),
+            });
+        }
+        let mut failed = false;
+        for (name, latency, error) in it.steps {
+            self.requests += 1;
+            let stats = self
+                .steps
+                .entry((it.scenario.to_string(), name.to_string()))
+                .or_insert_with(|| StepStats {
+                    latency: histogram(),
+                    errors: 0,
+                });
+            stats.latency.saturating_record(micros(latency));
+            if let Some((kind, message)) = error {
+                failed = true;
+                stats.errors += 1;
+                *self.errors.entry(kind).or_default() += 1;
+                self.first_errors.entry(kind).or_insert(message);
+            }
+        }
+        let slot = &mut self.seconds[second];
+        slot.iterations += 1;
+        slot.latency.saturating_record(micros(it.latency));
+        self.whole.saturating_record(micros(it.latency));
+        self.iterations += 1;
+        if failed {
+            slot.errors += 1;
+            self.failed_iterations += 1;
+        }
+    }
+
+    /// The numbers of the run, `measured` its measured time.
+    pub fn summary(&self, measured: Duration) -> Summary {
+        let secs = measured.as_secs_f64().max(1e-9);
+        Summary {
+            iterations: self.iterations,
+            failed_iterations: self.failed_iterations,
+            requests: self.requests,
+            skipped_iterations: self.skipped,
+            skip_reason: self.skip_reason.clone(),
+            error_rate: if self.iterations == 0 {
+                0.0
+            } else {
+                100.0 * self.failed_iterations as f64 / self.iterations as f64
+            },
+            errors: self.errors.iter().map(|(k, n)| (k.name(), *n)).collect(),
+            first_errors: self
+                .first_errors
+                .iter()
+                .map(|(k, m)| (k.name(), m.clone()))
+                .collect(),
+            measured_seconds: measured.as_secs_f64(),
+            iterations_per_second: self.iterations as f64 / secs,
+            requests_per_second: self.requests as f64 / secs,
+            latency: Latency::of(&self.whole),
+            steps: self
+                .steps
+                .iter()
+                .map(|((scenario, step), s)| StepSummary {
+                    scenario: scenario.clone(),
+                    step: step.clone(),
+                    requests: s.latency.len(),
+                    errors: s.errors,
+                    latency: Latency::of(&s.latency),
+                })
+                .collect(),
+        }
+    }
+
+    pub fn series(&self) -> Vec<SecondSummary> {
+        self.seconds
+            .iter()
+            .enumerate()
+            .map(|(i, s)| SecondSummary {
+                second: i as u64,
+                iterations: s.iterations,
+                errors: s.errors,
+                p50_ms: (!s.latency.is_empty()).then(|| millis(s.latency.value_at_quantile(0.5))),
+                p99_ms: (!s.latency.is_empty()).then(|| millis(s.latency.value_at_quantile(0.99))),
+            })
+            .collect()
+    }
+}
+
+/// Percentiles in milliseconds; `None` when nothing was measured.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Latency {
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub mean_ms: Option<f64>,
+}
+
+impl Latency {
+    fn of(h: &Histogram<u64>) -> Latency {
+        let at = |q: f64| (!h.is_empty()).then(|| millis(h.value_at_quantile(q)));
+        Latency {
+            p50_ms: at(0.5),
+            p90_ms: at(0.9),
+            p95_ms: at(0.95),
+            p99_ms: at(0.99),
+            max_ms: (!h.is_empty()).then(|| millis(h.max())),
+            mean_ms: (!h.is_empty()).then(|| h.mean() / 1000.0),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub iterations: u64,
+    /// Iterations with at least one step in error.
+    pub failed_iterations: u64,
+    /// Steps that ran (each a request, or a check of its own).
+    pub requests: u64,
+    /// Iterations in which no step ran (not in the other numbers), and why the first did not.
+    pub skipped_iterations: u64,
+    pub skip_reason: Option<String>,
+    /// Failed iterations, in percent of the iterations.
+    pub error_rate: f64,
+    /// Steps in error, by kind.
+    pub errors: BTreeMap<&'static str, u64>,
+    /// The first message of each kind.
+    pub first_errors: BTreeMap<&'static str, String>,
+    pub measured_seconds: f64,
+    pub iterations_per_second: f64,
+    pub requests_per_second: f64,
+    /// Of the iterations, from their scheduled start to their last reply.
+    pub latency: Latency,
+    pub steps: Vec<StepSummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepSummary {
+    pub scenario: String,
+    pub step: String,
+    pub requests: u64,
+    pub errors: u64,
+    pub latency: Latency,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecondSummary {
+    pub second: u64,
+    pub iterations: u64,
+    pub errors: u64,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_iteration_with_an_error_counts_once_and_by_kind() {
+        let mut r = Recorder::default();
+        for (i, error) in [None, Some((ErrorKind::Timeout, "t".to_string()))]
+            .into_iter()
+            .enumerate()
+        {
+            r.record(Iteration {
+                ended_at: Duration::from_millis(400 + 1000 * i as u64),
+                latency: Duration::from_millis(10),
+                scenario: "s",
+                steps: vec![
+                    ("a", Duration::from_millis(4), None),
+                    ("b", Duration::from_millis(5), error),
+                ],
+            });
+        }
+        let s = r.summary(Duration::from_secs(2));
+        assert_eq!((s.iterations, s.failed_iterations, s.requests), (2, 1, 4));
+        assert_eq!(s.errors.get("timeout"), Some(&1));
+        assert_eq!(s.error_rate, 50.0);
+        assert_eq!(s.steps.len(), 2);
+        assert_eq!(r.series().len(), 2);
+        assert!(s.latency.p99_ms.unwrap() >= 9.9);
+    }
+}

@@ -1,0 +1,364 @@
+//! `mcpspec load` against the example server: a fixed rate held with its budgets met, a
+//! slow tool breaking the p99 budget (and only it), wrong answers counted as errors of their
+//! kind, a server that dies and Ctrl-C ending the run with what was measured, bad profiles
+//! refused. Short runs and budgets far from normal: nothing here asserts a tight timing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::{Listening, example_server, read_json, run, stdio_target};
+
+fn scenario(name: &str) -> String {
+    common::repo_root()
+        .join("tests/load")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn out_file(dir: &tempfile::TempDir, name: &str) -> PathBuf {
+    dir.path().join(name)
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The budget named `name` in the JSON report.
+fn budget<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("no budget {name}: {report:#}"))
+}
+
+/// 50 iterations a second for 3s over HTTP, in each era (a legacy session per connection,
+/// modern stateless requests): the schedule holds, nothing fails, every budget is met.
+#[test]
+fn a_fixed_rate_over_http_holds_and_meets_its_budgets() {
+    let server = Listening::start({
+        let mut cmd = Command::new(example_server());
+        cmd.args(["--http", "127.0.0.1:0"]);
+        cmd
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (out_file(&dir, "load.json"), out_file(&dir, "load.xml"));
+    let mut outcomes = Vec::new();
+    for era in ["legacy", "modern"] {
+        let out = run(&[
+            "load",
+            &scenario("tools.yaml"),
+            "--url",
+            &server.url,
+            "--era",
+            era,
+            "--rate",
+            "50",
+            "--duration",
+            "3s",
+            "--p99",
+            "2s",
+            "--p95",
+            "2s",
+            "--min-throughput",
+            "20",
+            "--json",
+            path(&json),
+            "--junit",
+            path(&junit),
+        ]);
+        outcomes.push((era, out, read_json(&json), std::fs::read_to_string(&junit)));
+    }
+    let mut child = server.child;
+    let _ = child.kill();
+    let _ = child.wait();
+    for (era, out, report, xml) in outcomes {
+        assert_eq!(out.code, 0, "{era}: {out:?}");
+        assert_eq!(report["era"], era);
+        let summary = &report["summary"];
+        let iterations = summary["iterations"].as_u64().unwrap();
+        // 150 due in 3s: a generous band (the schedule, not the machine, sets the count).
+        assert!((120..=160).contains(&iterations), "{era}: {summary:#}");
+        assert_eq!(summary["requests"].as_u64(), Some(2 * iterations));
+        assert_eq!(summary["failedIterations"], 0, "{era}: {summary:#}");
+        assert_eq!(summary["errors"], serde_json::json!({}));
+        assert_eq!(report["targetRate"], 50.0);
+        assert_eq!(report["ended"]["early"], false);
+        assert!(summary["latency"]["p99Ms"].as_f64().unwrap() > 0.0);
+        assert_eq!(summary["steps"].as_array().unwrap().len(), 2);
+        let series = report["series"].as_array().unwrap();
+        assert!((3..=4).contains(&series.len()), "{era}: {series:?}");
+        for name in ["p95", "p99", "errorRate", "throughput"] {
+            assert_eq!(
+                budget(&report, name)["passed"],
+                true,
+                "{era} {name}: {report:#}"
+            );
+        }
+        let xml = xml.unwrap();
+        assert!(xml.contains(r#"name="p99 &lt;= 2s""#), "{xml}");
+        assert!(!xml.contains("<failure"), "{xml}");
+        assert!(out.stdout.contains("result: passed"), "{out:?}");
+    }
+    common::assert_valid_junit(&junit);
+}
+
+/// `--defect slow-read-tool=1` makes the `slow` tool take a second: the p99 budget (300ms,
+/// some 100x a normal call) breaks with the measured value; the error budget holds (a
+/// slow reply is still a right one).
+#[test]
+fn a_slow_tool_breaks_the_latency_budget_and_only_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (out_file(&dir, "load.json"), out_file(&dir, "load.xml"));
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--stdio",
+        &stdio_target(&["--defect", "slow-read-tool=1"]),
+        "--clients",
+        "1",
+        "--iterations",
+        "2",
+        "--p99",
+        "300ms",
+        "--json",
+        path(&json),
+        "--junit",
+        path(&junit),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    let p99 = budget(&report, "p99");
+    assert_eq!(p99["passed"], false, "{report:#}");
+    assert!(p99["measured"].as_str().unwrap().ends_with("ms"), "{p99}");
+    assert_eq!(budget(&report, "errorRate")["passed"], true, "{report:#}");
+    let steps = report["summary"]["steps"].as_array().unwrap();
+    let slow = steps.iter().find(|s| s["step"] == "call slow").unwrap();
+    assert!(
+        slow["latency"]["p50Ms"].as_f64().unwrap() >= 1000.0,
+        "{slow}"
+    );
+    common::assert_valid_junit(&junit);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    assert!(xml.contains(r#"type="budget""#), "{xml}");
+    assert!(out.stdout.contains("✗ p99 <= 300ms"), "{out:?}");
+}
+
+/// A failed expectation and a JSON-RPC error no expectation asked for are each an error of
+/// their kind on every iteration; `--max-error-rate 100` accepts them.
+#[test]
+fn wrong_answers_count_as_errors_of_their_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let target = stdio_target(&[]);
+    let args = |rate: &'static str| {
+        vec![
+            "load".to_string(),
+            scenario("wrong.yaml"),
+            "--stdio".into(),
+            target.clone(),
+            "--iterations".into(),
+            "5".into(),
+            "--max-error-rate".into(),
+            rate.into(),
+            "--json".into(),
+            path(&json).into(),
+        ]
+    };
+    let strict: Vec<String> = args("0");
+    let out = run(&strict.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    let summary = &report["summary"];
+    assert_eq!(summary["iterations"], 5, "{summary:#}");
+    assert_eq!(summary["failedIterations"], 5, "{summary:#}");
+    assert_eq!(summary["errors"]["expectation"], 5, "{summary:#}");
+    assert_eq!(summary["errors"]["protocol"], 5, "{summary:#}");
+    assert_eq!(budget(&report, "errorRate")["passed"], false);
+    let lenient: Vec<String> = args("100");
+    let out = run(&lenient.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.code, 0, "{out:?}");
+}
+
+/// The HTTP server is killed a second into a 20s run: the run ends there (not 20s later),
+/// says why and when, keeps what it measured, and fails.
+#[test]
+fn a_server_that_dies_ends_the_run_with_what_was_measured() {
+    let server = Listening::start({
+        let mut cmd = Command::new(example_server());
+        cmd.args(["--http", "127.0.0.1:0"]);
+        cmd
+    });
+    let mut child = server.child;
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(1));
+        let _ = child.kill();
+        let _ = child.wait();
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--url",
+        &server.url,
+        "--rate",
+        "20",
+        "--duration",
+        "20s",
+        "--json",
+        path(&json),
+    ]);
+    killer.join().unwrap();
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    let ended = &report["ended"];
+    assert_eq!(ended["early"], true, "{ended}");
+    assert!(
+        ended["why"]
+            .as_str()
+            .unwrap()
+            .contains("could not be reached"),
+        "{ended}"
+    );
+    assert!(ended["atSeconds"].as_f64().unwrap() < 15.0, "{ended}");
+    assert!(report["summary"]["iterations"].as_u64().unwrap() > 0);
+    assert!(out.stdout.contains("early"), "{out:?}");
+}
+
+/// Ctrl-C writes the report of what ran, and exits as for a signal.
+#[test]
+fn an_interrupt_reports_what_was_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let mut cmd = Command::new(common::mcpspec());
+    cmd.args([
+        "load",
+        &scenario("tools.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--clients",
+        "1",
+        "--duration",
+        "60s",
+        "--json",
+        path(&json),
+    ]);
+    let spawned = common::process::spawn(&mut cmd);
+    // Long enough for the server to start and iterations to finish on a busy machine.
+    std::thread::sleep(Duration::from_secs(3));
+    common::process::signal(spawned.child.id(), "INT");
+    let finished = spawned
+        .wait(Duration::from_secs(20))
+        .expect("the run ends after the interrupt");
+    assert_eq!(finished.code, 130, "{finished:?}");
+    let report = read_json(&json);
+    assert_eq!(report["ended"]["why"], "interrupted (SIGINT)", "{report:#}");
+    assert!(report["summary"]["iterations"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn nothing_listening_is_unreachable() {
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--iterations",
+        "1",
+    ]);
+    assert_eq!(out.code, 4, "{out:?}");
+}
+
+#[test]
+fn bad_profiles_are_usage_errors() {
+    let tools = scenario("tools.yaml");
+    for (flags, says) in [
+        (&["--rate", "0"][..], "greater than 0"),
+        (&["--rate", "-3"][..], "greater than 0"),
+        (&["--duration", "-1s"][..], "negative"),
+        (&["--duration", "0s"][..], "out of range"),
+        (&["--clients", "0"][..], "out of range"),
+        (
+            &["--clients", "2", "--rate", "5"][..],
+            "cannot be used with",
+        ),
+        (
+            &["--duration", "1s", "--iterations", "3"][..],
+            "cannot be used with",
+        ),
+    ] {
+        let mut args = vec!["load", tools.as_str(), "--url", "http://127.0.0.1:9/mcp"];
+        args.extend_from_slice(flags);
+        let out = run(&args);
+        assert_eq!(out.code, 2, "{flags:?}: {out:?}");
+        assert!(out.stderr.contains(says), "{flags:?}: {out:?}");
+    }
+}
+
+/// A scenario that does not apply to the target runs no step: its iterations are counted
+/// as skipped with the reason, not as fast successes, and the error budget (held by nothing
+/// sent) breaks.
+#[test]
+fn a_scenario_that_does_not_apply_is_not_a_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let out = run(&[
+        "load",
+        &scenario("needs-http.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--iterations",
+        "3",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    let summary = &report["summary"];
+    assert_eq!(summary["skippedIterations"], 3, "{summary:#}");
+    assert_eq!(summary["requests"], 0, "{summary:#}");
+    assert!(
+        summary["skipReason"].as_str().unwrap().contains("HTTP"),
+        "{summary:#}"
+    );
+    assert_eq!(budget(&report, "errorRate")["passed"], false);
+}
+
+/// Over stdio a server process that exits mid-iteration is replaced by a new one: every
+/// iteration's crash is a transport error of its own; one that never starts is exit 4.
+#[test]
+fn a_stdio_server_that_exits_is_replaced_and_one_that_never_starts_is_unreachable() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--stdio",
+        &stdio_target(&["--defect", "crash-on-call"]),
+        "--iterations",
+        "4",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let summary = &read_json(&json)["summary"];
+    assert_eq!(summary["iterations"], 4, "{summary:#}");
+    assert_eq!(summary["errors"]["transport"], 4, "{summary:#}");
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--stdio",
+        &stdio_target(&["--defect", "exit-at-start"]),
+        "--iterations",
+        "4",
+    ]);
+    assert_eq!(out.code, 4, "{out:?}");
+    assert!(out.stderr.contains("config file missing"), "{out:?}");
+}
