@@ -6,6 +6,7 @@
 // seconds. Prints `issuer <URL>` on stdout once listening; runs until killed.
 //
 //   node launch.mjs --client-id ID --client-secret SECRET [--lifetime SECONDS] [--port N]
+import { randomUUID } from 'node:crypto';
 import basicAuth from 'basic-auth';
 import { OAuth2Server } from 'oauth2-mock-server';
 
@@ -29,6 +30,8 @@ server.service.on('beforeTokenSigning', (token, req) => {
   token.payload.exp = Math.floor(Date.now() / 1000) + lifetime;
   if (req.body.resource) token.payload.aud = req.body.resource;
   token.payload.client_id = clientOf(req).id;
+  // Two tokens fetched in the same second differ (as a real server's do).
+  token.payload.jti = randomUUID();
 });
 server.service.on('beforeResponse', (response, req) => {
   const client = clientOf(req);
