@@ -90,7 +90,12 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
             "error: {}",
             crate::ground::redact::known().redact(&e.to_string())
         );
-        return exit::AUTH_REQUIRED;
+        // The challenge is the MCP server's own answer: not reaching it is exit 4.
+        return if e.step == crate::run::client::http::oauth::Step::Challenge {
+            exit::UNREACHABLE
+        } else {
+            exit::AUTH_REQUIRED
+        };
     }
     // The run's outputs, each a subscriber to its events.
     let mut out = Outputs::new(&args, items.len(), secrets, last_run, last_run_path);
