@@ -94,7 +94,9 @@ struct Cli {
     #[arg(long, value_name = "CLAIMS", requires = "auth_jwt_secret")]
     mint_jwt: Option<String>,
 
-    /// The audience (`aud`) tokens must name, with --auth-jwt-secret or --auth-jwks.
+    /// The audience (`aud`) tokens must name, with --auth-jwt-secret or --auth-jwks
+    /// (default with --auth-jwks: the server's own URL, `http://ADDR/mcp`, as MCP clients
+    /// ask for it).
     #[arg(long, value_name = "AUD")]
     auth_audience: Option<String>,
 
@@ -196,8 +198,8 @@ async fn run(cli: Cli) -> i32 {
     if cli.auth_jwt_secret.is_some() && (cli.http.is_none() || cli.auth_audience.is_none()) {
         return usage_error("--auth-jwt-secret needs --http and --auth-audience");
     }
-    if cli.auth_jwks.is_some() && (cli.http.is_none() || cli.auth_audience.is_none()) {
-        return usage_error("--auth-jwks needs --http and --auth-audience");
+    if cli.auth_jwks.is_some() && cli.http.is_none() {
+        return usage_error("--auth-jwks needs --http");
     }
     let jwt_keys = match (&cli.auth_jwt_secret, &cli.auth_jwks, &cli.auth_issuer) {
         (Some(secret), _, _) => Some(auth::Keys::Secret(secret.as_bytes().to_vec())),
@@ -267,7 +269,8 @@ async fn run(cli: Cli) -> i32 {
     let result = match cli.http {
         Some(addr) => {
             let security = transport::HttpSecurity {
-                jwt: jwt_keys.zip(cli.auth_audience).map(|(keys, audience)| {
+                jwt: jwt_keys.map(|keys| {
+                    let audience = cli.auth_audience;
                     let rules = auth::Rules {
                         scope: cli.auth_scope,
                         token_uses: cli.auth_token_uses,

@@ -83,8 +83,9 @@ async fn run_until_closed(
 /// Access control of the HTTP transport (off by default).
 #[derive(Clone, Debug, Default)]
 pub struct HttpSecurity {
-    /// `(keys, audience, rules)`: require JWT bearer tokens ([`crate::auth`]).
-    pub jwt: Option<(crate::auth::Keys, String, crate::auth::Rules)>,
+    /// `(keys, audience, rules)`: require JWT bearer tokens ([`crate::auth`]); no
+    /// audience: the endpoint's own URL.
+    pub jwt: Option<(crate::auth::Keys, Option<String>, crate::auth::Rules)>,
     /// At most this many requests per second; more get HTTP 429.
     pub rate_limit: Option<u32>,
 }
@@ -195,9 +196,12 @@ pub async fn serve_http(
         ));
     }
     if let Some((keys, audience, rules)) = &security.jwt {
+        let audience = audience
+            .clone()
+            .unwrap_or_else(|| format!("http://{local}/mcp"));
         let auth = crate::auth::JwtAuth::new(
             keys.clone(),
-            audience,
+            &audience,
             format!("http://{local}"),
             rules.clone(),
             &defects,

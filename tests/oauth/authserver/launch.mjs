@@ -3,7 +3,8 @@
 // oauth2-mock-server issues tokens to anyone; the hooks below make it a real one for the
 // client credentials grant: a wrong client id or secret is refused (401 invalid_client),
 // the token's audience is the `resource` asked for (RFC 8707) and it lives --lifetime
-// seconds. Prints `issuer <URL>` on stdout once listening; runs until killed.
+// seconds. Prints `issuer <URL>` on stdout once listening, then `token <TOKEN>` for each
+// token issued; runs until killed.
 //
 //   node launch.mjs --client-id ID --client-secret SECRET [--lifetime SECONDS] [--port N]
 import { randomUUID } from 'node:crypto';
@@ -41,6 +42,8 @@ server.service.on('beforeResponse', (response, req) => {
     return;
   }
   response.body.expires_in = lifetime;
+  // For the tests: how many tokens were issued, and that none shows in mcpspec's output.
+  console.log(`token ${response.body.access_token}`);
 });
 await server.start(Number(args.port ?? 0), '127.0.0.1');
 // 127.0.0.1, not the `localhost` the package names (which may resolve to ::1 first).
