@@ -29,6 +29,10 @@ struct AuthServer {
 
 impl AuthServer {
     fn start(lifetime_secs: u32) -> AuthServer {
+        AuthServer::start_with(lifetime_secs, &[])
+    }
+
+    fn start_with(lifetime_secs: u32, extra: &[&str]) -> AuthServer {
         let dir = repo_root().join("tests/oauth/authserver");
         assert!(
             dir.join("node_modules/oauth2-mock-server").exists(),
@@ -38,6 +42,7 @@ impl AuthServer {
             .arg("launch.mjs")
             .args(["--client-id", CLIENT_ID, "--client-secret", CLIENT_SECRET])
             .args(["--lifetime", &lifetime_secs.to_string()])
+            .args(extra)
             .current_dir(&dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -194,6 +199,27 @@ fn a_token_that_expires_mid_run_is_fetched_again_once_per_refusal() {
     let mut secrets = vec![CLIENT_SECRET];
     secrets.extend(tokens.iter().map(String::as_str));
     assert_no_secret(&written, &secrets);
+}
+
+#[test]
+fn a_token_request_refused_mid_run_ends_it_with_one_error_at_the_token_step() {
+    // One token, good for 3 requests; the request for the second is refused.
+    let auth = AuthServer::start_with(3600, &["--max-tokens", "1"]);
+    let server = resource_server(&auth.issuer, &auth.issuer, &["--auth-token-uses", "3"]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_signed_in(dir.path(), &server.url, CLIENT_SECRET, &["--jobs", "1"]);
+    assert_eq!(run.code, 3, "{}", run.all_output());
+    let last = run.stderr.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("error: OAuth sign-in failed at the token request")
+            && last.contains("invalid_grant"),
+        "{}",
+        run.stderr
+    );
+    // Once refused, no more token requests and no more 401s: later messages fail at once.
+    assert_eq!(auth.tokens().len(), 1);
+    let json = std::fs::read_to_string(dir.path().join("result.json")).unwrap();
+    assert!(json.matches("HTTP 401").count() <= 1, "{json}");
 }
 
 #[test]

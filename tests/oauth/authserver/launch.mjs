@@ -6,7 +6,11 @@
 // seconds. Prints `issuer <URL>` on stdout once listening, then `token <TOKEN>` for each
 // token issued; runs until killed.
 //
-//   node launch.mjs --client-id ID --client-secret SECRET [--lifetime SECONDS] [--port N]
+// With --max-tokens N, token requests after the Nth are refused (400 invalid_grant): a
+// refusal in the middle of a run.
+//
+//   node launch.mjs --client-id ID --client-secret SECRET [--lifetime SECONDS]
+//                   [--max-tokens N] [--port N]
 import { randomUUID } from 'node:crypto';
 import basicAuth from 'basic-auth';
 import { OAuth2Server } from 'oauth2-mock-server';
@@ -16,6 +20,8 @@ const args = Object.fromEntries(
     word.startsWith('--') ? [...pairs, [word.slice(2), all[i + 1]]] : pairs, []),
 );
 const lifetime = Number(args.lifetime ?? 3600);
+const maxTokens = Number(args['max-tokens'] ?? Infinity);
+let issued = 0;
 
 /** The client of a token request, from HTTP Basic or the form (client_secret_post). */
 function clientOf(req) {
@@ -41,6 +47,12 @@ server.service.on('beforeResponse', (response, req) => {
     response.body = { error: 'invalid_client', error_description: 'client authentication failed' };
     return;
   }
+  if (issued >= maxTokens) {
+    response.statusCode = 400;
+    response.body = { error: 'invalid_grant', error_description: 'no more tokens for this client' };
+    return;
+  }
+  issued += 1;
   response.body.expires_in = lifetime;
   // For the tests: how many tokens were issued, and that none shows in mcpspec's output.
   console.log(`token ${response.body.access_token}`);
