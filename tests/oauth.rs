@@ -308,14 +308,23 @@ fn an_unreachable_authorization_server_is_named() {
     assert!(run.stderr.contains(&closed), "{}", run.stderr);
 }
 
-/// A server that challenges with `resource_metadata` pointing at itself and serves a
-/// 10 MB metadata document there.
-fn huge_metadata_server() -> (std::thread::JoinHandle<()>, String) {
+/// What the fake server below answers a GET of its metadata with.
+#[derive(Clone, Copy)]
+enum Metadata {
+    /// A 10 MB document.
+    Huge,
+    /// A redirect to itself, forever.
+    RedirectLoop,
+}
+
+/// A server that challenges with `resource_metadata` pointing at itself and answers the
+/// GET of that document as `metadata` says; it serves `connections` connections.
+fn lying_server(metadata: Metadata, connections: usize) -> (std::thread::JoinHandle<()>, String) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
     let base = origin.clone();
     let handle = std::thread::spawn(move || {
-        for stream in listener.incoming().take(2) {
+        for stream in listener.incoming().take(connections) {
             let Ok(mut stream) = stream else { return };
             let mut head = [0u8; 4096];
             let n = stream.read(&mut head).unwrap_or(0);
@@ -325,16 +334,26 @@ fn huge_metadata_server() -> (std::thread::JoinHandle<()>, String) {
                     "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer resource_metadata=\"{base}/prm\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                 );
                 let _ = stream.write_all(reply.as_bytes());
-            } else {
-                let size = 10 * 1024 * 1024;
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n"
-                );
-                let _ = stream.write_all(head.as_bytes());
-                let chunk = vec![b' '; 64 * 1024];
-                for _ in 0..size / chunk.len() {
-                    if stream.write_all(&chunk).is_err() {
-                        break;
+                continue;
+            }
+            match metadata {
+                Metadata::RedirectLoop => {
+                    let reply = format!(
+                        "HTTP/1.1 302 Found\r\nLocation: {base}/prm\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    );
+                    let _ = stream.write_all(reply.as_bytes());
+                }
+                Metadata::Huge => {
+                    let size = 10 * 1024 * 1024;
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n"
+                    );
+                    let _ = stream.write_all(head.as_bytes());
+                    let chunk = vec![b' '; 64 * 1024];
+                    for _ in 0..size / chunk.len() {
+                        if stream.write_all(&chunk).is_err() {
+                            break;
+                        }
                     }
                 }
             }
@@ -344,8 +363,22 @@ fn huge_metadata_server() -> (std::thread::JoinHandle<()>, String) {
 }
 
 #[test]
+fn a_redirect_loop_at_the_metadata_ends_with_one_error_naming_the_step() {
+    // The challenge, then as many redirects as the client follows before it gives up.
+    let (_server, url) = lying_server(Metadata::RedirectLoop, 64);
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_signed_in(dir.path(), &url, CLIENT_SECRET, &["--timeout", "10s"]);
+    assert_eq!(run.code, 3, "{}", run.all_output());
+    assert!(
+        run.stderr.contains("the protected resource metadata") && run.stderr.contains("redirect"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn a_10_mb_metadata_document_is_refused_naming_the_step() {
-    let (_server, url) = huge_metadata_server();
+    let (_server, url) = lying_server(Metadata::Huge, 2);
     let dir = tempfile::tempdir().unwrap();
     let run = run_signed_in(dir.path(), &url, CLIENT_SECRET, &["--timeout", "10s"]);
     assert_eq!(run.code, 3, "{}", run.all_output());

@@ -46,8 +46,6 @@ struct State {
     endpoint: Option<discover::TokenEndpoint>,
     token: Option<Token>,
     failure: Option<SignInError>,
-    /// Tokens fetched (the first included), for the run's notes.
-    fetched: u32,
 }
 
 /// The sign-in of one HTTP target (see the module doc).
@@ -115,11 +113,6 @@ impl OAuth {
         self.state.try_lock().ok()?.failure.clone()
     }
 
-    /// How many tokens were fetched.
-    pub fn tokens_fetched(&self) -> u32 {
-        self.state.try_lock().map_or(0, |s| s.fetched)
-    }
-
     async fn fetch(&self, state: &mut State) -> Result<String, SignInError> {
         if let Some(failure) = &state.failure {
             return Err(failure.clone());
@@ -130,7 +123,6 @@ impl OAuth {
                 crate::ground::redact::remember(std::slice::from_ref(&token.value));
                 let value = token.value.clone();
                 state.token = Some(token);
-                state.fetched += 1;
                 Ok(value)
             }
             Err(e) => {
