@@ -425,3 +425,27 @@ fn the_example_server_refuses_tokens_without_the_scope_with_403() {
     assert!(run.all_output().contains("403"), "{}", run.all_output());
     assert_eq!(auth.tokens().len(), 1);
 }
+
+#[test]
+fn an_auth_block_without_a_secret_source_or_on_a_stdio_target_is_a_validate_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mcpspec.yaml"),
+        "targets:\n  local:\n    stdio: node server.js\n    auth:\n      grant: client_credentials\n      clientId: x\n",
+    )
+    .unwrap();
+    let run = run_in(dir.path(), &["validate"], &[]);
+    assert_eq!(run.code, 2, "{}", run.all_output());
+    assert!(
+        run.stderr
+            .contains("needs one of `clientSecretEnv` and `clientSecretFile`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("applies to `url:` targets"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("mcpspec.yaml:5:"), "{}", run.stderr);
+}
