@@ -92,6 +92,85 @@ pub struct TargetDoc {
     /// Environment variable holding a bearer token.
     #[serde(default)]
     pub bearer_env: Option<String>,
+    /// OAuth sign-in for the run (HTTP targets): the token of every request is fetched
+    /// from the server's authorization server, found from its 401 challenge.
+    #[serde(default)]
+    pub auth: Option<At<AuthDoc>>,
+}
+
+/// `auth:` of a target. Secrets are named (a variable, a file), never written here.
+#[derive(Debug, Deserialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AuthDoc {
+    /// The OAuth grant.
+    pub grant: Grant,
+    /// The client id registered with the authorization server.
+    pub client_id: String,
+    /// Environment variable holding the client secret.
+    #[serde(default)]
+    pub client_secret_env: Option<String>,
+    /// File holding the client secret (relative to this file).
+    #[serde(default)]
+    pub client_secret_file: Option<String>,
+    /// The scope to ask for (default: the server's challenge, else its metadata).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Not allowed: read so that a secret written in the file is told as such.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub client_secret: Option<At<String>>,
+}
+
+/// The OAuth grants mcpspec signs in with.
+#[derive(Debug, Deserialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    /// A confidential client's own credentials (RFC 6749 §4.4): CI.
+    ClientCredentials,
+}
+
+/// The mistakes of a target's `auth:` block, each at its line.
+fn check_auth(file: &std::sync::Arc<SourceFile>, name: &str, target: &TargetDoc) -> Vec<LoadError> {
+    let Some(auth) = &target.auth else {
+        return Vec::new();
+    };
+    let at = |line, col| Pos::new(file, line, col);
+    let mut errors = Vec::new();
+    if let Some(secret) = &auth.client_secret {
+        // Told without the snippet, which would show the secret's line.
+        errors.push(
+            LoadError::file(
+                format!("{}:{}:{}", file.name, secret.line, secret.col),
+                format!("target `{name}`: `clientSecret` writes the secret in the file"),
+            )
+            .with_help("name where it is read from instead: `clientSecretEnv: VAR` or `clientSecretFile: PATH`"),
+        );
+    }
+    let sources = [&auth.client_secret_env, &auth.client_secret_file];
+    if auth.client_secret.is_none() && sources.iter().filter(|s| s.is_some()).count() != 1 {
+        errors.push(
+            LoadError::at(
+                at(auth.line, auth.col),
+                format!(
+                    "target `{name}`: `auth:` needs one of `clientSecretEnv` and `clientSecretFile`"
+                ),
+            )
+            .with_help("e.g. `clientSecretEnv: MCP_CLIENT_SECRET`"),
+        );
+    }
+    if target.url.is_none() {
+        errors.push(LoadError::at(
+            at(auth.line, auth.col),
+            format!("target `{name}`: `auth:` applies to `url:` targets"),
+        ));
+    }
+    if target.bearer_env.is_some() {
+        errors.push(LoadError::at(
+            at(auth.line, auth.col),
+            format!("target `{name}`: give `auth:` or `bearerEnv:`, not both"),
+        ));
+    }
+    errors
 }
 
 /// `name` is not among the targets of the file.
@@ -133,6 +212,11 @@ fn check_values(
                 )
                 .with_help("name a scenario file or folder, a pack folder or a built-in pack (`mcpspec list`)"),
             );
+        }
+    }
+    for (name, target) in &doc.targets {
+        for error in check_auth(file, name, target) {
+            errors.push(error);
         }
     }
     for era in &doc.eras {
@@ -362,6 +446,17 @@ impl Config {
                 }
                 if t.bearer_env.is_none() {
                     t.bearer_env = target.bearer_env.clone();
+                }
+                if let Some(auth) = target.auth.as_ref().filter(|_| t.oauth_client_id.is_none()) {
+                    let Grant::ClientCredentials = auth.value.grant;
+                    t.oauth_client_id = Some(auth.value.client_id.clone());
+                    t.oauth_client_secret_env = auth.value.client_secret_env.clone();
+                    t.oauth_client_secret_file = auth
+                        .value
+                        .client_secret_file
+                        .as_ref()
+                        .map(|f| self.dir.join(f));
+                    t.oauth_scope = auth.value.scope.clone();
                 }
             }
         } else if let Some(name) = target_name {

@@ -1,6 +1,9 @@
 //! A sound OAuth-protected resource for mcpspec's security pack: with `--auth-jwt-secret`
 //! and `--auth-audience`, every HTTP request needs `Authorization: Bearer <JWT>` signed
 //! HS256 with the secret, whose `aud` names the audience and whose `exp` is in the future.
+//! With `--auth-jwks URL` instead, tokens are RS256/ES256 JWTs of a real authorization
+//! server (tests/oauth/authserver), checked against its key set, its `--auth-issuer` and
+//! the `--auth-scope` they must grant (403 `insufficient_scope` otherwise).
 //! Anything else gets 401 with `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 6750,
 //! RFC 9728, MCP authorization). The protected-resource metadata document is served at
 //! `/.well-known/oauth-protected-resource/mcp`.
@@ -8,6 +11,8 @@
 //! The `auth-*` defects (`defects.rs`) weaken one rule each, so that each check of the
 //! `security` pack has a server it fails on.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::{
@@ -20,15 +25,38 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::defects::{Defect, Defects};
+use crate::jwks::Jwks;
 
 /// Path of the protected-resource metadata document (RFC 9728 §3.1, for the `/mcp` resource).
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 
+/// How token signatures are checked.
+#[derive(Clone, Debug)]
+pub enum Keys {
+    /// `--auth-jwt-secret`: HS256 with a shared secret (tokens minted by `--mint-jwt`).
+    Secret(Vec<u8>),
+    /// `--auth-jwks`: the authorization server's public keys, and who it is.
+    Jwks { keys: Arc<Jwks>, issuer: String },
+}
+
+/// What `--auth-*` asked of tokens, beyond their signature.
+#[derive(Clone, Debug, Default)]
+pub struct Rules {
+    /// The scope every token must grant (`--auth-scope`).
+    pub scope: Option<String>,
+    /// Each token is refused as expired after this many requests (`--auth-token-uses`):
+    /// how the tests make a token expire in the middle of a run.
+    pub token_uses: Option<u32>,
+}
+
 /// The resource server's configuration plus the weaknesses seeded by `--defect auth-*`.
 #[derive(Clone, Debug)]
 pub struct JwtAuth {
-    secret: Vec<u8>,
+    keys: Keys,
     audience: String,
+    rules: Rules,
+    /// Requests served per token, for `rules.token_uses`.
+    uses: Arc<Mutex<HashMap<String, u32>>>,
     /// `http://ADDR`: where the metadata document is served.
     pub origin: String,
     any_token: bool,
@@ -40,10 +68,18 @@ pub struct JwtAuth {
 }
 
 impl JwtAuth {
-    pub fn new(secret: &str, audience: &str, origin: String, defects: &Defects) -> JwtAuth {
+    pub fn new(
+        keys: Keys,
+        audience: &str,
+        origin: String,
+        rules: Rules,
+        defects: &Defects,
+    ) -> JwtAuth {
         JwtAuth {
-            secret: secret.as_bytes().to_vec(),
+            keys,
             audience: audience.to_owned(),
+            rules,
+            uses: Arc::default(),
             origin,
             any_token: defects.has(&Defect::AuthAnyToken),
             ignore_audience: defects.has(&Defect::AuthIgnoreAudience),
@@ -56,11 +92,19 @@ impl JwtAuth {
 
     /// The RFC 9728 document: which resource this is and who issues its tokens.
     pub fn metadata(&self) -> Value {
-        serde_json::json!({
+        let issuer = match &self.keys {
+            Keys::Secret(_) => format!("{}/", self.origin),
+            Keys::Jwks { issuer, .. } => issuer.clone(),
+        };
+        let mut doc = serde_json::json!({
             "resource": format!("{}/mcp", self.origin),
-            "authorization_servers": [format!("{}/", self.origin)],
+            "authorization_servers": [issuer],
             "bearer_methods_supported": ["header"],
-        })
+        });
+        if let Some(scope) = &self.rules.scope {
+            doc["scopes_supported"] = serde_json::json!([scope]);
+        }
+        doc
     }
 
     /// Why the request's credentials are refused, if they are.
@@ -97,7 +141,32 @@ impl JwtAuth {
                 _ => return Some("expired"),
             }
         }
+        if let Keys::Jwks { issuer, .. } = &self.keys
+            && claims.get("iss").and_then(Value::as_str) != Some(issuer.as_str())
+        {
+            return Some("wrong issuer");
+        }
+        if let Some(needed) = &self.rules.scope {
+            let granted = claims.get("scope").and_then(Value::as_str).unwrap_or("");
+            if !granted.split(' ').any(|s| s == needed) {
+                return Some(INSUFFICIENT_SCOPE);
+            }
+        }
+        if self.used_up(token.trim()) {
+            return Some("expired");
+        }
         None
+    }
+
+    /// Count a use of `token`: whether it is past `--auth-token-uses`.
+    fn used_up(&self, token: &str) -> bool {
+        let Some(limit) = self.rules.token_uses else {
+            return false;
+        };
+        let mut uses = self.uses.lock().unwrap_or_else(|e| e.into_inner());
+        let count = uses.entry(token.to_owned()).or_insert(0);
+        *count += 1;
+        *count > limit
     }
 
     /// Check the signature (HS256; `alg: none` only under the defect) and return the claims.
@@ -112,9 +181,23 @@ impl JwtAuth {
         let claims: Value = b64url_decode(payload)
             .and_then(|b| serde_json::from_slice(&b).ok())
             .ok_or("not a JWT")?;
-        match header.get("alg").and_then(Value::as_str) {
+        let alg = header.get("alg").and_then(Value::as_str);
+        if let (Keys::Jwks { keys, .. }, Some(alg @ ("RS256" | "ES256"))) = (&self.keys, alg) {
+            let kid = header.get("kid").and_then(Value::as_str);
+            let signature = b64url_decode(signature).ok_or("bad signature")?;
+            let signed = format!("{head}.{payload}");
+            return if keys.verify(alg, kid, signed.as_bytes(), &signature) {
+                Ok(claims)
+            } else {
+                Err("bad signature")
+            };
+        }
+        match alg {
             Some("HS256") => {
-                let expected = hmac_sha256(&self.secret, format!("{head}.{payload}").as_bytes());
+                let Keys::Secret(secret) = &self.keys else {
+                    return Err("unsupported alg");
+                };
+                let expected = hmac_sha256(secret, format!("{head}.{payload}").as_bytes());
                 let given = b64url_decode(signature).ok_or("bad signature")?;
                 // Constant-time comparison: no early exit on the first differing byte.
                 let same = given.len() == expected.len()
@@ -135,6 +218,11 @@ impl JwtAuth {
     }
 
     fn challenge(&self, why: &str) -> String {
+        if why == INSUFFICIENT_SCOPE {
+            // RFC 6750 §3.1: 403 with the scope the request needs.
+            let scope = self.rules.scope.as_deref().unwrap_or("");
+            return format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\"");
+        }
         let mut challenge = String::from("Bearer");
         if !self.no_resource_metadata {
             challenge.push_str(&format!(
@@ -149,6 +237,9 @@ impl JwtAuth {
         challenge
     }
 }
+
+/// The refusal answered 403 (the token is good, its scope too narrow), not 401.
+const INSUFFICIENT_SCOPE: &str = "insufficient scope";
 
 fn audience_matches(aud: Option<&Value>, audience: &str) -> bool {
     match aud {
@@ -170,12 +261,17 @@ pub async fn require_jwt(State(auth): State<JwtAuth>, request: Request, next: Ne
     let Some(why) = auth.refusal(supplied) else {
         return next.run(request).await;
     };
-    let body = format!("401 Unauthorized: {why} bearer token\n");
+    let status = if why == INSUFFICIENT_SCOPE {
+        StatusCode::FORBIDDEN
+    } else {
+        StatusCode::UNAUTHORIZED
+    };
+    let body = format!("{status}: {why} bearer token\n");
     if auth.no_challenge {
-        return (StatusCode::UNAUTHORIZED, body).into_response();
+        return (status, body).into_response();
     }
     (
-        StatusCode::UNAUTHORIZED,
+        status,
         [(header::WWW_AUTHENTICATE, auth.challenge(why))],
         body,
     )
@@ -245,7 +341,13 @@ mod tests {
     #[test]
     fn minted_tokens_verify() {
         let defects = Defects::default();
-        let auth = JwtAuth::new("s3cret", "aud-a", "http://127.0.0.1:1".into(), &defects);
+        let auth = JwtAuth::new(
+            Keys::Secret(b"s3cret".to_vec()),
+            "aud-a",
+            "http://127.0.0.1:1".into(),
+            Rules::default(),
+            &defects,
+        );
         let good = mint("s3cret", r#"{"aud":"aud-a","exp":99999999999}"#).unwrap();
         assert_eq!(
             auth.refusal(Some(format!("Bearer {good}").as_bytes())),

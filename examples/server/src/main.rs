@@ -8,6 +8,7 @@ mod changes;
 mod close_after;
 mod defects;
 mod interactive;
+mod jwks;
 mod listen;
 mod orders;
 mod paging;
@@ -94,9 +95,36 @@ struct Cli {
     #[arg(long, value_name = "CLAIMS", requires = "auth_jwt_secret")]
     mint_jwt: Option<String>,
 
-    /// The audience (`aud`) tokens must name, with --auth-jwt-secret.
-    #[arg(long, value_name = "AUD", requires = "auth_jwt_secret")]
+    /// The audience (`aud`) tokens must name, with --auth-jwt-secret or --auth-jwks
+    /// (default with --auth-jwks: the server's own URL, `http://ADDR/mcp`, as MCP clients
+    /// ask for it).
+    #[arg(long, value_name = "AUD")]
     auth_audience: Option<String>,
+
+    /// HTTP only: act as an OAuth-protected resource accepting RS256/ES256 JWTs of the
+    /// authorization server whose key set (JWKS) is at this URL, fetched at start (needs
+    /// --auth-issuer and --auth-audience).
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with = "auth_jwt_secret",
+        requires = "auth_issuer"
+    )]
+    auth_jwks: Option<String>,
+
+    /// The issuer (`iss`) tokens must name, with --auth-jwks; also the authorization
+    /// server the protected-resource metadata names.
+    #[arg(long, value_name = "URL", requires = "auth_jwks")]
+    auth_issuer: Option<String>,
+
+    /// A scope tokens must grant (403 `insufficient_scope` otherwise).
+    #[arg(long, value_name = "SCOPE")]
+    auth_scope: Option<String>,
+
+    /// Refuse each token as expired (401 `invalid_token`) after N requests: a token
+    /// that expires in the middle of a run, on cue.
+    #[arg(long, value_name = "N")]
+    auth_token_uses: Option<u32>,
 
     /// HTTP only: answer more than N requests per second with 429 Too Many Requests.
     #[arg(long, value_name = "N", requires = "http")]
@@ -177,6 +205,25 @@ async fn run(cli: Cli) -> i32 {
     if cli.auth_jwt_secret.is_some() && (cli.http.is_none() || cli.auth_audience.is_none()) {
         return usage_error("--auth-jwt-secret needs --http and --auth-audience");
     }
+    if cli.auth_jwks.is_some() && cli.http.is_none() {
+        return usage_error("--auth-jwks needs --http");
+    }
+    let jwt_keys = match (&cli.auth_jwt_secret, &cli.auth_jwks, &cli.auth_issuer) {
+        (Some(secret), _, _) => Some(auth::Keys::Secret(secret.as_bytes().to_vec())),
+        (None, Some(url), Some(issuer)) => match jwks::Jwks::fetch(url).await {
+            Ok(keys) => Some(auth::Keys::Jwks {
+                keys: std::sync::Arc::new(keys),
+                issuer: issuer.clone(),
+            }),
+            Err(error) => return usage_error(&format!("--auth-jwks: {error}")),
+        },
+        _ => None,
+    };
+    if jwt_keys.is_none() && (cli.auth_scope.is_some() || cli.auth_token_uses.is_some()) {
+        return usage_error(
+            "--auth-scope and --auth-token-uses need --auth-jwt-secret or --auth-jwks",
+        );
+    }
 
     if let Some(addr) = cli.http
         && !addr.ip().is_loopback()
@@ -189,7 +236,7 @@ async fn run(cli: Cli) -> i32 {
         let info = defect.info();
         return usage_error(&format!("defect `{}` is {}", info.name, info.scope));
     }
-    if defects.weakens_auth() && cli.auth_jwt_secret.is_none() {
+    if defects.weakens_auth() && jwt_keys.is_none() {
         return usage_error("the auth-* defects weaken --auth-jwt-secret: give it too");
     }
     if defects.has(&Defect::ExitAtStart) {
@@ -230,7 +277,14 @@ async fn run(cli: Cli) -> i32 {
     let result = match cli.http {
         Some(addr) => {
             let security = transport::HttpSecurity {
-                jwt: cli.auth_jwt_secret.zip(cli.auth_audience),
+                jwt: jwt_keys.map(|keys| {
+                    let audience = cli.auth_audience;
+                    let rules = auth::Rules {
+                        scope: cli.auth_scope,
+                        token_uses: cli.auth_token_uses,
+                    };
+                    (keys, audience, rules)
+                }),
                 rate_limit: cli.rate_limit,
             };
             transport::serve_http(settings, addr, cli.json_response, security).await

@@ -83,8 +83,9 @@ async fn run_until_closed(
 /// Access control of the HTTP transport (off by default).
 #[derive(Clone, Debug, Default)]
 pub struct HttpSecurity {
-    /// `(secret, audience)`: require HS256 JWT bearer tokens ([`crate::auth`]).
-    pub jwt: Option<(String, String)>,
+    /// `(keys, audience, rules)`: require JWT bearer tokens ([`crate::auth`]); no
+    /// audience: the endpoint's own URL.
+    pub jwt: Option<(crate::auth::Keys, Option<String>, crate::auth::Rules)>,
     /// At most this many requests per second; more get HTTP 429.
     pub rate_limit: Option<u32>,
 }
@@ -194,8 +195,17 @@ pub async fn serve_http(
             http_layers::require_token,
         ));
     }
-    if let Some((secret, audience)) = &security.jwt {
-        let auth = crate::auth::JwtAuth::new(secret, audience, format!("http://{local}"), &defects);
+    if let Some((keys, audience, rules)) = &security.jwt {
+        let audience = audience
+            .clone()
+            .unwrap_or_else(|| format!("http://{local}/mcp"));
+        let auth = crate::auth::JwtAuth::new(
+            keys.clone(),
+            &audience,
+            format!("http://{local}"),
+            rules.clone(),
+            &defects,
+        );
         app = app
             .route_service(crate::auth::METADATA_PATH, service_unavailable())
             .layer(middleware::from_fn_with_state(

@@ -81,6 +81,23 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
                 .unwrap_or(1)
         }),
     };
+    let concurrency = config.jobs.min(items.len());
+    let runtime = runtime_for(concurrency);
+    let oauth = signed_in_oauth(&config.target);
+    if let Some(auth) = &oauth
+        && let Err(e) = runtime.block_on(auth.sign_in())
+    {
+        errln!(
+            "error: {}",
+            crate::ground::redact::known().redact(&e.to_string())
+        );
+        // The challenge is the MCP server's own answer: not reaching it is exit 4.
+        return if e.step == crate::run::client::http::oauth::Step::Challenge {
+            exit::UNREACHABLE
+        } else {
+            exit::AUTH_REQUIRED
+        };
+    }
     // The run's outputs, each a subscriber to its events.
     let mut out = Outputs::new(&args, items.len(), secrets, last_run, last_run_path);
     let Outputs {
@@ -97,8 +114,7 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
     }
     let mut relabel = crate::face::baseline::Relabel::new(baseline.as_ref(), strict, shown);
     let events = Events::new(vec![live, &mut relabel, files, last_run]);
-    let concurrency = config.jobs.min(items.len());
-    let mut report = runtime_for(concurrency).block_on(async {
+    let mut report = runtime.block_on(async {
         crate::ground::signals::install();
         // A signal stops the run, which still writes what finished (see `engine::run`).
         crate::ground::signals::defer_exit();
@@ -118,6 +134,14 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
     drop(events);
     drop(relabel);
     let failed = out.finish();
+    // A token request refused mid-run ended the sign-in: one error, and the run's code.
+    let sign_in_failure = oauth.as_ref().and_then(|auth| auth.failure());
+    if let Some(e) = &sign_in_failure {
+        errln!(
+            "error: {}",
+            crate::ground::redact::known().redact(&e.to_string())
+        );
+    }
     let code = match (crate::ground::signals::received(), failed) {
         // Anything started after the handler's kill (the run stopped right after it).
         (Some(signal), _) => {
@@ -125,6 +149,7 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
             signal
         }
         (None, Some(code)) => code,
+        (None, None) if sign_in_failure.is_some() => exit::AUTH_REQUIRED,
         (None, None) => exit_code(&report, applied.as_ref(), strict),
     };
     // The process ends next: its memory goes back to the system at once, so the results
@@ -132,6 +157,16 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
     std::mem::forget(report);
     std::mem::forget(selected);
     code
+}
+
+/// The target's OAuth sign-in, when it has one.
+fn signed_in_oauth(
+    target: &crate::run::client::Target,
+) -> Option<std::sync::Arc<crate::run::client::http::oauth::OAuth>> {
+    match &target.kind {
+        crate::run::client::TargetKind::Http { auth, .. } => auth.clone(),
+        crate::run::client::TargetKind::Stdio { .. } => None,
+    }
 }
 
 /// The baseline applied to the finished run: expected failures relabelled, stale entries

@@ -9,6 +9,7 @@ use clap::Args;
 
 use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
 use crate::language::dsl::limits;
+use crate::run::client::http::oauth::{ClientCredentials, OAuth};
 use crate::run::client::{DEFAULT_MAX_MESSAGE_BYTES, Target, TargetKind};
 
 #[derive(Args, Debug, Clone)]
@@ -25,6 +26,24 @@ pub struct TargetArgs {
     /// Name of an environment variable holding a bearer token (never printed).
     #[arg(long, value_name = "VAR")]
     pub bearer_env: Option<String>,
+    /// OAuth sign-in for the run (`client_credentials`): the client id registered with
+    /// the server's authorization server (found from the server's 401 challenge).
+    #[arg(long, value_name = "ID", conflicts_with = "bearer_env")]
+    pub oauth_client_id: Option<String>,
+    /// Name of an environment variable holding the OAuth client secret (never printed).
+    #[arg(long, value_name = "VAR", requires = "oauth_client_id")]
+    pub oauth_client_secret_env: Option<String>,
+    /// File holding the OAuth client secret (never printed).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "oauth_client_id",
+        conflicts_with = "oauth_client_secret_env"
+    )]
+    pub oauth_client_secret_file: Option<PathBuf>,
+    /// OAuth scope to ask for (default: the challenge's, else the server's metadata's).
+    #[arg(long, value_name = "SCOPE", requires = "oauth_client_id")]
+    pub oauth_scope: Option<String>,
     /// Environment variable for the stdio server, `K=V` (repeatable).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
@@ -45,6 +64,39 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
     limits::duration(s, &limits::TIMEOUT).map_err(|e| format!("{e} (expected e.g. `500ms`, `30s`)"))
+}
+
+/// Where the OAuth client secret is read from, as the flags and `auth:` name it.
+fn read_client_secret(args: &TargetArgs) -> Result<String, UsageError> {
+    let secret = match (
+        &args.oauth_client_secret_env,
+        &args.oauth_client_secret_file,
+    ) {
+        (Some(var), _) => std::env::var(var).map_err(|_| {
+            UsageError(format!(
+                "--oauth-client-secret-env {var}: the environment variable is not set"
+            ))
+        })?,
+        (None, Some(path)) => std::fs::read_to_string(path)
+            .map_err(|e| {
+                UsageError(format!(
+                    "--oauth-client-secret-file {}: {e}",
+                    path.display()
+                ))
+            })?
+            .trim_end_matches(['\r', '\n'])
+            .to_string(),
+        (None, None) => {
+            return Err(UsageError(
+                "--oauth-client-id needs the client secret: --oauth-client-secret-env VAR or --oauth-client-secret-file FILE"
+                    .into(),
+            ));
+        }
+    };
+    if secret.is_empty() {
+        return Err(UsageError("the OAuth client secret is empty".into()));
+    }
+    Ok(secret)
 }
 
 /// A usage error (exit 2).
@@ -118,6 +170,30 @@ pub(crate) fn split_header(header: &str) -> Result<(String, String), UsageError>
 }
 
 impl TargetArgs {
+    /// The OAuth sign-in the flags ask for, its client secret added to `secrets`.
+    fn oauth(
+        &self,
+        url: &str,
+        secrets: &mut Vec<String>,
+    ) -> Result<Option<std::sync::Arc<OAuth>>, UsageError> {
+        let Some(client_id) = &self.oauth_client_id else {
+            return Ok(None);
+        };
+        let client_secret = read_client_secret(self)?;
+        secrets.push(client_secret.clone());
+        let credentials = ClientCredentials {
+            client_id: client_id.clone(),
+            client_secret,
+            scope: self.oauth_scope.clone(),
+        };
+        let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        Ok(Some(std::sync::Arc::new(OAuth::new(
+            url,
+            credentials,
+            timeout,
+        ))))
+    }
+
     /// Build the target; also returns the secrets it holds (to redact from all output).
     pub fn to_target(&self) -> Result<(Target, Vec<String>), UsageError> {
         let mut secrets = Vec::new();
@@ -186,10 +262,12 @@ impl TargetArgs {
                     }
                     None => None,
                 };
+                let auth = self.oauth(url, &mut secrets)?;
                 TargetKind::Http {
                     url: url.clone(),
                     headers,
                     bearer,
+                    auth,
                 }
             }
             (None, None) => {
@@ -201,6 +279,11 @@ impl TargetArgs {
         };
         if !self.headers.is_empty() && matches!(kind, TargetKind::Stdio { .. }) {
             return Err(UsageError("--header applies to --url targets".into()));
+        }
+        if self.oauth_client_id.is_some() && matches!(kind, TargetKind::Stdio { .. }) {
+            return Err(UsageError(
+                "OAuth sign-in (--oauth-client-id, `auth:`) applies to --url targets".into(),
+            ));
         }
         for (k, v) in self.env.iter().filter_map(|kv| kv.split_once('=')) {
             if is_sensitive_name(k) && !v.is_empty() {

@@ -106,14 +106,21 @@ impl Transport {
                 url,
                 headers,
                 bearer,
-            } => HttpTransport::new(url, headers, bearer.as_deref(), target.max_message_bytes)
-                .map(Transport::Http)
-                .map_err(|message| ConnectError {
-                    kind: ConnectErrorKind::Unreachable,
-                    message,
-                    stderr_tail: None,
-                    transcript: Vec::new(),
-                }),
+                auth,
+            } => HttpTransport::new(
+                url,
+                headers,
+                bearer.as_deref(),
+                auth.clone(),
+                target.max_message_bytes,
+            )
+            .map(Transport::Http)
+            .map_err(|message| ConnectError {
+                kind: ConnectErrorKind::Unreachable,
+                message,
+                stderr_tail: None,
+                transcript: Vec::new(),
+            }),
         }
     }
 

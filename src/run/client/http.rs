@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::{Exchange, HttpMeta, Outgoing, TransportError, id_key, is_response};
 use std::time::Duration;
 
+pub mod oauth;
 mod reqwest_client;
 
 pub use reqwest_client::install_tls_provider;
@@ -30,6 +31,9 @@ pub struct HttpTransport {
     closed: Option<String>,
     /// The scenario's answers to server requests (none: every one gets -32601).
     pub(super) answerer: Option<std::sync::Arc<super::answers::Answerer>>,
+    /// The run's OAuth sign-in: its access token goes with every message (unless the
+    /// step sends or drops `Authorization` itself).
+    auth: Option<std::sync::Arc<oauth::OAuth>>,
 }
 
 impl HttpTransport {
@@ -37,6 +41,7 @@ impl HttpTransport {
         url: &str,
         headers: &[(String, String)],
         bearer: Option<&str>,
+        auth: Option<std::sync::Arc<oauth::OAuth>>,
         max_bytes: usize,
     ) -> Result<HttpTransport, String> {
         let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL `{url}`: {e}"))?;
@@ -57,6 +62,7 @@ impl HttpTransport {
             max_bytes,
             closed: None,
             answerer: None,
+            auth,
         })
     }
 
@@ -75,10 +81,65 @@ impl HttpTransport {
             return Err(TransportError::Closed(why.clone()));
         }
         let started = Instant::now();
+        let token = self.access_token(out).await?;
+        let mut ex = self.send_exchange(out, token.as_deref()).await?;
+        // A token that expired mid-run: one new token, the message sent once more.
+        if let (Some(refused), Some(auth)) = (&token, &self.auth)
+            && refused_as_invalid(&ex)
+        {
+            let renewed = auth
+                .renew(refused)
+                .await
+                .map_err(|e| self.sign_in_failed(&e))?;
+            let mut again = self.send_exchange(out, Some(&renewed)).await?;
+            again.notes.insert(
+                0,
+                "the access token was refused (401 invalid_token): a new one was fetched and the message sent again"
+                    .into(),
+            );
+            ex = again;
+        }
+        ex.elapsed = started.elapsed();
+        Ok(ex)
+    }
+
+    /// The sign-in's token for `out`: `None` without a sign-in, or when the step sends or
+    /// drops `Authorization` itself (the security checks send wrong tokens on purpose).
+    async fn access_token(&self, out: &Outgoing) -> Result<Option<String>, TransportError> {
+        let Some(auth) = &self.auth else {
+            return Ok(None);
+        };
+        let own = out
+            .headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            || out
+                .drop_headers
+                .iter()
+                .any(|d| d.eq_ignore_ascii_case("authorization"));
+        if own {
+            return Ok(None);
+        }
+        auth.token()
+            .await
+            .map(Some)
+            .map_err(|e| self.sign_in_failed(&e))
+    }
+
+    fn sign_in_failed(&self, e: &oauth::SignInError) -> TransportError {
+        TransportError::Closed(e.to_string())
+    }
+
+    /// Send `out` once (with `token` as the bearer, when given) and read the reply.
+    async fn send_exchange(
+        &self,
+        out: &Outgoing,
+        token: Option<&str>,
+    ) -> Result<Exchange, TransportError> {
         let method = out.http_method.as_deref().unwrap_or("POST");
         let method = reqwest::Method::from_bytes(method.as_bytes())
             .map_err(|_| TransportError::Io(format!("invalid HTTP method `{method}`")))?;
-        let headers = self.headers_for(out)?;
+        let headers = self.headers_for(out, token)?;
         let with_body = method != reqwest::Method::GET && method != reqwest::Method::DELETE;
         let build = |client: &reqwest::Client| {
             let request = client
@@ -96,19 +157,21 @@ impl HttpTransport {
             ex.notes.extend(retried);
             Ok(ex)
         };
-        let mut ex = match tokio::time::timeout(out.timeout, fut).await {
-            Ok(r) => r?,
-            Err(_) => return Err(TransportError::Timeout(out.timeout)),
-        };
-        ex.elapsed = started.elapsed();
-        Ok(ex)
+        match tokio::time::timeout(out.timeout, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(TransportError::Timeout(out.timeout)),
+        }
     }
 
     #[allow(
         clippy::result_large_err,
         reason = "the error of a failed request, made once per failure; boxing it would cost every caller"
     )]
-    fn headers_for(&self, out: &Outgoing) -> Result<HeaderMap, TransportError> {
+    fn headers_for(
+        &self,
+        out: &Outgoing,
+        token: Option<&str>,
+    ) -> Result<HeaderMap, TransportError> {
         let mut map = HeaderMap::new();
         let mut defaults = vec![
             ("content-type", "application/json"),
@@ -125,9 +188,14 @@ impl HttpTransport {
                 map.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
             }
         }
-        let base = self.base_headers.iter().filter(|(k, _)| {
-            !overridden(k) && !out.drop_headers.iter().any(|d| d.eq_ignore_ascii_case(k))
-        });
+        let signed_in = token.map(|t| ("Authorization".to_string(), format!("Bearer {t}")));
+        let base = self
+            .base_headers
+            .iter()
+            .chain(signed_in.iter())
+            .filter(|(k, _)| {
+                !overridden(k) && !out.drop_headers.iter().any(|d| d.eq_ignore_ascii_case(k))
+            });
         for (k, v) in base.chain(out.headers.iter()) {
             let name = HeaderName::from_bytes(k.as_bytes())
                 .map_err(|_| TransportError::Io(format!("invalid header name `{k}`")))?;
@@ -290,7 +358,8 @@ impl HttpTransport {
             quiet_period: Duration::ZERO,
         };
         answer.headers.shrink_to_fit();
-        let Ok(headers) = self.headers_for(&answer) else {
+        let token = self.access_token(&answer).await.ok().flatten();
+        let Ok(headers) = self.headers_for(&answer, token.as_deref()) else {
             return;
         };
         let send = send_once_more(&self.client, |client| {
@@ -308,7 +377,7 @@ impl HttpTransport {
         &self,
         wait: Duration,
     ) -> Result<(u16, Option<(String, String)>), TransportError> {
-        let mut headers = self.headers_for(&Outgoing {
+        let out = Outgoing {
             body: String::new(),
             id: None,
             expects_response: false,
@@ -317,7 +386,9 @@ impl HttpTransport {
             http_method: Some("GET".into()),
             timeout: wait,
             quiet_period: Duration::ZERO,
-        })?;
+        };
+        let token = self.access_token(&out).await?;
+        let mut headers = self.headers_for(&out, token.as_deref())?;
         headers.remove(reqwest::header::CONTENT_TYPE);
         let request = send_once_more(&self.client, |client| {
             client.get(&self.url).headers(headers.clone())
@@ -475,7 +546,8 @@ impl HttpTransport {
             return Err(TransportError::Closed(why.clone()));
         }
         let started = Instant::now();
-        let headers = self.headers_for(out)?;
+        let token = self.access_token(out).await?;
+        let headers = self.headers_for(out, token.as_deref())?;
         let build = |client: &reqwest::Client| {
             client
                 .post(&self.url)
@@ -506,6 +578,16 @@ impl HttpTransport {
         let events = Box::pin(sse_events(response, limit));
         Ok(Opened::Stream(meta, OpenStream { events, limit }))
     }
+}
+
+/// A 401 whose challenge says the token is invalid or expired (RFC 6750 §3.1).
+fn refused_as_invalid(ex: &Exchange) -> bool {
+    ex.http.as_ref().is_some_and(|meta| {
+        meta.status == 401
+            && meta
+                .header("www-authenticate")
+                .is_some_and(oauth::is_invalid_token)
+    })
 }
 
 /// Status and headers of a response, as kept for expectations (a header that is not

@@ -67,6 +67,8 @@ pub enum TargetKind {
         headers: Vec<(String, String)>,
         /// Bearer token (value of `--bearer-env`); never printed.
         bearer: Option<String>,
+        /// OAuth sign-in (`auth:`): the token of every message comes from it.
+        auth: Option<std::sync::Arc<http::oauth::OAuth>>,
     },
 }
 

@@ -233,8 +233,10 @@ pub async fn binding(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<CheckOu
         )));
     }
     let mut target = conn.target().clone();
-    if let TargetKind::Http { bearer, .. } = &mut target.kind {
+    if let TargetKind::Http { bearer, auth, .. } = &mut target.kind {
         *bearer = Some(other_token);
+        // The other user's token, not the run's sign-in.
+        *auth = None;
     }
     let mut other = Connection::open(&target, &conn.negotiated.requested, &conn.era_request)
         .await

@@ -1,0 +1,162 @@
+//! OAuth 2.1 sign-in for the run (MCP authorization): the access token every request of
+//! an HTTP target carries, fetched with the `client_credentials` grant after discovering
+//! the token endpoint as any client does ([`discover`]), and fetched again once when it
+//! expires in the middle of the run.
+//!
+//! One [`OAuth`] is shared by every connection of the run: a token renewed by one is the
+//! token of all, and a refused token request ends the sign-in for all ([`OAuth::failure`]),
+//! so a run does not go on sending requests that can only get 401.
+
+mod discover;
+
+use std::time::{Duration, Instant};
+
+pub use discover::{SignInError, Step};
+
+/// A confidential client registered with the authorization server.
+#[derive(Clone)]
+pub struct ClientCredentials {
+    pub client_id: String,
+    /// Read from an environment variable or a file; never printed (registered as a secret).
+    pub client_secret: String,
+    /// The scope asked for; `None`: the challenge's, else the metadata's `scopes_supported`.
+    pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for ClientCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientCredentials")
+            .field("client_id", &self.client_id)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An access token and when to stop using it.
+#[derive(Clone)]
+struct Token {
+    value: String,
+    /// `expires_in` from the token response, less a margin; `None`: until refused.
+    renew_at: Option<Instant>,
+}
+
+/// Where tokens come from once discovered, and the token of the moment.
+#[derive(Default)]
+struct State {
+    endpoint: Option<discover::TokenEndpoint>,
+    token: Option<Token>,
+    failure: Option<SignInError>,
+}
+
+/// The sign-in of one HTTP target (see the module doc).
+pub struct OAuth {
+    /// The MCP endpoint: where the challenge comes from, and the `resource` (RFC 8707).
+    url: String,
+    credentials: ClientCredentials,
+    /// Bound of each request of the flow (`--timeout`).
+    timeout: Duration,
+    state: tokio::sync::Mutex<State>,
+}
+
+impl std::fmt::Debug for OAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuth")
+            .field("url", &self.url)
+            .field("credentials", &self.credentials)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A token is renewed this long before its `expires_in` runs out (a request in flight
+/// should not arrive with a token that expired on the way).
+const EXPIRY_MARGIN: Duration = Duration::from_secs(5);
+
+impl OAuth {
+    pub fn new(url: &str, credentials: ClientCredentials, timeout: Duration) -> OAuth {
+        OAuth {
+            url: url.to_owned(),
+            credentials,
+            timeout,
+            state: tokio::sync::Mutex::default(),
+        }
+    }
+
+    /// Sign in before the run: discover the token endpoint and fetch the first token.
+    pub async fn sign_in(&self) -> Result<(), SignInError> {
+        self.token().await.map(drop)
+    }
+
+    /// The token to send: the current one, or a new one when there is none or its
+    /// `expires_in` has passed.
+    pub async fn token(&self) -> Result<String, SignInError> {
+        let mut state = self.state.lock().await;
+        if let Some(token) = &state.token
+            && token.renew_at.is_none_or(|at| Instant::now() < at)
+        {
+            return Ok(token.value.clone());
+        }
+        self.fetch(&mut state).await
+    }
+
+    /// `refused` got 401 `invalid_token`: fetch a new token, once — unless another
+    /// connection already did (then its token is the answer).
+    pub async fn renew(&self, refused: &str) -> Result<String, SignInError> {
+        let mut state = self.state.lock().await;
+        match &state.token {
+            Some(token) if token.value != refused => Ok(token.value.clone()),
+            _ => self.fetch(&mut state).await,
+        }
+    }
+
+    /// Why the sign-in failed for good, if it did (the run ends with this error).
+    pub fn failure(&self) -> Option<SignInError> {
+        self.state.try_lock().ok()?.failure.clone()
+    }
+
+    async fn fetch(&self, state: &mut State) -> Result<String, SignInError> {
+        if let Some(failure) = &state.failure {
+            return Err(failure.clone());
+        }
+        let result = self.discover_and_fetch(state).await;
+        match result {
+            Ok(token) => {
+                crate::ground::redact::remember(std::slice::from_ref(&token.value));
+                let value = token.value.clone();
+                state.token = Some(token);
+                Ok(value)
+            }
+            Err(e) => {
+                state.token = None;
+                state.failure = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    async fn discover_and_fetch(&self, state: &mut State) -> Result<Token, SignInError> {
+        let client = super::reqwest_client::shared_client()
+            .map_err(|e| SignInError::new(Step::Challenge, &self.url, e))?;
+        let flow = discover::Flow {
+            client: &client,
+            timeout: self.timeout,
+        };
+        if state.endpoint.is_none() {
+            state.endpoint = Some(flow.token_endpoint(&self.url).await?);
+        }
+        let endpoint = state.endpoint.as_ref().expect("set above");
+        let granted = flow.client_credentials(endpoint, &self.credentials).await?;
+        let renew_at = granted
+            .expires_in
+            .map(|secs| Instant::now() + Duration::from_secs(secs).saturating_sub(EXPIRY_MARGIN));
+        Ok(Token {
+            value: granted.access_token,
+            renew_at,
+        })
+    }
+}
+
+/// Whether a `WWW-Authenticate` value says the token was refused as invalid or expired
+/// (RFC 6750 §3.1 `error="invalid_token"`), the one refusal a new token can cure.
+pub fn is_invalid_token(challenge: &str) -> bool {
+    discover::auth_param(challenge, "error").as_deref() == Some("invalid_token")
+}

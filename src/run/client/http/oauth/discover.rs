@@ -1,0 +1,475 @@
+//! The discovery a real MCP client does, and the token request (MCP authorization,
+//! "Authorization Server Discovery"): the server's 401 `WWW-Authenticate` names its
+//! protected-resource metadata (RFC 9728; else the well-known path), whose
+//! `authorization_servers[0]` serves authorization-server metadata (RFC 8414, else OpenID
+//! discovery), whose `token_endpoint` takes the `client_credentials` grant (RFC 6749
+//! §4.4) with `resource` = the server's canonical URI (RFC 8707).
+//!
+//! Every request is bounded by the run's timeout, every body by [`MAX_DOCUMENT_BYTES`],
+//! and redirects by the transport's policy; each failure names its step of the flow.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+
+use super::ClientCredentials;
+use crate::run::client::http::reqwest_client::describe_reqwest;
+
+/// Largest metadata document or token response read: real ones are a few kilobytes.
+pub const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
+
+/// A step of the sign-in flow, as errors name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Challenge,
+    ResourceMetadata,
+    ServerMetadata,
+    TokenRequest,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Step::Challenge => "the server's 401 challenge",
+            Step::ResourceMetadata => "the protected resource metadata (RFC 9728)",
+            Step::ServerMetadata => "the authorization server metadata (RFC 8414)",
+            Step::TokenRequest => "the token request (client_credentials)",
+        })
+    }
+}
+
+/// Why the sign-in failed: the step, the URL it was at, and what went wrong.
+#[derive(Debug, Clone)]
+pub struct SignInError {
+    pub step: Step,
+    pub url: String,
+    pub why: String,
+}
+
+impl SignInError {
+    pub fn new(step: Step, url: &str, why: impl Into<String>) -> SignInError {
+        SignInError {
+            step,
+            url: crate::ground::redact::safe_url(url),
+            why: why.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for SignInError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "OAuth sign-in failed at {} ({}): {}",
+            self.step, self.url, self.why
+        )
+    }
+}
+
+/// The token endpoint found, and the scope the server asked for along the way.
+#[derive(Debug, Clone)]
+pub struct TokenEndpoint {
+    pub url: String,
+    /// The `resource` parameter: the MCP server's canonical URI.
+    pub resource: String,
+    /// From the challenge's `scope`, else the resource metadata's `scopes_supported`.
+    pub scope: Option<String>,
+}
+
+/// A token response's fields that matter here.
+pub struct Granted {
+    pub access_token: String,
+    pub expires_in: Option<u64>,
+}
+
+/// The requests of the flow, on the run's HTTP client.
+pub struct Flow<'a> {
+    pub client: &'a reqwest::Client,
+    pub timeout: Duration,
+}
+
+impl Flow<'_> {
+    /// From the MCP endpoint to its authorization server's token endpoint.
+    pub async fn token_endpoint(&self, mcp_url: &str) -> Result<TokenEndpoint, SignInError> {
+        let resource =
+            canonical_uri(mcp_url).map_err(|e| SignInError::new(Step::Challenge, mcp_url, e))?;
+        let challenge = self.challenge(mcp_url).await?;
+        let challenge_scope = challenge.as_deref().and_then(|c| auth_param(c, "scope"));
+        let metadata_urls = match challenge
+            .as_deref()
+            .and_then(|c| auth_param(c, "resource_metadata"))
+        {
+            Some(url) => vec![url],
+            None => well_known(&resource, "oauth-protected-resource", true),
+        };
+        let (metadata_url, metadata) = self
+            .first_document(Step::ResourceMetadata, &metadata_urls)
+            .await?;
+        let fail = |why: String| SignInError::new(Step::ResourceMetadata, &metadata_url, why);
+        // RFC 9728 §3.3: the document must name the resource it was fetched for.
+        match metadata.get("resource").and_then(Value::as_str) {
+            Some(named) if same_uri(named, &resource) => {}
+            Some(named) => {
+                return Err(fail(format!(
+                    "it names the resource `{named}`, not this server (`{resource}`)"
+                )));
+            }
+            None => return Err(fail("it has no `resource`".into())),
+        }
+        let issuer = metadata
+            .get("authorization_servers")
+            .and_then(Value::as_array)
+            .and_then(|servers| servers.first())
+            .and_then(Value::as_str)
+            .ok_or_else(|| fail("it names no `authorization_servers`".into()))?
+            .to_owned();
+        let metadata_scope = metadata
+            .get("scopes_supported")
+            .and_then(Value::as_array)
+            .map(|s| {
+                s.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .filter(|s| !s.is_empty());
+        let server_urls = [
+            well_known(&issuer, "oauth-authorization-server", false),
+            well_known(&issuer, "openid-configuration", false),
+            openid_appended(&issuer),
+        ]
+        .concat();
+        let (server_url, server) = self
+            .first_document(Step::ServerMetadata, &server_urls)
+            .await?;
+        let fail = |why: String| SignInError::new(Step::ServerMetadata, &server_url, why);
+        // RFC 8414 §3.3: the issuer is the one the resource named.
+        match server.get("issuer").and_then(Value::as_str) {
+            Some(named) if same_uri(named, &issuer) => {}
+            named => {
+                return Err(fail(format!(
+                    "its `issuer` is {}, not `{issuer}` (the authorization server the resource names)",
+                    named.map_or("missing".into(), |n| format!("`{n}`"))
+                )));
+            }
+        }
+        let url = server
+            .get("token_endpoint")
+            .and_then(Value::as_str)
+            .ok_or_else(|| fail("it has no `token_endpoint`".into()))?;
+        let url = reqwest::Url::parse(url)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https"))
+            .ok_or_else(|| {
+                fail(format!(
+                    "its `token_endpoint` `{url}` is not an http(s) URL"
+                ))
+            })?;
+        Ok(TokenEndpoint {
+            url: url.to_string(),
+            resource,
+            scope: challenge_scope.or(metadata_scope),
+        })
+    }
+
+    /// The `client_credentials` grant (client_secret_basic, RFC 6749 §2.3.1).
+    pub async fn client_credentials(
+        &self,
+        endpoint: &TokenEndpoint,
+        client: &ClientCredentials,
+    ) -> Result<Granted, SignInError> {
+        let fail = |why: String| SignInError::new(Step::TokenRequest, &endpoint.url, why);
+        let mut form = vec![
+            ("grant_type", "client_credentials"),
+            ("resource", endpoint.resource.as_str()),
+        ];
+        if let Some(scope) = client.scope.as_deref().or(endpoint.scope.as_deref()) {
+            form.push(("scope", scope));
+        }
+        let request = self
+            .client
+            .post(&endpoint.url)
+            .basic_auth(
+                form_encode(&client.client_id),
+                Some(form_encode(&client.client_secret)),
+            )
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(reqwest::header::ACCEPT, "application/json")
+            .body(form_body(&form));
+        let (status, body) = self.send(request).await.map_err(fail)?;
+        let json: Option<Value> = serde_json::from_slice(&body).ok();
+        if !(200..300).contains(&status) {
+            let said = json
+                .as_ref()
+                .and_then(|j| {
+                    let error = j.get("error")?.as_str()?;
+                    let description = j.get("error_description").and_then(Value::as_str);
+                    Some(match description {
+                        Some(d) => format!("{error} ({d})"),
+                        None => error.to_owned(),
+                    })
+                })
+                .unwrap_or_else(|| "no OAuth error in the body".into());
+            return Err(fail(format!(
+                "the authorization server refused it: HTTP {status}, {}",
+                crate::ground::redact::excerpt(&said)
+            )));
+        }
+        let json = json.ok_or_else(|| fail("the response is not JSON".into()))?;
+        let access_token = json
+            .get("access_token")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| fail("the response has no `access_token`".into()))?;
+        Ok(Granted {
+            access_token: access_token.to_owned(),
+            expires_in: json.get("expires_in").and_then(Value::as_u64),
+        })
+    }
+
+    /// A request without a token: the 401's `WWW-Authenticate`, if it came with one.
+    async fn challenge(&self, url: &str) -> Result<Option<String>, SignInError> {
+        let request = self
+            .client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(
+                reqwest::header::ACCEPT,
+                "application/json, text/event-stream",
+            )
+            .body(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#);
+        let response = tokio::time::timeout(self.timeout, request.send())
+            .await
+            .map_err(|_| SignInError::new(Step::Challenge, url, self.timed_out()))?
+            .map_err(|e| SignInError::new(Step::Challenge, url, describe_reqwest(&e)))?;
+        if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+            return Ok(None);
+        }
+        Ok(response
+            .headers()
+            .get_all(reqwest::header::WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"))
+            .map(str::to_owned))
+    }
+
+    /// The first of `urls` that answers 2xx with a JSON object.
+    async fn first_document(
+        &self,
+        step: Step,
+        urls: &[String],
+    ) -> Result<(String, Value), SignInError> {
+        let mut tried = Vec::new();
+        for url in urls {
+            let request = self
+                .client
+                .get(url)
+                .header(reqwest::header::ACCEPT, "application/json");
+            let (status, body) = self
+                .send(request)
+                .await
+                .map_err(|why| SignInError::new(step, url, why))?;
+            if (200..300).contains(&status) {
+                return match serde_json::from_slice::<Value>(&body) {
+                    Ok(doc) if doc.is_object() => Ok((url.clone(), doc)),
+                    _ => Err(SignInError::new(
+                        step,
+                        url,
+                        "the document is not a JSON object",
+                    )),
+                };
+            }
+            tried.push(format!(
+                "{} (HTTP {status})",
+                crate::ground::redact::safe_url(url)
+            ));
+        }
+        let first = urls.first().map_or("", String::as_str);
+        Err(SignInError::new(
+            step,
+            first,
+            format!("no metadata document found; tried {}", tried.join(", ")),
+        ))
+    }
+
+    /// Send and read the body, both within the timeout, the body within
+    /// [`MAX_DOCUMENT_BYTES`].
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<(u16, Vec<u8>), String> {
+        let exchange = async {
+            let response = request.send().await.map_err(|e| describe_reqwest(&e))?;
+            let status = response.status().as_u16();
+            let mut body = Vec::new();
+            let mut stream = response.bytes_stream();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| describe_reqwest(&e))?;
+                if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+                    return Err(format!(
+                        "the response is larger than {MAX_DOCUMENT_BYTES} bytes: refused"
+                    ));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok((status, body))
+        };
+        tokio::time::timeout(self.timeout, exchange)
+            .await
+            .map_err(|_| self.timed_out())?
+    }
+
+    fn timed_out(&self) -> String {
+        format!("no answer within the timeout ({:?})", self.timeout)
+    }
+}
+
+/// The server's canonical URI (RFC 8707 §2, MCP "Canonical Server URI"): the endpoint
+/// URL, scheme and host lower case, without fragment.
+fn canonical_uri(url: &str) -> Result<String, String> {
+    let mut parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
+    parsed.set_fragment(None);
+    Ok(parsed.to_string())
+}
+
+/// Two URIs the same but for a trailing slash.
+fn same_uri(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// The well-known URL of `name` for `base` (RFC 8414 §3.1, RFC 9728 §3.1): inserted
+/// between the host and the path; with `root_too`, the root form after it (a resource
+/// with a path may publish its metadata at the root).
+fn well_known(base: &str, name: &str, root_too: bool) -> Vec<String> {
+    let Ok(url) = reqwest::Url::parse(base) else {
+        return Vec::new();
+    };
+    let path = url.path().trim_end_matches('/');
+    let origin = url.origin().ascii_serialization();
+    let mut urls = vec![format!("{origin}/.well-known/{name}{path}")];
+    if root_too && !path.is_empty() {
+        urls.push(format!("{origin}/.well-known/{name}"));
+    }
+    urls
+}
+
+/// OpenID Connect Discovery's own form for an issuer with a path: appended to it.
+fn openid_appended(issuer: &str) -> Vec<String> {
+    match reqwest::Url::parse(issuer) {
+        Ok(url) if url.path().trim_end_matches('/').is_empty() => Vec::new(),
+        Ok(_) => vec![format!(
+            "{}/.well-known/openid-configuration",
+            issuer.trim_end_matches('/')
+        )],
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The value of `name` in a `WWW-Authenticate` challenge (RFC 9110 §11.2 auth-params,
+/// quoted or not).
+pub fn auth_param(challenge: &str, name: &str) -> Option<String> {
+    let mut rest = challenge;
+    while let Some(at) = find_ignore_case(rest, name) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + name.len()..].trim_start();
+        rest = &rest[at + name.len()..];
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let Some(value) = after.strip_prefix('=') else {
+            continue;
+        };
+        let value = value.trim_start();
+        if let Some(quoted) = value.strip_prefix('"') {
+            let mut out = String::new();
+            let mut chars = quoted.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' => return Some(out),
+                    '\\' => out.extend(chars.next()),
+                    c => out.push(c),
+                }
+            }
+            return None;
+        }
+        let end = value.find([',', ' ', '\t']).unwrap_or(value.len());
+        return Some(value[..end].to_owned());
+    }
+    None
+}
+
+fn find_ignore_case(haystack: &str, needle: &str) -> Option<usize> {
+    haystack
+        .to_ascii_lowercase()
+        .find(&needle.to_ascii_lowercase())
+}
+
+/// `application/x-www-form-urlencoded` of one value (RFC 6749 Appendix B).
+fn form_encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(byte as char);
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+fn form_body(fields: &[(&str, &str)]) -> String {
+    fields
+        .iter()
+        .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_auth_params_quoted_or_not() {
+        let c = r#"Bearer resource_metadata="http://h/.well-known/x", scope="a b", error=invalid_token"#;
+        assert_eq!(
+            auth_param(c, "resource_metadata").unwrap(),
+            "http://h/.well-known/x"
+        );
+        assert_eq!(auth_param(c, "scope").unwrap(), "a b");
+        assert_eq!(auth_param(c, "error").unwrap(), "invalid_token");
+        assert_eq!(auth_param(r#"Bearer xscope="no""#, "scope"), None);
+        assert_eq!(auth_param(r#"Bearer error="unterminated"#, "error"), None);
+    }
+
+    #[test]
+    fn well_known_urls_insert_before_the_path() {
+        assert_eq!(
+            well_known("http://h:1/mcp", "oauth-protected-resource", true),
+            [
+                "http://h:1/.well-known/oauth-protected-resource/mcp",
+                "http://h:1/.well-known/oauth-protected-resource"
+            ]
+        );
+        assert_eq!(
+            well_known("http://h:1/", "oauth-authorization-server", false),
+            ["http://h:1/.well-known/oauth-authorization-server"]
+        );
+        assert_eq!(
+            openid_appended("http://h/tenant"),
+            ["http://h/tenant/.well-known/openid-configuration"]
+        );
+    }
+
+    #[test]
+    fn form_encodes_reserved_characters() {
+        assert_eq!(
+            form_body(&[("scope", "a b"), ("r", "http://h/x?y=1&z")]),
+            "scope=a+b&r=http%3A%2F%2Fh%2Fx%3Fy%3D1%26z"
+        );
+    }
+}

@@ -1,0 +1,451 @@
+//! OAuth sign-in for the run (issue #36, phase 1): the example server as a protected
+//! resource (`--auth-jwks`) behind a real authorization server (the pinned
+//! oauth2-mock-server of tests/oauth/authserver, started by `launch.mjs` on 127.0.0.1),
+//! over HTTP in both eras: the `client_credentials` sign-in, a token that expires mid-run,
+//! and each way the flow fails — one error naming its step, within `--timeout`, no secret
+//! in any output.
+#![cfg(unix)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{HttpServer, Run, repo_root, run_in};
+
+const CLIENT_ID: &str = "mcpspec-ci";
+const CLIENT_SECRET: &str = "oauth-client-secret-4f1d9c";
+const SECRET_VAR: &str = "MCPSPEC_TEST_OAUTH_SECRET";
+
+/// The authorization server, stopped on drop; its stdout (the tokens it issued) is kept.
+struct AuthServer {
+    child: Child,
+    issuer: String,
+    lines: Option<std::thread::JoinHandle<String>>,
+}
+
+impl AuthServer {
+    fn start(lifetime_secs: u32) -> AuthServer {
+        AuthServer::start_with(lifetime_secs, &[])
+    }
+
+    fn start_with(lifetime_secs: u32, extra: &[&str]) -> AuthServer {
+        let dir = repo_root().join("tests/oauth/authserver");
+        assert!(
+            dir.join("node_modules/oauth2-mock-server").exists(),
+            "the test authorization server is not installed: run `npm ci` in tests/oauth/authserver (scripts/test does)"
+        );
+        let mut child = Command::new("node")
+            .arg("launch.mjs")
+            .args(["--client-id", CLIENT_ID, "--client-secret", CLIENT_SECRET])
+            .args(["--lifetime", &lifetime_secs.to_string()])
+            .args(extra)
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node runs");
+        let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        out.read_line(&mut line).expect("issuer line");
+        let issuer = line
+            .trim()
+            .strip_prefix("issuer ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        let lines = std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = out.read_to_string(&mut rest);
+            rest
+        });
+        AuthServer {
+            child,
+            issuer,
+            lines: Some(lines),
+        }
+    }
+
+    /// Stop it: the tokens it issued.
+    fn tokens(mut self) -> Vec<String> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let out = self.lines.take().unwrap().join().unwrap();
+        out.lines()
+            .filter_map(|l| l.strip_prefix("token "))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for AuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The example server as a resource of `issuer`, its keys from `jwks`.
+fn resource_server(jwks: &str, issuer: &str, extra: &[&str]) -> HttpServer {
+    let jwks = format!("{jwks}/jwks");
+    let mut flags = vec![
+        "--auth-jwks",
+        &jwks,
+        "--auth-issuer",
+        issuer,
+        "--auth-scope",
+        "mcp",
+    ];
+    flags.extend(extra);
+    HttpServer::start(&flags)
+}
+
+/// `mcpspec run` of the example tools scenario (both eras) against `url` with the OAuth
+/// flags, JUnit and JSON written to `dir`.
+fn run_signed_in(dir: &Path, url: &str, secret: &str, extra: &[&str]) -> Run {
+    let scenario = repo_root().join("examples/scenarios/tools.yaml");
+    let mut args = vec![
+        "run",
+        scenario.to_str().unwrap(),
+        "--url",
+        url,
+        "--oauth-client-id",
+        CLIENT_ID,
+        "--oauth-client-secret-env",
+        SECRET_VAR,
+        "--junit",
+        "junit.xml",
+        "--json",
+        "result.json",
+    ];
+    args.extend(extra);
+    run_in(dir, &args, &[(SECRET_VAR, secret)])
+}
+
+/// Everything the run wrote: console, JUnit, JSON.
+fn all_written(dir: &Path, run: &Run) -> String {
+    let mut all = run.all_output();
+    for file in ["junit.xml", "result.json"] {
+        all.push_str(&std::fs::read_to_string(dir.join(file)).unwrap_or_default());
+    }
+    all
+}
+
+fn assert_no_secret(written: &str, secrets: &[&str]) {
+    for secret in secrets {
+        assert!(
+            !written.contains(secret),
+            "a secret leaked: {secret}\n{written}"
+        );
+    }
+}
+
+#[test]
+fn client_credentials_from_the_config_file_passes_in_both_eras() {
+    let auth = AuthServer::start(3600);
+    let server = resource_server(&auth.issuer, &auth.issuer, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = repo_root().join("examples/scenarios/tools.yaml");
+    std::fs::write(
+        dir.path().join("mcpspec.yaml"),
+        format!(
+            "targets:\n  staging:\n    url: {}\n    auth:\n      grant: client_credentials\n      clientId: {CLIENT_ID}\n      clientSecretEnv: {SECRET_VAR}\npaths: [{}]\njunit: junit.xml\njson: result.json\n",
+            server.url,
+            scenario.display()
+        ),
+    )
+    .unwrap();
+    let run = run_in(dir.path(), &["run"], &[(SECRET_VAR, CLIENT_SECRET)]);
+    assert_eq!(run.code, 0, "{}", run.all_output());
+    assert!(run.stdout.contains("PASS  tools@legacy"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("PASS  tools@2026-07-28"),
+        "{}",
+        run.stdout
+    );
+    let written = all_written(dir.path(), &run);
+    let tokens = auth.tokens();
+    assert_eq!(tokens.len(), 1, "one sign-in for the whole run: {tokens:?}");
+    let mut secrets = vec![CLIENT_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret(&written, &secrets);
+}
+
+#[test]
+fn a_token_that_expires_mid_run_is_fetched_again_once_per_refusal() {
+    let auth = AuthServer::start(3600);
+    // Each token is refused as expired (401 invalid_token) after 3 requests.
+    let server = resource_server(&auth.issuer, &auth.issuer, &["--auth-token-uses", "3"]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_signed_in(dir.path(), &server.url, CLIENT_SECRET, &["--jobs", "1"]);
+    assert_eq!(run.code, 0, "{}", run.all_output());
+    let written = all_written(dir.path(), &run);
+    let json = std::fs::read_to_string(dir.path().join("result.json")).unwrap();
+    let renewals = json
+        .matches("a new one was fetched and the message sent again")
+        .count();
+    let tokens = auth.tokens();
+    assert!(renewals >= 2, "the run outlived several tokens: {renewals}");
+    // One token at sign-in, then one per refusal: each step's refusal is in its
+    // transcript; the exchanges outside the steps (the session's end) keep none, so one
+    // more renewal may be unrecorded. Two tokens per refusal would be twice as many.
+    assert!(
+        (1 + renewals..=2 + renewals).contains(&tokens.len()),
+        "{renewals} renewals recorded, {} tokens issued",
+        tokens.len()
+    );
+    let mut secrets = vec![CLIENT_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret(&written, &secrets);
+}
+
+#[test]
+fn a_token_request_refused_mid_run_ends_it_with_one_error_at_the_token_step() {
+    // One token, good for 3 requests; the request for the second is refused.
+    let auth = AuthServer::start_with(3600, &["--max-tokens", "1"]);
+    let server = resource_server(&auth.issuer, &auth.issuer, &["--auth-token-uses", "3"]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_signed_in(dir.path(), &server.url, CLIENT_SECRET, &["--jobs", "1"]);
+    assert_eq!(run.code, 3, "{}", run.all_output());
+    let last = run.stderr.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("error: OAuth sign-in failed at the token request")
+            && last.contains("invalid_grant"),
+        "{}",
+        run.stderr
+    );
+    // Once refused, no more token requests and no more 401s: later messages fail at once.
+    assert_eq!(auth.tokens().len(), 1);
+    let json = std::fs::read_to_string(dir.path().join("result.json")).unwrap();
+    assert!(json.matches("HTTP 401").count() <= 1, "{json}");
+}
+
+#[test]
+fn a_token_past_its_expires_in_is_fetched_before_it_is_sent() {
+    // Tokens live 6 s; mcpspec renews 5 s early, so every message gets a fresh one and
+    // the server never sees an expired token.
+    let auth = AuthServer::start(6);
+    let server = resource_server(&auth.issuer, &auth.issuer, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let run = run_signed_in(dir.path(), &server.url, CLIENT_SECRET, &["--era", "legacy"]);
+    assert_eq!(run.code, 0, "{}", run.all_output());
+    if started.elapsed() < Duration::from_secs(1) {
+        // The run ended within the token's 1 s of use: nothing to renew yet.
+        assert!(!auth.tokens().is_empty());
+    }
+}
+
+#[test]
+fn a_wrong_client_secret_ends_with_one_error_at_the_token_step() {
+    let auth = AuthServer::start(3600);
+    let server = resource_server(&auth.issuer, &auth.issuer, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = "wrong-secret-7a3e51";
+    let run = run_signed_in(dir.path(), &server.url, wrong, &[]);
+    assert_eq!(run.code, 3, "{}", run.all_output());
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", run.stderr);
+    assert!(errors[0].contains("the token request"), "{}", errors[0]);
+    assert!(errors[0].contains("invalid_client"), "{}", errors[0]);
+    assert!(
+        !run.stdout.contains("FAIL"),
+        "no cascade of failures: {}",
+        run.stdout
+    );
+    assert_no_secret(&all_written(dir.path(), &run), &[wrong, CLIENT_SECRET]);
+}
+
+/// A listener that accepts connections and never answers.
+fn black_hole() -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    (listener, url)
+}
+
+#[test]
+fn an_authorization_server_that_never_answers_fails_within_the_timeout() {
+    let auth = AuthServer::start(3600);
+    let (_hole, silent) = black_hole();
+    // The resource names the silent server as its authorization server.
+    let server = resource_server(&auth.issuer, &silent, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let run = run_signed_in(dir.path(), &server.url, CLIENT_SECRET, &["--timeout", "1s"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.code, 3, "{}", run.all_output());
+    assert!(
+        run.stderr.contains("the authorization server metadata") && run.stderr.contains("timeout"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_unreachable_authorization_server_is_named() {
+    let auth = AuthServer::start(3600);
+    let (hole, closed) = black_hole();
+    drop(hole);
+    let server = resource_server(&auth.issuer, &closed, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_signed_in(dir.path(), &server.url, CLIENT_SECRET, &["--timeout", "2s"]);
+    assert_eq!(run.code, 3, "{}", run.all_output());
+    assert!(
+        run.stderr.contains("the authorization server metadata"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(&closed), "{}", run.stderr);
+}
+
+/// What the fake server below answers a GET of its metadata with.
+#[derive(Clone, Copy)]
+enum Metadata {
+    /// A 10 MB document.
+    Huge,
+    /// A redirect to itself, forever.
+    RedirectLoop,
+}
+
+/// A server that challenges with `resource_metadata` pointing at itself and answers the
+/// GET of that document as `metadata` says; it serves `connections` connections.
+fn lying_server(metadata: Metadata, connections: usize) -> (std::thread::JoinHandle<()>, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let base = origin.clone();
+    let handle = std::thread::spawn(move || {
+        for stream in listener.incoming().take(connections) {
+            let Ok(mut stream) = stream else { return };
+            let mut head = [0u8; 4096];
+            let n = stream.read(&mut head).unwrap_or(0);
+            let request = String::from_utf8_lossy(&head[..n]).into_owned();
+            if request.starts_with("POST") {
+                let reply = format!(
+                    "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer resource_metadata=\"{base}/prm\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = stream.write_all(reply.as_bytes());
+                continue;
+            }
+            match metadata {
+                Metadata::RedirectLoop => {
+                    let reply = format!(
+                        "HTTP/1.1 302 Found\r\nLocation: {base}/prm\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    );
+                    let _ = stream.write_all(reply.as_bytes());
+                }
+                Metadata::Huge => {
+                    let size = 10 * 1024 * 1024;
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n"
+                    );
+                    let _ = stream.write_all(head.as_bytes());
+                    let chunk = vec![b' '; 64 * 1024];
+                    for _ in 0..size / chunk.len() {
+                        if stream.write_all(&chunk).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    });
+    (handle, format!("{origin}/mcp"))
+}
+
+#[test]
+fn a_redirect_loop_at_the_metadata_ends_with_one_error_naming_the_step() {
+    // The challenge, then as many redirects as the client follows before it gives up.
+    let (_server, url) = lying_server(Metadata::RedirectLoop, 64);
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_signed_in(dir.path(), &url, CLIENT_SECRET, &["--timeout", "10s"]);
+    assert_eq!(run.code, 3, "{}", run.all_output());
+    assert!(
+        run.stderr.contains("the protected resource metadata") && run.stderr.contains("redirect"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_10_mb_metadata_document_is_refused_naming_the_step() {
+    let (_server, url) = lying_server(Metadata::Huge, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_signed_in(dir.path(), &url, CLIENT_SECRET, &["--timeout", "10s"]);
+    assert_eq!(run.code, 3, "{}", run.all_output());
+    assert!(
+        run.stderr.contains("the protected resource metadata")
+            && run.stderr.contains("larger than"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_client_secret_written_in_the_config_is_a_validate_error_that_does_not_show_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let literal = "literal-secret-9b2c7e";
+    std::fs::write(
+        dir.path().join("mcpspec.yaml"),
+        format!(
+            "targets:\n  staging:\n    url: http://127.0.0.1:9/mcp\n    auth:\n      grant: client_credentials\n      clientId: x\n      clientSecret: {literal}\n"
+        ),
+    )
+    .unwrap();
+    let run = run_in(dir.path(), &["validate"], &[]);
+    assert_eq!(run.code, 2, "{}", run.all_output());
+    assert!(run.stderr.contains("mcpspec.yaml:7:21"), "{}", run.stderr);
+    assert!(run.stderr.contains("clientSecretEnv"), "{}", run.stderr);
+    assert_no_secret(&run.all_output(), &[literal]);
+}
+
+#[test]
+fn the_example_server_refuses_tokens_without_the_scope_with_403() {
+    let auth = AuthServer::start(3600);
+    let server = resource_server(&auth.issuer, &auth.issuer, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    // Signed in with another scope: the server answers 403 insufficient_scope (a token
+    // problem no new token of the same scope cures: reported, not retried).
+    let run = run_signed_in(
+        dir.path(),
+        &server.url,
+        CLIENT_SECRET,
+        &["--oauth-scope", "other", "--era", "legacy"],
+    );
+    assert_ne!(run.code, 0, "{}", run.all_output());
+    assert!(run.all_output().contains("403"), "{}", run.all_output());
+    assert_eq!(auth.tokens().len(), 1);
+}
+
+#[test]
+fn an_auth_block_without_a_secret_source_or_on_a_stdio_target_is_a_validate_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mcpspec.yaml"),
+        "targets:\n  local:\n    stdio: node server.js\n    auth:\n      grant: client_credentials\n      clientId: x\n",
+    )
+    .unwrap();
+    let run = run_in(dir.path(), &["validate"], &[]);
+    assert_eq!(run.code, 2, "{}", run.all_output());
+    assert!(
+        run.stderr
+            .contains("needs one of `clientSecretEnv` and `clientSecretFile`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("applies to `url:` targets"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("mcpspec.yaml:5:"), "{}", run.stderr);
+}
