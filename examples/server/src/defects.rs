@@ -158,6 +158,7 @@ pub enum Defect {
     AsksUndeclared,
     AsksForever,
     AsksHugeSchema,
+    AsksNestedSchema,
     SubscribeRefused,
     UnrequestedListChanged,
     SetLevelRefused,

@@ -109,6 +109,18 @@ fn request_params(defects: &Defects, asks: &Asks, request: &CallToolRequestParam
     params
 }
 
+/// `asks-nested-schema`: an elicitation schema gets a nested object property, outside the
+/// restricted form. Legacy adds it here; 2026-07-28 in the response rewrite
+/// (`defects::messages`), as rmcp's typed `inputRequests` cannot hold it.
+pub fn nest_schema(params: &mut Value) {
+    if let Some(properties) = params.pointer_mut("/requestedSchema/properties") {
+        properties["reviewer"] = json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+        });
+    }
+}
+
 fn plain_params(asks: &Asks, request: &CallToolRequestParams) -> Value {
     let arg = |key: &str| {
         request
@@ -220,7 +232,10 @@ pub async fn call(
         }
         return Ok(round_trip(defects, asks, request));
     }
-    let params = request_params(defects, asks, request);
+    let mut params = request_params(defects, asks, request);
+    if defects.has(&Defect::AsksNestedSchema) {
+        nest_schema(&mut params);
+    }
     let custom = CustomRequest::new(asks.method, Some(params));
     let sent = context
         .peer

@@ -529,6 +529,12 @@ impl Defect {
             description: "with --interactive: ask_confirmation's elicitation schema carries a description of 1 MB",
         },
         DefectInfo {
+            name: "asks-nested-schema",
+            value: None,
+            scope: Scope::Any,
+            description: "with --interactive: ask_confirmation's elicitation schema has a nested object property (outside the restricted form)",
+        },
+        DefectInfo {
             name: "subscribe-refused",
             value: None,
             scope: Scope::Any,
@@ -710,6 +716,7 @@ impl Defect {
             Defect::AsksUndeclared => "asks-undeclared",
             Defect::AsksForever => "asks-forever",
             Defect::AsksHugeSchema => "asks-huge-schema",
+            Defect::AsksNestedSchema => "asks-nested-schema",
             Defect::SubscribeRefused => "subscribe-refused",
             Defect::UnrequestedListChanged => "unrequested-list-changed",
             Defect::SetLevelRefused => "set-level-refused",
@@ -829,6 +836,7 @@ impl Defect {
             "asks-undeclared" => Defect::AsksUndeclared,
             "asks-forever" => Defect::AsksForever,
             "asks-huge-schema" => Defect::AsksHugeSchema,
+            "asks-nested-schema" => Defect::AsksNestedSchema,
             "subscribe-refused" => Defect::SubscribeRefused,
             "unrequested-list-changed" => Defect::UnrequestedListChanged,
             "set-level-refused" => Defect::SetLevelRefused,
