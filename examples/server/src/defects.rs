@@ -159,6 +159,7 @@ pub enum Defect {
     AsksForever,
     AsksHugeSchema,
     AsksNestedSchema,
+    DeclinedIsError,
     SubscribeRefused,
     UnrequestedListChanged,
     SetLevelRefused,

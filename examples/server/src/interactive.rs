@@ -230,7 +230,7 @@ pub async fn call(
             // Slowly, too: a step's timeout must bound all its rounds.
             tokio::time::sleep(ASKS_FOREVER_PAUSE).await;
         }
-        return Ok(round_trip(defects, asks, request));
+        return round_trip(defects, asks, request);
     }
     let mut params = request_params(defects, asks, request);
     if defects.has(&Defect::AsksNestedSchema) {
@@ -245,11 +245,25 @@ pub async fn call(
         Ok(Err(e)) => Err(e.to_string()),
         Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| e.to_string()),
     };
+    if let Some(error) = refused_protocol_error(defects, &answer) {
+        return Err(error);
+    }
     Ok(outcome(asks, answer).into())
 }
 
+/// `declined-is-error`: a declined or cancelled elicitation becomes a protocol error.
+fn refused_protocol_error(defects: &Defects, answer: &Result<Value, String>) -> Option<McpError> {
+    let action = answer.as_ref().ok()?.get("action")?.as_str()?;
+    (defects.has(&Defect::DeclinedIsError) && matches!(action, "decline" | "cancel"))
+        .then(|| McpError::internal_error(format!("the user chose {action}"), None))
+}
+
 /// The modern round: the answer under the tool's key with the exact state, else ask.
-fn round_trip(defects: &Defects, asks: &Asks, request: &CallToolRequestParams) -> CallToolResponse {
+fn round_trip(
+    defects: &Defects,
+    asks: &Asks,
+    request: &CallToolRequestParams,
+) -> Result<CallToolResponse, McpError> {
     let state = format!("{}-v1", asks.tool);
     let answer = request
         .input_responses
@@ -266,11 +280,14 @@ fn round_trip(defects: &Defects, asks: &Asks, request: &CallToolRequestParams) -
             )),
             None => Ok(answer),
         };
-        return outcome(asks, answer).into();
+        if let Some(error) = refused_protocol_error(defects, &answer) {
+            return Err(error);
+        }
+        return Ok(outcome(asks, answer).into());
     }
     let requests: InputRequests = serde_json::from_value(json!({
         asks.tool: {"method": asks.method, "params": request_params(defects, asks, request)},
     }))
     .expect("valid input requests");
-    InputRequiredResult::new(Some(requests), Some(state)).into()
+    Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
 }

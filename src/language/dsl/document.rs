@@ -480,6 +480,10 @@ pub enum CheckKind {
     /// of primitive properties (SEP-1330's enum forms included). Needs a `client:` that
     /// declares elicitation (and answers it).
     ElicitationSchemaRestricted,
+    /// A tool whose elicitation the client declined answers with a result (its `isError` if
+    /// it cannot go on), not a protocol error; 2026-07-28 calls are carried through their
+    /// `input_required` rounds. Needs a `client:` that declines elicitation.
+    DeclinedElicitationAnswered,
     /// HTTP: a request answered with an SSE stream gets, first on that stream, an event with
     /// an event id and empty data (the 2025-11-25 priming event); skipped when the server
     /// answers with JSON, or over stdio.
@@ -520,6 +524,7 @@ impl CheckKind {
                 | CheckKind::LogMessagesAbsent
                 | CheckKind::AsksOnlyDeclared
                 | CheckKind::ElicitationSchemaRestricted
+                | CheckKind::DeclinedElicitationAnswered
         )
     }
 
@@ -535,7 +540,8 @@ impl CheckKind {
             | CheckKind::ToolInputFuzz
             | CheckKind::LogMessagesAbsent
             | CheckKind::AsksOnlyDeclared
-            | CheckKind::ElicitationSchemaRestricted => CALLS,
+            | CheckKind::ElicitationSchemaRestricted
+            | CheckKind::DeclinedElicitationAnswered => CALLS,
             CheckKind::HandlesUnguessable => &["safe_tools", "tool_call_budget", "handle_paths"],
             CheckKind::HandleBinding => &[
                 "safe_tools",

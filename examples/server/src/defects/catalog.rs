@@ -535,6 +535,12 @@ impl Defect {
             description: "with --interactive: ask_confirmation's elicitation schema has a nested object property (outside the restricted form)",
         },
         DefectInfo {
+            name: "declined-is-error",
+            value: None,
+            scope: Scope::Any,
+            description: "with --interactive: an elicitation the client declines or cancels ends ask_confirmation with a protocol error (-32603), not a result",
+        },
+        DefectInfo {
             name: "subscribe-refused",
             value: None,
             scope: Scope::Any,
@@ -717,6 +723,7 @@ impl Defect {
             Defect::AsksForever => "asks-forever",
             Defect::AsksHugeSchema => "asks-huge-schema",
             Defect::AsksNestedSchema => "asks-nested-schema",
+            Defect::DeclinedIsError => "declined-is-error",
             Defect::SubscribeRefused => "subscribe-refused",
             Defect::UnrequestedListChanged => "unrequested-list-changed",
             Defect::SetLevelRefused => "set-level-refused",
@@ -837,6 +844,7 @@ impl Defect {
             "asks-forever" => Defect::AsksForever,
             "asks-huge-schema" => Defect::AsksHugeSchema,
             "asks-nested-schema" => Defect::AsksNestedSchema,
+            "declined-is-error" => Defect::DeclinedIsError,
             "subscribe-refused" => Defect::SubscribeRefused,
             "unrequested-list-changed" => Defect::UnrequestedListChanged,
             "set-level-refused" => Defect::SetLevelRefused,

@@ -156,6 +156,9 @@ pub async fn run(
             K::ElicitationSchemaRestricted => {
                 asks::elicitation_schema_restricted(conn, &tools()?).await
             }
+            K::DeclinedElicitationAnswered => {
+                asks::declined_elicitation_answered(conn, &tools()?).await
+            }
             K::SsePrimingEvent => streams::sse_priming_event(conn).await,
             K::PromptMissingArgumentRejected => prompts::missing_argument_rejected(conn).await,
         }
