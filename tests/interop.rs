@@ -11,7 +11,9 @@
 //!   over Streamable HTTP (`dist/index.js streamableHttp`, bound to 127.0.0.1 on a free port by
 //!   tests/interop/everything-2026.8.31/listen-loopback.mjs); and its interactive tools carried
 //!   to their results by the scripted client of tests/interop/everything-2026.8.31/scenarios,
-//!   over stdio and HTTP.
+//!   over stdio and HTTP;
+//! - FastMCP's `ctx.elicit` (and its 2026-07-28 guard pattern) carried to its result by the
+//!   scripted client of tests/interop/fastmcp/scenarios, over stdio in both eras.
 //!
 //! Every run must end with exit 0, zero failures and zero errors, its expected failures exactly
 //! the baseline's (an entry that no longer fails is stale: the run fails).
@@ -575,6 +577,43 @@ fn npm_server_everything_asks_back_http() {
         Some("skipped"),
         "{output}"
     );
+}
+
+/// FastMCP's `confirm` (tests/interop/fastmcp/asks_back.py: `ctx.elicit` in the legacy era,
+/// an `input_required` result in 2026-07-28) carried to its result by the scenario of
+/// tests/interop/fastmcp/scenarios, the same YAML in both eras; the elicitation is asked once
+/// in each (in 2026-07-28 as an input request, so it took an `input_required` round).
+#[test]
+fn fastmcp_asks_back_stdio_both_eras() {
+    let (python, _) = fastmcp_server();
+    let server = interop_dir().join("fastmcp/asks_back.py");
+    let cmd = format!("{} {}", word(&python), word(&server));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let scenarios = interop_dir().join("fastmcp/scenarios");
+    let r = run(&both_eras(&[
+        "run",
+        scenarios.to_str().unwrap(),
+        "--stdio",
+        &cmd,
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    assert_eq!(r.code, 0, "{r:?}");
+    let statuses = step_statuses(&read_json(&json));
+    for era in ["legacy", "2026-07-28"] {
+        for step in [
+            "the confirmation is accepted with the schema's default and the script's note",
+            "a delete is declined",
+        ] {
+            let id = format!("fastmcp-asks-back@{era}:{step}");
+            assert_eq!(
+                statuses.get(&id).map(String::as_str),
+                Some("passed"),
+                "{id}: {r:?}"
+            );
+        }
+    }
 }
 
 fn memory_target(data: &Path) -> (String, String, String) {
