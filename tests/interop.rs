@@ -9,7 +9,11 @@
 //!   stdio;
 //! - the npm reference server `@modelcontextprotocol/server-everything` 2026.8.31 (legacy-only)
 //!   over Streamable HTTP (`dist/index.js streamableHttp`, bound to 127.0.0.1 on a free port by
-//!   tests/interop/everything-2026.8.31/listen-loopback.mjs).
+//!   tests/interop/everything-2026.8.31/listen-loopback.mjs); and its interactive tools carried
+//!   to their results by the scripted client of tests/interop/everything-2026.8.31/scenarios,
+//!   over stdio and HTTP;
+//! - FastMCP's `ctx.elicit` (and its 2026-07-28 guard pattern) carried to its result by the
+//!   scripted client of tests/interop/fastmcp/scenarios, over stdio in both eras.
 //!
 //! Every run must end with exit 0, zero failures and zero errors, its expected failures exactly
 //! the baseline's (an entry that no longer fails is stale: the run fails).
@@ -483,6 +487,133 @@ fn npm_server_everything_security_pack_is_bounded() {
         calls <= 1,
         "called {calls} times with its example arguments"
     );
+}
+
+/// server-everything's scenarios of the client's half (tests/interop/everything-2026.8.31/scenarios,
+/// written from docs/src/server-asks-back.md alone), run with `target`: the report.
+fn everything_asks_back(target: &[&str]) -> (i32, String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let scenarios = repo_root().join(EVERYTHING_DIR).join("scenarios");
+    let mut args = vec!["run", scenarios.to_str().unwrap()];
+    args.extend_from_slice(target);
+    args.extend(["--era", "legacy", "--json", json.to_str().unwrap()]);
+    let r = run(&args);
+    assert!(json.exists(), "no JSON report: {r:?}");
+    (r.code, r.all_output(), read_json(&json))
+}
+
+/// The status of every step of the report, as `scenario@era:step` → status.
+fn step_statuses(report: &Value) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    for suite in report["suites"].as_array().unwrap() {
+        for step in suite["steps"].as_array().unwrap() {
+            out.insert(
+                format!(
+                    "{}:{}",
+                    suite["id"].as_str().unwrap(),
+                    step["name"].as_str().unwrap()
+                ),
+                step["outcome"]["status"].as_str().unwrap_or("").to_string(),
+            );
+        }
+    }
+    out
+}
+
+const EVERYTHING_ASKS_BACK_STEPS: &[&str] = &[
+    "everything-asks-back@legacy:the interactive tools are listed",
+    "everything-asks-back@legacy:sampling is answered from the script",
+    "everything-asks-back@legacy:elicitation is accepted with the schema's defaults and the script's fields",
+    "everything-no-client@legacy:the interactive tools are not listed",
+];
+const EVERYTHING_ROOTS_STEP: &str = "everything-asks-back@legacy:the roots are the script's";
+
+/// Over stdio, a client that declares roots, sampling and elicitation sees 16 tools (13
+/// without) and carries `trigger-sampling-request`, `trigger-elicitation-request` and
+/// `get-roots-list` to their results (server-everything speaks only the legacy era).
+#[test]
+fn npm_server_everything_asks_back_stdio() {
+    let entry = npm_server(EVERYTHING_DIR, "server-everything");
+    let cmd = format!("node {} stdio", word(&entry));
+    let (code, output, report) = everything_asks_back(&["--stdio", &cmd]);
+    assert_eq!(code, 0, "{output}");
+    let statuses = step_statuses(&report);
+    for step in EVERYTHING_ASKS_BACK_STEPS
+        .iter()
+        .chain([&EVERYTHING_ROOTS_STEP])
+    {
+        assert_eq!(
+            statuses.get(*step).map(String::as_str),
+            Some("passed"),
+            "{step}\n{output}"
+        );
+    }
+    assert_eq!(
+        statuses.len(),
+        EVERYTHING_ASKS_BACK_STEPS.len() + 1,
+        "{output}"
+    );
+}
+
+/// The same scenarios over Streamable HTTP: sampling and elicitation are answered on the
+/// call's SSE stream; the roots step is skipped (the server asks `roots/list` on the session's
+/// GET stream, which mcpspec does not open yet).
+#[test]
+fn npm_server_everything_asks_back_http() {
+    let server = HttpServer::everything();
+    let (code, output, report) = everything_asks_back(&["--url", &server.url]);
+    assert_eq!(code, 0, "{output}");
+    let statuses = step_statuses(&report);
+    for step in EVERYTHING_ASKS_BACK_STEPS {
+        assert_eq!(
+            statuses.get(*step).map(String::as_str),
+            Some("passed"),
+            "{step}\n{output}"
+        );
+    }
+    assert_eq!(
+        statuses.get(EVERYTHING_ROOTS_STEP).map(String::as_str),
+        Some("skipped"),
+        "{output}"
+    );
+}
+
+/// FastMCP's `confirm` (tests/interop/fastmcp/asks_back.py: `ctx.elicit` in the legacy era,
+/// an `input_required` result in 2026-07-28) carried to its result by the scenario of
+/// tests/interop/fastmcp/scenarios, the same YAML in both eras; the elicitation is asked once
+/// in each (in 2026-07-28 as an input request, so it took an `input_required` round).
+#[test]
+fn fastmcp_asks_back_stdio_both_eras() {
+    let (python, _) = fastmcp_server();
+    let server = interop_dir().join("fastmcp/asks_back.py");
+    let cmd = format!("{} {}", word(&python), word(&server));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let scenarios = interop_dir().join("fastmcp/scenarios");
+    let r = run(&both_eras(&[
+        "run",
+        scenarios.to_str().unwrap(),
+        "--stdio",
+        &cmd,
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    assert_eq!(r.code, 0, "{r:?}");
+    let statuses = step_statuses(&read_json(&json));
+    for era in ["legacy", "2026-07-28"] {
+        for step in [
+            "the confirmation is accepted with the schema's default and the script's note",
+            "a delete is declined",
+        ] {
+            let id = format!("fastmcp-asks-back@{era}:{step}");
+            assert_eq!(
+                statuses.get(&id).map(String::as_str),
+                Some("passed"),
+                "{id}: {r:?}"
+            );
+        }
+    }
 }
 
 fn memory_target(data: &Path) -> (String, String, String) {

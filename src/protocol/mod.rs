@@ -7,9 +7,10 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `era`, `errors`, `fields`, `headers`, `jsonrpc`, `meta`, `methods`, `rules`
+//! 0. `elicitation`, `era`, `errors`, `fields`, `headers`, `jsonrpc`, `meta`, `methods`, `rules`
 //! 1. `lists`, `wire`
 
+pub mod elicitation;
 pub mod era;
 pub mod errors;
 pub mod fields;

@@ -158,6 +158,8 @@ pub enum Defect {
     AsksUndeclared,
     AsksForever,
     AsksHugeSchema,
+    AsksNestedSchema,
+    DeclinedIsError,
     SubscribeRefused,
     UnrequestedListChanged,
     SetLevelRefused,

@@ -109,6 +109,18 @@ fn request_params(defects: &Defects, asks: &Asks, request: &CallToolRequestParam
     params
 }
 
+/// `asks-nested-schema`: an elicitation schema gets a nested object property, outside the
+/// restricted form. Legacy adds it here; 2026-07-28 in the response rewrite
+/// (`defects::messages`), as rmcp's typed `inputRequests` cannot hold it.
+pub fn nest_schema(params: &mut Value) {
+    if let Some(properties) = params.pointer_mut("/requestedSchema/properties") {
+        properties["reviewer"] = json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+        });
+    }
+}
+
 fn plain_params(asks: &Asks, request: &CallToolRequestParams) -> Value {
     let arg = |key: &str| {
         request
@@ -218,9 +230,12 @@ pub async fn call(
             // Slowly, too: a step's timeout must bound all its rounds.
             tokio::time::sleep(ASKS_FOREVER_PAUSE).await;
         }
-        return Ok(round_trip(defects, asks, request));
+        return round_trip(defects, asks, request);
     }
-    let params = request_params(defects, asks, request);
+    let mut params = request_params(defects, asks, request);
+    if defects.has(&Defect::AsksNestedSchema) {
+        nest_schema(&mut params);
+    }
     let custom = CustomRequest::new(asks.method, Some(params));
     let sent = context
         .peer
@@ -230,11 +245,25 @@ pub async fn call(
         Ok(Err(e)) => Err(e.to_string()),
         Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| e.to_string()),
     };
+    if let Some(error) = refused_protocol_error(defects, &answer) {
+        return Err(error);
+    }
     Ok(outcome(asks, answer).into())
 }
 
+/// `declined-is-error`: a declined or cancelled elicitation becomes a protocol error.
+fn refused_protocol_error(defects: &Defects, answer: &Result<Value, String>) -> Option<McpError> {
+    let action = answer.as_ref().ok()?.get("action")?.as_str()?;
+    (defects.has(&Defect::DeclinedIsError) && matches!(action, "decline" | "cancel"))
+        .then(|| McpError::internal_error(format!("the user chose {action}"), None))
+}
+
 /// The modern round: the answer under the tool's key with the exact state, else ask.
-fn round_trip(defects: &Defects, asks: &Asks, request: &CallToolRequestParams) -> CallToolResponse {
+fn round_trip(
+    defects: &Defects,
+    asks: &Asks,
+    request: &CallToolRequestParams,
+) -> Result<CallToolResponse, McpError> {
     let state = format!("{}-v1", asks.tool);
     let answer = request
         .input_responses
@@ -251,11 +280,14 @@ fn round_trip(defects: &Defects, asks: &Asks, request: &CallToolRequestParams) -
             )),
             None => Ok(answer),
         };
-        return outcome(asks, answer).into();
+        if let Some(error) = refused_protocol_error(defects, &answer) {
+            return Err(error);
+        }
+        return Ok(outcome(asks, answer).into());
     }
     let requests: InputRequests = serde_json::from_value(json!({
         asks.tool: {"method": asks.method, "params": request_params(defects, asks, request)},
     }))
     .expect("valid input requests");
-    InputRequiredResult::new(Some(requests), Some(state)).into()
+    Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
 }

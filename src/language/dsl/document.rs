@@ -475,6 +475,15 @@ pub enum CheckKind {
     /// undeclared capability — legacy, as a request on the connection; 2026-07-28, in an
     /// `input_required` result's `inputRequests`.
     AsksOnlyDeclared,
+    /// Every form-mode `elicitation/create` the server asks while each allowed tool runs with
+    /// example arguments requests a schema within the spec's restricted form: a flat object
+    /// of primitive properties (SEP-1330's enum forms included). Needs a `client:` that
+    /// declares elicitation (and answers it).
+    ElicitationSchemaRestricted,
+    /// A tool whose elicitation the client declined answers with a result (its `isError` if
+    /// it cannot go on), not a protocol error; 2026-07-28 calls are carried through their
+    /// `input_required` rounds. Needs a `client:` that declines elicitation.
+    DeclinedElicitationAnswered,
     /// HTTP: a request answered with an SSE stream gets, first on that stream, an event with
     /// an event id and empty data (the 2025-11-25 priming event); skipped when the server
     /// answers with JSON, or over stdio.
@@ -514,6 +523,8 @@ impl CheckKind {
                 | CheckKind::ResultInjection
                 | CheckKind::LogMessagesAbsent
                 | CheckKind::AsksOnlyDeclared
+                | CheckKind::ElicitationSchemaRestricted
+                | CheckKind::DeclinedElicitationAnswered
         )
     }
 
@@ -528,7 +539,9 @@ impl CheckKind {
             | CheckKind::ToolOutputText
             | CheckKind::ToolInputFuzz
             | CheckKind::LogMessagesAbsent
-            | CheckKind::AsksOnlyDeclared => CALLS,
+            | CheckKind::AsksOnlyDeclared
+            | CheckKind::ElicitationSchemaRestricted
+            | CheckKind::DeclinedElicitationAnswered => CALLS,
             CheckKind::HandlesUnguessable => &["safe_tools", "tool_call_budget", "handle_paths"],
             CheckKind::HandleBinding => &[
                 "safe_tools",

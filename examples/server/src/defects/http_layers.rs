@@ -73,8 +73,13 @@ impl Conformance {
         active.then_some(layer)
     }
 
-    fn buffers_responses(&self) -> bool {
-        self.messages.responses_active() || !self.http_200_codes.is_empty()
+    fn buffers_responses(&self, modern: bool) -> bool {
+        let rewrites = if modern {
+            self.messages.responses_active()
+        } else {
+            self.messages.legacy_responses_active()
+        };
+        rewrites || !self.http_200_codes.is_empty()
     }
 
     /// Makes the MCP headers agree with the (rewritten) body, per the lenient defects.
@@ -227,7 +232,7 @@ pub async fn conformance(
         );
         return with_length(parts, NOTIFICATION_REPLY.to_owned());
     }
-    let Some(seen) = seen.filter(|_| layer.buffers_responses()) else {
+    let Some(seen) = seen.filter(|_| layer.buffers_responses(modern)) else {
         return Response::from_parts(parts, body);
     };
     let Ok(bytes) = to_bytes(body, usize::MAX).await else {

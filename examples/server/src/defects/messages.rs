@@ -75,6 +75,8 @@ pub struct MessageDefects {
     tool_execution: Option<(&'static str, Value)>,
     /// Not a defect (`--max-revision`): the newest legacy revision `initialize` agrees to.
     max_revision: Option<&'static str>,
+    /// `asks-nested-schema`, in the 2026-07-28 `inputRequests`.
+    asks_nested_schema: bool,
 }
 
 /// Methods a modern-only server no longer serves (2026-07-28 changelog).
@@ -121,6 +123,7 @@ impl MessageDefects {
             description_varies: defects.has(&Defect::DescriptionVariesByConnection),
             tool_execution: None,
             max_revision: None,
+            asks_nested_schema: defects.has(&Defect::AsksNestedSchema),
         }
     }
 
@@ -152,6 +155,18 @@ impl MessageDefects {
             || self.error_id_null
             || self.tool_execution.is_some()
             || self.max_revision.is_some()
+            || self.asks_nested_schema
+    }
+
+    /// Whether a legacy response is rewritten: over HTTP, buffering a legacy call's SSE
+    /// stream would hold back the server's own requests on it (`asks-nested-schema`
+    /// rewrites only 2026-07-28 `inputRequests`).
+    pub fn legacy_responses_active(&self) -> bool {
+        Self {
+            asks_nested_schema: false,
+            ..self.clone()
+        }
+        .responses_active()
     }
 
     /// Answers `initialize` as a server whose newest revision is `max` (`--max-revision`).
@@ -249,6 +264,20 @@ impl MessageDefects {
             changed = true;
         }
         if let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) {
+            if self.asks_nested_schema
+                && let Some(requests) = result
+                    .get_mut("inputRequests")
+                    .and_then(Value::as_object_mut)
+            {
+                for asked in requests.values_mut() {
+                    if asked.get("method").and_then(Value::as_str) == Some("elicitation/create")
+                        && let Some(params) = asked.get_mut("params")
+                    {
+                        crate::interactive::nest_schema(params);
+                        changed = true;
+                    }
+                }
+            }
             if self.no_result_type {
                 changed |= result.remove("resultType").is_some();
             }

@@ -153,6 +153,12 @@ pub async fn run(
             }
             K::LogMessagesAbsent => logging::log_messages_absent(conn, &tools()?).await,
             K::AsksOnlyDeclared => asks::asks_only_declared(conn, &tools()?).await,
+            K::ElicitationSchemaRestricted => {
+                asks::elicitation_schema_restricted(conn, &tools()?).await
+            }
+            K::DeclinedElicitationAnswered => {
+                asks::declined_elicitation_answered(conn, &tools()?).await
+            }
             K::SsePrimingEvent => streams::sse_priming_event(conn).await,
             K::PromptMissingArgumentRejected => prompts::missing_argument_rejected(conn).await,
         }
