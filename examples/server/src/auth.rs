@@ -317,7 +317,7 @@ fn b64url_encode(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-fn b64url_decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn b64url_decode(text: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(text)

@@ -9,6 +9,8 @@ use std::time::Duration;
 use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
 use serde_json::Value;
 
+use crate::auth::b64url_decode;
+
 /// Largest JWKS document read: a key set is a few kilobytes.
 const MAX_JWKS_BYTES: usize = 1024 * 1024;
 
@@ -114,13 +116,6 @@ impl Jwks {
             _ => false,
         }
     }
-}
-
-fn b64url_decode(text: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(text)
-        .ok()
 }
 
 #[cfg(test)]
