@@ -77,7 +77,7 @@ fn every_repository_yaml_file_reads_to_the_same_values_both_ways() {
         let Ok(text) = String::from_utf8(std::fs::read(file).unwrap()) else {
             continue;
         };
-        for note in mcpspec::ground::yaml::schema::yaml11_notes(&text) {
+        for note in mcpspec::ground::yaml::yaml11::yaml11_notes(&text) {
             differences.push(format!(
                 "{}:{}:{}: `{}` is {} to YAML 1.1",
                 file.display(),

@@ -222,7 +222,7 @@ pub(super) fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 
 /// What to do about a value a YAML 1.1 reader reads otherwise.
 const YAML11_HELP: &str = "mcpspec reads YAML 1.2; to be read the same by YAML 1.1 tools, quote the value (or write `true`/`false` for a boolean)";
 
-fn note_message(note: &crate::ground::yaml::schema::Yaml11Note) -> String {
+fn note_message(note: &crate::ground::yaml::yaml11::Yaml11Note) -> String {
     format!(
         "`{}` is read as YAML 1.2 reads it; a YAML 1.1 reader would read {}",
         note.text, note.yaml11
@@ -235,7 +235,7 @@ fn yaml11_notes(
     loaded: Option<&dsl::load::LoadedSet>,
 ) -> Vec<(
     crate::ground::source::Pos,
-    crate::ground::yaml::schema::Yaml11Note,
+    crate::ground::yaml::yaml11::Yaml11Note,
 )> {
     let mut seen = std::collections::HashSet::new();
     loaded
@@ -243,7 +243,7 @@ fn yaml11_notes(
         .flat_map(|l| &l.scenarios)
         .filter(|s| seen.insert(s.file.name.clone()))
         .flat_map(|s| {
-            crate::ground::yaml::schema::yaml11_notes(&s.file.text)
+            crate::ground::yaml::yaml11::yaml11_notes(&s.file.text)
                 .into_iter()
                 .map(|note| {
                     (

@@ -388,7 +388,9 @@ mod tests {
     fn a_server_cgroup_holds_and_kills_the_whole_tree() {
         let name = format!("mcpspec-{}.unit", std::process::id());
         let Some(cgroup) = ServerCgroup::create(&name) else {
-            eprintln!("no writable cgroup v2 hierarchy here: nothing to test");
+            crate::ground::output::err(format_args!(
+                "no writable cgroup v2 hierarchy here: nothing to test\n"
+            ));
             return;
         };
         let mut cmd = Command::new("sh");

@@ -10,8 +10,9 @@ use serde::de::{
 };
 
 use super::error::Error;
+use super::schema::{CoreTag, Scalar};
 use super::schema::{Number, Resolved, boolean, resolve};
-use super::tree::{self, CoreTag, Kind, Node, Scalar};
+use super::tree::{self, Kind, Node};
 
 /// The newtype-struct name by which [`super::value::At`] asks for its node's position:
 /// this deserializer answers with a sequence of (line, column, value); any other gives

@@ -13,6 +13,7 @@ pub mod schema;
 pub mod tree;
 pub mod value;
 pub mod write;
+pub mod yaml11;
 
 pub use de::from_str;
 pub use value::{At, TKind, TValue};

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use granit_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 use super::error::Error;
-use super::schema::{KeyIdentity, key_identity};
+use super::schema::{CoreTag, KeyIdentity, Scalar, key_identity};
 use crate::ground::source::MAX_INPUT_BYTES;
 
 /// Most YAML nodes (scalars, lists, mappings) one file may hold: about what a scenario
@@ -51,28 +51,6 @@ pub enum Kind<'a> {
     Shared(Rc<Node<'a>>),
 }
 
-#[derive(Debug, Clone)]
-pub struct Scalar<'a> {
-    pub text: Cow<'a, str>,
-    /// Plain: resolved by the core schema (null, booleans, numbers); quoted or block:
-    /// always a string.
-    pub plain: bool,
-    pub tag: CoreTag,
-}
-
-/// The explicit tag of a node, as far as reading it goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CoreTag {
-    /// No tag, or one mcpspec gives no meaning to.
-    None,
-    /// `!!str` (and the non-specific `!`): a string, whatever it looks like.
-    Str,
-    Null,
-    Bool,
-    Int,
-    Float,
-}
-
 impl<'a> Node<'a> {
     /// The node itself, through an anchor's sharing.
     pub fn resolved(&self) -> &Node<'a> {
@@ -86,18 +64,6 @@ impl<'a> Node<'a> {
     pub fn is_null(&self) -> bool {
         match &self.resolved().kind {
             Kind::Scalar(s) => s.is_null(),
-            _ => false,
-        }
-    }
-}
-
-impl Scalar<'_> {
-    pub fn is_null(&self) -> bool {
-        match self.tag {
-            CoreTag::Null => true,
-            CoreTag::None if self.plain => {
-                matches!(&*self.text, "" | "~" | "null" | "Null" | "NULL")
-            }
             _ => false,
         }
     }
