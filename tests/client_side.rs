@@ -365,3 +365,65 @@ fn the_step_timeout_bounds_every_round() {
         "the rounds stop at the step's timeout: {calls} calls"
     );
 }
+
+/// In the modern era a scenario with a `client:` shares the era's warm process (its
+/// capabilities travel with each request), and the scenario after it on that process
+/// declares nothing and answers nothing: the client goes with the scenario, not the process.
+#[test]
+fn a_modern_client_shares_the_warm_process_and_leaves_nothing_to_the_next_scenario() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let call = "    request:\n      method: tools/call\n      params: {name: ask_confirmation, arguments: {action: deploy}}\n";
+    std::fs::write(
+        dir.path().join("a-client.yaml"),
+        format!(
+            "scenario: a-client\nfresh: false\nclient:\n  capabilities: {{elicitation: {{form: true}}}}\n  elicitation:\n    - action: accept\n      content: {{note: ok}}\nsteps:\n  - name: confirm\n{call}    expect:\n      - isError: false\n      - rounds: 1\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("b-plain.yaml"),
+        format!("scenario: b-plain\nfresh: false\nsteps:\n  - name: confirm\n{call}"),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let target = stdio_target(&["--interactive", "--defect", "asks-undeclared"]);
+    let out = run(&[
+        "run",
+        dir.path().to_str().unwrap(),
+        "--era",
+        "2026-07-28",
+        "--jobs",
+        "1",
+        "--stdio",
+        &target,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let report = read_json(&json);
+    assert_eq!(
+        report["servers"]["started"], 1,
+        "one warm process for both: {out:?}"
+    );
+    let caps = |scenario: &str| {
+        let step = step(suite(&report, &format!("{scenario}@2026-07-28")), "confirm");
+        let first = bodies(step, "sent")
+            .into_iter()
+            .find(|b| b["method"] == "tools/call")
+            .expect("the call was sent");
+        first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"].clone()
+    };
+    assert_eq!(
+        caps("a-client")["elicitation"],
+        serde_json::json!({"form": {}})
+    );
+    assert!(
+        caps("b-plain").get("elicitation").is_none(),
+        "the next scenario declares nothing: {}",
+        caps("b-plain")
+    );
+    let b = step(suite(&report, "b-plain@2026-07-28"), "confirm");
+    assert!(
+        !serde_json::to_string(b).unwrap().contains("\"accept\""),
+        "the next scenario answers nothing: {b}"
+    );
+}

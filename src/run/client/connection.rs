@@ -665,6 +665,16 @@ impl Connection {
         &self.server_requests
     }
 
+    /// Answer the server's requests from `answerer` from now on (a warm process handed to
+    /// a scenario with a `client:` of its own, in the modern era, where the capabilities
+    /// travel with each request).
+    pub fn answer_as(&mut self, answerer: Option<std::sync::Arc<super::answers::Answerer>>) {
+        self.transport.set_answerer(answerer.clone());
+        self.answerer = answerer;
+        // The cached modern `_meta` holds the capabilities: made again for this client.
+        self.meta_text = None;
+    }
+
     /// The scenario's answers to the server's requests, if it declares a client.
     pub fn answerer(&self) -> Option<&super::answers::Answerer> {
         self.answerer.as_deref()

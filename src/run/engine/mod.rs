@@ -155,7 +155,7 @@ pub async fn run(
                 || security::static_unmet(&s.requires, &config.target, &config.params).is_some();
             let param_set =
                 |name: &str| config.params.contains_key(name) || s.params.contains_key(name);
-            (!skipped).then(|| pool::need(s, param_set, config.fresh))
+            (!skipped).then(|| pool::need(s, &item.era.request, param_set, config.fresh))
         })
         .collect();
     let wire = config.wire_validate
@@ -429,13 +429,16 @@ async fn run_leased(
         return suite;
     }
     let opened = match lease.take() {
-        Some(pool::Lease::Warm(conn)) => {
+        // A warm process answers as this scenario's client (modern: see `pool::need`).
+        Some(pool::Lease::Warm(mut conn)) => {
             pool.count_warm();
+            conn.answer_as(client_answerer(scenario, params));
             Ok((*conn, true))
         }
         // Nobody needs it after this item: it is stopped, not handed back.
-        Some(pool::Lease::Last(conn)) => {
+        Some(pool::Lease::Last(mut conn)) => {
             pool.count_warm();
+            conn.answer_as(client_answerer(scenario, params));
             Ok((*conn, false))
         }
         leased => {

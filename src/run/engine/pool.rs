@@ -25,7 +25,10 @@
 //!   warm process of its era is idle then (or there never was one), it starts its own.
 //! - **Who gets a process started for it**: a scenario that calls `list_change_tool`
 //!   (when set), one that tests the connection's life (sends `initialize`, ends its
-//!   session), and every scenario under `--fresh`.
+//!   session), one that declares a `client:` outside the modern era (its capabilities are
+//!   the session's), and every scenario under `--fresh`. A modern `client:` travels with
+//!   each request: that scenario shares, and the process answers as its client while it
+//!   holds it.
 //! - **Probes that disturb a process** (the parse-error checks' cut-short request): the
 //!   scenario shares, after its era's other sharing scenarios ([`Need::SharedLate`]), and
 //!   the probe takes a warm idle process that no sharing scenario needs any more
@@ -87,9 +90,14 @@ impl Need {
     }
 }
 
-/// Where `scenario` runs: see the module's isolation model. `param_set` says whether a
-/// run parameter has a value.
-pub fn need(scenario: &Scenario, param_set: impl Fn(&str) -> bool, all_fresh: bool) -> Need {
+/// Where `scenario` runs in `era`: see the module's isolation model. `param_set` says
+/// whether a run parameter has a value.
+pub fn need(
+    scenario: &Scenario,
+    era: &EraRequest,
+    param_set: impl Fn(&str) -> bool,
+    all_fresh: bool,
+) -> Need {
     if all_fresh {
         return Need::Own("--fresh".into());
     }
@@ -99,8 +107,10 @@ pub fn need(scenario: &Scenario, param_set: impl Fn(&str) -> bool, all_fresh: bo
     if let Some(why) = &scenario.connection_life {
         return Need::Own(why.clone());
     }
-    // The client's capabilities are the connection's: declared in its `initialize`.
-    if scenario.client.is_some() {
+    // A legacy client's capabilities are the session's, declared in its `initialize`; a
+    // modern one sends them with every request, so its scenario shares like any other and
+    // answers as its own client while it holds the process.
+    if scenario.client.is_some() && !matches!(era, EraRequest::Modern(_)) {
         return Need::Own("it declares a client of its own (`client:`)".into());
     }
     if scenario.fresh == Some(true) {
@@ -500,7 +510,12 @@ mod tests {
     }
 
     fn need_of(extra: &str, steps: &str) -> Need {
-        need(&scenario(extra, steps), |_| false, false)
+        need(
+            &scenario(extra, steps),
+            &EraRequest::Legacy,
+            |_| false,
+            false,
+        )
     }
 
     const LIST: &str = "  - name: list\n    request: { method: tools/list }\n";
@@ -530,7 +545,7 @@ mod tests {
             Need::Last("fresh: true".into())
         );
         assert_eq!(
-            need(&scenario("", LIST), |_| false, true),
+            need(&scenario("", LIST), &EraRequest::Legacy, |_| false, true),
             Need::Own("--fresh".into())
         );
     }
@@ -541,6 +556,12 @@ mod tests {
         assert_eq!(
             need_of(client, LIST),
             Need::Own("it declares a client of its own (`client:`)".into())
+        );
+        let modern = EraRequest::Modern("2026-07-28".into());
+        assert_eq!(
+            need(&scenario(client, LIST), &modern, |_| false, false),
+            Need::Shared,
+            "a modern client's capabilities travel with each request"
         );
     }
 
@@ -553,9 +574,12 @@ mod tests {
         );
         let change = "  - name: change\n    requires: { parameters: [list_change_tool] }\n    request: { method: tools/call, params: { name: \"{{ list_change_tool }}\" } }\n";
         let s = scenario("fresh: false\n", change);
-        assert_eq!(need(&s, |_| false, false), Need::Shared);
         assert_eq!(
-            need(&s, |p| p == LIST_CHANGE_TOOL, false),
+            need(&s, &EraRequest::Legacy, |_| false, false),
+            Need::Shared
+        );
+        assert_eq!(
+            need(&s, &EraRequest::Legacy, |p| p == LIST_CHANGE_TOOL, false),
             Need::Own("it calls `list_change_tool`".into())
         );
         // A raw message over a fresh connection of its own leaves the shared one alone.

@@ -144,6 +144,8 @@ impl Connection {
         self.tools = None;
         self.server_requests.clear();
         self.unanswered = None;
+        // The next scenario answers as its own client, or as none.
+        self.answer_as(None);
         self.wire = self.opening_wire.clone();
         if let Transport::Stdio(t) = &mut self.transport {
             t.forget_exchanges();
