@@ -46,11 +46,7 @@ pub async fn asks_only_declared(
         }
     })
     .await?;
-    Ok(swept.unwrap_or(if findings.is_empty() {
-        CheckOutcome::Pass
-    } else {
-        CheckOutcome::Fail(findings)
-    }))
+    Ok(verdict(swept, findings))
 }
 
 /// Every form-mode elicitation the server asks while the allowed tools run requests a schema
@@ -88,11 +84,7 @@ pub async fn elicitation_schema_restricted(
         }
     })
     .await?;
-    Ok(swept.unwrap_or(if findings.is_empty() {
-        CheckOutcome::Pass
-    } else {
-        CheckOutcome::Fail(findings)
-    }))
+    Ok(verdict(swept, findings))
 }
 
 /// A tool that asked an elicitation the client declined answers with a result — its
@@ -119,11 +111,7 @@ pub async fn declined_elicitation_answered(
         }
     })
     .await?;
-    Ok(swept.unwrap_or(if findings.is_empty() {
-        CheckOutcome::Pass
-    } else {
-        CheckOutcome::Fail(findings)
-    }))
+    Ok(verdict(swept, findings))
 }
 
 fn is_elicitation(asked: &Value) -> bool {
@@ -242,4 +230,13 @@ fn list(declared: &Value) -> String {
             .collect::<Vec<_>>()
             .join(", "),
     }
+}
+
+/// The sweep's own outcome (a skip: nothing could be judged), else the findings'.
+fn verdict(swept: Option<CheckOutcome>, findings: Vec<Finding>) -> CheckOutcome {
+    swept.unwrap_or(if findings.is_empty() {
+        CheckOutcome::Pass
+    } else {
+        CheckOutcome::Fail(findings)
+    })
 }
