@@ -136,7 +136,7 @@ impl Transport {
     fn set_answerer(&mut self, answerer: Option<std::sync::Arc<super::answers::Answerer>>) {
         match self {
             Transport::Stdio(t) => t.answerer = answerer,
-            Transport::Http(t) => t.answerer = answerer,
+            Transport::Http(t) => t.set_answerer(answerer),
         }
     }
 
@@ -652,6 +652,7 @@ impl Connection {
         match &mut self.transport {
             Transport::Stdio(t) => t.shutdown().await,
             Transport::Http(t) => {
+                t.stop_listening();
                 // A legacy session is ended explicitly (servers may answer 405: fine).
                 if let Some(out) = delete {
                     let _ = t.exchange(&out).await;

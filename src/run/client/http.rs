@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::{Exchange, HttpMeta, Outgoing, TransportError, id_key, is_response};
 use std::time::Duration;
 
+mod listen;
 pub mod oauth;
 mod reqwest_client;
 
@@ -34,6 +35,8 @@ pub struct HttpTransport {
     /// The run's OAuth sign-in: its access token goes with every message (unless the
     /// step sends or drops `Authorization` itself).
     auth: Option<std::sync::Arc<oauth::OAuth>>,
+    /// The legacy session's GET stream, while open ([`HttpTransport::listen`]).
+    listener: Option<listen::Listener>,
 }
 
 impl HttpTransport {
@@ -63,7 +66,71 @@ impl HttpTransport {
             closed: None,
             answerer: None,
             auth,
+            listener: None,
         })
+    }
+
+    /// Open the GET stream of legacy session `session` and answer the server's requests
+    /// that come on it, until the session ends ([`HttpTransport::stop_listening`]) or the
+    /// client changes ([`HttpTransport::set_answerer`]).
+    pub fn listen(&mut self, session: &str, revision: &str) {
+        let copy = HttpTransport {
+            client: self.client.clone(),
+            url: self.url.clone(),
+            base_headers: self.base_headers.clone(),
+            max_bytes: self.max_bytes,
+            closed: None,
+            answerer: self.answerer.clone(),
+            auth: self.auth.clone(),
+            listener: None,
+        };
+        self.listener = Some(listen::Listener::open(
+            copy,
+            session.to_string(),
+            revision.to_string(),
+        ));
+    }
+
+    /// Close the GET stream (the session ends).
+    pub fn stop_listening(&mut self) {
+        self.listener = None;
+    }
+
+    /// Answer the server's requests from `answerer` from now on. An open GET stream
+    /// answered as the client before: it is closed.
+    pub fn set_answerer(&mut self, answerer: Option<std::sync::Arc<super::answers::Answerer>>) {
+        let same = match (&self.answerer, &answerer) {
+            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.listener = None;
+        }
+        self.answerer = answerer;
+    }
+
+    /// What came on the GET stream since the last exchange goes with this one; a stream
+    /// that failed fails it.
+    fn take_listened(&self, ex: &mut Exchange) -> Result<(), TransportError> {
+        let Some(listener) = &self.listener else {
+            return Ok(());
+        };
+        let (messages, notes, failure) = listener.take();
+        ex.notes.extend(notes);
+        if !messages.is_empty() {
+            ex.notes.push(format!(
+                "{} message(s) came on the session's GET stream (server requests there were answered)",
+                messages.len()
+            ));
+        }
+        for m in messages {
+            ex.other_messages.push(m);
+        }
+        match failure {
+            Some(why) => Err(listen::failed(why)),
+            None => Ok(()),
+        }
     }
 
     /// Why the target cannot be used any more, if it cannot.
@@ -100,6 +167,7 @@ impl HttpTransport {
             ex = again;
         }
         ex.elapsed = started.elapsed();
+        self.take_listened(&mut ex)?;
         Ok(ex)
     }
 

@@ -78,7 +78,10 @@ impl Connection {
                 Ok(())
             }
             Err(e) => Err(e),
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.listen_to_session();
+                Ok(())
+            }
         }
     }
 

@@ -24,6 +24,17 @@ impl Connection {
         }
     }
 
+    /// HTTP, legacy session, a client that answers: open the session's GET stream, where
+    /// the server sends the requests that belong to no call of the client's.
+    pub(super) fn listen_to_session(&mut self) {
+        let (Transport::Http(t), Some(sid), Some(_)) =
+            (&mut self.transport, &self.session_id, &self.answerer)
+        else {
+            return;
+        };
+        t.listen(sid, &self.negotiated.revision);
+    }
+
     /// The legacy session id the server assigned at `initialize` (HTTP).
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
@@ -34,6 +45,9 @@ impl Connection {
     /// session.
     pub async fn end_session(&mut self) -> Option<Result<u16, TransportError>> {
         let sid = self.session_id.clone()?;
+        if let Transport::Http(t) = &mut self.transport {
+            t.stop_listening();
+        }
         let out = self.session_delete(sid);
         Some(
             self.send(&out)

@@ -1,0 +1,256 @@
+//! The GET stream of a legacy HTTP session: after `initialize`, a client may GET the
+//! endpoint for an event stream on which the server sends requests and notifications
+//! that belong to no request of the client's (server-everything's `roots/list`). mcpspec
+//! opens it when the scenario declares a client (it has answers to give), reads it in a
+//! task of its own — a server request there is answered while the step's own request
+//! waits on it — and keeps what came for the next exchange to report.
+//!
+//! Bounded: the stream ends with the session (dropping the listener aborts its task); a
+//! stream the server ends is resumed (`Last-Event-ID`, after the server's `retry:`) a few
+//! times only; a 405 (the server offers no such stream) ends it silently; an event that is
+//! not a JSON-RPC message fails the next exchange and ends the stream.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+
+use super::{HttpTransport, Outgoing, TransportError, send_once_more, sse_events};
+use crate::protocol::headers as h;
+
+/// Resumptions of a stream the server ended, in a row without an event between them.
+const RESUMPTIONS: u32 = 3;
+/// The wait before a resumption when the server gave no `retry:`.
+const DEFAULT_RETRY: Duration = Duration::from_millis(500);
+/// The longest `retry:` honoured: a longer one is shortened to it.
+const LONGEST_RETRY: Duration = Duration::from_secs(5);
+
+/// What the listener's task shares with the transport.
+#[derive(Default)]
+struct Shared {
+    /// Messages that came on the stream and were not reported yet, with the answer sent
+    /// to each server request among them.
+    inbox: Vec<Value>,
+    /// Transcript notes (opened, refused, resumed, ended).
+    notes: Vec<String>,
+    /// Why the stream failed (not JSON-RPC, broke): the next exchange fails with it, once.
+    failure: Option<String>,
+}
+
+/// The session's GET stream, read in a task of its own until dropped.
+pub struct Listener {
+    shared: Arc<Mutex<Shared>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Listener {
+    /// Open the GET stream of `session` (negotiated `revision`) and read it in a task.
+    /// `transport` is a copy of the session's transport (its answers, headers, sign-in).
+    pub fn open(transport: HttpTransport, session: String, revision: String) -> Listener {
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let task = tokio::spawn(listen(transport, session, revision, shared.clone()));
+        Listener { shared, task }
+    }
+
+    /// What came on the stream since the last call: its messages, notes, and its failure
+    /// (once).
+    pub fn take(&self) -> (Vec<Value>, Vec<String>, Option<String>) {
+        let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        (
+            std::mem::take(&mut s.inbox),
+            std::mem::take(&mut s.notes),
+            s.failure.take(),
+        )
+    }
+}
+
+fn note(shared: &Mutex<Shared>, text: String) {
+    shared
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .notes
+        .push(text);
+}
+
+fn fail(shared: &Mutex<Shared>, why: String) {
+    let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+    s.notes.push(format!("the session's GET stream: {why}"));
+    s.failure.get_or_insert(why);
+}
+
+/// How one opening of the stream ended.
+enum Ended {
+    /// The server ended it (resume after `retry`); `events`: whether anything came.
+    Closed { events: bool },
+    /// Not to be opened again (405, an error status, garbage).
+    Done,
+}
+
+async fn listen(t: HttpTransport, session: String, revision: String, shared: Arc<Mutex<Shared>>) {
+    let mut last_id: Option<String> = None;
+    let mut retry = DEFAULT_RETRY;
+    let mut idle_resumptions = 0;
+    loop {
+        match listen_once(&t, &session, &revision, &shared, &mut last_id, &mut retry).await {
+            Ended::Done => return,
+            Ended::Closed { events } => {
+                idle_resumptions = if events { 0 } else { idle_resumptions + 1 };
+                if idle_resumptions > RESUMPTIONS {
+                    note(
+                        &shared,
+                        format!(
+                            "the session's GET stream ended {RESUMPTIONS} times in a row without an event: not resumed again"
+                        ),
+                    );
+                    return;
+                }
+                tokio::time::sleep(retry).await;
+                note(
+                    &shared,
+                    format!(
+                        "the session's GET stream ended: resumed{}",
+                        last_id
+                            .as_ref()
+                            .map(|id| format!(" with Last-Event-ID {id}"))
+                            .unwrap_or_default()
+                    ),
+                );
+            }
+        }
+    }
+}
+
+async fn listen_once(
+    t: &HttpTransport,
+    session: &str,
+    revision: &str,
+    shared: &Mutex<Shared>,
+    last_id: &mut Option<String>,
+    retry: &mut Duration,
+) -> Ended {
+    let mut out_headers = vec![
+        (h::SESSION_ID.to_string(), session.to_string()),
+        (h::PROTOCOL_VERSION.to_string(), revision.to_string()),
+        ("Accept".to_string(), "text/event-stream".to_string()),
+    ];
+    if let Some(id) = last_id {
+        out_headers.push((h::LAST_EVENT_ID.to_string(), id.clone()));
+    }
+    let out = Outgoing {
+        body: String::new(),
+        id: None,
+        expects_response: false,
+        headers: out_headers,
+        drop_headers: vec!["content-type".into()],
+        http_method: Some("GET".into()),
+        // The bound of each answer POSTed (see `HttpTransport::answer`).
+        timeout: Duration::from_secs(5),
+        quiet_period: Duration::ZERO,
+    };
+    let token = t.access_token(&out).await.ok().flatten();
+    let headers = match t.headers_for(&out, token.as_deref()) {
+        Ok(mut headers) => {
+            headers.remove(reqwest::header::CONTENT_TYPE);
+            headers
+        }
+        Err(e) => {
+            fail(shared, e.to_string());
+            return Ended::Done;
+        }
+    };
+    let response = match send_once_more(&t.client, |c| c.get(&t.url).headers(headers.clone()))
+        .await
+    {
+        Ok((r, _)) => r,
+        Err(e) => {
+            note(shared, format!("the session's GET stream could not be opened: {e}"));
+            return Ended::Done;
+        }
+    };
+    let status = response.status().as_u16();
+    let is_sse = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
+    if status == 405 {
+        // The spec's way to say "no such stream here": nothing to report.
+        return Ended::Done;
+    }
+    if !(200..300).contains(&status) {
+        note(
+            shared,
+            format!("the session's GET stream was refused: HTTP {status}"),
+        );
+        return Ended::Done;
+    }
+    if !is_sse {
+        fail(
+            shared,
+            format!(
+                "HTTP {status} without `Content-Type: text/event-stream` (a GET for the stream is answered with an event stream or 405)"
+            ),
+        );
+        return Ended::Done;
+    }
+    if last_id.is_none() {
+        note(shared, "the session's GET stream is open".into());
+    }
+    let mut events = std::pin::pin!(sse_events(response, t.max_bytes));
+    let mut any = false;
+    while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(e) => e,
+            Err(e) => {
+                fail(shared, format!("the stream broke: {e}"));
+                return Ended::Done;
+            }
+        };
+        if let Some(ms) = event.retry {
+            *retry = Duration::from_millis(ms).min(LONGEST_RETRY);
+        }
+        if let Some(id) = event.id.filter(|id| !id.is_empty()) {
+            *last_id = Some(id);
+        }
+        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+            continue;
+        };
+        any = true;
+        let msg = match serde_json::from_str::<Value>(&data) {
+            Ok(msg) if msg.is_object() => msg,
+            _ => {
+                fail(
+                    shared,
+                    format!(
+                        "an event that is not a JSON-RPC message: {}",
+                        crate::ground::redact::shorten(&data, 300)
+                    ),
+                );
+                return Ended::Done;
+            }
+        };
+        if let Some(reply) = super::super::server_request_reply(&msg, t.answerer.as_deref()) {
+            // The answer goes in a POST of the session: the request that waits on it (a
+            // step's call, blocked in the server) goes on meanwhile.
+            t.answer(reply, &out).await;
+        }
+        shared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .inbox
+            .push(msg);
+    }
+    Ended::Closed { events: any }
+}
+
+/// The transport's error for a failed GET stream (the exchange that reports it fails).
+pub fn failed(why: String) -> TransportError {
+    TransportError::Io(format!("the session's GET stream failed: {why}"))
+}
