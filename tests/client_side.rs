@@ -77,6 +77,31 @@ fn the_same_scenarios_pass_in_both_eras_over_stdio_and_http() {
     }
 }
 
+/// Over HTTP, a legacy server may send its requests on the session's GET stream rather than
+/// on the call's response stream (`--ask-on-session-stream`, as server-everything's
+/// `roots/list`): mcpspec opens that stream after `initialize` when the scenario declares a
+/// client, answers them there, and each step still sees what it was asked. Without the
+/// stream (the server's own requests then wait out its 10 s timeout) the tools fail.
+#[test]
+fn a_legacy_http_session_answers_on_its_get_stream() {
+    let server = HttpServer::start(&["--interactive", "--ask-on-session-stream"]);
+    let target = vec!["--url".to_string(), server.url.clone()];
+    let (run, report) = run_both_eras("interactive.yaml", &target, &["legacy"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let step = step(
+        suite(&report, "interactive-tools@legacy"),
+        "roots rendered from the template",
+    );
+    assert!(
+        bodies(step, "received")
+            .iter()
+            .any(|b| b["method"] == "roots/list"),
+        "the roots/list of the GET stream in the step's transcript: {step:#}"
+    );
+    assert_contains(&notes(step), "came on the session's GET stream");
+    assert_contains(&notes(step), "`roots/list`: answered from the script");
+}
+
 #[test]
 fn a_modern_retry_is_a_new_request_with_the_answers_and_the_exact_state() {
     let (run, report) = run_both_eras(

@@ -197,6 +197,7 @@ pub async fn call(
     request: &CallToolRequestParams,
     modern: bool,
     context: &RequestContext<RoleServer>,
+    unrelated: bool,
 ) -> Result<CallToolResponse, McpError> {
     let asks = TOOLS
         .iter()
@@ -236,14 +237,23 @@ pub async fn call(
     if defects.has(&Defect::AsksNestedSchema) {
         nest_schema(&mut params);
     }
-    let custom = CustomRequest::new(asks.method, Some(params));
-    let sent = context
-        .peer
-        .send_request(ServerRequest::CustomRequest(custom));
-    let answer = match tokio::time::timeout(ASK_TIMEOUT, sent).await {
-        Err(_) => Err("no answer in time".to_string()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| e.to_string()),
+    let custom = ServerRequest::CustomRequest(CustomRequest::new(asks.method, Some(params)));
+    let peer = context.peer.clone();
+    let ask = async move {
+        match tokio::time::timeout(ASK_TIMEOUT, peer.send_request(custom)).await {
+            Err(_) => Err("no answer in time".to_string()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| e.to_string()),
+        }
+    };
+    let answer = if unrelated {
+        // rmcp ties a request to the call through a task-local: a task of its own sends it
+        // tied to nothing (the standalone stream).
+        tokio::spawn(ask)
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))
+    } else {
+        ask.await
     };
     if let Some(error) = refused_protocol_error(defects, &answer) {
         return Err(error);

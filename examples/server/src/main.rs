@@ -143,6 +143,12 @@ struct Cli {
     #[arg(long)]
     interactive: bool,
 
+    /// With --interactive, legacy era: send the tools' requests to the client unrelated to
+    /// the call, as server-everything sends `roots/list` — over HTTP they go on the
+    /// session's GET stream, not on the call's response stream.
+    #[arg(long, requires = "interactive")]
+    ask_on_session_stream: bool,
+
     /// Answer `initialize` as a server whose newest legacy revision is REV (2024-11-05,
     /// 2025-03-26, 2025-06-18 or 2025-11-25): an older offer is echoed, a newer or unknown
     /// one gets REV as the counter-offer. Only the negotiated version changes; the
@@ -271,6 +277,7 @@ async fn run(cli: Cli) -> i32 {
         empty: cli.empty,
         utilities: cli.utilities,
         interactive: cli.interactive,
+        ask_on_session_stream: cli.ask_on_session_stream,
         orders: cli.orders,
         max_revision,
     };

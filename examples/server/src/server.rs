@@ -87,6 +87,9 @@ pub struct Settings {
     pub utilities: bool,
     /// `--interactive`: the tools that ask the client back (elicitation, sampling, roots).
     pub interactive: bool,
+    /// `--ask-on-session-stream`: the interactive tools' legacy requests go out unrelated
+    /// to the call (over HTTP, on the session's GET stream).
+    pub ask_on_session_stream: bool,
     /// `--orders`: the `create_order` / `get_order` tools (a handle and its consumer).
     pub orders: bool,
     /// `--max-revision`: the newest legacy revision `initialize` agrees to (an older
@@ -107,6 +110,7 @@ impl Default for Settings {
             empty: false,
             utilities: false,
             interactive: false,
+            ask_on_session_stream: false,
             max_revision: None,
             orders: false,
         }
@@ -689,8 +693,14 @@ impl ServerHandler for ExampleServer {
         }
         if self.0.settings.interactive && interactive::is_interactive(&request.name) {
             let modern = is_modern(&context);
-            let mut response =
-                interactive::call(self.defects(), &request, modern, &context).await?;
+            let mut response = interactive::call(
+                self.defects(),
+                &request,
+                modern,
+                &context,
+                self.0.settings.ask_on_session_stream,
+            )
+            .await?;
             if let CallToolResponse::Complete(result) = &mut response {
                 result.meta = result_meta(&context);
             }

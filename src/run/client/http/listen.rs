@@ -165,12 +165,14 @@ async fn listen_once(
             return Ended::Done;
         }
     };
-    let response = match send_once_more(&t.client, |c| c.get(&t.url).headers(headers.clone()))
-        .await
+    let response = match send_once_more(&t.client, |c| c.get(&t.url).headers(headers.clone())).await
     {
         Ok((r, _)) => r,
         Err(e) => {
-            note(shared, format!("the session's GET stream could not be opened: {e}"));
+            note(
+                shared,
+                format!("the session's GET stream could not be opened: {e}"),
+            );
             return Ended::Done;
         }
     };
