@@ -273,13 +273,18 @@ fn core_servers() {
 }
 
 /// Every server of the corpus (`scripts/corpus`); `CORPUS_ONLY=server,...` keeps the rows of
-/// those servers (to recheck one after a change).
+/// those servers (to recheck one after a change), `server:transport` one row of it
+/// (`CORPUS_ONLY=python-1.9.4:http`).
 #[test]
 #[ignore = "the full interop corpus takes minutes: run scripts/corpus"]
 fn full_corpus() {
     let only = std::env::var("CORPUS_ONLY").unwrap_or_default();
     let only: BTreeSet<&str> = only.split(',').filter(|s| !s.is_empty()).collect();
-    check_rows(|row| only.is_empty() || only.contains(row.get("server")));
+    check_rows(|row| {
+        let server = row.get("server");
+        let one = format!("{server}:{}", row.get("transport"));
+        only.is_empty() || only.contains(server) || only.contains(one.as_str())
+    });
 }
 
 /// The corpus holds at least 12 third-party servers, each with a row, and every installed

@@ -182,6 +182,10 @@ pub struct Connection {
     /// start-up) and after it: the server's speed, for [`liveness_wait`].
     slowest_opening: Option<Duration>,
     slowest_answer: Option<Duration>,
+    /// The opening is done ([`Connection::open_as`]); `used`: something was sent after it
+    /// (an unused legacy HTTP session is not ended with a DELETE: see `close_transport`).
+    opened: bool,
+    used: bool,
     /// The wire log as the opening left it: a connection handed to the next scenario
     /// starts again from here ([`Connection::begin_reuse`]).
     opening_wire: crate::protocol::wire::WireLog,
@@ -239,6 +243,8 @@ impl Connection {
             slowest_opening: None,
             slowest_answer: None,
             opening_wire: Default::default(),
+            opened: false,
+            used: false,
             era_request: era.clone(),
             wire: Default::default(),
         };
@@ -254,6 +260,7 @@ impl Connection {
         match result {
             Ok(()) => {
                 conn.opening_wire = conn.wire.clone();
+                conn.opened = true;
                 Ok(conn)
             }
             Err(mut e) => {
@@ -304,6 +311,7 @@ impl Connection {
         settle_later: bool,
         while_waiting: impl FnOnce(),
     ) -> Result<Exchange, TransportError> {
+        self.used |= self.opened;
         let sent_http = if self.is_http() {
             let mut parts = vec![out.http_method.clone().unwrap_or_else(|| "POST".into())];
             parts.extend(
@@ -648,7 +656,11 @@ impl Connection {
     }
 
     async fn close_transport(&mut self) {
-        let delete = self.session_id.take().map(|sid| self.session_delete(sid));
+        // A session no step used is left to expire rather than ended at once: a server may
+        // still be settling the handshake (mcp 1.9.4's session manager died of a DELETE
+        // right after `initialized`, taking every later session with it).
+        let sid = self.session_id.take().filter(|_| self.used);
+        let delete = sid.map(|sid| self.session_delete(sid));
         match &mut self.transport {
             Transport::Stdio(t) => t.shutdown().await,
             Transport::Http(t) => {

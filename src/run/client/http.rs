@@ -20,6 +20,9 @@ pub use reqwest_client::install_tls_provider;
 use reqwest_client::{describe_reqwest, send_once_more, shared_client};
 
 const OVERSIZED: &str = "reply exceeds the message size limit";
+/// The longest wait for a session's GET stream to open before the request that opened it
+/// goes (a server slow to open it still gets the request, a little later).
+const LISTEN_WAIT: Duration = Duration::from_secs(2);
 
 pub struct HttpTransport {
     client: reqwest::Client,
@@ -37,6 +40,8 @@ pub struct HttpTransport {
     auth: Option<std::sync::Arc<oauth::OAuth>>,
     /// The legacy session's GET stream, while open ([`HttpTransport::listen`]).
     listener: Option<listen::Listener>,
+    /// The session (id, revision) whose GET stream opens with the next exchange.
+    listen_later: Option<(String, String)>,
 }
 
 impl HttpTransport {
@@ -67,13 +72,24 @@ impl HttpTransport {
             answerer: None,
             auth,
             listener: None,
+            listen_later: None,
         })
     }
 
-    /// Open the GET stream of legacy session `session` and answer the server's requests
-    /// that come on it, until the session ends ([`HttpTransport::stop_listening`]) or the
-    /// client changes ([`HttpTransport::set_answerer`]).
+    /// Open the GET stream of legacy session `session` with the next exchange (a session
+    /// no step uses gets none) and answer the server's requests that come on it, until
+    /// the session ends ([`HttpTransport::stop_listening`]) or the client changes
+    /// ([`HttpTransport::set_answerer`]).
     pub fn listen(&mut self, session: &str, revision: &str) {
+        self.listen_later = Some((session.to_string(), revision.to_string()));
+    }
+
+    /// Open the GET stream asked for by [`HttpTransport::listen`], if not yet, and wait
+    /// (a little) until it is there.
+    async fn start_listening(&mut self, wait: Duration) {
+        let Some((session, revision)) = self.listen_later.take() else {
+            return;
+        };
         let copy = HttpTransport {
             client: self.client.clone(),
             url: self.url.clone(),
@@ -83,17 +99,17 @@ impl HttpTransport {
             answerer: self.answerer.clone(),
             auth: self.auth.clone(),
             listener: None,
+            listen_later: None,
         };
-        self.listener = Some(listen::Listener::open(
-            copy,
-            session.to_string(),
-            revision.to_string(),
-        ));
+        let mut listener = listen::Listener::open(copy, session, revision);
+        listener.opened(wait).await;
+        self.listener = Some(listener);
     }
 
     /// Close the GET stream (the session ends).
     pub fn stop_listening(&mut self) {
         self.listener = None;
+        self.listen_later = None;
     }
 
     /// Answer the server's requests from `answerer` from now on. An open GET stream
@@ -105,7 +121,7 @@ impl HttpTransport {
             _ => false,
         };
         if !same {
-            self.listener = None;
+            self.stop_listening();
         }
         self.answerer = answerer;
     }
@@ -148,6 +164,7 @@ impl HttpTransport {
             return Err(TransportError::Closed(why.clone()));
         }
         let started = Instant::now();
+        self.start_listening(out.timeout.min(LISTEN_WAIT)).await;
         let token = self.access_token(out).await?;
         let mut ex = self.send_exchange(out, token.as_deref()).await?;
         // A token that expired mid-run: one new token, the message sent once more.

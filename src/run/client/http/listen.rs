@@ -42,6 +42,8 @@ struct Shared {
 pub struct Listener {
     shared: Arc<Mutex<Shared>>,
     task: tokio::task::JoinHandle<()>,
+    /// Becomes true once the stream is open (or will not be).
+    ready: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Drop for Listener {
@@ -55,8 +57,25 @@ impl Listener {
     /// `transport` is a copy of the session's transport (its answers, headers, sign-in).
     pub fn open(transport: HttpTransport, session: String, revision: String) -> Listener {
         let shared = Arc::new(Mutex::new(Shared::default()));
-        let task = tokio::spawn(listen(transport, session, revision, shared.clone()));
-        Listener { shared, task }
+        let (ready_tx, ready) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(listen(
+            transport,
+            session,
+            revision,
+            shared.clone(),
+            ready_tx,
+        ));
+        Listener {
+            shared,
+            task,
+            ready,
+        }
+    }
+
+    /// Wait until the stream is open (or refused), at most `wait`: a request sent after it
+    /// finds the stream there for what the server sends tied to no call.
+    pub async fn opened(&mut self, wait: Duration) {
+        let _ = tokio::time::timeout(wait, self.ready.wait_for(|open| *open)).await;
     }
 
     /// What came on the stream since the last call: its messages, notes, and its failure
@@ -93,12 +112,29 @@ enum Ended {
     Done,
 }
 
-async fn listen(t: HttpTransport, session: String, revision: String, shared: Arc<Mutex<Shared>>) {
+async fn listen(
+    t: HttpTransport,
+    session: String,
+    revision: String,
+    shared: Arc<Mutex<Shared>>,
+    ready: tokio::sync::watch::Sender<bool>,
+) {
     let mut last_id: Option<String> = None;
     let mut retry = DEFAULT_RETRY;
     let mut idle_resumptions = 0;
+    // Whatever happens, the exchange waiting on the opening goes on.
+    let ready = ReadyOnDrop(ready);
     loop {
-        match listen_once(&t, &session, &revision, &shared, &mut last_id, &mut retry).await {
+        let once = listen_once(
+            &t,
+            &session,
+            &revision,
+            &shared,
+            &mut last_id,
+            &mut retry,
+            &ready.0,
+        );
+        match once.await {
             Ended::Done => return,
             Ended::Closed { events } => {
                 idle_resumptions = if events { 0 } else { idle_resumptions + 1 };
@@ -127,6 +163,15 @@ async fn listen(t: HttpTransport, session: String, revision: String, shared: Arc
     }
 }
 
+/// Signals `ready` when dropped (the task ended, or was aborted).
+struct ReadyOnDrop(tokio::sync::watch::Sender<bool>);
+
+impl Drop for ReadyOnDrop {
+    fn drop(&mut self) {
+        self.0.send_replace(true);
+    }
+}
+
 async fn listen_once(
     t: &HttpTransport,
     session: &str,
@@ -134,6 +179,7 @@ async fn listen_once(
     shared: &Mutex<Shared>,
     last_id: &mut Option<String>,
     retry: &mut Duration,
+    ready: &tokio::sync::watch::Sender<bool>,
 ) -> Ended {
     let mut out_headers = vec![
         (h::SESSION_ID.to_string(), session.to_string()),
@@ -205,6 +251,7 @@ async fn listen_once(
     if last_id.is_none() {
         note(shared, "the session's GET stream is open".into());
     }
+    ready.send_replace(true);
     let mut events = std::pin::pin!(sse_events(response, t.max_bytes));
     let mut any = false;
     while let Some(event) = events.next().await {
