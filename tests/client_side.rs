@@ -102,6 +102,34 @@ fn a_legacy_http_session_answers_on_its_get_stream() {
     assert_contains(&notes(step), "`roots/list`: answered from the script");
 }
 
+/// A GET stream that sends something other than JSON-RPC (`--defect get-stream-garbage`)
+/// fails one step with the reason, once; the stream is closed and the other steps go on.
+#[test]
+fn a_get_stream_that_sends_garbage_fails_a_step_clearly() {
+    let server = HttpServer::start(&["--interactive", "--defect", "get-stream-garbage"]);
+    let target = vec!["--url".to_string(), server.url.clone()];
+    let (run, report) = run_both_eras("interactive.yaml", &target, &["legacy"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    let steps = suite(&report, "interactive-tools@legacy")["steps"]
+        .as_array()
+        .expect("steps")
+        .clone();
+    let errors: Vec<&Value> = steps
+        .iter()
+        .filter(|s| s["outcome"]["status"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1, "one step errors: {steps:#?}");
+    assert_contains(
+        &errors[0]["outcome"].to_string(),
+        "the session's GET stream failed: an event that is not a JSON-RPC message: this is not JSON-RPC",
+    );
+    let passed = steps
+        .iter()
+        .filter(|s| s["outcome"]["status"] == "passed")
+        .count();
+    assert_eq!(passed, steps.len() - 1, "{steps:#?}");
+}
+
 #[test]
 fn a_modern_retry_is_a_new_request_with_the_answers_and_the_exact_state() {
     let (run, report) = run_both_eras(

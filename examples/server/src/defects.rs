@@ -189,6 +189,8 @@ pub enum Defect {
     MalformedCallInternalError,
     /// HTTP: SSE streams of POST replies lack the priming event (an id and empty data).
     NoSsePriming,
+    /// HTTP: the GET stream of a session sends an event that is not JSON-RPC.
+    GetStreamGarbage,
 }
 
 /// How `parse-error` mishandles a message that is not JSON (as seen on real servers).

@@ -145,6 +145,9 @@ pub async fn serve_http(
     if defects.has(&Defect::OriginRefused400) {
         app = app.layer(middleware::from_fn(http_layers::origin_refused_400));
     }
+    if defects.has(&Defect::GetStreamGarbage) {
+        app = app.layer(middleware::from_fn(http_layers::get_stream_garbage));
+    }
     if defects.has(&Defect::NoSsePriming) {
         app = app.layer(middleware::from_fn(http_layers::no_sse_priming));
     }

@@ -631,6 +631,12 @@ impl Defect {
             scope: Scope::Http,
             description: "SSE streams answering a POST lack the priming event (an event id and empty data)",
         },
+        DefectInfo {
+            name: "get-stream-garbage",
+            value: None,
+            scope: Scope::Http,
+            description: "the GET stream of a session sends an event whose data is not JSON-RPC",
+        },
     ];
 
     pub fn name(&self) -> &'static str {
@@ -739,6 +745,7 @@ impl Defect {
             Defect::PromptMissingArgumentServed => "prompt-missing-argument-served",
             Defect::MalformedCallInternalError => "malformed-call-internal-error",
             Defect::NoSsePriming => "no-sse-priming",
+            Defect::GetStreamGarbage => "get-stream-garbage",
         }
     }
 
@@ -864,6 +871,7 @@ impl Defect {
             "prompt-missing-argument-served" => Defect::PromptMissingArgumentServed,
             "malformed-call-internal-error" => Defect::MalformedCallInternalError,
             "no-sse-priming" => Defect::NoSsePriming,
+            "get-stream-garbage" => Defect::GetStreamGarbage,
             other => return Err(format!("unknown defect `{other}`")),
         })
     }

@@ -587,6 +587,25 @@ pub async fn no_sse_priming(request: Request, next: Next) -> Response {
     with_length(parts, kept)
 }
 
+/// `get-stream-garbage`: a GET for a session's event stream is answered with an event
+/// stream whose one event is not JSON-RPC (then it ends).
+pub async fn get_stream_garbage(request: Request, next: Next) -> Response {
+    let wants_stream = request.method() == Method::GET
+        && request
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.contains("text/event-stream"));
+    if !wants_stream {
+        return next.run(request).await;
+    }
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .body(Body::from("id: 1\ndata: this is not JSON-RPC\n\n"))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
 /// `origin-refused-400`: a request whose `Origin` is not a loopback origin is refused with
 /// 400 Bad Request before rmcp's own check (which answers 403).
 pub async fn origin_refused_400(request: Request, next: Next) -> Response {
