@@ -13,7 +13,9 @@
 //!   to their results by the scripted client of tests/interop/everything-2026.8.31/scenarios,
 //!   over stdio and HTTP;
 //! - FastMCP's `ctx.elicit` (and its 2026-07-28 guard pattern) carried to its result by the
-//!   scripted client of tests/interop/fastmcp/scenarios, over stdio in both eras.
+//!   scripted client of tests/interop/fastmcp/scenarios, over stdio and HTTP in both eras; and
+//!   FastMCP 2.14.7's `ctx.elicit`, `ctx.sample` and `ctx.list_roots` by that of
+//!   tests/interop/fastmcp/scenarios-2.14.7, over stdio and HTTP (legacy, the era it speaks).
 //!
 //! Every run must end with exit 0, zero failures and zero errors, its expected failures exactly
 //! the baseline's (an entry that no longer fails is stale: the run fails).
@@ -525,95 +527,131 @@ const EVERYTHING_ASKS_BACK_STEPS: &[&str] = &[
     "everything-asks-back@legacy:the interactive tools are listed",
     "everything-asks-back@legacy:sampling is answered from the script",
     "everything-asks-back@legacy:elicitation is accepted with the schema's defaults and the script's fields",
+    "everything-asks-back@legacy:URL-mode elicitation is accepted without content",
+    "everything-asks-back@legacy:the roots are the script's",
     "everything-no-client@legacy:the interactive tools are not listed",
 ];
-const EVERYTHING_ROOTS_STEP: &str = "everything-asks-back@legacy:the roots are the script's";
 
-/// Over stdio, a client that declares roots, sampling and elicitation sees 16 tools (13
-/// without) and carries `trigger-sampling-request`, `trigger-elicitation-request` and
-/// `get-roots-list` to their results (server-everything speaks only the legacy era).
+/// Every step of `report` passed, and they are exactly `steps`.
+fn assert_all_passed(report: &Value, steps: &[&str], output: &str) {
+    let statuses = step_statuses(report);
+    for step in steps {
+        assert_eq!(
+            statuses.get(*step).map(String::as_str),
+            Some("passed"),
+            "{step}\n{output}"
+        );
+    }
+    assert_eq!(statuses.len(), steps.len(), "{output}");
+}
+
+/// A client that declares roots, sampling and elicitation (form and URL) sees 17 tools (13
+/// without) and carries `trigger-sampling-request`, `trigger-elicitation-request`,
+/// `trigger-url-elicitation` and `get-roots-list` to their results (server-everything speaks
+/// only the legacy era).
 #[test]
 fn npm_server_everything_asks_back_stdio() {
     let entry = npm_server(EVERYTHING_DIR, "server-everything");
     let cmd = format!("node {} stdio", word(&entry));
     let (code, output, report) = everything_asks_back(&["--stdio", &cmd]);
     assert_eq!(code, 0, "{output}");
-    let statuses = step_statuses(&report);
-    for step in EVERYTHING_ASKS_BACK_STEPS
-        .iter()
-        .chain([&EVERYTHING_ROOTS_STEP])
-    {
-        assert_eq!(
-            statuses.get(*step).map(String::as_str),
-            Some("passed"),
-            "{step}\n{output}"
-        );
-    }
-    assert_eq!(
-        statuses.len(),
-        EVERYTHING_ASKS_BACK_STEPS.len() + 1,
-        "{output}"
-    );
+    assert_all_passed(&report, EVERYTHING_ASKS_BACK_STEPS, &output);
 }
 
 /// The same scenarios over Streamable HTTP: sampling and elicitation are answered on the
-/// call's SSE stream; the roots step is skipped (the server asks `roots/list` on the session's
-/// GET stream, which mcpspec does not open yet).
+/// call's SSE stream, `roots/list` on the session's GET stream (the server asks it tied to no
+/// call).
 #[test]
 fn npm_server_everything_asks_back_http() {
     let server = HttpServer::everything();
     let (code, output, report) = everything_asks_back(&["--url", &server.url]);
     assert_eq!(code, 0, "{output}");
-    let statuses = step_statuses(&report);
-    for step in EVERYTHING_ASKS_BACK_STEPS {
-        assert_eq!(
-            statuses.get(*step).map(String::as_str),
-            Some("passed"),
-            "{step}\n{output}"
-        );
-    }
-    assert_eq!(
-        statuses.get(EVERYTHING_ROOTS_STEP).map(String::as_str),
-        Some("skipped"),
-        "{output}"
-    );
+    assert_all_passed(&report, EVERYTHING_ASKS_BACK_STEPS, &output);
 }
 
 /// FastMCP's `confirm` (tests/interop/fastmcp/asks_back.py: `ctx.elicit` in the legacy era,
 /// an `input_required` result in 2026-07-28) carried to its result by the scenario of
 /// tests/interop/fastmcp/scenarios, the same YAML in both eras; the elicitation is asked once
 /// in each (in 2026-07-28 as an input request, so it took an `input_required` round).
-#[test]
-fn fastmcp_asks_back_stdio_both_eras() {
-    let (python, _) = fastmcp_server();
-    let server = interop_dir().join("fastmcp/asks_back.py");
-    let cmd = format!("{} {}", word(&python), word(&server));
+fn fastmcp_asks_back_both_eras(target: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("result.json");
     let scenarios = interop_dir().join("fastmcp/scenarios");
-    let r = run(&both_eras(&[
-        "run",
-        scenarios.to_str().unwrap(),
-        "--stdio",
-        &cmd,
-        "--json",
-        json.to_str().unwrap(),
-    ]));
+    let mut args = vec!["run", scenarios.to_str().unwrap()];
+    args.extend_from_slice(target);
+    args.extend(["--json", json.to_str().unwrap()]);
+    let r = run(&both_eras(&args));
     assert_eq!(r.code, 0, "{r:?}");
-    let statuses = step_statuses(&read_json(&json));
+    let mut steps = Vec::new();
     for era in ["legacy", "2026-07-28"] {
         for step in [
             "the confirmation is accepted with the schema's default and the script's note",
             "a delete is declined",
         ] {
-            let id = format!("fastmcp-asks-back@{era}:{step}");
-            assert_eq!(
-                statuses.get(&id).map(String::as_str),
-                Some("passed"),
-                "{id}: {r:?}"
-            );
+            steps.push(format!("fastmcp-asks-back@{era}:{step}"));
         }
     }
+    let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+    assert_all_passed(&read_json(&json), &steps, &r.all_output());
+}
+
+/// The server of asks_back.py with FastMCP `name`'s venv: its python and the script.
+fn asks_back_server(name: &str, what: &str) -> (PathBuf, PathBuf) {
+    let (python, _) = venv_server(name, what);
+    (python, interop_dir().join("fastmcp/asks_back.py"))
+}
+
+#[test]
+fn fastmcp_asks_back_stdio_both_eras() {
+    let (python, server) = asks_back_server("fastmcp", "FastMCP");
+    let cmd = format!("{} {}", word(&python), word(&server));
+    fastmcp_asks_back_both_eras(&["--stdio", &cmd]);
+}
+
+#[test]
+fn fastmcp_asks_back_http_both_eras() {
+    let (python, server) = asks_back_server("fastmcp", "FastMCP");
+    let server = HttpServer::start(Command::new(python).arg(server).args(["--http", "0"]));
+    fastmcp_asks_back_both_eras(&["--url", &server.url]);
+}
+
+/// FastMCP 2.14.7 (on mcp 1.30.0, legacy only) has `ctx.sample()` and `ctx.list_roots()` too:
+/// the scenario of tests/interop/fastmcp/scenarios-2.14.7 carries elicitation, sampling and
+/// roots to their results over `target` (over HTTP mcp 1.30 asks `roots/list` on the
+/// session's GET stream).
+fn fastmcp_2_asks_back(target: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let scenarios = interop_dir().join("fastmcp/scenarios-2.14.7");
+    let mut args = vec!["run", scenarios.to_str().unwrap()];
+    args.extend_from_slice(target);
+    args.extend(["--era", "legacy", "--json", json.to_str().unwrap()]);
+    let r = run(&args);
+    assert_eq!(r.code, 0, "{r:?}");
+    let steps: Vec<String> = [
+        "the confirmation is accepted with the schema's default and the script's note",
+        "a delete is declined",
+        "the summary comes from the script",
+        "the roots are the script's",
+    ]
+    .iter()
+    .map(|step| format!("fastmcp-2-asks-back@legacy:{step}"))
+    .collect();
+    let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+    assert_all_passed(&read_json(&json), &steps, &r.all_output());
+}
+
+#[test]
+fn fastmcp_2_asks_back_stdio() {
+    let (python, server) = asks_back_server("fastmcp-2.14.7", "FastMCP 2.14.7");
+    fastmcp_2_asks_back(&["--stdio", &format!("{} {}", word(&python), word(&server))]);
+}
+
+#[test]
+fn fastmcp_2_asks_back_http() {
+    let (python, server) = asks_back_server("fastmcp-2.14.7", "FastMCP 2.14.7");
+    let server = HttpServer::start(Command::new(python).arg(server).args(["--http", "0"]));
+    fastmcp_2_asks_back(&["--url", &server.url]);
 }
 
 fn memory_target(data: &Path) -> (String, String, String) {
