@@ -127,11 +127,9 @@ impl HttpTransport {
     }
 
     /// What came on the GET stream since the last exchange goes with this one; a stream
-    /// that failed fails it.
-    fn take_listened(&self, ex: &mut Exchange) -> Result<(), TransportError> {
-        let Some(listener) = &self.listener else {
-            return Ok(());
-        };
+    /// that failed fails it: why, once.
+    fn take_listened(&self, ex: &mut Exchange) -> Option<String> {
+        let listener = self.listener.as_ref()?;
         let (messages, notes, failure) = listener.take();
         ex.notes.extend(notes);
         if !messages.is_empty() {
@@ -143,10 +141,7 @@ impl HttpTransport {
         for m in messages {
             ex.other_messages.push(m);
         }
-        match failure {
-            Some(why) => Err(listen::failed(why)),
-            None => Ok(()),
-        }
+        failure
     }
 
     /// Why the target cannot be used any more, if it cannot.
@@ -184,8 +179,10 @@ impl HttpTransport {
             ex = again;
         }
         ex.elapsed = started.elapsed();
-        self.take_listened(&mut ex)?;
-        Ok(ex)
+        match self.take_listened(&mut ex) {
+            Some(why) => Err(listen::failed(why)),
+            None => Ok(ex),
+        }
     }
 
     /// The sign-in's token for `out`: `None` without a sign-in, or when the step sends or
