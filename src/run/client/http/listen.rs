@@ -303,3 +303,126 @@ async fn listen_once(
 pub fn failed(why: String) -> TransportError {
     TransportError::Io(format!("the session's GET stream failed: {why}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::time::Instant;
+
+    use super::*;
+
+    const SSE: &str = "200 OK\r\ncontent-type: text/event-stream";
+
+    /// A server on 127.0.0.1 that answers successive GETs, one connection each, with
+    /// `replies` (status line and headers, then the body; the last one is held open a
+    /// while); the request heads it saw come on the channel.
+    fn serve(
+        replies: Vec<(&'static str, &'static str)>,
+    ) -> (String, std::sync::mpsc::Receiver<String>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let n = replies.len();
+            for (i, (status, body)) in replies.into_iter().enumerate() {
+                let Ok((mut socket, _)) = listener.accept() else {
+                    return;
+                };
+                let mut reader = BufReader::new(socket.try_clone().expect("clone"));
+                let mut head = String::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    head.push_str(&line.to_ascii_lowercase());
+                }
+                let _ = tx.send(head);
+                let _ = write!(
+                    socket,
+                    "HTTP/1.1 {status}\r\nconnection: close\r\n\r\n{body}"
+                );
+                if i + 1 == n {
+                    std::thread::sleep(Duration::from_secs(3));
+                }
+            }
+        });
+        (url, rx)
+    }
+
+    /// Open a listener on `url` and collect what it reports until `done` holds of the
+    /// messages and notes so far, or `wait` passes.
+    fn listen_to(
+        url: &str,
+        wait: Duration,
+        done: impl Fn(&[Value], &str) -> bool,
+    ) -> (Vec<Value>, String, Option<String>) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let t = HttpTransport::new(url, &[], None, None, 1 << 20).expect("transport");
+            let mut listener = Listener::open(t, "s1".into(), "2025-11-25".into());
+            listener.opened(Duration::from_secs(5)).await;
+            let deadline = Instant::now() + wait;
+            let (mut messages, mut notes, mut failure) = (Vec::new(), Vec::new(), None);
+            while Instant::now() < deadline {
+                let (m, n, f) = listener.take();
+                messages.extend(m);
+                notes.extend(n);
+                failure = failure.or(f);
+                if done(&messages, &notes.join("\n")) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            (messages, notes.join("\n"), failure)
+        })
+    }
+
+    #[test]
+    fn a_stream_the_server_ends_is_resumed_with_the_last_event_id() {
+        let message =
+            "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n";
+        let (url, heads) = serve(vec![(SSE, "id: 7\nretry: 10\ndata:\n\n"), (SSE, message)]);
+        let (messages, notes, failure) =
+            listen_to(&url, Duration::from_secs(5), |m, _| !m.is_empty());
+        assert_eq!(failure, None);
+        assert_eq!(messages.len(), 1, "{notes}");
+        assert!(notes.contains("resumed with Last-Event-ID 7"), "{notes}");
+        let first = heads.recv().expect("the first GET");
+        assert!(first.starts_with("get /mcp"), "{first}");
+        assert!(first.contains("mcp-session-id: s1"), "{first}");
+        assert!(first.contains("accept: text/event-stream"), "{first}");
+        assert!(!first.contains("last-event-id"), "{first}");
+        let second = heads.recv().expect("the resumption");
+        assert!(second.contains("last-event-id: 7"), "{second}");
+    }
+
+    #[test]
+    fn a_stream_that_keeps_ending_empty_is_given_up() {
+        let empty = (SSE, "retry: 10\n\n");
+        let (url, heads) = serve(vec![empty; 6]);
+        let (messages, notes, failure) = listen_to(&url, Duration::from_secs(5), |_, n| {
+            n.contains("not resumed again")
+        });
+        assert!(messages.is_empty());
+        assert_eq!(failure, None);
+        assert!(notes.contains("not resumed again"), "{notes}");
+        let gets = heads.try_iter().count();
+        assert_eq!(gets, 1 + RESUMPTIONS as usize, "{notes}");
+    }
+
+    #[test]
+    fn a_405_is_no_stream_and_nothing_is_said() {
+        let (url, _) = serve(vec![("405 Method Not Allowed\r\ncontent-length: 0", "")]);
+        // Nothing to wait for: a while for anything it would wrongly say.
+        let (messages, notes, failure) = listen_to(&url, Duration::from_millis(300), |_, _| false);
+        assert!(
+            messages.is_empty() && notes.is_empty() && failure.is_none(),
+            "{notes}"
+        );
+    }
+}
