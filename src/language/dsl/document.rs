@@ -484,6 +484,14 @@ pub enum CheckKind {
     /// it cannot go on), not a protocol error; 2026-07-28 calls are carried through their
     /// `input_required` rounds. Needs a `client:` that declines elicitation.
     DeclinedElicitationAnswered,
+    /// 2026-07-28: each allowed tool answered `input_required` ends the same way when its
+    /// retry carries, besides the answers asked, a response under a key the server did not
+    /// ask for (`mcpspec-unasked`). Needs a `client:` that answers.
+    ExtraResponsesIgnored,
+    /// 2026-07-28: each allowed tool answered `input_required` with a `requestState`,
+    /// retried with that state altered, is not completed — unless it is completed without
+    /// any state too (the state decides nothing). Needs a `client:` that answers.
+    RequestStateTamperedRefused,
     /// HTTP: a request answered with an SSE stream gets, first on that stream, an event with
     /// an event id and empty data (the 2025-11-25 priming event); skipped when the server
     /// answers with JSON, or over stdio.
@@ -525,6 +533,8 @@ impl CheckKind {
                 | CheckKind::AsksOnlyDeclared
                 | CheckKind::ElicitationSchemaRestricted
                 | CheckKind::DeclinedElicitationAnswered
+                | CheckKind::ExtraResponsesIgnored
+                | CheckKind::RequestStateTamperedRefused
         )
     }
 
@@ -541,7 +551,9 @@ impl CheckKind {
             | CheckKind::LogMessagesAbsent
             | CheckKind::AsksOnlyDeclared
             | CheckKind::ElicitationSchemaRestricted
-            | CheckKind::DeclinedElicitationAnswered => CALLS,
+            | CheckKind::DeclinedElicitationAnswered
+            | CheckKind::ExtraResponsesIgnored
+            | CheckKind::RequestStateTamperedRefused => CALLS,
             CheckKind::HandlesUnguessable => &["safe_tools", "tool_call_budget", "handle_paths"],
             CheckKind::HandleBinding => &[
                 "safe_tools",
