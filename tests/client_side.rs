@@ -480,3 +480,113 @@ fn a_modern_client_shares_the_warm_process_and_leaves_nothing_to_the_next_scenar
         "the next scenario answers nothing: {b}"
     );
 }
+
+/// The elicitation scenarios of both conformance packs pass against the clean
+/// `--interactive` server, every check judged (none skipped): the tools that ask are there.
+/// Their seeded defects fail them (tests/defects/conformance.tsv).
+#[test]
+fn the_elicitation_checks_pass_against_the_clean_interactive_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let target = stdio_target(&["--interactive"]);
+    let out = run(&[
+        "run",
+        "conformance",
+        "--filter",
+        "modern-elicitation",
+        "--filter",
+        "legacy-elicitation",
+        "--era",
+        "legacy",
+        "--era",
+        "2026-07-28",
+        "--timeout",
+        "10s",
+        "--stdio",
+        &target,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    let modern = suite(&report, "modern-elicitation@2026-07-28");
+    for check in [
+        "elicitation_schema_restricted",
+        "declined_elicitation_answered",
+        "extra_responses_ignored",
+        "request_state_tampered_refused",
+    ] {
+        assert_eq!(
+            step(modern, check)["outcome"]["status"],
+            "passed",
+            "{check}: {out:?}"
+        );
+    }
+    let legacy = suite(&report, "legacy-elicitation@legacy");
+    for check in [
+        "elicitation_schema_restricted",
+        "declined_elicitation_answered",
+    ] {
+        assert_eq!(
+            step(legacy, check)["outcome"]["status"],
+            "passed",
+            "{check}: {out:?}"
+        );
+    }
+}
+
+/// `capture: {asked, path}` takes the first match among the requests the server asked, in
+/// both eras; one that matches nothing fails the step with what was asked shown.
+#[test]
+fn a_capture_from_what_was_asked_fails_with_the_requests_shown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("capture.yaml");
+    std::fs::write(
+        &file,
+        r#"scenario: capture-misses
+client:
+  capabilities:
+    elicitation: {}
+  elicitation:
+    - action: accept
+steps:
+  - name: captures
+    request:
+      method: tools/call
+      params: {name: ask_confirmation, arguments: {action: deploy}}
+    capture:
+      question: {asked: elicitation/create, path: "$.params.message"}
+      nothing: {asked: elicitation/create, path: "$.params.noSuchField"}
+"#,
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let target = stdio_target(&["--interactive"]);
+    let out = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--era",
+        "legacy",
+        "--era",
+        "2026-07-28",
+        "--stdio",
+        &target,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    for era in ERAS {
+        let s = step(suite(&report, &format!("capture-misses@{era}")), "captures");
+        let failure = &s["outcome"]["failures"][0];
+        assert_contains(
+            failure["message"].as_str().unwrap(),
+            "capture `nothing`: `$.params.noSuchField` matched nothing",
+        );
+        assert_contains(failure["actual"].as_str().unwrap(), "Confirm deploy?");
+        assert_contains(
+            failure["expected"].as_str().unwrap(),
+            "in the `elicitation/create` requests the server asked",
+        );
+    }
+}

@@ -160,6 +160,8 @@ pub enum Defect {
     AsksHugeSchema,
     AsksNestedSchema,
     DeclinedIsError,
+    ExtraResponseBreaks,
+    TrustsRequestState,
     SubscribeRefused,
     UnrequestedListChanged,
     SetLevelRefused,

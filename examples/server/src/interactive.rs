@@ -275,11 +275,28 @@ fn round_trip(
     request: &CallToolRequestParams,
 ) -> Result<CallToolResponse, McpError> {
     let state = format!("{}-v1", asks.tool);
+    if defects.has(&Defect::ExtraResponseBreaks)
+        && let Some(extra) = request
+            .input_responses
+            .iter()
+            .flat_map(|r| r.keys())
+            .find(|k| k.as_str() != asks.tool)
+    {
+        return Err(McpError::invalid_params(
+            format!("unexpected input response `{extra}`"),
+            None,
+        ));
+    }
+    // `trusts-request-state`: any state will do, as long as one came.
+    let state_ok = match request.request_state.as_deref() {
+        Some(_) if defects.has(&Defect::TrustsRequestState) => true,
+        got => got == Some(state.as_str()),
+    };
     let answer = request
         .input_responses
         .as_ref()
         .and_then(|r| r.get(asks.tool))
-        .filter(|_| request.request_state.as_deref() == Some(state.as_str()));
+        .filter(|_| state_ok);
     if let Some(answer) = answer.filter(|_| !defects.has(&Defect::AsksForever)) {
         let answer = serde_json::to_value(answer).unwrap_or(Value::Null);
         // An error answer (a refusal) arrives as a JSON-RPC error object.

@@ -158,9 +158,71 @@ pub struct StepDoc {
     /// Expectations, all of which must hold.
     #[serde(default)]
     pub expect: Vec<At<Expectation>>,
-    /// Variables to capture from the response: `name: "$.jsonpath"` (first match).
+    /// Variables to capture: `name: "$.jsonpath"` (the response's first match), or
+    /// `name: {asked: METHOD, path: "$.jsonpath"}` (the first match among the requests the
+    /// server asked the client during the step, `*`: of any method).
     #[serde(default)]
-    pub capture: IndexMap<String, At<String>>,
+    pub capture: IndexMap<String, At<CaptureDoc>>,
+}
+
+/// What one capture takes: a JSONPath on the response, or on what the server asked.
+#[derive(Debug, Clone)]
+pub enum CaptureDoc {
+    /// `"$.jsonpath"`: the response's first match.
+    Response(String),
+    /// `{asked: METHOD, path: "$.jsonpath"}`: the first match among the requests the
+    /// server asked the client (legacy: its requests on the connection; 2026-07-28: the
+    /// `inputRequests` of every round).
+    Asked(CaptureAsked),
+}
+
+/// `{asked: METHOD, path: "$.jsonpath"}`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureAsked {
+    /// The method the server asked (`elicitation/create`, `sampling/createMessage`,
+    /// `roots/list`), or `*`: any.
+    pub asked: At<String>,
+    /// A JSONPath on each request (`$.params.message`): the first match is captured.
+    pub path: At<String>,
+}
+
+impl<'de> Deserialize<'de> for CaptureDoc {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = CaptureDoc;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a JSONPath (`\"$.content[0].text\"`) or `{asked: METHOD, path: JSONPATH}`",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CaptureDoc, E> {
+                Ok(CaptureDoc::Response(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<CaptureDoc, A::Error> {
+                CaptureAsked::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(CaptureDoc::Asked)
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for CaptureDoc {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Capture".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let asked = generator.subschema_for::<CaptureAsked>();
+        schemars::json_schema!({
+            "description": "A JSONPath on the response (its first match), or `{asked, path}`: a JSONPath on the requests the server asked the client during the step (the first match).",
+            "anyOf": [{"type": "string"}, asked]
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -484,6 +546,14 @@ pub enum CheckKind {
     /// it cannot go on), not a protocol error; 2026-07-28 calls are carried through their
     /// `input_required` rounds. Needs a `client:` that declines elicitation.
     DeclinedElicitationAnswered,
+    /// 2026-07-28: each allowed tool answered `input_required` ends the same way when its
+    /// retry carries, besides the answers asked, a response under a key the server did not
+    /// ask for (`mcpspec-unasked`). Needs a `client:` that answers.
+    ExtraResponsesIgnored,
+    /// 2026-07-28: each allowed tool answered `input_required` with a `requestState`,
+    /// retried with that state altered, is not completed — unless it is completed without
+    /// any state too (the state decides nothing). Needs a `client:` that answers.
+    RequestStateTamperedRefused,
     /// HTTP: a request answered with an SSE stream gets, first on that stream, an event with
     /// an event id and empty data (the 2025-11-25 priming event); skipped when the server
     /// answers with JSON, or over stdio.
@@ -525,6 +595,8 @@ impl CheckKind {
                 | CheckKind::AsksOnlyDeclared
                 | CheckKind::ElicitationSchemaRestricted
                 | CheckKind::DeclinedElicitationAnswered
+                | CheckKind::ExtraResponsesIgnored
+                | CheckKind::RequestStateTamperedRefused
         )
     }
 
@@ -541,7 +613,9 @@ impl CheckKind {
             | CheckKind::LogMessagesAbsent
             | CheckKind::AsksOnlyDeclared
             | CheckKind::ElicitationSchemaRestricted
-            | CheckKind::DeclinedElicitationAnswered => CALLS,
+            | CheckKind::DeclinedElicitationAnswered
+            | CheckKind::ExtraResponsesIgnored
+            | CheckKind::RequestStateTamperedRefused => CALLS,
             CheckKind::HandlesUnguessable => &["safe_tools", "tool_call_budget", "handle_paths"],
             CheckKind::HandleBinding => &[
                 "safe_tools",

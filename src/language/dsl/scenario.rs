@@ -335,6 +335,9 @@ pub struct Capture {
     pub path: CompiledPath,
     pub source: String,
     pub pos: Pos,
+    /// `None`: the response. `Some(method)`: the requests the server asked the client
+    /// (`Some(None)`: of any method, `*`).
+    pub asked: Option<Option<String>>,
 }
 
 #[derive(Debug)]

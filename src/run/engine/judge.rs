@@ -236,10 +236,16 @@ fn default_expectation(step: &Step, ex: &Exchange, reply: &Reply) -> Option<Fail
 
 fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result<(), Box<Failure>> {
     for c in &step.captures {
-        let value = seen
-            .document
-            .as_ref()
-            .and_then(|d| c.path.query(d).first().cloned());
+        let value = match &c.asked {
+            None => seen
+                .document
+                .as_ref()
+                .and_then(|d| c.path.query(d).first().cloned()),
+            Some(method) => assert::asked_requests(seen.exchange, method.as_deref())
+                .1
+                .into_iter()
+                .find_map(|r| c.path.query(r).first().cloned()),
+        };
         match value {
             Some(v) => {
                 ctx.insert(c.name.clone(), v);
@@ -249,8 +255,27 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
                 return Err(Box::new(Failure {
                     kind: "capture".into(),
                     message: message.clone(),
-                    expected: Some(format!("a value at `{}`", c.source)),
-                    actual: seen.document.as_ref().map(|d| assert::compact(d, 500)),
+                    expected: Some(match &c.asked {
+                        None => format!("a value at `{}`", c.source),
+                        Some(method) => format!(
+                            "a value at `{}` in the `{}` requests the server asked",
+                            c.source,
+                            method.as_deref().unwrap_or("*")
+                        ),
+                    }),
+                    actual: match &c.asked {
+                        None => seen.document.as_ref().map(|d| assert::compact(d, 500)),
+                        Some(method) => Some(assert::compact(
+                            &Value::Array(
+                                assert::asked_requests(seen.exchange, method.as_deref())
+                                    .1
+                                    .into_iter()
+                                    .cloned()
+                                    .collect(),
+                            ),
+                            500,
+                        )),
+                    },
                     snippet: c
                         .pos
                         .snippet(severity_of(step), &message, "nothing to capture here"),

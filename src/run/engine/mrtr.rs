@@ -86,35 +86,71 @@ pub(super) async fn carry(
         if remaining.is_zero() {
             return Err(out_of_time());
         }
-        let responses = answer_all(conn, &requests);
-        let mut params = match first.params {
-            Some(Value::Object(p)) => p.clone(),
-            _ => Map::new(),
-        };
-        params.insert(INPUT_RESPONSES.into(), Value::Object(responses));
-        match result.get(REQUEST_STATE) {
-            Some(state) => params.insert(REQUEST_STATE.into(), state.clone()),
-            None => params.remove(REQUEST_STATE),
-        };
         elapsed += ex.elapsed;
-        let id = conn.next_id();
-        let out = conn.build(
-            first.method,
-            Some(Value::Object(params)),
-            Some(id),
-            first.meta,
-            first.headers,
-            remaining,
-        );
-        ex = conn.send(&out).await.map_err(|e| match e {
-            TransportError::Timeout(_) => out_of_time(),
-            other => format!("the retry of round {rounds} failed: {other}"),
-        })?;
+        ex = retry(conn, first, &result, &Retry::default(), remaining)
+            .await
+            .map_err(|e| match e {
+                TransportError::Timeout(_) => out_of_time(),
+                other => format!("the retry of round {rounds} failed: {other}"),
+            })?;
     }
     ex.elapsed += elapsed;
     ex.input_requests = asked;
     ex.rounds = rounds;
     Ok(ex)
+}
+
+/// How a probe alters a retry (the default: as the spec has it).
+#[derive(Debug, Default)]
+pub(super) struct Retry {
+    /// A response under a key the server did not ask for.
+    pub extra_response: Option<(String, Value)>,
+    /// The `requestState` sent instead of the one echoed (`Some(None)`: none at all).
+    pub state: Option<Option<String>>,
+}
+
+/// One retry of the first request after the `input_required` `result`: the original
+/// params, the client's answers under the keys asked, and the `requestState` echoed (or
+/// as `alter` has it), with a new id.
+pub(super) async fn retry(
+    conn: &mut Connection,
+    first: &FirstRequest<'_>,
+    result: &Value,
+    alter: &Retry,
+    timeout: Duration,
+) -> Result<Exchange, TransportError> {
+    let requests = result
+        .get(INPUT_REQUESTS)
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut responses = answer_all(conn, &requests);
+    if let Some((key, value)) = &alter.extra_response {
+        responses.insert(key.clone(), value.clone());
+    }
+    let mut params = match first.params {
+        Some(Value::Object(p)) => p.clone(),
+        _ => Map::new(),
+    };
+    params.insert(INPUT_RESPONSES.into(), Value::Object(responses));
+    let state = match &alter.state {
+        Some(state) => state.clone().map(Value::String),
+        None => result.get(REQUEST_STATE).cloned(),
+    };
+    match state {
+        Some(state) => params.insert(REQUEST_STATE.into(), state),
+        None => params.remove(REQUEST_STATE),
+    };
+    let id = conn.next_id();
+    let out = conn.build(
+        first.method,
+        Some(Value::Object(params)),
+        Some(id),
+        first.meta,
+        first.headers,
+        timeout,
+    );
+    conn.send(&out).await
 }
 
 /// The client's answer to each input request, under its key: the result, or (a refusal)

@@ -298,14 +298,38 @@ impl Compiler {
             }
         }
         let mut captures = Vec::new();
-        for (name, path) in step.capture {
-            let cpos = self.at(&path);
+        for (name, doc) in step.capture {
+            let (path, asked) = match doc.value {
+                document::CaptureDoc::Response(path) => (
+                    At {
+                        value: path,
+                        line: doc.line,
+                        col: doc.col,
+                    },
+                    None,
+                ),
+                document::CaptureDoc::Asked(document::CaptureAsked { asked, path }) => {
+                    let method = asked.value.trim();
+                    if !method.contains('*')
+                        && crate::protocol::methods::client_capability_for(method).is_none()
+                    {
+                        self.errors.push(
+                            LoadError::at(self.at(&asked), format!("capture `{name}`: the server asks no `{}` of a client", crate::ground::redact::excerpt(method)))
+                                .with_help("`asked:` names `elicitation/create`, `sampling/createMessage`, `roots/list`, or `*` for any (a pattern such as `sampling/*` too)"),
+                        );
+                        continue;
+                    }
+                    (path, Some((method != "*").then(|| method.to_string())))
+                }
+            };
             if let Some(compiled) = self.jsonpath(&path) {
+                let pos = self.at(&path);
                 captures.push(Capture {
                     name,
                     path: compiled,
                     source: path.value,
-                    pos: cpos,
+                    pos,
+                    asked,
                 });
             }
         }

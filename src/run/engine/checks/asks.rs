@@ -15,11 +15,12 @@ use serde_json::{Value, json};
 
 use super::calls::{CallCtx, allowed_tools};
 use super::outcome::{CheckOutcome, Finding};
-use crate::protocol::fields::{self, INPUT_REQUESTS};
+use crate::protocol::era::EraKind;
+use crate::protocol::fields::{self, INPUT_REQUESTS, REQUEST_STATE};
 use crate::protocol::{elicitation, methods};
 use crate::run::argsgen;
 use crate::run::client::{Connection, Exchange, TransportError};
-use crate::run::engine::mrtr;
+use crate::run::engine::mrtr::{self, Retry};
 
 pub async fn asks_only_declared(
     conn: &mut Connection,
@@ -121,6 +122,7 @@ fn is_elicitation(asked: &Value) -> bool {
 /// One allowed tool's call in a sweep: what the server asked, and its final response.
 struct Called<'a> {
     tool: &'a str,
+    params: &'a Value,
     asked: Vec<Value>,
     response: Option<&'a Value>,
 }
@@ -143,18 +145,9 @@ async fn sweep(
         let Some(arguments) = argsgen::example(&tool.input_schema()) else {
             continue;
         };
-        let id = conn.next_id();
         let params = json!({"name": tool.name, "arguments": arguments});
         let started = Instant::now();
-        let out = conn.build(
-            methods::TOOLS_CALL,
-            Some(params.clone()),
-            Some(id),
-            &IndexMap::new(),
-            &IndexMap::new(),
-            ctx.timeout,
-        );
-        let ex = match conn.send(&out).await {
+        let ex = match call(conn, ctx, &params).await {
             Ok(ex) => ex,
             Err(TransportError::Timeout(_)) if !conn.is_broken() => {
                 conn.note(format!(
@@ -195,6 +188,7 @@ async fn sweep(
         }
         judge(&Called {
             tool: &tool.name,
+            params: &params,
             asked,
             response: ex.response.as_ref(),
         });
@@ -239,4 +233,301 @@ fn verdict(swept: Option<CheckOutcome>, findings: Vec<Finding>) -> CheckOutcome 
     } else {
         CheckOutcome::Fail(findings)
     })
+}
+
+/// How a 2026-07-28 call ended: its final response's kind, for comparing two retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// A JSON-RPC error.
+    Error,
+    /// `input_required` again.
+    Asked,
+    /// A result with `isError: true`.
+    ToolError,
+    /// A final result.
+    Done,
+}
+
+impl Ending {
+    fn of(ex: &Exchange) -> Ending {
+        let response = ex.response.as_ref();
+        match response.and_then(|r| r.get("result")) {
+            None => Ending::Error,
+            Some(result) if fields::is_input_required(result) => Ending::Asked,
+            Some(result) if result.get("isError") == Some(&Value::Bool(true)) => Ending::ToolError,
+            Some(_) => Ending::Done,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Ending::Error => "a JSON-RPC error",
+            Ending::Asked => "`input_required` again",
+            Ending::ToolError => "a result with `isError: true`",
+            Ending::Done => "a final result",
+        }
+    }
+}
+
+/// The key of the unasked response `extra_responses_ignored` adds.
+const EXTRA_KEY: &str = "mcpspec-unasked";
+
+/// 2026-07-28 `basic/patterns/mrtr` Error Handling: "If additional, unexpected parameters
+/// are provided in the `InputResponses` object, the server SHOULD ignore any information it
+/// does not recognize or need" (`extra_responses_ignored`). Each allowed tool answered
+/// `input_required` is retried twice, each time from a call of its own: as the spec has it,
+/// and with a response more under a key the server did not ask (`mcpspec-unasked`); both
+/// must end alike.
+pub async fn extra_responses_ignored(
+    conn: &mut Connection,
+    ctx: &CallCtx<'_>,
+) -> Result<CheckOutcome, String> {
+    let asking = match asking_tools(conn, ctx).await? {
+        Ok(asking) => asking,
+        Err(skip) => return Ok(skip),
+    };
+    let extra = Retry {
+        extra_response: Some((EXTRA_KEY.into(), json!({"action": "cancel"}))),
+        state: None,
+    };
+    let mut findings = Vec::new();
+    for call in &asking {
+        let Some(plain) = call.retry(conn, ctx, &call.result, &Retry::default()).await else {
+            continue;
+        };
+        let Some(again) = call.ask_again(conn, ctx).await else {
+            continue;
+        };
+        let Some(with_extra) = call.retry(conn, ctx, &again, &extra).await else {
+            continue;
+        };
+        let (before, after) = (Ending::of(&plain), Ending::of(&with_extra));
+        if before != after {
+            findings.push(Finding::new(
+                format!(
+                    "`tools/call {}`: a retry with an input response the server did not ask for (`{EXTRA_KEY}`) ended in {}, the same retry without it in {}",
+                    call.tool,
+                    after.describe(),
+                    before.describe()
+                ),
+                format!("the unasked response ignored: {}", before.describe()),
+                response_text(&with_extra),
+            ));
+        }
+    }
+    Ok(verdict(None, findings))
+}
+
+/// 2026-07-28 `basic/patterns/mrtr` Server Requirements: "servers MUST treat
+/// `requestState` as an attacker-controlled input. If `requestState` influences
+/// authorization, resource access, or business logic, servers MUST protect its integrity
+/// (e.g. HMAC or AEAD) and MUST reject state that fails verification"
+/// (`request_state_tampered_refused`). Each allowed tool answered `input_required` with a
+/// `requestState` is retried with the state altered (one character in its middle): an
+/// error, `input_required` again or `isError` refuses it. A final result is a failure when
+/// the state matters — the same retry without any state is not completed — and is let
+/// pass otherwise (tampering then "can cause nothing worse than request failure").
+pub async fn request_state_tampered_refused(
+    conn: &mut Connection,
+    ctx: &CallCtx<'_>,
+) -> Result<CheckOutcome, String> {
+    let asking = match asking_tools(conn, ctx).await? {
+        Ok(asking) => asking,
+        Err(skip) => return Ok(skip),
+    };
+    let mut findings = Vec::new();
+    let mut judged = 0;
+    for call in &asking {
+        let Some(state) = call.result.get(REQUEST_STATE).and_then(Value::as_str) else {
+            continue;
+        };
+        judged += 1;
+        let tampered = tamper(state);
+        let alter = Retry {
+            extra_response: None,
+            state: Some(Some(tampered.clone())),
+        };
+        let Some(ex) = call.retry(conn, ctx, &call.result, &alter).await else {
+            continue;
+        };
+        if Ending::of(&ex) != Ending::Done {
+            continue;
+        }
+        // Accepted: does the state matter at all?
+        let Some(again) = call.ask_again(conn, ctx).await else {
+            continue;
+        };
+        let stateless = Retry {
+            extra_response: None,
+            state: Some(None),
+        };
+        let Some(without) = call.retry(conn, ctx, &again, &stateless).await else {
+            continue;
+        };
+        if Ending::of(&without) == Ending::Done {
+            conn.note(format!(
+                "`tools/call {}` completes without its requestState too: the state does not decide the result",
+                call.tool
+            ));
+            continue;
+        }
+        findings.push(Finding::new(
+            format!(
+                "`tools/call {}`: a retry with its requestState altered ({} → {}) was completed, while the same retry without the state ended in {}",
+                call.tool,
+                crate::language::assert::compact(&json!(state), 80),
+                crate::language::assert::compact(&json!(tampered), 80),
+                Ending::of(&without).describe()
+            ),
+            "the altered state refused: an error, `input_required` again or `isError`".to_string(),
+            response_text(&ex),
+        ));
+    }
+    if judged == 0 {
+        return Ok(CheckOutcome::Skip(
+            "no allowed tool answered `input_required` with a requestState".into(),
+        ));
+    }
+    Ok(verdict(None, findings))
+}
+
+/// `state` with one character in its middle changed (a base64 tail's padding bits would
+/// not change the bytes).
+fn tamper(state: &str) -> String {
+    let chars: Vec<char> = state.chars().collect();
+    let middle = chars.len() / 2;
+    chars
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| match (i == middle, c) {
+            (false, c) => c,
+            (true, 'A') => 'B',
+            (true, _) => 'A',
+        })
+        .collect()
+}
+
+/// A response, shortened for a finding.
+fn response_text(ex: &Exchange) -> String {
+    ex.response.as_ref().map_or_else(
+        || "no response".to_string(),
+        |r| crate::language::assert::compact(r, 500),
+    )
+}
+
+/// One allowed tool whose call with example arguments was answered `input_required`.
+struct Asking {
+    tool: String,
+    params: Value,
+    /// The `input_required` result.
+    result: Value,
+}
+
+impl Asking {
+    fn first<'a>(&'a self, ctx: &CallCtx<'_>, no_extras: &'a NoExtras) -> mrtr::FirstRequest<'a> {
+        mrtr::FirstRequest {
+            method: methods::TOOLS_CALL,
+            params: Some(&self.params),
+            meta: &no_extras.0,
+            headers: &no_extras.1,
+            timeout: ctx.timeout,
+            started: Instant::now(),
+        }
+    }
+
+    /// One retry after `result`, altered as `alter` says; `None` (noted) if it failed.
+    async fn retry(
+        &self,
+        conn: &mut Connection,
+        ctx: &CallCtx<'_>,
+        result: &Value,
+        alter: &Retry,
+    ) -> Option<Exchange> {
+        let no_extras = NoExtras::default();
+        let first = self.first(ctx, &no_extras);
+        match mrtr::retry(conn, &first, result, alter, ctx.timeout).await {
+            Ok(ex) => Some(ex),
+            Err(e) => {
+                conn.note(format!("`tools/call {}`: the retry failed: {e}", self.tool));
+                None
+            }
+        }
+    }
+
+    /// The tool called again: its `input_required` result, or `None` (noted).
+    async fn ask_again(&self, conn: &mut Connection, ctx: &CallCtx<'_>) -> Option<Value> {
+        match call(conn, ctx, &self.params).await {
+            Ok(ex) => match ex.response.as_ref().and_then(|r| r.get("result")) {
+                Some(result) if fields::is_input_required(result) => Some(result.clone()),
+                _ => {
+                    conn.note(format!(
+                        "`tools/call {}` called again was not answered `input_required`",
+                        self.tool
+                    ));
+                    None
+                }
+            },
+            Err(e) => {
+                conn.note(format!("`tools/call {}` failed: {e}", self.tool));
+                None
+            }
+        }
+    }
+}
+
+/// No `_meta` extras and no headers beyond the connection's.
+#[derive(Default)]
+struct NoExtras(IndexMap<String, Value>, IndexMap<String, Option<String>>);
+
+/// One `tools/call` with `params`.
+async fn call(
+    conn: &mut Connection,
+    ctx: &CallCtx<'_>,
+    params: &Value,
+) -> Result<Exchange, TransportError> {
+    let id = conn.next_id();
+    let out = conn.build(
+        methods::TOOLS_CALL,
+        Some(params.clone()),
+        Some(id),
+        &IndexMap::new(),
+        &IndexMap::new(),
+        ctx.timeout,
+    );
+    conn.send(&out).await
+}
+
+/// Each allowed tool called once with example arguments, those answered `input_required`
+/// (2026-07-28, a client that answers); `Err`: the check's skip.
+async fn asking_tools(
+    conn: &mut Connection,
+    ctx: &CallCtx<'_>,
+) -> Result<Result<Vec<Asking>, CheckOutcome>, String> {
+    if conn.negotiated.kind != EraKind::Modern || conn.answerer().is_none() {
+        return Ok(Err(CheckOutcome::Skip(
+            "input_required rounds need the 2026-07-28 era and a client: that answers".into(),
+        )));
+    }
+    let mut asking = Vec::new();
+    let swept = sweep(conn, ctx, false, |called| {
+        if let Some(result) = called.response.and_then(|r| r.get("result"))
+            && fields::is_input_required(result)
+        {
+            asking.push(Asking {
+                tool: called.tool.to_string(),
+                params: called.params.clone(),
+                result: result.clone(),
+            });
+        }
+    })
+    .await?;
+    if let Some(skip) = swept {
+        return Ok(Err(skip));
+    }
+    if asking.is_empty() {
+        return Ok(Err(CheckOutcome::Skip(
+            "no allowed tool answered `input_required` to a call with example arguments".into(),
+        )));
+    }
+    Ok(Ok(asking))
 }

@@ -159,6 +159,10 @@ pub async fn run(
             K::DeclinedElicitationAnswered => {
                 asks::declined_elicitation_answered(conn, &tools()?).await
             }
+            K::ExtraResponsesIgnored => asks::extra_responses_ignored(conn, &tools()?).await,
+            K::RequestStateTamperedRefused => {
+                asks::request_state_tampered_refused(conn, &tools()?).await
+            }
             K::SsePrimingEvent => streams::sse_priming_event(conn).await,
             K::PromptMissingArgumentRejected => prompts::missing_argument_rejected(conn).await,
         }
