@@ -200,6 +200,35 @@ pub struct Request {
     /// List methods: follow `nextCursor` to the end and merge the pages.
     #[serde(default)]
     pub paginate: bool,
+    /// Legacy era (2025-11-25): call as a task — the params get `task: {ttl}`, mcpspec polls
+    /// `tasks/get` until a terminal status (or cancels it), fetches `tasks/result`, and the
+    /// expectations judge that result (`taskStatus` the statuses seen).
+    #[serde(default)]
+    pub task: Option<At<TaskDoc>>,
+}
+
+/// `task:` of a request: how the task is run and polled.
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename = "Task")]
+pub struct TaskDoc {
+    /// The retention asked for, in milliseconds (`TaskMetadata.ttl`); the server decides.
+    #[serde(default)]
+    pub ttl: Option<u64>,
+    /// The pause between `tasks/get` polls when the server suggests no `pollInterval`
+    /// (default `100ms`); a server's own is honoured within 1ms to 1m. Every poll and pause
+    /// stays within the step's timeout.
+    #[serde(default)]
+    pub poll_interval: Option<At<String>>,
+    /// At most this many `tasks/get` polls (default 1000); a task still not done after them
+    /// errors the step with the statuses seen.
+    #[serde(default)]
+    #[schemars(range(min = *limits::TASK_POLLS.start(), max = *limits::TASK_POLLS.end()))]
+    pub max_polls: Option<At<u32>>,
+    /// Send `tasks/cancel` once the task is created, then poll until it ends (`cancelled`
+    /// expected; the step is judged on the last `tasks/get` result, the task).
+    #[serde(default)]
+    pub cancel: bool,
 }
 
 /// A JSON-RPC notification.

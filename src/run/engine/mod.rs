@@ -17,6 +17,7 @@ mod running;
 pub mod security;
 mod send;
 mod step;
+mod tasks;
 
 pub use checks::ToolCalls;
 
