@@ -160,6 +160,7 @@ pub enum Defect {
     AsksHugeSchema,
     AsksNestedSchema,
     DeclinedIsError,
+    TaskStatusRegresses,
     SubscribeRefused,
     UnrequestedListChanged,
     SetLevelRefused,

@@ -541,6 +541,12 @@ impl Defect {
             description: "with --interactive: an elicitation the client declines or cancels ends ask_confirmation with a protocol error (-32603), not a result",
         },
         DefectInfo {
+            name: "task-status-regresses",
+            value: None,
+            scope: Scope::Any,
+            description: "with --interactive over stdio: a slow_job task reported completed goes back to working on the next tasks/get (a terminal status is not final)",
+        },
+        DefectInfo {
             name: "subscribe-refused",
             value: None,
             scope: Scope::Any,
@@ -724,6 +730,7 @@ impl Defect {
             Defect::AsksHugeSchema => "asks-huge-schema",
             Defect::AsksNestedSchema => "asks-nested-schema",
             Defect::DeclinedIsError => "declined-is-error",
+            Defect::TaskStatusRegresses => "task-status-regresses",
             Defect::SubscribeRefused => "subscribe-refused",
             Defect::UnrequestedListChanged => "unrequested-list-changed",
             Defect::SetLevelRefused => "set-level-refused",
@@ -845,6 +852,7 @@ impl Defect {
             "asks-huge-schema" => Defect::AsksHugeSchema,
             "asks-nested-schema" => Defect::AsksNestedSchema,
             "declined-is-error" => Defect::DeclinedIsError,
+            "task-status-regresses" => Defect::TaskStatusRegresses,
             "subscribe-refused" => Defect::SubscribeRefused,
             "unrequested-list-changed" => Defect::UnrequestedListChanged,
             "set-level-refused" => Defect::SetLevelRefused,
