@@ -55,11 +55,11 @@ fn a_task_step_is_carried_to_its_result_and_a_cancelled_one_ends_cancelled() {
 
 #[test]
 fn a_task_that_never_ends_errors_within_the_timeout_with_the_statuses_seen() {
-    let started = std::time::Instant::now();
     let (run, report) = run_file("tests/tasks/forever.yaml", &["--interactive"], &["legacy"]);
     assert_ne!(run.code, 0, "{run:?}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(8));
     let s = step(suite(&report, "task-forever@legacy"), "never ends");
+    let took = s["duration"].as_f64().expect("duration");
+    assert!(took < 3.0, "the step's 1s timeout bounds the polls: {took}s");
     let outcome = s["outcome"].to_string();
     assert_contains(&outcome, "did not end within the step's timeout (1s)");
     assert_contains(&outcome, "statuses seen: working ×");

@@ -7,7 +7,8 @@
 //! `slow_job` is rmcp's, answered at once by [`plain_result`].
 //!
 //! `slow_job {polls: N}` completes on the N-th `tasks/get` (default 2); `{forever: true}`
-//! never does. `task-status-regresses`: the poll after a `completed` one says `working`.
+//! never does (an argument the schema does not list, so a
+//! check's example call never sends it). `task-status-regresses`: the poll after a `completed` one says `working`.
 
 use std::{
     collections::BTreeMap,
@@ -29,8 +30,7 @@ pub fn tool() -> Tool {
         "name": TOOL,
         "description": "A job that takes a few polls when called as a task (2025-11-25 tasks; stdio).",
         "inputSchema": {"type": "object", "properties": {
-            "polls": {"type": "integer", "minimum": 0, "maximum": 100},
-            "forever": {"type": "boolean"},
+            "polls": {"type": "integer", "minimum": 0, "maximum": 10},
         }},
         "annotations": {"readOnlyHint": true},
     }))

@@ -513,6 +513,11 @@ pub enum CheckKind {
     /// it cannot go on), not a protocol error; 2026-07-28 calls are carried through their
     /// `input_required` rounds. Needs a `client:` that declines elicitation.
     DeclinedElicitationAnswered,
+    /// 2025-11-25: each allowed tool that supports tasks (`execution.taskSupport`), called
+    /// as a task with example arguments and polled to its end and twice more, reports no
+    /// status after a terminal one (`completed`, `failed`, `cancelled` are final). Skipped
+    /// when the server does not declare `tasks.requests.tools.call`.
+    TaskStatusForward,
     /// HTTP: a request answered with an SSE stream gets, first on that stream, an event with
     /// an event id and empty data (the 2025-11-25 priming event); skipped when the server
     /// answers with JSON, or over stdio.
@@ -554,6 +559,7 @@ impl CheckKind {
                 | CheckKind::AsksOnlyDeclared
                 | CheckKind::ElicitationSchemaRestricted
                 | CheckKind::DeclinedElicitationAnswered
+                | CheckKind::TaskStatusForward
         )
     }
 
@@ -570,7 +576,8 @@ impl CheckKind {
             | CheckKind::LogMessagesAbsent
             | CheckKind::AsksOnlyDeclared
             | CheckKind::ElicitationSchemaRestricted
-            | CheckKind::DeclinedElicitationAnswered => CALLS,
+            | CheckKind::DeclinedElicitationAnswered
+            | CheckKind::TaskStatusForward => CALLS,
             CheckKind::HandlesUnguessable => &["safe_tools", "tool_call_budget", "handle_paths"],
             CheckKind::HandleBinding => &[
                 "safe_tools",

@@ -32,6 +32,7 @@ mod rate_limit;
 mod sessions;
 mod streams;
 mod subscriptions;
+mod tasks;
 mod tool_calls;
 mod wire;
 
@@ -159,6 +160,7 @@ pub async fn run(
             K::DeclinedElicitationAnswered => {
                 asks::declined_elicitation_answered(conn, &tools()?).await
             }
+            K::TaskStatusForward => tasks::task_status_forward(conn, &tools()?).await,
             K::SsePrimingEvent => streams::sse_priming_event(conn).await,
             K::PromptMissingArgumentRejected => prompts::missing_argument_rejected(conn).await,
         }
