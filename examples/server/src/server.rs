@@ -689,7 +689,7 @@ impl ServerHandler for ExampleServer {
             return Ok(response);
         }
         if self.0.settings.interactive && request.name == crate::tasks::TOOL {
-            let mut result = crate::tasks::plain_result();
+            let mut result = crate::tasks::plain_result(request.arguments.as_ref());
             result.meta = result_meta(&context);
             return Ok(result.into());
         }

@@ -42,8 +42,14 @@ pub fn execution() -> (&'static str, Value) {
     (TOOL, json!({"taskSupport": "optional"}))
 }
 
-/// `slow_job` called plainly: done at once.
-pub fn plain_result() -> CallToolResult {
+/// `slow_job` called plainly: done at once; a `polls` outside its schema is the tool's
+/// error.
+pub fn plain_result(arguments: Option<&serde_json::Map<String, Value>>) -> CallToolResult {
+    let polls = arguments.and_then(|a| a.get("polls"));
+    if polls.is_some_and(|p| p.as_u64().is_none_or(|n| n > 10)) {
+        let text = "`polls` must be an integer from 0 to 10";
+        return CallToolResult::error(vec![ContentBlock::text(text)]);
+    }
     CallToolResult::success(vec![ContentBlock::text("slow_job done")])
 }
 
