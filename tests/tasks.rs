@@ -73,3 +73,36 @@ fn task_status_fails_with_the_statuses_seen() {
     let outcome = s["outcome"].to_string();
     assert_contains(&outcome, "working, completed");
 }
+
+/// `mcpspec run conformance` against the `--interactive` server over stdio, legacy era:
+/// the status of `legacy-tasks@legacy:task_status_forward`.
+fn task_check(flags: &[&str]) -> (Run, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("result.json");
+    let target = stdio_target(flags);
+    let run = run(&[
+        "run",
+        "conformance",
+        "--stdio",
+        &target,
+        "--era",
+        "legacy",
+        "--json",
+        json.to_str().expect("utf-8 path"),
+    ]);
+    let report = read_json(&json);
+    let s = step(suite(&report, "legacy-tasks@legacy"), "task_status_forward");
+    (run, s["outcome"].to_string())
+}
+
+#[test]
+fn task_status_forward_passes_on_the_clean_server_and_fails_when_a_status_regresses() {
+    let (run, clean) = task_check(&["--interactive"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_contains(&clean, "passed");
+    let (run, broken) = task_check(&["--interactive", "--defect", "task-status-regresses"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    assert_contains(&broken, "from `completed` (terminal) to `working`");
+    let (_, none) = task_check(&[]);
+    assert_contains(&none, "does not declare task-augmented tools/call");
+}
