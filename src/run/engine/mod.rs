@@ -3,7 +3,7 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `failure`, `mrtr`, `pool`, `running`, `security`
+//! 0. `failure`, `mrtr`, `pool`, `running`, `security`, `tasks`
 //! 1. `checks`, `judge`
 //! 2. `send`
 //! 3. `step`

@@ -11,9 +11,9 @@
 //! 4. a YAML step that uses it in a pack under `specs/` or a test scenario, run against a
 //!    server with and without the defect it finds (`examples/server --defect`).
 //!
-//! Families depend on [`outcome`], [`calls`] (tool calling) and `engine::security` (the
-//! unauthenticated probe), never on each other or on the step runner; the step runner
-//! reaches them only through [`run`].
+//! Families depend on [`outcome`], [`calls`] (tool calling), `engine::security` (the
+//! unauthenticated probe) and `engine::tasks` (a task carried to its end), never on each
+//! other or on the step runner; the step runner reaches them only through [`run`].
 
 mod asks;
 mod auth;
