@@ -305,9 +305,13 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
                     None,
                 )
             } else {
-                let what = if *last { "the last task status" } else { "the task statuses" };
+                let message = if *last {
+                    format!("the task ended `{}`, expected `{}`", got.join(", "), statuses.join(", "))
+                } else {
+                    format!("the task statuses were [{}], expected [{}]", got.join(", "), statuses.join(", "))
+                };
                 fail(
-                    format!("{what} were [{}], expected [{}]", got.join(", "), statuses.join(", ")),
+                    message,
                     Some(statuses.join(", ")),
                     Some(seen_all.join(", ")),
                 )

@@ -15,12 +15,12 @@ use crate::language::dsl::limits::TASK_POLL_INTERVAL;
 use crate::protocol::tasks::{self, TASK_ID};
 use crate::run::client::{Connection, Exchange, TransportError};
 
-/// Polls made after a terminal status by the `task_status_forward` check (a step stops at
-/// the terminal status).
+/// What bounds carrying a task: the step's time, from when the call was sent.
 pub struct Bounds {
     pub timeout: Duration,
     pub started: Instant,
-    /// `tasks/get` polls after the terminal status, to see that it stays.
+    /// `tasks/get` polls after the terminal status, to see that it stays (the
+    /// `task_status_forward` check; a step stops at the terminal status).
     pub after_terminal: u32,
 }
 
