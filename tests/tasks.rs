@@ -50,7 +50,10 @@ fn a_task_step_is_carried_to_its_result_and_a_cancelled_one_ends_cancelled() {
     );
     let modern = suite(&report, "slow-job@2026-07-28");
     let skipped = step(modern, "the job completes");
-    assert_contains(&skipped["outcome"].to_string(), "io.modelcontextprotocol/tasks");
+    assert_contains(
+        &skipped["outcome"].to_string(),
+        "io.modelcontextprotocol/tasks",
+    );
 }
 
 #[test]
@@ -59,7 +62,10 @@ fn a_task_that_never_ends_errors_within_the_timeout_with_the_statuses_seen() {
     assert_ne!(run.code, 0, "{run:?}");
     let s = step(suite(&report, "task-forever@legacy"), "never ends");
     let took = s["duration"].as_f64().expect("duration");
-    assert!(took < 3.0, "the step's 1s timeout bounds the polls: {took}s");
+    assert!(
+        took < 3.0,
+        "the step's 1s timeout bounds the polls: {took}s"
+    );
     let outcome = s["outcome"].to_string();
     assert_contains(&outcome, "did not end within the step's timeout (1s)");
     assert_contains(&outcome, "statuses seen: working ×");
@@ -67,7 +73,11 @@ fn a_task_that_never_ends_errors_within_the_timeout_with_the_statuses_seen() {
 
 #[test]
 fn task_status_fails_with_the_statuses_seen() {
-    let (run, report) = run_file("tests/tasks/wrong-status.yaml", &["--interactive"], &["legacy"]);
+    let (run, report) = run_file(
+        "tests/tasks/wrong-status.yaml",
+        &["--interactive"],
+        &["legacy"],
+    );
     assert_ne!(run.code, 0, "{run:?}");
     let s = step(suite(&report, "task-wrong-status@legacy"), "expects failed");
     let outcome = s["outcome"].to_string();

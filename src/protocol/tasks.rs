@@ -103,6 +103,9 @@ mod tests {
         assert!(moves_forward(COMPLETED, COMPLETED));
         assert!(!moves_forward(COMPLETED, WORKING));
         assert!(!moves_forward(CANCELLED, COMPLETED));
-        assert_eq!(collapsed([WORKING, WORKING, COMPLETED]), [WORKING, COMPLETED]);
+        assert_eq!(
+            collapsed([WORKING, WORKING, COMPLETED]),
+            [WORKING, COMPLETED]
+        );
     }
 }

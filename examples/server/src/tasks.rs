@@ -193,7 +193,9 @@ impl TaskWire {
             return None;
         }
         let mut message: Value = serde_json::from_str(line).ok()?;
-        let capabilities = message.pointer_mut("/result/capabilities")?.as_object_mut()?;
+        let capabilities = message
+            .pointer_mut("/result/capabilities")?
+            .as_object_mut()?;
         capabilities.insert(
             "tasks".into(),
             json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),

@@ -306,9 +306,17 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
                 )
             } else {
                 let message = if *last {
-                    format!("the task ended `{}`, expected `{}`", got.join(", "), statuses.join(", "))
+                    format!(
+                        "the task ended `{}`, expected `{}`",
+                        got.join(", "),
+                        statuses.join(", ")
+                    )
                 } else {
-                    format!("the task statuses were [{}], expected [{}]", got.join(", "), statuses.join(", "))
+                    format!(
+                        "the task statuses were [{}], expected [{}]",
+                        got.join(", "),
+                        statuses.join(", ")
+                    )
                 };
                 fail(
                     message,

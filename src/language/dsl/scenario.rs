@@ -407,7 +407,10 @@ pub enum ExpectKind {
     Rounds(LengthSpec),
     /// The statuses a task step saw, collapsed (`Exchange::task_statuses`): the whole
     /// sequence, or (`last`) only the last status.
-    TaskStatus { statuses: Vec<String>, last: bool },
+    TaskStatus {
+        statuses: Vec<String>,
+        last: bool,
+    },
     /// The step's latency (`Exchange::elapsed`) against each bound.
     Duration(Vec<(CompareOp, Duration)>),
     /// A golden response file (see `assert::golden`).

@@ -47,7 +47,10 @@ pub fn describe(statuses: &[String]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < statuses.len() {
-        let n = statuses[i..].iter().take_while(|s| **s == statuses[i]).count();
+        let n = statuses[i..]
+            .iter()
+            .take_while(|s| **s == statuses[i])
+            .count();
         out.push(if n > 1 {
             format!("{} ×{n}", statuses[i])
         } else {
@@ -77,7 +80,10 @@ pub async fn carry(
         .cloned()
     else {
         if result_of(&created).is_some() {
-            conn.note("the task-augmented call was answered with a plain result, not a CreateTaskResult".into());
+            conn.note(
+                "the task-augmented call was answered with a plain result, not a CreateTaskResult"
+                    .into(),
+            );
         }
         return Ok(created);
     };

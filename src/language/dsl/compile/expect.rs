@@ -606,8 +606,9 @@ impl Compiler {
         };
         if statuses.is_empty() {
             self.errors.push(
-                LoadError::at(pos, "`taskStatus` lists no status")
-                    .with_help("e.g. `taskStatus: [working, completed]` or `taskStatus: completed`"),
+                LoadError::at(pos, "`taskStatus` lists no status").with_help(
+                    "e.g. `taskStatus: [working, completed]` or `taskStatus: completed`",
+                ),
             );
             return None;
         }

@@ -424,7 +424,8 @@ impl Compiler {
                 run.max_polls = n.value;
             } else {
                 let range = limits::describe(&limits::TASK_POLLS);
-                self.errors.push(LoadError::at(self.at(n), format!("`maxPolls` is {range}")));
+                self.errors
+                    .push(LoadError::at(self.at(n), format!("`maxPolls` is {range}")));
             }
         }
         run
