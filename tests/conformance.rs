@@ -264,6 +264,8 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
         "legacy-undeclared@legacy:undeclared_tools_not_served",
         "legacy-undeclared@legacy:undeclared_prompts_not_served",
         "legacy-undeclared@legacy:undeclared_resources_not_served",
+        // Tasks: the clean server (without `--interactive`) declares no `tasks` capability.
+        "legacy-tasks@legacy:task_status_forward",
         // The clean server is dual-era: the modern-only rules do not apply.
         "modern-only@2026-07-28:removed_initialize_rejected",
         "modern-only@2026-07-28:removed_initialize_error_code",

@@ -7,7 +7,7 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `elicitation`, `era`, `errors`, `fields`, `headers`, `jsonrpc`, `meta`, `methods`, `rules`
+//! 0. `elicitation`, `era`, `errors`, `fields`, `headers`, `jsonrpc`, `meta`, `methods`, `rules`, `tasks`
 //! 1. `lists`, `wire`
 
 pub mod elicitation;
@@ -20,6 +20,7 @@ pub mod lists;
 pub mod meta;
 pub mod methods;
 pub mod rules;
+pub mod tasks;
 pub mod wire;
 
 pub use lists::ListKind;

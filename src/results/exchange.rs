@@ -53,6 +53,9 @@ pub struct Exchange {
     pub input_requests: Vec<Value>,
     /// Modern era: the `input_required` rounds the request took before its final result.
     pub rounds: u32,
+    /// A task step (2025-11-25): every status the task reported, in order (its
+    /// `CreateTaskResult`, then each `tasks/cancel` and `tasks/get` result).
+    pub task_statuses: Vec<String>,
 }
 
 impl Exchange {

@@ -162,6 +162,7 @@ pub enum Defect {
     DeclinedIsError,
     ExtraResponseBreaks,
     TrustsRequestState,
+    TaskStatusRegresses,
     SubscribeRefused,
     UnrequestedListChanged,
     SetLevelRefused,

@@ -13,6 +13,7 @@ mod listen;
 mod orders;
 mod paging;
 mod server;
+mod tasks;
 mod tools;
 mod transport;
 mod utilities;

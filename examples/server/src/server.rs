@@ -169,6 +169,7 @@ impl ExampleServer {
         }
         if settings.interactive {
             tools.extend(interactive::tools());
+            tools.push(crate::tasks::tool());
             tools.sort_by(|a, b| a.name.cmp(&b.name));
         }
         if settings.orders {
@@ -690,6 +691,11 @@ impl ServerHandler for ExampleServer {
                 result.meta = result_meta(&context);
             }
             return Ok(response);
+        }
+        if self.0.settings.interactive && request.name == crate::tasks::TOOL {
+            let mut result = crate::tasks::plain_result(request.arguments.as_ref());
+            result.meta = result_meta(&context);
+            return Ok(result.into());
         }
         if self.0.settings.interactive && interactive::is_interactive(&request.name) {
             let modern = is_modern(&context);

@@ -46,14 +46,24 @@ const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 pub async fn serve_stdio(settings: Settings) -> Result<(), BoxError> {
     let modern_only = settings.changes.has(crate::changes::Change::DropLegacy);
     let (stdin, stdout) = rmcp::transport::stdio();
-    let tool_execution = settings.changes.tool_execution();
+    let tasks = settings.interactive.then(|| {
+        crate::tasks::TaskWire::new(
+            settings
+                .defects
+                .has(&crate::defects::Defect::TaskStatusRegresses),
+        )
+    });
+    let tool_execution = settings
+        .changes
+        .tool_execution()
+        .or_else(|| settings.interactive.then(crate::tasks::execution));
     let max_revision = settings.max_revision;
     let server = ExampleServer::new(settings);
     let hooks = StdioWire::new(server.defects())
         .modern_only(modern_only)
         .tool_execution(tool_execution)
         .max_revision(max_revision);
-    let (pipes, flushed) = wire::install(hooks, stdin, stdout);
+    let (pipes, flushed) = wire::install(hooks, tasks, stdin, stdout);
     run_until_closed(server.serve(pipes).await).await?;
     flushed.await?;
     Ok(())

@@ -25,6 +25,7 @@ async fn next_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, line: &mut S
 /// been flushed to `output`.
 pub fn install<R, W>(
     hooks: StdioWire,
+    tasks: Option<crate::tasks::TaskWire>,
     input: R,
     output: W,
 ) -> ((DuplexStream, DuplexStream), JoinHandle<()>)
@@ -40,6 +41,7 @@ where
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Option<String>>();
 
     let inbound_hooks = hooks.clone();
+    let inbound_tasks = tasks.clone();
     let parse_errors = out_tx.clone();
     // `parse-error=late`: a parse error held back until rmcp's next line is written.
     let held = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
@@ -52,6 +54,13 @@ where
             if !text.is_empty() {
                 match serde_json::from_str::<serde_json::Value>(text) {
                     Ok(mut message) => {
+                        // The 2025-11-25 tasks of `slow_job` (`--interactive`).
+                        if let Some(reply) =
+                            inbound_tasks.as_ref().and_then(|t| t.inbound(&message))
+                        {
+                            let _ = parse_errors.send(Some(reply));
+                            continue;
+                        }
                         let (reply, swallow) = inbound_hooks.inbound_effects(&message);
                         if let Some(reply) = reply {
                             let _ = parse_errors.send(Some(reply));
@@ -92,7 +101,10 @@ where
         let mut from_rmcp = BufReader::new(from_rmcp);
         let mut line = String::new();
         while next_line(&mut from_rmcp, &mut line).await {
-            let text = line.trim_end_matches(['\n', '\r']).to_owned();
+            let mut text = line.trim_end_matches(['\n', '\r']).to_owned();
+            if let Some(changed) = tasks.as_ref().and_then(|t| t.outbound(&text)) {
+                text = changed;
+            }
             if out_tx.send(Some(text)).is_err() {
                 break;
             }

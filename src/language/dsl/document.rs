@@ -262,6 +262,35 @@ pub struct Request {
     /// List methods: follow `nextCursor` to the end and merge the pages.
     #[serde(default)]
     pub paginate: bool,
+    /// Legacy era (2025-11-25): call as a task — the params get `task: {ttl}`, mcpspec polls
+    /// `tasks/get` until a terminal status (or cancels it), fetches `tasks/result`, and the
+    /// expectations judge that result (`taskStatus` the statuses seen).
+    #[serde(default)]
+    pub task: Option<At<TaskDoc>>,
+}
+
+/// `task:` of a request: how the task is run and polled.
+#[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename = "Task")]
+pub struct TaskDoc {
+    /// The retention asked for, in milliseconds (`TaskMetadata.ttl`); the server decides.
+    #[serde(default)]
+    pub ttl: Option<u64>,
+    /// The pause between `tasks/get` polls when the server suggests no `pollInterval`
+    /// (default `100ms`); a server's own is honoured within 1ms to 1m. Every poll and pause
+    /// stays within the step's timeout.
+    #[serde(default)]
+    pub poll_interval: Option<At<String>>,
+    /// At most this many `tasks/get` polls (default 1000); a task still not done after them
+    /// errors the step with the statuses seen.
+    #[serde(default)]
+    #[schemars(range(min = *limits::TASK_POLLS.start(), max = *limits::TASK_POLLS.end()))]
+    pub max_polls: Option<At<u32>>,
+    /// Send `tasks/cancel` once the task is created, then poll until it ends (`cancelled`
+    /// expected; the step is judged on the last `tasks/get` result, the task).
+    #[serde(default)]
+    pub cancel: bool,
 }
 
 /// A JSON-RPC notification.
@@ -554,6 +583,11 @@ pub enum CheckKind {
     /// retried with that state altered, is not completed — unless it is completed without
     /// any state too (the state decides nothing). Needs a `client:` that answers.
     RequestStateTamperedRefused,
+    /// 2025-11-25: each allowed tool that supports tasks (`execution.taskSupport`), called
+    /// as a task with example arguments and polled to its end and twice more, reports no
+    /// status after a terminal one (`completed`, `failed`, `cancelled` are final). Skipped
+    /// when the server does not declare `tasks.requests.tools.call`.
+    TaskStatusForward,
     /// HTTP: a request answered with an SSE stream gets, first on that stream, an event with
     /// an event id and empty data (the 2025-11-25 priming event); skipped when the server
     /// answers with JSON, or over stdio.
@@ -597,6 +631,7 @@ impl CheckKind {
                 | CheckKind::DeclinedElicitationAnswered
                 | CheckKind::ExtraResponsesIgnored
                 | CheckKind::RequestStateTamperedRefused
+                | CheckKind::TaskStatusForward
         )
     }
 
@@ -615,7 +650,8 @@ impl CheckKind {
             | CheckKind::ElicitationSchemaRestricted
             | CheckKind::DeclinedElicitationAnswered
             | CheckKind::ExtraResponsesIgnored
-            | CheckKind::RequestStateTamperedRefused => CALLS,
+            | CheckKind::RequestStateTamperedRefused
+            | CheckKind::TaskStatusForward => CALLS,
             CheckKind::HandlesUnguessable => &["safe_tools", "tool_call_budget", "handle_paths"],
             CheckKind::HandleBinding => &[
                 "safe_tools",

@@ -21,6 +21,12 @@ pub const JOBS: RangeInclusive<usize> = 1..=1024;
 pub const SHARDS: RangeInclusive<usize> = 1..=10_000;
 /// `client.maxRounds`: `input_required` rounds one request may take (2026-07-28).
 pub const MAX_ROUNDS: RangeInclusive<u32> = 1..=64;
+/// `task.maxPolls`: `tasks/get` polls of one task step.
+pub const TASK_POLLS: RangeInclusive<u32> = 1..=100_000;
+/// `task.pollInterval`: the pause between `tasks/get` polls when the server suggests none;
+/// a server's `pollInterval` is held within the same range.
+pub const TASK_POLL_INTERVAL: RangeInclusive<Duration> =
+    Duration::from_millis(1)..=Duration::from_secs(60);
 /// `--max-message-size`: bytes of one message from the server.
 pub const MESSAGE_BYTES: RangeInclusive<usize> = 1024..=1 << 30;
 

@@ -290,6 +290,8 @@ pub enum Action {
         meta: IndexMap<String, TValue>,
         headers: IndexMap<String, TValue>,
         paginate: bool,
+        /// `task:`: run it as a task (2025-11-25).
+        task: Option<TaskRun>,
     },
     Notification {
         method: String,
@@ -318,6 +320,27 @@ pub enum Action {
         baseline: std::path::PathBuf,
         rules: crate::ground::contract_rules::Rules,
     },
+}
+
+/// How a task step runs (`task:` of a request).
+#[derive(Debug, Clone)]
+pub struct TaskRun {
+    pub ttl: Option<u64>,
+    /// The pause between polls when the server suggests none.
+    pub poll_interval: Duration,
+    pub max_polls: u32,
+    pub cancel: bool,
+}
+
+impl Default for TaskRun {
+    fn default() -> Self {
+        Self {
+            ttl: None,
+            poll_interval: Duration::from_millis(100),
+            max_polls: 1000,
+            cancel: false,
+        }
+    }
 }
 
 /// Settings of a built-in check (see `document::Check`).
@@ -385,6 +408,12 @@ pub enum ExpectKind {
     },
     /// The `input_required` rounds the request took (`Exchange::rounds`).
     Rounds(LengthSpec),
+    /// The statuses a task step saw, collapsed (`Exchange::task_statuses`): the whole
+    /// sequence, or (`last`) only the last status.
+    TaskStatus {
+        statuses: Vec<String>,
+        last: bool,
+    },
     /// The step's latency (`Exchange::elapsed`) against each bound.
     Duration(Vec<(CompareOp, Duration)>),
     /// A golden response file (see `assert::golden`).
@@ -429,6 +458,7 @@ impl ExpectKind {
             ExpectKind::Notifications { asked: false, .. } => "notifications",
             ExpectKind::Notifications { asked: true, .. } => "asked",
             ExpectKind::Rounds(_) => "rounds",
+            ExpectKind::TaskStatus { .. } => "taskStatus",
             ExpectKind::Duration(_) => "duration",
             ExpectKind::Snapshot(_) => "snapshot",
         }

@@ -3,7 +3,7 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `failure`, `mrtr`, `pool`, `running`, `security`
+//! 0. `failure`, `mrtr`, `pool`, `running`, `security`, `tasks`
 //! 1. `checks`, `judge`
 //! 2. `send`
 //! 3. `step`
@@ -17,6 +17,7 @@ mod running;
 pub mod security;
 mod send;
 mod step;
+mod tasks;
 
 pub use checks::ToolCalls;
 

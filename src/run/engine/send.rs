@@ -44,6 +44,7 @@ pub(super) async fn run_step<'s>(
         step.action,
         Action::Request {
             paginate: false,
+            task: None,
             ..
         } | Action::Notification { .. }
             | Action::Raw { fresh: false, .. }
@@ -92,6 +93,18 @@ pub(super) async fn run_step<'s>(
         return Done(contract_check(step, conn, baseline, rules).await);
     }
     let timeout = step.timeout.unwrap_or(conn.target().timeout);
+    let task = match &step.action {
+        Action::Request { task: Some(t), .. } => Some(t),
+        _ => None,
+    };
+    if task.is_some() && conn.negotiated.kind == crate::protocol::era::EraKind::Modern {
+        return Done(Outcome::Skipped {
+            reason: format!(
+                "a task step needs the 2025-11-25 tasks utility; 2026-07-28 moved tasks to the `{}` extension, which its schema does not define",
+                crate::protocol::tasks::MODERN_EXTENSION
+            ),
+        });
+    }
     // Modern HTTP: `Mcp-Param-*` headers need the tool's inputSchema; fetch the list once.
     if conn.is_http()
         && conn.negotiated.kind == crate::protocol::era::EraKind::Modern
@@ -129,6 +142,19 @@ pub(super) async fn run_step<'s>(
             .map_err(Ok)
     } else if paginate {
         paginate_all(conn, &built, timeout).await.map_err(Err)
+    } else if let Some(run) = task {
+        let bounds = super::tasks::Bounds {
+            timeout,
+            started: Instant::now(),
+            after_terminal: 0,
+        };
+        match conn.send(&built.out).await {
+            Ok(created) => super::tasks::carry(conn, created, run, &bounds)
+                .await
+                .map(|ex| (ex, None))
+                .map_err(Err),
+            Err(e) => Err(Ok(e)),
+        }
     } else {
         send_carrying(step, conn, &built, defer, timeout, earlier)
             .await
@@ -346,9 +372,13 @@ fn build<'s>(
             id,
             meta,
             headers: h,
+            task,
             ..
         } => {
-            let params = render_params(params, fixed_params)?;
+            let mut params = render_params(params, fixed_params)?;
+            if let Some(run) = task {
+                params = Some(Cow::Owned(super::tasks::augmented(params.as_deref(), run)));
+            }
             let id = match id {
                 Some(v) => render(v)?,
                 None => conn.next_id(),

@@ -553,6 +553,12 @@ impl Defect {
             description: "with --interactive: a 2026-07-28 retry is completed with any requestState, not only the one the tool sent (the state is required, never verified)",
         },
         DefectInfo {
+            name: "task-status-regresses",
+            value: None,
+            scope: Scope::Any,
+            description: "with --interactive over stdio: a slow_job task reported completed goes back to working on the next tasks/get (a terminal status is not final)",
+        },
+        DefectInfo {
             name: "subscribe-refused",
             value: None,
             scope: Scope::Any,
@@ -744,6 +750,7 @@ impl Defect {
             Defect::DeclinedIsError => "declined-is-error",
             Defect::ExtraResponseBreaks => "extra-response-breaks",
             Defect::TrustsRequestState => "trusts-request-state",
+            Defect::TaskStatusRegresses => "task-status-regresses",
             Defect::SubscribeRefused => "subscribe-refused",
             Defect::UnrequestedListChanged => "unrequested-list-changed",
             Defect::SetLevelRefused => "set-level-refused",
@@ -868,6 +875,7 @@ impl Defect {
             "declined-is-error" => Defect::DeclinedIsError,
             "extra-response-breaks" => Defect::ExtraResponseBreaks,
             "trusts-request-state" => Defect::TrustsRequestState,
+            "task-status-regresses" => Defect::TaskStatusRegresses,
             "subscribe-refused" => Defect::SubscribeRefused,
             "unrequested-list-changed" => Defect::UnrequestedListChanged,
             "set-level-refused" => Defect::SetLevelRefused,

@@ -144,6 +144,7 @@ impl Compiler {
             (e.notifications.is_some(), "notifications"),
             (e.asked.is_some(), "asked"),
             (e.rounds.is_some(), "rounds"),
+            (e.task_status.is_some(), "taskStatus"),
             (e.duration.is_some(), "duration"),
             (e.snapshot.is_some(), "snapshot"),
         ]
@@ -202,6 +203,9 @@ impl Compiler {
         }
         if snapshot {
             return self.snapshot(e, pos);
+        }
+        if let Some(spec) = e.task_status.take() {
+            return self.task_status(spec, pos);
         }
         if let Some(rounds) = e.rounds.take() {
             if !self.length_has_bound(&rounds, "rounds", &pos) {
@@ -589,5 +593,35 @@ impl Compiler {
                 None
             }
         }
+    }
+}
+
+impl Compiler {
+    /// `taskStatus`: each status one of the spec's `TaskStatus` values.
+    fn task_status(&mut self, spec: At<document::TaskStatusSpec>, pos: Pos) -> Option<Expect> {
+        use crate::protocol::tasks::STATUSES;
+        let (statuses, last) = match spec.value {
+            document::TaskStatusSpec::Last(s) => (vec![s], true),
+            document::TaskStatusSpec::Sequence(v) => (v, false),
+        };
+        if statuses.is_empty() {
+            self.errors.push(
+                LoadError::at(pos, "`taskStatus` lists no status").with_help(
+                    "e.g. `taskStatus: [working, completed]` or `taskStatus: completed`",
+                ),
+            );
+            return None;
+        }
+        if let Some(bad) = statuses.iter().find(|s| !STATUSES.contains(&s.as_str())) {
+            self.errors.push(
+                LoadError::at(pos, format!("`{bad}` is not a task status"))
+                    .with_help(format!("a task status is one of {}", STATUSES.join(", "))),
+            );
+            return None;
+        }
+        Some(Expect {
+            pos,
+            kind: ExpectKind::TaskStatus { statuses, last },
+        })
     }
 }

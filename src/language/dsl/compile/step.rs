@@ -140,6 +140,7 @@ impl Compiler {
             }
             self.check_map_templates(r.meta.as_ref(), known);
             self.check_map_templates(r.headers.as_ref(), known);
+            let task = r.task.map(|t| self.task(t, &r.method));
             Action::Request {
                 method: r.method.value,
                 fixed_params: r.params.as_ref().and_then(template::fixed_json),
@@ -148,6 +149,7 @@ impl Compiler {
                 meta: r.meta.unwrap_or_default(),
                 headers: r.headers.unwrap_or_default(),
                 paginate: r.paginate,
+                task,
             }
         } else if let Some(n) = step.notification {
             let n = n.value;
@@ -413,5 +415,43 @@ impl Compiler {
             },
         };
         Some(Action::Contract { baseline, rules })
+    }
+
+    /// `task:` of a request: only on `tools/call` (the one request type a server's
+    /// `tasks.requests` names in 2025-11-25), its bounds within range.
+    pub(super) fn task(&mut self, t: At<document::TaskDoc>, method: &At<String>) -> TaskRun {
+        use crate::language::dsl::limits;
+        let at = self.at(&t);
+        let doc = t.value;
+        if method.value != crate::protocol::methods::TOOLS_CALL {
+            self.errors.push(
+                LoadError::at(at, format!("`task` applies to `tools/call`, not `{}`", method.value))
+                    .with_help("2025-11-25 servers declare task support for `tools/call` only (`capabilities.tasks.requests.tools.call`)"),
+            );
+        }
+        let mut run = TaskRun {
+            ttl: doc.ttl,
+            cancel: doc.cancel,
+            ..TaskRun::default()
+        };
+        if let Some(p) = &doc.poll_interval {
+            match limits::duration(p, &limits::TASK_POLL_INTERVAL) {
+                Ok(d) => run.poll_interval = d,
+                Err(e) => self.errors.push(
+                    LoadError::at(self.at(p), format!("invalid pollInterval `{}`: {e}", **p))
+                        .with_help("expected a duration such as `50ms` or `1s`"),
+                ),
+            }
+        }
+        if let Some(n) = &doc.max_polls {
+            if limits::TASK_POLLS.contains(&n.value) {
+                run.max_polls = n.value;
+            } else {
+                let range = limits::describe(&limits::TASK_POLLS);
+                self.errors
+                    .push(LoadError::at(self.at(n), format!("`maxPolls` is {range}")));
+            }
+        }
+        run
     }
 }

@@ -116,6 +116,11 @@ pub struct Expectation {
     /// a number or a comparison (`{lte: 2}`); 0 in the legacy era.
     #[serde(default)]
     pub rounds: Option<LengthSpec>,
+    /// A task step (`task:` on the request): the statuses the task reported, consecutive
+    /// repeats collapsed — a list is the whole sequence (`[working, completed]`), a single
+    /// status the last one (`cancelled`).
+    #[serde(default)]
+    pub task_status: Option<At<TaskStatusSpec>>,
     /// With `notifications` or `asked`: how many, a number or a comparison (`{gte: 1}`).
     #[serde(default)]
     pub count: Option<LengthSpec>,
@@ -280,4 +285,12 @@ pub struct HttpExpectation {
     /// must be absent. Names are case-insensitive.
     #[serde(default)]
     pub headers: IndexMap<String, Option<At<String>>>,
+}
+
+/// `taskStatus:`: the last status, or the whole sequence.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TaskStatusSpec {
+    Last(String),
+    Sequence(Vec<String>),
 }

@@ -11,9 +11,9 @@
 //! 4. a YAML step that uses it in a pack under `specs/` or a test scenario, run against a
 //!    server with and without the defect it finds (`examples/server --defect`).
 //!
-//! Families depend on [`outcome`], [`calls`] (tool calling) and `engine::security` (the
-//! unauthenticated probe), never on each other or on the step runner; the step runner
-//! reaches them only through [`run`].
+//! Families depend on [`outcome`], [`calls`] (tool calling), `engine::security` (the
+//! unauthenticated probe) and `engine::tasks` (a task carried to its end), never on each
+//! other or on the step runner; the step runner reaches them only through [`run`].
 
 mod asks;
 mod auth;
@@ -32,6 +32,7 @@ mod rate_limit;
 mod sessions;
 mod streams;
 mod subscriptions;
+mod tasks;
 mod tool_calls;
 mod wire;
 
@@ -163,6 +164,7 @@ pub async fn run(
             K::RequestStateTamperedRefused => {
                 asks::request_state_tampered_refused(conn, &tools()?).await
             }
+            K::TaskStatusForward => tasks::task_status_forward(conn, &tools()?).await,
             K::SsePrimingEvent => streams::sse_priming_event(conn).await,
             K::PromptMissingArgumentRejected => prompts::missing_argument_rejected(conn).await,
         }
