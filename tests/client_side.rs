@@ -66,7 +66,7 @@ fn notes(step: &Value) -> String {
 
 #[test]
 fn the_same_scenarios_pass_in_both_eras_over_stdio_and_http() {
-    for file in ["interactive.yaml", "refusals.yaml"] {
+    for file in ["interactive.yaml", "refusals.yaml", "sampling-tools.yaml"] {
         let (run, report) = run_both_eras(file, &stdio(&["--interactive"]), &ERAS);
         assert_eq!(run.code, 0, "{file} over stdio: {run:?}");
         assert_eq!(report["suites"].as_array().map(Vec::len), Some(2), "{file}");

@@ -166,19 +166,41 @@ impl Answerer {
             )),
             SamplingReply::Message {
                 text,
+                tool_use,
                 model,
                 stop_reason,
             } => {
                 let text = match text {
-                    Some(t) => match self.render(t)? {
+                    Some(t) => Some(match self.render(t)? {
                         Value::String(s) => s,
                         other => other.to_string(),
-                    },
-                    None => String::new(),
+                    }),
+                    None => None,
+                };
+                let text_block = |t: String| json!({"type": "text", "text": t});
+                let content = match tool_use {
+                    None => text_block(text.unwrap_or_default()),
+                    Some(u) => {
+                        let input = match &u.input {
+                            None => json!({}),
+                            Some(i) => match self.render(i)? {
+                                v @ Value::Object(_) => v,
+                                other => {
+                                    return Err((
+                                        errors::INTERNAL_ERROR,
+                                        format!("the scripted tool use's input is not a mapping: {other}"),
+                                    ));
+                                }
+                            },
+                        };
+                        let block = json!({"type": "tool_use", "id": u.id, "name": u.name, "input": input});
+                        // A tool use with text: both blocks, the text first.
+                        Value::Array(text.map(text_block).into_iter().chain([block]).collect())
+                    }
                 };
                 Ok(json!({
                     "role": "assistant",
-                    "content": {"type": "text", "text": text},
+                    "content": content,
                     "model": model,
                     "stopReason": stop_reason,
                 }))

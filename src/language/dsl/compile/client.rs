@@ -5,10 +5,13 @@ use serde_json::{Map, Value, json};
 
 use super::*;
 use crate::language::dsl::document::{ClientCapabilitiesDoc, ClientDoc};
+use crate::language::dsl::scenario::ToolUseReply;
 use crate::language::dsl::limits;
 
 /// The model name of a scripted sampling answer that names none.
 const SCRIPTED_MODEL: &str = "mcpspec-scripted";
+/// The id of a scripted tool use that names none.
+const SCRIPTED_TOOL_USE_ID: &str = "toolu_1";
 
 impl Compiler {
     pub(super) fn client(
@@ -50,10 +53,10 @@ impl Compiler {
             let at = self.at(&answer);
             let answer = answer.value;
             let reply = if answer.refuse {
-                if answer.text.is_some() {
+                if answer.text.is_some() || answer.tool_use.is_some() {
                     self.error(
                         at,
-                        "a sampling answer either refuses or gives a `text`, not both",
+                        "a sampling answer either refuses or gives a `text` or `toolUse`, not both",
                     );
                 }
                 SamplingReply::Refuse
@@ -61,10 +64,25 @@ impl Compiler {
                 if let Some(text) = &answer.text {
                     self.check_templates(text, known);
                 }
+                let tool_use = answer.tool_use.map(|t| {
+                    let t = t.value;
+                    if let Some(input) = &t.input {
+                        self.check_templates(input, known);
+                    }
+                    ToolUseReply {
+                        id: t.id.unwrap_or_else(|| SCRIPTED_TOOL_USE_ID.into()),
+                        name: t.name,
+                        input: t.input,
+                    }
+                });
+                let stop_reason = answer.stop_reason.unwrap_or_else(|| {
+                    if tool_use.is_some() { "toolUse" } else { "endTurn" }.into()
+                });
                 SamplingReply::Message {
                     text: answer.text,
+                    tool_use,
                     model: answer.model.unwrap_or_else(|| SCRIPTED_MODEL.into()),
-                    stop_reason: answer.stop_reason.unwrap_or_else(|| "endTurn".into()),
+                    stop_reason,
                 }
             };
             let when = self.when(answer.when, known);
