@@ -330,7 +330,7 @@ mod sampling_tools {
             .and_then(Value::as_str)
             .unwrap_or("Paris");
         vec![json!({"role": "user", "content": {"type": "text",
-            "text": format!("What is the weather in {city}?")}})]
+            "text": format!("What is the current weather in {city}?")}})]
     }
 
     fn params(messages: &[Value]) -> Value {

@@ -86,7 +86,7 @@ pub(super) async fn carry(
         if remaining.is_zero() {
             return Err(out_of_time());
         }
-        let responses = answer_all(conn, &requests);
+        let responses = answer_all(conn, &requests, remaining).await;
         let mut params = match first.params {
             Some(Value::Object(p)) => p.clone(),
             _ => Map::new(),
@@ -119,12 +119,18 @@ pub(super) async fn carry(
 
 /// The client's answer to each input request, under its key: the result, or (a refusal)
 /// the JSON-RPC error object.
-fn answer_all(conn: &mut Connection, requests: &Map<String, Value>) -> Map<String, Value> {
+async fn answer_all(
+    conn: &mut Connection,
+    requests: &Map<String, Value>,
+    timeout: std::time::Duration,
+) -> Map<String, Value> {
     let mut responses = Map::new();
     for (key, request) in requests {
-        let Some(answered) = conn.answerer().map(|a| a.answer(request)) else {
+        let Some(answerer) = conn.answerer_arc() else {
             continue;
         };
+        let answered =
+            crate::run::client::answers::answer_now(Some(&answerer), request, timeout, false).await;
         conn.note(format!("input request `{key}`: {}", answered.note));
         let value = match answered.outcome {
             Ok(result) => result,

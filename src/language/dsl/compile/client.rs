@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 
 use super::*;
 use crate::language::dsl::document::{ClientCapabilitiesDoc, ClientDoc};
-use crate::language::dsl::scenario::ToolUseReply;
 use crate::language::dsl::limits;
+use crate::language::dsl::scenario::ToolUseReply;
 
 /// The model name of a scripted sampling answer that names none.
 const SCRIPTED_MODEL: &str = "mcpspec-scripted";
@@ -52,7 +52,22 @@ impl Compiler {
         for answer in doc.sampling.map(|a| a.value).unwrap_or_default() {
             let at = self.at(&answer);
             let answer = answer.value;
-            let reply = if answer.refuse {
+            let reply = if let Some(profile) = answer.profile {
+                let given = [
+                    (answer.refuse, "refuse"),
+                    (answer.text.is_some(), "text"),
+                    (answer.tool_use.is_some(), "toolUse"),
+                    (answer.model.is_some(), "model"),
+                    (answer.stop_reason.is_some(), "stopReason"),
+                ];
+                if let Some((_, key)) = given.iter().find(|(set, _)| *set) {
+                    self.error(
+                        at,
+                        format!("a sampling answer from a model `profile` takes no `{key}`: the model gives it"),
+                    );
+                }
+                SamplingReply::Profile(profile.value)
+            } else if answer.refuse {
                 if answer.text.is_some() || answer.tool_use.is_some() {
                     self.error(
                         at,
@@ -76,7 +91,12 @@ impl Compiler {
                     }
                 });
                 let stop_reason = answer.stop_reason.unwrap_or_else(|| {
-                    if tool_use.is_some() { "toolUse" } else { "endTurn" }.into()
+                    if tool_use.is_some() {
+                        "toolUse"
+                    } else {
+                        "endTurn"
+                    }
+                    .into()
                 });
                 SamplingReply::Message {
                     text: answer.text,

@@ -153,6 +153,12 @@ pub struct SamplingAnswerDoc {
     /// `tool_result`, is matched by `when:` as any other.
     #[serde(default)]
     pub tool_use: Option<At<ToolUseDoc>>,
+    /// A real model answers instead of the script: the name of a model profile of the
+    /// run's `--models FILE` (the `models:` of an eval set). The server's messages,
+    /// `systemPrompt`, `maxTokens`, `temperature`, `stopSequences` and `tools` go to the
+    /// model; its reply (text or tool uses) is the `CreateMessageResult`.
+    #[serde(default)]
+    pub profile: Option<At<String>>,
     /// `true`: the user rejects the request (JSON-RPC error -1, "User rejected sampling
     /// request").
     #[serde(default)]

@@ -45,6 +45,8 @@ pub enum SamplingReply {
         stop_reason: String,
     },
     Refuse,
+    /// A real model answers: the run's model profile of this name.
+    Profile(String),
 }
 
 impl ClientScript {
