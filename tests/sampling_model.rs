@@ -100,7 +100,10 @@ fn a_model_profile_answers_in_both_eras_over_both_apis() {
         assert_eq!(report["suites"].as_array().map(Vec::len), Some(2));
         // The model echoed the secret it was sent: masked like everything else.
         let text = std::fs::read_to_string(dir.path().join("result.json")).unwrap();
-        assert!(!text.contains("the-secret-story-42"), "{profile}: a secret leaked");
+        assert!(
+            !text.contains("the-secret-story-42"),
+            "{profile}: a secret leaked"
+        );
         assert!(!run.all_output().contains("the-secret-story-42"));
         assert!(
             text.contains("answered by the model profile"),
@@ -121,7 +124,11 @@ fn a_model_that_cannot_answer_errors_the_step_naming_the_profile() {
             "the model profile `keyed` takes its API key from the environment variable MCPSPEC_TEST_SAMPLING_KEY_UNSET",
         ),
         ("local", &["--timeout", "3s"], "the model profile `local`"),
-        ("nope", &[], "names the model profile `nope`, which `--models` does not declare"),
+        (
+            "nope",
+            &[],
+            "names the model profile `nope`, which `--models` does not declare",
+        ),
         ("local", &["--models"], "the run has no model profiles"),
     ];
     for (profile, extra, want) in cases {

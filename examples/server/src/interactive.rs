@@ -243,19 +243,40 @@ pub async fn call(
     if defects.has(&Defect::AsksNestedSchema) {
         nest_schema(&mut params);
     }
-    let custom = CustomRequest::new(asks.method, Some(params));
-    let sent = context
-        .peer
-        .send_request(ServerRequest::CustomRequest(custom));
-    let answer = match tokio::time::timeout(ASK_TIMEOUT, sent).await {
-        Err(_) => Err("no answer in time".to_string()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| e.to_string()),
-    };
+    let answer = ask(context, asks.method, params).await;
     if let Some(error) = refused_protocol_error(defects, &answer) {
         return Err(error);
     }
     Ok(outcome(asks, answer).into())
+}
+
+/// Legacy: ask the client `method` while the call is in flight; its answer, or why none.
+async fn ask(
+    context: &RequestContext<RoleServer>,
+    method: &str,
+    params: Value,
+) -> Result<Value, String> {
+    let custom = CustomRequest::new(method, Some(params));
+    let sent = context
+        .peer
+        .send_request(ServerRequest::CustomRequest(custom));
+    match tokio::time::timeout(ASK_TIMEOUT, sent).await {
+        Err(_) => Err("no answer in time".to_string()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| e.to_string()),
+    }
+}
+
+/// 2026-07-28: one input response, or (a refusal, sent as a JSON-RPC error object) its error.
+fn input_response(answer: impl serde::Serialize) -> Result<Value, String> {
+    let answer = serde_json::to_value(answer).unwrap_or(Value::Null);
+    match answer.get("code").and_then(Value::as_i64) {
+        Some(code) => Err(format!(
+            "{code} {}",
+            answer.get("message").and_then(Value::as_str).unwrap_or("")
+        )),
+        None => Ok(answer),
+    }
 }
 
 /// `declined-is-error`: a declined or cancelled elicitation becomes a protocol error.
@@ -278,15 +299,7 @@ fn round_trip(
         .and_then(|r| r.get(asks.tool))
         .filter(|_| request.request_state.as_deref() == Some(state.as_str()));
     if let Some(answer) = answer.filter(|_| !defects.has(&Defect::AsksForever)) {
-        let answer = serde_json::to_value(answer).unwrap_or(Value::Null);
-        // An error answer (a refusal) arrives as a JSON-RPC error object.
-        let answer = match answer.get("code").and_then(Value::as_i64) {
-            Some(code) => Err(format!(
-                "{code} {}",
-                answer.get("message").and_then(Value::as_str).unwrap_or("")
-            )),
-            None => Ok(answer),
-        };
+        let answer = input_response(answer);
         if let Some(error) = refused_protocol_error(defects, &answer) {
             return Err(error);
         }
@@ -434,15 +447,7 @@ mod sampling_tools {
         }
         let mut messages = first_messages(request);
         loop {
-            let custom = CustomRequest::new(METHOD, Some(params(&messages)));
-            let sent = context
-                .peer
-                .send_request(ServerRequest::CustomRequest(custom));
-            let answer = match tokio::time::timeout(ASK_TIMEOUT, sent).await {
-                Err(_) => Err("no answer in time".to_string()),
-                Ok(Err(e)) => Err(e.to_string()),
-                Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| e.to_string()),
-            };
+            let answer = ask(context, METHOD, params(&messages)).await;
             match step(messages, answer) {
                 Step::Done(result) => return Ok(result.into()),
                 Step::Ask(next) => messages = next,
@@ -459,17 +464,7 @@ mod sampling_tools {
             .and_then(|s| s.strip_prefix(STATE_PREFIX))
             .and_then(|s| serde_json::from_str::<Vec<Value>>(s).ok());
         let next = match (asked, answer) {
-            (Some(messages), Some(answer)) => {
-                let answer = serde_json::to_value(answer).unwrap_or(Value::Null);
-                let answer = match answer.get("code").and_then(Value::as_i64) {
-                    Some(code) => Err(format!(
-                        "{code} {}",
-                        answer.get("message").and_then(Value::as_str).unwrap_or("")
-                    )),
-                    None => Ok(answer),
-                };
-                step(messages, answer)
-            }
+            (Some(messages), Some(answer)) => step(messages, input_response(answer)),
             _ => Step::Ask(first_messages(request)),
         };
         let messages = match next {

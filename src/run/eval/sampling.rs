@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::conversation::{Call, Msg, ToolSpec};
+use super::conversation::{Call, Msg, ToolSpec, tool_spec};
 use super::llm::ModelClient;
 use super::profile::Profile;
 use super::results::ModelApi;
@@ -242,19 +242,7 @@ fn conversation(params: &Value) -> (Option<String>, Vec<Msg>, Vec<ToolSpec>) {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|t| {
-            Some(ToolSpec {
-                name: t.get("name")?.as_str()?.to_string(),
-                description: t
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                schema: crate::protocol::fields::input_schema(t)
-                    .cloned()
-                    .unwrap_or_else(|| json!({"type": "object"})),
-            })
-        })
+        .filter_map(|t| Some(tool_spec(t, t.get("name")?.as_str()?.to_string())))
         .collect();
     (system, msgs, tools)
 }
