@@ -173,6 +173,22 @@ fn declaring_a_capability_without_an_answer_is_a_validate_error_at_its_position(
 }
 
 #[test]
+fn a_model_profile_answer_with_scripted_fields_is_a_validate_error_at_its_position() {
+    let (_dir, path) = common::scenario_file(
+        "profiled.yaml",
+        "scenario: profiled\nclient:\n  capabilities:\n    sampling: {}\n  sampling:\n    - profile: local\n      toolUse: {name: get_weather}\nsteps:\n  - name: list\n    request: {method: tools/list}\n",
+    );
+    let path = path.display().to_string();
+    let out = run(&["validate", &path]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_contains(
+        &out.all_output(),
+        "a sampling answer from a model `profile` takes no `toolUse`",
+    );
+    assert_contains(&out.all_output(), "profiled.yaml:6:7");
+}
+
+#[test]
 fn without_a_client_nothing_is_declared_and_every_ask_is_refused() {
     let (_dir, path) = common::scenario_file(
         "plain.yaml",
