@@ -57,18 +57,7 @@ impl ProfileSampler {
     pub fn new(profiles: IndexMap<String, Profile>) -> ProfileSampler {
         let mut clients = IndexMap::new();
         for (name, profile) in profiles {
-            let key = match &profile.key_env {
-                None => Ok(None),
-                Some(var) => match std::env::var(var) {
-                    Ok(k) if !k.is_empty() => {
-                        crate::ground::redact::remember(std::slice::from_ref(&k));
-                        Ok(Some(k))
-                    }
-                    _ => Err(format!(
-                        "the model profile `{name}` takes its API key from the environment variable {var}, which is not set (or empty)"
-                    )),
-                },
-            };
+            let key = super::profile::key_from_env(&profile).map_err(|why| format!("the {why}"));
             let client = key.and_then(|key| ModelClient::new(profile, key));
             clients.insert(name, client);
         }
