@@ -66,7 +66,7 @@ fn notes(step: &Value) -> String {
 
 #[test]
 fn the_same_scenarios_pass_in_both_eras_over_stdio_and_http() {
-    for file in ["interactive.yaml", "refusals.yaml"] {
+    for file in ["interactive.yaml", "refusals.yaml", "sampling-tools.yaml"] {
         let (run, report) = run_both_eras(file, &stdio(&["--interactive"]), &ERAS);
         assert_eq!(run.code, 0, "{file} over stdio: {run:?}");
         assert_eq!(report["suites"].as_array().map(Vec::len), Some(2), "{file}");
@@ -223,6 +223,22 @@ fn declaring_a_capability_without_an_answer_is_a_validate_error_at_its_position(
         "the client declares `sampling` but has no answer for it",
     );
     assert_contains(&out.all_output(), "declared.yaml:5:15");
+}
+
+#[test]
+fn a_model_profile_answer_with_scripted_fields_is_a_validate_error_at_its_position() {
+    let (_dir, path) = common::scenario_file(
+        "profiled.yaml",
+        "scenario: profiled\nclient:\n  capabilities:\n    sampling: {}\n  sampling:\n    - profile: local\n      toolUse: {name: get_weather}\nsteps:\n  - name: list\n    request: {method: tools/list}\n",
+    );
+    let path = path.display().to_string();
+    let out = run(&["validate", &path]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_contains(
+        &out.all_output(),
+        "a sampling answer from a model `profile` takes no `toolUse`",
+    );
+    assert_contains(&out.all_output(), "profiled.yaml:6:7");
 }
 
 #[test]

@@ -431,3 +431,47 @@ fn init_ignores_the_run_state_in_an_existing_gitignore() {
         "node_modules\n.mcpspec/last-run.json\n"
     );
 }
+
+#[test]
+fn interactive_tools_get_a_scenario_that_answers_them() {
+    // Tools that ask back (elicitation, sampling with and without tools, roots), seen by a
+    // probe that declares every client capability: a scenario each, declaring what the
+    // tool asked and answering with defaults, that passes in both eras.
+    let dir = tempfile::tempdir().unwrap();
+    let target = stdio_target(&["--interactive"]);
+    let r = init(dir.path(), &["--stdio", &target], &[EPOCH]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.all_output().contains("4 tool(s) ask the client back"),
+        "{r:?}"
+    );
+    let asks = dir.path().join("tests/mcp/asks");
+    let with_tools = std::fs::read_to_string(asks.join("sample-with-tools.yaml")).unwrap();
+    assert!(
+        with_tools.contains("sampling: {tools: true}"),
+        "{with_tools}"
+    );
+    assert!(
+        with_tools.contains("- asked: sampling/createMessage"),
+        "{with_tools}"
+    );
+    let confirm = std::fs::read_to_string(asks.join("ask-confirmation.yaml")).unwrap();
+    assert!(confirm.contains("elicitation: {form: true}") && confirm.contains("action: accept"));
+    let roots = std::fs::read_to_string(asks.join("client-roots.yaml")).unwrap();
+    assert!(roots.contains("roots: {}") && roots.contains("uri: \"file:///tmp/mcpspec-root\""));
+    assert!(asks.join("summarize.yaml").exists());
+    let (run, report) = validate_and_run(dir.path(), &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for tool in [
+        "ask-confirmation",
+        "client-roots",
+        "sample-with-tools",
+        "summarize",
+    ] {
+        for era in ["legacy", "2026-07-28"] {
+            let id = format!("asks-{tool}@{era}");
+            let step = &suite(&report, &id)["steps"][0];
+            assert_eq!(step["outcome"]["status"], "passed", "{id}: {step}");
+        }
+    }
+}

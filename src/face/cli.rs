@@ -337,6 +337,10 @@ pub struct RunArgs {
     /// Write new and changed `snapshot` files instead of failing those steps.
     #[arg(long)]
     pub update_snapshots: bool,
+    /// Model profiles for sampling answers that name one (`profile: NAME`): the `models:`
+    /// of this YAML file (an eval set, or a file with only `models:`).
+    #[arg(long, value_name = "FILE")]
+    pub models: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

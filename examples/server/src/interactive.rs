@@ -1,6 +1,7 @@
 //! The interactive tools behind `--interactive`: each asks the client something —
-//! `ask_confirmation` (an elicitation form), `summarize` (sampling), `client_roots` (roots)
-//! — the same way in both eras: legacy, a server-to-client request sent while the call is
+//! `ask_confirmation` (an elicitation form), `summarize` (sampling), `client_roots` (roots),
+//! `sample_with_tools` (sampling with tools: the client's model may call `get_weather`, and
+//! is asked again with the tool's result) — the same way in both eras: legacy, a server-to-client request sent while the call is
 //! in flight; modern (2026-07-28), an `input_required` result, answered by the retry's
 //! `inputResponses` with the `requestState` echoed.
 //!
@@ -74,6 +75,12 @@ pub fn tools() -> Vec<Tool> {
             "annotations": {"readOnlyHint": true},
         }),
         json!({
+            "name": "sample_with_tools",
+            "description": "Answer a weather question with the client's model, which may use the get_weather tool (needs the client's sampling.tools capability).",
+            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+            "annotations": {"readOnlyHint": true},
+        }),
+        json!({
             "name": "client_roots",
             "description": "List the client's roots (needs the client's roots capability).",
             "inputSchema": {"type": "object", "properties": {}},
@@ -87,7 +94,7 @@ pub fn tools() -> Vec<Tool> {
 
 /// Whether `name` is one of the interactive tools.
 pub fn is_interactive(name: &str) -> bool {
-    TOOLS.iter().any(|t| t.tool == name)
+    name == sampling_tools::TOOL || TOOLS.iter().any(|t| t.tool == name)
 }
 
 fn declared(caps: Option<&ClientCapabilities>, capability: &str) -> bool {
@@ -199,10 +206,7 @@ pub async fn call(
     context: &RequestContext<RoleServer>,
     unrelated: bool,
 ) -> Result<CallToolResponse, McpError> {
-    let asks = TOOLS
-        .iter()
-        .find(|t| t.tool == request.name)
-        .expect("an interactive tool");
+    let asks = TOOLS.iter().find(|t| t.tool == request.name);
     // Bad arguments are the tool's error, whatever the client declares.
     if let Some((key, _)) = request
         .arguments
@@ -213,6 +217,9 @@ pub async fn call(
         let text = format!("`{key}` must be a string");
         return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
     }
+    let Some(asks) = asks else {
+        return sampling_tools::call(request, modern, context).await;
+    };
     let caps = context.client_capabilities();
     if !declared(caps.as_ref(), asks.capability) && !defects.has(&Defect::AsksUndeclared) {
         if modern {
@@ -237,7 +244,21 @@ pub async fn call(
     if defects.has(&Defect::AsksNestedSchema) {
         nest_schema(&mut params);
     }
-    let custom = ServerRequest::CustomRequest(CustomRequest::new(asks.method, Some(params)));
+    let answer = ask(context, asks.method, params, unrelated).await;
+    if let Some(error) = refused_protocol_error(defects, &answer) {
+        return Err(error);
+    }
+    Ok(outcome(asks, answer).into())
+}
+
+/// Legacy: ask the client `method` while the call is in flight; its answer, or why none.
+async fn ask(
+    context: &RequestContext<RoleServer>,
+    method: &str,
+    params: Value,
+    unrelated: bool,
+) -> Result<Value, String> {
+    let custom = ServerRequest::CustomRequest(CustomRequest::new(method, Some(params)));
     let peer = context.peer.clone();
     let ask = async move {
         match tokio::time::timeout(ASK_TIMEOUT, peer.send_request(custom)).await {
@@ -246,7 +267,7 @@ pub async fn call(
             Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| e.to_string()),
         }
     };
-    let answer = if unrelated {
+    if unrelated {
         // rmcp ties a request to the call through a task-local: a task of its own sends it
         // tied to nothing (the standalone stream).
         tokio::spawn(ask)
@@ -254,11 +275,19 @@ pub async fn call(
             .unwrap_or_else(|e| Err(e.to_string()))
     } else {
         ask.await
-    };
-    if let Some(error) = refused_protocol_error(defects, &answer) {
-        return Err(error);
     }
-    Ok(outcome(asks, answer).into())
+}
+
+/// 2026-07-28: one input response, or (a refusal, sent as a JSON-RPC error object) its error.
+fn input_response(answer: impl serde::Serialize) -> Result<Value, String> {
+    let answer = serde_json::to_value(answer).unwrap_or(Value::Null);
+    match answer.get("code").and_then(Value::as_i64) {
+        Some(code) => Err(format!(
+            "{code} {}",
+            answer.get("message").and_then(Value::as_str).unwrap_or("")
+        )),
+        None => Ok(answer),
+    }
 }
 
 /// `declined-is-error`: a declined or cancelled elicitation becomes a protocol error.
@@ -298,15 +327,7 @@ fn round_trip(
         .and_then(|r| r.get(asks.tool))
         .filter(|_| state_ok);
     if let Some(answer) = answer.filter(|_| !defects.has(&Defect::AsksForever)) {
-        let answer = serde_json::to_value(answer).unwrap_or(Value::Null);
-        // An error answer (a refusal) arrives as a JSON-RPC error object.
-        let answer = match answer.get("code").and_then(Value::as_i64) {
-            Some(code) => Err(format!(
-                "{code} {}",
-                answer.get("message").and_then(Value::as_str).unwrap_or("")
-            )),
-            None => Ok(answer),
-        };
+        let answer = input_response(answer);
         if let Some(error) = refused_protocol_error(defects, &answer) {
             return Err(error);
         }
@@ -317,4 +338,174 @@ fn round_trip(
     }))
     .expect("valid input requests");
     Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
+}
+
+/// `sample_with_tools`: sampling with tools (2025-11-25, SEP-1577). The server offers the
+/// client's model a `get_weather` tool; a `tool_use` answer (stop reason `toolUse`) is run
+/// here and the model is asked again with the `tool_result`, until it answers with text.
+/// Legacy: one `sampling/createMessage` per round while the call is in flight; 2026-07-28:
+/// one `input_required` per round, the conversation so far carried in `requestState`.
+mod sampling_tools {
+    use super::*;
+
+    pub const TOOL: &str = "sample_with_tools";
+    const METHOD: &str = "sampling/createMessage";
+    /// Tool rounds before the tool gives up on a model that keeps calling tools.
+    const MAX_TOOL_ROUNDS: usize = 3;
+    const STATE_PREFIX: &str = "sample_with_tools:";
+
+    enum Step {
+        Done(CallToolResult),
+        Ask(Vec<Value>),
+    }
+
+    fn error(text: String) -> CallToolResult {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    }
+
+    fn first_messages(request: &CallToolRequestParams) -> Vec<Value> {
+        let city = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("city"))
+            .and_then(Value::as_str)
+            .unwrap_or("Paris");
+        vec![json!({"role": "user", "content": {"type": "text",
+            "text": format!("What is the current weather in {city}?")}})]
+    }
+
+    fn params(messages: &[Value]) -> Value {
+        json!({
+            "messages": messages,
+            "systemPrompt": "Answer weather questions; use get_weather for current conditions.",
+            "tools": [{
+                "name": "get_weather",
+                "description": "Current weather of a city",
+                "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}},
+                    "required": ["city"]},
+            }],
+            "toolChoice": {"mode": "auto"},
+            "maxTokens": 200,
+        })
+    }
+
+    /// The content blocks of a sampling answer (one block or a list).
+    fn blocks(answer: &Value) -> Vec<Value> {
+        match answer.get("content") {
+            Some(Value::Array(items)) => items.clone(),
+            Some(block) => vec![block.clone()],
+            None => Vec::new(),
+        }
+    }
+
+    /// What the model's answer leads to: the tool's result, or another question.
+    fn step(mut messages: Vec<Value>, answer: Result<Value, String>) -> Step {
+        let answer = match answer {
+            Ok(a) => a,
+            Err(e) => return Step::Done(error(format!("the client refused `{METHOD}`: {e}"))),
+        };
+        let blocks = blocks(&answer);
+        let uses: Vec<&Value> = blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+            .collect();
+        let model = answer.get("model").and_then(Value::as_str).unwrap_or("?");
+        let tool_rounds = messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+            .count();
+        if uses.is_empty() {
+            let text: Vec<&str> = blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            let used = if tool_rounds == 0 {
+                "no tool used".to_string()
+            } else {
+                format!("after {tool_rounds} tool round(s)")
+            };
+            return Step::Done(CallToolResult::success(vec![ContentBlock::text(format!(
+                "answer by {model}: {} ({used})",
+                text.join(" ")
+            ))]));
+        }
+        if tool_rounds >= MAX_TOOL_ROUNDS {
+            return Step::Done(error(format!(
+                "the model kept calling tools after {MAX_TOOL_ROUNDS} rounds"
+            )));
+        }
+        let mut results = Vec::new();
+        for u in &uses {
+            let id = u.get("id").and_then(Value::as_str).unwrap_or("");
+            let name = u.get("name").and_then(Value::as_str).unwrap_or("");
+            let city = u.pointer("/input/city").and_then(Value::as_str);
+            let (text, is_error) = match (name, city) {
+                ("get_weather", Some(city)) => (format!("Sunny, 21°C in {city}"), false),
+                ("get_weather", None) => ("get_weather needs a `city`".to_string(), true),
+                (other, _) => (format!("unknown tool `{other}`"), true),
+            };
+            results.push(json!({"type": "tool_result", "toolUseId": id,
+                "content": [{"type": "text", "text": text}], "isError": is_error}));
+        }
+        messages.push(json!({"role": "assistant", "content": uses}));
+        messages.push(json!({"role": "user", "content": results}));
+        Step::Ask(messages)
+    }
+
+    pub async fn call(
+        request: &CallToolRequestParams,
+        modern: bool,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let caps = context
+            .client_capabilities()
+            .and_then(|c| serde_json::to_value(c).ok())
+            .unwrap_or(Value::Null);
+        if caps.pointer("/sampling/tools").is_none_or(Value::is_null) {
+            if modern {
+                let required: ClientCapabilities =
+                    serde_json::from_value(json!({"sampling": {"tools": {}}})).unwrap_or_default();
+                return Err(McpError::missing_required_client_capability(required));
+            }
+            let text = format!("{TOOL} needs the client's sampling.tools capability");
+            return Ok(error(text).into());
+        }
+        if modern {
+            return Ok(round_trip(request));
+        }
+        let mut messages = first_messages(request);
+        loop {
+            let answer = ask(context, METHOD, params(&messages), false).await;
+            match step(messages, answer) {
+                Step::Done(result) => return Ok(result.into()),
+                Step::Ask(next) => messages = next,
+            }
+        }
+    }
+
+    /// The modern round: the conversation so far from `requestState`, the model's answer
+    /// from `inputResponses`; a tool use asks again.
+    fn round_trip(request: &CallToolRequestParams) -> CallToolResponse {
+        let state = request.request_state.as_deref();
+        let answer = request.input_responses.as_ref().and_then(|r| r.get(TOOL));
+        let asked = state
+            .and_then(|s| s.strip_prefix(STATE_PREFIX))
+            .and_then(|s| serde_json::from_str::<Vec<Value>>(s).ok());
+        let next = match (asked, answer) {
+            (Some(messages), Some(answer)) => step(messages, input_response(answer)),
+            _ => Step::Ask(first_messages(request)),
+        };
+        let messages = match next {
+            Step::Done(result) => return result.into(),
+            Step::Ask(messages) => messages,
+        };
+        let state = format!(
+            "{STATE_PREFIX}{}",
+            serde_json::to_string(&messages).unwrap_or_default()
+        );
+        let requests: InputRequests =
+            serde_json::from_value(json!({TOOL: {"method": METHOD, "params": params(&messages)}}))
+                .expect("valid input requests");
+        InputRequiredResult::new(Some(requests), Some(state)).into()
+    }
 }

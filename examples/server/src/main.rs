@@ -139,7 +139,8 @@ struct Cli {
     utilities: bool,
 
     /// List the interactive tools, which ask the client back: `ask_confirmation`
-    /// (elicitation), `summarize` (sampling), `client_roots` (roots). Legacy: a
+    /// (elicitation), `summarize` (sampling), `sample_with_tools` (sampling with tools),
+    /// `client_roots` (roots). Legacy: a
     /// server-to-client request; 2026-07-28: an input_required round trip.
     #[arg(long)]
     interactive: bool,

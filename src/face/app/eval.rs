@@ -45,7 +45,7 @@ async fn run(args: EvalRunArgs) -> i32 {
             keys.push(None);
             continue;
         }
-        match profile_key(&profile.name, profile) {
+        match profile_key(profile) {
             Ok(k) => keys.push(k),
             Err(code) => return code,
         }

@@ -49,7 +49,7 @@ pub(super) fn setup(
     // A replay answers the judge from the recording too: no key.
     let key = match &args.replay {
         Some(_) => None,
-        None => profile_key(name, &profile)?,
+        None => profile_key(&profile)?,
     };
     Ok(Some(JudgeSetup {
         name: name.clone(),
@@ -93,20 +93,9 @@ pub(super) fn no_such_profile(flag: &str, name: &str, set: &EvalSet) -> UsageErr
 
 /// A profile's API key, read from the variable it names (`None`: it names none); never
 /// printed, redacted everywhere. Unset or empty: exit 3, naming the variable.
-pub(super) fn profile_key(name: &str, profile: &Profile) -> Result<Option<String>, i32> {
-    let Some(var) = &profile.key_env else {
-        return Ok(None);
-    };
-    match std::env::var(var) {
-        Ok(k) if !k.is_empty() => {
-            crate::ground::redact::remember(std::slice::from_ref(&k));
-            Ok(Some(k))
-        }
-        _ => {
-            errln!(
-                "error: model profile `{name}` takes its API key from the environment variable {var}, which is not set (or empty)"
-            );
-            Err(exit::AUTH_REQUIRED)
-        }
-    }
+pub(super) fn profile_key(profile: &Profile) -> Result<Option<String>, i32> {
+    crate::run::eval::profile::key_from_env(profile).map_err(|why| {
+        errln!("error: {why}");
+        exit::AUTH_REQUIRED
+    })
 }

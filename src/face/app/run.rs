@@ -40,6 +40,17 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Some(path) = &args.models {
+        match crate::run::eval::sampling::load_profiles(path) {
+            Ok(profiles) => crate::run::client::answers::set_sampler(std::sync::Arc::new(
+                crate::run::eval::sampling::ProfileSampler::new(profiles),
+            )),
+            Err(errors) => {
+                errln!("{}", errors.render());
+                return exit::INVALID_INPUT;
+            }
+        }
+    }
     let mut asked = match Asked::parse(&args) {
         Ok(a) => a,
         Err(e) => return usage(e),

@@ -158,6 +158,7 @@ impl LoadArgs {
             watch_paths: Vec::new(),
             only_files: Vec::new(),
             update_snapshots: false,
+            models: None,
         }
     }
 }

@@ -18,7 +18,9 @@ use crate::protocol::era::EraSelector;
 mod client;
 mod requires;
 
-pub use client::{Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, SamplingReply};
+pub use client::{
+    Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, SamplingReply, ToolUseReply,
+};
 pub use requires::{Requires, capability_declared};
 
 #[derive(Debug)]

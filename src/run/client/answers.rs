@@ -3,7 +3,11 @@
 //! One answerer serves both eras: a legacy server request is answered inline by the
 //! transport, a modern `input_required` result's `inputRequests` by the retry loop.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
@@ -19,6 +23,11 @@ use crate::results::exchange::Exchange;
 pub struct Answerer {
     script: Arc<ClientScript>,
     ctx: Value,
+    /// Model answers sent inline (legacy), kept for the transcript's note, which is written
+    /// after the exchange: a model is asked once per request (keyed by the request's text).
+    sent: Mutex<HashMap<String, Answered>>,
+    /// Why a model could not answer, taken by the step, which then errors.
+    failures: Mutex<Vec<String>>,
 }
 
 /// What the client answered one server request: a result or a JSON-RPC error, and a line
@@ -29,9 +38,34 @@ pub struct Answered {
     pub note: String,
 }
 
+/// A real model answering `sampling/createMessage` for a scripted `profile:` answer: the
+/// run's model profiles (`mcpspec run --models FILE`), set once by the run command.
+pub trait Sampler: Send + Sync {
+    /// The `CreateMessageResult` of profile `profile` for the server's request, within
+    /// `timeout`; `Err`: why not, naming the profile.
+    fn sample<'a>(
+        &'a self,
+        profile: &'a str,
+        request: &'a Value,
+        timeout: Duration,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'a>>;
+}
+
+static SAMPLER: OnceLock<Arc<dyn Sampler>> = OnceLock::new();
+
+/// The run's model profiles answer `profile:` sampling answers from now on.
+pub fn set_sampler(sampler: Arc<dyn Sampler>) {
+    let _ = SAMPLER.set(sampler);
+}
+
 impl Answerer {
     pub fn new(script: Arc<ClientScript>, ctx: Value) -> Self {
-        Answerer { script, ctx }
+        Answerer {
+            script,
+            ctx,
+            sent: Mutex::default(),
+            failures: Mutex::default(),
+        }
     }
 
     /// The `ClientCapabilities` declared.
@@ -44,19 +78,102 @@ impl Answerer {
         self.script.max_rounds
     }
 
-    /// The answer to a server request `{method, params}`.
+    /// The answer to a server request `{method, params}` (a model's answer only if it was
+    /// already sent: see [`answer_now`]).
     pub fn answer(&self, request: &Value) -> Answered {
         answer(Some(self), request)
     }
+
+    /// Why a model could not answer during the step, if it could not (taken once).
+    pub fn take_failure(&self) -> Option<String> {
+        let mut failures = self.failures.lock().unwrap();
+        (!failures.is_empty()).then(|| std::mem::take(&mut *failures).join("; "))
+    }
+}
+
+/// What a request is answered with: ready, or a model profile to ask.
+enum Resolved {
+    Ready(Answered),
+    Model(String),
 }
 
 /// The answer to a server request, with no script (`None`) or with one. Without a
-/// declared capability for its method, or with no scripted answer matching, -32601.
+/// declared capability for its method, or with no scripted answer matching, -32601. A
+/// model's answer is the one [`answer_now`] sent for this request.
 pub fn answer(answerer: Option<&Answerer>, request: &Value) -> Answered {
+    match resolve(answerer, request) {
+        Resolved::Ready(answered) => answered,
+        Resolved::Model(profile) => {
+            let sent = answerer.and_then(|a| a.sent.lock().unwrap().remove(&request.to_string()));
+            sent.unwrap_or_else(|| Answered {
+                outcome: Err((errors::INTERNAL_ERROR, "no model answer was sent".into())),
+                note: format!("the model profile `{profile}` was not asked for this request"),
+            })
+        }
+    }
+}
+
+/// The answer to a server request, asking a model when the script says so (within
+/// `timeout`). `keep`: the answer is kept for the transcript's note ([`answer`]).
+pub async fn answer_now(
+    answerer: Option<&Answerer>,
+    request: &Value,
+    timeout: Duration,
+    keep: bool,
+) -> Answered {
+    let profile = match resolve(answerer, request) {
+        Resolved::Ready(answered) => return answered,
+        Resolved::Model(profile) => profile,
+    };
     let method = request.get("method").and_then(Value::as_str).unwrap_or("");
-    let refused = |why: String| Answered {
-        outcome: Err((errors::METHOD_NOT_FOUND, why.clone())),
-        note: format!("`{method}`: answered -32601 ({why})"),
+    let asked = match SAMPLER.get() {
+        None => Err(format!(
+            "the sampling answer names the model profile `{profile}`, but the run has no model profiles: give `mcpspec run --models FILE` (a file with `models:`, such as an eval set)"
+        )),
+        Some(sampler) => {
+            match tokio::time::timeout(timeout, sampler.sample(&profile, request, timeout)).await {
+                Ok(r) => r,
+                Err(_) => Err(format!(
+                    "the model profile `{profile}` did not answer within {} (the step's time left)",
+                    humantime::format_duration(timeout)
+                )),
+            }
+        }
+    };
+    let answered = match asked {
+        Ok(result) => Answered {
+            note: format!(
+                "`{method}`: answered by the model profile `{profile}`: {}",
+                crate::language::assert::compact(&result, 200)
+            ),
+            outcome: Ok(result),
+        },
+        Err(why) => {
+            if let Some(a) = answerer {
+                a.failures.lock().unwrap().push(why.clone());
+            }
+            Answered {
+                note: format!("`{method}`: answered error -32603 ({why})"),
+                outcome: Err((errors::INTERNAL_ERROR, why)),
+            }
+        }
+    };
+    if let Some(a) = answerer.filter(|_| keep) {
+        a.sent
+            .lock()
+            .unwrap()
+            .insert(request.to_string(), answered.clone());
+    }
+    answered
+}
+
+fn resolve(answerer: Option<&Answerer>, request: &Value) -> Resolved {
+    let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+    let refused = |why: String| {
+        Resolved::Ready(Answered {
+            outcome: Err((errors::METHOD_NOT_FOUND, why.clone())),
+            note: format!("`{method}`: answered -32601 ({why})"),
+        })
     };
     let Some(a) = answerer else {
         return refused(format!(
@@ -76,12 +193,17 @@ pub fn answer(answerer: Option<&Answerer>, request: &Value) -> Answered {
         "elicitation" => {
             first_match(a, &a.script.elicitation, request).map(|r| a.elicit(r, request))
         }
-        _ => first_match(a, &a.script.sampling, request).map(|r| a.sample(r)),
+        _ => match first_match(a, &a.script.sampling, request) {
+            Some(SamplingReply::Profile(profile)) => return Resolved::Model(profile.clone()),
+            other => other.map(|r| a.sample(r)),
+        },
     };
-    match outcome {
-        None => refused(format!(
-            "no scripted `{capability}` answer matched the request"
-        )),
+    Resolved::Ready(match outcome {
+        None => {
+            return refused(format!(
+                "no scripted `{capability}` answer matched the request"
+            ));
+        }
         Some(Ok(result)) => Answered {
             note: format!(
                 "`{method}`: answered from the script: {}",
@@ -93,7 +215,7 @@ pub fn answer(answerer: Option<&Answerer>, request: &Value) -> Answered {
             note: format!("`{method}`: answered error {code} ({message})"),
             outcome: Err((code, message)),
         },
-    }
+    })
 }
 
 /// The first answer whose `when` holds on the request.
@@ -160,25 +282,54 @@ impl Answerer {
 
     fn sample(&self, reply: &SamplingReply) -> Outcome {
         match reply {
+            SamplingReply::Profile(profile) => Err((
+                errors::INTERNAL_ERROR,
+                format!("the model profile `{profile}` answers only asynchronously"),
+            )),
             SamplingReply::Refuse => Err((
                 errors::USER_REJECTED,
                 "User rejected sampling request".into(),
             )),
             SamplingReply::Message {
                 text,
+                tool_use,
                 model,
                 stop_reason,
             } => {
                 let text = match text {
-                    Some(t) => match self.render(t)? {
+                    Some(t) => Some(match self.render(t)? {
                         Value::String(s) => s,
                         other => other.to_string(),
-                    },
-                    None => String::new(),
+                    }),
+                    None => None,
+                };
+                let text_block = |t: String| json!({"type": "text", "text": t});
+                let content = match tool_use {
+                    None => text_block(text.unwrap_or_default()),
+                    Some(u) => {
+                        let input = match &u.input {
+                            None => json!({}),
+                            Some(i) => match self.render(i)? {
+                                v @ Value::Object(_) => v,
+                                other => {
+                                    return Err((
+                                        errors::INTERNAL_ERROR,
+                                        format!(
+                                            "the scripted tool use's input is not a mapping: {other}"
+                                        ),
+                                    ));
+                                }
+                            },
+                        };
+                        let block =
+                            json!({"type": "tool_use", "id": u.id, "name": u.name, "input": input});
+                        // A tool use with text: both blocks, the text first.
+                        Value::Array(text.map(text_block).into_iter().chain([block]).collect())
+                    }
                 };
                 Ok(json!({
                     "role": "assistant",
-                    "content": {"type": "text", "text": text},
+                    "content": content,
                     "model": model,
                     "stopReason": stop_reason,
                 }))

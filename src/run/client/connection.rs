@@ -693,6 +693,11 @@ impl Connection {
         self.answerer.as_deref()
     }
 
+    /// The answerer, shared (to answer while the connection is borrowed again).
+    pub fn answerer_arc(&self) -> Option<std::sync::Arc<super::answers::Answerer>> {
+        self.answerer.clone()
+    }
+
     /// The `ClientCapabilities` this connection declares (`{}`: none).
     pub fn client_capabilities(&self) -> &Value {
         static NONE: std::sync::LazyLock<Value> =

@@ -403,7 +403,10 @@ impl HttpTransport {
                     }
                 }
             }
-            if let Some(reply) = super::server_request_reply(&msg, self.answerer.as_deref()) {
+            let answerer = self.answerer.clone();
+            if let Some(reply) =
+                super::server_request_reply(&msg, answerer.as_deref(), out.timeout).await
+            {
                 self.answer(reply, out).await;
             }
             ex.other_messages.push(msg);

@@ -184,13 +184,15 @@ pub fn id_key(id: &Value) -> String {
 /// The client's answer to a server-initiated request (it has a `method` and an `id`), as
 /// the text to send: from the scenario's script (`answerer`), else -32601 at once, so the
 /// server never waits on it. `None` for anything else.
-pub(crate) fn server_request_reply(
+/// A model's answer is awaited, within `timeout`, and kept for the transcript.
+pub(crate) async fn server_request_reply(
     msg: &Value,
     answerer: Option<&answers::Answerer>,
+    timeout: std::time::Duration,
 ) -> Option<String> {
     msg.get("method")?.as_str()?;
     let id = msg.get("id")?;
-    let answered = answers::answer(answerer, msg);
+    let answered = answers::answer_now(answerer, msg, timeout, true).await;
     Some(
         match answered.outcome {
             Ok(result) => crate::protocol::jsonrpc::result_response(id, result),
@@ -214,16 +216,28 @@ pub(crate) fn is_response(msg: &Value) -> bool {
 mod tests {
     use super::*;
 
+    const T: std::time::Duration = std::time::Duration::from_secs(1);
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
     #[test]
     fn only_server_requests_get_an_answer() {
         let request = serde_json::json!({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"});
-        let reply: Value =
-            serde_json::from_str(&server_request_reply(&request, None).expect("answered")).unwrap();
+        let reply: Value = serde_json::from_str(
+            &block_on(server_request_reply(&request, None, T)).expect("answered"),
+        )
+        .unwrap();
         assert_eq!(reply["id"], "s1");
         assert_eq!(reply["error"]["code"], -32601);
         let notification = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message"});
-        assert!(server_request_reply(&notification, None).is_none());
+        assert!(block_on(server_request_reply(&notification, None, T)).is_none());
         let response = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}});
-        assert!(server_request_reply(&response, None).is_none());
+        assert!(block_on(server_request_reply(&response, None, T)).is_none());
     }
 }

@@ -370,7 +370,11 @@ impl StdioTransport {
                 }
                 Next::Event(Incoming::Message(msg, text)) => {
                     if !is_response(&msg) {
-                        if let Some(reply) = server_request_reply(&msg, self.answerer.as_deref()) {
+                        let answerer = self.answerer.clone();
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        if let Some(reply) =
+                            server_request_reply(&msg, answerer.as_deref(), left).await
+                        {
                             self.reply(&reply);
                         }
                         ex.other_messages.push(msg);

@@ -124,7 +124,7 @@ pub(super) async fn retry(
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let mut responses = answer_all(conn, &requests);
+    let mut responses = answer_all(conn, &requests, timeout).await;
     if let Some((key, value)) = &alter.extra_response {
         responses.insert(key.clone(), value.clone());
     }
@@ -155,12 +155,18 @@ pub(super) async fn retry(
 
 /// The client's answer to each input request, under its key: the result, or (a refusal)
 /// the JSON-RPC error object.
-fn answer_all(conn: &mut Connection, requests: &Map<String, Value>) -> Map<String, Value> {
+async fn answer_all(
+    conn: &mut Connection,
+    requests: &Map<String, Value>,
+    timeout: std::time::Duration,
+) -> Map<String, Value> {
     let mut responses = Map::new();
     for (key, request) in requests {
-        let Some(answered) = conn.answerer().map(|a| a.answer(request)) else {
+        let Some(answerer) = conn.answerer_arc() else {
             continue;
         };
+        let answered =
+            crate::run::client::answers::answer_now(Some(&answerer), request, timeout, false).await;
         conn.note(format!("input request `{key}`: {}", answered.note));
         let value = match answered.outcome {
             Ok(result) => result,

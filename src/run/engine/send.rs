@@ -169,6 +169,13 @@ pub(super) async fn run_step<'s>(
             error: Some(error),
         })) => return Done(wrong_error_id(step, &expected, &got, &error)),
         Err(e) => {
+            // A model that could not answer the server is why the step failed.
+            if let Some(why) = conn.answerer().and_then(|a| a.take_failure()) {
+                return Done(Outcome::Error {
+                    message: why,
+                    detail: None,
+                });
+            }
             // What the server wrote instead of a reply, then its stderr tail.
             let detail: Vec<String> = conn
                 .take_unanswered()
@@ -188,6 +195,12 @@ pub(super) async fn run_step<'s>(
     // A fresh connection is gone: nothing more arrives on it.
     if !fresh {
         collect_late_notifications(step, conn, &mut exchange, ctx_value).await;
+    }
+    if let Some(why) = conn.answerer().and_then(|a| a.take_failure()) {
+        return Done(Outcome::Error {
+            message: why,
+            detail: None,
+        });
     }
     if let Some(outcome) = null_error_id(step, &built.out, &exchange) {
         return Done(outcome);

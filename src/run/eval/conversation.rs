@@ -98,22 +98,27 @@ pub fn tool_specs(tools: &[Value], names: &Names) -> (Vec<ToolSpec>, String) {
         .iter()
         .filter_map(|t| {
             let name = t.get("name")?.as_str()?;
-            Some(ToolSpec {
-                name: names.to_model(name).to_string(),
-                description: t
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                schema: crate::protocol::fields::input_schema(t)
-                    .cloned()
-                    .unwrap_or_else(|| json!({"type": "object"})),
-            })
+            Some(tool_spec(t, names.to_model(name).to_string()))
         })
         .collect();
     let canonical = crate::ground::json::sort_keys(Value::Array(sent_tools(&specs))).to_string();
     use sha2::Digest;
     (specs, hex(&sha2::Sha256::digest(canonical.as_bytes())))
+}
+
+/// A tool (an MCP `Tool`, or a sampling request's tool) as the model sees it, named `name`.
+pub fn tool_spec(t: &Value, name: String) -> ToolSpec {
+    ToolSpec {
+        name,
+        description: t
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        schema: crate::protocol::fields::input_schema(t)
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object"})),
+    }
 }
 
 /// The tool list as the model is sent it, API-neutral: what `toolsHash` hashes and what a

@@ -242,6 +242,15 @@ impl ModelClient {
         self.accept(&reply, retries)
     }
 
+    /// One model request with a body of the caller's (a sampling request's options
+    /// added): the reply's JSON and its turn, within the budget, with retries.
+    pub async fn reply(&self, body: &Value) -> Result<(Value, Turn), ApiError> {
+        self.check_budget(body)?;
+        let (reply, retries) = self.send(body).await?;
+        let turn = self.accept(&reply, retries)?;
+        Ok((reply, turn))
+    }
+
     /// A successful reply (live or recorded) as a turn, charged to the `--max-cost` budget.
     pub fn accept(&self, reply: &Value, retries: u32) -> Result<Turn, ApiError> {
         let mut turn = parse_reply(self.profile.api, reply).map_err(ApiError::Failed)?;

@@ -5,7 +5,7 @@
 //! The files import one another without a circle (`tests/layers.rs`), lowest first:
 //! `results`, `stats`, `names`, `set::doc` (the document as written); `conversation` (the
 //! API-neutral turn types), `profile`; `wire`, `record`, `replay`, `tape`, `critics`, `set`;
-//! `llm` (the client, which plays its turns on its tape); `judge`, `agent`; `run`. A type
+//! `llm` (the client, which plays its turns on its tape); `judge`, `agent`, `sampling`; `run`. A type
 //! two files share goes down to a file both import, never into one of them.
 
 pub mod affected;
@@ -24,6 +24,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod runs;
+pub mod sampling;
 pub mod set;
 pub mod stats;
 pub mod tape;

@@ -145,6 +145,24 @@ pub(super) fn compile(
     }
 }
 
+/// A profile's API key, read from the variable its `key: env:VAR` names (`None`: it names
+/// none), remembered for redaction everywhere; unset or empty: why, naming the variable.
+pub fn key_from_env(profile: &Profile) -> Result<Option<String>, String> {
+    let Some(var) = &profile.key_env else {
+        return Ok(None);
+    };
+    match std::env::var(var) {
+        Ok(k) if !k.is_empty() => {
+            crate::ground::redact::remember(std::slice::from_ref(&k));
+            Ok(Some(k))
+        }
+        _ => Err(format!(
+            "model profile `{}` takes its API key from the environment variable {var}, which is not set (or empty)",
+            profile.name
+        )),
+    }
+}
+
 fn is_env_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')

@@ -4,6 +4,7 @@
 //! expectations are what held at that moment: it passes against that server, and fails
 //! when the server changes.
 
+mod asks;
 mod probe;
 mod render;
 mod yaml;
@@ -85,6 +86,7 @@ pub async fn init(args: InitArgs) -> i32 {
             }
         }
     }
+    let labels: Vec<String> = connections.iter().map(|(l, _)| l.clone()).collect();
     let mut eras = Vec::new();
     let mut failure = None;
     for (label, mut conn) in connections {
@@ -117,6 +119,19 @@ pub async fn init(args: InitArgs) -> i32 {
         },
     );
     notes.append(&mut item_notes);
+    // The tools that ask back, seen by a client that declares every capability.
+    let asking = asks::probe(&target, &labels).await;
+    let mut files = files;
+    files.extend(asks::files(Path::new(render::PACK_DIR), &asking, &labels));
+    if !asking.is_empty() {
+        let names: Vec<&str> = asking.iter().map(|a| a.tool.as_str()).collect();
+        notes.push(format!(
+            "{} tool(s) ask the client back ({}): a scenario each in {}/asks/ declares the client capabilities and answers with defaults",
+            asking.len(),
+            names.join(", "),
+            render::PACK_DIR
+        ));
+    }
     let masks: usize = files
         .iter()
         .map(|f| crate::ground::redact::count_masks(&f.text))

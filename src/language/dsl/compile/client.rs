@@ -6,9 +6,12 @@ use serde_json::{Map, Value, json};
 use super::*;
 use crate::language::dsl::document::{ClientCapabilitiesDoc, ClientDoc};
 use crate::language::dsl::limits;
+use crate::language::dsl::scenario::ToolUseReply;
 
 /// The model name of a scripted sampling answer that names none.
 const SCRIPTED_MODEL: &str = "mcpspec-scripted";
+/// The id of a scripted tool use that names none.
+const SCRIPTED_TOOL_USE_ID: &str = "toolu_1";
 
 impl Compiler {
     pub(super) fn client(
@@ -49,11 +52,26 @@ impl Compiler {
         for answer in doc.sampling.map(|a| a.value).unwrap_or_default() {
             let at = self.at(&answer);
             let answer = answer.value;
-            let reply = if answer.refuse {
-                if answer.text.is_some() {
+            let reply = if let Some(profile) = answer.profile {
+                let given = [
+                    (answer.refuse, "refuse"),
+                    (answer.text.is_some(), "text"),
+                    (answer.tool_use.is_some(), "toolUse"),
+                    (answer.model.is_some(), "model"),
+                    (answer.stop_reason.is_some(), "stopReason"),
+                ];
+                if let Some((_, key)) = given.iter().find(|(set, _)| *set) {
                     self.error(
                         at,
-                        "a sampling answer either refuses or gives a `text`, not both",
+                        format!("a sampling answer from a model `profile` takes no `{key}`: the model gives it"),
+                    );
+                }
+                SamplingReply::Profile(profile.value)
+            } else if answer.refuse {
+                if answer.text.is_some() || answer.tool_use.is_some() {
+                    self.error(
+                        at,
+                        "a sampling answer either refuses or gives a `text` or `toolUse`, not both",
                     );
                 }
                 SamplingReply::Refuse
@@ -61,10 +79,30 @@ impl Compiler {
                 if let Some(text) = &answer.text {
                     self.check_templates(text, known);
                 }
+                let tool_use = answer.tool_use.map(|t| {
+                    let t = t.value;
+                    if let Some(input) = &t.input {
+                        self.check_templates(input, known);
+                    }
+                    ToolUseReply {
+                        id: t.id.unwrap_or_else(|| SCRIPTED_TOOL_USE_ID.into()),
+                        name: t.name,
+                        input: t.input,
+                    }
+                });
+                let stop_reason = answer.stop_reason.unwrap_or_else(|| {
+                    if tool_use.is_some() {
+                        "toolUse"
+                    } else {
+                        "endTurn"
+                    }
+                    .into()
+                });
                 SamplingReply::Message {
                     text: answer.text,
+                    tool_use,
                     model: answer.model.unwrap_or_else(|| SCRIPTED_MODEL.into()),
-                    stop_reason: answer.stop_reason.unwrap_or_else(|| "endTurn".into()),
+                    stop_reason,
                 }
             };
             let when = self.when(answer.when, known);

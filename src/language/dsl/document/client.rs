@@ -131,7 +131,8 @@ pub struct ElicitationAnswerDoc {
     pub content: Option<TValue>,
 }
 
-/// One answer to `sampling/createMessage`: a canned `CreateMessageResult`, or a refusal.
+/// One answer to `sampling/createMessage`: a canned `CreateMessageResult` (text, a tool
+/// use, or both), a model profile's real answer, or a refusal.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SamplingAnswerDoc {
@@ -144,11 +145,36 @@ pub struct SamplingAnswerDoc {
     /// The model name reported (default `mcpspec-scripted`).
     #[serde(default)]
     pub model: Option<String>,
-    /// The stop reason (default `endTurn`).
+    /// The stop reason (default `endTurn`; `toolUse` with `toolUse:`).
     #[serde(default)]
     pub stop_reason: Option<String>,
+    /// Sampling with tools (2025-11-25): the assistant calls one of the tools the request
+    /// offers, a `tool_use` content block. The server's next request, carrying the
+    /// `tool_result`, is matched by `when:` as any other.
+    #[serde(default)]
+    pub tool_use: Option<At<ToolUseDoc>>,
+    /// A real model answers instead of the script: the name of a model profile of the
+    /// run's `--models FILE` (the `models:` of an eval set). The server's messages,
+    /// `systemPrompt`, `maxTokens`, `temperature`, `stopSequences` and `tools` go to the
+    /// model; its reply (text or tool uses) is the `CreateMessageResult`.
+    #[serde(default)]
+    pub profile: Option<At<String>>,
     /// `true`: the user rejects the request (JSON-RPC error -1, "User rejected sampling
     /// request").
     #[serde(default)]
     pub refuse: bool,
+}
+
+/// A scripted `tool_use` content block of a sampling answer.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolUseDoc {
+    /// The tool called (one of the request's `tools`).
+    pub name: String,
+    /// Its arguments (an object; templates allowed; default `{}`).
+    #[serde(default)]
+    pub input: Option<TValue>,
+    /// The tool use's id (default `toolu_1`), which the server's `tool_result` must name.
+    #[serde(default)]
+    pub id: Option<String>,
 }

@@ -39,10 +39,14 @@ pub struct ElicitReply {
 pub enum SamplingReply {
     Message {
         text: Option<TValue>,
+        /// A `tool_use` block (sampling with tools).
+        tool_use: Option<ToolUseReply>,
         model: String,
         stop_reason: String,
     },
     Refuse,
+    /// A real model answers: the run's model profile of this name.
+    Profile(String),
 }
 
 impl ClientScript {
@@ -50,4 +54,13 @@ impl ClientScript {
     pub fn declares(&self, name: &str) -> bool {
         self.capabilities.get(name).is_some()
     }
+}
+
+/// A scripted `tool_use` content block.
+#[derive(Debug)]
+pub struct ToolUseReply {
+    pub id: String,
+    pub name: String,
+    /// The arguments (a template), `{}` when none.
+    pub input: Option<TValue>,
 }

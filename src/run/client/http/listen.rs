@@ -26,6 +26,10 @@ const DEFAULT_RETRY: Duration = Duration::from_millis(500);
 /// The longest `retry:` honoured: a longer one is shortened to it.
 const LONGEST_RETRY: Duration = Duration::from_secs(5);
 
+/// How long an answer to a request on the stream may take (a sampling model's answer,
+/// say): the request belongs to no step, so no step's timeout bounds it.
+const ANSWER_BOUND: Duration = Duration::from_secs(30);
+
 /// What the listener's task shares with the transport.
 #[derive(Default)]
 struct Shared {
@@ -285,7 +289,9 @@ async fn listen_once(
                 return Ended::Done;
             }
         };
-        if let Some(reply) = super::super::server_request_reply(&msg, t.answerer.as_deref()) {
+        if let Some(reply) =
+            super::super::server_request_reply(&msg, t.answerer.as_deref(), ANSWER_BOUND).await
+        {
             // The answer goes in a POST of the session: the request that waits on it (a
             // step's call, blocked in the server) goes on meanwhile.
             t.answer(reply, &out).await;

@@ -65,7 +65,11 @@ impl StdioTransport {
                 }
                 Next::Event(message @ (Incoming::Message(..) | Incoming::Response(..))) => {
                     if let Incoming::Message(msg, _) = message.parsed() {
-                        if let Some(reply) = server_request_reply(&msg, self.answerer.as_deref()) {
+                        let answerer = self.answerer.clone();
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        if let Some(reply) =
+                            server_request_reply(&msg, answerer.as_deref(), left).await
+                        {
                             self.reply(&reply);
                             continue;
                         }
@@ -130,7 +134,10 @@ impl StdioTransport {
                         self.noise_total += 1;
                         continue;
                     };
-                    if let Some(reply) = server_request_reply(&msg, self.answerer.as_deref()) {
+                    let answerer = self.answerer.clone();
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if let Some(reply) = server_request_reply(&msg, answerer.as_deref(), left).await
+                    {
                         self.reply(&reply);
                     }
                     return Ok(Some(msg));
