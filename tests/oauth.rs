@@ -85,7 +85,11 @@ impl AuthServer {
     fn issued_all(&mut self) -> Vec<String> {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let out = self.lines.take().map(|l| l.join().unwrap()).unwrap_or_default();
+        let out = self
+            .lines
+            .take()
+            .map(|l| l.join().unwrap())
+            .unwrap_or_default();
         out.lines().map(str::to_string).collect()
     }
 
@@ -479,14 +483,23 @@ const REFRESH_VAR: &str = "MCPSPEC_TEST_OAUTH_REFRESH";
 fn refresh_server() -> AuthServer {
     AuthServer::start_with(
         3600,
-        &["--public-client-id", PUBLIC_ID, "--refresh-token", STORED_REFRESH],
+        &[
+            "--public-client-id",
+            PUBLIC_ID,
+            "--refresh-token",
+            STORED_REFRESH,
+        ],
     )
 }
 
 fn assert_both_eras_pass(run: &Run) {
     assert_eq!(run.code, 0, "{}", run.all_output());
     assert!(run.stdout.contains("PASS  tools@legacy"), "{}", run.stdout);
-    assert!(run.stdout.contains("PASS  tools@2026-07-28"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("PASS  tools@2026-07-28"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -510,7 +523,10 @@ fn a_stored_refresh_token_from_the_config_file_passes_in_both_eras() {
     let mut secrets = auth.all_secrets();
     assert!(!secrets.is_empty());
     secrets.push(STORED_REFRESH.into());
-    assert_no_secret(&written, &secrets.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_no_secret(
+        &written,
+        &secrets.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
 }
 
 #[test]
@@ -553,7 +569,10 @@ fn a_refresh_token_run_outlives_its_tokens_with_the_rotated_refresh_tokens() {
     let refreshes = lines.iter().filter(|l| l.starts_with("refresh ")).count();
     // Each renewal used the refresh token the last one rotated to (the launcher refuses a
     // used one): as many refresh tokens issued as access tokens.
-    assert!(refreshes > renewals, "{refreshes} refresh tokens for {renewals} renewals");
+    assert!(
+        refreshes > renewals,
+        "{refreshes} refresh tokens for {renewals} renewals"
+    );
     let secrets: Vec<&str> = lines
         .iter()
         .filter_map(|l| l.split_once(' ').map(|(_, v)| v))
@@ -594,7 +613,15 @@ fn http_get(url: &str) -> (String, Option<String>) {
 /// redirect to the loopback listener. The login's exit code and output.
 fn login_headlessly(config_dir: &Path, url: &str) -> Run {
     let mut child = Command::new(common::mcpspec())
-        .args(["auth", "login", url, "--client-id", PUBLIC_ID, "--wait", "60s"])
+        .args([
+            "auth",
+            "login",
+            url,
+            "--client-id",
+            PUBLIC_ID,
+            "--wait",
+            "60s",
+        ])
         .env("MCPSPEC_CONFIG_DIR", config_dir)
         .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
@@ -641,9 +668,14 @@ fn auth_login_caches_tokens_that_later_runs_reuse_and_refresh_and_logout_removes
     let login = login_headlessly(config.path(), &server.url);
     assert_eq!(login.code, 0, "{}", login.all_output());
     assert!(login.stdout.contains("Signed in:"), "{}", login.stdout);
-    assert!(login.stdout.contains("code_challenge_method=S256"), "{}", login.stdout);
+    assert!(
+        login.stdout.contains("code_challenge_method=S256"),
+        "{}",
+        login.stdout
+    );
     let cache = config.path().join("tokens.json");
-    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&cache).unwrap().permissions());
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&cache).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600, "the cache is the user's alone");
     let first = std::fs::read_to_string(&cache).unwrap();
     // Later runs: no OAuth flags; the cached sign-in is the server's.
@@ -685,7 +717,10 @@ fn auth_login_caches_tokens_that_later_runs_reuse_and_refresh_and_logout_removes
     assert!(secrets.len() >= 3, "{secrets:?}");
     let left = std::fs::read_to_string(&cache).unwrap();
     for secret in &secrets {
-        assert!(!left.contains(secret.as_str()), "logout left a token behind: {left}");
+        assert!(
+            !left.contains(secret.as_str()),
+            "logout left a token behind: {left}"
+        );
     }
     let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
     assert_no_secret(&written, &refs);
@@ -700,7 +735,15 @@ fn a_login_redirect_with_another_state_is_refused_naming_the_step() {
     let server = resource_server(&auth.issuer, &auth.issuer, &[]);
     let config = tempfile::tempdir().unwrap();
     let mut child = Command::new(common::mcpspec())
-        .args(["auth", "login", &server.url, "--client-id", PUBLIC_ID, "--wait", "30s"])
+        .args([
+            "auth",
+            "login",
+            &server.url,
+            "--client-id",
+            PUBLIC_ID,
+            "--wait",
+            "30s",
+        ])
         .env("MCPSPEC_CONFIG_DIR", config.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -722,7 +765,10 @@ fn a_login_redirect_with_another_state_is_refused_naming_the_step() {
     let mut stderr = String::new();
     let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
     assert_eq!(child.wait().unwrap().code(), Some(3), "{stderr}");
-    assert!(stderr.contains("the authorization") && stderr.contains("`state`"), "{stderr}");
+    assert!(
+        stderr.contains("the authorization") && stderr.contains("`state`"),
+        "{stderr}"
+    );
     assert!(!config.path().join("tokens.json").exists());
 }
 
@@ -744,7 +790,11 @@ fn concurrent_logouts_each_remove_their_entry_and_never_tear_the_cache() {
     let children: Vec<_> = (0..8)
         .map(|i| {
             Command::new(common::mcpspec())
-                .args(["auth", "logout", &format!("http://127.0.0.1:{}/mcp", 20000 + i)])
+                .args([
+                    "auth",
+                    "logout",
+                    &format!("http://127.0.0.1:{}/mcp", 20000 + i),
+                ])
                 .env("MCPSPEC_CONFIG_DIR", config.path())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -767,20 +817,34 @@ fn concurrent_logouts_each_remove_their_entry_and_never_tear_the_cache() {
         .map(|i| format!("http://127.0.0.1:{}/mcp", 20000 + i))
         .collect();
     assert_eq!(resources, expected);
-    let status = run_in(config.path(), &["auth", "status"], &[("MCPSPEC_CONFIG_DIR", config.path().to_str().unwrap())]);
+    let status = run_in(
+        config.path(),
+        &["auth", "status"],
+        &[("MCPSPEC_CONFIG_DIR", config.path().to_str().unwrap())],
+    );
     assert_eq!(status.code, 0, "{}", status.all_output());
     assert_eq!(status.stdout.lines().count(), 4, "{}", status.stdout);
     assert!(!status.stdout.contains("access-"), "{}", status.stdout);
     assert!(!status.stdout.contains("refresh-"), "{}", status.stdout);
-    let all = run_in(config.path(), &["auth", "logout"], &[("MCPSPEC_CONFIG_DIR", config.path().to_str().unwrap())]);
+    let all = run_in(
+        config.path(),
+        &["auth", "logout"],
+        &[("MCPSPEC_CONFIG_DIR", config.path().to_str().unwrap())],
+    );
     assert_eq!(all.code, 0, "{}", all.all_output());
     let left = std::fs::read_to_string(&cache).unwrap();
-    assert!(!left.contains("access-") && !left.contains("refresh-"), "{left}");
+    assert!(
+        !left.contains("access-") && !left.contains("refresh-"),
+        "{left}"
+    );
 }
 
 /// A private key (PKCS#8 PEM) and its public key (SPKI PEM), made by node.
 fn key_pair(dir: &Path, kind: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let (private, public) = (dir.join(format!("{kind}.key")), dir.join(format!("{kind}.pub")));
+    let (private, public) = (
+        dir.join(format!("{kind}.key")),
+        dir.join(format!("{kind}.pub")),
+    );
     let options = match kind {
         "rsa" => "{modulusLength: 2048}",
         _ => "{namedCurve: 'P-256'}",
@@ -792,7 +856,12 @@ fn key_pair(dir: &Path, kind: &str) -> (std::path::PathBuf, std::path::PathBuf) 
         if kind == "rsa" { "rsa" } else { "ec" }
     );
     let status = Command::new("node")
-        .args(["-e", &script, private.to_str().unwrap(), public.to_str().unwrap()])
+        .args([
+            "-e",
+            &script,
+            private.to_str().unwrap(),
+            public.to_str().unwrap(),
+        ])
         .status()
         .unwrap();
     assert!(status.success());
@@ -807,7 +876,12 @@ fn private_key_jwt_client_authentication_passes_and_a_wrong_key_is_refused() {
         let (other, _) = key_pair(keys.path(), &format!("{kind}-other"));
         let auth = AuthServer::start_with(
             3600,
-            &["--jwt-client-id", "mcpspec-jwt", "--jwt-public-key", public.to_str().unwrap()],
+            &[
+                "--jwt-client-id",
+                "mcpspec-jwt",
+                "--jwt-public-key",
+                public.to_str().unwrap(),
+            ],
         );
         let server = resource_server(&auth.issuer, &auth.issuer, &[]);
         let dir = tempfile::tempdir().unwrap();
@@ -885,13 +959,16 @@ fn metadata_server(metadata: &'static str) -> (std::thread::JoinHandle<()>, Stri
 
 #[test]
 fn authorization_server_metadata_with_another_issuer_is_refused_naming_the_step() {
-    let (_server, url) = metadata_server(
-        r#"{"issuer":"http://127.0.0.1:1","token_endpoint":"{base}/token"}"#,
-    );
+    let (_server, url) =
+        metadata_server(r#"{"issuer":"http://127.0.0.1:1","token_endpoint":"{base}/token"}"#);
     let dir = tempfile::tempdir().unwrap();
     let run = run_signed_in(dir.path(), &url, CLIENT_SECRET, &["--timeout", "5s"]);
     assert_eq!(run.code, 3, "{}", run.all_output());
-    let errors: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .collect();
     assert_eq!(errors.len(), 1, "{}", run.stderr);
     assert!(
         errors[0].contains("the authorization server metadata") && errors[0].contains("`issuer`"),

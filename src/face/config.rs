@@ -167,14 +167,19 @@ fn check_auth(file: &std::sync::Arc<SourceFile>, name: &str, target: &TargetDoc)
         .iter()
         .filter(|s| s.is_some())
         .count();
-    let mut wrong = |what: String| errors.push(LoadError::at(at(auth.line, auth.col), format!("target `{name}`: {what}")));
+    let mut wrong = |what: String| {
+        errors.push(LoadError::at(
+            at(auth.line, auth.col),
+            format!("target `{name}`: {what}"),
+        ))
+    };
     match auth.grant {
         Grant::RefreshToken if refresh != 1 => wrong(
             "`grant: refresh_token` needs one of `refreshTokenEnv` and `refreshTokenFile`".into(),
         ),
-        Grant::ClientCredentials | Grant::AuthorizationCode if refresh != 0 => wrong(
-            "`refreshTokenEnv`/`refreshTokenFile` belong to `grant: refresh_token`".into(),
-        ),
+        Grant::ClientCredentials | Grant::AuthorizationCode if refresh != 0 => {
+            wrong("`refreshTokenEnv`/`refreshTokenFile` belong to `grant: refresh_token`".into())
+        }
         _ => {}
     }
     if auth.client_key_file.is_some() && (secrets != 0 || auth.grant != Grant::ClientCredentials) {

@@ -97,7 +97,10 @@ fn sign_in(args: &AuthLoginArgs) -> i32 {
     let open = args.open;
     let signed_in = super::runtime().block_on(login::login(&request, |url| {
         outln!("Open this URL in a browser to sign in:\n\n  {url}\n");
-        outln!("Waiting for the browser's redirect (up to {:?})…", request.wait);
+        outln!(
+            "Waiting for the browser's redirect (up to {:?})…",
+            request.wait
+        );
         if open {
             open_browser(url);
         }
@@ -225,10 +228,14 @@ fn describe(entry: &cache::Entry) -> String {
         None => "no expiry given".to_owned(),
         Some(at) => {
             let now = cache::now();
-            let when = chrono::DateTime::from_timestamp(at as i64, 0)
-                .map_or(String::new(), |t| format!(" ({})", t.format("%Y-%m-%d %H:%M:%S UTC")));
+            let when = chrono::DateTime::from_timestamp(at as i64, 0).map_or(String::new(), |t| {
+                format!(" ({})", t.format("%Y-%m-%d %H:%M:%S UTC"))
+            });
             if at > now {
-                format!("expires in {}{when}", humantime::format_duration(std::time::Duration::from_secs(at - now)))
+                format!(
+                    "expires in {}{when}",
+                    humantime::format_duration(std::time::Duration::from_secs(at - now))
+                )
             } else {
                 format!("expired{when}")
             }

@@ -212,7 +212,11 @@ impl TargetArgs {
         secrets: &mut Vec<String>,
     ) -> Result<Option<std::sync::Arc<OAuth>>, UsageError> {
         let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
-        let signed_in = |grant| Ok(Some(std::sync::Arc::new(OAuth::with_grant(url, grant, timeout))));
+        let signed_in = |grant| {
+            Ok(Some(std::sync::Arc::new(OAuth::with_grant(
+                url, grant, timeout,
+            ))))
+        };
         let Some(client_id) = &self.oauth_client_id else {
             let authorized = self.bearer_env.is_some()
                 || headers

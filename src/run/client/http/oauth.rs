@@ -16,8 +16,8 @@ pub mod login;
 
 use std::time::{Duration, Instant};
 
-pub use discover::{SignInError, Step, canonical_uri};
 use discover::ClientAuth;
+pub use discover::{SignInError, Step, canonical_uri};
 
 /// How the run gets its tokens.
 #[derive(Debug)]
@@ -240,8 +240,14 @@ impl OAuth {
                     },
                 };
                 let form = [("grant_type", "refresh_token"), ("refresh_token", &refresh)];
-                flow.grant(Step::Refresh, endpoint, &form, stored.scope.as_deref(), &auth)
-                    .await?
+                flow.grant(
+                    Step::Refresh,
+                    endpoint,
+                    &form,
+                    stored.scope.as_deref(),
+                    &auth,
+                )
+                .await?
             }
             Grant::Cached(entry) => {
                 let again = format!(

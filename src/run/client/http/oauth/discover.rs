@@ -109,7 +109,10 @@ pub enum ClientAuth<'a> {
     /// A public client: its `client_id` in the form, no secret.
     Public { id: &'a str },
     /// `private_key_jwt` (RFC 7523 §2.2): a client assertion signed with its key.
-    Jwt { id: &'a str, key: &'a super::jwt::SigningKey },
+    Jwt {
+        id: &'a str,
+        key: &'a super::jwt::SigningKey,
+    },
 }
 
 /// The requests of the flow, on the run's HTTP client.
@@ -188,13 +191,11 @@ impl Flow<'_> {
             .and_then(Value::as_str)
             .ok_or_else(|| fail("it has no `token_endpoint`".into()))?;
         let url = endpoint_of(&issuer, "token_endpoint", url).map_err(fail)?;
-        let authorization_endpoint = match server
-            .get("authorization_endpoint")
-            .and_then(Value::as_str)
-        {
-            Some(at) => Some(endpoint_of(&issuer, "authorization_endpoint", at).map_err(fail)?),
-            None => None,
-        };
+        let authorization_endpoint =
+            match server.get("authorization_endpoint").and_then(Value::as_str) {
+                Some(at) => Some(endpoint_of(&issuer, "authorization_endpoint", at).map_err(fail)?),
+                None => None,
+            };
         let s256 = server
             .get("code_challenge_methods_supported")
             .and_then(Value::as_array)

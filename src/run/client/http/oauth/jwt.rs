@@ -89,8 +89,13 @@ impl SigningKey {
         let signature = match &self.key {
             Key::Rs256(rsa) => {
                 let mut out = vec![0; rsa.public().modulus_len()];
-                rsa.sign(&signature::RSA_PKCS1_SHA256, &rng, input.as_bytes(), &mut out)
-                    .map_err(|_| "RSA signing failed".to_string())?;
+                rsa.sign(
+                    &signature::RSA_PKCS1_SHA256,
+                    &rng,
+                    input.as_bytes(),
+                    &mut out,
+                )
+                .map_err(|_| "RSA signing failed".to_string())?;
                 out
             }
             Key::Es256(ec) => ec

@@ -58,11 +58,16 @@ pub async fn login(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| {
-            SignInError::new(Step::Authorization, "http://127.0.0.1/", format!("cannot listen: {e}"))
+            SignInError::new(
+                Step::Authorization,
+                "http://127.0.0.1/",
+                format!("cannot listen: {e}"),
+            )
         })?;
     let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
-    let random = |n| random_token(n).map_err(|e| SignInError::new(Step::Authorization, &redirect_uri, e));
+    let random =
+        |n| random_token(n).map_err(|e| SignInError::new(Step::Authorization, &redirect_uri, e));
     let state = random(24)?;
     let verifier = random(48)?;
     crate::ground::redact::remember(&[state.clone(), verifier.clone()]);
@@ -161,14 +166,26 @@ async fn redirected(
                 .map(|(_, v)| v.into_owned())
         };
         if param("state").as_deref() != Some(state) {
-            let _ = reply(&mut stream, "400 Bad Request", "Sign-in refused: the state does not match.").await;
+            let _ = reply(
+                &mut stream,
+                "400 Bad Request",
+                "Sign-in refused: the state does not match.",
+            )
+            .await;
             return Err(fail(
-                "the redirect's `state` is not the one sent: refused (a forged or stale redirect)".into(),
+                "the redirect's `state` is not the one sent: refused (a forged or stale redirect)"
+                    .into(),
             ));
         }
         if let Some(error) = param("error") {
-            let _ = reply(&mut stream, "400 Bad Request", "Sign-in refused by the authorization server.").await;
-            let description = param("error_description").map_or(String::new(), |d| format!(" ({d})"));
+            let _ = reply(
+                &mut stream,
+                "400 Bad Request",
+                "Sign-in refused by the authorization server.",
+            )
+            .await;
+            let description =
+                param("error_description").map_or(String::new(), |d| format!(" ({d})"));
             return Err(fail(format!(
                 "the authorization server refused: {}",
                 crate::ground::redact::excerpt(&format!("{error}{description}"))
@@ -178,12 +195,21 @@ async fn redirected(
             let _ = reply(&mut stream, "400 Bad Request", "Sign-in failed: no code.").await;
             return Err(fail("the redirect has no `code`".into()));
         };
-        let _ = reply(&mut stream, "200 OK", "Signed in: you can close this tab and go back to mcpspec.").await;
+        let _ = reply(
+            &mut stream,
+            "200 OK",
+            "Signed in: you can close this tab and go back to mcpspec.",
+        )
+        .await;
         return Ok(code);
     }
 }
 
-async fn reply(stream: &mut tokio::net::TcpStream, status: &str, text: &str) -> std::io::Result<()> {
+async fn reply(
+    stream: &mut tokio::net::TcpStream,
+    status: &str,
+    text: &str,
+) -> std::io::Result<()> {
     let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{text}",
         text.len()
