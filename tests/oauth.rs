@@ -1003,3 +1003,55 @@ fn a_token_endpoint_on_another_origin_than_the_issuer_is_refused_before_the_secr
     assert!(thief.accept().is_err(), "the token endpoint was contacted");
     assert_no_secret(&run.all_output(), &[CLIENT_SECRET]);
 }
+
+#[test]
+fn auth_blocks_of_the_new_grants_are_checked_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mcpspec.yaml"),
+        "targets:\n  ci:\n    url: http://127.0.0.1:9/mcp\n    auth:\n      grant: refresh_token\n      clientId: x\n  jwt:\n    url: http://127.0.0.1:9/mcp\n    auth:\n      grant: client_credentials\n      clientId: x\n      clientKeyFile: k.pem\n      clientSecretEnv: S\n  person:\n    url: http://127.0.0.1:9/mcp\n    auth:\n      grant: authorization_code\n      clientId: x\n",
+    )
+    .unwrap();
+    let run = run_in(dir.path(), &["validate"], &[]);
+    assert_eq!(run.code, 2, "{}", run.all_output());
+    assert!(
+        run.stderr.contains("mcpspec.yaml:5:")
+            && run
+                .stderr
+                .contains("needs one of `refreshTokenEnv` and `refreshTokenFile`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("mcpspec.yaml:10:") && run.stderr.contains("`clientKeyFile`"),
+        "{}",
+        run.stderr
+    );
+    // `authorization_code` needs no secret: the person signs in with `auth login`.
+    assert!(!run.stderr.contains("`person`"), "{}", run.stderr);
+}
+
+#[test]
+fn a_client_id_alone_without_a_cached_sign_in_says_to_log_in() {
+    let config = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_in(
+        dir.path(),
+        &[
+            "call",
+            "tools/list",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+            "--oauth-client-id",
+            PUBLIC_ID,
+        ],
+        &[("MCPSPEC_CONFIG_DIR", config.path().to_str().unwrap())],
+    );
+    assert_eq!(run.code, 2, "{}", run.all_output());
+    assert!(
+        run.stderr
+            .contains("mcpspec auth login http://127.0.0.1:9/mcp"),
+        "{}",
+        run.stderr
+    );
+}

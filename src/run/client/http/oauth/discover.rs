@@ -576,6 +576,19 @@ mod tests {
     }
 
     #[test]
+    fn endpoints_elsewhere_than_an_http_issuer_are_refused() {
+        let issuer = "http://127.0.0.1:4000";
+        assert!(endpoint_of(issuer, "token_endpoint", "http://127.0.0.1:4000/token").is_ok());
+        let elsewhere = endpoint_of(issuer, "token_endpoint", "http://127.0.0.1:4001/token");
+        assert!(elsewhere.unwrap_err().contains("another origin"));
+        // An https issuer vouches for an https endpoint on another host, never a plain one.
+        let tls = "https://accounts.example.com";
+        assert!(endpoint_of(tls, "token_endpoint", "https://oauth2.example.net/token").is_ok());
+        assert!(endpoint_of(tls, "token_endpoint", "http://oauth2.example.net/token").is_err());
+        assert!(endpoint_of(tls, "token_endpoint", "ftp://accounts.example.com/t").is_err());
+    }
+
+    #[test]
     fn form_encodes_reserved_characters() {
         assert_eq!(
             form_body(&[("scope", "a b"), ("r", "http://h/x?y=1&z")]),
