@@ -448,16 +448,20 @@ fn the_example_server_refuses_tokens_without_the_scope_with_403() {
     assert_eq!(auth.tokens().len(), 1);
 }
 
-#[test]
-fn an_auth_block_without_a_secret_source_or_on_a_stdio_target_is_a_validate_error() {
+/// `mcpspec validate` of an mcpspec.yaml holding `config`: invalid input (exit 2).
+fn validate_config(config: &str) -> Run {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("mcpspec.yaml"),
-        "targets:\n  local:\n    stdio: node server.js\n    auth:\n      grant: client_credentials\n      clientId: x\n",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("mcpspec.yaml"), config).unwrap();
     let run = run_in(dir.path(), &["validate"], &[]);
     assert_eq!(run.code, 2, "{}", run.all_output());
+    run
+}
+
+#[test]
+fn an_auth_block_without_a_secret_source_or_on_a_stdio_target_is_a_validate_error() {
+    let run = validate_config(
+        "targets:\n  local:\n    stdio: node server.js\n    auth:\n      grant: client_credentials\n      clientId: x\n",
+    );
     assert!(
         run.stderr
             .contains("needs one of `clientSecretEnv` and `clientSecretFile`"),
@@ -608,11 +612,10 @@ fn http_get(url: &str) -> (String, Option<String>) {
     (status, location)
 }
 
-/// `mcpspec auth login URL` driven as a browser would: read the printed authorization URL,
-/// GET it (the test authorization server approves at once and redirects), follow the
-/// redirect to the loopback listener. The login's exit code and output.
-fn login_headlessly(config_dir: &Path, url: &str) -> Run {
-    let mut child = Command::new(common::mcpspec())
+/// `mcpspec auth login URL` with the public client, its cache in `config_dir`, its
+/// stdout and stderr piped.
+fn spawn_login(config_dir: &Path, url: &str) -> Child {
+    Command::new(common::mcpspec())
         .args([
             "auth",
             "login",
@@ -627,7 +630,14 @@ fn login_headlessly(config_dir: &Path, url: &str) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// `mcpspec auth login URL` driven as a browser would: read the printed authorization URL,
+/// GET it (the test authorization server approves at once and redirects), follow the
+/// redirect to the loopback listener. The login's exit code and output.
+fn login_headlessly(config_dir: &Path, url: &str) -> Run {
+    let mut child = spawn_login(config_dir, url);
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut stdout = String::new();
     let authorize = loop {
@@ -734,21 +744,7 @@ fn a_login_redirect_with_another_state_is_refused_naming_the_step() {
     let auth = AuthServer::start_with(3600, &["--public-client-id", PUBLIC_ID]);
     let server = resource_server(&auth.issuer, &auth.issuer, &[]);
     let config = tempfile::tempdir().unwrap();
-    let mut child = Command::new(common::mcpspec())
-        .args([
-            "auth",
-            "login",
-            &server.url,
-            "--client-id",
-            PUBLIC_ID,
-            "--wait",
-            "30s",
-        ])
-        .env("MCPSPEC_CONFIG_DIR", config.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_login(config.path(), &server.url);
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let redirect = loop {
         let mut line = String::new();
@@ -1006,14 +1002,9 @@ fn a_token_endpoint_on_another_origin_than_the_issuer_is_refused_before_the_secr
 
 #[test]
 fn auth_blocks_of_the_new_grants_are_checked_at_their_line() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("mcpspec.yaml"),
+    let run = validate_config(
         "targets:\n  ci:\n    url: http://127.0.0.1:9/mcp\n    auth:\n      grant: refresh_token\n      clientId: x\n  jwt:\n    url: http://127.0.0.1:9/mcp\n    auth:\n      grant: client_credentials\n      clientId: x\n      clientKeyFile: k.pem\n      clientSecretEnv: S\n  person:\n    url: http://127.0.0.1:9/mcp\n    auth:\n      grant: authorization_code\n      clientId: x\n",
-    )
-    .unwrap();
-    let run = run_in(dir.path(), &["validate"], &[]);
-    assert_eq!(run.code, 2, "{}", run.all_output());
+    );
     assert!(
         run.stderr.contains("mcpspec.yaml:5:")
             && run
