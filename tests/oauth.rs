@@ -1046,3 +1046,49 @@ fn a_client_id_alone_without_a_cached_sign_in_says_to_log_in() {
         run.stderr
     );
 }
+
+#[test]
+fn auth_takes_a_target_of_the_config_file_and_status_shows_no_token() {
+    let config = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mcpspec.yaml"),
+        "targets:\n  staging:\n    url: http://127.0.0.1:9/mcp\n    auth:\n      grant: authorization_code\n      clientId: mcpspec-cli\n",
+    )
+    .unwrap();
+    std::fs::write(
+        config.path().join("tokens.json"),
+        r#"{"entries":[{"resource":"http://127.0.0.1:9/mcp","issuer":"http://127.0.0.1:1","clientId":"mcpspec-cli","accessToken":"access-3f0a","refreshToken":"refresh-81bd","expiresAt":1000,"scope":"mcp"}]}"#,
+    )
+    .unwrap();
+    let env = [("MCPSPEC_CONFIG_DIR", config.path().to_str().unwrap())];
+    let status = run_in(dir.path(), &["auth", "status", "--format", "json"], &env);
+    assert_eq!(status.code, 0, "{}", status.all_output());
+    let json: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    let entry = &json["signedIn"][0];
+    assert_eq!(entry["resource"], "http://127.0.0.1:9/mcp");
+    assert_eq!(entry["expired"], true);
+    assert_eq!(entry["refreshable"], true);
+    assert_no_secret(&status.all_output(), &["access-3f0a", "refresh-81bd"]);
+    let unknown = run_in(dir.path(), &["auth", "logout", "production"], &env);
+    assert_eq!(unknown.code, 2, "{}", unknown.all_output());
+    assert!(
+        unknown.stderr.contains("targets: staging"),
+        "{}",
+        unknown.stderr
+    );
+    let logout = run_in(dir.path(), &["auth", "logout", "staging"], &env);
+    assert_eq!(logout.code, 0, "{}", logout.all_output());
+    assert!(
+        logout
+            .stdout
+            .contains("Signed out of http://127.0.0.1:9/mcp"),
+        "{}",
+        logout.stdout
+    );
+    let left = std::fs::read_to_string(config.path().join("tokens.json")).unwrap();
+    assert!(
+        !left.contains("access-3f0a") && !left.contains("refresh-81bd"),
+        "{left}"
+    );
+}
