@@ -1092,3 +1092,39 @@ fn auth_takes_a_target_of_the_config_file_and_status_shows_no_token() {
         "{left}"
     );
 }
+
+#[test]
+fn two_runs_renewing_one_cached_sign_in_at_once_both_pass() {
+    let auth = AuthServer::start_with(3600, &["--public-client-id", PUBLIC_ID]);
+    // Tokens last 3 requests and refresh tokens are good once: two runs that refreshed
+    // with the same refresh token would see one of them refused.
+    let server = resource_server(&auth.issuer, &auth.issuer, &["--auth-token-uses", "3"]);
+    let config = tempfile::tempdir().unwrap();
+    let login = login_headlessly(config.path(), &server.url);
+    assert_eq!(login.code, 0, "{}", login.all_output());
+    let scenario = repo_root().join("examples/scenarios/tools.yaml");
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(common::mcpspec())
+                .args(["run", scenario.to_str().unwrap(), "--url", &server.url])
+                .args(["--jobs", "1"])
+                .env("MCPSPEC_CONFIG_DIR", config.path())
+                .env("NO_COLOR", "1")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for run in runs {
+        let out = run.wait_with_output().unwrap();
+        let run = Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        assert_both_eras_pass(&run);
+    }
+    let cache = std::fs::read_to_string(config.path().join("tokens.json")).unwrap();
+    serde_json::from_str::<serde_json::Value>(&cache).expect("the cache is whole JSON");
+}

@@ -200,6 +200,12 @@ impl OAuth {
                 });
             }
         }
+        // Held until the renewed sign-in is cached (see `cache::Locked`); a cache that
+        // cannot be locked does not stop the run.
+        let locked = match &self.grant {
+            Grant::Cached(_) => cache::locked().ok(),
+            _ => None,
+        };
         let client = super::reqwest_client::shared_client()
             .map_err(|e| SignInError::new(Step::Challenge, &self.url, e))?;
         let flow = discover::Flow {
@@ -254,9 +260,15 @@ impl OAuth {
                     "sign in again with `mcpspec auth login {}`",
                     crate::ground::redact::safe_url(&self.url)
                 );
-                let Some(refresh) = state
-                    .refresh_token
-                    .clone()
+                // The latest refresh token: the cache's (another run sharing this sign-in
+                // may have rotated it; the lock keeps it so until this renewal is cached),
+                // else this run's, else the one it started with.
+                let latest = locked
+                    .as_ref()
+                    .and_then(|l| l.find(&entry.resource).ok().flatten())
+                    .and_then(|e| e.refresh_token);
+                let Some(refresh) = latest
+                    .or_else(|| state.refresh_token.clone())
                     .or_else(|| entry.refresh_token.clone())
                 else {
                     return Err(SignInError::new(
@@ -265,6 +277,7 @@ impl OAuth {
                         format!("the cached sign-in expired and has no refresh token: {again}"),
                     ));
                 };
+                crate::ground::redact::remember(std::slice::from_ref(&refresh));
                 let auth = ClientAuth::Public {
                     id: &entry.client_id,
                 };
@@ -283,7 +296,11 @@ impl OAuth {
                     scope: granted.scope.clone().or_else(|| entry.scope.clone()),
                     ..entry.clone()
                 };
-                if let Err(e) = cache::save(renewed) {
+                let saved = match &locked {
+                    Some(locked) => locked.save(renewed),
+                    None => cache::save(renewed),
+                };
+                if let Err(e) = saved {
                     errln!("warning: the renewed sign-in was not cached: {e}");
                 }
                 granted

@@ -70,6 +70,59 @@ pub fn list() -> Result<Vec<Entry>, String> {
     Ok(read(&path()?)?.entries)
 }
 
+/// The cache held by this process until dropped: a run renewing its cached sign-in holds
+/// it from reading the entry's refresh token to writing the new tokens, so a second run
+/// renewing at the same time waits, then renews with the refresh token the first one got
+/// (an authorization server that rotates them refuses the used one).
+pub struct Locked {
+    _lock: FileLock,
+}
+
+/// Take the cache's lock (blocks while another process holds it).
+pub fn locked() -> Result<Locked, String> {
+    let dir = dir()?;
+    create_private_dir(&dir)?;
+    let lock = FileLock::acquire(&dir.join("tokens.lock"))
+        .map_err(|e| format!("{}: cannot lock: {e}", dir.display()))?;
+    Ok(Locked { _lock: lock })
+}
+
+impl Locked {
+    /// The entry of `resource`, as the file holds it now.
+    pub fn find(&self, resource: &str) -> Result<Option<Entry>, String> {
+        find(resource)
+    }
+
+    /// Store `entry`, replacing the one of its server.
+    pub fn save(&self, entry: Entry) -> Result<(), String> {
+        self.update(|entries| {
+            entries.retain(|e| !same_resource(&e.resource, &entry.resource));
+            entries.push(entry);
+        })
+    }
+
+    /// Read-modify-write; the file replaced by a rename.
+    fn update(&self, change: impl FnOnce(&mut Vec<Entry>)) -> Result<(), String> {
+        let path = path()?;
+        let dir = path.parent().expect("a file in a folder");
+        let mut file = read(&path)?;
+        change(&mut file.entries);
+        let text = serde_json::to_string_pretty(&file).expect("entries serialize");
+        let temp = dir.join(format!("tokens.json.{}.tmp", std::process::id()));
+        let written = (|| {
+            let mut out = private_file(&temp)?;
+            out.write_all(text.as_bytes())?;
+            out.write_all(b"\n")?;
+            out.sync_all()?;
+            std::fs::rename(&temp, &path)
+        })();
+        written.map_err(|e| {
+            let _ = std::fs::remove_file(&temp);
+            format!("{}: cannot write: {e}", path.display())
+        })
+    }
+}
+
 /// The entry of the server `resource` (its canonical URI), if signed in.
 pub fn find(resource: &str) -> Result<Option<Entry>, String> {
     Ok(list()?
@@ -79,17 +132,13 @@ pub fn find(resource: &str) -> Result<Option<Entry>, String> {
 
 /// Store `entry`, replacing the one of its server.
 pub fn save(entry: Entry) -> Result<(), String> {
-    update(|entries| {
-        entries.retain(|e| !same_resource(&e.resource, &entry.resource));
-        entries.push(entry);
-    })
-    .map(drop)
+    locked()?.save(entry)
 }
 
 /// Remove the entry of `resource`, or all of them when `None`: the entries removed.
 pub fn remove(resource: Option<&str>) -> Result<Vec<Entry>, String> {
     let mut removed = Vec::new();
-    update(|entries| {
+    locked()?.update(|entries| {
         let (gone, kept) = std::mem::take(entries)
             .into_iter()
             .partition(|e| resource.is_none_or(|r| same_resource(&e.resource, r)));
@@ -101,30 +150,6 @@ pub fn remove(resource: Option<&str>) -> Result<Vec<Entry>, String> {
 
 fn same_resource(a: &str, b: &str) -> bool {
     a.trim_end_matches('/') == b.trim_end_matches('/')
-}
-
-/// Read-modify-write under the lock; the file replaced by a rename.
-fn update(change: impl FnOnce(&mut Vec<Entry>)) -> Result<(), String> {
-    let path = path()?;
-    let dir = path.parent().expect("a file in a folder").to_path_buf();
-    create_private_dir(&dir)?;
-    let _lock = FileLock::acquire(&dir.join("tokens.lock"))
-        .map_err(|e| format!("{}: cannot lock: {e}", dir.display()))?;
-    let mut file = read(&path)?;
-    change(&mut file.entries);
-    let text = serde_json::to_string_pretty(&file).expect("entries serialize");
-    let temp = dir.join(format!("tokens.json.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut out = private_file(&temp)?;
-        out.write_all(text.as_bytes())?;
-        out.write_all(b"\n")?;
-        out.sync_all()?;
-        std::fs::rename(&temp, &path)
-    })();
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&temp);
-        format!("{}: cannot write: {e}", path.display())
-    })
 }
 
 fn read(path: &Path) -> Result<File, String> {
