@@ -669,14 +669,21 @@ fn login_headlessly(config_dir: &Path, url: &str) -> Run {
     }
 }
 
-#[test]
-fn auth_login_caches_tokens_that_later_runs_reuse_and_refresh_and_logout_removes() {
+/// The public client signed in with `auth login` (its cache in the folder returned) to
+/// the example server, whose tokens are each refused as expired after 3 requests: runs
+/// refresh the cached one.
+fn logged_in() -> (AuthServer, HttpServer, tempfile::TempDir, Run) {
     let auth = AuthServer::start_with(3600, &["--public-client-id", PUBLIC_ID]);
-    // Each token is refused as expired after 3 requests: the runs refresh the cached one.
     let server = resource_server(&auth.issuer, &auth.issuer, &["--auth-token-uses", "3"]);
     let config = tempfile::tempdir().unwrap();
     let login = login_headlessly(config.path(), &server.url);
     assert_eq!(login.code, 0, "{}", login.all_output());
+    (auth, server, config, login)
+}
+
+#[test]
+fn auth_login_caches_tokens_that_later_runs_reuse_and_refresh_and_logout_removes() {
+    let (auth, server, config, login) = logged_in();
     assert!(login.stdout.contains("Signed in:"), "{}", login.stdout);
     assert!(
         login.stdout.contains("code_challenge_method=S256"),
@@ -1095,13 +1102,9 @@ fn auth_takes_a_target_of_the_config_file_and_status_shows_no_token() {
 
 #[test]
 fn two_runs_renewing_one_cached_sign_in_at_once_both_pass() {
-    let auth = AuthServer::start_with(3600, &["--public-client-id", PUBLIC_ID]);
-    // Tokens last 3 requests and refresh tokens are good once: two runs that refreshed
-    // with the same refresh token would see one of them refused.
-    let server = resource_server(&auth.issuer, &auth.issuer, &["--auth-token-uses", "3"]);
-    let config = tempfile::tempdir().unwrap();
-    let login = login_headlessly(config.path(), &server.url);
-    assert_eq!(login.code, 0, "{}", login.all_output());
+    // Refresh tokens are good once: two runs that refreshed with the same refresh token
+    // would see one of them refused.
+    let (_auth, server, config, _) = logged_in();
     let scenario = repo_root().join("examples/scenarios/tools.yaml");
     let runs: Vec<_> = (0..2)
         .map(|_| {
