@@ -3,6 +3,7 @@
 //! The module root: dispatch and what several commands share; one file per command
 //! under `app/`.
 
+mod auth;
 mod call;
 mod eval;
 mod eval_compare;
@@ -107,6 +108,7 @@ pub fn main() -> i32 {
         Command::Load(args) => load::load(args),
         Command::Call(args) => runtime().block_on(call(args)),
         Command::Eval { command } => eval::main(command),
+        Command::Auth { command } => auth::main(command),
     }
 }
 

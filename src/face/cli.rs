@@ -112,6 +112,66 @@ pub enum Command {
         #[command(subcommand)]
         command: EvalCommand,
     },
+    /// OAuth sign-in as a person: `login` (authorization code with PKCE), `logout`,
+    /// `status` of the tokens cached for later runs.
+    Auth {
+        #[command(subcommand)]
+        command: AuthCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AuthCommand {
+    /// Sign in to a server: print the authorization URL (open it in a browser), wait for
+    /// its redirect on a loopback port, and cache the tokens (file mode 0600) for later
+    /// runs against that server, which refresh them when they expire.
+    Login(AuthLoginArgs),
+    /// Remove the cached sign-in of TARGET, or every one without TARGET (no token is left
+    /// behind).
+    Logout {
+        /// A server URL, or a target of the configuration file.
+        target: Option<String>,
+        /// Project configuration file (default: ./mcpspec.yaml when it exists).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// List the cached sign-ins: server, authorization server, client, scopes, expiry
+    /// (never the tokens).
+    Status {
+        /// Output format on stdout (`json`: one document).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct AuthLoginArgs {
+    /// A server URL, or a target of the configuration file.
+    pub target: String,
+    /// The client id registered with the authorization server (default: the target's
+    /// `auth: clientId`).
+    #[arg(long, value_name = "ID")]
+    pub client_id: Option<String>,
+    /// A confidential client's secret, from this environment variable (default: a public
+    /// client, no secret).
+    #[arg(long, value_name = "VAR")]
+    pub client_secret_env: Option<String>,
+    /// Scope to ask for (default: the target's `auth: scope`, else the challenge's, else the
+    /// server's metadata's).
+    #[arg(long, value_name = "SCOPE")]
+    pub scope: Option<String>,
+    /// Open the authorization URL in the default browser too (it is always printed).
+    #[arg(long)]
+    pub open: bool,
+    /// Per-request timeout of the discovery and token requests (default 30s).
+    #[arg(long, value_name = "DURATION", value_parser = |s: &str| limits::duration(s, &limits::TIMEOUT))]
+    pub timeout: Option<std::time::Duration>,
+    /// How long to wait for the browser's redirect.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = |s: &str| limits::duration(s, &limits::TIMEOUT))]
+    pub wait: std::time::Duration,
+    /// Project configuration file (default: ./mcpspec.yaml when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -112,6 +112,16 @@ pub struct AuthDoc {
     /// File holding the client secret (relative to this file).
     #[serde(default)]
     pub client_secret_file: Option<String>,
+    /// `private_key_jwt`: a PKCS#8 PEM private key file (relative to this file) signing
+    /// the client assertion, instead of a client secret (`client_credentials`).
+    #[serde(default)]
+    pub client_key_file: Option<String>,
+    /// `refresh_token`: environment variable holding the stored refresh token.
+    #[serde(default)]
+    pub refresh_token_env: Option<String>,
+    /// `refresh_token`: file holding the stored refresh token (relative to this file).
+    #[serde(default)]
+    pub refresh_token_file: Option<String>,
     /// The scope to ask for (default: the server's challenge, else its metadata).
     #[serde(default)]
     pub scope: Option<String>,
@@ -127,6 +137,11 @@ pub struct AuthDoc {
 pub enum Grant {
     /// A confidential client's own credentials (RFC 6749 §4.4): CI.
     ClientCredentials,
+    /// A stored refresh token (RFC 6749 §6): CI against servers whose tokens belong to a
+    /// user.
+    RefreshToken,
+    /// A person signs in with `mcpspec auth login` (PKCE); runs use the cached tokens.
+    AuthorizationCode,
 }
 
 /// The mistakes of a target's `auth:` block, each at its line.
@@ -147,7 +162,34 @@ fn check_auth(file: &std::sync::Arc<SourceFile>, name: &str, target: &TargetDoc)
         );
     }
     let sources = [&auth.client_secret_env, &auth.client_secret_file];
-    if auth.client_secret.is_none() && sources.iter().filter(|s| s.is_some()).count() != 1 {
+    let secrets = sources.iter().filter(|s| s.is_some()).count();
+    let refresh = [&auth.refresh_token_env, &auth.refresh_token_file]
+        .iter()
+        .filter(|s| s.is_some())
+        .count();
+    let mut wrong = |what: String| {
+        errors.push(LoadError::at(
+            at(auth.line, auth.col),
+            format!("target `{name}`: {what}"),
+        ))
+    };
+    match auth.grant {
+        Grant::RefreshToken if refresh != 1 => wrong(
+            "`grant: refresh_token` needs one of `refreshTokenEnv` and `refreshTokenFile`".into(),
+        ),
+        Grant::ClientCredentials | Grant::AuthorizationCode if refresh != 0 => {
+            wrong("`refreshTokenEnv`/`refreshTokenFile` belong to `grant: refresh_token`".into())
+        }
+        _ => {}
+    }
+    if auth.client_key_file.is_some() && (secrets != 0 || auth.grant != Grant::ClientCredentials) {
+        wrong("`clientKeyFile` (private_key_jwt) goes with `grant: client_credentials` and no client secret".into());
+    }
+    if secrets > 1 {
+        wrong("give one of `clientSecretEnv` and `clientSecretFile`".into());
+    }
+    let needs_secret = auth.grant == Grant::ClientCredentials && auth.client_key_file.is_none();
+    if auth.client_secret.is_none() && needs_secret && secrets != 1 {
         errors.push(
             LoadError::at(
                 at(auth.line, auth.col),
@@ -448,15 +490,17 @@ impl Config {
                     t.bearer_env = target.bearer_env.clone();
                 }
                 if let Some(auth) = target.auth.as_ref().filter(|_| t.oauth_client_id.is_none()) {
-                    let Grant::ClientCredentials = auth.value.grant;
-                    t.oauth_client_id = Some(auth.value.client_id.clone());
-                    t.oauth_client_secret_env = auth.value.client_secret_env.clone();
-                    t.oauth_client_secret_file = auth
-                        .value
-                        .client_secret_file
-                        .as_ref()
-                        .map(|f| self.dir.join(f));
-                    t.oauth_scope = auth.value.scope.clone();
+                    // The grant follows from the sources given (checked by `check_auth`):
+                    // a client id alone is the cached `auth login`.
+                    let a = &auth.value;
+                    let file = |f: &Option<String>| f.as_ref().map(|f| self.dir.join(f));
+                    t.oauth_client_id = Some(a.client_id.clone());
+                    t.oauth_client_secret_env = a.client_secret_env.clone();
+                    t.oauth_client_secret_file = file(&a.client_secret_file);
+                    t.oauth_client_key_file = file(&a.client_key_file);
+                    t.oauth_refresh_token_env = a.refresh_token_env.clone();
+                    t.oauth_refresh_token_file = file(&a.refresh_token_file);
+                    t.oauth_scope = a.scope.clone();
                 }
             }
         } else if let Some(name) = target_name {

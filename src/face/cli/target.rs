@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
 use crate::language::dsl::limits;
-use crate::run::client::http::oauth::{ClientCredentials, OAuth};
+use crate::run::client::http::oauth::{self, ClientCredentials, Grant, OAuth, RefreshToken};
 use crate::run::client::{DEFAULT_MAX_MESSAGE_BYTES, Target, TargetKind};
 
 #[derive(Args, Debug, Clone)]
@@ -44,6 +44,27 @@ pub struct TargetArgs {
     /// OAuth scope to ask for (default: the challenge's, else the server's metadata's).
     #[arg(long, value_name = "SCOPE", requires = "oauth_client_id")]
     pub oauth_scope: Option<String>,
+    /// OAuth `refresh_token` grant: name of an environment variable holding a stored
+    /// refresh token (never printed); the client secret is then optional (public client).
+    #[arg(long, value_name = "VAR", requires = "oauth_client_id")]
+    pub oauth_refresh_token_env: Option<String>,
+    /// OAuth `refresh_token` grant: file holding a stored refresh token (never printed).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "oauth_client_id",
+        conflicts_with = "oauth_refresh_token_env"
+    )]
+    pub oauth_refresh_token_file: Option<PathBuf>,
+    /// OAuth `private_key_jwt` client authentication: a PKCS#8 PEM private key file (RSA:
+    /// RS256, P-256: ES256) signing the client assertion, instead of a client secret.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "oauth_client_id",
+        conflicts_with_all = ["oauth_client_secret_env", "oauth_client_secret_file", "oauth_refresh_token_env", "oauth_refresh_token_file"]
+    )]
+    pub oauth_client_key_file: Option<PathBuf>,
     /// Environment variable for the stdio server, `K=V` (repeatable).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
@@ -66,37 +87,47 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     limits::duration(s, &limits::TIMEOUT).map_err(|e| format!("{e} (expected e.g. `500ms`, `30s`)"))
 }
 
-/// Where the OAuth client secret is read from, as the flags and `auth:` name it.
-fn read_client_secret(args: &TargetArgs) -> Result<String, UsageError> {
-    let secret = match (
-        &args.oauth_client_secret_env,
-        &args.oauth_client_secret_file,
-    ) {
+/// A secret named by a flag: an environment variable or a file (its trailing line end
+/// dropped). `None`: neither given.
+fn read_secret(
+    what: &str,
+    env: &Option<String>,
+    file: &Option<PathBuf>,
+) -> Result<Option<String>, UsageError> {
+    let secret = match (env, file) {
         (Some(var), _) => std::env::var(var).map_err(|_| {
             UsageError(format!(
-                "--oauth-client-secret-env {var}: the environment variable is not set"
+                "--oauth-{what}-env {var}: the environment variable is not set"
             ))
         })?,
         (None, Some(path)) => std::fs::read_to_string(path)
-            .map_err(|e| {
-                UsageError(format!(
-                    "--oauth-client-secret-file {}: {e}",
-                    path.display()
-                ))
-            })?
+            .map_err(|e| UsageError(format!("--oauth-{what}-file {}: {e}", path.display())))?
             .trim_end_matches(['\r', '\n'])
             .to_string(),
-        (None, None) => {
-            return Err(UsageError(
-                "--oauth-client-id needs the client secret: --oauth-client-secret-env VAR or --oauth-client-secret-file FILE"
-                    .into(),
-            ));
-        }
+        (None, None) => return Ok(None),
     };
     if secret.is_empty() {
-        return Err(UsageError("the OAuth client secret is empty".into()));
+        return Err(UsageError(format!(
+            "the OAuth {} is empty",
+            what.replace('-', " ")
+        )));
     }
-    Ok(secret)
+    Ok(Some(secret))
+}
+
+/// The sign-in `mcpspec auth login` cached for the server `url`, its tokens registered
+/// as secrets.
+fn cached(url: &str) -> Result<Option<oauth::cache::Entry>, UsageError> {
+    let Ok(resource) = oauth::canonical_uri(url) else {
+        return Ok(None);
+    };
+    let entry = oauth::cache::find(&resource).map_err(UsageError)?;
+    if let Some(entry) = &entry {
+        let mut secrets = vec![entry.access_token.clone()];
+        secrets.extend(entry.refresh_token.clone());
+        crate::ground::redact::remember(&secrets);
+    }
+    Ok(entry)
 }
 
 /// A usage error (exit 2).
@@ -170,28 +201,81 @@ pub(crate) fn split_header(header: &str) -> Result<(String, String), UsageError>
 }
 
 impl TargetArgs {
-    /// The OAuth sign-in the flags ask for, its client secret added to `secrets`.
+    /// The OAuth sign-in the flags ask for, its secrets added to `secrets`: a client
+    /// secret (`client_credentials`), a key (`private_key_jwt`), a stored refresh token,
+    /// or — a client id alone, or nothing at all — the sign-in `mcpspec auth login` cached
+    /// for this server.
     fn oauth(
         &self,
         url: &str,
+        headers: &[(String, String)],
         secrets: &mut Vec<String>,
     ) -> Result<Option<std::sync::Arc<OAuth>>, UsageError> {
-        let Some(client_id) = &self.oauth_client_id else {
-            return Ok(None);
-        };
-        let client_secret = read_client_secret(self)?;
-        secrets.push(client_secret.clone());
-        let credentials = ClientCredentials {
-            client_id: client_id.clone(),
-            client_secret,
-            scope: self.oauth_scope.clone(),
-        };
         let timeout = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
-        Ok(Some(std::sync::Arc::new(OAuth::new(
-            url,
-            credentials,
-            timeout,
-        ))))
+        let signed_in = |grant| {
+            Ok(Some(std::sync::Arc::new(OAuth::with_grant(
+                url, grant, timeout,
+            ))))
+        };
+        let Some(client_id) = &self.oauth_client_id else {
+            let authorized = self.bearer_env.is_some()
+                || headers
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+            // Unasked, an unreadable cache is no sign-in rather than an error.
+            return match cached(url) {
+                Ok(Some(entry)) if !authorized => signed_in(Grant::Cached(entry)),
+                _ => Ok(None),
+            };
+        };
+        let client_id = client_id.clone();
+        let scope = self.oauth_scope.clone();
+        if let Some(path) = &self.oauth_client_key_file {
+            let pem = std::fs::read_to_string(path).map_err(|e| {
+                UsageError(format!("--oauth-client-key-file {}: {e}", path.display()))
+            })?;
+            let key = oauth::jwt::SigningKey::from_pem(&pem).map_err(|e| {
+                UsageError(format!("--oauth-client-key-file {}: {e}", path.display()))
+            })?;
+            return signed_in(Grant::ClientAssertion {
+                client_id,
+                key,
+                scope,
+            });
+        }
+        let client_secret = read_secret(
+            "client-secret",
+            &self.oauth_client_secret_env,
+            &self.oauth_client_secret_file,
+        )?;
+        secrets.extend(client_secret.clone());
+        let refresh_token = read_secret(
+            "refresh-token",
+            &self.oauth_refresh_token_env,
+            &self.oauth_refresh_token_file,
+        )?;
+        secrets.extend(refresh_token.clone());
+        match (client_secret, refresh_token) {
+            (client_secret, Some(refresh_token)) => signed_in(Grant::RefreshToken(RefreshToken {
+                client_id,
+                client_secret,
+                refresh_token,
+                scope,
+            })),
+            (Some(client_secret), None) => signed_in(Grant::ClientCredentials(ClientCredentials {
+                client_id,
+                client_secret,
+                scope,
+            })),
+            (None, None) => match cached(url)? {
+                Some(entry) => signed_in(Grant::Cached(entry)),
+                None => Err(UsageError(format!(
+                    "--oauth-client-id {client_id} without a secret, a key or a refresh token: no cached sign-in for {} either; run `mcpspec auth login {} --client-id {client_id}` first, or give --oauth-client-secret-env VAR",
+                    shown_url(url),
+                    shown_url(url)
+                ))),
+            },
+        }
     }
 
     /// Build the target; also returns the secrets it holds (to redact from all output).
@@ -262,7 +346,7 @@ impl TargetArgs {
                     }
                     None => None,
                 };
-                let auth = self.oauth(url, &mut secrets)?;
+                let auth = self.oauth(url, &headers, &mut secrets)?;
                 TargetKind::Http {
                     url: url.clone(),
                     headers,

@@ -1,17 +1,61 @@
 //! OAuth 2.1 sign-in for the run (MCP authorization): the access token every request of
-//! an HTTP target carries, fetched with the `client_credentials` grant after discovering
-//! the token endpoint as any client does ([`discover`]), and fetched again once when it
-//! expires in the middle of the run.
+//! an HTTP target carries, fetched after discovering the token endpoint as any client does
+//! ([`discover`]) — with the `client_credentials` grant (a secret, or a key:
+//! [`jwt`]), a stored refresh token, or the sign-in `mcpspec auth login` cached
+//! ([`login`], [`cache`]) — and fetched again once when it expires in the middle of the
+//! run (with the refresh token the server issued, when it issued one).
 //!
 //! One [`OAuth`] is shared by every connection of the run: a token renewed by one is the
 //! token of all, and a refused token request ends the sign-in for all ([`OAuth::failure`]),
 //! so a run does not go on sending requests that can only get 401.
 
+pub mod cache;
 mod discover;
+pub mod jwt;
+pub mod login;
 
 use std::time::{Duration, Instant};
 
-pub use discover::{SignInError, Step};
+use discover::ClientAuth;
+pub use discover::{SignInError, Step, canonical_uri};
+
+/// How the run gets its tokens.
+#[derive(Debug)]
+pub enum Grant {
+    /// `client_credentials` with a client secret (CI).
+    ClientCredentials(ClientCredentials),
+    /// `client_credentials` with `private_key_jwt` client authentication (CI, no shared
+    /// secret).
+    ClientAssertion {
+        client_id: String,
+        key: jwt::SigningKey,
+        scope: Option<String>,
+    },
+    /// A stored refresh token (CI against servers whose tokens belong to a user).
+    RefreshToken(RefreshToken),
+    /// The sign-in `mcpspec auth login` cached: its access token while it lasts, then its
+    /// refresh token; each new token written back to the cache.
+    Cached(cache::Entry),
+}
+
+/// A refresh token stored for CI, and the client it was issued to.
+#[derive(Clone)]
+pub struct RefreshToken {
+    pub client_id: String,
+    /// A confidential client's secret; `None`: a public client.
+    pub client_secret: Option<String>,
+    pub refresh_token: String,
+    pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for RefreshToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RefreshToken")
+            .field("client_id", &self.client_id)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
 
 /// A confidential client registered with the authorization server.
 #[derive(Clone)]
@@ -46,13 +90,17 @@ struct State {
     endpoint: Option<discover::TokenEndpoint>,
     token: Option<Token>,
     failure: Option<SignInError>,
+    /// The latest refresh token the authorization server issued (it may rotate them).
+    refresh_token: Option<String>,
+    /// The cached sign-in's own access token was taken (later ones are fetched).
+    cached_used: bool,
 }
 
 /// The sign-in of one HTTP target (see the module doc).
 pub struct OAuth {
     /// The MCP endpoint: where the challenge comes from, and the `resource` (RFC 8707).
     url: String,
-    credentials: ClientCredentials,
+    grant: Grant,
     /// Bound of each request of the flow (`--timeout`).
     timeout: Duration,
     state: tokio::sync::Mutex<State>,
@@ -62,7 +110,7 @@ impl std::fmt::Debug for OAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuth")
             .field("url", &self.url)
-            .field("credentials", &self.credentials)
+            .field("grant", &self.grant)
             .finish_non_exhaustive()
     }
 }
@@ -73,9 +121,14 @@ const EXPIRY_MARGIN: Duration = Duration::from_secs(5);
 
 impl OAuth {
     pub fn new(url: &str, credentials: ClientCredentials, timeout: Duration) -> OAuth {
+        OAuth::with_grant(url, Grant::ClientCredentials(credentials), timeout)
+    }
+
+    /// The sign-in of `url` with any [`Grant`].
+    pub fn with_grant(url: &str, grant: Grant, timeout: Duration) -> OAuth {
         OAuth {
             url: url.to_owned(),
-            credentials,
+            grant,
             timeout,
             state: tokio::sync::Mutex::default(),
         }
@@ -134,6 +187,25 @@ impl OAuth {
     }
 
     async fn discover_and_fetch(&self, state: &mut State) -> Result<Token, SignInError> {
+        // The cached sign-in's own token first, while it lasts: no request at all.
+        if let Grant::Cached(entry) = &self.grant
+            && !state.cached_used
+        {
+            state.cached_used = true;
+            let left = entry.expires_at.map(|at| at.saturating_sub(cache::now()));
+            if left.is_none_or(|left| Duration::from_secs(left) > EXPIRY_MARGIN) {
+                return Ok(Token {
+                    value: entry.access_token.clone(),
+                    renew_at: left.map(|left| renew_at(Some(left)).expect("some")),
+                });
+            }
+        }
+        // Held until the renewed sign-in is cached (see `cache::Locked`); a cache that
+        // cannot be locked does not stop the run.
+        let locked = match &self.grant {
+            Grant::Cached(_) => cache::locked().ok(),
+            _ => None,
+        };
         let client = super::reqwest_client::shared_client()
             .map_err(|e| SignInError::new(Step::Challenge, &self.url, e))?;
         let flow = discover::Flow {
@@ -144,15 +216,109 @@ impl OAuth {
             state.endpoint = Some(flow.token_endpoint(&self.url).await?);
         }
         let endpoint = state.endpoint.as_ref().expect("set above");
-        let granted = flow.client_credentials(endpoint, &self.credentials).await?;
-        let renew_at = granted
-            .expires_in
-            .map(|secs| Instant::now() + Duration::from_secs(secs).saturating_sub(EXPIRY_MARGIN));
+        let granted = match &self.grant {
+            Grant::ClientCredentials(credentials) => {
+                flow.client_credentials(endpoint, credentials).await?
+            }
+            Grant::ClientAssertion {
+                client_id,
+                key,
+                scope,
+            } => {
+                let auth = ClientAuth::Jwt { id: client_id, key };
+                let scope = scope.as_deref().or(endpoint.scope.as_deref());
+                let form = [("grant_type", "client_credentials")];
+                flow.grant(Step::TokenRequest, endpoint, &form, scope, &auth)
+                    .await?
+            }
+            Grant::RefreshToken(stored) => {
+                let refresh = state
+                    .refresh_token
+                    .clone()
+                    .unwrap_or_else(|| stored.refresh_token.clone());
+                let auth = match &stored.client_secret {
+                    Some(secret) => ClientAuth::Secret {
+                        id: &stored.client_id,
+                        secret,
+                    },
+                    None => ClientAuth::Public {
+                        id: &stored.client_id,
+                    },
+                };
+                let form = [("grant_type", "refresh_token"), ("refresh_token", &refresh)];
+                flow.grant(
+                    Step::Refresh,
+                    endpoint,
+                    &form,
+                    stored.scope.as_deref(),
+                    &auth,
+                )
+                .await?
+            }
+            Grant::Cached(entry) => {
+                let again = format!(
+                    "sign in again with `mcpspec auth login {}`",
+                    crate::ground::redact::safe_url(&self.url)
+                );
+                // The latest refresh token: the cache's (another run sharing this sign-in
+                // may have rotated it; the lock keeps it so until this renewal is cached),
+                // else this run's, else the one it started with.
+                let latest = locked
+                    .as_ref()
+                    .and_then(|l| l.find(&entry.resource).ok().flatten())
+                    .and_then(|e| e.refresh_token);
+                let Some(refresh) = latest
+                    .or_else(|| state.refresh_token.clone())
+                    .or_else(|| entry.refresh_token.clone())
+                else {
+                    return Err(SignInError::new(
+                        Step::Refresh,
+                        &endpoint.url,
+                        format!("the cached sign-in expired and has no refresh token: {again}"),
+                    ));
+                };
+                crate::ground::redact::remember(std::slice::from_ref(&refresh));
+                let auth = ClientAuth::Public {
+                    id: &entry.client_id,
+                };
+                let form = [("grant_type", "refresh_token"), ("refresh_token", &refresh)];
+                let granted = flow
+                    .grant(Step::Refresh, endpoint, &form, None, &auth)
+                    .await
+                    .map_err(|mut e| {
+                        e.why = format!("{}; {again}", e.why);
+                        e
+                    })?;
+                let renewed = cache::Entry {
+                    access_token: granted.access_token.clone(),
+                    refresh_token: granted.refresh_token.clone().or(Some(refresh)),
+                    expires_at: granted.expires_in.map(|s| cache::now() + s),
+                    scope: granted.scope.clone().or_else(|| entry.scope.clone()),
+                    ..entry.clone()
+                };
+                let saved = match &locked {
+                    Some(locked) => locked.save(renewed),
+                    None => cache::save(renewed),
+                };
+                if let Err(e) = saved {
+                    errln!("warning: the renewed sign-in was not cached: {e}");
+                }
+                granted
+            }
+        };
+        if let Some(refresh) = &granted.refresh_token {
+            state.refresh_token = Some(refresh.clone());
+        }
         Ok(Token {
             value: granted.access_token,
-            renew_at,
+            renew_at: renew_at(granted.expires_in),
         })
     }
+}
+
+/// When a token that lives `expires_in` seconds from now is renewed.
+fn renew_at(expires_in: Option<u64>) -> Option<Instant> {
+    expires_in.map(|secs| Instant::now() + Duration::from_secs(secs).saturating_sub(EXPIRY_MARGIN))
 }
 
 /// Whether a `WWW-Authenticate` value says the token was refused as invalid or expired

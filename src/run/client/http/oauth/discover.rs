@@ -26,6 +26,12 @@ pub enum Step {
     ResourceMetadata,
     ServerMetadata,
     TokenRequest,
+    /// The `refresh_token` grant (a stored refresh token, or the cached sign-in's).
+    Refresh,
+    /// `auth login`: the browser's redirect back to the loopback listener.
+    Authorization,
+    /// `auth login`: the `authorization_code` grant (the code and the PKCE verifier).
+    CodeExchange,
 }
 
 impl std::fmt::Display for Step {
@@ -35,6 +41,9 @@ impl std::fmt::Display for Step {
             Step::ResourceMetadata => "the protected resource metadata (RFC 9728)",
             Step::ServerMetadata => "the authorization server metadata (RFC 8414)",
             Step::TokenRequest => "the token request (client_credentials)",
+            Step::Refresh => "the token request (refresh_token)",
+            Step::Authorization => "the authorization (the browser's redirect to the loopback)",
+            Step::CodeExchange => "the token request (authorization_code)",
         })
     }
 }
@@ -75,12 +84,35 @@ pub struct TokenEndpoint {
     pub resource: String,
     /// From the challenge's `scope`, else the resource metadata's `scopes_supported`.
     pub scope: Option<String>,
+    /// The authorization server, as the resource names it and its metadata confirms.
+    pub issuer: String,
+    /// Where a person signs in (`auth login`), if the metadata names it.
+    pub authorization_endpoint: Option<String>,
+    /// `S256` is among the metadata's `code_challenge_methods_supported`.
+    pub s256: bool,
 }
 
 /// A token response's fields that matter here.
 pub struct Granted {
     pub access_token: String,
     pub expires_in: Option<u64>,
+    /// A refresh token, when the authorization server issued one.
+    pub refresh_token: Option<String>,
+    /// The scope granted, when the response says.
+    pub scope: Option<String>,
+}
+
+/// How the client proves who it is at the token endpoint.
+pub enum ClientAuth<'a> {
+    /// `client_secret_basic` (RFC 6749 §2.3.1).
+    Secret { id: &'a str, secret: &'a str },
+    /// A public client: its `client_id` in the form, no secret.
+    Public { id: &'a str },
+    /// `private_key_jwt` (RFC 7523 §2.2): a client assertion signed with its key.
+    Jwt {
+        id: &'a str,
+        key: &'a super::jwt::SigningKey,
+    },
 }
 
 /// The requests of the flow, on the run's HTTP client.
@@ -158,18 +190,23 @@ impl Flow<'_> {
             .get("token_endpoint")
             .and_then(Value::as_str)
             .ok_or_else(|| fail("it has no `token_endpoint`".into()))?;
-        let url = reqwest::Url::parse(url)
-            .ok()
-            .filter(|u| matches!(u.scheme(), "http" | "https"))
-            .ok_or_else(|| {
-                fail(format!(
-                    "its `token_endpoint` `{url}` is not an http(s) URL"
-                ))
-            })?;
+        let url = endpoint_of(&issuer, "token_endpoint", url).map_err(fail)?;
+        let authorization_endpoint =
+            match server.get("authorization_endpoint").and_then(Value::as_str) {
+                Some(at) => Some(endpoint_of(&issuer, "authorization_endpoint", at).map_err(fail)?),
+                None => None,
+            };
+        let s256 = server
+            .get("code_challenge_methods_supported")
+            .and_then(Value::as_array)
+            .is_some_and(|m| m.iter().any(|m| m.as_str() == Some("S256")));
         Ok(TokenEndpoint {
-            url: url.to_string(),
+            url,
             resource,
             scope: challenge_scope.or(metadata_scope),
+            issuer,
+            authorization_endpoint,
+            s256,
         })
     }
 
@@ -179,21 +216,58 @@ impl Flow<'_> {
         endpoint: &TokenEndpoint,
         client: &ClientCredentials,
     ) -> Result<Granted, SignInError> {
-        let fail = |why: String| SignInError::new(Step::TokenRequest, &endpoint.url, why);
-        let mut form = vec![
-            ("grant_type", "client_credentials"),
-            ("resource", endpoint.resource.as_str()),
-        ];
-        if let Some(scope) = client.scope.as_deref().or(endpoint.scope.as_deref()) {
+        let auth = ClientAuth::Secret {
+            id: &client.client_id,
+            secret: &client.client_secret,
+        };
+        let scope = client.scope.as_deref().or(endpoint.scope.as_deref());
+        self.grant(
+            Step::TokenRequest,
+            endpoint,
+            &[("grant_type", "client_credentials")],
+            scope,
+            &auth,
+        )
+        .await
+    }
+
+    /// A token request of any grant: `form` (the grant's fields) with `resource` = the
+    /// server (RFC 8707) and `scope` when given, the client authenticated as `auth` says.
+    pub async fn grant(
+        &self,
+        step: Step,
+        endpoint: &TokenEndpoint,
+        form: &[(&str, &str)],
+        scope: Option<&str>,
+        auth: &ClientAuth<'_>,
+    ) -> Result<Granted, SignInError> {
+        let fail = |why: String| SignInError::new(step, &endpoint.url, why);
+        let mut form = form.to_vec();
+        form.push(("resource", endpoint.resource.as_str()));
+        if let Some(scope) = scope {
             form.push(("scope", scope));
         }
-        let request = self
-            .client
-            .post(&endpoint.url)
-            .basic_auth(
-                form_encode(&client.client_id),
-                Some(form_encode(&client.client_secret)),
-            )
+        let assertion;
+        let mut request = self.client.post(&endpoint.url);
+        match auth {
+            ClientAuth::Secret { id, secret } => {
+                request = request.basic_auth(form_encode(id), Some(form_encode(secret)));
+            }
+            ClientAuth::Public { id } => form.push(("client_id", id)),
+            ClientAuth::Jwt { id, key } => {
+                assertion = key
+                    .client_assertion(id, &endpoint.url)
+                    .map_err(|e| fail(format!("cannot sign the client assertion: {e}")))?;
+                crate::ground::redact::remember(std::slice::from_ref(&assertion));
+                form.push(("client_id", id));
+                form.push((
+                    "client_assertion_type",
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                ));
+                form.push(("client_assertion", &assertion));
+            }
+        }
+        let request = request
             .header(
                 reqwest::header::CONTENT_TYPE,
                 "application/x-www-form-urlencoded",
@@ -225,10 +299,23 @@ impl Flow<'_> {
             .and_then(Value::as_str)
             .filter(|t| !t.is_empty())
             .ok_or_else(|| fail("the response has no `access_token`".into()))?;
-        Ok(Granted {
+        let text = |name: &str| {
+            json.get(name)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+        };
+        let granted = Granted {
             access_token: access_token.to_owned(),
             expires_in: json.get("expires_in").and_then(Value::as_u64),
-        })
+            refresh_token: text("refresh_token"),
+            scope: text("scope"),
+        };
+        let mut secrets = vec![granted.access_token.clone()];
+        secrets.extend(granted.refresh_token.clone());
+        secrets.extend(text("id_token"));
+        crate::ground::redact::remember(&secrets);
+        Ok(granted)
     }
 
     /// A request without a token: the 401's `WWW-Authenticate`, if it came with one.
@@ -328,9 +415,32 @@ impl Flow<'_> {
 
 /// The server's canonical URI (RFC 8707 §2, MCP "Canonical Server URI"): the endpoint
 /// URL, scheme and host lower case, without fragment.
-fn canonical_uri(url: &str) -> Result<String, String> {
+pub fn canonical_uri(url: &str) -> Result<String, String> {
     let mut parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
     parsed.set_fragment(None);
+    Ok(parsed.to_string())
+}
+
+/// An endpoint the authorization server's metadata names, checked against its issuer: an
+/// http(s) URL, on the issuer's own origin unless both are https (then the TLS-checked
+/// metadata vouches for it). A plain-HTTP issuer naming another origin, or an https issuer
+/// naming a plain-HTTP endpoint, would send the client's credentials where nobody checked.
+fn endpoint_of(issuer: &str, field: &str, url: &str) -> Result<String, String> {
+    let parsed = reqwest::Url::parse(url)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .ok_or_else(|| format!("its `{field}` `{url}` is not an http(s) URL"))?;
+    let issuer = reqwest::Url::parse(issuer)
+        .map_err(|e| format!("the issuer `{issuer}` is not a URL: {e}"))?;
+    let same_origin = parsed.origin() == issuer.origin();
+    let both_tls = parsed.scheme() == "https" && issuer.scheme() == "https";
+    if !same_origin && !both_tls {
+        return Err(format!(
+            "its `{field}` `{}` is on another origin than the issuer `{}` (only an https issuer may name an endpoint elsewhere, and only an https one): refused, the credentials would go there",
+            crate::ground::redact::safe_url(url),
+            issuer.origin().ascii_serialization()
+        ));
+    }
     Ok(parsed.to_string())
 }
 
@@ -407,7 +517,7 @@ fn find_ignore_case(haystack: &str, needle: &str) -> Option<usize> {
 }
 
 /// `application/x-www-form-urlencoded` of one value (RFC 6749 Appendix B).
-fn form_encode(value: &str) -> String {
+pub(super) fn form_encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for byte in value.bytes() {
         match byte {
@@ -463,6 +573,19 @@ mod tests {
             openid_appended("http://h/tenant"),
             ["http://h/tenant/.well-known/openid-configuration"]
         );
+    }
+
+    #[test]
+    fn endpoints_elsewhere_than_an_http_issuer_are_refused() {
+        let issuer = "http://127.0.0.1:4000";
+        assert!(endpoint_of(issuer, "token_endpoint", "http://127.0.0.1:4000/token").is_ok());
+        let elsewhere = endpoint_of(issuer, "token_endpoint", "http://127.0.0.1:4001/token");
+        assert!(elsewhere.unwrap_err().contains("another origin"));
+        // An https issuer vouches for an https endpoint on another host, never a plain one.
+        let tls = "https://accounts.example.com";
+        assert!(endpoint_of(tls, "token_endpoint", "https://oauth2.example.net/token").is_ok());
+        assert!(endpoint_of(tls, "token_endpoint", "http://oauth2.example.net/token").is_err());
+        assert!(endpoint_of(tls, "token_endpoint", "ftp://accounts.example.com/t").is_err());
     }
 
     #[test]
