@@ -11,7 +11,9 @@ mod discover;
 
 use std::time::{Duration, Instant};
 
-pub use discover::{SignInError, Step};
+pub use discover::{
+    SignInError, Step, auth_param, canonical_uri, openid_appended, same_uri, well_known,
+};
 
 /// A confidential client registered with the authorization server.
 #[derive(Clone)]
@@ -111,6 +113,58 @@ impl OAuth {
     /// Why the sign-in failed for good, if it did (the run ends with this error).
     pub fn failure(&self) -> Option<SignInError> {
         self.state.try_lock().ok()?.failure.clone()
+    }
+
+    /// The MCP endpoint signed in to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// GET a document of the flow (metadata) as JSON, bounded like the sign-in's own
+    /// requests: `(status, body)`, the body `None` when it is not JSON.
+    pub async fn document(&self, url: &str) -> Result<(u16, Option<serde_json::Value>), String> {
+        let client = super::reqwest_client::shared_client()?;
+        discover::Flow {
+            client: &client,
+            timeout: self.timeout,
+        }
+        .document(url)
+        .await
+    }
+
+    /// A token other than the run's, for the checks that need one (security-auth-flow):
+    /// through the same token endpoint and client, for `resource` instead of this
+    /// server's canonical URI, and with `scope` instead of the sign-in's (`Some(None)`: no
+    /// `scope` at all). Never cached; registered as a secret.
+    pub async fn other_token(
+        &self,
+        resource: Option<&str>,
+        scope: Option<Option<&str>>,
+    ) -> Result<String, SignInError> {
+        let client = super::reqwest_client::shared_client()
+            .map_err(|e| SignInError::new(Step::Challenge, &self.url, e))?;
+        let flow = discover::Flow {
+            client: &client,
+            timeout: self.timeout,
+        };
+        let mut endpoint = {
+            let mut state = self.state.lock().await;
+            if state.endpoint.is_none() {
+                state.endpoint = Some(flow.token_endpoint(&self.url).await?);
+            }
+            state.endpoint.clone().expect("set above")
+        };
+        let mut credentials = self.credentials.clone();
+        if let Some(resource) = resource {
+            endpoint.resource = resource.to_owned();
+        }
+        if let Some(scope) = scope {
+            credentials.scope = scope.map(str::to_owned);
+            endpoint.scope = None;
+        }
+        let granted = flow.client_credentials(&endpoint, &credentials).await?;
+        crate::ground::redact::remember(std::slice::from_ref(&granted.access_token));
+        Ok(granted.access_token)
     }
 
     async fn fetch(&self, state: &mut State) -> Result<String, SignInError> {

@@ -297,6 +297,17 @@ impl Flow<'_> {
         ))
     }
 
+    /// GET `url` as JSON: `(status, body)`, the body `None` when it is not JSON (the
+    /// security-auth-flow checks judge what a document says; the sign-in only uses it).
+    pub async fn document(&self, url: &str) -> Result<(u16, Option<Value>), String> {
+        let request = self
+            .client
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json");
+        let (status, body) = self.send(request).await?;
+        Ok((status, serde_json::from_slice(&body).ok()))
+    }
+
     /// Send and read the body, both within the timeout, the body within
     /// [`MAX_DOCUMENT_BYTES`].
     async fn send(&self, request: reqwest::RequestBuilder) -> Result<(u16, Vec<u8>), String> {
@@ -328,21 +339,21 @@ impl Flow<'_> {
 
 /// The server's canonical URI (RFC 8707 §2, MCP "Canonical Server URI"): the endpoint
 /// URL, scheme and host lower case, without fragment.
-fn canonical_uri(url: &str) -> Result<String, String> {
+pub fn canonical_uri(url: &str) -> Result<String, String> {
     let mut parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
     parsed.set_fragment(None);
     Ok(parsed.to_string())
 }
 
 /// Two URIs the same but for a trailing slash.
-fn same_uri(a: &str, b: &str) -> bool {
+pub fn same_uri(a: &str, b: &str) -> bool {
     a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
 /// The well-known URL of `name` for `base` (RFC 8414 §3.1, RFC 9728 §3.1): inserted
 /// between the host and the path; with `root_too`, the root form after it (a resource
 /// with a path may publish its metadata at the root).
-fn well_known(base: &str, name: &str, root_too: bool) -> Vec<String> {
+pub fn well_known(base: &str, name: &str, root_too: bool) -> Vec<String> {
     let Ok(url) = reqwest::Url::parse(base) else {
         return Vec::new();
     };
@@ -356,7 +367,7 @@ fn well_known(base: &str, name: &str, root_too: bool) -> Vec<String> {
 }
 
 /// OpenID Connect Discovery's own form for an issuer with a path: appended to it.
-fn openid_appended(issuer: &str) -> Vec<String> {
+pub fn openid_appended(issuer: &str) -> Vec<String> {
     match reqwest::Url::parse(issuer) {
         Ok(url) if url.path().trim_end_matches('/').is_empty() => Vec::new(),
         Ok(_) => vec![format!(
