@@ -8,6 +8,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
@@ -448,4 +449,162 @@ fn an_auth_block_without_a_secret_source_or_on_a_stdio_target_is_a_validate_erro
         run.stderr
     );
     assert!(run.stderr.contains("mcpspec.yaml:5:"), "{}", run.stderr);
+}
+
+/// The `security-auth-flow` suite of the security pack against the example server behind
+/// the test authorization server, signed in with `client_credentials`, in `era`: step →
+/// (status, message), and everything written.
+fn auth_flow_outcomes(
+    auth: &AuthServer,
+    defect: Option<&str>,
+    era: &str,
+) -> (BTreeMap<String, (String, String)>, String) {
+    let mut extra = vec![];
+    if let Some(d) = defect {
+        extra.extend(["--defect", d]);
+    }
+    let server = resource_server(&auth.issuer, &auth.issuer, &extra);
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "security",
+        "--url",
+        &server.url,
+        "--era",
+        era,
+        "--oauth-client-id",
+        CLIENT_ID,
+        "--oauth-client-secret-env",
+        SECRET_VAR,
+        "--json",
+        "result.json",
+    ];
+    let run = run_in(dir.path(), &args, &[(SECRET_VAR, CLIENT_SECRET)]);
+    let written = all_written(dir.path(), &run);
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("result.json"))
+            .unwrap_or_else(|e| panic!("no report ({e}): {}", run.all_output())),
+    )
+    .unwrap();
+    let suite = report["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["scenario"] == "security-auth-flow")
+        .unwrap_or_else(|| panic!("no security-auth-flow suite: {}", run.all_output()))
+        .clone();
+    let mut out = BTreeMap::new();
+    for step in suite["steps"].as_array().unwrap() {
+        let outcome = &step["outcome"];
+        let message = [
+            &outcome["reason"],
+            &outcome["message"],
+            &outcome["failures"][0]["message"],
+        ]
+        .into_iter()
+        .find_map(serde_json::Value::as_str)
+        .unwrap_or("")
+        .to_string();
+        out.insert(
+            step["name"].as_str().unwrap().to_string(),
+            (outcome["status"].as_str().unwrap().to_string(), message),
+        );
+    }
+    (out, written)
+}
+
+const AUTH_FLOW_CHECKS: [&str; 6] = [
+    "resource_metadata_served",
+    "authorization_server_metadata_valid",
+    "pkce_s256_advertised",
+    "other_resource_token_rejected",
+    "insufficient_scope_step_up",
+    "query_token_rejected",
+];
+
+#[test]
+fn the_auth_flow_suite_passes_on_the_sound_server_in_both_eras() {
+    let auth = AuthServer::start(3600);
+    for era in ["legacy", "modern"] {
+        let (outcomes, _) = auth_flow_outcomes(&auth, None, era);
+        for check in AUTH_FLOW_CHECKS {
+            let (status, message) = outcomes
+                .get(check)
+                .unwrap_or_else(|| panic!("{era}: no step {check}: {outcomes:?}"));
+            assert_eq!(status, "passed", "{era}: {check}: {message}");
+        }
+    }
+    // The second tokens (another resource, no scope) and the run's own: none shows.
+    let (_, written) = auth_flow_outcomes(&auth, None, "legacy");
+    let tokens = auth.tokens();
+    assert!(tokens.len() >= 3, "the run's token and the two others: {tokens:?}");
+    let mut secrets = vec![CLIENT_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret(&written, &secrets);
+}
+
+#[test]
+fn each_auth_flow_weakness_fails_its_check_and_nothing_else_in_the_suite() {
+    let cases = common::table::read_as(
+        "tests/defects/auth-flow.tsv",
+        &["defect", "check", "status"],
+        |row| {
+            (
+                row.get("defect").to_string(),
+                row.get("check").to_string(),
+                row.one_of("status", &["failed", "warning"]).to_string(),
+            )
+        },
+    );
+    let auth = AuthServer::start(3600);
+    let mut problems = Vec::new();
+    for (defect, check, want) in &cases {
+        let (outcomes, _) = auth_flow_outcomes(&auth, Some(defect), "legacy");
+        for (step, (status, message)) in &outcomes {
+            let expected = if step == check { want.as_str() } else { "passed" };
+            if status != expected {
+                problems.push(format!(
+                    "--defect {defect}: {step} is {status} ({message}), expected {expected}"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn without_an_auth_block_the_flow_checks_skip_with_the_reason() {
+    let auth = AuthServer::start(3600);
+    let server = resource_server(&auth.issuer, &auth.issuer, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_in(
+        dir.path(),
+        &[
+            "run",
+            "security",
+            "--url",
+            &server.url,
+            "--json",
+            "result.json",
+        ],
+        &[],
+    );
+    let json = std::fs::read_to_string(dir.path().join("result.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let suite = report["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["scenario"] == "security-auth-flow")
+        .unwrap_or_else(|| panic!("{}", run.all_output()))
+        .clone();
+    for step in suite["steps"].as_array().unwrap() {
+        let outcome = &step["outcome"];
+        assert_eq!(outcome["status"], "skipped", "{step:#}");
+        let reason = outcome["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("no OAuth sign-in") || reason.contains("needs a valid token"),
+            "{reason}"
+        );
+    }
 }
