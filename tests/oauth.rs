@@ -481,18 +481,7 @@ fn auth_flow_outcomes(
     ];
     let run = run_in(dir.path(), &args, &[(SECRET_VAR, CLIENT_SECRET)]);
     let written = all_written(dir.path(), &run);
-    let report: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("result.json"))
-            .unwrap_or_else(|e| panic!("no report ({e}): {}", run.all_output())),
-    )
-    .unwrap();
-    let suite = report["suites"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["scenario"] == "security-auth-flow")
-        .unwrap_or_else(|| panic!("no security-auth-flow suite: {}", run.all_output()))
-        .clone();
+    let suite = auth_flow_suite(dir.path(), &run);
     let mut out = BTreeMap::new();
     for step in suite["steps"].as_array().unwrap() {
         let outcome = &step["outcome"];
@@ -511,6 +500,22 @@ fn auth_flow_outcomes(
         );
     }
     (out, written)
+}
+
+/// The `security-auth-flow` suite of the JSON report `run` wrote to `dir`.
+fn auth_flow_suite(dir: &Path, run: &Run) -> serde_json::Value {
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("result.json"))
+            .unwrap_or_else(|e| panic!("no report ({e}): {}", run.all_output())),
+    )
+    .unwrap();
+    report["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["scenario"] == "security-auth-flow")
+        .unwrap_or_else(|| panic!("no security-auth-flow suite: {}", run.all_output()))
+        .clone()
 }
 
 const AUTH_FLOW_CHECKS: [&str; 6] = [
@@ -537,7 +542,10 @@ fn the_auth_flow_suite_passes_on_the_sound_server_in_both_eras() {
     // The second tokens (another resource, no scope) and the run's own: none shows.
     let (_, written) = auth_flow_outcomes(&auth, None, "legacy");
     let tokens = auth.tokens();
-    assert!(tokens.len() >= 3, "the run's token and the two others: {tokens:?}");
+    assert!(
+        tokens.len() >= 3,
+        "the run's token and the two others: {tokens:?}"
+    );
     let mut secrets = vec![CLIENT_SECRET];
     secrets.extend(tokens.iter().map(String::as_str));
     assert_no_secret(&written, &secrets);
@@ -561,7 +569,11 @@ fn each_auth_flow_weakness_fails_its_check_and_nothing_else_in_the_suite() {
     for (defect, check, want) in &cases {
         let (outcomes, _) = auth_flow_outcomes(&auth, Some(defect), "legacy");
         for (step, (status, message)) in &outcomes {
-            let expected = if step == check { want.as_str() } else { "passed" };
+            let expected = if step == check {
+                want.as_str()
+            } else {
+                "passed"
+            };
             if status != expected {
                 problems.push(format!(
                     "--defect {defect}: {step} is {status} ({message}), expected {expected}"
@@ -589,15 +601,7 @@ fn without_an_auth_block_the_flow_checks_skip_with_the_reason() {
         ],
         &[],
     );
-    let json = std::fs::read_to_string(dir.path().join("result.json")).unwrap();
-    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let suite = report["suites"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["scenario"] == "security-auth-flow")
-        .unwrap_or_else(|| panic!("{}", run.all_output()))
-        .clone();
+    let suite = auth_flow_suite(dir.path(), &run);
     for step in suite["steps"].as_array().unwrap() {
         let outcome = &step["outcome"];
         assert_eq!(outcome["status"], "skipped", "{step:#}");

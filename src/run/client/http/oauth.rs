@@ -12,7 +12,7 @@ mod discover;
 use std::time::{Duration, Instant};
 
 pub use discover::{
-    SignInError, Step, auth_param, canonical_uri, openid_appended, same_uri, well_known,
+    SignInError, Step, auth_param, canonical_uri, same_uri, server_metadata_urls, well_known,
 };
 
 /// A confidential client registered with the authorization server.

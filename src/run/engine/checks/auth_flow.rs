@@ -157,13 +157,7 @@ pub async fn authorization_server(
             "the protected-resource metadata names no authorization server (see resource_metadata_served)".into(),
         ));
     };
-    let urls = [
-        oauth::well_known(&issuer, "oauth-authorization-server", false),
-        oauth::well_known(&issuer, "openid-configuration", false),
-        oauth::openid_appended(&issuer),
-    ]
-    .concat();
-    let (url, doc) = match first_document(&auth, &urls).await {
+    let (url, doc) = match first_document(&auth, &oauth::server_metadata_urls(&issuer)).await {
         Ok(found) => found,
         Err(tried) => {
             return Ok(CheckOutcome::fail(

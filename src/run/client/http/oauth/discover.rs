@@ -134,12 +134,7 @@ impl Flow<'_> {
                     .join(" ")
             })
             .filter(|s| !s.is_empty());
-        let server_urls = [
-            well_known(&issuer, "oauth-authorization-server", false),
-            well_known(&issuer, "openid-configuration", false),
-            openid_appended(&issuer),
-        ]
-        .concat();
+        let server_urls = server_metadata_urls(&issuer);
         let (server_url, server) = self
             .first_document(Step::ServerMetadata, &server_urls)
             .await?;
@@ -366,8 +361,19 @@ pub fn well_known(base: &str, name: &str, root_too: bool) -> Vec<String> {
     urls
 }
 
+/// Where the metadata of authorization server `issuer` may be, in the order an MCP client
+/// tries them: RFC 8414, OpenID discovery path-inserted, OpenID discovery appended.
+pub fn server_metadata_urls(issuer: &str) -> Vec<String> {
+    [
+        well_known(issuer, "oauth-authorization-server", false),
+        well_known(issuer, "openid-configuration", false),
+        openid_appended(issuer),
+    ]
+    .concat()
+}
+
 /// OpenID Connect Discovery's own form for an issuer with a path: appended to it.
-pub fn openid_appended(issuer: &str) -> Vec<String> {
+fn openid_appended(issuer: &str) -> Vec<String> {
     match reqwest::Url::parse(issuer) {
         Ok(url) if url.path().trim_end_matches('/').is_empty() => Vec::new(),
         Ok(_) => vec![format!(
