@@ -612,3 +612,90 @@ fn without_an_auth_block_the_flow_checks_skip_with_the_reason() {
         );
     }
 }
+
+/// `mcpspec init --url` with the OAuth flags signs in, and the project it writes names the
+/// client and where its secret is read — never the secret — and runs as written.
+#[test]
+fn init_with_the_oauth_flags_writes_the_auth_block_and_the_project_runs() {
+    let auth = AuthServer::start(3600);
+    let server = resource_server(&auth.issuer, &auth.issuer, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let init = run_in(
+        dir.path(),
+        &[
+            "init",
+            "--url",
+            &server.url,
+            "--oauth-client-id",
+            CLIENT_ID,
+            "--oauth-client-secret-env",
+            SECRET_VAR,
+        ],
+        &[(SECRET_VAR, CLIENT_SECRET)],
+    );
+    assert_eq!(init.code, 0, "{}", init.all_output());
+    let config = std::fs::read_to_string(dir.path().join("mcpspec.yaml")).unwrap();
+    assert!(
+        config.contains(&format!(
+            "    auth:\n      grant: client_credentials\n      clientId: \"{CLIENT_ID}\"\n      clientSecretEnv: {SECRET_VAR}"
+        )),
+        "{config}"
+    );
+    let run = run_in(dir.path(), &["run"], &[(SECRET_VAR, CLIENT_SECRET)]);
+    assert_eq!(run.code, 0, "{}", run.all_output());
+    let mut written = init.all_output() + &run.all_output();
+    for entry in walkdir(dir.path()) {
+        written.push_str(&std::fs::read_to_string(entry).unwrap_or_default());
+    }
+    let tokens = auth.tokens();
+    let mut secrets = vec![CLIENT_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret(&written, &secrets);
+}
+
+/// Without credentials, init against a server behind OAuth ends with the 401 and says what
+/// it found: the authorization server, its grants, the command and the `auth:` block with
+/// placeholders for the client.
+#[test]
+fn init_without_credentials_names_the_authorization_and_the_auth_block() {
+    let auth = AuthServer::start(3600);
+    let server = resource_server(&auth.issuer, &auth.issuer, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let init = run_in(dir.path(), &["init", "--url", &server.url], &[]);
+    assert_ne!(init.code, 0, "{}", init.all_output());
+    let said = &init.stderr;
+    assert!(said.contains("HTTP 401"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "the server is behind OAuth: its authorization server {} supports the grants client_credentials",
+            auth.issuer
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("--oauth-client-id CLIENT_ID --oauth-client-secret-env MCP_CLIENT_SECRET"),
+        "{said}"
+    );
+    assert!(
+        said.contains("      clientSecretEnv: MCP_CLIENT_SECRET"),
+        "{said}"
+    );
+    assert!(!dir.path().join("mcpspec.yaml").exists());
+}
+
+/// Every file under `dir`.
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}

@@ -12,7 +12,8 @@ mod discover;
 use std::time::{Duration, Instant};
 
 pub use discover::{
-    SignInError, Step, auth_param, canonical_uri, same_uri, server_metadata_urls, well_known,
+    SignInError, Step, TokenEndpoint, auth_param, canonical_uri, same_uri, server_metadata_urls,
+    well_known,
 };
 
 /// A confidential client registered with the authorization server.
@@ -207,6 +208,26 @@ impl OAuth {
             renew_at,
         })
     }
+}
+
+/// The authorization an MCP endpoint declares, found as a client finds it (its 401
+/// challenge, the protected-resource metadata, the authorization server's metadata):
+/// what `mcpspec init` writes an `auth:` block from. `Ok(None)`: the endpoint answered
+/// a request without a token with something else than 401.
+pub async fn discover_authorization(
+    url: &str,
+    timeout: Duration,
+) -> Result<Option<TokenEndpoint>, SignInError> {
+    let client = super::reqwest_client::shared_client()
+        .map_err(|e| SignInError::new(Step::Challenge, url, e))?;
+    let flow = discover::Flow {
+        client: &client,
+        timeout,
+    };
+    if !flow.refuses_without_token(url).await? {
+        return Ok(None);
+    }
+    flow.token_endpoint(url).await.map(Some)
 }
 
 /// Whether a `WWW-Authenticate` value says the token was refused as invalid or expired

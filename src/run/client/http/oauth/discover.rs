@@ -75,6 +75,11 @@ pub struct TokenEndpoint {
     pub resource: String,
     /// From the challenge's `scope`, else the resource metadata's `scopes_supported`.
     pub scope: Option<String>,
+    /// The authorization server (its `issuer`).
+    pub issuer: String,
+    /// Its `grant_types_supported` (RFC 8414 §2: absent means `authorization_code` and
+    /// `implicit`).
+    pub grant_types: Vec<String>,
 }
 
 /// A token response's fields that matter here.
@@ -161,10 +166,23 @@ impl Flow<'_> {
                     "its `token_endpoint` `{url}` is not an http(s) URL"
                 ))
             })?;
+        let grant_types = match server
+            .get("grant_types_supported")
+            .and_then(Value::as_array)
+        {
+            Some(grants) => grants
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            None => vec!["authorization_code".into(), "implicit".into()],
+        };
         Ok(TokenEndpoint {
             url: url.to_string(),
             resource,
             scope: challenge_scope.or(metadata_scope),
+            issuer,
+            grant_types,
         })
     }
 
@@ -226,17 +244,31 @@ impl Flow<'_> {
         })
     }
 
-    /// A request without a token: the 401's `WWW-Authenticate`, if it came with one.
-    async fn challenge(&self, url: &str) -> Result<Option<String>, SignInError> {
-        let request = self
-            .client
+    /// Whether a request without a token gets 401.
+    pub async fn refuses_without_token(&self, url: &str) -> Result<bool, SignInError> {
+        let request = self.unauthenticated(url);
+        let response = tokio::time::timeout(self.timeout, request.send())
+            .await
+            .map_err(|_| SignInError::new(Step::Challenge, url, self.timed_out()))?
+            .map_err(|e| SignInError::new(Step::Challenge, url, describe_reqwest(&e)))?;
+        Ok(response.status() == reqwest::StatusCode::UNAUTHORIZED)
+    }
+
+    /// A harmless JSON-RPC request without a token.
+    fn unauthenticated(&self, url: &str) -> reqwest::RequestBuilder {
+        self.client
             .post(url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(
                 reqwest::header::ACCEPT,
                 "application/json, text/event-stream",
             )
-            .body(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#);
+            .body(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#)
+    }
+
+    /// A request without a token: the 401's `WWW-Authenticate`, if it came with one.
+    async fn challenge(&self, url: &str) -> Result<Option<String>, SignInError> {
+        let request = self.unauthenticated(url);
         let response = tokio::time::timeout(self.timeout, request.send())
             .await
             .map_err(|_| SignInError::new(Step::Challenge, url, self.timed_out()))?
