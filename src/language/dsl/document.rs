@@ -412,6 +412,9 @@ pub enum CheckKind {
     /// HTTP, with `auth:`: a token mcpspec fetches for another resource (RFC 8707) gets
     /// 401 with a Bearer challenge.
     OtherResourceTokenRejected,
+    /// HTTP, with `auth:`: a token of the sign-in's client that lives at most 10 s is
+    /// waited out and sent: 401 with a Bearer challenge (skipped when tokens live longer).
+    ExpiredTokenRefused,
     /// HTTP, with `auth:`: a token fetched without the needed scope (or with
     /// `narrow_scope`) gets 403 with `error="insufficient_scope"` and the `scope` needed
     /// (skipped when that token is accepted).

@@ -136,12 +136,12 @@ impl OAuth {
     /// A token other than the run's, for the checks that need one (security-auth-flow):
     /// through the same token endpoint and client, for `resource` instead of this
     /// server's canonical URI, and with `scope` instead of the sign-in's (`Some(None)`: no
-    /// `scope` at all). Never cached; registered as a secret.
+    /// `scope` at all). Never cached; registered as a secret. With its `expires_in`.
     pub async fn other_token(
         &self,
         resource: Option<&str>,
         scope: Option<Option<&str>>,
-    ) -> Result<String, SignInError> {
+    ) -> Result<(String, Option<u64>), SignInError> {
         let client = super::reqwest_client::shared_client()
             .map_err(|e| SignInError::new(Step::Challenge, &self.url, e))?;
         let flow = discover::Flow {
@@ -165,7 +165,7 @@ impl OAuth {
         }
         let granted = flow.client_credentials(&endpoint, &credentials).await?;
         crate::ground::redact::remember(std::slice::from_ref(&granted.access_token));
-        Ok(granted.access_token)
+        Ok((granted.access_token, granted.expires_in))
     }
 
     async fn fetch(&self, state: &mut State) -> Result<String, SignInError> {

@@ -226,7 +226,7 @@ pub async fn other_resource_token_rejected(conn: &mut Connection) -> Result<Chec
         Err(skip) => return Ok(skip),
     };
     let token = match auth.other_token(Some(OTHER_RESOURCE), None).await {
-        Ok(token) => token,
+        Ok((token, _)) => token,
         Err(e) => {
             return Ok(CheckOutcome::Skip(format!(
                 "the authorization server issued no token for another resource ({OTHER_RESOURCE}): {e} — set wrong_audience_token for security-auth instead"
@@ -251,6 +251,59 @@ pub async fn other_resource_token_rejected(conn: &mut Connection) -> Result<Chec
     })
 }
 
+/// The longest a token may live for `expired_token_refused` to wait until it expires.
+pub const LONGEST_WAIT_SECS: u64 = 10;
+
+/// MCP authorization: "Invalid or expired tokens MUST receive a HTTP 401 response". A
+/// token of the sign-in's client that lives at most [`LONGEST_WAIT_SECS`] is waited out and
+/// sent; an authorization server whose tokens live longer makes the check skip (then
+/// `security-auth`'s `expired_token_rejected` takes an expired token as a parameter).
+pub async fn expired_token_refused(conn: &mut Connection) -> Result<CheckOutcome, String> {
+    let auth = match sign_in(conn) {
+        Ok(auth) => auth,
+        Err(skip) => return Ok(skip),
+    };
+    let (token, expires_in) = match auth.other_token(None, None).await {
+        Ok(granted) => granted,
+        Err(e) => return Err(e.to_string()),
+    };
+    let life = match expires_in {
+        Some(secs) if secs <= LONGEST_WAIT_SECS => secs,
+        life => {
+            return Ok(CheckOutcome::Skip(format!(
+                "the authorization server's tokens live {}: too long to wait until one expires (at most {LONGEST_WAIT_SECS}s); security-auth's expired_token_rejected takes an expired token (--set expired_token=env:VAR)",
+                life.map_or("without an expires_in".into(), |s| format!("{s}s"))
+            )));
+        }
+    };
+    conn.note(format!(
+        "waiting {}s for a token that lives {life}s to expire",
+        life + 1
+    ));
+    tokio::time::sleep(std::time::Duration::from_secs(life + 1)).await;
+    let (status, challenge) = send_with_token(conn, &token).await?;
+    Ok(match status {
+        401 if challenge.as_deref().is_some_and(is_bearer) => CheckOutcome::Pass,
+        status => CheckOutcome::fail(
+            format!(
+                "a token past its expiry got HTTP {status}{}",
+                if status == 401 {
+                    " without a Bearer challenge"
+                } else {
+                    ": the server does not check `exp`"
+                }
+            ),
+            "HTTP 401 with WWW-Authenticate: Bearer …",
+            Some(format!(
+                "HTTP {status}, {}",
+                challenge.map_or("no WWW-Authenticate".into(), |c| format!(
+                    "WWW-Authenticate: {c}"
+                ))
+            )),
+        ),
+    })
+}
+
 /// 2025-11-25 step-up: a token without the scope a request needs gets 403 with
 /// `error="insufficient_scope"` and the `scope` needed.
 pub async fn insufficient_scope_step_up(
@@ -264,7 +317,7 @@ pub async fn insufficient_scope_step_up(
     let narrow = params.get(NARROW_SCOPE).and_then(Value::as_str);
     let asked = narrow.map_or("no scope".to_string(), |s| format!("scope `{s}`"));
     let token = match auth.other_token(None, Some(narrow)).await {
-        Ok(token) => token,
+        Ok((token, _)) => token,
         Err(e) => {
             return Ok(CheckOutcome::Skip(format!(
                 "the authorization server issued no token with {asked}: {e}"

@@ -124,6 +124,7 @@ pub async fn run(
                 auth_flow::authorization_server(conn, auth_flow::ServerCheck::PkceS256).await
             }
             K::OtherResourceTokenRejected => auth_flow::other_resource_token_rejected(conn).await,
+            K::ExpiredTokenRefused => auth_flow::expired_token_refused(conn).await,
             K::InsufficientScopeStepUp => auth_flow::insufficient_scope_step_up(conn, params).await,
             K::QueryTokenRejected => auth_flow::query_token_rejected(conn).await,
             K::RateLimit => rate_limit::rate_limit(conn, params).await,
