@@ -8,6 +8,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
@@ -1130,4 +1131,278 @@ fn two_runs_renewing_one_cached_sign_in_at_once_both_pass() {
     }
     let cache = std::fs::read_to_string(config.path().join("tokens.json")).unwrap();
     serde_json::from_str::<serde_json::Value>(&cache).expect("the cache is whole JSON");
+}
+
+/// The `security-auth-flow` suite of the security pack against the example server behind
+/// the test authorization server, signed in with `client_credentials`, in `era`: step →
+/// (status, message), and everything written.
+fn auth_flow_outcomes(
+    auth: &AuthServer,
+    defect: Option<&str>,
+    era: &str,
+) -> (BTreeMap<String, (String, String)>, String) {
+    let mut extra = vec![];
+    if let Some(d) = defect {
+        extra.extend(["--defect", d]);
+    }
+    let server = resource_server(&auth.issuer, &auth.issuer, &extra);
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "security",
+        "--filter",
+        "security-auth-flow",
+        "--url",
+        &server.url,
+        "--era",
+        era,
+        "--oauth-client-id",
+        CLIENT_ID,
+        "--oauth-client-secret-env",
+        SECRET_VAR,
+        "--json",
+        "result.json",
+    ];
+    let run = run_in(dir.path(), &args, &[(SECRET_VAR, CLIENT_SECRET)]);
+    let written = all_written(dir.path(), &run);
+    let suite = auth_flow_suite(dir.path(), &run);
+    let mut out = BTreeMap::new();
+    for step in suite["steps"].as_array().unwrap() {
+        let outcome = &step["outcome"];
+        let message = [
+            &outcome["reason"],
+            &outcome["message"],
+            &outcome["failures"][0]["message"],
+        ]
+        .into_iter()
+        .find_map(serde_json::Value::as_str)
+        .unwrap_or("")
+        .to_string();
+        out.insert(
+            step["name"].as_str().unwrap().to_string(),
+            (outcome["status"].as_str().unwrap().to_string(), message),
+        );
+    }
+    (out, written)
+}
+
+/// The `security-auth-flow` suite of the JSON report `run` wrote to `dir`.
+fn auth_flow_suite(dir: &Path, run: &Run) -> serde_json::Value {
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("result.json"))
+            .unwrap_or_else(|e| panic!("no report ({e}): {}", run.all_output())),
+    )
+    .unwrap();
+    report["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["scenario"] == "security-auth-flow")
+        .unwrap_or_else(|| panic!("no security-auth-flow suite: {}", run.all_output()))
+        .clone()
+}
+
+const AUTH_FLOW_CHECKS: [&str; 6] = [
+    "resource_metadata_served",
+    "authorization_server_metadata_valid",
+    "pkce_s256_advertised",
+    "other_resource_token_rejected",
+    "insufficient_scope_step_up",
+    "query_token_rejected",
+];
+
+/// Waits out a token, so it needs tokens that live a few seconds (see below).
+const EXPIRY_CHECK: &str = "expired_token_refused";
+
+#[test]
+fn the_auth_flow_suite_passes_on_the_sound_server_in_both_eras() {
+    let auth = AuthServer::start(3600);
+    for era in ["legacy", "modern"] {
+        let (outcomes, _) = auth_flow_outcomes(&auth, None, era);
+        for check in AUTH_FLOW_CHECKS {
+            let (status, message) = outcomes
+                .get(check)
+                .unwrap_or_else(|| panic!("{era}: no step {check}: {outcomes:?}"));
+            assert_eq!(status, "passed", "{era}: {check}: {message}");
+        }
+        let (status, reason) = &outcomes[EXPIRY_CHECK];
+        assert_eq!(status, "skipped", "{reason}");
+        assert!(
+            reason.contains("tokens live 3600s: too long to wait"),
+            "{reason}"
+        );
+    }
+    // The second tokens (another resource, no scope) and the run's own: none shows.
+    let (_, written) = auth_flow_outcomes(&auth, None, "legacy");
+    let tokens = auth.tokens();
+    assert!(
+        tokens.len() >= 3,
+        "the run's token and the two others: {tokens:?}"
+    );
+    let mut secrets = vec![CLIENT_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret(&written, &secrets);
+}
+
+#[test]
+fn each_auth_flow_weakness_fails_its_check_and_nothing_else_in_the_suite() {
+    let cases = common::table::read_as(
+        "tests/defects/auth-flow.tsv",
+        &["defect", "check", "status"],
+        |row| {
+            (
+                row.get("defect").to_string(),
+                row.get("check").to_string(),
+                row.one_of("status", &["failed", "warning"]).to_string(),
+            )
+        },
+    );
+    let auth = AuthServer::start(3600);
+    let mut problems = Vec::new();
+    for (defect, check, want) in &cases {
+        let (outcomes, _) = auth_flow_outcomes(&auth, Some(defect), "legacy");
+        for (step, (status, message)) in &outcomes {
+            let expected = match step.as_str() {
+                step if step == check => want.as_str(),
+                EXPIRY_CHECK => "skipped",
+                _ => "passed",
+            };
+            if status != expected {
+                problems.push(format!(
+                    "--defect {defect}: {step} is {status} ({message}), expected {expected}"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// With tokens that live 2 s, the expiry check waits one out: the sound server refuses it
+/// with 401 and a challenge, `auth-ignore-expiry` takes it.
+#[test]
+fn a_short_lived_token_is_waited_out_and_must_be_refused_once_expired() {
+    let auth = AuthServer::start(2);
+    let (outcomes, _) = auth_flow_outcomes(&auth, None, "legacy");
+    let (status, message) = &outcomes[EXPIRY_CHECK];
+    assert_eq!(status, "passed", "{message}");
+    let (outcomes, _) = auth_flow_outcomes(&auth, Some("auth-ignore-expiry"), "legacy");
+    let (status, message) = &outcomes[EXPIRY_CHECK];
+    assert_eq!(status, "failed", "{message}");
+    assert!(message.contains("does not check `exp`"), "{message}");
+}
+
+#[test]
+fn without_an_auth_block_the_flow_checks_skip_with_the_reason() {
+    let auth = AuthServer::start(3600);
+    let server = resource_server(&auth.issuer, &auth.issuer, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_in(
+        dir.path(),
+        &[
+            "run",
+            "security",
+            "--url",
+            &server.url,
+            "--json",
+            "result.json",
+        ],
+        &[],
+    );
+    let suite = auth_flow_suite(dir.path(), &run);
+    for step in suite["steps"].as_array().unwrap() {
+        let outcome = &step["outcome"];
+        assert_eq!(outcome["status"], "skipped", "{step:#}");
+        let reason = outcome["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("no OAuth sign-in") || reason.contains("needs a valid token"),
+            "{reason}"
+        );
+    }
+}
+
+/// `mcpspec init --url` with the OAuth flags signs in, and the project it writes names the
+/// client and where its secret is read — never the secret — and runs as written.
+#[test]
+fn init_with_the_oauth_flags_writes_the_auth_block_and_the_project_runs() {
+    let auth = AuthServer::start(3600);
+    let server = resource_server(&auth.issuer, &auth.issuer, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let init = run_in(
+        dir.path(),
+        &[
+            "init",
+            "--url",
+            &server.url,
+            "--oauth-client-id",
+            CLIENT_ID,
+            "--oauth-client-secret-env",
+            SECRET_VAR,
+        ],
+        &[(SECRET_VAR, CLIENT_SECRET)],
+    );
+    assert_eq!(init.code, 0, "{}", init.all_output());
+    let config = std::fs::read_to_string(dir.path().join("mcpspec.yaml")).unwrap();
+    assert!(
+        config.contains(&format!(
+            "    auth:\n      grant: client_credentials\n      clientId: \"{CLIENT_ID}\"\n      clientSecretEnv: {SECRET_VAR}"
+        )),
+        "{config}"
+    );
+    let run = run_in(dir.path(), &["run"], &[(SECRET_VAR, CLIENT_SECRET)]);
+    assert_eq!(run.code, 0, "{}", run.all_output());
+    let mut written = init.all_output() + &run.all_output();
+    for entry in walkdir(dir.path()) {
+        written.push_str(&std::fs::read_to_string(entry).unwrap_or_default());
+    }
+    let tokens = auth.tokens();
+    let mut secrets = vec![CLIENT_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret(&written, &secrets);
+}
+
+/// Without credentials, init against a server behind OAuth ends with the 401 and says what
+/// it found: the authorization server, its grants, the command and the `auth:` block with
+/// placeholders for the client.
+#[test]
+fn init_without_credentials_names_the_authorization_and_the_auth_block() {
+    let auth = AuthServer::start(3600);
+    let server = resource_server(&auth.issuer, &auth.issuer, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let init = run_in(dir.path(), &["init", "--url", &server.url], &[]);
+    assert_ne!(init.code, 0, "{}", init.all_output());
+    let said = &init.stderr;
+    assert!(said.contains("HTTP 401"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "the server is behind OAuth: its authorization server {} supports the grants client_credentials",
+            auth.issuer
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("--oauth-client-id CLIENT_ID --oauth-client-secret-env MCP_CLIENT_SECRET"),
+        "{said}"
+    );
+    assert!(
+        said.contains("      clientSecretEnv: MCP_CLIENT_SECRET"),
+        "{said}"
+    );
+    assert!(!dir.path().join("mcpspec.yaml").exists());
+}
+
+/// Every file under `dir`.
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
 }

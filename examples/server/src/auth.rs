@@ -65,6 +65,19 @@ pub struct JwtAuth {
     alg_none: bool,
     no_challenge: bool,
     no_resource_metadata: bool,
+    metadata_off_well_known: bool,
+    /// `auth-server-no-pkce` / `auth-server-incomplete`: the server names itself as
+    /// authorization server and re-serves the real one's metadata, weakened.
+    self_served_server: Option<ServerWeakness>,
+    scope_401: bool,
+    query_token: bool,
+}
+
+/// How the re-served authorization-server metadata is weakened.
+#[derive(Clone, Copy, Debug)]
+enum ServerWeakness {
+    NoPkce,
+    Incomplete,
 }
 
 impl JwtAuth {
@@ -87,6 +100,16 @@ impl JwtAuth {
             alg_none: defects.has(&Defect::AuthAlgNone),
             no_challenge: defects.has(&Defect::AuthNoChallenge),
             no_resource_metadata: defects.has(&Defect::AuthNoResourceMetadata),
+            metadata_off_well_known: defects.has(&Defect::AuthMetadataOffWellKnown),
+            self_served_server: if defects.has(&Defect::AuthServerNoPkce) {
+                Some(ServerWeakness::NoPkce)
+            } else if defects.has(&Defect::AuthServerIncomplete) {
+                Some(ServerWeakness::Incomplete)
+            } else {
+                None
+            },
+            scope_401: defects.has(&Defect::AuthScope401),
+            query_token: defects.has(&Defect::AuthQueryToken),
         }
     }
 
@@ -94,6 +117,7 @@ impl JwtAuth {
     pub fn metadata(&self) -> Value {
         let issuer = match &self.keys {
             Keys::Secret(_) => format!("{}/", self.origin),
+            Keys::Jwks { .. } if self.self_served_server.is_some() => self.origin.clone(),
             Keys::Jwks { issuer, .. } => issuer.clone(),
         };
         let mut doc = serde_json::json!({
@@ -217,8 +241,58 @@ impl JwtAuth {
         }
     }
 
+    /// Where the protected-resource metadata is served: its well-known URI, or under
+    /// `auth-metadata-off-well-known` only the path the challenge names.
+    fn metadata_path(&self) -> &'static str {
+        if self.metadata_off_well_known {
+            OFF_WELL_KNOWN_METADATA_PATH
+        } else {
+            METADATA_PATH
+        }
+    }
+
+    /// Under `auth-server-*`: the real authorization server's metadata (OpenID discovery
+    /// of `--auth-issuer`), with this server as `issuer` and the weakness applied.
+    async fn self_served_server_metadata(&self) -> Result<Value, String> {
+        let (Some(weakness), Keys::Jwks { issuer, .. }) = (self.self_served_server, &self.keys)
+        else {
+            return Err("not an authorization server".into());
+        };
+        let url = format!(
+            "{}/.well-known/openid-configuration",
+            issuer.trim_end_matches('/')
+        );
+        let client = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(10))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let response = client
+            .get(&url)
+            .send()
+            .await
+            .map_err(|e| format!("GET {url}: {e}"))?;
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| format!("GET {url}: {e}"))?;
+        let mut doc: Value =
+            serde_json::from_slice(&body).map_err(|e| format!("GET {url}: not JSON: {e}"))?;
+        doc["issuer"] = Value::String(self.origin.clone());
+        match weakness {
+            ServerWeakness::NoPkce => {
+                doc["code_challenge_methods_supported"] = serde_json::json!(["plain"]);
+            }
+            ServerWeakness::Incomplete => {
+                if let Some(doc) = doc.as_object_mut() {
+                    doc.remove("response_types_supported");
+                }
+            }
+        }
+        Ok(doc)
+    }
+
     fn challenge(&self, why: &str) -> String {
-        if why == INSUFFICIENT_SCOPE {
+        if why == INSUFFICIENT_SCOPE && !self.scope_401 {
             // RFC 6750 §3.1: 403 with the scope the request needs.
             let scope = self.rules.scope.as_deref().unwrap_or("");
             return format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\"");
@@ -226,8 +300,9 @@ impl JwtAuth {
         let mut challenge = String::from("Bearer");
         if !self.no_resource_metadata {
             challenge.push_str(&format!(
-                " resource_metadata=\"{}{METADATA_PATH}\"",
-                self.origin
+                " resource_metadata=\"{}{}\"",
+                self.origin,
+                self.metadata_path()
             ));
         }
         if why != "missing" {
@@ -237,6 +312,12 @@ impl JwtAuth {
         challenge
     }
 }
+
+/// Where `auth-metadata-off-well-known` serves the protected-resource metadata.
+const OFF_WELL_KNOWN_METADATA_PATH: &str = "/oauth/resource-metadata";
+
+/// The authorization-server metadata path (RFC 8414 §3) served under `auth-server-*`.
+const SERVER_METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
 
 /// The refusal answered 403 (the token is good, its scope too narrow), not 401.
 const INSUFFICIENT_SCOPE: &str = "insufficient scope";
@@ -251,17 +332,30 @@ fn audience_matches(aud: Option<&Value>, audience: &str) -> bool {
 
 /// The middleware: refuse with 401 (and the challenge) or pass the request on.
 pub async fn require_jwt(State(auth): State<JwtAuth>, request: Request, next: Next) -> Response {
-    if request.uri().path() == METADATA_PATH {
+    if request.uri().path() == auth.metadata_path() {
         return axum::Json(auth.metadata()).into_response();
     }
+    if request.uri().path() == SERVER_METADATA_PATH && auth.self_served_server.is_some() {
+        return match auth.self_served_server_metadata().await {
+            Ok(doc) => axum::Json(doc).into_response(),
+            Err(e) => (StatusCode::BAD_GATEWAY, e).into_response(),
+        };
+    }
+    // `auth-query-token`: the query string's `access_token` stands in for the header.
+    let from_query = auth
+        .query_token
+        .then(|| query_token(request.uri().query()))
+        .flatten()
+        .map(|t| format!("Bearer {t}"));
     let supplied = request
         .headers()
         .get(header::AUTHORIZATION)
-        .map(|v| v.as_bytes());
+        .map(|v| v.as_bytes())
+        .or(from_query.as_deref().map(str::as_bytes));
     let Some(why) = auth.refusal(supplied) else {
         return next.run(request).await;
     };
-    let status = if why == INSUFFICIENT_SCOPE {
+    let status = if why == INSUFFICIENT_SCOPE && !auth.scope_401 {
         StatusCode::FORBIDDEN
     } else {
         StatusCode::UNAUTHORIZED
@@ -276,6 +370,15 @@ pub async fn require_jwt(State(auth): State<JwtAuth>, request: Request, next: Ne
         body,
     )
         .into_response()
+}
+
+/// The `access_token` of a query string (RFC 6750 §2.3), as sent.
+fn query_token(query: Option<&str>) -> Option<String> {
+    query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("access_token="))
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
 }
 
 /// An HS256 JWT with these claims (a JSON object), signed with `secret`.

@@ -117,6 +117,11 @@ pub enum Defect {
     AuthAlgNone,
     AuthNoChallenge,
     AuthNoResourceMetadata,
+    AuthMetadataOffWellKnown,
+    AuthServerNoPkce,
+    AuthServerIncomplete,
+    AuthScope401,
+    AuthQueryToken,
     // Tool-calling defects: each breaks one rule of the tool checks (conformance, security).
     CrashOnWrongType,
     HangOnOversized,

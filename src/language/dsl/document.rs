@@ -489,6 +489,29 @@ pub enum CheckKind {
     /// The HTTP endpoint refuses a request without credentials (401/403); fails with
     /// "endpoint is unauthenticated" otherwise (skipped over stdio).
     EndpointRequiresAuth,
+    /// HTTP, with the OAuth sign-in (`auth:`): the protected-resource metadata is served
+    /// at its well-known URI (RFC 9728), names this server as its `resource` and lists
+    /// `authorization_servers`.
+    ResourceMetadataServed,
+    /// HTTP, with `auth:`: the authorization server's metadata (RFC 8414 / OpenID
+    /// discovery) has the `issuer` the resource names, a `token_endpoint` and
+    /// `response_types_supported`.
+    AuthorizationServerMetadataValid,
+    /// HTTP, with `auth:`: the authorization server lists `S256` among
+    /// `code_challenge_methods_supported`.
+    PkceS256Advertised,
+    /// HTTP, with `auth:`: a token mcpspec fetches for another resource (RFC 8707) gets
+    /// 401 with a Bearer challenge.
+    OtherResourceTokenRejected,
+    /// HTTP, with `auth:`: a token of the sign-in's client that lives at most 10 s is
+    /// waited out and sent: 401 with a Bearer challenge (skipped when tokens live longer).
+    ExpiredTokenRefused,
+    /// HTTP, with `auth:`: a token fetched without the needed scope (or with
+    /// `narrow_scope`) gets 403 with `error="insufficient_scope"` and the `scope` needed
+    /// (skipped when that token is accepted).
+    InsufficientScopeStepUp,
+    /// HTTP: the valid token sent only as `?access_token=` is refused (400/401/403).
+    QueryTokenRejected,
     /// A bounded burst (`rate_limit_requests` requests within `rate_limit_seconds`) shows
     /// whether the server throttles (HTTP 429 or an error): fails when nothing was throttled.
     RateLimit,
@@ -668,6 +691,7 @@ impl CheckKind {
                 "injection_disable",
             ],
             CheckKind::RateLimit => &["rate_limit_requests", "rate_limit_seconds"],
+            CheckKind::InsufficientScopeStepUp => &[NARROW_SCOPE],
             CheckKind::ListenDeliversListChanged
             | CheckKind::ListenOnlyRequested
             | CheckKind::ListenEndsOnCancel => &[LIST_CHANGE_TOOL],
@@ -680,6 +704,10 @@ impl CheckKind {
 /// checks' trigger, and what makes a scenario change a shared server for every client
 /// ([`super::scenario::Step::changes_target`]).
 pub const LIST_CHANGE_TOOL: &str = "list_change_tool";
+
+/// The parameter naming the scope of the too-narrow token of
+/// `insufficient_scope_step_up` (unset: the token is asked for without a scope).
+pub const NARROW_SCOPE: &str = "narrow_scope";
 
 /// A contract check: snapshot the server over this connection and diff it with a
 /// baseline; changes that the rules make failing fail the step.

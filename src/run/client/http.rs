@@ -537,6 +537,33 @@ impl HttpTransport {
     }
 }
 
+impl HttpTransport {
+    /// Send `out` with `name=value` added to the endpoint's query string, without the
+    /// sign-in's token (`out` drops or sets `Authorization` itself): the HTTP status. For
+    /// the check that tokens are never taken from the query string.
+    pub async fn status_with_query(
+        &self,
+        out: &Outgoing,
+        name: &str,
+        value: &str,
+    ) -> Result<u16, TransportError> {
+        let mut url =
+            reqwest::Url::parse(&self.url).map_err(|e| TransportError::Io(e.to_string()))?;
+        url.query_pairs_mut().append_pair(name, value);
+        let headers = self.headers_for(out, None)?;
+        let send = send_once_more(&self.client, |client| {
+            client
+                .post(url.clone())
+                .headers(headers.clone())
+                .body(out.body.clone())
+        });
+        match tokio::time::timeout(out.timeout, send).await {
+            Ok(r) => Ok(r?.0.status().as_u16()),
+            Err(_) => Err(TransportError::Timeout(out.timeout)),
+        }
+    }
+}
+
 /// What an HTTP request left open got back: an SSE stream to read on, or a complete
 /// reply (JSON, an error status, 202) when the server did not stream.
 pub enum Opened {

@@ -161,14 +161,20 @@ pub(super) async fn probe(
     conn: &mut Connection,
     headers: &IndexMap<String, Option<String>>,
 ) -> Result<crate::run::client::Exchange, String> {
-    let method = match conn.negotiated.kind {
-        EraKind::Modern => methods::SERVER_DISCOVER,
-        EraKind::Legacy => methods::PING,
-    };
+    let method = probe_method(conn);
     let id = conn.next_id();
     let timeout = conn.target().timeout;
     let out = conn.build(method, None, Some(id), &IndexMap::new(), headers, timeout);
     conn.send(&out).await.map_err(|e| e.to_string())
+}
+
+/// The probe's method: harmless and valid in the connection's era (`server/discover`,
+/// legacy `ping`).
+pub(super) fn probe_method(conn: &Connection) -> &'static str {
+    match conn.negotiated.kind {
+        EraKind::Modern => methods::SERVER_DISCOVER,
+        EraKind::Legacy => methods::PING,
+    }
 }
 
 /// Unpadded base64url (RFC 4648 §5), as JWTs use it.

@@ -55,7 +55,9 @@ pub async fn init(args: InitArgs) -> i32 {
                     for (_, c) in connections {
                         c.close().await;
                     }
-                    return crate::face::app::connect_failed(&e, &secrets);
+                    let code = crate::face::app::connect_failed(&e, &secrets);
+                    explain_oauth(&args.target).await;
+                    return code;
                 }
             }
         }
@@ -183,6 +185,58 @@ pub async fn init(args: InitArgs) -> i32 {
     exit::OK
 }
 
+/// The variable the suggested `auth:` block names for the client secret.
+const SECRET_PLACEHOLDER: &str = "MCP_CLIENT_SECRET";
+
+/// The client id of the suggested `auth:` block: the one registered with the server's
+/// authorization server, which only its owner knows.
+const CLIENT_ID_PLACEHOLDER: &str = "CLIENT_ID";
+
+/// After a failed connection to an HTTP target given no credentials: when the server is
+/// behind OAuth, say which authorization server, which grants, and the `auth:` block
+/// (placeholders for the client, never a secret) and command that sign in.
+async fn explain_oauth(t: &TargetArgs) {
+    let (Some(url), None, None) = (&t.url, &t.bearer_env, &t.oauth_client_id) else {
+        return;
+    };
+    if t.headers.iter().any(|h| {
+        h.split_once(':')
+            .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("authorization"))
+    }) {
+        return;
+    }
+    let timeout = t.timeout.unwrap_or(crate::face::cli::DEFAULT_TIMEOUT);
+    let found = crate::run::client::http::oauth::discover_authorization(url, timeout).await;
+    let Ok(Some(endpoint)) = found else {
+        return;
+    };
+    let grants = endpoint.grant_types.join(", ");
+    let safe_url = crate::ground::redact::safe_url(url);
+    if !endpoint
+        .grant_types
+        .iter()
+        .any(|g| g == "client_credentials")
+    {
+        errln!(
+            "note: the server is behind OAuth: its authorization server {} supports the grants {grants}, not client_credentials (the grant CI signs in with)\n  = help: a person signs in once with `mcpspec auth login {}` (later runs and init use the cached sign-in); CI gives a token with --bearer-env VAR",
+            endpoint.issuer,
+            shell_words::quote(&safe_url)
+        );
+        return;
+    }
+    let block = render::AuthConfig {
+        client_id: CLIENT_ID_PLACEHOLDER.into(),
+        secret: render::AuthSecret::Env(SECRET_PLACEHOLDER.into()),
+        scope: None,
+    };
+    errln!(
+        "note: the server is behind OAuth: its authorization server {} supports the grants {grants}\n  = help: with a client registered there (client_credentials), init signs in and writes the target's `auth:` block:\n      {SECRET_PLACEHOLDER}=… mcpspec init --url {} --oauth-client-id {CLIENT_ID_PLACEHOLDER} --oauth-client-secret-env {SECRET_PLACEHOLDER}\n    mcpspec.yaml then holds (the secret stays in the variable):\n{}",
+        endpoint.issuer,
+        shell_words::quote(&safe_url),
+        block.yaml().trim_end()
+    );
+}
+
 /// Add the run state file to the project's `.gitignore` (created if need be) unless a line
 /// already names it or `.mcpspec/`; whether a line was added.
 fn ignore_state(dir: &Path) -> std::io::Result<bool> {
@@ -280,6 +334,19 @@ fn target_config(t: &TargetArgs, dir: &Path) -> Result<render::TargetConfig, Usa
         cwd: t.cwd.as_deref().map(|c| relative_to(c, dir)),
         headers,
         bearer_env: t.bearer_env.clone(),
+        auth: t
+            .oauth_client_id
+            .as_ref()
+            .map(|client_id| render::AuthConfig {
+                client_id: client_id.clone(),
+                secret: match (&t.oauth_client_secret_env, &t.oauth_client_secret_file) {
+                    (Some(var), _) => render::AuthSecret::Env(var.clone()),
+                    (None, Some(file)) => render::AuthSecret::File(relative_to(file, dir)),
+                    // The flags ask for one of the two (`to_target` said so already).
+                    (None, None) => render::AuthSecret::Env(SECRET_PLACEHOLDER.into()),
+                },
+                scope: t.oauth_scope.clone(),
+            }),
         timeout: t.timeout.map(|d| humantime::format_duration(d).to_string()),
         omitted,
     })

@@ -36,9 +36,48 @@ pub struct TargetConfig {
     pub cwd: Option<String>,
     pub headers: Vec<(String, String)>,
     pub bearer_env: Option<String>,
+    /// The OAuth sign-in (`auth:`), its secret named, never written.
+    pub auth: Option<AuthConfig>,
     pub timeout: Option<String>,
     /// One comment line each: what was left out and why (secrets).
     pub omitted: Vec<String>,
+}
+
+/// A target's `auth:` block (`client_credentials`): where the secret is read, not the secret.
+pub struct AuthConfig {
+    pub client_id: String,
+    /// `clientSecretEnv`, else `clientSecretFile`.
+    pub secret: AuthSecret,
+    pub scope: Option<String>,
+}
+
+pub enum AuthSecret {
+    Env(String),
+    File(String),
+}
+
+impl AuthConfig {
+    /// The block, indented for a target of `mcpspec.yaml`.
+    pub fn yaml(&self) -> String {
+        let mut out = format!(
+            "    auth:\n      grant: client_credentials\n      clientId: {}\n",
+            quoted(&self.client_id)
+        );
+        match &self.secret {
+            AuthSecret::Env(var) => out.push_str(&format!(
+                "      clientSecretEnv: {}   # the client secret is read from this variable at run time\n",
+                scalar(var)
+            )),
+            AuthSecret::File(path) => out.push_str(&format!(
+                "      clientSecretFile: {}   # the client secret is read from this file at run time\n",
+                quoted(path)
+            )),
+        }
+        if let Some(scope) = &self.scope {
+            out.push_str(&format!("      scope: {}\n", quoted(scope)));
+        }
+        out
+    }
 }
 
 /// The JSON Schemas the generated files point their editors at.
@@ -180,6 +219,9 @@ fn config(eras: &[EraSeen], t: &TargetConfig, server: &str) -> String {
             "    bearerEnv: {}   # the token is read from this variable at run time\n",
             scalar(var)
         ));
+    }
+    if let Some(auth) = &t.auth {
+        out.push_str(&auth.yaml());
     }
     for line in &t.omitted {
         out.push_str(&format!("    # {line}\n"));
@@ -350,6 +392,7 @@ mod tests {
             cwd: None,
             headers: Vec::new(),
             bearer_env: None,
+            auth: None,
             timeout: None,
             omitted: Vec::new(),
         };

@@ -81,6 +81,27 @@ impl Connection {
         Some(result)
     }
 
+    /// HTTP: send `out` with `name=value` in the query string instead of a token in the
+    /// header (see `HttpTransport::status_with_query`): the status; `None` over stdio.
+    /// The value is left out of the transcript.
+    pub async fn status_with_query(
+        &mut self,
+        out: &Outgoing,
+        name: &str,
+        value: &str,
+    ) -> Option<Result<u16, TransportError>> {
+        let Transport::Http(t) = &self.transport else {
+            return None;
+        };
+        let result = t.status_with_query(out, name, value).await;
+        let note = match &result {
+            Ok(status) => format!("POST ?{name}=…: HTTP {status}"),
+            Err(e) => format!("POST ?{name}=…: {e}"),
+        };
+        self.record(Direction::Note, note, None);
+        Some(result)
+    }
+
     /// HTTP: GET `path` on the endpoint's origin as JSON, logged. `None` over stdio.
     pub async fn get_json(
         &mut self,

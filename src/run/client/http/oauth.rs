@@ -17,7 +17,10 @@ pub mod login;
 use std::time::{Duration, Instant};
 
 use discover::ClientAuth;
-pub use discover::{SignInError, Step, canonical_uri};
+pub use discover::{
+    SignInError, Step, TokenEndpoint, auth_param, canonical_uri, same_uri, server_metadata_urls,
+    well_known,
+};
 
 /// How the run gets its tokens.
 #[derive(Debug)]
@@ -164,6 +167,67 @@ impl OAuth {
     /// Why the sign-in failed for good, if it did (the run ends with this error).
     pub fn failure(&self) -> Option<SignInError> {
         self.state.try_lock().ok()?.failure.clone()
+    }
+
+    /// The MCP endpoint signed in to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// GET a document of the flow (metadata) as JSON, bounded like the sign-in's own
+    /// requests: `(status, body)`, the body `None` when it is not JSON.
+    pub async fn document(&self, url: &str) -> Result<(u16, Option<serde_json::Value>), String> {
+        let client = super::reqwest_client::shared_client()?;
+        discover::Flow {
+            client: &client,
+            timeout: self.timeout,
+        }
+        .document(url)
+        .await
+    }
+
+    /// A token other than the run's, for the checks that need one (security-auth-flow):
+    /// through the same token endpoint and client, for `resource` instead of this
+    /// server's canonical URI, and with `scope` instead of the sign-in's (`Some(None)`: no
+    /// `scope` at all). Never cached; registered as a secret. With its `expires_in`.
+    pub async fn other_token(
+        &self,
+        resource: Option<&str>,
+        scope: Option<Option<&str>>,
+    ) -> Result<(String, Option<u64>), SignInError> {
+        let client = super::reqwest_client::shared_client()
+            .map_err(|e| SignInError::new(Step::Challenge, &self.url, e))?;
+        let flow = discover::Flow {
+            client: &client,
+            timeout: self.timeout,
+        };
+        let mut endpoint = {
+            let mut state = self.state.lock().await;
+            if state.endpoint.is_none() {
+                state.endpoint = Some(flow.token_endpoint(&self.url).await?);
+            }
+            state.endpoint.clone().expect("set above")
+        };
+        let Grant::ClientCredentials(credentials) = &self.grant else {
+            return Err(SignInError::new(
+                Step::TokenRequest,
+                &self.url,
+                "another token (another resource or scope) needs the client_credentials grant \
+                 with a client secret"
+                    .to_string(),
+            ));
+        };
+        let mut credentials = credentials.clone();
+        if let Some(resource) = resource {
+            endpoint.resource = resource.to_owned();
+        }
+        if let Some(scope) = scope {
+            credentials.scope = scope.map(str::to_owned);
+            endpoint.scope = None;
+        }
+        let granted = flow.client_credentials(&endpoint, &credentials).await?;
+        crate::ground::redact::remember(std::slice::from_ref(&granted.access_token));
+        Ok((granted.access_token, granted.expires_in))
     }
 
     async fn fetch(&self, state: &mut State) -> Result<String, SignInError> {
@@ -319,6 +383,26 @@ impl OAuth {
 /// When a token that lives `expires_in` seconds from now is renewed.
 fn renew_at(expires_in: Option<u64>) -> Option<Instant> {
     expires_in.map(|secs| Instant::now() + Duration::from_secs(secs).saturating_sub(EXPIRY_MARGIN))
+}
+
+/// The authorization an MCP endpoint declares, found as a client finds it (its 401
+/// challenge, the protected-resource metadata, the authorization server's metadata):
+/// what `mcpspec init` writes an `auth:` block from. `Ok(None)`: the endpoint answered
+/// a request without a token with something else than 401.
+pub async fn discover_authorization(
+    url: &str,
+    timeout: Duration,
+) -> Result<Option<TokenEndpoint>, SignInError> {
+    let client = super::reqwest_client::shared_client()
+        .map_err(|e| SignInError::new(Step::Challenge, url, e))?;
+    let flow = discover::Flow {
+        client: &client,
+        timeout,
+    };
+    if !flow.refuses_without_token(url).await? {
+        return Ok(None);
+    }
+    flow.token_endpoint(url).await.map(Some)
 }
 
 /// Whether a `WWW-Authenticate` value says the token was refused as invalid or expired

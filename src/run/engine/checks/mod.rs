@@ -17,6 +17,7 @@
 
 mod asks;
 mod auth;
+mod auth_flow;
 mod calls;
 mod cross_era;
 mod deprecation;
@@ -116,6 +117,17 @@ pub async fn run(
             }
             K::AutoPicksModern => cross_era::auto_picks_modern(conn, state.pool).await,
             K::EndpointRequiresAuth => auth::endpoint_requires_auth(conn, &mut state.auth).await,
+            K::ResourceMetadataServed => auth_flow::resource_metadata_served(conn).await,
+            K::AuthorizationServerMetadataValid => {
+                auth_flow::authorization_server(conn, auth_flow::ServerCheck::Valid).await
+            }
+            K::PkceS256Advertised => {
+                auth_flow::authorization_server(conn, auth_flow::ServerCheck::PkceS256).await
+            }
+            K::OtherResourceTokenRejected => auth_flow::other_resource_token_rejected(conn).await,
+            K::ExpiredTokenRefused => auth_flow::expired_token_refused(conn).await,
+            K::InsufficientScopeStepUp => auth_flow::insufficient_scope_step_up(conn, params).await,
+            K::QueryTokenRejected => auth_flow::query_token_rejected(conn).await,
             K::RateLimit => rate_limit::rate_limit(conn, params).await,
             K::ForeignHostRejected => exposure::foreign_host_rejected(conn).await,
             K::ForeignOriginRefused => exposure::foreign_origin_refused(conn).await,

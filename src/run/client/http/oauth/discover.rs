@@ -90,6 +90,9 @@ pub struct TokenEndpoint {
     pub authorization_endpoint: Option<String>,
     /// `S256` is among the metadata's `code_challenge_methods_supported`.
     pub s256: bool,
+    /// Its `grant_types_supported` (RFC 8414 §2: absent means `authorization_code` and
+    /// `implicit`).
+    pub grant_types: Vec<String>,
 }
 
 /// A token response's fields that matter here.
@@ -166,12 +169,7 @@ impl Flow<'_> {
                     .join(" ")
             })
             .filter(|s| !s.is_empty());
-        let server_urls = [
-            well_known(&issuer, "oauth-authorization-server", false),
-            well_known(&issuer, "openid-configuration", false),
-            openid_appended(&issuer),
-        ]
-        .concat();
+        let server_urls = server_metadata_urls(&issuer);
         let (server_url, server) = self
             .first_document(Step::ServerMetadata, &server_urls)
             .await?;
@@ -200,6 +198,17 @@ impl Flow<'_> {
             .get("code_challenge_methods_supported")
             .and_then(Value::as_array)
             .is_some_and(|m| m.iter().any(|m| m.as_str() == Some("S256")));
+        let grant_types = match server
+            .get("grant_types_supported")
+            .and_then(Value::as_array)
+        {
+            Some(grants) => grants
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            None => vec!["authorization_code".into(), "implicit".into()],
+        };
         Ok(TokenEndpoint {
             url,
             resource,
@@ -207,6 +216,7 @@ impl Flow<'_> {
             issuer,
             authorization_endpoint,
             s256,
+            grant_types,
         })
     }
 
@@ -318,17 +328,31 @@ impl Flow<'_> {
         Ok(granted)
     }
 
-    /// A request without a token: the 401's `WWW-Authenticate`, if it came with one.
-    async fn challenge(&self, url: &str) -> Result<Option<String>, SignInError> {
-        let request = self
-            .client
+    /// Whether a request without a token gets 401.
+    pub async fn refuses_without_token(&self, url: &str) -> Result<bool, SignInError> {
+        let request = self.unauthenticated(url);
+        let response = tokio::time::timeout(self.timeout, request.send())
+            .await
+            .map_err(|_| SignInError::new(Step::Challenge, url, self.timed_out()))?
+            .map_err(|e| SignInError::new(Step::Challenge, url, describe_reqwest(&e)))?;
+        Ok(response.status() == reqwest::StatusCode::UNAUTHORIZED)
+    }
+
+    /// A harmless JSON-RPC request without a token.
+    fn unauthenticated(&self, url: &str) -> reqwest::RequestBuilder {
+        self.client
             .post(url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(
                 reqwest::header::ACCEPT,
                 "application/json, text/event-stream",
             )
-            .body(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#);
+            .body(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#)
+    }
+
+    /// A request without a token: the 401's `WWW-Authenticate`, if it came with one.
+    async fn challenge(&self, url: &str) -> Result<Option<String>, SignInError> {
+        let request = self.unauthenticated(url);
         let response = tokio::time::timeout(self.timeout, request.send())
             .await
             .map_err(|_| SignInError::new(Step::Challenge, url, self.timed_out()))?
@@ -382,6 +406,17 @@ impl Flow<'_> {
             first,
             format!("no metadata document found; tried {}", tried.join(", ")),
         ))
+    }
+
+    /// GET `url` as JSON: `(status, body)`, the body `None` when it is not JSON (the
+    /// security-auth-flow checks judge what a document says; the sign-in only uses it).
+    pub async fn document(&self, url: &str) -> Result<(u16, Option<Value>), String> {
+        let request = self
+            .client
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json");
+        let (status, body) = self.send(request).await?;
+        Ok((status, serde_json::from_slice(&body).ok()))
     }
 
     /// Send and read the body, both within the timeout, the body within
@@ -445,14 +480,14 @@ fn endpoint_of(issuer: &str, field: &str, url: &str) -> Result<String, String> {
 }
 
 /// Two URIs the same but for a trailing slash.
-fn same_uri(a: &str, b: &str) -> bool {
+pub fn same_uri(a: &str, b: &str) -> bool {
     a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
 /// The well-known URL of `name` for `base` (RFC 8414 §3.1, RFC 9728 §3.1): inserted
 /// between the host and the path; with `root_too`, the root form after it (a resource
 /// with a path may publish its metadata at the root).
-fn well_known(base: &str, name: &str, root_too: bool) -> Vec<String> {
+pub fn well_known(base: &str, name: &str, root_too: bool) -> Vec<String> {
     let Ok(url) = reqwest::Url::parse(base) else {
         return Vec::new();
     };
@@ -463,6 +498,17 @@ fn well_known(base: &str, name: &str, root_too: bool) -> Vec<String> {
         urls.push(format!("{origin}/.well-known/{name}"));
     }
     urls
+}
+
+/// Where the metadata of authorization server `issuer` may be, in the order an MCP client
+/// tries them: RFC 8414, OpenID discovery path-inserted, OpenID discovery appended.
+pub fn server_metadata_urls(issuer: &str) -> Vec<String> {
+    [
+        well_known(issuer, "oauth-authorization-server", false),
+        well_known(issuer, "openid-configuration", false),
+        openid_appended(issuer),
+    ]
+    .concat()
 }
 
 /// OpenID Connect Discovery's own form for an issuer with a path: appended to it.
