@@ -362,3 +362,200 @@ fn a_stdio_server_that_exits_is_replaced_and_one_that_never_starts_is_unreachabl
     assert_eq!(out.code, 4, "{out:?}");
     assert!(out.stderr.contains("config file missing"), "{out:?}");
 }
+
+/// A weighted mix (3:1) splits the iterations exactly by weight (a smooth round robin);
+/// each iteration's `load.iteration`, `load.client` and `load.row` are its own: the steps
+/// that expect an odd iteration, or the row `Boston` of three, fail exactly as often.
+#[test]
+fn a_weighted_mix_and_per_iteration_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let out = run(&[
+        "load",
+        &scenario("mix-heavy.yaml"),
+        &scenario("mix-light.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    // The profile of mix-heavy's `load:` block: 2 clients, 40 iterations, think time.
+    assert!(
+        report["profile"].as_str().unwrap().contains("2 client(s)"),
+        "{report:#}"
+    );
+    let steps = report["summary"]["steps"].as_array().unwrap();
+    let requests = |s: &str| {
+        steps.iter().find(|x| x["scenario"] == s).unwrap()["requests"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(
+        (requests("mix-heavy"), requests("mix-light")),
+        (30, 10),
+        "{report:#}"
+    );
+    let out = run(&[
+        "load",
+        &scenario("per-iteration.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--clients",
+        "2",
+        "--iterations",
+        "12",
+        "--max-error-rate",
+        "100",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    let errors: Vec<(String, u64)> = report["summary"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["step"].as_str().unwrap().to_string(),
+                s["errors"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ("odd iteration".to_string(), 6),
+            ("row is Boston".to_string(), 8),
+            ("client in range".to_string(), 0)
+        ],
+        "{report:#}"
+    );
+}
+
+/// Steps by rate (10/s then 30/s, a second each, after a warm-up): each step's iterations
+/// in the step table, the warm-up's in none.
+#[test]
+fn a_stepped_load_reports_each_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let out = run(&[
+        "load",
+        &scenario("stepped.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    let stages = report["summary"]["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 2, "{report:#}");
+    let count = |i: usize| stages[i]["iterations"].as_u64().unwrap();
+    // 10 and 30 due: generous bands (the schedule sets the counts, not the machine).
+    assert!((7..=11).contains(&count(0)), "{stages:#?}");
+    assert!((22..=31).contains(&count(1)), "{stages:#?}");
+    assert_eq!(stages[1]["pace"], "30/s");
+    assert_eq!(
+        report["summary"]["iterations"].as_u64().unwrap(),
+        count(0) + count(1)
+    );
+    assert!(out.stdout.contains("load steps:"), "{out:?}");
+}
+
+/// `load:` in mcpspec.yaml is the profile below the scenarios' and the command line's.
+#[test]
+fn the_profile_of_mcpspec_yaml_and_the_command_line_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let config = out_file(&dir, "mcpspec.yaml");
+    std::fs::write(&config, "load:\n  clients: 1\n  iterations: 3\n").unwrap();
+    let target = stdio_target(&[]);
+    let tools = scenario("tools.yaml");
+    let base = [
+        "load",
+        tools.as_str(),
+        "--config",
+        path(&config),
+        "--stdio",
+        target.as_str(),
+        "--json",
+        path(&json),
+    ];
+    let out = run(&base);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(read_json(&json)["summary"]["iterations"], 3);
+    let mut flags = base.to_vec();
+    flags.extend(["--iterations", "5"]);
+    let out = run(&flags);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(read_json(&json)["summary"]["iterations"], 5);
+}
+
+/// Bad `load:` blocks are told at validate time, each at its line and column: a rate of
+/// 0, a negative or zero duration, a count with a duration, a negative weight, steps that
+/// mix clients and rates; weights that sum to 0 at `mcpspec load`; in mcpspec.yaml too.
+#[test]
+fn bad_load_blocks_are_errors_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = out_file(&dir, name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let steps = "steps:\n  - name: list\n    request: { method: tools/list }\n";
+    let bad = write(
+        "bad.yaml",
+        &format!(
+            "scenario: bad\nload:\n  rate: 0\n  duration: -5s\n  warmup: 0s\n  iterations: 3\n  weight: -1\n{steps}"
+        ),
+    );
+    let out = run(&["validate", path(&bad)]);
+    assert_eq!(out.code, 2, "{out:?}");
+    for (at, says) in [
+        ("bad.yaml:3:9", "`rate: 0` must be greater than 0"),
+        ("bad.yaml:4:13", "cannot be negative"),
+        ("bad.yaml:5:11", "out of range"),
+        ("bad.yaml:6:15", "`iterations` with `duration`"),
+        ("bad.yaml:7:11", "`weight: -1` cannot be negative"),
+    ] {
+        assert!(out.stderr.contains(at), "{at}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{says}: {}", out.stderr);
+    }
+    let mixed = write(
+        "mixed.yaml",
+        &format!(
+            "scenario: mixed\nload:\n  steps:\n    - {{ rate: 10, duration: 1s }}\n    - {{ clients: 2, duration: 1s }}\n{steps}"
+        ),
+    );
+    let out = run(&["validate", path(&mixed)]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("mixed.yaml:5:7"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("mix `clients` and `rate`"),
+        "{}",
+        out.stderr
+    );
+    let zero = write(
+        "zero.yaml",
+        &format!("scenario: zero\nload: {{ weight: 0 }}\n{steps}"),
+    );
+    let out = run(&["load", path(&zero), "--stdio", &stdio_target(&[])]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("zero.yaml:2:17"), "{}", out.stderr);
+    assert!(out.stderr.contains("sum to 0"), "{}", out.stderr);
+    let config = write("mcpspec.yaml", "load:\n  clients: 0\n  each: [a]\n");
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--config",
+        path(&config),
+        "--stdio",
+        &stdio_target(&[]),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("mcpspec.yaml:2:12"), "{}", out.stderr);
+    assert!(out.stderr.contains("mcpspec.yaml:3:9"), "{}", out.stderr);
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::face::cli::{LoadArgs, UsageError, exit};
+use crate::language::dsl::workload::ProfileParts;
 use crate::results::junit::{Policy, TestCaseStatus, TestSuite};
 use crate::run::engine::{self, RunConfig};
 use crate::run::load::budget::{Budget, Verdict};
@@ -25,10 +26,11 @@ const RATE_TOLERANCE: f64 = 0.02;
 pub(super) fn load(args: LoadArgs) -> i32 {
     let mut run_args = args.as_run_args();
     let mut secrets = Vec::new();
-    let (config_params, config_client) = match super::run::configure(&mut run_args, &mut secrets) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+    let (config_params, config_client, config_load) =
+        match super::run::configure(&mut run_args, &mut secrets) {
+            Ok(p) => p,
+            Err(code) => return code,
+        };
     let mut asked = match super::run::Asked::parse(&run_args) {
         Ok(a) => a,
         Err(e) => return usage(e),
@@ -38,7 +40,6 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         Err(code) => return code,
     };
     super::run::default_client(&mut loaded.selected, config_client.as_ref());
-    let profile = profile(&args, loaded.target.is_http());
     let mut items = engine::plan(&loaded.selected, &asked.eras);
     if let Some(f) = &asked.filter {
         items.retain(|item| f.is_match(&item.scenario.id) || f.is_match(item.id()));
@@ -56,17 +57,27 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     let mut work = Vec::with_capacity(items.len());
     for item in &items {
         match item.scenario.compiled_steps() {
-            Ok(steps) => work.push(Work {
-                scenario: item.scenario,
-                steps,
-            }),
+            Ok(steps) => work.push(Work::new(item.scenario, steps)),
             Err(errors) => {
                 errln!("{}", errors.render());
                 return exit::INVALID_INPUT;
             }
         }
     }
-    if let Pace::Clients(n) = profile.pace
+    if let Err(errors) = weights_hold(&work) {
+        errln!("{}", errors.render());
+        return exit::INVALID_INPUT;
+    }
+    let in_files = match scenario_profile(&work) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    let profile = profile(
+        &args,
+        loaded.target.is_http(),
+        command_line(&args).over(&in_files.over(&config_load)),
+    );
+    if let Some(n) = profile.most_clients()
         && n > profile.connections
     {
         errln!(
@@ -103,7 +114,9 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     if let Some(e) = &measured.unreachable {
         return super::connect_failed(e, &secrets);
     }
-    let summary = measured.recorder.summary(measured.measured);
+    let summary = measured
+        .recorder
+        .summary(measured.measured, &profile.stages);
     let verdicts: Vec<Verdict> = budgets(&args).iter().map(|b| b.judge(&summary)).collect();
     let report = LoadReport {
         mcpspec_version: env!("CARGO_PKG_VERSION"),
@@ -154,29 +167,97 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     }
 }
 
-/// The profile the flags ask for (clap refused values out of range and `--clients` with
-/// `--rate`); its connections bounded as the transport needs.
-fn profile(args: &LoadArgs, http: bool) -> Profile {
-    let pace = match (args.rate, args.clients) {
-        (Some(r), _) => Pace::Rate(r),
-        (None, n) => Pace::Clients(n.unwrap_or(1)),
+/// The parts of the profile the flags set (clap refused values out of range, `--clients`
+/// with `--rate` and `--duration` with `--iterations`).
+fn command_line(args: &LoadArgs) -> ProfileParts {
+    ProfileParts {
+        pace: match (args.rate, args.clients) {
+            (Some(r), _) => Some(Pace::Rate(r)),
+            (None, n) => n.map(Pace::Clients),
+        },
+        duration: args.duration,
+        iterations: args.iterations,
+        warmup: args.warmup,
+        ..ProfileParts::default()
+    }
+}
+
+/// The profile of the scenarios' `load:` blocks: one, or the same in each; two that differ
+/// are a usage error naming both.
+fn scenario_profile(work: &[Work<'_>]) -> Result<ProfileParts, UsageError> {
+    let mut found: Option<(&str, &ProfileParts)> = None;
+    for w in work {
+        let Some(load) = &w.scenario.load else {
+            continue;
+        };
+        if load.profile.is_empty() {
+            continue;
+        }
+        match found {
+            None => found = Some((&w.scenario.id, &load.profile)),
+            Some((first, p)) if *p != load.profile => {
+                return Err(UsageError(format!(
+                    "the scenarios `{first}` and `{}` ask for different load profiles: give the profile in one of them (or mcpspec.yaml, or on the command line), and only `weight` and `each` in the others",
+                    w.scenario.id
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(found.map(|(_, p)| p.clone()).unwrap_or_default())
+}
+
+/// The weights of the mix leave something to run: told at the first weight written.
+fn weights_hold(work: &[Work<'_>]) -> Result<(), crate::language::dsl::LoadErrors> {
+    if work.iter().map(|w| w.weight).sum::<f64>() > 0.0 {
+        return Ok(());
+    }
+    let pos = work
+        .iter()
+        .find_map(|w| w.scenario.load.as_ref().map(|l| l.weight_pos.clone()))
+        .unwrap_or_else(|| work[0].scenario.pos.clone());
+    Err(crate::language::dsl::LoadError::at(
+        pos,
+        "the weights of the workload's scenarios sum to 0: nothing would run",
+    )
+    .with_help("give at least one scenario of the run a weight above 0 (the default is 1)")
+    .into())
+}
+
+/// The profile: `parts` completed with the defaults, its connections bounded as the
+/// transport needs.
+fn profile(args: &LoadArgs, http: bool, parts: ProfileParts) -> Profile {
+    let pace = parts
+        .stages
+        .first()
+        .map(|s| s.pace)
+        .or(parts.pace)
+        .unwrap_or(Pace::Clients(1));
+    let length = if parts.stages.is_empty() {
+        match (parts.iterations, parts.duration) {
+            (Some(n), _) => Length::Iterations(n),
+            (None, d) => Length::Duration(d.unwrap_or(DEFAULT_DURATION)),
+        }
+    } else {
+        Length::Duration(parts.stages.iter().map(|s| s.duration).sum())
+    };
+    let mut profile = Profile {
+        pace,
+        length,
+        warmup: parts.warmup.unwrap_or(Duration::ZERO),
+        connections: 1,
+        ramp: parts.ramp,
+        stages: parts.stages,
+        think: parts.think.unwrap_or(Duration::ZERO),
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let connections = match (pace, http) {
+    profile.connections = match (pace, http) {
         // Over HTTP a client is a connection: every client has its own.
-        (Pace::Clients(n), true) => n,
+        (Pace::Clients(_), true) => profile.most_clients().unwrap_or(1),
         (Pace::Rate(_), true) => args.jobs.unwrap_or(HTTP_IN_FLIGHT),
         (_, false) => args.jobs.unwrap_or(cores),
     };
-    Profile {
-        pace,
-        length: match (args.iterations, args.duration) {
-            (Some(n), _) => Length::Iterations(n),
-            (None, d) => Length::Duration(d.unwrap_or(DEFAULT_DURATION)),
-        },
-        warmup: args.warmup.unwrap_or(Duration::ZERO),
-        connections,
-    }
+    profile
 }
 
 /// The budgets the flags set; the error rate's is always there (default 0%: any error
@@ -197,7 +278,9 @@ fn budgets(args: &LoadArgs) -> Vec<Budget> {
 
 /// What makes the numbers doubtful: an open loop that did not reach its rate.
 fn warnings(profile: &Profile, summary: &Summary) -> Vec<String> {
-    let Pace::Rate(target) = profile.pace else {
+    // A ramp or steps change the target; the stage table shows each stage's rate.
+    let (Pace::Rate(target), None, true) = (profile.pace, profile.ramp, profile.stages.is_empty())
+    else {
         return Vec::new();
     };
     let achieved = summary.iterations_per_second;
@@ -331,6 +414,23 @@ fn console(r: &LoadReport) -> String {
             ms(step.latency.p99_ms),
             ms(step.latency.max_ms)
         ));
+    }
+    if !s.stages.is_empty() {
+        out.push("load steps:".into());
+        for st in &s.stages {
+            out.push(format!(
+                "  {}. {} for {:.0}s: {} iterations, {:.1}/s, {} failed ({:.2}%), p50 {}  p99 {}",
+                st.stage,
+                st.pace,
+                st.seconds,
+                st.iterations,
+                st.iterations_per_second,
+                st.failed_iterations,
+                st.error_rate,
+                ms(st.latency.p50_ms),
+                ms(st.latency.p99_ms)
+            ));
+        }
     }
     out.push("budgets:".into());
     for b in &r.budgets {

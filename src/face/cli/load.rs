@@ -10,11 +10,7 @@ use clap::Args;
 use super::{ColorChoice, RunArgs, TargetArgs};
 use crate::language::dsl::limits;
 
-/// Virtual clients of a closed-loop run.
-pub const CLIENTS: std::ops::RangeInclusive<usize> = 1..=10_000;
-/// `--duration`, `--warmup`: how long a load run measures, or warms up.
-pub const LOAD_DURATION: std::ops::RangeInclusive<Duration> =
-    Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
+use limits::{CLIENTS, LOAD_DURATION};
 
 #[derive(Args, Debug, Clone)]
 #[command(
@@ -108,7 +104,7 @@ fn parse_load_duration(s: &str) -> Result<Duration, String> {
 /// A positive, finite number (a rate or a throughput floor).
 fn parse_rate(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 && r <= 1e7 => Ok(r),
+        Ok(r) if r.is_finite() && r > 0.0 && r <= limits::MAX_RATE => Ok(r),
         Ok(_) => Err(format!(
             "`{s}` must be a number greater than 0 (at most 10000000)"
         )),

@@ -10,6 +10,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::language::dsl::workload::Stage;
 use crate::results::exchange::Direction;
 use crate::results::report::result::{Outcome, StepResult};
 
@@ -104,6 +105,8 @@ pub type StepRun<'a> = (&'a str, Duration, Option<(ErrorKind, String)>);
 
 /// One finished iteration, as the recorder takes it.
 pub struct Iteration<'a> {
+    /// The stage of a stepped load it ran in.
+    pub stage: Option<usize>,
     /// Since the measured part of the run began, when the iteration ended.
     pub ended_at: Duration,
     /// From its scheduled start (open loop) or its start (closed loop) to its end.
@@ -117,6 +120,14 @@ pub struct Iteration<'a> {
 struct StepStats {
     latency: Histogram<u64>,
     errors: u64,
+}
+
+/// One stage of a stepped load, over the run.
+struct StageStats {
+    iterations: u64,
+    failed: u64,
+    requests: u64,
+    latency: Histogram<u64>,
 }
 
 /// One second of the run.
@@ -139,6 +150,7 @@ pub struct Recorder {
     skipped: u64,
     skip_reason: Option<String>,
     seconds: Vec<Second>,
+    stages: Vec<StageStats>,
 }
 
 impl Default for Recorder {
@@ -154,6 +166,7 @@ impl Default for Recorder {
             skipped: 0,
             skip_reason: None,
             seconds: Vec::new(),
+            stages: Vec::new(),
         }
     }
 }
@@ -190,6 +203,7 @@ impl Recorder {
             });
         }
         let mut failed = false;
+        let requests = it.steps.len() as u64;
         for (name, latency, error) in it.steps {
             self.requests += 1;
             let stats = self
@@ -216,12 +230,54 @@ impl Recorder {
             slot.errors += 1;
             self.failed_iterations += 1;
         }
+        if let Some(stage) = it.stage {
+            while self.stages.len() <= stage {
+                self.stages.push(StageStats {
+                    iterations: 0,
+                    failed: 0,
+                    requests: 0,
+                    latency: histogram(),
+                });
+            }
+            let s = &mut self.stages[stage];
+            s.iterations += 1;
+            s.failed += u64::from(failed);
+            s.requests += requests;
+            s.latency.saturating_record(micros(it.latency));
+        }
     }
 
-    /// The numbers of the run, `measured` its measured time.
-    pub fn summary(&self, measured: Duration) -> Summary {
+    /// The numbers of the run, `measured` its measured time; `stages`: of a stepped load.
+    pub fn summary(&self, measured: Duration, stages: &[Stage]) -> Summary {
         let secs = measured.as_secs_f64().max(1e-9);
+        let stage_table = stages
+            .iter()
+            .enumerate()
+            .map(|(i, stage)| {
+                let s = self.stages.get(i);
+                let iterations = s.map_or(0, |s| s.iterations);
+                let failed = s.map_or(0, |s| s.failed);
+                let secs = stage.duration.as_secs_f64().max(1e-9);
+                StageSummary {
+                    stage: i + 1,
+                    pace: stage.pace.describe(),
+                    seconds: stage.duration.as_secs_f64(),
+                    iterations,
+                    failed_iterations: failed,
+                    error_rate: if iterations == 0 {
+                        0.0
+                    } else {
+                        100.0 * failed as f64 / iterations as f64
+                    },
+                    iterations_per_second: iterations as f64 / secs,
+                    requests_per_second: s.map_or(0, |s| s.requests) as f64 / secs,
+                    latency: s
+                        .map_or_else(|| Latency::of(&histogram()), |s| Latency::of(&s.latency)),
+                }
+            })
+            .collect();
         Summary {
+            stages: stage_table,
             iterations: self.iterations,
             failed_iterations: self.failed_iterations,
             requests: self.requests,
@@ -320,6 +376,26 @@ pub struct Summary {
     /// Of the iterations, from their scheduled start to their last reply.
     pub latency: Latency,
     pub steps: Vec<StepSummary>,
+    /// Per stage of a stepped load (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageSummary>,
+}
+
+/// One stage of a stepped load: its pace, and what it measured.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageSummary {
+    /// From 1.
+    pub stage: usize,
+    /// `3 client(s)`, `20/s`.
+    pub pace: String,
+    pub seconds: f64,
+    pub iterations: u64,
+    pub failed_iterations: u64,
+    pub error_rate: f64,
+    pub iterations_per_second: f64,
+    pub requests_per_second: f64,
+    pub latency: Latency,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -354,6 +430,7 @@ mod tests {
             .enumerate()
         {
             r.record(Iteration {
+                stage: None,
                 ended_at: Duration::from_millis(400 + 1000 * i as u64),
                 latency: Duration::from_millis(10),
                 scenario: "s",
@@ -363,7 +440,7 @@ mod tests {
                 ],
             });
         }
-        let s = r.summary(Duration::from_secs(2));
+        let s = r.summary(Duration::from_secs(2), &[]);
         assert_eq!((s.iterations, s.failed_iterations, s.requests), (2, 1, 4));
         assert_eq!(s.errors.get("timeout"), Some(&1));
         assert_eq!(s.error_rate, 50.0);
