@@ -559,3 +559,124 @@ fn bad_load_blocks_are_errors_at_their_line() {
     assert!(out.stderr.contains("mcpspec.yaml:2:12"), "{}", out.stderr);
     assert!(out.stderr.contains("mcpspec.yaml:3:9"), "{}", out.stderr);
 }
+
+/// Budgets in YAML, per step, tool, method and of the scenario, each a JUnit test case
+/// with its measured value: against the correct server all hold; with
+/// `--defect slow-read-tool=1` the two on the slow call break, and only they.
+#[test]
+fn yaml_budgets_per_step_tool_and_method_break_only_where_it_is_slow() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (out_file(&dir, "load.json"), out_file(&dir, "load.xml"));
+    let load = |defect: &[&str]| {
+        run(&[
+            "load",
+            &scenario("budgets.yaml"),
+            "--stdio",
+            &stdio_target(defect),
+            "--iterations",
+            "2",
+            "--json",
+            path(&json),
+            "--junit",
+            path(&junit),
+        ])
+    };
+    let out = load(&[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    assert_eq!(report["budgets"].as_array().unwrap().len(), 8, "{report:#}");
+    let out = load(&["--defect", "slow-read-tool=1"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    let broke: Vec<(String, String)> = report["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["passed"] == false)
+        .map(|b| {
+            (
+                b["name"].as_str().unwrap().to_string(),
+                b["scope"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        broke,
+        [
+            ("p99".to_string(), "step `budgets / call slow`".to_string()),
+            ("max".to_string(), "tool `slow`".to_string())
+        ],
+        "{report:#}"
+    );
+    common::assert_valid_junit(&junit);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+    assert!(xml.contains("max of tool `slow` &lt;= 300ms"), "{xml}");
+    let tools = report["summary"]["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["name"], "slow");
+    assert_eq!(tools[0]["count"], 2);
+}
+
+/// "No step's failure rate over X": a step that fails every time breaks it, with the
+/// worst step named; a budget on a step the scenario does not have is a validate error.
+#[test]
+fn the_step_failure_rate_budget_and_budgets_on_unknown_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let file = out_file(&dir, "fails.yaml");
+    std::fs::write(
+        &file,
+        "scenario: fails\nload:\n  budgets:\n    - { stepFailureRate: 10 }\nsteps:\n  - name: fine\n    request: { method: tools/list }\n  - name: unknown tool\n    request: { method: tools/call, params: { name: no-such-tool, arguments: {} } }\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "load",
+        path(&file),
+        "--stdio",
+        &stdio_target(&[]),
+        "--iterations",
+        "3",
+        "--max-error-rate",
+        "100",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    let b = budget(&report, "stepFailureRate");
+    assert_eq!(b["passed"], false, "{b}");
+    assert!(
+        b["measured"]
+            .as_str()
+            .unwrap()
+            .contains("fails / unknown tool"),
+        "{b}"
+    );
+    assert_eq!(report["summary"]["errors"]["protocol"], 3, "{report:#}");
+    let bad = out_file(&dir, "bad.yaml");
+    std::fs::write(
+        &bad,
+        "scenario: bad\nload:\n  budgets:\n    - { step: lsit tools, p99: 1s }\n    - { tool: slow }\nsteps:\n  - name: list tools\n    request: { method: tools/list }\n",
+    )
+    .unwrap();
+    let out = run(&["validate", path(&bad)]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("bad.yaml:4:15"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("budget on an unknown step `lsit tools`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("did you mean `list tools`?"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("bad.yaml:5:7"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("a budget with no limit"),
+        "{}",
+        out.stderr
+    );
+}

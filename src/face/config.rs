@@ -299,7 +299,12 @@ impl Config {
     }
 
     /// The `load:` profile of the file (checked when the file was read), if any.
-    pub fn load_profile(&self) -> crate::language::dsl::workload::ProfileParts {
+    pub fn load_profile(
+        &self,
+    ) -> (
+        crate::language::dsl::workload::ProfileParts,
+        Vec<crate::language::dsl::workload::Budget>,
+    ) {
         self.doc
             .load
             .as_ref()

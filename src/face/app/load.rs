@@ -10,7 +10,7 @@ use crate::face::cli::{LoadArgs, UsageError, exit};
 use crate::language::dsl::workload::ProfileParts;
 use crate::results::junit::{Policy, TestCaseStatus, TestSuite};
 use crate::run::engine::{self, RunConfig};
-use crate::run::load::budget::{Budget, Verdict};
+use crate::run::load::budget::{Budget, Limit, Scope, Verdict};
 use crate::run::load::profile::{DEFAULT_DURATION, Length, Pace, Profile};
 use crate::run::load::record::{SecondSummary, Summary};
 use crate::run::load::{self, Ended, Work};
@@ -26,7 +26,7 @@ const RATE_TOLERANCE: f64 = 0.02;
 pub(super) fn load(args: LoadArgs) -> i32 {
     let mut run_args = args.as_run_args();
     let mut secrets = Vec::new();
-    let (config_params, config_client, config_load) =
+    let (config_params, config_client, (config_load, config_budgets)) =
         match super::run::configure(&mut run_args, &mut secrets) {
             Ok(p) => p,
             Err(code) => return code,
@@ -117,7 +117,10 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     let summary = measured
         .recorder
         .summary(measured.measured, &profile.stages);
-    let verdicts: Vec<Verdict> = budgets(&args).iter().map(|b| b.judge(&summary)).collect();
+    let verdicts: Vec<Verdict> = budgets(&args, &config_budgets, &work)
+        .iter()
+        .map(|b| b.judge(&summary))
+        .collect();
     let report = LoadReport {
         mcpspec_version: env!("CARGO_PKG_VERSION"),
         target: config.target.describe(),
@@ -260,19 +263,36 @@ fn profile(args: &LoadArgs, http: bool, parts: ProfileParts) -> Profile {
     profile
 }
 
-/// The budgets the flags set; the error rate's is always there (default 0%: any error
-/// breaks it, as any failure fails a run).
-fn budgets(args: &LoadArgs) -> Vec<Budget> {
+/// The budgets: the flags' (of the run), `mcpspec.yaml`'s, the scenarios'. The run's
+/// error rate always has one (default 0%: any error breaks it, as any failure fails a
+/// run) unless a file gives it.
+fn budgets(args: &LoadArgs, config: &[Budget], work: &[Work<'_>]) -> Vec<Budget> {
+    let run = |limit| Budget {
+        scope: Scope::Run,
+        limit,
+    };
     let mut budgets = Vec::new();
     for (quantile, limit) in [(0.95, args.p95), (0.99, args.p99)] {
         if let Some(at_most) = limit {
-            budgets.push(Budget::Percentile { quantile, at_most });
+            budgets.push(run(Limit::Percentile { quantile, at_most }));
         }
     }
-    budgets.push(Budget::ErrorRate(args.max_error_rate.unwrap_or(0.0)));
-    if let Some(rps) = args.min_throughput {
-        budgets.push(Budget::MinThroughput(rps));
+    let in_files = config.iter().chain(
+        work.iter()
+            .filter_map(|w| w.scenario.load.as_ref())
+            .flat_map(|l| &l.budgets),
+    );
+    let run_error_rate =
+        |b: &Budget| b.scope == Scope::Run && matches!(b.limit, Limit::ErrorRate(_));
+    match args.max_error_rate {
+        Some(pct) => budgets.push(run(Limit::ErrorRate(pct))),
+        None if !in_files.clone().any(run_error_rate) => budgets.push(run(Limit::ErrorRate(0.0))),
+        None => {}
     }
+    if let Some(rps) = args.min_throughput {
+        budgets.push(run(Limit::MinThroughput(rps)));
+    }
+    budgets.extend(in_files.cloned());
     budgets
 }
 
@@ -435,10 +455,9 @@ fn console(r: &LoadReport) -> String {
     out.push("budgets:".into());
     for b in &r.budgets {
         out.push(format!(
-            "  {} {} {}: measured {}",
+            "  {} {}: measured {}",
             if b.passed { "✓" } else { "✗" },
-            b.name,
-            b.limit,
+            b.title(),
             b.measured
         ));
     }
@@ -471,13 +490,13 @@ fn junit(r: &LoadReport) -> String {
     policy.system_out(&mut completed, &r.ended.why);
     suite.add_test_case(completed);
     for b in &r.budgets {
-        let name = format!("{} {}", b.name, b.limit);
+        let name = b.title();
         let status = if b.passed {
             TestCaseStatus::success()
         } else {
             policy.failure(
                 "budget",
-                &format!("{} {}: measured {}", b.name, b.limit, b.measured),
+                &format!("{}: measured {}", b.title(), b.measured),
                 None,
             )
         };

@@ -196,8 +196,8 @@ fn apply_baseline(
 type Configured = (
     Vec<(String, dsl::pack::Given)>,
     Option<std::sync::Arc<dsl::ClientScript>>,
-    // `load:`, for `mcpspec load`.
-    dsl::workload::ProfileParts,
+    // `load:` (its profile and budgets), for `mcpspec load`.
+    (dsl::workload::ProfileParts, Vec<dsl::workload::Budget>),
 );
 
 /// mcpspec.yaml's `client:` as the default of each scenario (and so of its pack) that

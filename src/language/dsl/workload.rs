@@ -78,6 +78,56 @@ impl ProfileParts {
     }
 }
 
+/// What part of the run a budget holds for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scope {
+    /// Every iteration of the run.
+    Run,
+    /// The iterations of a scenario.
+    Scenario(String),
+    /// The requests of a step of a scenario.
+    Step { scenario: String, step: String },
+    /// Every request of a method.
+    Method(String),
+    /// Every `tools/call` of a tool.
+    Tool(String),
+}
+
+impl Scope {
+    /// `the run`, `scenario `s``, `step `s / a``, `method `tools/list``, `tool `slow``.
+    pub fn describe(&self) -> String {
+        match self {
+            Scope::Run => "the run".into(),
+            Scope::Scenario(s) => format!("scenario `{s}`"),
+            Scope::Step { scenario, step } => format!("step `{scenario} / {step}`"),
+            Scope::Method(m) => format!("method `{m}`"),
+            Scope::Tool(t) => format!("tool `{t}`"),
+        }
+    }
+}
+
+/// A limit on what a load run measures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit {
+    /// A latency percentile (`quantile` in 0..1) is at most this.
+    Percentile { quantile: f64, at_most: Duration },
+    /// The longest latency is at most this.
+    Max(Duration),
+    /// At most this percentage fail.
+    ErrorRate(f64),
+    /// At least this many a second.
+    MinThroughput(f64),
+    /// No step fails more than this percentage of its requests.
+    StepFailureRate(f64),
+}
+
+/// One budget: a limit on a part of the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Budget {
+    pub scope: Scope,
+    pub limit: Limit,
+}
+
 /// A scenario's `load:` block.
 #[derive(Debug, Clone)]
 pub struct Workload {
@@ -90,6 +140,8 @@ pub struct Workload {
     pub pos: Pos,
     /// Where its weight is (a weight of 0 that leaves the mix empty is told there).
     pub weight_pos: Pos,
+    /// Its budgets (`budgets:`).
+    pub budgets: Vec<Budget>,
 }
 
 /// The template variable of the per-iteration values: `load.iteration`, `load.client`,

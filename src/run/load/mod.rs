@@ -31,7 +31,7 @@ use crate::run::client::{ConnectError, Connection};
 use crate::run::engine::{self, RunConfig, pool::Pool};
 
 use profile::{Length, Pace, Profile};
-use record::{ErrorKind, Iteration, Recorder, error_of};
+use record::{ErrorKind, Iteration, Recorder, StepRun, error_of};
 
 /// One scenario of the workload, its steps compiled once for every iteration.
 pub struct Work<'a> {
@@ -389,16 +389,19 @@ fn take(
         .zip(&done.results)
         .filter(|(_, r)| !matches!(r.outcome, Outcome::Skipped { .. }))
         .map(|(step, r)| {
-            (
-                step.name.as_str(),
-                r.duration,
-                error_of(r, step.expects.is_empty()),
-            )
+            let (method, tool) = labels(step);
+            StepRun {
+                name: step.name.as_str(),
+                method,
+                tool,
+                latency: r.duration,
+                error: error_of(r, step.expects.is_empty()),
+            }
         })
         .collect();
     let suspect = steps
         .iter()
-        .any(|(_, _, e)| matches!(e, Some((ErrorKind::Transport, _))));
+        .any(|s| matches!(s.error, Some((ErrorKind::Transport, _))));
     if done.measured && steps.is_empty() {
         // Nothing ran: the scenario does not apply to this connection (its eras, its
         // `requires`), as `run` would report it.
@@ -421,4 +424,18 @@ fn take(
         return Ok(None);
     }
     Ok(Some(conn))
+}
+
+/// The method a step sends, and the tool it calls (when written out, not a template).
+fn labels(step: &crate::language::dsl::Step) -> (Option<&str>, Option<&str>) {
+    match &step.action {
+        crate::language::dsl::Action::Request { method, params, .. } => {
+            let tool = (method == crate::protocol::methods::TOOLS_CALL)
+                .then(|| params.as_ref()?.get("name")?.as_str())
+                .flatten()
+                .filter(|name| !name.contains("{{"));
+            (Some(method.as_str()), tool)
+        }
+        _ => (None, None),
+    }
 }

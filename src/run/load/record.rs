@@ -100,8 +100,16 @@ fn reply_kind(result: &StepResult) -> Option<ErrorKind> {
     }
 }
 
-/// A step that ran in an iteration: its name, latency and error.
-pub type StepRun<'a> = (&'a str, Duration, Option<(ErrorKind, String)>);
+/// A step that ran in an iteration.
+pub struct StepRun<'a> {
+    pub name: &'a str,
+    /// The method of its request, if it sends one.
+    pub method: Option<&'a str>,
+    /// The tool it calls (`tools/call` with a name written out).
+    pub tool: Option<&'a str>,
+    pub latency: Duration,
+    pub error: Option<(ErrorKind, String)>,
+}
 
 /// One finished iteration, as the recorder takes it.
 pub struct Iteration<'a> {
@@ -112,7 +120,7 @@ pub struct Iteration<'a> {
     /// From its scheduled start (open loop) or its start (closed loop) to its end.
     pub latency: Duration,
     pub scenario: &'a str,
-    /// The steps that ran: (name, latency, error).
+    /// The steps that ran.
     pub steps: Vec<StepRun<'a>>,
 }
 
@@ -120,6 +128,36 @@ pub struct Iteration<'a> {
 struct StepStats {
     latency: Histogram<u64>,
     errors: u64,
+}
+
+impl StepStats {
+    fn new() -> StepStats {
+        StepStats {
+            latency: histogram(),
+            errors: 0,
+        }
+    }
+
+    fn add(&mut self, latency: Duration, error: bool) {
+        self.latency.saturating_record(micros(latency));
+        self.errors += u64::from(error);
+    }
+
+    fn summary(&self, name: &str, secs: f64) -> GroupSummary {
+        let count = self.latency.len();
+        GroupSummary {
+            name: name.to_string(),
+            count,
+            errors: self.errors,
+            error_rate: if count == 0 {
+                0.0
+            } else {
+                100.0 * self.errors as f64 / count as f64
+            },
+            per_second: count as f64 / secs,
+            latency: Latency::of(&self.latency),
+        }
+    }
 }
 
 /// One stage of a stepped load, over the run.
@@ -139,6 +177,11 @@ struct Second {
 
 pub struct Recorder {
     whole: Histogram<u64>,
+    /// Each scenario's iterations (`errors`: the failed ones), each method's and each
+    /// tool's requests.
+    scenarios: IndexMap<String, StepStats>,
+    methods: IndexMap<String, StepStats>,
+    tools: IndexMap<String, StepStats>,
     steps: IndexMap<(String, String), StepStats>,
     errors: BTreeMap<ErrorKind, u64>,
     /// The first message of each kind of error, to show why.
@@ -157,6 +200,9 @@ impl Default for Recorder {
     fn default() -> Self {
         Recorder {
             whole: histogram(),
+            scenarios: IndexMap::new(),
+            methods: IndexMap::new(),
+            tools: IndexMap::new(),
             steps: IndexMap::new(),
             errors: BTreeMap::new(),
             first_errors: BTreeMap::new(),
@@ -204,23 +250,34 @@ impl Recorder {
         }
         let mut failed = false;
         let requests = it.steps.len() as u64;
-        for (name, latency, error) in it.steps {
+        for step in it.steps {
             self.requests += 1;
+            let error = step.error.is_some();
             let stats = self
                 .steps
-                .entry((it.scenario.to_string(), name.to_string()))
-                .or_insert_with(|| StepStats {
-                    latency: histogram(),
-                    errors: 0,
-                });
-            stats.latency.saturating_record(micros(latency));
-            if let Some((kind, message)) = error {
+                .entry((it.scenario.to_string(), step.name.to_string()))
+                .or_insert_with(StepStats::new);
+            stats.add(step.latency, error);
+            for (map, key) in [
+                (&mut self.methods, step.method),
+                (&mut self.tools, step.tool),
+            ] {
+                if let Some(key) = key {
+                    map.entry(key.to_string())
+                        .or_insert_with(StepStats::new)
+                        .add(step.latency, error);
+                }
+            }
+            if let Some((kind, message)) = step.error {
                 failed = true;
-                stats.errors += 1;
                 *self.errors.entry(kind).or_default() += 1;
                 self.first_errors.entry(kind).or_insert(message);
             }
         }
+        self.scenarios
+            .entry(it.scenario.to_string())
+            .or_insert_with(StepStats::new)
+            .add(it.latency, failed);
         let slot = &mut self.seconds[second];
         slot.iterations += 1;
         slot.latency.saturating_record(micros(it.latency));
@@ -276,8 +333,14 @@ impl Recorder {
                 }
             })
             .collect();
+        let groups = |map: &IndexMap<String, StepStats>| {
+            map.iter().map(|(k, v)| v.summary(k, secs)).collect()
+        };
         Summary {
             stages: stage_table,
+            scenarios: groups(&self.scenarios),
+            methods: groups(&self.methods),
+            tools: groups(&self.tools),
             iterations: self.iterations,
             failed_iterations: self.failed_iterations,
             requests: self.requests,
@@ -376,9 +439,28 @@ pub struct Summary {
     /// Of the iterations, from their scheduled start to their last reply.
     pub latency: Latency,
     pub steps: Vec<StepSummary>,
+    /// Each scenario's iterations (`errors`: the failed ones).
+    pub scenarios: Vec<GroupSummary>,
+    /// Each method's requests.
+    pub methods: Vec<GroupSummary>,
+    /// Each tool's calls.
+    pub tools: Vec<GroupSummary>,
     /// Per stage of a stepped load (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageSummary>,
+}
+
+/// The requests (or iterations) of one part of the run: a scenario, a method, a tool.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupSummary {
+    pub name: String,
+    pub count: u64,
+    pub errors: u64,
+    /// `errors` in percent of `count`.
+    pub error_rate: f64,
+    pub per_second: f64,
+    pub latency: Latency,
 }
 
 /// One stage of a stepped load: its pace, and what it measured.
@@ -435,8 +517,20 @@ mod tests {
                 latency: Duration::from_millis(10),
                 scenario: "s",
                 steps: vec![
-                    ("a", Duration::from_millis(4), None),
-                    ("b", Duration::from_millis(5), error),
+                    StepRun {
+                        name: "a",
+                        method: Some("tools/list"),
+                        tool: None,
+                        latency: Duration::from_millis(4),
+                        error: None,
+                    },
+                    StepRun {
+                        name: "b",
+                        method: Some("tools/call"),
+                        tool: Some("echo"),
+                        latency: Duration::from_millis(5),
+                        error,
+                    },
                 ],
             });
         }
@@ -445,6 +539,9 @@ mod tests {
         assert_eq!(s.errors.get("timeout"), Some(&1));
         assert_eq!(s.error_rate, 50.0);
         assert_eq!(s.steps.len(), 2);
+        assert_eq!((s.tools[0].count, s.tools[0].errors), (2, 1));
+        assert_eq!(s.methods.len(), 2);
+        assert_eq!((s.scenarios[0].count, s.scenarios[0].errors), (2, 1));
         assert_eq!(r.series().len(), 2);
         assert!(s.latency.p99_ms.unwrap() >= 9.9);
     }

@@ -211,11 +211,12 @@ impl Compiler {
             connection_life,
             wire_check,
             own_probe,
+            names,
             ..
         } = out;
         let load = doc
             .load
-            .and_then(|l| self.workload(l, &doc.vars))
+            .and_then(|l| self.workload(l, &doc.vars, &doc.scenario, &names))
             .map(Arc::new);
         let requires = self.requires(doc.requires, &known);
         let client = doc

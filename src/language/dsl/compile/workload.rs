@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::language::dsl::limits;
-use crate::language::dsl::workload::{Pace, ProfileParts, Stage, Workload};
+use crate::language::dsl::workload::{Budget, Limit, Pace, ProfileParts, Scope, Stage, Workload};
 
 impl Compiler {
     /// A scenario's `load:` block (`vars`: its variables, which `each` may name).
@@ -14,6 +14,8 @@ impl Compiler {
         &mut self,
         doc: At<document::LoadDoc>,
         vars: &IndexMap<String, TValue>,
+        scenario: &str,
+        steps: &HashSet<String>,
     ) -> Option<Workload> {
         let pos = self.at(&doc);
         let before = self.errors.0.len();
@@ -30,6 +32,7 @@ impl Compiler {
             Some(w) => (**w, self.at(w)),
             None => (1.0, pos.clone()),
         };
+        let budgets = self.budgets(&doc.budgets, Some((scenario, steps)));
         let rows = match &doc.each {
             Some(each) => self
                 .rows(each, vars)
@@ -43,6 +46,7 @@ impl Compiler {
             rows,
             pos,
             weight_pos,
+            budgets,
         })
     }
 
@@ -151,6 +155,146 @@ impl Compiler {
         }
     }
 
+    /// The budgets of `budgets:`: of a scenario (`Some((id, its step names))`) or of the run.
+    fn budgets(
+        &mut self,
+        docs: &[At<document::BudgetDoc>],
+        scenario: Option<(&str, &HashSet<String>)>,
+    ) -> Vec<Budget> {
+        let mut out = Vec::new();
+        for doc in docs {
+            let scopes: Vec<(&str, &At<String>)> = [
+                ("step", &doc.step),
+                ("method", &doc.method),
+                ("tool", &doc.tool),
+            ]
+            .into_iter()
+            .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+            .collect();
+            if let [_, (second, at), ..] = scopes[..] {
+                self.errors.push(
+                    LoadError::at(self.at(at), format!("a budget holds for one part of the run, and this one names a {} and a `{second}`", scopes[0].0))
+                        .with_help("write one budget for each"),
+                );
+                continue;
+            }
+            let scope = match scopes.first() {
+                None => scenario.map_or(Scope::Run, |(s, _)| Scope::Scenario(s.to_string())),
+                Some(("step", name)) => match scenario {
+                    Some((s, names)) if names.contains(name.as_str()) => Scope::Step {
+                        scenario: s.to_string(),
+                        step: name.value.clone(),
+                    },
+                    Some((_, names)) => {
+                        let help = match did_you_mean(name, names.iter().map(String::as_str)) {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None => "name a step of this scenario".to_string(),
+                        };
+                        self.errors.push(
+                            LoadError::at(
+                                self.at(name),
+                                format!("budget on an unknown step `{}`", name.value),
+                            )
+                            .with_help(help),
+                        );
+                        continue;
+                    }
+                    None => {
+                        self.errors.push(
+                            LoadError::at(
+                                self.at(name),
+                                "a budget on a step belongs in its scenario's `load:` block",
+                            )
+                            .with_help("here, budget a `method` or a `tool`, or the whole run"),
+                        );
+                        continue;
+                    }
+                },
+                Some(("method", m)) => Scope::Method(m.value.clone()),
+                Some((_, t)) => Scope::Tool(t.value.clone()),
+            };
+            for (q, key, text) in [
+                (0.5, "p50", &doc.p50),
+                (0.9, "p90", &doc.p90),
+                (0.95, "p95", &doc.p95),
+                (0.99, "p99", &doc.p99),
+                (1.0, "max", &doc.max),
+            ] {
+                if let Some(at_most) =
+                    self.load_duration(text.as_ref(), key, &limits::LOAD_DURATION)
+                {
+                    let limit = if q < 1.0 {
+                        Limit::Percentile {
+                            quantile: q,
+                            at_most,
+                        }
+                    } else {
+                        Limit::Max(at_most)
+                    };
+                    out.push(Budget {
+                        scope: scope.clone(),
+                        limit,
+                    });
+                }
+            }
+            for (key, value, make) in [
+                (
+                    "errorRate",
+                    &doc.error_rate,
+                    Limit::ErrorRate as fn(f64) -> Limit,
+                ),
+                (
+                    "stepFailureRate",
+                    &doc.step_failure_rate,
+                    Limit::StepFailureRate,
+                ),
+            ] {
+                if let Some(v) = value {
+                    if v.is_finite() && (0.0..=100.0).contains(&**v) {
+                        out.push(Budget {
+                            scope: scope.clone(),
+                            limit: make(**v),
+                        });
+                    } else {
+                        self.errors.push(
+                            LoadError::at(
+                                self.at(v),
+                                format!("`{key}: {}` is not a percentage from 0 to 100", **v),
+                            )
+                            .with_help("e.g. `1` (1 % fail at most), `0.1`"),
+                        );
+                    }
+                }
+            }
+            if let Some(v) = &doc.min_throughput {
+                if v.is_finite() && **v >= 0.0 {
+                    out.push(Budget {
+                        scope: scope.clone(),
+                        limit: Limit::MinThroughput(**v),
+                    });
+                } else {
+                    self.error(
+                        self.at(v),
+                        format!("`minThroughput: {}` cannot be negative", **v),
+                    );
+                }
+            }
+            let limits_given = [&doc.p50, &doc.p90, &doc.p95, &doc.p99, &doc.max]
+                .iter()
+                .any(|l| l.is_some())
+                || doc.error_rate.is_some()
+                || doc.min_throughput.is_some()
+                || doc.step_failure_rate.is_some();
+            if !limits_given {
+                self.errors.push(
+                    LoadError::at(self.at(doc), "a budget with no limit")
+                        .with_help("give it one of `p50`, `p90`, `p95`, `p99`, `max`, `errorRate`, `minThroughput`, `stepFailureRate`"),
+                );
+            }
+        }
+        out
+    }
+
     fn pace(&mut self, clients: Option<&At<i64>>, rate: Option<&At<f64>>) -> Option<Pace> {
         match (clients, rate) {
             (Some(_), Some(r)) => {
@@ -223,13 +367,14 @@ impl Compiler {
     }
 }
 
-/// The `load:` block of `mcpspec.yaml` (in `file`): a profile only.
+/// The `load:` block of `mcpspec.yaml` (in `file`): a profile and budgets of the run.
 pub fn compile_load_profile(
     file: &Arc<SourceFile>,
     doc: &At<document::LoadDoc>,
-) -> Result<ProfileParts, LoadErrors> {
+) -> Result<(ProfileParts, Vec<Budget>), LoadErrors> {
     let mut c = Compiler::new(file);
     let parts = c.profile_parts(doc);
+    let budgets = c.budgets(&doc.budgets, None);
     for (key, at) in [
         ("weight", doc.weight.as_ref().map(|w| (w.line, w.col))),
         ("each", doc.each.as_ref().map(|e| (e.line, e.col))),
@@ -245,7 +390,7 @@ pub fn compile_load_profile(
         }
     }
     if c.errors.is_empty() {
-        Ok(parts)
+        Ok((parts, budgets))
     } else {
         Err(c.errors)
     }

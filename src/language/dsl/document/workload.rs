@@ -57,6 +57,58 @@ pub struct LoadDoc {
     /// variable `load.row`.
     #[serde(default)]
     pub each: Option<TValue>,
+    /// Budgets: limits on what the run measures, each a test case of the JUnit report
+    /// with the measured value. In a scenario they hold for its iterations (or, with
+    /// `step`, `method` or `tool`, for those requests); in `mcpspec.yaml` for the whole run.
+    #[serde(default)]
+    pub budgets: Vec<At<BudgetDoc>>,
+}
+
+/// Limits on one part of the run: the scenario's iterations (in `mcpspec.yaml`: all the
+/// iterations), or with `step`, `method` or `tool` those requests. Each limit given is a
+/// budget of its own.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename = "LoadBudget")]
+pub struct BudgetDoc {
+    /// A step of this scenario, by name (scenario only).
+    #[serde(default)]
+    pub step: Option<At<String>>,
+    /// Every request of this method, e.g. `tools/list`.
+    #[serde(default)]
+    pub method: Option<At<String>>,
+    /// Every `tools/call` of this tool.
+    #[serde(default)]
+    pub tool: Option<At<String>>,
+    /// The median latency is at most this, e.g. `50ms`.
+    #[serde(default)]
+    pub p50: Option<At<String>>,
+    /// The 90th percentile latency is at most this.
+    #[serde(default)]
+    pub p90: Option<At<String>>,
+    /// The 95th percentile latency is at most this.
+    #[serde(default)]
+    pub p95: Option<At<String>>,
+    /// The 99th percentile latency is at most this.
+    #[serde(default)]
+    pub p99: Option<At<String>>,
+    /// The longest latency is at most this.
+    #[serde(default)]
+    pub max: Option<At<String>>,
+    /// At most this percentage (0 to 100) fail: of the iterations, or of the requests.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 100.0))]
+    pub error_rate: Option<At<f64>>,
+    /// At least this many a second: requests (of the run, a step, a method or a tool), or
+    /// iterations of the scenario.
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub min_throughput: Option<At<f64>>,
+    /// No step (of the scenario; in `mcpspec.yaml`, of the run) fails more than this
+    /// percentage of its requests.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 100.0))]
+    pub step_failure_rate: Option<At<f64>>,
 }
 
 /// One stage of a stepped load.
