@@ -680,3 +680,55 @@ fn the_step_failure_rate_budget_and_budgets_on_unknown_steps() {
         out.stderr
     );
 }
+
+/// `--find-limit` doubles the rate from `--rate` until a budget breaks: a 200 ms call on at
+/// most 2 connections serves some 10 a second, so 3/s and 6/s hold (p99 about 200 ms) and
+/// 12/s breaks the p99 budget of 500 ms (its queue grows by 2 a second or more).
+#[test]
+fn find_limit_reports_the_last_rate_that_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (out_file(&dir, "limit.json"), out_file(&dir, "limit.xml"));
+    let out = run(&[
+        "load",
+        &scenario("slow-200ms.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--jobs",
+        "2",
+        "--rate",
+        "3",
+        "--duration",
+        "3s",
+        "--find-limit",
+        "--p99",
+        "500ms",
+        "--json",
+        path(&json),
+        "--junit",
+        path(&junit),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    assert_eq!(report["lastHeld"], 6.0, "{report:#}");
+    assert_eq!(report["brokeAt"], 12.0, "{report:#}");
+    let steps = report["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{report:#}");
+    assert_eq!(steps[2]["held"], false);
+    assert!(
+        out.stdout.contains("limit: 6/s held, 12/s broke a budget"),
+        "{out:?}"
+    );
+    common::assert_valid_junit(&junit);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    assert!(xml.contains(r#"name="rate 12/s""#), "{xml}");
+    // Without a rate to start from: a usage error.
+    let out = run(&[
+        "load",
+        &scenario("slow-200ms.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--find-limit",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+}

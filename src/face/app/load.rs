@@ -97,6 +97,10 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         eras: asked.eras.clone(),
         jobs: profile.connections,
     };
+    let budgets = budgets(&args, &config_budgets, &work);
+    if args.find_limit {
+        return find_limit(&args, &work, &era, &config, &profile, &budgets, &secrets);
+    }
     let started_at = engine::now_rfc3339();
     let measured = runtime_for(1).block_on(async {
         crate::ground::signals::install();
@@ -117,10 +121,7 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     let summary = measured
         .recorder
         .summary(measured.measured, &profile.stages);
-    let verdicts: Vec<Verdict> = budgets(&args, &config_budgets, &work)
-        .iter()
-        .map(|b| b.judge(&summary))
-        .collect();
+    let verdicts: Vec<Verdict> = budgets.iter().map(|b| b.judge(&summary)).collect();
     let report = LoadReport {
         mcpspec_version: env!("CARGO_PKG_VERSION"),
         target: config.target.describe(),
@@ -511,4 +512,210 @@ fn junit(r: &LoadReport) -> String {
         Some(Duration::from_secs_f64(r.ended.at_seconds)),
         [suite],
     )
+}
+
+/// Steps of `--find-limit`, at most: the rate doubles each time, so 12 reach 2048 times
+/// the first.
+const FIND_LIMIT_STEPS: u32 = 12;
+
+/// One step of `--find-limit`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LimitStep {
+    rate: f64,
+    iterations: u64,
+    iterations_per_second: f64,
+    error_rate: f64,
+    p50_ms: Option<f64>,
+    p99_ms: Option<f64>,
+    budgets: Vec<Verdict>,
+    held: bool,
+    /// Why the step ended early (an interrupt, a server gone), if it did.
+    ended_early: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LimitReport {
+    mcpspec_version: &'static str,
+    target: String,
+    era: String,
+    started_at: String,
+    /// The last rate whose every budget held; `None`: not even the first.
+    last_held: Option<f64>,
+    /// The rate at which a budget broke; `None`: none broke up to the last step.
+    broke_at: Option<f64>,
+    steps: Vec<LimitStep>,
+}
+
+/// `--find-limit`: the open loop's rate doubled step by step until a budget breaks (or the
+/// run ends early); the last rate that held, and the step table. Exit 0 when a rate held,
+/// 1 when not even the first did.
+fn find_limit(
+    args: &LoadArgs,
+    work: &[Work<'_>],
+    era: &crate::protocol::era::Era,
+    config: &RunConfig,
+    profile: &Profile,
+    budgets: &[Budget],
+    secrets: &[String],
+) -> i32 {
+    let Pace::Rate(first) = profile.pace else {
+        return usage(UsageError(
+            "--find-limit steps an open loop's rate up: give --rate".into(),
+        ));
+    };
+    let started_at = engine::now_rfc3339();
+    let mut steps = Vec::new();
+    let mut unreachable = None;
+    runtime_for(1).block_on(async {
+        crate::ground::signals::install();
+        crate::ground::signals::defer_exit();
+        for i in 0..FIND_LIMIT_STEPS {
+            let rate = first * f64::from(1u32 << i);
+            let mut step_profile = profile.clone();
+            step_profile.pace = Pace::Rate(rate);
+            step_profile.stages.clear();
+            step_profile.ramp = None;
+            if i > 0 {
+                step_profile.warmup = Duration::ZERO;
+            }
+            let measured = load::run(
+                work,
+                era,
+                config,
+                &step_profile,
+                crate::ground::signals::interrupted(),
+            )
+            .await;
+            if let Some(e) = measured.unreachable {
+                unreachable = Some(e);
+                return;
+            }
+            let summary = measured.recorder.summary(measured.measured, &[]);
+            let verdicts: Vec<Verdict> = budgets.iter().map(|b| b.judge(&summary)).collect();
+            let early = measured.ended.early.then(|| measured.ended.why.clone());
+            let held = early.is_none() && verdicts.iter().all(|v| v.passed);
+            steps.push(LimitStep {
+                rate,
+                iterations: summary.iterations,
+                iterations_per_second: summary.iterations_per_second,
+                error_rate: summary.error_rate,
+                p50_ms: summary.latency.p50_ms,
+                p99_ms: summary.latency.p99_ms,
+                budgets: verdicts,
+                held,
+                ended_early: early,
+            });
+            if !held {
+                return;
+            }
+        }
+    });
+    if let Some(e) = &unreachable {
+        return super::connect_failed(e, secrets);
+    }
+    let last_held = steps.iter().take_while(|s| s.held).last().map(|s| s.rate);
+    let broke_at = steps.iter().find(|s| !s.held).map(|s| s.rate);
+    let report = LimitReport {
+        mcpspec_version: env!("CARGO_PKG_VERSION"),
+        target: config.target.describe(),
+        era: era.label.clone(),
+        started_at,
+        last_held,
+        broke_at,
+        steps,
+    };
+    let mut out = vec![
+        format!("load: {} (era {})", report.target, report.era),
+        format!(
+            "find limit: from {first}/s, doubling, {} a step",
+            profile.describe_length()
+        ),
+        "steps:".to_string(),
+    ];
+    for s in &report.steps {
+        let broke: Vec<String> = s
+            .budgets
+            .iter()
+            .filter(|b| !b.passed)
+            .map(|b| format!("{}: measured {}", b.title(), b.measured))
+            .chain(s.ended_early.clone())
+            .collect();
+        out.push(format!(
+            "  {} {}/s: {} iterations, {:.1}/s, {:.2}% failed, p50 {}  p99 {}{}",
+            if s.held { "✓" } else { "✗" },
+            s.rate,
+            s.iterations,
+            s.iterations_per_second,
+            s.error_rate,
+            ms(s.p50_ms),
+            ms(s.p99_ms),
+            if broke.is_empty() {
+                String::new()
+            } else {
+                format!(" — broke: {}", broke.join("; "))
+            }
+        ));
+    }
+    out.push(match (report.last_held, report.broke_at) {
+        (Some(held), Some(broke)) => format!("limit: {held}/s held, {broke}/s broke a budget"),
+        (Some(held), None) => format!("limit: not reached — every step held, up to {held}/s"),
+        (None, _) => format!("limit: below {first}/s — the first step broke a budget"),
+    });
+    let console = crate::results::report::redact(&out.join("\n"), secrets);
+    if is_stdout(args.json.as_deref()) {
+        errln!("{console}");
+    } else {
+        outln!("{console}");
+    }
+    if let Some(path) = &args.junit
+        && let Err(code) = write_reports_file(path, limit_junit(&report))
+    {
+        return code;
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report).expect("the report serializes");
+        let text = crate::results::report::redact(&text, secrets);
+        if is_stdout(Some(path)) {
+            outln!("{text}");
+        } else if let Err(code) = write_reports_file(path, text) {
+            return code;
+        }
+    }
+    if let Some(signal) = crate::ground::signals::received() {
+        crate::ground::signals::kill_all();
+        return signal;
+    }
+    if report.last_held.is_some() {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+/// A test case per step of `--find-limit`: held, or the budgets it broke.
+fn limit_junit(r: &LimitReport) -> String {
+    let policy = Policy::known();
+    let mut suite = TestSuite::new(policy.text("load --find-limit"));
+    for s in &r.steps {
+        let status = if s.held {
+            TestCaseStatus::success()
+        } else {
+            let broke: Vec<String> = s
+                .budgets
+                .iter()
+                .filter(|b| !b.passed)
+                .map(|b| format!("{}: measured {}", b.title(), b.measured))
+                .chain(s.ended_early.clone())
+                .collect();
+            policy.failure("budget", &broke.join("; "), None)
+        };
+        suite.add_test_case(policy.case(
+            &format!("rate {}/s", s.rate),
+            "mcpspec.load.limit",
+            status,
+        ));
+    }
+    crate::results::junit::document("mcpspec load", Some(&r.started_at), None, [suite])
 }

@@ -82,6 +82,11 @@ pub struct LoadArgs {
     /// Budget: at least this many requests a second over the measured run.
     #[arg(long, value_name = "RPS", value_parser = parse_rate)]
     pub min_throughput: Option<f64>,
+    /// Find the breaking point: run the open loop at `--rate`, then at twice it, four
+    /// times, ... (each for `--duration`, up to 12 steps) until a budget breaks; report the
+    /// last rate that held, with the step table.
+    #[arg(long, requires = "rate", conflicts_with = "iterations")]
+    pub find_limit: bool,
     /// Write the budgets as a JUnit XML report here (a testcase each).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

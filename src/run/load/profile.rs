@@ -108,6 +108,14 @@ impl Profile {
             .filter(|n| *n > 0)
     }
 
+    /// `10s`, `40 iterations`.
+    pub fn describe_length(&self) -> String {
+        match self.length {
+            Length::Duration(d) => humantime::format_duration(d).to_string(),
+            Length::Iterations(n) => format!("{n} iterations"),
+        }
+    }
+
     pub fn describe(&self) -> String {
         let pace = |p: Pace| match p {
             Pace::Clients(n) => {
