@@ -732,3 +732,58 @@ fn find_limit_reports_the_last_rate_that_held() {
     ]);
     assert_eq!(out.code, 2, "{out:?}");
 }
+
+/// `mcpspec load compare`: a candidate whose slow call takes a second regresses there (its
+/// distribution significantly slower by the Mann-Whitney U test on the histograms), a
+/// report compared with itself does not; a file that is no load report is exit 2.
+#[test]
+fn compare_flags_a_significant_slowdown_and_not_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, candidate) = (out_file(&dir, "base.json"), out_file(&dir, "cand.json"));
+    let (json, junit) = (
+        out_file(&dir, "compare.json"),
+        out_file(&dir, "compare.xml"),
+    );
+    for (report, defect, n) in [
+        (&base, &[][..], "20"),
+        (&candidate, &["--defect", "slow-read-tool=1"][..], "3"),
+    ] {
+        let out = run(&[
+            "load",
+            &scenario("tools.yaml"),
+            "--stdio",
+            &stdio_target(defect),
+            "--iterations",
+            n,
+            "--json",
+            path(report),
+        ]);
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+    let out = run(&[
+        "load",
+        "compare",
+        path(&base),
+        path(&candidate),
+        "--json",
+        path(&json),
+        "--junit",
+        path(&junit),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let changes = read_json(&json)["changes"].as_array().unwrap().clone();
+    let slow = changes
+        .iter()
+        .find(|c| c["name"] == "list-and-call / call slow")
+        .unwrap();
+    assert_eq!(slow["regressed"], true, "{slow:#}");
+    assert!(slow["pValue"].as_f64().unwrap() < 0.05, "{slow:#}");
+    common::assert_valid_junit(&junit);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<failure"), "{xml}");
+    let out = run(&["load", "compare", path(&base), path(&base)]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("result: no regression"), "{out:?}");
+    let out = run(&["load", "compare", path(&base), path(&junit)]);
+    assert_eq!(out.code, 2, "{out:?}");
+}

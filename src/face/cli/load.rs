@@ -19,9 +19,12 @@ iteration when the last ended) or --rate R (open loop: R iterations a second wha
 does; latency counts from each iteration's scheduled start). Length: --duration D or --iterations \
 N (default 10s). Every reply is judged by the scenario's expectations. Exit codes: 0 every budget \
 held, 1 a budget broke (any error, without --max-error-rate), 2 invalid input, 3 authentication \
-required, 4 server could not be started or reached."
+required, 4 server could not be started or reached.",
+    args_conflicts_with_subcommands = true
 )]
 pub struct LoadArgs {
+    #[command(subcommand)]
+    pub command: Option<LoadCommand>,
     /// Scenario files, folders or built-in packs (default: `paths` of mcpspec.yaml).
     pub paths: Vec<PathBuf>,
     /// Project configuration file (default: ./mcpspec.yaml when it exists).
@@ -97,6 +100,36 @@ pub struct LoadArgs {
     /// Never touch the network: remote packs come from the cache only.
     #[arg(long)]
     pub offline: bool,
+}
+
+/// What `mcpspec load` does besides a load run.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum LoadCommand {
+    /// Compare two load reports (`--json` of `mcpspec load`): per step, the percentiles and
+    /// error rates, and a Mann-Whitney U test on the latency histograms. Exit 1 when the
+    /// candidate regressed beyond the tolerance (slower significantly, or more errors).
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// The base report (JSON).
+    pub base: PathBuf,
+    /// The candidate report (JSON).
+    pub candidate: PathBuf,
+    /// A p50 or p99 may grow by this percentage before it is a regression (when the test
+    /// says it is significant), default 10.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub tolerance: Option<f64>,
+    /// An error rate may grow by this many percentage points, default 0.
+    #[arg(long, value_name = "POINTS", value_parser = parse_percent)]
+    pub error_tolerance: Option<f64>,
+    /// Write a JUnit XML report here (a test case for the run and each step).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the comparison as JSON here; `-`: to stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 fn parse_load_duration(s: &str) -> Result<Duration, String> {

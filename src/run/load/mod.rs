@@ -14,6 +14,7 @@
 //! so a slow reply never holds up the schedule.
 
 pub mod budget;
+pub mod compare;
 pub mod profile;
 pub mod record;
 

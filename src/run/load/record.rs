@@ -361,6 +361,7 @@ impl Recorder {
             iterations_per_second: self.iterations as f64 / secs,
             requests_per_second: self.requests as f64 / secs,
             latency: Latency::of(&self.whole),
+            histogram: counts(&self.whole),
             steps: self
                 .steps
                 .iter()
@@ -370,6 +371,7 @@ impl Recorder {
                     requests: s.latency.len(),
                     errors: s.errors,
                     latency: Latency::of(&s.latency),
+                    histogram: counts(&s.latency),
                 })
                 .collect(),
         }
@@ -390,6 +392,25 @@ impl Recorder {
     }
 }
 
+/// A histogram's recorded values (microseconds) with their counts, `[value, count]`, in
+/// ascending order: recorded again into a histogram of the same bounds they fill the same
+/// buckets, so histograms of runs (shards) add exactly, and two runs' distributions can
+/// be compared whole.
+pub fn counts(h: &Histogram<u64>) -> Vec<[u64; 2]> {
+    h.iter_recorded()
+        .map(|v| [v.value_iterated_to(), v.count_at_value()])
+        .collect()
+}
+
+/// A histogram of `counts` (see [`counts`]).
+pub fn from_counts(counts: &[[u64; 2]]) -> Histogram<u64> {
+    let mut h = histogram();
+    for [value, count] in counts {
+        h.saturating_record_n(*value, *count);
+    }
+    h
+}
+
 /// Percentiles in milliseconds; `None` when nothing was measured.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -403,7 +424,7 @@ pub struct Latency {
 }
 
 impl Latency {
-    fn of(h: &Histogram<u64>) -> Latency {
+    pub fn of(h: &Histogram<u64>) -> Latency {
         let at = |q: f64| (!h.is_empty()).then(|| millis(h.value_at_quantile(q)));
         Latency {
             p50_ms: at(0.5),
@@ -438,6 +459,8 @@ pub struct Summary {
     pub requests_per_second: f64,
     /// Of the iterations, from their scheduled start to their last reply.
     pub latency: Latency,
+    /// The iterations' latency histogram ([`counts`]).
+    pub histogram: Vec<[u64; 2]>,
     pub steps: Vec<StepSummary>,
     /// Each scenario's iterations (`errors`: the failed ones).
     pub scenarios: Vec<GroupSummary>,
@@ -488,6 +511,8 @@ pub struct StepSummary {
     pub requests: u64,
     pub errors: u64,
     pub latency: Latency,
+    /// Its latency histogram ([`counts`]).
+    pub histogram: Vec<[u64; 2]>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -544,5 +569,7 @@ mod tests {
         assert_eq!((s.scenarios[0].count, s.scenarios[0].errors), (2, 1));
         assert_eq!(r.series().len(), 2);
         assert!(s.latency.p99_ms.unwrap() >= 9.9);
+        // The counts make the same histogram again.
+        assert_eq!(from_counts(&s.histogram), r.whole);
     }
 }
