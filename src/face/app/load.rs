@@ -143,25 +143,14 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         budgets: verdicts,
         series: measured.recorder.series(),
     };
-    let console = crate::results::report::redact(&console(&report), &secrets);
-    if is_stdout(args.json.as_deref()) {
-        errln!("{console}");
-    } else {
-        outln!("{console}");
-    }
-    if let Some(path) = &args.junit
-        && let Err(code) = write_reports_file(path, junit(&report))
-    {
+    if let Err(code) = emit(
+        &console(&report),
+        args.json.as_deref(),
+        args.junit.as_deref().map(|p| (p, junit(&report))),
+        &report,
+        &secrets,
+    ) {
         return code;
-    }
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report).expect("the report serializes");
-        let text = crate::results::report::redact(&text, &secrets);
-        if is_stdout(Some(path)) {
-            outln!("{text}");
-        } else if let Err(code) = write_reports_file(path, text) {
-            return code;
-        }
     }
     if let Some(signal) = crate::ground::signals::received() {
         crate::ground::signals::kill_all();
@@ -537,6 +526,18 @@ struct LimitStep {
     ended_early: Option<String>,
 }
 
+impl LimitStep {
+    /// The budgets it broke (with what was measured), and why it ended early.
+    fn broke(&self) -> Vec<String> {
+        self.budgets
+            .iter()
+            .filter(|b| !b.passed)
+            .map(|b| format!("{}: measured {}", b.title(), b.measured))
+            .chain(self.ended_early.clone())
+            .collect()
+    }
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct LimitReport {
@@ -638,13 +639,7 @@ fn find_limit(
         "steps:".to_string(),
     ];
     for s in &report.steps {
-        let broke: Vec<String> = s
-            .budgets
-            .iter()
-            .filter(|b| !b.passed)
-            .map(|b| format!("{}: measured {}", b.title(), b.measured))
-            .chain(s.ended_early.clone())
-            .collect();
+        let broke = s.broke();
         out.push(format!(
             "  {} {}/s: {} iterations, {:.1}/s, {:.2}% failed, p50 {}  p99 {}{}",
             if s.held { "✓" } else { "✗" },
@@ -666,25 +661,14 @@ fn find_limit(
         (Some(held), None) => format!("limit: not reached — every step held, up to {held}/s"),
         (None, _) => format!("limit: below {first}/s — the first step broke a budget"),
     });
-    let console = crate::results::report::redact(&out.join("\n"), secrets);
-    if is_stdout(args.json.as_deref()) {
-        errln!("{console}");
-    } else {
-        outln!("{console}");
-    }
-    if let Some(path) = &args.junit
-        && let Err(code) = write_reports_file(path, limit_junit(&report))
-    {
+    if let Err(code) = emit(
+        &out.join("\n"),
+        args.json.as_deref(),
+        args.junit.as_deref().map(|p| (p, limit_junit(&report))),
+        &report,
+        secrets,
+    ) {
         return code;
-    }
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report).expect("the report serializes");
-        let text = crate::results::report::redact(&text, secrets);
-        if is_stdout(Some(path)) {
-            outln!("{text}");
-        } else if let Err(code) = write_reports_file(path, text) {
-            return code;
-        }
     }
     if let Some(signal) = crate::ground::signals::received() {
         crate::ground::signals::kill_all();
@@ -705,14 +689,7 @@ fn limit_junit(r: &LimitReport) -> String {
         let status = if s.held {
             TestCaseStatus::success()
         } else {
-            let broke: Vec<String> = s
-                .budgets
-                .iter()
-                .filter(|b| !b.passed)
-                .map(|b| format!("{}: measured {}", b.title(), b.measured))
-                .chain(s.ended_early.clone())
-                .collect();
-            policy.failure("budget", &broke.join("; "), None)
+            policy.failure("budget", &s.broke().join("; "), None)
         };
         suite.add_test_case(policy.case(
             &format!("rate {}/s", s.rate),
@@ -775,12 +752,7 @@ fn compare(args: &crate::face::cli::CompareArgs) -> i32 {
     } else {
         format!("result: {regressed} regression(s)")
     });
-    if is_stdout(args.json.as_deref()) {
-        errln!("{}", out.join("\n"));
-    } else {
-        outln!("{}", out.join("\n"));
-    }
-    if let Some(path) = &args.junit {
+    let junit = args.junit.as_deref().map(|path| {
         let policy = Policy::known();
         let mut suite = TestSuite::new(policy.text("load compare"));
         for c in &changes {
@@ -792,22 +764,46 @@ fn compare(args: &crate::face::cli::CompareArgs) -> i32 {
             suite.add_test_case(policy.case(&c.name, "mcpspec.load.compare", status));
         }
         let xml = crate::results::junit::document("mcpspec load compare", None, None, [suite]);
-        if let Err(code) = write_reports_file(path, xml) {
-            return code;
-        }
-    }
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&serde_json::json!({ "changes": changes }))
-            .expect("serializes");
-        if is_stdout(Some(path)) {
-            outln!("{text}");
-        } else if let Err(code) = write_reports_file(path, text) {
-            return code;
-        }
+        (path, xml)
+    });
+    let report = serde_json::json!({ "changes": changes });
+    if let Err(code) = emit(&out.join("\n"), args.json.as_deref(), junit, &report, &[]) {
+        return code;
     }
     if regressed == 0 {
         exit::OK
     } else {
         exit::FAILED
     }
+}
+
+/// Write what a load command made, each redacted: the console text (on stderr when the
+/// JSON goes to stdout), the JUnit report `(path, xml)` and the JSON `report`; the exit
+/// code of a file that could not be written.
+fn emit(
+    console: &str,
+    json_path: Option<&std::path::Path>,
+    junit: Option<(&std::path::Path, String)>,
+    report: &impl Serialize,
+    secrets: &[String],
+) -> Result<(), i32> {
+    let console = crate::results::report::redact(console, secrets);
+    if is_stdout(json_path) {
+        errln!("{console}");
+    } else {
+        outln!("{console}");
+    }
+    if let Some((path, xml)) = junit {
+        write_reports_file(path, xml)?;
+    }
+    if let Some(path) = json_path {
+        let text = serde_json::to_string_pretty(report).expect("the report serializes");
+        let text = crate::results::report::redact(&text, secrets);
+        if is_stdout(Some(path)) {
+            outln!("{text}");
+        } else {
+            write_reports_file(path, text)?;
+        }
+    }
+    Ok(())
 }
