@@ -921,17 +921,23 @@ fn cli_reference() -> String {
             if sub.get_name() == "help" {
                 continue;
             }
+            // A group that runs on its own as well (`load` and `load compare`): both.
+            let runs = !sub.has_subcommands()
+                || sub
+                    .get_arguments()
+                    .any(|a| !matches!(a.get_id().as_str(), "help" | "version"));
+            if runs {
+                let name = sub.get_bin_name().unwrap_or(sub.get_name()).to_string();
+                let help = sub.render_help().to_string();
+                let help: String = help
+                    .lines()
+                    .map(|l| l.trim_end().to_string() + "\n")
+                    .collect();
+                out.push_str(&format!("### `{name}`\n\n```text\n{help}```\n\n"));
+            }
             if sub.has_subcommands() {
                 walk(sub, out);
-                continue;
             }
-            let name = sub.get_bin_name().unwrap_or(sub.get_name()).to_string();
-            let help = sub.render_help().to_string();
-            let help: String = help
-                .lines()
-                .map(|l| l.trim_end().to_string() + "\n")
-                .collect();
-            out.push_str(&format!("### `{name}`\n\n```text\n{help}```\n\n"));
         }
     }
     let mut cmd = mcpspec::face::cli::Cli::command().term_width(100);

@@ -362,3 +362,428 @@ fn a_stdio_server_that_exits_is_replaced_and_one_that_never_starts_is_unreachabl
     assert_eq!(out.code, 4, "{out:?}");
     assert!(out.stderr.contains("config file missing"), "{out:?}");
 }
+
+/// A weighted mix (3:1) splits the iterations exactly by weight (a smooth round robin);
+/// each iteration's `load.iteration`, `load.client` and `load.row` are its own: the steps
+/// that expect an odd iteration, or the row `Boston` of three, fail exactly as often.
+#[test]
+fn a_weighted_mix_and_per_iteration_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let out = run(&[
+        "load",
+        &scenario("mix-heavy.yaml"),
+        &scenario("mix-light.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    // The profile of mix-heavy's `load:` block: 2 clients, 40 iterations, think time.
+    assert!(
+        report["profile"].as_str().unwrap().contains("2 client(s)"),
+        "{report:#}"
+    );
+    let steps = report["summary"]["steps"].as_array().unwrap();
+    let requests = |s: &str| {
+        steps.iter().find(|x| x["scenario"] == s).unwrap()["requests"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(
+        (requests("mix-heavy"), requests("mix-light")),
+        (30, 10),
+        "{report:#}"
+    );
+    let out = run(&[
+        "load",
+        &scenario("per-iteration.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--clients",
+        "2",
+        "--iterations",
+        "12",
+        "--max-error-rate",
+        "100",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    let errors: Vec<(String, u64)> = report["summary"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["step"].as_str().unwrap().to_string(),
+                s["errors"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ("odd iteration".to_string(), 6),
+            ("row is Boston".to_string(), 8),
+            ("client in range".to_string(), 0)
+        ],
+        "{report:#}"
+    );
+}
+
+/// Steps by rate (10/s then 30/s, a second each, after a warm-up): each step's iterations
+/// in the step table, the warm-up's in none.
+#[test]
+fn a_stepped_load_reports_each_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let out = run(&[
+        "load",
+        &scenario("stepped.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    let stages = report["summary"]["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 2, "{report:#}");
+    let count = |i: usize| stages[i]["iterations"].as_u64().unwrap();
+    // 10 and 30 due: generous bands (the schedule sets the counts, not the machine).
+    assert!((7..=11).contains(&count(0)), "{stages:#?}");
+    assert!((22..=31).contains(&count(1)), "{stages:#?}");
+    assert_eq!(stages[1]["pace"], "30/s");
+    assert_eq!(
+        report["summary"]["iterations"].as_u64().unwrap(),
+        count(0) + count(1)
+    );
+    assert!(out.stdout.contains("load steps:"), "{out:?}");
+}
+
+/// `load:` in mcpspec.yaml is the profile below the scenarios' and the command line's.
+#[test]
+fn the_profile_of_mcpspec_yaml_and_the_command_line_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let config = out_file(&dir, "mcpspec.yaml");
+    std::fs::write(&config, "load:\n  clients: 1\n  iterations: 3\n").unwrap();
+    let target = stdio_target(&[]);
+    let tools = scenario("tools.yaml");
+    let base = [
+        "load",
+        tools.as_str(),
+        "--config",
+        path(&config),
+        "--stdio",
+        target.as_str(),
+        "--json",
+        path(&json),
+    ];
+    let out = run(&base);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(read_json(&json)["summary"]["iterations"], 3);
+    let mut flags = base.to_vec();
+    flags.extend(["--iterations", "5"]);
+    let out = run(&flags);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(read_json(&json)["summary"]["iterations"], 5);
+}
+
+/// Bad `load:` blocks are told at validate time, each at its line and column: a rate of
+/// 0, a negative or zero duration, a count with a duration, a negative weight, steps that
+/// mix clients and rates; weights that sum to 0 at `mcpspec load`; in mcpspec.yaml too.
+#[test]
+fn bad_load_blocks_are_errors_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = out_file(&dir, name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let steps = "steps:\n  - name: list\n    request: { method: tools/list }\n";
+    let bad = write(
+        "bad.yaml",
+        &format!(
+            "scenario: bad\nload:\n  rate: 0\n  duration: -5s\n  warmup: 0s\n  iterations: 3\n  weight: -1\n{steps}"
+        ),
+    );
+    let out = run(&["validate", path(&bad)]);
+    assert_eq!(out.code, 2, "{out:?}");
+    for (at, says) in [
+        ("bad.yaml:3:9", "`rate: 0` must be greater than 0"),
+        ("bad.yaml:4:13", "cannot be negative"),
+        ("bad.yaml:5:11", "out of range"),
+        ("bad.yaml:6:15", "`iterations` with `duration`"),
+        ("bad.yaml:7:11", "`weight: -1` cannot be negative"),
+    ] {
+        assert!(out.stderr.contains(at), "{at}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{says}: {}", out.stderr);
+    }
+    let mixed = write(
+        "mixed.yaml",
+        &format!(
+            "scenario: mixed\nload:\n  steps:\n    - {{ rate: 10, duration: 1s }}\n    - {{ clients: 2, duration: 1s }}\n{steps}"
+        ),
+    );
+    let out = run(&["validate", path(&mixed)]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("mixed.yaml:5:7"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("mix `clients` and `rate`"),
+        "{}",
+        out.stderr
+    );
+    let zero = write(
+        "zero.yaml",
+        &format!("scenario: zero\nload: {{ weight: 0 }}\n{steps}"),
+    );
+    let out = run(&["load", path(&zero), "--stdio", &stdio_target(&[])]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("zero.yaml:2:17"), "{}", out.stderr);
+    assert!(out.stderr.contains("sum to 0"), "{}", out.stderr);
+    let config = write("mcpspec.yaml", "load:\n  clients: 0\n  each: [a]\n");
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--config",
+        path(&config),
+        "--stdio",
+        &stdio_target(&[]),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("mcpspec.yaml:2:12"), "{}", out.stderr);
+    assert!(out.stderr.contains("mcpspec.yaml:3:9"), "{}", out.stderr);
+}
+
+/// Budgets in YAML, per step, tool, method and of the scenario, each a JUnit test case
+/// with its measured value: against the correct server all hold; with
+/// `--defect slow-read-tool=1` the two on the slow call break, and only they.
+#[test]
+fn yaml_budgets_per_step_tool_and_method_break_only_where_it_is_slow() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (out_file(&dir, "load.json"), out_file(&dir, "load.xml"));
+    let load = |defect: &[&str]| {
+        run(&[
+            "load",
+            &scenario("budgets.yaml"),
+            "--stdio",
+            &stdio_target(defect),
+            "--iterations",
+            "2",
+            "--json",
+            path(&json),
+            "--junit",
+            path(&junit),
+        ])
+    };
+    let out = load(&[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    assert_eq!(report["budgets"].as_array().unwrap().len(), 8, "{report:#}");
+    let out = load(&["--defect", "slow-read-tool=1"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    let broke: Vec<(String, String)> = report["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["passed"] == false)
+        .map(|b| {
+            (
+                b["name"].as_str().unwrap().to_string(),
+                b["scope"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        broke,
+        [
+            ("p99".to_string(), "step `budgets / call slow`".to_string()),
+            ("max".to_string(), "tool `slow`".to_string())
+        ],
+        "{report:#}"
+    );
+    common::assert_valid_junit(&junit);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+    assert!(xml.contains("max of tool `slow` &lt;= 300ms"), "{xml}");
+    let tools = report["summary"]["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["name"], "slow");
+    assert_eq!(tools[0]["count"], 2);
+}
+
+/// "No step's failure rate over X": a step that fails every time breaks it, with the
+/// worst step named; a budget on a step the scenario does not have is a validate error.
+#[test]
+fn the_step_failure_rate_budget_and_budgets_on_unknown_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let file = out_file(&dir, "fails.yaml");
+    std::fs::write(
+        &file,
+        "scenario: fails\nload:\n  budgets:\n    - { stepFailureRate: 10 }\nsteps:\n  - name: fine\n    request: { method: tools/list }\n  - name: unknown tool\n    request: { method: tools/call, params: { name: no-such-tool, arguments: {} } }\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "load",
+        path(&file),
+        "--stdio",
+        &stdio_target(&[]),
+        "--iterations",
+        "3",
+        "--max-error-rate",
+        "100",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    let b = budget(&report, "stepFailureRate");
+    assert_eq!(b["passed"], false, "{b}");
+    assert!(
+        b["measured"]
+            .as_str()
+            .unwrap()
+            .contains("fails / unknown tool"),
+        "{b}"
+    );
+    assert_eq!(report["summary"]["errors"]["protocol"], 3, "{report:#}");
+    let bad = out_file(&dir, "bad.yaml");
+    std::fs::write(
+        &bad,
+        "scenario: bad\nload:\n  budgets:\n    - { step: lsit tools, p99: 1s }\n    - { tool: slow }\nsteps:\n  - name: list tools\n    request: { method: tools/list }\n",
+    )
+    .unwrap();
+    let out = run(&["validate", path(&bad)]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("bad.yaml:4:15"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("budget on an unknown step `lsit tools`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("did you mean `list tools`?"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("bad.yaml:5:7"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("a budget with no limit"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// `--find-limit` doubles the rate from `--rate` until a budget breaks: a 200 ms call on at
+/// most 2 connections serves some 10 a second, so 3/s and 6/s hold (p99 about 200 ms) and
+/// 12/s breaks the p99 budget of 500 ms (its queue grows by 2 a second or more).
+#[test]
+fn find_limit_reports_the_last_rate_that_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (out_file(&dir, "limit.json"), out_file(&dir, "limit.xml"));
+    let out = run(&[
+        "load",
+        &scenario("slow-200ms.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--jobs",
+        "2",
+        "--rate",
+        "3",
+        "--duration",
+        "3s",
+        "--find-limit",
+        "--p99",
+        "500ms",
+        "--json",
+        path(&json),
+        "--junit",
+        path(&junit),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    assert_eq!(report["lastHeld"], 6.0, "{report:#}");
+    assert_eq!(report["brokeAt"], 12.0, "{report:#}");
+    let steps = report["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{report:#}");
+    assert_eq!(steps[2]["held"], false);
+    assert!(
+        out.stdout.contains("limit: 6/s held, 12/s broke a budget"),
+        "{out:?}"
+    );
+    common::assert_valid_junit(&junit);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    assert!(xml.contains(r#"name="rate 12/s""#), "{xml}");
+    // Without a rate to start from: a usage error.
+    let out = run(&[
+        "load",
+        &scenario("slow-200ms.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--find-limit",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+}
+
+/// `mcpspec load compare`: a candidate whose slow call takes a second regresses there (its
+/// distribution significantly slower by the Mann-Whitney U test on the histograms), a
+/// report compared with itself does not; a file that is no load report is exit 2.
+#[test]
+fn compare_flags_a_significant_slowdown_and_not_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, candidate) = (out_file(&dir, "base.json"), out_file(&dir, "cand.json"));
+    let (json, junit) = (
+        out_file(&dir, "compare.json"),
+        out_file(&dir, "compare.xml"),
+    );
+    for (report, defect, n) in [
+        (&base, &[][..], "20"),
+        (&candidate, &["--defect", "slow-read-tool=1"][..], "3"),
+    ] {
+        let out = run(&[
+            "load",
+            &scenario("tools.yaml"),
+            "--stdio",
+            &stdio_target(defect),
+            "--iterations",
+            n,
+            "--json",
+            path(report),
+        ]);
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+    let out = run(&[
+        "load",
+        "compare",
+        path(&base),
+        path(&candidate),
+        "--json",
+        path(&json),
+        "--junit",
+        path(&junit),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let changes = read_json(&json)["changes"].as_array().unwrap().clone();
+    let slow = changes
+        .iter()
+        .find(|c| c["name"] == "list-and-call / call slow")
+        .unwrap();
+    assert_eq!(slow["regressed"], true, "{slow:#}");
+    assert!(slow["pValue"].as_f64().unwrap() < 0.05, "{slow:#}");
+    common::assert_valid_junit(&junit);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<failure"), "{xml}");
+    let out = run(&["load", "compare", path(&base), path(&base)]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("result: no regression"), "{out:?}");
+    let out = run(&["load", "compare", path(&base), path(&junit)]);
+    assert_eq!(out.code, 2, "{out:?}");
+}

@@ -68,6 +68,10 @@ pub struct ConfigDoc {
     /// capabilities and scripted answers (see `client:` in a scenario).
     #[serde(default)]
     pub client: Option<At<crate::language::dsl::document::ClientDoc>>,
+    /// The load profile of `mcpspec load` (clients or rate, duration, warm-up, ramp,
+    /// steps, think time), below a scenario's `load:` and the command line.
+    #[serde(default)]
+    pub load: Option<At<crate::language::dsl::document::LoadDoc>>,
 }
 
 /// How to reach one server.
@@ -305,6 +309,11 @@ fn check_values(
             errors.0.extend(e.0);
         }
     }
+    if let Some(load) = &doc.load
+        && let Err(e) = crate::language::dsl::compile_load_profile(file, load)
+    {
+        errors.0.extend(e.0);
+    }
     if errors.is_empty() {
         Ok(())
     } else {
@@ -329,6 +338,20 @@ impl Config {
         };
         crate::language::dsl::compile_client(&self.file, doc, params)
             .map(|c| Some(std::sync::Arc::new(c)))
+    }
+
+    /// The `load:` profile of the file (checked when the file was read), if any.
+    pub fn load_profile(
+        &self,
+    ) -> (
+        crate::language::dsl::workload::ProfileParts,
+        Vec<crate::language::dsl::workload::Budget>,
+    ) {
+        self.doc
+            .load
+            .as_ref()
+            .and_then(|l| crate::language::dsl::compile_load_profile(&self.file, l).ok())
+            .unwrap_or_default()
     }
 
     /// Load `path`, or `./mcpspec.yaml` when `path` is `None` and the file exists.

@@ -7,9 +7,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::face::cli::{LoadArgs, UsageError, exit};
+use crate::language::dsl::workload::ProfileParts;
 use crate::results::junit::{Policy, TestCaseStatus, TestSuite};
 use crate::run::engine::{self, RunConfig};
-use crate::run::load::budget::{Budget, Verdict};
+use crate::run::load::budget::{Budget, Limit, Scope, Verdict};
 use crate::run::load::profile::{DEFAULT_DURATION, Length, Pace, Profile};
 use crate::run::load::record::{SecondSummary, Summary};
 use crate::run::load::{self, Ended, Work};
@@ -23,12 +24,16 @@ const HTTP_IN_FLIGHT: usize = 256;
 const RATE_TOLERANCE: f64 = 0.02;
 
 pub(super) fn load(args: LoadArgs) -> i32 {
+    if let Some(crate::face::cli::LoadCommand::Compare(c)) = &args.command {
+        return compare(c);
+    }
     let mut run_args = args.as_run_args();
     let mut secrets = Vec::new();
-    let (config_params, config_client) = match super::run::configure(&mut run_args, &mut secrets) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+    let (config_params, config_client, (config_load, config_budgets)) =
+        match super::run::configure(&mut run_args, &mut secrets) {
+            Ok(p) => p,
+            Err(code) => return code,
+        };
     let mut asked = match super::run::Asked::parse(&run_args) {
         Ok(a) => a,
         Err(e) => return usage(e),
@@ -38,7 +43,6 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         Err(code) => return code,
     };
     super::run::default_client(&mut loaded.selected, config_client.as_ref());
-    let profile = profile(&args, loaded.target.is_http());
     let mut items = engine::plan(&loaded.selected, &asked.eras);
     if let Some(f) = &asked.filter {
         items.retain(|item| f.is_match(&item.scenario.id) || f.is_match(item.id()));
@@ -56,17 +60,27 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     let mut work = Vec::with_capacity(items.len());
     for item in &items {
         match item.scenario.compiled_steps() {
-            Ok(steps) => work.push(Work {
-                scenario: item.scenario,
-                steps,
-            }),
+            Ok(steps) => work.push(Work::new(item.scenario, steps)),
             Err(errors) => {
                 errln!("{}", errors.render());
                 return exit::INVALID_INPUT;
             }
         }
     }
-    if let Pace::Clients(n) = profile.pace
+    if let Err(errors) = weights_hold(&work) {
+        errln!("{}", errors.render());
+        return exit::INVALID_INPUT;
+    }
+    let in_files = match scenario_profile(&work) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    let profile = profile(
+        &args,
+        loaded.target.is_http(),
+        command_line(&args).over(&in_files.over(&config_load)),
+    );
+    if let Some(n) = profile.most_clients()
         && n > profile.connections
     {
         errln!(
@@ -86,6 +100,10 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         eras: asked.eras.clone(),
         jobs: profile.connections,
     };
+    let budgets = budgets(&args, &config_budgets, &work);
+    if args.find_limit {
+        return find_limit(&args, &work, &era, &config, &profile, &budgets, &secrets);
+    }
     let started_at = engine::now_rfc3339();
     let measured = runtime_for(1).block_on(async {
         crate::ground::signals::install();
@@ -103,8 +121,10 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     if let Some(e) = &measured.unreachable {
         return super::connect_failed(e, &secrets);
     }
-    let summary = measured.recorder.summary(measured.measured);
-    let verdicts: Vec<Verdict> = budgets(&args).iter().map(|b| b.judge(&summary)).collect();
+    let summary = measured
+        .recorder
+        .summary(measured.measured, &profile.stages);
+    let verdicts: Vec<Verdict> = budgets.iter().map(|b| b.judge(&summary)).collect();
     let report = LoadReport {
         mcpspec_version: env!("CARGO_PKG_VERSION"),
         target: config.target.describe(),
@@ -123,25 +143,14 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         budgets: verdicts,
         series: measured.recorder.series(),
     };
-    let console = crate::results::report::redact(&console(&report), &secrets);
-    if is_stdout(args.json.as_deref()) {
-        errln!("{console}");
-    } else {
-        outln!("{console}");
-    }
-    if let Some(path) = &args.junit
-        && let Err(code) = write_reports_file(path, junit(&report))
-    {
+    if let Err(code) = emit(
+        &console(&report),
+        args.json.as_deref(),
+        args.junit.as_deref().map(|p| (p, junit(&report))),
+        &report,
+        &secrets,
+    ) {
         return code;
-    }
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report).expect("the report serializes");
-        let text = crate::results::report::redact(&text, &secrets);
-        if is_stdout(Some(path)) {
-            outln!("{text}");
-        } else if let Err(code) = write_reports_file(path, text) {
-            return code;
-        }
     }
     if let Some(signal) = crate::ground::signals::received() {
         crate::ground::signals::kill_all();
@@ -154,50 +163,137 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     }
 }
 
-/// The profile the flags ask for (clap refused values out of range and `--clients` with
-/// `--rate`); its connections bounded as the transport needs.
-fn profile(args: &LoadArgs, http: bool) -> Profile {
-    let pace = match (args.rate, args.clients) {
-        (Some(r), _) => Pace::Rate(r),
-        (None, n) => Pace::Clients(n.unwrap_or(1)),
-    };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let connections = match (pace, http) {
-        // Over HTTP a client is a connection: every client has its own.
-        (Pace::Clients(n), true) => n,
-        (Pace::Rate(_), true) => args.jobs.unwrap_or(HTTP_IN_FLIGHT),
-        (_, false) => args.jobs.unwrap_or(cores),
-    };
-    Profile {
-        pace,
-        length: match (args.iterations, args.duration) {
-            (Some(n), _) => Length::Iterations(n),
-            (None, d) => Length::Duration(d.unwrap_or(DEFAULT_DURATION)),
+/// The parts of the profile the flags set (clap refused values out of range, `--clients`
+/// with `--rate` and `--duration` with `--iterations`).
+fn command_line(args: &LoadArgs) -> ProfileParts {
+    ProfileParts {
+        pace: match (args.rate, args.clients) {
+            (Some(r), _) => Some(Pace::Rate(r)),
+            (None, n) => n.map(Pace::Clients),
         },
-        warmup: args.warmup.unwrap_or(Duration::ZERO),
-        connections,
+        duration: args.duration,
+        iterations: args.iterations,
+        warmup: args.warmup,
+        ..ProfileParts::default()
     }
 }
 
-/// The budgets the flags set; the error rate's is always there (default 0%: any error
-/// breaks it, as any failure fails a run).
-fn budgets(args: &LoadArgs) -> Vec<Budget> {
+/// The profile of the scenarios' `load:` blocks: one, or the same in each; two that differ
+/// are a usage error naming both.
+fn scenario_profile(work: &[Work<'_>]) -> Result<ProfileParts, UsageError> {
+    let mut found: Option<(&str, &ProfileParts)> = None;
+    for w in work {
+        let Some(load) = &w.scenario.load else {
+            continue;
+        };
+        if load.profile.is_empty() {
+            continue;
+        }
+        match found {
+            None => found = Some((&w.scenario.id, &load.profile)),
+            Some((first, p)) if *p != load.profile => {
+                return Err(UsageError(format!(
+                    "the scenarios `{first}` and `{}` ask for different load profiles: give the profile in one of them (or mcpspec.yaml, or on the command line), and only `weight` and `each` in the others",
+                    w.scenario.id
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(found.map(|(_, p)| p.clone()).unwrap_or_default())
+}
+
+/// The weights of the mix leave something to run: told at the first weight written.
+fn weights_hold(work: &[Work<'_>]) -> Result<(), crate::language::dsl::LoadErrors> {
+    if work.iter().map(|w| w.weight).sum::<f64>() > 0.0 {
+        return Ok(());
+    }
+    let pos = work
+        .iter()
+        .find_map(|w| w.scenario.load.as_ref().map(|l| l.weight_pos.clone()))
+        .unwrap_or_else(|| work[0].scenario.pos.clone());
+    Err(crate::language::dsl::LoadError::at(
+        pos,
+        "the weights of the workload's scenarios sum to 0: nothing would run",
+    )
+    .with_help("give at least one scenario of the run a weight above 0 (the default is 1)")
+    .into())
+}
+
+/// The profile: `parts` completed with the defaults, its connections bounded as the
+/// transport needs.
+fn profile(args: &LoadArgs, http: bool, parts: ProfileParts) -> Profile {
+    let pace = parts
+        .stages
+        .first()
+        .map(|s| s.pace)
+        .or(parts.pace)
+        .unwrap_or(Pace::Clients(1));
+    let length = if parts.stages.is_empty() {
+        match (parts.iterations, parts.duration) {
+            (Some(n), _) => Length::Iterations(n),
+            (None, d) => Length::Duration(d.unwrap_or(DEFAULT_DURATION)),
+        }
+    } else {
+        Length::Duration(parts.stages.iter().map(|s| s.duration).sum())
+    };
+    let mut profile = Profile {
+        pace,
+        length,
+        warmup: parts.warmup.unwrap_or(Duration::ZERO),
+        connections: 1,
+        ramp: parts.ramp,
+        stages: parts.stages,
+        think: parts.think.unwrap_or(Duration::ZERO),
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    profile.connections = match (pace, http) {
+        // Over HTTP a client is a connection: every client has its own.
+        (Pace::Clients(_), true) => profile.most_clients().unwrap_or(1),
+        (Pace::Rate(_), true) => args.jobs.unwrap_or(HTTP_IN_FLIGHT),
+        (_, false) => args.jobs.unwrap_or(cores),
+    };
+    profile
+}
+
+/// The budgets: the flags' (of the run), `mcpspec.yaml`'s, the scenarios'. The run's
+/// error rate always has one (default 0%: any error breaks it, as any failure fails a
+/// run) unless a file gives it.
+fn budgets(args: &LoadArgs, config: &[Budget], work: &[Work<'_>]) -> Vec<Budget> {
+    let run = |limit| Budget {
+        scope: Scope::Run,
+        limit,
+    };
     let mut budgets = Vec::new();
     for (quantile, limit) in [(0.95, args.p95), (0.99, args.p99)] {
         if let Some(at_most) = limit {
-            budgets.push(Budget::Percentile { quantile, at_most });
+            budgets.push(run(Limit::Percentile { quantile, at_most }));
         }
     }
-    budgets.push(Budget::ErrorRate(args.max_error_rate.unwrap_or(0.0)));
-    if let Some(rps) = args.min_throughput {
-        budgets.push(Budget::MinThroughput(rps));
+    let in_files = config.iter().chain(
+        work.iter()
+            .filter_map(|w| w.scenario.load.as_ref())
+            .flat_map(|l| &l.budgets),
+    );
+    let run_error_rate =
+        |b: &Budget| b.scope == Scope::Run && matches!(b.limit, Limit::ErrorRate(_));
+    match args.max_error_rate {
+        Some(pct) => budgets.push(run(Limit::ErrorRate(pct))),
+        None if !in_files.clone().any(run_error_rate) => budgets.push(run(Limit::ErrorRate(0.0))),
+        None => {}
     }
+    if let Some(rps) = args.min_throughput {
+        budgets.push(run(Limit::MinThroughput(rps)));
+    }
+    budgets.extend(in_files.cloned());
     budgets
 }
 
 /// What makes the numbers doubtful: an open loop that did not reach its rate.
 fn warnings(profile: &Profile, summary: &Summary) -> Vec<String> {
-    let Pace::Rate(target) = profile.pace else {
+    // A ramp or steps change the target; the stage table shows each stage's rate.
+    let (Pace::Rate(target), None, true) = (profile.pace, profile.ramp, profile.stages.is_empty())
+    else {
         return Vec::new();
     };
     let achieved = summary.iterations_per_second;
@@ -332,13 +428,29 @@ fn console(r: &LoadReport) -> String {
             ms(step.latency.max_ms)
         ));
     }
+    if !s.stages.is_empty() {
+        out.push("load steps:".into());
+        for st in &s.stages {
+            out.push(format!(
+                "  {}. {} for {:.0}s: {} iterations, {:.1}/s, {} failed ({:.2}%), p50 {}  p99 {}",
+                st.stage,
+                st.pace,
+                st.seconds,
+                st.iterations,
+                st.iterations_per_second,
+                st.failed_iterations,
+                st.error_rate,
+                ms(st.latency.p50_ms),
+                ms(st.latency.p99_ms)
+            ));
+        }
+    }
     out.push("budgets:".into());
     for b in &r.budgets {
         out.push(format!(
-            "  {} {} {}: measured {}",
+            "  {} {}: measured {}",
             if b.passed { "✓" } else { "✗" },
-            b.name,
-            b.limit,
+            b.title(),
             b.measured
         ));
     }
@@ -371,13 +483,13 @@ fn junit(r: &LoadReport) -> String {
     policy.system_out(&mut completed, &r.ended.why);
     suite.add_test_case(completed);
     for b in &r.budgets {
-        let name = format!("{} {}", b.name, b.limit);
+        let name = b.title();
         let status = if b.passed {
             TestCaseStatus::success()
         } else {
             policy.failure(
                 "budget",
-                &format!("{} {}: measured {}", b.name, b.limit, b.measured),
+                &format!("{}: measured {}", b.title(), b.measured),
                 None,
             )
         };
@@ -392,4 +504,306 @@ fn junit(r: &LoadReport) -> String {
         Some(Duration::from_secs_f64(r.ended.at_seconds)),
         [suite],
     )
+}
+
+/// Steps of `--find-limit`, at most: the rate doubles each time, so 12 reach 2048 times
+/// the first.
+const FIND_LIMIT_STEPS: u32 = 12;
+
+/// One step of `--find-limit`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LimitStep {
+    rate: f64,
+    iterations: u64,
+    iterations_per_second: f64,
+    error_rate: f64,
+    p50_ms: Option<f64>,
+    p99_ms: Option<f64>,
+    budgets: Vec<Verdict>,
+    held: bool,
+    /// Why the step ended early (an interrupt, a server gone), if it did.
+    ended_early: Option<String>,
+}
+
+impl LimitStep {
+    /// The budgets it broke (with what was measured), and why it ended early.
+    fn broke(&self) -> Vec<String> {
+        self.budgets
+            .iter()
+            .filter(|b| !b.passed)
+            .map(|b| format!("{}: measured {}", b.title(), b.measured))
+            .chain(self.ended_early.clone())
+            .collect()
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LimitReport {
+    mcpspec_version: &'static str,
+    target: String,
+    era: String,
+    started_at: String,
+    /// The last rate whose every budget held; `None`: not even the first.
+    last_held: Option<f64>,
+    /// The rate at which a budget broke; `None`: none broke up to the last step.
+    broke_at: Option<f64>,
+    steps: Vec<LimitStep>,
+}
+
+/// `--find-limit`: the open loop's rate doubled step by step until a budget breaks (or the
+/// run ends early); the last rate that held, and the step table. Exit 0 when a rate held,
+/// 1 when not even the first did.
+fn find_limit(
+    args: &LoadArgs,
+    work: &[Work<'_>],
+    era: &crate::protocol::era::Era,
+    config: &RunConfig,
+    profile: &Profile,
+    budgets: &[Budget],
+    secrets: &[String],
+) -> i32 {
+    let Pace::Rate(first) = profile.pace else {
+        return usage(UsageError(
+            "--find-limit steps an open loop's rate up: give --rate".into(),
+        ));
+    };
+    let started_at = engine::now_rfc3339();
+    let mut steps = Vec::new();
+    let mut unreachable = None;
+    runtime_for(1).block_on(async {
+        crate::ground::signals::install();
+        crate::ground::signals::defer_exit();
+        for i in 0..FIND_LIMIT_STEPS {
+            let rate = first * f64::from(1u32 << i);
+            let mut step_profile = profile.clone();
+            step_profile.pace = Pace::Rate(rate);
+            step_profile.stages.clear();
+            step_profile.ramp = None;
+            if i > 0 {
+                step_profile.warmup = Duration::ZERO;
+            }
+            let measured = load::run(
+                work,
+                era,
+                config,
+                &step_profile,
+                crate::ground::signals::interrupted(),
+            )
+            .await;
+            if let Some(e) = measured.unreachable {
+                unreachable = Some(e);
+                return;
+            }
+            let summary = measured.recorder.summary(measured.measured, &[]);
+            let verdicts: Vec<Verdict> = budgets.iter().map(|b| b.judge(&summary)).collect();
+            let early = measured.ended.early.then(|| measured.ended.why.clone());
+            let held = early.is_none() && verdicts.iter().all(|v| v.passed);
+            steps.push(LimitStep {
+                rate,
+                iterations: summary.iterations,
+                iterations_per_second: summary.iterations_per_second,
+                error_rate: summary.error_rate,
+                p50_ms: summary.latency.p50_ms,
+                p99_ms: summary.latency.p99_ms,
+                budgets: verdicts,
+                held,
+                ended_early: early,
+            });
+            if !held {
+                return;
+            }
+        }
+    });
+    if let Some(e) = &unreachable {
+        return super::connect_failed(e, secrets);
+    }
+    let last_held = steps.iter().take_while(|s| s.held).last().map(|s| s.rate);
+    let broke_at = steps.iter().find(|s| !s.held).map(|s| s.rate);
+    let report = LimitReport {
+        mcpspec_version: env!("CARGO_PKG_VERSION"),
+        target: config.target.describe(),
+        era: era.label.clone(),
+        started_at,
+        last_held,
+        broke_at,
+        steps,
+    };
+    let mut out = vec![
+        format!("load: {} (era {})", report.target, report.era),
+        format!(
+            "find limit: from {first}/s, doubling, {} a step",
+            profile.describe_length()
+        ),
+        "steps:".to_string(),
+    ];
+    for s in &report.steps {
+        let broke = s.broke();
+        out.push(format!(
+            "  {} {}/s: {} iterations, {:.1}/s, {:.2}% failed, p50 {}  p99 {}{}",
+            if s.held { "✓" } else { "✗" },
+            s.rate,
+            s.iterations,
+            s.iterations_per_second,
+            s.error_rate,
+            ms(s.p50_ms),
+            ms(s.p99_ms),
+            if broke.is_empty() {
+                String::new()
+            } else {
+                format!(" — broke: {}", broke.join("; "))
+            }
+        ));
+    }
+    out.push(match (report.last_held, report.broke_at) {
+        (Some(held), Some(broke)) => format!("limit: {held}/s held, {broke}/s broke a budget"),
+        (Some(held), None) => format!("limit: not reached — every step held, up to {held}/s"),
+        (None, _) => format!("limit: below {first}/s — the first step broke a budget"),
+    });
+    if let Err(code) = emit(
+        &out.join("\n"),
+        args.json.as_deref(),
+        args.junit.as_deref().map(|p| (p, limit_junit(&report))),
+        &report,
+        secrets,
+    ) {
+        return code;
+    }
+    if let Some(signal) = crate::ground::signals::received() {
+        crate::ground::signals::kill_all();
+        return signal;
+    }
+    if report.last_held.is_some() {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+/// A test case per step of `--find-limit`: held, or the budgets it broke.
+fn limit_junit(r: &LimitReport) -> String {
+    let policy = Policy::known();
+    let mut suite = TestSuite::new(policy.text("load --find-limit"));
+    for s in &r.steps {
+        let status = if s.held {
+            TestCaseStatus::success()
+        } else {
+            policy.failure("budget", &s.broke().join("; "), None)
+        };
+        suite.add_test_case(policy.case(
+            &format!("rate {}/s", s.rate),
+            "mcpspec.load.limit",
+            status,
+        ));
+    }
+    crate::results::junit::document("mcpspec load", Some(&r.started_at), None, [suite])
+}
+
+/// `mcpspec load compare BASE CANDIDATE`.
+fn compare(args: &crate::face::cli::CompareArgs) -> i32 {
+    let read = |p: &std::path::Path| -> Result<serde_json::Value, String> {
+        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", p.display()))
+    };
+    let tolerance = args.tolerance.unwrap_or(10.0);
+    let error_tolerance = args.error_tolerance.unwrap_or(0.0);
+    let changes = match read(&args.base).and_then(|b| {
+        let c = read(&args.candidate)?;
+        load::compare::compare(&b, &c, tolerance, error_tolerance)
+    }) {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::INVALID_INPUT;
+        }
+    };
+    let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:+.1}%"));
+    let mut out = vec![format!(
+        "compare: {} → {} (tolerance {tolerance}% on p50/p99 when significant at p < {}, {error_tolerance} points on error rates)",
+        args.base.display(),
+        args.candidate.display(),
+        load::compare::ALPHA
+    )];
+    for c in &changes {
+        out.push(format!(
+            "  {} {}: p50 {} → {} ({}), p99 {} → {} ({}), errors {:.2}% → {:.2}%, p = {}{}",
+            if c.regressed { "✗" } else { "✓" },
+            c.name,
+            ms(c.base_p50_ms),
+            ms(c.candidate_p50_ms),
+            pct(c.p50_change),
+            ms(c.base_p99_ms),
+            ms(c.candidate_p99_ms),
+            pct(c.p99_change),
+            c.base_error_rate,
+            c.candidate_error_rate,
+            c.p_value.map_or("-".into(), |p| format!("{p:.4}")),
+            if c.why.is_empty() {
+                String::new()
+            } else {
+                format!(" — regressed: {}", c.why.join("; "))
+            }
+        ));
+    }
+    let regressed = changes.iter().filter(|c| c.regressed).count();
+    out.push(if regressed == 0 {
+        "result: no regression".into()
+    } else {
+        format!("result: {regressed} regression(s)")
+    });
+    let junit = args.junit.as_deref().map(|path| {
+        let policy = Policy::known();
+        let mut suite = TestSuite::new(policy.text("load compare"));
+        for c in &changes {
+            let status = if c.regressed {
+                policy.failure("regression", &c.why.join("; "), None)
+            } else {
+                TestCaseStatus::success()
+            };
+            suite.add_test_case(policy.case(&c.name, "mcpspec.load.compare", status));
+        }
+        let xml = crate::results::junit::document("mcpspec load compare", None, None, [suite]);
+        (path, xml)
+    });
+    let report = serde_json::json!({ "changes": changes });
+    if let Err(code) = emit(&out.join("\n"), args.json.as_deref(), junit, &report, &[]) {
+        return code;
+    }
+    if regressed == 0 {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+/// Write what a load command made, each redacted: the console text (on stderr when the
+/// JSON goes to stdout), the JUnit report `(path, xml)` and the JSON `report`; the exit
+/// code of a file that could not be written.
+fn emit(
+    console: &str,
+    json_path: Option<&std::path::Path>,
+    junit: Option<(&std::path::Path, String)>,
+    report: &impl Serialize,
+    secrets: &[String],
+) -> Result<(), i32> {
+    let console = crate::results::report::redact(console, secrets);
+    if is_stdout(json_path) {
+        errln!("{console}");
+    } else {
+        outln!("{console}");
+    }
+    if let Some((path, xml)) = junit {
+        write_reports_file(path, xml)?;
+    }
+    if let Some(path) = json_path {
+        let text = serde_json::to_string_pretty(report).expect("the report serializes");
+        let text = crate::results::report::redact(&text, secrets);
+        if is_stdout(Some(path)) {
+            outln!("{text}");
+        } else {
+            write_reports_file(path, text)?;
+        }
+    }
+    Ok(())
 }

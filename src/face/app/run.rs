@@ -36,7 +36,7 @@ pub(super) fn selection(args: &RunArgs) -> Result<Option<GlobSet>, UsageError> {
 
 pub(super) fn run(mut args: RunArgs) -> i32 {
     let mut secrets = Vec::new();
-    let (config_params, config_client) = match configure(&mut args, &mut secrets) {
+    let (config_params, config_client, _) = match configure(&mut args, &mut secrets) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -207,6 +207,8 @@ fn apply_baseline(
 type Configured = (
     Vec<(String, dsl::pack::Given)>,
     Option<std::sync::Arc<dsl::ClientScript>>,
+    // `load:` (its profile and budgets), for `mcpspec load`.
+    (dsl::workload::ProfileParts, Vec<dsl::workload::Budget>),
 );
 
 /// mcpspec.yaml's `client:` as the default of each scenario (and so of its pack) that
@@ -225,6 +227,7 @@ pub(super) fn default_client(
 pub(super) fn configure(args: &mut RunArgs, secrets: &mut Vec<String>) -> Result<Configured, i32> {
     let mut config_params = Vec::new();
     let mut config_client = None;
+    let mut config_load = Default::default();
     match crate::face::config::Config::find(args.config.as_deref()) {
         Ok(Some(config)) => {
             let name = args.target_name.clone();
@@ -234,6 +237,7 @@ pub(super) fn configure(args: &mut RunArgs, secrets: &mut Vec<String>) -> Result
                 config_params = config.parameters(secrets)?;
                 let known: Vec<String> = config_params.iter().map(|(n, _)| n.clone()).collect();
                 config_client = config.client(&known)?;
+                config_load = config.load_profile();
                 Ok(())
             });
             if let Err(errors) = applied {
@@ -263,7 +267,7 @@ pub(super) fn configure(args: &mut RunArgs, secrets: &mut Vec<String>) -> Result
                 .into(),
         )));
     }
-    Ok((config_params, config_client))
+    Ok((config_params, config_client, config_load))
 }
 
 /// What the command line asks for besides the paths, parsed.

@@ -10,11 +10,7 @@ use clap::Args;
 use super::{ColorChoice, RunArgs, TargetArgs};
 use crate::language::dsl::limits;
 
-/// Virtual clients of a closed-loop run.
-pub const CLIENTS: std::ops::RangeInclusive<usize> = 1..=10_000;
-/// `--duration`, `--warmup`: how long a load run measures, or warms up.
-pub const LOAD_DURATION: std::ops::RangeInclusive<Duration> =
-    Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
+use limits::{CLIENTS, LOAD_DURATION};
 
 #[derive(Args, Debug, Clone)]
 #[command(
@@ -23,9 +19,12 @@ iteration when the last ended) or --rate R (open loop: R iterations a second wha
 does; latency counts from each iteration's scheduled start). Length: --duration D or --iterations \
 N (default 10s). Every reply is judged by the scenario's expectations. Exit codes: 0 every budget \
 held, 1 a budget broke (any error, without --max-error-rate), 2 invalid input, 3 authentication \
-required, 4 server could not be started or reached."
+required, 4 server could not be started or reached.",
+    args_conflicts_with_subcommands = true
 )]
 pub struct LoadArgs {
+    #[command(subcommand)]
+    pub command: Option<LoadCommand>,
     /// Scenario files, folders or built-in packs (default: `paths` of mcpspec.yaml).
     pub paths: Vec<PathBuf>,
     /// Project configuration file (default: ./mcpspec.yaml when it exists).
@@ -86,6 +85,11 @@ pub struct LoadArgs {
     /// Budget: at least this many requests a second over the measured run.
     #[arg(long, value_name = "RPS", value_parser = parse_rate)]
     pub min_throughput: Option<f64>,
+    /// Find the breaking point: run the open loop at `--rate`, then at twice it, four
+    /// times, ... (each for `--duration`, up to 12 steps) until a budget breaks; report the
+    /// last rate that held, with the step table.
+    #[arg(long, requires = "rate", conflicts_with = "iterations")]
+    pub find_limit: bool,
     /// Write the budgets as a JUnit XML report here (a testcase each).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -98,6 +102,36 @@ pub struct LoadArgs {
     pub offline: bool,
 }
 
+/// What `mcpspec load` does besides a load run.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum LoadCommand {
+    /// Compare two load reports (`--json` of `mcpspec load`): per step, the percentiles and
+    /// error rates, and a Mann-Whitney U test on the latency histograms. Exit 1 when the
+    /// candidate regressed beyond the tolerance (slower significantly, or more errors).
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// The base report (JSON).
+    pub base: PathBuf,
+    /// The candidate report (JSON).
+    pub candidate: PathBuf,
+    /// A p50 or p99 may grow by this percentage before it is a regression (when the test
+    /// says it is significant), default 10.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub tolerance: Option<f64>,
+    /// An error rate may grow by this many percentage points, default 0.
+    #[arg(long, value_name = "POINTS", value_parser = parse_percent)]
+    pub error_tolerance: Option<f64>,
+    /// Write a JUnit XML report here (a test case for the run and each step).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the comparison as JSON here; `-`: to stdout.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
 fn parse_load_duration(s: &str) -> Result<Duration, String> {
     if s.trim_start().starts_with('-') {
         return Err("a duration cannot be negative (expected e.g. `500ms`, `30s`)".into());
@@ -108,7 +142,7 @@ fn parse_load_duration(s: &str) -> Result<Duration, String> {
 /// A positive, finite number (a rate or a throughput floor).
 fn parse_rate(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 && r <= 1e7 => Ok(r),
+        Ok(r) if r.is_finite() && r > 0.0 && r <= limits::MAX_RATE => Ok(r),
         Ok(_) => Err(format!(
             "`{s}` must be a number greater than 0 (at most 10000000)"
         )),

@@ -14,10 +14,12 @@ use super::value::{At, TValue};
 mod client;
 mod expect;
 mod pack;
+mod workload;
 
 pub use client::*;
 pub use expect::*;
 pub use pack::*;
+pub use workload::*;
 
 /// One scenario file: an ordered list of steps run over one connection per era.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -66,6 +68,11 @@ pub struct ScenarioDoc {
     /// `mcpspec.yaml`'s, else none declared (every server request answered -32601).
     #[serde(default)]
     pub client: Option<At<ClientDoc>>,
+    /// How `mcpspec load` runs this scenario as a workload: the profile (clients or rate,
+    /// duration, warm-up, ramp, steps, think time) and its weight in the mix and data rows
+    /// per iteration. `mcpspec run` ignores it.
+    #[serde(default)]
+    pub load: Option<At<LoadDoc>>,
     /// The steps, run in order.
     #[serde(deserialize_with = "super::value::exact_vec")]
     pub steps: Vec<At<StepDoc>>,

@@ -27,6 +27,15 @@ pub const TASK_POLLS: RangeInclusive<u32> = 1..=100_000;
 /// a server's `pollInterval` is held within the same range.
 pub const TASK_POLL_INTERVAL: RangeInclusive<Duration> =
     Duration::from_millis(1)..=Duration::from_secs(60);
+/// Virtual clients of a closed-loop load (`--clients`, `load.clients`).
+pub const CLIENTS: RangeInclusive<usize> = 1..=10_000;
+/// How long a load run measures, warms up, ramps or holds a stage.
+pub const LOAD_DURATION: RangeInclusive<Duration> =
+    Duration::from_millis(1)..=Duration::from_secs(7 * 24 * 3600);
+/// An open loop's rate, iterations a second (above 0).
+pub const MAX_RATE: f64 = 1e7;
+/// `load.think`: a client's pause between iterations.
+pub const THINK: RangeInclusive<Duration> = Duration::ZERO..=Duration::from_secs(3600);
 /// `--max-message-size`: bytes of one message from the server.
 pub const MESSAGE_BYTES: RangeInclusive<usize> = 1024..=1 << 30;
 

@@ -8,7 +8,7 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `builtin`, `error`, `limits`, `value`
+//! 0. `builtin`, `error`, `limits`, `value`, `workload`
 //! 1. `discover`, `document`, `template`
 //! 2. `params`, `scope`
 //! 3. `scenario`
@@ -29,8 +29,9 @@ pub mod scenario;
 pub mod scope;
 pub mod template;
 pub mod value;
+pub mod workload;
 
-pub use compile::compile_client;
+pub use compile::{compile_client, compile_load_profile};
 pub use error::{LoadError, LoadErrors};
 pub use scenario::*;
 

@@ -60,6 +60,8 @@ pub struct Scenario {
     /// `client:` of the scenario, else of its pack, else of `mcpspec.yaml`: what the client
     /// declares and answers. `None`: nothing declared.
     pub client: Option<Arc<ClientScript>>,
+    /// `load:`: how `mcpspec load` runs it (its profile, weight and rows).
+    pub load: Option<Arc<super::workload::Workload>>,
     /// Why a step may change what another scenario on the same process would see (the
     /// first such step), when one does: without `fresh: false` it gets its own process.
     pub writes: Option<String>,

@@ -571,20 +571,19 @@ fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
 /// `mcpspec load`: the run's own step runner and judges, so every reply under load is
 /// judged as in a run; the step results only (no suite, no events). A scenario whose
 /// eras or `requires` the connection does not meet has its steps skipped, as in a run.
+/// `load_vars` is the template variable `load` of the iteration.
 pub async fn iterate(
     scenario: &Scenario,
     steps: &[crate::language::dsl::Step],
     conn: &mut Connection,
     config: &RunConfig,
     pool: &pool::Pool,
+    load_vars: serde_json::Value,
 ) -> Vec<crate::results::report::result::StepResult> {
-    let params = if scenario.params.is_empty() {
-        std::borrow::Cow::Borrowed(&config.params)
-    } else {
-        let mut merged = config.params.clone();
-        merged.extend(scenario.params.clone());
-        std::borrow::Cow::Owned(merged)
-    };
+    let mut params = config.params.clone();
+    params.extend(scenario.params.clone());
+    // The iteration's own values (`load.iteration`, `load.client`, `load.row`).
+    params.insert(crate::language::dsl::workload::VAR.into(), load_vars);
     let events = Events::none();
     let progress = ItemEvents::start(&events, scenario.id.clone());
     let revision = conn.negotiated.revision.clone();

@@ -57,6 +57,14 @@ pub async fn run_steps(
     let mut uncaptured: Vec<(String, String)> = Vec::new();
     // Command-line parameters: usable in `vars`, and they win over a var of the same name.
     ctx.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+    // Outside `mcpspec load` (which sets it per iteration), the first iteration's values.
+    if !ctx.contains_key(crate::language::dsl::workload::VAR) {
+        let row = scenario.load.as_ref().and_then(|l| l.rows.first());
+        ctx.insert(
+            crate::language::dsl::workload::VAR.into(),
+            crate::language::dsl::workload::vars(0, 0, row),
+        );
+    }
     for (name, value) in scenario
         .vars
         .iter()

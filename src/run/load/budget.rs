@@ -1,29 +1,21 @@
-//! Budgets: limits on what a load run measured, each judged like an expectation (pass or
-//! fail, with the measured value) and reported as a test case.
-
-use std::time::Duration;
+//! Budgets: limits on what a load run measured — of the whole run, a scenario, a step, a
+//! method or a tool — each judged like an expectation (pass or fail, with the measured
+//! value) and reported as a test case.
 
 use serde::Serialize;
 
-use super::record::Summary;
+pub use crate::language::dsl::workload::{Budget, Limit, Scope};
 
-/// One limit on the whole run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Budget {
-    /// A latency percentile (`quantile` in 0..1) of the iterations is at most this.
-    Percentile { quantile: f64, at_most: Duration },
-    /// At most this percentage of the iterations fail.
-    ErrorRate(f64),
-    /// At least this many requests a second.
-    MinThroughput(f64),
-}
+use super::record::{GroupSummary, Latency, Summary};
 
 /// A budget judged.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Verdict {
-    /// `p99`, `errorRate`, `throughput`.
+    /// `p99`, `max`, `errorRate`, `throughput`, `stepFailureRate`.
     pub name: String,
+    /// What it holds for: `the run`, `step `s / a``, `tool `slow``, ...
+    pub scope: String,
     /// What it asks, e.g. `<= 300ms`.
     pub limit: String,
     /// What was measured, e.g. `12.3ms`; `none` when nothing was.
@@ -31,43 +23,164 @@ pub struct Verdict {
     pub passed: bool,
 }
 
+impl Verdict {
+    /// `p99 <= 300ms`, or `p99 of tool `slow` <= 300ms`: the test case's name.
+    pub fn title(&self) -> String {
+        if self.scope == Scope::Run.describe() {
+            format!("{} {}", self.name, self.limit)
+        } else {
+            format!("{} of {} {}", self.name, self.scope, self.limit)
+        }
+    }
+}
+
+/// What a scope measured: its latency, its count and failures, its rate (a second).
+struct Part<'a> {
+    latency: &'a Latency,
+    count: u64,
+    failed: u64,
+    error_rate: f64,
+    per_second: f64,
+    /// `iterations` or `requests`.
+    unit: &'static str,
+}
+
+impl<'a> Part<'a> {
+    fn of_group(g: &'a GroupSummary, unit: &'static str) -> Part<'a> {
+        Part {
+            latency: &g.latency,
+            count: g.count,
+            failed: g.errors,
+            error_rate: g.error_rate,
+            per_second: g.per_second,
+            unit,
+        }
+    }
+}
+
+fn find<'a>(groups: &'a [GroupSummary], name: &str) -> Option<&'a GroupSummary> {
+    groups.iter().find(|g| g.name == name)
+}
+
+/// The part of the run `scope` names, as `summary` measured it; `None`: nothing ran there.
+fn part<'a>(summary: &'a Summary, scope: &Scope) -> Option<Part<'a>> {
+    match scope {
+        Scope::Run => Some(Part {
+            latency: &summary.latency,
+            count: summary.iterations,
+            failed: summary.failed_iterations,
+            error_rate: summary.error_rate,
+            // The run's throughput is its requests', as `--min-throughput` says.
+            per_second: summary.requests_per_second,
+            unit: "iterations",
+        }),
+        Scope::Scenario(s) => find(&summary.scenarios, s).map(|g| Part::of_group(g, "iterations")),
+        Scope::Method(m) => find(&summary.methods, m).map(|g| Part::of_group(g, "requests")),
+        Scope::Tool(t) => find(&summary.tools, t).map(|g| Part::of_group(g, "requests")),
+        Scope::Step { scenario, step } => summary
+            .steps
+            .iter()
+            .find(|s| &s.scenario == scenario && &s.step == step)
+            .map(|s| Part {
+                latency: &s.latency,
+                count: s.requests,
+                failed: s.errors,
+                error_rate: if s.requests == 0 {
+                    0.0
+                } else {
+                    100.0 * s.errors as f64 / s.requests as f64
+                },
+                per_second: s.requests as f64 / summary.measured_seconds.max(1e-9),
+                unit: "requests",
+            }),
+    }
+}
+
+/// Nothing measured holds no budget.
+const NONE: &str = "none (nothing was measured)";
+
 impl Budget {
     pub fn judge(&self, summary: &Summary) -> Verdict {
-        match *self {
-            Budget::Percentile { quantile, at_most } => {
-                let name = format!("p{}", (quantile * 100.0).round());
-                let got = match name.as_str() {
-                    "p50" => summary.latency.p50_ms,
-                    "p90" => summary.latency.p90_ms,
-                    "p95" => summary.latency.p95_ms,
-                    _ => summary.latency.p99_ms,
+        let part = part(summary, &self.scope);
+        let verdict =
+            |name: String, limit: String, measured: Option<String>, passed: bool| Verdict {
+                name,
+                scope: self.scope.describe(),
+                limit,
+                passed: passed && measured.is_some(),
+                measured: measured.unwrap_or_else(|| NONE.into()),
+            };
+        match self.limit {
+            Limit::Percentile { at_most, .. } | Limit::Max(at_most) => {
+                let l = part.as_ref().map(|p| p.latency);
+                let (name, got) = match self.limit {
+                    Limit::Percentile { quantile, .. } => {
+                        let name = format!("p{}", (quantile * 100.0).round());
+                        let got = l.and_then(|l| match name.as_str() {
+                            "p50" => l.p50_ms,
+                            "p90" => l.p90_ms,
+                            "p95" => l.p95_ms,
+                            _ => l.p99_ms,
+                        });
+                        (name, got)
+                    }
+                    _ => ("max".to_string(), l.and_then(|l| l.max_ms)),
                 };
-                let limit_ms = at_most.as_secs_f64() * 1000.0;
-                Verdict {
-                    limit: format!("<= {}", humantime::format_duration(at_most)),
-                    measured: got.map_or("none (no iteration was measured)".into(), |ms| {
-                        format!("{ms:.1}ms")
-                    }),
-                    passed: got.is_some_and(|ms| ms <= limit_ms),
+                verdict(
                     name,
-                }
+                    format!("<= {}", humantime::format_duration(at_most)),
+                    got.map(|ms| format!("{ms:.1}ms")),
+                    got.is_some_and(|ms| ms <= at_most.as_secs_f64() * 1000.0),
+                )
             }
-            Budget::ErrorRate(pct) => Verdict {
-                name: "errorRate".into(),
-                limit: format!("<= {pct}%"),
-                measured: format!(
-                    "{:.2}% ({} of {} iterations)",
-                    summary.error_rate, summary.failed_iterations, summary.iterations
+            Limit::ErrorRate(pct) => verdict(
+                "errorRate".into(),
+                format!("<= {pct}%"),
+                part.as_ref().filter(|p| p.count > 0).map(|p| {
+                    format!(
+                        "{:.2}% ({} of {} {})",
+                        p.error_rate, p.failed, p.count, p.unit
+                    )
+                }),
+                part.as_ref().is_some_and(|p| p.error_rate <= pct)
+                    // Nothing sent is nothing shown to hold.
+                    && summary.requests > 0,
+            ),
+            Limit::MinThroughput(rps) => verdict(
+                "throughput".into(),
+                format!(
+                    ">= {rps} {}/s",
+                    match self.scope {
+                        Scope::Scenario(_) => "iterations",
+                        _ => "requests",
+                    }
                 ),
-                // Nothing sent is nothing shown to hold.
-                passed: summary.requests > 0 && summary.error_rate <= pct,
-            },
-            Budget::MinThroughput(rps) => Verdict {
-                name: "throughput".into(),
-                limit: format!(">= {rps} requests/s"),
-                measured: format!("{:.1} requests/s", summary.requests_per_second),
-                passed: summary.requests_per_second >= rps,
-            },
+                part.as_ref().map(|p| format!("{:.1}/s", p.per_second)),
+                part.as_ref().is_some_and(|p| p.per_second >= rps),
+            ),
+            Limit::StepFailureRate(pct) => {
+                let worst = summary
+                    .steps
+                    .iter()
+                    .filter(|s| match &self.scope {
+                        Scope::Scenario(id) | Scope::Step { scenario: id, .. } => &s.scenario == id,
+                        _ => true,
+                    })
+                    .filter(|s| s.requests > 0)
+                    .map(|s| (100.0 * s.errors as f64 / s.requests as f64, s))
+                    .max_by(|a, b| a.0.total_cmp(&b.0));
+                verdict(
+                    "stepFailureRate".into(),
+                    format!("<= {pct}% for every step"),
+                    worst.map(|(rate, s)| {
+                        format!(
+                            "{rate:.2}% at worst (step `{} / {}`: {} of {} requests)",
+                            s.scenario, s.step, s.errors, s.requests
+                        )
+                    }),
+                    worst.is_some_and(|(rate, _)| rate <= pct),
+                )
+            }
         }
     }
 }

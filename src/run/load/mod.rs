@@ -14,9 +14,11 @@
 //! so a slow reply never holds up the schedule.
 
 pub mod budget;
+pub mod compare;
 pub mod profile;
 pub mod record;
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
@@ -30,12 +32,31 @@ use crate::run::client::{ConnectError, Connection};
 use crate::run::engine::{self, RunConfig, pool::Pool};
 
 use profile::{Length, Pace, Profile};
-use record::{ErrorKind, Iteration, Recorder, error_of};
+use record::{ErrorKind, Iteration, Recorder, StepRun, error_of};
 
 /// One scenario of the workload, its steps compiled once for every iteration.
 pub struct Work<'a> {
     pub scenario: &'a Scenario,
     pub steps: Steps<'a>,
+    /// Its share of the iterations (`load.weight`, default 1).
+    pub weight: f64,
+    /// Its data rows, one per iteration in turn (`load.each`).
+    pub rows: &'a [serde_json::Value],
+}
+
+impl<'a> Work<'a> {
+    pub fn new(scenario: &'a Scenario, steps: Steps<'a>) -> Work<'a> {
+        let (weight, rows) = match &scenario.load {
+            Some(l) => (l.weight, l.rows.as_slice()),
+            None => (1.0, &[][..]),
+        };
+        Work {
+            scenario,
+            steps,
+            weight,
+            rows,
+        }
+    }
 }
 
 /// How and when the run ended.
@@ -64,6 +85,10 @@ pub struct Measured {
 /// An iteration that finished (or whose connection could not be opened).
 struct Done<'a> {
     work: &'a Work<'a>,
+    /// The client (closed loop) or connection slot (open loop) that ran it.
+    client: usize,
+    /// The stage of a stepped load it ran in.
+    stage: Option<usize>,
     conn: Result<Connection, ConnectError>,
     results: Vec<StepResult>,
     /// When it was due (open loop) or began (closed loop).
@@ -88,12 +113,26 @@ pub async fn run(
         Length::Duration(d) => Some(measure_from + d),
         Length::Iterations(_) => None,
     };
-    let period = match profile.pace {
-        Pace::Rate(r) => Some(Duration::from_secs_f64(1.0 / r)),
-        Pace::Clients(_) => None,
+    let open_loop = matches!(profile.pace, Pace::Rate(_));
+    // Into the measured run at `at`; `None` in the warm-up.
+    let since = |at: Instant| at.checked_duration_since(measure_from);
+    // The gap to the next iteration due at `at` (open loop).
+    let period_at = |at: Instant| match profile.pace_at(since(at)) {
+        Pace::Rate(r) => Duration::from_secs_f64(1.0 / r),
+        Pace::Clients(_) => Duration::ZERO,
     };
-    let in_flight = profile.in_flight();
-    let mut idle: Vec<Connection> = Vec::new();
+    // Free clients (closed loop) or connection slots (open loop), each with its open
+    // connection, if any; the lowest number first.
+    let slots = if open_loop {
+        profile.connections
+    } else {
+        profile.most_clients().unwrap_or(1).min(profile.connections)
+    };
+    let mut free: BTreeMap<usize, Option<Connection>> =
+        (0..slots.max(1)).map(|i| (i, None)).collect();
+    // A closed loop whose clients change (a ramp, steps) looks again this often.
+    let retick = (!open_loop && (profile.ramp.is_some() || !profile.stages.is_empty()))
+        .then_some(Duration::from_millis(50));
     let mut running = FuturesUnordered::new();
     let mut next_due = start;
     // Measured iterations started.
@@ -113,22 +152,32 @@ pub async fn run(
         Length::Iterations(n) => claimed < n,
         Length::Duration(_) => true,
     };
-    let mut plan = Plan {
-        work,
-        sequence: 0,
-        measure_from,
-    };
+    let mut plan = Plan::new(work, measure_from);
     loop {
-        if period.is_none() {
-            while may_start(claimed) && running.len() < in_flight {
+        if !open_loop {
+            loop {
                 let now = Instant::now();
-                let (w, measured) = plan.next(now, &mut claimed);
+                if !may_start(claimed) || running.len() >= profile.in_flight_at(since(now)) {
+                    break;
+                }
+                let Some((client, conn)) = free.pop_first() else {
+                    break;
+                };
+                let (w, measured, vars) = plan.next(now, &mut claimed, client);
+                let stage = profile.stage_at(since(now).unwrap_or_default());
+                let at = At {
+                    due: now,
+                    client,
+                    stage,
+                    measured,
+                };
                 running.push(iteration(
                     w,
-                    idle.pop(),
-                    now,
+                    conn,
+                    at,
                     false,
-                    measured,
+                    vars,
+                    profile.think,
                     era,
                     config,
                     &pool,
@@ -139,8 +188,11 @@ pub async fn run(
             ended = (format!("{claimed} iterations run"), false);
             break;
         }
-        let due = (period.is_some() && may_start(claimed) && running.len() < in_flight)
-            .then_some(next_due);
+        let due = (open_loop
+            && may_start(claimed)
+            && running.len() < profile.in_flight_at(since(next_due)))
+        .then_some(next_due);
+        let tick = retick.map(|d| Instant::now() + d);
         tokio::select! {
             biased;
             why = &mut interrupt => {
@@ -152,12 +204,12 @@ pub async fn run(
                 break;
             }
             Some(done) = running.next(), if !running.is_empty() => {
+                let client = done.client;
                 match take(done, &mut recorder, measure_from) {
-                    Ok(Some(conn)) => {
+                    Ok(conn) => {
                         connected = true;
-                        idle.push(conn);
+                        free.insert(client, conn);
                     }
-                    Ok(None) => connected = true,
                     Err(e) => {
                         let why = if connected {
                             format!("the server could not be reached any more: {}", e.message)
@@ -173,24 +225,26 @@ pub async fn run(
                 }
             }
             () = sleep_until(due) => {
-                let (w, measured) = plan.next(next_due, &mut claimed);
-                let conn = idle.pop();
-                running.push(iteration(w, conn, next_due, true, measured, era, config, &pool));
-                next_due += period.unwrap_or_default();
+                let (client, conn) = free.pop_first().unwrap_or((running.len(), None));
+                let (w, measured, vars) = plan.next(next_due, &mut claimed, client);
+                let stage = profile.stage_at(since(next_due).unwrap_or_default());
+                let at = At { due: next_due, client, stage, measured };
+                running.push(iteration(w, conn, at, true, vars, Duration::ZERO, era, config, &pool));
+                next_due += period_at(next_due);
             }
+            () = sleep_until(tick) => {}
         }
     }
     let end = Instant::now();
     // Iterations still under way end with the run, unrecorded (they end past its window),
     // but counted, with those an open loop had due and could not start (all in flight).
     let mut unfinished = running.len() as u64;
-    if let Some(period) = period.filter(|_| may_start(claimed))
-        && next_due <= end
-    {
-        unfinished += ((end - next_due).as_secs_f64() / period.as_secs_f64()) as u64 + 1;
+    if open_loop && may_start(claimed) && next_due <= end {
+        let period = period_at(next_due).as_secs_f64().max(1e-9);
+        unfinished += ((end - next_due).as_secs_f64() / period) as u64 + 1;
     }
     drop(running);
-    for conn in idle {
+    for conn in free.into_values().flatten() {
         conn.close().await;
     }
     let (why, early) = ended;
@@ -207,22 +261,65 @@ pub async fn run(
     }
 }
 
-/// Which scenario each iteration runs (in turn), and whether it is measured.
+/// Which scenario each iteration runs (by weight: a smooth weighted round robin, so the
+/// shares hold over any stretch of the run), its row, and whether it is measured.
 struct Plan<'w, 'a> {
     work: &'w [Work<'a>],
-    sequence: usize,
+    /// The iterations so far (the next one's `load.iteration`).
+    sequence: u64,
+    /// Each scenario's credit in the round robin, and its iterations so far (its next row).
+    credit: Vec<f64>,
+    uses: Vec<u64>,
     measure_from: Instant,
 }
 
 impl<'w, 'a> Plan<'w, 'a> {
-    /// The next iteration's work, due at `due`; `claimed` counts it when it is measured.
-    fn next(&mut self, due: Instant, claimed: &mut u64) -> (&'w Work<'a>, bool) {
-        let w = &self.work[self.sequence % self.work.len()];
+    fn new(work: &'w [Work<'a>], measure_from: Instant) -> Self {
+        Plan {
+            work,
+            sequence: 0,
+            credit: vec![0.0; work.len()],
+            uses: vec![0; work.len()],
+            measure_from,
+        }
+    }
+
+    /// The next iteration's work, due at `due` on `client`; `claimed` counts it when it is
+    /// measured. Also its `load` template variable.
+    fn next(
+        &mut self,
+        due: Instant,
+        claimed: &mut u64,
+        client: usize,
+    ) -> (&'w Work<'a>, bool, serde_json::Value) {
+        let total: f64 = self.work.iter().map(|w| w.weight).sum();
+        let mut pick = 0;
+        for (i, w) in self.work.iter().enumerate() {
+            self.credit[i] += w.weight;
+            if self.credit[i] > self.credit[pick] {
+                pick = i;
+            }
+        }
+        self.credit[pick] -= total;
+        let w = &self.work[pick];
+        let row =
+            (!w.rows.is_empty()).then(|| &w.rows[(self.uses[pick] % w.rows.len() as u64) as usize]);
+        self.uses[pick] += 1;
+        let vars = crate::language::dsl::workload::vars(self.sequence, client, row);
         self.sequence += 1;
         let measured = due >= self.measure_from;
         *claimed += u64::from(measured);
-        (w, measured)
+        (w, measured, vars)
     }
+}
+
+/// Where and when an iteration runs.
+struct At {
+    /// When it was due (open loop) or began (closed loop).
+    due: Instant,
+    client: usize,
+    stage: Option<usize>,
+    measured: bool,
 }
 
 /// One iteration: on `conn`, or on a connection opened for it.
@@ -233,9 +330,10 @@ impl<'w, 'a> Plan<'w, 'a> {
 async fn iteration<'a>(
     work: &'a Work<'a>,
     conn: Option<Connection>,
-    due: Instant,
+    at: At,
     open_loop: bool,
-    measured: bool,
+    vars: serde_json::Value,
+    think: Duration,
     era: &'a Era,
     config: &'a RunConfig,
     pool: &'a Pool,
@@ -253,19 +351,26 @@ async fn iteration<'a>(
     let (conn, results) = match conn {
         Ok(mut conn) => {
             let results =
-                engine::iterate(work.scenario, &work.steps, &mut conn, config, pool).await;
+                engine::iterate(work.scenario, &work.steps, &mut conn, config, pool, vars).await;
             (Ok(conn), results)
         }
         Err(e) => (Err(e), Vec::new()),
     };
+    let finished = Instant::now();
+    if !think.is_zero() && conn.is_ok() {
+        // The client thinks before its next iteration (not part of this one's latency).
+        tokio::time::sleep(think).await;
+    }
     Done {
         work,
+        client: at.client,
+        stage: at.stage,
         conn,
         results,
         // Open loop: from when it was due, so a server that falls behind shows its queue.
-        from: if open_loop { due } else { began },
-        finished: Instant::now(),
-        measured,
+        from: if open_loop { at.due } else { began },
+        finished,
+        measured: at.measured,
     }
 }
 
@@ -285,16 +390,19 @@ fn take(
         .zip(&done.results)
         .filter(|(_, r)| !matches!(r.outcome, Outcome::Skipped { .. }))
         .map(|(step, r)| {
-            (
-                step.name.as_str(),
-                r.duration,
-                error_of(r, step.expects.is_empty()),
-            )
+            let (method, tool) = labels(step);
+            StepRun {
+                name: step.name.as_str(),
+                method,
+                tool,
+                latency: r.duration,
+                error: error_of(r, step.expects.is_empty()),
+            }
         })
         .collect();
     let suspect = steps
         .iter()
-        .any(|(_, _, e)| matches!(e, Some((ErrorKind::Transport, _))));
+        .any(|s| matches!(s.error, Some((ErrorKind::Transport, _))));
     if done.measured && steps.is_empty() {
         // Nothing ran: the scenario does not apply to this connection (its eras, its
         // `requires`), as `run` would report it.
@@ -305,6 +413,7 @@ fn take(
         recorder.skipped(&done.work.scenario.id, why);
     } else if done.measured {
         recorder.record(Iteration {
+            stage: done.stage,
             ended_at: done.finished.saturating_duration_since(measure_from),
             latency: done.finished.saturating_duration_since(done.from),
             scenario: &done.work.scenario.id,
@@ -316,4 +425,18 @@ fn take(
         return Ok(None);
     }
     Ok(Some(conn))
+}
+
+/// The method a step sends, and the tool it calls (when written out, not a template).
+fn labels(step: &crate::language::dsl::Step) -> (Option<&str>, Option<&str>) {
+    match &step.action {
+        crate::language::dsl::Action::Request { method, params, .. } => {
+            let tool = (method == crate::protocol::methods::TOOLS_CALL)
+                .then(|| params.as_ref()?.get("name")?.as_str())
+                .flatten()
+                .filter(|name| !name.contains("{{"));
+            (Some(method.as_str()), tool)
+        }
+        _ => (None, None),
+    }
 }

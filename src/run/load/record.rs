@@ -10,6 +10,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::language::dsl::workload::Stage;
 use crate::results::exchange::Direction;
 use crate::results::report::result::{Outcome, StepResult};
 
@@ -99,17 +100,27 @@ fn reply_kind(result: &StepResult) -> Option<ErrorKind> {
     }
 }
 
-/// A step that ran in an iteration: its name, latency and error.
-pub type StepRun<'a> = (&'a str, Duration, Option<(ErrorKind, String)>);
+/// A step that ran in an iteration.
+pub struct StepRun<'a> {
+    pub name: &'a str,
+    /// The method of its request, if it sends one.
+    pub method: Option<&'a str>,
+    /// The tool it calls (`tools/call` with a name written out).
+    pub tool: Option<&'a str>,
+    pub latency: Duration,
+    pub error: Option<(ErrorKind, String)>,
+}
 
 /// One finished iteration, as the recorder takes it.
 pub struct Iteration<'a> {
+    /// The stage of a stepped load it ran in.
+    pub stage: Option<usize>,
     /// Since the measured part of the run began, when the iteration ended.
     pub ended_at: Duration,
     /// From its scheduled start (open loop) or its start (closed loop) to its end.
     pub latency: Duration,
     pub scenario: &'a str,
-    /// The steps that ran: (name, latency, error).
+    /// The steps that ran.
     pub steps: Vec<StepRun<'a>>,
 }
 
@@ -117,6 +128,44 @@ pub struct Iteration<'a> {
 struct StepStats {
     latency: Histogram<u64>,
     errors: u64,
+}
+
+impl StepStats {
+    fn new() -> StepStats {
+        StepStats {
+            latency: histogram(),
+            errors: 0,
+        }
+    }
+
+    fn add(&mut self, latency: Duration, error: bool) {
+        self.latency.saturating_record(micros(latency));
+        self.errors += u64::from(error);
+    }
+
+    fn summary(&self, name: &str, secs: f64) -> GroupSummary {
+        let count = self.latency.len();
+        GroupSummary {
+            name: name.to_string(),
+            count,
+            errors: self.errors,
+            error_rate: if count == 0 {
+                0.0
+            } else {
+                100.0 * self.errors as f64 / count as f64
+            },
+            per_second: count as f64 / secs,
+            latency: Latency::of(&self.latency),
+        }
+    }
+}
+
+/// One stage of a stepped load, over the run.
+struct StageStats {
+    iterations: u64,
+    failed: u64,
+    requests: u64,
+    latency: Histogram<u64>,
 }
 
 /// One second of the run.
@@ -128,6 +177,11 @@ struct Second {
 
 pub struct Recorder {
     whole: Histogram<u64>,
+    /// Each scenario's iterations (`errors`: the failed ones), each method's and each
+    /// tool's requests.
+    scenarios: IndexMap<String, StepStats>,
+    methods: IndexMap<String, StepStats>,
+    tools: IndexMap<String, StepStats>,
     steps: IndexMap<(String, String), StepStats>,
     errors: BTreeMap<ErrorKind, u64>,
     /// The first message of each kind of error, to show why.
@@ -139,12 +193,16 @@ pub struct Recorder {
     skipped: u64,
     skip_reason: Option<String>,
     seconds: Vec<Second>,
+    stages: Vec<StageStats>,
 }
 
 impl Default for Recorder {
     fn default() -> Self {
         Recorder {
             whole: histogram(),
+            scenarios: IndexMap::new(),
+            methods: IndexMap::new(),
+            tools: IndexMap::new(),
             steps: IndexMap::new(),
             errors: BTreeMap::new(),
             first_errors: BTreeMap::new(),
@@ -154,6 +212,7 @@ impl Default for Recorder {
             skipped: 0,
             skip_reason: None,
             seconds: Vec::new(),
+            stages: Vec::new(),
         }
     }
 }
@@ -190,23 +249,35 @@ impl Recorder {
             });
         }
         let mut failed = false;
-        for (name, latency, error) in it.steps {
+        let requests = it.steps.len() as u64;
+        for step in it.steps {
             self.requests += 1;
+            let error = step.error.is_some();
             let stats = self
                 .steps
-                .entry((it.scenario.to_string(), name.to_string()))
-                .or_insert_with(|| StepStats {
-                    latency: histogram(),
-                    errors: 0,
-                });
-            stats.latency.saturating_record(micros(latency));
-            if let Some((kind, message)) = error {
+                .entry((it.scenario.to_string(), step.name.to_string()))
+                .or_insert_with(StepStats::new);
+            stats.add(step.latency, error);
+            for (map, key) in [
+                (&mut self.methods, step.method),
+                (&mut self.tools, step.tool),
+            ] {
+                if let Some(key) = key {
+                    map.entry(key.to_string())
+                        .or_insert_with(StepStats::new)
+                        .add(step.latency, error);
+                }
+            }
+            if let Some((kind, message)) = step.error {
                 failed = true;
-                stats.errors += 1;
                 *self.errors.entry(kind).or_default() += 1;
                 self.first_errors.entry(kind).or_insert(message);
             }
         }
+        self.scenarios
+            .entry(it.scenario.to_string())
+            .or_insert_with(StepStats::new)
+            .add(it.latency, failed);
         let slot = &mut self.seconds[second];
         slot.iterations += 1;
         slot.latency.saturating_record(micros(it.latency));
@@ -216,12 +287,60 @@ impl Recorder {
             slot.errors += 1;
             self.failed_iterations += 1;
         }
+        if let Some(stage) = it.stage {
+            while self.stages.len() <= stage {
+                self.stages.push(StageStats {
+                    iterations: 0,
+                    failed: 0,
+                    requests: 0,
+                    latency: histogram(),
+                });
+            }
+            let s = &mut self.stages[stage];
+            s.iterations += 1;
+            s.failed += u64::from(failed);
+            s.requests += requests;
+            s.latency.saturating_record(micros(it.latency));
+        }
     }
 
-    /// The numbers of the run, `measured` its measured time.
-    pub fn summary(&self, measured: Duration) -> Summary {
+    /// The numbers of the run, `measured` its measured time; `stages`: of a stepped load.
+    pub fn summary(&self, measured: Duration, stages: &[Stage]) -> Summary {
         let secs = measured.as_secs_f64().max(1e-9);
+        let stage_table = stages
+            .iter()
+            .enumerate()
+            .map(|(i, stage)| {
+                let s = self.stages.get(i);
+                let iterations = s.map_or(0, |s| s.iterations);
+                let failed = s.map_or(0, |s| s.failed);
+                let secs = stage.duration.as_secs_f64().max(1e-9);
+                StageSummary {
+                    stage: i + 1,
+                    pace: stage.pace.describe(),
+                    seconds: stage.duration.as_secs_f64(),
+                    iterations,
+                    failed_iterations: failed,
+                    error_rate: if iterations == 0 {
+                        0.0
+                    } else {
+                        100.0 * failed as f64 / iterations as f64
+                    },
+                    iterations_per_second: iterations as f64 / secs,
+                    requests_per_second: s.map_or(0, |s| s.requests) as f64 / secs,
+                    latency: s
+                        .map_or_else(|| Latency::of(&histogram()), |s| Latency::of(&s.latency)),
+                }
+            })
+            .collect();
+        let groups = |map: &IndexMap<String, StepStats>| {
+            map.iter().map(|(k, v)| v.summary(k, secs)).collect()
+        };
         Summary {
+            stages: stage_table,
+            scenarios: groups(&self.scenarios),
+            methods: groups(&self.methods),
+            tools: groups(&self.tools),
             iterations: self.iterations,
             failed_iterations: self.failed_iterations,
             requests: self.requests,
@@ -242,6 +361,7 @@ impl Recorder {
             iterations_per_second: self.iterations as f64 / secs,
             requests_per_second: self.requests as f64 / secs,
             latency: Latency::of(&self.whole),
+            histogram: counts(&self.whole),
             steps: self
                 .steps
                 .iter()
@@ -251,6 +371,7 @@ impl Recorder {
                     requests: s.latency.len(),
                     errors: s.errors,
                     latency: Latency::of(&s.latency),
+                    histogram: counts(&s.latency),
                 })
                 .collect(),
         }
@@ -271,6 +392,25 @@ impl Recorder {
     }
 }
 
+/// A histogram's recorded values (microseconds) with their counts, `[value, count]`, in
+/// ascending order: recorded again into a histogram of the same bounds they fill the same
+/// buckets, so histograms of runs (shards) add exactly, and two runs' distributions can
+/// be compared whole.
+pub fn counts(h: &Histogram<u64>) -> Vec<[u64; 2]> {
+    h.iter_recorded()
+        .map(|v| [v.value_iterated_to(), v.count_at_value()])
+        .collect()
+}
+
+/// A histogram of `counts` (see [`counts`]).
+pub fn from_counts(counts: &[[u64; 2]]) -> Histogram<u64> {
+    let mut h = histogram();
+    for [value, count] in counts {
+        h.saturating_record_n(*value, *count);
+    }
+    h
+}
+
 /// Percentiles in milliseconds; `None` when nothing was measured.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -284,7 +424,7 @@ pub struct Latency {
 }
 
 impl Latency {
-    fn of(h: &Histogram<u64>) -> Latency {
+    pub fn of(h: &Histogram<u64>) -> Latency {
         let at = |q: f64| (!h.is_empty()).then(|| millis(h.value_at_quantile(q)));
         Latency {
             p50_ms: at(0.5),
@@ -319,7 +459,48 @@ pub struct Summary {
     pub requests_per_second: f64,
     /// Of the iterations, from their scheduled start to their last reply.
     pub latency: Latency,
+    /// The iterations' latency histogram ([`counts`]).
+    pub histogram: Vec<[u64; 2]>,
     pub steps: Vec<StepSummary>,
+    /// Each scenario's iterations (`errors`: the failed ones).
+    pub scenarios: Vec<GroupSummary>,
+    /// Each method's requests.
+    pub methods: Vec<GroupSummary>,
+    /// Each tool's calls.
+    pub tools: Vec<GroupSummary>,
+    /// Per stage of a stepped load (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageSummary>,
+}
+
+/// The requests (or iterations) of one part of the run: a scenario, a method, a tool.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupSummary {
+    pub name: String,
+    pub count: u64,
+    pub errors: u64,
+    /// `errors` in percent of `count`.
+    pub error_rate: f64,
+    pub per_second: f64,
+    pub latency: Latency,
+}
+
+/// One stage of a stepped load: its pace, and what it measured.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageSummary {
+    /// From 1.
+    pub stage: usize,
+    /// `3 client(s)`, `20/s`.
+    pub pace: String,
+    pub seconds: f64,
+    pub iterations: u64,
+    pub failed_iterations: u64,
+    pub error_rate: f64,
+    pub iterations_per_second: f64,
+    pub requests_per_second: f64,
+    pub latency: Latency,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -330,6 +511,8 @@ pub struct StepSummary {
     pub requests: u64,
     pub errors: u64,
     pub latency: Latency,
+    /// Its latency histogram ([`counts`]).
+    pub histogram: Vec<[u64; 2]>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -354,21 +537,39 @@ mod tests {
             .enumerate()
         {
             r.record(Iteration {
+                stage: None,
                 ended_at: Duration::from_millis(400 + 1000 * i as u64),
                 latency: Duration::from_millis(10),
                 scenario: "s",
                 steps: vec![
-                    ("a", Duration::from_millis(4), None),
-                    ("b", Duration::from_millis(5), error),
+                    StepRun {
+                        name: "a",
+                        method: Some("tools/list"),
+                        tool: None,
+                        latency: Duration::from_millis(4),
+                        error: None,
+                    },
+                    StepRun {
+                        name: "b",
+                        method: Some("tools/call"),
+                        tool: Some("echo"),
+                        latency: Duration::from_millis(5),
+                        error,
+                    },
                 ],
             });
         }
-        let s = r.summary(Duration::from_secs(2));
+        let s = r.summary(Duration::from_secs(2), &[]);
         assert_eq!((s.iterations, s.failed_iterations, s.requests), (2, 1, 4));
         assert_eq!(s.errors.get("timeout"), Some(&1));
         assert_eq!(s.error_rate, 50.0);
         assert_eq!(s.steps.len(), 2);
+        assert_eq!((s.tools[0].count, s.tools[0].errors), (2, 1));
+        assert_eq!(s.methods.len(), 2);
+        assert_eq!((s.scenarios[0].count, s.scenarios[0].errors), (2, 1));
         assert_eq!(r.series().len(), 2);
         assert!(s.latency.p99_ms.unwrap() >= 9.9);
+        // The counts make the same histogram again.
+        assert_eq!(from_counts(&s.histogram), r.whole);
     }
 }

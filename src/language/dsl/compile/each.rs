@@ -203,7 +203,11 @@ impl Compiler {
 
     /// The rows of `each`: a list written in place, or `"{{ name }}"` naming a scenario
     /// variable that holds one.
-    fn rows(&mut self, each: &TValue, vars: &IndexMap<String, TValue>) -> Option<Vec<TValue>> {
+    pub(super) fn rows(
+        &mut self,
+        each: &TValue,
+        vars: &IndexMap<String, TValue>,
+    ) -> Option<Vec<TValue>> {
         let pos = self.pos(each.line, each.col);
         let list = match &each.kind {
             TKind::Seq(items) => items.clone(),

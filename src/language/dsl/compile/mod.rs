@@ -25,12 +25,16 @@ mod golden;
 mod group;
 mod many;
 mod step;
+mod workload;
 
 pub use client::compile_client;
 pub(crate) use many::parse_scenarios;
+pub use workload::compile_load_profile;
 
 /// Built-in template variables, available in every step.
-pub const BUILTIN_VARS: &[&str] = &["era", "revision"];
+/// (`load` holds the iteration's values under `mcpspec load`, and the first iteration's
+/// under `mcpspec run`: see [`super::workload::vars`].)
+pub const BUILTIN_VARS: &[&str] = &["era", "revision", super::workload::VAR];
 
 /// Parse and validate one scenario document.
 pub fn parse_scenario(file: Arc<SourceFile>) -> Result<Scenario, LoadErrors> {
@@ -207,8 +211,13 @@ impl Compiler {
             connection_life,
             wire_check,
             own_probe,
+            names,
             ..
         } = out;
+        let load = doc
+            .load
+            .and_then(|l| self.workload(l, &doc.vars, &doc.scenario, &names))
+            .map(Arc::new);
         let requires = self.requires(doc.requires, &known);
         let client = doc
             .client
@@ -241,6 +250,7 @@ impl Compiler {
             exclusive: doc.exclusive,
             fresh: doc.fresh,
             client,
+            load,
             writes,
             connection_life,
             wire_check,
