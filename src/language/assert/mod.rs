@@ -141,6 +141,10 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
                     Some(describe_no_response(seen.exchange)),
                 );
             };
+            let path = match path.resolve(ctx) {
+                Ok(p) => p,
+                Err(why) => return fail(why, None, None),
+            };
             let matches = path.query(doc);
             let singular = is_singular_path(source);
             for pred in predicates {

@@ -329,10 +329,35 @@ pub struct CheckOptions {
     pub feature: Option<super::document::DeprecatedFeature>,
 }
 
+/// A JSONPath as compiled: parsed once, or a template (`$.tools[?@.name == '{{ tool }}']`)
+/// rendered against the step's variables (values escaped for a string literal) and parsed
+/// when the step is judged.
+#[derive(Debug, Clone)]
+pub enum PathExpr {
+    Fixed(CompiledPath),
+    Template(String),
+}
+
+impl PathExpr {
+    /// The path to query with: the fixed one, or the template rendered and parsed.
+    pub fn resolve(&self, ctx: &serde_json::Value) -> Result<std::borrow::Cow<'_, CompiledPath>, String> {
+        match self {
+            PathExpr::Fixed(p) => Ok(std::borrow::Cow::Borrowed(p)),
+            PathExpr::Template(src) => {
+                let text = super::template::render_path(src, ctx)
+                    .map_err(|e| format!("template error in `{src}`: {e}"))?;
+                CompiledPath::parse(&text)
+                    .map(std::borrow::Cow::Owned)
+                    .map_err(|e| format!("`{src}` renders to `{text}`, not a JSONPath: {e}"))
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Capture {
     pub name: String,
-    pub path: CompiledPath,
+    pub path: PathExpr,
     pub source: String,
     pub pos: Pos,
 }
@@ -346,7 +371,7 @@ pub struct Expect {
 #[derive(Debug)]
 pub enum ExpectKind {
     Path {
-        path: CompiledPath,
+        path: PathExpr,
         source: String,
         predicates: Vec<Predicate>,
     },

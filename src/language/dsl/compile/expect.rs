@@ -27,7 +27,29 @@ fn value_at<'v>(
 }
 
 impl Compiler {
+    /// A path that may be a template (an expectation's `path`, a capture): its variables
+    /// must be defined and its filters known; it is parsed once rendered.
+    pub(super) fn path_expr(
+        &mut self,
+        path: &At<String>,
+        known: &BTreeSet<String>,
+    ) -> Option<PathExpr> {
+        if !template::is_template(path) {
+            return self.jsonpath(path).map(PathExpr::Fixed);
+        }
+        let before = self.errors.0.len();
+        self.check_template_str(path, self.at(path), known);
+        (self.errors.0.len() == before).then(|| PathExpr::Template(path.value.clone()))
+    }
+
     pub(super) fn jsonpath(&mut self, path: &At<String>) -> Option<CompiledPath> {
+        if template::is_template(path) {
+            self.errors.push(
+                LoadError::at(self.at(path), "templates are not rendered in this path")
+                    .with_help("`{{ }}` is rendered in an expectation's `path` with predicates and in `capture`; write this path out"),
+            );
+            return None;
+        }
         // Scenarios repeat their paths (`$.content[0].text` in every step): parse each once.
         if let Some(parsed) = self.jsonpaths.get(path.as_str()) {
             return Some(parsed.clone());
@@ -235,7 +257,7 @@ impl Compiler {
                 ));
                 return None;
             }
-            let compiled = self.jsonpath(&path)?;
+            let compiled = self.path_expr(&path, known)?;
             let predicates = self.predicates(&mut e, &pos, known)?;
             return Some(Expect {
                 pos,

@@ -300,7 +300,7 @@ impl Compiler {
         let mut captures = Vec::new();
         for (name, path) in step.capture {
             let cpos = self.at(&path);
-            if let Some(compiled) = self.jsonpath(&path) {
+            if let Some(compiled) = self.path_expr(&path, known) {
                 captures.push(Capture {
                     name,
                     path: compiled,
