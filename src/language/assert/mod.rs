@@ -5,6 +5,7 @@
 mod describe;
 mod failure;
 pub mod golden;
+mod json_text;
 mod notifications;
 mod output_schema;
 mod predicate;
@@ -276,6 +277,11 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
             }
         }
         ExpectKind::OutputSchema => check_output_schema(expect, seen),
+        ExpectKind::Json {
+            path,
+            source,
+            inner,
+        } => json_text::check(expect, path, source, inner, seen, ctx),
         ExpectKind::Snapshot(spec) => golden::check(expect, spec, seen, ctx),
         ExpectKind::Notifications { .. } => check_notifications(expect, seen, ctx),
         ExpectKind::Rounds(spec) => {

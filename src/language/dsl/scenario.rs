@@ -375,6 +375,12 @@ pub enum ExpectKind {
         source: String,
         predicates: Vec<Predicate>,
     },
+    /// JSON inside a text: the `path` match decoded, then judged by `inner`.
+    Json {
+        path: PathExpr,
+        source: String,
+        inner: Box<Expect>,
+    },
     Schema {
         path: Option<(CompiledPath, String)>,
         validator: Arc<jsonschema::Validator>,
@@ -443,6 +449,7 @@ impl ExpectKind {
         match self {
             ExpectKind::Path { .. } => "path",
             ExpectKind::Schema { .. } => "schema",
+            ExpectKind::Json { .. } => "json",
             ExpectKind::Error { .. } => "error",
             ExpectKind::IsError(_) => "isError",
             ExpectKind::OutputSchema => "outputSchema",

@@ -158,6 +158,7 @@ impl Compiler {
     ) -> Option<Expect> {
         let kinds: Vec<&str> = [
             (e.schema.is_some() || e.schema_file.is_some(), "schema"),
+            (e.json.is_some(), "json"),
             (e.error.is_some(), "error"),
             (e.is_error.is_some(), "isError"),
             (e.output_schema.is_some(), "outputSchema"),
@@ -189,7 +190,9 @@ impl Compiler {
             || e.gte.is_some()
             || e.lt.is_some()
             || e.lte.is_some();
-        let schema_with_path = kinds == ["schema"] && e.path.is_some() && !predicates_given;
+        let schema_with_path = (kinds == ["schema"] || kinds == ["json"])
+            && e.path.is_some()
+            && !predicates_given;
         // `notifications` (and `asked`) take `path` and predicates: they apply to each message.
         let notifications = kinds == ["notifications"] || kinds == ["asked"];
         // `snapshot` takes `path`: the part of the result that is snapshotted.
@@ -269,6 +272,7 @@ impl Compiler {
             });
         }
         let kind = match kinds[0] {
+            "json" => return self.json_text(e, pos, known),
             "schema" => {
                 let path = match &e.path {
                     Some(p) => Some((self.jsonpath(p)?, p.value.clone())),
@@ -329,6 +333,44 @@ impl Compiler {
             other => unreachable!("unknown kind {other}"),
         };
         Some(Expect { pos, kind })
+    }
+
+    /// `json`: the text at `path` decoded, judged by the nested expectation.
+    fn json_text(
+        &mut self,
+        mut e: Expectation,
+        pos: Pos,
+        known: &BTreeSet<String>,
+    ) -> Option<Expect> {
+        let inner = e.json.take().expect("kind checked");
+        let Some(path) = e.path.take() else {
+            self.errors.push(
+                LoadError::at(pos, "`json` needs a `path` to the text that holds the JSON")
+                    .with_help("e.g. `{path: \"$.content[0].text\", json: {path: \"$.items[0].id\", equals: 3}}`"),
+            );
+            return None;
+        };
+        let compiled = self.path_expr(&path, known)?;
+        let ipos = self.at(&inner);
+        let inner = self.expectation(inner.value, ipos.clone(), known)?;
+        if !matches!(
+            inner.kind,
+            ExpectKind::Path { .. } | ExpectKind::Schema { .. } | ExpectKind::Json { .. }
+        ) {
+            self.errors.push(
+                LoadError::at(ipos, format!("`json` holds an expectation about the decoded value, not `{}`", inner.kind.name()))
+                    .with_help("inside `json` use `path` with predicates, `schema`, or `json` again"),
+            );
+            return None;
+        }
+        Some(Expect {
+            pos,
+            kind: ExpectKind::Json {
+                path: compiled,
+                source: path.value,
+                inner: Box::new(inner),
+            },
+        })
     }
 
     /// The predicates of an expectation (taken out of it).

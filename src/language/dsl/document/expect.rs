@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::*;
 
 /// One expectation. Use exactly one kind: `path` (with predicates), `schema`,
-/// `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration`,
+/// `schemaFile`, `json` (with `path`), `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration`,
 /// `rounds`, `notifications` or `asked` (which take `path` and predicates too) or
 /// `snapshot` (which takes `path`, `sanitize` and `perEra`).
 ///
@@ -76,6 +76,11 @@ pub struct Expectation {
     pub lt: Option<f64>,
     #[serde(default)]
     pub lte: Option<f64>,
+    /// JSON inside a text: the `path` match (e.g. `$.content[0].text`) is a string holding
+    /// JSON, decoded and judged by this expectation (any kind that judges a result:
+    /// `{path: "$.items[0].id", equals: 3}`, `schema`, ...). Fails when the text is not JSON.
+    #[serde(default)]
+    pub json: Option<Box<At<Expectation>>>,
     /// An inline JSON Schema (2020-12) the result (or the `path` match) must satisfy.
     #[serde(default)]
     pub schema: Option<TValue>,
