@@ -24,7 +24,7 @@ use predicate::*;
 use crate::ground::json::subset_of;
 use crate::ground::source::Severity;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::{Expect, ExpectKind};
+use crate::language::dsl::{DurationBound, Expect, ExpectKind};
 use crate::results::exchange::Exchange;
 
 /// The JSON-RPC answer a step is judged on: the `result` and `error` members of the
@@ -122,6 +122,18 @@ fn matched_nothing(src: &str) -> String {
     format!(
         "`{src}` matched nothing: its predicates held for no value (`minMatches: 1` demands a match)"
     )
+}
+
+/// A templated `duration` bound rendered and read as a duration (`200ms`).
+fn render_duration(t: &str, ctx: &Value) -> Result<std::time::Duration, String> {
+    let rendered = crate::language::dsl::template::render_str(t, ctx)
+        .map_err(|e| format!("template error in `{t}`: {e}"))?;
+    let text = match &rendered {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    crate::language::dsl::limits::duration(&text, &crate::language::dsl::limits::TIMEOUT)
+        .map_err(|e| format!("`{t}` renders to `{text}`, not a duration such as `200ms`: {e}"))
 }
 
 /// Judge one expectation.
@@ -286,9 +298,10 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
         ExpectKind::Notifications { .. } => check_notifications(expect, seen, ctx),
         ExpectKind::Rounds(spec) => {
             let rounds = seen.exchange.rounds;
-            match length_holds(spec, rounds.into()) {
-                (true, _) => ExpectOutcome::Pass,
-                (false, wanted) => fail(
+            match length_holds(spec, rounds.into(), ctx) {
+                Err(why) => fail(why, None, None),
+                Ok((true, _)) => ExpectOutcome::Pass,
+                Ok((false, wanted)) => fail(
                     format!(
                         "the request took {rounds} `input_required` round(s), expected {wanted}"
                     ),
@@ -358,6 +371,14 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
                 );
             }
             for (op, bound) in bounds {
+                let bound = match bound {
+                    DurationBound::Fixed(d) => *d,
+                    DurationBound::Template(t) => match render_duration(t, ctx) {
+                        Ok(d) => d,
+                        Err(why) => return fail(why, None, None),
+                    },
+                };
+                let bound = &bound;
                 if !op.holds(took, *bound) {
                     let want = format!("{} {}", op.symbol(), humantime::format_duration(*bound));
                     return fail(

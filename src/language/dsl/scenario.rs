@@ -8,7 +8,7 @@ use crate::ground::json::path::CompiledPath;
 use indexmap::IndexMap;
 use regex::Regex;
 
-use super::document::{CodeSpec, JsonType, LengthSpec};
+use super::document::{CodeSpec, JsonType, LengthSpec, Num};
 use super::scope::Scope;
 use super::value::TValue;
 use crate::ground::source::{Pos, SourceFile};
@@ -414,9 +414,16 @@ pub enum ExpectKind {
     /// The `input_required` rounds the request took (`Exchange::rounds`).
     Rounds(LengthSpec),
     /// The step's latency (`Exchange::elapsed`) against each bound.
-    Duration(Vec<(CompareOp, Duration)>),
+    Duration(Vec<(CompareOp, DurationBound)>),
     /// A golden response file (see `assert::golden`).
     Snapshot(Box<SnapshotSpec>),
+}
+
+/// A `duration` bound: parsed, or a template read as a duration once rendered.
+#[derive(Debug, Clone)]
+pub enum DurationBound {
+    Fixed(Duration),
+    Template(String),
 }
 
 /// A compiled `snapshot` expectation.
@@ -479,7 +486,7 @@ pub enum Predicate {
     /// The matches, in order, are numbers that strictly increase.
     Increasing(bool),
     ValidSchema(bool),
-    Compare(CompareOp, f64),
+    Compare(CompareOp, Num<f64>),
     /// At least this many matches (`minMatches`).
     MinMatches(u64),
 }

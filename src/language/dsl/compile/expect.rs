@@ -229,7 +229,7 @@ impl Compiler {
             return self.snapshot(e, pos);
         }
         if let Some(rounds) = e.rounds.take() {
-            if !self.length_has_bound(&rounds, "rounds", &pos) {
+            if !self.length_has_bound(&rounds, "rounds", &pos) || !self.length_templates(&rounds, known, &pos) {
                 return None;
             }
             return Some(Expect {
@@ -329,7 +329,7 @@ impl Compiler {
                 }
             }
             "noResponse" => ExpectKind::NoResponse(e.no_response.expect("kind checked")),
-            "duration" => self.duration(e.duration.expect("kind checked"), &pos)?,
+            "duration" => self.duration(e.duration.expect("kind checked"), &pos, known)?,
             other => unreachable!("unknown kind {other}"),
         };
         Some(Expect { pos, kind })
@@ -403,7 +403,7 @@ impl Compiler {
             predicates.push(Predicate::Type(t.value));
         }
         if let Some(l) = e.length.take() {
-            if !self.length_has_bound(&l, "length", pos) {
+            if !self.length_has_bound(&l, "length", pos) || !self.length_templates(&l, known, pos) {
                 return None;
             }
             predicates.push(Predicate::Length(l));
@@ -447,13 +447,18 @@ impl Compiler {
             predicates.push(Predicate::MinMatches(m.value));
         }
         for (op, bound) in [
-            (CompareOp::Gt, e.gt),
-            (CompareOp::Gte, e.gte),
-            (CompareOp::Lt, e.lt),
-            (CompareOp::Lte, e.lte),
+            (CompareOp::Gt, e.gt.take()),
+            (CompareOp::Gte, e.gte.take()),
+            (CompareOp::Lt, e.lt.take()),
+            (CompareOp::Lte, e.lte.take()),
         ] {
             if let Some(b) = bound {
-                if !b.is_finite() {
+                if !self.number_template(&b, known, pos) {
+                    return None;
+                }
+                if let document::Num::Value(v) = b
+                    && !v.is_finite()
+                {
                     self.errors.push(
                         LoadError::at(
                             pos.clone(),
@@ -467,6 +472,48 @@ impl Compiler {
             }
         }
         Some(predicates)
+    }
+
+    /// A templated number (`"{{ min_tools }}"`): a template, whose variables are defined.
+    /// A plain string is no number.
+    /// `near`: where to point when the value has no position of its own (read inside
+    /// `length: {...}`, a comparison whose form is decided by its keys).
+    pub(super) fn number_template<T>(
+        &mut self,
+        n: &document::Num<T>,
+        known: &BTreeSet<String>,
+        near: &Pos,
+    ) -> bool {
+        let document::Num::Template(t) = n else {
+            return true;
+        };
+        let at = if t.line == 0 { near.clone() } else { self.at(t) };
+        if !template::is_template(t) {
+            self.errors.push(
+                LoadError::at(at, format!("`{}` is not a number", **t))
+                    .with_help("give a number, or a template that renders to one: `\"{{ min_tools }}\"`"),
+            );
+            return false;
+        }
+        let before = self.errors.0.len();
+        self.check_template_str(t, at, known);
+        self.errors.0.len() == before
+    }
+
+    /// The templated bounds of a `length`, `count` or `rounds`.
+    pub(super) fn length_templates(
+        &mut self,
+        l: &document::LengthSpec,
+        known: &BTreeSet<String>,
+        near: &Pos,
+    ) -> bool {
+        match l {
+            document::LengthSpec::Exact(n) => self.number_template(n, known, near),
+            document::LengthSpec::Compare(c) => [&c.gt, &c.gte, &c.lt, &c.lte]
+                .into_iter()
+                .flatten()
+                .fold(true, |ok, n| self.number_template(n, known, near) && ok),
+        }
     }
 
     /// A `length` or `count` comparison names at least one bound.
@@ -498,6 +545,7 @@ impl Compiler {
         &mut self,
         d: At<document::DurationCompare>,
         pos: &Pos,
+        known: &BTreeSet<String>,
     ) -> Option<ExpectKind> {
         let mut bounds = Vec::new();
         let mut ok = true;
@@ -508,11 +556,18 @@ impl Compiler {
             (CompareOp::Lte, &d.lte),
         ] {
             let Some(text) = text else { continue };
+            if template::is_template(text) {
+                let before = self.errors.0.len();
+                self.check_template_str(text, self.at(text), known);
+                ok &= self.errors.0.len() == before;
+                bounds.push((op, DurationBound::Template(text.value.clone())));
+                continue;
+            }
             match crate::language::dsl::limits::duration(
                 text,
                 &crate::language::dsl::limits::TIMEOUT,
             ) {
-                Ok(bound) => bounds.push((op, bound)),
+                Ok(bound) => bounds.push((op, DurationBound::Fixed(bound))),
                 Err(err) => {
                     ok = false;
                     self.errors.push(
@@ -582,7 +637,7 @@ impl Compiler {
         };
         let predicates = self.predicates(&mut e, &pos, known)?;
         if let Some(c) = &e.count
-            && !self.length_has_bound(c, "count", &pos)
+            && (!self.length_has_bound(c, "count", &pos) || !self.length_templates(c, known, &pos))
         {
             return None;
         }
