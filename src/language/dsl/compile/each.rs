@@ -49,7 +49,7 @@ impl Compiler {
                 .as_ref()
                 .is_some_and(|e| matches!(e.kind, TKind::Map(_)));
             let rows = match step.each.clone() {
-                Some(each) => match self.rows(&each, vars) {
+                Some(each) => match self.rows(&each, vars, known) {
                     Some(rows) => Some(rows),
                     None => continue,
                 },
@@ -221,7 +221,12 @@ impl Compiler {
 
     /// The rows of `each`: a list written in place, or `"{{ name }}"` naming a scenario
     /// variable that holds one.
-    fn rows(&mut self, each: &TValue, vars: &IndexMap<String, TValue>) -> Option<Vec<TValue>> {
+    fn rows(
+        &mut self,
+        each: &TValue,
+        vars: &IndexMap<String, TValue>,
+        known: &BTreeSet<String>,
+    ) -> Option<Vec<TValue>> {
         let pos = self.pos(each.line, each.col);
         let list = match &each.kind {
             TKind::Seq(items) => items.clone(),
@@ -246,6 +251,13 @@ impl Compiler {
                         self.errors.push(
                             LoadError::at(pos, format!("`each`: variable `{name}` is not a list"))
                                 .with_help("`each` names a variable of `vars:` written as a list"),
+                        );
+                        return None;
+                    }
+                    None if known.contains(name) => {
+                        self.errors.push(
+                            LoadError::at(pos, format!("`each` over `{name}`, which is not a variable of `vars:`: rows are made before the run, so a captured list cannot be looped over yet"))
+                                .with_help("write the rows (`each: [...]`), put them in `vars:` or a data file (`each: {file: rows.csv}`)"),
                         );
                         return None;
                     }
