@@ -33,9 +33,14 @@ pub fn unconnected_eras(report: &RunReport) -> Vec<Unconnected> {
     for suite in &report.suites {
         let connect_error = suite.setup_error.as_deref().filter(|_| {
             has_setup_error_only(suite)
-                && !matches!(suite.setup_error_kind.as_deref(), Some("load" | "interrupted"))
+                && !matches!(
+                    suite.setup_error_kind.as_deref(),
+                    Some("load" | "interrupted")
+                )
         });
-        let entry = eras.entry(suite.era.requested.as_str()).or_insert((0, Some("")));
+        let entry = eras
+            .entry(suite.era.requested.as_str())
+            .or_insert((0, Some("")));
         entry.0 += 1;
         entry.1 = match (entry.1, connect_error) {
             (Some(""), Some(why)) => Some(why),

@@ -39,9 +39,12 @@ impl TValue {
             Value::Bool(b) => TKind::Bool(*b),
             Value::Number(n) => TKind::Number(n.clone()),
             Value::String(s) => TKind::Str(s.clone()),
-            Value::Array(items) => {
-                TKind::Seq(items.iter().map(|i| TValue::from_json(i, line, col)).collect())
-            }
+            Value::Array(items) => TKind::Seq(
+                items
+                    .iter()
+                    .map(|i| TValue::from_json(i, line, col))
+                    .collect(),
+            ),
             Value::Object(map) => TKind::Map(
                 map.iter()
                     .map(|(k, i)| (k.clone(), TValue::from_json(i, line, col)))

@@ -17,16 +17,9 @@ pub(super) fn check(
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
         ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
     };
-    let Some(doc) = &seen.document else {
-        return fail(
-            format!("`{source}`: no JSON-RPC response to evaluate"),
-            None,
-            Some(describe_no_response(seen.exchange)),
-        );
-    };
-    let path = match path.resolve(ctx) {
-        Ok(p) => p,
-        Err(why) => return fail(why, None, None),
+    let (doc, path) = match resolved(seen, path, source, ctx) {
+        Ok(found) => found,
+        Err((why, actual)) => return fail(why, None, actual),
     };
     let text = match path.query(doc).as_slice() {
         [] => return fail(format!("`{source}` matched nothing"), None, None),

@@ -136,6 +136,29 @@ fn render_duration(t: &str, ctx: &Value) -> Result<std::time::Duration, String> 
         .map_err(|e| format!("`{t}` renders to `{text}`, not a duration such as `200ms`: {e}"))
 }
 
+/// The document of `seen` and `path` rendered against `ctx`, or why not (the message and
+/// what came back instead).
+fn resolved<'a>(
+    seen: &'a Observed,
+    path: &'a crate::language::dsl::PathExpr,
+    source: &str,
+    ctx: &Value,
+) -> Result<
+    (
+        &'a Value,
+        std::borrow::Cow<'a, crate::ground::json::path::CompiledPath>,
+    ),
+    (String, Option<String>),
+> {
+    let Some(doc) = &seen.document else {
+        return Err((
+            format!("`{source}`: no JSON-RPC response to evaluate"),
+            Some(describe_no_response(seen.exchange)),
+        ));
+    };
+    Ok((doc, path.resolve(ctx).map_err(|why| (why, None))?))
+}
+
 /// Judge one expectation.
 pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
@@ -147,16 +170,9 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
             source,
             predicates,
         } => {
-            let Some(doc) = &seen.document else {
-                return fail(
-                    format!("`{source}`: no JSON-RPC response to evaluate"),
-                    None,
-                    Some(describe_no_response(seen.exchange)),
-                );
-            };
-            let path = match path.resolve(ctx) {
-                Ok(p) => p,
-                Err(why) => return fail(why, None, None),
+            let (doc, path) = match resolved(seen, path, source, ctx) {
+                Ok(found) => found,
+                Err((why, actual)) => return fail(why, None, actual),
             };
             let matches = path.query(doc);
             let singular = is_singular_path(source);

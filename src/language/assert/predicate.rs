@@ -169,7 +169,11 @@ pub(super) fn type_label(t: JsonType) -> &'static str {
 
 /// Whether `len` meets the spec, and the spec in words; `Err` when a templated bound does
 /// not render to a whole number.
-pub(super) fn length_holds(spec: &LengthSpec, len: u64, ctx: &Value) -> Result<(bool, String), String> {
+pub(super) fn length_holds(
+    spec: &LengthSpec,
+    len: u64,
+    ctx: &Value,
+) -> Result<(bool, String), String> {
     const WHOLE: &str = "a whole number (0 or more)";
     Ok(match spec {
         LengthSpec::Exact(n) => {

@@ -340,7 +340,10 @@ pub enum PathExpr {
 
 impl PathExpr {
     /// The path to query with: the fixed one, or the template rendered and parsed.
-    pub fn resolve(&self, ctx: &serde_json::Value) -> Result<std::borrow::Cow<'_, CompiledPath>, String> {
+    pub fn resolve(
+        &self,
+        ctx: &serde_json::Value,
+    ) -> Result<std::borrow::Cow<'_, CompiledPath>, String> {
         match self {
             PathExpr::Fixed(p) => Ok(std::borrow::Cow::Borrowed(p)),
             PathExpr::Template(src) => {

@@ -46,9 +46,9 @@ fn environment(path: bool) -> Environment<'static> {
                 Some(s) => s.to_string(),
                 None => value.to_string(),
             };
-            return out
-                .write_str(&path_literal(&text))
-                .map_err(|e| minijinja::Error::new(minijinja::ErrorKind::WriteFailure, e.to_string()));
+            return out.write_str(&path_literal(&text)).map_err(|e| {
+                minijinja::Error::new(minijinja::ErrorKind::WriteFailure, e.to_string())
+            });
         }
         minijinja::escape_formatter(out, state, value)
     });
@@ -175,9 +175,16 @@ pub fn render_path(s: &str, ctx: &Value) -> Result<String, String> {
 pub fn unknown_filters(s: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut rest = s;
-    while let Some(open) = [rest.find("{{"), rest.find("{%")].into_iter().flatten().min() {
+    while let Some(open) = [rest.find("{{"), rest.find("{%")]
+        .into_iter()
+        .flatten()
+        .min()
+    {
         let body = &rest[open + 2..];
-        let close = body.find("}}").or_else(|| body.find("%}")).unwrap_or(body.len());
+        let close = body
+            .find("}}")
+            .or_else(|| body.find("%}"))
+            .unwrap_or(body.len());
         filter_names(&body[..close], &mut names);
         rest = &body[close..];
     }
@@ -460,16 +467,27 @@ mod tests {
 
     #[test]
     fn finds_unknown_filters_and_escapes_path_values() {
-        assert_eq!(unknown_filters("{{ a | uper }} {{ b|length }} {{ '|x' }}"), vec!["uper"]);
+        assert_eq!(
+            unknown_filters("{{ a | uper }} {{ b|length }} {{ '|x' }}"),
+            vec!["uper"]
+        );
         assert!(unknown_filters("{% if a | fromjson %}{% endif %}").is_empty());
         let ctx = json!({"q": "it's \"x\" \\"});
         let path = render_path("$[?@.n == '{{ q }}']", &ctx).unwrap();
         assert_eq!(path, "$[?@.n == 'it\\u0027s \\u0022x\\u0022 \\\\']");
         assert_eq!(
-            render_str("{{ (t | fromjson).items[0].id }}", &json!({"t": "{\"items\": [{\"id\": 3}]}"})).unwrap(),
+            render_str(
+                "{{ (t | fromjson).items[0].id }}",
+                &json!({"t": "{\"items\": [{\"id\": 3}]}"})
+            )
+            .unwrap(),
             json!(3)
         );
-        assert!(render_str("{{ t | fromjson }}", &json!({"t": "nope"})).unwrap_err().contains("not JSON"));
+        assert!(
+            render_str("{{ t | fromjson }}", &json!({"t": "nope"}))
+                .unwrap_err()
+                .contains("not JSON")
+        );
     }
 
     #[test]

@@ -305,15 +305,21 @@ impl Compiler {
         };
         if let Some((key, v)) = entries.iter().find(|(k, _)| k != "file") {
             self.errors.push(
-                LoadError::at(self.pos(v.line, v.col), format!("unknown key `{key}` in `each`"))
-                    .with_help("`each: {file: rows.csv}` takes only `file`"),
+                LoadError::at(
+                    self.pos(v.line, v.col),
+                    format!("unknown key `{key}` in `each`"),
+                )
+                .with_help("`each: {file: rows.csv}` takes only `file`"),
             );
             return None;
         }
         let file = each.get("file").expect("checked by the caller");
         let fpos = self.pos(file.line, file.col);
         let Some(name) = file.as_str() else {
-            self.errors.push(LoadError::at(fpos, "`file` names a file").with_help("e.g. `each: {file: cities.csv}`"));
+            self.errors.push(
+                LoadError::at(fpos, "`file` names a file")
+                    .with_help("e.g. `each: {file: cities.csv}`"),
+            );
             return None;
         };
         let path = std::path::Path::new(&self.file.name)
@@ -393,9 +399,7 @@ fn row_label(row: &TValue, index: usize, first_column: bool) -> String {
         .or_else(|| match &row.kind {
             // A data file's row: its first column, with the position so two rows that
             // share it stay apart.
-            TKind::Map(entries) if first_column => entries
-                .first()
-                .and_then(|(_, v)| scalar(v)),
+            TKind::Map(entries) if first_column => entries.first().and_then(|(_, v)| scalar(v)),
             _ => None,
         })
         .unwrap_or_else(|| index.to_string())

@@ -190,9 +190,8 @@ impl Compiler {
             || e.gte.is_some()
             || e.lt.is_some()
             || e.lte.is_some();
-        let schema_with_path = (kinds == ["schema"] || kinds == ["json"])
-            && e.path.is_some()
-            && !predicates_given;
+        let schema_with_path =
+            (kinds == ["schema"] || kinds == ["json"]) && e.path.is_some() && !predicates_given;
         // `notifications` (and `asked`) take `path` and predicates: they apply to each message.
         let notifications = kinds == ["notifications"] || kinds == ["asked"];
         // `snapshot` takes `path`: the part of the result that is snapshotted.
@@ -229,7 +228,9 @@ impl Compiler {
             return self.snapshot(e, pos);
         }
         if let Some(rounds) = e.rounds.take() {
-            if !self.length_has_bound(&rounds, "rounds", &pos) || !self.length_templates(&rounds, known, &pos) {
+            if !self.length_has_bound(&rounds, "rounds", &pos)
+                || !self.length_templates(&rounds, known, &pos)
+            {
                 return None;
             }
             return Some(Expect {
@@ -358,8 +359,14 @@ impl Compiler {
             ExpectKind::Path { .. } | ExpectKind::Schema { .. } | ExpectKind::Json { .. }
         ) {
             self.errors.push(
-                LoadError::at(ipos, format!("`json` holds an expectation about the decoded value, not `{}`", inner.kind.name()))
-                    .with_help("inside `json` use `path` with predicates, `schema`, or `json` again"),
+                LoadError::at(
+                    ipos,
+                    format!(
+                        "`json` holds an expectation about the decoded value, not `{}`",
+                        inner.kind.name()
+                    ),
+                )
+                .with_help("inside `json` use `path` with predicates, `schema`, or `json` again"),
             );
             return None;
         }
@@ -487,11 +494,16 @@ impl Compiler {
         let document::Num::Template(t) = n else {
             return true;
         };
-        let at = if t.line == 0 { near.clone() } else { self.at(t) };
+        let at = if t.line == 0 {
+            near.clone()
+        } else {
+            self.at(t)
+        };
         if !template::is_template(t) {
             self.errors.push(
-                LoadError::at(at, format!("`{}` is not a number", **t))
-                    .with_help("give a number, or a template that renders to one: `\"{{ min_tools }}\"`"),
+                LoadError::at(at, format!("`{}` is not a number", **t)).with_help(
+                    "give a number, or a template that renders to one: `\"{{ min_tools }}\"`",
+                ),
             );
             return false;
         }

@@ -324,13 +324,17 @@ impl Compiler {
             ),
             Ok(vars) => {
                 for name in template::unknown_filters(s) {
-                    let known_filters = ["fromjson", "tojson", "length", "first", "last", "join", "upper", "lower", "default", "int", "float", "string", "replace", "trim"];
+                    let known_filters = [
+                        "fromjson", "tojson", "length", "first", "last", "join", "upper", "lower",
+                        "default", "int", "float", "string", "replace", "trim",
+                    ];
                     let help = match did_you_mean(&name, known_filters.into_iter()) {
                         Some(near) => format!("did you mean `{near}`? filters are minijinja's, and `fromjson`"),
                         None => "filters are minijinja's (`length`, `first`, `join`, `tojson`, ...) and `fromjson`".into(),
                     };
                     self.errors.push(
-                        LoadError::at(pos.clone(), format!("unknown filter `{name}`")).with_help(help),
+                        LoadError::at(pos.clone(), format!("unknown filter `{name}`"))
+                            .with_help(help),
                     );
                 }
                 // A template of constants has the same value at every run: one that cannot
