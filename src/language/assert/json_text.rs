@@ -56,6 +56,7 @@ pub(super) fn check(
     };
     match super::check(inner, &inside, ctx) {
         ExpectOutcome::Fail(mut f) => {
+            f.kind = expect.kind.name().to_string();
             f.message = format!("in the JSON of `{source}`: {}", f.message);
             f.snippet = inner
                 .pos
