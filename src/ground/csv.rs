@@ -1,10 +1,15 @@
 //! CSV as RFC 4180 writes it (quoted fields, `""` inside quotes, CRLF or LF): a header
 //! line, then one map per line, header → text. For data-driven steps (`each: {file: …}`).
 
+/// One row: (column, value) pairs in the header's order.
+pub type Row = Vec<(String, String)>;
+/// Where a text stops being CSV: its 1-based line and why.
+pub type Broken = (usize, String);
+
 /// The rows of a CSV text, each as (column, value) pairs in the header's order; `Err`
 /// with the 1-based line of a row whose field count differs from the header's, or of an
 /// unclosed quote.
-pub fn rows(text: &str) -> Result<Vec<Vec<(String, String)>>, (usize, String)> {
+pub fn rows(text: &str) -> Result<Vec<Row>, Broken> {
     let records = records(text.strip_prefix('\u{feff}').unwrap_or(text))?;
     let mut records = records.into_iter();
     let Some((_, header)) = records.next() else {
@@ -25,7 +30,8 @@ pub fn rows(text: &str) -> Result<Vec<Vec<(String, String)>>, (usize, String)> {
 }
 
 /// The records of the text with the line each starts on.
-fn records(text: &str) -> Result<Vec<(usize, Vec<String>)>, (usize, String)> {
+#[allow(clippy::type_complexity, reason = "each record with its line")]
+fn records(text: &str) -> Result<Vec<(usize, Vec<String>)>, Broken> {
     let mut out = Vec::new();
     let mut fields = Vec::new();
     let mut field = String::new();

@@ -10,7 +10,11 @@ mod notifications;
 mod output_schema;
 mod predicate;
 
+use std::borrow::Cow;
+
 use serde_json::Value;
+
+use crate::ground::json::path::CompiledPath;
 
 use describe::*;
 pub use describe::{compact, describe_error_response, describe_no_response};
@@ -136,6 +140,9 @@ fn render_duration(t: &str, ctx: &Value) -> Result<std::time::Duration, String> 
         .map_err(|e| format!("`{t}` renders to `{text}`, not a duration such as `200ms`: {e}"))
 }
 
+/// Why an expectation has nothing to look at: the message and what came back instead.
+type Unresolved = (String, Option<String>);
+
 /// The document of `seen` and `path` rendered against `ctx`, or why not (the message and
 /// what came back instead).
 fn resolved<'a>(
@@ -143,13 +150,7 @@ fn resolved<'a>(
     path: &'a crate::language::dsl::PathExpr,
     source: &str,
     ctx: &Value,
-) -> Result<
-    (
-        &'a Value,
-        std::borrow::Cow<'a, crate::ground::json::path::CompiledPath>,
-    ),
-    (String, Option<String>),
-> {
+) -> Result<(&'a Value, Cow<'a, CompiledPath>), Unresolved> {
     let Some(doc) = &seen.document else {
         return Err((
             format!("`{source}`: no JSON-RPC response to evaluate"),

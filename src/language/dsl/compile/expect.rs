@@ -521,10 +521,14 @@ impl Compiler {
     ) -> bool {
         match l {
             document::LengthSpec::Exact(n) => self.number_template(n, known, near),
-            document::LengthSpec::Compare(c) => [&c.gt, &c.gte, &c.lt, &c.lte]
-                .into_iter()
-                .flatten()
-                .fold(true, |ok, n| self.number_template(n, known, near) && ok),
+            document::LengthSpec::Compare(c) => {
+                // Every bound is checked, so that all their mistakes are told at once.
+                let mut ok = true;
+                for n in [&c.gt, &c.gte, &c.lt, &c.lte].into_iter().flatten() {
+                    ok &= self.number_template(n, known, near);
+                }
+                ok
+            }
         }
     }
 

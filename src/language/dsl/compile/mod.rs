@@ -328,7 +328,7 @@ impl Compiler {
                         "fromjson", "tojson", "length", "first", "last", "join", "upper", "lower",
                         "default", "int", "float", "string", "replace", "trim",
                     ];
-                    let help = match did_you_mean(&name, known_filters.into_iter()) {
+                    let help = match did_you_mean(&name, known_filters) {
                         Some(near) => format!("did you mean `{near}`? filters are minijinja's, and `fromjson`"),
                         None => "filters are minijinja's (`length`, `first`, `join`, `tojson`, ...) and `fromjson`".into(),
                     };
