@@ -563,6 +563,7 @@ fn both_files_cover_every_kind_and_predicate() {
     let want: BTreeSet<String> = [
         "path",
         "schema",
+        "json",
         "error",
         "isError",
         "outputSchema",

@@ -38,7 +38,7 @@ pub(crate) use apply::fails_run;
 use apply::*;
 pub use apply::{Applied, Relabel, Stale, apply, relabel_suite, stale};
 use parse::*;
-pub use write::write_from;
+pub use write::{Unconnected, unconnected_eras, write_from};
 
 /// Top-level keys of a baseline file.
 const KEYS: &[&str] = &["server", "client"];

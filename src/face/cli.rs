@@ -375,9 +375,13 @@ pub struct RunArgs {
     /// revision; a violation fails the step that received it.
     #[arg(long)]
     pub wire_validate: bool,
-    /// Write a baseline listing this run's failures to FILE (then exit as usual).
+    /// Write a baseline listing this run's failures to FILE (then exit as usual). Refused
+    /// when no scenario connected in some era (the server does not speak it), unless --force.
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// With --write-baseline: write it even when no scenario connected in some era.
+    #[arg(long, requires = "write_baseline")]
+    pub force: bool,
     /// Rerun only the scenario@era items that failed last time (recorded by every run in
     /// .mcpspec/last-run.json next to the configuration file, else under the cache
     /// folder). No recorded failure among the selection: run everything.

@@ -2,7 +2,7 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `json`, `output`, `platform`, `redact`, `tls`
+//! 0. `csv`, `json`, `output`, `platform`, `redact`, `tls`
 //! 1. `signals`, `source`
 //! 2. `load_error`
 //! 3. `bounds`, `yaml`
@@ -13,6 +13,7 @@ pub mod output;
 pub mod bounds;
 /// Contract rules files and the change kinds (read here; judged by `contract::rules`).
 pub mod contract_rules;
+pub mod csv;
 pub mod json;
 pub mod load_error;
 pub mod platform;

@@ -59,6 +59,7 @@ impl Outputs {
                 sarif_source: args.sarif_source.clone(),
             },
             write_baseline: args.write_baseline.clone(),
+            force: args.force,
             strict: args.strict,
             secrets,
             failed: None,
@@ -181,6 +182,8 @@ impl Subscriber for Junit {
 pub(super) struct Files {
     pub paths: ReportPaths,
     pub write_baseline: Option<PathBuf>,
+    /// `--force`: write the baseline even of an era in which nothing connected.
+    pub force: bool,
     pub strict: bool,
     pub secrets: Vec<String>,
     /// An exit code when a file could not be written.
@@ -208,6 +211,21 @@ impl Subscriber for Files {
                 "no baseline written to {}: the run was interrupted ({signal})",
                 path.display()
             );
+            return;
+        }
+        let unconnected = crate::face::baseline::unconnected_eras(report);
+        if !self.force && !unconnected.is_empty() {
+            for u in &unconnected {
+                errln!(
+                    "no baseline written to {}: no scenario connected in era `{}` ({} suite(s); {}); \
+                     a baseline would list them all and hide that the server does not speak it. \
+                     Run the eras it speaks (`--era`), fix the connection, or add --force to write it anyway",
+                    path.display(),
+                    u.era,
+                    u.suites,
+                    u.reason
+                );
+            }
             return;
         }
         let text = crate::face::baseline::write_from(report, self.strict);

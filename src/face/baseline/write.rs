@@ -16,6 +16,49 @@ pub(super) const HEADER: &str = "\
 # the run until its line is removed.
 ";
 
+/// An era in which no scenario connected: every suite of it ended in a setup error
+/// (start, unreachable, auth, protocol). A baseline of it would list every scenario and
+/// turn "the server does not speak this era" into a green run.
+#[derive(Debug, PartialEq)]
+pub struct Unconnected {
+    pub era: String,
+    pub suites: usize,
+    /// The first suite's reason.
+    pub reason: String,
+}
+
+/// The eras of the run in which no scenario connected (none when the run was interrupted).
+pub fn unconnected_eras(report: &RunReport) -> Vec<Unconnected> {
+    let mut eras: BTreeMap<&str, (usize, Option<&str>)> = BTreeMap::new();
+    for suite in &report.suites {
+        let connect_error = suite.setup_error.as_deref().filter(|_| {
+            has_setup_error_only(suite)
+                && !matches!(
+                    suite.setup_error_kind.as_deref(),
+                    Some("load" | "interrupted")
+                )
+        });
+        let entry = eras
+            .entry(suite.era.requested.as_str())
+            .or_insert((0, Some("")));
+        entry.0 += 1;
+        entry.1 = match (entry.1, connect_error) {
+            (Some(""), Some(why)) => Some(why),
+            (Some(first), Some(_)) => Some(first),
+            _ => None,
+        };
+    }
+    eras.into_iter()
+        .filter_map(|(era, (suites, reason))| {
+            reason.map(|why| Unconnected {
+                era: era.to_string(),
+                suites,
+                reason: crate::ground::redact::excerpt(why).to_string(),
+            })
+        })
+        .collect()
+}
+
 /// A baseline listing the current failures of a run: one `scenario:check` per failing step
 /// (failed, errored, already expected, and warning when `strict`), a whole-scenario entry
 /// per setup error, with `@era` only when the failure happened in some of the eras the

@@ -187,6 +187,7 @@ impl LoadArgs {
             offline: self.offline,
             wire_validate: false,
             write_baseline: None,
+            force: false,
             last_failed: false,
             watch: false,
             watch_paths: Vec::new(),

@@ -31,6 +31,29 @@ pub enum TKind {
 
 impl TValue {
     /// The value as plain JSON, with no templating applied.
+    /// A JSON value as a TValue whose nodes all have the position `line:col` (read from
+    /// another file: a data file of `each`).
+    pub fn from_json(v: &Value, line: u32, col: u32) -> TValue {
+        let kind = match v {
+            Value::Null => TKind::Null,
+            Value::Bool(b) => TKind::Bool(*b),
+            Value::Number(n) => TKind::Number(n.clone()),
+            Value::String(s) => TKind::Str(s.clone()),
+            Value::Array(items) => TKind::Seq(
+                items
+                    .iter()
+                    .map(|i| TValue::from_json(i, line, col))
+                    .collect(),
+            ),
+            Value::Object(map) => TKind::Map(
+                map.iter()
+                    .map(|(k, i)| (k.clone(), TValue::from_json(i, line, col)))
+                    .collect(),
+            ),
+        };
+        TValue { line, col, kind }
+    }
+
     pub fn to_json(&self) -> Value {
         match &self.kind {
             TKind::Null => Value::Null,

@@ -5,11 +5,16 @@
 mod describe;
 mod failure;
 pub mod golden;
+mod json_text;
 mod notifications;
 mod output_schema;
 mod predicate;
 
+use std::borrow::Cow;
+
 use serde_json::Value;
+
+use crate::ground::json::path::CompiledPath;
 
 use describe::*;
 pub use describe::{compact, describe_error_response, describe_no_response};
@@ -23,7 +28,7 @@ use predicate::*;
 use crate::ground::json::subset_of;
 use crate::ground::source::Severity;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::{Expect, ExpectKind};
+use crate::language::dsl::{DurationBound, Expect, ExpectKind};
 use crate::results::exchange::Exchange;
 
 /// The JSON-RPC answer a step is judged on: the `result` and `error` members of the
@@ -123,6 +128,38 @@ fn matched_nothing(src: &str) -> String {
     )
 }
 
+/// A templated `duration` bound rendered and read as a duration (`200ms`).
+fn render_duration(t: &str, ctx: &Value) -> Result<std::time::Duration, String> {
+    let rendered = crate::language::dsl::template::render_str(t, ctx)
+        .map_err(|e| format!("template error in `{t}`: {e}"))?;
+    let text = match &rendered {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    crate::language::dsl::limits::duration(&text, &crate::language::dsl::limits::TIMEOUT)
+        .map_err(|e| format!("`{t}` renders to `{text}`, not a duration such as `200ms`: {e}"))
+}
+
+/// Why an expectation has nothing to look at: the message and what came back instead.
+type Unresolved = (String, Option<String>);
+
+/// The document of `seen` and `path` rendered against `ctx`, or why not (the message and
+/// what came back instead).
+fn resolved<'a>(
+    seen: &'a Observed,
+    path: &'a crate::language::dsl::PathExpr,
+    source: &str,
+    ctx: &Value,
+) -> Result<(&'a Value, Cow<'a, CompiledPath>), Unresolved> {
+    let Some(doc) = &seen.document else {
+        return Err((
+            format!("`{source}`: no JSON-RPC response to evaluate"),
+            Some(describe_no_response(seen.exchange)),
+        ));
+    };
+    Ok((doc, path.resolve(ctx).map_err(|why| (why, None))?))
+}
+
 /// Judge one expectation.
 pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
@@ -134,12 +171,9 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
             source,
             predicates,
         } => {
-            let Some(doc) = &seen.document else {
-                return fail(
-                    format!("`{source}`: no JSON-RPC response to evaluate"),
-                    None,
-                    Some(describe_no_response(seen.exchange)),
-                );
+            let (doc, path) = match resolved(seen, path, source, ctx) {
+                Ok(found) => found,
+                Err((why, actual)) => return fail(why, None, actual),
             };
             let matches = path.query(doc);
             let singular = is_singular_path(source);
@@ -272,13 +306,19 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
             }
         }
         ExpectKind::OutputSchema => check_output_schema(expect, seen),
+        ExpectKind::Json {
+            path,
+            source,
+            inner,
+        } => json_text::check(expect, path, source, inner, seen, ctx),
         ExpectKind::Snapshot(spec) => golden::check(expect, spec, seen, ctx),
         ExpectKind::Notifications { .. } => check_notifications(expect, seen, ctx),
         ExpectKind::Rounds(spec) => {
             let rounds = seen.exchange.rounds;
-            match length_holds(spec, rounds.into()) {
-                (true, _) => ExpectOutcome::Pass,
-                (false, wanted) => fail(
+            match length_holds(spec, rounds.into(), ctx) {
+                Err(why) => fail(why, None, None),
+                Ok((true, _)) => ExpectOutcome::Pass,
+                Ok((false, wanted)) => fail(
                     format!(
                         "the request took {rounds} `input_required` round(s), expected {wanted}"
                     ),
@@ -386,6 +426,14 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
                 );
             }
             for (op, bound) in bounds {
+                let bound = match bound {
+                    DurationBound::Fixed(d) => *d,
+                    DurationBound::Template(t) => match render_duration(t, ctx) {
+                        Ok(d) => d,
+                        Err(why) => return fail(why, None, None),
+                    },
+                };
+                let bound = &bound;
                 if !op.holds(took, *bound) {
                     let want = format!("{} {}", op.symbol(), humantime::format_duration(*bound));
                     return fail(

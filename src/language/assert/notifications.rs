@@ -121,7 +121,7 @@ pub(super) fn check_notifications(expect: &Expect, seen: &Observed, ctx: &Value)
     let (total, kept) = of(method);
     // Without a count or a path: at least one.
     let at_least_one = LengthSpec::Compare(crate::language::dsl::document::LengthCompare {
-        gte: Some(1),
+        gte: Some(crate::language::dsl::document::Num::Value(1)),
         ..Default::default()
     });
     let wanted_count = match (count, path) {
@@ -130,7 +130,12 @@ pub(super) fn check_notifications(expect: &Expect, seen: &Observed, ctx: &Value)
         (None, Some(_)) => None,
     };
     if let Some(spec) = wanted_count {
-        let (ok, wanted) = length_holds(spec, total as u64);
+        let (ok, wanted) = match length_holds(spec, total as u64, ctx) {
+            Ok(verdict) => verdict,
+            Err(why) => {
+                return ExpectOutcome::Fail(failure(expect, seen.severity, why, None, None));
+            }
+        };
         if !ok {
             let (_, all) = of(None);
             return fail(

@@ -167,31 +167,37 @@ pub(super) fn type_label(t: JsonType) -> &'static str {
     }
 }
 
-pub(super) fn length_holds(spec: &LengthSpec, len: u64) -> (bool, String) {
-    match spec {
-        LengthSpec::Exact(n) => (len == *n, n.to_string()),
+/// Whether `len` meets the spec, and the spec in words; `Err` when a templated bound does
+/// not render to a whole number.
+pub(super) fn length_holds(
+    spec: &LengthSpec,
+    len: u64,
+    ctx: &Value,
+) -> Result<(bool, String), String> {
+    const WHOLE: &str = "a whole number (0 or more)";
+    Ok(match spec {
+        LengthSpec::Exact(n) => {
+            let n = n.resolve(ctx, WHOLE)?;
+            (len == n, n.to_string())
+        }
         LengthSpec::Compare(c) => {
             let mut parts = Vec::new();
             let mut ok = true;
-            if let Some(b) = c.gt {
-                ok &= len > b;
-                parts.push(format!("> {b}"));
-            }
-            if let Some(b) = c.gte {
-                ok &= len >= b;
-                parts.push(format!(">= {b}"));
-            }
-            if let Some(b) = c.lt {
-                ok &= len < b;
-                parts.push(format!("< {b}"));
-            }
-            if let Some(b) = c.lte {
-                ok &= len <= b;
-                parts.push(format!("<= {b}"));
+            for (bound, symbol, holds) in [
+                (&c.gt, ">", (|l, b| l > b) as fn(u64, u64) -> bool),
+                (&c.gte, ">=", |l, b| l >= b),
+                (&c.lt, "<", |l, b| l < b),
+                (&c.lte, "<=", |l, b| l <= b),
+            ] {
+                if let Some(b) = bound {
+                    let b = b.resolve(ctx, WHOLE)?;
+                    ok &= holds(len, b);
+                    parts.push(format!("{symbol} {b}"));
+                }
             }
             (ok, parts.join(" and "))
         }
-    }
+    })
 }
 
 /// Whether a JSONPath selects at most one node by construction (no wildcard, filter,

@@ -105,11 +105,12 @@ pub struct StepDoc {
     /// Arguments of a group call: values for the group's `parameters` (templates allowed).
     #[serde(default)]
     pub with: Option<Box<At<IndexMap<String, TValue>>>>,
-    /// Data-driven: run this step (or group call) once per row — a list written here, or
-    /// `"{{ name }}"` naming a scenario variable that holds a list. The row is the template
-    /// variable `row` (or the name given by `as`), its position `row_index` (from 0); the
-    /// check id carries the row: `name[Boston]` (a scalar row, or a row's `id`/`name`
-    /// key), else `name[0]`.
+    /// Data-driven: run this step (or group call) once per row — a list written here,
+    /// `"{{ name }}"` naming a scenario variable that holds a list, or `{file: rows.csv}`:
+    /// a data file next to the scenario (CSV with a header line, values as text; or a JSON
+    /// or YAML list). The row is the template variable `row` (or the name given by `as`),
+    /// its position `row_index` (from 0); the check id carries the row: `name[Boston]` (a
+    /// scalar row, a row's `id`/`name` key, a data file row's first column), else `name[0]`.
     #[serde(default)]
     pub each: Option<TValue>,
     /// With `each`: the variable name of the row (default `row`).

@@ -8,7 +8,7 @@ use crate::ground::json::path::CompiledPath;
 use indexmap::IndexMap;
 use regex::Regex;
 
-use super::document::{CodeSpec, JsonType, LengthSpec};
+use super::document::{CodeSpec, JsonType, LengthSpec, Num};
 use super::scope::Scope;
 use super::value::TValue;
 use crate::ground::source::{Pos, SourceFile};
@@ -356,10 +356,38 @@ pub struct CheckOptions {
     pub feature: Option<super::document::DeprecatedFeature>,
 }
 
+/// A JSONPath as compiled: parsed once, or a template (`$.tools[?@.name == '{{ tool }}']`)
+/// rendered against the step's variables (values escaped for a string literal) and parsed
+/// when the step is judged.
+#[derive(Debug, Clone)]
+pub enum PathExpr {
+    Fixed(CompiledPath),
+    Template(String),
+}
+
+impl PathExpr {
+    /// The path to query with: the fixed one, or the template rendered and parsed.
+    pub fn resolve(
+        &self,
+        ctx: &serde_json::Value,
+    ) -> Result<std::borrow::Cow<'_, CompiledPath>, String> {
+        match self {
+            PathExpr::Fixed(p) => Ok(std::borrow::Cow::Borrowed(p)),
+            PathExpr::Template(src) => {
+                let text = super::template::render_path(src, ctx)
+                    .map_err(|e| format!("template error in `{src}`: {e}"))?;
+                CompiledPath::parse(&text)
+                    .map(std::borrow::Cow::Owned)
+                    .map_err(|e| format!("`{src}` renders to `{text}`, not a JSONPath: {e}"))
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Capture {
     pub name: String,
-    pub path: CompiledPath,
+    pub path: PathExpr,
     pub source: String,
     pub pos: Pos,
     /// `None`: the response. `Some(method)`: the requests the server asked the client
@@ -376,9 +404,15 @@ pub struct Expect {
 #[derive(Debug)]
 pub enum ExpectKind {
     Path {
-        path: CompiledPath,
+        path: PathExpr,
         source: String,
         predicates: Vec<Predicate>,
+    },
+    /// JSON inside a text: the `path` match decoded, then judged by `inner`.
+    Json {
+        path: PathExpr,
+        source: String,
+        inner: Box<Expect>,
     },
     Schema {
         path: Option<(CompiledPath, String)>,
@@ -419,9 +453,16 @@ pub enum ExpectKind {
         last: bool,
     },
     /// The step's latency (`Exchange::elapsed`) against each bound.
-    Duration(Vec<(CompareOp, Duration)>),
+    Duration(Vec<(CompareOp, DurationBound)>),
     /// A golden response file (see `assert::golden`).
     Snapshot(Box<SnapshotSpec>),
+}
+
+/// A `duration` bound: parsed, or a template read as a duration once rendered.
+#[derive(Debug, Clone)]
+pub enum DurationBound {
+    Fixed(Duration),
+    Template(String),
 }
 
 /// A compiled `snapshot` expectation.
@@ -454,6 +495,7 @@ impl ExpectKind {
         match self {
             ExpectKind::Path { .. } => "path",
             ExpectKind::Schema { .. } => "schema",
+            ExpectKind::Json { .. } => "json",
             ExpectKind::Error { .. } => "error",
             ExpectKind::IsError(_) => "isError",
             ExpectKind::OutputSchema => "outputSchema",
@@ -484,7 +526,7 @@ pub enum Predicate {
     /// The matches, in order, are numbers that strictly increase.
     Increasing(bool),
     ValidSchema(bool),
-    Compare(CompareOp, f64),
+    Compare(CompareOp, Num<f64>),
     /// At least this many matches (`minMatches`).
     MinMatches(u64),
 }

@@ -18,14 +18,21 @@ pub const FUEL: u64 = 1_000_000;
 /// The largest value one template may render, in bytes (the default message size limit).
 pub const MAX_OUTPUT_BYTES: usize = 16 << 20;
 
-static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
+static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| environment(false));
+
+/// For JSONPath templates: every value written out is escaped for a JSONPath string
+/// literal (either quote), so `'{{ tool }}'` matches the tool's name whatever it holds.
+static PATH_ENV: LazyLock<Environment<'static>> = LazyLock::new(|| environment(true));
+
+fn environment(path: bool) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_debug(false);
     env.set_fuel(Some(FUEL));
+    env.add_filter("fromjson", fromjson);
     // Fuel pays for output once written: a lazy list (`[1]*100000000`) is measured before
     // it is written out, as a value is before it is sent.
-    env.set_formatter(|out, state, value| {
+    env.set_formatter(move |out, state, value| {
         if value.as_object().is_some()
             && let Err(bytes) = within_output(value, &mut 0)
         {
@@ -34,10 +41,48 @@ static ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
                 output_too_large(bytes),
             ));
         }
+        if path {
+            let text = match value.as_str() {
+                Some(s) => s.to_string(),
+                None => value.to_string(),
+            };
+            return out.write_str(&path_literal(&text)).map_err(|e| {
+                minijinja::Error::new(minijinja::ErrorKind::WriteFailure, e.to_string())
+            });
+        }
         minijinja::escape_formatter(out, state, value)
     });
     env
-});
+}
+
+/// `text` as the inside of a JSONPath string literal (RFC 9535), valid between single
+/// quotes and between double quotes: quotes, backslashes and control characters escaped.
+pub fn path_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' | '"' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `fromjson`: the value of a JSON text (a tool's text content that holds JSON).
+fn fromjson(text: String) -> Result<minijinja::Value, minijinja::Error> {
+    match serde_json::from_str::<Value>(&text) {
+        Ok(v) => Ok(minijinja::Value::from(minijinja::value::Serde(v))),
+        Err(e) => Err(minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!(
+                "fromjson: the text is not JSON ({e}): `{}`",
+                crate::ground::redact::excerpt(&text)
+            ),
+        )),
+    }
+}
 
 /// How every bound's message ends: the fault is the scenario's.
 const SCENARIO_FAULT: &str = "this is an error in the scenario, not the server's";
@@ -109,6 +154,76 @@ pub fn render_str(s: &str, ctx: &Value) -> Result<Value, String> {
         return Ok(Value::String(s.to_string()));
     }
     bounded(|| render_template(s, ctx))
+}
+
+/// Render a JSONPath template against `ctx`: every value written out is escaped for a
+/// string literal ([`path_literal`]).
+pub fn render_path(s: &str, ctx: &Value) -> Result<String, String> {
+    bounded(|| {
+        let ctx = minijinja::Value::from(minijinja::value::Serde(ctx));
+        let text = PATH_ENV.render_str(s, ctx).map_err(|e| describe(&e))?;
+        if text.len() > MAX_OUTPUT_BYTES {
+            return Err(output_too_large(text.len()));
+        }
+        Ok(text)
+    })
+}
+
+/// The filters a template names (`{{ x | name }}`) that mcpspec does not have: found
+/// before the run, as undefined variables are. Only the expression parts (`{{ }}`, `{% %}`)
+/// are read, string literals skipped.
+pub fn unknown_filters(s: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = s;
+    while let Some(open) = [rest.find("{{"), rest.find("{%")]
+        .into_iter()
+        .flatten()
+        .min()
+    {
+        let body = &rest[open + 2..];
+        let close = body
+            .find("}}")
+            .or_else(|| body.find("%}"))
+            .unwrap_or(body.len());
+        filter_names(&body[..close], &mut names);
+        rest = &body[close..];
+    }
+    names.retain(|name| {
+        let probe = format!("none | {name}");
+        matches!(
+            ENV.compile_expression(&probe).and_then(|e| e.eval(())),
+            Err(e) if e.kind() == minijinja::ErrorKind::UnknownFilter
+        )
+    });
+    names.dedup();
+    names
+}
+
+/// The names after `|` in one expression, outside string literals.
+fn filter_names(expr: &str, names: &mut Vec<String>) {
+    let mut quote: Option<char> = None;
+    let mut chars = expr.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '|') => {
+                let after = expr[i + 1..].trim_start();
+                let name: String = after
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() && !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn render_template(s: &str, ctx: &Value) -> Result<Value, String> {
@@ -207,7 +322,9 @@ pub fn fixed_json(v: &TValue) -> Option<Value> {
         match &v.kind {
             TKind::Str(s) => !is_template(s),
             TKind::Seq(items) => items.iter().all(fixed),
-            TKind::Map(entries) => entries.iter().all(|(_, item)| fixed(item)),
+            TKind::Map(entries) => entries
+                .iter()
+                .all(|(key, item)| !is_template(key) && fixed(item)),
             _ => true,
         }
     }
@@ -227,7 +344,16 @@ pub fn render_value(v: &TValue, ctx: &Value) -> Result<Value, (u32, u32, String)
         TKind::Map(entries) => {
             let mut map = serde_json::Map::new();
             for (k, item) in entries {
-                map.insert(k.clone(), render_value(item, ctx)?);
+                // A key may be a template too (`"{{ field }}": 1`): it renders to text.
+                let key = if is_template(k) {
+                    match render_str(k, ctx).map_err(|e| (item.line, item.col, e))? {
+                        Value::String(text) => text,
+                        other => other.to_string(),
+                    }
+                } else {
+                    k.clone()
+                };
+                map.insert(key, render_value(item, ctx)?);
             }
             Value::Object(map)
         }
@@ -337,6 +463,31 @@ mod tests {
         let big = json!({"big": "y".repeat(MAX_OUTPUT_BYTES)});
         let err = render_str("{{ big }}{{ big }}", &big).unwrap_err();
         assert!(err.contains("not the server's"), "{err}");
+    }
+
+    #[test]
+    fn finds_unknown_filters_and_escapes_path_values() {
+        assert_eq!(
+            unknown_filters("{{ a | uper }} {{ b|length }} {{ '|x' }}"),
+            vec!["uper"]
+        );
+        assert!(unknown_filters("{% if a | fromjson %}{% endif %}").is_empty());
+        let ctx = json!({"q": "it's \"x\" \\"});
+        let path = render_path("$[?@.n == '{{ q }}']", &ctx).unwrap();
+        assert_eq!(path, "$[?@.n == 'it\\u0027s \\u0022x\\u0022 \\\\']");
+        assert_eq!(
+            render_str(
+                "{{ (t | fromjson).items[0].id }}",
+                &json!({"t": "{\"items\": [{\"id\": 3}]}"})
+            )
+            .unwrap(),
+            json!(3)
+        );
+        assert!(
+            render_str("{{ t | fromjson }}", &json!({"t": "nope"}))
+                .unwrap_err()
+                .contains("not JSON")
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::failure::{outcome_for, severity_of, step_failure, step_result};
 use crate::ground::source::Severity;
 use crate::language::assert::golden::Snapshots;
 use crate::language::assert::{self, ExpectOutcome, Observed, Reply};
-use crate::language::dsl::{Action, ExpectKind, Step};
+use crate::language::dsl::{Action, ExpectKind, PathExpr, Step};
 use crate::protocol::methods;
 use crate::results::report::result::{Failure, Level, Outcome, StepResult, TranscriptEntry};
 use crate::run::client::{Connection, Exchange};
@@ -236,15 +236,34 @@ fn default_expectation(step: &Step, ex: &Exchange, reply: &Reply) -> Option<Fail
 
 fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result<(), Box<Failure>> {
     for c in &step.captures {
+        let path = match &c.path {
+            PathExpr::Fixed(p) => std::borrow::Cow::Borrowed(p),
+            template => match template.resolve(&Value::Object(ctx.clone())) {
+                Ok(p) => std::borrow::Cow::Owned(p.into_owned()),
+                Err(why) => {
+                    let message = format!("capture `{}`: {why}", c.name);
+                    return Err(Box::new(Failure {
+                        kind: "capture".into(),
+                        message: message.clone(),
+                        expected: None,
+                        actual: None,
+                        snippet: c.pos.snippet(severity_of(step), &message, "this path"),
+                        file: c.pos.file_name().to_string(),
+                        line: c.pos.line,
+                        column: c.pos.col,
+                    }));
+                }
+            },
+        };
         let value = match &c.asked {
             None => seen
                 .document
                 .as_ref()
-                .and_then(|d| c.path.query(d).first().cloned()),
+                .and_then(|d| path.query(d).first().cloned()),
             Some(method) => assert::asked_requests(seen.exchange, method.as_deref())
                 .1
                 .into_iter()
-                .find_map(|r| c.path.query(r).first().cloned()),
+                .find_map(|r| path.query(r).first().cloned()),
         };
         match value {
             Some(v) => {

@@ -420,7 +420,7 @@ mod tests {
         let odd = text("tests/mcp/tools/new-it-s-x.yaml");
         assert!(odd.contains("eras: [2026-07-28]   #"), "{odd}");
         assert!(
-            odd.contains(r#""$.tools[?@.name == 'new it\\'s {{x}}']""#),
+            odd.contains(r#""$.tools[?@.name == {% raw %}'new it\\'s {{x}}'{% endraw %}]""#),
             "{odd}"
         );
         assert!(

@@ -1,8 +1,12 @@
 //! `compare`.
 
 use super::*;
+use crate::language::dsl::document::Num;
 
-pub(super) fn check(n: &Nodes, op: &CompareOp, bound: &f64) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, op: &CompareOp, bound: &Num<f64>) -> Result<(), PredFail> {
+    let bound = &bound
+        .resolve(n.ctx, "a number")
+        .map_err(|why| (why, None, None))?;
     let Nodes {
         src,
         matches,

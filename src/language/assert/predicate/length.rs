@@ -29,7 +29,7 @@ pub(super) fn check(n: &Nodes, spec: &LengthSpec) -> Result<(), PredFail> {
     } else {
         matches.len()
     } as u64;
-    let (ok, wanted) = length_holds(spec, len);
+    let (ok, wanted) = length_holds(spec, len, n.ctx).map_err(|why| (why, None, None))?;
     if ok {
         Ok(())
     } else {

@@ -42,8 +42,14 @@ impl Compiler {
         out: &mut Collected,
     ) {
         for step in doc_steps {
+            // A data file's rows are labelled by their first column when they have no `id`
+            // or `name` (a written table keeps its positions).
+            let from_file = step
+                .each
+                .as_ref()
+                .is_some_and(|e| matches!(e.kind, TKind::Map(_)));
             let rows = match step.each.clone() {
-                Some(each) => match self.rows(&each, vars) {
+                Some(each) => match self.rows(&each, vars, known) {
                     Some(rows) => Some(rows),
                     None => continue,
                 },
@@ -87,6 +93,18 @@ impl Compiler {
                 continue;
             };
             let errors_before = self.errors.0.len();
+            let mut labels: Vec<String> = rows
+                .iter()
+                .enumerate()
+                .map(|(index, row)| row_label(row, index, from_file))
+                .collect();
+            // Rows of a data file that share their first column keep their position too.
+            let written = labels.clone();
+            for (index, label) in labels.iter_mut().enumerate() {
+                if from_file && written.iter().filter(|l| *l == label).count() > 1 {
+                    *label = format!("{label}#{index}");
+                }
+            }
             for (index, row) in rows.into_iter().enumerate() {
                 // The rows share the step's text: its mistakes are told once, by the first.
                 if index > 0 && self.errors.0.len() > errors_before {
@@ -96,7 +114,7 @@ impl Compiler {
                 copy.value.each = None;
                 copy.value.as_ = None;
                 if let Some(name) = &mut copy.value.name {
-                    name.value = format!("{base}[{}]", row_label(&row, index));
+                    name.value = format!("{base}[{}]", labels[index]);
                 }
                 let binding = vec![
                     (var.clone(), row),
@@ -207,10 +225,12 @@ impl Compiler {
         &mut self,
         each: &TValue,
         vars: &IndexMap<String, TValue>,
+        known: &BTreeSet<String>,
     ) -> Option<Vec<TValue>> {
         let pos = self.pos(each.line, each.col);
         let list = match &each.kind {
             TKind::Seq(items) => items.clone(),
+            TKind::Map(_) if each.get("file").is_some() => self.data_file(each)?,
             TKind::Str(text) => {
                 let name = text
                     .trim()
@@ -220,8 +240,8 @@ impl Compiler {
                     .filter(|n| is_variable_name(n));
                 let Some(name) = name else {
                     self.errors.push(
-                        LoadError::at(pos, "`each` takes a list or `\"{{ name }}\"` of a variable holding a list")
-                            .with_help("e.g. `each: [Boston, Paris]` or `each: \"{{ cities }}\"` with `vars: { cities: [Boston, Paris] }`"),
+                        LoadError::at(pos, "`each` takes a list, `\"{{ name }}\"` of a variable holding a list, or `{file: rows.csv}`")
+                            .with_help("e.g. `each: [Boston, Paris]`, `each: \"{{ cities }}\"` with `vars: { cities: [Boston, Paris] }`, or `each: {file: cities.csv}` (CSV, JSON or YAML)"),
                     );
                     return None;
                 };
@@ -231,6 +251,13 @@ impl Compiler {
                         self.errors.push(
                             LoadError::at(pos, format!("`each`: variable `{name}` is not a list"))
                                 .with_help("`each` names a variable of `vars:` written as a list"),
+                        );
+                        return None;
+                    }
+                    None if known.contains(name) => {
+                        self.errors.push(
+                            LoadError::at(pos, format!("`each` over `{name}`, which is not a variable of `vars:`: rows are made before the run, so a captured list cannot be looped over yet"))
+                                .with_help("write the rows (`each: [...]`), put them in `vars:` or a data file (`each: {file: rows.csv}`)"),
                         );
                         return None;
                     }
@@ -268,9 +295,96 @@ impl Compiler {
     }
 }
 
+impl Compiler {
+    /// The rows of `each: {file: PATH}`: a CSV file (a header line, then one map per line,
+    /// values as text), or a JSON or YAML file holding a list; relative to the scenario.
+    fn data_file(&mut self, each: &TValue) -> Option<Vec<TValue>> {
+        let pos = self.pos(each.line, each.col);
+        let TKind::Map(entries) = &each.kind else {
+            unreachable!("checked by the caller")
+        };
+        if let Some((key, v)) = entries.iter().find(|(k, _)| k != "file") {
+            self.errors.push(
+                LoadError::at(
+                    self.pos(v.line, v.col),
+                    format!("unknown key `{key}` in `each`"),
+                )
+                .with_help("`each: {file: rows.csv}` takes only `file`"),
+            );
+            return None;
+        }
+        let file = each.get("file").expect("checked by the caller");
+        let fpos = self.pos(file.line, file.col);
+        let Some(name) = file.as_str() else {
+            self.errors.push(
+                LoadError::at(fpos, "`file` names a file")
+                    .with_help("e.g. `each: {file: cities.csv}`"),
+            );
+            return None;
+        };
+        let path = std::path::Path::new(&self.file.name)
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join(name);
+        let text = match crate::ground::source::read_text(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                self.errors.push(
+                    LoadError::at(fpos, format!("cannot read `{}`: {e}", path.display()))
+                        .with_help("the path is relative to the scenario file"),
+                );
+                return None;
+            }
+        };
+        let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let parsed: Result<serde_json::Value, String> = match extension {
+            "csv" => crate::ground::csv::rows(&text)
+                .map(|rows| {
+                    serde_json::Value::Array(
+                        rows.into_iter()
+                            .map(|row| {
+                                serde_json::Value::Object(
+                                    row.into_iter()
+                                        .map(|(k, v)| (k, serde_json::Value::String(v)))
+                                        .collect(),
+                                )
+                            })
+                            .collect(),
+                    )
+                })
+                .map_err(|(line, why)| format!("line {line}: {why}")),
+            "json" => serde_json::from_str(&text).map_err(|e| e.to_string()),
+            "yaml" | "yml" => crate::ground::yaml::from_str(&text).map_err(|e| e.to_string()),
+            _ => Err("expected a .csv, .json, .yaml or .yml file".into()),
+        };
+        match parsed {
+            Ok(serde_json::Value::Array(rows)) => Some(
+                rows.iter()
+                    .map(|row| TValue::from_json(row, file.line, file.col))
+                    .collect(),
+            ),
+            Ok(_) => {
+                self.errors.push(
+                    LoadError::at(fpos, format!("`{}` holds no list of rows", path.display()))
+                        .with_help("a JSON or YAML data file holds a list: `[{city: Boston}, {city: Paris}]`"),
+                );
+                None
+            }
+            Err(why) => {
+                self.errors.push(LoadError::at(
+                    fpos,
+                    format!("`{}` is not a valid data file: {why}", path.display()),
+                ));
+                let _ = pos;
+                None
+            }
+        }
+    }
+}
+
 /// The row's label in the check id: a scalar row itself, a map's `id` or `name`, else the
 /// position.
-fn row_label(row: &TValue, index: usize) -> String {
+fn row_label(row: &TValue, index: usize, first_column: bool) -> String {
     let scalar = |v: &TValue| match &v.kind {
         TKind::Str(s) if !s.contains("{{") && s.len() <= 40 && !s.contains(['[', ']']) => {
             Some(s.clone())
@@ -282,5 +396,11 @@ fn row_label(row: &TValue, index: usize) -> String {
     scalar(row)
         .or_else(|| row.get("id").and_then(scalar))
         .or_else(|| row.get("name").and_then(scalar))
+        .or_else(|| match &row.kind {
+            // A data file's row: its first column, with the position so two rows that
+            // share it stay apart.
+            TKind::Map(entries) if first_column => entries.first().and_then(|(_, v)| scalar(v)),
+            _ => None,
+        })
         .unwrap_or_else(|| index.to_string())
 }

@@ -27,7 +27,29 @@ fn value_at<'v>(
 }
 
 impl Compiler {
+    /// A path that may be a template (an expectation's `path`, a capture): its variables
+    /// must be defined and its filters known; it is parsed once rendered.
+    pub(super) fn path_expr(
+        &mut self,
+        path: &At<String>,
+        known: &BTreeSet<String>,
+    ) -> Option<PathExpr> {
+        if !template::is_template(path) {
+            return self.jsonpath(path).map(PathExpr::Fixed);
+        }
+        let before = self.errors.0.len();
+        self.check_template_str(path, self.at(path), known);
+        (self.errors.0.len() == before).then(|| PathExpr::Template(path.value.clone()))
+    }
+
     pub(super) fn jsonpath(&mut self, path: &At<String>) -> Option<CompiledPath> {
+        if template::is_template(path) {
+            self.errors.push(
+                LoadError::at(self.at(path), "templates are not rendered in this path")
+                    .with_help("`{{ }}` is rendered in an expectation's `path` with predicates and in `capture`; write this path out"),
+            );
+            return None;
+        }
         // Scenarios repeat their paths (`$.content[0].text` in every step): parse each once.
         if let Some(parsed) = self.jsonpaths.get(path.as_str()) {
             return Some(parsed.clone());
@@ -136,6 +158,7 @@ impl Compiler {
     ) -> Option<Expect> {
         let kinds: Vec<&str> = [
             (e.schema.is_some() || e.schema_file.is_some(), "schema"),
+            (e.json.is_some(), "json"),
             (e.error.is_some(), "error"),
             (e.is_error.is_some(), "isError"),
             (e.output_schema.is_some(), "outputSchema"),
@@ -168,7 +191,8 @@ impl Compiler {
             || e.gte.is_some()
             || e.lt.is_some()
             || e.lte.is_some();
-        let schema_with_path = kinds == ["schema"] && e.path.is_some() && !predicates_given;
+        let schema_with_path =
+            (kinds == ["schema"] || kinds == ["json"]) && e.path.is_some() && !predicates_given;
         // `notifications` (and `asked`) take `path` and predicates: they apply to each message.
         let notifications = kinds == ["notifications"] || kinds == ["asked"];
         // `snapshot` takes `path`: the part of the result that is snapshotted.
@@ -208,7 +232,9 @@ impl Compiler {
             return self.task_status(spec, pos);
         }
         if let Some(rounds) = e.rounds.take() {
-            if !self.length_has_bound(&rounds, "rounds", &pos) {
+            if !self.length_has_bound(&rounds, "rounds", &pos)
+                || !self.length_templates(&rounds, known, &pos)
+            {
                 return None;
             }
             return Some(Expect {
@@ -239,7 +265,7 @@ impl Compiler {
                 ));
                 return None;
             }
-            let compiled = self.jsonpath(&path)?;
+            let compiled = self.path_expr(&path, known)?;
             let predicates = self.predicates(&mut e, &pos, known)?;
             return Some(Expect {
                 pos,
@@ -251,6 +277,7 @@ impl Compiler {
             });
         }
         let kind = match kinds[0] {
+            "json" => return self.json_text(e, pos, known),
             "schema" => {
                 let path = match &e.path {
                     Some(p) => Some((self.jsonpath(p)?, p.value.clone())),
@@ -307,10 +334,54 @@ impl Compiler {
                 }
             }
             "noResponse" => ExpectKind::NoResponse(e.no_response.expect("kind checked")),
-            "duration" => self.duration(e.duration.expect("kind checked"), &pos)?,
+            "duration" => self.duration(e.duration.expect("kind checked"), &pos, known)?,
             other => unreachable!("unknown kind {other}"),
         };
         Some(Expect { pos, kind })
+    }
+
+    /// `json`: the text at `path` decoded, judged by the nested expectation.
+    fn json_text(
+        &mut self,
+        mut e: Expectation,
+        pos: Pos,
+        known: &BTreeSet<String>,
+    ) -> Option<Expect> {
+        let inner = e.json.take().expect("kind checked");
+        let Some(path) = e.path.take() else {
+            self.errors.push(
+                LoadError::at(pos, "`json` needs a `path` to the text that holds the JSON")
+                    .with_help("e.g. `{path: \"$.content[0].text\", json: {path: \"$.items[0].id\", equals: 3}}`"),
+            );
+            return None;
+        };
+        let compiled = self.path_expr(&path, known)?;
+        let ipos = self.at(&inner);
+        let inner = self.expectation(inner.value, ipos.clone(), known)?;
+        if !matches!(
+            inner.kind,
+            ExpectKind::Path { .. } | ExpectKind::Schema { .. } | ExpectKind::Json { .. }
+        ) {
+            self.errors.push(
+                LoadError::at(
+                    ipos,
+                    format!(
+                        "`json` holds an expectation about the decoded value, not `{}`",
+                        inner.kind.name()
+                    ),
+                )
+                .with_help("inside `json` use `path` with predicates, `schema`, or `json` again"),
+            );
+            return None;
+        }
+        Some(Expect {
+            pos,
+            kind: ExpectKind::Json {
+                path: compiled,
+                source: path.value,
+                inner: Box::new(inner),
+            },
+        })
     }
 
     /// The predicates of an expectation (taken out of it).
@@ -343,7 +414,7 @@ impl Compiler {
             predicates.push(Predicate::Type(t.value));
         }
         if let Some(l) = e.length.take() {
-            if !self.length_has_bound(&l, "length", pos) {
+            if !self.length_has_bound(&l, "length", pos) || !self.length_templates(&l, known, pos) {
                 return None;
             }
             predicates.push(Predicate::Length(l));
@@ -387,13 +458,18 @@ impl Compiler {
             predicates.push(Predicate::MinMatches(m.value));
         }
         for (op, bound) in [
-            (CompareOp::Gt, e.gt),
-            (CompareOp::Gte, e.gte),
-            (CompareOp::Lt, e.lt),
-            (CompareOp::Lte, e.lte),
+            (CompareOp::Gt, e.gt.take()),
+            (CompareOp::Gte, e.gte.take()),
+            (CompareOp::Lt, e.lt.take()),
+            (CompareOp::Lte, e.lte.take()),
         ] {
             if let Some(b) = bound {
-                if !b.is_finite() {
+                if !self.number_template(&b, known, pos) {
+                    return None;
+                }
+                if let document::Num::Value(v) = b
+                    && !v.is_finite()
+                {
                     self.errors.push(
                         LoadError::at(
                             pos.clone(),
@@ -407,6 +483,57 @@ impl Compiler {
             }
         }
         Some(predicates)
+    }
+
+    /// A templated number (`"{{ min_tools }}"`): a template, whose variables are defined.
+    /// A plain string is no number.
+    /// `near`: where to point when the value has no position of its own (read inside
+    /// `length: {...}`, a comparison whose form is decided by its keys).
+    pub(super) fn number_template<T>(
+        &mut self,
+        n: &document::Num<T>,
+        known: &BTreeSet<String>,
+        near: &Pos,
+    ) -> bool {
+        let document::Num::Template(t) = n else {
+            return true;
+        };
+        let at = if t.line == 0 {
+            near.clone()
+        } else {
+            self.at(t)
+        };
+        if !template::is_template(t) {
+            self.errors.push(
+                LoadError::at(at, format!("`{}` is not a number", **t)).with_help(
+                    "give a number, or a template that renders to one: `\"{{ min_tools }}\"`",
+                ),
+            );
+            return false;
+        }
+        let before = self.errors.0.len();
+        self.check_template_str(t, at, known);
+        self.errors.0.len() == before
+    }
+
+    /// The templated bounds of a `length`, `count` or `rounds`.
+    pub(super) fn length_templates(
+        &mut self,
+        l: &document::LengthSpec,
+        known: &BTreeSet<String>,
+        near: &Pos,
+    ) -> bool {
+        match l {
+            document::LengthSpec::Exact(n) => self.number_template(n, known, near),
+            document::LengthSpec::Compare(c) => {
+                // Every bound is checked, so that all their mistakes are told at once.
+                let mut ok = true;
+                for n in [&c.gt, &c.gte, &c.lt, &c.lte].into_iter().flatten() {
+                    ok &= self.number_template(n, known, near);
+                }
+                ok
+            }
+        }
     }
 
     /// A `length` or `count` comparison names at least one bound.
@@ -438,6 +565,7 @@ impl Compiler {
         &mut self,
         d: At<document::DurationCompare>,
         pos: &Pos,
+        known: &BTreeSet<String>,
     ) -> Option<ExpectKind> {
         let mut bounds = Vec::new();
         let mut ok = true;
@@ -448,11 +576,18 @@ impl Compiler {
             (CompareOp::Lte, &d.lte),
         ] {
             let Some(text) = text else { continue };
+            if template::is_template(text) {
+                let before = self.errors.0.len();
+                self.check_template_str(text, self.at(text), known);
+                ok &= self.errors.0.len() == before;
+                bounds.push((op, DurationBound::Template(text.value.clone())));
+                continue;
+            }
             match crate::language::dsl::limits::duration(
                 text,
                 &crate::language::dsl::limits::TIMEOUT,
             ) {
-                Ok(bound) => bounds.push((op, bound)),
+                Ok(bound) => bounds.push((op, DurationBound::Fixed(bound))),
                 Err(err) => {
                     ok = false;
                     self.errors.push(
@@ -522,7 +657,7 @@ impl Compiler {
         };
         let predicates = self.predicates(&mut e, &pos, known)?;
         if let Some(c) = &e.count
-            && !self.length_has_bound(c, "count", &pos)
+            && (!self.length_has_bound(c, "count", &pos) || !self.length_templates(c, known, &pos))
         {
             return None;
         }

@@ -303,6 +303,24 @@ impl Compiler {
                 found.push((s.to_string(), line, col));
             }
         });
+        // Keys are rendered too (`"{{ field }}": 1`); a key's position is its value's.
+        fn keys(v: &TValue, found: &mut Vec<(String, u32, u32)>) {
+            match &v.kind {
+                crate::ground::yaml::value::TKind::Map(entries) => {
+                    for (key, item) in entries {
+                        if template::is_template(key) {
+                            found.push((key.clone(), item.line, item.col));
+                        }
+                        keys(item, found);
+                    }
+                }
+                crate::ground::yaml::value::TKind::Seq(items) => {
+                    items.iter().for_each(|item| keys(item, found))
+                }
+                _ => {}
+            }
+        }
+        keys(value, &mut found);
         for (s, line, col) in found {
             self.check_template_str(&s, self.pos(line, col), known);
         }
@@ -315,6 +333,20 @@ impl Compiler {
                     .with_help("templates use minijinja syntax: `{{ name }}`"),
             ),
             Ok(vars) => {
+                for name in template::unknown_filters(s) {
+                    let known_filters = [
+                        "fromjson", "tojson", "length", "first", "last", "join", "upper", "lower",
+                        "default", "int", "float", "string", "replace", "trim",
+                    ];
+                    let help = match did_you_mean(&name, known_filters) {
+                        Some(near) => format!("did you mean `{near}`? filters are minijinja's, and `fromjson`"),
+                        None => "filters are minijinja's (`length`, `first`, `join`, `tojson`, ...) and `fromjson`".into(),
+                    };
+                    self.errors.push(
+                        LoadError::at(pos.clone(), format!("unknown filter `{name}`"))
+                            .with_help(help),
+                    );
+                }
                 // A template of constants has the same value at every run: one that cannot
                 // be rendered within the bounds is refused here, with its position.
                 if vars.is_empty()

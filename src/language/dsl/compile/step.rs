@@ -324,8 +324,8 @@ impl Compiler {
                     (path, Some((method != "*").then(|| method.to_string())))
                 }
             };
-            if let Some(compiled) = self.jsonpath(&path) {
-                let pos = self.at(&path);
+            let pos = self.at(&path);
+            if let Some(compiled) = self.path_expr(&path, known) {
                 captures.push(Capture {
                     name,
                     path: compiled,

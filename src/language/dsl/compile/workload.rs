@@ -35,7 +35,7 @@ impl Compiler {
         let budgets = self.budgets(&doc.budgets, Some((scenario, steps)));
         let rows = match &doc.each {
             Some(each) => self
-                .rows(each, vars)
+                .rows(each, vars, &std::collections::BTreeSet::new())
                 .map(|rows| rows.iter().map(TValue::to_json).collect())
                 .unwrap_or_default(),
             None => Vec::new(),

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::*;
 
 /// One expectation. Use exactly one kind: `path` (with predicates), `schema`,
-/// `schemaFile`, `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration`,
+/// `schemaFile`, `json` (with `path`), `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration`,
 /// `rounds`, `notifications` or `asked` (which take `path` and predicates too) or
 /// `snapshot` (which takes `path`, `sanitize` and `perEra`).
 ///
@@ -67,15 +67,20 @@ pub struct Expectation {
     /// `true`: every match is a valid JSON Schema (draft 2020-12) object.
     #[serde(default)]
     pub valid_schema: Option<bool>,
-    /// Numeric comparisons of the match.
+    /// Numeric comparisons of the match: a number, or a template that renders to one.
     #[serde(default)]
-    pub gt: Option<f64>,
+    pub gt: Option<Num<f64>>,
     #[serde(default)]
-    pub gte: Option<f64>,
+    pub gte: Option<Num<f64>>,
     #[serde(default)]
-    pub lt: Option<f64>,
+    pub lt: Option<Num<f64>>,
     #[serde(default)]
-    pub lte: Option<f64>,
+    pub lte: Option<Num<f64>>,
+    /// JSON inside a text: the `path` match (e.g. `$.content[0].text`) is a string holding
+    /// JSON, decoded and judged by this expectation (any kind that judges a result:
+    /// `{path: "$.items[0].id", equals: 3}`, `schema`, ...). Fails when the text is not JSON.
+    #[serde(default)]
+    pub json: Option<Box<At<Expectation>>>,
     /// An inline JSON Schema (2020-12) the result (or the `path` match) must satisfy.
     #[serde(default)]
     pub schema: Option<TValue>,
@@ -181,7 +186,8 @@ pub struct RegexSanitizer {
     pub replace: Option<String>,
 }
 
-/// Comparisons of a duration; each bound is a duration such as `200ms` (1ms to 1day).
+/// Comparisons of a duration; each bound is a duration such as `200ms` (1ms to 1day), or
+/// a template that renders to one (`"{{ budget }}"`).
 #[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct DurationCompare {
@@ -213,11 +219,57 @@ pub enum OutputSchemaMode {
     Conforms,
 }
 
+/// A number, or a template that renders to one (`"{{ min_tools }}"`): typed once
+/// rendered, when the step is judged.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Num<T> {
+    Value(T),
+    Template(At<String>),
+}
+
+impl<T: Copy + serde::de::DeserializeOwned> Num<T> {
+    /// The number, the template rendered against `ctx` and typed (`what`: the kind of
+    /// number wanted, for the error).
+    pub fn resolve(&self, ctx: &serde_json::Value, what: &str) -> Result<T, String> {
+        match self {
+            Num::Value(v) => Ok(*v),
+            Num::Template(t) => {
+                let rendered = crate::language::dsl::template::render_str(t, ctx)
+                    .map_err(|e| format!("template error in `{}`: {e}", **t))?;
+                let typed = match &rendered {
+                    serde_json::Value::String(text) => serde_json::from_str::<T>(text.trim()).ok(),
+                    other => serde_json::from_value::<T>(other.clone()).ok(),
+                };
+                typed.ok_or_else(|| {
+                    format!(
+                        "`{}` renders to `{}`, not {what}",
+                        **t,
+                        crate::ground::redact::excerpt(&match rendered {
+                            serde_json::Value::String(text) => text,
+                            other => other.to_string(),
+                        })
+                    )
+                })
+            }
+        }
+    }
+}
+
+impl<T: std::fmt::Display> std::fmt::Display for Num<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Num::Value(v) => v.fmt(f),
+            Num::Template(t) => f.write_str(t),
+        }
+    }
+}
+
 /// A length: exact number, or comparisons.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum LengthSpec {
-    Exact(u64),
+    Exact(Num<u64>),
     Compare(LengthCompare),
 }
 
@@ -225,13 +277,13 @@ pub enum LengthSpec {
 #[serde(deny_unknown_fields)]
 pub struct LengthCompare {
     #[serde(default)]
-    pub gt: Option<u64>,
+    pub gt: Option<Num<u64>>,
     #[serde(default)]
-    pub gte: Option<u64>,
+    pub gte: Option<Num<u64>>,
     #[serde(default)]
-    pub lt: Option<u64>,
+    pub lt: Option<Num<u64>>,
     #[serde(default)]
-    pub lte: Option<u64>,
+    pub lte: Option<Num<u64>>,
 }
 
 /// Expected JSON-RPC error.

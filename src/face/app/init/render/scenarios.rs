@@ -38,13 +38,14 @@ pub(super) fn head(
 }
 
 /// `$.LIST[?@.KEY == 'ID']`, quoted for YAML.
-/// The JSONPath of item `id` in a `kind` list result, then `tail`.
+/// The JSONPath of item `id` in a `kind` list result, then `tail`. Expectation paths are
+/// templates: an id that holds `{{` is kept as written (a [`literal`]).
 pub(super) fn item_path(kind: ListKind, id: &str, tail: &str) -> String {
     quoted(&format!(
         "$.{}[?@.{} == {}]{tail}",
         kind.result_key(),
         kind.item_id(),
-        jsonpath_string(id)
+        literal(&jsonpath_string(id))
     ))
 }
 
