@@ -61,6 +61,10 @@ const SHOWN_ELSEWHERE: &[(&str, &str)] = &[
         "rounds",
         "input_required rounds need a client that answers: tests/client_side.rs (holding and failing)",
     ),
+    (
+        "taskStatus",
+        "a task needs the interactive server's slow_job, over stdio: tests/tasks.rs (holding and failing)",
+    ),
     ("sanitize", "a setting of `snapshot`: tests/snapshots.rs"),
     ("perEra", "a setting of `snapshot`: tests/snapshots.rs"),
 ];

@@ -254,8 +254,35 @@ impl JwtAuth {
     /// Under `auth-server-*`: the real authorization server's metadata (OpenID discovery
     /// of `--auth-issuer`), with this server as `issuer` and the weakness applied.
     async fn self_served_server_metadata(&self) -> Result<Value, String> {
-        let (Some(weakness), Keys::Jwks { issuer, .. }) = (self.self_served_server, &self.keys)
-        else {
+        let Some(weakness) = self.self_served_server else {
+            return Err("not an authorization server".into());
+        };
+        let mut doc = self.real_server_metadata().await?;
+        doc["issuer"] = Value::String(self.origin.clone());
+        // Its endpoints on this origin too (a client refuses to send credentials to
+        // another origin than the issuer's): the token endpoint forwarded, the
+        // authorization endpoint redirected to the real ones.
+        doc["token_endpoint"] = Value::String(format!("{}{PROXIED_TOKEN_PATH}", self.origin));
+        if doc.get("authorization_endpoint").is_some() {
+            doc["authorization_endpoint"] =
+                Value::String(format!("{}{PROXIED_AUTHORIZE_PATH}", self.origin));
+        }
+        match weakness {
+            ServerWeakness::NoPkce => {
+                doc["code_challenge_methods_supported"] = serde_json::json!(["plain"]);
+            }
+            ServerWeakness::Incomplete => {
+                if let Some(doc) = doc.as_object_mut() {
+                    doc.remove("response_types_supported");
+                }
+            }
+        }
+        Ok(doc)
+    }
+
+    /// The real authorization server's metadata (OpenID discovery of `--auth-issuer`).
+    async fn real_server_metadata(&self) -> Result<Value, String> {
+        let Keys::Jwks { issuer, .. } = &self.keys else {
             return Err("not an authorization server".into());
         };
         let url = format!(
@@ -275,20 +302,72 @@ impl JwtAuth {
             .bytes()
             .await
             .map_err(|e| format!("GET {url}: {e}"))?;
-        let mut doc: Value =
-            serde_json::from_slice(&body).map_err(|e| format!("GET {url}: not JSON: {e}"))?;
-        doc["issuer"] = Value::String(self.origin.clone());
-        match weakness {
-            ServerWeakness::NoPkce => {
-                doc["code_challenge_methods_supported"] = serde_json::json!(["plain"]);
-            }
-            ServerWeakness::Incomplete => {
-                if let Some(doc) = doc.as_object_mut() {
-                    doc.remove("response_types_supported");
+        serde_json::from_slice(&body).map_err(|e| format!("GET {url}: not JSON: {e}"))
+    }
+
+    /// The real endpoint `name` of the authorization server's metadata.
+    async fn real_endpoint(&self, name: &str) -> Result<String, String> {
+        let doc = self.real_server_metadata().await?;
+        doc.get(name)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("the authorization server's metadata has no `{name}`"))
+    }
+
+    /// A token request to this origin, forwarded to the real token endpoint.
+    async fn forward_token_request(&self, request: Request) -> Response {
+        let forwarded = async {
+            let endpoint = self.real_endpoint("token_endpoint").await?;
+            let mut out = reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(10))
+                .build()
+                .map_err(|e| e.to_string())?
+                .post(&endpoint);
+            for name in ["content-type", "authorization", "accept"] {
+                if let Some(value) = request.headers().get(name) {
+                    out = out.header(name, value.as_bytes());
                 }
             }
+            let body = axum::body::to_bytes(request.into_body(), 1 << 20)
+                .await
+                .map_err(|e| e.to_string())?;
+            let answer = out
+                .body(body.to_vec())
+                .send()
+                .await
+                .map_err(|e| format!("POST {endpoint}: {e}"))?;
+            let status =
+                StatusCode::from_u16(answer.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+            let body = answer
+                .bytes()
+                .await
+                .map_err(|e| format!("POST {endpoint}: {e}"))?;
+            Ok::<_, String>(
+                (
+                    status,
+                    [(axum::http::header::CONTENT_TYPE, "application/json")],
+                    body.to_vec(),
+                )
+                    .into_response(),
+            )
+        };
+        forwarded
+            .await
+            .unwrap_or_else(|e| (StatusCode::BAD_GATEWAY, e).into_response())
+    }
+
+    /// An authorization request to this origin, redirected to the real endpoint.
+    async fn redirect_authorization(&self, query: Option<&str>) -> Response {
+        match self.real_endpoint("authorization_endpoint").await {
+            Ok(endpoint) => {
+                let target = match query {
+                    Some(q) => format!("{endpoint}?{q}"),
+                    None => endpoint,
+                };
+                (StatusCode::FOUND, [(axum::http::header::LOCATION, target)]).into_response()
+            }
+            Err(e) => (StatusCode::BAD_GATEWAY, e).into_response(),
         }
-        Ok(doc)
     }
 
     fn challenge(&self, why: &str) -> String {
@@ -316,6 +395,11 @@ impl JwtAuth {
 /// Where `auth-metadata-off-well-known` serves the protected-resource metadata.
 const OFF_WELL_KNOWN_METADATA_PATH: &str = "/oauth/resource-metadata";
 
+/// Where the token endpoint is forwarded from under `auth-server-*`.
+const PROXIED_TOKEN_PATH: &str = "/oauth/token";
+/// Where the authorization endpoint is redirected from under `auth-server-*`.
+const PROXIED_AUTHORIZE_PATH: &str = "/oauth/authorize";
+
 /// The authorization-server metadata path (RFC 8414 §3) served under `auth-server-*`.
 const SERVER_METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
 
@@ -334,6 +418,15 @@ fn audience_matches(aud: Option<&Value>, audience: &str) -> bool {
 pub async fn require_jwt(State(auth): State<JwtAuth>, request: Request, next: Next) -> Response {
     if request.uri().path() == auth.metadata_path() {
         return axum::Json(auth.metadata()).into_response();
+    }
+    if auth.self_served_server.is_some() {
+        match request.uri().path() {
+            PROXIED_TOKEN_PATH => return auth.forward_token_request(request).await,
+            PROXIED_AUTHORIZE_PATH => {
+                return auth.redirect_authorization(request.uri().query()).await;
+            }
+            _ => {}
+        }
     }
     if request.uri().path() == SERVER_METADATA_PATH && auth.self_served_server.is_some() {
         return match auth.self_served_server_metadata().await {
