@@ -545,3 +545,87 @@ fn the_release_workflow_tests_every_platform_it_ships() {
         "the test step does not run the README's test command:\n{step}"
     );
 }
+
+/// A fake release of `version` for `target` in `dir` (`mcpspec-V-T.tar.gz` and its
+/// `.sha256`, as the release workflow publishes them): its `mcpspec` says its version.
+fn fake_release(dir: &Path, version: &str, target: &str) {
+    let stem = format!("mcpspec-{version}-{target}");
+    let inner = dir.join(&stem);
+    std::fs::create_dir_all(&inner).unwrap();
+    let bin = inner.join("mcpspec");
+    std::fs::write(
+        &bin,
+        format!("#!/bin/sh\necho 'mcpspec {version} (fake)'\n"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    run(
+        Command::new("tar")
+            .current_dir(dir)
+            .args(["-czf", &format!("{stem}.tar.gz"), &stem]),
+        "tar",
+    );
+    let sum = run(
+        Command::new("sha256sum")
+            .current_dir(dir)
+            .arg(format!("{stem}.tar.gz")),
+        "sha256sum",
+    );
+    std::fs::write(dir.join(format!("{stem}.tar.gz.sha256")), sum).unwrap();
+    std::fs::remove_dir_all(&inner).unwrap();
+}
+
+/// The CI file `file` as JSON.
+fn ci_yaml(file: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(common::repo_root().join(file)).unwrap();
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{file}: not YAML: {e}"))
+}
+
+/// The GitLab template's install leaves the job's shell as it found it (#38): GitLab runs
+/// `before_script` and `script` in one shell, so a `set -u` there would kill a job line
+/// that reads an unset CI variable. The install itself works from a (file://) release.
+#[test]
+fn the_gitlab_template_installs_without_changing_the_jobs_shell() {
+    let yaml = ci_yaml("ci/mcpspec.gitlab-ci.yml");
+    let install = yaml[".mcpspec"]["before_script"]
+        .as_array()
+        .expect("before_script")
+        .iter()
+        .map(|line| line.as_str().expect("a script line").to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let version = version();
+    let releases = dir.path().join("releases");
+    let published = releases.join(format!("v{version}"));
+    std::fs::create_dir_all(&published).unwrap();
+    fake_release(&published, &version, host_target());
+    // The job's own script, after the install, in the same shell (GitLab runs bash with
+    // `set -eo pipefail` of its own).
+    let job = format!(
+        "set -eo pipefail\n{install}\necho \"job sees [${{CI_MERGE_REQUEST_IID}}]\"\ncase $- in *u*) echo nounset leaked;; esac\necho \"target [${{target:-}}]\"\n"
+    );
+    for round in ["download", "cached"] {
+        let out = run(
+            Command::new("bash")
+                .args(["-c", &job])
+                .env_clear()
+                .env("PATH", SYSTEM_PATH)
+                .env("HOME", dir.path())
+                .env("MCPSPEC_VERSION", &version)
+                .env("MCPSPEC_HOME", dir.path().join("home").join(&version))
+                .env("MCPSPEC_RELEASES", format!("file://{}", releases.display())),
+            &format!("the template's install, then a job line ({round})"),
+        );
+        assert!(out.contains(&format!("mcpspec {version} (fake)")), "{out}");
+        assert!(out.contains("job sees []"), "{out}");
+        assert!(!out.contains("nounset leaked"), "{out}");
+        assert!(
+            out.contains("target []"),
+            "the install's variables leaked:\n{out}"
+        );
+        // The second round finds the binary in the cache, with no release to download.
+        std::fs::remove_dir_all(&releases).ok();
+    }
+}
