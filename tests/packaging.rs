@@ -629,3 +629,100 @@ fn the_gitlab_template_installs_without_changing_the_jobs_shell() {
         std::fs::remove_dir_all(&releases).ok();
     }
 }
+
+/// `${{ a || b }}` of a step's `env:` as the runner evaluates it, from `context`
+/// (dotted names; an empty value is false, as in the runner).
+fn evaluate(expression: &str, context: &[(&str, String)]) -> String {
+    let Some(inner) = expression
+        .trim()
+        .strip_prefix("${{")
+        .and_then(|e| e.strip_suffix("}}"))
+    else {
+        return expression.to_string();
+    };
+    inner
+        .split("||")
+        .map(|name| {
+            let name = name.trim();
+            context
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("the test has no context value for {name}"))
+                .1
+                .clone()
+        })
+        .find(|v| !v.is_empty())
+        .unwrap_or_default()
+}
+
+/// The Action downloads from its own repository's releases (#38): inside a composite
+/// action `github.action_repository` is empty (a runner issue), so its download step runs
+/// here with that context empty and the action checked out under `_actions/acme/mcpspec`:
+/// it must fetch acme/mcpspec's release, never the user's repository's. With `uses: ./`
+/// (the action in the workspace) the workspace's repository is the action's.
+#[test]
+fn the_action_downloads_from_its_own_repository_when_action_repository_is_empty() {
+    let yaml = ci_yaml("action.yml");
+    let step = yaml["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["name"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("Download mcpspec")
+        })
+        .expect("the download step");
+    let script = step["run"].as_str().unwrap();
+    let version = version();
+    let target = host_target();
+    let dir = tempfile::tempdir().unwrap();
+    let server = dir.path().join("github");
+    let workspace = dir.path().join("work/app/app");
+    for (action_path, owner_repo) in [
+        (
+            dir.path()
+                .join(format!("work/_actions/acme/mcpspec/v{version}")),
+            "acme/mcpspec",
+        ),
+        (workspace.clone(), "user/app"),
+    ] {
+        let published = server
+            .join(owner_repo)
+            .join(format!("releases/download/v{version}"));
+        std::fs::create_dir_all(&published).unwrap();
+        fake_release(&published, &version, target);
+        let installed = dir.path().join("toolcache").join(owner_repo);
+        let context = [
+            ("inputs.version", version.clone()),
+            ("inputs.repository", String::new()),
+            ("github.action_repository", String::new()),
+            ("github.repository", "user/app".to_string()),
+            ("github.token", "not-a-token".to_string()),
+            ("steps.where.outputs.target", target.to_string()),
+            ("steps.where.outputs.dir", installed.display().to_string()),
+        ];
+        let mut cmd = Command::new("bash");
+        cmd.args(["-c", script])
+            .env_clear()
+            .env("PATH", SYSTEM_PATH)
+            .env("HOME", dir.path())
+            .env("GITHUB_SERVER_URL", format!("file://{}", server.display()))
+            .env("GITHUB_REPOSITORY", "user/app")
+            .env("GITHUB_WORKSPACE", &workspace)
+            .env("GITHUB_ACTION_PATH", &action_path);
+        for (name, value) in step["env"].as_object().unwrap() {
+            cmd.env(name, evaluate(value.as_str().unwrap(), &context));
+        }
+        run(
+            &mut cmd,
+            &format!("the download step from {}", action_path.display()),
+        );
+        assert!(
+            installed.join("mcpspec").is_file(),
+            "nothing installed from {owner_repo}"
+        );
+        std::fs::remove_dir_all(&published).unwrap();
+    }
+}
