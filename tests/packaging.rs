@@ -726,3 +726,88 @@ fn the_action_downloads_from_its_own_repository_when_action_repository_is_empty(
         std::fs::remove_dir_all(&published).unwrap();
     }
 }
+
+/// The `--junit FILE`s a script writes.
+fn junit_files(script: &str) -> Vec<String> {
+    // A word may hold a `${{ … }}` expression (spaces and all).
+    let flag = regex::Regex::new(r#"--junit[ =]+("[^"]+"|(?:\$\{\{[^}]*\}\}|[^\s"])+)"#).unwrap();
+    flag.captures_iter(script)
+        .map(|c| c[1].trim_matches('"').to_string())
+        .collect()
+}
+
+/// `pattern` (a path, a folder or a glob of upload-artifact / a JUnit publisher) covers `file`.
+fn covers(pattern: &str, file: &str) -> bool {
+    pattern.lines().map(str::trim).any(|p| {
+        let p = p.split('*').next().unwrap_or(p);
+        !p.is_empty() && file.starts_with(p)
+    })
+}
+
+/// Every recipe that writes a JUnit report hands it on (#38): a GitHub job uploads it as
+/// an artifact or publishes it (a JUnit report action), a GitLab job declares it in
+/// `artifacts:reports:junit` (kept when the job fails). A report nobody can see is none.
+#[test]
+fn every_junit_report_a_recipe_writes_is_uploaded_or_published() {
+    let mut checked = 0;
+    for (file, schema) in CI_FILES {
+        if *file == "action.yml" {
+            continue;
+        }
+        let yaml = ci_yaml(file);
+        let jobs: Vec<(&String, &serde_json::Value)> = if *schema == "vendor.gitlab-ci" {
+            yaml.as_object().unwrap().iter().collect()
+        } else {
+            yaml["jobs"].as_object().unwrap().iter().collect()
+        };
+        for (name, job) in jobs {
+            let mut found = Vec::new();
+            scripts(job, None, &mut found);
+            let mut written: Vec<String> = found.iter().flat_map(|s| junit_files(s)).collect();
+            let steps = job["steps"].as_array().cloned().unwrap_or_default();
+            for step in &steps {
+                let uses = step["uses"].as_str().unwrap_or("");
+                if uses.contains("/mcpspec@") && step["with"]["run"].is_string() {
+                    written.push(
+                        step["with"]["junit"]
+                            .as_str()
+                            .unwrap_or("reports/mcpspec-junit.xml")
+                            .to_string(),
+                    );
+                }
+            }
+            for junit in written {
+                let handed_on = if *schema == "vendor.gitlab-ci" {
+                    job["artifacts"]["when"] == "always"
+                        && job["artifacts"]["reports"]["junit"]
+                            .as_str()
+                            .is_some_and(|p| covers(p, &junit))
+                } else {
+                    steps.iter().any(|step| {
+                        let uses = step["uses"].as_str().unwrap_or("");
+                        let with = &step["with"];
+                        let always = step["if"].as_str().is_some_and(|c| c.contains("always()"));
+                        let mcpspec_action = uses.contains("/mcpspec@")
+                            && with["upload"].as_str() != Some("false")
+                            && with["junit"].as_str() == Some(&junit);
+                        let uploaded = uses.starts_with("actions/upload-artifact@")
+                            && always
+                            && with["path"].as_str().is_some_and(|p| covers(p, &junit));
+                        let published = uses.contains("junit")
+                            && always
+                            && with["report_paths"]
+                                .as_str()
+                                .is_some_and(|p| covers(p, &junit));
+                        mcpspec_action || uploaded || published
+                    })
+                };
+                assert!(
+                    handed_on,
+                    "{file}: job `{name}` writes {junit} and never uploads or publishes it (on failure too)"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 4, "only {checked} JUnit reports found");
+}
