@@ -353,8 +353,9 @@ accept:
     reason: divide moved to the calculator server in 2.0
 "#;
 
-#[test]
-fn rules_accept_fail_and_report_stale_entries() {
+/// Snapshots of the example server as it is and with a tool removed and a description
+/// changed (`base`, `cand`), in a fresh folder.
+fn removed_and_redescribed() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let base = snapshot(dir.path(), "base", &[], "2026-07-28");
     let cand = snapshot(
@@ -363,6 +364,12 @@ fn rules_accept_fail_and_report_stale_entries() {
         &["--change", "remove-tool", "--change", "change-description"],
         "2026-07-28",
     );
+    (dir, base, cand)
+}
+
+#[test]
+fn rules_accept_fail_and_report_stale_entries() {
+    let (dir, base, cand) = removed_and_redescribed();
     let rules = dir.path().join("rules.yaml");
 
     // Accepted breaking change: exit 0, verdict accepted with its reason.
@@ -699,14 +706,7 @@ fn real_world_npm_server_releases() {
 /// position), so a CI's trend history survives an edit of the rules file.
 #[test]
 fn junit_testcase_names_are_stable_across_edits_of_the_rules_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = snapshot(dir.path(), "base", &[], "2026-07-28");
-    let cand = snapshot(
-        dir.path(),
-        "cand",
-        &["--change", "remove-tool", "--change", "change-description"],
-        "2026-07-28",
-    );
+    let (dir, base, cand) = removed_and_redescribed();
     let rules = dir.path().join("rules.yaml");
     let stale_entry = "  - list: tools\n    name: gone\n    kind: removed\n    reason: long gone\n";
     let names = |prefix: &str| {
