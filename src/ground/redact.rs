@@ -434,7 +434,7 @@ const FILE_EXTENSIONS: &[&str] = &[
 /// `NAME` (with the separator and quotes the pattern took after it) names a file: it ends
 /// in one of the [`FILE_EXTENSIONS`].
 fn is_file_name(name: &str) -> bool {
-    let name = name.trim_end_matches(|c: char| matches!(c, ':' | '=' | '"' | '\\' | ' ' | '\t'));
+    let name = name.trim_end_matches([':', '=', '"', '\\', ' ', '\t']);
     name.rsplit_once('.').is_some_and(|(stem, ext)| {
         !stem.is_empty() && FILE_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
     })
