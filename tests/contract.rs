@@ -353,8 +353,9 @@ accept:
     reason: divide moved to the calculator server in 2.0
 "#;
 
-#[test]
-fn rules_accept_fail_and_report_stale_entries() {
+/// Snapshots of the example server as it is and with a tool removed and a description
+/// changed (`base`, `cand`), in a fresh folder.
+fn removed_and_redescribed() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let base = snapshot(dir.path(), "base", &[], "2026-07-28");
     let cand = snapshot(
@@ -363,6 +364,12 @@ fn rules_accept_fail_and_report_stale_entries() {
         &["--change", "remove-tool", "--change", "change-description"],
         "2026-07-28",
     );
+    (dir, base, cand)
+}
+
+#[test]
+fn rules_accept_fail_and_report_stale_entries() {
+    let (dir, base, cand) = removed_and_redescribed();
     let rules = dir.path().join("rules.yaml");
 
     // Accepted breaking change: exit 0, verdict accepted with its reason.
@@ -692,4 +699,52 @@ fn real_world_npm_server_releases() {
         "{warnings:?}"
     );
     let _ = mcpspec();
+}
+
+/// `mcpspec diff --junit` names its testcases the same from run to run (#38): single
+/// spaces, and no line of the rules file (a stale acceptance names its change, not its
+/// position), so a CI's trend history survives an edit of the rules file.
+#[test]
+fn junit_testcase_names_are_stable_across_edits_of_the_rules_file() {
+    let (dir, base, cand) = removed_and_redescribed();
+    let rules = dir.path().join("rules.yaml");
+    let stale_entry = "  - list: tools\n    name: gone\n    kind: removed\n    reason: long gone\n";
+    let names = |prefix: &str| {
+        std::fs::write(&rules, format!("{prefix}{RULES_ACCEPT}{stale_entry}")).unwrap();
+        let junit = dir.path().join("diff.xml");
+        let r = run(&[
+            "diff",
+            base.to_str().unwrap(),
+            cand.to_str().unwrap(),
+            "--rules",
+            rules.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 1, "the stale entry fails: {r:?}");
+        common::assert_valid_junit(&junit);
+        let xml = std::fs::read_to_string(&junit).unwrap();
+        let names: Vec<String> = regex::Regex::new(r#"<testcase name="([^"]*)""#)
+            .unwrap()
+            .captures_iter(&xml)
+            .map(|c| c[1].to_string())
+            .collect();
+        assert!(names.len() >= 3, "{xml}");
+        for name in &names {
+            assert!(!name.contains("  "), "double space in {name:?}");
+            assert!(!name.contains("rules.yaml"), "a position in {name:?}");
+        }
+        assert!(
+            names.contains(&"stale acceptance: tools/gone removed".to_string()),
+            "{names:?}"
+        );
+        assert!(
+            names.contains(&"tools/divide removed".to_string()),
+            "{names:?}"
+        );
+        names
+    };
+    let before = names("");
+    let after = names("# the rules of the weather team\n\n\n");
+    assert_eq!(before, after, "the names moved with the rules file's lines");
 }

@@ -545,3 +545,269 @@ fn the_release_workflow_tests_every_platform_it_ships() {
         "the test step does not run the README's test command:\n{step}"
     );
 }
+
+/// A fake release of `version` for `target` in `dir` (`mcpspec-V-T.tar.gz` and its
+/// `.sha256`, as the release workflow publishes them): its `mcpspec` says its version.
+fn fake_release(dir: &Path, version: &str, target: &str) {
+    let stem = format!("mcpspec-{version}-{target}");
+    let inner = dir.join(&stem);
+    std::fs::create_dir_all(&inner).unwrap();
+    let bin = inner.join("mcpspec");
+    std::fs::write(
+        &bin,
+        format!("#!/bin/sh\necho 'mcpspec {version} (fake)'\n"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    run(
+        Command::new("tar")
+            .current_dir(dir)
+            .args(["-czf", &format!("{stem}.tar.gz"), &stem]),
+        "tar",
+    );
+    let sum = run(
+        Command::new("sha256sum")
+            .current_dir(dir)
+            .arg(format!("{stem}.tar.gz")),
+        "sha256sum",
+    );
+    std::fs::write(dir.join(format!("{stem}.tar.gz.sha256")), sum).unwrap();
+    std::fs::remove_dir_all(&inner).unwrap();
+}
+
+/// The CI file `file` as JSON.
+fn ci_yaml(file: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(common::repo_root().join(file)).unwrap();
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{file}: not YAML: {e}"))
+}
+
+/// The GitLab template's install leaves the job's shell as it found it (#38): GitLab runs
+/// `before_script` and `script` in one shell, so a `set -u` there would kill a job line
+/// that reads an unset CI variable. The install itself works from a (file://) release.
+#[test]
+fn the_gitlab_template_installs_without_changing_the_jobs_shell() {
+    let yaml = ci_yaml("ci/mcpspec.gitlab-ci.yml");
+    let install = yaml[".mcpspec"]["before_script"]
+        .as_array()
+        .expect("before_script")
+        .iter()
+        .map(|line| line.as_str().expect("a script line").to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let version = version();
+    let releases = dir.path().join("releases");
+    let published = releases.join(format!("v{version}"));
+    std::fs::create_dir_all(&published).unwrap();
+    fake_release(&published, &version, host_target());
+    // The job's own script, after the install, in the same shell (GitLab runs bash with
+    // `set -eo pipefail` of its own).
+    let job = format!(
+        "set -eo pipefail\n{install}\necho \"job sees [${{CI_MERGE_REQUEST_IID}}]\"\ncase $- in *u*) echo nounset leaked;; esac\necho \"target [${{target:-}}]\"\n"
+    );
+    for round in ["download", "cached"] {
+        let out = run(
+            Command::new("bash")
+                .args(["-c", &job])
+                .env_clear()
+                .env("PATH", SYSTEM_PATH)
+                .env("HOME", dir.path())
+                .env("MCPSPEC_VERSION", &version)
+                .env("MCPSPEC_HOME", dir.path().join("home").join(&version))
+                .env("MCPSPEC_RELEASES", format!("file://{}", releases.display())),
+            &format!("the template's install, then a job line ({round})"),
+        );
+        assert!(out.contains(&format!("mcpspec {version} (fake)")), "{out}");
+        assert!(out.contains("job sees []"), "{out}");
+        assert!(!out.contains("nounset leaked"), "{out}");
+        assert!(
+            out.contains("target []"),
+            "the install's variables leaked:\n{out}"
+        );
+        // The second round finds the binary in the cache, with no release to download.
+        std::fs::remove_dir_all(&releases).ok();
+    }
+}
+
+/// `${{ a || b }}` of a step's `env:` as the runner evaluates it, from `context`
+/// (dotted names; an empty value is false, as in the runner).
+fn evaluate(expression: &str, context: &[(&str, String)]) -> String {
+    let Some(inner) = expression
+        .trim()
+        .strip_prefix("${{")
+        .and_then(|e| e.strip_suffix("}}"))
+    else {
+        return expression.to_string();
+    };
+    inner
+        .split("||")
+        .map(|name| {
+            let name = name.trim();
+            context
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("the test has no context value for {name}"))
+                .1
+                .clone()
+        })
+        .find(|v| !v.is_empty())
+        .unwrap_or_default()
+}
+
+/// The Action downloads from its own repository's releases (#38): inside a composite
+/// action `github.action_repository` is empty (a runner issue), so its download step runs
+/// here with that context empty and the action checked out under `_actions/acme/mcpspec`:
+/// it must fetch acme/mcpspec's release, never the user's repository's. With `uses: ./`
+/// (the action in the workspace) the workspace's repository is the action's.
+#[test]
+fn the_action_downloads_from_its_own_repository_when_action_repository_is_empty() {
+    let yaml = ci_yaml("action.yml");
+    let step = yaml["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["name"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("Download mcpspec")
+        })
+        .expect("the download step");
+    let script = step["run"].as_str().unwrap();
+    let version = version();
+    let target = host_target();
+    let dir = tempfile::tempdir().unwrap();
+    let server = dir.path().join("github");
+    let workspace = dir.path().join("work/app/app");
+    for (action_path, owner_repo) in [
+        (
+            dir.path()
+                .join(format!("work/_actions/acme/mcpspec/v{version}")),
+            "acme/mcpspec",
+        ),
+        (workspace.clone(), "user/app"),
+    ] {
+        let published = server
+            .join(owner_repo)
+            .join(format!("releases/download/v{version}"));
+        std::fs::create_dir_all(&published).unwrap();
+        fake_release(&published, &version, target);
+        let installed = dir.path().join("toolcache").join(owner_repo);
+        let context = [
+            ("inputs.version", version.clone()),
+            ("inputs.repository", String::new()),
+            ("github.action_repository", String::new()),
+            ("github.repository", "user/app".to_string()),
+            ("github.token", "not-a-token".to_string()),
+            ("steps.where.outputs.target", target.to_string()),
+            ("steps.where.outputs.dir", installed.display().to_string()),
+        ];
+        let mut cmd = Command::new("bash");
+        cmd.args(["-c", script])
+            .env_clear()
+            .env("PATH", SYSTEM_PATH)
+            .env("HOME", dir.path())
+            .env("GITHUB_SERVER_URL", format!("file://{}", server.display()))
+            .env("GITHUB_REPOSITORY", "user/app")
+            .env("GITHUB_WORKSPACE", &workspace)
+            .env("GITHUB_ACTION_PATH", &action_path);
+        for (name, value) in step["env"].as_object().unwrap() {
+            cmd.env(name, evaluate(value.as_str().unwrap(), &context));
+        }
+        run(
+            &mut cmd,
+            &format!("the download step from {}", action_path.display()),
+        );
+        assert!(
+            installed.join("mcpspec").is_file(),
+            "nothing installed from {owner_repo}"
+        );
+        std::fs::remove_dir_all(&published).unwrap();
+    }
+}
+
+/// The `--junit FILE`s a script writes.
+fn junit_files(script: &str) -> Vec<String> {
+    // A word may hold a `${{ … }}` expression (spaces and all).
+    let flag = regex::Regex::new(r#"--junit[ =]+("[^"]+"|(?:\$\{\{[^}]*\}\}|[^\s"])+)"#).unwrap();
+    flag.captures_iter(script)
+        .map(|c| c[1].trim_matches('"').to_string())
+        .collect()
+}
+
+/// `pattern` (a path, a folder or a glob of upload-artifact / a JUnit publisher) covers `file`.
+fn covers(pattern: &str, file: &str) -> bool {
+    pattern.lines().map(str::trim).any(|p| {
+        let p = p.split('*').next().unwrap_or(p);
+        !p.is_empty() && file.starts_with(p)
+    })
+}
+
+/// Every recipe that writes a JUnit report hands it on (#38): a GitHub job uploads it as
+/// an artifact or publishes it (a JUnit report action), a GitLab job declares it in
+/// `artifacts:reports:junit` (kept when the job fails). A report nobody can see is none.
+#[test]
+fn every_junit_report_a_recipe_writes_is_uploaded_or_published() {
+    let mut checked = 0;
+    for (file, schema) in CI_FILES {
+        if *file == "action.yml" {
+            continue;
+        }
+        let yaml = ci_yaml(file);
+        let jobs: Vec<(&String, &serde_json::Value)> = if *schema == "vendor.gitlab-ci" {
+            yaml.as_object().unwrap().iter().collect()
+        } else {
+            yaml["jobs"].as_object().unwrap().iter().collect()
+        };
+        for (name, job) in jobs {
+            let mut found = Vec::new();
+            scripts(job, None, &mut found);
+            let mut written: Vec<String> = found.iter().flat_map(|s| junit_files(s)).collect();
+            let steps = job["steps"].as_array().cloned().unwrap_or_default();
+            for step in &steps {
+                let uses = step["uses"].as_str().unwrap_or("");
+                if uses.contains("/mcpspec@") && step["with"]["run"].is_string() {
+                    written.push(
+                        step["with"]["junit"]
+                            .as_str()
+                            .unwrap_or("reports/mcpspec-junit.xml")
+                            .to_string(),
+                    );
+                }
+            }
+            for junit in written {
+                let handed_on = if *schema == "vendor.gitlab-ci" {
+                    job["artifacts"]["when"] == "always"
+                        && job["artifacts"]["reports"]["junit"]
+                            .as_str()
+                            .is_some_and(|p| covers(p, &junit))
+                } else {
+                    steps.iter().any(|step| {
+                        let uses = step["uses"].as_str().unwrap_or("");
+                        let with = &step["with"];
+                        let always = step["if"].as_str().is_some_and(|c| c.contains("always()"));
+                        let mcpspec_action = uses.contains("/mcpspec@")
+                            && with["upload"].as_str() != Some("false")
+                            && with["junit"].as_str() == Some(&junit);
+                        let uploaded = uses.starts_with("actions/upload-artifact@")
+                            && always
+                            && with["path"].as_str().is_some_and(|p| covers(p, &junit));
+                        let published = uses.contains("junit")
+                            && always
+                            && with["report_paths"]
+                                .as_str()
+                                .is_some_and(|p| covers(p, &junit));
+                        mcpspec_action || uploaded || published
+                    })
+                };
+                assert!(
+                    handed_on,
+                    "{file}: job `{name}` writes {junit} and never uploads or publishes it (on failure too)"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 4, "only {checked} JUnit reports found");
+}

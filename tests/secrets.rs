@@ -775,3 +775,58 @@ steps:
     out.assert_present("visible-setting-value-7", &["stdout", "junit", "json"]);
     assert_says_redacted(&out);
 }
+
+/// A scenario file whose name holds a credential word (`auth.yaml`, `api-token-refresh.yaml`)
+/// is no secret: a failure points at `auth.yaml:6:…` and no "redacted" note is printed.
+#[test]
+fn file_names_with_credential_words_keep_their_positions() {
+    let server = format!(
+        "python3 {} correct",
+        common::repo_root()
+            .join("tests/hostile/server.py")
+            .display()
+    );
+    for name in [
+        "auth.yaml",
+        "secret.yaml",
+        "password-reset.yaml",
+        "api-token-refresh.yaml",
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join(name),
+            "scenario: login\nsteps:\n  - name: lists tools\n    request: { method: tools/list }\n    expect:\n      - { path: \"$.tools\", length: 99 }\n",
+        )
+        .expect("write scenario");
+        let junit = dir.path().join("junit.xml");
+        let run = run_in(
+            dir.path(),
+            &[
+                "run",
+                name,
+                "--stdio",
+                &server,
+                "--era",
+                "legacy",
+                "--timeout",
+                "5s",
+                "--junit",
+                junit.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_eq!(run.code, 1, "{run:?}");
+        let junit = std::fs::read_to_string(&junit).unwrap_or_default();
+        for (place, text) in [("stdout", &run.stdout), ("junit", &junit)] {
+            assert!(
+                text.contains(&format!("{name}:6:")),
+                "{place} lost the position of {name}:\n{text}"
+            );
+            assert!(
+                !text.contains("***"),
+                "{place} masks something in {name}:\n{text}"
+            );
+        }
+        assert!(!run.all_output().contains("redacted"), "{run:?}");
+    }
+}

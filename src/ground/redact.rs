@@ -397,7 +397,11 @@ pub fn redact_shapes(text: &str) -> Cow<'_, str> {
     match NAMED.replace_all(&text, |c: &Captures| {
         let value = &c[2];
         let credential = value.rsplit([' ', '\t']).next().unwrap_or(value);
-        if is_literal(value) || is_parameter_name(credential) || is_protocol_word(&c[1], value) {
+        if is_literal(value)
+            || is_parameter_name(credential)
+            || is_protocol_word(&c[1], value)
+            || is_file_name(&c[1])
+        {
             c[0].to_string()
         } else {
             format!("{}{MASK}", &c[1])
@@ -418,6 +422,22 @@ fn is_protocol_word(name: &str, value: &str) -> bool {
             value.eq_ignore_ascii_case(w)
                 || value.to_ascii_uppercase().starts_with(&format!("{w}/"))
         })
+}
+
+/// File extensions that make a `NAME` a file name: `auth.yaml:12:7` is a position in a
+/// scenario file, and `secret.json: no such file` a message about one, never a credential.
+const FILE_EXTENSIONS: &[&str] = &[
+    "yaml", "yml", "json", "jsonl", "toml", "xml", "csv", "md", "txt", "html", "log", "py", "js",
+    "ts", "rs", "sh",
+];
+
+/// `NAME` (with the separator and quotes the pattern took after it) names a file: it ends
+/// in one of the [`FILE_EXTENSIONS`].
+fn is_file_name(name: &str) -> bool {
+    let name = name.trim_end_matches([':', '=', '"', '\\', ' ', '\t']);
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && FILE_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+    })
 }
 
 /// `realm=` in `Bearer realm="…"`: an auth parameter, not a credential.
@@ -709,5 +729,33 @@ mod tests {
         // Credentials next to them still go.
         assert_eq!(r("x-auth-token: abcdefgh12345"), "x-auth-token: ***");
         assert_eq!(r("auth: HTTPS-like-secret-9"), "auth: ***");
+    }
+
+    #[test]
+    fn file_names_and_positions_are_not_secrets() {
+        let r = |t: &str| redact_shapes(t).into_owned();
+        for name in [
+            "auth.yaml",
+            "secret.yaml",
+            "password-reset.yaml",
+            "api-token-refresh.yaml",
+            "specs/auth/token.yml",
+            "AUTH.JSON",
+        ] {
+            for text in [
+                format!(" --> {name}:12:7"),
+                format!("{name}:12"),
+                format!("{name}: no such file"),
+                format!(r#"file="{name}" line="12""#),
+            ] {
+                assert_eq!(r(&text), text);
+            }
+        }
+        // A credential-named value whose name only looks like a file stays masked.
+        assert_eq!(r("auth.token: abcdefgh12345"), "auth.token: ***");
+        assert_eq!(
+            r("AUTH_TOKEN=abcdefgh12345 auth.yaml:3"),
+            "AUTH_TOKEN=*** auth.yaml:3"
+        );
     }
 }

@@ -15,6 +15,16 @@ fn describe(c: &Change) -> String {
     s
 }
 
+/// A change as its JUnit testcase is named: single spaces, nothing that moves when a
+/// file is edited, so the name stays the same from run to run (trend history).
+fn case_name(c: &Change) -> String {
+    let mut s = format!("{}/{} {}", c.list, c.name, c.kind);
+    if let Some(p) = &c.path {
+        s.push_str(&format!(" at {p}"));
+    }
+    s
+}
+
 fn short(v: &Option<Value>) -> String {
     match v {
         None => "—".into(),
@@ -111,7 +121,7 @@ pub fn to_text(report: &DiffReport, judgement: &Judgement) -> String {
     if !judgement.stale.is_empty() {
         out.push_str("\nSTALE ACCEPTANCES (fail until removed)\n");
         for s in &judgement.stale {
-            out.push_str(&format!("  {s}\n"));
+            out.push_str(&format!("  {}\n", s.message()));
         }
     }
     if judgement.changes.is_empty() && judgement.stale.is_empty() {
@@ -148,7 +158,7 @@ pub fn to_json(report: &DiffReport, judgement: &Judgement) -> String {
         "changes": changes,
         "modelReview": judgement.changes.iter().filter(|j| j.change.affects_models != Models::No)
             .map(|j| json!({"list": j.change.list, "name": j.change.name, "kind": j.change.kind})).collect::<Vec<_>>(),
-        "stale": judgement.stale,
+        "stale": judgement.stale.iter().map(|s| s.message()).collect::<Vec<_>>(),
         "warnings": report.warnings,
         "fails": judgement.fails(),
     });
@@ -180,16 +190,16 @@ pub fn to_junit(report: &DiffReport, judgement: &Judgement) -> String {
             ),
             _ => TestCaseStatus::success(),
         };
-        let mut tc = policy.case(&describe(c), &format!("contract.{}", c.list), status);
+        let mut tc = policy.case(&case_name(c), &format!("contract.{}", c.list), status);
         if let ChangeDecision::Accepted { reason } = &j.verdict {
             policy.system_out(&mut tc, &format!("accepted: {reason}"));
         }
         suite.add_test_case(tc);
     }
     for s in &judgement.stale {
-        let status = policy.failure("stale_acceptance", s, None);
+        let status = policy.failure("stale_acceptance", &s.message(), None);
         suite.add_test_case(policy.case(
-            &format!("stale acceptance: {s}"),
+            &format!("stale acceptance: {}", s.change()),
             "contract.rules",
             status,
         ));

@@ -25,8 +25,34 @@ pub struct Judged {
 #[derive(Debug, Clone)]
 pub struct Judgement {
     pub changes: Vec<Judged>,
-    /// Acceptance entries that matched nothing: `file:line:col: message`.
-    pub stale: Vec<String>,
+    /// Acceptance entries that matched nothing.
+    pub stale: Vec<Stale>,
+}
+
+/// An acceptance entry that matched nothing.
+#[derive(Debug, Clone)]
+pub struct Stale {
+    /// Where the entry is: `file:line:col`.
+    pub pos: String,
+    pub list: String,
+    pub name: String,
+    pub kind: String,
+}
+
+impl Stale {
+    /// `file:line:col: message`, as the text and JSON reports show it.
+    pub fn message(&self) -> String {
+        format!(
+            "{}: accepted change `{}` of {} `{}` no longer occurs: remove this entry",
+            self.pos, self.kind, self.list, self.name
+        )
+    }
+
+    /// The change it accepts, as a JUnit testcase names it: `tools/divide removed` (no
+    /// position, so the name survives edits of the rules file).
+    pub fn change(&self) -> String {
+        format!("{}/{} {}", self.list, self.name, self.kind)
+    }
 }
 
 impl Judgement {
@@ -96,11 +122,11 @@ pub fn judge(rules: &Rules, report: &DiffReport, today: chrono::NaiveDate) -> Ju
         .iter()
         .zip(used)
         .filter(|(_, u)| !u)
-        .map(|(a, _)| {
-            format!(
-                "{}: accepted change `{}` of {} `{}` no longer occurs: remove this entry",
-                a.pos, a.kind, a.list, a.name
-            )
+        .map(|(a, _)| Stale {
+            pos: a.pos.to_string(),
+            list: a.list.clone(),
+            name: a.name.clone(),
+            kind: a.kind.clone(),
         })
         .collect();
     Judgement { changes, stale }

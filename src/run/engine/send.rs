@@ -573,7 +573,7 @@ async fn contract_check(
         judgement
             .stale
             .iter()
-            .map(|s| failure(format!("stale acceptance: {s}"), None, None)),
+            .map(|s| failure(format!("stale acceptance: {}", s.message()), None, None)),
     );
     outcome_for(step, failures)
 }
