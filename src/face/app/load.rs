@@ -37,7 +37,9 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         Ok(l) => l,
         Err(code) => return code,
     };
-    super::run::default_client(&mut loaded.selected, config_client.as_ref());
+    if let Err(code) = super::run::default_client(&mut loaded.selected, config_client.as_ref()) {
+        return code;
+    }
     let profile = profile(&args, loaded.target.is_http());
     let mut items = engine::plan(&loaded.selected, &asked.eras);
     if let Some(f) = &asked.filter {

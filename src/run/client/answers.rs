@@ -3,22 +3,26 @@
 //! One answerer serves both eras: a legacy server request is answered inline by the
 //! transport, a modern `input_required` result's `inputRequests` by the retry loop.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
 use crate::language::assert::{ExpectOutcome, Observed, Reply, check};
 use crate::language::dsl::document::ElicitAction;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::{Answer, ClientScript, ElicitReply, SamplingReply};
+use crate::language::dsl::{Answer, ClientScript, ElicitReply, Roots, SamplingReply};
 use crate::protocol::{errors, methods};
 use crate::results::exchange::Exchange;
 
-/// The script and the context its templates render with.
+/// The script and the context its templates render with. One answerer serves one
+/// scenario run (a warm process gets the next scenario's own): what a `roots` step changes
+/// ends with it.
 #[derive(Debug)]
 pub struct Answerer {
     script: Arc<ClientScript>,
     ctx: Value,
+    /// The roots a `roots` step set (rendered), in place of the script's.
+    changed_roots: Mutex<Option<Vec<Value>>>,
 }
 
 /// What the client answered one server request: a result or a JSON-RPC error, and a line
@@ -31,7 +35,26 @@ pub struct Answered {
 
 impl Answerer {
     pub fn new(script: Arc<ClientScript>, ctx: Value) -> Self {
-        Answerer { script, ctx }
+        Answerer {
+            script,
+            ctx,
+            changed_roots: Mutex::new(None),
+        }
+    }
+
+    /// Whether the client declares `roots`.
+    pub fn client_declares_roots(&self) -> bool {
+        self.script.declares("roots")
+    }
+
+    /// Whether the client declares `roots.listChanged` (legacy: a `roots` step notifies).
+    pub fn roots_list_changed(&self) -> bool {
+        self.script.roots_list_changed
+    }
+
+    /// Answer later `roots/list` requests with `roots` (rendered by [`render_roots`]).
+    pub fn change_roots(&self, roots: Vec<Value>) {
+        *self.changed_roots.lock().unwrap_or_else(|e| e.into_inner()) = Some(roots);
     }
 
     /// The `ClientCapabilities` declared.
@@ -123,15 +146,16 @@ impl Answerer {
     }
 
     fn roots(&self) -> Outcome {
-        let mut roots = Vec::new();
-        for (uri, name) in &self.script.roots {
-            let mut root = Map::new();
-            root.insert("uri".into(), self.render(uri)?);
-            if let Some(name) = name {
-                root.insert("name".into(), json!(name));
-            }
-            roots.push(Value::Object(root));
-        }
+        let changed = self
+            .changed_roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let roots = match changed {
+            Some(roots) => roots,
+            None => render_roots(&self.script.roots, &self.ctx)
+                .map_err(|(_, _, e)| (errors::INTERNAL_ERROR, format!("template error: {e}")))?,
+        };
         Ok(json!({ "roots": roots }))
     }
 
@@ -185,6 +209,22 @@ impl Answerer {
             }
         }
     }
+}
+
+/// A list of roots as `roots/list` answers it, each uri rendered with `ctx` (an error:
+/// its template's line, column and message).
+pub fn render_roots(roots: &Roots, ctx: &Value) -> Result<Vec<Value>, (u32, u32, String)> {
+    roots
+        .iter()
+        .map(|(uri, name)| {
+            let mut root = Map::new();
+            root.insert("uri".into(), render_value(uri, ctx)?);
+            if let Some(name) = name {
+                root.insert("name".into(), json!(name));
+            }
+            Ok(Value::Object(root))
+        })
+        .collect()
 }
 
 /// The `default` of each property of a requested schema (SEP-1034).

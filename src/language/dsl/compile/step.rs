@@ -114,6 +114,7 @@ impl Compiler {
             step.raw.as_ref().map(|r| (r.line, r.col)),
             step.contract.as_ref().map(|r| (r.line, r.col)),
             step.check.as_ref().map(|r| (r.line, r.col)),
+            step.roots.as_ref().map(|r| (r.line, r.col)),
             step.handshake
                 .as_ref()
                 .filter(|h| h.value)
@@ -124,11 +125,11 @@ impl Compiler {
             let msg = if given == 0 {
                 "step has nothing to send"
             } else {
-                "step has more than one of `request`, `notification`, `raw`, `contract`, `check`, `handshake`"
+                "step has more than one of `request`, `notification`, `raw`, `contract`, `check`, `roots`, `handshake`"
             };
             self.errors.push(
                 LoadError::at(pos.clone(), msg).with_help(
-                    "give exactly one of `request`, `notification`, `raw`, `contract`, `check` or `handshake: true`",
+                    "give exactly one of `request`, `notification`, `raw`, `contract`, `check`, `roots` or `handshake: true`",
                 ),
             );
             return None;
@@ -237,6 +238,16 @@ impl Compiler {
                     feature,
                 },
             }
+        } else if let Some(r) = step.roots {
+            if !step.expect.is_empty() {
+                self.errors.push(
+                    LoadError::at(self.at(&r), "a `roots` step takes no `expect`").with_help(
+                        "judge what the server asks on a later step, e.g. `asked: roots/list`",
+                    ),
+                );
+                return None;
+            }
+            Action::Roots(self.roots(r.value, known))
         } else if let Some(c) = step.contract {
             if !step.expect.is_empty() {
                 self.errors.push(
