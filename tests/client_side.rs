@@ -21,12 +21,18 @@ fn data(name: &str) -> String {
         .to_string()
 }
 
-/// `mcpspec run FILE --era legacy --era 2026-07-28 TARGET --json …`: the run and its report.
+/// `mcpspec run FILE --era legacy --era 2026-07-28 TARGET --json …` of a file of
+/// `tests/client_side/`: the run and its report.
 fn run_both_eras(file: &str, target: &[String], eras: &[&str]) -> (Run, Value) {
+    run_path(&data(file), target, eras)
+}
+
+/// `mcpspec run PATH --era … TARGET --json …` (`target`: the target's arguments and any
+/// others): the run and its report.
+fn run_path(path: &str, target: &[String], eras: &[&str]) -> (Run, Value) {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("result.json");
-    let path = data(file);
-    let mut args: Vec<&str> = vec!["run", &path, "--timeout", "10s"];
+    let mut args: Vec<&str> = vec!["run", path, "--timeout", "10s"];
     args.extend(target.iter().map(String::as_str));
     for era in eras {
         args.extend(["--era", era]);
@@ -560,22 +566,9 @@ steps:
 "#,
     )
     .unwrap();
-    let json = dir.path().join("r.json");
-    let target = stdio_target(&["--interactive"]);
-    let out = run(&[
-        "run",
-        file.to_str().unwrap(),
-        "--era",
-        "legacy",
-        "--era",
-        "2026-07-28",
-        "--stdio",
-        &target,
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let target = stdio(&["--interactive"]);
+    let (out, report) = run_path(file.to_str().unwrap(), &target, &ERAS);
     assert_eq!(out.code, 1, "{out:?}");
-    let report = read_json(&json);
     for era in ERAS {
         let s = step(suite(&report, &format!("capture-misses@{era}")), "captures");
         let failure = &s["outcome"]["failures"][0];
@@ -610,12 +603,18 @@ fn a_roots_step_changes_what_later_roots_requests_get() {
         &notes(legacy),
         "the client's roots are now [file:///work/demo/src, file:///tmp]",
     );
-    let modern = step(suite(&report, "roots-change@2026-07-28"), "change the roots");
+    let modern = step(
+        suite(&report, "roots-change@2026-07-28"),
+        "change the roots",
+    );
     assert!(
         bodies(modern, "sent").is_empty(),
         "nothing is sent in 2026-07-28: {modern}"
     );
-    assert_contains(&notes(modern), "the next roots input request is answered with them");
+    assert_contains(
+        &notes(modern),
+        "the next roots input request is answered with them",
+    );
     let server = HttpServer::start(&["--interactive"]);
     let target = vec!["--url".to_string(), server.url.clone()];
     let (run, _) = run_both_eras("roots-change.yaml", &target, &ERAS);
@@ -630,21 +629,9 @@ fn without_list_changed_the_roots_change_but_nothing_is_notified() {
         .unwrap()
         .replace("{listChanged: true}", "{}");
     let (_dir, path) = common::scenario_file("quiet.yaml", &text);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("r.json");
-    let target = stdio_target(&["--interactive"]);
-    let out = run(&[
-        "run",
-        path.to_str().unwrap(),
-        "--era",
-        "legacy",
-        "--stdio",
-        &target,
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let target = stdio(&["--interactive"]);
+    let (out, report) = run_path(path.to_str().unwrap(), &target, &["legacy"]);
     assert_eq!(out.code, 0, "{out:?}");
-    let report = read_json(&json);
     let change = step(suite(&report, "roots-change@legacy"), "change the roots");
     assert!(
         bodies(change, "sent").is_empty(),
@@ -663,7 +650,9 @@ fn a_roots_step_without_declared_roots_is_invalid_at_its_position() {
     let steps = "steps:\n  - name: change\n    roots:\n      - uri: file:///tmp\n";
     let (_dir, path) = common::scenario_file(
         "undeclared.yaml",
-        &format!("scenario: undeclared\nclient:\n  capabilities: {{elicitation: {{}}}}\n  elicitation: [{{action: decline}}]\n{steps}"),
+        &format!(
+            "scenario: undeclared\nclient:\n  capabilities: {{elicitation: {{}}}}\n  elicitation: [{{action: decline}}]\n{steps}"
+        ),
     );
     let path = path.display().to_string();
     let out = run(&["validate", &path]);
@@ -711,21 +700,9 @@ fn a_roots_change_ends_with_its_scenario() {
         ),
     )
     .unwrap();
-    let json = dir.path().join("r.json");
-    let target = stdio_target(&["--interactive"]);
-    let out = run(&[
-        "run",
-        dir.path().to_str().unwrap(),
-        "--era",
-        "2026-07-28",
-        "--jobs",
-        "1",
-        "--stdio",
-        &target,
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let report = read_json(&json);
+    let mut target = stdio(&["--interactive"]);
+    target.extend(["--jobs".to_string(), "1".to_string()]);
+    let (out, report) = run_path(dir.path().to_str().unwrap(), &target, &["2026-07-28"]);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
         report["servers"]["started"], 1,

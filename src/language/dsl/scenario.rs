@@ -271,9 +271,7 @@ impl Step {
             Action::Raw { fresh: true, .. }
             | Action::Handshake
             | Action::Contract { .. }
-            | Action::Roots(_) => {
-                ProcessUse::Reads
-            }
+            | Action::Roots(_) => ProcessUse::Reads,
             Action::Raw { .. } => {
                 ProcessUse::Writes(format!("step `{}` sends a raw message", self.name))
             }

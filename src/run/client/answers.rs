@@ -299,6 +299,20 @@ mod tests {
     }
 
     #[test]
+    fn changed_roots_answer_every_later_roots_request() {
+        let a = answerer(SCRIPT);
+        a.change_roots(vec![json!({"uri": "file:///other", "name": "other"})]);
+        for _ in 0..2 {
+            let roots = a.answer(&json!({"method": "roots/list"}));
+            assert_eq!(
+                roots.outcome.expect("answered"),
+                json!({"roots": [{"uri": "file:///other", "name": "other"}]})
+            );
+        }
+        assert!(!a.roots_list_changed(), "`listChanged` is not declared");
+    }
+
+    #[test]
     fn an_undeclared_capability_is_refused_even_with_answers() {
         let a = answerer(SCRIPT);
         let sampled = a.answer(&json!({"method": "sampling/createMessage", "params": {}}));

@@ -247,10 +247,12 @@ fn change_roots(
     };
     let uris: Vec<String> = rendered
         .iter()
-        .map(|r| r.get("uri").map_or_else(String::new, |u| match u {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }))
+        .map(|r| {
+            r.get("uri").map_or_else(String::new, |u| match u {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+        })
         .collect();
     let notify = answerer.roots_list_changed();
     answerer.change_roots(rendered);

@@ -168,11 +168,11 @@ impl Compiler {
             Action::Handshake
         } else if let Some(c) = step.check {
             if !step.expect.is_empty() {
-                self.errors.push(
-                    LoadError::at(self.at(&c), "a `check` step takes no `expect`")
-                        .with_help("a built-in check decides for itself what passes"),
+                return self.takes_no_expect(
+                    self.at(&c),
+                    "check",
+                    "a built-in check decides for itself what passes",
                 );
-                return None;
             }
             let c = c.value;
             let wants_feature = *c.kind == document::CheckKind::DeprecatedFeatureUnused;
@@ -240,22 +240,20 @@ impl Compiler {
             }
         } else if let Some(r) = step.roots {
             if !step.expect.is_empty() {
-                self.errors.push(
-                    LoadError::at(self.at(&r), "a `roots` step takes no `expect`").with_help(
-                        "judge what the server asks on a later step, e.g. `asked: roots/list`",
-                    ),
+                return self.takes_no_expect(
+                    self.at(&r),
+                    "roots",
+                    "judge what the server asks on a later step, e.g. `asked: roots/list`",
                 );
-                return None;
             }
             Action::Roots(self.roots(r.value, known))
         } else if let Some(c) = step.contract {
             if !step.expect.is_empty() {
-                self.errors.push(
-                    LoadError::at(self.at(&c), "a `contract` step takes no `expect`").with_help(
-                        "the rules file decides which changes fail (default: breaking changes)",
-                    ),
+                return self.takes_no_expect(
+                    self.at(&c),
+                    "contract",
+                    "the rules file decides which changes fail (default: breaking changes)",
                 );
-                return None;
             }
             self.contract(c.value)?
         } else {
@@ -370,6 +368,13 @@ impl Compiler {
             call: None,
             phase: Phase::Main,
         })
+    }
+
+    /// A `kind` step (at `at`) that has `expect`: the error, and no step.
+    fn takes_no_expect(&mut self, at: Pos, kind: &str, help: &str) -> Option<Step> {
+        self.errors
+            .push(LoadError::at(at, format!("a `{kind}` step takes no `expect`")).with_help(help));
+        None
     }
 
     /// The row of the rule table a step names (`rule: ID`), which then decides its level.
