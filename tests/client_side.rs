@@ -21,12 +21,18 @@ fn data(name: &str) -> String {
         .to_string()
 }
 
-/// `mcpspec run FILE --era legacy --era 2026-07-28 TARGET --json …`: the run and its report.
+/// `mcpspec run FILE --era legacy --era 2026-07-28 TARGET --json …` of a file of
+/// `tests/client_side/`: the run and its report.
 fn run_both_eras(file: &str, target: &[String], eras: &[&str]) -> (Run, Value) {
+    run_path(&data(file), target, eras)
+}
+
+/// `mcpspec run PATH --era … TARGET --json …` (`target`: the target's arguments and any
+/// others): the run and its report.
+fn run_path(path: &str, target: &[String], eras: &[&str]) -> (Run, Value) {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("result.json");
-    let path = data(file);
-    let mut args: Vec<&str> = vec!["run", &path, "--timeout", "10s"];
+    let mut args: Vec<&str> = vec!["run", path, "--timeout", "10s"];
     args.extend(target.iter().map(String::as_str));
     for era in eras {
         args.extend(["--era", era]);
@@ -576,22 +582,9 @@ steps:
 "#,
     )
     .unwrap();
-    let json = dir.path().join("r.json");
-    let target = stdio_target(&["--interactive"]);
-    let out = run(&[
-        "run",
-        file.to_str().unwrap(),
-        "--era",
-        "legacy",
-        "--era",
-        "2026-07-28",
-        "--stdio",
-        &target,
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let target = stdio(&["--interactive"]);
+    let (out, report) = run_path(file.to_str().unwrap(), &target, &ERAS);
     assert_eq!(out.code, 1, "{out:?}");
-    let report = read_json(&json);
     for era in ERAS {
         let s = step(suite(&report, &format!("capture-misses@{era}")), "captures");
         let failure = &s["outcome"]["failures"][0];
@@ -605,4 +598,130 @@ steps:
             "in the `elicitation/create` requests the server asked",
         );
     }
+}
+
+/// A `roots` step replaces the client's roots for the rest of the scenario: the next
+/// `client_roots` call gets the new list in both eras, over stdio and HTTP. Legacy, with
+/// `listChanged` declared, the step sends `notifications/roots/list_changed`; 2026-07-28
+/// has no notification, the next roots input request carries the list.
+#[test]
+fn a_roots_step_changes_what_later_roots_requests_get() {
+    let (run, report) = run_both_eras("roots-change.yaml", &stdio(&["--interactive"]), &ERAS);
+    assert_eq!(run.code, 0, "{run:?}");
+    let legacy = step(suite(&report, "roots-change@legacy"), "change the roots");
+    let sent = bodies(legacy, "sent");
+    assert!(
+        sent.iter()
+            .any(|b| b["method"] == "notifications/roots/list_changed" && b.get("id").is_none()),
+        "the legacy step notifies: {sent:?}"
+    );
+    assert_contains(
+        &notes(legacy),
+        "the client's roots are now [file:///work/demo/src, file:///tmp]",
+    );
+    let modern = step(
+        suite(&report, "roots-change@2026-07-28"),
+        "change the roots",
+    );
+    assert!(
+        bodies(modern, "sent").is_empty(),
+        "nothing is sent in 2026-07-28: {modern}"
+    );
+    assert_contains(
+        &notes(modern),
+        "the next roots input request is answered with them",
+    );
+    let server = HttpServer::start(&["--interactive"]);
+    let target = vec!["--url".to_string(), server.url.clone()];
+    let (run, _) = run_both_eras("roots-change.yaml", &target, &ERAS);
+    assert_eq!(run.code, 0, "over HTTP: {run:?}");
+}
+
+/// Without `listChanged` declared, a legacy `roots` step sends nothing and says so; the
+/// later `roots/list` still gets the new list.
+#[test]
+fn without_list_changed_the_roots_change_but_nothing_is_notified() {
+    let text = std::fs::read_to_string(data("roots-change.yaml"))
+        .unwrap()
+        .replace("{listChanged: true}", "{}");
+    let (_dir, path) = common::scenario_file("quiet.yaml", &text);
+    let target = stdio(&["--interactive"]);
+    let (out, report) = run_path(path.to_str().unwrap(), &target, &["legacy"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let change = step(suite(&report, "roots-change@legacy"), "change the roots");
+    assert!(
+        bodies(change, "sent").is_empty(),
+        "no notification: {change}"
+    );
+    assert_contains(
+        &notes(change),
+        "no `notifications/roots/list_changed` sent: the client does not declare `roots.listChanged`",
+    );
+}
+
+/// A `roots` step needs a client that declares `roots`: `validate` points at the step
+/// when the scenario's client does not, and `run` when no client declares one at all.
+#[test]
+fn a_roots_step_without_declared_roots_is_invalid_at_its_position() {
+    let steps = "steps:\n  - name: change\n    roots:\n      - uri: file:///tmp\n";
+    let (_dir, path) = common::scenario_file(
+        "undeclared.yaml",
+        &format!(
+            "scenario: undeclared\nclient:\n  capabilities: {{elicitation: {{}}}}\n  elicitation: [{{action: decline}}]\n{steps}"
+        ),
+    );
+    let path = path.display().to_string();
+    let out = run(&["validate", &path]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_contains(
+        &out.all_output(),
+        "a `roots` step, but the scenario's client does not declare `roots`",
+    );
+    assert_contains(&out.all_output(), "undeclared.yaml:6:11");
+    let (_dir, path) =
+        common::scenario_file("no-client.yaml", &format!("scenario: no-client\n{steps}"));
+    let path = path.display().to_string();
+    let target = stdio_target(&["--interactive"]);
+    let out = run(&["run", &path, "--stdio", &target]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_contains(
+        &out.all_output(),
+        "a `roots` step, but the scenario declares no client",
+    );
+    assert_contains(&out.all_output(), "no-client.yaml:3:11");
+}
+
+/// The change is the scenario's own: the next scenario on the same warm 2026-07-28
+/// process answers with its own roots.
+#[test]
+fn a_roots_change_ends_with_its_scenario() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let call = "    request:\n      method: tools/call\n      params: {name: client_roots, arguments: {}}\n";
+    let client = |uri: &str| {
+        format!("client:\n  capabilities: {{roots: {{}}}}\n  roots: [{{uri: \"{uri}\"}}]\n")
+    };
+    std::fs::write(
+        dir.path().join("a-changes.yaml"),
+        format!(
+            "scenario: a-changes\nfresh: false\n{}steps:\n  - name: change\n    roots: [{{uri: file:///changed}}]\n  - name: list\n{call}    expect:\n      - path: \"$.content[0].text\"\n        equals: \"roots: file:///changed\"\n",
+            client("file:///a")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("b-own.yaml"),
+        format!(
+            "scenario: b-own\nfresh: false\n{}steps:\n  - name: list\n{call}    expect:\n      - path: \"$.content[0].text\"\n        equals: \"roots: file:///b\"\n",
+            client("file:///b")
+        ),
+    )
+    .unwrap();
+    let mut target = stdio(&["--interactive"]);
+    target.extend(["--jobs".to_string(), "1".to_string()]);
+    let (out, report) = run_path(dir.path().to_str().unwrap(), &target, &["2026-07-28"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        report["servers"]["started"], 1,
+        "one warm process for both: {out:?}"
+    );
 }

@@ -42,7 +42,9 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         Ok(l) => l,
         Err(code) => return code,
     };
-    super::run::default_client(&mut loaded.selected, config_client.as_ref());
+    if let Err(code) = super::run::default_client(&mut loaded.selected, config_client.as_ref()) {
+        return code;
+    }
     let mut items = engine::plan(&loaded.selected, &asked.eras);
     if let Some(f) = &asked.filter {
         items.retain(|item| f.is_match(&item.scenario.id) || f.is_match(item.id()));

@@ -65,7 +65,9 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         mut selected,
         baseline,
     } = loaded;
-    default_client(&mut selected, config_client.as_ref());
+    if let Err(code) = default_client(&mut selected, config_client.as_ref()) {
+        return code;
+    }
     let last_run_path = crate::face::last_run::path_for(args.config.as_deref());
     let last_run = crate::face::last_run::LastRun::load(&last_run_path);
     let (items, shard_info) = match select(&args, &asked, &selected, &last_run, &last_run_path) {
@@ -212,16 +214,28 @@ type Configured = (
 );
 
 /// mcpspec.yaml's `client:` as the default of each scenario (and so of its pack) that
-/// declares none.
+/// declares none. A `roots` step whose client, so resolved, does not declare `roots` is
+/// invalid input.
 pub(super) fn default_client(
     selected: &mut [dsl::Scenario],
     client: Option<&std::sync::Arc<dsl::ClientScript>>,
-) {
+) -> Result<(), i32> {
     if let Some(client) = client {
         for s in selected.iter_mut().filter(|s| s.client.is_none()) {
             s.client = Some(client.clone());
         }
     }
+    let errors = dsl::LoadErrors(
+        selected
+            .iter()
+            .filter_map(dsl::Scenario::roots_undeclared)
+            .collect(),
+    );
+    if errors.0.is_empty() {
+        return Ok(());
+    }
+    errln!("{}", errors.render());
+    Err(exit::INVALID_INPUT)
 }
 
 pub(super) fn configure(args: &mut RunArgs, secrets: &mut Vec<String>) -> Result<Configured, i32> {

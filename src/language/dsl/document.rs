@@ -163,6 +163,13 @@ pub struct StepDoc {
     /// connection, every page): fails with what it found.
     #[serde(default)]
     pub check: Option<Box<At<Check>>>,
+    /// Replace the client's roots from here on, for the rest of the scenario: later
+    /// `roots/list` requests (2026-07-28: roots input requests) are answered with this list
+    /// (file URIs; templates allowed). Legacy era, with `roots: {listChanged: true}`
+    /// declared: mcpspec also sends `notifications/roots/list_changed`. The scenario's
+    /// `client:` must declare `roots`.
+    #[serde(default)]
+    pub roots: Option<At<Vec<RootDoc>>>,
     /// Expectations, all of which must hold.
     #[serde(default)]
     pub expect: Vec<At<Expectation>>,

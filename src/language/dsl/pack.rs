@@ -325,6 +325,11 @@ impl<'i> Resolver<'i> {
                     s.fresh = s.fresh.or(doc.fresh);
                     if s.client.is_none() {
                         s.client = pack_client.clone();
+                        // Without the pack's either, the project's may declare `roots`.
+                        if let Some(e) = s.client.as_ref().and(s.roots_undeclared()) {
+                            self.errors.0.push(e);
+                            continue;
+                        }
                     }
                     self.scenarios.push(s);
                 }

@@ -19,7 +19,8 @@ mod client;
 mod requires;
 
 pub use client::{
-    Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, SamplingReply, ToolUseReply,
+    Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, Roots, SamplingReply, ToolUseReply,
+    roots_undeclared,
 };
 pub use requires::{Requires, capability_declared};
 
@@ -70,6 +71,9 @@ pub struct Scenario {
     pub connection_life: Option<String>,
     /// A step is a `wire_valid` check: the connection validates every message it receives.
     pub wire_check: bool,
+    /// The first `roots` step: the scenario's client must declare `roots` (checked when the
+    /// scenario's, its pack's or the project's `client:` is known).
+    pub roots_step: Option<Pos>,
     /// A step's probe disturbs a process of its own (the parse-error checks): over stdio
     /// the scenario runs after its era's other sharing scenarios, so the probe can take a
     /// warm process nobody needs any more instead of starting one (`engine::pool`).
@@ -122,6 +126,12 @@ impl Scenario {
             Some(r) => r.step_names.iter().map(String::as_str).collect(),
             None => self.steps.iter().map(|s| s.name.as_str()).collect(),
         }
+    }
+
+    /// A `roots` step while the scenario's client (its own, its pack's or the project's,
+    /// as resolved so far) does not declare `roots`: the error at the step.
+    pub fn roots_undeclared(&self) -> Option<super::LoadError> {
+        roots_undeclared(self.client.as_deref(), self.roots_step.as_ref()?)
     }
 
     /// Keep only the first `n` steps.
@@ -259,9 +269,12 @@ impl Step {
                 ProcessUse::Reads
             }
             Action::Notification { method, .. } => sends(method),
-            Action::Raw { fresh: true, .. } | Action::Handshake | Action::Contract { .. } => {
-                ProcessUse::Reads
-            }
+            // The roots are the scenario's client's: nothing another scenario sees (a legacy
+            // client of its own has a process of its own).
+            Action::Raw { fresh: true, .. }
+            | Action::Handshake
+            | Action::Contract { .. }
+            | Action::Roots(_) => ProcessUse::Reads,
             Action::Raw { .. } => {
                 ProcessUse::Writes(format!("step `{}` sends a raw message", self.name))
             }
@@ -319,6 +332,9 @@ pub enum Action {
         method: String,
         options: CheckOptions,
     },
+    /// Replace the client's roots for the rest of the scenario (legacy, with `listChanged`
+    /// declared: and send `notifications/roots/list_changed`).
+    Roots(Roots),
     /// Snapshot the live server and diff it with a baseline snapshot.
     Contract {
         baseline: std::path::PathBuf,

@@ -14,11 +14,13 @@ use serde_json::{Map, Value, json};
 use crate::language::assert::{ExpectOutcome, Observed, Reply, check};
 use crate::language::dsl::document::ElicitAction;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::{Answer, ClientScript, ElicitReply, SamplingReply};
+use crate::language::dsl::{Answer, ClientScript, ElicitReply, Roots, SamplingReply};
 use crate::protocol::{errors, methods};
 use crate::results::exchange::Exchange;
 
-/// The script and the context its templates render with.
+/// The script and the context its templates render with. One answerer serves one
+/// scenario run (a warm process gets the next scenario's own): what a `roots` step changes
+/// ends with it.
 #[derive(Debug)]
 pub struct Answerer {
     script: Arc<ClientScript>,
@@ -28,6 +30,8 @@ pub struct Answerer {
     sent: Mutex<HashMap<String, Answered>>,
     /// Why a model could not answer, taken by the step, which then errors.
     failures: Mutex<Vec<String>>,
+    /// The roots a `roots` step set (rendered), in place of the script's.
+    changed_roots: Mutex<Option<Vec<Value>>>,
 }
 
 /// What the client answered one server request: a result or a JSON-RPC error, and a line
@@ -65,7 +69,23 @@ impl Answerer {
             ctx,
             sent: Mutex::default(),
             failures: Mutex::default(),
+            changed_roots: Mutex::new(None),
         }
+    }
+
+    /// Whether the client declares `roots`.
+    pub fn client_declares_roots(&self) -> bool {
+        self.script.declares("roots")
+    }
+
+    /// Whether the client declares `roots.listChanged` (legacy: a `roots` step notifies).
+    pub fn roots_list_changed(&self) -> bool {
+        self.script.roots_list_changed
+    }
+
+    /// Answer later `roots/list` requests with `roots` (rendered by [`render_roots`]).
+    pub fn change_roots(&self, roots: Vec<Value>) {
+        *self.changed_roots.lock().unwrap_or_else(|e| e.into_inner()) = Some(roots);
     }
 
     /// The `ClientCapabilities` declared.
@@ -245,15 +265,16 @@ impl Answerer {
     }
 
     fn roots(&self) -> Outcome {
-        let mut roots = Vec::new();
-        for (uri, name) in &self.script.roots {
-            let mut root = Map::new();
-            root.insert("uri".into(), self.render(uri)?);
-            if let Some(name) = name {
-                root.insert("name".into(), json!(name));
-            }
-            roots.push(Value::Object(root));
-        }
+        let changed = self
+            .changed_roots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let roots = match changed {
+            Some(roots) => roots,
+            None => render_roots(&self.script.roots, &self.ctx)
+                .map_err(|(_, _, e)| (errors::INTERNAL_ERROR, format!("template error: {e}")))?,
+        };
         Ok(json!({ "roots": roots }))
     }
 
@@ -338,6 +359,22 @@ impl Answerer {
     }
 }
 
+/// A list of roots as `roots/list` answers it, each uri rendered with `ctx` (an error:
+/// its template's line, column and message).
+pub fn render_roots(roots: &Roots, ctx: &Value) -> Result<Vec<Value>, (u32, u32, String)> {
+    roots
+        .iter()
+        .map(|(uri, name)| {
+            let mut root = Map::new();
+            root.insert("uri".into(), render_value(uri, ctx)?);
+            if let Some(name) = name {
+                root.insert("name".into(), json!(name));
+            }
+            Ok(Value::Object(root))
+        })
+        .collect()
+}
+
 /// The `default` of each property of a requested schema (SEP-1034).
 fn schema_defaults(schema: Option<&Value>) -> Map<String, Value> {
     schema
@@ -407,6 +444,20 @@ mod tests {
             roots.outcome.expect("answered"),
             json!({"roots": [{"uri": "file:///work"}]})
         );
+    }
+
+    #[test]
+    fn changed_roots_answer_every_later_roots_request() {
+        let a = answerer(SCRIPT);
+        a.change_roots(vec![json!({"uri": "file:///other", "name": "other"})]);
+        for _ in 0..2 {
+            let roots = a.answer(&json!({"method": "roots/list"}));
+            assert_eq!(
+                roots.outcome.expect("answered"),
+                json!({"roots": [{"uri": "file:///other", "name": "other"}]})
+            );
+        }
+        assert!(!a.roots_list_changed(), "`listChanged` is not declared");
     }
 
     #[test]

@@ -92,6 +92,11 @@ pub(super) async fn run_step<'s>(
     if let Action::Contract { baseline, rules } = &step.action {
         return Done(contract_check(step, conn, baseline, rules).await);
     }
+    if let Action::Roots(roots) = &step.action
+        && let Some(done) = change_roots(step, conn, roots, ctx_value)
+    {
+        return Done(done);
+    }
     let timeout = step.timeout.unwrap_or(conn.target().timeout);
     let task = match &step.action {
         Action::Request { task: Some(t), .. } => Some(t),
@@ -254,6 +259,62 @@ pub(super) async fn run_step<'s>(
     StepRun::Judged(outcome, notes)
 }
 
+/// A `roots` step: the client answers later roots requests with the new list. Legacy, with
+/// `roots.listChanged` declared, the step goes on to send `notifications/roots/list_changed`
+/// (`None`); otherwise it is done here.
+fn change_roots(
+    step: &Step,
+    conn: &mut Connection,
+    roots: &crate::language::dsl::Roots,
+    ctx: &Value,
+) -> Option<Outcome> {
+    let error = |message: String| {
+        Some(Outcome::Error {
+            message,
+            detail: None,
+        })
+    };
+    let Some(answerer) = conn.answerer() else {
+        return error("the scenario declares no client, so it has no roots to change".into());
+    };
+    if !answerer.client_declares_roots() {
+        return error("the scenario's client does not declare `roots`".into());
+    }
+    let rendered = match crate::run::client::answers::render_roots(roots, ctx) {
+        Ok(r) => r,
+        Err((line, col, e)) => return error(template_error(step, line, col, &e)),
+    };
+    let uris: Vec<String> = rendered
+        .iter()
+        .map(|r| {
+            r.get("uri").map_or_else(String::new, |u| match u {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+        })
+        .collect();
+    let notify = answerer.roots_list_changed();
+    answerer.change_roots(rendered);
+    let changed = format!("the client's roots are now [{}]", uris.join(", "));
+    let legacy = conn.negotiated.kind == crate::protocol::era::EraKind::Legacy;
+    if legacy && notify {
+        conn.note(format!(
+            "{changed}; `{}` sent",
+            methods::NOTIFICATIONS_ROOTS_LIST_CHANGED
+        ));
+        return None;
+    }
+    conn.note(if legacy {
+        format!(
+            "{changed}; no `{}` sent: the client does not declare `roots.listChanged` (later `roots/list` requests get the new list)",
+            methods::NOTIFICATIONS_ROOTS_LIST_CHANGED
+        )
+    } else {
+        format!("{changed}: the next roots input request is answered with them (2026-07-28 has no notification)")
+    });
+    Some(Outcome::Passed)
+}
+
 /// Send the step's message, overlapped with the judging of the step before. With a client
 /// that answers, a request step's `input_required` result is carried to its end
 /// ([`super::mrtr`]); a raw message stays as written.
@@ -409,6 +470,18 @@ fn build<'s>(
                 out,
                 method: Cow::Borrowed(method),
                 params,
+                meta,
+                headers,
+            })
+        }
+        Action::Roots(_) => {
+            let (meta, headers) = (IndexMap::new(), IndexMap::new());
+            let method = methods::NOTIFICATIONS_ROOTS_LIST_CHANGED;
+            let out = conn.build_ref(method, None, None, &meta, &headers, timeout);
+            Ok(Built {
+                out,
+                method: Cow::Borrowed(method),
+                params: None,
                 meta,
                 headers,
             })

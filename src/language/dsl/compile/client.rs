@@ -23,16 +23,10 @@ impl Compiler {
         let declared = doc.capabilities.as_ref().map(|c| &c.value);
         let capabilities = declared.map_or_else(|| Value::Object(Map::new()), capabilities_object);
         self.check_answered(&doc);
-        let roots = doc
-            .roots
-            .map(|r| r.value)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|root| {
-                self.check_templates(&root.uri, known);
-                (root.uri, root.name)
-            })
-            .collect();
+        let roots = self.roots(doc.roots.map(|r| r.value).unwrap_or_default(), known);
+        let roots_list_changed = declared
+            .and_then(|c| c.roots.as_ref())
+            .is_some_and(|r| r.list_changed);
         let mut elicitation = Vec::new();
         for answer in doc.elicitation.map(|a| a.value).unwrap_or_default() {
             let answer = answer.value;
@@ -120,10 +114,26 @@ impl Compiler {
         Some(ClientScript {
             capabilities,
             roots,
+            roots_list_changed,
             elicitation,
             sampling,
             max_rounds,
         })
+    }
+
+    /// A list of roots (`client: {roots}` or a `roots` step), its uri templates checked.
+    pub(super) fn roots(
+        &mut self,
+        roots: Vec<crate::language::dsl::document::RootDoc>,
+        known: &BTreeSet<String>,
+    ) -> Roots {
+        roots
+            .into_iter()
+            .map(|root| {
+                self.check_templates(&root.uri, known);
+                (root.uri, root.name)
+            })
+            .collect()
     }
 
     /// Each declared capability has its answers: else an error at its declaration.

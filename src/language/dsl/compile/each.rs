@@ -29,6 +29,8 @@ pub(super) struct Collected {
     pub wire_check: bool,
     /// Some step's probe disturbs a process of its own ([`document::CheckKind::probes_own_process`]).
     pub own_probe: bool,
+    /// The first `roots` step.
+    pub roots_step: Option<Pos>,
 }
 
 impl Compiler {
@@ -201,6 +203,9 @@ impl Compiler {
                 compiled.action,
                 Action::Check { kind, .. } if kind.probes_own_process()
             );
+            if matches!(compiled.action, Action::Roots(_)) && out.roots_step.is_none() {
+                out.roots_step = Some(compiled.pos.clone());
+            }
             match compiled.process_use() {
                 ProcessUse::Reads => {}
                 ProcessUse::Writes(why) => {

@@ -32,6 +32,7 @@ impl Compiler {
             ("contract", call.contract.is_some()),
             ("handshake", call.handshake.is_some()),
             ("check", call.check.is_some()),
+            ("roots", call.roots.is_some()),
             ("expect", !call.expect.is_empty()),
             ("capture", !call.capture.is_empty()),
         ];

@@ -212,6 +212,7 @@ impl Compiler {
             wire_check,
             own_probe,
             names,
+            roots_step,
             ..
         } = out;
         let load = doc
@@ -223,6 +224,12 @@ impl Compiler {
             .client
             .and_then(|c| self.client(c, &known))
             .map(Arc::new);
+        // Without a client of its own, its pack's or the project's may declare `roots`.
+        if let (Some(client), Some(at)) = (&client, &roots_step)
+            && let Some(e) = roots_undeclared(Some(client), at)
+        {
+            self.errors.push(e);
+        }
         if !self.errors.is_empty() {
             return Err(self.errors);
         }
@@ -255,6 +262,7 @@ impl Compiler {
             connection_life,
             wire_check,
             own_probe,
+            roots_step,
             released: self.release.then_some(Released {
                 keep: step_lines.len(),
                 step_lines,

@@ -114,6 +114,7 @@ impl Compiler {
             step.raw.as_ref().map(|r| (r.line, r.col)),
             step.contract.as_ref().map(|r| (r.line, r.col)),
             step.check.as_ref().map(|r| (r.line, r.col)),
+            step.roots.as_ref().map(|r| (r.line, r.col)),
             step.handshake
                 .as_ref()
                 .filter(|h| h.value)
@@ -124,11 +125,11 @@ impl Compiler {
             let msg = if given == 0 {
                 "step has nothing to send"
             } else {
-                "step has more than one of `request`, `notification`, `raw`, `contract`, `check`, `handshake`"
+                "step has more than one of `request`, `notification`, `raw`, `contract`, `check`, `roots`, `handshake`"
             };
             self.errors.push(
                 LoadError::at(pos.clone(), msg).with_help(
-                    "give exactly one of `request`, `notification`, `raw`, `contract`, `check` or `handshake: true`",
+                    "give exactly one of `request`, `notification`, `raw`, `contract`, `check`, `roots` or `handshake: true`",
                 ),
             );
             return None;
@@ -169,11 +170,11 @@ impl Compiler {
             Action::Handshake
         } else if let Some(c) = step.check {
             if !step.expect.is_empty() {
-                self.errors.push(
-                    LoadError::at(self.at(&c), "a `check` step takes no `expect`")
-                        .with_help("a built-in check decides for itself what passes"),
+                return self.takes_no_expect(
+                    self.at(&c),
+                    "check",
+                    "a built-in check decides for itself what passes",
                 );
-                return None;
             }
             let c = c.value;
             let wants_feature = *c.kind == document::CheckKind::DeprecatedFeatureUnused;
@@ -239,14 +240,22 @@ impl Compiler {
                     feature,
                 },
             }
+        } else if let Some(r) = step.roots {
+            if !step.expect.is_empty() {
+                return self.takes_no_expect(
+                    self.at(&r),
+                    "roots",
+                    "judge what the server asks on a later step, e.g. `asked: roots/list`",
+                );
+            }
+            Action::Roots(self.roots(r.value, known))
         } else if let Some(c) = step.contract {
             if !step.expect.is_empty() {
-                self.errors.push(
-                    LoadError::at(self.at(&c), "a `contract` step takes no `expect`").with_help(
-                        "the rules file decides which changes fail (default: breaking changes)",
-                    ),
+                return self.takes_no_expect(
+                    self.at(&c),
+                    "contract",
+                    "the rules file decides which changes fail (default: breaking changes)",
                 );
-                return None;
             }
             self.contract(c.value)?
         } else {
@@ -361,6 +370,13 @@ impl Compiler {
             call: None,
             phase: Phase::Main,
         })
+    }
+
+    /// A `kind` step (at `at`) that has `expect`: the error, and no step.
+    fn takes_no_expect(&mut self, at: Pos, kind: &str, help: &str) -> Option<Step> {
+        self.errors
+            .push(LoadError::at(at, format!("a `{kind}` step takes no `expect`")).with_help(help));
+        None
     }
 
     /// The row of the rule table a step names (`rule: ID`), which then decides its level.

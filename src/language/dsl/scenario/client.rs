@@ -14,12 +14,17 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 8;
 pub struct ClientScript {
     /// The spec's `ClientCapabilities` object, as sent.
     pub capabilities: Value,
-    /// `roots/list`'s roots: (uri, name), the uri a template.
-    pub roots: Vec<(TValue, Option<String>)>,
+    /// `roots/list`'s roots (a `roots` step replaces them for its scenario).
+    pub roots: Roots,
+    /// `roots: {listChanged: true}` is declared: the client notifies a change of its roots.
+    pub roots_list_changed: bool,
     pub elicitation: Vec<Answer<ElicitReply>>,
     pub sampling: Vec<Answer<SamplingReply>>,
     pub max_rounds: u32,
 }
+
+/// A list of roots: (uri, name), the uri a template.
+pub type Roots = Vec<(TValue, Option<String>)>;
 
 /// One scripted answer: used when `when` holds on the server's request (or always).
 #[derive(Debug)]
@@ -63,4 +68,25 @@ pub struct ToolUseReply {
     pub name: String,
     /// The arguments (a template), `{}` when none.
     pub input: Option<TValue>,
+}
+
+/// A `roots` step (at `at`) in a scenario whose client does not declare `roots` (`None`:
+/// no client at all): the error at the step.
+pub fn roots_undeclared(
+    client: Option<&ClientScript>,
+    at: &crate::ground::source::Pos,
+) -> Option<crate::language::dsl::error::LoadError> {
+    if client.is_some_and(|c| c.declares("roots")) {
+        return None;
+    }
+    let why = if client.is_some() {
+        "a `roots` step, but the scenario's client does not declare `roots`"
+    } else {
+        "a `roots` step, but the scenario declares no client"
+    };
+    Some(
+        crate::language::dsl::error::LoadError::at(at.clone(), why).with_help(
+            "declare `client: {capabilities: {roots: {listChanged: true}}, roots: [{uri: file:///…}]}` in the scenario, its pack or mcpspec.yaml",
+        ),
+    )
 }
