@@ -300,6 +300,10 @@ pub enum Format {
 pub struct RunArgs {
     /// Scenario files, folders or built-in packs (default: `paths` of mcpspec.yaml).
     pub paths: Vec<PathBuf>,
+    /// `paths:` of mcpspec.yaml when the command line names a subset instead: an
+    /// expected-failures entry of a project scenario that is not run here is ignored.
+    #[arg(skip)]
+    pub project_paths: Vec<PathBuf>,
     /// Project configuration file (default: ./mcpspec.yaml when it exists).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
