@@ -287,6 +287,9 @@ pub struct DiffArgs {
     /// Also write a JUnit XML report (a testcase per change).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Names of the two sides in the reports (default: the snapshots' file or folder names).
+    #[arg(long, value_name = "BASE..CANDIDATE")]
+    pub label: Option<String>,
 }
 
 /// `--format` of the commands that print a result (`diff`, `validate`, `list`).
