@@ -497,6 +497,23 @@ fn non_ascii_handles_are_judged_not_a_crash() {
     assert_contains(&outcome, "low entropy");
 }
 
+/// The input fuzz against a server that hangs after its first request (#38 item 19): the
+/// step fails saying the server hung, with the variant that hung it, not "the server is
+/// gone" (it is still running; it only stopped answering).
+#[test]
+fn a_fuzz_that_hangs_the_server_names_the_hang_and_its_variant() {
+    let run = run(
+        &hostile("hang-after-one"),
+        &scenario("fuzz-hang.yaml"),
+        &["--timeout", "3s"],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let outcome = step(&run.json, "fuzzes echo").to_string();
+    assert_contains(&outcome, "the server hung on tool \\\"echo\\\", ");
+    assert_contains(&outcome, "no answer within 3s");
+    assert!(!outcome.contains("the server is gone"), "{outcome}");
+}
+
 /// A template bomb that only a run can see (it uses a variable): the step errors at once
 /// as the scenario's fault, not the server's, in bounded time and memory; the next step
 /// runs.

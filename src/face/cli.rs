@@ -287,6 +287,9 @@ pub struct DiffArgs {
     /// Also write a JUnit XML report (a testcase per change).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Names of the two sides in the reports (default: the snapshots' file or folder names).
+    #[arg(long, value_name = "BASE..CANDIDATE")]
+    pub label: Option<String>,
 }
 
 /// `--format` of the commands that print a result (`diff`, `validate`, `list`).
@@ -300,6 +303,10 @@ pub enum Format {
 pub struct RunArgs {
     /// Scenario files, folders or built-in packs (default: `paths` of mcpspec.yaml).
     pub paths: Vec<PathBuf>,
+    /// `paths:` of mcpspec.yaml when the command line names a subset instead: an
+    /// expected-failures entry of a project scenario that is not run here is ignored.
+    #[arg(skip)]
+    pub project_paths: Vec<PathBuf>,
     /// Project configuration file (default: ./mcpspec.yaml when it exists).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

@@ -1,6 +1,7 @@
 //! `mcpspec run`: load, select, run against the server, write the reports, and turn the
 //! result into the exit code.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -247,6 +248,9 @@ pub(super) fn configure(args: &mut RunArgs, secrets: &mut Vec<String>) -> Result
             let name = args.target_name.clone();
             // `imports:`, like `paths:`, run when the command line names nothing.
             let project_imports = args.paths.is_empty();
+            if !project_imports {
+                args.project_paths = config.paths();
+            }
             let applied = config.apply(args, name.as_deref()).and_then(|()| {
                 config_params = config.parameters(secrets)?;
                 let known: Vec<String> = config_params.iter().map(|(n, _)| n.clone()).collect();
@@ -397,13 +401,28 @@ pub(super) fn load(
     // they run in this selection).
     let baseline = match &args.expected_failures {
         Some(path) => {
-            let known = scenarios
+            let mut known: BTreeMap<&str, Vec<&str>> = scenarios
                 .iter()
                 .map(|s| (s.id.as_str(), s.step_names()))
                 .collect();
-            match crate::face::baseline::Baseline::load(path)
-                .and_then(|b| b.check_known(&known).map(|()| b))
-            {
+            let loaded = crate::face::baseline::Baseline::load(path);
+            // A baseline made for the whole project, run with a subset of its paths: the
+            // project's other scenarios are known too (their entries are ignored, as with
+            // `--filter`). Loaded only when an entry names a scenario not loaded here.
+            let project = match &loaded {
+                Ok(b) if !args.project_paths.is_empty()
+                    && b.entries.iter().any(|e| !known.contains_key(e.scenario.as_str())) =>
+                {
+                    dsl::load::load_all(&args.project_paths, &inputs)
+                        .map(|set| set.scenarios)
+                        .unwrap_or_default()
+                }
+                _ => Vec::new(),
+            };
+            for s in &project {
+                known.entry(s.id.as_str()).or_insert_with(|| s.step_names());
+            }
+            match loaded.and_then(|b| b.check_known(&known).map(|()| b)) {
                 Ok(b) => Some(b),
                 Err(errors) => {
                     errln!("{}", errors.render());

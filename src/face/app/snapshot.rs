@@ -46,6 +46,32 @@ pub(super) async fn snapshot(args: SnapshotArgs) -> i32 {
     exit::OK
 }
 
+/// The names of the two sides: `--label BASE..CANDIDATE`, else the snapshots' file or folder
+/// names (the paths as given when the names are the same). Never the server's `serverInfo`
+/// version: many servers report their SDK's version there, the same on both sides.
+fn diff_labels(args: &DiffArgs) -> Result<(String, String), String> {
+    if let Some(label) = &args.label {
+        return match label.split_once("..") {
+            Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() && !b.contains("..") => {
+                Ok((a.trim().to_string(), b.trim().to_string()))
+            }
+            _ => Err(format!(
+                "--label `{label}`: expected BASE..CANDIDATE (two names joined by `..`, e.g. v1.2..v1.3)"
+            )),
+        };
+    }
+    let name = |p: &Path| {
+        p.file_name()
+            .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    let (a, b) = (name(&args.baseline), name(&args.candidate));
+    if a == b {
+        Ok((args.baseline.display().to_string(), args.candidate.display().to_string()))
+    } else {
+        Ok((a, b))
+    }
+}
+
 pub(super) fn diff(args: DiffArgs) -> i32 {
     let load = |p: &Path| {
         Snapshot::read(p).map_err(|e| {
@@ -67,10 +93,13 @@ pub(super) fn diff(args: DiffArgs) -> i32 {
         },
         None => contract::rules::Rules::default(),
     };
-    let labels = (
-        base.label(&args.baseline.display().to_string()),
-        cand.label(&args.candidate.display().to_string()),
-    );
+    let labels = match diff_labels(&args) {
+        Ok(l) => l,
+        Err(e) => {
+            errln!("error: {e}");
+            return exit::INVALID_INPUT;
+        }
+    };
     let report = contract::diff_snapshots(&base, &cand, labels);
     let judgement = contract::rules::judge(&rules, &report, chrono::Utc::now().date_naive());
     let text = match args.format {

@@ -165,6 +165,7 @@ impl LoadArgs {
     pub fn as_run_args(&self) -> RunArgs {
         RunArgs {
             paths: self.paths.clone(),
+            project_paths: Vec::new(),
             config: self.config.clone(),
             target_name: self.target_name.clone(),
             target: self.target.clone(),

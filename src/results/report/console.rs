@@ -186,7 +186,7 @@ impl<'a> Printer<'a> {
             .stderr_tail
             .as_deref()
             .filter(|t| !t.trim().is_empty())
-            && (verbose || status != SuiteStatus::Pass)
+            && (verbose || !matches!(status, SuiteStatus::Pass | SuiteStatus::Xfail))
         {
             let tail = self.redact(tail);
             self.line(&format!("{STEP_INDENT}server stderr (last lines):"));

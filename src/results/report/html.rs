@@ -24,7 +24,7 @@ const STYLE: &str = r#"
 *{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg);margin:0;padding:24px;max-width:1200px}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:15px;margin:0}.meta{color:var(--muted);margin-bottom:16px}
 .totals span{display:inline-block;margin-right:14px}.badge{display:inline-block;min-width:52px;text-align:center;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:#fff}
-.b-PASS,.b-passed{background:var(--pass)}.b-FAIL,.b-failed{background:var(--fail)}.b-ERROR,.b-error{background:var(--error)}.b-WARN,.b-warning{background:var(--warn)}.b-SKIP,.b-skipped,.b-expectedFailure{background:var(--skip)}
+.b-PASS,.b-passed{background:var(--pass)}.b-FAIL,.b-failed{background:var(--fail)}.b-ERROR,.b-error{background:var(--error)}.b-WARN,.b-warning{background:var(--warn)}.b-SKIP,.b-XFAIL,.b-skipped,.b-expectedFailure{background:var(--skip)}
 .filters{margin:12px 0}.filters button{margin-right:6px;border:1px solid var(--line);background:#f6f8fa;border-radius:6px;padding:3px 10px;cursor:pointer}.filters button.on{background:#ddf4ff;border-color:#54aeff}
 section.suite{border:1px solid var(--line);border-radius:8px;margin:10px 0;padding:8px 12px}
 section.suite>header{display:flex;gap:10px;align-items:center}.dur{color:var(--muted);margin-left:auto;font-variant-numeric:tabular-nums}
@@ -43,7 +43,7 @@ const SCRIPT: &str = r#"
     suites.forEach(function(s){s.hidden=!(status==='ALL'||s.getAttribute('data-status')===status);});
     Array.prototype.forEach.call(bar.querySelectorAll('button'),function(b){b.className=b.getAttribute('data-status')===status?'on':'';});
   }
-  ['ALL','FAIL','ERROR','WARN','PASS','SKIP'].forEach(function(status){
+  ['ALL','FAIL','ERROR','WARN','XFAIL','PASS','SKIP'].forEach(function(status){
     var n=status==='ALL'?suites.length:suites.filter(function(s){return s.getAttribute('data-status')===status;}).length;
     if(status!=='ALL'&&n===0)return;
     var b=document.createElement('button');b.type='button';b.setAttribute('data-status',status);
@@ -170,7 +170,7 @@ impl Page {
             let _ = writeln!(
                 out,
                 "<details class=\"step\"{}><summary>server stderr (last lines)</summary><pre>{}</pre></details>",
-                if status == SuiteStatus::Pass {
+                if matches!(status, SuiteStatus::Pass | SuiteStatus::Xfail) {
                     ""
                 } else {
                     " open"

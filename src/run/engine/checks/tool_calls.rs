@@ -251,8 +251,18 @@ pub async fn fuzz(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<CheckOutco
             ));
             if called.is_fatal() || conn.is_broken() {
                 findings.append(&mut found);
+                // A hang (no answer, then none to a ping) is not a crash: say which.
+                let why = match &called {
+                    Called::TimedOut(d) => format!(
+                        "the server hung on tool \"{}\", {} (no answer within {}, then none to a ping)",
+                        tool.name,
+                        v.label,
+                        humantime::format_duration(*d)
+                    ),
+                    _ => format!("the server is gone after tool \"{}\", {}", tool.name, v.label),
+                };
                 findings.push(Finding {
-                    message: "the remaining variants were not sent: the server is gone".into(),
+                    message: format!("the remaining variants were not sent: {why}"),
                     expected: None,
                     actual: None,
                 });
