@@ -849,8 +849,14 @@ fn three_shards_merge_exactly() {
         assert_eq!(s["targetRate"], 10.0, "{s:#}");
         assert_eq!(s["shard"], serde_json::json!({"index": i + 1, "count": 3}));
         // The generator's own CPU use is measured.
-        assert!(s["generatorCpu"]["wallSeconds"].as_f64().unwrap() > 0.0, "{s:#}");
-        assert!(s["generatorCpu"]["percent"].as_f64().unwrap() >= 0.0, "{s:#}");
+        assert!(
+            s["generatorCpu"]["wallSeconds"].as_f64().unwrap() > 0.0,
+            "{s:#}"
+        );
+        assert!(
+            s["generatorCpu"]["percent"].as_f64().unwrap() >= 0.0,
+            "{s:#}"
+        );
         add_counts(&mut all, &s["summary"]["histogram"]);
         iterations += s["summary"]["iterations"].as_u64().unwrap();
     }
@@ -875,7 +881,10 @@ fn three_shards_merge_exactly() {
     assert_eq!(summary["iterations"].as_u64(), Some(iterations));
     let mut merged_counts = std::collections::BTreeMap::new();
     add_counts(&mut merged_counts, &summary["histogram"]);
-    assert_eq!(merged_counts, all, "the merged histogram is the shards' added");
+    assert_eq!(
+        merged_counts, all,
+        "the merged histogram is the shards' added"
+    );
     assert_eq!(merged_counts.values().sum::<u64>(), iterations);
     // Percentiles as of one histogram of every sample (the recorder's bounds).
     let mut whole = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
@@ -889,7 +898,10 @@ fn three_shards_merge_exactly() {
             "{key}"
         );
     }
-    assert_eq!(summary["latency"]["maxMs"].as_f64(), Some(whole.max() as f64 / 1000.0));
+    assert_eq!(
+        summary["latency"]["maxMs"].as_f64(),
+        Some(whole.max() as f64 / 1000.0)
+    );
     // Each step's requests and the series add too.
     let step_requests = |r: &serde_json::Value| {
         r["summary"]["steps"]
@@ -899,7 +911,10 @@ fn three_shards_merge_exactly() {
             .map(|s| s["requests"].as_u64().unwrap())
             .sum::<u64>()
     };
-    assert_eq!(step_requests(&merged), shards.iter().map(step_requests).sum::<u64>());
+    assert_eq!(
+        step_requests(&merged),
+        shards.iter().map(step_requests).sum::<u64>()
+    );
     let series_iterations = |r: &serde_json::Value| {
         r["series"]
             .as_array()
@@ -915,7 +930,12 @@ fn three_shards_merge_exactly() {
     common::assert_valid_junit(&junit);
 
     // A shard missing: refused, naming the problem.
-    let out = run(&["report", "merge", path(&shard_files[0]), path(&shard_files[1])]);
+    let out = run(&[
+        "report",
+        "merge",
+        path(&shard_files[0]),
+        path(&shard_files[1]),
+    ]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("shard 1/3 does not fit"), "{out:?}");
     // Two clients over three shards leave one with none.

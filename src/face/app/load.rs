@@ -109,7 +109,10 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         return find_limit(&args, &work, &era, &config, &profile, &budgets, &secrets);
     }
     let started_at = engine::now_rfc3339();
-    let cpu_before = (std::time::Instant::now(), crate::ground::platform::process_cpu());
+    let cpu_before = (
+        std::time::Instant::now(),
+        crate::ground::platform::process_cpu(),
+    );
     let measured = runtime_for(1).block_on(async {
         crate::ground::signals::install();
         // A signal ends the run, which still reports what it measured.
@@ -180,7 +183,10 @@ pub(super) fn load(args: LoadArgs) -> i32 {
 /// Shard `shard`'s part of the profile: the rate divided by N, the clients and the
 /// iterations shared out (the first shards take one more of what does not divide evenly).
 /// A shard left with no client or iteration is a usage error.
-fn shard_parts(parts: &mut ProfileParts, shard: crate::face::select::Shard) -> Result<(), UsageError> {
+fn shard_parts(
+    parts: &mut ProfileParts,
+    shard: crate::face::select::Shard,
+) -> Result<(), UsageError> {
     let n = shard.count;
     let share = |total: u64| total / n as u64 + u64::from((shard.index as u64) < total % n as u64);
     let slice = |pace: Pace| match pace {
@@ -274,26 +280,41 @@ pub(super) fn merge(
         .fold(0.0, f64::max);
     let mut stages = first.stages.clone();
     for (i, stage) in stages.iter_mut().enumerate() {
-        stage.pace = shards.iter().skip(1).filter_map(|r| r.stages.get(i)).fold(
-            stage.pace,
-            |sum, other| match (sum, other.pace) {
-                (Pace::Rate(a), Pace::Rate(b)) => Pace::Rate(a + b),
-                (Pace::Clients(a), Pace::Clients(b)) => Pace::Clients(a + b),
-                (sum, _) => sum,
-            },
-        );
+        stage.pace =
+            shards
+                .iter()
+                .skip(1)
+                .filter_map(|r| r.stages.get(i))
+                .fold(stage.pace, |sum, other| match (sum, other.pace) {
+                    (Pace::Rate(a), Pace::Rate(b)) => Pace::Rate(a + b),
+                    (Pace::Clients(a), Pace::Clients(b)) => Pace::Clients(a + b),
+                    (sum, _) => sum,
+                });
     }
     let summary = recorder.summary(Duration::from_secs_f64(measured), &stages);
-    let label = |r: &LoadReport| r.shard.map_or(String::new(), |s| format!("shard {}/{}", s.index, s.count));
+    let label = |r: &LoadReport| {
+        r.shard
+            .map_or(String::new(), |s| format!("shard {}/{}", s.index, s.count))
+    };
     let early: Vec<&LoadReport> = shards.iter().filter(|r| r.ended.early).collect();
     let ended = EndedJson {
-        at_seconds: shards.iter().map(|r| r.ended.at_seconds).fold(0.0, f64::max),
+        at_seconds: shards
+            .iter()
+            .map(|r| r.ended.at_seconds)
+            .fold(0.0, f64::max),
         why: if early.is_empty() {
             first.ended.why.clone()
         } else {
             early
                 .iter()
-                .map(|r| format!("{}: {} at {:.1}s", label(r), r.ended.why, r.ended.at_seconds))
+                .map(|r| {
+                    format!(
+                        "{}: {} at {:.1}s",
+                        label(r),
+                        r.ended.why,
+                        r.ended.at_seconds
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("; ")
         },
@@ -308,12 +329,20 @@ pub(super) fn merge(
         budget_rules: first.budget_rules.clone(),
         stages,
         era: first.era.clone(),
-        started_at: shards.iter().map(|r| r.started_at.clone()).min().unwrap_or_default(),
+        started_at: shards
+            .iter()
+            .map(|r| r.started_at.clone())
+            .min()
+            .unwrap_or_default(),
         profile: format!("{n} shards, each {}", first.profile),
         target_rate: shards.iter().map(|r| r.target_rate).sum(),
         ended,
         unfinished: shards.iter().map(|r| r.unfinished).sum(),
-        budgets: first.budget_rules.iter().map(|b| b.judge(&summary)).collect(),
+        budgets: first
+            .budget_rules
+            .iter()
+            .map(|b| b.judge(&summary))
+            .collect(),
         warnings: shards
             .iter()
             .flat_map(|r| r.warnings.iter().map(move |w| format!("{}: {w}", label(r))))
@@ -331,7 +360,11 @@ pub(super) fn merge(
     ) {
         return code;
     }
-    if report.passed() { exit::OK } else { exit::FAILED }
+    if report.passed() {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
 }
 
 /// The parts of the profile the flags set (clap refused values out of range, `--clients`
@@ -1048,4 +1081,71 @@ fn emit(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(percent: f64) -> GeneratorCpu {
+        GeneratorCpu {
+            user_seconds: percent / 100.0 * 9.0,
+            system_seconds: percent / 100.0,
+            wall_seconds: 10.0,
+            percent,
+        }
+    }
+
+    #[test]
+    fn a_saturated_generator_is_warned_of_and_a_busy_one_is_not() {
+        let profile = Profile::plain(
+            Pace::Clients(4),
+            Length::Duration(Duration::from_secs(10)),
+            4,
+        );
+        let summary =
+            crate::run::load::record::Recorder::default().summary(Duration::from_secs(10), &[]);
+        let saturated = warnings(&profile, &summary, Some(&cpu(97.0)));
+        assert_eq!(saturated.len(), 1, "{saturated:?}");
+        assert!(
+            saturated[0].contains("busy 97% of its thread"),
+            "{saturated:?}"
+        );
+        assert!(warnings(&profile, &summary, Some(&cpu(40.0))).is_empty());
+        assert!(warnings(&profile, &summary, None).is_empty());
+    }
+
+    #[test]
+    fn a_shard_takes_its_share_of_the_profile() {
+        let shard = |k: usize, n: usize| crate::face::select::Shard {
+            index: k - 1,
+            count: n,
+        };
+        let mut parts = ProfileParts {
+            pace: Some(Pace::Rate(30.0)),
+            iterations: Some(10),
+            ..ProfileParts::default()
+        };
+        shard_parts(&mut parts, shard(1, 3)).unwrap();
+        assert_eq!(
+            (parts.pace, parts.iterations),
+            (Some(Pace::Rate(10.0)), Some(4))
+        );
+        let clients = |k| {
+            let mut parts = ProfileParts {
+                pace: Some(Pace::Clients(5)),
+                ..ProfileParts::default()
+            };
+            shard_parts(&mut parts, shard(k, 3)).map(|()| parts.pace)
+        };
+        assert_eq!(clients(2).unwrap(), Some(Pace::Clients(2)));
+        assert_eq!(clients(3).unwrap(), Some(Pace::Clients(1)));
+        let mut one = ProfileParts::default();
+        assert!(
+            shard_parts(&mut one, shard(2, 2))
+                .unwrap_err()
+                .0
+                .contains("leave this shard none")
+        );
+    }
 }

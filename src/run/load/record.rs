@@ -366,7 +366,11 @@ impl Recorder {
             } else {
                 100.0 * self.failed_iterations as f64 / self.iterations as f64
             },
-            errors: self.errors.iter().map(|(k, n)| (k.name().to_string(), *n)).collect(),
+            errors: self
+                .errors
+                .iter()
+                .map(|(k, n)| (k.name().to_string(), *n))
+                .collect(),
             first_errors: self
                 .first_errors
                 .iter()
@@ -423,7 +427,9 @@ impl Recorder {
             if let Some(kind) = ErrorKind::named(name) {
                 *self.errors.entry(kind).or_default() += n;
                 if let Some(first) = s.first_errors.get(name) {
-                    self.first_errors.entry(kind).or_insert_with(|| first.clone());
+                    self.first_errors
+                        .entry(kind)
+                        .or_insert_with(|| first.clone());
                 }
             }
         }
