@@ -181,11 +181,32 @@ struct StageStats {
     latency: Histogram<u64>,
 }
 
+impl StageStats {
+    fn new() -> StageStats {
+        StageStats {
+            iterations: 0,
+            failed: 0,
+            requests: 0,
+            latency: histogram(),
+        }
+    }
+}
+
 /// One second of the run.
 struct Second {
     iterations: u64,
     errors: u64,
     latency: Histogram<u64>,
+}
+
+impl Second {
+    fn new() -> Second {
+        Second {
+            iterations: 0,
+            errors: 0,
+            latency: histogram(),
+        }
+    }
 }
 
 pub struct Recorder {
@@ -255,11 +276,7 @@ impl Recorder {
     pub fn record(&mut self, it: Iteration<'_>) {
         let second = it.ended_at.as_secs() as usize;
         while self.seconds.len() <= second {
-            self.seconds.push(Second {
-                iterations: 0,
-                errors: 0,
-                latency: histogram(),
-            });
+            self.seconds.push(Second::new());
         }
         let mut failed = false;
         let requests = it.steps.len() as u64;
@@ -302,12 +319,7 @@ impl Recorder {
         }
         if let Some(stage) = it.stage {
             while self.stages.len() <= stage {
-                self.stages.push(StageStats {
-                    iterations: 0,
-                    failed: 0,
-                    requests: 0,
-                    latency: histogram(),
-                });
+                self.stages.push(StageStats::new());
             }
             let s = &mut self.stages[stage];
             s.iterations += 1;
@@ -443,11 +455,7 @@ impl Recorder {
         for sec in series {
             let i = sec.second as usize;
             while self.seconds.len() <= i {
-                self.seconds.push(Second {
-                    iterations: 0,
-                    errors: 0,
-                    latency: histogram(),
-                });
+                self.seconds.push(Second::new());
             }
             self.seconds[i].iterations += sec.iterations;
             self.seconds[i].errors += sec.errors;
@@ -456,12 +464,7 @@ impl Recorder {
         for st in &s.stages {
             let i = st.stage.saturating_sub(1);
             while self.stages.len() <= i {
-                self.stages.push(StageStats {
-                    iterations: 0,
-                    failed: 0,
-                    requests: 0,
-                    latency: histogram(),
-                });
+                self.stages.push(StageStats::new());
             }
             let mine = &mut self.stages[i];
             mine.iterations += st.iterations;
