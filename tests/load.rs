@@ -787,3 +787,168 @@ fn compare_flags_a_significant_slowdown_and_not_the_same_run() {
     let out = run(&["load", "compare", path(&base), path(&junit)]);
     assert_eq!(out.code, 2, "{out:?}");
 }
+
+/// The `[value, count]` pairs of a histogram in a report, added into `into`.
+fn add_counts(into: &mut std::collections::BTreeMap<u64, u64>, counts: &serde_json::Value) {
+    for pair in counts.as_array().unwrap() {
+        *into.entry(pair[0].as_u64().unwrap()).or_default() += pair[1].as_u64().unwrap();
+    }
+}
+
+/// Three shards of a 30/s run (10/s each) side by side, then `report merge`: the merged
+/// histogram is the shards' added value by value, its total their iterations, its
+/// percentiles those of one histogram of every sample; the budgets are judged again on
+/// the merged numbers. A shard with no client, and a shard missing from the merge, are
+/// usage errors.
+#[test]
+fn three_shards_merge_exactly() {
+    let server = Listening::start({
+        let mut cmd = Command::new(example_server());
+        cmd.args(["--http", "127.0.0.1:0"]);
+        cmd
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let shard_files: Vec<PathBuf> = (1..=3)
+        .map(|k| out_file(&dir, &format!("shard-{k}.json")))
+        .collect();
+    let spawned: Vec<_> = shard_files
+        .iter()
+        .enumerate()
+        .map(|(i, json)| {
+            let mut cmd = Command::new(common::mcpspec());
+            cmd.args([
+                "load",
+                &scenario("tools.yaml"),
+                "--url",
+                &server.url,
+                "--rate",
+                "30",
+                "--duration",
+                "2s",
+                "--p99",
+                "2s",
+                "--shard",
+                &format!("{}/3", i + 1),
+                "--json",
+                path(json),
+            ]);
+            common::process::spawn(&mut cmd)
+        })
+        .collect();
+    for s in spawned {
+        let finished = s.wait(Duration::from_secs(60)).expect("a shard ends");
+        assert_eq!(finished.code, 0, "{finished:?}");
+    }
+    let mut child = server.child;
+    let _ = child.kill();
+    let _ = child.wait();
+    let shards: Vec<serde_json::Value> = shard_files.iter().map(|f| read_json(f)).collect();
+    let mut all = std::collections::BTreeMap::new();
+    let mut iterations = 0;
+    for (i, s) in shards.iter().enumerate() {
+        assert_eq!(s["targetRate"], 10.0, "{s:#}");
+        assert_eq!(s["shard"], serde_json::json!({"index": i + 1, "count": 3}));
+        // The generator's own CPU use is measured.
+        assert!(
+            s["generatorCpu"]["wallSeconds"].as_f64().unwrap() > 0.0,
+            "{s:#}"
+        );
+        assert!(
+            s["generatorCpu"]["percent"].as_f64().unwrap() >= 0.0,
+            "{s:#}"
+        );
+        add_counts(&mut all, &s["summary"]["histogram"]);
+        iterations += s["summary"]["iterations"].as_u64().unwrap();
+    }
+    let (json, junit) = (out_file(&dir, "merged.json"), out_file(&dir, "merged.xml"));
+    // Given in any order.
+    let out = run(&[
+        "report",
+        "merge",
+        path(&shard_files[2]),
+        path(&shard_files[0]),
+        path(&shard_files[1]),
+        "--json",
+        path(&json),
+        "--junit",
+        path(&junit),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let merged = read_json(&json);
+    let summary = &merged["summary"];
+    assert_eq!(merged["mergedShards"], 3);
+    assert_eq!(merged["targetRate"], 30.0);
+    assert_eq!(summary["iterations"].as_u64(), Some(iterations));
+    let mut merged_counts = std::collections::BTreeMap::new();
+    add_counts(&mut merged_counts, &summary["histogram"]);
+    assert_eq!(
+        merged_counts, all,
+        "the merged histogram is the shards' added"
+    );
+    assert_eq!(merged_counts.values().sum::<u64>(), iterations);
+    // Percentiles as of one histogram of every sample (the recorder's bounds).
+    let mut whole = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for (v, n) in &all {
+        whole.record_n(*v, *n).unwrap();
+    }
+    for (q, key) in [(0.5, "p50Ms"), (0.9, "p90Ms"), (0.99, "p99Ms")] {
+        assert_eq!(
+            summary["latency"][key].as_f64(),
+            Some(whole.value_at_quantile(q) as f64 / 1000.0),
+            "{key}"
+        );
+    }
+    assert_eq!(
+        summary["latency"]["maxMs"].as_f64(),
+        Some(whole.max() as f64 / 1000.0)
+    );
+    // Each step's requests and the series add too.
+    let step_requests = |r: &serde_json::Value| {
+        r["summary"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["requests"].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(
+        step_requests(&merged),
+        shards.iter().map(step_requests).sum::<u64>()
+    );
+    let series_iterations = |r: &serde_json::Value| {
+        r["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["iterations"].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(series_iterations(&merged), iterations);
+    assert_eq!(budget(&merged, "p99")["passed"], true, "{merged:#}");
+    assert_eq!(budget(&merged, "errorRate")["passed"], true, "{merged:#}");
+    assert!(out.stdout.contains("result: passed"), "{out:?}");
+    common::assert_valid_junit(&junit);
+
+    // A shard missing: refused, naming the problem.
+    let out = run(&[
+        "report",
+        "merge",
+        path(&shard_files[0]),
+        path(&shard_files[1]),
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("shard 1/3 does not fit"), "{out:?}");
+    // Two clients over three shards leave one with none.
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--clients",
+        "2",
+        "--shard",
+        "3/3",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("leave this shard none"), "{out:?}");
+}

@@ -176,7 +176,8 @@ pub struct AuthLoginArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum ReportCommand {
-    /// Combine the JSON results of shards into one report (input order restored).
+    /// Combine the JSON results of shards into one report (input order restored); the
+    /// JSON reports of `load --shard K/N` merge into one load report (histograms added).
     Merge {
         /// `--json` result files of the shards.
         #[arg(required = true)]

@@ -51,6 +51,8 @@
 //! - [`command`], [`find_program`]: the program of a stdio server. Unix: as `execvp`
 //!   finds it. Windows: a name without extension is looked up on `PATH` with each
 //!   `PATHEXT` extension first, so `npx` runs `npx.cmd` as it would in a console.
+//! - [`process_cpu`]: the CPU time mcpspec itself used (user, system). Unix:
+//!   `getrusage(RUSAGE_SELF)`. Windows: none.
 //! - [`special_file_kind`]: FIFOs, devices and sockets are named on Unix; elsewhere
 //!   they are all a "special file".
 
@@ -73,8 +75,8 @@ mod windows;
 use windows as os;
 
 pub use os::{
-    Interrupts, PipeProbe, PipeReader, PipeWriter, Server, command, is_stop_signal, signal_group,
-    signal_name, signal_of, special_file_kind, split_command,
+    Interrupts, PipeProbe, PipeReader, PipeWriter, Server, command, is_stop_signal, process_cpu,
+    signal_group, signal_name, signal_of, special_file_kind, split_command,
 };
 pub use tree_impl::{Pinned, ServerCgroup, become_subreaper, children, environ, parent_of};
 

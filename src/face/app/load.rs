@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::face::cli::{LoadArgs, UsageError, exit};
 use crate::language::dsl::workload::ProfileParts;
@@ -77,11 +77,13 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    let profile = profile(
-        &args,
-        loaded.target.is_http(),
-        command_line(&args).over(&in_files.over(&config_load)),
-    );
+    let mut parts = command_line(&args).over(&in_files.over(&config_load));
+    if let Some(shard) = args.shard
+        && let Err(e) = shard_parts(&mut parts, shard)
+    {
+        return usage(e);
+    }
+    let profile = profile(&args, loaded.target.is_http(), parts);
     if let Some(n) = profile.most_clients()
         && n > profile.connections
     {
@@ -107,6 +109,10 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         return find_limit(&args, &work, &era, &config, &profile, &budgets, &secrets);
     }
     let started_at = engine::now_rfc3339();
+    let cpu_before = (
+        std::time::Instant::now(),
+        crate::ground::platform::process_cpu(),
+    );
     let measured = runtime_for(1).block_on(async {
         crate::ground::signals::install();
         // A signal ends the run, which still reports what it measured.
@@ -123,14 +129,22 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     if let Some(e) = &measured.unreachable {
         return super::connect_failed(e, &secrets);
     }
+    let cpu = GeneratorCpu::since(cpu_before);
     let summary = measured
         .recorder
         .summary(measured.measured, &profile.stages);
     let verdicts: Vec<Verdict> = budgets.iter().map(|b| b.judge(&summary)).collect();
     let report = LoadReport {
-        mcpspec_version: env!("CARGO_PKG_VERSION"),
+        mcpspec_version: env!("CARGO_PKG_VERSION").into(),
         target: config.target.describe(),
-        transport: config.target.transport_name(),
+        transport: config.target.transport_name().into(),
+        shard: args.shard.map(|s| ShardJson {
+            index: s.index + 1,
+            count: s.count,
+        }),
+        merged_shards: None,
+        budget_rules: budgets.clone(),
+        stages: profile.stages.clone(),
         era: era.label.clone(),
         started_at,
         profile: profile.describe(),
@@ -140,7 +154,8 @@ pub(super) fn load(args: LoadArgs) -> i32 {
         },
         ended: EndedJson::of(&measured.ended),
         unfinished: measured.unfinished,
-        warnings: warnings(&profile, &summary),
+        warnings: warnings(&profile, &summary, cpu.as_ref()),
+        generator_cpu: cpu,
         summary,
         budgets: verdicts,
         series: measured.recorder.series(),
@@ -157,6 +172,193 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     if let Some(signal) = crate::ground::signals::received() {
         crate::ground::signals::kill_all();
         return signal;
+    }
+    if report.passed() {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+/// Shard `shard`'s part of the profile: the rate divided by N, the clients and the
+/// iterations shared out (the first shards take one more of what does not divide evenly).
+/// A shard left with no client or iteration is a usage error.
+fn shard_parts(
+    parts: &mut ProfileParts,
+    shard: crate::face::select::Shard,
+) -> Result<(), UsageError> {
+    let n = shard.count;
+    let share = |total: u64| total / n as u64 + u64::from((shard.index as u64) < total % n as u64);
+    let slice = |pace: Pace| match pace {
+        Pace::Rate(r) => Ok(Pace::Rate(r / n as f64)),
+        Pace::Clients(c) => match share(c as u64) {
+            0 => Err(UsageError(format!(
+                "--shard {}/{n}: {c} client(s) leave this shard none (give at least {n} clients)",
+                shard.index + 1
+            ))),
+            mine => Ok(Pace::Clients(mine as usize)),
+        },
+    };
+    if parts.stages.is_empty() {
+        parts.pace = Some(slice(parts.pace.unwrap_or(Pace::Clients(1)))?);
+    }
+    for stage in &mut parts.stages {
+        stage.pace = slice(stage.pace)?;
+    }
+    if let Some(total) = parts.iterations {
+        match share(total) {
+            0 => {
+                return Err(UsageError(format!(
+                    "--shard {}/{n}: {total} iteration(s) leave this shard none",
+                    shard.index + 1
+                )));
+            }
+            mine => parts.iterations = Some(mine),
+        }
+    }
+    Ok(())
+}
+
+/// Whether `text` is the JSON report of `mcpspec load` (not of `run`).
+pub(super) fn is_load_report(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .is_ok_and(|v| v.get("series").is_some() && v.get("budgetRules").is_some())
+}
+
+/// `mcpspec report merge` of load reports: the shards of one sharded load run, each once.
+/// Their histograms add exactly, counts, errors and the series sum; the budgets are judged
+/// again on the merged numbers.
+pub(super) fn merge(
+    files: &[std::path::PathBuf],
+    json: Option<&std::path::Path>,
+    junit_path: Option<&std::path::Path>,
+) -> i32 {
+    let mut shards: Vec<LoadReport> = Vec::new();
+    for f in files {
+        let parsed = crate::ground::source::read_text(f)
+            .map_err(|e| format!("cannot read: {e}"))
+            .and_then(|t| {
+                serde_json::from_str::<LoadReport>(&t)
+                    .map_err(|e| format!("not an mcpspec load report: {e}"))
+            });
+        match parsed {
+            Ok(r) => shards.push(r),
+            Err(e) => return usage(UsageError(format!("{}: {e}", f.display()))),
+        }
+    }
+    let n = shards.len();
+    let mut seen = vec![false; n];
+    for (f, r) in files.iter().zip(&shards) {
+        match r.shard {
+            Some(s) if s.count == n && !std::mem::replace(&mut seen[s.index - 1], true) => {}
+            Some(s) => {
+                return usage(UsageError(format!(
+                    "{}: shard {}/{} does not fit: give each of the N shards' reports once ({n} given)",
+                    f.display(),
+                    s.index,
+                    s.count
+                )));
+            }
+            None => {
+                return usage(UsageError(format!(
+                    "{}: not a shard (a load report of `--shard K/N`)",
+                    f.display()
+                )));
+            }
+        }
+    }
+    shards.sort_by_key(|r| r.shard.map_or(0, |s| s.index));
+    let mut recorder = crate::run::load::record::Recorder::default();
+    for r in &shards {
+        recorder.absorb(&r.summary, &r.series);
+    }
+    let first = &shards[0];
+    // The shards ran side by side: the merged run lasted as long as the longest.
+    let measured = shards
+        .iter()
+        .map(|r| r.summary.measured_seconds)
+        .fold(0.0, f64::max);
+    let mut stages = first.stages.clone();
+    for (i, stage) in stages.iter_mut().enumerate() {
+        stage.pace =
+            shards
+                .iter()
+                .skip(1)
+                .filter_map(|r| r.stages.get(i))
+                .fold(stage.pace, |sum, other| match (sum, other.pace) {
+                    (Pace::Rate(a), Pace::Rate(b)) => Pace::Rate(a + b),
+                    (Pace::Clients(a), Pace::Clients(b)) => Pace::Clients(a + b),
+                    (sum, _) => sum,
+                });
+    }
+    let summary = recorder.summary(Duration::from_secs_f64(measured), &stages);
+    let label = |r: &LoadReport| {
+        r.shard
+            .map_or(String::new(), |s| format!("shard {}/{}", s.index, s.count))
+    };
+    let early: Vec<&LoadReport> = shards.iter().filter(|r| r.ended.early).collect();
+    let ended = EndedJson {
+        at_seconds: shards
+            .iter()
+            .map(|r| r.ended.at_seconds)
+            .fold(0.0, f64::max),
+        why: if early.is_empty() {
+            first.ended.why.clone()
+        } else {
+            early
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{}: {} at {:.1}s",
+                        label(r),
+                        r.ended.why,
+                        r.ended.at_seconds
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
+        early: !early.is_empty(),
+    };
+    let report = LoadReport {
+        mcpspec_version: first.mcpspec_version.clone(),
+        target: first.target.clone(),
+        transport: first.transport.clone(),
+        shard: None,
+        merged_shards: Some(n),
+        budget_rules: first.budget_rules.clone(),
+        stages,
+        era: first.era.clone(),
+        started_at: shards
+            .iter()
+            .map(|r| r.started_at.clone())
+            .min()
+            .unwrap_or_default(),
+        profile: format!("{n} shards, each {}", first.profile),
+        target_rate: shards.iter().map(|r| r.target_rate).sum(),
+        ended,
+        unfinished: shards.iter().map(|r| r.unfinished).sum(),
+        budgets: first
+            .budget_rules
+            .iter()
+            .map(|b| b.judge(&summary))
+            .collect(),
+        warnings: shards
+            .iter()
+            .flat_map(|r| r.warnings.iter().map(move |w| format!("{}: {w}", label(r))))
+            .collect(),
+        generator_cpu: None,
+        summary,
+        series: recorder.series(),
+    };
+    if let Err(code) = emit(
+        &console(&report),
+        json,
+        junit_path.map(|p| (p, junit(&report))),
+        &report,
+        &[],
+    ) {
+        return code;
     }
     if report.passed() {
         exit::OK
@@ -291,25 +493,68 @@ fn budgets(args: &LoadArgs, config: &[Budget], work: &[Work<'_>]) -> Vec<Budget>
     budgets
 }
 
-/// What makes the numbers doubtful: an open loop that did not reach its rate.
-fn warnings(profile: &Profile, summary: &Summary) -> Vec<String> {
-    // A ramp or steps change the target; the stage table shows each stage's rate.
-    let (Pace::Rate(target), None, true) = (profile.pace, profile.ramp, profile.stages.is_empty())
-    else {
-        return Vec::new();
-    };
-    let achieved = summary.iterations_per_second;
-    if summary.measured_seconds > 0.0 && achieved < target * (1.0 - RATE_TOLERANCE) {
-        vec![format!(
-            "the achieved rate {achieved:.1}/s fell {:.1}% short of the target {target}/s: the load generator or the server is the bottleneck (see the iterations in flight, --jobs)",
-            100.0 * (1.0 - achieved / target)
-        )]
-    } else {
-        Vec::new()
+/// The generator's busy share of its one thread beyond which it, not the server, may be
+/// what limits the load.
+const CPU_SATURATED: f64 = 90.0;
+
+/// The CPU time mcpspec used over the run (warm-up included): the generator runs on one
+/// thread, so `percent` is of one core.
+#[derive(Serialize, Deserialize, Clone, Copy)]
+#[serde(rename_all = "camelCase")]
+struct GeneratorCpu {
+    user_seconds: f64,
+    system_seconds: f64,
+    wall_seconds: f64,
+    /// (user + system) / wall, in percent of one core.
+    percent: f64,
+}
+
+impl GeneratorCpu {
+    fn since(
+        (wall, before): (std::time::Instant, Option<(Duration, Duration)>),
+    ) -> Option<GeneratorCpu> {
+        let (u0, s0) = before?;
+        let (u1, s1) = crate::ground::platform::process_cpu()?;
+        let wall = wall.elapsed().as_secs_f64().max(1e-9);
+        let (user, system) = (
+            u1.saturating_sub(u0).as_secs_f64(),
+            s1.saturating_sub(s0).as_secs_f64(),
+        );
+        Some(GeneratorCpu {
+            user_seconds: user,
+            system_seconds: system,
+            wall_seconds: wall,
+            percent: 100.0 * (user + system) / wall,
+        })
     }
 }
 
-#[derive(Serialize)]
+/// What makes the numbers doubtful: an open loop that did not reach its rate, a load
+/// generator whose CPU was saturated.
+fn warnings(profile: &Profile, summary: &Summary, cpu: Option<&GeneratorCpu>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(cpu) = cpu.filter(|c| c.percent >= CPU_SATURATED) {
+        out.push(format!(
+            "the load generator was busy {:.0}% of its thread ({:.1}s user + {:.1}s system in {:.1}s): mcpspec, not the server, may be the bottleneck (run fewer clients or a lower rate per machine, or shard the load: --shard K/N)",
+            cpu.percent, cpu.user_seconds, cpu.system_seconds, cpu.wall_seconds
+        ));
+    }
+    // A ramp or steps change the target; the stage table shows each stage's rate.
+    let (Pace::Rate(target), None, true) = (profile.pace, profile.ramp, profile.stages.is_empty())
+    else {
+        return out;
+    };
+    let achieved = summary.iterations_per_second;
+    if summary.measured_seconds > 0.0 && achieved < target * (1.0 - RATE_TOLERANCE) {
+        out.push(format!(
+            "the achieved rate {achieved:.1}/s fell {:.1}% short of the target {target}/s: the load generator or the server is the bottleneck (see the iterations in flight, --jobs)",
+            100.0 * (1.0 - achieved / target)
+        ));
+    }
+    out
+}
+
+#[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct EndedJson {
     at_seconds: f64,
@@ -327,13 +572,32 @@ impl EndedJson {
     }
 }
 
+/// Shard K of N (K from 1).
+#[derive(Serialize, Deserialize, Clone, Copy)]
+struct ShardJson {
+    index: usize,
+    count: usize,
+}
+
 /// The JSON report of a load run.
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct LoadReport {
-    mcpspec_version: &'static str,
+    mcpspec_version: String,
     target: String,
-    transport: &'static str,
+    transport: String,
+    /// The shard of a sharded run (`--shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shard: Option<ShardJson>,
+    /// Merged from this many shards (`report merge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    merged_shards: Option<usize>,
+    /// The budgets as given, so a merge judges them again on the merged numbers.
+    #[serde(default)]
+    budget_rules: Vec<Budget>,
+    /// The stages of a stepped load as this run paced them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    stages: Vec<crate::run::load::profile::Stage>,
     era: String,
     started_at: String,
     profile: String,
@@ -345,6 +609,9 @@ struct LoadReport {
     summary: Summary,
     budgets: Vec<Verdict>,
     warnings: Vec<String>,
+    /// mcpspec's own CPU use over the run (not on Windows; not of a merge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    generator_cpu: Option<GeneratorCpu>,
     /// One entry a second of the measured run.
     series: Vec<SecondSummary>,
 }
@@ -395,6 +662,12 @@ fn console(r: &LoadReport) -> String {
             ms(s.latency.max_ms)
         ),
     ];
+    if let Some(cpu) = &r.generator_cpu {
+        out.push(format!(
+            "generator CPU: {:.0}% of one core ({:.1}s user, {:.1}s system)",
+            cpu.percent, cpu.user_seconds, cpu.system_seconds
+        ));
+    }
     if s.skipped_iterations > 0 {
         out.push(format!(
             "skipped: {} iteration(s) ran no step ({}), not in the numbers",
@@ -808,4 +1081,71 @@ fn emit(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(percent: f64) -> GeneratorCpu {
+        GeneratorCpu {
+            user_seconds: percent / 100.0 * 9.0,
+            system_seconds: percent / 100.0,
+            wall_seconds: 10.0,
+            percent,
+        }
+    }
+
+    #[test]
+    fn a_saturated_generator_is_warned_of_and_a_busy_one_is_not() {
+        let profile = Profile::plain(
+            Pace::Clients(4),
+            Length::Duration(Duration::from_secs(10)),
+            4,
+        );
+        let summary =
+            crate::run::load::record::Recorder::default().summary(Duration::from_secs(10), &[]);
+        let saturated = warnings(&profile, &summary, Some(&cpu(97.0)));
+        assert_eq!(saturated.len(), 1, "{saturated:?}");
+        assert!(
+            saturated[0].contains("busy 97% of its thread"),
+            "{saturated:?}"
+        );
+        assert!(warnings(&profile, &summary, Some(&cpu(40.0))).is_empty());
+        assert!(warnings(&profile, &summary, None).is_empty());
+    }
+
+    #[test]
+    fn a_shard_takes_its_share_of_the_profile() {
+        let shard = |k: usize, n: usize| crate::face::select::Shard {
+            index: k - 1,
+            count: n,
+        };
+        let mut parts = ProfileParts {
+            pace: Some(Pace::Rate(30.0)),
+            iterations: Some(10),
+            ..ProfileParts::default()
+        };
+        shard_parts(&mut parts, shard(1, 3)).unwrap();
+        assert_eq!(
+            (parts.pace, parts.iterations),
+            (Some(Pace::Rate(10.0)), Some(4))
+        );
+        let clients = |k| {
+            let mut parts = ProfileParts {
+                pace: Some(Pace::Clients(5)),
+                ..ProfileParts::default()
+            };
+            shard_parts(&mut parts, shard(k, 3)).map(|()| parts.pace)
+        };
+        assert_eq!(clients(2).unwrap(), Some(Pace::Clients(2)));
+        assert_eq!(clients(3).unwrap(), Some(Pace::Clients(1)));
+        let mut one = ProfileParts::default();
+        assert!(
+            shard_parts(&mut one, shard(2, 2))
+                .unwrap_err()
+                .0
+                .contains("leave this shard none")
+        );
+    }
 }

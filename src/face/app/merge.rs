@@ -89,6 +89,13 @@ fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 /// `mcpspec report merge`: shard results → one report, in the order of the full run.
 pub(super) fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
     let json = paths.json.as_deref();
+    if files
+        .first()
+        .and_then(|f| crate::ground::source::read_text(f).ok())
+        .is_some_and(|t| super::load::is_load_report(&t))
+    {
+        return super::load::merge(files, json, paths.junit.as_deref());
+    }
     let mut reports = Vec::new();
     for f in files {
         let text = match crate::ground::source::read_text(f) {

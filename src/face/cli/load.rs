@@ -90,6 +90,11 @@ pub struct LoadArgs {
     /// last rate that held, with the step table.
     #[arg(long, requires = "rate", conflicts_with = "iterations")]
     pub find_limit: bool,
+    /// Run shard K of N: this machine takes its share of the rate (R/N), of the clients
+    /// or of the iterations, so N machines together run the profile; `mcpspec report
+    /// merge` adds the shards' JSON reports (their histograms exactly) into one.
+    #[arg(long, value_name = "K/N", value_parser = crate::face::select::Shard::parse)]
+    pub shard: Option<crate::face::select::Shard>,
     /// Write the budgets as a JUnit XML report here (a testcase each).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

@@ -360,3 +360,17 @@ pub fn killed_by(stop: Stop) -> Option<ExitStatus> {
 pub fn exited_with(code: i32) -> ExitStatus {
     ExitStatus::from_raw(code << 8)
 }
+
+/// The CPU time this process (all its threads, not its children) has used: user, system.
+pub fn process_cpu() -> Option<(std::time::Duration, std::time::Duration)> {
+    // SAFETY: getrusage writes the struct it is given, which lives through the call.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        (libc::getrusage(libc::RUSAGE_SELF, &mut usage) == 0).then_some(usage)
+    }?;
+    let time = |t: libc::timeval| {
+        std::time::Duration::from_secs(t.tv_sec.max(0) as u64)
+            + std::time::Duration::from_micros(t.tv_usec.max(0) as u64)
+    };
+    Some((time(usage.ru_utime), time(usage.ru_stime)))
+}

@@ -254,3 +254,8 @@ pub fn exited_with(code: i32) -> ExitStatus {
     use std::os::windows::process::ExitStatusExt;
     ExitStatus::from_raw(code as u32)
 }
+
+/// The CPU time this process has used: not measured on Windows.
+pub fn process_cpu() -> Option<(std::time::Duration, std::time::Duration)> {
+    None
+}

@@ -7,7 +7,8 @@ use std::time::Duration;
 use crate::ground::source::Pos;
 
 /// How iterations start.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Pace {
     /// Closed loop: N virtual clients, each starting its next iteration when its last one
     /// ended (a slow server slows the load).
@@ -28,7 +29,8 @@ impl Pace {
 }
 
 /// One stage of a stepped load.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Stage {
     pub pace: Pace,
     pub duration: Duration,
@@ -79,7 +81,8 @@ impl ProfileParts {
 }
 
 /// What part of the run a budget holds for.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Scope {
     /// Every iteration of the run.
     Run,
@@ -107,7 +110,8 @@ impl Scope {
 }
 
 /// A limit on what a load run measures.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Limit {
     /// A latency percentile (`quantile` in 0..1) is at most this.
     Percentile { quantile: f64, at_most: Duration },
@@ -122,7 +126,8 @@ pub enum Limit {
 }
 
 /// One budget: a limit on a part of the run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Budget {
     pub scope: Scope,
     pub limit: Limit,

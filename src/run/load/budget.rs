@@ -2,14 +2,14 @@
 //! method or a tool — each judged like an expectation (pass or fail, with the measured
 //! value) and reported as a test case.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::language::dsl::workload::{Budget, Limit, Scope};
 
 use super::record::{GroupSummary, Latency, Summary};
 
 /// A budget judged.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Verdict {
     /// `p99`, `max`, `errorRate`, `throughput`, `stepFailureRate`.

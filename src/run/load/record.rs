@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use indexmap::IndexMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::language::dsl::workload::Stage;
@@ -39,6 +39,18 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    const ALL: [ErrorKind; 5] = [
+        ErrorKind::Expectation,
+        ErrorKind::Protocol,
+        ErrorKind::IsError,
+        ErrorKind::Timeout,
+        ErrorKind::Transport,
+    ];
+
+    fn named(name: &str) -> Option<ErrorKind> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::Expectation => "expectation",
@@ -146,6 +158,7 @@ impl StepStats {
     fn summary(&self, name: &str, secs: f64) -> GroupSummary {
         let count = self.latency.len();
         GroupSummary {
+            histogram: counts(&self.latency),
             name: name.to_string(),
             count,
             errors: self.errors,
@@ -168,11 +181,32 @@ struct StageStats {
     latency: Histogram<u64>,
 }
 
+impl StageStats {
+    fn new() -> StageStats {
+        StageStats {
+            iterations: 0,
+            failed: 0,
+            requests: 0,
+            latency: histogram(),
+        }
+    }
+}
+
 /// One second of the run.
 struct Second {
     iterations: u64,
     errors: u64,
     latency: Histogram<u64>,
+}
+
+impl Second {
+    fn new() -> Second {
+        Second {
+            iterations: 0,
+            errors: 0,
+            latency: histogram(),
+        }
+    }
 }
 
 pub struct Recorder {
@@ -242,11 +276,7 @@ impl Recorder {
     pub fn record(&mut self, it: Iteration<'_>) {
         let second = it.ended_at.as_secs() as usize;
         while self.seconds.len() <= second {
-            self.seconds.push(Second {
-                iterations: 0,
-                errors: 0,
-                latency: histogram(),
-            });
+            self.seconds.push(Second::new());
         }
         let mut failed = false;
         let requests = it.steps.len() as u64;
@@ -289,12 +319,7 @@ impl Recorder {
         }
         if let Some(stage) = it.stage {
             while self.stages.len() <= stage {
-                self.stages.push(StageStats {
-                    iterations: 0,
-                    failed: 0,
-                    requests: 0,
-                    latency: histogram(),
-                });
+                self.stages.push(StageStats::new());
             }
             let s = &mut self.stages[stage];
             s.iterations += 1;
@@ -316,6 +341,8 @@ impl Recorder {
                 let failed = s.map_or(0, |s| s.failed);
                 let secs = stage.duration.as_secs_f64().max(1e-9);
                 StageSummary {
+                    requests: s.map_or(0, |s| s.requests),
+                    histogram: s.map_or_else(Vec::new, |s| counts(&s.latency)),
                     stage: i + 1,
                     pace: stage.pace.describe(),
                     seconds: stage.duration.as_secs_f64(),
@@ -351,11 +378,15 @@ impl Recorder {
             } else {
                 100.0 * self.failed_iterations as f64 / self.iterations as f64
             },
-            errors: self.errors.iter().map(|(k, n)| (k.name(), *n)).collect(),
+            errors: self
+                .errors
+                .iter()
+                .map(|(k, n)| (k.name().to_string(), *n))
+                .collect(),
             first_errors: self
                 .first_errors
                 .iter()
-                .map(|(k, m)| (k.name(), m.clone()))
+                .map(|(k, m)| (k.name().to_string(), m.clone()))
                 .collect(),
             measured_seconds: measured.as_secs_f64(),
             iterations_per_second: self.iterations as f64 / secs,
@@ -377,6 +408,72 @@ impl Recorder {
         }
     }
 
+    /// Add what another run (a shard) measured, as its report tells it: histograms add
+    /// exactly (the same bounds, the same buckets), counts and errors sum, its seconds
+    /// and stages add to the same second and stage of this one.
+    pub fn absorb(&mut self, s: &Summary, series: &[SecondSummary]) {
+        fn group(map: &mut IndexMap<String, StepStats>, key: String, errors: u64, h: &[[u64; 2]]) {
+            let stats = map.entry(key).or_insert_with(StepStats::new);
+            add(&mut stats.latency, h);
+            stats.errors += errors;
+        }
+        add(&mut self.whole, &s.histogram);
+        for (map, groups) in [
+            (&mut self.scenarios, &s.scenarios),
+            (&mut self.methods, &s.methods),
+            (&mut self.tools, &s.tools),
+        ] {
+            for g in groups {
+                group(map, g.name.clone(), g.errors, &g.histogram);
+            }
+        }
+        for st in &s.steps {
+            let stats = self
+                .steps
+                .entry((st.scenario.clone(), st.step.clone()))
+                .or_insert_with(StepStats::new);
+            add(&mut stats.latency, &st.histogram);
+            stats.errors += st.errors;
+        }
+        for (name, n) in &s.errors {
+            if let Some(kind) = ErrorKind::named(name) {
+                *self.errors.entry(kind).or_default() += n;
+                if let Some(first) = s.first_errors.get(name) {
+                    self.first_errors
+                        .entry(kind)
+                        .or_insert_with(|| first.clone());
+                }
+            }
+        }
+        self.iterations += s.iterations;
+        self.failed_iterations += s.failed_iterations;
+        self.requests += s.requests;
+        self.skipped += s.skipped_iterations;
+        if self.skip_reason.is_none() {
+            self.skip_reason.clone_from(&s.skip_reason);
+        }
+        for sec in series {
+            let i = sec.second as usize;
+            while self.seconds.len() <= i {
+                self.seconds.push(Second::new());
+            }
+            self.seconds[i].iterations += sec.iterations;
+            self.seconds[i].errors += sec.errors;
+            add(&mut self.seconds[i].latency, &sec.histogram);
+        }
+        for st in &s.stages {
+            let i = st.stage.saturating_sub(1);
+            while self.stages.len() <= i {
+                self.stages.push(StageStats::new());
+            }
+            let mine = &mut self.stages[i];
+            mine.iterations += st.iterations;
+            mine.failed += st.failed_iterations;
+            mine.requests += st.requests;
+            add(&mut mine.latency, &st.histogram);
+        }
+    }
+
     pub fn series(&self) -> Vec<SecondSummary> {
         self.seconds
             .iter()
@@ -387,6 +484,7 @@ impl Recorder {
                 errors: s.errors,
                 p50_ms: (!s.latency.is_empty()).then(|| millis(s.latency.value_at_quantile(0.5))),
                 p99_ms: (!s.latency.is_empty()).then(|| millis(s.latency.value_at_quantile(0.99))),
+                histogram: counts(&s.latency),
             })
             .collect()
     }
@@ -405,14 +503,19 @@ pub fn counts(h: &Histogram<u64>) -> Vec<[u64; 2]> {
 /// A histogram of `counts` (see [`counts`]).
 pub fn from_counts(counts: &[[u64; 2]]) -> Histogram<u64> {
     let mut h = histogram();
-    for [value, count] in counts {
-        h.saturating_record_n(*value, *count);
-    }
+    add(&mut h, counts);
     h
 }
 
+/// Record `counts` (see [`counts`]) into `h`.
+fn add(h: &mut Histogram<u64>, counts: &[[u64; 2]]) {
+    for [value, count] in counts {
+        h.saturating_record_n(*value, *count);
+    }
+}
+
 /// Percentiles in milliseconds; `None` when nothing was measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Latency {
     pub p50_ms: Option<f64>,
@@ -437,7 +540,7 @@ impl Latency {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     pub iterations: u64,
@@ -451,9 +554,9 @@ pub struct Summary {
     /// Failed iterations, in percent of the iterations.
     pub error_rate: f64,
     /// Steps in error, by kind.
-    pub errors: BTreeMap<&'static str, u64>,
+    pub errors: BTreeMap<String, u64>,
     /// The first message of each kind.
-    pub first_errors: BTreeMap<&'static str, String>,
+    pub first_errors: BTreeMap<String, String>,
     pub measured_seconds: f64,
     pub iterations_per_second: f64,
     pub requests_per_second: f64,
@@ -469,12 +572,12 @@ pub struct Summary {
     /// Each tool's calls.
     pub tools: Vec<GroupSummary>,
     /// Per stage of a stepped load (empty otherwise).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageSummary>,
 }
 
 /// The requests (or iterations) of one part of the run: a scenario, a method, a tool.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupSummary {
     pub name: String,
@@ -484,10 +587,13 @@ pub struct GroupSummary {
     pub error_rate: f64,
     pub per_second: f64,
     pub latency: Latency,
+    /// Its latency histogram ([`counts`]).
+    #[serde(default)]
+    pub histogram: Vec<[u64; 2]>,
 }
 
 /// One stage of a stepped load: its pace, and what it measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StageSummary {
     /// From 1.
@@ -501,9 +607,14 @@ pub struct StageSummary {
     pub iterations_per_second: f64,
     pub requests_per_second: f64,
     pub latency: Latency,
+    #[serde(default)]
+    pub requests: u64,
+    /// Its iterations' latency histogram ([`counts`]).
+    #[serde(default)]
+    pub histogram: Vec<[u64; 2]>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepSummary {
     pub scenario: String,
@@ -515,7 +626,7 @@ pub struct StepSummary {
     pub histogram: Vec<[u64; 2]>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SecondSummary {
     pub second: u64,
@@ -523,6 +634,9 @@ pub struct SecondSummary {
     pub errors: u64,
     pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
+    /// The second's iterations' latency histogram ([`counts`]), so shards' series add.
+    #[serde(default)]
+    pub histogram: Vec<[u64; 2]>,
 }
 
 #[cfg(test)]
