@@ -1,7 +1,10 @@
 //! Sampling answered by a real model profile (`sampling: [{profile: NAME}]`, profiles from
 //! `mcpspec run --models FILE`), offline: the project's local model server on 127.0.0.1
 //! plays the model, over both model APIs, in both eras, with and without tools in the
-//! server's request; a model that cannot answer errors the step, naming the profile.
+//! server's request; a model that cannot answer errors the step, naming the profile. Its
+//! answers are recorded (`--record-models`, secrets and key masked) and replayed with the
+//! model server stopped and no key (`--replay-models`); its tokens and cost are reported, and
+//! `--max-cost` refuses to ask it past the cap.
 
 mod common;
 
@@ -55,38 +58,14 @@ fn run(
     extra: &[&str],
     with_models: bool,
 ) -> (common::Run, serde_json::Value) {
-    let json = dir.path().join("result.json");
-    let scenario = dir.path().join("s.yaml");
-    let models = dir.path().join("models.yaml");
-    let target = stdio_target(&["--interactive"]);
-    let mut args = vec![
-        "run",
-        scenario.to_str().unwrap(),
-        "--stdio",
-        &target,
-        "--era",
-        "legacy",
-        "--era",
-        "2026-07-28",
-        "--set",
-        "story=env:MCPSPEC_TEST_SAMPLING_STORY",
-        "--json",
-        json.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    if !extra.contains(&"--timeout") {
-        args.extend(["--timeout", "10s"]);
-    }
-    if with_models {
-        args.extend(["--models", models.to_str().unwrap()]);
-    }
-    let run = run_in(
-        &repo_root(),
-        &args,
-        &[("MCPSPEC_TEST_SAMPLING_STORY", "the-secret-story-42")],
+    let (run, report) = invoke(
+        dir,
+        "env:MCPSPEC_TEST_SAMPLING_STORY",
+        false,
+        extra,
+        with_models,
     );
-    assert!(json.exists(), "no report: {run:?}");
-    let report = read_json(&json);
+    assert!(!report.is_null(), "no report: {run:?}");
     (run, report)
 }
 
@@ -149,13 +128,26 @@ fn a_model_that_cannot_answer_errors_the_step_naming_the_profile() {
 /// A key the `paid` profile reads from the environment (when set).
 const KEY: &str = "sk-test-sampling-key-0123456789abcdef";
 
-/// `mcpspec run` of `dir`'s scenario with `story`, the `paid` profile's key when `keyed`,
-/// and `extra`: its output and the JSON report.
+/// `mcpspec run` of `dir`'s scenario with `story` and `extra` (the `paid` profile's key
+/// in the environment when `keyed`): its output and the JSON report.
 fn run_story(
     dir: &tempfile::TempDir,
     story: &str,
     keyed: bool,
     extra: &[&str],
+) -> (common::Run, serde_json::Value) {
+    invoke(dir, story, keyed, extra, true)
+}
+
+/// `mcpspec run` of `dir`'s scenario in both eras, `story` its `--set story=`, `--timeout
+/// 10s` unless `extra` gives one, `--models` when `with_models`: its output and the JSON
+/// report (null when none was written).
+fn invoke(
+    dir: &tempfile::TempDir,
+    story: &str,
+    keyed: bool,
+    extra: &[&str],
+    with_models: bool,
 ) -> (common::Run, serde_json::Value) {
     let json = dir.path().join("result.json");
     let _ = std::fs::remove_file(&json);
@@ -176,12 +168,14 @@ fn run_story(
         &set,
         "--json",
         json.to_str().unwrap(),
-        "--timeout",
-        "10s",
-        "--models",
-        models.to_str().unwrap(),
     ];
     args.extend(extra);
+    if !extra.contains(&"--timeout") {
+        args.extend(["--timeout", "10s"]);
+    }
+    if with_models {
+        args.extend(["--models", models.to_str().unwrap()]);
+    }
     let mut env = vec![("MCPSPEC_TEST_SAMPLING_STORY", "the-secret-story-42")];
     if keyed {
         env.push(("MCPSPEC_TEST_SAMPLING_KEY", KEY));

@@ -1,6 +1,9 @@
 //! Sampling answered by a real model: a scenario's `sampling:` answer `profile: NAME` sends
 //! the server's `sampling/createMessage` through the eval model client of that profile (the
 //! run's `--models FILE`: its `models:`, as in an eval set, keys from the environment), and the reply becomes the `CreateMessageResult`.
+//! The answers are recorded or replayed (`--record-models`, `--replay-models`: see
+//! [`super::sampling_tape`]), counted per profile (tokens, estimated cost) and capped by
+//! `--max-cost`.
 
 use std::path::Path;
 use std::pin::Pin;
