@@ -214,6 +214,7 @@ mod tests {
             interrupted: None,
             shard: None,
             servers: None,
+            models: Vec::new(),
             suites,
         }
     }

@@ -413,6 +413,24 @@ pub struct RunArgs {
     /// of this YAML file (an eval set, or a file with only `models:`).
     #[arg(long, value_name = "FILE")]
     pub models: Option<PathBuf>,
+    /// Record the model answers of `--models` sampling answers in this file (JSON; no key,
+    /// secrets masked), for `--replay-models`.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "models",
+        conflicts_with = "replay_models"
+    )]
+    pub record_models: Option<PathBuf>,
+    /// Answer `--models` sampling answers from this recording (`--record-models`): no key,
+    /// no network, no cost; a request it lacks errors its step.
+    #[arg(long, value_name = "FILE", requires = "models")]
+    pub replay_models: Option<PathBuf>,
+    /// Stop asking the `--models` models once their estimated spend could pass this many USD
+    /// (needs each profile's `price`): later sampling requests are answered an error and
+    /// their steps error.
+    #[arg(long, value_name = "USD", value_parser = eval::parse_usd, requires = "models")]
+    pub max_cost: Option<f64>,
 }
 
 #[derive(Args, Debug)]

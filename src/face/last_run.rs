@@ -189,6 +189,7 @@ mod tests {
             interrupted: None,
             shard: None,
             servers: None,
+            models: Vec::new(),
         }
     }
 

@@ -165,6 +165,7 @@ pub(super) fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
                 all.replaced.extend(one.replaced);
                 all
             }),
+        models: merged_models(&reports),
         suites,
         target,
         transport,
@@ -189,4 +190,24 @@ pub(super) fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
         return exit::FAILED;
     }
     exit_code(&merged, None, false)
+}
+
+/// The shards' model usage, summed per profile (in first-seen order).
+fn merged_models(reports: &[RunReport]) -> Vec<crate::results::report::result::ModelUsage> {
+    let mut all: Vec<crate::results::report::result::ModelUsage> = Vec::new();
+    for one in reports.iter().flat_map(|r| &r.models) {
+        match all.iter_mut().find(|m| m.profile == one.profile) {
+            Some(m) => {
+                m.requests += one.requests;
+                m.input_tokens += one.input_tokens;
+                m.output_tokens += one.output_tokens;
+                m.cost_usd = match (m.cost_usd, one.cost_usd) {
+                    (None, None) => None,
+                    (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+                };
+            }
+            None => all.push(one.clone()),
+        }
+    }
+    all
 }

@@ -41,17 +41,10 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    if let Some(path) = &args.models {
-        match crate::run::eval::sampling::load_profiles(path) {
-            Ok(profiles) => crate::run::client::answers::set_sampler(std::sync::Arc::new(
-                crate::run::eval::sampling::ProfileSampler::new(profiles),
-            )),
-            Err(errors) => {
-                errln!("{}", errors.render());
-                return exit::INVALID_INPUT;
-            }
-        }
-    }
+    let sampler = match sampler(&args) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let mut asked = match Asked::parse(&args) {
         Ok(a) => a,
         Err(e) => return usage(e),
@@ -141,6 +134,14 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
         .await
     });
     report.shard = shard_info;
+    if let Some(sampler) = &sampler {
+        report.models = sampler.usage();
+        match sampler.finish() {
+            Ok(Some(line)) => errln!("{line}"),
+            Ok(None) => {}
+            Err(e) => errln!("error: {e}"),
+        }
+    }
     let applied = baseline
         .as_ref()
         .map(|b| apply_baseline(b, &mut report, strict));
@@ -171,6 +172,30 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
     std::mem::forget(report);
     std::mem::forget(selected);
     code
+}
+
+/// The run's model profiles (`--models`), answering `profile:` sampling answers from now
+/// on, recorded or replayed (`--record-models`, `--replay-models`) within `--max-cost`.
+fn sampler(
+    args: &RunArgs,
+) -> Result<Option<std::sync::Arc<crate::run::eval::sampling::ProfileSampler>>, i32> {
+    let Some(path) = &args.models else {
+        return Ok(None);
+    };
+    let profiles = crate::run::eval::sampling::load_profiles(path).map_err(|errors| {
+        errln!("{}", errors.render());
+        exit::INVALID_INPUT
+    })?;
+    let options = crate::run::eval::sampling::SamplerOptions {
+        record: args.record_models.clone(),
+        replay: args.replay_models.clone(),
+        max_cost: args.max_cost,
+    };
+    let sampler = crate::run::eval::sampling::ProfileSampler::new(profiles, &options)
+        .map_err(|e| usage(UsageError(e)))?;
+    let sampler = std::sync::Arc::new(sampler);
+    crate::run::client::answers::set_sampler(sampler.clone());
+    Ok(Some(sampler))
 }
 
 /// The target's OAuth sign-in, when it has one.
@@ -638,6 +663,7 @@ mod tests {
             interrupted: None,
             shard: None,
             servers: None,
+            models: Vec::new(),
         }
     }
 

@@ -199,6 +199,7 @@ pub fn relabel_suite(
         summary: Default::default(),
         stale_entries: Vec::new(),
         servers: None,
+        models: Vec::new(),
         interrupted: None,
         shard: None,
     };

@@ -141,7 +141,7 @@ pub struct EvalCompareArgs {
 }
 
 /// A spending cap in USD: a finite number, 0 or more (`0.50`, `$2`).
-fn parse_usd(s: &str) -> Result<f64, String> {
+pub(super) fn parse_usd(s: &str) -> Result<f64, String> {
     match s.trim().trim_start_matches('$').parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!("`{s}`: expected an amount in USD such as `0.50`")),

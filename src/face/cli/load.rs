@@ -200,6 +200,9 @@ impl LoadArgs {
             only_files: Vec::new(),
             update_snapshots: false,
             models: None,
+            record_models: None,
+            replay_models: None,
+            max_cost: None,
         }
     }
 }

@@ -429,6 +429,19 @@ pub fn render_summary(report: &RunReport, opts: &ConsoleOptions) -> String {
     if let Some(servers) = &report.servers {
         out.push_str(&servers_line(servers));
     }
+    for m in &report.models {
+        let _ = write!(
+            out,
+            "Sampling model `{}`: {} answer(s), {} input + {} output tokens",
+            m.profile, m.requests, m.input_tokens, m.output_tokens
+        );
+        match m.cost_usd {
+            Some(usd) => {
+                let _ = writeln!(out, ", about ${usd:.4}");
+            }
+            None => out.push('\n'),
+        }
+    }
     if let Some(signal) = &report.interrupted {
         let _ = writeln!(
             out,

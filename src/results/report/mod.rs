@@ -268,6 +268,7 @@ pub(crate) mod testdata {
             interrupted: None,
             shard: None,
             servers: None,
+            models: Vec::new(),
         }
     }
 

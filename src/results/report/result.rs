@@ -37,6 +37,24 @@ pub struct RunReport {
     /// the time of a stdio run usually goes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub servers: Option<ServerStats>,
+    /// Sampling answered by model profiles (`run --models`): per profile, its requests,
+    /// tokens and estimated cost (replayed answers count the recorded tokens).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<ModelUsage>,
+}
+
+/// One model profile's share of a run's sampling answers.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelUsage {
+    pub profile: String,
+    /// Model answers given (asked, or replayed from `--replay-models`).
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Estimated from the profile's `price`; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// Server processes of a stdio run (see `engine::pool`).

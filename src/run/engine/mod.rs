@@ -252,6 +252,7 @@ pub async fn run(
         interrupted,
         shard: None,
         servers,
+        models: Vec::new(),
     }
 }
 

@@ -25,6 +25,7 @@ pub mod results;
 pub mod run;
 pub mod runs;
 pub mod sampling;
+pub mod sampling_tape;
 pub mod set;
 pub mod stats;
 pub mod tape;

@@ -1,6 +1,9 @@
 //! Sampling answered by a real model: a scenario's `sampling:` answer `profile: NAME` sends
 //! the server's `sampling/createMessage` through the eval model client of that profile (the
 //! run's `--models FILE`: its `models:`, as in an eval set, keys from the environment), and the reply becomes the `CreateMessageResult`.
+//! The answers are recorded or replayed (`--record-models`, `--replay-models`: see
+//! [`super::sampling_tape`]), counted per profile (tokens, estimated cost) and capped by
+//! `--max-cost`.
 
 use std::path::Path;
 use std::pin::Pin;
@@ -14,10 +17,12 @@ use super::conversation::{Call, Msg, ToolSpec, tool_spec};
 use super::llm::ModelClient;
 use super::profile::Profile;
 use super::results::ModelApi;
+use super::sampling_tape::SamplingTape;
 use super::set::doc::ProfileDoc;
 use crate::language::dsl::error::{LoadErrors, read_source};
 use crate::language::dsl::load::parse_yaml;
 use crate::language::dsl::value::At;
+use crate::results::report::result::ModelUsage;
 
 /// `models:` of any YAML file (an eval set, or a file with only `models:`); the rest is not read.
 #[derive(Deserialize)]
@@ -46,22 +51,95 @@ pub fn load_profiles(path: &Path) -> Result<IndexMap<String, Profile>, LoadError
     }
 }
 
-/// The run's model clients, one per profile (or why it cannot answer: its key is missing).
+/// How `mcpspec run` asks its models: `--record-models`, `--replay-models`, `--max-cost`.
+#[derive(Debug, Default, Clone)]
+pub struct SamplerOptions {
+    pub record: Option<std::path::PathBuf>,
+    pub replay: Option<std::path::PathBuf>,
+    pub max_cost: Option<f64>,
+}
+
+/// The run's model clients, one per profile (or why it cannot answer: its key is missing),
+/// the tape they play on, and what each has answered.
 pub struct ProfileSampler {
     clients: IndexMap<String, Result<ModelClient, String>>,
+    tape: Option<SamplingTape>,
+    /// `--max-cost` (not when replaying): a profile without `price` is not asked under it.
+    capped: bool,
+    /// Per profile: answers, input and output tokens (in the order first answered).
+    usage: std::sync::Mutex<IndexMap<String, (u64, u64, u64)>>,
 }
 
 impl ProfileSampler {
     /// Clients for `profiles`, their keys read from the environment (and redacted
-    /// everywhere).
-    pub fn new(profiles: IndexMap<String, Profile>) -> ProfileSampler {
-        let mut clients = IndexMap::new();
+    /// everywhere); a replay reads no key. `Err`: the options cannot be served.
+    pub fn new(
+        profiles: IndexMap<String, Profile>,
+        options: &SamplerOptions,
+    ) -> Result<ProfileSampler, String> {
+        let tape = match (&options.replay, &options.record) {
+            (Some(file), _) => Some(SamplingTape::replay(file)?),
+            (None, Some(file)) => Some(SamplingTape::record(file)?),
+            (None, None) => None,
+        };
+        let replaying = options.replay.is_some();
+        let mut clients: IndexMap<String, Result<ModelClient, String>> = IndexMap::new();
+        // One budget for the run: every profile's spend counts against `--max-cost`.
+        let mut first: Option<usize> = None;
         for (name, profile) in profiles {
-            let key = super::profile::key_from_env(&profile).map_err(|why| format!("the {why}"));
+            let key = if replaying {
+                Ok(None)
+            } else {
+                super::profile::key_from_env(&profile).map_err(|why| format!("the {why}"))
+            };
             let client = key.and_then(|key| ModelClient::new(profile, key));
+            let client = client.map(|c| {
+                let shared = first
+                    .and_then(|i| clients.get_index(i))
+                    .and_then(|(_, c)| c.as_ref().ok());
+                match shared {
+                    Some(other) => c.sharing_budget_of(other),
+                    None => c.with_max_cost(options.max_cost.filter(|_| !replaying)),
+                }
+            });
+            if client.is_ok() && first.is_none() {
+                first = Some(clients.len());
+            }
             clients.insert(name, client);
         }
-        ProfileSampler { clients }
+        Ok(ProfileSampler {
+            clients,
+            tape,
+            capped: options.max_cost.is_some() && !replaying,
+            usage: std::sync::Mutex::default(),
+        })
+    }
+
+    /// Per profile that answered: its answers, tokens and estimated cost.
+    pub fn usage(&self) -> Vec<ModelUsage> {
+        let usage = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+        usage
+            .iter()
+            .map(|(name, &(requests, input_tokens, output_tokens))| {
+                let price = self
+                    .clients
+                    .get(name)
+                    .and_then(|c| c.as_ref().ok())
+                    .and_then(|c| c.profile().price);
+                ModelUsage {
+                    profile: name.clone(),
+                    requests,
+                    input_tokens,
+                    output_tokens,
+                    cost_usd: price.map(|p| p.cost(input_tokens, output_tokens)),
+                }
+            })
+            .collect()
+    }
+
+    /// After the run: a recorder writes its file; `Some(line)` says where.
+    pub fn finish(&self) -> Result<Option<String>, String> {
+        self.tape.as_ref().map_or(Ok(None), SamplingTape::finish)
     }
 
     async fn answer(&self, name: &str, request: &Value) -> Result<Value, String> {
@@ -80,16 +158,44 @@ impl ProfileSampler {
             Some(Err(why)) => return Err(why.clone()),
             Some(Ok(c)) => c,
         };
+        if self.capped && client.profile().price.is_none() {
+            return Err(format!(
+                "--max-cost needs the model's prices: add `price: {{input: USD, output: USD}}` (per million tokens) to profile `{name}`"
+            ));
+        }
         let failed = |why: String| {
             format!("the model profile `{name}` could not answer the sampling request: {why}")
         };
         let params = request.get("params").cloned().unwrap_or(Value::Null);
         let (system, msgs, tools) = conversation(&params);
         let body = request_body(client, &params, system.as_deref(), &msgs, &tools);
-        let (reply, turn) = client
-            .reply(&body)
-            .await
-            .map_err(|e| failed(e.to_string()))?;
+        let (reply, turn) = match self.tape.as_ref().and_then(|t| t.replayed(name, &body)) {
+            Some(recorded) => {
+                let reply = recorded?;
+                // Nothing was sent: the recorded tokens count, no request is made.
+                let turn = client
+                    .accept(&reply, 0)
+                    .map_err(|e| failed(e.to_string()))?;
+                (reply, turn)
+            }
+            None => {
+                let (reply, turn) = client
+                    .reply(&body)
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
+                if let Some(tape) = &self.tape {
+                    tape.store(name, &body, &reply);
+                }
+                (reply, turn)
+            }
+        };
+        {
+            let mut usage = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+            let u = usage.entry(name.to_string()).or_default();
+            u.0 += 1;
+            u.1 += turn.input_tokens;
+            u.2 += turn.output_tokens;
+        }
         let api = client.profile().api;
         let mut blocks: Vec<Value> = turn
             .text
