@@ -465,6 +465,7 @@ async fn run_leased(
             suite.era.era = Some(n.kind.as_str().to_string());
             suite.era.note = n.note.clone();
             conn.take_log();
+            conn.mark_started();
             if let Some(note) = shared
                 .then(|| pool.take_replaced_note(&item.era.label))
                 .flatten()
