@@ -320,7 +320,7 @@ fn skeleton(scenario: &Scenario, era: &Era, ordinal: usize) -> SuiteResult {
         ordinal,
         scenario: scenario.id.clone(),
         description: scenario.description.clone(),
-        file: scenario.pos.file_name().to_string(),
+        file: scenario.pos.shown_file().to_string(),
         line: scenario.pos.line,
         pack: scenario
             .pack
