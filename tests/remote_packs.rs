@@ -559,6 +559,11 @@ fn archive_imports_are_pinned_by_sha256_and_cached() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(!w.lock().contains("s3cr3t"), "{}", w.lock());
     assert!(w.lock().contains(&sha));
+    // `pack update` names the archive by its pin, the digest the import wrote (#38 item 16).
+    assert!(
+        r.stdout.contains(&format!("platform 1.0.0 (sha256 {sha})")),
+        "{r:?}"
+    );
     let (r, steps) = w.run_steps(&[]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(steps.contains(&"weather v1".to_string()), "{steps:?}");
