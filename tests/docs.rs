@@ -460,15 +460,27 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
     );
 }
 
-/// The example server as the book names it (`target/debug/…`, `target/release/…`, alone or
-/// inside a quoted `--stdio` command line) → the one built for the tests.
+/// The example server as the book names it (`target/release/…`, the README's build, alone
+/// or inside a quoted `--stdio` command line) → the one built for the tests.
 fn with_built_server(word: &str) -> String {
     let server = common::example_server().display().to_string();
-    ["target/release/", "target/debug/"]
-        .iter()
-        .map(|dir| format!("{dir}mcpspec-example-server"))
-        .find(|named| word.contains(named.as_str()))
-        .map_or_else(|| word.to_string(), |named| word.replace(&named, &server))
+    word.replace("target/release/mcpspec-example-server", &server)
+}
+
+/// Every command of the book uses the README's release build: a reader who followed the
+/// README has `target/release` and no `target/debug` (#38 item 20).
+#[test]
+fn book_commands_use_the_release_build() {
+    for file in doc_files() {
+        for (n, line) in read(&file).lines().enumerate() {
+            assert!(
+                !line.contains("target/debug"),
+                "{}:{}: the README builds `target/release`, not `target/debug`: {line}",
+                file.display(),
+                n + 1
+            );
+        }
+    }
 }
 
 /// `<!-- mcpspec ARGS -->` just before a block: the commands the example runs with (`{file}`
@@ -581,7 +593,7 @@ fn run_example(b: &Block, file: &Path, dir: &Path) {
         b.note
             .as_deref()
             .is_some_and(|n| n.starts_with("not run: ")),
-        "{}: say how this example runs: `<!-- mcpspec run {{file}} --stdio \"target/debug/mcpspec-example-server FLAGS\" --era ERA -->` \
+        "{}: say how this example runs: `<!-- mcpspec run {{file}} --stdio \"target/release/mcpspec-example-server FLAGS\" --era ERA -->` \
          on the line before the fence (the chapter should say the same in words), or why it cannot: `<!-- not run: REASON -->`",
         b.at()
     );
@@ -650,9 +662,7 @@ fn not_runnable(words: &[String]) -> Option<String> {
         return Some("an HTTP server of the reader's".into());
     }
     for pair in words.windows(2).filter(|p| p[0] == "--stdio") {
-        if !pair[1].starts_with("target/release/mcpspec-example-server")
-            && !pair[1].starts_with("target/debug/mcpspec-example-server")
-        {
+        if !pair[1].starts_with("target/release/mcpspec-example-server") {
             return Some(format!("the reader's server {:?}", pair[1]));
         }
     }
@@ -682,7 +692,7 @@ fn every_command_shown_runs_where_it_can() {
                 };
                 let is_mcpspec = matches!(
                     program.as_str(),
-                    "mcpspec" | "target/release/mcpspec" | "target/debug/mcpspec"
+                    "mcpspec" | "target/release/mcpspec"
                 );
                 if !is_mcpspec {
                     // `cargo build` is what the test harness did; `scripts/test` is this run.

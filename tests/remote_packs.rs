@@ -559,6 +559,11 @@ fn archive_imports_are_pinned_by_sha256_and_cached() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(!w.lock().contains("s3cr3t"), "{}", w.lock());
     assert!(w.lock().contains(&sha));
+    // `pack update` names the archive by its pin, the digest the import wrote (#38 item 16).
+    assert!(
+        r.stdout.contains(&format!("platform 1.0.0 (sha256 {sha})")),
+        "{r:?}"
+    );
     let (r, steps) = w.run_steps(&[]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(steps.contains(&"weather v1".to_string()), "{steps:?}");
@@ -1001,4 +1006,35 @@ fn relative_imports_out_of_an_archive_are_refused_by_name() {
             && r.stderr.contains("which holds this pack only"),
         "{r:?}"
     );
+}
+
+/// A failure inside a git-imported pack is shown as the pack's name, the revision it came
+/// from and its path in the repository (`platform@v3 packs/platform/fails.yaml:5:9`), in
+/// the console and in JUnit, never as a path into the cache folder (#38 item 14).
+#[test]
+fn a_failure_in_a_remote_pack_names_the_pack_not_the_cache() {
+    let w = World::new();
+    write(
+        &w.path("platform-work"),
+        &[(
+            "packs/platform/fails.yaml",
+            "scenario: platform-fails\nsteps:\n  - name: echo\n    request: { method: tools/call, params: { name: echo, arguments: { text: hello } } }\n    expect:\n      - { path: \"$.content[0].text\", equals: goodbye }\n",
+        )],
+    );
+    commit_and_push(&w, "v3");
+    w.product(&w.git_import("v3"));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let junit = w.path("junit.xml");
+    let (r, _) = w.run_steps(&["--junit", junit.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let cache = w.path("cache").display().to_string();
+    let junit = std::fs::read_to_string(&junit).unwrap();
+    for (what, text) in [("console", &r.stdout), ("JUnit", &junit)] {
+        assert!(
+            text.contains("platform@v3 packs/platform/fails.yaml:6:"),
+            "{what}: {text}"
+        );
+        assert!(!text.contains(&cache), "{what} points into the cache: {text}");
+    }
 }

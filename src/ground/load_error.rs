@@ -160,7 +160,7 @@ impl LoadError {
     /// rendered text with its snippet.
     pub fn to_json(&self) -> serde_json::Value {
         let file = match &self.pos {
-            Some(pos) => pos.file_name().to_string(),
+            Some(pos) => pos.shown_file().to_string(),
             None => self.file.clone().unwrap_or_else(|| "<input>".into()),
         };
         serde_json::json!({

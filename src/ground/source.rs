@@ -14,6 +14,9 @@ pub struct SourceFile {
     /// Path as the user named it (or `builtin:NAME` for embedded packs).
     pub name: String,
     pub text: String,
+    /// How reports name the file when its path is not the reader's (a remote pack's file
+    /// in the cache folder: `platform@v1.2.0 packs/platform/pack.yaml`).
+    pub shown: Option<String>,
 }
 
 impl SourceFile {
@@ -21,7 +24,22 @@ impl SourceFile {
         Arc::new(SourceFile {
             name: name.into(),
             text: text.into(),
+            shown: None,
         })
+    }
+
+    /// The same file, shown in reports and diagnostics as `shown`.
+    pub fn shown_as(self: &Arc<Self>, shown: String) -> Arc<Self> {
+        Arc::new(SourceFile {
+            name: self.name.clone(),
+            text: self.text.clone(),
+            shown: Some(shown),
+        })
+    }
+
+    /// The file as reports and diagnostics name it.
+    pub fn shown_name(&self) -> &str {
+        self.shown.as_deref().unwrap_or(&self.name)
     }
 
     /// The lines of the text, as the YAML parser counts them (positions are its).
@@ -212,8 +230,14 @@ impl Pos {
         }
     }
 
+    /// The file's path (to read files beside it).
     pub fn file_name(&self) -> &str {
         &self.file.name
+    }
+
+    /// The file as reports and diagnostics name it (see [`SourceFile::shown`]).
+    pub fn shown_file(&self) -> &str {
+        self.file.shown_name()
     }
 
     /// Render a rustc-style snippet pointing at this position.
@@ -246,7 +270,7 @@ impl Pos {
 
 impl fmt::Display for Pos {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file.name, self.line, self.col)
+        write!(f, "{}:{}:{}", self.file.shown_name(), self.line, self.col)
     }
 }
 
@@ -260,7 +284,7 @@ impl Serialize for Pos {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut st = s.serialize_struct("Pos", 3)?;
-        st.serialize_field("file", &self.file.name)?;
+        st.serialize_field("file", self.file.shown_name())?;
         st.serialize_field("line", &self.line)?;
         st.serialize_field("column", &self.col)?;
         st.end()
@@ -303,7 +327,7 @@ fn render_snippet(
         .redact_keeping(line, range.start - line_start..range.end - line_start);
     let snippet = Snippet::source(shown.as_str())
         .line_start(pos.line as usize)
-        .path(pos.file.name.clone())
+        .path(pos.file.shown_name().to_string())
         .fold(true)
         .annotation(AnnotationKind::Primary.span(span.clone()).label(label));
     let mut group = level.primary_title(title).element(snippet);

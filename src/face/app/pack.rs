@@ -191,11 +191,12 @@ fn report_changes(old: &Lock, new: &Lock) {
     let mut shown: Vec<&Entry> = new.entries.iter().collect();
     shown.sort_by(|a, b| (&a.name, &a.key).cmp(&(&b.name, &b.key)));
     shown.dedup();
-    let rev = |e: &Entry| {
-        e.commit
-            .as_deref()
-            .map(|c| format!("commit {}", crate::run::packs::short_commit(c)))
-            .unwrap_or_else(|| e.digest.clone())
+    // An archive is named by its pin (the `sha256:` the import writes and `pack build`
+    // printed), never by the digest of its unpacked files, which the reader never wrote.
+    let rev = |e: &Entry| match (&e.key, e.commit.as_deref()) {
+        (crate::run::packs::lock::Key::Archive { sha256, .. }, _) => format!("sha256 {sha256}"),
+        (_, Some(c)) => format!("commit {}", crate::run::packs::short_commit(c)),
+        (_, None) => e.digest.clone(),
     };
     for e in &shown {
         let what = match old.find(&e.key) {

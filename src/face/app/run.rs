@@ -221,7 +221,7 @@ fn apply_baseline(
         .iter()
         .map(|s| crate::results::report::result::StaleEntry {
             entry: s.entry.clone(),
-            file: s.pos.file_name().to_string(),
+            file: s.pos.shown_file().to_string(),
             line: s.pos.line,
             message: s.message.clone(),
         })

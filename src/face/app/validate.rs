@@ -207,7 +207,7 @@ pub(super) fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 
                 "steps": steps,
                 "packs": packs,
                 "warnings": notes.iter().map(|(pos, note)| serde_json::json!({
-                    "file": pos.file_name(),
+                    "file": pos.shown_file(),
                     "line": pos.line,
                     "column": pos.col,
                     "message": note_message(note),

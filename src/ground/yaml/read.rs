@@ -18,19 +18,26 @@ static UNKNOWN_VARIANT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"unknown variant `([^`]*)`, expected (?:one of )?(.*)").unwrap());
 static DUPLICATE_KEY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"duplicate mapping key: ([^,]*)").unwrap());
+static INVALID_TYPE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^invalid type: (.*), expected (.*)$").unwrap());
+static TYPE_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:struct|enum|tuple struct|unit struct|untagged enum) ([A-Z][A-Za-z0-9]*)")
+        .unwrap()
+});
 static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").unwrap());
 
 pub(super) fn yaml_error(file: &Arc<SourceFile>, e: &Error) -> LoadError {
-    let (mut message, mut help) = explain_serde_message(e.message.trim());
+    let raw = e.message.trim();
+    let (mut message, mut help) = explain_serde_message(raw);
     if let Some((line, col)) = e.location()
-        && let Some((m, h)) = explain_by_key(file, &message, line, col)
+        && let Some((m, h)) = explain_by_key(file, raw, line, col)
     {
         (message, help) = (m, Some(h));
     }
     if help.is_none()
         && let Some((line, _)) = e.location()
     {
-        help = explain_indentation(file, &message, line);
+        help = explain_indentation(file, raw, line);
     }
     let error = match e.location() {
         Some((line, col)) => LoadError::at(Pos::new(file, line, col), message),
@@ -217,12 +224,77 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
             Some("expected a number or a comparison such as `{gte: 1}`".into()),
         );
     }
+    if let Some(c) = INVALID_TYPE.captures(message) {
+        let (found, expected) = (in_yaml_words(&c[1]), in_yaml_words(&c[2]));
+        let help = (&c[1] == "sequence" && c[2].contains("ScenarioDoc")).then(|| {
+            "a scenario file is a mapping: `scenario: NAME`, then the list of steps under `steps:`"
+                .to_string()
+        });
+        return (format!("expected {expected}, found {found}"), help);
+    }
+    if message.contains("did not match any variant of untagged enum") {
+        return ("invalid value: none of the forms this key takes fits".into(), None);
+    }
+    if TYPE_NAME.is_match(message) {
+        return (in_yaml_words(message), None);
+    }
     (message.to_string(), None)
+}
+
+/// serde's words for YAML shapes and the reader's Rust type names, in the words of the
+/// files: an error never names an internal type (`ScenarioDoc`).
+fn in_yaml_words(text: &str) -> String {
+    let text = match text {
+        "sequence" => return "a list".into(),
+        "map" => return "a mapping".into(),
+        "unit value" => return "null".into(),
+        _ => text,
+    };
+    let text = text.replace("a sequence", "a list");
+    TYPE_NAME
+        .replace_all(&text, |c: &regex::Captures| {
+            match &c[1] {
+                "ScenarioDoc" => "a scenario (a mapping with `scenario:` and `steps:`)",
+                "StepDoc" => "a step (a mapping with `name:` and `request:`, `check:` or another step kind)",
+                name if name.ends_with("Spec") || c[0].starts_with("enum") || c[0].starts_with("untagged") => {
+                    "one of the forms this key takes"
+                }
+                _ => "a mapping",
+            }
+            .to_string()
+        })
+        .into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// serde's type names never reach the user: a bare list of steps is told how a
+    /// scenario file is laid out (#38 item 20).
+    #[test]
+    fn type_names_are_said_in_dsl_words() {
+        let (message, help) =
+            explain_serde_message("invalid type: sequence, expected struct ScenarioDoc");
+        assert_eq!(
+            message,
+            "expected a scenario (a mapping with `scenario:` and `steps:`), found a list"
+        );
+        assert!(help.unwrap().contains("under `steps:`"));
+        for raw in [
+            "invalid type: integer `3`, expected struct StepDoc",
+            "invalid type: sequence, expected struct Request",
+            "invalid type: string \"x\", expected enum Kind",
+            "data did not match any variant of untagged enum Whatever",
+            "expected struct Request",
+        ] {
+            let (message, _) = explain_serde_message(raw);
+            assert!(
+                !TYPE_NAME.is_match(&message) && !message.contains("Request"),
+                "{raw} -> {message}"
+            );
+        }
+    }
 
     /// Past the depth limit, the error says so in mcpspec's words, with a position.
     #[test]

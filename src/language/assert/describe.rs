@@ -25,7 +25,7 @@ pub(super) fn failure(
         expected,
         actual,
         snippet,
-        file: expect.pos.file_name().to_string(),
+        file: expect.pos.shown_file().to_string(),
         line: expect.pos.line,
         column: expect.pos.col,
     }

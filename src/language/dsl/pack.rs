@@ -181,6 +181,20 @@ impl<'i> Resolver<'i> {
         let Some((file, dir)) = self.manifest(&source, import_pos.clone()) else {
             return;
         };
+        // A remote pack's files are named by the pack and its path, not the cache folder.
+        let shown = dir
+            .as_deref()
+            .zip(self.inputs.remote.as_ref())
+            .and_then(|(d, r)| r.shown_of(d));
+        let shown_in_pack = |f: Arc<SourceFile>| match (&shown, dir.as_deref()) {
+            (Some(prefix), Some(d)) => {
+                let path = Path::new(&f.name);
+                let rel = path.strip_prefix(d).unwrap_or(path).display().to_string();
+                f.shown_as(format!("{prefix}{rel}"))
+            }
+            _ => f,
+        };
+        let file = shown_in_pack(file);
         let doc: PackDoc = match crate::ground::yaml::parse(&file) {
             Ok(d) => d,
             Err(e) => {
@@ -301,7 +315,7 @@ impl<'i> Resolver<'i> {
         let sources = self
             .scenario_files(&source, dir.as_deref(), &doc, &file)
             .into_iter()
-            .map(|(scenario_file, text)| SourceFile::new(scenario_file, text))
+            .map(|(scenario_file, text)| shown_in_pack(SourceFile::new(scenario_file, text)))
             .collect();
         let pack_client = match doc.client.clone() {
             Some(c) => match compile::compile_client(&file, c, &scope.params) {

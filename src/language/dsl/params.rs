@@ -59,6 +59,14 @@ pub trait RemoteImports: std::fmt::Debug + Send + Sync {
     /// `mcpspec list` shows it); `None` for local folders.
     fn origin_of(&self, dir: &Path) -> Option<String>;
 
+    /// How reports name the folder of the remote pack made local in `dir`: the pack's name,
+    /// the revision it came from and its path in the repository or archive
+    /// (`platform@v1.2.0 packs/platform/`, a file's path inside the pack follows), never the
+    /// cache folder. `None` for local folders.
+    fn shown_of(&self, _dir: &Path) -> Option<String> {
+        None
+    }
+
     /// A `pack:` import that leaves the folder of the remote pack made local in `dir`
     /// (`pack: ../shared`): the pack at that folder of the same repository at the same
     /// commit (or of the same archive), or the error at the import (a folder outside the

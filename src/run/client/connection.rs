@@ -605,6 +605,13 @@ impl Connection {
         result
     }
 
+    /// Stderr written so far is start-up: a failure's tail shows only what comes after.
+    pub fn mark_started(&mut self) {
+        if let Transport::Stdio(t) = &mut self.transport {
+            t.mark_started();
+        }
+    }
+
     pub fn stderr_tail(&self) -> Option<String> {
         match &self.transport {
             Transport::Stdio(t) => t.stderr_tail(),

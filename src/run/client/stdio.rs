@@ -68,6 +68,8 @@ pub struct StdioTransport {
     stderr_done: std::sync::mpsc::Receiver<()>,
     /// What the stderr thread has read and kept, and what waits in the pipe.
     stderr_progress: Arc<StderrProgress>,
+    /// Stderr lines written before the scenario began (see [`StdioTransport::mark_started`]).
+    stderr_from: Option<u64>,
     stderr_probe: Option<PipeProbe>,
     closed: Option<String>,
     max_bytes: usize,
@@ -139,6 +141,7 @@ impl StdioTransport {
             stderr,
             stderr_done,
             stderr_progress,
+            stderr_from: None,
             stderr_probe,
             closed: None,
             max_bytes,
@@ -469,14 +472,36 @@ impl StdioTransport {
         why
     }
 
-    /// Last lines of the server's stderr, everything it had written by now included.
+    /// Last lines of the server's stderr, everything it had written by now included; once
+    /// [`StdioTransport::mark_started`], only the lines written since (a start-up banner is
+    /// no failure's cause, and repeated in every failing suite it hid the lines that are).
     pub fn stderr_tail(&self) -> Option<String> {
         self.catch_up_stderr();
         let lines = self.stderr.lock().ok()?;
-        if lines.is_empty() {
+        let written = self.stderr_progress.lines.load(Ordering::Acquire);
+        let since = self
+            .stderr_from
+            .map_or(lines.len(), |from| written.saturating_sub(from) as usize)
+            .min(lines.len());
+        if since == 0 {
             return None;
         }
-        Some(lines.iter().cloned().collect::<Vec<_>>().join("\n"))
+        Some(
+            lines
+                .iter()
+                .skip(lines.len() - since)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    }
+
+    /// What the server wrote on stderr until now was its start-up (or earlier scenarios'):
+    /// [`StdioTransport::stderr_tail`] shows only what comes after.
+    pub fn mark_started(&mut self) {
+        self.catch_up_stderr();
+        let _held = self.stderr.lock();
+        self.stderr_from = Some(self.stderr_progress.lines.load(Ordering::Acquire));
     }
 
     /// Waits until the stderr thread has kept every line in the pipe now (at most

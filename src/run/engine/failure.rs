@@ -57,7 +57,7 @@ pub fn step_failure(
         message: message.lines().next().unwrap_or("").to_string(),
         expected,
         actual,
-        file: step.pos.file_name().to_string(),
+        file: step.pos.shown_file().to_string(),
         line: step.pos.line,
         column: step.pos.col,
     }
@@ -83,7 +83,7 @@ pub fn step_result(
 ) -> StepResult {
     StepResult {
         name: step.name.clone(),
-        file: step.pos.file_name().to_string(),
+        file: step.pos.shown_file().to_string(),
         line: step.pos.line,
         column: step.pos.col,
         level: level_of(step),

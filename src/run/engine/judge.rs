@@ -248,7 +248,7 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
                         expected: None,
                         actual: None,
                         snippet: c.pos.snippet(severity_of(step), &message, "this path"),
-                        file: c.pos.file_name().to_string(),
+                        file: c.pos.shown_file().to_string(),
                         line: c.pos.line,
                         column: c.pos.col,
                     }));
@@ -298,7 +298,7 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
                     snippet: c
                         .pos
                         .snippet(severity_of(step), &message, "nothing to capture here"),
-                    file: c.pos.file_name().to_string(),
+                    file: c.pos.shown_file().to_string(),
                     line: c.pos.line,
                     column: c.pos.col,
                 }));

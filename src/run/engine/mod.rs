@@ -321,7 +321,7 @@ fn skeleton(scenario: &Scenario, era: &Era, ordinal: usize) -> SuiteResult {
         ordinal,
         scenario: scenario.id.clone(),
         description: scenario.description.clone(),
-        file: scenario.pos.file_name().to_string(),
+        file: scenario.pos.shown_file().to_string(),
         line: scenario.pos.line,
         pack: scenario
             .pack
@@ -466,6 +466,7 @@ async fn run_leased(
             suite.era.era = Some(n.kind.as_str().to_string());
             suite.era.note = n.note.clone();
             conn.take_log();
+            conn.mark_started();
             if let Some(note) = shared
                 .then(|| pool.take_replaced_note(&item.era.label))
                 .flatten()

@@ -235,6 +235,7 @@ impl Recorder {
         let io = |what: &str, path: &Path, e: std::io::Error| {
             format!("--record: cannot {what} {}: {e}", path.display())
         };
+        let before = files_of(&profile_dir);
         if profile_dir.exists() {
             std::fs::remove_dir_all(&profile_dir).map_err(|e| io("replace", &profile_dir, e))?;
         }
@@ -272,6 +273,18 @@ impl Recorder {
         let mut entry = self.entry.clone();
         entry.complete = complete;
         entry.tasks = recorded;
+        // Nothing recorded changed: the entry keeps when and where it was recorded (a local
+        // model server's port, the clock), so a committed recording shows no noisy diff.
+        if let Some(old) = manifest.profiles.get(&self.profile)
+            && files_of(&profile_dir) == before
+        {
+            let mut same = entry.clone();
+            same.base_url.clone_from(&old.base_url);
+            same.recorded.clone_from(&old.recorded);
+            if serde_json::to_value(&same).ok() == serde_json::to_value(old).ok() {
+                entry = same;
+            }
+        }
         manifest.profiles.insert(self.profile.clone(), entry);
         write_json(&manifest_path, &manifest).map_err(|e| io("write", &manifest_path, e))?;
         Ok(written)
@@ -284,6 +297,16 @@ impl Recorder {
             profiles: BTreeMap::new(),
         }
     }
+}
+
+/// The files of a folder (name and bytes, sorted); empty when it cannot be read.
+fn files_of(dir: &Path) -> BTreeMap<std::ffi::OsString, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name(), std::fs::read(e.path()).ok()?)))
+        .collect()
 }
 
 fn dir_has_entries(dir: &Path) -> bool {
@@ -300,6 +323,56 @@ fn write_json(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn recorder(dir: &Path, base_url: &str, reply: &str) -> Recorder {
+        let exchange = Exchange {
+            turn: 1,
+            judge: false,
+            request: serde_json::json!({"messages": ["hi"]}),
+            reply: Some(serde_json::json!({"text": reply})),
+            retries: 0,
+            error: None,
+        };
+        Recorder {
+            dir: dir.to_path_buf(),
+            profile: "local".into(),
+            set: "s".into(),
+            entry: ProfileRecording {
+                api: ModelApi::Openai,
+                model: "m".into(),
+                base_url: base_url.into(),
+                server: "srv 1".into(),
+                tools_hash: "h".into(),
+                tools: Vec::new(),
+                recorded: chrono::Utc::now().to_rfc3339(),
+                mcpspec: "0".into(),
+                complete: true,
+                tasks: Vec::new(),
+            },
+            exchanges: Mutex::new(BTreeMap::from([(("t".to_string(), 0, false, 1), exchange)])),
+        }
+    }
+
+    /// Recording again what was recorded (a local model server on another port, later)
+    /// leaves the manifest as it was; a changed answer updates when and where (#38 item 20).
+    #[test]
+    fn an_unchanged_recording_keeps_its_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = || std::fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+        recorder(dir.path(), "http://127.0.0.1:1111/v1", "sunny")
+            .finish(&["t"], true)
+            .unwrap();
+        let first = manifest();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        recorder(dir.path(), "http://127.0.0.1:2222/v1", "sunny")
+            .finish(&["t"], true)
+            .unwrap();
+        assert_eq!(manifest(), first);
+        recorder(dir.path(), "http://127.0.0.1:3333/v1", "rainy")
+            .finish(&["t"], true)
+            .unwrap();
+        assert!(manifest().contains("3333"), "{}", manifest());
+    }
 
     #[test]
     fn any_id_is_one_file_inside_the_folder() {

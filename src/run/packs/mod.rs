@@ -536,6 +536,21 @@ impl RemoteImports for Sources {
         self.state().local.get(&dir).map(|(entry, _)| origin(entry))
     }
 
+    fn shown_of(&self, dir: &Path) -> Option<String> {
+        let dir = std::fs::canonicalize(dir).ok()?;
+        let state = self.state();
+        let (entry, _) = state.local.get(&dir)?;
+        let (at, path) = match &entry.key {
+            Key::Git { rev, path, .. } => (rev, path),
+            Key::Archive { path, .. } => (&entry.version, path),
+        };
+        let path = path
+            .as_deref()
+            .map(|p| format!("{}/", p.trim_end_matches('/')))
+            .unwrap_or_default();
+        Some(format!("{}@{at} {path}", entry.name))
+    }
+
     fn relative(
         &self,
         dir: &Path,

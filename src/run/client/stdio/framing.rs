@@ -140,6 +140,8 @@ pub(super) fn noise(text: &str) -> Incoming {
 pub(super) struct StderrProgress {
     pub(super) read: AtomicU64,
     pub(super) kept: AtomicU64,
+    /// Lines written so far (the tail keeps the last of them); counted under the tail's lock.
+    pub(super) lines: AtomicU64,
 }
 
 pub(super) fn read_stderr(
@@ -156,7 +158,7 @@ pub(super) fn read_stderr(
                 progress.read.fetch_add(n as u64, Ordering::AcqRel);
                 for &b in &chunk[..n] {
                     if b == b'\n' {
-                        push_stderr_line(tail, &partial);
+                        push_stderr_line(tail, progress, &partial);
                         partial.clear();
                     } else if partial.len() < 4096 {
                         partial.push(b);
@@ -169,11 +171,15 @@ pub(super) fn read_stderr(
         }
     }
     if !partial.is_empty() {
-        push_stderr_line(tail, &partial);
+        push_stderr_line(tail, progress, &partial);
     }
 }
 
-pub(super) fn push_stderr_line(tail: &Arc<Mutex<VecDeque<String>>>, line: &[u8]) {
+pub(super) fn push_stderr_line(
+    tail: &Arc<Mutex<VecDeque<String>>>,
+    progress: &StderrProgress,
+    line: &[u8],
+) {
     let line = String::from_utf8_lossy(line);
     let line = line.strip_suffix('\r').unwrap_or(&line);
     if let Ok(mut t) = tail.lock() {
@@ -181,6 +187,7 @@ pub(super) fn push_stderr_line(tail: &Arc<Mutex<VecDeque<String>>>, line: &[u8])
             t.pop_front();
         }
         t.push_back(crate::ground::redact::shorten(line, 1000));
+        progress.lines.fetch_add(1, Ordering::AcqRel);
     }
 }
 
