@@ -690,10 +690,7 @@ fn every_command_shown_runs_where_it_can() {
                 let Some(program) = words.first() else {
                     continue;
                 };
-                let is_mcpspec = matches!(
-                    program.as_str(),
-                    "mcpspec" | "target/release/mcpspec"
-                );
+                let is_mcpspec = matches!(program.as_str(), "mcpspec" | "target/release/mcpspec");
                 if !is_mcpspec {
                     // `cargo build` is what the test harness did; `scripts/test` is this run.
                     not_run.push(format!("{}: {segment} (not mcpspec)", b.at()));

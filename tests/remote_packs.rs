@@ -1035,6 +1035,9 @@ fn a_failure_in_a_remote_pack_names_the_pack_not_the_cache() {
             text.contains("platform@v3 packs/platform/fails.yaml:6:"),
             "{what}: {text}"
         );
-        assert!(!text.contains(&cache), "{what} points into the cache: {text}");
+        assert!(
+            !text.contains(&cache),
+            "{what} points into the cache: {text}"
+        );
     }
 }

@@ -435,8 +435,11 @@ pub(super) fn load(
             // project's other scenarios are known too (their entries are ignored, as with
             // `--filter`). Loaded only when an entry names a scenario not loaded here.
             let project = match &loaded {
-                Ok(b) if !args.project_paths.is_empty()
-                    && b.entries.iter().any(|e| !known.contains_key(e.scenario.as_str())) =>
+                Ok(b)
+                    if !args.project_paths.is_empty()
+                        && b.entries
+                            .iter()
+                            .any(|e| !known.contains_key(e.scenario.as_str())) =>
                 {
                     dsl::load::load_all(&args.project_paths, &inputs)
                         .map(|set| set.scenarios)

@@ -61,12 +61,17 @@ fn diff_labels(args: &DiffArgs) -> Result<(String, String), String> {
         };
     }
     let name = |p: &Path| {
-        p.file_name()
-            .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+        p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
     };
     let (a, b) = (name(&args.baseline), name(&args.candidate));
     if a == b {
-        Ok((args.baseline.display().to_string(), args.candidate.display().to_string()))
+        Ok((
+            args.baseline.display().to_string(),
+            args.candidate.display().to_string(),
+        ))
     } else {
         Ok((a, b))
     }

@@ -233,7 +233,10 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
         return (format!("expected {expected}, found {found}"), help);
     }
     if message.contains("did not match any variant of untagged enum") {
-        return ("invalid value: none of the forms this key takes fits".into(), None);
+        return (
+            "invalid value: none of the forms this key takes fits".into(),
+            None,
+        );
     }
     if TYPE_NAME.is_match(message) {
         return (in_yaml_words(message), None);
@@ -255,8 +258,13 @@ fn in_yaml_words(text: &str) -> String {
         .replace_all(&text, |c: &regex::Captures| {
             match &c[1] {
                 "ScenarioDoc" => "a scenario (a mapping with `scenario:` and `steps:`)",
-                "StepDoc" => "a step (a mapping with `name:` and `request:`, `check:` or another step kind)",
-                name if name.ends_with("Spec") || c[0].starts_with("enum") || c[0].starts_with("untagged") => {
+                "StepDoc" => {
+                    "a step (a mapping with `name:` and `request:`, `check:` or another step kind)"
+                }
+                name if name.ends_with("Spec")
+                    || c[0].starts_with("enum")
+                    || c[0].starts_with("untagged") =>
+                {
                     "one of the forms this key takes"
                 }
                 _ => "a mapping",

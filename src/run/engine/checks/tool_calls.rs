@@ -259,7 +259,10 @@ pub async fn fuzz(conn: &mut Connection, ctx: &CallCtx<'_>) -> Result<CheckOutco
                         v.label,
                         humantime::format_duration(*d)
                     ),
-                    _ => format!("the server is gone after tool \"{}\", {}", tool.name, v.label),
+                    _ => format!(
+                        "the server is gone after tool \"{}\", {}",
+                        tool.name, v.label
+                    ),
                 };
                 findings.push(Finding {
                     message: format!("the remaining variants were not sent: {why}"),
