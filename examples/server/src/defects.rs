@@ -61,6 +61,9 @@ pub struct DefectInfo {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Defect {
     CrashOnCall,
+    /// The Nth `tools/call` (counted over the process) and every later one exit the process
+    /// without replying: a server that dies in the middle of a run, on cue.
+    CrashAfterCalls(u32),
     HangOnCall,
     GarbageStdout,
     WrongId,
@@ -459,6 +462,14 @@ impl Defects {
     pub fn slow_read_tool(&self) -> Option<std::time::Duration> {
         self.0.iter().find_map(|defect| match defect {
             Defect::SlowReadTool(seconds) => Some(std::time::Duration::from_secs(*seconds)),
+            _ => None,
+        })
+    }
+
+    /// `crash-after-calls`: the `tools/call` count at which the process exits.
+    pub fn crash_after_calls(&self) -> Option<u32> {
+        self.0.iter().find_map(|defect| match defect {
+            Defect::CrashAfterCalls(n) => Some(*n),
             _ => None,
         })
     }

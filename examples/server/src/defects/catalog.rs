@@ -12,6 +12,12 @@ impl Defect {
             description: "any tools/call exits the process (code 3) without replying",
         },
         DefectInfo {
+            name: "crash-after-calls",
+            value: Some("N"),
+            scope: Scope::Any,
+            description: "the Nth tools/call of the process (and any later one) exits it (code 3) without replying",
+        },
+        DefectInfo {
             name: "hang-on-call",
             value: None,
             scope: Scope::Any,
@@ -690,6 +696,7 @@ impl Defect {
     pub fn name(&self) -> &'static str {
         match self {
             Defect::CrashOnCall => "crash-on-call",
+            Defect::CrashAfterCalls(_) => "crash-after-calls",
             Defect::HangOnCall => "hang-on-call",
             Defect::GarbageStdout => "garbage-stdout",
             Defect::WrongId => "wrong-id",
@@ -810,6 +817,13 @@ impl Defect {
         let value = || value.ok_or_else(|| format!("defect `{name}` needs a value"));
         Ok(match name {
             "crash-on-call" => Defect::CrashOnCall,
+            "crash-after-calls" => Defect::CrashAfterCalls(
+                value()?
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| "expected a count of at least 1".to_owned())?,
+            ),
             "hang-on-call" => Defect::HangOnCall,
             "garbage-stdout" => Defect::GarbageStdout,
             "wrong-id" => Defect::WrongId,

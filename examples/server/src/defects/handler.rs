@@ -11,10 +11,16 @@ use super::*;
 pub const OVERSIZED_REPLY_BYTES: usize = 40 * 1024 * 1024;
 
 /// Runs the `tools/call` defects that act before the tool does. Returns the oversized
-/// text if `oversized-reply` is set; never returns for `crash-on-call` / `hang-on-call`.
+/// text if `oversized-reply` is set; never returns for `crash-on-call`, `crash-after-calls` / `hang-on-call`.
 pub async fn before_tool_call(defects: &Defects) -> Option<String> {
     if defects.has(&Defect::CrashOnCall) {
         std::process::exit(3);
+    }
+    if let Some(at) = defects.crash_after_calls() {
+        static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        if CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 >= at {
+            std::process::exit(3);
+        }
     }
     if defects.has(&Defect::HangOnCall) {
         std::future::pending::<()>().await;
