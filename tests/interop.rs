@@ -491,6 +491,65 @@ fn npm_server_everything_security_pack_is_bounded() {
     );
 }
 
+/// `mcpspec load` against server-everything over HTTP (legacy era: a session per
+/// connection, opened in the warm-up): 2 iterations a second for 5 s of a list and two
+/// calls, every answer judged (tests/load/everything.yaml). Nothing fails and every budget
+/// holds. The count is the schedule's at most; the band below it is wide, since on a busy
+/// machine a node server may leave iterations unfinished when the run ends (the fixed rate
+/// held for 60 s is measured by bench/load-fixed-rate.sh, not here).
+#[test]
+fn npm_server_everything_under_load_http() {
+    let server = HttpServer::everything();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("load.json");
+    let junit = dir.path().join("load.xml");
+    let scenario = repo_root().join("tests/load/everything.yaml");
+    let r = run(&[
+        "load",
+        scenario.to_str().unwrap(),
+        "--url",
+        &server.url,
+        "--era",
+        "legacy",
+        "--rate",
+        "2",
+        "--duration",
+        "5s",
+        "--warmup",
+        "3s",
+        "--jobs",
+        "2",
+        "--p99",
+        "20s",
+        "--max-error-rate",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let report = read_json(&json);
+    assert_eq!(report["era"], "legacy", "{report:#}");
+    assert_eq!(report["targetRate"], 2.0);
+    assert_eq!(report["ended"]["early"], false, "{report:#}");
+    let summary = &report["summary"];
+    let iterations = summary["iterations"].as_u64().unwrap();
+    assert!((1..=11).contains(&iterations), "{summary:#}");
+    assert_eq!(summary["failedIterations"], 0, "{summary:#}");
+    assert_eq!(summary["errors"], serde_json::json!({}), "{summary:#}");
+    assert_eq!(summary["requests"].as_u64(), Some(3 * iterations));
+    let steps = summary["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{summary:#}");
+    assert!(steps.iter().all(|s| s["errors"] == 0), "{summary:#}");
+    let budgets = report["budgets"].as_array().unwrap();
+    assert!(!budgets.is_empty());
+    assert!(budgets.iter().all(|b| b["passed"] == true), "{report:#}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(!xml.contains("<failure"), "{xml}");
+    assert!(r.stdout.contains("result: passed"), "{r:?}");
+}
+
 /// server-everything's scenarios of the client's half (tests/interop/everything-2026.8.31/scenarios,
 /// written from docs/src/server-asks-back.md alone), run with `target`: the report.
 fn everything_asks_back(target: &[&str]) -> (i32, String, Value) {

@@ -959,3 +959,82 @@ fn three_shards_merge_exactly() {
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("leave this shard none"), "{out:?}");
 }
+
+/// `--defect flaky-one-percent` fails every 100th `echo` call (`isError`): over 300
+/// iterations that is 3 in 300, 1 %. The error budget on the `echo` tool (0.5 %) breaks
+/// with that measured value; the one on `add` and the run's (2 %) hold. On the clean
+/// server all three hold.
+#[test]
+fn a_tool_failing_one_percent_breaks_its_error_budget_and_only_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (out_file(&dir, "load.json"), out_file(&dir, "load.xml"));
+    let load = |defect: &[&str]| {
+        run(&[
+            "load",
+            &scenario("flaky.yaml"),
+            "--stdio",
+            &stdio_target(defect),
+            "--clients",
+            "1",
+            "--iterations",
+            "300",
+            "--max-error-rate",
+            "2",
+            "--json",
+            path(&json),
+            "--junit",
+            path(&junit),
+        ])
+    };
+    let out = load(&[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    assert_eq!(report["summary"]["failedIterations"], 0, "{report:#}");
+    assert!(
+        report["budgets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["passed"] == true),
+        "{report:#}"
+    );
+
+    let out = load(&["--defect", "flaky-one-percent"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let report = read_json(&json);
+    let summary = &report["summary"];
+    assert_eq!(summary["iterations"], 300, "{summary:#}");
+    assert_eq!(summary["failedIterations"], 3, "{summary:#}");
+    assert_eq!(summary["errors"]["isError"], 3, "{summary:#}");
+    let broke: Vec<(String, String, String)> = report["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["passed"] == false)
+        .map(|b| {
+            (
+                b["name"].as_str().unwrap().to_string(),
+                b["scope"].as_str().unwrap().to_string(),
+                b["measured"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(broke.len(), 1, "{report:#}");
+    assert_eq!(broke[0].0, "errorRate", "{report:#}");
+    assert_eq!(broke[0].1, "tool `echo`", "{report:#}");
+    assert!(broke[0].2.starts_with("1"), "{report:#}");
+    let run_budget = report["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "errorRate" && b["scope"] == "the run")
+        .unwrap_or_else(|| panic!("no run error budget: {report:#}"));
+    assert_eq!(run_budget["passed"], true, "{run_budget}");
+    let tools = summary["tools"].as_array().unwrap();
+    let add = tools.iter().find(|t| t["name"] == "add").unwrap();
+    assert_eq!(add["errors"], 0, "{add}");
+    common::assert_valid_junit(&junit);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    assert!(xml.contains("errorRate of tool `echo`"), "{xml}");
+}

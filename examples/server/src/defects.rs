@@ -177,6 +177,9 @@ pub enum Defect {
     /// The read-only `slow` tool sleeps at least this many seconds, whatever its `ms` (a
     /// slow tool, like server-everything's trigger-long-running-operation).
     SlowReadTool(u64),
+    /// Every 100th call of the `echo` tool since the process started (all sessions counted)
+    /// answers `isError: true`: a tool that fails 1 % of its calls, deterministically.
+    FlakyOnePercent,
     /// `subscriptions/listen` is never acknowledged (`--utilities`).
     ListenNoAck,
     /// A listen subscription gets every list change, whatever its filter asked for.

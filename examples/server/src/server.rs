@@ -780,6 +780,17 @@ impl ServerHandler for ExampleServer {
         {
             tokio::time::sleep(at_least).await;
         }
+        if name == "echo" && self.defects().has(&Defect::FlakyOnePercent) {
+            // Process-wide: over HTTP each session has its own server value.
+            static ECHO_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = ECHO_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if n % 100 == 0 {
+                let text = format!("flaky failure (echo call {n})");
+                let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+                result.meta = meta;
+                return Ok(result.into());
+            }
+        }
         let fix = self.changes().adapt_call(&mut request);
         let mut response = match oversized {
             Some(text) => CallToolResult::success(vec![ContentBlock::text(text)]).into(),

@@ -619,6 +619,12 @@ impl Defect {
             description: "the read-only `slow` tool sleeps at least SECONDS whatever its `ms` (a slow tool)",
         },
         DefectInfo {
+            name: "flaky-one-percent",
+            value: None,
+            scope: Scope::Any,
+            description: "every 100th call of the `echo` tool (counted over the process, all sessions) answers isError: true (a tool that fails 1 % of its calls)",
+        },
+        DefectInfo {
             name: "listen-no-ack",
             value: None,
             scope: Scope::Stdio,
@@ -797,6 +803,7 @@ impl Defect {
             Defect::UnrequestedListChanged => "unrequested-list-changed",
             Defect::SetLevelRefused => "set-level-refused",
             Defect::SlowReadTool(_) => "slow-read-tool",
+            Defect::FlakyOnePercent => "flaky-one-percent",
             Defect::ListenNoAck => "listen-no-ack",
             Defect::ListenUnrequested => "listen-unrequested",
             Defect::ListenIgnoresCancel => "listen-ignores-cancel",
@@ -938,6 +945,7 @@ impl Defect {
                     .parse()
                     .map_err(|e| format!("expected whole seconds: {e}"))?,
             ),
+            "flaky-one-percent" => Defect::FlakyOnePercent,
             "listen-no-ack" => Defect::ListenNoAck,
             "listen-unrequested" => Defect::ListenUnrequested,
             "listen-ignores-cancel" => Defect::ListenIgnoresCancel,
