@@ -261,9 +261,6 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
         "modern-undeclared@2026-07-28:undeclared_tools_not_served",
         "modern-undeclared@2026-07-28:undeclared_prompts_not_served",
         "modern-undeclared@2026-07-28:undeclared_resources_not_served",
-        "legacy-undeclared@legacy:undeclared_tools_not_served",
-        "legacy-undeclared@legacy:undeclared_prompts_not_served",
-        "legacy-undeclared@legacy:undeclared_resources_not_served",
         // Tasks: the clean server (without `--interactive`) declares no `tasks` capability.
         "legacy-tasks@legacy:task_status_forward",
         // The clean server is dual-era: the modern-only rules do not apply.
@@ -291,6 +288,7 @@ fn expected_skips(transport: Transport, paginated: bool) -> BTreeSet<String> {
         "modern-utilities@2026-07-28:input_required_state",
         "modern-utilities@2026-07-28:input_required_reasks",
         "legacy-utilities@legacy:set_level_served",
+        "legacy-utilities@legacy:set_level_invalid_level_invalid_params",
         "legacy-utilities@legacy:log_level_respected",
         "legacy-utilities@legacy:completion_prompt_listed",
         "legacy-utilities@legacy:completion_values_valid",
@@ -427,7 +425,6 @@ fn clean_server_passes_both_packs_in_both_eras_over_stdio_and_http() {
         let mut skips = expected_skips(*transport, flags.contains("--page-size"));
         if flags.contains("remove-capability") {
             skips.remove("modern-undeclared@2026-07-28:undeclared_prompts_not_served");
-            skips.remove("legacy-undeclared@legacy:undeclared_prompts_not_served");
             // The prompts checks are skipped instead: the capability is not declared.
             skips.extend(
                 [

@@ -401,6 +401,7 @@ pub fn redact_shapes(text: &str) -> Cow<'_, str> {
             || is_parameter_name(credential)
             || is_protocol_word(&c[1], value)
             || is_file_name(&c[1])
+            || is_word_under_vague_name(&c[1], value)
         {
             c[0].to_string()
         } else {
@@ -422,6 +423,33 @@ fn is_protocol_word(name: &str, value: &str) -> bool {
             value.eq_ignore_ascii_case(w)
                 || value.to_ascii_uppercase().starts_with(&format!("{w}/"))
         })
+}
+
+/// [`SENSITIVE_WORDS`] that name a credential only sometimes: `auth-method: oauth`,
+/// `grant_type: client_credentials`, a resource's prose "credentials: see below".
+const VAGUE_WORDS: &[&str] = &["auth", "credential"];
+
+/// Under a name whose only credential word is vague ([`VAGUE_WORDS`]), a plain word — letters
+/// with `-` or `_`, one case (or capitalised), at most 24 characters — is no secret: a secret
+/// has digits, mixed case, symbols or length (`x-auth-user: bob42` stays masked, as does
+/// every value of `*token*`, `*password*`, `*secret*`…).
+fn is_word_under_vague_name(name: &str, value: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let strong = SENSITIVE_WORDS
+        .iter()
+        .any(|w| !VAGUE_WORDS.contains(w) && n.contains(w));
+    if strong || value.len() > 24 {
+        return false;
+    }
+    let letters = value.trim_matches(['-', '_']);
+    let word = !letters.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || c == '-' || c == '_');
+    let rest = letters.get(1..).unwrap_or("");
+    let one_case = rest.chars().all(|c| !c.is_ascii_uppercase())
+        || letters.chars().all(|c| !c.is_ascii_lowercase());
+    word && one_case
 }
 
 /// File extensions that make a `NAME` a file name: `auth.yaml:12:7` is a position in a
@@ -626,6 +654,19 @@ mod tests {
             "MY_AUTH=*** X_Y_AUTH_KEY=***"
         );
         assert_eq!(r("x-auth-user: bob42"), "x-auth-user: ***");
+        // A plain word under a vague name (`auth`, `credential`) is no secret (issue 39 §10);
+        // a secret-like value under it, and any value under a strong name, still is.
+        assert_eq!(r(r#""auth-method": "oauth""#), r#""auth-method": "oauth""#);
+        assert_eq!(
+            r("auth-method=client_credentials"),
+            "auth-method=client_credentials"
+        );
+        assert_eq!(r("credentials: none"), "credentials: none");
+        assert_eq!(r("Credentials: Required"), "Credentials: Required");
+        assert_eq!(r("credentials: hunter2"), "credentials: ***");
+        assert_eq!(r("auth: aBcDeFgHiJ"), "auth: ***");
+        assert_eq!(r("auth_token: abcdefgh"), "auth_token: ***");
+        assert_eq!(r("password: changeme"), "password: ***");
         assert_eq!(
             r("(--set other_user_token=env:VAR)"),
             "(--set other_user_token=env:VAR)"

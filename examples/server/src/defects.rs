@@ -197,6 +197,12 @@ pub enum Defect {
     ParseError(ParseErrorMode),
     /// `notifications/message` on tools/list without the `logging` capability declared.
     UndeclaredLogging,
+    /// stdio: a line that is not JSON gets a `notifications/message` before its -32700,
+    /// without the `logging` capability declared (issue 39 §1, as Python servers do).
+    LogAfterMalformed,
+    /// stdio: JSON that is no valid Request (no `jsonrpc: "2.0"`, a method that is no
+    /// string, an object id) is dropped unanswered (issue 39 §2: 16 of 17 servers).
+    InvalidRequestIgnored,
     /// prompts/get without a required argument is served (the argument empty).
     PromptMissingArgumentServed,
     /// tools/call whose params fail the CallToolRequest schema gets -32603, not -32602.
@@ -210,7 +216,8 @@ pub enum Defect {
 /// How `parse-error` mishandles a message that is not JSON (as seen on real servers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ParseErrorMode {
-    /// No answer on stdio; over HTTP a `400` with a plain-text body.
+    /// No answer on stdio; over HTTP a `400` with a plain-text body (conformant there: a
+    /// refusal "MAY comprise" a JSON-RPC error, any body will do).
     Silent,
     /// The -32700 error carries `id: 0`, an id no request had.
     InventedId,

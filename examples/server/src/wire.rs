@@ -54,6 +54,9 @@ where
             if !text.is_empty() {
                 match serde_json::from_str::<serde_json::Value>(text) {
                     Ok(mut message) => {
+                        if inbound_hooks.drops_invalid(&message) {
+                            continue;
+                        }
                         // The 2025-11-25 tasks of `slow_job` (`--interactive`).
                         if let Some(reply) =
                             inbound_tasks.as_ref().and_then(|t| t.inbound(&message))
@@ -73,6 +76,9 @@ where
                         }
                     }
                     Err(_) => {
+                        if let Some(log) = inbound_hooks.malformed_log() {
+                            let _ = parse_errors.send(Some(log.to_owned()));
+                        }
                         if let Some(reply) = inbound_hooks.parse_error_reply() {
                             if inbound_hooks.parse_error_late() {
                                 *hold.lock().expect("lock") = Some(reply.to_owned());

@@ -590,9 +590,16 @@ pub enum CheckKind {
     /// `server/discover`) as it did before it (stdio: the same process; HTTP: the same
     /// session).
     ParseErrorSurvived,
+    /// Requests that are JSON but no valid JSON-RPC Request — without `jsonrpc`, with
+    /// `jsonrpc: "1.0"`, with a `method` that is no string, with an `id` that is an object —
+    /// sent one by one on a connection of the check's own, each get a JSON-RPC error -32600
+    /// (Invalid Request) carrying the request's id, or a null id (or none) when the id cannot
+    /// be read; over HTTP an HTTP 4xx refusal also answers one.
+    InvalidRequestAnswered,
     /// The server sends no `notifications/message` on this connection: after the
     /// handshake, for each declared list, and while each allowed tool runs with example
-    /// arguments (modern: every request asks for `logLevel: debug`). For a server that does
+    /// arguments (modern: every request asks for `logLevel: debug`) — and on the
+    /// parse-error probe's connection, around a request cut short. For a server that does
     /// not declare `logging` (`requires: {capabilitiesAbsent: [logging]}`).
     LogMessagesAbsent,
     /// `prompts/get` of the first prompt with a required argument, sent without
@@ -640,14 +647,17 @@ impl CheckKind {
         matches!(self, CheckKind::SessionTerminatedNotFound)
     }
 
-    /// Checks whose probe disturbs a process of its own (a cut-short request), which nobody
-    /// uses after it: over stdio it may be a warm process no other scenario needs any more.
+    /// Checks whose probe disturbs a process of its own (a cut-short request, invalid
+    /// requests), which nobody uses after it: over stdio it may be a warm process no other
+    /// scenario needs any more.
     pub fn probes_own_process(self) -> bool {
         matches!(
             self,
             CheckKind::ParseErrorAnswered
                 | CheckKind::ParseErrorIdNull
                 | CheckKind::ParseErrorSurvived
+                | CheckKind::InvalidRequestAnswered
+                | CheckKind::LogMessagesAbsent
         )
     }
 

@@ -658,6 +658,15 @@ impl Connection {
         }
     }
 
+    /// The first non-JSON line the server wrote on stdout over this connection (when its
+    /// text was kept) and the start of the line written to it just before (stdio).
+    pub fn first_stdout_noise(&self) -> Option<&(String, Option<String>)> {
+        match &self.transport {
+            Transport::Stdio(t) => t.first_noise(),
+            Transport::Http(_) => None,
+        }
+    }
+
     pub fn is_broken(&self) -> bool {
         self.transport.closed_reason().is_some()
     }

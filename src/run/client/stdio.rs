@@ -43,6 +43,9 @@ const REPLY_BACKLOG: usize = 1024 * 1024;
 /// How much of a non-JSON line is kept for the report.
 const NOISE_CHARS: usize = 500;
 
+/// How much of a non-JSON line, and of the line written before it, is kept for the report.
+const NOISE_CONTEXT_BYTES: usize = 400;
+
 pub struct StdioTransport {
     /// The process's exit status, once known (a waiter task owns the child).
     exit_rx: watch::Receiver<Option<std::process::ExitStatus>>,
@@ -83,6 +86,11 @@ pub struct StdioTransport {
     exited: Option<std::process::ExitStatus>,
     /// Non-JSON lines seen on stdout so far.
     noise_total: usize,
+    /// The first of them (when its text was kept) and the last line written to stdin
+    /// before it, if any: what `stdout_clean` shows.
+    first_noise: Option<(String, Option<String>)>,
+    /// The start of the last line written to stdin.
+    last_written: Option<String>,
     /// Exchanges answered so far, and how many there were once the handshake was done
     /// (a close right after it is named so).
     answered: usize,
@@ -149,6 +157,8 @@ impl StdioTransport {
             open: HashSet::new(),
             exited: None,
             noise_total: 0,
+            first_noise: None,
+            last_written: None,
             answered: 0,
             handshake_answers: None,
             unanswered: None,
@@ -194,6 +204,10 @@ impl StdioTransport {
         }
         self.pending.extend_from_slice(body);
         self.pending.push(b'\n');
+        if self.first_noise.is_none() {
+            let start = &body[..body.len().min(NOISE_CONTEXT_BYTES)];
+            self.last_written = Some(String::from_utf8_lossy(start).into_owned());
+        }
         self.queued += body.len() as u64 + 1;
     }
 
@@ -356,7 +370,7 @@ impl StdioTransport {
                     });
                 }
                 Next::Event(Incoming::Noise(text)) => {
-                    self.noise_total += 1;
+                    self.noise_seen(Some(text.as_str()));
                     ex.stdout_noise.push(text);
                 }
                 Next::Event(Incoming::Response(id, text))
@@ -548,6 +562,23 @@ impl StdioTransport {
 
     pub fn noise_total(&self) -> usize {
         self.noise_total
+    }
+
+    /// The first non-JSON line seen on stdout (when kept) and the start of the line last
+    /// written to stdin before it.
+    pub fn first_noise(&self) -> Option<&(String, Option<String>)> {
+        self.first_noise.as_ref()
+    }
+
+    /// A non-JSON line on stdout (`text`, when kept).
+    fn noise_seen(&mut self, text: Option<&str>) {
+        self.noise_total += 1;
+        if self.first_noise.is_none()
+            && let Some(text) = text
+        {
+            let line = text[..text.floor_char_boundary(NOISE_CONTEXT_BYTES)].to_string();
+            self.first_noise = Some((line, self.last_written.take()));
+        }
     }
 
     pub fn is_closed(&self) -> bool {

@@ -30,6 +30,10 @@ pub struct StdioWire {
     drop_ack: bool,
     /// `parse-error`: how a line that is not JSON is mishandled.
     parse_error: Option<ParseErrorMode>,
+    /// `log-after-malformed`: a line that is not JSON gets a log message first.
+    log_after_malformed: bool,
+    /// `invalid-request-ignored`: invalid requests are dropped.
+    ignore_invalid: bool,
 }
 
 impl StdioWire {
@@ -48,12 +52,32 @@ impl StdioWire {
             leak: defects.leaked_secret().map(str::to_owned),
             drop_ack: defects.has(&Defect::ListenNoAck),
             parse_error: defects.parse_error(),
+            log_after_malformed: defects.has(&Defect::LogAfterMalformed),
+            ignore_invalid: defects.has(&Defect::InvalidRequestIgnored),
         }
     }
 
     /// The line answering an input line that is not JSON (`None`: none, `parse-error=silent`).
     pub fn parse_error_reply(&self) -> Option<&'static str> {
         ParseErrorMode::reply(self.parse_error)
+    }
+
+    /// `log-after-malformed`: the `notifications/message` written when a line is not JSON.
+    pub fn malformed_log(&self) -> Option<&'static str> {
+        self.log_after_malformed.then_some(
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","logger":"example","data":"could not parse the input line"}}"#,
+        )
+    }
+
+    /// `invalid-request-ignored`: whether `message` is an invalid request to drop unanswered.
+    pub fn drops_invalid(&self, message: &Value) -> bool {
+        self.ignore_invalid
+            && message.get("method").is_some()
+            && (message.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
+                || !message["method"].is_string()
+                || message
+                    .get("id")
+                    .is_some_and(|id| !(id.is_string() || id.is_number() || id.is_null())))
     }
 
     /// `parse-error=late`: the answer to a line that is not JSON waits for the next line

@@ -60,7 +60,7 @@ impl StdioTransport {
                     });
                 }
                 Next::Event(Incoming::Noise(line)) => {
-                    self.noise_total += 1;
+                    self.noise_seen(Some(line.as_str()));
                     noise.push(line);
                 }
                 Next::Event(message @ (Incoming::Message(..) | Incoming::Response(..))) => {
@@ -128,10 +128,10 @@ impl StdioTransport {
                         limit: self.max_bytes,
                     });
                 }
-                Next::Event(Incoming::Noise(_)) => self.noise_total += 1,
+                Next::Event(Incoming::Noise(line)) => self.noise_seen(Some(line.as_str())),
                 Next::Event(event @ (Incoming::Message(..) | Incoming::Response(..))) => {
                     let Incoming::Message(msg, _) = event.parsed() else {
-                        self.noise_total += 1;
+                        self.noise_seen(None);
                         continue;
                     };
                     let answerer = self.answerer.clone();

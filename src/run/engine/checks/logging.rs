@@ -5,6 +5,10 @@
 //! `safe_tools`) with example arguments; in the modern era every request also asks for
 //! `logLevel: debug`, so a server that logs only when asked is seen too.
 //!
+//! What the server sends around malformed input counts too: the parse-error probe's
+//! connection (a request cut short, on a connection of its own) is judged like this one —
+//! every message a server sends, on any connection, goes through the judgement.
+//!
 //! The tool calls are sent by this check, not taken from the run's shared answers: log
 //! messages travel with a call's own reply (stdio: the lines before it; HTTP: its SSE
 //! stream), which a shared answer made on another connection does not carry.
@@ -22,6 +26,7 @@ use crate::run::client::{Connection, TransportError};
 pub async fn log_messages_absent(
     conn: &mut Connection,
     ctx: &CallCtx<'_>,
+    probed: Result<&[Value], &str>,
 ) -> Result<CheckOutcome, String> {
     let mut requests: Vec<(String, Option<Value>)> = vec![(conn.harmless_method().into(), None)];
     for list in ListKind::ALL {
@@ -85,6 +90,18 @@ pub async fn log_messages_absent(
             });
             first = msg.map(|m| (what, m.clone()));
         }
+    }
+    match probed {
+        Ok(logs) => {
+            count += logs.len();
+            if let (None, Some(msg)) = (&first, logs.first()) {
+                first = Some((
+                    "a request cut short (not JSON), on the parse-error probe's connection".into(),
+                    msg.clone(),
+                ));
+            }
+        }
+        Err(e) => conn.note(format!("no malformed input sent: {e}")),
     }
     Ok(match first {
         None if count == 0 => CheckOutcome::Pass,

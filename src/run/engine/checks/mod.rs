@@ -164,7 +164,22 @@ pub async fn run(
                     None => unreachable!("the probe was just run"),
                 }
             }
-            K::LogMessagesAbsent => logging::log_messages_absent(conn, &tools()?).await,
+            K::InvalidRequestAnswered => parse_error::invalid_request_probe(conn, state.pool)
+                .await
+                .map(|probe| parse_error::invalid_request_answered(&probe)),
+            K::LogMessagesAbsent => {
+                // Malformed input is provoked too (the parse-error probe, on a connection
+                // of its own): what a server sends there is judged like the rest.
+                if state.parse_probe.is_none() {
+                    state.parse_probe = Some(parse_error::probe(conn, state.pool).await);
+                }
+                let probed = match state.parse_probe.as_ref() {
+                    Some(Ok(probe)) => Ok(probe.logs()),
+                    Some(Err(e)) => Err(e.as_str()),
+                    None => unreachable!("the probe was just run"),
+                };
+                logging::log_messages_absent(conn, &tools()?, probed).await
+            }
             K::AsksOnlyDeclared => asks::asks_only_declared(conn, &tools()?).await,
             K::ElicitationSchemaRestricted => {
                 asks::elicitation_schema_restricted(conn, &tools()?).await

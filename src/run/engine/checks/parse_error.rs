@@ -12,6 +12,12 @@
 //! One probe per scenario ([`ParseProbe`], kept in the check state), on a connection of the
 //! probe's own: the scenario's connection is never disturbed, and a server that dies of
 //! the probe takes only that connection with it.
+//!
+//! Invalid Request (`invalid_request_answered`): JSON that is no valid Request object (JSON-RPC
+//! 2.0 section 4: `jsonrpc` "MUST be exactly "2.0"", `method` "A String", `id` "MUST contain a
+//! String, Number, or NULL value if included") wants error -32600 ("The JSON sent is not a
+//! valid Request object", section 5.1), with the request's id, or Null when it cannot be
+//! read. Sent the same way as the cut-short request, on a connection of the probe's own.
 
 use std::time::{Duration, Instant};
 
@@ -44,6 +50,17 @@ pub struct ParseProbe {
     /// The same request after the probe.
     after: Result<(), String>,
     method: &'static str,
+    /// The `notifications/message` the server sent on the probe's connection around the
+    /// cut-short message (judged by `undeclared_logging_not_sent`: every message a server
+    /// sends is judged, a probe's own too).
+    logs: Vec<Value>,
+}
+
+impl ParseProbe {
+    /// The log messages seen on the probe's connection.
+    pub fn logs(&self) -> &[Value] {
+        &self.logs
+    }
 }
 
 /// What answered the cut-short message.
@@ -101,11 +118,12 @@ async fn run_probe(own: &mut Connection) -> ParseProbe {
     out.body.pop();
     out.id = None;
     let sent = out.body.clone();
+    let mut logs = Vec::new();
     let (reply, after) = if own.is_http() {
-        let reply = http_reply(own, &out).await;
+        let reply = http_reply(own, &out, &mut logs).await;
         (reply, call(own, method).await)
     } else {
-        stdio_reply(own, &out, method).await
+        stdio_reply(own, &out, method, &mut logs).await
     };
     ParseProbe {
         sent,
@@ -113,6 +131,7 @@ async fn run_probe(own: &mut Connection) -> ParseProbe {
         before,
         after,
         method,
+        logs,
     }
 }
 
@@ -122,21 +141,24 @@ async fn call(conn: &mut Connection, method: &str) -> Result<(), String> {
 }
 
 /// HTTP: the answer to the POST of the cut-short body.
-async fn http_reply(own: &mut Connection, out: &crate::run::client::Outgoing) -> Reply {
-    match own.send(out).await {
-        Ok(ex) => match (ex.response, ex.http) {
-            (Some(msg), _) => Reply::Message(msg),
-            (None, Some(http)) => Reply::Http {
-                status: http.status,
-                content_type: http.header("content-type").unwrap_or("").to_string(),
-                body: crate::ground::redact::shorten(
-                    ex.raw_body.as_deref().unwrap_or("").trim(),
-                    300,
-                ),
-            },
-            (None, None) => Reply::Nothing("an empty answer".into()),
+async fn http_reply(
+    own: &mut Connection,
+    out: &crate::run::client::Outgoing,
+    logs: &mut Vec<Value>,
+) -> Reply {
+    let ex = match own.send(out).await {
+        Ok(ex) => ex,
+        Err(e) => return Reply::Nothing(e.to_string()),
+    };
+    logs.extend(ex.other_messages.iter().filter(|m| is_log(m)).cloned());
+    match (ex.response, ex.http) {
+        (Some(msg), _) => Reply::Message(msg),
+        (None, Some(http)) => Reply::Http {
+            status: http.status,
+            content_type: http.header("content-type").unwrap_or("").to_string(),
+            body: crate::ground::redact::shorten(ex.raw_body.as_deref().unwrap_or("").trim(), 300),
         },
-        Err(e) => Reply::Nothing(e.to_string()),
+        (None, None) => Reply::Nothing("an empty answer".into()),
     }
 }
 
@@ -148,6 +170,7 @@ async fn stdio_reply(
     own: &mut Connection,
     bad: &crate::run::client::Outgoing,
     method: &str,
+    logs: &mut Vec<Value>,
 ) -> (Reply, Result<(), String>) {
     let timeout = own.target().timeout;
     let noise_before = own.stdout_noise_total();
@@ -165,7 +188,9 @@ async fn stdio_reply(
     let mut after: Option<Result<(), String>> = None;
     let mut reply = None;
     let mut late: Option<LateWait> = None;
-    while reply.is_none() || after.is_none() {
+    // Until both are in, and no extra request of the late wait is left unanswered (the
+    // connection may be used again: a stale answer must not be taken for the next one's).
+    while reply.is_none() || after.is_none() || late.as_ref().is_some_and(LateWait::busy) {
         let next = own.next_on(&mut watch, deadline).await;
         // The handle only reads stdout: a response with a null id (the one awaited) does
         // not end the reading.
@@ -174,7 +199,12 @@ async fn stdio_reply(
             Ok(StreamItem::Message(msg)) if is_response(&msg) => {
                 let msg_id = msg.get("id");
                 if let Some(wait) = late.as_mut().filter(|w| w.awaits(msg_id)) {
-                    deadline = wait.answered(own, method, deadline).await;
+                    if reply.is_some() {
+                        // Nothing more to wait for: no more rounds.
+                        wait.settle();
+                    } else {
+                        deadline = wait.answered(own, method, deadline).await;
+                    }
                 } else if late.as_ref().is_some_and(|w| w.answered_before(msg_id)) {
                     // A second answer to one of the extra requests: not the broken line's.
                 } else if msg_id != Some(&id) {
@@ -187,12 +217,19 @@ async fn stdio_reply(
                             crate::language::assert::compact(&msg["error"], 300)
                         )),
                     });
-                    let mut wait = LateWait::new(sent_at.elapsed(), deadline);
-                    deadline = wait.next_round(own, method, deadline).await;
-                    late = Some(wait);
+                    // A late answer is waited for only when none came yet.
+                    if reply.is_none() {
+                        let mut wait = LateWait::new(sent_at.elapsed(), deadline);
+                        deadline = wait.next_round(own, method, deadline).await;
+                        late = Some(wait);
+                    }
                 }
             }
-            Ok(StreamItem::Message(_)) => {}
+            Ok(StreamItem::Message(msg)) => {
+                if is_log(&msg) {
+                    logs.push(msg);
+                }
+            }
             Ok(StreamItem::Ended | StreamItem::Quiet) => break,
             Err(e) => {
                 let why = match e {
@@ -225,6 +262,12 @@ async fn stdio_reply(
     });
     let after = after.unwrap_or_else(|| Err(format!("no answer within {waited}")));
     (reply, after)
+}
+
+/// Whether `msg` is a `notifications/message`.
+fn is_log(msg: &Value) -> bool {
+    msg.get("method").and_then(Value::as_str)
+        == Some(crate::protocol::methods::NOTIFICATIONS_MESSAGE)
 }
 
 /// How long the stdio probe still waits for a late answer to the cut-short line once the
@@ -272,6 +315,18 @@ impl LateWait {
     /// Whether `id` is that of the extra request in flight.
     fn awaits(&self, id: Option<&Value>) -> bool {
         id.is_some() && self.in_flight.as_ref().map(|(id, _)| id) == id
+    }
+
+    /// Whether an extra request is in flight.
+    fn busy(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
+    /// The extra request in flight was answered and no more rounds are sent.
+    fn settle(&mut self) {
+        if let Some((id, _)) = self.in_flight.take() {
+            self.done.push(id);
+        }
     }
 
     /// Whether `id` is that of an extra request answered already.
@@ -357,6 +412,14 @@ pub fn answered(probe: &ParseProbe) -> CheckOutcome {
     if code == Some(errors::PARSE_ERROR) {
         return CheckOutcome::Pass;
     }
+    // HTTP (2025-03-26 onwards, basic/transports): "If the server cannot accept the input, it
+    // MUST return an HTTP error status code (e.g., 400 Bad Request). The HTTP response body
+    // MAY comprise a JSON-RPC error response that has no id" — a 4xx with any body answers.
+    if let Reply::Http { status, .. } = &probe.reply
+        && (400..500).contains(status)
+    {
+        return CheckOutcome::Pass;
+    }
     let what = match (&probe.reply, code) {
         (Reply::Message(_), Some(code)) => format!("error {code}, not -32700 Parse error"),
         (Reply::Message(msg), None) if msg.get("error").is_some() => {
@@ -407,5 +470,131 @@ pub fn survived(probe: &ParseProbe) -> CheckOutcome {
             format!("a result to `{method}`, as before the probe"),
             Some(why.clone()),
         ),
+    }
+}
+
+/// The invalid requests of `invalid_request_answered`: what is wrong with each, and how a
+/// valid request (the harmless one, with its id) is spoiled into it.
+const INVALID_REQUESTS: &[(&str, fn(&mut serde_json::Map<String, Value>))] = &[
+    ("without `jsonrpc`", |m| {
+        m.remove("jsonrpc");
+    }),
+    ("with `\"jsonrpc\": \"1.0\"`", |m| {
+        m.insert("jsonrpc".into(), Value::from("1.0"));
+    }),
+    ("with a `method` that is no string", |m| {
+        m.insert("method".into(), Value::from(7));
+    }),
+    ("with an `id` that is an object", |m| {
+        let id = m.remove("id").unwrap_or(Value::Null);
+        m.insert("id".into(), serde_json::json!({ "n": id }));
+    }),
+];
+
+/// What the invalid-request probe saw, one case per request of [`INVALID_REQUESTS`].
+pub struct InvalidProbe {
+    cases: Vec<InvalidCase>,
+}
+
+struct InvalidCase {
+    what: &'static str,
+    sent: String,
+    /// The id the request carried (an answer may echo it, or say null).
+    id: Value,
+    reply: Reply,
+}
+
+/// Send each invalid request on a connection of its own like `conn`'s (as [`probe`] does),
+/// noting what came back in `conn`'s transcript.
+pub async fn invalid_request_probe(
+    conn: &mut Connection,
+    pool: &Pool,
+) -> Result<InvalidProbe, String> {
+    let mut own = match pool.take_spare(&conn.negotiated.requested) {
+        Some(spare) => spare,
+        None => conn
+            .open_another()
+            .await
+            .map_err(|e| format!("the probe's own connection failed: {e}"))?,
+    };
+    let method = own.harmless_method();
+    let mut cases = Vec::new();
+    for &(what, spoil) in INVALID_REQUESTS {
+        let id = own.next_id();
+        let mut out = own.build_plain(method, None, Some(id));
+        let Ok(Value::Object(mut request)) = serde_json::from_str::<Value>(&out.body) else {
+            return Err(format!("could not build the request: {}", out.body));
+        };
+        spoil(&mut request);
+        let id = request.get("id").cloned().unwrap_or(Value::Null);
+        out.body = Value::Object(request).to_string();
+        out.id = None;
+        let mut logs = Vec::new();
+        let reply = if own.is_http() {
+            http_reply(&mut own, &out, &mut logs).await
+        } else {
+            stdio_reply(&mut own, &out, method, &mut logs).await.0
+        };
+        conn.note(format!(
+            "invalid-request probe, on a connection of its own: sent `{}` ({what}); {}",
+            out.body,
+            reply.describe()
+        ));
+        cases.push(InvalidCase {
+            what,
+            sent: out.body,
+            id,
+            reply,
+        });
+        if own.is_broken() {
+            break;
+        }
+    }
+    own.close().await;
+    Ok(InvalidProbe { cases })
+}
+
+const EXPECTED_INVALID: &str = "a JSON-RPC error -32600 (Invalid Request) with the request's id, or id null (or none) when it cannot be read";
+
+/// `invalid_request_answered`: each invalid request got -32600 with its id (or null).
+pub fn invalid_request_answered(probe: &InvalidProbe) -> CheckOutcome {
+    let mut findings = Vec::new();
+    for case in &probe.cases {
+        let problem = match &case.reply {
+            Reply::Message(msg) => {
+                let code = msg.pointer("/error/code").and_then(Value::as_i64);
+                let id = msg.get("id");
+                match code {
+                    Some(errors::INVALID_REQUEST) => match id {
+                        None | Some(Value::Null) => None,
+                        Some(id) if *id == case.id => None,
+                        Some(id) => Some(format!(
+                            "error -32600 with id {id}, which is neither the request's id nor null"
+                        )),
+                    },
+                    Some(code) => Some(format!("error {code}, not -32600 Invalid Request")),
+                    None if msg.get("error").is_some() => {
+                        Some("an error without an integer code".into())
+                    }
+                    None => Some("a result, not an error".into()),
+                }
+            }
+            // HTTP: "If the server cannot accept the input, it MUST return an HTTP error
+            // status code (e.g., 400 Bad Request)"; its body MAY be a JSON-RPC error.
+            Reply::Http { status, .. } if (400..500).contains(status) => None,
+            other => Some(other.describe()),
+        };
+        if let Some(problem) = problem {
+            findings.push(super::outcome::Finding::new(
+                format!("a request {} got {problem}", case.what),
+                EXPECTED_INVALID,
+                format!("sent `{}`; {}", case.sent, case.reply.describe()),
+            ));
+        }
+    }
+    if findings.is_empty() {
+        CheckOutcome::Pass
+    } else {
+        CheckOutcome::Fail(findings)
     }
 }

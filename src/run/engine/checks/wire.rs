@@ -73,12 +73,29 @@ pub async fn stdout_clean(
         return Ok(CheckOutcome::Pass);
     }
     if total > 0 {
+        let cut = |text: &str| {
+            crate::ground::redact::shorten(&crate::ground::redact::redact_shapes(text), 200)
+        };
+        let first = match conn.first_stdout_noise() {
+            Some((line, Some(request))) => format!(
+                "; the first, `{}`, after the client wrote `{}`",
+                cut(line),
+                cut(request)
+            ),
+            Some((line, None)) => format!("; the first, `{}`, before any request", cut(line)),
+            None => String::new(),
+        };
+        let during = if before > 0 {
+            format!(" ({before} before this check's burst)")
+        } else {
+            String::new()
+        };
         return Ok(CheckOutcome::fail(
-            format!("the server wrote {total} non-JSON line(s) on stdout"),
+            format!("the server wrote {total} non-JSON line(s) on stdout{during}{first}"),
             "only JSON-RPC messages on stdout",
             noise
                 .first()
-                .cloned()
+                .map(|line| cut(line))
                 .or_else(|| (before > 0).then(|| format!("{before} line(s) before this check"))),
         ));
     }
