@@ -174,6 +174,7 @@ fn run_peak(n: usize) -> (usize, usize) {
             timeout: std::time::Duration::from_secs(30),
             max_message_bytes: 16 << 20,
             wire_validation: false,
+            auto_era: Default::default(),
         },
         eras: eras.clone(),
         jobs: 1,

@@ -24,3 +24,17 @@ pub const MODERN_ONLY: &[i64] = &[
     MISSING_CLIENT_CAPABILITY,
     UNSUPPORTED_VERSION,
 ];
+
+/// The JSON-RPC errors a server gives without doing any work — the message is malformed,
+/// the method unknown, the params invalid (JSON-RPC 2.0 section 5.1): a request expected
+/// to get one of these is expected to be answered at once.
+pub const ANSWERED_AT_ONCE: &[i64] = &[
+    PARSE_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    INVALID_PARAMS,
+];
+
+/// The prefix of the methods mcpspec's packs make up to probe "an unknown method" (no
+/// server serves them: answered -32601, at once).
+pub const UNKNOWN_METHOD_PREFIX: &str = "mcpspec/";

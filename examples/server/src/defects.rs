@@ -182,6 +182,10 @@ pub enum Defect {
     FlakyOnePercent,
     /// `subscriptions/listen` is never acknowledged (`--utilities`).
     ListenNoAck,
+    /// stdio: a request for a method outside MCP's is never answered (mcp-server-sqlite).
+    UnknownMethodSilent,
+    /// stdio: requests before `initialize` (a modern `server/discover`) are never answered.
+    IgnoreBeforeInitialize,
     /// A listen subscription gets every list change, whatever its filter asked for.
     ListenUnrequested,
     /// A cancelled listen subscription keeps getting notifications (stdio).

@@ -382,6 +382,7 @@ impl TargetArgs {
                 timeout: self.timeout.unwrap_or(DEFAULT_TIMEOUT),
                 max_message_bytes: self.max_message_size,
                 wire_validation: false,
+                auto_era: Default::default(),
             },
             secrets,
         ))

@@ -55,6 +55,67 @@ fn liveness_wait(slowest: Option<Duration>, timeout: Duration) -> Duration {
     }
 }
 
+/// A request the spec wants answered at once, without any work (an unknown method,
+/// invalid params, malformed input: [`crate::protocol::errors::answered_at_once`]), waits
+/// [`PROMPT_FACTOR`] times the round trip of a harmless request sent just before it (the
+/// server's speed right now), at least [`PROMPT_FLOOR`], at most the step's timeout: a
+/// server that never answers such a request costs seconds, not the whole timeout — as the
+/// parse-error probe's wait already does.
+pub const PROMPT_FACTOR: u32 = 10;
+/// Against scheduling hiccups on a loaded machine: a ping answered in 1 ms still gives this.
+pub const PROMPT_FLOOR: Duration = Duration::from_secs(2);
+
+/// The wait for an answer due at once (see [`PROMPT_FACTOR`]); `rtt`: the round trip of the
+/// harmless request just before it.
+pub fn prompt_wait(rtt: Duration, timeout: Duration) -> Duration {
+    rtt.saturating_mul(PROMPT_FACTOR)
+        .max(PROMPT_FLOOR)
+        .min(timeout)
+}
+
+/// How long a request due at once was waited for, and why (for a timeout's message).
+#[derive(Debug, Clone, Copy)]
+pub struct PromptWait {
+    /// The round trip of the harmless request sent just before it.
+    pub rtt: Duration,
+    pub method: &'static str,
+    /// The wait: [`prompt_wait`] of `rtt`.
+    pub wait: Duration,
+    /// The step's timeout, which it replaced.
+    pub timeout: Duration,
+}
+
+impl PromptWait {
+    /// "`ping` sent just before it was answered in 3ms; waited 10 × that (at least 2s, at most the timeout 30s)".
+    pub fn describe(&self) -> String {
+        let ms = |d: Duration| {
+            if d < Duration::from_millis(1) {
+                "under 1ms".to_string()
+            } else {
+                humantime::format_duration(Duration::from_millis(d.as_millis() as u64)).to_string()
+            }
+        };
+        format!(
+            "the `{}` sent just before it was answered in {}, so it waited {} ({PROMPT_FACTOR} × that round trip, at least {}, at most the timeout {}) instead of the whole timeout",
+            self.method,
+            ms(self.rtt),
+            ms(self.wait),
+            ms(PROMPT_FLOOR),
+            ms(self.timeout),
+        )
+    }
+
+    /// The message of a request due at once (`what`, e.g. "an unknown method (`x`)") that
+    /// got no answer within `waited`.
+    pub fn timed_out(&self, waited: Duration, what: &str) -> String {
+        format!(
+            "no answer within {}: {what} is answered at once, without any work (JSON-RPC 2.0 section 5.1); {}",
+            humantime::format_duration(waited),
+            self.describe()
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnectErrorKind {
     /// The server process could not be started or died before answering (exit 4).
@@ -493,6 +554,51 @@ impl Connection {
                 "the connection is dead: a request timed out, then `{method}` got no answer within {}",
                 humantime::format_duration(d)
             ));
+        }
+    }
+
+    /// Before a request due at once: a harmless request, timed (the server's speed right
+    /// now), and the wait it gives ([`prompt_wait`]) within `timeout`. `None` (wait the
+    /// whole timeout) when the connection is not open yet or broken, or the harmless
+    /// request got no result.
+    pub async fn prompt_wait(&mut self, timeout: Duration) -> Option<PromptWait> {
+        if self.probing
+            || self.transport.closed_reason().is_some()
+            || self.negotiated.handshake.is_none()
+        {
+            return None;
+        }
+        let method = self.harmless_method();
+        let id = self.next_id();
+        let mut out = self.build_plain(method, None, Some(id));
+        out.timeout = liveness_wait(self.slowest_answer.or(self.slowest_opening), timeout);
+        self.probing = true;
+        let sent = Box::pin(self.send(&out)).await;
+        self.probing = false;
+        let ex = sent.ok()?;
+        result_of(&ex).ok()?;
+        let wait = prompt_wait(ex.elapsed, timeout);
+        (wait < timeout).then_some(PromptWait {
+            rtt: ex.elapsed,
+            method,
+            wait,
+            timeout,
+        })
+    }
+
+    /// [`Connection::call`] of a request due at once (`what` it is, for the message): it
+    /// waits [`Connection::prompt_wait`], not the whole timeout.
+    pub async fn call_due_at_once(&mut self, method: &str, what: &str) -> Result<Value, String> {
+        let prompt = self.prompt_wait(self.target.timeout).await;
+        let id = self.next_id();
+        let mut out = self.build_plain(method, None, Some(id));
+        if let Some(p) = &prompt {
+            out.timeout = p.wait;
+        }
+        match (self.send(&out).await, prompt) {
+            (Ok(ex), _) => result_of(&ex),
+            (Err(TransportError::Timeout(d)), Some(p)) => Err(p.timed_out(d, what)),
+            (Err(e), _) => Err(e.to_string()),
         }
     }
 

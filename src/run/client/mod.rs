@@ -52,6 +52,26 @@ pub struct Target {
     /// (for `wire_valid` checks and `--wire-validate`). Off otherwise: it costs time on
     /// every response.
     pub wire_validation: bool,
+    /// `--era auto`: what the first probe of this server decided, shared by every copy of
+    /// the target (every warm and fresh process of the run): see [`AutoEra`].
+    pub auto_era: AutoEra,
+}
+
+/// `--era auto` decides once per run and server: the first connection probes (the others
+/// wait for it), and every later one of the same target opens in the era it found. A
+/// server that ignores requests before `initialize` then costs the probe's wait once, not
+/// once per process.
+pub type AutoEra = std::sync::Arc<tokio::sync::Mutex<Option<AutoDecision>>>;
+
+/// What the `auto` probe found.
+#[derive(Debug, Clone)]
+pub enum AutoDecision {
+    /// The server is modern: later connections probe again (an answered request, which
+    /// also gives each connection its own `server/discover` result).
+    Modern,
+    /// The server is legacy (why, as the first connection's note said): later connections
+    /// take the legacy handshake at once.
+    Legacy(String),
 }
 
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use crate::language::assert::{self, ExpectOutcome, Observed};
 use crate::language::dsl::template::render_value;
 use crate::language::dsl::value::TValue;
 use crate::language::dsl::{Action, ExpectKind, Step};
-use crate::protocol::{ListKind, methods};
+use crate::protocol::{ListKind, errors, methods};
 use crate::results::report::result::{Failure, Outcome};
 use crate::run::client::connection::raw_outgoing;
 use crate::run::client::{Connection, Exchange, Outgoing, TransportError};
@@ -135,9 +135,18 @@ pub(super) async fn run_step<'s>(
         built.out.quiet_period = NO_RESPONSE_WINDOW;
     }
     let paginate = matches!(step.action, Action::Request { paginate: true, .. });
+    let fresh = matches!(step.action, Action::Raw { fresh: true, .. });
+    // An answer due at once: a harmless request first, and a wait in the server's speed.
+    let prompt = if !fresh && !paginate && task.is_none() && answered_at_once(step) {
+        conn.prompt_wait(timeout).await
+    } else {
+        None
+    };
+    if let Some(p) = &prompt {
+        built.out.timeout = p.wait;
+    }
     // Judged later (with the response parsed then), or now.
     let defer = earlier.may_defer(step);
-    let fresh = matches!(step.action, Action::Raw { fresh: true, .. });
     // `Err(Ok(_))`: a transport error; `Err(Err(_))`: pagination or input rounds broke.
     // With pagination, also the merged result the step is judged on.
     let exchange = if fresh {
@@ -190,8 +199,12 @@ pub(super) async fn run_step<'s>(
                         .map(|t| format!("server stderr (last lines):\n{t}")),
                 )
                 .collect();
+            let message = match (&e, &prompt) {
+                (Ok(TransportError::Timeout(d)), Some(p)) => p.timed_out(*d, &due_at_once(step)),
+                _ => e.map_or_else(|s| s, |t| t.to_string()),
+            };
             return Done(Outcome::Error {
-                message: e.map_or_else(|s| s, |t| t.to_string()),
+                message,
                 detail: (!detail.is_empty()).then(|| detail.join("\n")),
             });
         }
@@ -257,6 +270,35 @@ pub(super) async fn run_step<'s>(
     )
     .await;
     StepRun::Judged(outcome, notes)
+}
+
+/// Whether the spec wants `step`'s request answered at once: a request for a method no
+/// server serves (the packs' made-up `mcpspec/` methods), or one expected to get only
+/// errors a server gives without any work ([`errors::ANSWERED_AT_ONCE`]: malformed input,
+/// an unknown method, invalid params).
+fn answered_at_once(step: &Step) -> bool {
+    let unknown = matches!(&step.action, Action::Request { method, .. }
+        if method.starts_with(errors::UNKNOWN_METHOD_PREFIX));
+    let sends = matches!(
+        step.action,
+        Action::Request { .. } | Action::Raw { fresh: false, .. }
+    );
+    let codes_at_once = step.expects.iter().any(|e| {
+        matches!(&e.kind, ExpectKind::Error { code: Some(code), .. }
+            if code.codes().iter().all(|c| errors::ANSWERED_AT_ONCE.contains(c)))
+    });
+    sends && step.retry.is_none() && (unknown || codes_at_once)
+}
+
+/// What `step` expects answered at once, for the message of a timeout.
+fn due_at_once(step: &Step) -> String {
+    match &step.action {
+        Action::Request { method, .. } if method.starts_with(errors::UNKNOWN_METHOD_PREFIX) => {
+            format!("an unknown method (`{method}`)")
+        }
+        Action::Request { method, .. } => format!("a `{method}` expected to get a protocol error"),
+        _ => "a malformed message".to_string(),
+    }
 }
 
 /// A `roots` step: the client answers later roots requests with the new list. Legacy, with

@@ -34,7 +34,30 @@ pub struct StdioWire {
     log_after_malformed: bool,
     /// `invalid-request-ignored`: invalid requests are dropped.
     ignore_invalid: bool,
+    /// `unknown-method-silent`: requests for methods outside MCP's are swallowed.
+    unknown_silent: bool,
+    /// `ignore-before-initialize`: requests are swallowed until `initialize` is seen
+    /// (`Some(seen)`).
+    before_initialize: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
+
+/// The method families MCP defines (any revision): a method outside them is unknown.
+const MCP_METHOD_PREFIXES: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/",
+    "prompts/",
+    "resources/",
+    "completion/",
+    "logging/",
+    "server/",
+    "tasks/",
+    "subscriptions/",
+    "notifications/",
+    "roots/",
+    "sampling/",
+    "elicitation/",
+];
 
 impl StdioWire {
     pub fn new(defects: &Defects) -> Self {
@@ -54,6 +77,10 @@ impl StdioWire {
             parse_error: defects.parse_error(),
             log_after_malformed: defects.has(&Defect::LogAfterMalformed),
             ignore_invalid: defects.has(&Defect::InvalidRequestIgnored),
+            unknown_silent: defects.has(&Defect::UnknownMethodSilent),
+            before_initialize: defects
+                .has(&Defect::IgnoreBeforeInitialize)
+                .then(Arc::default),
         }
     }
 
@@ -122,6 +149,20 @@ impl StdioWire {
         .then(|| http_layers::NOTIFICATION_REPLY.to_owned());
         let answers_ours = message.get("method").is_none()
             && message.get("id").and_then(Value::as_str) == Some(SERVER_REQUEST_ID);
+        let is_request = message.get("id").is_some();
+        if let (Some(method), true) = (method, is_request) {
+            if self.unknown_silent && !MCP_METHOD_PREFIXES.iter().any(|p| method.starts_with(p)) {
+                return (None, true);
+            }
+            if let Some(seen) = &self.before_initialize {
+                use std::sync::atomic::Ordering::SeqCst;
+                if method == "initialize" {
+                    seen.store(true, SeqCst);
+                } else if !seen.load(SeqCst) {
+                    return (None, true);
+                }
+            }
+        }
         if self.refuse_ping
             && method == Some("ping")
             && let Some(id) = message.get("id")

@@ -315,6 +315,13 @@ impl CodeSpec {
             CodeSpec::Any(cs) => cs.contains(&code),
         }
     }
+    /// The codes accepted.
+    pub fn codes(&self) -> &[i64] {
+        match self {
+            CodeSpec::One(c) => std::slice::from_ref(c),
+            CodeSpec::Any(cs) => cs,
+        }
+    }
     pub fn describe(&self) -> String {
         match self {
             CodeSpec::One(c) => c.to_string(),

@@ -5,6 +5,7 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::run::client::AutoDecision;
 
 impl Connection {
     // ---- era negotiation ----
@@ -122,8 +123,28 @@ impl Connection {
         &mut self,
         processes: &mut u64,
     ) -> Result<Result<(), ConnectError>, ConnectError> {
+        // Decided once per run and server: the first connection probes, the others wait.
+        let shared = self.target.auto_era.clone();
+        let mut decided = Some(shared.lock().await);
+        match decided.as_deref() {
+            Some(Some(AutoDecision::Legacy(why))) => {
+                let why = why.clone();
+                drop(decided);
+                let r = self.handshake(LATEST_LEGACY_REVISION, false).await;
+                self.negotiated.note = Some(format!("{why} (decided once for this run)"));
+                return Ok(r);
+            }
+            // Modern: this connection probes too (answered at once), in parallel.
+            Some(Some(AutoDecision::Modern)) => decided = None,
+            _ => {}
+        }
         let answered = match self.probe().await {
-            Ok(Probed::Modern) => return Ok(Ok(())),
+            Ok(Probed::Modern) => {
+                if let Some(d) = decided.as_mut() {
+                    **d = Some(AutoDecision::Modern);
+                }
+                return Ok(Ok(()));
+            }
             Ok(Probed::Legacy { answered }) => answered,
             Err(e) => return Ok(Err(e)),
         };
@@ -148,6 +169,11 @@ impl Connection {
             && e.kind == ConnectErrorKind::Unreachable
         {
             e.message.push_str(&format!(" (tried first: {note})"));
+        }
+        if r.is_ok()
+            && let (Some(note), Some(d)) = (&note, decided.as_mut())
+        {
+            **d = Some(AutoDecision::Legacy(note.clone()));
         }
         self.negotiated.note = note;
         Ok(r)

@@ -2,7 +2,7 @@
 //! one step expects.
 
 use super::outcome::CheckOutcome;
-use crate::protocol::{ListKind, methods};
+use crate::protocol::{ListKind, errors, methods};
 use crate::run::client::Connection;
 
 /// Requests in the `stdout_clean` burst (unless the step sets `count`).
@@ -16,6 +16,10 @@ pub async fn wire_valid(conn: &mut Connection, method: &str) -> Result<CheckOutc
         match ListKind::from_method(method) {
             Some(list) => conn
                 .list_all(list.method(), list.result_key())
+                .await
+                .map(drop),
+            None if method.starts_with(errors::UNKNOWN_METHOD_PREFIX) => conn
+                .call_due_at_once(method, &format!("an unknown method (`{method}`)"))
                 .await
                 .map(drop),
             None => conn.call(method, None).await.map(drop),
