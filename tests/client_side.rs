@@ -725,3 +725,31 @@ fn a_roots_change_ends_with_its_scenario() {
         "one warm process for both: {out:?}"
     );
 }
+
+/// A 2026-07-28 `input_required` with neither `inputRequests` nor `requestState` (the
+/// `--utilities` server's `confirm` under `input-required-empty`) errors the step at once,
+/// saying so, instead of retrying it up to `maxRounds`.
+#[test]
+fn an_input_required_with_neither_field_errors_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("empty.yaml");
+    std::fs::write(
+        &file,
+        "scenario: empty-ir\nclient:\n  capabilities: {elicitation: {form: true}}\n  elicitation: [{action: accept}]\nsteps:\n  - name: confirm\n    request: {method: tools/call, params: {name: confirm, arguments: {action: deploy}}}\n",
+    )
+    .unwrap();
+    let target = stdio_target(&["--utilities", "--defect", "input-required-empty"]);
+    let out = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--stdio",
+        &target,
+        "--era",
+        "2026-07-28",
+    ]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert_contains(
+        &out.all_output(),
+        "with neither `inputRequests` nor `requestState` (at least one MUST be present), so there is nothing to answer or echo: round 1: []",
+    );
+}

@@ -434,7 +434,7 @@ fn init_ignores_the_run_state_in_an_existing_gitignore() {
 
 #[test]
 fn interactive_tools_get_a_scenario_that_answers_them() {
-    // Tools that ask back (elicitation, sampling with and without tools, roots), seen by a
+    // Tools that ask back (elicitation twice, sampling with and without tools, roots), seen by a
     // probe that declares every client capability: a scenario each, declaring what the
     // tool asked and answering with defaults, that passes in both eras.
     let dir = tempfile::tempdir().unwrap();
@@ -442,7 +442,7 @@ fn interactive_tools_get_a_scenario_that_answers_them() {
     let r = init(dir.path(), &["--stdio", &target], &[EPOCH]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(
-        r.all_output().contains("4 tool(s) ask the client back"),
+        r.all_output().contains("5 tool(s) ask the client back"),
         "{r:?}"
     );
     let asks = dir.path().join("tests/mcp/asks");
@@ -463,6 +463,7 @@ fn interactive_tools_get_a_scenario_that_answers_them() {
     let (run, report) = validate_and_run(dir.path(), &[]);
     assert_eq!(run.code, 0, "{run:?}");
     for tool in [
+        "approve-job",
         "ask-confirmation",
         "client-roots",
         "sample-with-tools",

@@ -2,7 +2,8 @@
 //! `slow_job` (`--interactive`, stdio): carried through `tasks/get` to `tasks/result`,
 //! cancelled, judged by `taskStatus`; a task that never ends errors within the step's
 //! timeout with the statuses seen; 2026-07-28 skips task steps (the extension is not in its
-//! schema); and the conformance check `task_status_forward`. Data: `tests/tasks/`.
+//! schema); `approve_job`'s task in `input_required`, its elicitation answered over
+//! `tasks/result`; and the conformance check `task_status_forward`. Data: `tests/tasks/`.
 
 mod common;
 
@@ -35,16 +36,8 @@ fn a_task_step_is_carried_to_its_result_and_a_cancelled_one_ends_cancelled() {
     let legacy = suite(&report, "slow-job@legacy");
     let done = step(legacy, "the job completes");
     assert_eq!(done["outcome"]["status"], "passed", "{done}");
-    let sent: Vec<String> = done["transcript"]
-        .as_array()
-        .expect("transcript")
-        .iter()
-        .filter(|e| e["direction"] == "sent")
-        .filter_map(|e| serde_json::from_str::<Value>(e["body"].as_str()?).ok())
-        .filter_map(|b| b["method"].as_str().map(String::from))
-        .collect();
     assert_eq!(
-        sent,
+        sent(done),
         ["tools/call", "tasks/get", "tasks/get", "tasks/result"],
         "the call, a poll per status change, the result"
     );
@@ -54,6 +47,52 @@ fn a_task_step_is_carried_to_its_result_and_a_cancelled_one_ends_cancelled() {
         &skipped["outcome"].to_string(),
         "io.modelcontextprotocol/tasks",
     );
+}
+
+/// The methods of the step's sent requests.
+fn sent(step: &Value) -> Vec<String> {
+    step["transcript"]
+        .as_array()
+        .expect("transcript")
+        .iter()
+        .filter(|e| e["direction"] == "sent")
+        .filter_map(|e| serde_json::from_str::<Value>(e["body"].as_str()?).ok())
+        .filter_map(|b| b["method"].as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn a_task_in_input_required_gets_its_elicitation_answered_over_tasks_result() {
+    let (run, report) = run_file(
+        "tests/tasks/approve-job.yaml",
+        &["--interactive"],
+        &["legacy", "2026-07-28"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let legacy = suite(&report, "approve-job@legacy");
+    let done = step(legacy, "the job asks, is answered and completes");
+    assert_eq!(done["outcome"]["status"], "passed", "{done}");
+    // The server fails the task when the answer lacks the task's `related-task`: the
+    // completed status and the text show it came.
+    assert_eq!(
+        sent(done),
+        ["tools/call", "tasks/get", "tasks/result", "tasks/get"],
+        "a poll finds input_required, tasks/result is sent at once, a poll sees the end"
+    );
+    assert_contains(
+        &done["transcript"].to_string(),
+        "`elicitation/create`: answered from the script",
+    );
+    let declined = step(legacy, "a declined job completes declined");
+    assert_eq!(declined["outcome"]["status"], "passed", "{declined}");
+    let modern = suite(&report, "approve-job@2026-07-28");
+    let skipped = step(modern, "the job asks, is answered and completes");
+    assert_eq!(skipped["outcome"]["status"], "skipped", "{skipped}");
+    let plain = step(
+        modern,
+        "called plainly it asks inline (legacy) or by input_required (2026-07-28)",
+    );
+    assert_eq!(plain["outcome"]["status"], "passed", "{plain}");
 }
 
 #[test]

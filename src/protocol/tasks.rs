@@ -4,7 +4,7 @@
 //! receiver answers at once with a `CreateTaskResult` (`{task: Task}`), the requestor polls
 //! `tasks/get` until a terminal status and fetches the underlying result with `tasks/result`.
 //! 2026-07-28 moved tasks to the `io.modelcontextprotocol/tasks` extension (SEP-2663), which
-//! its schema does not define.
+//! its schema only names (see [`MODERN_EXTENSION`]).
 
 use serde_json::Value;
 
@@ -30,7 +30,9 @@ pub const CAPABILITY_TOOLS_CALL: &str = "/tasks/requests/tools/call";
 pub const TOOL_TASK_SUPPORT: &str = "/execution/taskSupport";
 /// `_meta` key associating a message with a task (`RelatedTaskMetadata`).
 pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
-/// The extension id of 2026-07-28 (SEP-2663), not in the pinned 2026-07-28 schema.
+/// The extension id of 2026-07-28 (SEP-2663). The pinned 2026-07-28 schema names it only
+/// as an example key of `ServerCapabilities.extensions`; its methods and `Task` are in the
+/// extension's own schema (modelcontextprotocol/ext-tasks), not pinned here.
 pub const MODERN_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 pub const WORKING: &str = "working";
@@ -80,6 +82,28 @@ pub fn tool_supports_tasks(tool: &Value) -> bool {
     )
 }
 
+/// The client's result for a server request tied to a task keeps the tie: "All requests,
+/// notifications, and responses related to a task MUST include the
+/// `io.modelcontextprotocol/related-task` key in their `_meta` field" (2025-11-25
+/// basic/utilities/tasks, Associating Task-Related Messages). A request with none leaves
+/// `result` as it is.
+pub fn relate_answer(request: &Value, result: &mut Value) {
+    let Some(related) = request
+        .pointer("/params/_meta")
+        .and_then(|meta| meta.get(RELATED_TASK_META))
+    else {
+        return;
+    };
+    if let Some(result) = result.as_object_mut()
+        && let Some(meta) = result
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Default::default()))
+            .as_object_mut()
+    {
+        meta.insert(RELATED_TASK_META.into(), related.clone());
+    }
+}
+
 /// Statuses with consecutive repeats collapsed: `[working, working, completed]` is
 /// `[working, completed]`.
 pub fn collapsed<'a>(statuses: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
@@ -107,5 +131,18 @@ mod tests {
             collapsed([WORKING, WORKING, COMPLETED]),
             [WORKING, COMPLETED]
         );
+    }
+
+    #[test]
+    fn an_answer_to_a_task_request_is_tied_to_the_task() {
+        let related = serde_json::json!({"taskId": "t1"});
+        let request = serde_json::json!({"method": "elicitation/create",
+            "params": {"_meta": {RELATED_TASK_META: related}}});
+        let mut result = serde_json::json!({"action": "accept"});
+        relate_answer(&request, &mut result);
+        assert_eq!(result["_meta"][RELATED_TASK_META], related);
+        let mut plain = serde_json::json!({"action": "accept"});
+        relate_answer(&serde_json::json!({"params": {}}), &mut plain);
+        assert_eq!(plain, serde_json::json!({"action": "accept"}));
     }
 }

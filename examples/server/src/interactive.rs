@@ -40,9 +40,16 @@ struct Asks {
     method: &'static str,
 }
 
-const TOOLS: [Asks; 3] = [
+const TOOLS: [Asks; 4] = [
     Asks {
         tool: "ask_confirmation",
+        capability: "elicitation",
+        method: "elicitation/create",
+    },
+    // Called plainly it asks like `ask_confirmation`; called as a 2025-11-25 task it asks
+    // from inside the task (`crate::tasks`).
+    Asks {
+        tool: crate::tasks::APPROVE_TOOL,
         capability: "elicitation",
         method: "elicitation/create",
     },
@@ -65,6 +72,12 @@ pub fn tools() -> Vec<Tool> {
         json!({
             "name": "ask_confirmation",
             "description": "Ask the user to confirm an action (needs the client's elicitation capability).",
+            "inputSchema": {"type": "object", "properties": {"action": {"type": "string"}}},
+            "annotations": {"readOnlyHint": true},
+        }),
+        json!({
+            "name": crate::tasks::APPROVE_TOOL,
+            "description": "Ask the user to approve a job (needs the client's elicitation capability); as a task (2025-11-25, stdio) it asks from inside the task, over tasks/result.",
             "inputSchema": {"type": "object", "properties": {"action": {"type": "string"}}},
             "annotations": {"readOnlyHint": true},
         }),
@@ -128,6 +141,22 @@ pub fn nest_schema(params: &mut Value) {
     }
 }
 
+/// The params of the form-mode confirmation `ask_confirmation` and `approve_job` ask.
+pub fn confirm_params(action: &str) -> Value {
+    json!({
+        "mode": "form",
+        "message": format!("Confirm {action}?"),
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "confirm": {"type": "boolean", "default": true},
+                "note": {"type": "string"},
+            },
+            "required": ["confirm"],
+        },
+    })
+}
+
 fn plain_params(asks: &Asks, request: &CallToolRequestParams) -> Value {
     let arg = |key: &str| {
         request
@@ -139,18 +168,7 @@ fn plain_params(asks: &Asks, request: &CallToolRequestParams) -> Value {
             .to_string()
     };
     match asks.capability {
-        "elicitation" => json!({
-            "mode": "form",
-            "message": format!("Confirm {}?", arg("action")),
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    "confirm": {"type": "boolean", "default": true},
-                    "note": {"type": "string"},
-                },
-                "required": ["confirm"],
-            },
-        }),
+        "elicitation" => confirm_params(&arg("action")),
         "sampling" => json!({
             "messages": [{"role": "user", "content": {"type": "text", "text": format!("Summarise: {}", arg("text"))}}],
             "maxTokens": 100,
@@ -196,6 +214,15 @@ fn outcome(asks: &Asks, answer: Result<Value, String>) -> CallToolResult {
         }
     };
     CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+/// `approve_job`'s result from the client's answer to its elicitation (as a task too).
+pub fn approval_outcome(answer: Result<Value, String>) -> CallToolResult {
+    let asks = TOOLS
+        .iter()
+        .find(|t| t.tool == crate::tasks::APPROVE_TOOL)
+        .expect("approve_job is an interactive tool");
+    outcome(asks, answer)
 }
 
 /// Call an interactive tool.

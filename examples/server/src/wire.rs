@@ -57,11 +57,14 @@ where
                         if inbound_hooks.drops_invalid(&message) {
                             continue;
                         }
-                        // The 2025-11-25 tasks of `slow_job` (`--interactive`).
-                        if let Some(reply) =
+                        // The 2025-11-25 tasks of `slow_job` and `approve_job`
+                        // (`--interactive`).
+                        if let Some(lines) =
                             inbound_tasks.as_ref().and_then(|t| t.inbound(&message))
                         {
-                            let _ = parse_errors.send(Some(reply));
+                            for reply in lines {
+                                let _ = parse_errors.send(Some(reply));
+                            }
                             continue;
                         }
                         let (reply, swallow) = inbound_hooks.inbound_effects(&message);

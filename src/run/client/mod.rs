@@ -215,7 +215,10 @@ pub(crate) async fn server_request_reply(
     let answered = answers::answer_now(answerer, msg, timeout, true).await;
     Some(
         match answered.outcome {
-            Ok(result) => crate::protocol::jsonrpc::result_response(id, result),
+            Ok(mut result) => {
+                crate::protocol::tasks::relate_answer(msg, &mut result);
+                crate::protocol::jsonrpc::result_response(id, result)
+            }
             Err((code, message)) => crate::protocol::jsonrpc::error_response(id, code, &message),
         }
         .to_string(),

@@ -62,6 +62,14 @@ pub(super) async fn carry(
             .unwrap_or_default();
         let keys: Vec<&str> = requests.keys().map(String::as_str).collect();
         rounds_seen.push(format!("round {rounds}: [{}]", keys.join(", ")));
+        // `InputRequiredResult`: "At least one of the two fields MUST be present"; a retry
+        // could answer nothing and echo nothing, so it would only ask the same again.
+        if result.get(INPUT_REQUESTS).is_none() && result.get(REQUEST_STATE).is_none() {
+            return Err(format!(
+                "the server answered `input_required` with neither `{INPUT_REQUESTS}` nor `{REQUEST_STATE}` (at least one MUST be present), so there is nothing to answer or echo: {}",
+                rounds_seen.join("; ")
+            ));
+        }
         for (key, request) in &requests {
             let mut entry = request.clone();
             if let Some(obj) = entry.as_object_mut() {

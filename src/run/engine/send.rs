@@ -105,7 +105,7 @@ pub(super) async fn run_step<'s>(
     if task.is_some() && conn.negotiated.kind == crate::protocol::era::EraKind::Modern {
         return Done(Outcome::Skipped {
             reason: format!(
-                "a task step needs the 2025-11-25 tasks utility; 2026-07-28 moved tasks to the `{}` extension, which its schema does not define",
+                "a task step needs the 2025-11-25 tasks utility; 2026-07-28 moved tasks to the `{}` extension (server-directed, `resultType: \"task\"`, `tasks/update`), which the pinned 2026-07-28 schema only names as an example extension key and mcpspec does not speak",
                 crate::protocol::tasks::MODERN_EXTENSION
             ),
         });

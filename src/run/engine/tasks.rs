@@ -4,6 +4,15 @@
 //! status, or cancels it first (`tasks/cancel`), then fetches `tasks/result` for a task that
 //! completed or failed. Every status seen goes in `Exchange::task_statuses`; the step's
 //! timeout covers the call, every poll and every pause, and `maxPolls` bounds the polls.
+//!
+//! A task in `input_required` ("Input Required Status": "When the requestor encounters the
+//! `input_required` status, it SHOULD preemptively call `tasks/result`") gets its
+//! `tasks/result` at once: the server sends its requests (tied to the task by
+//! `io.modelcontextprotocol/related-task`) while that request is in flight, and the
+//! connection answers them from the scenario's script like any server request. A
+//! `tasks/result` "MUST block the response until the task reaches a terminal status", so
+//! its answer is the task's result; the polls then go on to see the terminal status. The
+//! server's requests seen on any of the task's exchanges are the step's (`asked:`).
 
 use std::time::{Duration, Instant};
 
@@ -99,17 +108,32 @@ pub async fn carry(
     let mut elapsed = created.elapsed;
     let mut last = created;
     let id_text = id.as_str().unwrap_or("?").to_string();
+    // The server's messages on the task's exchanges before the last (its requests are
+    // the step's, wherever they came).
+    let mut earlier = crate::results::exchange::Received::default();
     if run.cancel && !tasks::is_terminal(&status) {
         let ex = ask(conn, tasks::TASKS_CANCEL, &id, bounds, &statuses, &id_text).await?;
         elapsed += ex.elapsed;
         if let Some(t) = result_of(&ex).and_then(tasks::task_of) {
             status = seen(t, &mut statuses);
         }
+        earlier.extend(std::mem::take(&mut last.other_messages).iter().cloned());
         last = ex;
     }
     let mut polls = 0u32;
     let mut after = 0u32;
+    // The `tasks/result` sent for the current `input_required`, and its answer.
+    let mut fetched: Option<Exchange> = None;
+    let mut fetched_for_input = false;
     while !tasks::is_terminal(&status) || after < bounds.after_terminal {
+        if status == tasks::INPUT_REQUIRED && !fetched_for_input {
+            fetched_for_input = true;
+            earlier.extend(std::mem::take(&mut last.other_messages).iter().cloned());
+            let mut ex = ask(conn, tasks::TASKS_RESULT, &id, bounds, &statuses, &id_text).await?;
+            elapsed += ex.elapsed;
+            earlier.extend(std::mem::take(&mut ex.other_messages).iter().cloned());
+            fetched = Some(ex);
+        }
         if tasks::is_terminal(&status) {
             after += 1;
         } else {
@@ -133,6 +157,9 @@ pub async fn carry(
             Some(t) => {
                 interval = poll_interval(t, run);
                 status = seen(t, &mut statuses);
+                if status != tasks::INPUT_REQUIRED {
+                    fetched_for_input = false;
+                }
             }
             None => {
                 let got = ex
@@ -146,12 +173,24 @@ pub async fn carry(
                 ));
             }
         }
+        earlier.extend(std::mem::take(&mut last.other_messages).iter().cloned());
         last = ex;
     }
     if matches!(status.as_str(), tasks::COMPLETED | tasks::FAILED) {
-        last = ask(conn, tasks::TASKS_RESULT, &id, bounds, &statuses, &id_text).await?;
-        elapsed += last.elapsed;
+        earlier.extend(std::mem::take(&mut last.other_messages).iter().cloned());
+        // The `tasks/result` of an `input_required` answered the task's result, unless it
+        // answered an error (then it is asked again, now that the task has ended).
+        last = match fetched.take().filter(|ex| result_of(ex).is_some()) {
+            Some(ex) => ex,
+            None => {
+                let ex = ask(conn, tasks::TASKS_RESULT, &id, bounds, &statuses, &id_text).await?;
+                elapsed += ex.elapsed;
+                ex
+            }
+        };
     }
+    earlier.extend(std::mem::take(&mut last.other_messages).iter().cloned());
+    last.other_messages = earlier;
     last.elapsed = elapsed;
     last.task_statuses = statuses;
     Ok(last)
