@@ -66,6 +66,11 @@ pub struct Scenario {
     /// Why a step may change what another scenario on the same process would see (the
     /// first such step), when one does: without `fresh: false` it gets its own process.
     pub writes: Option<String>,
+    /// When every step that may write is a `tools/call` of a tool named in the file (no
+    /// template, not as a task): those tools. Over stdio the scenario then shares its era's
+    /// warm process when each of them declares `readOnlyHint: true` and not
+    /// `openWorldHint: true` (`engine::pool::share_read_only_calls`).
+    pub read_calls: Option<std::collections::BTreeSet<String>>,
     /// Why a step tests the connection's life (a handshake it sends itself, a session it
     /// ends), when one does: it always gets its own process.
     pub connection_life: Option<String>,
@@ -194,6 +199,29 @@ pub struct GroupCall {
     pub args: Vec<(String, TValue)>,
 }
 
+/// `each: "{{ name }}"` over a list an earlier step captured: its rows are only known
+/// when the run reaches it. The steps it compiled to (one, or a group call's) share it and
+/// run once per item of the list, each time named `base[label]`.
+#[derive(Debug)]
+pub struct LiveEach {
+    /// The captured variable holding the list.
+    pub over: String,
+    /// The row's variable (`row`, or the name given with `as`).
+    pub var: String,
+    /// The step's name, which the row's label follows.
+    pub base: String,
+}
+
+impl LiveEach {
+    /// The name of `step` (one of this `each`'s) in the row labelled `label`.
+    pub fn row_name(&self, step: &str, label: &str) -> String {
+        match step.strip_prefix(self.base.as_str()) {
+            Some(rest) => format!("{}[{label}]{rest}", self.base),
+            None => format!("{step}[{label}]"),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Step {
     pub name: String,
@@ -217,6 +245,8 @@ pub struct Step {
     pub uses: std::collections::BTreeSet<String>,
     /// Set on the steps of an expanded group call (and on each row of an `each` step).
     pub call: Option<Arc<GroupCall>>,
+    /// Set on the steps of an `each` over a captured list (run once per item).
+    pub each: Option<Arc<LiveEach>>,
     /// Setup, main or teardown step.
     pub phase: Phase,
 }
@@ -282,6 +312,25 @@ impl Step {
                 ProcessUse::ConnectionLife(format!("step `{}` ends its session", self.name))
             }
             Action::Check { .. } => ProcessUse::Reads,
+        }
+    }
+}
+
+impl Step {
+    /// The tool a `tools/call` step calls, when its name is written in the file (no
+    /// template) and it is not run as a task.
+    pub fn called_tool(&self) -> Option<&str> {
+        match &self.action {
+            Action::Request {
+                method,
+                params: Some(params),
+                task: None,
+                ..
+            } if method == crate::protocol::methods::TOOLS_CALL => params
+                .get("name")
+                .and_then(|n| n.as_str())
+                .filter(|n| !n.contains("{{")),
+            _ => None,
         }
     }
 }

@@ -72,6 +72,8 @@ impl<'s> Deferred<'s> {
     pub(super) fn may_defer(&self, step: &Step) -> bool {
         self.allowed
             && step.captures.is_empty()
+            // A row of a live `each` is named by its row, which the judgement does not know.
+            && step.each.is_none()
             && step.retry.is_none()
             && matches!(
                 step.action,

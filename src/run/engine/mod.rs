@@ -144,7 +144,7 @@ pub async fn run(
     let mut ahead = std::collections::BTreeMap::new();
     // See `run_held`.
     let target_hold = tokio::sync::RwLock::new(());
-    let needs: Vec<Option<pool::Need>> = items
+    let mut needs: Vec<Option<pool::Need>> = items
         .iter()
         .map(|item| {
             let s = item.scenario;
@@ -165,10 +165,11 @@ pub async fn run(
             .zip(&needs)
             .any(|(i, n)| i.scenario.wire_check && n.as_ref().is_some_and(pool::Need::pooled));
     let pool = pool::Pool::new(&config.target, config.fresh, wire);
+    let starts_before = crate::run::client::connection::starts();
+    pool::share_read_only_calls(&pool, &items, &mut needs).await;
     for (item, need) in items.iter().zip(&needs) {
         pool.expect(&item.era.label, need.as_ref());
     }
-    let starts_before = crate::run::client::connection::starts();
     // Items waiting to start, in input order. A shared item starts when its era's warm
     // process is idle (or none is alive yet): it does not start a second process while
     // the first is busy with another scenario; meanwhile later items start, so the eras

@@ -13,11 +13,14 @@
 //!   before.
 //! - **Who shares**: a scenario whose steps only read (requests in
 //!   [`crate::protocol::methods::READ_ONLY`], read-only built-in checks, `fresh` raw
-//!   messages, which go to a process of their own anyway), or whose author says
-//!   `fresh: false` (the scenario's key, else its pack's).
+//!   messages, which go to a process of their own anyway, `tools/call` of named tools
+//!   that declare `readOnlyHint: true` and not `openWorldHint: true`: see
+//!   [`share_read_only_calls`]), or whose author says `fresh: false` (the scenario's key,
+//!   else its pack's).
 //! - **Who is a warm process's last user** ([`Need::Last`]): a scenario that may change
-//!   state — `fresh: true`, `exclusive: true`, any step that may write (a `tools/call`,
-//!   `logging/setLevel`, a raw message…) without `fresh: false`. It shares with nobody,
+//!   state — `fresh: true`, `exclusive: true`, any step that may write (a `tools/call` of a
+//!   tool not declared read-only, `logging/setLevel`, a raw message…) without
+//!   `fresh: false`. It shares with nobody,
 //!   but it need not start a process either: it waits until no sharing scenario of its
 //!   era still needs the era's warm process, takes it, and the process is stopped after
 //!   it. It finds the process as the sharing scenarios left it — by their steps or their
@@ -123,6 +126,63 @@ pub fn need(
         (Some(why), None) => Need::Last(why.clone()),
         _ if scenario.own_probe => Need::SharedLate,
         _ => Need::Shared,
+    }
+}
+
+/// Scenarios that may write only by calling tools ([`Scenario::read_calls`]): over
+/// stdio, each of the era's tools that declares `readOnlyHint: true` and not
+/// `openWorldHint: true` is a read, so a scenario that calls only such tools shares the
+/// era's warm process ([`Need::Shared`]) instead of being its last user. The tools are
+/// listed once per era, on the process the pool keeps warm for the era's scenarios.
+/// Nothing changes when the era cannot be opened or listed, or the scenario says `fresh`
+/// or `exclusive`.
+pub async fn share_read_only_calls(
+    pool: &Pool,
+    items: &[super::Item<'_>],
+    needs: &mut [Option<Need>],
+) {
+    if !pool.enabled {
+        return;
+    }
+    let mut read_only: HashMap<String, Option<std::collections::HashSet<String>>> = HashMap::new();
+    for (item, need) in items.iter().zip(needs.iter_mut()) {
+        let scenario = item.scenario;
+        let (Some(Need::Last(_)), Some(calls), None, false) = (
+            need.as_ref(),
+            &scenario.read_calls,
+            scenario.fresh,
+            scenario.exclusive,
+        ) else {
+            continue;
+        };
+        let label = &item.era.label;
+        if !read_only.contains_key(label) {
+            let tools = match pool.borrow(&pool.target, label, &item.era.request).await {
+                Ok(mut conn) => {
+                    let tools = conn.tools().await.ok();
+                    pool.give_back(conn, "listing the tools' annotations").await;
+                    tools.map(|tools| {
+                        tools
+                            .iter()
+                            .filter(|t| crate::protocol::fields::tool_reads_only(t))
+                            .filter_map(|t| t.get("name").and_then(|n| n.as_str()))
+                            .map(str::to_string)
+                            .collect()
+                    })
+                }
+                Err(_) => None,
+            };
+            read_only.insert(label.clone(), tools);
+        }
+        if let Some(Some(tools)) = read_only.get(label)
+            && calls.iter().all(|c| tools.contains(c))
+        {
+            *need = Some(if scenario.own_probe {
+                Need::SharedLate
+            } else {
+                Need::Shared
+            });
+        }
     }
 }
 

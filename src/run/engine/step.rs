@@ -3,7 +3,7 @@
 //! judged by `judge`.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
@@ -13,7 +13,7 @@ use super::judge::{Deferred, StepRun, with_wire_violations};
 use super::send::run_step;
 use crate::language::dsl::scenario::Phase;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::{Action, GroupCall, Scenario, Step};
+use crate::language::dsl::{Action, GroupCall, LiveEach, Scenario, Step};
 use crate::protocol::era::EraSelector;
 use crate::results::report::result::{Outcome, StepResult};
 use crate::run::client::Connection;
@@ -93,9 +93,81 @@ pub async fn run_steps(
     let mut vars: Option<Arc<Value>> = None;
     // `setup` steps that did not pass skip the main steps (teardown still runs).
     let mut setup_failed: Option<Option<String>> = None;
-    for step in steps {
+    // The `each` over a captured list being run, row by row.
+    let mut live: Option<LiveRun> = None;
+    let mut next = 0;
+    loop {
+        // The end of a live `each`'s row: the next row, or the step after it.
+        if let Some(run) = live.as_mut()
+            && next == run.end
+        {
+            if let Some(done) = call.take() {
+                done.unbind(&mut ctx);
+            }
+            run.unbind(&mut ctx);
+            vars = None;
+            if run.row + 1 < run.rows.len() {
+                run.row += 1;
+                run.bind(&mut ctx);
+                next = run.start;
+            } else {
+                live = None;
+            }
+            continue;
+        }
+        let Some(step) = steps.get(next) else {
+            break;
+        };
+        // A live `each` begins: its rows are the captured list as it is now. Without a
+        // value (its step did not run) the steps run once, and say why they cannot.
+        if live.is_none()
+            && let Some(each) = &step.each
+            && let Some(list) = ctx.get(&each.over)
+        {
+            let end = next
+                + steps[next..]
+                    .iter()
+                    .take_while(|s| s.each.as_ref().is_some_and(|e| Arc::ptr_eq(e, each)))
+                    .count();
+            let outcome = match list {
+                Value::Array(items) if !items.is_empty() => None,
+                Value::Array(_) => Some(Outcome::Skipped {
+                    reason: format!("`each`: `{}` is an empty list: no rows", each.over),
+                }),
+                other => Some(Outcome::Error {
+                    message: format!(
+                        "`each`: `{}` is not a list (it holds {})",
+                        each.over,
+                        kind_of(other)
+                    ),
+                    detail: None,
+                }),
+            };
+            if let Some(outcome) = outcome {
+                let mut result = step_result(step, outcome, Duration::ZERO, Vec::new());
+                result.name = each.base.clone();
+                results.push(result);
+                next = end;
+                continue;
+            }
+            let Some(Value::Array(items)) = ctx.get(&each.over).cloned() else {
+                unreachable!("a list, checked above")
+            };
+            if let Some(done) = call.take() {
+                done.unbind(&mut ctx);
+            }
+            let mut run = LiveRun::new(each.clone(), next, end, items);
+            run.bind(&mut ctx);
+            vars = None;
+            live = Some(run);
+        }
+        next += 1;
+        let shown = match &live {
+            Some(run) => run.each.row_name(&step.name, &run.labels[run.row]),
+            None => step.name.clone(),
+        };
         let started = Instant::now();
-        progress.step(&step.name);
+        progress.step(&shown);
         if step.phase != Phase::Setup && setup_failed.is_none() {
             setup_failed = Some(if steps.first().is_some_and(|s| s.phase == Phase::Setup) {
                 results.first_failure()
@@ -276,10 +348,96 @@ pub async fn run_steps(
         };
         let (outcome, transcript) = outcome_and_log;
         let mut result = step_result(step, outcome, started.elapsed(), transcript);
+        result.name = shown;
         result.notes = notes;
         results.push(result);
     }
     results.finish()
+}
+
+/// The rows of an `each` over a captured list, run over the steps `start..end`.
+struct LiveRun {
+    each: Arc<LiveEach>,
+    start: usize,
+    end: usize,
+    rows: Vec<Value>,
+    /// Each row's label in the check id (see [`live_labels`]).
+    labels: Vec<String>,
+    row: usize,
+    /// The values the row's variables shadowed.
+    shadowed: Vec<(String, Option<Value>)>,
+}
+
+impl LiveRun {
+    fn new(each: Arc<LiveEach>, start: usize, end: usize, rows: Vec<Value>) -> Self {
+        LiveRun {
+            labels: live_labels(&rows),
+            each,
+            start,
+            end,
+            rows,
+            row: 0,
+            shadowed: Vec::new(),
+        }
+    }
+
+    fn bind(&mut self, ctx: &mut Map<String, Value>) {
+        let row = self.rows[self.row].clone();
+        self.shadowed = vec![
+            (
+                self.each.var.clone(),
+                ctx.insert(self.each.var.clone(), row),
+            ),
+            (
+                ROW_INDEX.to_string(),
+                ctx.insert(ROW_INDEX.to_string(), json!(self.row)),
+            ),
+        ];
+    }
+
+    fn unbind(&mut self, ctx: &mut Map<String, Value>) {
+        for (name, old) in self.shadowed.drain(..).rev() {
+            match old {
+                Some(v) => ctx.insert(name, v),
+                None => ctx.remove(&name),
+            };
+        }
+    }
+}
+
+/// The variable holding an `each` row's position.
+const ROW_INDEX: &str = "row_index";
+
+/// The labels of a captured list's rows, as a written list's: a scalar row itself, a map's
+/// `id` or `name`, else the position; a label two rows share carries the position too.
+fn live_labels(rows: &[Value]) -> Vec<String> {
+    let scalar = |v: &Value| match v {
+        Value::String(s) if s.chars().count() <= 40 && !s.contains(['[', ']']) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    let labels: Vec<String> = rows
+        .iter()
+        .enumerate()
+        .map(|(index, row)| {
+            scalar(row)
+                .or_else(|| row.get("id").and_then(scalar))
+                .or_else(|| row.get("name").and_then(scalar))
+                .unwrap_or_else(|| index.to_string())
+        })
+        .collect();
+    labels
+        .iter()
+        .enumerate()
+        .map(|(index, label)| {
+            if labels.iter().filter(|l| *l == label).count() > 1 {
+                format!("{label}#{index}")
+            } else {
+                label.clone()
+            }
+        })
+        .collect()
 }
 
 /// A group call's arguments, rendered against the caller's variables when the call's
@@ -416,4 +574,16 @@ fn step_era_skip(step: &Step, conn: &Connection) -> Option<String> {
         n.kind.as_str(),
         n.revision
     ))
+}
+
+/// What a JSON value is, in words.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    }
 }

@@ -24,6 +24,10 @@ pub(super) struct Collected {
     /// The first step that may change what another scenario sees, and the first that
     /// tests the connection's life ([`Step::process_use`]).
     pub writes: Option<String>,
+    /// The tools of the writing steps that are `tools/call`s of a named tool, and whether
+    /// another step may write ([`Step::called_tool`]).
+    pub called_tools: BTreeSet<String>,
+    pub other_writes: bool,
     pub connection_life: Option<String>,
     /// Some step is a `wire_valid` check.
     pub wire_check: bool,
@@ -50,6 +54,15 @@ impl Compiler {
                 .each
                 .as_ref()
                 .is_some_and(|e| matches!(e.kind, TKind::Map(_)));
+            // `each` over a list an earlier step captured: its rows come at run time.
+            let live_over = step
+                .each
+                .as_ref()
+                .and_then(|e| captured_list(e, vars, known));
+            if let Some(over) = live_over {
+                self.live_each(step, over, phase, known, out);
+                continue;
+            }
             let rows = match step.each.clone() {
                 Some(each) => match self.rows(&each, vars, known) {
                     Some(rows) => Some(rows),
@@ -68,30 +81,18 @@ impl Compiler {
                         .with_help("add `each: [...]` or remove `as`"),
                     );
                 }
-                self.one(step, phase, known, out, None);
+                self.one(step, phase, known, out, None, None);
                 continue;
             };
-            let var = match &step.as_ {
-                Some(name) if !is_variable_name(name) => {
-                    let pos = self.at(name);
-                    self.errors.push(LoadError::at(
-                        pos,
-                        format!(
-                            "`as: {}` is not a variable name (letters, digits, `_`)",
-                            **name
-                        ),
-                    ));
-                    continue;
-                }
-                Some(name) => name.value.clone(),
-                None => ROW.to_string(),
+            let Some(var) = self.row_var(&step) else {
+                continue;
             };
             let mut row_known = known.clone();
             row_known.insert(var.clone());
             row_known.insert(ROW_INDEX.to_string());
             let Some(base) = step.name.as_ref().map(|n| n.value.clone()) else {
                 // The missing name is reported by the step's compilation.
-                self.one(step, phase, known, out, None);
+                self.one(step, phase, known, out, None, None);
                 continue;
             };
             let errors_before = self.errors.0.len();
@@ -129,7 +130,14 @@ impl Compiler {
                         },
                     ),
                 ];
-                self.one(copy, phase, &mut row_known.clone(), out, Some(binding));
+                self.one(
+                    copy,
+                    phase,
+                    &mut row_known.clone(),
+                    out,
+                    Some(binding),
+                    None,
+                );
             }
             // Captures of the rows are known to later steps.
             for name in row_known.difference(known).cloned().collect::<Vec<_>>() {
@@ -140,7 +148,67 @@ impl Compiler {
         }
     }
 
-    /// Compile one step or group call of a phase; `row`: the bindings of an `each` row.
+    /// The row's variable of an `each` step: `row`, or the name given with `as` (None: the
+    /// name is no variable name, an error).
+    fn row_var(&mut self, step: &At<document::StepDoc>) -> Option<String> {
+        match &step.as_ {
+            Some(name) if !is_variable_name(name) => {
+                let pos = self.at(name);
+                self.errors.push(LoadError::at(
+                    pos,
+                    format!(
+                        "`as: {}` is not a variable name (letters, digits, `_`)",
+                        **name
+                    ),
+                ));
+                None
+            }
+            Some(name) => Some(name.value.clone()),
+            None => Some(ROW.to_string()),
+        }
+    }
+
+    /// An `each` over the captured list `over`: the step (or group call) is compiled once,
+    /// with the row's variables known, and marked to run once per item when the run
+    /// reaches it (see [`LiveEach`]).
+    fn live_each(
+        &mut self,
+        step: At<document::StepDoc>,
+        over: String,
+        phase: Phase,
+        known: &mut BTreeSet<String>,
+        out: &mut Collected,
+    ) {
+        let Some(var) = self.row_var(&step) else {
+            return;
+        };
+        let Some(base) = step.name.as_ref().map(|n| n.value.clone()) else {
+            // The missing name is reported by the step's compilation.
+            self.one(step, phase, known, out, None, None);
+            return;
+        };
+        let mut row_known = known.clone();
+        row_known.insert(var.clone());
+        row_known.insert(ROW_INDEX.to_string());
+        let mut copy = step;
+        copy.value.each = None;
+        copy.value.as_ = None;
+        let live = Arc::new(LiveEach {
+            over,
+            var: var.clone(),
+            base,
+        });
+        self.one(copy, phase, &mut row_known, out, None, Some(live));
+        // Captures of the rows are known to later steps.
+        for name in row_known.difference(known).cloned().collect::<Vec<_>>() {
+            if name != var && name != ROW_INDEX {
+                known.insert(name);
+            }
+        }
+    }
+
+    /// Compile one step or group call of a phase; `row`: the bindings of an `each` row;
+    /// `live`: the `each` over a captured list it belongs to.
     fn one(
         &mut self,
         step: At<document::StepDoc>,
@@ -148,6 +216,7 @@ impl Compiler {
         known: &mut BTreeSet<String>,
         out: &mut Collected,
         row: Option<Vec<(String, TValue)>>,
+        live: Option<Arc<LiveEach>>,
     ) {
         let compiled: Vec<Step> = if step.use_.is_some() {
             self.group_call(step, known)
@@ -188,6 +257,10 @@ impl Compiler {
                 compiled.call = Some(Arc::clone(call));
             }
             compiled.phase = phase;
+            if let Some(live) = &live {
+                compiled.uses.insert(live.over.clone());
+                compiled.each = Some(Arc::clone(live));
+            }
             for c in &compiled.captures {
                 known.insert(c.name.clone());
             }
@@ -209,6 +282,12 @@ impl Compiler {
             match compiled.process_use() {
                 ProcessUse::Reads => {}
                 ProcessUse::Writes(why) => {
+                    match compiled.called_tool() {
+                        Some(tool) => {
+                            out.called_tools.insert(tool.to_string());
+                        }
+                        None => out.other_writes = true,
+                    }
                     out.writes.get_or_insert(why);
                 }
                 ProcessUse::ConnectionLife(why) => {
@@ -259,18 +338,11 @@ impl Compiler {
                         );
                         return None;
                     }
-                    None if known.contains(name) => {
-                        self.errors.push(
-                            LoadError::at(pos, format!("`each` over `{name}`, which is not a variable of `vars:`: rows are made before the run, so a captured list cannot be looped over yet"))
-                                .with_help("write the rows (`each: [...]`), put them in `vars:` or a data file (`each: {file: rows.csv}`)"),
-                        );
-                        return None;
-                    }
                     None => {
                         let defined: Vec<&str> = vars.keys().map(String::as_str).collect();
-                        let help = match did_you_mean(name, defined.iter().copied()) {
+                        let help = match did_you_mean(name, defined.iter().copied().chain(known.iter().map(String::as_str))) {
                             Some(s) => format!("did you mean `{s}`?"),
-                            None => "`each` names a variable of the scenario's `vars:` that holds a list".into(),
+                            None => "`each` names a variable of the scenario's `vars:`, or one an earlier step captured, that holds a list".into(),
                         };
                         self.errors.push(
                             LoadError::at(pos, format!("`each`: no list variable `{name}`"))
@@ -385,6 +457,21 @@ impl Compiler {
             }
         }
     }
+}
+
+/// The variable `each: "{{ name }}"` names when an earlier step captures it (and `vars:`
+/// does not define it).
+fn captured_list(
+    each: &TValue,
+    vars: &IndexMap<String, TValue>,
+    known: &BTreeSet<String>,
+) -> Option<String> {
+    let TKind::Str(text) = &each.kind else {
+        return None;
+    };
+    let name = text.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
+    (is_variable_name(name) && !vars.contains_key(name) && known.contains(name))
+        .then(|| name.to_string())
 }
 
 /// The row's label in the check id: a scalar row itself, a map's `id` or `name`, else the

@@ -208,6 +208,8 @@ impl Compiler {
             step_names,
             changes_target,
             writes,
+            called_tools,
+            other_writes,
             connection_life,
             wire_check,
             own_probe,
@@ -215,6 +217,7 @@ impl Compiler {
             roots_step,
             ..
         } = out;
+        let read_calls = (writes.is_some() && !other_writes).then_some(called_tools);
         let load = doc
             .load
             .and_then(|l| self.workload(l, &doc.vars, &doc.scenario, &names))
@@ -259,6 +262,7 @@ impl Compiler {
             client,
             load,
             writes,
+            read_calls,
             connection_life,
             wire_check,
             own_probe,

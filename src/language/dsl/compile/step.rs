@@ -368,6 +368,7 @@ impl Compiler {
             captures,
             uses: std::mem::take(&mut self.uses),
             call: None,
+            each: None,
             phase: Phase::Main,
         })
     }
