@@ -34,6 +34,9 @@
 //!     listing: { DIR: [a, b] } # the folder DIR of the case folder (its copy) or `{out}`
 //!                              # holds just these
 //!     absent: [...]            # none anywhere, nor in `files` (secrets)
+//!     junit_10: [r.xml]        # these files of `{out}` are valid against the Jenkins
+//!                              # xUnit plugin's junit-10.xsd (`--junit-flavor jenkins`)
+//!     not_junit_10: [r.xml]    # and these are not (the default flavour)
 //! ```
 //!
 //! `{case}` is the case folder (relative to the repository root, mcpspec's cwd; absolute
@@ -47,7 +50,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use common::{HttpServer, repo_root, run_in, stdio_target, xmllint};
+use common::{HttpServer, JUNIT_10_XSD, repo_root, run_in, stdio_target, xmllint, xmllint_against};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -119,6 +122,10 @@ struct Command {
     listing: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     absent: Vec<String>,
+    #[serde(default)]
+    junit_10: Vec<String>,
+    #[serde(default)]
+    not_junit_10: Vec<String>,
 }
 
 /// A test of a JSON string against the text a case gives (`json_text`, `json_starts`).
@@ -307,6 +314,24 @@ fn run_case(dir: &Path) -> Result<(), String> {
             return Err(fail(format!("exit {} instead of {}", r.code, command.code)));
         }
         let written = files_text(out.path()).map_err(fail)?;
+        for file in &command.junit_10 {
+            xmllint_against(&out.path().join(file), JUNIT_10_XSD).map_err(|e| {
+                fail(format!(
+                    "{{out}}/{file} is not valid against {JUNIT_10_XSD}: {e}"
+                ))
+            })?;
+        }
+        for file in &command.not_junit_10 {
+            let path = out.path().join(file);
+            if !path.is_file() {
+                return Err(fail(format!("{{out}}/{file} was not written")));
+            }
+            if xmllint_against(&path, JUNIT_10_XSD).is_ok() {
+                return Err(fail(format!(
+                    "{{out}}/{file} is valid against {JUNIT_10_XSD}"
+                )));
+            }
+        }
         let mut files = String::new();
         for (file, needles) in &command.files {
             let text = std::fs::read_to_string(folder.join(file))

@@ -110,6 +110,36 @@ fn junit_has_a_failure_per_regression() {
     assert_eq!(xml.matches("<testcase").count(), 4 + 3, "{xml}");
 }
 
+/// `--junit-flavor jenkins`: the comparison (test-case properties in the default flavour)
+/// is valid against the Jenkins xUnit plugin's junit-10.xsd; the default one is not.
+#[test]
+fn junit_jenkins_flavor_is_valid_against_junit_10() {
+    let dir = repo_root().join(DIR).join("calls-doubled");
+    let tmp = tempfile::tempdir().unwrap();
+    let strict = tmp.path().join("strict.xml");
+    let r = compare(
+        &dir,
+        &[
+            "--junit",
+            strict.to_str().unwrap(),
+            "--junit-flavor",
+            "jenkins",
+        ],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    common::assert_valid_junit_10(&strict);
+    let xml = std::fs::read_to_string(&strict).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+    let default = tmp.path().join("default.xml");
+    let r = compare(&dir, &["--junit", default.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    common::assert_valid_junit(&default);
+    assert!(
+        common::xmllint_against(&default, common::JUNIT_10_XSD).is_err(),
+        "the default flavour is valid against junit-10.xsd"
+    );
+}
+
 /// `--json FILE` writes the same document `--json -` prints, and it parses.
 #[test]
 fn json_file_matches_json_stdout() {

@@ -73,6 +73,7 @@ pub fn main() -> i32 {
                 crate::face::cli::ReportCommand::Merge {
                     files,
                     junit,
+                    junit_flavor,
                     json,
                     html,
                     sarif,
@@ -82,6 +83,7 @@ pub fn main() -> i32 {
             &files,
             &ReportPaths {
                 junit,
+                junit_flavor: junit_flavor.unwrap_or_default(),
                 json,
                 html,
                 sarif,
@@ -265,6 +267,7 @@ pub(crate) fn write_reports_file(path: &Path, text: String) -> Result<(), i32> {
 /// Where a run's (or a merge's) report files go.
 pub(crate) struct ReportPaths {
     pub junit: Option<PathBuf>,
+    pub junit_flavor: crate::results::junit::Flavor,
     pub json: Option<PathBuf>,
     pub html: Option<PathBuf>,
     pub sarif: Option<PathBuf>,
@@ -277,7 +280,7 @@ pub(crate) fn write_reports(
     secrets: &[String],
 ) -> Result<(), i32> {
     if let Some(path) = &paths.junit {
-        write_reports_file(path, report::to_junit(report, secrets))?;
+        write_reports_file(path, report::to_junit(report, secrets, paths.junit_flavor))?;
     }
     if let Some(path) = &paths.html {
         write_reports_file(path, report::to_html(report, secrets))?;

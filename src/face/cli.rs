@@ -185,6 +185,10 @@ pub enum ReportCommand {
         /// Write the merged JUnit XML here.
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
+        /// The JUnit report's shape: `default` (richer: GitLab, GitHub) or `jenkins` (strict:
+        /// the Jenkins xUnit plugin's junit-10.xsd).
+        #[arg(long, value_enum, value_name = "FLAVOR")]
+        junit_flavor: Option<crate::results::junit::Flavor>,
         /// Write the merged JSON result here; `-`: to stdout (the summary then goes to
         /// stderr).
         #[arg(long, value_name = "FILE")]
@@ -288,6 +292,10 @@ pub struct DiffArgs {
     /// Also write a JUnit XML report (a testcase per change).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// The JUnit report's shape: `default` (richer: GitLab, GitHub) or `jenkins` (strict:
+    /// the Jenkins xUnit plugin's junit-10.xsd).
+    #[arg(long, value_enum, value_name = "FLAVOR")]
+    pub junit_flavor: Option<crate::results::junit::Flavor>,
     /// Names of the two sides in the reports (default: the snapshots' file or folder names).
     #[arg(long, value_name = "BASE..CANDIDATE")]
     pub label: Option<String>,
@@ -322,6 +330,10 @@ pub struct RunArgs {
     /// Write a JUnit XML report here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// The JUnit report's shape: `default` (richer: GitLab, GitHub) or `jenkins` (strict:
+    /// the Jenkins xUnit plugin's junit-10.xsd); default: `junitFlavor` of mcpspec.yaml.
+    #[arg(long, value_enum, value_name = "FLAVOR")]
+    pub junit_flavor: Option<crate::results::junit::Flavor>,
     /// Write the JSON result here; `-`: to stdout (the console report then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

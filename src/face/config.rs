@@ -43,6 +43,10 @@ pub struct ConfigDoc {
     /// JUnit XML report file.
     #[serde(default)]
     pub junit: Option<String>,
+    /// The JUnit report's shape: `default` (richer: GitLab, GitHub) or `jenkins` (strict:
+    /// the Jenkins xUnit plugin's junit-10.xsd). `--junit-flavor` overrides it.
+    #[serde(default)]
+    pub junit_flavor: Option<crate::results::junit::Flavor>,
     /// JSON result file.
     #[serde(default)]
     pub json: Option<String>,
@@ -545,6 +549,9 @@ impl Config {
         }
         if args.junit.is_none() {
             args.junit = d.junit.as_ref().map(|p| self.dir.join(p));
+        }
+        if args.junit_flavor.is_none() {
+            args.junit_flavor = d.junit_flavor;
         }
         if args.json.is_none() {
             args.json = d.json.as_ref().map(|p| self.dir.join(p));

@@ -7,6 +7,12 @@
 //! A run's report is written as it goes ([`Spool`]): each suite's XML is appended to a
 //! spool file as it finishes, and the document (whose `<testsuites>` line carries the
 //! totals) is put together at the end, so memory stays flat however many suites run.
+//!
+//! Two shapes ([`Flavor`]): the default one, richer (`file` and `line` of each test case,
+//! test-case properties, `skipped` and `timestamp` of the whole; validated against
+//! `tests/junit/junit.xsd`), and `jenkins`, which the Jenkins xUnit plugin's strict
+//! `junit-10.xsd` accepts (`tests/junit/junit-10.xsd`). Every writer builds the default
+//! document; [`Flavor::Jenkins`] is applied last, to each suite and to the head.
 
 use std::cell::Cell;
 use std::io::{self, Read, Write};
@@ -16,11 +22,83 @@ use std::time::Duration;
 
 use quick_junit::Report;
 pub use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use crate::ground::redact::{Redactor, count_masks, escape_controls};
 
 /// Largest `<system-out>` / `<system-err>` / failure body written for one test case.
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// The shape of a JUnit document (`--junit-flavor`, `junitFlavor:` in mcpspec.yaml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Flavor {
+    /// Richer, for GitLab and GitHub reporters: `file` and `line` of each test case, run
+    /// totals with `skipped` and `timestamp` (validated against mcpspec's junit.xsd).
+    #[default]
+    Default,
+    /// Strict, for the Jenkins xUnit plugin (validated against its junit-10.xsd): no
+    /// `file`/`line` on test cases, a test case's properties as lines of its
+    /// `<system-out>`, the run's timestamp on each suite, no `skipped` on the totals.
+    Jenkins,
+}
+
+/// The attributes junit-10.xsd allows on a `<testsuite>` besides the ones quick-junit
+/// writes from its fields.
+const JENKINS_SUITE_ATTRIBUTES: [&str; 7] =
+    ["group", "id", "package", "file", "log", "url", "hostname"];
+/// The same for a `<testcase>`.
+const JENKINS_CASE_ATTRIBUTES: [&str; 1] = ["group"];
+
+impl Flavor {
+    /// `suite` in this flavour; `timestamp` (the document's) is given to a suite without
+    /// one in the strict flavour, whose `<testsuites>` cannot carry it.
+    fn suite(
+        self,
+        suite: &mut TestSuite,
+        timestamp: Option<chrono::DateTime<chrono::FixedOffset>>,
+    ) {
+        if self == Flavor::Default {
+            return;
+        }
+        suite.disabled = None;
+        suite
+            .extra
+            .retain(|k, _| JENKINS_SUITE_ATTRIBUTES.contains(&k.as_str()));
+        if suite.timestamp.is_none() {
+            suite.timestamp = timestamp;
+        }
+        for case in &mut suite.test_cases {
+            case.extra
+                .retain(|k, _| JENKINS_CASE_ATTRIBUTES.contains(&k.as_str()));
+            case.timestamp = None;
+            case.assertions = None;
+            if !case.properties.is_empty() {
+                let mut out: String = case
+                    .properties
+                    .drain(..)
+                    .map(|p| format!("{}: {}\n", p.name.as_str(), p.value.as_str()))
+                    .collect();
+                if let Some(was) = case.system_out.take() {
+                    out.push_str(was.as_str());
+                }
+                // The properties' values were redacted when they were made: only the cap.
+                case.set_system_out(truncate(&out, MAX_OUTPUT_BYTES));
+            }
+        }
+    }
+
+    /// The `<testsuites …>` start tag in this flavour: the strict one has no `skipped`
+    /// (nor `timestamp`, left out of the head it is made from).
+    fn head_tag(self, tag: &str, skipped: usize) -> String {
+        match self {
+            Flavor::Default => tag.to_string(),
+            // Attribute values have `"` escaped: this is the `skipped` attribute.
+            Flavor::Jenkins => tag.replacen(&format!(" skipped=\"{skipped}\""), "", 1),
+        }
+    }
+}
 
 /// The redaction, escape and size policy, with a count of the masks written since
 /// [`Policy::take_masks`] (a run's suites say how many of their texts were masked).
@@ -118,24 +196,42 @@ impl Policy {
     }
 }
 
-/// The document of `suites`: `<testsuites name>` with their totals, and the timestamp
-/// (RFC 3339) and time of the whole when known.
+/// The document of `suites` in `flavor`: `<testsuites name>` with their totals, and the
+/// timestamp (RFC 3339) and time of the whole when known.
 pub fn document(
     name: &str,
     timestamp: Option<&str>,
     time: Option<Duration>,
     suites: impl IntoIterator<Item = TestSuite>,
+    flavor: Flavor,
 ) -> String {
-    let mut report = head(name, timestamp, time);
-    report.add_test_suites(suites);
-    report
+    let timestamp = parse_timestamp(timestamp);
+    let mut report = head(name, timestamp, time, flavor);
+    report.add_test_suites(suites.into_iter().map(|mut suite| {
+        flavor.suite(&mut suite, timestamp);
+        suite
+    }));
+    let xml = report
         .to_string()
-        .expect("serializing a JUnit report to memory cannot fail")
+        .expect("serializing a JUnit report to memory cannot fail");
+    let (start, inner, end) = split_document(&xml);
+    format!("{}{inner}{end}", flavor.head_tag(start, report.skipped))
 }
 
-fn head(name: &str, timestamp: Option<&str>, time: Option<Duration>) -> Report {
+fn parse_timestamp(timestamp: Option<&str>) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    timestamp.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+}
+
+fn head(
+    name: &str,
+    timestamp: Option<chrono::DateTime<chrono::FixedOffset>>,
+    time: Option<Duration>,
+    flavor: Flavor,
+) -> Report {
     let mut report = Report::new(name);
-    if let Some(ts) = timestamp.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()) {
+    if let Some(ts) = timestamp
+        && flavor == Flavor::Default
+    {
         report.set_timestamp(ts);
     }
     if let Some(time) = time {
@@ -147,6 +243,9 @@ fn head(name: &str, timestamp: Option<&str>, time: Option<Duration>) -> Report {
 /// A document written suite by suite: the suites go to a spool file as they come, the
 /// document is put together by [`Spool::finish`] (its first line holds the totals).
 pub struct Spool {
+    flavor: Flavor,
+    /// The document's timestamp, for the suites without one (the strict flavour).
+    timestamp: Option<chrono::DateTime<chrono::FixedOffset>>,
     spool: io::BufWriter<std::fs::File>,
     spool_path: PathBuf,
     tests: usize,
@@ -156,14 +255,17 @@ pub struct Spool {
 }
 
 impl Spool {
-    /// A spool in the temporary directory (removed by `finish` or when dropped).
-    pub fn new() -> io::Result<Spool> {
+    /// A spool in the temporary directory (removed by `finish` or when dropped), for a
+    /// document in `flavor`.
+    pub fn new(flavor: Flavor) -> io::Result<Spool> {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let spool_path =
             std::env::temp_dir().join(format!("mcpspec-junit-{}-{n}.xml", std::process::id()));
         let file = std::fs::File::create(&spool_path)?;
         Ok(Spool {
+            flavor,
+            timestamp: None,
             spool: io::BufWriter::new(file),
             spool_path,
             tests: 0,
@@ -173,8 +275,15 @@ impl Spool {
         })
     }
 
+    /// The document's timestamp (RFC 3339): the strict flavour gives it to the suites
+    /// added from now on that have none.
+    pub fn set_timestamp(&mut self, timestamp: Option<&str>) {
+        self.timestamp = parse_timestamp(timestamp);
+    }
+
     /// Append one suite (then dropped: nothing of it stays in memory).
-    pub fn add(&mut self, suite: TestSuite) -> io::Result<()> {
+    pub fn add(&mut self, mut suite: TestSuite) -> io::Result<()> {
+        self.flavor.suite(&mut suite, self.timestamp);
         self.tests += suite.tests;
         self.failures += suite.failures;
         self.errors += suite.errors;
@@ -201,7 +310,7 @@ impl Spool {
         out: &mut impl Write,
     ) -> io::Result<()> {
         self.spool.flush()?;
-        let mut report = head(name, timestamp, time);
+        let mut report = head(name, parse_timestamp(timestamp), time, self.flavor);
         report.tests = self.tests;
         report.failures = self.failures;
         report.errors = self.errors;
@@ -210,7 +319,7 @@ impl Spool {
             .to_string()
             .expect("serializing a JUnit report to memory cannot fail");
         let (start, _, end) = split_document(&xml);
-        out.write_all(start.as_bytes())?;
+        out.write_all(self.flavor.head_tag(start, self.skipped).as_bytes())?;
         let mut spooled = std::fs::File::open(&self.spool_path)?;
         let mut buf = vec![0; 64 * 1024];
         loop {

@@ -182,19 +182,28 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 /// The JUnit XSD the reports are validated against.
 pub const XSD: &str = "tests/junit/junit.xsd";
 
+/// The Jenkins xUnit plugin's strict JUnit schema: `--junit-flavor jenkins` reports are
+/// validated against it too (and the default flavour fails it).
+pub const JUNIT_10_XSD: &str = "tests/junit/junit-10.xsd";
+
 /// Validate a JUnit file against the XSD with xmllint. Fails (never skips) when xmllint
 /// is not installed.
 pub fn xmllint(file: &Path) -> Result<(), String> {
+    xmllint_against(file, XSD)
+}
+
+/// Validate a file against `xsd` (relative to the repository root) with xmllint.
+pub fn xmllint_against(file: &Path, xsd: &str) -> Result<(), String> {
     let out = match Command::new("xmllint")
         .arg("--noout")
         .arg("--schema")
-        .arg(repo_root().join(XSD))
+        .arg(repo_root().join(xsd))
         .arg(file)
         .output()
     {
         Ok(out) => out,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
-            "xmllint is not installed, so JUnit reports cannot be validated against {XSD}: \
+            "xmllint is not installed, so JUnit reports cannot be validated against {xsd}: \
              install libxml2-utils (e.g. `apt-get install -y libxml2-utils`)"
         ),
         Err(e) => panic!("cannot run xmllint: {e}"),
@@ -211,9 +220,19 @@ pub fn xmllint(file: &Path) -> Result<(), String> {
 }
 
 pub fn assert_valid_junit(file: &Path) {
-    if let Err(e) = xmllint(file) {
+    assert_valid_against(file, XSD);
+}
+
+/// Valid against the Jenkins xUnit plugin's junit-10.xsd (and the project's own XSD).
+pub fn assert_valid_junit_10(file: &Path) {
+    assert_valid_against(file, XSD);
+    assert_valid_against(file, JUNIT_10_XSD);
+}
+
+fn assert_valid_against(file: &Path, xsd: &str) {
+    if let Err(e) = xmllint_against(file, xsd) {
         panic!(
-            "{} is not valid against {XSD}:\n{e}\n--- document\n{}",
+            "{} is not valid against {xsd}:\n{e}\n--- document\n{}",
             file.display(),
             std::fs::read_to_string(file).unwrap_or_default()
         );

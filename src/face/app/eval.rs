@@ -147,7 +147,11 @@ async fn run(args: EvalRunArgs) -> i32 {
     if several && !runs.is_empty() {
         outln!("{}", crate::run::eval::runs::side_by_side(&runs).trim_end());
     }
-    if let Err(code) = write(&runs, several, args.json.as_deref(), args.junit.as_deref()) {
+    let junit = args
+        .junit
+        .as_deref()
+        .map(|p| (p, args.junit_flavor.unwrap_or_default()));
+    if let Err(code) = write(&runs, several, args.json.as_deref(), junit) {
         return code;
     }
     match stop {
@@ -347,7 +351,7 @@ fn write(
     runs: &[EvalResults],
     several: bool,
     json: Option<&Path>,
-    junit: Option<&Path>,
+    junit: Option<(&Path, crate::results::junit::Flavor)>,
 ) -> Result<(), i32> {
     if runs.is_empty() {
         return Ok(());
@@ -367,11 +371,11 @@ fn write(
         text.push('\n');
         super::write_reports_file(path, text)?;
     }
-    if let Some(path) = junit {
+    if let Some((path, flavor)) = junit {
         let xml = if several {
-            crate::run::eval::runs::junit(runs)
+            crate::run::eval::runs::junit(runs, flavor)
         } else {
-            crate::run::eval::report::junit(&runs[0])
+            crate::run::eval::report::junit(&runs[0], flavor)
         };
         super::write_reports_file(path, xml)?;
     }

@@ -78,8 +78,10 @@ pub fn eval_compare(args: EvalCompareArgs) -> i32 {
         }
     }
     if let Some(path) = &args.junit
-        && let Err(code) =
-            super::write_reports_file(path, compare_output::to_junit(&comparison, &labels))
+        && let Err(code) = super::write_reports_file(
+            path,
+            compare_output::to_junit(&comparison, &labels, args.junit_flavor.unwrap_or_default()),
+        )
     {
         return code;
     }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::face::cli::{LoadArgs, UsageError, exit};
 use crate::language::dsl::workload::ProfileParts;
-use crate::results::junit::{Policy, TestCaseStatus, TestSuite};
+use crate::results::junit::{Flavor, Policy, TestCaseStatus, TestSuite};
 use crate::run::engine::{self, RunConfig};
 use crate::run::load::budget::{Budget, Limit, Scope, Verdict};
 use crate::run::load::profile::{DEFAULT_DURATION, Length, Pace, Profile};
@@ -23,7 +23,7 @@ const HTTP_IN_FLIGHT: usize = 256;
 /// A shortfall of the achieved rate beyond this fraction of the target is worth a warning.
 const RATE_TOLERANCE: f64 = 0.02;
 
-pub(super) fn load(args: LoadArgs) -> i32 {
+pub(super) fn load(mut args: LoadArgs) -> i32 {
     if let Some(crate::face::cli::LoadCommand::Compare(c)) = &args.command {
         return compare(c);
     }
@@ -34,6 +34,8 @@ pub(super) fn load(args: LoadArgs) -> i32 {
             Ok(p) => p,
             Err(code) => return code,
         };
+    // With `junitFlavor` of mcpspec.yaml when the command line gives none.
+    args.junit_flavor = run_args.junit_flavor;
     let mut asked = match super::run::Asked::parse(&run_args) {
         Ok(a) => a,
         Err(e) => return usage(e),
@@ -163,7 +165,9 @@ pub(super) fn load(args: LoadArgs) -> i32 {
     if let Err(code) = emit(
         &console(&report),
         args.json.as_deref(),
-        args.junit.as_deref().map(|p| (p, junit(&report))),
+        args.junit
+            .as_deref()
+            .map(|p| (p, junit(&report, args.junit_flavor.unwrap_or_default()))),
         &report,
         &secrets,
     ) {
@@ -232,6 +236,7 @@ pub(super) fn merge(
     files: &[std::path::PathBuf],
     json: Option<&std::path::Path>,
     junit_path: Option<&std::path::Path>,
+    flavor: Flavor,
 ) -> i32 {
     let mut shards: Vec<LoadReport> = Vec::new();
     for f in files {
@@ -354,7 +359,7 @@ pub(super) fn merge(
     if let Err(code) = emit(
         &console(&report),
         json,
-        junit_path.map(|p| (p, junit(&report))),
+        junit_path.map(|p| (p, junit(&report, flavor))),
         &report,
         &[],
     ) {
@@ -742,7 +747,7 @@ fn console(r: &LoadReport) -> String {
 }
 
 /// A test case per budget (with the measured value), and one that the run went its length.
-fn junit(r: &LoadReport) -> String {
+fn junit(r: &LoadReport, flavor: Flavor) -> String {
     let policy = Policy::known();
     let mut suite = TestSuite::new(policy.text(&format!("load {}", r.profile)));
     let classname = "mcpspec.load";
@@ -778,6 +783,7 @@ fn junit(r: &LoadReport) -> String {
         Some(&r.started_at),
         Some(Duration::from_secs_f64(r.ended.at_seconds)),
         [suite],
+        flavor,
     )
 }
 
@@ -939,7 +945,12 @@ fn find_limit(
     if let Err(code) = emit(
         &out.join("\n"),
         args.json.as_deref(),
-        args.junit.as_deref().map(|p| (p, limit_junit(&report))),
+        args.junit.as_deref().map(|p| {
+            (
+                p,
+                limit_junit(&report, args.junit_flavor.unwrap_or_default()),
+            )
+        }),
         &report,
         secrets,
     ) {
@@ -957,7 +968,7 @@ fn find_limit(
 }
 
 /// A test case per step of `--find-limit`: held, or the budgets it broke.
-fn limit_junit(r: &LimitReport) -> String {
+fn limit_junit(r: &LimitReport, flavor: Flavor) -> String {
     let policy = Policy::known();
     let mut suite = TestSuite::new(policy.text("load --find-limit"));
     for s in &r.steps {
@@ -972,7 +983,7 @@ fn limit_junit(r: &LimitReport) -> String {
             status,
         ));
     }
-    crate::results::junit::document("mcpspec load", Some(&r.started_at), None, [suite])
+    crate::results::junit::document("mcpspec load", Some(&r.started_at), None, [suite], flavor)
 }
 
 /// `mcpspec load compare BASE CANDIDATE`.
@@ -1038,7 +1049,13 @@ fn compare(args: &crate::face::cli::CompareArgs) -> i32 {
             };
             suite.add_test_case(policy.case(&c.name, "mcpspec.load.compare", status));
         }
-        let xml = crate::results::junit::document("mcpspec load compare", None, None, [suite]);
+        let xml = crate::results::junit::document(
+            "mcpspec load compare",
+            None,
+            None,
+            [suite],
+            args.junit_flavor.unwrap_or_default(),
+        );
         (path, xml)
     });
     let report = serde_json::json!({ "changes": changes });

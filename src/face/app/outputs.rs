@@ -49,10 +49,15 @@ impl Outputs {
             seen: Seen::default(),
             screen: live.screen(),
         };
-        let junit = args.junit.clone().map(|path| Junit::new(path, &secrets));
+        let flavor = args.junit_flavor.unwrap_or_default();
+        let junit = args
+            .junit
+            .clone()
+            .map(|path| Junit::new(path, &secrets, flavor));
         let files = Files {
             paths: ReportPaths {
                 junit: None,
+                junit_flavor: flavor,
                 json: args.json.clone(),
                 html: args.html.clone(),
                 sarif: args.sarif.clone(),
@@ -124,8 +129,8 @@ pub(super) struct Junit {
 }
 
 impl Junit {
-    pub fn new(path: PathBuf, secrets: &[String]) -> Junit {
-        let (stream, failed) = match JunitStream::new(secrets) {
+    pub fn new(path: PathBuf, secrets: &[String], flavor: crate::results::junit::Flavor) -> Junit {
+        let (stream, failed) = match JunitStream::new(secrets, flavor) {
             Ok(stream) => (Some(stream), None),
             Err(e) => (None, Some(cannot_write(&path, &e))),
         };

@@ -113,7 +113,10 @@ pub(super) fn diff(args: DiffArgs) -> i32 {
     };
     out!("{text}");
     if let Some(path) = &args.junit
-        && let Err(code) = write_reports_file(path, contract::output::to_junit(&report, &judgement))
+        && let Err(code) = write_reports_file(
+            path,
+            contract::output::to_junit(&report, &judgement, args.junit_flavor.unwrap_or_default()),
+        )
     {
         return code;
     }

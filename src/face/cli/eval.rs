@@ -92,6 +92,10 @@ pub struct EvalRunArgs {
     /// Write a JUnit XML report here (a testcase per task).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// The JUnit report's shape: `default` (richer: GitLab, GitHub) or `jenkins` (strict:
+    /// the Jenkins xUnit plugin's junit-10.xsd).
+    #[arg(long, value_enum, value_name = "FLAVOR")]
+    pub junit_flavor: Option<crate::results::junit::Flavor>,
     /// Trials run concurrently, each worker with its own server connection (default 1).
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = |s: &str| limits::number(s, &limits::JOBS))]
@@ -135,6 +139,10 @@ pub struct EvalCompareArgs {
     /// Write a JUnit XML report here (a testcase per task).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// The JUnit report's shape: `default` (richer: GitLab, GitHub) or `jenkins` (strict:
+    /// the Jenkins xUnit plugin's junit-10.xsd).
+    #[arg(long, value_enum, value_name = "FLAVOR")]
+    pub junit_flavor: Option<crate::results::junit::Flavor>,
     /// List every task, unchanged passing ones too.
     #[arg(long, short)]
     pub verbose: bool,

@@ -98,6 +98,10 @@ pub struct LoadArgs {
     /// Write the budgets as a JUnit XML report here (a testcase each).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// The JUnit report's shape: `default` (richer: GitLab, GitHub) or `jenkins` (strict:
+    /// the Jenkins xUnit plugin's junit-10.xsd); default: `junitFlavor` of mcpspec.yaml.
+    #[arg(long, value_enum, value_name = "FLAVOR")]
+    pub junit_flavor: Option<crate::results::junit::Flavor>,
     /// Write the summary and the per-second time series as JSON here; `-`: to stdout
     /// (the console summary then goes to stderr).
     #[arg(long, value_name = "FILE")]
@@ -132,6 +136,10 @@ pub struct CompareArgs {
     /// Write a JUnit XML report here (a test case for the run and each step).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// The JUnit report's shape: `default` (richer: GitLab, GitHub) or `jenkins` (strict:
+    /// the Jenkins xUnit plugin's junit-10.xsd).
+    #[arg(long, value_enum, value_name = "FLAVOR")]
+    pub junit_flavor: Option<crate::results::junit::Flavor>,
     /// Write the comparison as JSON here; `-`: to stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -176,6 +184,7 @@ impl LoadArgs {
             target: self.target.clone(),
             eras: self.era.iter().cloned().collect(),
             junit: None,
+            junit_flavor: self.junit_flavor,
             json: None,
             html: None,
             sarif: None,

@@ -23,7 +23,7 @@ use super::events::RunInfo;
 use super::result::{Failure, Outcome, RunReport, StaleEntry, StepResult, SuiteResult};
 use super::{format_transcript, one_line};
 use crate::ground::redact::Redactor;
-use crate::results::junit::{Policy, Spool, TestCase, TestCaseStatus, TestSuite};
+use crate::results::junit::{Flavor, Policy, Spool, TestCase, TestCaseStatus, TestSuite};
 
 pub use crate::results::junit::MAX_OUTPUT_BYTES;
 
@@ -54,8 +54,8 @@ impl<'a> Run<'a> {
     }
 }
 
-/// Render the run as a JUnit XML document.
-pub fn to_junit(report: &RunReport, secrets: &[String]) -> String {
+/// Render the run as a JUnit XML document in `flavor`.
+pub fn to_junit(report: &RunReport, secrets: &[String], flavor: Flavor) -> String {
     let policy = Policy::new(Arc::new(Redactor::new(secrets)));
     let run = Run::of_report(report);
     let suites: Vec<TestSuite> = report
@@ -69,6 +69,7 @@ pub fn to_junit(report: &RunReport, secrets: &[String]) -> String {
         Some(&report.started_at),
         Some(report.duration),
         suites,
+        flavor,
     )
 }
 
@@ -83,10 +84,11 @@ pub struct JunitStream {
 }
 
 impl JunitStream {
-    /// Redacting `secrets` and whatever secrets the process learns as the run goes.
-    pub fn new(secrets: &[String]) -> std::io::Result<JunitStream> {
+    /// In `flavor`, redacting `secrets` and whatever secrets the process learns as the run
+    /// goes.
+    pub fn new(secrets: &[String], flavor: Flavor) -> std::io::Result<JunitStream> {
         Ok(JunitStream {
-            spool: Spool::new()?,
+            spool: Spool::new(flavor)?,
             policy: Policy::new(Arc::new(Redactor::new(secrets))),
             secrets: secrets.to_vec(),
             known: 0,
@@ -116,6 +118,7 @@ impl JunitStream {
         out: &mut impl std::io::Write,
     ) -> std::io::Result<()> {
         self.refresh();
+        self.spool.set_timestamp(Some(&report.started_at));
         if let Some(stale) = stale_suite(&self.policy, &report.stale_entries) {
             self.spool.add(stale)?;
         }
@@ -354,9 +357,16 @@ mod tests {
     use super::super::testdata;
     use super::*;
 
-    /// Written as it goes, the document is the one written at once, byte for byte.
+    /// Written as it goes, the document is the one written at once, byte for byte, in
+    /// either flavour.
     #[test]
     fn streamed_document_is_the_whole_one() {
+        for flavor in [Flavor::Default, Flavor::Jenkins] {
+            streamed_document_is_the_whole_one_in(flavor);
+        }
+    }
+
+    fn streamed_document_is_the_whole_one_in(flavor: Flavor) {
         let mut report = testdata::report();
         report.stale_entries = vec![StaleEntry {
             entry: "tools@modern/gone".into(),
@@ -364,7 +374,7 @@ mod tests {
             line: 3,
             message: "`tools@modern/gone` passes now".into(),
         }];
-        let mut stream = JunitStream::new(&testdata::secrets()).unwrap();
+        let mut stream = JunitStream::new(&testdata::secrets(), flavor).unwrap();
         for suite in &report.suites {
             stream.suite(Run::of_report(&report), suite).unwrap();
         }
@@ -372,21 +382,74 @@ mod tests {
         stream.finish(&report, &mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            to_junit(&report, &testdata::secrets())
+            to_junit(&report, &testdata::secrets(), flavor)
         );
         // No suites at all: still the same document.
         report.suites.clear();
         report.stale_entries.clear();
         let mut out = Vec::new();
-        JunitStream::new(&[])
+        JunitStream::new(&[], flavor)
             .unwrap()
             .finish(&report, &mut out)
             .unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), to_junit(&report, &[]));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            to_junit(&report, &[], flavor)
+        );
     }
 
     fn xml() -> String {
-        to_junit(&testdata::report(), &testdata::secrets())
+        to_junit(&testdata::report(), &testdata::secrets(), Flavor::Default)
+    }
+
+    /// The strict flavour (junit-10.xsd; `tests/cases/junit-flavor-jenkins` validates it):
+    /// no `file`/`line` on test cases, their properties as `<system-out>` lines, no
+    /// `skipped` nor `timestamp` on the totals, the run's timestamp on a suite without one.
+    #[test]
+    fn jenkins_flavor() {
+        let mut report = testdata::report();
+        report.suites[1].steps[0].notes = vec!["line 6: matched nothing".into()];
+        report.stale_entries = vec![StaleEntry {
+            entry: "tools@modern/gone".into(),
+            file: "expected.yaml".into(),
+            line: 3,
+            message: "`tools@modern/gone` passes now".into(),
+        }];
+        let xml = to_junit(&report, &testdata::secrets(), Flavor::Jenkins);
+        assert!(
+            xml.contains(
+                r#"<testsuites name="mcpspec" tests="9" failures="2" errors="2" time="0.123">"#
+            ),
+            "{xml}"
+        );
+        assert!(!xml.contains(" file=") && !xml.contains(" line="), "{xml}");
+        assert!(!xml.contains("<property name=\"note\""), "{xml}");
+        assert!(
+            xml.contains(
+                r#"<testcase name="tools present" classname="tools@modern" time="0.003">"#
+            ),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<system-out>note: line 6: matched nothing\n"),
+            "{xml}"
+        );
+        assert!(xml.contains(r#"<testsuite name="expected-failures" tests="1" skipped="0" errors="0" failures="1" timestamp="2026-01-02T03:04:05.000+00:00">"#), "{xml}");
+        // What it keeps: the suites' counts, properties, outcomes.
+        assert!(xml.contains(r#"<property name="era.negotiated" value="2025-06-18"/>"#));
+        assert!(xml.contains(r#"type="xfail""#));
+        let parsed = Report::deserialize_from_str(&xml).expect("valid JUnit XML");
+        assert_eq!(parsed.test_suites.len(), 4);
+        // The default flavour keeps all of it.
+        let xml = to_junit(&report, &testdata::secrets(), Flavor::Default);
+        assert!(
+            xml.contains(r#"<property name="note" value="line 6: matched nothing"/>"#),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(r#" skipped="2" failures="2" errors="2" timestamp="#),
+            "{xml}"
+        );
     }
 
     #[test]
@@ -477,7 +540,7 @@ mod tests {
             http: None,
         });
         report.target = format!("http: https://example.test/?k={secret}");
-        let xml = to_junit(&report, &[secret]);
+        let xml = to_junit(&report, &[secret], Flavor::Default);
         assert!(!xml.contains("p&lt;a&amp;s"), "{xml}");
         assert!(xml.contains(r#"{&quot;password&quot;:&quot;***&quot;}"#));
         assert!(xml.contains(r#"value="http: https://example.test/?k=***""#));
@@ -495,7 +558,8 @@ mod tests {
                 http: None,
             })
             .collect();
-        let parsed = Report::deserialize_from_str(&to_junit(&report, &[])).unwrap();
+        let parsed =
+            Report::deserialize_from_str(&to_junit(&report, &[], Flavor::Default)).unwrap();
         let out = parsed.test_suites[0].test_cases[0]
             .system_out
             .as_ref()
@@ -510,8 +574,9 @@ mod tests {
     #[test]
     fn round_trips_through_quick_junit() {
         let report = testdata::report();
-        let parsed = Report::deserialize_from_str(&to_junit(&report, &testdata::secrets()))
-            .expect("valid JUnit XML");
+        let parsed =
+            Report::deserialize_from_str(&to_junit(&report, &testdata::secrets(), Flavor::Default))
+                .expect("valid JUnit XML");
         assert_eq!(parsed.name.as_ref().map(|n| n.as_str()), Some("mcpspec"));
         assert_eq!(parsed.tests, 8);
         assert_eq!(parsed.failures, 1);

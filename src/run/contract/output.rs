@@ -169,7 +169,11 @@ pub fn to_json(report: &DiffReport, judgement: &Judgement) -> String {
 
 /// One testcase per change (failing changes are failures) and per stale acceptance,
 /// under the one JUnit policy (see [`crate::results::junit`]).
-pub fn to_junit(report: &DiffReport, judgement: &Judgement) -> String {
+pub fn to_junit(
+    report: &DiffReport,
+    judgement: &Judgement,
+    flavor: crate::results::junit::Flavor,
+) -> String {
     use crate::results::junit::{Policy, TestCaseStatus, TestSuite};
     let policy = Policy::known();
     let mut suite = TestSuite::new(policy.text(&format!(
@@ -204,5 +208,5 @@ pub fn to_junit(report: &DiffReport, judgement: &Judgement) -> String {
             status,
         ));
     }
-    crate::results::junit::document("mcpspec diff", None, None, [suite])
+    crate::results::junit::document("mcpspec diff", None, None, [suite], flavor)
 }

@@ -223,7 +223,7 @@ pub fn to_json(c: &Comparison, labels: &Labels) -> String {
 /// JUnit: one testcase per task (a failure per regression, skipped when missing on one
 /// side), one per total over its limit; the statistics as suite properties (the one JUnit
 /// policy: see [`crate::results::junit`]).
-pub fn to_junit(c: &Comparison, labels: &Labels) -> String {
+pub fn to_junit(c: &Comparison, labels: &Labels, flavor: crate::results::junit::Flavor) -> String {
     use crate::results::junit::{Policy, TestCaseStatus, TestSuite};
     let policy = Policy::known();
     let mut suite = TestSuite::new(policy.text(&format!("eval compare {}", c.set)));
@@ -287,7 +287,7 @@ pub fn to_junit(c: &Comparison, labels: &Labels) -> String {
         };
         suite.add_test_case(policy.case(&format!("total {label}"), &classname, status));
     }
-    crate::results::junit::document("mcpspec eval compare", None, None, [suite])
+    crate::results::junit::document("mcpspec eval compare", None, None, [suite], flavor)
 }
 
 fn finding_type(f: &Finding) -> &'static str {

@@ -178,12 +178,13 @@ fn cost(usage: &super::results::Usage) -> String {
 }
 
 /// The JUnit document (the one JUnit policy: see [`crate::results::junit`]).
-pub fn junit(results: &EvalResults) -> String {
+pub fn junit(results: &EvalResults, flavor: crate::results::junit::Flavor) -> String {
     crate::results::junit::document(
         "mcpspec eval",
         Some(&results.started),
         Some(Duration::from_millis(results.duration_ms)),
         [suite(results)],
+        flavor,
     )
 }
 
@@ -337,7 +338,7 @@ mod tests {
             "tasks": [{"id": "unrun", "tags": [], "noToolCall": false, "expectedTools": [], "trials": []}]
         }))
         .unwrap();
-        let text = console(&results) + &junit(&results);
+        let text = console(&results) + &junit(&results, crate::results::junit::Flavor::Default);
         assert!(!text.contains("-0.") && !text.contains(" -0 "), "{text}");
         assert!(
             text.contains("calls 0.0  tool errors 0.0  tokens 0"),

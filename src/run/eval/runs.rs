@@ -130,7 +130,7 @@ pub fn side_by_side(runs: &[EvalResults]) -> String {
 
 /// JUnit: a `<testsuite>` per model, named `SET [PROFILE]`; each testcase's classname is
 /// `SET.PROFILE`, so a CI view tells the models apart.
-pub fn junit(runs: &[EvalResults]) -> String {
+pub fn junit(runs: &[EvalResults], flavor: crate::results::junit::Flavor) -> String {
     let suites = runs.iter().map(|run| {
         let mut suite = super::report::suite(run);
         let profile = &run.model.profile;
@@ -147,5 +147,6 @@ pub fn junit(runs: &[EvalResults]) -> String {
             runs.iter().map(|r| r.duration_ms).sum(),
         )),
         suites,
+        flavor,
     )
 }
