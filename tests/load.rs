@@ -368,6 +368,165 @@ fn a_stdio_server_that_exits_is_replaced_and_one_that_never_starts_is_unreachabl
     assert!(out.stderr.contains("config file missing"), "{out:?}");
 }
 
+/// `--stdio-mode shared`: every virtual client's requests go to one server process (a
+/// wrapper counts the starts), at once: 4 clients of a 200 ms call do more than one process
+/// answering one call at a time could (10 in 2s). A shared process that crashes is replaced;
+/// one that never starts is exit 4; over HTTP the mode is a usage error.
+#[cfg(unix)]
+#[test]
+fn a_shared_stdio_process_serves_every_client_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let starts = out_file(&dir, "starts");
+    let counted = |server_flags: &str| {
+        format!(
+            "sh -c 'echo started >> {}; exec {} {server_flags}'",
+            path(&starts),
+            example_server().display()
+        )
+    };
+    let out = run(&[
+        "load",
+        &scenario("slow-200ms.yaml"),
+        "--stdio",
+        &counted(""),
+        "--stdio-mode",
+        "shared",
+        "--clients",
+        "4",
+        "--duration",
+        "2s",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(&starts).unwrap().lines().count(),
+        1,
+        "{out:?}"
+    );
+    let report = read_json(&json);
+    assert!(
+        report["profile"]
+            .as_str()
+            .unwrap()
+            .contains("4 client(s), closed loop, 2s, one shared server process"),
+        "{report:#}"
+    );
+    let summary = &report["summary"];
+    assert!(summary["iterations"].as_u64().unwrap() > 12, "{summary:#}");
+    assert_eq!(summary["failedIterations"], 0, "{summary:#}");
+
+    // The default: a process per client.
+    std::fs::remove_file(&starts).unwrap();
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--stdio",
+        &counted(""),
+        "--clients",
+        "3",
+        "--jobs",
+        "3",
+        "--iterations",
+        "6",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(&starts).unwrap().lines().count(),
+        3,
+        "{out:?}"
+    );
+
+    // Each call crashes the shared process: each iteration a transport error of its own,
+    // the process started again for the next.
+    std::fs::remove_file(&starts).unwrap();
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--stdio",
+        &counted("--defect crash-on-call"),
+        "--stdio-mode",
+        "shared",
+        "--iterations",
+        "4",
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let summary = &read_json(&json)["summary"];
+    assert_eq!(summary["errors"]["transport"], 4, "{summary:#}");
+    assert_eq!(
+        std::fs::read_to_string(&starts).unwrap().lines().count(),
+        4,
+        "{out:?}"
+    );
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--stdio",
+        &stdio_target(&["--defect", "exit-at-start"]),
+        "--stdio-mode",
+        "shared",
+        "--iterations",
+        "4",
+    ]);
+    assert_eq!(out.code, 4, "{out:?}");
+    assert!(out.stderr.contains("config file missing"), "{out:?}");
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--stdio-mode",
+        "shared",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("--stdio-mode shared"), "{out:?}");
+}
+
+/// On a terminal (`script` gives the run a pseudo-terminal) a live line shows the rate,
+/// the errors and p50/p99 so far, redrawn and cleared before the summary; not on a pipe.
+/// Linux only: util-linux's `script`.
+#[cfg(target_os = "linux")]
+#[test]
+fn on_a_terminal_the_load_so_far_is_shown_live() {
+    let command = format!(
+        "{} load {} --stdio '{}' --rate 20 --duration 3s",
+        common::mcpspec().display(),
+        scenario("tools.yaml"),
+        stdio_target(&[])
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("CI")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("script (util-linux) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("\r\x1b[2K[1s] ") && text.contains(" iterations, 0 failed (0.00%), p50 "),
+        "no live line:\n{text:?}"
+    );
+    assert!(
+        text.contains("result: passed"),
+        "the summary follows:\n{text}"
+    );
+    let out = run(&[
+        "load",
+        &scenario("tools.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--rate",
+        "20",
+        "--duration",
+        "2s",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(!out.stderr.contains("\x1b[2K"), "{out:?}");
+}
+
 /// A weighted mix (3:1) splits the iterations exactly by weight (a smooth round robin);
 /// each iteration's `load.iteration`, `load.client` and `load.row` are its own: the steps
 /// that expect an odd iteration, or the row `Boston` of three, fail exactly as often.

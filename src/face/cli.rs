@@ -13,7 +13,7 @@ mod target;
 
 pub(crate) use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
 pub use eval::{EvalCommand, EvalCompareArgs, EvalRunArgs};
-pub use load::{CompareArgs, LoadArgs, LoadCommand};
+pub use load::{CompareArgs, LoadArgs, LoadCommand, StdioMode};
 pub(crate) use target::split_header;
 pub use target::{DEFAULT_TIMEOUT, TargetArgs, UsageError};
 

@@ -85,7 +85,13 @@ pub(super) fn load(mut args: LoadArgs) -> i32 {
     {
         return usage(e);
     }
-    let profile = profile(&args, loaded.target.is_http(), parts);
+    let shared = args.stdio_mode == crate::face::cli::StdioMode::Shared;
+    if shared && loaded.target.is_http() {
+        return usage(UsageError(
+            "--stdio-mode shared is for a --stdio target (over HTTP every client has its own connection)".into(),
+        ));
+    }
+    let profile = profile(&args, loaded.target.is_http(), shared, parts);
     if let Some(n) = profile.most_clients()
         && n > profile.connections
     {
@@ -115,6 +121,7 @@ pub(super) fn load(mut args: LoadArgs) -> i32 {
         std::time::Instant::now(),
         crate::ground::platform::process_cpu(),
     );
+    let mut view = LiveView::new();
     let measured = runtime_for(1).block_on(async {
         crate::ground::signals::install();
         // A signal ends the run, which still reports what it measured.
@@ -125,9 +132,11 @@ pub(super) fn load(mut args: LoadArgs) -> i32 {
             &config,
             &profile,
             crate::ground::signals::interrupted(),
+            |now| view.show(&now),
         )
         .await
     });
+    view.clear();
     if let Some(e) = &measured.unreachable {
         return super::connect_failed(e, &secrets);
     }
@@ -431,7 +440,7 @@ fn weights_hold(work: &[Work<'_>]) -> Result<(), crate::language::dsl::LoadError
 
 /// The profile: `parts` completed with the defaults, its connections bounded as the
 /// transport needs.
-fn profile(args: &LoadArgs, http: bool, parts: ProfileParts) -> Profile {
+fn profile(args: &LoadArgs, http: bool, shared: bool, parts: ProfileParts) -> Profile {
     let pace = parts
         .stages
         .first()
@@ -454,12 +463,16 @@ fn profile(args: &LoadArgs, http: bool, parts: ProfileParts) -> Profile {
         ramp: parts.ramp,
         stages: parts.stages,
         think: parts.think.unwrap_or(Duration::ZERO),
+        shared_process: shared,
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     profile.connections = match (pace, http) {
-        // Over HTTP a client is a connection: every client has its own.
+        // Over HTTP a client is a connection: every client has its own; so on a shared
+        // stdio process, where a client is a connection on it.
         (Pace::Clients(_), true) => profile.most_clients().unwrap_or(1),
+        (Pace::Clients(_), false) if shared => profile.most_clients().unwrap_or(1),
         (Pace::Rate(_), true) => args.jobs.unwrap_or(HTTP_IN_FLIGHT),
+        (Pace::Rate(_), false) if shared => args.jobs.unwrap_or(HTTP_IN_FLIGHT),
         (_, false) => args.jobs.unwrap_or(cores),
     };
     profile
@@ -787,6 +800,56 @@ fn junit(r: &LoadReport, flavor: Flavor) -> String {
     )
 }
 
+/// The live line of a load run on a terminal (stderr, not in CI; nothing elsewhere):
+/// redrawn once a second with the rate, the errors and p50/p99 so far.
+struct LiveView {
+    on: bool,
+    shown: bool,
+}
+
+impl LiveView {
+    fn new() -> LiveView {
+        LiveView {
+            on: super::progress::on_terminal(),
+            shown: false,
+        }
+    }
+
+    fn show(&mut self, now: &load::Live) {
+        if !self.on {
+            return;
+        }
+        err!("\r\x1b[2K{}", live_line(now));
+        self.shown = true;
+    }
+
+    /// Clear the line before the report.
+    fn clear(&mut self) {
+        if std::mem::take(&mut self.shown) {
+            err!("\r\x1b[2K");
+        }
+    }
+}
+
+/// `[12s] 49/s, 583 iterations, 0 failed (0.00%), p50 3.1ms p99 9.8ms, 2 in flight`.
+fn live_line(now: &load::Live) -> String {
+    let s = &now.so_far;
+    let seconds = now.elapsed.as_secs();
+    if now.warming {
+        return format!("[{seconds}s] warming up, {} in flight", now.in_flight);
+    }
+    let rate = 100.0 * s.failed as f64 / (s.iterations.max(1)) as f64;
+    format!(
+        "[{seconds}s] {}/s, {} iterations, {} failed ({rate:.2}%), p50 {} p99 {}, {} in flight",
+        s.last_second,
+        s.iterations,
+        s.failed,
+        ms(s.p50_ms),
+        ms(s.p99_ms),
+        now.in_flight
+    )
+}
+
 /// Steps of `--find-limit`, at most: the rate doubles each time, so 12 reach 2048 times
 /// the first.
 const FIND_LIMIT_STEPS: u32 = 12;
@@ -853,6 +916,7 @@ fn find_limit(
     let started_at = engine::now_rfc3339();
     let mut steps = Vec::new();
     let mut unreachable = None;
+    let mut view = LiveView::new();
     runtime_for(1).block_on(async {
         crate::ground::signals::install();
         crate::ground::signals::defer_exit();
@@ -871,8 +935,10 @@ fn find_limit(
                 config,
                 &step_profile,
                 crate::ground::signals::interrupted(),
+                |now| view.show(&now),
             )
             .await;
+            view.clear();
             if let Some(e) = measured.unreachable {
                 unreachable = Some(e);
                 return;

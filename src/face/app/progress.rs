@@ -167,9 +167,14 @@ fn clear(screen: &mut Screen) {
     }
 }
 
-fn mode() -> Mode {
+/// Whether a live line may be drawn: stderr is a terminal, and not in CI.
+pub(super) fn on_terminal() -> bool {
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-    if std::io::stderr().is_terminal() && !ci {
+    std::io::stderr().is_terminal() && !ci
+}
+
+fn mode() -> Mode {
+    if on_terminal() {
         return Mode::Terminal;
     }
     let every = std::env::var("MCPSPEC_PROGRESS_EVERY")

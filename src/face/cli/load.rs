@@ -72,6 +72,11 @@ pub struct LoadArgs {
     /// processes. Default: 256 over HTTP, CPU cores over stdio (1 to 1024).
     #[arg(long, value_name = "N", value_parser = |s: &str| limits::number(s, &limits::JOBS))]
     pub jobs: Option<usize>,
+    /// Over stdio: `process`, a server process per virtual client (at most --jobs of them),
+    /// or `shared`, one server process for all, their requests multiplexed on it (the
+    /// server's own concurrency is what is measured).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = StdioMode::Process)]
+    pub stdio_mode: StdioMode,
     /// Budget: the 99th percentile of the iterations' latency is at most this, e.g. `300ms`.
     #[arg(long, value_name = "DURATION", value_parser = |s: &str| parse_load_duration(s))]
     pub p99: Option<Duration>,
@@ -109,6 +114,15 @@ pub struct LoadArgs {
     /// Never touch the network: remote packs come from the cache only.
     #[arg(long)]
     pub offline: bool,
+}
+
+/// How a load run over stdio holds its server processes.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdioMode {
+    /// A server process per virtual client.
+    Process,
+    /// One server process, the requests of every client multiplexed on it.
+    Shared,
 }
 
 /// What `mcpspec load` does besides a load run.

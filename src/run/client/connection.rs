@@ -5,6 +5,7 @@ mod negotiate;
 mod request;
 mod reuse;
 mod session;
+mod shared;
 mod transcript;
 
 use std::time::{Duration, Instant};
@@ -22,6 +23,7 @@ use request::*;
 pub use request::{client_info, encode_header_value, expand_meta_key, raw_outgoing};
 use reuse::count_start;
 pub use reuse::{Handover, starts};
+pub use shared::SharedProcess;
 use transcript::*;
 pub use transcript::{error_of, result_of};
 
@@ -143,6 +145,8 @@ pub struct ConnectError {
 pub(super) enum Transport {
     Stdio(StdioTransport),
     Http(HttpTransport),
+    /// One server process shared with other connections (`load --stdio-mode shared`).
+    Shared(shared::SharedTransport),
 }
 
 impl Transport {
@@ -191,6 +195,7 @@ impl Transport {
         match self {
             Transport::Stdio(t) => t.closed_reason(),
             Transport::Http(t) => t.closed_reason(),
+            Transport::Shared(t) => t.closed_reason(),
         }
     }
 
@@ -198,6 +203,8 @@ impl Transport {
         match self {
             Transport::Stdio(t) => t.answerer = answerer,
             Transport::Http(t) => t.set_answerer(answerer),
+            // The process answers as the connection that opened it.
+            Transport::Shared(_) => {}
         }
     }
 
@@ -205,6 +212,7 @@ impl Transport {
         match self {
             Transport::Stdio(t) => t.mark_closed(why),
             Transport::Http(t) => t.mark_closed(why),
+            Transport::Shared(t) => t.mark_closed(why),
         }
     }
 }
@@ -400,6 +408,16 @@ impl Connection {
                 }
             },
             Transport::Http(t) => {
+                let exchange = t.exchange(out);
+                let mut exchange = std::pin::pin!(exchange);
+                let first = futures::poll!(exchange.as_mut());
+                while_waiting();
+                match first {
+                    std::task::Poll::Ready(result) => result,
+                    std::task::Poll::Pending => exchange.await,
+                }
+            }
+            Transport::Shared(t) => {
                 let exchange = t.exchange(out);
                 let mut exchange = std::pin::pin!(exchange);
                 let first = futures::poll!(exchange.as_mut());
@@ -721,7 +739,7 @@ impl Connection {
     pub fn stderr_tail(&self) -> Option<String> {
         match &self.transport {
             Transport::Stdio(t) => t.stderr_tail(),
-            Transport::Http(_) => None,
+            Transport::Http(_) | Transport::Shared(_) => None,
         }
     }
 
@@ -760,7 +778,7 @@ impl Connection {
     pub fn stdout_noise_total(&self) -> usize {
         match &self.transport {
             Transport::Stdio(t) => t.noise_total(),
-            Transport::Http(_) => 0,
+            Transport::Http(_) | Transport::Shared(_) => 0,
         }
     }
 
@@ -792,6 +810,8 @@ impl Connection {
                     let _ = t.exchange(&out).await;
                 }
             }
+            // The process ends with the last connection sharing it.
+            Transport::Shared(_) => {}
         }
     }
 

@@ -97,6 +97,7 @@ impl Connection {
                 t.hold_open(&id);
                 t.send(out).await?;
             }
+            Transport::Shared(_) => return Err(TransportError::Io(SHARED_OPEN.into())),
             Transport::Http(t) => match t.open_stream(out).await? {
                 Opened::Stream(meta, stream) => {
                     open.http_status = Some(meta.status);
@@ -156,7 +157,7 @@ impl Connection {
             (Transport::Http(_), OpenedBy::Stream(stream)) => {
                 stream.next(deadline, &mut open.noise).await?
             }
-            (Transport::Http(_), _) => StreamNext::Ended,
+            (Transport::Http(_) | Transport::Shared(_), _) => StreamNext::Ended,
         };
         Ok(match next {
             StreamNext::Message(msg) => {
@@ -196,7 +197,10 @@ impl Connection {
                 ));
                 Ok(())
             }
-            (Transport::Http(_), _) => Ok(()),
+            (Transport::Http(_) | Transport::Shared(_), _) => Ok(()),
         }
     }
 }
+
+/// Why a request cannot be left open on a shared process.
+const SHARED_OPEN: &str = "a request left open (a stream) is not supported on a shared server process (--stdio-mode shared): run this scenario with a process per client";

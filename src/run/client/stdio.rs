@@ -27,6 +27,9 @@ use super::{Exchange, Kept, Outgoing, TransportError, id_key, is_response, serve
 mod framing;
 mod many;
 mod process;
+mod shared;
+
+pub use shared::SharedStdio;
 
 use crate::ground::platform::{PipeProbe, PipeReader, PipeWriter};
 use framing::{Incoming, StderrProgress, StdoutReader, read_stderr};

@@ -6,7 +6,8 @@
 //!
 //! Connections are held like a real client's: one per virtual client (closed loop) or
 //! one per iteration in flight (open loop), each opened once (a legacy session is
-//! initialized once) and reused; over stdio each is a server process. A connection that
+//! initialized once) and reused; over stdio each is a server process, or all share one
+//! (`Profile::shared_process`: their requests multiplexed on it). A connection that
 //! broke is replaced; when no new one can be opened the run ends there, with what it
 //! measured and why it ended.
 //!
@@ -28,6 +29,7 @@ use futures::stream::FuturesUnordered;
 use crate::language::dsl::{Scenario, Steps};
 use crate::protocol::era::Era;
 use crate::results::report::result::{Outcome, StepResult};
+use crate::run::client::connection::SharedProcess;
 use crate::run::client::{ConnectError, Connection};
 use crate::run::engine::{self, RunConfig, pool::Pool};
 
@@ -82,6 +84,20 @@ pub struct Measured {
     pub unfinished: u64,
 }
 
+/// What a live view is shown, once a second.
+#[derive(Debug, Clone, Copy)]
+pub struct Live {
+    /// Since the run (warm-up included) began.
+    pub elapsed: Duration,
+    /// Still in the warm-up (nothing counted yet).
+    pub warming: bool,
+    pub so_far: record::SoFar,
+    pub in_flight: usize,
+}
+
+/// How often a live view is shown.
+const LIVE_EVERY: Duration = Duration::from_secs(1);
+
 /// An iteration that finished (or whose connection could not be opened).
 struct Done<'a> {
     work: &'a Work<'a>,
@@ -98,15 +114,20 @@ struct Done<'a> {
 }
 
 /// Run `work` against `config.target` in `era` per `profile`, until the profile's end or
-/// `interrupt` resolves (with the signal's name).
+/// `interrupt` resolves (with the signal's name); the numbers so far to `live` once a
+/// second.
 pub async fn run(
     work: &[Work<'_>],
     era: &Era,
     config: &RunConfig,
     profile: &Profile,
     interrupt: impl Future<Output = String>,
+    mut live: impl FnMut(Live),
 ) -> Measured {
     let pool = Pool::new(&config.target, true, config.wire_validate);
+    let shared = (profile.shared_process && !config.target.is_http())
+        .then(|| SharedProcess::new(&config.target, &era.label, &era.request));
+    let shared = shared.as_ref();
     let start = Instant::now();
     let measure_from = start + profile.warmup;
     let deadline = match profile.length {
@@ -153,6 +174,7 @@ pub async fn run(
         Length::Duration(_) => true,
     };
     let mut plan = Plan::new(work, measure_from);
+    let mut next_live = start + LIVE_EVERY;
     loop {
         if !open_loop {
             loop {
@@ -180,7 +202,7 @@ pub async fn run(
                     profile.think,
                     era,
                     config,
-                    &pool,
+                    (&pool, shared),
                 ));
             }
         }
@@ -202,6 +224,17 @@ pub async fn run(
             () = sleep_until(deadline) => {
                 ended = ("the duration ended".into(), false);
                 break;
+            }
+            () = sleep_until(Some(next_live)) => {
+                let now = Instant::now();
+                let measuring = since(now);
+                live(Live {
+                    elapsed: now.duration_since(start),
+                    warming: measuring.is_none(),
+                    so_far: recorder.so_far(measuring.unwrap_or_default()),
+                    in_flight: running.len(),
+                });
+                next_live += LIVE_EVERY;
             }
             Some(done) = running.next(), if !running.is_empty() => {
                 let client = done.client;
@@ -229,7 +262,7 @@ pub async fn run(
                 let (w, measured, vars) = plan.next(next_due, &mut claimed, client);
                 let stage = profile.stage_at(since(next_due).unwrap_or_default());
                 let at = At { due: next_due, client, stage, measured };
-                running.push(iteration(w, conn, at, true, vars, Duration::ZERO, era, config, &pool));
+                running.push(iteration(w, conn, at, true, vars, Duration::ZERO, era, config, (&pool, shared)));
                 next_due += period_at(next_due);
             }
             () = sleep_until(tick) => {}
@@ -246,6 +279,9 @@ pub async fn run(
     drop(running);
     for conn in free.into_values().flatten() {
         conn.close().await;
+    }
+    if let Some(shared) = shared {
+        shared.close().await;
     }
     let (why, early) = ended;
     Measured {
@@ -336,7 +372,7 @@ async fn iteration<'a>(
     think: Duration,
     era: &'a Era,
     config: &'a RunConfig,
-    pool: &'a Pool,
+    (pool, shared): (&'a Pool, Option<&'a SharedProcess>),
 ) -> Done<'a> {
     let conn = match conn {
         Some(conn) => Ok(conn),
@@ -344,7 +380,12 @@ async fn iteration<'a>(
         // for the iterations it runs after.
         None => {
             let answerer = engine::client_answerer(work.scenario, &config.params);
-            Connection::open_as(&config.target, &era.label, &era.request, answerer).await
+            match shared {
+                Some(shared) => shared.connect(answerer).await,
+                None => {
+                    Connection::open_as(&config.target, &era.label, &era.request, answerer).await
+                }
+            }
         }
     };
     let began = Instant::now();

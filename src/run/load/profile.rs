@@ -29,6 +29,8 @@ pub struct Profile {
     pub stages: Vec<Stage>,
     /// A closed-loop client's pause between iterations.
     pub think: Duration,
+    /// Over stdio: every client on one shared server process (else one each).
+    pub shared_process: bool,
 }
 
 /// Measured when neither a duration nor a count is given.
@@ -48,6 +50,7 @@ impl Profile {
             ramp: None,
             stages: Vec::new(),
             think: Duration::ZERO,
+            shared_process: false,
         }
     }
 
@@ -154,6 +157,9 @@ impl Profile {
                 ", {} think time",
                 humantime::format_duration(self.think)
             ));
+        }
+        if self.shared_process {
+            text.push_str(", one shared server process");
         }
         if !self.warmup.is_zero() {
             text.push_str(&format!(

@@ -259,9 +259,35 @@ fn millis(micros: u64) -> f64 {
     micros as f64 / 1000.0
 }
 
+/// The numbers so far, for a live view.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SoFar {
+    pub iterations: u64,
+    pub failed: u64,
+    /// Iterations that ended in the last whole second of the measured run.
+    pub last_second: u64,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
 impl Recorder {
     pub fn iterations(&self) -> u64 {
         self.iterations
+    }
+
+    /// The numbers so far, `now` into the measured run.
+    pub fn so_far(&self, now: Duration) -> SoFar {
+        let at = |q: f64| (!self.whole.is_empty()).then(|| millis(self.whole.value_at_quantile(q)));
+        let last = (now.as_secs() as usize).checked_sub(1);
+        SoFar {
+            iterations: self.iterations,
+            failed: self.failed_iterations,
+            last_second: last
+                .and_then(|i| self.seconds.get(i))
+                .map_or(0, |s| s.iterations),
+            p50_ms: at(0.5),
+            p99_ms: at(0.99),
+        }
     }
 
     /// An iteration of `scenario` in which no step ran (`why`: the first step's reason).

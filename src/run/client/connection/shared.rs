@@ -1,0 +1,146 @@
+//! Connections that share one server process (`mcpspec load --stdio-mode shared`): the
+//! process is opened (spawned, its handshake done) once, then every connection sends its
+//! requests to it at the same time ([`SharedStdio`]); a process that broke is replaced by
+//! a new one when the next connection is asked for.
+
+use super::*;
+use crate::run::client::stdio::SharedStdio;
+
+/// A connection's side of a shared process.
+pub(in crate::run::client) struct SharedTransport {
+    mux: SharedStdio,
+    /// This connection found the process dead (a liveness probe went unanswered).
+    closed: Option<String>,
+}
+
+impl SharedTransport {
+    pub(super) fn closed_reason(&self) -> Option<&str> {
+        self.closed.as_deref().or_else(|| self.mux.closed_reason())
+    }
+
+    pub(super) fn mark_closed(&mut self, why: String) {
+        self.closed.get_or_insert(why);
+    }
+
+    pub(super) async fn exchange(&self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Closed(why.clone()));
+        }
+        self.mux.exchange(out).await
+    }
+}
+
+/// Opens connections on one shared server process per target and era.
+pub struct SharedProcess {
+    target: Target,
+    era_label: String,
+    era: EraRequest,
+    /// The connection that opened the current process (not used for requests itself).
+    opener: tokio::sync::Mutex<Option<Connection>>,
+}
+
+impl SharedProcess {
+    pub fn new(target: &Target, era_label: &str, era: &EraRequest) -> SharedProcess {
+        SharedProcess {
+            target: target.clone(),
+            era_label: era_label.to_string(),
+            era: era.clone(),
+            opener: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// A connection on the shared process, the process started first when there is none
+    /// (or it broke). `answerer`: the connection's client; the process answers the server's
+    /// requests as the client of the connection that started it.
+    pub async fn connect(
+        &self,
+        answerer: Option<std::sync::Arc<crate::run::client::answers::Answerer>>,
+    ) -> Result<Connection, ConnectError> {
+        let mut opener = self.opener.lock().await;
+        if let Some(conn) = opener.as_ref()
+            && !conn.is_broken()
+        {
+            return Ok(conn.sibling(answerer));
+        }
+        if let Some(old) = opener.take() {
+            old.close_shared().await;
+        }
+        let mut conn =
+            Connection::open_as(&self.target, &self.era_label, &self.era, answerer.clone()).await?;
+        conn.share();
+        let first = conn.sibling(answerer);
+        *opener = Some(conn);
+        Ok(first)
+    }
+
+    /// End the process once the connections on it are gone.
+    pub async fn close(&self) {
+        if let Some(conn) = self.opener.lock().await.take() {
+            conn.close_shared().await;
+        }
+    }
+}
+
+impl Connection {
+    /// Its stdio process from now on shared ([`SharedStdio`]); nothing over HTTP.
+    fn share(&mut self) {
+        let placeholder = Transport::Shared(SharedTransport {
+            mux: SharedStdio::closed(),
+            closed: None,
+        });
+        match std::mem::replace(&mut self.transport, placeholder) {
+            Transport::Stdio(t) => {
+                self.transport = Transport::Shared(SharedTransport {
+                    mux: SharedStdio::start(t),
+                    closed: None,
+                });
+            }
+            other => self.transport = other,
+        }
+    }
+
+    /// Another connection on this one's shared process, as opened (the handshake done),
+    /// as the client `answerer`.
+    fn sibling(
+        &self,
+        answerer: Option<std::sync::Arc<crate::run::client::answers::Answerer>>,
+    ) -> Connection {
+        let Transport::Shared(t) = &self.transport else {
+            unreachable!("a sibling of a shared connection only");
+        };
+        Connection {
+            transport: Transport::Shared(SharedTransport {
+                mux: t.mux.clone(),
+                closed: None,
+            }),
+            target: self.target.clone(),
+            negotiated: self.negotiated.clone(),
+            next_id: 0,
+            handovers: 0,
+            session_id: self.session_id.clone(),
+            log: Vec::new(),
+            log_started: Instant::now(),
+            tools: None,
+            era_request: self.era_request.clone(),
+            wire: self.opening_wire.clone(),
+            server_requests: Vec::new(),
+            answerer,
+            meta_text: None,
+            probing: false,
+            unanswered: None,
+            timed_out: false,
+            slowest_opening: self.slowest_opening,
+            slowest_answer: self.slowest_answer,
+            opened: true,
+            used: false,
+            opening_wire: self.opening_wire.clone(),
+        }
+    }
+
+    /// Wait for the shared process to end (the other connections on it gone).
+    async fn close_shared(self) {
+        if let Transport::Shared(t) = self.transport {
+            t.mux.ended().await;
+        }
+    }
+}
