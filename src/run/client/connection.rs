@@ -787,7 +787,7 @@ impl Connection {
     pub fn first_stdout_noise(&self) -> Option<&(String, Option<String>)> {
         match &self.transport {
             Transport::Stdio(t) => t.first_noise(),
-            Transport::Http(_) => None,
+            Transport::Http(_) | Transport::Shared(_) => None,
         }
     }
 
