@@ -607,6 +607,16 @@ impl Connection {
     /// [`Connection::call`] of a request due at once (`what` it is, for the message): it
     /// waits [`Connection::prompt_wait`], not the whole timeout.
     pub async fn call_due_at_once(&mut self, method: &str, what: &str) -> Result<Value, String> {
+        result_of(&self.exchange_due_at_once(method, what).await?)
+    }
+
+    /// The exchange of [`Connection::call_due_at_once`], whatever the server answered (a
+    /// result or an error): `Err` only when it did not answer.
+    pub async fn exchange_due_at_once(
+        &mut self,
+        method: &str,
+        what: &str,
+    ) -> Result<Exchange, String> {
         let prompt = self.prompt_wait(self.target.timeout).await;
         let id = self.next_id();
         let mut out = self.build_plain(method, None, Some(id));
@@ -614,7 +624,7 @@ impl Connection {
             out.timeout = p.wait;
         }
         match (self.send(&out).await, prompt) {
-            (Ok(ex), _) => result_of(&ex),
+            (Ok(ex), _) => Ok(ex),
             (Err(TransportError::Timeout(d)), Some(p)) => Err(p.timed_out(d, what)),
             (Err(e), _) => Err(e.to_string()),
         }

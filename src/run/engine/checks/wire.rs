@@ -3,7 +3,8 @@
 
 use super::outcome::CheckOutcome;
 use crate::protocol::{ListKind, errors, methods};
-use crate::run::client::Connection;
+use crate::run::client::connection::result_of;
+use crate::run::client::{Connection, Exchange};
 
 /// Requests in the `stdout_clean` burst (unless the step sets `count`).
 const BURST: usize = 32;
@@ -14,24 +15,28 @@ pub async fn wire_valid(conn: &mut Connection, method: &str) -> Result<CheckOutc
     let (checked, seen) = (conn.wire_log().checked, conn.wire_log().violations.len());
     if !method.is_empty() {
         match ListKind::from_method(method) {
-            Some(list) => conn
-                .list_all(list.method(), list.result_key())
-                .await
-                .map(drop),
+            // A list answered with an error (on its first page or a later one) was answered.
+            Some(list) => match conn.list_all(list.method(), list.result_key()).await {
+                Ok(_) => Ok(()),
+                Err(_) if conn.wire_log().checked > checked => Ok(()),
+                Err(e) => Err(e),
+            },
+            // An error answer is judged by its shape like any other response; no answer at
+            // all leaves nothing of this request to judge (the ping sent before or after it
+            // does not stand in for it).
             None if method.starts_with(errors::UNKNOWN_METHOD_PREFIX) => conn
-                .call_due_at_once(method, &format!("an unknown method (`{method}`)"))
+                .exchange_due_at_once(method, &format!("an unknown method (`{method}`)"))
                 .await
-                .map(drop),
-            None => conn.call(method, None).await.map(drop),
-        }
-        // An error answer is judged by its shape like any other response.
-        .or_else(|e| {
-            if conn.wire_log().checked > checked {
-                Ok(())
-            } else {
-                Err(e)
+                .and_then(answered),
+            None => {
+                let id = conn.next_id();
+                let out = conn.build_plain(method, None, Some(id));
+                conn.send(&out)
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(answered)
             }
-        })?;
+        }?;
     }
     let log = conn.wire_log();
     let (violations, messages) = if method.is_empty() {
@@ -108,4 +113,13 @@ pub async fn stdout_clean(
         format!("{burst} responses"),
         Some(answered.to_string()),
     ))
+}
+
+/// `Ok` when the server answered the request (a result or a JSON-RPC error: both are judged
+/// by their shape), else why there is nothing to judge.
+fn answered(ex: Exchange) -> Result<(), String> {
+    match (&ex.response, result_of(&ex)) {
+        (Some(_), _) | (None, Ok(_)) => Ok(()),
+        (None, Err(e)) => Err(e),
+    }
 }
