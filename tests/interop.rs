@@ -589,6 +589,8 @@ const EVERYTHING_ASKS_BACK_STEPS: &[&str] = &[
     "everything-asks-back@legacy:URL-mode elicitation is accepted without content",
     "everything-asks-back@legacy:the roots are the script's",
     "everything-no-client@legacy:the interactive tools are not listed",
+    "everything-research-task@legacy:an ambiguous research task asks, is answered and completes",
+    "everything-research-task@legacy:a plain research task completes without asking",
 ];
 
 /// Every step of `report` passed, and they are exactly `steps`.
@@ -606,8 +608,9 @@ fn assert_all_passed(report: &Value, steps: &[&str], output: &str) {
 
 /// A client that declares roots, sampling and elicitation (form and URL) sees 17 tools (13
 /// without) and carries `trigger-sampling-request`, `trigger-elicitation-request`,
-/// `trigger-url-elicitation` and `get-roots-list` to their results (server-everything speaks
-/// only the legacy era).
+/// `trigger-url-elicitation` and `get-roots-list` to their results, and runs the task tool
+/// `simulate-research-query` through `input_required` (server-everything speaks only the
+/// legacy era).
 #[test]
 fn npm_server_everything_asks_back_stdio() {
     let entry = npm_server(EVERYTHING_DIR, "server-everything");
