@@ -144,18 +144,32 @@ pub async fn share_read_only_calls(
     if !pool.enabled {
         return;
     }
+    let candidate = |item: &super::Item<'_>, need: &Option<Need>| {
+        let scenario = item.scenario;
+        matches!(
+            (need, &scenario.read_calls, scenario.fresh, scenario.exclusive),
+            (Some(Need::Last(_)), Some(_), None, false)
+        )
+    };
+    // The listing costs a round trip (a whole timeout on a server that hangs): it is made
+    // only where it can save a start, for an era with two such scenarios or more (a lone
+    // one is the warm process's last user anyway).
+    let mut candidates: HashMap<&str, usize> = HashMap::new();
+    for (item, need) in items.iter().zip(needs.iter()) {
+        if candidate(item, need) {
+            *candidates.entry(item.era.label.as_str()).or_default() += 1;
+        }
+    }
     let mut read_only: HashMap<String, Option<std::collections::HashSet<String>>> = HashMap::new();
     for (item, need) in items.iter().zip(needs.iter_mut()) {
         let scenario = item.scenario;
-        let (Some(Need::Last(_)), Some(calls), None, false) = (
-            need.as_ref(),
-            &scenario.read_calls,
-            scenario.fresh,
-            scenario.exclusive,
-        ) else {
+        let label = &item.era.label;
+        if !candidate(item, need) || candidates.get(label.as_str()).is_none_or(|n| *n < 2) {
+            continue;
+        }
+        let Some(calls) = &scenario.read_calls else {
             continue;
         };
-        let label = &item.era.label;
         if !read_only.contains_key(label) {
             let tools = match pool.borrow(&pool.target, label, &item.era.request).await {
                 Ok(mut conn) => {
