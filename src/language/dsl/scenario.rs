@@ -70,7 +70,8 @@ pub struct Scenario {
     /// template, not as a task): those tools. Over stdio the scenario then shares its era's
     /// warm process when each of them declares `readOnlyHint: true` and not
     /// `openWorldHint: true` (`engine::pool::share_read_only_calls`).
-    pub read_calls: Option<std::collections::BTreeSet<String>>,
+    /// (A boxed slice, sorted and without repeats: it stays with a released scenario.)
+    pub read_calls: Option<Box<[Box<str>]>>,
     /// Why a step tests the connection's life (a handshake it sends itself, a session it
     /// ends), when one does: it always gets its own process.
     pub connection_life: Option<String>,

@@ -147,7 +147,12 @@ pub async fn share_read_only_calls(
     let candidate = |item: &super::Item<'_>, need: &Option<Need>| {
         let scenario = item.scenario;
         matches!(
-            (need, &scenario.read_calls, scenario.fresh, scenario.exclusive),
+            (
+                need,
+                &scenario.read_calls,
+                scenario.fresh,
+                scenario.exclusive
+            ),
             (Some(Need::Last(_)), Some(_), None, false)
         )
     };
@@ -189,7 +194,7 @@ pub async fn share_read_only_calls(
             read_only.insert(label.clone(), tools);
         }
         if let Some(Some(tools)) = read_only.get(label)
-            && calls.iter().all(|c| tools.contains(c))
+            && calls.iter().all(|c| tools.contains(&**c))
         {
             *need = Some(if scenario.own_probe {
                 Need::SharedLate

@@ -217,7 +217,12 @@ impl Compiler {
             roots_step,
             ..
         } = out;
-        let read_calls = (writes.is_some() && !other_writes).then_some(called_tools);
+        let read_calls = (writes.is_some() && !other_writes).then(|| {
+            called_tools
+                .into_iter()
+                .map(String::into_boxed_str)
+                .collect()
+        });
         let load = doc
             .load
             .and_then(|l| self.workload(l, &doc.vars, &doc.scenario, &names))
