@@ -143,6 +143,10 @@ impl EraSelector {
 }
 
 /// The era names besides revision dates, for did-you-mean on a typo (`modren`).
+/// What `auto`'s note says on a connection that reused the run's decision (the console
+/// prints each reason once, with or without it).
+pub const DECIDED_ONCE: &str = " (decided once for this run)";
+
 pub const NAMES: [&str; 3] = ["legacy", "modern", "auto"];
 
 fn not_an_era(text: &str) -> String {

@@ -358,11 +358,10 @@ impl Seen {
         // Which era `auto` chose and why, either way: once per distinct reason.
         let auto = suite.era.requested == "auto";
         let note = auto
-            && suite
-                .era
-                .note
-                .as_ref()
-                .is_some_and(|n| self.era_notes.insert(n.clone()));
+            && suite.era.note.as_ref().is_some_and(|n| {
+                let reason = n.strip_suffix(crate::protocol::era::DECIDED_ONCE);
+                self.era_notes.insert(reason.unwrap_or(n).to_string())
+            });
         (repeat, note)
     }
 }

@@ -131,7 +131,7 @@ impl Connection {
                 let why = why.clone();
                 drop(decided);
                 let r = self.handshake(LATEST_LEGACY_REVISION, false).await;
-                self.negotiated.note = Some(format!("{why} (decided once for this run)"));
+                self.negotiated.note = Some(format!("{why}{}", crate::protocol::era::DECIDED_ONCE));
                 return Ok(r);
             }
             // Modern: this connection probes too (answered at once), in parallel.
