@@ -407,26 +407,8 @@ impl Connection {
                     Err(e)
                 }
             },
-            Transport::Http(t) => {
-                let exchange = t.exchange(out);
-                let mut exchange = std::pin::pin!(exchange);
-                let first = futures::poll!(exchange.as_mut());
-                while_waiting();
-                match first {
-                    std::task::Poll::Ready(result) => result,
-                    std::task::Poll::Pending => exchange.await,
-                }
-            }
-            Transport::Shared(t) => {
-                let exchange = t.exchange(out);
-                let mut exchange = std::pin::pin!(exchange);
-                let first = futures::poll!(exchange.as_mut());
-                while_waiting();
-                match first {
-                    std::task::Poll::Ready(result) => result,
-                    std::task::Poll::Pending => exchange.await,
-                }
-            }
+            Transport::Http(t) => sent_then(t.exchange(out), while_waiting).await,
+            Transport::Shared(t) => sent_then(t.exchange(out), while_waiting).await,
         };
         match &mut result {
             Ok(ex) => {
@@ -889,5 +871,17 @@ mod tests {
         assert_eq!(liveness_wait(Some(ms(1)), ms(500)), ms(500));
         // Nothing answered yet: as before, the timeout (at most the ceiling).
         assert_eq!(liveness_wait(None, secs(2)), secs(2));
+    }
+}
+
+/// Drive `exchange` until it has sent its request (its first poll), run `while_waiting`, then
+/// finish it.
+async fn sent_then<F: std::future::Future>(exchange: F, while_waiting: impl FnOnce()) -> F::Output {
+    let mut exchange = std::pin::pin!(exchange);
+    let first = futures::poll!(exchange.as_mut());
+    while_waiting();
+    match first {
+        std::task::Poll::Ready(result) => result,
+        std::task::Poll::Pending => exchange.await,
     }
 }

@@ -81,13 +81,7 @@ enum Reply {
 /// process of the pool that no other scenario needs any more, else a new one), noting what
 /// it did in `conn`'s transcript. The probe's connection is stopped after it.
 pub async fn probe(conn: &mut Connection, pool: &Pool) -> Result<ParseProbe, String> {
-    let mut own = match pool.take_spare(&conn.negotiated.requested) {
-        Some(spare) => spare,
-        None => conn
-            .open_another()
-            .await
-            .map_err(|e| format!("the probe's own connection failed: {e}"))?,
-    };
+    let mut own = own_connection(conn, pool).await?;
     let probe = run_probe(&mut own).await;
     own.close().await;
     conn.note(format!(
@@ -510,13 +504,7 @@ pub async fn invalid_request_probe(
     conn: &mut Connection,
     pool: &Pool,
 ) -> Result<InvalidProbe, String> {
-    let mut own = match pool.take_spare(&conn.negotiated.requested) {
-        Some(spare) => spare,
-        None => conn
-            .open_another()
-            .await
-            .map_err(|e| format!("the probe's own connection failed: {e}"))?,
-    };
+    let mut own = own_connection(conn, pool).await?;
     let method = own.harmless_method();
     let mut cases = Vec::new();
     for &(what, spoil) in INVALID_REQUESTS {
@@ -596,5 +584,17 @@ pub fn invalid_request_answered(probe: &InvalidProbe) -> CheckOutcome {
         CheckOutcome::Pass
     } else {
         CheckOutcome::Fail(findings)
+    }
+}
+
+/// A connection of the probe's own like `conn`'s: a warm process of the pool that no other
+/// scenario needs any more, else a new one.
+async fn own_connection(conn: &mut Connection, pool: &Pool) -> Result<Connection, String> {
+    match pool.take_spare(&conn.negotiated.requested) {
+        Some(spare) => Ok(spare),
+        None => conn
+            .open_another()
+            .await
+            .map_err(|e| format!("the probe's own connection failed: {e}")),
     }
 }
