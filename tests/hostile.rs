@@ -613,12 +613,18 @@ fn a_timed_out_step_costs_its_timeout_and_a_short_ping_not_two_timeouts() {
         !waited.is_zero() && waited <= Duration::from_secs(3),
         "the ping waited {waited:?}: {run:?}"
     );
-    // The whole scenario (start-up, the timeout, the ping, a fresh connection, shutdown)
-    // well under two timeouts.
+    // The whole scenario (the timeout, the ping, a fresh connection, shutdown) well under two
+    // timeouts — its server starts aside, which a busy machine stretches (two Python starts
+    // took 2.3 s beside two busy loops).
     let engine = Duration::from_secs_f64(run.json["duration"].as_f64().expect("duration"));
+    let starting = Duration::from_secs_f64(
+        run.json["servers"]["starting"]
+            .as_f64()
+            .expect("servers.starting"),
+    );
     assert!(
-        engine < TIMEOUT.mul_f64(1.6),
-        "the run took {engine:?}: {run:?}"
+        engine.saturating_sub(starting) < TIMEOUT.mul_f64(1.6),
+        "the run took {engine:?}, {starting:?} of it starting servers: {run:?}"
     );
 }
 
