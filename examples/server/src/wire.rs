@@ -20,6 +20,42 @@ async fn next_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, line: &mut S
     matches!(reader.read_line(line).await, Ok(n) if n > 0)
 }
 
+/// Whether rmcp has left its pre-lifecycle loop, which ends the whole session on any
+/// notification (rmcp 3.11 `ExpectedInitializeRequest`). Until a lifecycle is chosen
+/// (an `initialize`, or a 2026-07-28 request other than `server/discover` carrying its
+/// protocol version) a notification has nothing to act on, so a correct server
+/// ignores it: the pump drops it instead of letting rmcp exit. Before this, a modern
+/// client whose first messages were `server/discover` and a notification killed us.
+#[derive(Default)]
+struct Lifecycle {
+    chosen: bool,
+}
+
+impl Lifecycle {
+    /// True for a message rmcp must not see yet.
+    fn ignores(&mut self, message: &serde_json::Value) -> bool {
+        if self.chosen {
+            return false;
+        }
+        let method = message.get("method").and_then(|m| m.as_str());
+        let is_request = message.get("id").is_some();
+        match method {
+            Some("initialize") if is_request => self.chosen = true,
+            Some("server/discover" | "ping") => {}
+            Some(_) if is_request => {
+                self.chosen = message
+                    .pointer("/params/_meta")
+                    .and_then(|meta| meta.get(crate::defects::PROTOCOL_VERSION_META))
+                    .is_some();
+            }
+            Some("notifications/initialized") => {}
+            Some(_) => return true,
+            None => {}
+        }
+        false
+    }
+}
+
 /// Interposes the pump between `input`/`output` and the returned pair, which is handed
 /// to rmcp. The returned task ends once rmcp has closed its writer and every line has
 /// been flushed to `output`.
@@ -49,12 +85,16 @@ where
     tokio::spawn(async move {
         let mut input = BufReader::new(input);
         let mut line = String::new();
+        let mut lifecycle = Lifecycle::default();
         while next_line(&mut input, &mut line).await {
             let text = line.trim();
             if !text.is_empty() {
                 match serde_json::from_str::<serde_json::Value>(text) {
                     Ok(mut message) => {
                         if inbound_hooks.drops_invalid(&message) {
+                            continue;
+                        }
+                        if lifecycle.ignores(&message) {
                             continue;
                         }
                         // The 2025-11-25 tasks of `slow_job` and `approve_job`

@@ -8,7 +8,7 @@ use super::*;
 // responses (after rmcp wrote them), shared by stdio and HTTP.
 // ---------------------------------------------------------------------------
 
-pub(super) const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
 const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
 const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
