@@ -29,11 +29,15 @@
 #
 # p99 cross-check: the same open-loop load, RATE calls a second (default 50) for D seconds,
 # of `slow` with ms=20 (a latency the server sets) and of `echo`, measured by mcpspec
-# (`--rate`) and, in a separate run, by the Inspector (`--load-rate`, the only other tool
-# with a fixed rate); the ratio of the two p99s (the goal: within 5 %).
+# (`--rate`) and, on the same exchanges, independently by the loopback wire's kernel
+# timestamps (bench/wire-latency.py: root, an AF_PACKET socket); the ratio of the two p99s
+# (the goal: within 5 %). The Inspector (`--load-rate`, the only other tool with a fixed
+# rate) measures the same profile in a separate run, for comparison (its figure holds its
+# own client's overhead).
 #
 # Usage:   bench/load-ceiling.sh
-# Env:     CONCURRENCY=32 DURATION=20 ROUNDS=1 RATE=50   MCPSPEC= SERVER= (default:
+# Env:     PARTS=ceiling,cross-check (either alone)
+#          CONCURRENCY=32 DURATION=20 ROUNDS=1 RATE=50   MCPSPEC= SERVER= (default:
 #          target/release, built first)   BENCH_OUT=DIR (default target/bench/load-ceiling)
 # Needs:   cargo, npm, python3, Linux x86_64 (the pinned Node 22 and mcp-stress binaries).
 # Exit:    0 when every run completed; non-zero when one could not run. Missing a goal is
@@ -44,6 +48,7 @@ ROOT=$PWD
 CONCURRENCY=${CONCURRENCY:-32}
 DURATION=${DURATION:-20}
 ROUNDS=${ROUNDS:-1}
+PARTS=${PARTS:-ceiling,cross-check}
 RATE=${RATE:-50}
 OUT=${BENCH_OUT:-$ROOT/target/bench/load-ceiling}
 INSPECTOR_VERSION=2.12.0
@@ -55,7 +60,7 @@ note() { echo "==> $*" >&2; }
 [[ $(uname -s)/$(uname -m) == Linux/x86_64 ]] || die "the pinned binaries are for Linux x86_64"
 command -v python3 >/dev/null || die "python3 not found"
 if [[ -z ${MCPSPEC:-} || -z ${SERVER:-} ]]; then
-  cargo build --release --bin mcpspec -p mcpspec -p mcpspec-example-server >&2
+  cargo build --release -p mcpspec -p mcpspec-example-server --bins >&2
   MCPSPEC=${MCPSPEC:-$ROOT/target/release/mcpspec}
   SERVER=${SERVER:-$ROOT/target/release/mcpspec-example-server}
 fi
@@ -105,6 +110,30 @@ errors = sum(s["errors"].values()) if s["errors"] else 0
 print(f'{s["requestsPerSecond"]:.1f} {s["latency"]["p50Ms"]:.2f} {s["latency"]["p99Ms"]:.2f} {errors}')
 EOF
 }
+# run_mcpspec_wire SCENARIO PACE-FLAGS...: run_mcpspec's p50 p99, then the wire's p50 p99
+# of the same run's tools/call exchanges (0 0 without a capture).
+run_mcpspec_wire() {
+  local scenario=$1; shift
+  start_server
+  local port=${URL##*:}
+  port=${port%%/*}
+  python3 "$ROOT/bench/wire-latency.py" "$port" >"$OUT/wire.txt" 2>"$OUT/wire.err" &
+  local sniffer=$!
+  for _ in $(seq 50); do grep -q sniffing "$OUT/wire.txt" 2>/dev/null && break; sleep 0.1; done
+  "$MCPSPEC" load "$scenario" --url "$URL" --era legacy "$@" --duration "${DURATION}s" \
+    --max-error-rate 100 --json "$OUT/mcpspec.json" >"$OUT/mcpspec.txt" 2>&1 ||
+    die "mcpspec load failed: $(tail -5 "$OUT/mcpspec.txt")"
+  kill -TERM "$sniffer" 2>/dev/null || true
+  wait "$sniffer" 2>/dev/null || true
+  python3 - "$OUT/mcpspec.json" "$OUT/wire.txt" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+wire = open(sys.argv[2]).read().split()[-3:]
+if len(wire) != 3 or wire[0] in ("sniffing", "0"):
+    wire = ["0", "0", "0"]
+print(f'{s["latency"]["p50Ms"]:.2f} {s["latency"]["p99Ms"]:.2f} {wire[1]} {wire[2]}')
+EOF
+}
 run_inspector() { # TOOL-ARGS... (after --tool-name)
   start_server
   "$NODE" "$INSPECTOR" --cli "$URL" --method tools/call --tool-name "$@" --load \
@@ -150,6 +179,7 @@ best() {
 : >"$OUT/rounds.txt"
 echo "mcpspec $("$MCPSPEC" --version | awk '{print $2}'), Inspector $INSPECTOR_VERSION (Node $("$NODE" --version)), mcp-stress $MCP_STRESS_VERSION; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
 echo
+if [[ $PARTS == *ceiling* ]]; then
 echo "Ceiling: tools/call echo, closed loop, concurrency $CONCURRENCY, ${DURATION}s, best of $ROUNDS"
 M=$(best mcpspec run_mcpspec bench/load/echo.yaml --clients "$CONCURRENCY")
 I=$(best inspector run_inspector echo --tool-arg text=hi --load-concurrency "$CONCURRENCY")
@@ -169,28 +199,35 @@ for n, _ in rows:
 print()
 print(f"ratio to the best of the others: {m / best_other:.2f}× (goal >= 2×: {'met' if m / best_other >= 2 else 'MISSED'})")
 EOF
+echo
+fi
 
+if [[ $PARTS == *cross-check* ]]; then
+echo "p99 cross-check: open loop, $RATE calls/s, ${DURATION}s; mcpspec and the wire on the same run, the Inspector in a separate one"
 echo
-echo "p99 cross-check: open loop, $RATE calls/s, ${DURATION}s; mcpspec and the Inspector in separate runs"
-echo
-echo "| call | mcpspec p50 / p99 | Inspector p50 / p99 | p99 mcpspec ÷ Inspector | within 5 % |"
-echo "|---|---|---|---|---|"
+echo "| call | mcpspec p50 / p99 | wire p50 / p99 | p99 mcpspec ÷ wire | within 5 % | Inspector p50 / p99 |"
+echo "|---|---|---|---|---|---|"
 for call in slow echo; do
   if [[ $call == slow ]]; then
     note "p99 cross-check: slow ms=20"
-    M=$(run_mcpspec bench/load/slow-20ms.yaml --rate "$RATE")
+    M=$(run_mcpspec_wire bench/load/slow-20ms.yaml --rate "$RATE")
     I=$(run_inspector slow --tool-args-json '{"ms":20}' --load-rate "$RATE" --load-concurrency 256)
   else
     note "p99 cross-check: echo"
-    M=$(run_mcpspec bench/load/echo.yaml --rate "$RATE")
+    M=$(run_mcpspec_wire bench/load/echo.yaml --rate "$RATE")
     I=$(run_inspector echo --tool-arg text=hi --load-rate "$RATE" --load-concurrency 256)
   fi
   python3 - "$call" "$M" "$I" <<'EOF'
 import sys
 call, m, i = sys.argv[1], [float(x) for x in sys.argv[2].split()], [float(x) for x in sys.argv[3].split()]
-r = m[2] / i[2]
-print(f"| {call} | {m[1]:.2f} / {m[2]:.2f} ms | {i[1]:.2f} / {i[2]:.2f} ms | {r:.3f} | {'yes' if abs(r - 1) <= 0.05 else 'NO'} |")
+if m[3] > 0:
+    r = m[1] / m[3]
+    ratio, held = f"{r:.3f}", ("yes" if abs(r - 1) <= 0.05 else "NO")
+else:
+    ratio, held = "n/a (no capture: root needed)", "n/a"
+print(f"| {call} | {m[0]:.2f} / {m[1]:.2f} ms | {m[2]:.2f} / {m[3]:.2f} ms | {ratio} | {held} | {i[1]:.2f} / {i[2]:.2f} ms |")
 EOF
 done
 echo
+fi
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at end; raw outputs in $OUT"

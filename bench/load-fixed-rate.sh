@@ -40,7 +40,7 @@ mkdir -p "$OUT"
 
 die() { echo "error: $*" >&2; exit 1; }
 if [[ -z ${MCPSPEC:-} || -z ${SERVER:-} ]]; then
-  cargo build --release --bin mcpspec -p mcpspec -p mcpspec-example-server >&2
+  cargo build --release -p mcpspec -p mcpspec-example-server --bins >&2
   MCPSPEC=${MCPSPEC:-$ROOT/target/release/mcpspec}
   SERVER=${SERVER:-$ROOT/target/release/mcpspec-example-server}
 fi
