@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The mcpspec image: the static binary and the CA certificates (for HTTPS targets and
 # remote packs), nothing else. For HTTP targets, and as the source of the binary in an
-# image of your own: `COPY --from=ghcr.io/OWNER/mcpspec:0.1.0 /mcpspec /usr/local/bin/`.
+# image of your own: `COPY --from=ghcr.io/mcpspec/mcpspec:0.1.0 /mcpspec /usr/local/bin/`.
 #
 #   docker build --build-arg MCPSPEC_COMMIT=$(git rev-parse --short=12 HEAD) -t mcpspec .
 #       compiles (the `bin` stage runs scripts/build-static);
@@ -38,5 +38,13 @@ COPY --from=certs --chmod=1777 /tmp /cache
 COPY --from=bin --chmod=755 /${TARGETARCH}/mcpspec /mcpspec
 ENV MCPSPEC_CACHE_DIR=/cache
 WORKDIR /work
+# Not root: an unprivileged user of no name (scratch has no /etc/passwd). A job that writes
+# reports into a mounted folder runs it as the folder's owner: `--user "$(id -u):$(id -g)"`.
+USER 65532:65532
+# The repository the image comes from (Cargo.toml's `repository`; tests/packaging.rs
+# checks that they agree): registries link the image to it.
+LABEL org.opencontainers.image.source="https://github.com/mcpspec/mcpspec" \
+      org.opencontainers.image.description="mcpspec: a declarative test engine for MCP servers (the static binary)" \
+      org.opencontainers.image.licenses="Apache-2.0"
 ENTRYPOINT ["/mcpspec"]
 CMD ["--help"]

@@ -60,12 +60,19 @@ fn main() {
 
 /// CPU time (user + system) of the waited-for children so far: on a shared machine the wall
 /// time measures the neighbours too.
+#[cfg(unix)]
 fn children_cpu() -> Duration {
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes into the struct it is given.
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Windows has no getrusage: the CPU figure reads 0 there (the wall time stands).
+#[cfg(not(unix))]
+fn children_cpu() -> Duration {
+    Duration::ZERO
 }
 
 fn env(name: &str, default: usize) -> usize {

@@ -212,6 +212,8 @@ fn tokio_loop(server: &PathBuf, n: usize) -> Duration {
 }
 
 /// Experiment: the raw loop waiting with poll(2) (with a timeout) before each read.
+/// Unix only (poll(2)); elsewhere `BENCH_ONLY=poll` says so.
+#[cfg(unix)]
 #[allow(dead_code)]
 fn poll_loop(server: &PathBuf, n: usize) -> Duration {
     use std::io::Read;
@@ -250,6 +252,11 @@ fn poll_loop(server: &PathBuf, n: usize) -> Duration {
     drop(stdin);
     let _ = child.wait();
     started.elapsed()
+}
+
+#[cfg(not(unix))]
+fn poll_loop(_server: &PathBuf, _n: usize) -> Duration {
+    panic!("BENCH_ONLY=poll: the poll(2) experiment runs on Unix only")
 }
 
 /// The `_meta` every modern request carries, exactly as mcpspec writes it (so the server

@@ -5,17 +5,23 @@ release workflow runs it on each platform's release binary and the test suite ru
 the binary `cargo test` built (tests/packaging.rs), so both take the one same path.
 
     package.py wheel   --binary PATH --target TRIPLE [--out DIR] [--tag TAG]
-    package.py npm     --binary PATH --target TRIPLE [--out DIR]   (both package folders)
+    package.py npm     --binary PATH --target TRIPLE [--out DIR]   (both package tarballs)
     package.py archive --binary PATH --target TRIPLE [--out DIR]
     package.py version --binary PATH
+    package.py repository
 
 The version is the binary's own (`mcpspec --version` prints Cargo.toml's version and the
-commit): Cargo.toml is the one source of truth, nothing here repeats it. Each command
-prints the paths it wrote, one a line.
+commit), the repository Cargo.toml's `repository`: Cargo.toml is the one source of truth,
+nothing here repeats it. Each command prints the paths it wrote, one a line.
+
+The binary's own file mode does not matter: every package sets the executable bit in the
+package itself (wheel and zip entries, tar headers), so a binary that came back from a CI
+artifact as mode 644 packages the same as the one the build wrote.
 """
 
 import argparse
 import base64
+import gzip
 import hashlib
 import io
 import json
@@ -26,6 +32,7 @@ import stat
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -33,7 +40,6 @@ ROOT = Path(__file__).resolve().parent.parent
 NAME = "mcpspec"
 SUMMARY = "Declarative YAML test engine for MCP servers: scenarios, both protocol eras, JUnit reports"
 LICENSE = "Apache-2.0"
-HOMEPAGE = "https://github.com/OWNER/mcpspec"
 NPM_SCOPE = "@mcpspec"
 
 # The release targets: one row per platform, the one table every package format reads.
@@ -64,8 +70,25 @@ def fail(msg):
     sys.exit(f"package.py: {msg}")
 
 
+def repository():
+    """`repository` of Cargo.toml's [package]: the project's address (`https://github.com/O/N`)."""
+    text = (ROOT / "Cargo.toml").read_text()
+    package = re.search(r"^\[package\]\n(.*?)(?=^\[)", text, re.M | re.S)
+    m = package and re.search(r'^repository\s*=\s*"(https://github\.com/[^/"]+/[^/"]+)"\s*$', package.group(1), re.M)
+    if not m:
+        fail("Cargo.toml's [package] has no `repository = \"https://github.com/<owner>/<name>\"`")
+    return m.group(1)
+
+
 def version_of(binary):
-    """(version, commit) from `BINARY --version`: `mcpspec X.Y.Z (commit 1a2b3c4d5e6f)`."""
+    """(version, commit) from `BINARY --version`: `mcpspec X.Y.Z (commit 1a2b3c4d5e6f)`.
+    A binary without its executable bit (a downloaded CI artifact) runs from a copy."""
+    if os.name != "nt" and not os.access(binary, os.X_OK):
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "mcpspec"
+            shutil.copyfile(binary, copy)
+            copy.chmod(0o755)
+            return version_of(copy)
     out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, check=True).stdout
     m = re.fullmatch(r"mcpspec (\S+) \(commit (\S+)\)\s*", out)
     if not m:
@@ -112,7 +135,7 @@ def wheel(args):
     metadata = (
         "Metadata-Version: 2.1\n"
         f"Name: {NAME}\nVersion: {version}\nSummary: {SUMMARY}\n"
-        f"License: {LICENSE}\nHome-page: {HOMEPAGE}\n"
+        f"License: {LICENSE}\nHome-page: {repository()}\n"
         "Requires-Python: >=3.7\n"
         "Description-Content-Type: text/markdown\n\n" + readme_text()
     )
@@ -139,31 +162,42 @@ def npm_platform_name(target):
     return f"{NPM_SCOPE}/{t['os']}-{t['cpu']}"
 
 
+def npm_tarball(path, files):
+    """An npm package tarball as `npm pack` writes it: every file under `package/`, gzip.
+    The modes are the ones given here, whatever the files' modes on disk."""
+    with open(path, "wb") as raw:
+        # mtime 0 in the gzip header and the tar headers: the same input, the same bytes.
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+            with tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+                for name, data, mode in files:
+                    info = tarfile.TarInfo(f"package/{name}")
+                    info.size, info.mode, info.mtime = len(data), mode, 499162500
+                    tf.addfile(info, io.BytesIO(data))
+
+
 def npm(args):
     """The esbuild/biome pattern: a wrapper package `mcpspec` whose `bin` is a small Node
     launcher, and one package per os/cpu holding the binary, listed as the wrapper's
     optionalDependencies so npm installs only the one whose `os`/`cpu` match. No install
-    script, no download at install time."""
+    script, no download at install time.
+
+    Written as the tarballs `npm publish` takes (`mcpspec-VERSION.tgz`,
+    `mcpspec-OS-CPU-VERSION.tgz`), not as folders: the binary's executable bit is in the
+    tarball's header, so it survives a CI artifact (which drops file modes) on its way to
+    the publishing job. A folder packed there would publish a binary `npx` cannot run."""
     version, _ = version_of(args.binary)
     out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     t = TARGETS[args.target]
-    platform_dir = out / f"{t['os']}-{t['cpu']}"
-    wrapper_dir = out / NAME
-    for d in (platform_dir, wrapper_dir):
-        shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(parents=True)
+    home = repository()
     common = {
         "version": version,
         "description": SUMMARY,
         "license": LICENSE,
-        "homepage": HOMEPAGE,
-        "repository": {"type": "git", "url": f"git+{HOMEPAGE}.git"},
+        "homepage": home,
+        "repository": {"type": "git", "url": f"git+{home}.git"},
     }
     # The platform package: the binary alone.
-    (platform_dir / "bin").mkdir()
-    exe = platform_dir / "bin" / exe_name(args.target)
-    shutil.copyfile(args.binary, exe)
-    exe.chmod(0o755)
     platform_pkg = {
         "name": npm_platform_name(args.target),
         **common,
@@ -173,17 +207,12 @@ def npm(args):
         "files": ["bin/"],
         "preferUnplugged": True,
     }
-    (platform_dir / "package.json").write_text(json.dumps(platform_pkg, indent=2) + "\n")
-    (platform_dir / "README.md").write_text(
-        f"The `mcpspec` binary for {t['os']} {t['cpu']}. Install `mcpspec`, not this package.\n"
-    )
+    platform_files = [
+        ("package.json", (json.dumps(platform_pkg, indent=2) + "\n").encode(), 0o644),
+        ("README.md", f"The `mcpspec` binary for {t['os']} {t['cpu']}. Install `mcpspec`, not this package.\n".encode(), 0o644),
+        (f"bin/{exe_name(args.target)}", Path(args.binary).read_bytes(), 0o755),
+    ]
     # The wrapper: every platform package as an optional dependency, pinned to this version.
-    (wrapper_dir / "bin").mkdir()
-    shutil.copyfile(ROOT / "packaging" / "npm" / "mcpspec.js", wrapper_dir / "bin" / "mcpspec.js")
-    (wrapper_dir / "bin" / "mcpspec.js").chmod(0o755)
-    (wrapper_dir / "schema").mkdir()
-    for schema in schemas():
-        shutil.copyfile(schema, wrapper_dir / "schema" / schema.name)
     wrapper_pkg = {
         "name": NAME,
         **common,
@@ -192,10 +221,18 @@ def npm(args):
         "engines": {"node": ">=18"},
         "optionalDependencies": {npm_platform_name(tr): version for tr in TARGETS},
     }
-    (wrapper_dir / "package.json").write_text(json.dumps(wrapper_pkg, indent=2) + "\n")
-    (wrapper_dir / "README.md").write_text(readme_text())
-    print(wrapper_dir)
-    print(platform_dir)
+    wrapper_files = [
+        ("package.json", (json.dumps(wrapper_pkg, indent=2) + "\n").encode(), 0o644),
+        ("README.md", readme_text().encode(), 0o644),
+        ("bin/mcpspec.js", (ROOT / "packaging" / "npm" / "mcpspec.js").read_bytes(), 0o755),
+    ]
+    wrapper_files += [(f"schema/{s.name}", s.read_bytes(), 0o644) for s in schemas()]
+    wrapper = out / f"{NAME}-{version}.tgz"
+    platform = out / f"{NAME}-{t['os']}-{t['cpu']}-{version}.tgz"
+    npm_tarball(wrapper, wrapper_files)
+    npm_tarball(platform, platform_files)
+    print(wrapper)
+    print(platform)
 
 
 def archive(args):
@@ -240,9 +277,11 @@ def main():
     s = sub.add_parser("version")
     s.add_argument("--binary", required=True)
     s.set_defaults(fn=lambda a: print(version_of(a.binary)[0]))
+    s = sub.add_parser("repository", help="Cargo.toml's `repository` (https://github.com/<owner>/<name>)")
+    s.set_defaults(fn=lambda a: print(repository()))
     args = p.parse_args()
-    if getattr(args, "binary", None) and not os.access(args.binary, os.X_OK):
-        fail(f"{args.binary}: not an executable file")
+    if getattr(args, "binary", None) and not Path(args.binary).is_file():
+        fail(f"{args.binary}: no such file")
     args.fn(args)
 
 

@@ -38,12 +38,12 @@ fn validate_checks_baseline_and_rules_files() {
     let r = run(&[
         "validate",
         "tests/interop/baselines/python.yaml",
-        "examples/contract/rules.yaml",
+        "examples/scenarios/contract/rules.yaml",
     ]);
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(
         r.stdout,
-        "ok: tests/interop/baselines/python.yaml (baseline)\nok: examples/contract/rules.yaml (contract rules)\n"
+        "ok: tests/interop/baselines/python.yaml (baseline)\nok: examples/scenarios/contract/rules.yaml (contract rules)\n"
     );
     let (dir, _) = scenario_file("b.yaml", "server:\n  - s@nonsense\n");
     let r = run(&["validate", dir.path().join("b.yaml").to_str().unwrap()]);

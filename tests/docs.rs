@@ -307,11 +307,14 @@ fn validate(file: &Path, what: &str, b: &Block) {
 fn every_yaml_block_is_a_valid_file_of_its_kind() {
     let root = common::repo_root();
     let dir = tempfile::tempdir().unwrap();
-    // Scenario blocks are written to scenarios/, so a `contract` step's `../contract/…`
+    // Scenario blocks are written to scenarios/, so a `contract` step's `contract/…`
     // finds the example snapshot and rules, as examples/scenarios/contract.yaml does.
-    std::os::unix::fs::symlink(root.join("examples/contract"), dir.path().join("contract"))
-        .unwrap();
     std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    std::os::unix::fs::symlink(
+        root.join("examples/scenarios/contract"),
+        dir.path().join("scenarios/contract"),
+    )
+    .unwrap();
     let mut fragments = Vec::new();
     let mut checked = 0;
     for (n, b) in all_blocks()

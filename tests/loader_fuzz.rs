@@ -96,7 +96,7 @@ fn seeds() -> Vec<Seed> {
     }
     for (kind, file) in [
         (Kind::Config, "tests/golden/init/mcpspec.yaml"),
-        (Kind::Rules, "examples/contract/rules.yaml"),
+        (Kind::Rules, "examples/scenarios/contract/rules.yaml"),
         (Kind::Baseline, "tests/interop/baselines/python.yaml"),
     ] {
         seeds.push(Seed {

@@ -2,15 +2,18 @@
 //! release workflow runs (`packaging/package.py`) from the binary `cargo test` already
 //! built, installed the way a user installs them, with no Rust on PATH:
 //! - the wheel into a fresh venv (pip), the README's example run, a clean uninstall;
-//! - the npm packages `npm pack`ed, installed from the tarballs into a fresh folder, run
-//!   through `npx`;
+//! - the npm package tarballs, made from a binary of mode 644 (as a CI artifact comes back),
+//!   installed into a fresh folder, run through `npx`;
 //! - the static binary of `scripts/build-static`, when it was built: no shared library,
 //!   runs with an empty environment and in a root holding nothing but itself.
 //!
 //! And the CI files users copy: the GitHub Action, the release workflow, the GitLab
-//! template and the recipes, linted against their schemas (check-jsonschema's vendored
-//! SchemaStore schemas, actionlint), every mcpspec command in them a documented one, the
-//! version in one place.
+//! template and the recipes, checked against their schemas (check-jsonschema's vendored
+//! SchemaStore schemas), every mcpspec command in them a documented one, the version and
+//! the repository each in one place (Cargo.toml). The release workflow is dry-run: its
+//! shell steps, for every leg of its matrix, with the runner's OS and `CI=true` faked and
+//! cargo, the installers and the publishers replaced by stand-ins that write down what
+//! they were asked (`release_dry_run`).
 // Unix only: the linters run from .venv/bin; the static binary is Linux's.
 #![cfg(unix)]
 
@@ -21,6 +24,27 @@ use std::process::{Command, Output};
 
 /// PATH for the installed tools: system folders only (no `~/.cargo/bin`, no rustup).
 const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// PATH for npm and Python: the folders of this machine's `node`, `npm` and `python3`
+/// (actions/setup-node's tool cache, Homebrew's /opt/homebrew/bin on arm64 macOS), then the
+/// system folders; never a folder holding cargo or rustc (the packages run without Rust).
+fn tool_path() -> String {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for tool in ["node", "npm", "npx", "python3"] {
+        let Some(dir) = std::env::split_paths(&path).find(|d| d.join(tool).is_file()) else {
+            continue;
+        };
+        let rust = dir.join("cargo").exists() || dir.join("rustc").exists();
+        if !rust && !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs.push(PathBuf::from("/opt/homebrew/bin"));
+    let mut joined: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    joined.push(SYSTEM_PATH.to_string());
+    joined.join(":")
+}
 
 fn path_with(dir: &Path) -> String {
     format!("{}:{SYSTEM_PATH}", dir.display())
@@ -61,13 +85,18 @@ fn run(cmd: &mut Command, what: &str) -> String {
 
 /// `packaging/package.py KIND` on the test build of mcpspec; the paths it wrote.
 fn package(kind: &str, out: &Path, extra: &[&str]) -> Vec<PathBuf> {
+    package_binary(&common::mcpspec(), kind, out, extra)
+}
+
+/// `packaging/package.py KIND` on `binary`; the paths it wrote.
+fn package_binary(binary: &Path, kind: &str, out: &Path, extra: &[&str]) -> Vec<PathBuf> {
     let root = common::repo_root();
     let text = run(
         Command::new("python3")
             .arg(root.join("packaging/package.py"))
             .arg(kind)
             .arg("--binary")
-            .arg(common::mcpspec())
+            .arg(binary)
             .args(["--target", host_target(), "--out"])
             .arg(out)
             .args(extra),
@@ -194,81 +223,130 @@ fn the_wheel_installs_into_a_fresh_venv_runs_the_example_pack_and_uninstalls_cle
     assert!(!left.contains("mcpspec"), "still listed:\n{left}");
 }
 
+/// The test build of mcpspec copied with mode 644: what `actions/download-artifact` gives
+/// back of a binary (artifacts keep no file modes).
+fn artifact_binary(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("artifact").join("mcpspec");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::copy(common::mcpspec(), &path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    path
+}
+
+/// The entries of an npm tarball (`package/…`) with their modes.
+fn tarball_modes(tarball: &Path) -> Vec<(String, u32)> {
+    let file = std::fs::File::open(tarball).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    archive
+        .entries()
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let path = e.path().unwrap().display().to_string();
+            (path, e.header().mode().unwrap() & 0o7777)
+        })
+        .collect()
+}
+
 #[test]
-fn the_npm_packages_install_from_their_tarballs_and_run_through_npx() {
+fn the_npm_packages_made_from_an_artifact_binary_install_from_their_tarballs_and_run_through_npx() {
     let tmp = tempfile::tempdir().unwrap();
-    let folders = package("npm", &tmp.path().join("dist"), &[]);
+    // The binary as the publishing job gets it: mode 644. The tarballs set the mode.
+    let binary = artifact_binary(tmp.path());
+    let packed = package_binary(&binary, "npm", &tmp.path().join("dist"), &[]);
     assert_eq!(
-        folders.len(),
+        packed.len(),
         2,
-        "the wrapper and one platform package: {folders:?}"
+        "the wrapper and one platform package: {packed:?}"
     );
-    let tarballs = tmp.path().join("tarballs");
-    std::fs::create_dir(&tarballs).unwrap();
-    for folder in &folders {
-        run(
-            Command::new("npm")
-                .args(["pack", "--silent", "--pack-destination"])
-                .arg(&tarballs)
-                .arg(folder),
-            "npm pack",
+    let [wrapper, platform] = packed.as_slice() else {
+        unreachable!()
+    };
+    assert_eq!(
+        wrapper.file_name().unwrap().to_string_lossy(),
+        format!("mcpspec-{}.tgz", version())
+    );
+    for (tarball, exe) in [
+        (platform, "package/bin/mcpspec"),
+        (wrapper, "package/bin/mcpspec.js"),
+    ] {
+        let modes = tarball_modes(tarball);
+        assert!(
+            modes.iter().any(|(p, m)| p == exe && *m == 0o755),
+            "{}: no {exe} of mode 755: {modes:?}",
+            tarball.display()
+        );
+        assert!(
+            modes.iter().all(|(p, _)| p.starts_with("package/")),
+            "{modes:?}"
         );
     }
-    let mut packed: Vec<PathBuf> = std::fs::read_dir(&tarballs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    packed.sort();
-    assert_eq!(packed.len(), 2, "{packed:?}");
 
     // A fresh project, as a user's: the tarballs installed with no registry access (the
     // wrapper's optional dependency on the platform package is met by the second tarball).
-    let app = tmp.path().join("app");
-    std::fs::create_dir(&app).unwrap();
-    std::fs::write(
-        app.join("package.json"),
-        r#"{ "name": "app", "version": "1.0.0", "private": true }"#,
-    )
-    .unwrap();
-    let npm_path = SYSTEM_PATH.to_string();
-    run(
-        Command::new("npm")
-            .args([
-                "install",
-                "--offline",
-                "--no-audit",
-                "--no-fund",
-                "--save-dev",
-            ])
-            .args(&packed)
-            .current_dir(&app)
-            .env("PATH", &npm_path),
-        "npm install of the tarballs",
-    );
+    let npm_path = tool_path();
+    let project = |name: &str, tarballs: &[PathBuf]| {
+        let app = tmp.path().join(name);
+        std::fs::create_dir(&app).unwrap();
+        std::fs::write(
+            app.join("package.json"),
+            r#"{ "name": "app", "version": "1.0.0", "private": true }"#,
+        )
+        .unwrap();
+        run(
+            Command::new("npm")
+                .args([
+                    "install",
+                    "--offline",
+                    "--no-audit",
+                    "--no-fund",
+                    "--save-dev",
+                ])
+                .args(tarballs)
+                .current_dir(&app)
+                .env("PATH", &npm_path),
+            "npm install of the tarballs",
+        );
+        app
+    };
+    let app = project("app", &packed);
     assert!(
         app.join("node_modules/mcpspec/schema/scenario.schema.json")
             .is_file(),
         "the schemas are not in the package"
     );
-    let npx = || {
+    let npx = |app: &Path| {
         let mut cmd = Command::new("npx");
         cmd.args(["--no-install", "mcpspec"])
-            .current_dir(&app)
+            .current_dir(app)
             .env("PATH", &npm_path);
         cmd
     };
-    let shown = run(npx().arg("--version"), "npx mcpspec --version");
+    let shown = run(npx(&app).arg("--version"), "npx mcpspec --version");
     assert!(
         shown.contains(&format!("mcpspec {} (commit ", version())),
         "{shown}"
     );
-    example_run(&mut npx(), &app);
+    example_run(&mut npx(&app), &app);
     // The exit code goes through the launcher (2: invalid input).
-    let bad = npx()
+    let bad = npx(&app)
         .args(["validate", "no-such-file.yaml"])
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+
+    // The wrapper alone (a platform with no release): the launcher says what to do, with
+    // the repository's address from package.json, and suggests no crate that is not published.
+    let bare = project("bare", std::slice::from_ref(wrapper));
+    let out = npx(&bare).arg("--version").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert!(
+        said.contains(&format!("{}/releases", repository())),
+        "{said}"
+    );
+    assert!(!said.contains("cargo install"), "{said}");
 }
 
 /// The static release binary, when `scripts/build-static` built it (`.ci/run` does).
@@ -541,7 +619,7 @@ fn the_release_workflow_tests_every_platform_it_ships() {
         "the test suite runs on some platforms only:\n{step}"
     );
     assert!(
-        step.contains("run: scripts/test"),
+        step.lines().any(|l| l.trim() == "scripts/test"),
         "the test step does not run the README's test command:\n{step}"
     );
 }
@@ -810,4 +888,588 @@ fn every_junit_report_a_recipe_writes_is_uploaded_or_published() {
         }
     }
     assert!(checked >= 4, "only {checked} JUnit reports found");
+}
+
+/// Cargo.toml's `repository`, the one place that names the project's repository.
+fn repository() -> String {
+    env!("CARGO_PKG_REPOSITORY").to_string()
+}
+
+/// The files that name the repository: what users copy or read, and what publishes.
+fn files_naming_the_repository() -> Vec<PathBuf> {
+    let root = common::repo_root();
+    let mut files: Vec<PathBuf> = [
+        "action.yml",
+        "Dockerfile",
+        "README.md",
+        "packaging/package.py",
+        "packaging/README.md",
+        "packaging/npm/mcpspec.js",
+    ]
+    .iter()
+    .map(|f| root.join(f))
+    .collect();
+    for dir in ["ci", "examples/ci", "docs/src", ".github/workflows"] {
+        files.extend(walk(&root.join(dir)));
+    }
+    files
+}
+
+/// No placeholder for the repository is left, and every address of it (GitHub, the
+/// releases, `uses:`, the image) is Cargo.toml's `repository` (#41): npm's provenance
+/// rejects a package whose repository.url is not the building repository, and a recipe
+/// pointing elsewhere downloads nothing.
+#[test]
+fn the_repository_is_named_in_cargo_toml_alone() {
+    let root = common::repo_root();
+    let home = repository();
+    let owner_name = home
+        .strip_prefix("https://github.com/")
+        .unwrap_or_else(|| panic!("Cargo.toml's repository is not on GitHub: {home}"));
+    let (owner, name) = owner_name.split_once('/').unwrap();
+    assert_eq!(name, "mcpspec", "{home}");
+    let said = run(
+        Command::new("python3")
+            .arg(root.join("packaging/package.py"))
+            .arg("repository"),
+        "package.py repository",
+    );
+    assert_eq!(said.trim(), home);
+
+    // The placeholder, anywhere in the repository (vendored code aside).
+    let placeholder = concat!("OWN", "ER");
+    let listed = run(
+        Command::new("git")
+            .args(["ls-files", "-z", "--", ".", ":!vendor"])
+            .current_dir(&root),
+        "git ls-files",
+    );
+    for file in listed.split('\0').filter(|f| !f.is_empty()) {
+        let Ok(text) = std::fs::read_to_string(root.join(file)) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            assert!(
+                !line.contains(placeholder),
+                "{file}:{}: the placeholder {placeholder} (the repository is {home}): {line}",
+                n + 1
+            );
+        }
+    }
+
+    // Every address of a repository named mcpspec names this one. `acme` is the book's
+    // example of someone else's copy of the action.
+    let address = regex::Regex::new(
+        r"(?:github\.com/|ghcr\.io/|uses:\s*)([A-Za-z0-9_.-]+)/mcpspec(?:[@/:.\s`)]|$)",
+    )
+    .unwrap();
+    let mut seen = 0;
+    for file in files_naming_the_repository() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for m in address.captures_iter(&text) {
+            let found = &m[1];
+            assert!(
+                found.eq_ignore_ascii_case(owner) || found == "acme",
+                "{}: `{}` names {found}/mcpspec, Cargo.toml's repository is {home}",
+                file.display(),
+                m[0].trim()
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 8, "only {seen} addresses of the repository found");
+}
+
+/// The stand-in for every outside command of a dry run, installed under each name: it
+/// writes its name and arguments to `$DRY_LOG` and does the least the scripts rely on.
+const FAKE_COMMAND: &str = r#"#!/bin/bash
+name="${0##*/}"
+printf '%s\n' "$name $*" >> "$DRY_LOG"
+case "$name" in
+  uname) echo "$DRY_UNAME" ;;
+  rustc)
+    case "$*" in
+      *-vV*) printf 'rustc 1.0.0 (dry run)\nhost: %s\n' "$DRY_HOST" ;;
+      *sysroot*) echo "$DRY_SYSROOT" ;;
+    esac ;;
+  ldd) printf '\tstatically linked\n' ;;
+  cargo)
+    case "$1" in
+      --version) echo "cargo 1.0.0 (dry run)" ;;
+      metadata) printf '{"packages":[{"name":"mcpspec","version":"%s"}]}\n' "$DRY_VERSION" ;;
+      install) mkdir -p "$CARGO_HOME/bin" && cp "$0" "$CARGO_HOME/bin/mdbook" ;;
+      build)
+        # The release binary where a real build leaves it: target/[TRIPLE/]release/.
+        triple="" previous=""
+        for arg in "$@"; do
+          [ "$previous" != --target ] || triple="$arg"
+          previous="$arg"
+        done
+        exe=""
+        case "$triple" in *windows*) exe=.exe ;; esac
+        mkdir -p "target/${triple:+$triple/}release"
+        cp "$DRY_BINARY" "target/${triple:+$triple/}release/mcpspec$exe"
+        chmod 755 "target/${triple:+$triple/}release/mcpspec$exe" ;;
+    esac ;;
+  npm)
+    case "$1" in
+      config) [ "$2" != get ] || echo "https://registry.npmjs.org/" ;;
+      view) exit 1 ;;
+    esac ;;
+  gh) [ "$1 $2" != "release view" ] || exit 1 ;;
+esac
+exit 0
+"#;
+
+/// A GitHub Actions runner, faked: a copy of what the release workflow's steps read (the
+/// scripts, packaging, schemas, Cargo.toml) and a folder of stand-in commands first on PATH.
+struct FakeRunner {
+    dir: tempfile::TempDir,
+    workspace: PathBuf,
+    log: PathBuf,
+    bin: PathBuf,
+}
+
+impl FakeRunner {
+    fn new() -> FakeRunner {
+        use std::os::unix::fs::PermissionsExt;
+        let root = common::repo_root();
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("work");
+        for file in [
+            "Cargo.toml",
+            "scripts/test",
+            "scripts/build-static",
+            "scripts/check-windows",
+            "packaging/package.py",
+            "packaging/README.md",
+            "packaging/npm/mcpspec.js",
+        ] {
+            let to = workspace.join(file);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(root.join(file), &to).unwrap();
+        }
+        std::fs::create_dir_all(workspace.join("schema")).unwrap();
+        for schema in walk(&root.join("schema")) {
+            std::fs::copy(
+                &schema,
+                workspace.join("schema").join(schema.file_name().unwrap()),
+            )
+            .unwrap();
+        }
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let fake = bin.join("fake");
+        std::fs::write(&fake, FAKE_COMMAND).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for name in [
+            "uname", "rustc", "cargo", "ldd", "npm", "npx", "gh", "apt-get", "sudo", "choco",
+            "xmllint", "strace",
+        ] {
+            std::os::unix::fs::symlink(&fake, bin.join(name)).unwrap();
+        }
+        // The workflow's `python` (actions/setup-python's name for it) is the real one.
+        let python3 = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .map(|d| d.join("python3"))
+            .find(|p| p.is_file())
+            .expect("python3 on PATH");
+        std::os::unix::fs::symlink(&python3, bin.join("python")).unwrap();
+        std::os::unix::fs::symlink(&python3, bin.join("python3")).unwrap();
+        std::fs::create_dir_all(dir.path().join("runner-temp")).unwrap();
+        // What the stand-in cargo "builds": a script that says its version (packaging reads
+        // it), small so that five legs of packaging stay fast.
+        let release = dir.path().join("release-binary");
+        std::fs::write(
+            &release,
+            format!(
+                "#!/bin/sh\necho 'mcpspec {} (commit 000000000000)'\n",
+                version()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&release, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let log = dir.path().join("commands.log");
+        FakeRunner {
+            workspace,
+            log,
+            bin,
+            dir,
+        }
+    }
+
+    /// Runs one step's script as the runner does (`bash -eo pipefail`), with `env`; the
+    /// commands it ran (the stand-ins' log) and whether it succeeded, with its output.
+    fn step(&self, script: &str, env: &[(String, String)]) -> (bool, String, Vec<String>) {
+        let _ = std::fs::remove_file(&self.log);
+        let mut cmd = Command::new("bash");
+        cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+            .current_dir(&self.workspace)
+            .env_clear()
+            .env("PATH", format!("{}:{}", self.bin.display(), tool_path()))
+            .env("HOME", self.dir.path())
+            .env("CARGO_HOME", self.dir.path().join("cargo"))
+            .env("RUNNER_TEMP", self.dir.path().join("runner-temp"))
+            .env("GITHUB_WORKSPACE", &self.workspace)
+            .env("GITHUB_OUTPUT", self.dir.path().join("github-output"))
+            .env("DRY_LOG", &self.log)
+            .env("DRY_SYSROOT", self.dir.path().join("sysroot"))
+            .env("DRY_VERSION", version())
+            .env("DRY_BINARY", self.dir.path().join("release-binary"))
+            .env("CI", "true")
+            .env("GITHUB_ACTIONS", "true");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        (
+            out.status.success(),
+            text,
+            log.lines().map(str::to_string).collect(),
+        )
+    }
+}
+
+/// `${{ name }}` in `text` replaced from `context` (dotted names, as the runner's contexts;
+/// a matrix field a leg does not set is empty). Any other expression is the dry run's to
+/// learn: it panics.
+fn substitute(text: &str, context: &[(String, String)]) -> String {
+    let expression = regex::Regex::new(r"\$\{\{\s*([^}]*?)\s*\}\}").unwrap();
+    expression
+        .replace_all(text, |c: &regex::Captures| {
+            let name = &c[1];
+            match context.iter().find(|(n, _)| n == name) {
+                Some((_, v)) => v.clone(),
+                None if name.starts_with("matrix.") => String::new(),
+                None => panic!("the dry run has no value for `{name}` (in {text:?})"),
+            }
+        })
+        .into_owned()
+}
+
+/// A step's `if:` (`NAME == 'V'`, `NAME != 'V'`, or none).
+fn step_runs(step: &serde_json::Value, context: &[(String, String)]) -> bool {
+    let Some(condition) = step["if"].as_str() else {
+        return true;
+    };
+    let (name, want, equal) = if let Some((n, v)) = condition.split_once("!=") {
+        (n, v, false)
+    } else if let Some((n, v)) = condition.split_once("==") {
+        (n, v, true)
+    } else {
+        panic!("the dry run cannot evaluate `if: {condition}`")
+    };
+    let value = substitute(&format!("${{{{ {} }}}}", name.trim()), context);
+    (value == want.trim().trim_matches('\'')) == equal
+}
+
+/// The `run:` steps of the build legs the dry run does not run, each with the reason: the
+/// leg checks its own packages on its own platform, which this machine is not.
+const BUILD_STEPS_NOT_DRY_RUN: &[&str] = &[
+    // pip refuses a wheel of another platform; the wheel test above installs this one.
+    "The wheel installs and runs here",
+    // npm skips a package of another os/cpu; the npm test above installs this one's.
+    "The npm packages install and run here",
+];
+
+/// The release workflow, dry-run (#41): for every leg of its build matrix, the runner's OS
+/// faked (`uname`, the target's host triple) and `CI=true` as GitHub sets it everywhere, each
+/// shell step the leg runs is run — the test suite step (`scripts/test`), the release build
+/// and the packaging — with cargo and the installers as stand-ins. Then the artifacts come
+/// back as mode 644, merged, and the publishing job's steps run on them: the npm tarballs
+/// still carry mode 755 for the binary, the platform packages are published before the
+/// wrapper, and the GitHub release is made public last. The version job refuses a tag that is
+/// not Cargo.toml's version and a repository that is not Cargo.toml's.
+#[test]
+fn release_dry_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let workflow = ci_yaml(".github/workflows/release.yml");
+    let jobs = workflow["jobs"].as_object().unwrap();
+    let version = version();
+    let home = repository();
+    let owner_name = home
+        .strip_prefix("https://github.com/")
+        .unwrap()
+        .to_string();
+    let runner = FakeRunner::new();
+    let base = |repository: &str| -> Vec<(String, String)> {
+        let tag = format!("v{version}");
+        [
+            ("needs.version.outputs.version", version.as_str()),
+            ("github.server_url", "https://github.com"),
+            ("github.repository", repository),
+            ("github.ref_type", "tag"),
+            ("github.ref_name", tag.as_str()),
+            ("github.token", "not-a-token"),
+            ("secrets.NPM_TOKEN", "not-a-token"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    };
+
+    // The version job: the tag and the repository checked before anything else runs.
+    let version_steps = jobs["version"]["steps"].as_array().unwrap();
+    for (repository, tag, passes) in [
+        (owner_name.as_str(), format!("v{version}"), true),
+        ("someone/fork", format!("v{version}"), false),
+        (owner_name.as_str(), "v0.0.0-not-this".to_string(), false),
+    ] {
+        let mut context = base(repository);
+        context.retain(|(k, _)| k != "github.ref_name");
+        context.push(("github.ref_name".into(), tag.clone()));
+        let mut all_passed = true;
+        for step in version_steps.iter().filter(|s| s["run"].is_string()) {
+            let env: Vec<(String, String)> = step["env"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), substitute(v.as_str().unwrap(), &context)))
+                .collect();
+            let (ok, text, _) =
+                runner.step(&substitute(step["run"].as_str().unwrap(), &context), &env);
+            all_passed &= ok;
+            if !ok {
+                assert!(text.contains("::error::"), "a failure says why:\n{text}");
+            }
+        }
+        assert_eq!(
+            all_passed, passes,
+            "the version job with {repository} at {tag}: passed {all_passed}"
+        );
+    }
+
+    // Every build leg.
+    let build = &jobs["build"];
+    let legs = build["strategy"]["matrix"]["include"].as_array().unwrap();
+    assert_eq!(legs.len(), 5, "{legs:?}");
+    let downloaded = runner.dir.path().join("downloaded/dist");
+    for leg in legs {
+        let os = leg["os"].as_str().unwrap();
+        let target = leg["target"].as_str().unwrap();
+        let (runner_os, uname) = match os {
+            o if o.starts_with("ubuntu") => ("Linux", "Linux"),
+            o if o.starts_with("macos") => ("macOS", "Darwin"),
+            o if o.starts_with("windows") => ("Windows", "MINGW64_NT-10.0-20348"),
+            other => panic!("a runner the dry run does not know: {other}"),
+        };
+        let mut context = base(&owner_name);
+        context.push(("runner.os".into(), runner_os.into()));
+        for (k, v) in leg.as_object().unwrap() {
+            context.push((format!("matrix.{k}"), v.as_str().unwrap().to_string()));
+        }
+        let dist = runner.workspace.join("dist");
+        let _ = std::fs::remove_dir_all(&dist);
+        let _ = std::fs::remove_dir_all(runner.workspace.join("target"));
+        let mut ran = Vec::new();
+        for step in build["steps"].as_array().unwrap() {
+            let Some(script) = step["run"].as_str() else {
+                continue;
+            };
+            let name = step["name"].as_str().unwrap_or("");
+            if !step_runs(step, &context) || BUILD_STEPS_NOT_DRY_RUN.contains(&name) {
+                continue;
+            }
+            let mut env: Vec<(String, String)> = step["env"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), substitute(v.as_str().unwrap(), &context)))
+                .collect();
+            env.push(("DRY_UNAME".into(), uname.into()));
+            env.push(("DRY_HOST".into(), target.into()));
+            env.push(("RUNNER_OS".into(), runner_os.into()));
+            let (ok, text, commands) = runner.step(&substitute(script, &context), &env);
+            assert!(
+                ok,
+                "{os} ({target}), step `{name}` fails:\n{text}\ncommands:\n{}",
+                commands.join("\n")
+            );
+            ran.push((name.to_string(), commands));
+        }
+        // The test suite: the whole suite on every leg; the static build on Linux only,
+        // before the tests that check it.
+        let (_, tests) = ran
+            .iter()
+            .find(|(n, _)| n == "Test suite")
+            .unwrap_or_else(|| panic!("{os}: no test step ran"));
+        let test_at = tests
+            .iter()
+            .position(|c| c.starts_with("cargo test --workspace --locked"))
+            .unwrap_or_else(|| panic!("{os}: scripts/test ran no cargo test:\n{tests:#?}"));
+        let static_at = tests
+            .iter()
+            .position(|c| c.starts_with("cargo build --release --locked --target"));
+        if runner_os == "Linux" {
+            assert!(
+                static_at.is_some_and(|s| s < test_at),
+                "{os}: the static binary is not built before the tests:\n{tests:#?}"
+            );
+            assert!(
+                tests
+                    .iter()
+                    .any(|c| c.contains(&format!("--target {target}"))),
+                "{tests:#?}"
+            );
+        } else {
+            assert_eq!(
+                static_at, None,
+                "{os}: scripts/build-static runs:\n{tests:#?}"
+            );
+        }
+        // What the leg packaged.
+        let exe = if runner_os == "Windows" { ".exe" } else { "" };
+        let archive = if runner_os == "Windows" {
+            "zip"
+        } else {
+            "tar.gz"
+        };
+        let mut made: Vec<String> = walk(&dist)
+            .iter()
+            .map(|p| p.strip_prefix(&dist).unwrap().display().to_string())
+            .collect();
+        made.sort();
+        let stem = format!("mcpspec-{version}-{target}");
+        for expected in [
+            format!("archives/{stem}.{archive}"),
+            format!("archives/{stem}.{archive}.sha256"),
+            format!("npm/mcpspec-{version}.tgz"),
+        ] {
+            assert!(made.contains(&expected), "{os}: no {expected} in {made:#?}");
+        }
+        assert!(
+            made.iter()
+                .any(|f| f.starts_with("wheels/") && f.ends_with(".whl")),
+            "{made:#?}"
+        );
+        let platform_tarballs: Vec<&String> = made
+            .iter()
+            .filter(|f| f.starts_with("npm/") && !f.ends_with(&format!("/mcpspec-{version}.tgz")))
+            .collect();
+        assert_eq!(platform_tarballs.len(), 1, "{made:#?}");
+        let modes = tarball_modes(&dist.join(platform_tarballs[0]));
+        assert!(
+            modes.contains(&(format!("package/bin/mcpspec{exe}"), 0o755)),
+            "{os}: {modes:?}"
+        );
+        assert_eq!(
+            made.iter().any(|f| f.starts_with("image/")),
+            leg["image"].is_string(),
+            "{os}: the image binary {made:#?}"
+        );
+        // actions/upload-artifact then download-artifact (merge-multiple): the files
+        // come back with mode 644.
+        for file in walk(&dist) {
+            let to = downloaded.join(file.strip_prefix(&dist).unwrap());
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&file, &to).unwrap();
+            std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+
+    // Publishing waits for every job that builds, tests or checks, and for the tag's check.
+    let publishing = ["image", "publish"];
+    for name in publishing {
+        let job = &jobs[name];
+        let needs: Vec<&str> = job["needs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        for other in jobs.keys().filter(|k| !publishing.contains(&k.as_str())) {
+            assert!(
+                needs.contains(&other.as_str()),
+                "job {name} does not wait for {other}"
+            );
+        }
+        assert_eq!(
+            job["if"].as_str(),
+            Some("needs.version.outputs.publish == 'true'"),
+            "{name}"
+        );
+    }
+    assert!(
+        jobs["publish"]["needs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "image"),
+        "the packages are published before the image is pushed"
+    );
+
+    // The publish job on the downloaded artifacts.
+    let publish_dir = runner.workspace.join("dist");
+    let _ = std::fs::remove_dir_all(&publish_dir);
+    for file in walk(&downloaded) {
+        let to = publish_dir.join(file.strip_prefix(&downloaded).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&file, &to).unwrap();
+        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let context = base(&owner_name);
+    let mut commands = Vec::new();
+    for step in jobs["publish"]["steps"].as_array().unwrap() {
+        if let Some(uses) = step["uses"].as_str() {
+            if uses.starts_with("pypa/gh-action-pypi-publish") {
+                assert_eq!(
+                    step["with"]["skip-existing"], true,
+                    "a re-run must skip the wheels up"
+                );
+                commands.push("pypi-publish".to_string());
+            }
+            continue;
+        }
+        let env: Vec<(String, String)> = step["env"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), substitute(v.as_str().unwrap(), &context)))
+            .collect();
+        let name = step["name"].as_str().unwrap_or("");
+        let (ok, text, log) =
+            runner.step(&substitute(step["run"].as_str().unwrap(), &context), &env);
+        assert!(ok, "publish step `{name}` fails:\n{text}\n{log:#?}");
+        commands.extend(log);
+    }
+    let published: Vec<&String> = commands
+        .iter()
+        .filter(|c| c.starts_with("npm publish"))
+        .collect();
+    assert_eq!(
+        published.len(),
+        6,
+        "five platform packages and the wrapper: {commands:#?}"
+    );
+    assert!(
+        published[5].ends_with(&format!("dist/npm/mcpspec-{version}.tgz")),
+        "the wrapper goes last: {published:#?}"
+    );
+    assert!(
+        published.iter().all(|c| c.contains("--provenance")),
+        "{published:#?}"
+    );
+    let position = |prefix: &str| {
+        commands
+            .iter()
+            .position(|c| c.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no `{prefix}` in {commands:#?}"))
+    };
+    assert!(position("gh release create") < position("pypi-publish"));
+    assert!(commands[position("gh release create")].contains("--draft"));
+    assert!(position("npm publish") > position("pypi-publish"));
+    assert_eq!(
+        commands
+            .last()
+            .map(|c| c.starts_with("gh release edit") && c.contains("--draft=false")),
+        Some(true),
+        "the release is made public last: {commands:#?}"
+    );
+    let sums = std::fs::read_to_string(publish_dir.join("archives/SHA256SUMS")).unwrap();
+    assert_eq!(sums.lines().count(), 5, "{sums}");
 }

@@ -173,7 +173,7 @@ fn printed_rules_schema_matches_the_committed_file() {
     // The example rules file validates against it.
     let schema: Value = serde_json::from_str(&committed).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let rules = parse_yaml(&repo_root().join("examples/contract/rules.yaml"));
+    let rules = parse_yaml(&repo_root().join("examples/scenarios/contract/rules.yaml"));
     assert!(validator.is_valid(&rules));
     let bad: Value = serde_json::json!({"accept": [{"list": "tools"}]});
     assert!(

@@ -14,11 +14,14 @@ let binary;
 try {
   binary = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), "bin", exe);
 } catch {
+  // The repository's address, as packaging/package.py wrote it (from Cargo.toml).
+  const home = require("../package.json").homepage;
   console.error(
     `mcpspec: no prebuilt binary for ${process.platform}-${process.arch}: the optional ` +
       `dependency ${pkg} is not installed. Reinstall without --omit=optional / ` +
-      `--no-optional, or on another platform use pip (pip install mcpspec) or cargo ` +
-      `(cargo install --locked mcpspec).`
+      `--no-optional. Released platforms: linux-x64, linux-arm64, darwin-x64, ` +
+      `darwin-arm64, win32-x64 (the archives: ${home}/releases); elsewhere, build it ` +
+      `from source (${home}).`
   );
   process.exit(4);
 }
