@@ -1,7 +1,7 @@
 //! The docs stay true: README.md and the book's chapters (`docs/src/*.md`).
 //!
 //! - the check tables are generated from the packs (`mcpspec list PACKS --markdown`);
-//! - every ```yaml block is a valid file of its kind (scenario, steps of one, pack, config,
+//! - every ```yaml block is a valid file of its kind (scenario, pack, config,
 //!   rules, baseline, injection rules), checked by `mcpspec validate` or by running it;
 //!   a block that starts with `# <file of the repository>` is that file (or an excerpt of it);
 //!   deliberately partial blocks are marked ```yaml fragment and stay few;
@@ -204,8 +204,6 @@ enum Kind {
     /// `# path` on the first line names a file of the repository this block shows.
     RepoFile(PathBuf),
     Scenario,
-    /// A list of steps: validated inside a scenario.
-    Steps,
     Pack,
     Config,
     Rules,
@@ -219,11 +217,10 @@ enum Kind {
     Fragment,
 }
 
-/// The kind a word of the info string names (```yaml steps).
+/// The kind a word of the info string names (```yaml pack).
 fn named_kind(word: &str) -> Option<Kind> {
     Some(match word {
         "scenario" => Kind::Scenario,
-        "steps" => Kind::Steps,
         "pack" => Kind::Pack,
         "config" => Kind::Config,
         "rules" => Kind::Rules,
@@ -259,9 +256,15 @@ fn kind_of(b: &Block) -> Kind {
         })
         .collect();
     let has = |k: &str| top.contains(&k);
-    if has("-") {
-        Kind::Steps
-    } else if has("evalset") {
+    // A reader copies a block into a file and runs it: a bare list of steps is no file
+    // mcpspec reads (#38 item 20, the notifications example of expectations.md).
+    assert!(
+        !has("-"),
+        "{}: a bare list of steps is not a scenario file a reader can run: write it whole \
+         (`scenario: NAME`, then `steps:`)",
+        b.at()
+    );
+    if has("evalset") {
         Kind::EvalSet
     } else if has("scenario") {
         Kind::Scenario
@@ -278,7 +281,7 @@ fn kind_of(b: &Block) -> Kind {
     } else {
         panic!(
             "{}: cannot tell what this YAML block is (top-level keys {top:?}): mark it ```yaml KIND \
-             with KIND one of scenario, steps, pack, config, rules, baseline, injection-rules, evalset, fragment",
+             with KIND one of scenario, pack, config, rules, baseline, injection-rules, evalset, fragment",
             b.at()
         )
     }
@@ -382,14 +385,6 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
                 let path = dir.path().join(format!("scenarios/block{n}.yaml"));
                 std::fs::write(&path, &b.text).unwrap();
                 validate(&path, "scenario", b);
-                run_example(b, &path, dir.path());
-            }
-            Kind::Steps => {
-                let steps: String = b.text.lines().map(|l| format!("  {l}\n")).collect();
-                let text = format!("scenario: doc-steps\nsteps:\n{steps}");
-                let path = dir.path().join(format!("scenarios/block{n}.yaml"));
-                std::fs::write(&path, text).unwrap();
-                validate(&path, "steps", b);
                 run_example(b, &path, dir.path());
             }
             Kind::Pack => validate(&written("pack", "pack.yaml", &b.text), "pack", b),
@@ -923,28 +918,22 @@ fn getting_started_init_transcript_matches_init() {
     }
 }
 
-/// The command reference of cli.md: every command's help, from the clap definitions the
-/// binary parses with (`mcpspec help COMMAND` prints the same), at a fixed width.
-fn cli_reference() -> String {
+/// Every command that runs (`mcpspec eval run`, and a group that runs on its own as well,
+/// `load` and `load compare`) with its help, at a fixed width: what `mcpspec help COMMAND`
+/// prints, made the way the binary makes it (its clap definitions, parsing `help COMMAND`).
+fn cli_sections() -> Vec<(String, String)> {
     use clap::CommandFactory;
-    fn walk(cmd: &mut clap::Command, out: &mut String) {
-        for sub in cmd.get_subcommands_mut() {
+    fn walk(cmd: &clap::Command, out: &mut Vec<String>) {
+        for sub in cmd.get_subcommands() {
             if sub.get_name() == "help" {
                 continue;
             }
-            // A group that runs on its own as well (`load` and `load compare`): both.
             let runs = !sub.has_subcommands()
                 || sub
                     .get_arguments()
                     .any(|a| !matches!(a.get_id().as_str(), "help" | "version"));
             if runs {
-                let name = sub.get_bin_name().unwrap_or(sub.get_name()).to_string();
-                let help = sub.render_help().to_string();
-                let help: String = help
-                    .lines()
-                    .map(|l| l.trim_end().to_string() + "\n")
-                    .collect();
-                out.push_str(&format!("### `{name}`\n\n```text\n{help}```\n\n"));
+                out.push(sub.get_bin_name().unwrap_or(sub.get_name()).to_string());
             }
             if sub.has_subcommands() {
                 walk(sub, out);
@@ -953,9 +942,58 @@ fn cli_reference() -> String {
     }
     let mut cmd = mcpspec::face::cli::Cli::command().term_width(100);
     cmd.build();
-    let mut out = String::new();
-    walk(&mut cmd, &mut out);
-    out
+    let mut names = Vec::new();
+    walk(&cmd, &mut names);
+    names
+        .into_iter()
+        .map(|name| {
+            let mut argv = vec!["mcpspec", "help"];
+            argv.extend(name.split_whitespace().skip(1));
+            let shown = mcpspec::face::cli::Cli::command()
+                .term_width(100)
+                .try_get_matches_from(&argv)
+                .expect_err("`help COMMAND` shows the help");
+            assert_eq!(shown.kind(), clap::error::ErrorKind::DisplayHelp, "{name}");
+            let help: String = shown
+                .render()
+                .to_string()
+                .lines()
+                .map(|l| l.trim_end().to_string() + "\n")
+                .collect();
+            (name, help)
+        })
+        .collect()
+}
+
+/// The command reference of cli.md: every command's help ([`cli_sections`]).
+fn cli_reference() -> String {
+    cli_sections()
+        .iter()
+        .map(|(name, help)| format!("### `{name}`\n\n```text\n{help}```\n\n"))
+        .collect()
+}
+
+/// `mcpspec help COMMAND` prints, for every command, exactly its section of the reference:
+/// one source serves both (#38 item 20 — `help eval run` printed the long help, with the
+/// `--junit-flavor` values explained, while the reference showed the short one).
+#[test]
+fn help_of_every_command_is_its_reference_section() {
+    for (name, help) in cli_sections() {
+        let mut args = vec!["help"];
+        args.extend(name.split_whitespace().skip(1));
+        let r = common::run_in(&common::repo_root(), &args, &[("COLUMNS", "100")]);
+        assert_eq!(r.code, 0, "{name}: {r:?}");
+        let printed: String = r
+            .stdout
+            .lines()
+            .map(|l| l.trim_end().to_string() + "\n")
+            .collect();
+        assert!(
+            printed == help,
+            "`mcpspec {}` differs from the reference of `{name}`:\n--- printed\n{printed}\n--- reference\n{help}",
+            args.join(" ")
+        );
+    }
 }
 
 /// cli.md's reference is generated from the clap definitions: a flag or command added without

@@ -15,7 +15,11 @@
 //! - FastMCP's `ctx.elicit` (and its 2026-07-28 guard pattern) carried to its result by the
 //!   scripted client of tests/interop/fastmcp/scenarios, over stdio and HTTP in both eras; and
 //!   FastMCP 2.14.7's `ctx.elicit`, `ctx.sample` and `ctx.list_roots` by that of
-//!   tests/interop/fastmcp/scenarios-2.14.7, over stdio and HTTP (legacy, the era it speaks).
+//!   tests/interop/fastmcp/scenarios-2.14.7, over stdio and HTTP (legacy, the era it speaks);
+//! - the QA trial of issue #38 (tests/interop/qa-trial): a FastMCP server answering JSON as
+//!   text (orders.py), server-everything and server-memory under scenarios written from the
+//!   book with no workaround (`json:`, `fromjson`, `each:` over what the server listed,
+//!   templated bounds and JSONPath).
 //!
 //! Every run must end with exit 0, zero failures and zero errors, its expected failures exactly
 //! the baseline's (an entry that no longer fails is stale: the run fails).
@@ -884,4 +888,110 @@ fn init_python_sdk_both_eras() {
             "no tool was called in {era}: {passed:?}"
         );
     }
+}
+
+/// The steps of the QA trial's scenario run with `target` (tests/interop/qa-trial/`folder`):
+/// exit 0, and every step of the report passed.
+fn qa_trial(folder: &str, target: Vec<String>) -> BTreeSet<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let scenarios = interop_dir().join("qa-trial").join(folder);
+    let mut args = vec!["run".to_string(), scenarios.display().to_string()];
+    args.extend(target);
+    args.extend(["--json".to_string(), json.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = run(&args);
+    assert_eq!(r.code, 0, "{folder}: {r:?}");
+    let statuses = step_statuses(&read_json(&json));
+    let failed: Vec<_> = statuses.iter().filter(|(_, s)| *s != "passed").collect();
+    assert!(
+        failed.is_empty(),
+        "{folder}: {failed:?}\n{}",
+        r.all_output()
+    );
+    statuses.into_keys().collect()
+}
+
+/// The QA trial of #38 (a FastMCP server answering JSON as text, server-everything and
+/// server-memory), its scenarios written from the book with no workaround: `json:` into
+/// text results, `fromjson`, `each:` over the tools (resources, entities) the server
+/// listed, templated bounds and templated JSONPath. Every step passes, and the rows of each
+/// `each:` are what the server listed. The three servers run side by side.
+#[test]
+fn qa_trial_scenarios_pass_without_workarounds() {
+    let (python, _) = fastmcp_server();
+    let orders = format!(
+        "{} {}",
+        word(&python),
+        word(&interop_dir().join("qa-trial/orders.py"))
+    );
+    let everything = format!(
+        "node {} stdio",
+        word(&npm_server(EVERYTHING_DIR, "server-everything"))
+    );
+    let data = tempfile::tempdir().unwrap();
+    let (memory, memory_env, memory_cwd) = memory_target(data.path());
+    let strings = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    let runs: Vec<(&str, Vec<String>)> = vec![
+        (
+            "fastmcp",
+            // One era: FastMCP's imports take seconds per process (the modern era here, the
+            // npm servers speak the legacy one).
+            strings(&["--stdio", &orders, "--era", "2026-07-28"]),
+        ),
+        ("everything", strings(&["--stdio", &everything])),
+        (
+            "memory",
+            strings(&[
+                "--stdio",
+                &memory,
+                "--env",
+                &memory_env,
+                "--cwd",
+                &memory_cwd,
+            ]),
+        ),
+    ];
+    let steps: Vec<BTreeSet<String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = runs
+            .into_iter()
+            .map(|(folder, target)| s.spawn(move || qa_trial(folder, target)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let has = |set: &BTreeSet<String>, step: &str| assert!(set.contains(step), "{step}: {set:#?}");
+    for tool in ["list_orders", "get_order", "order_stats"] {
+        has(
+            &steps[0],
+            &format!("orders-json-text@2026-07-28:listed tool[{tool}]"),
+        );
+    }
+    has(
+        &steps[0],
+        "orders-json-text@2026-07-28:the first open order, read back by the id inside the text",
+    );
+    for tool in ["echo", "get-sum", "get-structured-content"] {
+        has(
+            &steps[1],
+            &format!("everything-listed@legacy:listed tool[{tool}]"),
+        );
+    }
+    has(
+        &steps[1],
+        "everything-listed@legacy:listed resource[features.md]",
+    );
+    has(
+        &steps[1],
+        "everything-listed@legacy:values taken out of the text",
+    );
+    for person in ["Ada Lovelace", "Charles Babbage"] {
+        has(
+            &steps[2],
+            &format!("memory-graph@legacy:remembered entity[{person}]"),
+        );
+    }
+    has(
+        &steps[2],
+        "memory-graph@legacy:the graph resource is JSON text too",
+    );
 }

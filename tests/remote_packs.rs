@@ -558,12 +558,30 @@ fn archive_imports_are_pinned_by_sha256_and_cached() {
     let r = w.mcpspec_env(&["pack", "update", "--path", "packs/product"], &env);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(!w.lock().contains("s3cr3t"), "{}", w.lock());
-    assert!(w.lock().contains(&sha));
-    // `pack update` names the archive by its pin, the digest the import wrote (#38 item 16).
+    // The lock's digest is the pin, the digest the import wrote and `pack build` printed,
+    // and `pack update` names the archive by it (#38 item 16); the unpacked files' digest
+    // (the cache folder) is `unpacked:`.
+    assert!(
+        w.lock().contains(&format!(
+            "    sha256: \"{sha}\"\n    digest: \"sha256:{sha}\"\n    unpacked: \"sha256:"
+        )),
+        "{}",
+        w.lock()
+    );
     assert!(
         r.stdout.contains(&format!("platform 1.0.0 (sha256 {sha})")),
         "{r:?}"
     );
+    let r = w.mcpspec_env(&["pack", "update", "--path", "packs/product"], &env);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains(&format!("locked  platform 1.0.0 (sha256 {sha})")),
+        "{r:?}"
+    );
+    let r = w.mcpspec(&["list", "packs/product"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains(&format!("(sha256:{sha})")), "{r:?}");
     let (r, steps) = w.run_steps(&[]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(steps.contains(&"weather v1".to_string()), "{steps:?}");
@@ -576,11 +594,88 @@ fn archive_imports_are_pinned_by_sha256_and_cached() {
 
     // The archive changes upstream: its digest no longer matches the import's sha256.
     std::fs::remove_dir_all(w.path("cache")).unwrap();
-    server.serve("/platform-1.0.0.tar.gz", b"\x1f\x8bnot the same".to_vec());
+    let changed = b"\x1f\x8bnot the same".to_vec();
+    let actual = mcpspec::run::packs::cache::sha256_hex(&changed);
+    server.serve("/platform-1.0.0.tar.gz", changed);
     let r = w.mcpspec_env(&["validate", "packs/product"], &env);
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("digest mismatch"), "{r:?}");
+    // The pack (as the lock knows it), the pinned and the actual digest.
+    assert!(
+        r.stderr.contains(&format!(
+            "digest mismatch: pack `platform` (`{url}`) is pinned to sha256 {sha}, the archive has sha256 {actual}"
+        )),
+        "{r:?}"
+    );
     assert!(r.stderr.contains("pack.yaml:5:13"), "at the sha256: {r:?}");
+}
+
+/// A pin that is not the archive's digest: `pack update` refuses it, naming the pack (read
+/// from the archive's pack.yaml: no lock knows it yet), the pinned and the actual digest,
+/// at the `sha256:`; nothing is locked or cached (#38 item 16).
+#[test]
+fn a_wrong_pin_names_the_pack_and_both_digests() {
+    let w = World::new();
+    let (_bytes, sha) = built_archive(&w);
+    let url = format!("file://{}", w.path("platform-1.0.0.tar.gz").display());
+    let wrong = "0".repeat(64);
+    w.product(&format!("  - archive: {url}\n    sha256: {wrong}\n"));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "digest mismatch: pack `platform` (`{url}`) is pinned to sha256 {wrong}, the archive has sha256 {sha}"
+        )),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("pack.yaml:5:13"), "at the sha256: {r:?}");
+    assert!(w.lock().is_empty(), "{}", w.lock());
+    assert!(w.cached_entries().is_empty(), "{:?}", w.cached_entries());
+    // Bytes that are no archive at all: named by the URL.
+    std::fs::write(w.path("junk.tar.gz"), b"junk").unwrap();
+    let junk = format!("file://{}", w.path("junk.tar.gz").display());
+    w.product(&format!("  - archive: {junk}\n    sha256: {wrong}\n"));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "digest mismatch: the pack at `{junk}` is pinned to sha256 {wrong}"
+        )),
+        "{r:?}"
+    );
+}
+
+/// A lock written before an archive's `digest:` was its pin (it held the digest of the
+/// unpacked files) still runs from the cache, and `pack update` rewrites it in today's
+/// form without calling the pack updated.
+#[test]
+fn an_older_lock_of_an_archive_still_serves() {
+    let w = World::new();
+    let (_bytes, sha) = built_archive(&w);
+    let url = format!("file://{}", w.path("platform-1.0.0.tar.gz").display());
+    w.product(&format!("  - archive: {url}\n    sha256: {sha}\n"));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let today = w.lock();
+    let files = today
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("unpacked: "))
+        .unwrap()
+        .to_string();
+    let older = today
+        .replace(
+            &format!("digest: \"sha256:{sha}\""),
+            &format!("digest: {files}"),
+        )
+        .replace(&format!("    unpacked: {files}\n"), "");
+    assert!(!older.contains("unpacked"), "{older}");
+    std::fs::write(w.path("product/mcpspec.lock"), &older).unwrap();
+    let (r, steps) = w.run_steps(&["--offline"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(steps.contains(&"weather v1".to_string()), "{steps:?}");
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("locked  platform 1.0.0"), "{r:?}");
+    assert_eq!(w.lock(), today);
 }
 
 /// Bad remote imports: (case, the import's YAML lines with `{GIT}`/`{HTTP}` for the test

@@ -57,8 +57,25 @@ pub struct Entry {
     pub version: String,
     /// The commit a `git:` import resolved to.
     pub commit: Option<String>,
-    /// `sha256:HEX` of the pack's files ([`super::cache::tree_digest`]): its cache key.
+    /// `sha256:HEX`: of a `git:` pack's files ([`super::cache::tree_digest`]); of an
+    /// `archive:`, its pin (the archive's bytes: what the import's `sha256:` says and
+    /// `pack build` printed).
     pub digest: String,
+    /// `sha256:HEX` of an archive's unpacked files: the cache folder it lives in, checked
+    /// at every use (a git pack's `digest` is that already).
+    pub unpacked: Option<String>,
+}
+
+impl Entry {
+    /// The digest of the pack's files: the name of its cache folder.
+    pub fn files_digest(&self) -> &str {
+        self.unpacked.as_deref().unwrap_or(&self.digest)
+    }
+}
+
+/// `sha256:HEX`: a pin as the lock's `digest:` writes it.
+pub fn pin_digest(sha256: &str) -> String {
+    format!("sha256:{}", sha256.to_ascii_lowercase())
 }
 
 /// The lock file's content.
@@ -93,6 +110,8 @@ struct EntryDoc {
     #[serde(default)]
     commit: Option<String>,
     digest: String,
+    #[serde(default)]
+    unpacked: Option<String>,
 }
 
 impl Lock {
@@ -140,12 +159,21 @@ impl Lock {
                     )));
                 }
             };
+            // An archive's `digest:` is its pin; a lock written before said the digest of
+            // its unpacked files there (and had no `unpacked:`).
+            let (digest, unpacked) = match (&key, e.unpacked) {
+                (Key::Archive { sha256, .. }, None) if e.digest != pin_digest(sha256) => {
+                    (pin_digest(sha256), Some(e.digest))
+                }
+                (_, unpacked) => (e.digest, unpacked),
+            };
             entries.push(Entry {
                 key,
                 name: e.name,
                 version: e.version,
                 commit: e.commit,
-                digest: e.digest,
+                digest,
+                unpacked,
             });
         }
         Ok(Some(Lock { entries }))
@@ -193,6 +221,9 @@ impl Lock {
                 let _ = writeln!(out, "    commit: {}", q(c));
             }
             let _ = writeln!(out, "    digest: {}", q(&e.digest));
+            if let Some(u) = &e.unpacked {
+                let _ = writeln!(out, "    unpacked: {}", q(u));
+            }
         }
         out
     }
@@ -221,6 +252,7 @@ mod tests {
             version: "1.0.0".into(),
             commit: Some("abc".into()),
             digest: "sha256:00".into(),
+            unpacked: None,
         };
         let b = Entry {
             key: Key::Archive {
@@ -231,7 +263,8 @@ mod tests {
             name: "auth".into(),
             version: "2.0.0".into(),
             commit: None,
-            digest: "sha256:01".into(),
+            digest: "sha256:ff".into(),
+            unpacked: Some("sha256:01".into()),
         };
         let one = Lock {
             entries: vec![a.clone(), b.clone()],
@@ -246,5 +279,31 @@ mod tests {
         let back = Lock::read(&path).unwrap().unwrap();
         assert_eq!(back.to_text(), one.to_text());
         assert_eq!(back.entries.len(), 2);
+        // An archive's digest is its pin; its files' digest is `unpacked:` (#38 item 16).
+        let text = one.to_text();
+        assert!(
+            text.contains(
+                "    sha256: \"ff\"\n    digest: \"sha256:ff\"\n    unpacked: \"sha256:01\"\n"
+            ),
+            "{text}"
+        );
+    }
+
+    /// A lock written before `unpacked:` (an archive's `digest:` held its files' digest)
+    /// reads as the pin and the files' digest, and is written back in today's form.
+    #[test]
+    fn an_older_archive_entry_reads_as_pin_and_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        std::fs::write(
+            &path,
+            "version: 1\npacks:\n  - name: \"auth\"\n    version: \"2.0.0\"\n    archive: \"http://127.0.0.1:1/a.tar.gz\"\n    sha256: \"FF\"\n    digest: \"sha256:01\"\n",
+        )
+        .unwrap();
+        let lock = Lock::read(&path).unwrap().unwrap();
+        let e = &lock.entries[0];
+        assert_eq!(e.digest, "sha256:ff");
+        assert_eq!(e.unpacked.as_deref(), Some("sha256:01"));
+        assert_eq!(e.files_digest(), "sha256:01");
     }
 }

@@ -128,7 +128,7 @@ impl Sources {
     ) -> Result<PathBuf, LoadError> {
         let cache = self.cache(pos)?;
         let label = entry.key.label();
-        let corrupt = match cache.lookup(&entry.digest) {
+        let corrupt = match cache.lookup(entry.files_digest()) {
             Lookup::Found(dir) => return Ok(dir),
             // Never run: moved away, then fetched again (or refused, below).
             Lookup::Corrupt(dir) => {
@@ -143,7 +143,7 @@ impl Sources {
             let message = if corrupt {
                 format!(
                     "the cached copy of `{label}` was corrupt (its files no longer matched {}) and --offline forbids fetching it again",
-                    entry.digest
+                    entry.files_digest()
                 )
             } else {
                 format!("`{label}` is not in the cache, and --offline forbids fetching it")
@@ -154,15 +154,26 @@ impl Sources {
                 lock::FILE
             )));
         }
-        let fetched = self.fetch_key(&entry.key, entry.commit.as_deref(), token, pos, more)?;
-        if fetched.entry.digest != entry.digest {
+        let fetched = self.fetch_key(
+            &entry.key,
+            entry.commit.as_deref(),
+            Some(&entry.name),
+            token,
+            pos,
+            more,
+        )?;
+        // An archive matched its pin already (its `digest`); its files must be those of the
+        // lock's `unpacked:` too, when the lock records it.
+        let (now, recorded) = match &entry.unpacked {
+            Some(files) => (fetched.entry.files_digest(), files.as_str()),
+            None => (fetched.entry.digest.as_str(), entry.digest.as_str()),
+        };
+        if now != recorded {
             return Err(LoadError::at(
                 pos.clone(),
                 format!(
-                    "digest mismatch: `{label}` now has the digest {}, {} records {}",
-                    fetched.entry.digest,
+                    "digest mismatch: `{label}` now has the digest {now}, {} records {recorded}",
                     lock::FILE,
-                    entry.digest
                 ),
             )
             .with_help(
@@ -181,11 +192,13 @@ impl Sources {
             && git::Mirror::open(cache, url, None).is_ok_and(|m| m.commit_of(commit).is_some())
     }
 
-    /// Fetch what `key` names (at `commit` when locked, else its `rev`) into the cache.
+    /// Fetch what `key` names (at `commit` when locked, else its `rev`) into the cache;
+    /// `name`: the pack's name when the lock knows it (for messages).
     fn fetch_key(
         &self,
         key: &Key,
         commit: Option<&str>,
+        name: Option<&str>,
         token: Option<&Token>,
         pos: &Pos,
         more: &Places,
@@ -200,7 +213,7 @@ impl Sources {
         let scratch = cache
             .scratch()
             .map_err(|e| LoadError::at(pos.clone(), format!("cannot write the cache: {e}")))?;
-        let result = self.fetch_into(cache, &scratch, key, commit, token, pos, more);
+        let result = self.fetch_into(cache, &scratch, key, commit, name, token, pos, more);
         let _ = std::fs::remove_dir_all(&scratch);
         result
     }
@@ -212,6 +225,7 @@ impl Sources {
         scratch: &Path,
         key: &Key,
         commit: Option<&str>,
+        name: Option<&str>,
         token: Option<&str>,
         pos: &Pos,
         more: &Places,
@@ -270,15 +284,28 @@ impl Sources {
                     }
                 })?;
                 let got = cache::sha256_hex(&bytes);
+                let root = scratch.join("tree");
                 if !got.eq_ignore_ascii_case(sha256) {
+                    // Named by the lock, else by the manifest the archive holds (read, never
+                    // used), else by its URL.
+                    let pack = name.map(str::to_string).or_else(|| {
+                        archive::unpack(&bytes, &root).ok()?;
+                        let dir = archive::pack_root(&root, path.as_deref()).ok()?;
+                        manifest_identity(&dir).ok().map(|(name, _)| name)
+                    });
+                    let pack = match pack {
+                        Some(name) => format!("pack `{name}` (`{url}`)"),
+                        None => format!("the pack at `{url}`"),
+                    };
                     let p = more.sha.clone().unwrap_or_else(|| pos.clone());
                     return Err(LoadError::at(
                         p,
-                        format!("digest mismatch: `{url}` has sha256 {got}, the import expects {sha256}"),
+                        format!(
+                            "digest mismatch: {pack} is pinned to sha256 {sha256}, the archive has sha256 {got}"
+                        ),
                     )
                     .with_help("the archive changed or the `sha256:` is wrong; a pinned archive is never used with another digest"));
                 }
-                let root = scratch.join("tree");
                 archive::unpack(&bytes, &root)
                     .map_err(|e| at(format!("cannot unpack `{url}`: {e}")))?;
                 let dir = archive::pack_root(&root, path.as_deref())
@@ -290,11 +317,16 @@ impl Sources {
             return Err(at(format!("`{label}` holds no {MANIFEST}"))
                 .with_help("name the pack's folder inside the repository with `path:`"));
         }
-        let digest = cache::tree_digest(&dir).map_err(|e| at(format!("`{label}`: {e}")))?;
+        let files = cache::tree_digest(&dir).map_err(|e| at(format!("`{label}`: {e}")))?;
         let (name, version) = manifest_identity(&dir)?;
         let installed = cache
-            .install(&dir, &digest)
+            .install(&dir, &files)
             .map_err(|e| at(format!("cannot write the cache: {e}")))?;
+        // An archive is recorded by its pin, a git pack by its files.
+        let (digest, unpacked) = match key {
+            Key::Archive { sha256, .. } => (lock::pin_digest(sha256), Some(files)),
+            Key::Git { .. } => (files, None),
+        };
         Ok(Installed {
             dir: installed,
             entry: Entry {
@@ -303,6 +335,7 @@ impl Sources {
                 version,
                 commit,
                 digest,
+                unpacked,
             },
         })
     }
@@ -490,7 +523,9 @@ impl Sources {
                     "`mcpspec pack update` needs the network; --offline forbids it",
                 ));
             }
-            let got = self.fetch_key(&import.key, commit, token, &import.pos, &import.more)?;
+            let known = locked.as_ref().map(|e| e.name.as_str());
+            let got =
+                self.fetch_key(&import.key, commit, known, token, &import.pos, &import.more)?;
             if let Mode::Update { only: Some(name) } = &self.mode
                 && &got.entry.name == name
             {
