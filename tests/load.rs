@@ -871,8 +871,18 @@ fn find_limit_reports_the_last_rate_that_held() {
         path(&json),
         "--junit",
         path(&junit),
+        "--html",
+        path(&out_file(&dir, "limit.html")),
     ]);
     assert_eq!(out.code, 0, "{out:?}");
+    // The page: the step table, the step that broke marked failed.
+    let page = std::fs::read_to_string(out_file(&dir, "limit.html")).unwrap();
+    assert!(
+        page.contains("limit: 6/s held, 12/s broke a budget"),
+        "{page}"
+    );
+    assert_eq!(page.matches("<tr class=\"passed\"").count(), 2, "{page}");
+    assert_eq!(page.matches("<tr class=\"failed\"").count(), 1, "{page}");
     let report = read_json(&json);
     assert_eq!(report["lastHeld"], 6.0, "{report:#}");
     assert_eq!(report["brokeAt"], 12.0, "{report:#}");
@@ -1038,8 +1048,16 @@ fn three_shards_merge_exactly() {
         path(&json),
         "--junit",
         path(&junit),
+        "--html",
+        path(&out_file(&dir, "merged.html")),
     ]);
     assert_eq!(out.code, 0, "{out:?}");
+    let page = std::fs::read_to_string(out_file(&dir, "merged.html")).unwrap();
+    assert!(
+        page.contains("<th>shards</th><td>merged from 3 shards</td>"),
+        "{page}"
+    );
+    assert!(page.contains("id=\"latency-over-time\""), "{page}");
     let merged = read_json(&json);
     let summary = &merged["summary"];
     assert_eq!(merged["mergedShards"], 3);
@@ -1196,4 +1214,323 @@ fn a_tool_failing_one_percent_breaks_its_error_budget_and_only_it() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
     assert!(xml.contains("errorRate of tool `echo`"), "{xml}");
+}
+
+/// `--html`: the load section of a self-contained page. With the slow tool the p99 budget
+/// (300ms) breaks and shows as failed; the latency-over-time chart has its points, the
+/// percentile table a row per step; a scenario named with `<&>` is escaped; nothing is
+/// fetched (no script, no external resource).
+#[test]
+fn the_html_report_shows_the_load_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = out_file(&dir, "html.yaml");
+    let text = std::fs::read_to_string(scenario("tools.yaml"))
+        .unwrap()
+        .replace(
+            "scenario: list-and-call",
+            "scenario: \"calls <slow> & lists\"",
+        );
+    std::fs::write(&file, text).unwrap();
+    let html = out_file(&dir, "load.html");
+    let out = run(&[
+        "load",
+        path(&file),
+        "--stdio",
+        &stdio_target(&["--defect", "slow-read-tool=1"]),
+        "--iterations",
+        "2",
+        "--p99",
+        "300ms",
+        "--html",
+        path(&html),
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(
+        page.contains("<section class=\"load\" id=\"load\">"),
+        "{page}"
+    );
+    // The profile and the totals.
+    assert!(
+        page.contains("<table class=\"profile\" id=\"profile\">"),
+        "{page}"
+    );
+    assert!(
+        page.contains("1 client(s), closed loop, 2 iterations"),
+        "{page}"
+    );
+    assert!(page.contains("<th>transport</th><td>stdio</td>"), "{page}");
+    assert!(page.contains("<th>achieved rate</th>"), "{page}");
+    // The budgets: p99 broke, the error rate held.
+    let row = |status: &str, what: &str| {
+        page.lines().any(|l| {
+            l.starts_with(&format!("<tr class=\"{status}\" data-status=\"{status}\">"))
+                && l.contains(what)
+        })
+    };
+    assert!(row("failed", "<td>p99</td>"), "{page}");
+    assert!(row("failed", "&lt;= 300ms"), "{page}");
+    assert!(row("passed", "<td>errorRate</td>"), "{page}");
+    assert!(
+        page.contains("<span class=\"badge b-FAIL\">FAIL</span>"),
+        "{page}"
+    );
+    // The percentiles: the run, each step (the slow one over a second), method and tool.
+    assert!(
+        page.contains("<table class=\"percentiles\" id=\"percentiles\">"),
+        "{page}"
+    );
+    let step = page
+        .lines()
+        .find(|l| l.contains("<tr data-kind=\"step\">") && l.contains("/ call slow"))
+        .unwrap_or_else(|| panic!("no row of the slow step: {page}"));
+    assert!(
+        step.contains("<td>calls &lt;slow&gt; &amp; lists / call slow</td>"),
+        "{step}"
+    );
+    assert_eq!(
+        step.matches("ms</td>").count(),
+        5,
+        "p50 p90 p95 p99 max: {step}"
+    );
+    for kind in ["run", "method", "tool", "scenario"] {
+        assert!(
+            page.contains(&format!("<tr data-kind=\"{kind}\">")),
+            "{kind}: {page}"
+        );
+    }
+    assert!(!page.contains("<slow>"), "the name is escaped: {page}");
+    // The chart of latency over time, its lines with points.
+    assert!(
+        page.contains("<svg class=\"chart\" id=\"latency-over-time\""),
+        "{page}"
+    );
+    for class in ["p50", "p99", "rate"] {
+        let line = page
+            .lines()
+            .find(|l| l.starts_with(&format!("<polyline class=\"{class}\" points=\"")))
+            .unwrap_or_else(|| panic!("no {class} line: {page}"));
+        let points = line.split('"').nth(3).unwrap();
+        assert!(
+            points
+                .split(' ')
+                .all(|p| p.split(',').count() == 2 && !p.is_empty()),
+            "{line}"
+        );
+    }
+    assert!(
+        page.contains("<svg class=\"chart\" id=\"latency-by-percentile\""),
+        "{page}"
+    );
+    // Self-contained.
+    for external in ["<script", "<link", "src=", "url(", "@import"] {
+        assert!(!page.contains(external), "{external}: {page}");
+    }
+}
+
+/// A stepped load's page: the step table, and a band for each step on the chart.
+#[test]
+fn the_html_report_of_a_stepped_load_shows_its_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = out_file(&dir, "stepped.html");
+    let out = run(&[
+        "load",
+        &scenario("stepped.yaml"),
+        "--stdio",
+        &stdio_target(&[]),
+        "--html",
+        path(&html),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<table class=\"stages\" id=\"stages\">"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<td>10/s</td>") && page.contains("<td>30/s</td>"),
+        "{page}"
+    );
+    assert_eq!(page.matches("<rect class=\"band").count(), 2, "{page}");
+    assert!(
+        page.contains("<span class=\"badge b-PASS\">PASS</span>"),
+        "{page}"
+    );
+}
+
+/// `load:` in pack.yaml: `mcpspec load PACK` runs the pack's profile and budgets; a flag
+/// wins over it, a scenario's own block too, and it wins over mcpspec.yaml's.
+#[test]
+fn a_pack_carries_its_load_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let pack = scenario("pack");
+    let target = stdio_target(&[]);
+    let load = |extra: &[&str]| {
+        let mut args = vec![
+            "load",
+            pack.as_str(),
+            "--stdio",
+            target.as_str(),
+            "--json",
+            path(&json),
+        ];
+        args.extend(extra);
+        let out = run(&args);
+        (out, read_json(&json))
+    };
+    let (out, report) = load(&[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(report["summary"]["iterations"], 20, "{report:#}");
+    assert!(
+        report["profile"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 client(s)"),
+        "{report:#}"
+    );
+    let budgets: Vec<String> = report["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| format!("{} of {} {}", b["name"], b["scope"], b["limit"]))
+        .collect();
+    assert_eq!(
+        budgets,
+        [
+            r#""p99" of "the run" "<= 5s""#,
+            r#""errorRate" of "the run" "<= 0%""#,
+            r#""max" of "tool `echo`" "<= 5s""#
+        ],
+        "{report:#}"
+    );
+    // A flag wins.
+    let (out, report) = load(&["--iterations", "3", "--clients", "1"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(report["summary"]["iterations"], 3, "{report:#}");
+    assert!(
+        report["profile"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 client(s)"),
+        "{report:#}"
+    );
+    // Over mcpspec.yaml's.
+    let config = out_file(&dir, "mcpspec.yaml");
+    std::fs::write(&config, "load:\n  iterations: 7\n  think: 1ms\n").unwrap();
+    let (out, report) = load(&["--config", path(&config)]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(report["summary"]["iterations"], 20, "{report:#}");
+    assert!(
+        report["profile"]
+            .as_str()
+            .unwrap()
+            .contains("1ms think time"),
+        "what the pack leaves, mcpspec.yaml gives: {report:#}"
+    );
+    // Under a scenario's own block.
+    let copy = dir.path().join("pack");
+    std::fs::create_dir(&copy).unwrap();
+    std::fs::copy(Path::new(&pack).join("pack.yaml"), copy.join("pack.yaml")).unwrap();
+    let own = std::fs::read_to_string(Path::new(&pack).join("echo.yaml"))
+        .unwrap()
+        .replace("steps:\n", "load: { iterations: 4 }\nsteps:\n");
+    std::fs::write(copy.join("echo.yaml"), own).unwrap();
+    let out = run(&[
+        "load",
+        path(&copy),
+        "--stdio",
+        &target,
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    assert_eq!(report["summary"]["iterations"], 4, "{report:#}");
+    assert!(
+        report["profile"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 client(s)"),
+        "the pace stays the pack's: {report:#}"
+    );
+}
+
+/// Packs with profiles together: an importing pack's wins over the imported one's; two
+/// named side by side that differ are a usage error naming both. A bad `load:` block of a
+/// pack is an error at its line and column (`validate`, `load`).
+#[test]
+fn pack_profiles_together_and_bad_pack_load_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = out_file(&dir, "load.json");
+    let target = stdio_target(&[]);
+    let steps = "steps:\n  - name: list\n    request: { method: tools/list }\n";
+    let pack = |name: &str, manifest_rest: &str| {
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("pack.yaml"),
+            format!("name: {name}\nversion: 1.0.0\n{manifest_rest}"),
+        )
+        .unwrap();
+        std::fs::write(d.join("s.yaml"), format!("scenario: {name}-s\n{steps}")).unwrap();
+        d
+    };
+    let inner = pack("inner", "load:\n  iterations: 9\n");
+    let outer = pack(
+        "outer",
+        "imports:\n  - pack: ../inner\nload:\n  iterations: 5\n",
+    );
+    let out = run(&[
+        "load",
+        path(&outer),
+        "--stdio",
+        &target,
+        "--json",
+        path(&json),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let report = read_json(&json);
+    assert_eq!(report["summary"]["iterations"], 5, "{report:#}");
+    assert_eq!(report["summary"]["scenarios"].as_array().unwrap().len(), 2);
+    let other = pack("other", "load:\n  iterations: 3\n");
+    let out = run(&["load", path(&inner), path(&other), "--stdio", &target]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("the packs `inner` and `other` ask for different load profiles"),
+        "{out:?}"
+    );
+
+    let bad = pack(
+        "bad",
+        "load:\n  rate: 0\n  each: [a]\n  budgets:\n    - { step: list, p99: 1s }\n",
+    );
+    for command in ["validate", "load"] {
+        let mut args = vec![command, path(&bad)];
+        if command == "load" {
+            args.extend(["--stdio", target.as_str()]);
+        }
+        let out = run(&args);
+        assert_eq!(out.code, 2, "{command}: {out:?}");
+        for (at, says) in [
+            ("pack.yaml:4:9", "`rate: 0` must be greater than 0"),
+            (
+                "pack.yaml:5:9",
+                "`each` is a scenario's part of the workload",
+            ),
+            (
+                "pack.yaml:7:15",
+                "a budget on a step belongs in its scenario's",
+            ),
+        ] {
+            assert!(out.stderr.contains(at), "{command} {at}: {}", out.stderr);
+            assert!(
+                out.stderr.contains(says),
+                "{command} {says}: {}",
+                out.stderr
+            );
+        }
+    }
 }

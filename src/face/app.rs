@@ -11,6 +11,7 @@ mod eval_judge;
 pub mod init;
 mod list;
 mod load;
+mod load_html;
 mod merge;
 mod outputs;
 mod pack;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::face::cli::{LoadArgs, UsageError, exit};
-use crate::language::dsl::workload::ProfileParts;
+use crate::language::dsl::workload::{PackWorkload, ProfileParts};
 use crate::results::junit::{Flavor, Policy, TestCaseStatus, TestSuite};
 use crate::run::engine::{self, RunConfig};
 use crate::run::load::budget::{Budget, Limit, Scope, Verdict};
@@ -79,7 +79,11 @@ pub(super) fn load(mut args: LoadArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    let mut parts = command_line(&args).over(&in_files.over(&config_load));
+    let in_packs = match pack_profile(&work) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    let mut parts = command_line(&args).over(&in_files.over(&in_packs.over(&config_load)));
     if let Some(shard) = args.shard
         && let Err(e) = shard_parts(&mut parts, shard)
     {
@@ -177,6 +181,7 @@ pub(super) fn load(mut args: LoadArgs) -> i32 {
         args.junit
             .as_deref()
             .map(|p| (p, junit(&report, args.junit_flavor.unwrap_or_default()))),
+        args.html.as_deref().map(|p| (p, html(&report, &secrets))),
         &report,
         &secrets,
     ) {
@@ -245,6 +250,7 @@ pub(super) fn merge(
     files: &[std::path::PathBuf],
     json: Option<&std::path::Path>,
     junit_path: Option<&std::path::Path>,
+    html_path: Option<&std::path::Path>,
     flavor: Flavor,
 ) -> i32 {
     let mut shards: Vec<LoadReport> = Vec::new();
@@ -369,6 +375,7 @@ pub(super) fn merge(
         &console(&report),
         json,
         junit_path.map(|p| (p, junit(&report, flavor))),
+        html_path.map(|p| (p, html(&report, &[]))),
         &report,
         &[],
     ) {
@@ -419,6 +426,36 @@ fn scenario_profile(work: &[Work<'_>]) -> Result<ProfileParts, UsageError> {
         }
     }
     Ok(found.map(|(_, p)| p.clone()).unwrap_or_default())
+}
+
+/// The profile of the packs' `load:` blocks: of the packs nearest the command line (an
+/// importing pack's wins over those it imports); two of them that differ are a usage
+/// error naming both.
+fn pack_profile(work: &[Work<'_>]) -> Result<ProfileParts, UsageError> {
+    let packs: Vec<&PackWorkload> = packs_of(work).filter(|p| !p.profile.is_empty()).collect();
+    let Some(depth) = packs.iter().map(|p| p.depth).min() else {
+        return Ok(ProfileParts::default());
+    };
+    let mut nearest = packs.iter().filter(|p| p.depth == depth);
+    let first = nearest.next().expect("a pack at the least depth");
+    if let Some(other) = nearest.find(|p| p.profile != first.profile) {
+        return Err(UsageError(format!(
+            "the packs `{}` and `{}` ask for different load profiles: give the profile in one of them (or mcpspec.yaml, or on the command line)",
+            first.pack, other.pack
+        )));
+    }
+    Ok(first.profile.clone())
+}
+
+/// The `load:` blocks of the packs of the workload's scenarios, each once.
+fn packs_of<'a>(work: &'a [Work<'_>]) -> impl Iterator<Item = &'a PackWorkload> + Clone {
+    let mut seen = std::collections::HashSet::new();
+    let packs: Vec<&'a PackWorkload> = work
+        .iter()
+        .filter_map(|w| w.scenario.pack_load.as_deref())
+        .filter(|p| seen.insert(p.pack.clone()))
+        .collect();
+    packs.into_iter()
 }
 
 /// The weights of the mix leave something to run: told at the first weight written.
@@ -478,9 +515,9 @@ fn profile(args: &LoadArgs, http: bool, shared: bool, parts: ProfileParts) -> Pr
     profile
 }
 
-/// The budgets: the flags' (of the run), `mcpspec.yaml`'s, the scenarios'. The run's
-/// error rate always has one (default 0%: any error breaks it, as any failure fails a
-/// run) unless a file gives it.
+/// The budgets: the flags' (of the run), `mcpspec.yaml`'s, the packs', the scenarios'.
+/// The run's error rate always has one (default 0%: any error breaks it, as any failure
+/// fails a run) unless a file gives it.
 fn budgets(args: &LoadArgs, config: &[Budget], work: &[Work<'_>]) -> Vec<Budget> {
     let run = |limit| Budget {
         scope: Scope::Run,
@@ -492,11 +529,14 @@ fn budgets(args: &LoadArgs, config: &[Budget], work: &[Work<'_>]) -> Vec<Budget>
             budgets.push(run(Limit::Percentile { quantile, at_most }));
         }
     }
-    let in_files = config.iter().chain(
-        work.iter()
-            .filter_map(|w| w.scenario.load.as_ref())
-            .flat_map(|l| &l.budgets),
-    );
+    let in_files = config
+        .iter()
+        .chain(packs_of(work).flat_map(|p| &p.budgets))
+        .chain(
+            work.iter()
+                .filter_map(|w| w.scenario.load.as_ref())
+                .flat_map(|l| &l.budgets),
+        );
     let run_error_rate =
         |b: &Budget| b.scope == Scope::Run && matches!(b.limit, Limit::ErrorRate(_));
     match args.max_error_rate {
@@ -800,6 +840,42 @@ fn junit(r: &LoadReport, flavor: Flavor) -> String {
     )
 }
 
+/// The HTML page of a load run (or of merged shards).
+fn html(r: &LoadReport, secrets: &[String]) -> String {
+    super::load_html::to_html(
+        &super::load_html::LoadPage {
+            target: &r.target,
+            transport: &r.transport,
+            era: &r.era,
+            started_at: &r.started_at,
+            mcpspec_version: &r.mcpspec_version,
+            profile: &r.profile,
+            target_rate: r.target_rate,
+            shards: r
+                .shard
+                .map(|s| format!("shard {}/{}", s.index, s.count))
+                .or(r.merged_shards.map(|n| format!("merged from {n} shards"))),
+            ended_why: &r.ended.why,
+            ended_at: r.ended.at_seconds,
+            ended_early: r.ended.early,
+            unfinished: r.unfinished,
+            summary: &r.summary,
+            budgets: &r.budgets,
+            warnings: &r.warnings,
+            stages: &r.stages,
+            series: &r.series,
+            generator_cpu: r.generator_cpu.as_ref().map(|cpu| {
+                format!(
+                    "{:.0}% of one core ({:.1}s user, {:.1}s system)",
+                    cpu.percent, cpu.user_seconds, cpu.system_seconds
+                )
+            }),
+            passed: r.passed(),
+        },
+        secrets,
+    )
+}
+
 /// The live line of a load run on a terminal (stderr, not in CI; nothing elsewhere):
 /// redrawn once a second with the rate, the errors and p50/p99 so far.
 struct LiveView {
@@ -1017,6 +1093,11 @@ fn find_limit(
                 limit_junit(&report, args.junit_flavor.unwrap_or_default()),
             )
         }),
+        args.html.as_deref().map(|p| {
+            let search = out[1].trim_start_matches("find limit: ").to_string();
+            let limit = out[out.len() - 1].trim_start_matches("limit: ").to_string();
+            (p, limit_html(&report, search, limit, secrets))
+        }),
         &report,
         secrets,
     ) {
@@ -1031,6 +1112,36 @@ fn find_limit(
     } else {
         exit::FAILED
     }
+}
+
+/// The HTML page of `--find-limit`: its step table.
+fn limit_html(r: &LimitReport, search: String, limit: String, secrets: &[String]) -> String {
+    super::load_html::limit_to_html(
+        &super::load_html::LimitPage {
+            target: &r.target,
+            era: &r.era,
+            started_at: &r.started_at,
+            mcpspec_version: r.mcpspec_version,
+            search,
+            limit,
+            held: r.last_held.is_some(),
+            rows: r
+                .steps
+                .iter()
+                .map(|s| super::load_html::LimitRow {
+                    rate: s.rate,
+                    iterations: s.iterations,
+                    per_second: s.iterations_per_second,
+                    error_rate: s.error_rate,
+                    p50_ms: s.p50_ms,
+                    p99_ms: s.p99_ms,
+                    held: s.held,
+                    broke: s.broke(),
+                })
+                .collect(),
+        },
+        secrets,
+    )
 }
 
 /// A test case per step of `--find-limit`: held, or the budgets it broke.
@@ -1125,7 +1236,14 @@ fn compare(args: &crate::face::cli::CompareArgs) -> i32 {
         (path, xml)
     });
     let report = serde_json::json!({ "changes": changes });
-    if let Err(code) = emit(&out.join("\n"), args.json.as_deref(), junit, &report, &[]) {
+    if let Err(code) = emit(
+        &out.join("\n"),
+        args.json.as_deref(),
+        junit,
+        None,
+        &report,
+        &[],
+    ) {
         return code;
     }
     if regressed == 0 {
@@ -1136,12 +1254,14 @@ fn compare(args: &crate::face::cli::CompareArgs) -> i32 {
 }
 
 /// Write what a load command made, each redacted: the console text (on stderr when the
-/// JSON goes to stdout), the JUnit report `(path, xml)` and the JSON `report`; the exit
-/// code of a file that could not be written.
+/// JSON goes to stdout), the JUnit report `(path, xml)`, the HTML page `(path, html)`
+/// (redacted as it was made) and the JSON `report`; the exit code of a file that could not
+/// be written.
 fn emit(
     console: &str,
     json_path: Option<&std::path::Path>,
     junit: Option<(&std::path::Path, String)>,
+    html: Option<(&std::path::Path, String)>,
     report: &impl Serialize,
     secrets: &[String],
 ) -> Result<(), i32> {
@@ -1153,6 +1273,9 @@ fn emit(
     }
     if let Some((path, xml)) = junit {
         write_reports_file(path, xml)?;
+    }
+    if let Some((path, page)) = html {
+        write_reports_file(path, page)?;
     }
     if let Some(path) = json_path {
         let text = serde_json::to_string_pretty(report).expect("the report serializes");

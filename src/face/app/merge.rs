@@ -94,7 +94,13 @@ pub(super) fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
         .and_then(|f| crate::ground::source::read_text(f).ok())
         .is_some_and(|t| super::load::is_load_report(&t))
     {
-        return super::load::merge(files, json, paths.junit.as_deref(), paths.junit_flavor);
+        return super::load::merge(
+            files,
+            json,
+            paths.junit.as_deref(),
+            paths.html.as_deref(),
+            paths.junit_flavor,
+        );
     }
     let mut reports = Vec::new();
     for f in files {

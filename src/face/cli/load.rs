@@ -111,6 +111,10 @@ pub struct LoadArgs {
     /// (the console summary then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report here (opens offline): the profile, the totals,
+    /// the budgets, the latency percentiles per step, method and tool, latency over time.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Never touch the network: remote packs come from the cache only.
     #[arg(long)]
     pub offline: bool,

@@ -327,6 +327,22 @@ impl<'i> Resolver<'i> {
             },
             None => None,
         };
+        // Checked where it is written; its depth is the import chain's below this pack.
+        let pack_load =
+            doc.load
+                .as_ref()
+                .and_then(|load| match compile::compile_load_profile(&file, load) {
+                    Ok((profile, budgets)) => Some(Arc::new(super::workload::PackWorkload {
+                        pack: name.clone(),
+                        profile,
+                        budgets,
+                        depth: self.stack.len(),
+                    })),
+                    Err(es) => {
+                        self.errors.0.extend(es.0);
+                        None
+                    }
+                });
         let first = self.scenarios.len();
         let inputs = self.inputs;
         for loaded in compile::parse_scenarios(sources, &scope, |i| inputs.releases(first + i)) {
@@ -337,6 +353,7 @@ impl<'i> Resolver<'i> {
                     s.params = values.clone();
                     s.pack_requires = requirement.clone();
                     s.fresh = s.fresh.or(doc.fresh);
+                    s.pack_load = pack_load.clone();
                     if s.client.is_none() {
                         s.client = pack_client.clone();
                         // Without the pack's either, the project's may declare `roots`.

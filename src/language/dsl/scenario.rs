@@ -63,6 +63,8 @@ pub struct Scenario {
     pub client: Option<Arc<ClientScript>>,
     /// `load:`: how `mcpspec load` runs it (its profile, weight and rows).
     pub load: Option<Arc<super::workload::Workload>>,
+    /// Its pack's `load:` block, when the pack has one.
+    pub pack_load: Option<Arc<super::workload::PackWorkload>>,
     /// Why a step may change what another scenario on the same process would see (the
     /// first such step), when one does: without `fresh: false` it gets its own process.
     pub writes: Option<String>,

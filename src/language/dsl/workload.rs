@@ -149,6 +149,19 @@ pub struct Workload {
     pub budgets: Vec<Budget>,
 }
 
+/// A pack's `load:` block: a profile and budgets for the load runs of its scenarios.
+#[derive(Debug, Clone)]
+pub struct PackWorkload {
+    /// The pack's name.
+    pub pack: String,
+    pub profile: ProfileParts,
+    /// Its budgets, of the run (or a method or tool).
+    pub budgets: Vec<Budget>,
+    /// How deep in the imports the pack was loaded: 0 when named on the command line (an
+    /// importing pack's profile wins over those of the packs it imports).
+    pub depth: usize,
+}
+
 /// The template variable of the per-iteration values: `load.iteration`, `load.client`,
 /// `load.row`.
 pub const VAR: &str = "load";

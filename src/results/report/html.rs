@@ -19,7 +19,8 @@ use crate::ground::redact::{Redactor, escape_controls};
 /// Largest transcript or failure body shown for one step (the rest is cut with a marker).
 const MAX_BODY_BYTES: usize = 64 * 1024;
 
-const STYLE: &str = r#"
+/// The report's styles (the load report's page starts from them too).
+pub const STYLE: &str = r#"
 :root{--pass:#1a7f37;--fail:#cf222e;--error:#9a6700;--warn:#bc4c00;--skip:#6e7781;--bg:#fff;--fg:#1f2328;--muted:#656d76;--line:#d0d7de}
 *{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg);margin:0;padding:24px;max-width:1200px}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:15px;margin:0}.meta{color:var(--muted);margin-bottom:16px}

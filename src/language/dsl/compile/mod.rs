@@ -266,6 +266,7 @@ impl Compiler {
             fresh: doc.fresh,
             client,
             load,
+            pack_load: None,
             writes,
             read_calls,
             connection_life,

@@ -46,6 +46,11 @@ pub struct PackDoc {
     /// The default `client:` of the pack's scenarios (a scenario's own wins).
     #[serde(default)]
     pub client: Option<At<ClientDoc>>,
+    /// The load profile and budgets of `mcpspec load` when it runs the pack: below the
+    /// command line and a scenario's own `load:`, above `mcpspec.yaml`'s. Budgets hold for
+    /// the whole run (or a `method` or `tool`); `weight` and `each` belong to a scenario.
+    #[serde(default)]
+    pub load: Option<At<LoadDoc>>,
 }
 
 /// One declared parameter (of a pack or a step group).

@@ -1,5 +1,5 @@
 //! `load:` — how `mcpspec load` runs a scenario as a workload: the profile (shared by the
-//! run; also in `mcpspec.yaml`) and the scenario's own part of the mix.
+//! run; also in `pack.yaml` and `mcpspec.yaml`) and the scenario's own part of the mix.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -8,8 +8,8 @@ use super::super::limits;
 use super::super::value::{At, TValue};
 
 /// A load profile and, in a scenario, its share of the workload. Command-line flags win
-/// over it (`--clients`, `--rate`, `--duration`, ...); a scenario's profile wins over
-/// `mcpspec.yaml`'s.
+/// over it (`--clients`, `--rate`, `--duration`, ...); a scenario's profile wins over its
+/// pack's (`pack.yaml`), and a pack's over `mcpspec.yaml`'s.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[serde(rename = "Load")]
@@ -59,7 +59,8 @@ pub struct LoadDoc {
     pub each: Option<TValue>,
     /// Budgets: limits on what the run measures, each a test case of the JUnit report
     /// with the measured value. In a scenario they hold for its iterations (or, with
-    /// `step`, `method` or `tool`, for those requests); in `mcpspec.yaml` for the whole run.
+    /// `step`, `method` or `tool`, for those requests); in `pack.yaml` and `mcpspec.yaml`
+    /// for the whole run (or a `method` or `tool`).
     #[serde(default)]
     pub budgets: Vec<At<BudgetDoc>>,
 }
