@@ -174,17 +174,23 @@ impl Transport {
                 args,
                 env,
                 cwd,
-            } => {
-                StdioTransport::spawn(program, args, env, cwd.as_deref(), target.max_message_bytes)
-                    .map(Transport::Stdio)
-                    .map_err(|e| ConnectError {
-                        kind: ConnectErrorKind::Start,
-                        message: format!("cannot start `{program}`: {e}"),
-                        stderr_tail: None,
-                        transcript: Vec::new(),
-                        refused: false,
-                    })
-            }
+                sandbox,
+            } => StdioTransport::spawn(
+                program,
+                args,
+                env,
+                cwd.as_deref(),
+                target.max_message_bytes,
+                *sandbox,
+            )
+            .map(Transport::Stdio)
+            .map_err(|e| ConnectError {
+                kind: ConnectErrorKind::Start,
+                message: format!("cannot start `{program}`: {e}"),
+                stderr_tail: None,
+                transcript: Vec::new(),
+                refused: false,
+            }),
             TargetKind::Http {
                 url,
                 headers,

@@ -181,6 +181,8 @@ pub async fn run(
     let mut running = running::Running::new();
     let mut interrupt = std::pin::pin!(interrupt);
     let mut interrupted = None;
+    // `--sandbox`: the tools whose answers show a failed connection (see `finished`).
+    let mut reached_out = indexmap::IndexMap::new();
     loop {
         while running.len() < jobs {
             let next = waiting
@@ -213,7 +215,7 @@ pub async fn run(
         let Some((i, suite)) = next else { break };
         ahead.insert(i, suite);
         while let Some(suite) = ahead.remove(&suites.len()) {
-            suites.push(finished(suite, config, events));
+            suites.push(finished(suite, config, events, &mut reached_out));
         }
     }
     drop(running);
@@ -222,7 +224,7 @@ pub async fn run(
         for (i, (scenario, era, ordinal)) in planned.iter().enumerate().skip(suites.len()) {
             // Finished ahead of an unfinished one: still a result, shown as such.
             if let Some(suite) = ahead.remove(&i) {
-                suites.push(finished(suite, config, events));
+                suites.push(finished(suite, config, events, &mut reached_out));
                 continue;
             }
             let mut suite = skeleton(scenario, era, *ordinal);
@@ -240,6 +242,11 @@ pub async fn run(
         starting,
         warm: stats.warm,
         replaced: stats.replaced,
+        sandboxed: config.target.sandboxed(),
+        reached_out: reached_out
+            .into_iter()
+            .map(|(tool, said)| format!("`{tool}`: {said}"))
+            .collect(),
     });
     RunReport {
         mcpspec_version: info.mcpspec_version,
@@ -258,7 +265,18 @@ pub async fn run(
 }
 
 /// A suite's turn has come: emitted, then kept (without what only a report file reads).
-fn finished(mut suite: SuiteResult, config: &RunConfig, events: &Events<'_>) -> SuiteResult {
+///
+/// Under `--sandbox`, the tools whose answers in it show a failed connection join
+/// `reached_out` first (read before the transcripts are dropped).
+fn finished(
+    mut suite: SuiteResult,
+    config: &RunConfig,
+    events: &Events<'_>,
+    reached_out: &mut indexmap::IndexMap<String, String>,
+) -> SuiteResult {
+    if config.target.sandboxed() {
+        security::reached_out(&suite, reached_out);
+    }
     events.emit(&Event::SuiteFinished(&suite));
     if !config.keep_passing_transcripts {
         compact(&mut suite);
