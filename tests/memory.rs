@@ -170,6 +170,7 @@ fn run_peak(n: usize) -> (usize, usize) {
                 args: Vec::new(),
                 env: Vec::new(),
                 cwd: None,
+                sandbox: false,
             },
             timeout: std::time::Duration::from_secs(30),
             max_message_bytes: 16 << 20,

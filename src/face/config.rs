@@ -94,6 +94,10 @@ pub struct TargetDoc {
     /// Working directory of the stdio server (relative to this file).
     #[serde(default)]
     pub cwd: Option<String>,
+    /// Run the stdio server sandboxed, as `--sandbox` does (Linux: no route out of the
+    /// machine, every file read-only but a private temporary HOME).
+    #[serde(default)]
+    pub sandbox: bool,
     /// HTTP headers.
     #[serde(default)]
     pub headers: IndexMap<String, String>,
@@ -513,6 +517,7 @@ impl Config {
                 if t.cwd.is_none() {
                     t.cwd = target.cwd.as_ref().map(|c| self.dir.join(c));
                 }
+                t.sandbox |= target.sandbox;
                 if t.bearer_env.is_none() {
                     t.bearer_env = target.bearer_env.clone();
                 }

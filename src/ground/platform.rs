@@ -28,6 +28,10 @@
 //! - [`ServerCgroup`]: a cgroup (v2) per server, killed whole (`cgroup.kill`). Linux,
 //!   where mcpspec may make one; elsewhere (and with `MCPSPEC_NO_CGROUPS=1`) `create`
 //!   gives `None` and the walk below is all there is.
+//! - [`sandbox`] (`--sandbox`): the server in user, network and mount namespaces of its
+//!   own: loopback only, every mount read-only but a private tmpfs HOME. Linux with
+//!   unprivileged user namespaces and `mount_setattr` (5.12); elsewhere, or where the
+//!   kernel refuses, [`sandbox_unavailable`] says why and nothing runs unsandboxed.
 //! - [`Pinned`], [`children`], [`parent_of`], [`environ`], [`become_subreaper`]: the
 //!   whole-tree cleanup (`signals::tree`). Linux only. Elsewhere `Pinned::open` fails and
 //!   the walks find nothing, so a server's cleanup is the group kill alone. **Weaker
@@ -78,7 +82,10 @@ pub use os::{
     Interrupts, PipeProbe, PipeReader, PipeWriter, Server, command, is_stop_signal, process_cpu,
     signal_group, signal_name, signal_of, special_file_kind, split_command,
 };
-pub use tree_impl::{Pinned, ServerCgroup, become_subreaper, children, environ, parent_of};
+pub use tree_impl::{
+    Pinned, ServerCgroup, become_subreaper, children, environ, parent_of, sandbox,
+    sandbox_unavailable,
+};
 
 #[cfg(test)]
 pub use os::{exited_with, killed_by};

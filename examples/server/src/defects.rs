@@ -186,6 +186,8 @@ pub enum Defect {
     UnknownMethodSilent,
     /// stdio: requests before `initialize` (a modern `server/discover`) are never answered.
     IgnoreBeforeInitialize,
+    /// stdio: `server/discover` ends the process unanswered, as rmcp-based legacy servers do.
+    ExitOnDiscover,
     /// A listen subscription gets every list change, whatever its filter asked for.
     ListenUnrequested,
     /// A cancelled listen subscription keeps getting notifications (stdio).

@@ -12,6 +12,7 @@ mod jwks;
 mod listen;
 mod orders;
 mod paging;
+mod reach_out;
 mod server;
 mod tasks;
 mod tools;
@@ -163,6 +164,12 @@ struct Cli {
     /// consumer is found by the key's name.
     #[arg(long)]
     orders: bool,
+
+    /// Serve `reach_out`, a tool labelled read-only and closed-world that tries to connect
+    /// to HOST:PORT and to write `$HOME/../mcpspec-reach-out.txt`, and says what happened
+    /// (isError when either failed): what `mcpspec run --sandbox` must stop.
+    #[arg(long, value_name = "HOST:PORT")]
+    reach_out: Option<String>,
 }
 
 /// `alice=T1,bob=T2` → `[(T1, alice), (T2, bob)]` (token → user).
@@ -281,6 +288,7 @@ async fn run(cli: Cli) -> i32 {
         interactive: cli.interactive,
         ask_on_session_stream: cli.ask_on_session_stream,
         orders: cli.orders,
+        reach_out: cli.reach_out,
         max_revision,
     };
     let result = match cli.http {

@@ -92,6 +92,8 @@ pub struct Settings {
     pub ask_on_session_stream: bool,
     /// `--orders`: the `create_order` / `get_order` tools (a handle and its consumer).
     pub orders: bool,
+    /// `--reach-out HOST:PORT`: the mislabelled `reach_out` tool (see `reach_out`).
+    pub reach_out: Option<String>,
     /// `--max-revision`: the newest legacy revision `initialize` agrees to (an older
     /// server's counter-offer); `None`: the SDK's own.
     pub max_revision: Option<&'static str>,
@@ -113,6 +115,7 @@ impl Default for Settings {
             ask_on_session_stream: false,
             max_revision: None,
             orders: false,
+            reach_out: None,
         }
     }
 }
@@ -174,6 +177,10 @@ impl ExampleServer {
         }
         if settings.orders {
             tools.extend(orders::tools());
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        if settings.reach_out.is_some() {
+            tools.push(crate::reach_out::tool());
             tools.sort_by(|a, b| a.name.cmp(&b.name));
         }
         let mut resources = changes.resources(resources());
@@ -714,6 +721,13 @@ impl ServerHandler for ExampleServer {
         }
         if request.name == "slow" {
             utilities::report_progress(self.defects(), &context).await;
+        }
+        if let Some(address) = &self.0.settings.reach_out
+            && request.name == crate::reach_out::REACH_OUT
+        {
+            let mut result = crate::reach_out::call(address).await;
+            result.meta = result_meta(&context);
+            return Ok(result.into());
         }
         if self.0.settings.orders {
             let user = self.user(&context);

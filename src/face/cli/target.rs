@@ -71,6 +71,11 @@ pub struct TargetArgs {
     /// Working directory for the stdio server.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Run the stdio server in a sandbox (Linux): no route out of the machine (loopback
+    /// only), every file read-only but a private temporary HOME and TMPDIR. Where that is
+    /// not possible, the command stops with the reason (never runs unsandboxed).
+    #[arg(long)]
+    pub sandbox: bool,
     /// Per-request timeout, e.g. `500ms`, `30s` (default 30s; 1ms to 1day).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
@@ -308,6 +313,7 @@ impl TargetArgs {
                     args: args.to_vec(),
                     env,
                     cwd: self.cwd.clone(),
+                    sandbox: self.sandbox,
                 }
             }
             (None, Some(url)) => {
@@ -368,6 +374,19 @@ impl TargetArgs {
             return Err(UsageError(
                 "OAuth sign-in (--oauth-client-id, `auth:`) applies to --url targets".into(),
             ));
+        }
+        if self.sandbox {
+            if !matches!(kind, TargetKind::Stdio { .. }) {
+                return Err(UsageError(
+                    "--sandbox applies to --stdio targets (an HTTP server runs where it was started)".into(),
+                ));
+            }
+            // Asked for and impossible: the run stops here, it never goes unsandboxed.
+            if let Some(why) = crate::ground::platform::sandbox_unavailable() {
+                return Err(UsageError(format!(
+                    "--sandbox is not available here: {why}"
+                )));
+            }
         }
         for (k, v) in self.env.iter().filter_map(|kv| kv.split_once('=')) {
             if is_sensitive_name(k) && !v.is_empty() {

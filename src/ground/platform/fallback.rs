@@ -64,6 +64,16 @@ pub fn environ(_pid: u32) -> Option<Vec<u8>> {
     None
 }
 
+/// `--sandbox` needs Linux namespaces: never made here.
+pub fn sandbox(_cmd: &mut std::process::Command, _home: &std::path::Path) -> std::io::Result<()> {
+    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}
+
+/// Why `--sandbox` cannot be honoured here: always.
+pub fn sandbox_unavailable() -> Option<String> {
+    Some("it needs Linux user, network and mount namespaces".into())
+}
+
 /// No cgroups here: the server's cleanup is the group kill (see the contract).
 #[derive(Debug)]
 pub struct ServerCgroup;

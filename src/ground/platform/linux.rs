@@ -87,6 +87,200 @@ fn tie_to_parent(cmd: &mut Command) {
     }
 }
 
+/// `--sandbox`: in the child, before `exec`, a user namespace of its own (the same uid
+/// and gid inside), a network namespace with only the loopback interface (brought up), and
+/// a mount namespace where every mount is read-only but a fresh tmpfs on `home` (the
+/// server's HOME and TMPDIR). The server cannot gain privileges back (`NO_NEW_PRIVS`, and
+/// uid 0 inside gets no capabilities at `exec`): it cannot reach beyond the machine, nor
+/// write outside `home`. A step that fails makes the spawn fail (never an unsandboxed
+/// server) and names itself on the child's stderr.
+pub fn sandbox(cmd: &mut Command, home: &std::path::Path) -> std::io::Result<()> {
+    let home = std::ffi::CString::new(home.as_os_str().as_encoded_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: getuid(2) and getgid(2) take nothing and always succeed.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    // Prepared before the fork: the child allocates nothing.
+    let uid_map = format!("{uid} {uid} 1").into_bytes();
+    let gid_map = format!("{gid} {gid} 1").into_bytes();
+    // SAFETY: the closure runs in the forked child (one thread) and makes only
+    // async-signal-safe system calls on memory prepared before the fork; a raw OS error
+    // is no allocation.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWNS) != 0 {
+                return Err(failed(
+                    b"unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)",
+                ));
+            }
+            // (A kernel without the setgroups file does not need it written.)
+            let _ = write_proc(c"/proc/self/setgroups", b"deny");
+            if !write_proc(c"/proc/self/uid_map", &uid_map) {
+                return Err(failed(b"writing /proc/self/uid_map"));
+            }
+            if !write_proc(c"/proc/self/gid_map", &gid_map) {
+                return Err(failed(b"writing /proc/self/gid_map"));
+            }
+            let none = std::ptr::null::<libc::c_char>();
+            if libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err(failed(b"making the mounts private"));
+            }
+            let attr = MountAttr {
+                attr_set: MOUNT_ATTR_RDONLY,
+                attr_clr: 0,
+                propagation: 0,
+                userns_fd: 0,
+            };
+            if libc::syscall(
+                libc::SYS_mount_setattr,
+                libc::AT_FDCWD,
+                c"/".as_ptr(),
+                libc::AT_RECURSIVE as libc::c_uint,
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            ) != 0
+            {
+                return Err(failed(b"making every mount read-only (mount_setattr)"));
+            }
+            if libc::mount(
+                c"tmpfs".as_ptr(),
+                home.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                c"mode=0700".as_ptr().cast(),
+            ) != 0
+            {
+                return Err(failed(b"mounting the private tmpfs HOME"));
+            }
+            if !loopback_up() {
+                return Err(failed(b"bringing the loopback interface up"));
+            }
+            if libc::prctl(
+                libc::PR_SET_SECUREBITS,
+                (libc::SECBIT_NOROOT | libc::SECBIT_NOROOT_LOCKED) as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+                || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0
+            {
+                return Err(failed(b"dropping privileges"));
+            }
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+/// `struct mount_attr` of `mount_setattr(2)` (Linux 5.12).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+
+/// In the sandboxed child: the last error, after naming the step that failed on stderr.
+fn failed(step: &[u8]) -> std::io::Error {
+    let e = std::io::Error::last_os_error();
+    // SAFETY: write(2) of static and caller-owned bytes to the child's stderr.
+    unsafe {
+        let prefix = b"mcpspec --sandbox: ";
+        libc::write(2, prefix.as_ptr().cast(), prefix.len());
+        libc::write(2, step.as_ptr().cast(), step.len());
+        libc::write(2, b" failed\n".as_ptr().cast(), 8);
+    }
+    e
+}
+
+/// In the sandboxed child: write `text` to a `/proc` file (open, write, close).
+fn write_proc(path: &std::ffi::CStr, text: &[u8]) -> bool {
+    // SAFETY: open(2), write(2) and close(2) on memory the caller owns.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let n = libc::write(fd, text.as_ptr().cast(), text.len());
+        libc::close(fd);
+        n == text.len() as isize
+    }
+}
+
+/// In the sandboxed child: set `lo` up (a new network namespace has it down).
+fn loopback_up() -> bool {
+    // SAFETY: socket(2), ioctl(2) on a zeroed local `ifreq`, close(2).
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return false;
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo".iter().enumerate() {
+            req.ifr_name[i] = *b as libc::c_char;
+        }
+        let mut ok = libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req) == 0;
+        if ok {
+            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            ok = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &mut req) == 0;
+        }
+        libc::close(fd);
+        ok
+    }
+}
+
+/// Why `--sandbox` cannot be honoured here, if it cannot: a sandboxed start of mcpspec
+/// itself (`--version`) is tried once.
+pub fn sandbox_unavailable() -> Option<String> {
+    static PROBED: OnceLock<Option<String>> = OnceLock::new();
+    PROBED
+        .get_or_init(|| {
+            let exe = match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(e) => return Some(format!("mcpspec's own program, to try it with, is not found: {e}")),
+            };
+            let home = std::env::temp_dir().join(format!("mcpspec-sandbox-probe-{}", std::process::id()));
+            let _ = std::fs::create_dir(&home);
+            let log = home.with_extension("log");
+            let result = (|| -> Result<(), String> {
+                let stderr = std::fs::File::create(&log).map_err(|e| e.to_string())?;
+                let mut cmd = Command::new(exe);
+                cmd.arg("--version")
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(stderr);
+                sandbox(&mut cmd, &home).map_err(|e| e.to_string())?;
+                match cmd.status() {
+                    Ok(s) if s.success() => Ok(()),
+                    Ok(s) => Err(format!("a sandboxed process ended with {s}")),
+                    Err(e) => {
+                        let said = std::fs::read_to_string(&log).unwrap_or_default();
+                        let step = said
+                            .lines()
+                            .find_map(|l| l.strip_prefix("mcpspec --sandbox: "))
+                            .unwrap_or("making the namespaces");
+                        Err(format!(
+                            "{step}: {e} (unprivileged user namespaces may be disabled: sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns)"
+                        ))
+                    }
+                }
+            })();
+            let _ = std::fs::remove_file(&log);
+            let _ = std::fs::remove_dir(&home);
+            result.err()
+        })
+        .clone()
+}
+
 /// One process pinned by a pidfd: every signal reaches it or nothing, even after its pid
 /// is reused.
 #[derive(Debug)]

@@ -389,6 +389,20 @@ fn servers_line(servers: &crate::results::report::result::ServerStats) -> String
     for replaced in &servers.replaced {
         let _ = writeln!(out, "  replaced: {replaced}");
     }
+    if servers.sandboxed {
+        out.push_str(
+            "Sandbox (--sandbox): the server ran with no route out of the machine and a private HOME\n",
+        );
+        if !servers.reached_out.is_empty() {
+            let _ = writeln!(
+                out,
+                "  tools whose answers show a failed connection (they tried to reach out):"
+            );
+        }
+        for tool in &servers.reached_out {
+            let _ = writeln!(out, "  - {tool}");
+        }
+    }
     out
 }
 

@@ -74,6 +74,13 @@ pub struct ServerStats {
     /// scenario of the era started a new one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replaced: Vec<String>,
+    /// `--sandbox`: every server ran with no route out of the machine and a private HOME.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sandboxed: bool,
+    /// `--sandbox`: the tools whose answers showed a failed connection (they tried to
+    /// reach beyond the machine), each as "`name`: what it answered" (cut).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reached_out: Vec<String>,
 }
 
 /// Which part of a sharded run a report is, so that `report merge` can refuse a shard

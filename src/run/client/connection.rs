@@ -136,6 +136,23 @@ pub struct ConnectError {
     pub message: String,
     pub stderr_tail: Option<String>,
     pub transcript: Vec<TranscriptEntry>,
+    /// The server refused the era outright, in a way that does not change from one try to
+    /// the next (it answered the handshake, and not as asked; or it exited on
+    /// `server/discover` while a fresh process took `initialize`): see [`ConnectError::refused`].
+    pub refused: bool,
+}
+
+impl ConnectError {
+    /// The server answered the handshake, and not as asked (or exited on it, see
+    /// `refused`): a refusal of the era. A handshake that broke down (a timeout, a closed
+    /// connection) may go through next time.
+    pub fn refused(&self) -> bool {
+        self.kind == ConnectErrorKind::Protocol
+            && (self.refused
+                || self.transcript.last().is_some_and(|t| {
+                    t.direction == crate::results::report::result::Direction::Received
+                }))
+    }
 }
 
 #[allow(
@@ -157,16 +174,23 @@ impl Transport {
                 args,
                 env,
                 cwd,
-            } => {
-                StdioTransport::spawn(program, args, env, cwd.as_deref(), target.max_message_bytes)
-                    .map(Transport::Stdio)
-                    .map_err(|e| ConnectError {
-                        kind: ConnectErrorKind::Start,
-                        message: format!("cannot start `{program}`: {e}"),
-                        stderr_tail: None,
-                        transcript: Vec::new(),
-                    })
-            }
+                sandbox,
+            } => StdioTransport::spawn(
+                program,
+                args,
+                env,
+                cwd.as_deref(),
+                target.max_message_bytes,
+                *sandbox,
+            )
+            .map(Transport::Stdio)
+            .map_err(|e| ConnectError {
+                kind: ConnectErrorKind::Start,
+                message: format!("cannot start `{program}`: {e}"),
+                stderr_tail: None,
+                transcript: Vec::new(),
+                refused: false,
+            }),
             TargetKind::Http {
                 url,
                 headers,
@@ -185,6 +209,7 @@ impl Transport {
                 message,
                 stderr_tail: None,
                 transcript: Vec::new(),
+                refused: false,
             }),
         }
     }
@@ -320,7 +345,10 @@ impl Connection {
         let result = match era {
             EraRequest::Legacy => conn.handshake(LATEST_LEGACY_REVISION, false).await,
             EraRequest::PinnedLegacy(rev) => conn.handshake(rev, true).await,
-            EraRequest::Modern(rev) => conn.discover(rev).await,
+            EraRequest::Modern(rev) => match conn.discover(rev).await {
+                Err(e) => Err(conn.exited_on_discover(rev, e, &mut processes).await),
+                ok => ok,
+            },
             EraRequest::Auto => conn.open_auto(&mut processes).await?,
         };
         if !target.is_http() {
@@ -334,7 +362,9 @@ impl Connection {
             }
             Err(mut e) => {
                 e.transcript = conn.take_log();
-                e.stderr_tail = conn.stderr_tail();
+                if e.stderr_tail.is_none() {
+                    e.stderr_tail = conn.stderr_tail();
+                }
                 conn.close().await;
                 Err(e)
             }

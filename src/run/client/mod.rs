@@ -81,6 +81,9 @@ pub enum TargetKind {
         args: Vec<String>,
         env: Vec<(String, String)>,
         cwd: Option<PathBuf>,
+        /// `--sandbox`: the server runs with no route out of the machine and a private
+        /// HOME (see [`crate::ground::platform::sandbox`]).
+        sandbox: bool,
     },
     Http {
         url: String,
@@ -124,6 +127,11 @@ impl Target {
 
     pub fn is_http(&self) -> bool {
         matches!(self.kind, TargetKind::Http { .. })
+    }
+
+    /// A stdio server run under `--sandbox`.
+    pub fn sandboxed(&self) -> bool {
+        matches!(self.kind, TargetKind::Stdio { sandbox: true, .. })
     }
 }
 

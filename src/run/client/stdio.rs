@@ -115,6 +115,7 @@ impl StdioTransport {
         env: &[(String, String)],
         cwd: Option<&std::path::Path>,
         max_bytes: usize,
+        sandbox: bool,
     ) -> std::io::Result<StdioTransport> {
         let process::Spawned {
             leader,
@@ -122,7 +123,7 @@ impl StdioTransport {
             stdout,
             stderr: stderr_file,
             exit_rx,
-        } = process::Leader::spawn(program, args, env, cwd)?;
+        } = process::Leader::spawn(program, args, env, cwd, sandbox)?;
         // A thread keeps the stderr tail (blocking reads: it costs nothing while the server
         // is quiet, and it drains a chatty stderr whatever the runtime is doing).
         let stderr = Arc::new(Mutex::new(VecDeque::new()));

@@ -181,6 +181,8 @@ pub async fn run(
     let mut running = running::Running::new();
     let mut interrupt = std::pin::pin!(interrupt);
     let mut interrupted = None;
+    // `--sandbox`: the tools whose answers show a failed connection (see `finished`).
+    let mut reached_out = indexmap::IndexMap::new();
     loop {
         while running.len() < jobs {
             let next = waiting
@@ -213,7 +215,7 @@ pub async fn run(
         let Some((i, suite)) = next else { break };
         ahead.insert(i, suite);
         while let Some(suite) = ahead.remove(&suites.len()) {
-            suites.push(finished(suite, config, events));
+            suites.push(finished(suite, config, events, &mut reached_out));
         }
     }
     drop(running);
@@ -222,7 +224,7 @@ pub async fn run(
         for (i, (scenario, era, ordinal)) in planned.iter().enumerate().skip(suites.len()) {
             // Finished ahead of an unfinished one: still a result, shown as such.
             if let Some(suite) = ahead.remove(&i) {
-                suites.push(finished(suite, config, events));
+                suites.push(finished(suite, config, events, &mut reached_out));
                 continue;
             }
             let mut suite = skeleton(scenario, era, *ordinal);
@@ -240,6 +242,11 @@ pub async fn run(
         starting,
         warm: stats.warm,
         replaced: stats.replaced,
+        sandboxed: config.target.sandboxed(),
+        reached_out: reached_out
+            .into_iter()
+            .map(|(tool, said)| format!("`{tool}`: {said}"))
+            .collect(),
     });
     RunReport {
         mcpspec_version: info.mcpspec_version,
@@ -258,7 +265,18 @@ pub async fn run(
 }
 
 /// A suite's turn has come: emitted, then kept (without what only a report file reads).
-fn finished(mut suite: SuiteResult, config: &RunConfig, events: &Events<'_>) -> SuiteResult {
+///
+/// Under `--sandbox`, the tools whose answers in it show a failed connection join
+/// `reached_out` first (read before the transcripts are dropped).
+fn finished(
+    mut suite: SuiteResult,
+    config: &RunConfig,
+    events: &Events<'_>,
+    reached_out: &mut indexmap::IndexMap<String, String>,
+) -> SuiteResult {
+    if config.target.sandboxed() {
+        security::reached_out(&suite, reached_out);
+    }
     events.emit(&Event::SuiteFinished(&suite));
     if !config.keep_passing_transcripts {
         compact(&mut suite);
@@ -413,19 +431,19 @@ async fn run_leased(
         .transport_unmet(target.is_http())
         .or_else(|| security::static_unmet(&scenario.requires, target, params))
     {
-        suite.steps = steps
-            .iter()
-            .map(|step| {
-                let outcome = crate::results::report::result::Outcome::Skipped {
-                    reason: why.clone(),
-                };
-                failure::step_result(step, outcome, Default::default(), Vec::new())
-            })
-            .collect();
+        suite.steps = skipped(&steps, &why);
         suite.duration = started.elapsed();
         return suite;
     }
     if let Some((kind, message)) = pool.gate.known(&item.era.label) {
+        // (Known for this era alone only when refused: see `pool::Gate`.)
+        if kind == ConnectErrorKind::Protocol
+            && let Some(why) = era_refused_unmet(scenario, &item.era, &message)
+        {
+            suite.steps = skipped(&steps, &why);
+            suite.duration = started.elapsed();
+            return suite;
+        }
         suite.setup_error = Some(message);
         suite.setup_error_kind = Some(kind_name(kind).to_string());
         suite.duration = started.elapsed();
@@ -457,9 +475,14 @@ async fn run_leased(
     match opened {
         Err(e) => {
             pool.gate.remember(&item.era.label, &e);
-            suite.setup_error = Some(e.message.clone());
-            suite.setup_error_kind = Some(kind_name(e.kind).to_string());
-            suite.stderr_tail = e.stderr_tail;
+            match era_refused_unmet(scenario, &item.era, &e.message).filter(|_| e.refused()) {
+                Some(why) => suite.steps = skipped(&steps, &why),
+                None => {
+                    suite.setup_error = Some(e.message.clone());
+                    suite.setup_error_kind = Some(kind_name(e.kind).to_string());
+                    suite.stderr_tail = e.stderr_tail;
+                }
+            }
         }
         Ok((mut conn, shared)) => {
             let n = &conn.negotiated;
@@ -514,6 +537,46 @@ async fn run_leased(
     }
     suite.duration = started.elapsed();
     suite
+}
+
+/// Every step of a scenario skipped with `why`, without connecting.
+fn skipped(
+    steps: &[crate::language::dsl::Step],
+    why: &str,
+) -> Vec<crate::results::report::result::StepResult> {
+    steps
+        .iter()
+        .map(|step| {
+            let outcome = Outcome::Skipped {
+                reason: why.to_string(),
+            };
+            failure::step_result(step, outcome, Default::default(), Vec::new())
+        })
+        .collect()
+}
+
+/// A modern scenario that requires `supportedVersions: { includes: [...] }` on a server
+/// that refused the modern era (its `server/discover` answered an error, listed other
+/// versions, or ended the process while `initialize` works): the requirement is unmet —
+/// the server does not speak that era — and the scenario is skipped with the server's
+/// refusal (`message`, cut), not a setup error. (A legacy-only server is no dual-era one:
+/// the cross-era pack does not apply to it.)
+fn era_refused_unmet(scenario: &Scenario, era: &Era, message: &str) -> Option<String> {
+    use crate::protocol::era::EraRequest;
+    if !matches!(era.request, EraRequest::Modern(_))
+        || scenario.requires.versions_include.is_empty()
+    {
+        return None;
+    }
+    // The refusal itself, without the advice for a run pinned to the era.
+    let prefix = format!("the server did not accept protocol {}: ", era.label);
+    let said = message.strip_prefix(&prefix).unwrap_or(message);
+    let said = said.split(" (a legacy-only server?").next().unwrap_or(said);
+    Some(format!(
+        "the server does not speak {}: {}",
+        era.label,
+        crate::ground::redact::shorten(said, 300)
+    ))
 }
 
 /// The scenario's `client:` with its template context (the run's and the pack's

@@ -486,6 +486,8 @@ impl Pool {
                 message,
                 stderr_tail: None,
                 transcript: Vec::new(),
+                // Only a refusal is remembered for its era alone.
+                refused: kind == ConnectErrorKind::Protocol,
             });
         }
         let target = if self.enabled { &self.target } else { target };
@@ -547,12 +549,7 @@ impl Gate {
 
     pub fn remember(&self, era: &str, e: &ConnectError) {
         let (kind, message) = (e.kind, &e.message);
-        // The server answered the handshake, and not as asked: a refusal. A handshake
-        // that broke down (timeout, closed connection) may go through next time.
-        let refused = e
-            .transcript
-            .last()
-            .is_some_and(|t| t.direction == crate::results::report::result::Direction::Received);
+        let refused = e.refused();
         let scope = match kind {
             ConnectErrorKind::Unreachable | ConnectErrorKind::Auth => None,
             ConnectErrorKind::Protocol if refused => Some(era.to_string()),

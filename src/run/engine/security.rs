@@ -190,6 +190,84 @@ fn b64url_decode(text: &str) -> Option<Vec<u8>> {
         .ok()
 }
 
+/// Words of a failed connection in a tool's answer (an OS error, a runtime's error code,
+/// a resolver's failure): under `--sandbox`, the tool tried to reach beyond the machine.
+const CONNECTION_FAILED: &[&str] = &[
+    "network is unreachable",
+    "enetunreach",
+    "connection refused",
+    "econnrefused",
+    "no route to host",
+    "ehostunreach",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "enotfound",
+    "eai_again",
+    "failed to resolve",
+    "dns error",
+];
+
+/// `--sandbox`: the tools whose answers in `suite` (a result's text or a JSON-RPC error)
+/// show a failed connection, each with the first such answer (cut), added to `found`
+/// unless already there.
+pub fn reached_out(
+    suite: &crate::results::report::result::SuiteResult,
+    found: &mut IndexMap<String, String>,
+) {
+    use crate::results::report::result::Direction;
+    for step in &suite.steps {
+        let mut calls: IndexMap<String, String> = IndexMap::new();
+        for entry in &step.transcript {
+            let Ok(msg) = serde_json::from_str::<Value>(&entry.body) else {
+                continue;
+            };
+            let id = msg.get("id").map(Value::to_string).unwrap_or_default();
+            match entry.direction {
+                Direction::Sent
+                    if msg.get("method").and_then(Value::as_str) == Some(methods::TOOLS_CALL) =>
+                {
+                    if let Some(name) = msg.pointer("/params/name").and_then(Value::as_str) {
+                        calls.insert(id, name.to_string());
+                    }
+                }
+                Direction::Received => {
+                    let Some(name) = calls.get(&id) else {
+                        continue;
+                    };
+                    let said = answer_text(&msg);
+                    let lower = said.to_lowercase();
+                    if found.contains_key(name)
+                        || !CONNECTION_FAILED.iter().any(|w| lower.contains(w))
+                    {
+                        continue;
+                    }
+                    let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
+                    found.insert(name.clone(), crate::ground::redact::shorten(&said, 160));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The text of a tool's answer: its text content, or its JSON-RPC error's message.
+fn answer_text(msg: &Value) -> String {
+    if let Some(error) = msg.get("error") {
+        return error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+    }
+    msg.pointer("/result/content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -487,6 +487,12 @@ impl Defect {
             description: "requests before `initialize` (a modern `server/discover`, a `ping`) are never answered",
         },
         DefectInfo {
+            name: "exit-on-discover",
+            value: None,
+            scope: Scope::Stdio,
+            description: "server/discover ends the process unanswered (stderr line, exit 1), as rmcp-based legacy servers do when the first request is not initialize",
+        },
+        DefectInfo {
             name: "legacy-only",
             value: None,
             scope: Scope::Any,
@@ -831,6 +837,7 @@ impl Defect {
             Defect::ListenNoAck => "listen-no-ack",
             Defect::UnknownMethodSilent => "unknown-method-silent",
             Defect::IgnoreBeforeInitialize => "ignore-before-initialize",
+            Defect::ExitOnDiscover => "exit-on-discover",
             Defect::ListenUnrequested => "listen-unrequested",
             Defect::ListenIgnoresCancel => "listen-ignores-cancel",
             Defect::ListChangedNeverSent => "list-changed-never-sent",
@@ -977,6 +984,7 @@ impl Defect {
             "listen-no-ack" => Defect::ListenNoAck,
             "unknown-method-silent" => Defect::UnknownMethodSilent,
             "ignore-before-initialize" => Defect::IgnoreBeforeInitialize,
+            "exit-on-discover" => Defect::ExitOnDiscover,
             "listen-unrequested" => Defect::ListenUnrequested,
             "listen-ignores-cancel" => Defect::ListenIgnoresCancel,
             "list-changed-never-sent" => Defect::ListChangedNeverSent,

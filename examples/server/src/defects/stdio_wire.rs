@@ -39,6 +39,8 @@ pub struct StdioWire {
     /// `ignore-before-initialize`: requests are swallowed until `initialize` is seen
     /// (`Some(seen)`).
     before_initialize: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// `exit-on-discover`: `server/discover` ends the process.
+    exit_on_discover: bool,
 }
 
 /// The method families MCP defines (any revision): a method outside them is unknown.
@@ -81,6 +83,7 @@ impl StdioWire {
             before_initialize: defects
                 .has(&Defect::IgnoreBeforeInitialize)
                 .then(Arc::default),
+            exit_on_discover: defects.has(&Defect::ExitOnDiscover),
         }
     }
 
@@ -151,6 +154,11 @@ impl StdioWire {
             && message.get("id").and_then(Value::as_str) == Some(SERVER_REQUEST_ID);
         let is_request = message.get("id").is_some();
         if let (Some(method), true) = (method, is_request) {
+            if self.exit_on_discover && method == "server/discover" {
+                // As rmcp's `serve_server` does when the first message is not `initialize`.
+                eprintln!("Error: expect initialize request, but received: {message}");
+                std::process::exit(1);
+            }
             if self.unknown_silent && !MCP_METHOD_PREFIXES.iter().any(|p| method.starts_with(p)) {
                 return (None, true);
             }

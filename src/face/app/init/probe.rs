@@ -46,6 +46,7 @@ pub async fn connect(target: &Target, label: &str) -> Result<Connection, Connect
         message,
         stderr_tail: None,
         transcript: Vec::new(),
+        refused: false,
     })?;
     Connection::open(target, label, &request).await
 }

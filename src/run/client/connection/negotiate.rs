@@ -114,6 +114,55 @@ impl Connection {
         Ok(())
     }
 
+    /// A modern opening whose stdio process ended on `server/discover` (`e`): did the
+    /// server start at all? A fresh process is asked for the legacy handshake. When it
+    /// completes, the server started and exited on that request, as rmcp-based legacy
+    /// servers do on a first request that is not `initialize`: a refusal of the era, said
+    /// so, with the stderr of the process that exited. Otherwise `e` as it was.
+    pub(super) async fn exited_on_discover(
+        &mut self,
+        revision: &str,
+        mut e: ConnectError,
+        processes: &mut u64,
+    ) -> ConnectError {
+        if e.kind != ConnectErrorKind::Start || !matches!(self.transport, Transport::Stdio(_)) {
+            return e;
+        }
+        let why = e
+            .message
+            .strip_prefix("the server did not start: ")
+            .unwrap_or(&e.message)
+            .to_string();
+        let log = self.take_log();
+        let stderr = self.stderr_tail();
+        self.close_transport().await;
+        self.transport = match Transport::open(&self.target) {
+            Ok(t) => t,
+            Err(_) => {
+                self.log = log;
+                return e;
+            }
+        };
+        *processes += 1;
+        let legacy = self.handshake(LATEST_LEGACY_REVISION, false).await;
+        // The fresh process's exchanges are no part of this opening's transcript.
+        let _ = self.take_log();
+        self.log = log;
+        if legacy.is_err() {
+            return e;
+        }
+        self.note(
+            "a fresh process of the same command completed the legacy `initialize` handshake: the server starts".into(),
+        );
+        e.kind = ConnectErrorKind::Protocol;
+        e.refused = true;
+        e.stderr_tail = stderr;
+        e.message = format!(
+            "the server did not accept protocol {revision}: it started, then exited on `server/discover` without answering it ({why}); a fresh process completed the legacy `initialize` handshake (a legacy-only server? it ends on a request it does not know: try --era legacy or --era auto)"
+        );
+        e
+    }
+
     /// `auto`: the probe, then — unless the server is modern — a legacy handshake. Over
     /// stdio, a process that refused the probe with an error takes the handshake as it is
     /// (one start, not two); otherwise, or when that handshake does not complete, a fresh
@@ -256,6 +305,7 @@ impl Connection {
                     ),
                     stderr_tail: None,
                     transcript: Vec::new(),
+                    refused: false,
                 });
             }
             Err(e) => format!("server/discover: {e}"),
@@ -315,6 +365,7 @@ impl Connection {
                         ),
                         stderr_tail: None,
                         transcript: Vec::new(),
+                        refused: false,
                     });
                 }
                 Ok(ex)
@@ -346,6 +397,7 @@ impl Connection {
                     },
                     stderr_tail: None,
                     transcript: Vec::new(),
+                    refused: false,
                 })
             }
         }
@@ -376,6 +428,7 @@ impl Connection {
                 ),
                 stderr_tail: None,
                 transcript: Vec::new(),
+                refused: false,
             };
         }
         ConnectError {
@@ -385,6 +438,7 @@ impl Connection {
             ),
             stderr_tail: None,
             transcript: Vec::new(),
+            refused: false,
         }
     }
 
@@ -394,6 +448,7 @@ impl Connection {
             message,
             stderr_tail: None,
             transcript: Vec::new(),
+            refused: false,
         }
     }
 }

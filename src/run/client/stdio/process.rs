@@ -30,6 +30,31 @@ pub(super) struct Leader {
     sent: Vec<Stop>,
     /// The exit status once known (see [`watch_exit`]).
     exit_rx: watch::Receiver<Option<std::process::ExitStatus>>,
+    /// `--sandbox`: the server's private HOME (removed once the server is stopped).
+    _sandbox_home: Option<SandboxHome>,
+}
+
+/// A sandboxed server's HOME and TMPDIR: an empty folder of mcpspec's, where the server
+/// sees a tmpfs of its own (see [`platform::sandbox`]); removed after the server.
+struct SandboxHome(std::path::PathBuf);
+
+impl SandboxHome {
+    fn create() -> std::io::Result<SandboxHome> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mcpspec-home-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&dir)?;
+        Ok(SandboxHome(dir))
+    }
+}
+
+impl Drop for SandboxHome {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// What [`Leader::spawn`] hands to the transport.
@@ -49,6 +74,7 @@ impl Leader {
         args: &[String],
         env: &[(String, String)],
         cwd: Option<&std::path::Path>,
+        sandbox: bool,
     ) -> std::io::Result<Spawned> {
         let marker = crate::ground::signals::tree::new_marker();
         let mut cmd = platform::command(program);
@@ -66,6 +92,17 @@ impl Leader {
         if let Some(cgroup) = &cgroup {
             cgroup.enter(&mut cmd);
         }
+        // After the cgroup move (done with mcpspec's own rights), before anything else.
+        let sandbox_home = if sandbox {
+            let home = SandboxHome::create()?;
+            cmd.env("HOME", &home.0).env("TMPDIR", &home.0);
+            platform::sandbox(&mut cmd, &home.0).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("--sandbox is not available here: {e}"))
+            })?;
+            Some(home)
+        } else {
+            None
+        };
         // Spawned and registered under one lock (see `crate::ground::signals::groups`).
         let mut groups = crate::ground::signals::groups();
         let spawned = platform::Server::spawn(&mut cmd)?;
@@ -82,6 +119,7 @@ impl Leader {
             cgroup,
             sent: Vec::new(),
             exit_rx: exit_rx.clone(),
+            _sandbox_home: sandbox_home,
         };
         tokio::spawn(watch_exit(spawned.server, exit_tx, released));
         let missing = || std::io::Error::other("a pipe to the server is missing");
@@ -271,6 +309,7 @@ mod tests {
             cgroup: None,
             sent: Vec::new(),
             exit_rx: watch::channel(None).1,
+            _sandbox_home: None,
         }
     }
 
