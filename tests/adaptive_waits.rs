@@ -7,7 +7,8 @@
 //!    failure says how long it waited and why;
 //! 2. `--era auto` against a server that ignores requests before `initialize`
 //!    (`--defect ignore-before-initialize`) probes once per run: every later process of
-//!    the same server takes the legacy handshake at once.
+//!    the same server takes the legacy handshake at once; and that first probe is bounded
+//!    (a few seconds, checked against a fresh process's start), not the whole `--timeout`.
 
 mod common;
 
@@ -160,4 +161,86 @@ fn era_auto_probes_once_per_run_and_server() {
             "{note}"
         );
     }
+}
+
+/// The first `server/discover` of `--era auto` over stdio is bounded too: a server that
+/// ignores requests before `initialize` costs a few seconds once, not the whole `--timeout`,
+/// and the note says what measured the bound (a fresh process's start and handshake).
+#[test]
+fn era_auto_first_probe_is_bounded_not_the_timeout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = dir.path().join("scenarios");
+    std::fs::create_dir(&spec).expect("mkdir");
+    std::fs::write(spec.join("first.yaml"), fresh_scenario("first")).expect("write");
+    let json = dir.path().join("result.json");
+    let target = stdio_target(&["--defect", "ignore-before-initialize"]);
+    let started = Instant::now();
+    let out = run(&[
+        "run",
+        spec.to_str().expect("utf-8"),
+        "--stdio",
+        &target,
+        "--era",
+        "auto",
+        "--timeout",
+        "30s",
+        "--json",
+        json.to_str().expect("utf-8"),
+    ]);
+    let took = started.elapsed();
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let report = read_json(&json);
+    let note = report["suites"][0]["era"]["note"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        note.contains("server/discover")
+            && note.contains("fell back to legacy")
+            && !note.contains("after 30s"),
+        "{note}"
+    );
+    // Before: the whole 30 s timeout. The bound is generous for a loaded machine.
+    assert!(
+        took < Duration::from_secs(20),
+        "the run took {took:?}: {note}"
+    );
+}
+
+/// The bound does not mistake a modern server slow to start for a legacy one: the slow
+/// start measured on a fresh process lengthens the wait of a second probe.
+#[cfg(unix)]
+#[test]
+fn era_auto_still_finds_a_modern_server_slow_to_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = dir.path().join("scenarios");
+    std::fs::create_dir(&spec).expect("mkdir");
+    std::fs::write(spec.join("first.yaml"), fresh_scenario("first")).expect("write");
+    let slow = dir.path().join("slow.sh");
+    std::fs::write(
+        &slow,
+        format!("#!/bin/sh\nsleep 4\nexec {} \"$@\"\n", stdio_target(&[])),
+    )
+    .expect("write");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let json = dir.path().join("result.json");
+    let out = run(&[
+        "run",
+        spec.to_str().expect("utf-8"),
+        "--stdio",
+        slow.to_str().expect("utf-8"),
+        "--era",
+        "auto",
+        "--timeout",
+        "30s",
+        "--json",
+        json.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.all_output());
+    let report = read_json(&json);
+    let note = report["suites"][0]["era"]["note"].as_str().unwrap_or("");
+    assert!(note.contains("chose modern"), "{note}");
 }

@@ -206,6 +206,10 @@ pub enum Defect {
     /// stdio: a line that is not JSON gets a `notifications/message` before its -32700,
     /// without the `logging` capability declared (issue 39 §1, as Python servers do).
     LogAfterMalformed,
+    /// stdio: a request without `jsonrpc` gets a `notifications/message` before its
+    /// answer, without the `logging` capability declared (issue 39 §1: every connection's
+    /// messages are judged, the invalid-request probe's too).
+    LogAfterInvalidRequest,
     /// stdio: JSON that is no valid Request (no `jsonrpc: "2.0"`, a method that is no
     /// string, an object id) is dropped unanswered (issue 39 §2: 16 of 17 servers).
     InvalidRequestIgnored,

@@ -91,6 +91,9 @@ where
             if !text.is_empty() {
                 match serde_json::from_str::<serde_json::Value>(text) {
                     Ok(mut message) => {
+                        if let Some(log) = inbound_hooks.invalid_request_log(&message) {
+                            let _ = parse_errors.send(Some(log.to_owned()));
+                        }
                         if inbound_hooks.drops_invalid(&message) {
                             continue;
                         }

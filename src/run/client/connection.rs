@@ -35,6 +35,15 @@ use crate::protocol::{ListKind, errors, headers as h, meta, methods};
 /// start-up (a Python server may take seconds on a loaded machine), so it gets the
 /// target's whole timeout, like any first request — a silent answer then means legacy.
 const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Over stdio, the first `auto` probe of a run (no decision yet) waits at most this, not
+/// the whole timeout: a server that ignores requests before `initialize` costs this once.
+/// Its silence is taken for legacy only when a fresh process then starts and answers
+/// `initialize` in at most a [`STARTUP_FACTOR`]th of the wait; a server slower to start is
+/// probed again on a fresh process, waiting [`STARTUP_FACTOR`] times that start and
+/// handshake (at least [`PROMPT_FLOOR`], at most the timeout), so a slow modern server is
+/// still found modern.
+const FIRST_PROBE_WAIT: Duration = Duration::from_secs(3);
+const STARTUP_FACTOR: u32 = 3;
 /// After a request timed out, a harmless request proves the connection alive. It waits
 /// [`LIVENESS_FACTOR`] times the slowest answer seen so far on the connection (the server's
 /// own speed), at least [`LIVENESS_FLOOR`], at most [`LIVENESS_WAIT`] and the timeout: a
@@ -261,6 +270,9 @@ pub struct Connection {
     wire: crate::protocol::wire::WireLog,
     /// Requests the server sent to the client on this connection (each was answered).
     server_requests: Vec<Value>,
+    /// The `notifications/message` the server sent on this connection (its process, across
+    /// the scenarios it served), for the undeclared-logging judgement.
+    logs_seen: LogsSeen,
     /// The scenario's answers to what the server asks (none: nothing declared).
     answerer: Option<std::sync::Arc<super::answers::Answerer>>,
     /// The modern `_meta` as text, for the revision it was made for.
@@ -329,6 +341,7 @@ impl Connection {
             log_started: Instant::now(),
             tools: None,
             server_requests: Vec::new(),
+            logs_seen: LogsSeen::default(),
             answerer,
             meta_text: None,
             probing: false,
@@ -539,6 +552,7 @@ impl Connection {
             .collect();
         messages.extend(ex.response.take());
         for m in &messages {
+            self.logs_seen.saw(m);
             self.record(Direction::Received, m.to_string(), None);
             if super::is_server_request(m) {
                 // The transport answered it, as during an exchange.
@@ -842,6 +856,12 @@ impl Connection {
         &self.server_requests
     }
 
+    /// The `notifications/message` the server sent on this connection so far (whatever
+    /// the step that received them).
+    pub fn logs_seen(&self) -> &LogsSeen {
+        &self.logs_seen
+    }
+
     /// Answer the server's requests from `answerer` from now on (a warm process handed to
     /// a scenario with a `client:` of its own, in the modern era, where the capabilities
     /// travel with each request).
@@ -913,5 +933,36 @@ async fn sent_then<F: std::future::Future>(exchange: F, while_waiting: impl FnOn
     match first {
         std::task::Poll::Ready(result) => result,
         std::task::Poll::Pending => exchange.await,
+    }
+}
+
+/// The `notifications/message` a server sent on a connection: how many, and the first.
+#[derive(Clone, Debug, Default)]
+pub struct LogsSeen {
+    pub count: usize,
+    pub first: Option<Value>,
+}
+
+impl LogsSeen {
+    fn saw(&mut self, m: &Value) {
+        if m.get("method").and_then(Value::as_str)
+            == Some(crate::protocol::methods::NOTIFICATIONS_MESSAGE)
+        {
+            self.count += 1;
+            self.first.get_or_insert_with(|| m.clone());
+        }
+    }
+
+    /// Every message of `ex` besides its response (those not kept are counted too).
+    fn saw_exchange(&mut self, ex: &Exchange) {
+        let method = crate::protocol::methods::NOTIFICATIONS_MESSAGE;
+        self.count += ex.other_messages.count(method);
+        if self.first.is_none() {
+            self.first = ex
+                .other_messages
+                .iter()
+                .find(|m| m.get("method").and_then(Value::as_str) == Some(method))
+                .cloned();
+        }
     }
 }

@@ -42,6 +42,7 @@ pub async fn run_steps(
     let mut checks = CheckState {
         auth: super::security::AuthProbe::default(),
         parse_probe: None,
+        invalid_probe: None,
         calls,
         pool,
         snapshots: snapshots.clone(),

@@ -698,6 +698,12 @@ impl Defect {
             description: "a line that is not JSON gets a notifications/message (then its -32700) without the `logging` capability declared",
         },
         DefectInfo {
+            name: "log-after-invalid-request",
+            value: None,
+            scope: Scope::Stdio,
+            description: "a request without `jsonrpc` gets a notifications/message (then its answer) without the `logging` capability declared",
+        },
+        DefectInfo {
             name: "invalid-request-ignored",
             value: None,
             scope: Scope::Stdio,
@@ -846,6 +852,7 @@ impl Defect {
             Defect::ParseError(_) => "parse-error",
             Defect::UndeclaredLogging => "undeclared-logging",
             Defect::LogAfterMalformed => "log-after-malformed",
+            Defect::LogAfterInvalidRequest => "log-after-invalid-request",
             Defect::InvalidRequestIgnored => "invalid-request-ignored",
             Defect::PromptMissingArgumentServed => "prompt-missing-argument-served",
             Defect::MalformedCallInternalError => "malformed-call-internal-error",
@@ -993,6 +1000,7 @@ impl Defect {
             "parse-error" => Defect::ParseError(value()?.parse()?),
             "undeclared-logging" => Defect::UndeclaredLogging,
             "log-after-malformed" => Defect::LogAfterMalformed,
+            "log-after-invalid-request" => Defect::LogAfterInvalidRequest,
             "invalid-request-ignored" => Defect::InvalidRequestIgnored,
             "prompt-missing-argument-served" => Defect::PromptMissingArgumentServed,
             "malformed-call-internal-error" => Defect::MalformedCallInternalError,

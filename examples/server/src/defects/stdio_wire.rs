@@ -32,6 +32,8 @@ pub struct StdioWire {
     parse_error: Option<ParseErrorMode>,
     /// `log-after-malformed`: a line that is not JSON gets a log message first.
     log_after_malformed: bool,
+    /// `log-after-invalid-request`: a request without `jsonrpc` gets a log message first.
+    log_after_invalid: bool,
     /// `invalid-request-ignored`: invalid requests are dropped.
     ignore_invalid: bool,
     /// `unknown-method-silent`: requests for methods outside MCP's are swallowed.
@@ -78,6 +80,7 @@ impl StdioWire {
             drop_ack: defects.has(&Defect::ListenNoAck),
             parse_error: defects.parse_error(),
             log_after_malformed: defects.has(&Defect::LogAfterMalformed),
+            log_after_invalid: defects.has(&Defect::LogAfterInvalidRequest),
             ignore_invalid: defects.has(&Defect::InvalidRequestIgnored),
             unknown_silent: defects.has(&Defect::UnknownMethodSilent),
             before_initialize: defects
@@ -97,6 +100,15 @@ impl StdioWire {
         self.log_after_malformed.then_some(
             r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","logger":"example","data":"could not parse the input line"}}"#,
         )
+    }
+
+    /// `log-after-invalid-request`: the `notifications/message` written when a request
+    /// comes without `jsonrpc`.
+    pub fn invalid_request_log(&self, message: &Value) -> Option<&'static str> {
+        (self.log_after_invalid && message.get("method").is_some() && message.get("jsonrpc").is_none())
+            .then_some(
+                r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"example","data":"a request without jsonrpc"}}"#,
+            )
     }
 
     /// `invalid-request-ignored`: whether `message` is an invalid request to drop unanswered.

@@ -187,17 +187,28 @@ impl Connection {
             Some(Some(AutoDecision::Modern)) => decided = None,
             _ => {}
         }
-        let answered = match self.probe().await {
+        // Over stdio the first probe of a run is bounded (see [`FIRST_PROBE_WAIT`]); a
+        // connection probing beside a modern decision waits as any first request does.
+        let first = decided.is_some() && !self.is_http();
+        let wait = if first {
+            self.target.timeout.min(FIRST_PROBE_WAIT)
+        } else {
+            self.target.timeout
+        };
+        let (answered, timed_out) = match self.probe(wait).await {
             Ok(Probed::Modern) => {
                 if let Some(d) = decided.as_mut() {
                     **d = Some(AutoDecision::Modern);
                 }
                 return Ok(Ok(()));
             }
-            Ok(Probed::Legacy { answered }) => answered,
+            Ok(Probed::Legacy {
+                answered,
+                timed_out,
+            }) => (answered, timed_out),
             Err(e) => return Ok(Err(e)),
         };
-        let note = self.negotiated.note.take();
+        let mut note = self.negotiated.note.take();
         let reused = if answered && !self.is_http() {
             Some(self.handshake(LATEST_LEGACY_REVISION, false).await)
         } else {
@@ -206,12 +217,52 @@ impl Connection {
         let mut r = match reused {
             Some(Ok(())) => Ok(()),
             _ => {
-                // (A failed attempt stays in the transcript; the new process starts clean.)
-                (self.timed_out, self.unanswered) = (false, None);
-                self.close_transport().await;
-                self.transport = Transport::open(&self.target)?;
-                *processes += 1;
-                self.handshake(LATEST_LEGACY_REVISION, false).await
+                let (r, took) = self.fresh_legacy(processes).await?;
+                // A bounded first probe that went unanswered proves nothing about a server
+                // slower to start than the bound: the fresh process's handshake (its
+                // start-up and first answer) measures it. Unless the probe waited
+                // [`STARTUP_FACTOR`] times that, or the handshake failed, a fresh process
+                // is probed again with that wait (at most the timeout).
+                let cut_short = timed_out && wait < self.target.timeout;
+                let enough = took
+                    .saturating_mul(STARTUP_FACTOR)
+                    .max(PROMPT_FLOOR)
+                    .min(self.target.timeout);
+                if cut_short && (r.is_err() || enough > wait) {
+                    let again = if r.is_ok() {
+                        enough
+                    } else {
+                        self.target.timeout
+                    };
+                    (self.timed_out, self.unanswered) = (false, None);
+                    self.close_transport().await;
+                    self.transport = Transport::open(&self.target)?;
+                    *processes += 1;
+                    match self.probe(again).await {
+                        Ok(Probed::Modern) => {
+                            if let Some(d) = decided.as_mut() {
+                                **d = Some(AutoDecision::Modern);
+                            }
+                            return Ok(Ok(()));
+                        }
+                        Ok(Probed::Legacy { .. }) => {}
+                        Err(e) => return Ok(Err(e)),
+                    }
+                    note = self.negotiated.note.take();
+                    self.fresh_legacy(processes).await?.0
+                } else {
+                    if cut_short && r.is_ok() {
+                        note = note.map(|n| {
+                            format!(
+                                "{n} (a fresh process answered `initialize` in {}: the probe waited at least {STARTUP_FACTOR} × that)",
+                                humantime::format_duration(Duration::from_millis(
+                                    took.as_millis() as u64
+                                ))
+                            )
+                        });
+                    }
+                    r
+                }
             }
         };
         if let (Err(e), Some(note)) = (&mut r, &note)
@@ -228,16 +279,34 @@ impl Connection {
         Ok(r)
     }
 
+    /// `auto`'s fallback on a new process (stdio) or session: the legacy handshake, and how
+    /// long the opening and the handshake took. The outer error: that process did not start.
+    async fn fresh_legacy(
+        &mut self,
+        processes: &mut u64,
+    ) -> Result<(Result<(), ConnectError>, Duration), ConnectError> {
+        // (A failed attempt stays in the transcript; the new process starts clean.)
+        (self.timed_out, self.unanswered) = (false, None);
+        self.close_transport().await;
+        let started = Instant::now();
+        self.transport = Transport::open(&self.target)?;
+        *processes += 1;
+        let r = self.handshake(LATEST_LEGACY_REVISION, false).await;
+        Ok((r, started.elapsed()))
+    }
+
     /// `auto`: whether the server is modern, or to fall back to legacy.
-    pub(super) async fn probe(&mut self) -> Result<Probed, ConnectError> {
+    /// `wait`: the longest wait over stdio (HTTP: at most [`AUTO_PROBE_TIMEOUT`]).
+    pub(super) async fn probe(&mut self, wait: Duration) -> Result<Probed, ConnectError> {
         self.negotiated.kind = EraKind::Modern;
         self.negotiated.revision = MODERN_REVISION.to_string();
         let id = self.next_id();
         let timeout = if self.is_http() {
             self.target.timeout.min(AUTO_PROBE_TIMEOUT)
         } else {
-            self.target.timeout
+            wait
         };
+        let mut timed_out = false;
         let out = self.build(
             methods::SERVER_DISCOVER,
             None,
@@ -308,12 +377,18 @@ impl Connection {
                     refused: false,
                 });
             }
-            Err(e) => format!("server/discover: {e}"),
+            Err(e) => {
+                timed_out = matches!(e, TransportError::Timeout(_));
+                format!("server/discover: {e}")
+            }
         };
         self.negotiated.note = Some(format!("auto: {outcome}; fell back to legacy"));
         self.negotiated.kind = EraKind::Legacy;
         self.negotiated.revision = String::new();
-        Ok(Probed::Legacy { answered })
+        Ok(Probed::Legacy {
+            answered,
+            timed_out,
+        })
     }
 
     pub(super) fn adopt_discover(&mut self, result: &Value) {
@@ -465,5 +540,7 @@ pub(super) enum Probed {
     /// nothing of the probe is pending, and it is as it started.
     Legacy {
         answered: bool,
+        /// `server/discover` went unanswered within its wait.
+        timed_out: bool,
     },
 }

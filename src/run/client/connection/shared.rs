@@ -124,6 +124,7 @@ impl Connection {
             era_request: self.era_request.clone(),
             wire: self.opening_wire.clone(),
             server_requests: Vec::new(),
+            logs_seen: super::LogsSeen::default(),
             answerer,
             meta_text: None,
             probing: false,

@@ -6,8 +6,11 @@
 //! `logLevel: debug`, so a server that logs only when asked is seen too.
 //!
 //! What the server sends around malformed input counts too: the parse-error probe's
-//! connection (a request cut short, on a connection of its own) is judged like this one —
-//! every message a server sends, on any connection, goes through the judgement.
+//! connection (a request cut short, on a connection of its own) and the invalid-request
+//! probe's (JSON that is no valid Request object) are judged like this one, and so is every
+//! log message the scenario's connection received before the check (the handshake, earlier
+//! steps, the scenarios a warm process served before) — every message a server sends, on
+//! any connection the check can see, goes through the judgement.
 //!
 //! The tool calls are sent by this check, not taken from the run's shared answers: log
 //! messages travel with a call's own reply (stdio: the lines before it; HTTP: its SSE
@@ -23,11 +26,21 @@ use crate::protocol::{ListKind, methods};
 use crate::run::argsgen;
 use crate::run::client::{Connection, TransportError};
 
+/// The log messages a probe's own connection received, and where.
+pub struct Probed<'a> {
+    /// What was sent there, for the failure ("the first with …").
+    pub during: &'static str,
+    /// `Err`: the probe did not run, and why.
+    pub logs: Result<&'a [Value], &'a str>,
+}
+
 pub async fn log_messages_absent(
     conn: &mut Connection,
     ctx: &CallCtx<'_>,
-    probed: Result<&[Value], &str>,
+    probed: &[Probed<'_>],
 ) -> Result<CheckOutcome, String> {
+    // What the connection received before the check's own requests.
+    let earlier = conn.logs_seen().clone();
     let mut requests: Vec<(String, Option<Value>)> = vec![(conn.harmless_method().into(), None)];
     for list in ListKind::ALL {
         if crate::language::dsl::scenario::capability_declared(
@@ -91,17 +104,25 @@ pub async fn log_messages_absent(
             first = msg.map(|m| (what, m.clone()));
         }
     }
-    match probed {
-        Ok(logs) => {
-            count += logs.len();
-            if let (None, Some(msg)) = (&first, logs.first()) {
-                first = Some((
-                    "a request cut short (not JSON), on the parse-error probe's connection".into(),
-                    msg.clone(),
-                ));
-            }
+    if earlier.count > 0 {
+        count += earlier.count;
+        if let (None, Some(msg)) = (&first, earlier.first) {
+            first = Some((
+                "an earlier exchange on this connection (before this check)".into(),
+                msg,
+            ));
         }
-        Err(e) => conn.note(format!("no malformed input sent: {e}")),
+    }
+    for probe in probed {
+        match probe.logs {
+            Ok(logs) => {
+                count += logs.len();
+                if let (None, Some(msg)) = (&first, logs.first()) {
+                    first = Some((probe.during.into(), msg.clone()));
+                }
+            }
+            Err(e) => conn.note(format!("not sent: {}: {e}", probe.during)),
+        }
     }
     Ok(match first {
         None if count == 0 => CheckOutcome::Pass,

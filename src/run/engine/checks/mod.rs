@@ -62,6 +62,8 @@ const MAX_FINDINGS: usize = 20;
 pub struct CheckState<'a> {
     pub auth: AuthProbe,
     pub parse_probe: Option<Result<parse_error::ParseProbe, String>>,
+    /// The invalid-request probe (its check and the undeclared-logging judgement share it).
+    pub invalid_probe: Option<Result<parse_error::InvalidProbe, String>>,
     pub calls: &'a ToolCalls,
     /// Where a check gets a connection besides its own (warm when one is idle).
     pub pool: &'a super::pool::Pool,
@@ -164,21 +166,47 @@ pub async fn run(
                     None => unreachable!("the probe was just run"),
                 }
             }
-            K::InvalidRequestAnswered => parse_error::invalid_request_probe(conn, state.pool)
-                .await
-                .map(|probe| parse_error::invalid_request_answered(&probe)),
+            K::InvalidRequestAnswered => {
+                if state.invalid_probe.is_none() {
+                    state.invalid_probe =
+                        Some(parse_error::invalid_request_probe(conn, state.pool).await);
+                }
+                match state.invalid_probe.as_ref() {
+                    Some(Ok(probe)) => Ok(parse_error::invalid_request_answered(probe)),
+                    Some(Err(e)) => Err(e.clone()),
+                    None => unreachable!("the probe was just run"),
+                }
+            }
             K::LogMessagesAbsent => {
-                // Malformed input is provoked too (the parse-error probe, on a connection
-                // of its own): what a server sends there is judged like the rest.
+                // Malformed input is provoked too (the parse-error and invalid-request
+                // probes, each on a connection of its own): what a server sends there is
+                // judged like the rest.
                 if state.parse_probe.is_none() {
                     state.parse_probe = Some(parse_error::probe(conn, state.pool).await);
                 }
-                let probed = match state.parse_probe.as_ref() {
-                    Some(Ok(probe)) => Ok(probe.logs()),
-                    Some(Err(e)) => Err(e.as_str()),
-                    None => unreachable!("the probe was just run"),
-                };
-                logging::log_messages_absent(conn, &tools()?, probed).await
+                if state.invalid_probe.is_none() {
+                    state.invalid_probe =
+                        Some(parse_error::invalid_request_probe(conn, state.pool).await);
+                }
+                let probed = [
+                    logging::Probed {
+                        during: "a request cut short (not JSON), on the parse-error probe's connection",
+                        logs: match state.parse_probe.as_ref() {
+                            Some(Ok(probe)) => Ok(probe.logs()),
+                            Some(Err(e)) => Err(e.as_str()),
+                            None => unreachable!("the probe was just run"),
+                        },
+                    },
+                    logging::Probed {
+                        during: "invalid requests (JSON, no valid Request object), on the invalid-request probe's connection",
+                        logs: match state.invalid_probe.as_ref() {
+                            Some(Ok(probe)) => Ok(probe.logs()),
+                            Some(Err(e)) => Err(e.as_str()),
+                            None => unreachable!("the probe was just run"),
+                        },
+                    },
+                ];
+                logging::log_messages_absent(conn, &tools()?, &probed).await
             }
             K::AsksOnlyDeclared => asks::asks_only_declared(conn, &tools()?).await,
             K::ElicitationSchemaRestricted => {

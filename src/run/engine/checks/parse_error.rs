@@ -488,6 +488,16 @@ const INVALID_REQUESTS: &[(&str, fn(&mut serde_json::Map<String, Value>))] = &[
 /// What the invalid-request probe saw, one case per request of [`INVALID_REQUESTS`].
 pub struct InvalidProbe {
     cases: Vec<InvalidCase>,
+    /// The `notifications/message` the server sent on the probe's connection around the
+    /// invalid requests (judged by `undeclared_logging_not_sent`, as [`ParseProbe::logs`]).
+    logs: Vec<Value>,
+}
+
+impl InvalidProbe {
+    /// The log messages seen on the probe's connection.
+    pub fn logs(&self) -> &[Value] {
+        &self.logs
+    }
 }
 
 struct InvalidCase {
@@ -507,6 +517,7 @@ pub async fn invalid_request_probe(
     let mut own = own_connection(conn, pool).await?;
     let method = own.harmless_method();
     let mut cases = Vec::new();
+    let mut logs = Vec::new();
     for &(what, spoil) in INVALID_REQUESTS {
         let id = own.next_id();
         let mut out = own.build_plain(method, None, Some(id));
@@ -517,7 +528,6 @@ pub async fn invalid_request_probe(
         let id = request.get("id").cloned().unwrap_or(Value::Null);
         out.body = Value::Object(request).to_string();
         out.id = None;
-        let mut logs = Vec::new();
         let reply = if own.is_http() {
             http_reply(&mut own, &out, &mut logs).await
         } else {
@@ -539,7 +549,7 @@ pub async fn invalid_request_probe(
         }
     }
     own.close().await;
-    Ok(InvalidProbe { cases })
+    Ok(InvalidProbe { cases, logs })
 }
 
 const EXPECTED_INVALID: &str = "a JSON-RPC error -32600 (Invalid Request) with the request's id, or id null (or none) when it cannot be read";
