@@ -110,8 +110,9 @@ errors = sum(s["errors"].values()) if s["errors"] else 0
 print(f'{s["requestsPerSecond"]:.1f} {s["latency"]["p50Ms"]:.2f} {s["latency"]["p99Ms"]:.2f} {errors}')
 EOF
 }
-# run_mcpspec_wire SCENARIO PACE-FLAGS...: run_mcpspec's p50 p99, then the wire's p50 p99
-# of the same run's tools/call exchanges (0 0 without a capture).
+# run_mcpspec_wire SCENARIO PACE-FLAGS...: the p50 p99 mcpspec gives the request (its one
+# step: sent to reply read, without the judging), then the wire's p50 p99 of the same
+# run's tools/call exchanges (0 0 without a capture).
 run_mcpspec_wire() {
   local scenario=$1; shift
   start_server
@@ -131,7 +132,8 @@ s = json.load(open(sys.argv[1]))["summary"]
 wire = open(sys.argv[2]).read().split()[-3:]
 if len(wire) != 3 or wire[0] in ("sniffing", "0"):
     wire = ["0", "0", "0"]
-print(f'{s["latency"]["p50Ms"]:.2f} {s["latency"]["p99Ms"]:.2f} {wire[1]} {wire[2]}')
+step = s["steps"][0]["latency"]  # the request's own latency (the scenario has one step)
+print(f'{step["p50Ms"]:.2f} {step["p99Ms"]:.2f} {wire[1]} {wire[2]}')
 EOF
 }
 run_inspector() { # TOOL-ARGS... (after --tool-name)

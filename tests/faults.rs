@@ -371,7 +371,9 @@ fn http_wrong_id_names_both_ids() {
     check_wrong_ids(&report, "wrong-id@2026-07-28");
 }
 
-const OVERSIZED_ARGS: [&str; 4] = ["--max-message-size", "1000000", "--timeout", "10s"];
+// The server builds and writes 40 MiB first: a debug build beside two busy loops took
+// more than 10 s to send its first byte. The refusal comes at 1 MB whatever the wait.
+const OVERSIZED_ARGS: [&str; 4] = ["--max-message-size", "1000000", "--timeout", "60s"];
 
 #[test]
 fn stdio_oversized_reply_is_refused() {

@@ -167,6 +167,7 @@ mod tests {
             outcome,
             transcript: vec![],
             notes: Vec::new(),
+            exchanged: None,
         }
     }
 

@@ -143,6 +143,7 @@ mod tests {
             outcome,
             transcript: Vec::new(),
             notes: Vec::new(),
+            exchanged: None,
         };
         let mut steps: Vec<StepResult> = failing
             .iter()

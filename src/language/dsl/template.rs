@@ -409,25 +409,10 @@ mod tests {
         assert_eq!(no_value("full[0].uri", &ctx), None);
     }
 
-    /// The CPU time of this thread: a bomb's bound is on the work it costs, which a busy
-    /// machine does not stretch as it stretches wall time (the test failed at a load of 13 on
-    /// 2 cores, a bomb stopped in time taking 20 s of wall clock).
-    fn thread_cpu() -> std::time::Duration {
-        #[cfg(unix)]
-        {
-            let mut ts = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: `ts` is a valid, writable timespec for the call.
-            if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
-                return std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
-            }
-        }
-        // Elsewhere, wall time since the first call.
-        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-        START.get_or_init(std::time::Instant::now).elapsed()
-    }
+    // A bomb's bound is on the work it costs, which a busy machine does not stretch as it
+    // stretches wall time (the test failed at a load of 13 on 2 cores, a bomb stopped in
+    // time taking 20 s of wall clock).
+    use crate::ground::platform::thread_cpu;
 
     #[test]
     fn bombs_are_stopped_as_the_scenarios_error() {

@@ -127,6 +127,7 @@ pub(crate) mod testdata {
             outcome,
             transcript: vec![],
             notes: Vec::new(),
+            exchanged: None,
         }
     }
 

@@ -285,6 +285,10 @@ pub struct StepResult {
     /// nothing ("matched nothing"), so a pass that checked nothing is not silent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The time its exchanges with the server took (request sent to reply read), without
+    /// the judging `duration` holds: `load`'s step latency. Not in reports.
+    #[serde(skip)]
+    pub exchanged: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

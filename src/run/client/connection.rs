@@ -262,6 +262,9 @@ pub struct Connection {
     session_id: Option<String>,
     log: Vec<TranscriptEntry>,
     log_started: Instant,
+    /// The time its exchanges took since [`Connection::take_exchanged`] (each from the
+    /// request sent to its reply read): a step's latency under load, without its judging.
+    exchanged: Duration,
     /// Tool definitions seen in `tools/list` replies (for `outputSchema` checks).
     tools: Option<Vec<Value>>,
     /// How this connection was asked to speak (a second connection asks the same).
@@ -339,6 +342,7 @@ impl Connection {
             session_id: None,
             log: Vec::new(),
             log_started: Instant::now(),
+            exchanged: Duration::ZERO,
             tools: None,
             server_requests: Vec::new(),
             logs_seen: LogsSeen::default(),
@@ -455,6 +459,7 @@ impl Connection {
         };
         match &mut result {
             Ok(ex) => {
+                self.exchanged += ex.elapsed;
                 if out.expects_response {
                     self.time_answer(ex.elapsed);
                 }

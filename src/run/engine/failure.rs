@@ -91,5 +91,6 @@ pub fn step_result(
         outcome,
         transcript,
         notes: Vec::new(),
+        exchanged: None,
     }
 }

@@ -55,7 +55,14 @@ pub(super) struct Deferred<'s> {
     /// Whether judgements may wait at all.
     allowed: bool,
     results: Vec<StepResult>,
-    pending: Option<(Judgement<'s>, Instant, Duration, Vec<TranscriptEntry>)>,
+    /// The step waiting to be judged: when it began, the time until then, its exchanges' time.
+    pending: Option<(
+        Judgement<'s>,
+        Instant,
+        Duration,
+        Duration,
+        Vec<TranscriptEntry>,
+    )>,
 }
 
 impl<'s> Deferred<'s> {
@@ -92,20 +99,23 @@ impl<'s> Deferred<'s> {
         &mut self,
         judgement: Judgement<'s>,
         started: Instant,
+        exchanged: Duration,
         transcript: Vec<TranscriptEntry>,
     ) {
         self.flush();
         let elapsed = started.elapsed();
-        self.pending = Some((judgement, Instant::now(), elapsed, transcript));
+        self.pending = Some((judgement, Instant::now(), elapsed, exchanged, transcript));
     }
 
     /// Judge the pending step now (its duration counts the judging, not the wait).
     pub(super) fn flush(&mut self) {
-        if let Some((judgement, judged_from, elapsed, transcript)) = self.pending.take() {
+        if let Some((judgement, judged_from, elapsed, exchanged, transcript)) = self.pending.take()
+        {
             let step = judgement.step;
             let (outcome, notes) = judgement.judge();
             let duration = elapsed + judged_from.elapsed();
             let mut result = step_result(step, outcome, duration, transcript);
+            result.exchanged = Some(exchanged).filter(|d| !d.is_zero());
             result.notes = notes;
             self.results.push(result);
         }

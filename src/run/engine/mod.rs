@@ -694,6 +694,7 @@ mod tests {
                 http: None,
             }],
             notes: Vec::new(),
+            exchanged: None,
         }
     }
 

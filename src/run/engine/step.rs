@@ -168,6 +168,8 @@ pub async fn run_steps(
             None => step.name.clone(),
         };
         let started = Instant::now();
+        // What came before (a previous step's late reads, a setup) is not this step's.
+        conn.take_exchanged();
         progress.step(&shown);
         if step.phase != Phase::Setup && setup_failed.is_none() {
             setup_failed = Some(if steps.first().is_some_and(|s| s.phase == Phase::Setup) {
@@ -333,7 +335,8 @@ pub async fn run_steps(
                     outcome
                 }
                 StepRun::Deferred(judgement) => {
-                    results.defer(*judgement, started, conn.take_log());
+                    let exchanged = conn.take_exchanged();
+                    results.defer(*judgement, started, exchanged, conn.take_log());
                     continue;
                 }
             };
@@ -349,6 +352,7 @@ pub async fn run_steps(
         };
         let (outcome, transcript) = outcome_and_log;
         let mut result = step_result(step, outcome, started.elapsed(), transcript);
+        result.exchanged = Some(conn.take_exchanged()).filter(|d| !d.is_zero());
         result.name = shown;
         result.notes = notes;
         results.push(result);

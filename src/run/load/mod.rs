@@ -449,7 +449,8 @@ fn take(
                 name: step.name.as_str(),
                 method,
                 tool,
-                latency: r.duration,
+                // The request's own time (its exchanges), not its judging.
+                latency: r.exchanged.unwrap_or(r.duration),
                 error: error_of(r, step.expects.is_empty()),
             }
         })

@@ -120,6 +120,7 @@ impl Connection {
             session_id: self.session_id.clone(),
             log: Vec::new(),
             log_started: Instant::now(),
+            exchanged: std::time::Duration::ZERO,
             tools: None,
             era_request: self.era_request.clone(),
             wire: self.opening_wire.clone(),

@@ -131,6 +131,11 @@ impl Connection {
         std::mem::take(&mut self.log)
     }
 
+    /// The time the exchanges since the last call took (see `exchanged`).
+    pub fn take_exchanged(&mut self) -> std::time::Duration {
+        std::mem::take(&mut self.exchanged)
+    }
+
     /// Entries read on another connection for this scenario's sake (what the server of a
     /// borrowed connection wrote after its last reply): they join this transcript.
     pub fn adopt(&mut self, entries: Vec<TranscriptEntry>) {
