@@ -66,13 +66,7 @@ pub(super) fn to_html(p: &LoadPage<'_>, secrets: &[String]) -> String {
         redactor: Redactor::new(secrets),
     };
     let mut out = String::with_capacity(32 * 1024);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>mcpspec load report: {}</title><style>{STYLE}{LOAD_STYLE}</style></head><body>\n",
-        page.text(p.target)
-    );
+    page.head(&mut out, p.target);
     let _ = writeln!(
         out,
         "<h1>mcpspec load report</h1><div class=\"meta\">{} · {} · era {} · started {} · mcpspec {}</div>",
@@ -121,6 +115,17 @@ fn ms(v: Option<f64>) -> String {
 }
 
 impl Page {
+    /// The document's head, titled with the (redacted, escaped) target: every load page's.
+    fn head(&self, out: &mut String, target: &str) {
+        let _ = write!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+             <title>mcpspec load report: {}</title><style>{STYLE}{LOAD_STYLE}</style></head><body>\n",
+            self.text(target)
+        );
+    }
+
     /// Redacted, controls escaped, then escaped for HTML.
     fn text(&self, text: &str) -> String {
         escape_html(&escape_controls(&self.redactor.redact(text)))
@@ -655,13 +660,7 @@ pub(super) fn limit_to_html(p: &LimitPage<'_>, secrets: &[String]) -> String {
         redactor: Redactor::new(secrets),
     };
     let mut out = String::with_capacity(8 * 1024);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>mcpspec load report: {}</title><style>{STYLE}{LOAD_STYLE}</style></head><body>\n",
-        page.text(p.target)
-    );
+    page.head(&mut out, p.target);
     let _ = writeln!(
         out,
         "<h1>mcpspec load report: find limit</h1><div class=\"meta\">{} · era {} · started {} · mcpspec {}</div>",
