@@ -1135,6 +1135,16 @@ impl FakeRunner {
     }
 }
 
+/// A workflow step's `env:`, each value's expressions replaced from `context`.
+fn step_env(step: &serde_json::Value, context: &[(String, String)]) -> Vec<(String, String)> {
+    step["env"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), substitute(v.as_str().unwrap(), context)))
+        .collect()
+}
+
 /// `${{ name }}` in `text` replaced from `context` (dotted names, as the runner's contexts;
 /// a matrix field a leg does not set is empty). Any other expression is the dry run's to
 /// learn: it panics.
@@ -1225,12 +1235,7 @@ fn release_dry_run() {
         context.push(("github.ref_name".into(), tag.clone()));
         let mut all_passed = true;
         for step in version_steps.iter().filter(|s| s["run"].is_string()) {
-            let env: Vec<(String, String)> = step["env"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| (k.clone(), substitute(v.as_str().unwrap(), &context)))
-                .collect();
+            let env = step_env(step, &context);
             let (ok, text, _) =
                 runner.step(&substitute(step["run"].as_str().unwrap(), &context), &env);
             all_passed &= ok;
@@ -1275,12 +1280,7 @@ fn release_dry_run() {
             if !step_runs(step, &context) || BUILD_STEPS_NOT_DRY_RUN.contains(&name) {
                 continue;
             }
-            let mut env: Vec<(String, String)> = step["env"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| (k.clone(), substitute(v.as_str().unwrap(), &context)))
-                .collect();
+            let mut env = step_env(step, &context);
             env.push(("DRY_UNAME".into(), uname.into()));
             env.push(("DRY_HOST".into(), target.into()));
             env.push(("RUNNER_OS".into(), runner_os.into()));
@@ -1425,12 +1425,7 @@ fn release_dry_run() {
             }
             continue;
         }
-        let env: Vec<(String, String)> = step["env"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), substitute(v.as_str().unwrap(), &context)))
-            .collect();
+        let env = step_env(step, &context);
         let name = step["name"].as_str().unwrap_or("");
         let (ok, text, log) =
             runner.step(&substitute(step["run"].as_str().unwrap(), &context), &env);

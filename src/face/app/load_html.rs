@@ -62,11 +62,7 @@ pub(super) struct LoadPage<'a> {
 
 /// The page, every text redacted of `secrets` and escaped.
 pub(super) fn to_html(p: &LoadPage<'_>, secrets: &[String]) -> String {
-    let page = Page {
-        redactor: Redactor::new(secrets),
-    };
-    let mut out = String::with_capacity(32 * 1024);
-    page.head(&mut out, p.target);
+    let (page, mut out) = Page::begin(secrets, p.target, 32 * 1024);
     let _ = writeln!(
         out,
         "<h1>mcpspec load report</h1><div class=\"meta\">{} · {} · era {} · started {} · mcpspec {}</div>",
@@ -115,15 +111,21 @@ fn ms(v: Option<f64>) -> String {
 }
 
 impl Page {
-    /// The document's head, titled with the (redacted, escaped) target: every load page's.
-    fn head(&self, out: &mut String, target: &str) {
+    /// A load page's redactor, and its text so far: the document's head, titled with the
+    /// (redacted, escaped) target.
+    fn begin(secrets: &[String], target: &str, capacity: usize) -> (Page, String) {
+        let page = Page {
+            redactor: Redactor::new(secrets),
+        };
+        let mut out = String::with_capacity(capacity);
         let _ = write!(
             out,
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
              <title>mcpspec load report: {}</title><style>{STYLE}{LOAD_STYLE}</style></head><body>\n",
-            self.text(target)
+            page.text(target)
         );
+        (page, out)
     }
 
     /// Redacted, controls escaped, then escaped for HTML.
@@ -656,11 +658,7 @@ pub(super) struct LimitPage<'a> {
 
 /// The page of `--find-limit`: the last rate that held, and a row per step.
 pub(super) fn limit_to_html(p: &LimitPage<'_>, secrets: &[String]) -> String {
-    let page = Page {
-        redactor: Redactor::new(secrets),
-    };
-    let mut out = String::with_capacity(8 * 1024);
-    page.head(&mut out, p.target);
+    let (page, mut out) = Page::begin(secrets, p.target, 8 * 1024);
     let _ = writeln!(
         out,
         "<h1>mcpspec load report: find limit</h1><div class=\"meta\">{} · era {} · started {} · mcpspec {}</div>",
