@@ -101,10 +101,27 @@ static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
                 "on",
                 &[("stdio", StdioOnly), ("http", HttpOnly), ("both", Both)],
             ),
-            row.get("check"),
+            row.get("check").split(" after ").next().expect("a check"),
             row.pick("status", &[("failed", Failed), ("warning", Warning)]),
         )
     })
+});
+
+/// `(flags, check) → scenarios` of the rows whose check judges what other scenarios'
+/// connections received (`check after scenario…`): those scenarios run too.
+static AFTER: LazyLock<BTreeMap<(&str, &str), Vec<&str>>> = LazyLock::new(|| {
+    let columns = &["flags", "era", "on", "check", "status"];
+    table::read_as("tests/defects/conformance.tsv", columns, |row| {
+        let mut words = row.get("check").split(" after ");
+        let check = words.next().expect("a check");
+        let after = words
+            .next()
+            .map(|w| w.split_whitespace().collect())
+            .unwrap_or_default();
+        ((row.get("flags"), check), after)
+    })
+    .into_iter()
+    .collect()
 });
 
 // ---------------------------------------------------------------------------
@@ -466,9 +483,11 @@ fn every_check_fails_at_its_level_under_its_seeded_defect() {
     let mut jobs: BTreeMap<(&'static str, Transport), BTreeSet<String>> = BTreeMap::new();
     for (flags, era, on, check, _) in CASES.iter() {
         for transport in on.transports() {
-            jobs.entry((flags, *transport))
-                .or_default()
-                .extend(scenarios_of(check, era));
+            let job = jobs.entry((flags, *transport)).or_default();
+            job.extend(scenarios_of(check, era));
+            if let Some(after) = AFTER.get(&(*flags, *check)) {
+                job.extend(after.iter().map(|s| s.to_string()));
+            }
         }
     }
     // Exit 1 when a MUST check fails (or errors); warnings alone exit 0.

@@ -42,6 +42,21 @@ pub const NOTIFICATIONS_RESOURCES_LIST_CHANGED: &str = "notifications/resources/
 pub const NOTIFICATIONS_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
 pub const NOTIFICATIONS_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
 pub const NOTIFICATIONS_RESOURCES_UPDATED: &str = "notifications/resources/updated";
+/// Server notifications bound to a server capability, each with the capability's path in
+/// `ServerCapabilities`: a server that does not declare it has no business sending them
+/// (logging: "Servers that emit log message notifications MUST declare the logging
+/// capability"; the others: basic/lifecycle Operation, "only use capabilities that were
+/// successfully negotiated" — the rule table gives each its level per revision).
+pub const CAPABILITY_BOUND: &[(&str, &str)] = &[
+    (NOTIFICATIONS_MESSAGE, "logging"),
+    (NOTIFICATIONS_TOOLS_LIST_CHANGED, "tools.listChanged"),
+    (NOTIFICATIONS_PROMPTS_LIST_CHANGED, "prompts.listChanged"),
+    (
+        NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+        "resources.listChanged",
+    ),
+    (NOTIFICATIONS_RESOURCES_UPDATED, "resources.subscribe"),
+];
 
 /// Methods the modern era (2026-07-28) removed: a modern server answers them with -32601.
 pub const REMOVED_IN_MODERN: &[&str] = &[

@@ -210,6 +210,14 @@ pub enum Defect {
     /// answer, without the `logging` capability declared (issue 39 §1: every connection's
     /// messages are judged, the invalid-request probe's too).
     LogAfterInvalidRequest,
+    /// `resources/read` sends a `notifications/message` with its answer, without the
+    /// `logging` capability declared (issue 39 §1: every scenario's connection is judged,
+    /// not only the undeclared-capability check's own).
+    LogOnRead,
+    /// Legacy era: `resources/read` sends `notifications/tools/list_changed` and
+    /// `notifications/resources/updated` for the resource read, without `tools.listChanged`
+    /// nor `resources.subscribe` declared.
+    NotifyUndeclared,
     /// stdio: JSON that is no valid Request (no `jsonrpc: "2.0"`, a method that is no
     /// string, an object id) is dropped unanswered (issue 39 §2: 16 of 17 servers).
     InvalidRequestIgnored,

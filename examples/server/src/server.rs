@@ -923,6 +923,16 @@ impl ServerHandler for ExampleServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         self.check_served(Capability::Resources, "resources/read")?;
+        // Sent with any read, found or not.
+        if self.defects().has(&Defect::LogOnRead) && !self.0.settings.utilities {
+            utilities::log_undeclared(&context, "resources/read").await;
+        }
+        if self.defects().has(&Defect::NotifyUndeclared)
+            && !self.0.settings.utilities
+            && !is_modern(&context)
+        {
+            utilities::notify_undeclared(&context, &request.uri).await;
+        }
         // -32002 here; rmcp turns it into -32602 for 2026-07-28+ requests.
         let user = self.user(&context);
         let contents = self

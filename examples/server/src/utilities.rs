@@ -148,6 +148,16 @@ pub async fn log_undeclared(context: &RequestContext<RoleServer>, what: &str) {
     let _ = context.peer.notify_logging_message(param).await;
 }
 
+/// `notify-undeclared`: a tools list change and an update of `uri`, for a server that
+/// declares neither `tools.listChanged` nor `resources.subscribe`.
+pub async fn notify_undeclared(context: &RequestContext<RoleServer>, uri: &str) {
+    let _ = context.peer.notify_tool_list_changed().await;
+    let _ = context
+        .peer
+        .notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(uri))
+        .await;
+}
+
 /// `completion/complete`: values of the prompt arguments that have them.
 pub fn complete(
     defects: &Defects,

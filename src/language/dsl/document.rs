@@ -600,8 +600,16 @@ pub enum CheckKind {
     /// handshake, for each declared list, and while each allowed tool runs with example
     /// arguments (modern: every request asks for `logLevel: debug`) — and on the
     /// parse-error probe's connection, around a request cut short. For a server that does
-    /// not declare `logging` (`requires: {capabilitiesAbsent: [logging]}`).
+    /// not declare `logging` (`requires: {capabilitiesAbsent: [logging]}`). The run's other
+    /// scenarios' connections are judged here too, once per scenario (the scenario runs
+    /// after all the others).
     LogMessagesAbsent,
+    /// No connection of the run (the scenario's own, every other scenario's: it runs after
+    /// them all) received a `notifications/tools/list_changed`, `…/prompts/list_changed`
+    /// or `…/resources/list_changed` without the server declaring that list's
+    /// `listChanged`, nor a `notifications/resources/updated` without `resources.subscribe`;
+    /// once per scenario and notification.
+    UndeclaredNotificationsAbsent,
     /// `prompts/get` of the first prompt with a required argument, sent without
     /// arguments, is refused with -32602 (skipped when no prompt has a required argument).
     PromptMissingArgumentRejected,
@@ -658,6 +666,15 @@ impl CheckKind {
                 | CheckKind::ParseErrorSurvived
                 | CheckKind::InvalidRequestAnswered
                 | CheckKind::LogMessagesAbsent
+        )
+    }
+
+    /// Checks that judge what every other scenario's connection received: their scenario
+    /// runs after all the run's other scenarios.
+    pub fn judges_run(self) -> bool {
+        matches!(
+            self,
+            CheckKind::LogMessagesAbsent | CheckKind::UndeclaredNotificationsAbsent
         )
     }
 

@@ -86,6 +86,9 @@ pub struct Scenario {
     /// the scenario runs after its era's other sharing scenarios, so the probe can take a
     /// warm process nobody needs any more instead of starting one (`engine::pool`).
     pub own_probe: bool,
+    /// A step judges what the run's other scenarios' connections received (the
+    /// undeclared-capability checks): the scenario runs after all of them.
+    pub judges_run: bool,
 }
 
 /// A scenario's compiled steps: its own, or compiled again for one run (steps are not

@@ -273,9 +273,10 @@ pub struct Connection {
     wire: crate::protocol::wire::WireLog,
     /// Requests the server sent to the client on this connection (each was answered).
     server_requests: Vec<Value>,
-    /// The `notifications/message` the server sent on this connection (its process, across
-    /// the scenarios it served), for the undeclared-logging judgement.
-    logs_seen: LogsSeen,
+    /// The notifications bound to a capability (`notifications/message`, list changes,
+    /// resource updates) the server sent on this connection since its scenario began
+    /// ([`Connection::take_seen`]), for the undeclared-capability judgements.
+    seen: NotificationsSeen,
     /// The scenario's answers to what the server asks (none: nothing declared).
     answerer: Option<std::sync::Arc<super::answers::Answerer>>,
     /// The modern `_meta` as text, for the revision it was made for.
@@ -345,7 +346,7 @@ impl Connection {
             exchanged: Duration::ZERO,
             tools: None,
             server_requests: Vec::new(),
-            logs_seen: LogsSeen::default(),
+            seen: NotificationsSeen::default(),
             answerer,
             meta_text: None,
             probing: false,
@@ -557,7 +558,7 @@ impl Connection {
             .collect();
         messages.extend(ex.response.take());
         for m in &messages {
-            self.logs_seen.saw(m);
+            self.seen.saw(m);
             self.record(Direction::Received, m.to_string(), None);
             if super::is_server_request(m) {
                 // The transport answered it, as during an exchange.
@@ -861,10 +862,23 @@ impl Connection {
         &self.server_requests
     }
 
-    /// The `notifications/message` the server sent on this connection so far (whatever
-    /// the step that received them).
+    /// The `notifications/message` the server sent on this connection since its scenario
+    /// began (whatever the step that received them).
     pub fn logs_seen(&self) -> &LogsSeen {
-        &self.logs_seen
+        self.seen
+            .of(crate::protocol::methods::NOTIFICATIONS_MESSAGE)
+    }
+
+    /// The notifications bound to a capability the server sent on this connection since
+    /// its scenario began, by method.
+    pub fn seen(&self) -> &NotificationsSeen {
+        &self.seen
+    }
+
+    /// Hand over what the connection has seen so far (a scenario is done with it: the
+    /// next scenario on the same process starts from nothing).
+    pub fn take_seen(&mut self) -> NotificationsSeen {
+        std::mem::take(&mut self.seen)
     }
 
     /// Answer the server's requests from `answerer` from now on (a warm process handed to
@@ -941,33 +955,82 @@ async fn sent_then<F: std::future::Future>(exchange: F, while_waiting: impl FnOn
     }
 }
 
-/// The `notifications/message` a server sent on a connection: how many, and the first.
+/// The `notifications/message` a server sent on a connection (or another notification
+/// bound to a capability: [`NotificationsSeen`]): how many, and the first.
 #[derive(Clone, Debug, Default)]
 pub struct LogsSeen {
     pub count: usize,
     pub first: Option<Value>,
 }
 
-impl LogsSeen {
+/// The server notifications bound to a capability
+/// ([`crate::protocol::methods::CAPABILITY_BOUND`]) a connection received, by method:
+/// for the undeclared-capability judgements, whatever the step that received them.
+#[derive(Clone, Debug, Default)]
+pub struct NotificationsSeen {
+    /// In the order of `CAPABILITY_BOUND` (only methods seen at least once).
+    pub by_method: Vec<(&'static str, LogsSeen)>,
+}
+
+impl NotificationsSeen {
+    fn entry(&mut self, method: &'static str) -> &mut LogsSeen {
+        let at = match self.by_method.iter().position(|(b, _)| *b == method) {
+            Some(at) => at,
+            None => {
+                self.by_method.push((method, LogsSeen::default()));
+                self.by_method.len() - 1
+            }
+        };
+        &mut self.by_method[at].1
+    }
+
     fn saw(&mut self, m: &Value) {
-        if m.get("method").and_then(Value::as_str)
-            == Some(crate::protocol::methods::NOTIFICATIONS_MESSAGE)
+        let Some(method) = m.get("method").and_then(Value::as_str) else {
+            return;
+        };
+        if let Some((bound, _)) = crate::protocol::methods::CAPABILITY_BOUND
+            .iter()
+            .find(|(b, _)| *b == method)
         {
-            self.count += 1;
-            self.first.get_or_insert_with(|| m.clone());
+            let seen = self.entry(bound);
+            seen.count += 1;
+            seen.first.get_or_insert_with(|| m.clone());
         }
     }
 
     /// Every message of `ex` besides its response (those not kept are counted too).
     fn saw_exchange(&mut self, ex: &Exchange) {
-        let method = crate::protocol::methods::NOTIFICATIONS_MESSAGE;
-        self.count += ex.other_messages.count(method);
-        if self.first.is_none() {
-            self.first = ex
+        for (method, _) in crate::protocol::methods::CAPABILITY_BOUND {
+            let count = ex.other_messages.count(method);
+            if count == 0 {
+                continue;
+            }
+            let first = ex
                 .other_messages
                 .iter()
                 .find(|m| m.get("method").and_then(Value::as_str) == Some(method))
                 .cloned();
+            let seen = self.entry(method);
+            seen.count += count;
+            if seen.first.is_none() {
+                seen.first = first;
+            }
         }
+    }
+
+    /// What was seen of `method` (none: an empty record).
+    pub fn of(&self, method: &str) -> &LogsSeen {
+        static NONE: LogsSeen = LogsSeen {
+            count: 0,
+            first: None,
+        };
+        self.by_method
+            .iter()
+            .find(|(b, _)| *b == method)
+            .map_or(&NONE, |(_, seen)| seen)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_method.is_empty()
     }
 }

@@ -167,8 +167,15 @@ pub async fn run(
     let pool = pool::Pool::new(&config.target, config.fresh, wire);
     let starts_before = crate::run::client::connection::starts();
     pool::share_read_only_calls(&pool, &items, &mut needs).await;
-    for (item, need) in items.iter().zip(&needs) {
-        pool.expect(&item.era.label, need.as_ref());
+    // Items that judge what the others' connections received (the undeclared-capability
+    // checks) start once every other item has finished; the era's other items do not wait
+    // for them (they are not expected on its warm process).
+    let judging: Vec<bool> = items.iter().map(|i| i.scenario.judges_run).collect();
+    let mut others_left = judging.iter().filter(|j| !**j).count();
+    for ((item, need), judges) in items.iter().zip(&needs).zip(&judging) {
+        if !judges {
+            pool.expect(&item.era.label, need.as_ref());
+        }
     }
     // Items waiting to start, in input order. A shared item starts when its era's warm
     // process is idle (or none is alive yet): it does not start a second process while
@@ -185,11 +192,19 @@ pub async fn run(
     let mut reached_out = indexmap::IndexMap::new();
     loop {
         while running.len() < jobs {
+            let may_start = |i: usize| !judging[i] || others_left == 0;
             let next = waiting
                 .iter()
-                .position(|(i, item)| pool.ready(&item.era.label, needs[*i].as_ref()))
+                .position(|(i, item)| {
+                    may_start(*i) && pool.ready(&item.era.label, needs[*i].as_ref())
+                })
                 // Nothing else runs, so nothing will be handed back: take the first.
-                .or_else(|| running.is_empty().then_some(0));
+                .or_else(|| {
+                    running
+                        .is_empty()
+                        .then(|| waiting.iter().position(|(i, _)| may_start(*i)))
+                        .flatten()
+                });
             let Some((i, item)) = next.and_then(|n| waiting.remove(n)) else {
                 break;
             };
@@ -213,6 +228,9 @@ pub async fn run(
             next = running.next() => next,
         };
         let Some((i, suite)) = next else { break };
+        if !judging[i] {
+            others_left -= 1;
+        }
         ahead.insert(i, suite);
         while let Some(suite) = ahead.remove(&suites.len()) {
             suites.push(finished(suite, config, events, &mut reached_out));
@@ -524,6 +542,8 @@ async fn run_leased(
             );
             suite.steps = failure::at_revision(&revision, run).await;
             suite.stderr_tail = conn.stderr_tail();
+            // For the run's undeclared-capability judgements (they run after this).
+            pool.record_seen(&item.id(), &mut conn);
             if shared {
                 // What the server wrote after the last reply is this scenario's.
                 let leftovers = pool.give_back(conn, &format!("`{}`", item.id())).await;

@@ -278,6 +278,22 @@ pub struct Pool {
     pub target: Target,
     lanes: Mutex<HashMap<String, Lane>>,
     stats: Mutex<Stats>,
+    /// What each scenario's connection received of the notifications bound to a capability
+    /// its server did not declare ([`Pool::record_seen`]), for the run's
+    /// undeclared-capability judgements.
+    seen: Mutex<Vec<SeenOn>>,
+}
+
+/// The notifications bound to a capability that a scenario's connection received while
+/// its server had not declared that capability.
+#[derive(Clone, Debug)]
+pub struct SeenOn {
+    /// Whose connection received them (``scenario `id@era` ``).
+    pub item: String,
+    /// The era the connection negotiated (each era's judgement reads its own).
+    pub kind: crate::protocol::era::EraKind,
+    /// By method, with the capability it needed (only those not declared).
+    pub undeclared: Vec<(&'static str, &'static str, crate::run::client::LogsSeen)>,
 }
 
 impl Pool {
@@ -291,7 +307,51 @@ impl Pool {
             },
             lanes: Mutex::default(),
             stats: Mutex::default(),
+            seen: Mutex::default(),
         }
+    }
+
+    /// A scenario (`item`) is done with `conn`: what it received of the notifications
+    /// bound to a capability the connection's server did not declare is kept for the
+    /// run's undeclared-capability judgements, and the connection starts from nothing for
+    /// the next scenario on its process.
+    pub fn record_seen(&self, item: &str, conn: &mut Connection) {
+        let seen = conn.take_seen();
+        let capabilities = &conn.negotiated.capabilities;
+        let undeclared: Vec<_> = seen
+            .by_method
+            .into_iter()
+            .filter_map(|(method, seen)| {
+                let (_, capability) = crate::protocol::methods::CAPABILITY_BOUND
+                    .iter()
+                    .find(|(m, _)| *m == method)?;
+                (!crate::language::dsl::scenario::capability_declared(capabilities, capability))
+                    .then_some((method, *capability, seen))
+            })
+            .collect();
+        if undeclared.is_empty() {
+            return;
+        }
+        self.seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(SeenOn {
+                item: format!("scenario `{item}`"),
+                kind: conn.negotiated.kind,
+                undeclared,
+            });
+    }
+
+    /// What the run's other scenarios' connections of era `kind` received without the
+    /// capability declared, so far (a judging scenario runs after all the others).
+    pub fn seen_in(&self, kind: crate::protocol::era::EraKind) -> Vec<SeenOn> {
+        self.seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|s| s.kind == kind)
+            .cloned()
+            .collect()
     }
 
     /// Whether processes are shared at all (stdio, no `--fresh`).

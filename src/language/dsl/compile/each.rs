@@ -33,6 +33,8 @@ pub(super) struct Collected {
     pub wire_check: bool,
     /// Some step's probe disturbs a process of its own ([`document::CheckKind::probes_own_process`]).
     pub own_probe: bool,
+    /// Some step judges the run's other scenarios ([`document::CheckKind::judges_run`]).
+    pub judges_run: bool,
     /// The first `roots` step.
     pub roots_step: Option<Pos>,
 }
@@ -275,6 +277,10 @@ impl Compiler {
             out.own_probe |= matches!(
                 compiled.action,
                 Action::Check { kind, .. } if kind.probes_own_process()
+            );
+            out.judges_run |= matches!(
+                compiled.action,
+                Action::Check { kind, .. } if kind.judges_run()
             );
             if matches!(compiled.action, Action::Roots(_)) && out.roots_step.is_none() {
                 out.roots_step = Some(compiled.pos.clone());

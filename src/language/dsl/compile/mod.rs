@@ -213,6 +213,7 @@ impl Compiler {
             connection_life,
             wire_check,
             own_probe,
+            judges_run,
             names,
             roots_step,
             ..
@@ -272,6 +273,7 @@ impl Compiler {
             connection_life,
             wire_check,
             own_probe,
+            judges_run,
             roots_step,
             released: self.release.then_some(Released {
                 keep: step_lines.len(),

@@ -125,7 +125,7 @@ impl Connection {
             era_request: self.era_request.clone(),
             wire: self.opening_wire.clone(),
             server_requests: Vec::new(),
-            logs_seen: super::LogsSeen::default(),
+            seen: super::NotificationsSeen::default(),
             answerer,
             meta_text: None,
             probing: false,

@@ -11,7 +11,7 @@ impl Connection {
     /// Transcript entries for what came with (or instead of) a response: the kept
     /// messages and non-JSON lines, and how many more were not kept.
     pub(super) fn record_received(&mut self, ex: &Exchange) {
-        self.logs_seen.saw_exchange(ex);
+        self.seen.saw_exchange(ex);
         for m in &ex.other_messages {
             self.record(Direction::Received, m.to_string(), None);
             if crate::run::client::is_server_request(m) {

@@ -9,8 +9,14 @@
 //! connection (a request cut short, on a connection of its own) and the invalid-request
 //! probe's (JSON that is no valid Request object) are judged like this one, and so is every
 //! log message the scenario's connection received before the check (the handshake, earlier
-//! steps, the scenarios a warm process served before) — every message a server sends, on
-//! any connection the check can see, goes through the judgement.
+//! steps) — and so is what every other scenario's connection of the run received (their
+//! scenario runs before this check's: `CheckKind::judges_run`), one finding per scenario:
+//! every message a server sends, on any connection of the run, goes through the
+//! judgement.
+//!
+//! The other notifications bound to a capability (list changes without the list's
+//! `listChanged`, resource updates without `resources.subscribe`) are judged the same way
+//! across the run's connections by [`undeclared_notifications_absent`].
 //!
 //! The tool calls are sent by this check, not taken from the run's shared answers: log
 //! messages travel with a call's own reply (stdio: the lines before it; HTTP: its SSE
@@ -20,11 +26,12 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 
 use super::calls::{CallCtx, allowed_tools};
-use super::outcome::CheckOutcome;
+use super::outcome::{CheckOutcome, Finding};
 use crate::protocol::era::EraKind;
 use crate::protocol::{ListKind, methods};
 use crate::run::argsgen;
 use crate::run::client::{Connection, TransportError};
+use crate::run::engine::pool::SeenOn;
 
 /// The log messages a probe's own connection received, and where.
 pub struct Probed<'a> {
@@ -38,6 +45,7 @@ pub async fn log_messages_absent(
     conn: &mut Connection,
     ctx: &CallCtx<'_>,
     probed: &[Probed<'_>],
+    others: &[SeenOn],
 ) -> Result<CheckOutcome, String> {
     // What the connection received before the check's own requests.
     let earlier = conn.logs_seen().clone();
@@ -124,17 +132,89 @@ pub async fn log_messages_absent(
             Err(e) => conn.note(format!("not sent: {}: {e}", probe.during)),
         }
     }
-    Ok(match first {
-        None if count == 0 => CheckOutcome::Pass,
-        found => {
-            let (during, msg) = found.map_or((String::new(), None), |(w, m)| (w, Some(m)));
-            CheckOutcome::fail(
-                format!(
-                    "the server sent {count} notifications/message without declaring the `logging` capability (the first with `{during}`)"
-                ),
-                "no notifications/message: the server does not declare `logging`",
-                msg.map(|m| crate::language::assert::compact(&m, 500)),
-            )
-        }
+    let mut findings = Vec::new();
+    if count > 0 {
+        let (during, msg) = first.map_or((String::new(), None), |(w, m)| (w, Some(m)));
+        findings.push(Finding {
+            message: format!(
+                "the server sent {count} notifications/message without declaring the `logging` capability (the first with `{during}`)"
+            ),
+            expected: Some(NO_LOGGING.into()),
+            actual: msg.map(|m| crate::language::assert::compact(&m, 500)),
+        });
+    }
+    findings.extend(on_other_connections(others, |method| {
+        method == methods::NOTIFICATIONS_MESSAGE
+    }));
+    Ok(if findings.is_empty() {
+        CheckOutcome::Pass
+    } else {
+        CheckOutcome::Fail(findings)
     })
+}
+
+const NO_LOGGING: &str = "no notifications/message: the server does not declare `logging`";
+
+/// One finding per scenario and notification (those `judged` picks) that another
+/// scenario's connection received without its capability declared.
+fn on_other_connections(others: &[SeenOn], judged: impl Fn(&str) -> bool) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for other in others {
+        for (method, capability, seen) in &other.undeclared {
+            if !judged(method) || seen.count == 0 {
+                continue;
+            }
+            findings.push(Finding {
+                message: format!(
+                    "{}: its connection received {} {method} without the server declaring `{capability}`",
+                    other.item, seen.count
+                ),
+                expected: Some(format!(
+                    "no {method}: the server does not declare `{capability}`"
+                )),
+                actual: seen
+                    .first
+                    .as_ref()
+                    .map(|m| crate::language::assert::compact(m, 500)),
+            });
+        }
+    }
+    findings
+}
+
+/// No list change without the list's `listChanged` and no resource update without
+/// `resources.subscribe`, on this connection (its scenario so far) or any other scenario's
+/// of the run in this era (they all ran before it): basic/lifecycle Operation, "Both
+/// parties SHOULD … only use capabilities that were successfully negotiated" — the server
+/// is the party that uses the capability when it sends the notification.
+pub fn undeclared_notifications_absent(conn: &Connection, others: &[SeenOn]) -> CheckOutcome {
+    let is_judged = |method: &str| method != methods::NOTIFICATIONS_MESSAGE;
+    let own = SeenOn {
+        item: "this scenario".into(),
+        kind: conn.negotiated.kind,
+        undeclared: conn
+            .seen()
+            .by_method
+            .iter()
+            .filter_map(|(method, seen)| {
+                let (_, capability) = methods::CAPABILITY_BOUND
+                    .iter()
+                    .find(|(m, _)| m == method)?;
+                (!crate::language::dsl::scenario::capability_declared(
+                    &conn.negotiated.capabilities,
+                    capability,
+                ))
+                .then(|| (*method, *capability, seen.clone()))
+            })
+            .collect(),
+    };
+    let findings = on_other_connections(std::slice::from_ref(&own), &is_judged)
+        .into_iter()
+        .chain(on_other_connections(others, &is_judged))
+        .collect::<Vec<_>>();
+    if findings.is_empty() {
+        CheckOutcome::Pass
+    } else {
+        CheckOutcome::Fail(findings)
+    }
 }

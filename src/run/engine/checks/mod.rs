@@ -206,8 +206,13 @@ pub async fn run(
                         },
                     },
                 ];
-                logging::log_messages_absent(conn, &tools()?, &probed).await
+                let others = state.pool.seen_in(conn.negotiated.kind);
+                logging::log_messages_absent(conn, &tools()?, &probed, &others).await
             }
+            K::UndeclaredNotificationsAbsent => Ok(logging::undeclared_notifications_absent(
+                conn,
+                &state.pool.seen_in(conn.negotiated.kind),
+            )),
             K::AsksOnlyDeclared => asks::asks_only_declared(conn, &tools()?).await,
             K::ElicitationSchemaRestricted => {
                 asks::elicitation_schema_restricted(conn, &tools()?).await
