@@ -97,6 +97,77 @@ fn the_security_pack_in_the_sandbox_names_the_tool_that_tried() {
         "- `reach_out`: connect to 192.0.2.1:443: Network is unreachable",
     );
 }
+/// `load --sandbox` says what `run --sandbox` says: that the server ran sandboxed, and the
+/// tools whose answers show a failed connection.
+#[test]
+fn load_in_the_sandbox_names_the_tool_that_tried() {
+    let (dir, file) = scenario_file("reach.yaml", REACH);
+    let json = dir.path().join("l.json");
+    let target = stdio_target(&["--reach-out", "192.0.2.1:443"]);
+    let out = run(&[
+        "load",
+        file.to_str().unwrap(),
+        "--sandbox",
+        "--stdio",
+        &target,
+        "--clients",
+        "1",
+        "--iterations",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    if sandbox_refused(&out) {
+        return;
+    }
+    // The tool's failed calls (isError) break the default budget, errorRate <= 0%.
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_contains(
+        &out.stdout,
+        "Sandbox (--sandbox): the server ran with no route out of the machine and a private HOME",
+    );
+    assert_contains(&out.stdout, "they tried to reach out");
+    assert_contains(
+        &out.stdout,
+        "- `reach_out`: connect to 192.0.2.1:443: Network is unreachable",
+    );
+    let report = read_json(&json);
+    assert_eq!(report["sandboxed"], true, "{report:#}");
+    assert_contains(
+        report["reachedOut"][0].as_str().unwrap_or_default(),
+        "`reach_out`",
+    );
+}
+
+/// `init --sandbox` writes `sandbox: true` into the target it writes (and a run there is
+/// sandboxed); without it the setting is there commented out, to be turned on.
+#[test]
+fn init_writes_the_sandbox_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = stdio_target(&[]);
+    let plain = dir.path().join("plain");
+    let out = run(&["init", plain.to_str().unwrap(), "--stdio", &target]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let config = std::fs::read_to_string(plain.join("mcpspec.yaml")).unwrap();
+    assert_contains(&config, "    # sandbox: true   # as --sandbox");
+    let boxed = dir.path().join("boxed");
+    let out = run(&[
+        "init",
+        boxed.to_str().unwrap(),
+        "--stdio",
+        &target,
+        "--sandbox",
+    ]);
+    if sandbox_refused(&out) {
+        return;
+    }
+    assert_eq!(out.code, 0, "{out:?}");
+    let config = std::fs::read_to_string(boxed.join("mcpspec.yaml")).unwrap();
+    assert_contains(&config, "\n    sandbox: true   # as --sandbox");
+    let out = common::run_in(&boxed, &["run"], &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_contains(&out.stdout, "Sandbox (--sandbox): the server ran");
+}
 
 #[test]
 fn without_the_sandbox_the_write_goes_through_and_nothing_is_said() {

@@ -174,6 +174,8 @@ pub(super) fn load(mut args: LoadArgs) -> i32 {
         summary,
         budgets: verdicts,
         series: measured.recorder.series(),
+        sandboxed: config.target.sandboxed(),
+        reached_out: measured.reached_out.clone(),
     };
     if let Err(code) = emit(
         &console(&report),
@@ -370,6 +372,16 @@ pub(super) fn merge(
         generator_cpu: None,
         summary,
         series: recorder.series(),
+        sandboxed: shards.iter().any(|r| r.sandboxed),
+        reached_out: {
+            let mut tools: Vec<String> = Vec::new();
+            for tool in shards.iter().flat_map(|r| &r.reached_out) {
+                if !tools.contains(tool) {
+                    tools.push(tool.clone());
+                }
+            }
+            tools
+        },
     };
     if let Err(code) = emit(
         &console(&report),
@@ -672,6 +684,13 @@ struct LoadReport {
     generator_cpu: Option<GeneratorCpu>,
     /// One entry a second of the measured run.
     series: Vec<SecondSummary>,
+    /// `--sandbox`: the server ran sandboxed (stdio).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    sandboxed: bool,
+    /// Under `--sandbox`, the tools whose answers show a failed connection (they tried to
+    /// reach out), each with the first such answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    reached_out: Vec<String>,
 }
 
 impl LoadReport {
@@ -789,6 +808,10 @@ fn console(r: &LoadReport) -> String {
     }
     for w in &r.warnings {
         out.push(format!("warning: {w}"));
+    }
+    if r.sandboxed {
+        let note = crate::results::report::console::sandbox_note(&r.reached_out);
+        out.push(note.trim_end().to_string());
     }
     let broke = r.budgets.iter().filter(|b| !b.passed).count();
     out.push(match (broke, r.ended.early) {

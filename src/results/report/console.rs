@@ -390,18 +390,22 @@ fn servers_line(servers: &crate::results::report::result::ServerStats) -> String
         let _ = writeln!(out, "  replaced: {replaced}");
     }
     if servers.sandboxed {
-        out.push_str(
-            "Sandbox (--sandbox): the server ran with no route out of the machine and a private HOME\n",
-        );
-        if !servers.reached_out.is_empty() {
-            let _ = writeln!(
-                out,
-                "  tools whose answers show a failed connection (they tried to reach out):"
-            );
-        }
-        for tool in &servers.reached_out {
-            let _ = writeln!(out, "  - {tool}");
-        }
+        out.push_str(&sandbox_note(&servers.reached_out));
+    }
+    out
+}
+
+/// Under `--sandbox` (`run` and `load`): that the server ran sandboxed, and the tools whose
+/// answers show a failed connection (they tried to reach out), one line each.
+pub fn sandbox_note(reached_out: &[String]) -> String {
+    let mut out = String::from(
+        "Sandbox (--sandbox): the server ran with no route out of the machine and a private HOME\n",
+    );
+    if !reached_out.is_empty() {
+        out.push_str("  tools whose answers show a failed connection (they tried to reach out):\n");
+    }
+    for tool in reached_out {
+        let _ = writeln!(out, "  - {tool}");
     }
     out
 }

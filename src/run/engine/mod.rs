@@ -293,7 +293,7 @@ fn finished(
     reached_out: &mut indexmap::IndexMap<String, String>,
 ) -> SuiteResult {
     if config.target.sandboxed() {
-        security::reached_out(&suite, reached_out);
+        security::reached_out(&suite.steps, reached_out);
     }
     events.emit(&Event::SuiteFinished(&suite));
     if !config.keep_passing_transcripts {

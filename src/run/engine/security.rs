@@ -207,15 +207,15 @@ const CONNECTION_FAILED: &[&str] = &[
     "dns error",
 ];
 
-/// `--sandbox`: the tools whose answers in `suite` (a result's text or a JSON-RPC error)
+/// `--sandbox`: the tools whose answers in `steps` (a result's text or a JSON-RPC error)
 /// show a failed connection, each with the first such answer (cut), added to `found`
 /// unless already there.
 pub fn reached_out(
-    suite: &crate::results::report::result::SuiteResult,
+    steps: &[crate::results::report::result::StepResult],
     found: &mut IndexMap<String, String>,
 ) {
     use crate::results::report::result::Direction;
-    for step in &suite.steps {
+    for step in steps {
         let mut calls: IndexMap<String, String> = IndexMap::new();
         for entry in &step.transcript {
             let Ok(msg) = serde_json::from_str::<Value>(&entry.body) else {

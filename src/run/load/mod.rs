@@ -79,6 +79,9 @@ pub struct Measured {
     pub ended: Ended,
     /// No connection could be opened at all: the run never reached the server.
     pub unreachable: Option<ConnectError>,
+    /// `--sandbox`: the tools whose answers showed a failed connection (they tried to
+    /// reach out), each with the first such answer (as `run` reports them).
+    pub reached_out: Vec<String>,
     /// Iterations in flight when the run ended, or due (open loop) and not started: a
     /// server that falls behind leaves many.
     pub unfinished: u64,
@@ -166,6 +169,7 @@ pub async fn run(
     // Measured iterations started.
     let mut claimed = 0u64;
     let mut recorder = Recorder::default();
+    let mut reached_out = indexmap::IndexMap::new();
     let mut connected = false;
     let ended: (String, bool);
     let mut unreachable = None;
@@ -245,6 +249,9 @@ pub async fn run(
             }
             Some(done) = running.next(), if !running.is_empty() => {
                 let client = done.client;
+                if config.target.sandboxed() {
+                    engine::security::reached_out(&done.results, &mut reached_out);
+                }
                 match take(done, &mut recorder, measure_from) {
                     Ok(conn) => {
                         connected = true;
@@ -300,6 +307,10 @@ pub async fn run(
             early,
         },
         unreachable,
+        reached_out: reached_out
+            .into_iter()
+            .map(|(tool, said)| format!("`{tool}`: {said}"))
+            .collect(),
         unfinished,
     }
 }

@@ -348,6 +348,7 @@ fn target_config(t: &TargetArgs, dir: &Path) -> Result<render::TargetConfig, Usa
                 scope: t.oauth_scope.clone(),
             }),
         timeout: t.timeout.map(|d| humantime::format_duration(d).to_string()),
+        sandbox: t.sandbox,
         omitted,
     })
 }

@@ -39,6 +39,9 @@ pub struct TargetConfig {
     /// The OAuth sign-in (`auth:`), its secret named, never written.
     pub auth: Option<AuthConfig>,
     pub timeout: Option<String>,
+    /// `--sandbox` was given (a stdio target: `sandbox: true`; without it the setting is
+    /// written commented out, to be turned on).
+    pub sandbox: bool,
     /// One comment line each: what was left out and why (secrets).
     pub omitted: Vec<String>,
 }
@@ -210,6 +213,13 @@ fn config(eras: &[EraSeen], t: &TargetConfig, server: &str) -> String {
     }
     if let Some(cwd) = &t.cwd {
         out.push_str(&format!("    cwd: {}\n", quoted(cwd)));
+    }
+    if t.stdio.is_some() {
+        out.push_str(if t.sandbox {
+            "    sandbox: true   # as --sandbox: the server has no route out of the machine and a private HOME\n"
+        } else {
+            "    # sandbox: true   # as --sandbox (Linux): no route out of the machine, a private HOME\n"
+        });
     }
     if !t.headers.is_empty() {
         out.push_str(&format!("    headers: {}\n", map(&t.headers)));
@@ -394,6 +404,7 @@ mod tests {
             bearer_env: None,
             auth: None,
             timeout: None,
+            sandbox: false,
             omitted: Vec::new(),
         };
         let schemas = Schemas {
