@@ -490,7 +490,7 @@ async fn run_leased(
             suite.era.era = Some(n.kind.as_str().to_string());
             suite.era.note = n.note.clone();
             conn.take_log();
-            conn.mark_started();
+            conn.mark_started().await;
             if let Some(note) = shared
                 .then(|| pool.take_replaced_note(&item.era.label))
                 .flatten()
@@ -523,7 +523,7 @@ async fn run_leased(
                 progress,
             );
             suite.steps = failure::at_revision(&revision, run).await;
-            suite.stderr_tail = conn.stderr_tail();
+            suite.stderr_tail = conn.stderr_tail().await;
             if shared {
                 // What the server wrote after the last reply is this scenario's.
                 let leftovers = pool.give_back(conn, &format!("`{}`", item.id())).await;

@@ -142,6 +142,9 @@ pub(super) struct StderrProgress {
     pub(super) kept: AtomicU64,
     /// Lines written so far (the tail keeps the last of them); counted under the tail's lock.
     pub(super) lines: AtomicU64,
+    /// Notified each time `kept` grows (and when the thread ends): what an async wait for
+    /// the tail waits on, instead of a sleep loop on the engine's task.
+    pub(super) changed: tokio::sync::Notify,
 }
 
 pub(super) fn read_stderr(
@@ -165,6 +168,7 @@ pub(super) fn read_stderr(
                     }
                 }
                 progress.kept.fetch_add(n as u64, Ordering::AcqRel);
+                progress.changed.notify_waiters();
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
