@@ -67,6 +67,10 @@ pub struct StdioTransport {
     /// `written` reaches the `queued` count after it).
     queued: u64,
     written: u64,
+    /// The end of the request [`StdioTransport::send`] queued last, and when its last
+    /// byte was written (the start of its latency).
+    request_mark: u64,
+    request_written_at: Option<Instant>,
     /// A write to stdin failed (reported once by `next_event`).
     write_failed: Option<String>,
     /// Why stdin broke, for every later send.
@@ -151,6 +155,8 @@ impl StdioTransport {
             pending_start: 0,
             queued: 0,
             written: 0,
+            request_mark: 0,
+            request_written_at: None,
             write_failed: None,
             stdin_broken: None,
             stderr,
@@ -193,6 +199,8 @@ impl StdioTransport {
         }
         self.unanswered = None;
         self.queue(out.body.as_bytes());
+        self.request_mark = self.queued;
+        self.request_written_at = None;
         self.write_now();
         if let Some(e) = self.write_failed.take() {
             let why = self
@@ -220,15 +228,12 @@ impl StdioTransport {
 
     /// Write pending output until the pipe is full (non-blocking).
     fn write_now(&mut self) {
-        let Some(stdin) = self.stdin.as_mut() else {
-            return;
-        };
         while self.pending_start < self.pending.len() {
+            let Some(stdin) = self.stdin.as_mut() else {
+                return;
+            };
             match stdin.try_write(&self.pending[self.pending_start..]) {
-                Ok(n) => {
-                    self.pending_start += n;
-                    self.written += n as u64;
-                }
+                Ok(n) => self.advance(n),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
                 Err(e) => {
@@ -236,6 +241,15 @@ impl StdioTransport {
                     return;
                 }
             }
+        }
+    }
+
+    /// `n` more bytes were taken by the server; the request's last one stamps the time.
+    fn advance(&mut self, n: usize) {
+        self.pending_start += n;
+        self.written += n as u64;
+        if self.request_written_at.is_none() && self.written >= self.request_mark {
+            self.request_written_at = Some(Instant::now());
         }
     }
 
@@ -459,8 +473,12 @@ impl StdioTransport {
         }
     }
 
+    /// The reply to the request is read: its latency is from the request's last byte
+    /// written to the read that brought the reply's last byte (stamped in
+    /// [`StdioTransport::next_event`] as the bytes arrive, before parsing).
     fn answer(&mut self, ex: &mut Exchange, started: Instant) {
-        ex.elapsed = started.elapsed();
+        let from = self.request_written_at.unwrap_or(started);
+        ex.elapsed = self.incoming.read_at.saturating_duration_since(from);
         self.answered += 1;
     }
 
@@ -650,6 +668,8 @@ impl StdioTransport {
                     Err(e) => Woke::WriteError(e.to_string()),
                 },
                 read = self.stdout.read(self.incoming.chunk()) => {
+                    // Stamped where the bytes arrive, before any framing or parsing.
+                    self.incoming.read_at = Instant::now();
                     match read {
                         Ok(0) | Err(_) => self.incoming.eof = true,
                         Ok(n) => self.incoming.accept(n),
@@ -661,10 +681,7 @@ impl StdioTransport {
             };
             match woke {
                 Woke::Io => {}
-                Woke::Wrote(n) => {
-                    self.pending_start += n;
-                    self.written += n as u64;
-                }
+                Woke::Wrote(n) => self.advance(n),
                 Woke::WriteError(e) => self.fail_writes(e),
                 Woke::Timeout => return Next::Timeout,
             }

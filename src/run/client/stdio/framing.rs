@@ -35,6 +35,9 @@ pub(super) struct StdoutReader {
     ended: bool,
     /// An event put back by [`StdoutReader::requeue`].
     requeued: Option<Incoming>,
+    /// When the last read returned (set by the reader as the bytes arrive): the time the
+    /// events framed from it were received.
+    pub(super) read_at: Instant,
 }
 
 impl StdoutReader {
@@ -47,6 +50,7 @@ impl StdoutReader {
             eof: false,
             ended: false,
             requeued: None,
+            read_at: Instant::now(),
         }
     }
 
