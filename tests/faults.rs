@@ -727,3 +727,71 @@ fn sigint_mid_run_writes_the_reports_of_what_finished() {
 fn sigterm_mid_run_writes_the_reports_of_what_finished() {
     interrupt_with_reports("-TERM", "SIGTERM", 143);
 }
+
+// ---------------------------------------------------------------------------
+// Never block the engine (issue 43 item 1)
+// ---------------------------------------------------------------------------
+
+/// The time `mcpspec run` of 16 scenarios takes with `--jobs 16 --fresh` against the stdio
+/// server `script` (a shell script, run from a fresh folder).
+fn sixteen_at_once(script: &str) -> Duration {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for i in 0..16 {
+        fs::write(
+            dir.path().join(format!("s{i:02}.yaml")),
+            format!("scenario: s{i:02}\nsteps:\n  - name: lists tools\n    request: {{ method: tools/list }}\n"),
+        )
+        .expect("scenario");
+    }
+    let server = dir.path().join("server.sh");
+    fs::write(&server, script).expect("server script");
+    let cwd = dir.path().join("server-cwd");
+    fs::create_dir(&cwd).expect("server cwd");
+    let scenarios = dir.path().display().to_string();
+    let target = format!("sh {}", server.display());
+    let started = Instant::now();
+    let run = run_limited(
+        &[
+            "run",
+            &scenarios,
+            "--stdio",
+            &target,
+            "--cwd",
+            cwd.to_str().unwrap(),
+            "--era",
+            "legacy",
+            "--fresh",
+            "--jobs",
+            "16",
+        ],
+        RUN_LIMIT,
+    );
+    let took = started.elapsed();
+    assert_no_processes_in(&cwd);
+    // Every scenario failed at its start, and says why.
+    assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+    assert_contains(&run.stdout, "16 errors");
+    assert_contains(&run.stdout, "bye");
+    took
+}
+
+/// 16 scenarios against a server that closes at once, `--jobs 16`: each one's failure
+/// waits for the server's last stderr lines (up to 200 ms while a grandchild holds the
+/// pipe open), and those waits overlap. They were a blocking `recv_timeout` on the
+/// engine's one task: sixteen waits in a row (a start is tried twice: more), at least
+/// 3.2 s more than the same run against a server whose stderr closes with it (measured
+/// 3.6–4.2 s more). Now the waits overlap: 0.6–1.2 s more on a busy machine (spawning the
+/// grandchildren and killing them cost too). The bound, 2.4 s, leaves room for a busy
+/// machine and still fails the old code.
+#[test]
+fn sixteen_failing_starts_at_once_take_about_one_wait_not_sixteen() {
+    // Exits at once; its stderr closes with it: no wait for the tail.
+    let plain = sixteen_at_once("echo bye >&2\nexit 0\n");
+    // Exits at once; a grandchild keeps stderr open (mcpspec kills it at the cleanup).
+    let held = sixteen_at_once("sleep 30 </dev/null >/dev/null &\necho bye >&2\nexit 0\n");
+    let extra = held.saturating_sub(plain);
+    assert!(
+        extra < Duration::from_millis(2400),
+        "the waits for the stderr tail did not overlap: {held:?} against {plain:?} without them"
+    );
+}

@@ -627,6 +627,18 @@ fn a_stepped_load_reports_each_step() {
         count(0) + count(1)
     );
     assert!(out.stdout.contains("load steps:"), "{out:?}");
+    // Each stage's target, each second's, and at the top the highest (it was the first
+    // stage's alone, 10/s, as if the run had asked for that throughout).
+    assert_eq!(stages[0]["targetRate"], 10.0, "{stages:#?}");
+    assert_eq!(stages[1]["targetRate"], 30.0, "{stages:#?}");
+    assert_eq!(report["targetRate"], 30.0);
+    let series = report["series"].as_array().unwrap();
+    assert_eq!(series[0]["targetRate"], 10.0, "{series:#?}");
+    assert_eq!(series[1]["targetRate"], 30.0, "{series:#?}");
+    assert!(
+        out.stdout.contains("(target up to 30/s, by stage below)"),
+        "{out:?}"
+    );
 }
 
 /// `load:` in mcpspec.yaml is the profile below the scenarios' and the command line's.

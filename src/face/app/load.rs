@@ -163,17 +163,20 @@ pub(super) fn load(mut args: LoadArgs) -> i32 {
         era: era.label.clone(),
         started_at,
         profile: profile.describe(),
-        target_rate: match profile.pace {
-            Pace::Rate(r) => Some(r),
-            Pace::Clients(_) => None,
-        },
+        target_rate: target_rate(&profile),
         ended: EndedJson::of(&measured.ended),
         unfinished: measured.unfinished,
         warnings: warnings(&profile, &summary, cpu.as_ref()),
         generator_cpu: cpu,
         summary,
         budgets: verdicts,
-        series: measured.recorder.series(),
+        series: {
+            let mut series = measured.recorder.series();
+            for s in &mut series {
+                s.target_rate = rate_of(profile.pace_at(Some(Duration::from_secs(s.second))));
+            }
+            series
+        },
         sandboxed: config.target.sandboxed(),
         reached_out: measured.reached_out.clone(),
     };
@@ -371,7 +374,17 @@ pub(super) fn merge(
             .collect(),
         generator_cpu: None,
         summary,
-        series: recorder.series(),
+        series: {
+            // Each second's target: the shards' together.
+            let mut series = recorder.series();
+            for s in &mut series {
+                s.target_rate = shards
+                    .iter()
+                    .filter_map(|r| r.series.get(s.second as usize)?.target_rate)
+                    .reduce(|a, b| a + b);
+            }
+            series
+        },
         sandboxed: shards.iter().any(|r| r.sandboxed),
         reached_out: {
             let mut tools: Vec<String> = Vec::new();
@@ -671,7 +684,8 @@ struct LoadReport {
     era: String,
     started_at: String,
     profile: String,
-    /// Iterations a second asked for (open loop).
+    /// Iterations a second asked for (open loop); of a stepped load, the highest stage's
+    /// (each stage's is in `summary.stages`, each second's in `series`).
     target_rate: Option<f64>,
     ended: EndedJson,
     /// Iterations in flight at the end, or due and not started (open loop): unmeasured.
@@ -700,6 +714,26 @@ impl LoadReport {
     }
 }
 
+/// Iterations a second `pace` asks for (open loop).
+fn rate_of(pace: Pace) -> Option<f64> {
+    match pace {
+        Pace::Rate(r) => Some(r),
+        Pace::Clients(_) => None,
+    }
+}
+
+/// The run's target rate: its pace's, or of a stepped load the highest stage's.
+fn target_rate(profile: &Profile) -> Option<f64> {
+    if profile.stages.is_empty() {
+        return rate_of(profile.pace);
+    }
+    profile
+        .stages
+        .iter()
+        .filter_map(|s| rate_of(s.pace))
+        .reduce(f64::max)
+}
+
 fn ms(v: Option<f64>) -> String {
     v.map_or("-".into(), |ms| format!("{ms:.1}ms"))
 }
@@ -726,7 +760,11 @@ fn console(r: &LoadReport) -> String {
             s.measured_seconds,
             s.iterations_per_second,
             r.target_rate
-                .map_or(String::new(), |t| format!(" (target {t}/s)")),
+                .map_or(String::new(), |t| if r.stages.is_empty() {
+                    format!(" (target {t}/s)")
+                } else {
+                    format!(" (target up to {t}/s, by stage below)")
+                }),
             s.requests,
             s.requests_per_second
         ),

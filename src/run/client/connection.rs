@@ -381,7 +381,7 @@ impl Connection {
             Err(mut e) => {
                 e.transcript = conn.take_log();
                 if e.stderr_tail.is_none() {
-                    e.stderr_tail = conn.stderr_tail();
+                    e.stderr_tail = conn.stderr_tail().await;
                 }
                 conn.close().await;
                 Err(e)
@@ -772,15 +772,15 @@ impl Connection {
     }
 
     /// Stderr written so far is start-up: a failure's tail shows only what comes after.
-    pub fn mark_started(&mut self) {
+    pub async fn mark_started(&mut self) {
         if let Transport::Stdio(t) = &mut self.transport {
-            t.mark_started();
+            t.mark_started().await;
         }
     }
 
-    pub fn stderr_tail(&self) -> Option<String> {
+    pub async fn stderr_tail(&self) -> Option<String> {
         match &self.transport {
-            Transport::Stdio(t) => t.stderr_tail(),
+            Transport::Stdio(t) => t.stderr_tail().await,
             Transport::Http(_) | Transport::Shared(_) => None,
         }
     }

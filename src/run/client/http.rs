@@ -158,7 +158,6 @@ impl HttpTransport {
         if let Some(why) = &self.closed {
             return Err(TransportError::Closed(why.clone()));
         }
-        let started = Instant::now();
         self.start_listening(out.timeout.min(LISTEN_WAIT)).await;
         let token = self.access_token(out).await?;
         let mut ex = self.send_exchange(out, token.as_deref()).await?;
@@ -178,7 +177,6 @@ impl HttpTransport {
             );
             ex = again;
         }
-        ex.elapsed = started.elapsed();
         match self.take_listened(&mut ex) {
             Some(why) => Err(listen::failed(why)),
             None => Ok(ex),
@@ -223,19 +221,26 @@ impl HttpTransport {
             .map_err(|_| TransportError::Io(format!("invalid HTTP method `{method}`")))?;
         let headers = self.headers_for(out, token)?;
         let with_body = method != reqwest::Method::GET && method != reqwest::Method::DELETE;
+        // The latency: from the request's last byte handed to the socket (stamped by its
+        // body, which hyper's connection task polls right before it writes) to the
+        // reply's last byte read (stamped as each chunk of the body comes, before any
+        // parsing). A message without a body starts when it is sent.
+        let sent = Stamp::now();
         let build = |client: &reqwest::Client| {
             let request = client
                 .request(method.clone(), &self.url)
                 .headers(headers.clone());
             if with_body {
-                request.body(out.body.clone())
+                request.body(reqwest::Body::wrap(StampedBody::new(&out.body, &sent)))
             } else {
                 request
             }
         };
         let fut = async {
             let (response, retried) = send_once_more(&self.client, build).await?;
-            let mut ex = self.read_reply(response, out).await?;
+            let received = Stamp::now();
+            let mut ex = self.read_reply(response, out, &received).await?;
+            ex.elapsed = received.get().saturating_duration_since(sent.get());
             ex.notes.extend(retried);
             Ok(ex)
         };
@@ -288,10 +293,12 @@ impl HttpTransport {
         Ok(map)
     }
 
+    /// The reply to `out`; `received` is stamped as its bytes come.
     async fn read_reply(
         &self,
         response: reqwest::Response,
         out: &Outgoing,
+        received: &Stamp,
     ) -> Result<Exchange, TransportError> {
         let meta = meta_of(&response);
         let content_type = meta
@@ -303,10 +310,10 @@ impl HttpTransport {
             ..Exchange::default()
         };
         if content_type.starts_with("text/event-stream") {
-            self.read_sse(response, out, &mut ex).await?;
+            self.read_sse(response, out, &mut ex, received).await?;
             return Ok(ex);
         }
-        let body = self.read_body(response).await?;
+        let body = self.read_body(response, Some(received)).await?;
         if body.is_empty() {
             return Ok(ex);
         }
@@ -336,10 +343,17 @@ impl HttpTransport {
         Ok(ex)
     }
 
-    async fn read_body(&self, response: reqwest::Response) -> Result<Vec<u8>, TransportError> {
+    async fn read_body(
+        &self,
+        response: reqwest::Response,
+        received: Option<&Stamp>,
+    ) -> Result<Vec<u8>, TransportError> {
         let mut body = Vec::new();
         let mut stream = response.bytes_stream();
         while let Some(chunk) = stream.next().await {
+            if let Some(stamp) = received {
+                stamp.set_now();
+            }
             let chunk = chunk.map_err(|e| TransportError::Io(describe_reqwest(&e)))?;
             if body.len() + chunk.len() > self.max_bytes {
                 return Err(TransportError::Oversized {
@@ -357,9 +371,10 @@ impl HttpTransport {
         response: reqwest::Response,
         out: &Outgoing,
         ex: &mut Exchange,
+        received: &Stamp,
     ) -> Result<(), TransportError> {
         let limit = self.max_bytes;
-        let mut events = std::pin::pin!(sse_events(response, limit));
+        let mut events = std::pin::pin!(sse_events(response, limit, Some(received.clone())));
         let expected = out.id.as_ref().map(id_key);
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| {
@@ -492,7 +507,7 @@ impl HttpTransport {
             return Ok((status, None));
         }
         let limit = self.max_bytes;
-        let mut events = std::pin::pin!(sse_events(response, limit));
+        let mut events = std::pin::pin!(sse_events(response, limit, None));
         let first = tokio::time::timeout(wait, async {
             while let Some(Ok(event)) = events.next().await {
                 let data = event.data.unwrap_or_default();
@@ -529,7 +544,7 @@ impl HttpTransport {
             Err(_) => return Err(TransportError::Timeout(wait)),
         };
         let status = response.status().as_u16();
-        let body = match tokio::time::timeout(wait, self.read_body(response)).await {
+        let body = match tokio::time::timeout(wait, self.read_body(response, None)).await {
             Ok(Ok(b)) => serde_json::from_slice(&b).ok(),
             _ => None,
         };
@@ -678,16 +693,18 @@ impl HttpTransport {
             .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
         if !is_sse {
             let left = out.timeout.saturating_sub(started.elapsed());
-            let mut ex = match tokio::time::timeout(left, self.read_reply(response, out)).await {
-                Ok(r) => r?,
-                Err(_) => return Err(TransportError::Timeout(out.timeout)),
-            };
+            let received = Stamp::now();
+            let mut ex =
+                match tokio::time::timeout(left, self.read_reply(response, out, &received)).await {
+                    Ok(r) => r?,
+                    Err(_) => return Err(TransportError::Timeout(out.timeout)),
+                };
             ex.elapsed = started.elapsed();
             return Ok(Opened::Reply(Box::new(ex)));
         }
         let meta = meta_of(&response);
         let limit = self.max_bytes;
-        let events = Box::pin(sse_events(response, limit));
+        let events = Box::pin(sse_events(response, limit, None));
         Ok(Opened::Stream(meta, OpenStream { events, limit }))
     }
 }
@@ -724,19 +741,91 @@ fn meta_of(response: &reqwest::Response) -> HttpMeta {
 /// The body as SSE events; the stream fails once one event (message) is longer than
 /// `limit` bytes. A stream as a whole is not capped: like stdio, a server may send any
 /// number of messages before its reply (each one is judged and counted as it comes).
+/// `received`, when given, is stamped as each chunk comes (before the SSE parsing).
 fn sse_events(
     response: reqwest::Response,
     limit: usize,
+    received: Option<Stamp>,
 ) -> sse_stream::SseByteStream<
     impl futures::Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + use<>,
 > {
     let mut event = EventSize::default();
-    let bytes = response.bytes_stream().map(move |chunk| match chunk {
-        Ok(c) if event.feed(&c) > limit => Err(std::io::Error::other(OVERSIZED)),
-        Ok(c) => Ok(c),
-        Err(e) => Err(std::io::Error::other(describe_reqwest(&e))),
+    let bytes = response.bytes_stream().map(move |chunk| {
+        if let Some(stamp) = &received {
+            stamp.set_now();
+        }
+        match chunk {
+            Ok(c) if event.feed(&c) > limit => Err(std::io::Error::other(OVERSIZED)),
+            Ok(c) => Ok(c),
+            Err(e) => Err(std::io::Error::other(describe_reqwest(&e))),
+        }
     });
     sse_stream::SseByteStream::new(bytes)
+}
+
+/// A moment of an exchange, set from wherever its bytes pass (hyper's connection task for
+/// the request body, the reply's stream for its chunks).
+#[derive(Clone)]
+struct Stamp(std::sync::Arc<std::sync::Mutex<Instant>>);
+
+impl Stamp {
+    fn now() -> Stamp {
+        Stamp(std::sync::Arc::new(std::sync::Mutex::new(Instant::now())))
+    }
+
+    fn set_now(&self) {
+        if let Ok(mut at) = self.0.lock() {
+            *at = Instant::now();
+        }
+    }
+
+    fn get(&self) -> Instant {
+        self.0.lock().map_or_else(|e| *e.into_inner(), |at| *at)
+    }
+}
+
+/// A request body of one chunk that stamps the moment hyper takes it: hyper's connection
+/// task polls the body right before it writes it to the socket (with the head, for a
+/// small one), so that is the request's last byte written, near enough. Its exact size
+/// goes with it (`Content-Length`, as for a plain body).
+struct StampedBody {
+    data: Option<bytes::Bytes>,
+    len: u64,
+    sent: Stamp,
+}
+
+impl StampedBody {
+    fn new(body: &str, sent: &Stamp) -> StampedBody {
+        let data = bytes::Bytes::from(body.to_string());
+        StampedBody {
+            len: data.len() as u64,
+            data: Some(data).filter(|d| !d.is_empty()),
+            sent: sent.clone(),
+        }
+    }
+}
+
+impl http_body::Body for StampedBody {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::task::Poll::Ready(self.data.take().map(|data| {
+            self.sent.set_now();
+            Ok(http_body::Frame::data(data))
+        }))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_none()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.len)
+    }
 }
 
 /// The size of the SSE event being received: the bytes of its lines (line ends left out)

@@ -38,6 +38,8 @@ const STDERR_TAIL_LINES: usize = 40;
 /// Longest wait for the stderr thread to keep what the server had written when a report
 /// asks for the tail (normally none: the thread is idle).
 const STDERR_CATCH_UP: Duration = Duration::from_millis(100);
+/// After the process exits, how long to wait for the stderr thread to read the rest.
+const STDERR_DONE_WAIT: Duration = Duration::from_millis(200);
 /// After the process exits, how long to keep reading what it wrote before.
 const EXIT_GRACE: Duration = Duration::from_millis(200);
 /// Replies to server requests are dropped (counted) while this much output is already
@@ -65,13 +67,17 @@ pub struct StdioTransport {
     /// `written` reaches the `queued` count after it).
     queued: u64,
     written: u64,
+    /// The end of the request [`StdioTransport::send`] queued last, and when its last
+    /// byte was written (the start of its latency).
+    request_mark: u64,
+    request_written_at: Option<Instant>,
     /// A write to stdin failed (reported once by `next_event`).
     write_failed: Option<String>,
     /// Why stdin broke, for every later send.
     stdin_broken: Option<String>,
     stderr: Arc<Mutex<VecDeque<String>>>,
-    /// Disconnected once the stderr thread has read everything.
-    stderr_done: std::sync::mpsc::Receiver<()>,
+    /// `true` once the stderr thread has read everything.
+    stderr_done: watch::Receiver<bool>,
     /// What the stderr thread has read and kept, and what waits in the pipe.
     stderr_progress: Arc<StderrProgress>,
     /// Stderr lines written before the scenario began (see [`StdioTransport::mark_started`]).
@@ -131,12 +137,13 @@ impl StdioTransport {
         let stderr_progress = Arc::new(StderrProgress::default());
         let progress = stderr_progress.clone();
         let stderr_probe = PipeProbe::of(&stderr_file);
-        let (stderr_ended, stderr_done) = std::sync::mpsc::channel::<()>();
+        let (stderr_ended, stderr_done) = watch::channel(false);
         std::thread::Builder::new()
             .name("mcpspec-stderr".into())
             .spawn(move || {
                 read_stderr(stderr_file, &tail, &progress);
-                drop(stderr_ended);
+                stderr_ended.send_replace(true);
+                progress.changed.notify_waiters();
             })?;
         Ok(StdioTransport {
             exit_rx,
@@ -148,6 +155,8 @@ impl StdioTransport {
             pending_start: 0,
             queued: 0,
             written: 0,
+            request_mark: 0,
+            request_written_at: None,
             write_failed: None,
             stdin_broken: None,
             stderr,
@@ -190,6 +199,8 @@ impl StdioTransport {
         }
         self.unanswered = None;
         self.queue(out.body.as_bytes());
+        self.request_mark = self.queued;
+        self.request_written_at = None;
         self.write_now();
         if let Some(e) = self.write_failed.take() {
             let why = self
@@ -217,15 +228,12 @@ impl StdioTransport {
 
     /// Write pending output until the pipe is full (non-blocking).
     fn write_now(&mut self) {
-        let Some(stdin) = self.stdin.as_mut() else {
-            return;
-        };
         while self.pending_start < self.pending.len() {
+            let Some(stdin) = self.stdin.as_mut() else {
+                return;
+            };
             match stdin.try_write(&self.pending[self.pending_start..]) {
-                Ok(n) => {
-                    self.pending_start += n;
-                    self.written += n as u64;
-                }
+                Ok(n) => self.advance(n),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
                 Err(e) => {
@@ -233,6 +241,15 @@ impl StdioTransport {
                     return;
                 }
             }
+        }
+    }
+
+    /// `n` more bytes were taken by the server; the request's last one stamps the time.
+    fn advance(&mut self, n: usize) {
+        self.pending_start += n;
+        self.written += n as u64;
+        if self.request_written_at.is_none() && self.written >= self.request_mark {
+            self.request_written_at = Some(Instant::now());
         }
     }
 
@@ -456,8 +473,12 @@ impl StdioTransport {
         }
     }
 
+    /// The reply to the request is read: its latency is from the request's last byte
+    /// written to the read that brought the reply's last byte (stamped in
+    /// [`StdioTransport::next_event`] as the bytes arrive, before parsing).
     fn answer(&mut self, ex: &mut Exchange, started: Instant) {
-        ex.elapsed = started.elapsed();
+        let from = self.request_written_at.unwrap_or(started);
+        ex.elapsed = self.incoming.read_at.saturating_duration_since(from);
         self.answered += 1;
     }
 
@@ -479,8 +500,10 @@ impl StdioTransport {
         self.exited = status;
         if status.is_some() {
             // The process is gone: let the stderr thread catch up, so the tail shown with
-            // this error has the server's last words.
-            let _ = self.stderr_done.recv_timeout(Duration::from_millis(200));
+            // this error has the server's last words (an async wait: other scenarios run
+            // meanwhile).
+            let mut done = self.stderr_done.clone();
+            let _ = tokio::time::timeout(STDERR_DONE_WAIT, done.wait_for(|d| *d)).await;
         }
         let why = match status {
             Some(s) => format!("{what} ({})", self.leader.describe_exit(s)),
@@ -493,8 +516,8 @@ impl StdioTransport {
     /// Last lines of the server's stderr, everything it had written by now included; once
     /// [`StdioTransport::mark_started`], only the lines written since (a start-up banner is
     /// no failure's cause, and repeated in every failing suite it hid the lines that are).
-    pub fn stderr_tail(&self) -> Option<String> {
-        self.catch_up_stderr();
+    pub async fn stderr_tail(&self) -> Option<String> {
+        self.catch_up_stderr().await;
         let lines = self.stderr.lock().ok()?;
         let written = self.stderr_progress.lines.load(Ordering::Acquire);
         let since = self
@@ -516,8 +539,8 @@ impl StdioTransport {
 
     /// What the server wrote on stderr until now was its start-up (or earlier scenarios'):
     /// [`StdioTransport::stderr_tail`] shows only what comes after.
-    pub fn mark_started(&mut self) {
-        self.catch_up_stderr();
+    pub async fn mark_started(&mut self) {
+        self.catch_up_stderr().await;
         let _held = self.stderr.lock();
         self.stderr_from = Some(self.stderr_progress.lines.load(Ordering::Acquire));
     }
@@ -525,31 +548,35 @@ impl StdioTransport {
     /// Waits until the stderr thread has kept every line in the pipe now (at most
     /// [`STDERR_CATCH_UP`]). stderr and stdout are separate pipes: a line the server wrote
     /// just before its last reply may be unread when that reply has been read, and on a
-    /// loaded machine a report then went without it. A blocking wait, normally none.
-    fn catch_up_stderr(&self) {
+    /// loaded machine a report then went without it. Normally no wait at all; when there
+    /// is one, it is on the stderr thread's progress ([`StderrProgress::changed`]), so the
+    /// engine's other scenarios run meanwhile.
+    async fn catch_up_stderr(&self) {
         let Some(probe) = &self.stderr_probe else {
             return;
         };
-        let deadline = Instant::now() + STDERR_CATCH_UP;
-        loop {
-            if matches!(
-                self.stderr_done.try_recv(),
-                Err(std::sync::mpsc::TryRecvError::Disconnected)
-            ) {
-                return;
+        let progress = &self.stderr_progress;
+        let caught_up = async {
+            loop {
+                // Registered before the check: progress made after it still wakes us.
+                let changed = progress.changed.notified();
+                let mut changed = std::pin::pin!(changed);
+                changed.as_mut().enable();
+                if *self.stderr_done.borrow() {
+                    return;
+                }
+                // Nothing waits in the pipe, so all of it was read by now; then wait for
+                // what was read to be kept.
+                let pending = probe.pending().unwrap_or(0);
+                let read = progress.read.load(Ordering::Acquire);
+                if pending == 0 && progress.kept.load(Ordering::Acquire) >= read {
+                    return;
+                }
+                // The thread notifies once it has kept what it read, and when it ends.
+                changed.await;
             }
-            // Nothing waits in the pipe, so all of it was read by now; then wait for
-            // what was read to be kept.
-            let pending = probe.pending().unwrap_or(0);
-            let read = self.stderr_progress.read.load(Ordering::Acquire);
-            if pending == 0 && self.stderr_progress.kept.load(Ordering::Acquire) >= read {
-                return;
-            }
-            if Instant::now() >= deadline {
-                return;
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
+        };
+        let _ = tokio::time::timeout(STDERR_CATCH_UP, caught_up).await;
     }
 
     /// A request is held open (a listen stream not cancelled): the server may still send
@@ -641,6 +668,8 @@ impl StdioTransport {
                     Err(e) => Woke::WriteError(e.to_string()),
                 },
                 read = self.stdout.read(self.incoming.chunk()) => {
+                    // Stamped where the bytes arrive, before any framing or parsing.
+                    self.incoming.read_at = Instant::now();
                     match read {
                         Ok(0) | Err(_) => self.incoming.eof = true,
                         Ok(n) => self.incoming.accept(n),
@@ -652,10 +681,7 @@ impl StdioTransport {
             };
             match woke {
                 Woke::Io => {}
-                Woke::Wrote(n) => {
-                    self.pending_start += n;
-                    self.written += n as u64;
-                }
+                Woke::Wrote(n) => self.advance(n),
                 Woke::WriteError(e) => self.fail_writes(e),
                 Woke::Timeout => return Next::Timeout,
             }

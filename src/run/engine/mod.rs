@@ -508,7 +508,7 @@ async fn run_leased(
             suite.era.era = Some(n.kind.as_str().to_string());
             suite.era.note = n.note.clone();
             conn.take_log();
-            conn.mark_started();
+            conn.mark_started().await;
             if let Some(note) = shared
                 .then(|| pool.take_replaced_note(&item.era.label))
                 .flatten()
@@ -541,7 +541,7 @@ async fn run_leased(
                 progress,
             );
             suite.steps = failure::at_revision(&revision, run).await;
-            suite.stderr_tail = conn.stderr_tail();
+            suite.stderr_tail = conn.stderr_tail().await;
             // For the run's undeclared-capability judgements (they run after this).
             pool.record_seen(&item.id(), &mut conn);
             if shared {

@@ -8,6 +8,25 @@
 //! a poll per request, measured in `cargo bench --bench stdio_overhead` (BENCHMARKS.md,
 //! session 11). A run holds a handful of scenarios at a time, so polling all of them on
 //! each wake-up costs less than the bookkeeping that avoids it.
+//!
+//! # The rule: never block the engine
+//!
+//! Every scenario of a run is polled inside this one future, on one thread: a call that
+//! blocks the thread (`std::thread::sleep`, `std::sync::mpsc::Receiver::recv_timeout`, a
+//! blocking read or a wait for a process) stalls every scenario under way, so with
+//! `--jobs 16` sixteen waits add up instead of overlapping. On the engine's path a wait is
+//! always a future: `tokio::time::timeout`/`sleep`, a `tokio::sync::Notify` or `watch`
+//! fed by the thread that does the blocking work (the stdio transport's stderr thread
+//! tells its progress so), or the tokio reactor. Blocking work goes to a thread of its own
+//! (stderr reads, process spawns through the spawner thread) and only its result is
+//! awaited. `tests/faults.rs` (`sixteen_failing_starts_at_once_…`) holds the rule: sixteen
+//! failing starts at once take about one wait, not sixteen.
+//!
+//! Known exceptions, bounded and short: `fork`/`exec` of a server (the spawner thread's
+//! reply, milliseconds) and, when a server left processes behind, the reaping of what
+//! mcpspec just killed with `SIGKILL` (`ground::signals::tree`, polls every 2 ms for at
+//! most 200 ms; a killed process is normally gone within the first poll). They also run
+//! from `Drop`, which cannot await.
 
 use std::future::Future;
 use std::pin::Pin;

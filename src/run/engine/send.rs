@@ -191,13 +191,11 @@ pub(super) async fn run_step<'s>(
                 });
             }
             // What the server wrote instead of a reply, then its stderr tail.
+            let tail = conn.stderr_tail().await;
             let detail: Vec<String> = conn
                 .take_unanswered()
                 .into_iter()
-                .chain(
-                    conn.stderr_tail()
-                        .map(|t| format!("server stderr (last lines):\n{t}")),
-                )
+                .chain(tail.map(|t| format!("server stderr (last lines):\n{t}")))
                 .collect();
             let message = match (&e, &prompt) {
                 (Ok(TransportError::Timeout(d)), Some(p)) => p.timed_out(*d, &due_at_once(step)),

@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::language::dsl::workload::Stage;
+use crate::language::dsl::workload::{Pace, Stage};
 use crate::results::exchange::Direction;
 use crate::results::report::result::{Outcome, StepResult};
 
@@ -371,6 +371,10 @@ impl Recorder {
                     histogram: s.map_or_else(Vec::new, |s| counts(&s.latency)),
                     stage: i + 1,
                     pace: stage.pace.describe(),
+                    target_rate: match stage.pace {
+                        Pace::Rate(r) => Some(r),
+                        Pace::Clients(_) => None,
+                    },
                     seconds: stage.duration.as_secs_f64(),
                     iterations,
                     failed_iterations: failed,
@@ -510,6 +514,7 @@ impl Recorder {
                 errors: s.errors,
                 p50_ms: (!s.latency.is_empty()).then(|| millis(s.latency.value_at_quantile(0.5))),
                 p99_ms: (!s.latency.is_empty()).then(|| millis(s.latency.value_at_quantile(0.99))),
+                target_rate: None,
                 histogram: counts(&s.latency),
             })
             .collect()
@@ -626,6 +631,9 @@ pub struct StageSummary {
     pub stage: usize,
     /// `3 client(s)`, `20/s`.
     pub pace: String,
+    /// Iterations a second the stage asked for (open loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate: Option<f64>,
     pub seconds: f64,
     pub iterations: u64,
     pub failed_iterations: u64,
@@ -660,6 +668,10 @@ pub struct SecondSummary {
     pub errors: u64,
     pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
+    /// Iterations a second asked for in that second (open loop: a stepped load's stage
+    /// or a ramp's tenth then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate: Option<f64>,
     /// The second's iterations' latency histogram ([`counts`]), so shards' series add.
     #[serde(default)]
     pub histogram: Vec<[u64; 2]>,

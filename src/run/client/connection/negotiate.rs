@@ -134,7 +134,7 @@ impl Connection {
             .unwrap_or(&e.message)
             .to_string();
         let log = self.take_log();
-        let stderr = self.stderr_tail();
+        let stderr = self.stderr_tail().await;
         self.close_transport().await;
         self.transport = match Transport::open(&self.target) {
             Ok(t) => t,

@@ -256,7 +256,7 @@ async fn listen_once(
         note(shared, "the session's GET stream is open".into());
     }
     ready.send_replace(true);
-    let mut events = std::pin::pin!(sse_events(response, t.max_bytes));
+    let mut events = std::pin::pin!(sse_events(response, t.max_bytes, None));
     let mut any = false;
     while let Some(event) = events.next().await {
         let event = match event {

@@ -35,6 +35,9 @@ pub(super) struct StdoutReader {
     ended: bool,
     /// An event put back by [`StdoutReader::requeue`].
     requeued: Option<Incoming>,
+    /// When the last read returned (set by the reader as the bytes arrive): the time the
+    /// events framed from it were received.
+    pub(super) read_at: Instant,
 }
 
 impl StdoutReader {
@@ -47,6 +50,7 @@ impl StdoutReader {
             eof: false,
             ended: false,
             requeued: None,
+            read_at: Instant::now(),
         }
     }
 
@@ -142,6 +146,9 @@ pub(super) struct StderrProgress {
     pub(super) kept: AtomicU64,
     /// Lines written so far (the tail keeps the last of them); counted under the tail's lock.
     pub(super) lines: AtomicU64,
+    /// Notified each time `kept` grows (and when the thread ends): what an async wait for
+    /// the tail waits on, instead of a sleep loop on the engine's task.
+    pub(super) changed: tokio::sync::Notify,
 }
 
 pub(super) fn read_stderr(
@@ -165,6 +172,7 @@ pub(super) fn read_stderr(
                     }
                 }
                 progress.kept.fetch_add(n as u64, Ordering::AcqRel);
+                progress.changed.notify_waiters();
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,

@@ -21,7 +21,9 @@ const FIRST_WIRE_ID: u64 = 1 << 32;
 /// Waiters whose request timed out are dropped this often (in requests sent).
 const PRUNE_EVERY: u64 = 1024;
 
-type Reply = Result<String, TransportError>;
+/// The reply's line and its latency (from the request's last byte written, when the Mux
+/// saw it written at once, to the read that brought the reply).
+type Reply = Result<(String, Option<Duration>), TransportError>;
 
 /// One message for the process: its line, and where its reply goes (none: a notification).
 struct Request {
@@ -133,12 +135,12 @@ impl SharedStdio {
                 reply: Some((key, reply_tx)),
             })
             .map_err(|_| closed())?;
-        let text = match tokio::time::timeout(out.timeout, reply_rx).await {
+        let (text, latency) = match tokio::time::timeout(out.timeout, reply_rx).await {
             Ok(Ok(reply)) => reply?,
             Ok(Err(_)) => return Err(closed()),
             Err(_) => return Err(TransportError::Timeout(out.timeout)),
         };
-        let elapsed = started.elapsed();
+        let elapsed = latency.unwrap_or_else(|| started.elapsed());
         let mut ex = Exchange {
             elapsed,
             ..Exchange::default()
@@ -161,8 +163,9 @@ impl SharedStdio {
 /// The task that owns the process.
 struct Mux {
     transport: StdioTransport,
-    /// Requests waiting for their reply, by the wire id's key.
-    waiters: HashMap<String, oneshot::Sender<Reply>>,
+    /// Requests waiting for their reply, by the wire id's key, and when the request's
+    /// last byte was written (when it was written at once).
+    waiters: HashMap<String, (oneshot::Sender<Reply>, Option<Instant>)>,
     closed: Arc<OnceLock<String>>,
 }
 
@@ -194,12 +197,14 @@ impl Mux {
                     }
                     self.transport.queue(r.body.as_bytes());
                     self.transport.write_now();
+                    let mark = self.transport.queued;
+                    let written = self.transport.sent(mark).then(Instant::now);
                     if let Some((key, reply)) = r.reply {
-                        self.waiters.insert(key, reply);
+                        self.waiters.insert(key, (reply, written));
                     }
                     sent += 1;
                     if sent.is_multiple_of(PRUNE_EVERY) {
-                        self.waiters.retain(|_, w| !w.is_closed());
+                        self.waiters.retain(|_, (w, _)| !w.is_closed());
                     }
                 }
                 Woke::Server(Next::Exited) => {
@@ -261,8 +266,10 @@ impl Mux {
     /// The reply `text` to the request with wire id `id`, to whoever waits for it (no
     /// one, when it timed out).
     fn route(&mut self, id: &Value, text: String) {
-        if let Some(waiter) = self.waiters.remove(&id_key(id)) {
-            let _ = waiter.send(Ok(text));
+        if let Some((waiter, written)) = self.waiters.remove(&id_key(id)) {
+            let read = self.transport.incoming.read_at;
+            let latency = written.map(|w| read.saturating_duration_since(w));
+            let _ = waiter.send(Ok((text, latency)));
         }
     }
 
@@ -270,7 +277,7 @@ impl Mux {
     fn close(&mut self, why: String) {
         let why = self.closed.get_or_init(|| why).clone();
         self.transport.mark_closed(why.clone());
-        for (_, waiter) in self.waiters.drain() {
+        for (_, (waiter, _)) in self.waiters.drain() {
             let _ = waiter.send(Err(TransportError::Closed(why.clone())));
         }
     }

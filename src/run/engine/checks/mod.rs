@@ -251,14 +251,17 @@ pub async fn run(
             }
             outcome_for(step, failures)
         }
-        Err(message) => Outcome::Error {
-            message,
+        Err(message) => {
             // A check that calls tools may have made the server fail: its last words.
-            detail: kind
-                .calls_tools()
-                .then(|| conn.stderr_tail())
-                .flatten()
-                .map(|t| format!("server stderr (last lines):\n{t}")),
-        },
+            let tail = if kind.calls_tools() {
+                conn.stderr_tail().await
+            } else {
+                None
+            };
+            Outcome::Error {
+                message,
+                detail: tail.map(|t| format!("server stderr (last lines):\n{t}")),
+            }
+        }
     }
 }
