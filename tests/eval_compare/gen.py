@@ -148,15 +148,27 @@ def main():
     c["partial"] = True
     find(c, "forecast")["trials"] = find(c, "forecast")["trials"][:1]
     c["tasks"] = [t for t in c["tasks"] if t["id"] != "hard"]
-    case("partial", c, 0)
+    # A partial candidate never clears the gate: exit 5, the tasks never judged named.
+    case("partial", c, 5)
+    # Unless told to compare what ran.
+    case("partial-allowed", c, 0, args="--allow-partial")
 
-    # Ctrl-C before some tasks ran: `eval run` keeps them with `trials: []`. They are
-    # missing from the candidate, not failed: no regression.
+    # Ctrl-C before some tasks ran: `eval run` keeps them with `trials: []`. They were
+    # never judged: exit 5, named.
     c = base_run()
     c["partial"] = True
     find(c, "get-weather")["trials"] = []
     find(c, "greet-no-tool")["trials"] = []
-    case("interrupted-unrun-tasks", c, 0)
+    case("interrupted-unrun-tasks", c, 5)
+
+    # A candidate stopped by --max-cost before its regressed task ran: the regression is
+    # hidden in what never ran, so the comparison cannot say OK (it did: exit 0).
+    c = base_run()
+    c["partial"] = True
+    c["aborted"] = "stopped before spending more than --max-cost $0.025: $0.0240 spent so far"
+    find(c, "forecast")["trials"] = []
+    find(c, "hard")["trials"] = []
+    case("capped-hides-regression", c, 5)
 
     # A capability set is tracked, not gated on: the regression is reported, exit 0.
     b = base_run()

@@ -18,9 +18,11 @@ use super::results::{EvalResults, SetKind, TaskResult};
 use super::stats;
 
 mod pairing;
+mod partial;
 mod warnings;
 
 pub use pairing::{Pairing, PairingKind};
+pub use partial::incomplete;
 use warnings::warnings;
 
 /// What counts as a regression. Percent limits on the rise of a mean per trial; `None`
@@ -332,6 +334,10 @@ pub struct Comparison {
     /// Whether the comparison fails (exit 1): any finding on a regression set. A capability
     /// set is tracked, not gated on.
     pub regression: bool,
+    /// A side is partial and `--allow-partial` was not given: why, and the tasks never
+    /// judged. The comparison fails (exit 5) whatever the tasks that ran say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// A results file that cannot be compared (exit 2).
@@ -536,6 +542,7 @@ pub fn compare(
         totals,
         tasks,
         regression: failing && kind == SetKind::Regression,
+        incomplete: None,
     })
 }
 

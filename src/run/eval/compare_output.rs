@@ -118,7 +118,9 @@ pub fn to_text(c: &Comparison, labels: &Labels, all: bool) -> String {
             total_text(total)
         ));
     }
-    let verdict = if c.regression {
+    let verdict = if c.incomplete.is_some() {
+        "INCOMPLETE: a partial run cannot clear the gate".to_string()
+    } else if c.regression {
         format!("REGRESSION: {} task(s) flagged (!)", n.regressions)
     } else if c.kind == SetKind::Capability && n.regressions > 0 {
         format!(

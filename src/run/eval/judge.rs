@@ -147,6 +147,7 @@ impl Judge {
             return Ok(());
         };
         let (mut input, mut output, mut asked) = (0, 0, 0);
+        let mut estimated = false;
         for (i, e) in task.expect.iter().enumerate() {
             let TaskExpectation::Answer(Answer::Judge { rubric, threshold }) = e else {
                 continue;
@@ -169,10 +170,20 @@ impl Judge {
                 Ok(turn) => {
                     input += turn.input_tokens;
                     output += turn.output_tokens;
+                    estimated |= turn.estimated;
                     parse_verdict(turn.text.as_deref().unwrap_or(""))
                 }
                 Err(ApiError::Failed(why)) => Err(why),
-                Err(fatal) => return Err(self.theirs(fatal)),
+                Err(fatal) => {
+                    // What was judged before the stop was spent: kept in the results.
+                    if input + output > 0 {
+                        out.judge_usage = Some(Usage {
+                            estimated,
+                            ..Usage::sum([(input, output)], self.profile.price)
+                        });
+                    }
+                    return Err(self.theirs(fatal));
+                }
             };
             let mut verdict_record = JudgeVerdict {
                 profile: self.profile_name.clone(),
@@ -198,7 +209,10 @@ impl Judge {
             o.judge = Some(verdict_record);
         }
         if asked > 0 {
-            out.judge_usage = Some(Usage::sum([(input, output)], self.profile.price));
+            out.judge_usage = Some(Usage {
+                estimated,
+                ..Usage::sum([(input, output)], self.profile.price)
+            });
         }
         Ok(())
     }
@@ -211,6 +225,7 @@ impl Judge {
             ApiError::Auth(m) => ApiError::Auth(say(m)),
             ApiError::Failed(m) => ApiError::Failed(say(m)),
             ApiError::Budget(m) => ApiError::Budget(say(m)),
+            ApiError::Limit(m) => ApiError::Limit(say(m)),
             // Already says it is the replay's judge turn.
             ApiError::Replay(m) => ApiError::Replay(m),
         }
