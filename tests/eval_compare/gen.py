@@ -170,6 +170,24 @@ def main():
     find(c, "hard")["trials"] = []
     case("capped-hides-regression", c, 5)
 
+    # Judged answers that still pass but score much lower: the drop past --max-judge-drop
+    # (0.1) is a regression of its own (it passed before: only pass/fail flips counted).
+    def judged(run, id, scores):
+        for t, sc in zip(find(run, id)["trials"], scores):
+            t["expectations"] = [{
+                "name": "answer judged: mentions the temperature", "passed": sc >= 0.5,
+                "score": sc, "threshold": 0.5,
+                "judge": {"profile": "judge", "score": sc, "reason": "r"},
+            }]
+    b = base_run()
+    judged(b, "get-weather", [0.9, 0.9, 1.0])
+    judged(b, "forecast", [0.8, 0.8, 0.8])
+    c = copy.deepcopy(b)
+    judged(c, "get-weather", [0.6, 0.6, 0.7])
+    judged(c, "forecast", [0.8, 0.75, 0.8])
+    case("judge-score-dropped", c, 1, base=b)
+    case("judge-score-drop-tolerated", c, 0, base=b, args="--max-judge-drop 0.5")
+
     # A capability set is tracked, not gated on: the regression is reported, exit 0.
     b = base_run()
     b["set"]["kind"] = "capability"

@@ -38,7 +38,7 @@ vague           the final answer does not say what the tool returned\n  \
 garbage-verdict as a judge, the verdict is prose, not the JSON asked for\n  \
 no-usage        replies carry no `usage` (token counts unknown)\n  \
 stall-body      the reply's status and headers come, its body stalls after a few bytes\n\n\
-A request whose last user turn holds <answer> and <rubric> sections is graded as a judge:\n\
+A request whose last user turn holds fenced <answer-F> and <rubric-F> sections is graded as a judge:\n\
 the score is the share of the rubric's double-quoted phrases the answer contains."
 )]
 struct Args {

@@ -113,6 +113,8 @@ fn thresholds(args: &EvalCompareArgs) -> Result<Thresholds, String> {
         max_calls_increase: flag("max-calls-increase", &args.max_calls_increase)?,
         max_tokens_increase: flag("max-tokens-increase", &args.max_tokens_increase)?,
         max_tool_errors_increase: flag("max-tool-errors-increase", &args.max_tool_errors_increase)?,
+        max_judge_drop: compare::parse_score_limit(&args.max_judge_drop)
+            .map_err(|e| format!("--max-judge-drop {e}"))?,
     })
 }
 

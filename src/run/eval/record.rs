@@ -128,11 +128,44 @@ pub fn task_path(dir: &Path, profile: &str, task: &str) -> PathBuf {
         .join(format!("{}.json", file_name(task)))
 }
 
-/// A JSON value as it may be written: every string redacted.
+/// Shortest known secret masked in a recording: a shorter "key" (`test`, `the`) is more
+/// likely a word of the conversation, and masking it would corrupt what the replay
+/// compares.
+pub const MIN_MASKED_KEY_CHARS: usize = 12;
+
+/// A JSON value as it may be written: every exact occurrence of a known key (of
+/// [`MIN_MASKED_KEY_CHARS`] or more) masked, nothing else — a replay reads no key, so it
+/// compares a masked stretch as any text (see [`super::replay_match`]).
 pub fn redacted(value: &Value) -> Value {
+    let known = crate::ground::redact::known();
+    let keys: Vec<&str> = known
+        .values()
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.chars().count() >= MIN_MASKED_KEY_CHARS)
+        .collect();
     let mut v = value.clone();
-    crate::ground::redact::known().redact_json(&mut v);
+    if !keys.is_empty() {
+        mask(&mut v, &keys);
+    }
     v
+}
+
+/// Replace every occurrence of `keys` (longest first, as [`crate::ground::redact`] keeps
+/// them) in the strings of `value`.
+fn mask(value: &mut Value, keys: &[&str]) {
+    match value {
+        Value::String(s) => {
+            for k in keys {
+                if s.contains(k) {
+                    *s = s.replace(k, crate::ground::redact::MASK);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| mask(v, keys)),
+        Value::Object(fields) => fields.values_mut().for_each(|v| mask(v, keys)),
+        _ => {}
+    }
 }
 
 /// Collects the exchanges of one profile's run (from every `--jobs` worker) and writes them
