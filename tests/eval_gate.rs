@@ -241,3 +241,64 @@ fn a_stalled_reply_body_is_a_timeout() {
     );
     assert!(!error.contains("not JSON"), "{error}");
 }
+
+/// Item 5: a recording of the example server's `create_note` (a new UUID on every call)
+/// replays 3/3 with no key and no model server: the tool results differ only in UUIDs.
+#[test]
+fn a_recording_with_volatile_results_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("notes.eval.yaml");
+    std::fs::write(
+        &set,
+        r#"evalset: notes
+trials: 3
+models:
+  local: { api: openai, baseUrl: "http://127.0.0.1:9/v1", model: policy, maxTurns: 3 }
+tasks:
+  - id: note
+    prompt: Store a note in memory and return its id.
+    expect: [ { calls: create_note } ]
+"#,
+    )
+    .unwrap();
+    let set = set.to_str().unwrap();
+    let rec = dir.path().join("rec");
+    let model = ModelServer::start(&[]);
+    let (r, json) = eval(
+        dir.path(),
+        set,
+        "recorded",
+        &[],
+        &model,
+        &["--record", rec.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        tasks(&read_json(&json))[0]["trials"][0]["toolCalls"][0]["name"],
+        "create_note"
+    );
+    drop(model);
+    let json = dir.path().join("replayed.json");
+    let r = run(&[
+        "eval",
+        "run",
+        set,
+        "--stdio",
+        &stdio_target(&[]),
+        "--model",
+        "local",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = read_json(&json);
+    let ok = tasks(&v)[0]["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["success"] == true)
+        .count();
+    assert_eq!(ok, 3, "{v:#}");
+}

@@ -15,7 +15,8 @@ pub enum EvalCommand {
     /// server's tools; write the results (JSON) and JUnit.
     Run(Box<EvalRunArgs>),
     /// Compare two eval results files task by task: buckets, success-rate delta with an
-    /// exact paired test, cost deltas; exit 1 on a regression.
+    /// exact paired test, judge-score and cost deltas; exit 1 on a regression, 5 when a side
+    /// is a partial run (unless --allow-partial).
     Compare(Box<EvalCompareArgs>),
 }
 

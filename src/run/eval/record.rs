@@ -416,4 +416,20 @@ mod tests {
         assert_eq!(file_name(""), "%");
         assert_ne!(file_name("a b"), file_name("a_b"));
     }
+
+    /// A key that is a common word is not masked in a recording (it would corrupt every
+    /// "the" of the conversation and the replay would blame the set); a real key is, and
+    /// only where it occurs exactly.
+    #[test]
+    fn only_exact_keys_of_a_minimum_length_are_masked() {
+        crate::ground::redact::remember(&["the".into(), "sk-rec-test-0123456789".into()]);
+        let v = serde_json::json!({"messages": [
+            {"content": "the weather; key sk-rec-test-0123456789; id 4f9c2a7e-1b3d-4c5e-8f90-123456789abc"}
+        ]});
+        let r = redacted(&v);
+        assert_eq!(
+            r["messages"][0]["content"],
+            "the weather; key ***; id 4f9c2a7e-1b3d-4c5e-8f90-123456789abc"
+        );
+    }
 }

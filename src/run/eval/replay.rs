@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::conversation::{ApiError, TurnAt};
 use super::record::{MANIFEST, Manifest, RECORDING_FORMAT, TaskRecording, redacted, task_path};
-use super::replay_match::{excerpts, same, tools_as_set};
+use super::replay_match::{excerpts, same, same_but_volatile, tools_as_set};
 use super::results::ModelApi;
 
 /// The recording of one profile, loaded.
@@ -252,7 +252,8 @@ fn difference(recorded: &Value, now: &Value, from_set: usize) -> Option<Differen
     };
     let (ra, rb) = (list(a), list(b));
     let i = (0..ra.len().max(rb.len())).find(|&i| match (ra.get(i), rb.get(i)) {
-        (Some(x), Some(y)) => !same(x, y),
+        (Some(x), Some(y)) if i < from_set => !same(x, y),
+        (Some(x), Some(y)) => !same_but_volatile(x, y),
         _ => true,
     })?;
     let (r, n) = excerpts(ra.get(i), rb.get(i));

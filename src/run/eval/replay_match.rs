@@ -3,6 +3,7 @@
 //!   order asks the model the same question;
 //! - a recorded string where a key was masked (`***`, see [`super::record::redacted`])
 //!   matches any text there: the replay reads no key, so it cannot mask the same way;
+//! - a server's tool result that differs only in timestamps and UUIDs is the same answer;
 //! - a difference is shown from its first differing character, not cut before it.
 
 use serde_json::Value;
@@ -24,6 +25,20 @@ pub fn same(recorded: &Value, now: &Value) -> bool {
             a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| same(v, w)))
         }
         _ => recorded == now,
+    }
+}
+
+/// Two messages after the set's (the server's tool results, the recorded model turns)
+/// are the same when they differ only in timestamps and UUIDs — what a server mints anew
+/// on every call (`create_note`'s id) — as golden responses' `timestamps` and `uuids`
+/// sanitizers see it.
+pub fn same_but_volatile(recorded: &Value, now: &Value) -> bool {
+    same(recorded, now) || {
+        use crate::language::assert::golden::without_volatile;
+        same(
+            &without_volatile(recorded.clone()),
+            &without_volatile(now.clone()),
+        )
     }
 }
 
