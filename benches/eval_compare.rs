@@ -130,6 +130,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
                     expected_tools: vec!["get_weather".into()],
                     usage: Default::default(),
                     judge_usage: None,
+                    cut: None,
                     trials: (0..trials)
                         .map(|t| {
                             let calls = if changed { 2 } else { 1 };
@@ -155,6 +156,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
                                 judge_usage: None,
                                 input_tokens: 812,
                                 output_tokens: 64,
+                                estimated_tokens: false,
                                 turns: 2,
                                 latency_ms: 420,
                                 final_answer: Some("It is 12 °C in Boston.".into()),

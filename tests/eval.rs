@@ -924,9 +924,10 @@ fn prices_give_an_estimated_cost_and_max_cost_stops_the_run_before_it_spends_mor
     assert!(task(&v, "weather")["usage"]["costUsd"].as_f64().unwrap() > 0.0);
     assert_eq!(v["model"]["price"]["output"], 15.0);
     assert!(r.stdout.contains("est. cost $"), "{r:?}");
-    // A cap below one request's worst case: nothing is spent, what ran is written, exit 1.
+    // A cap below one request's worst case: nothing is spent, what ran is written, exit 5
+    // (a stop of its own, not a failed trial).
     let (r, json) = eval(dir.path(), &set, &[], &model, &["--max-cost", "0.000001"]);
-    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.code, 5, "{r:?}");
     assert!(
         r.stderr
             .contains("stopped before spending more than --max-cost"),
@@ -944,7 +945,7 @@ fn prices_give_an_estimated_cost_and_max_cost_stops_the_run_before_it_spends_mor
         &model,
         &["--max-cost", &format!("{one}")],
     );
-    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.code, 5, "{r:?}");
     let spent = read_json(&json)["usage"]["costUsd"].as_f64().unwrap();
     assert!(spent <= one, "spent {spent} over the cap {one}");
     // No prices: the cap cannot be kept, a usage error.

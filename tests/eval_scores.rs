@@ -322,7 +322,8 @@ fn the_judges_cost_counts_in_max_cost() {
         Some(&model),
         &["--judge", "pricey-grader", "--max-cost", "0.5"],
     );
-    assert_eq!(r.code, 1, "{r:?}");
+    // A stop by the cap: exit 5, not the 1 of a failed trial.
+    assert_eq!(r.code, 5, "{r:?}");
     assert!(
         r.stderr.contains(
             "the judge (profile `pricey-grader`): stopped before spending more than --max-cost"

@@ -98,7 +98,8 @@ fi
 
 # 3. The tasks at risk, on base and candidate (re-recording: the whole set, the candidate's
 #    model exchanges recorded). Exit 1 (a failed trial) is for compare to judge; 2 (bad
-#    input), 3 (key) and 4 (unreachable) stop the pipeline.
+#    input), 3 (key), 4 (unreachable) and 5 (stopped by --max-cost, --max-duration or the
+#    circuit breaker: a partial run never clears the gate) stop the pipeline.
 for side in base candidate; do
   if [ "$side" = base ]; then cmd=$BASE_CMD; else cmd=$CAND_CMD; fi
   select="--affected-by $OUT/diff.json"

@@ -28,6 +28,10 @@ pub mod exit {
     pub const AUTH_REQUIRED: i32 = 3;
     /// The server could not be started or reached.
     pub const UNREACHABLE: i32 = 4;
+    /// An eval run stopped by a limit before its end (`--max-cost`, `--max-duration`, the
+    /// model API circuit breaker), or `eval compare` of such a partial run: the evidence is
+    /// incomplete, whatever the trials that ran say.
+    pub const INCOMPLETE: i32 = 5;
 }
 
 #[derive(Parser, Debug)]

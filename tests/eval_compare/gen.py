@@ -148,15 +148,45 @@ def main():
     c["partial"] = True
     find(c, "forecast")["trials"] = find(c, "forecast")["trials"][:1]
     c["tasks"] = [t for t in c["tasks"] if t["id"] != "hard"]
-    case("partial", c, 0)
+    # A partial candidate never clears the gate: exit 5, the tasks never judged named.
+    case("partial", c, 5)
+    # Unless told to compare what ran.
+    case("partial-allowed", c, 0, args="--allow-partial")
 
-    # Ctrl-C before some tasks ran: `eval run` keeps them with `trials: []`. They are
-    # missing from the candidate, not failed: no regression.
+    # Ctrl-C before some tasks ran: `eval run` keeps them with `trials: []`. They were
+    # never judged: exit 5, named.
     c = base_run()
     c["partial"] = True
     find(c, "get-weather")["trials"] = []
     find(c, "greet-no-tool")["trials"] = []
-    case("interrupted-unrun-tasks", c, 0)
+    case("interrupted-unrun-tasks", c, 5)
+
+    # A candidate stopped by --max-cost before its regressed task ran: the regression is
+    # hidden in what never ran, so the comparison cannot say OK (it did: exit 0).
+    c = base_run()
+    c["partial"] = True
+    c["aborted"] = "stopped before spending more than --max-cost $0.025: $0.0240 spent so far"
+    find(c, "forecast")["trials"] = []
+    find(c, "hard")["trials"] = []
+    case("capped-hides-regression", c, 5)
+
+    # Judged answers that still pass but score much lower: the drop past --max-judge-drop
+    # (0.1) is a regression of its own (it passed before: only pass/fail flips counted).
+    def judged(run, id, scores):
+        for t, sc in zip(find(run, id)["trials"], scores):
+            t["expectations"] = [{
+                "name": "answer judged: mentions the temperature", "passed": sc >= 0.5,
+                "score": sc, "threshold": 0.5,
+                "judge": {"profile": "judge", "score": sc, "reason": "r"},
+            }]
+    b = base_run()
+    judged(b, "get-weather", [0.9, 0.9, 1.0])
+    judged(b, "forecast", [0.8, 0.8, 0.8])
+    c = copy.deepcopy(b)
+    judged(c, "get-weather", [0.6, 0.6, 0.7])
+    judged(c, "forecast", [0.8, 0.75, 0.8])
+    case("judge-score-dropped", c, 1, base=b)
+    case("judge-score-drop-tolerated", c, 0, base=b, args="--max-judge-drop 0.5")
 
     # A capability set is tracked, not gated on: the regression is reported, exit 0.
     b = base_run()

@@ -35,8 +35,10 @@ server-error    every request gets HTTP 500\n  \
 hang            the request is accepted and never answered\n  \
 sloppy-args     nearly right arguments: numbers off by one, strings without their last character\n  \
 vague           the final answer does not say what the tool returned\n  \
-garbage-verdict as a judge, the verdict is prose, not the JSON asked for\n\n\
-A request whose last user turn holds <answer> and <rubric> sections is graded as a judge:\n\
+garbage-verdict as a judge, the verdict is prose, not the JSON asked for\n  \
+no-usage        replies carry no `usage` (token counts unknown)\n  \
+stall-body      the reply's status and headers come, its body stalls after a few bytes\n\n\
+A request whose last user turn holds fenced <answer-F> and <rubric-F> sections is graded as a judge:\n\
 the score is the share of the rubric's double-quoted phrases the answer contains."
 )]
 struct Args {
@@ -66,6 +68,8 @@ enum FaultKind {
     SloppyArgs,
     Vague,
     GarbageVerdict,
+    NoUsage,
+    StallBody,
 }
 
 struct Fault {
@@ -107,6 +111,8 @@ fn parse_fault(text: &str) -> Result<Fault, String> {
         "sloppy-args" => FaultKind::SloppyArgs,
         "vague" => FaultKind::Vague,
         "garbage-verdict" => FaultKind::GarbageVerdict,
+        "no-usage" => FaultKind::NoUsage,
+        "stall-body" => FaultKind::StallBody,
         other => return Err(format!("unknown fault `{other}` (see --help)")),
     };
     Ok(Fault { kind, word })
@@ -336,6 +342,23 @@ async fn refuse(
     if app.fault(FaultKind::Hang, task) {
         std::future::pending::<()>().await;
     }
+    if app.fault(FaultKind::StallBody, task) {
+        // 200 and a first chunk, then nothing: a body that never ends.
+        let chunks = futures_util::stream::unfold(0u8, |n| async move {
+            if n == 0 {
+                Some((Ok::<_, std::io::Error>("{\"id\": \"stalled\", "), 1))
+            } else {
+                std::future::pending().await
+            }
+        });
+        return Some(
+            (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                axum::body::Body::from_stream(chunks),
+            )
+                .into_response(),
+        );
+    }
     if app.fault(FaultKind::ServerError, task) {
         return Some(error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -388,13 +411,16 @@ async fn chat_completions(
         }
     };
     let (input, output) = (tokens(c.chars), tokens(out_chars));
-    axum::Json(json!({
+    let mut reply = json!({
         "id": format!("chatcmpl-{turn}"), "object": "chat.completion", "created": 1_764_590_000,
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output},
-    }))
-    .into_response()
+    });
+    if app.fault(FaultKind::NoUsage, &c.task) {
+        reply.as_object_mut().map(|o| o.remove("usage"));
+    }
+    axum::Json(reply).into_response()
 }
 
 async fn messages(
@@ -424,12 +450,15 @@ async fn messages(
             )
         }
     };
-    axum::Json(json!({
+    let mut reply = json!({
         "id": format!("msg_{turn}"), "type": "message", "role": "assistant", "model": model,
         "content": content, "stop_reason": stop,
         "usage": {"input_tokens": tokens(c.chars), "output_tokens": tokens(out_chars)},
-    }))
-    .into_response()
+    });
+    if app.fault(FaultKind::NoUsage, &c.task) {
+        reply.as_object_mut().map(|o| o.remove("usage"));
+    }
+    axum::Json(reply).into_response()
 }
 
 fn main() {

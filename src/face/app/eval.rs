@@ -2,6 +2,7 @@
 //! connection and its tools → the run → results JSON, JUnit, console → exit code.
 
 use std::path::Path;
+use std::time::Instant;
 
 use crate::face::cli::{EvalCommand, EvalRunArgs, UsageError, exit};
 use crate::protocol::era::Era;
@@ -108,6 +109,7 @@ async fn run(args: EvalRunArgs) -> i32 {
     crate::ground::signals::install();
     crate::ground::signals::defer_exit();
     let several = profiles.len() > 1;
+    let deadline = args.max_duration.0.map(|d| Instant::now() + d);
     let mut runs: Vec<EvalResults> = Vec::new();
     // Several models share one `--max-cost`: each run gets what the ones before left.
     let mut budget = args.max_cost;
@@ -124,6 +126,7 @@ async fn run(args: EvalRunArgs) -> i32 {
             secrets: &secrets,
             era: &era,
             judge: judge.as_ref(),
+            deadline,
         };
         match one.run(profile, key, budget).await {
             Step::Setup(code) => {
@@ -203,6 +206,8 @@ struct One<'a> {
     era: &'a Era,
     /// The judge's profile and key, when a selected task has a judged answer.
     judge: Option<&'a super::eval_judge::JudgeSetup>,
+    /// When `--max-duration` runs out (for every model's run together).
+    deadline: Option<Instant>,
 }
 
 /// How one profile's run ended.
@@ -218,7 +223,9 @@ impl One<'_> {
     async fn run(&self, profile: Profile, key: Option<String>, budget: Option<f64>) -> Step {
         let args = self.args;
         let client = match ModelClient::new(profile.clone(), key) {
-            Ok(c) => c.with_max_cost(budget.filter(|_| args.replay.is_none())),
+            Ok(c) => c
+                .with_max_cost(budget.filter(|_| args.replay.is_none()))
+                .with_breaker(args.max_api_failures.0),
             Err(e) => {
                 errln!("error: {e}");
                 return Step::Setup(exit::UNREACHABLE);
@@ -279,6 +286,12 @@ impl One<'_> {
             set_file: args.set.display().to_string(),
             affected_by: args.affected_by.as_ref().map(|p| p.display().to_string()),
             judge,
+            deadline: self.deadline.zip(args.max_duration.0).map(|(at, limit)| {
+                crate::run::eval::run::Deadline {
+                    left: at.saturating_duration_since(Instant::now()),
+                    limit,
+                }
+            }),
         };
         let (mut results, code) = match crate::run::eval::run::run(plan, conn, tools).await {
             Ended::Done(r) => (r, None),
@@ -292,7 +305,8 @@ impl One<'_> {
                     ApiError::Auth(_) => exit::AUTH_REQUIRED,
                     ApiError::Unreachable(_) => exit::UNREACHABLE,
                     ApiError::Replay(_) => exit::INVALID_INPUT,
-                    ApiError::Failed(_) | ApiError::Budget(_) => exit::FAILED,
+                    ApiError::Failed(_) => exit::FAILED,
+                    ApiError::Budget(_) | ApiError::Limit(_) => exit::INCOMPLETE,
                 };
                 (r, Some(code))
             }

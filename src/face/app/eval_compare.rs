@@ -51,13 +51,25 @@ pub fn eval_compare(args: EvalCompareArgs) -> i32 {
         );
         return exit::INVALID_INPUT;
     }
-    let comparison = match compare::compare(&base, &cand, &thresholds) {
+    // A partial side never clears the gate: said after the table (or instead of it).
+    let incomplete = compare::incomplete(&base, &cand).filter(|_| !args.allow_partial);
+    let refuse_partial = |why: &str| {
+        errln!(
+            "error: {why}\nerror: a partial run cannot clear the gate (exit 5): re-run it, or compare what ran with --allow-partial"
+        );
+        exit::INCOMPLETE
+    };
+    let mut comparison = match compare::compare(&base, &cand, &thresholds) {
         Ok(c) => c,
+        Err(_) if incomplete.is_some() => {
+            return refuse_partial(incomplete.as_deref().unwrap_or_default());
+        }
         Err(compare::Mismatch(m)) => {
             errln!("error: cannot compare {b} with {c}: {m}");
             return exit::INVALID_INPUT;
         }
     };
+    comparison.incomplete.clone_from(&incomplete);
     let labels = Labels {
         base: &b,
         candidate: &c,
@@ -85,7 +97,9 @@ pub fn eval_compare(args: EvalCompareArgs) -> i32 {
     {
         return code;
     }
-    if comparison.regression {
+    if let Some(why) = &incomplete {
+        refuse_partial(why)
+    } else if comparison.regression {
         exit::FAILED
     } else {
         exit::OK
@@ -99,6 +113,8 @@ fn thresholds(args: &EvalCompareArgs) -> Result<Thresholds, String> {
         max_calls_increase: flag("max-calls-increase", &args.max_calls_increase)?,
         max_tokens_increase: flag("max-tokens-increase", &args.max_tokens_increase)?,
         max_tool_errors_increase: flag("max-tool-errors-increase", &args.max_tool_errors_increase)?,
+        max_judge_drop: compare::parse_score_limit(&args.max_judge_drop)
+            .map_err(|e| format!("--max-judge-drop {e}"))?,
     })
 }
 

@@ -15,14 +15,16 @@ pub enum EvalCommand {
     /// server's tools; write the results (JSON) and JUnit.
     Run(Box<EvalRunArgs>),
     /// Compare two eval results files task by task: buckets, success-rate delta with an
-    /// exact paired test, cost deltas; exit 1 on a regression.
+    /// exact paired test, judge-score and cost deltas; exit 1 on a regression, 5 when a side
+    /// is a partial run (unless --allow-partial).
     Compare(Box<EvalCompareArgs>),
 }
 
 #[derive(Args, Debug)]
 #[command(
     after_help = "Exit codes: 0 every trial succeeded (or a `capability` set), 1 a trial of a \
-`regression` set failed, 2 invalid input (with --replay also: the recording does not match the \
+`regression` set failed, 5 the run was stopped by --max-cost, --max-duration or the circuit \
+breaker (--max-api-failures): partial results written, 2 invalid input (with --replay also: the recording does not match the \
 server's tools or the set), 3 the model API key is missing or refused (or the \
 server requires authentication), 4 the server or the model API could not be reached, 130 \
 interrupted (partial results written). After exit 3 or 4 the trials that finished are written too, marked `aborted`."
@@ -61,9 +63,20 @@ pub struct EvalRunArgs {
           value_parser = |s: &str| limits::duration(s, &limits::TIMEOUT))]
     pub model_timeout: Option<Duration>,
     /// Stop the run before its estimated model spend could pass this many USD (needs the
-    /// profile's `price`); what finished is written, marked aborted, exit 1.
+    /// profile's `price`; a reply without `usage` is costed from its size, marked
+    /// estimated); what finished is written, marked aborted, exit 5.
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
+    /// Longest the whole command may take (every `--model`): then it stops, cuts the trials
+    /// in flight, writes what finished (marked aborted) and exits 5; `off`: no limit.
+    #[arg(long, value_name = "DURATION", default_value = "1h",
+          value_parser = parse_max_duration)]
+    pub max_duration: MaxDuration,
+    /// The circuit breaker: this many model requests failing in a row (after their
+    /// retries: timeouts, 5xx, 429) stop the run, written and marked aborted, exit 5;
+    /// `off` (or 0): never.
+    #[arg(long, value_name = "N", default_value = "5", value_parser = parse_failures)]
+    pub max_api_failures: MaxFailures,
     /// The model profile that grades `answer: {judge: …}` expectations (overrides the set's
     /// `judge:`); its requests count in `--max-cost`.
     #[arg(long, value_name = "PROFILE")]
@@ -146,6 +159,41 @@ pub struct EvalCompareArgs {
     /// List every task, unchanged passing ones too.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Compare a partial run (stopped by `--max-cost`, `--max-duration`, the circuit
+    /// breaker, Ctrl-C, or with tasks that never ran) anyway. Without it such a comparison
+    /// exits 5 and names the tasks never judged: a partial candidate never clears the gate.
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// Largest accepted drop of a task's mean judge score (0 to 1, paired tasks with judged
+    /// answers on both sides), or `off`.
+    #[arg(long, value_name = "SCORE", default_value = "0.1")]
+    pub max_judge_drop: String,
+}
+
+/// `--max-duration`: a duration, or none (`off`).
+#[derive(Debug, Clone, Copy)]
+pub struct MaxDuration(pub Option<Duration>);
+
+/// `--max-api-failures`: a count, or none (`off`, 0).
+#[derive(Debug, Clone, Copy)]
+pub struct MaxFailures(pub Option<u32>);
+
+fn parse_max_duration(s: &str) -> Result<MaxDuration, String> {
+    if s.trim().eq_ignore_ascii_case("off") {
+        return Ok(MaxDuration(None));
+    }
+    limits::duration(s, &limits::TIMEOUT).map(|d| MaxDuration(Some(d)))
+}
+
+fn parse_failures(s: &str) -> Result<MaxFailures, String> {
+    if s.trim().eq_ignore_ascii_case("off") {
+        return Ok(MaxFailures(None));
+    }
+    match s.trim().parse::<u32>() {
+        Ok(0) => Ok(MaxFailures(None)),
+        Ok(n) => Ok(MaxFailures(Some(n))),
+        Err(_) => Err(format!("`{s}`: expected a whole number, or `off`")),
+    }
 }
 
 /// A spending cap in USD: a finite number, 0 or more (`0.50`, `$2`).

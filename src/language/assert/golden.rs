@@ -243,6 +243,14 @@ pub fn canonical(mut value: Value, sanitizers: &[SanitizerSpec]) -> Value {
     sort_keys(value)
 }
 
+/// `value` with its timestamps and UUIDs replaced, as the `timestamps` and `uuids`
+/// sanitizers do (an eval replay compares the server's tool results through them).
+pub fn without_volatile(mut value: Value) -> Value {
+    replace_strings(&mut value, &TIMESTAMP, "<timestamp>");
+    replace_strings(&mut value, &UUID, "<uuid>");
+    value
+}
+
 /// Replace every match of `re` in every string of `value` (keys untouched).
 fn replace_strings(value: &mut Value, re: &Regex, replace: &str) {
     match value {

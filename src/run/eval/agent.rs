@@ -30,15 +30,22 @@ pub struct Agent<'a> {
     pub judge: Option<&'a super::judge::Judge>,
 }
 
+/// A trial cut short by what stops the whole run: why, and the trial as far as it went
+/// (its tokens were spent: the run's usage keeps them, its outcome is none).
+pub struct Cut {
+    pub error: ApiError,
+    pub trial: TrialResult,
+}
+
 impl Agent<'_> {
     /// Run one trial. `Err` only for what stops the whole run (the model API unreachable,
-    /// or refusing the key); everything else fails this trial with its reason.
+    /// or refusing the key, the budget); everything else fails this trial with its reason.
     pub async fn trial(
         &self,
         conn: &mut Connection,
         task: &Task,
         index: u32,
-    ) -> Result<TrialResult, ApiError> {
+    ) -> Result<TrialResult, Cut> {
         let started = Instant::now();
         let mut msgs: Vec<Msg> = task
             .messages
@@ -59,6 +66,7 @@ impl Agent<'_> {
             tool_errors: 0,
             input_tokens: 0,
             output_tokens: 0,
+            estimated_tokens: false,
             turns: 0,
             retries: 0,
             latency_ms: 0,
@@ -87,11 +95,15 @@ impl Agent<'_> {
                     out.error = Some(why);
                     break;
                 }
-                Err(fatal) => return Err(fatal),
+                Err(error) => {
+                    out.latency_ms = started.elapsed().as_millis() as u64;
+                    return Err(Cut { error, trial: out });
+                }
             };
             out.input_tokens += turn.input_tokens;
             out.output_tokens += turn.output_tokens;
             out.retries += turn.retries;
+            out.estimated_tokens |= turn.estimated;
             if turn.calls.is_empty() {
                 final_text = Some(turn.text.unwrap_or_default());
                 break;
@@ -132,9 +144,12 @@ impl Agent<'_> {
         out.expectations = judge(task, &out.tool_calls, final_text.as_deref());
         // The trial's latency is the model's and the tools', not the judge's.
         out.latency_ms = started.elapsed().as_millis() as u64;
-        if let Some(j) = self.judge {
-            j.grade(self.client.tape(), task, &mut out, final_text.as_deref())
-                .await?;
+        if let Some(j) = self.judge
+            && let Err(error) = j
+                .grade(self.client.tape(), task, &mut out, final_text.as_deref())
+                .await
+        {
+            return Err(Cut { error, trial: out });
         }
         out.argument_score = task.argument_score(&out.expectations);
         out.success = out.error.is_none() && out.expectations.iter().all(|e| e.passed);

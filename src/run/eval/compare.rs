@@ -17,10 +17,14 @@ use serde::Serialize;
 use super::results::{EvalResults, SetKind, TaskResult};
 use super::stats;
 
+mod judge_scores;
 mod pairing;
+mod partial;
 mod warnings;
 
+pub use judge_scores::JudgeStats;
 pub use pairing::{Pairing, PairingKind};
+pub use partial::incomplete;
 use warnings::warnings;
 
 /// What counts as a regression. Percent limits on the rise of a mean per trial; `None`
@@ -32,6 +36,8 @@ pub struct Thresholds {
     pub max_calls_increase: Option<f64>,
     pub max_tokens_increase: Option<f64>,
     pub max_tool_errors_increase: Option<f64>,
+    /// Largest accepted drop of a task's mean judge score (0..=1).
+    pub max_judge_drop: Option<f64>,
 }
 
 impl Default for Thresholds {
@@ -41,6 +47,7 @@ impl Default for Thresholds {
             max_calls_increase: Some(25.0),
             max_tokens_increase: Some(25.0),
             max_tool_errors_increase: Some(25.0),
+            max_judge_drop: Some(0.1),
         }
     }
 }
@@ -56,6 +63,20 @@ pub fn parse_percent(text: &str) -> Result<Option<f64>, String> {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
         _ => Err(format!(
             "`{text}`: expected a percentage such as `25%` (0 or more), or `off`"
+        )),
+    }
+}
+
+/// Parse a score limit (0 to 1: `0.1`), or `off` / `none`.
+pub fn parse_score_limit(text: &str) -> Result<Option<f64>, String> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("off") || t.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    match t.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(Some(v)),
+        _ => Err(format!(
+            "`{text}`: expected a score from 0 to 1 (`0.1`), or `off`"
         )),
     }
 }
@@ -117,6 +138,9 @@ pub struct Side {
     pub tool_errors: f64,
     /// Trials that called at least one tool.
     pub trials_with_calls: u32,
+    /// The mean judge score of its trials with a verdict (none without judged answers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_score: Option<f64>,
 }
 
 impl Side {
@@ -152,6 +176,7 @@ impl Side {
                 .iter()
                 .filter(|t| !t.tool_calls.is_empty())
                 .count() as u32,
+            judge_score: judge_scores::mean(task),
         }
     }
 
@@ -179,6 +204,12 @@ pub enum Finding {
         base: f64,
         candidate: f64,
         increase: Option<f64>,
+        limit: f64,
+    },
+    /// The task's mean judge score fell by more than `--max-judge-drop`.
+    JudgeScoreDropped {
+        base: f64,
+        candidate: f64,
         limit: f64,
     },
 }
@@ -230,6 +261,14 @@ impl Finding {
                     None => "up from 0".into(),
                 },
                 num(*limit)
+            ),
+            Finding::JudgeScoreDropped {
+                base,
+                candidate,
+                limit,
+            } => format!(
+                "judge score {base:.2} → {candidate:.2} (-{:.2}, limit -{limit:.2})",
+                base - candidate
             ),
         }
     }
@@ -326,12 +365,19 @@ pub struct Comparison {
     pub warnings: Vec<String>,
     pub counts: Counts,
     pub success: SuccessStats,
+    /// The judge-score shift over the tasks judged on both sides (none without any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeStats>,
     pub totals: Totals,
     /// Base order, then the tasks new in the candidate.
     pub tasks: Vec<TaskDelta>,
     /// Whether the comparison fails (exit 1): any finding on a regression set. A capability
     /// set is tracked, not gated on.
     pub regression: bool,
+    /// A side is partial and `--allow-partial` was not given: why, and the tasks never
+    /// judged. The comparison fails (exit 5) whatever the tasks that ran say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// A results file that cannot be compared (exit 2).
@@ -431,6 +477,16 @@ pub fn compare(
                 });
             }
         }
+        if let (Some(limit), Some(before), Some(after)) =
+            (th.max_judge_drop, bs.judge_score, cs.judge_score)
+            && judge_scores::dropped(before, after, limit)
+        {
+            findings.push(Finding::JudgeScoreDropped {
+                base: before,
+                candidate: after,
+                limit,
+            });
+        }
         match bucket {
             Bucket::Improved => counts.improved += 1,
             Bucket::Regressed => counts.regressed += 1,
@@ -515,6 +571,10 @@ pub fn compare(
         tokens: total(&|s| s.tokens(), th.max_tokens_increase),
         tool_errors: total(&|s| s.tool_errors, th.max_tool_errors_increase),
     };
+    let judged: Vec<(f64, f64)> = paired()
+        .filter_map(|(b, c)| Some((b.judge_score?, c.judge_score?)))
+        .collect();
+    let judge = judge_scores::stats(&judged, th.max_judge_drop);
     let warnings = warnings(base, cand);
     let failing = counts.regressions > 0
         || totals.calls.exceeded
@@ -533,9 +593,11 @@ pub fn compare(
         warnings,
         counts,
         success,
+        judge,
         totals,
         tasks,
         regression: failing && kind == SetKind::Regression,
+        incomplete: None,
     })
 }
 

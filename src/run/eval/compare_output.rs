@@ -108,6 +108,23 @@ pub fn to_text(c: &Comparison, labels: &Labels, all: bool) -> String {
         st.sign_test.up,
         st.sign_test.down
     ));
+    if let Some(j) = &c.judge {
+        let ci = match j.ci95 {
+            Some([lo, hi]) => format!("95% CI {lo:+.2} to {hi:+.2}, paired t over tasks"),
+            None => "too few tasks for an interval".into(),
+        };
+        s.push_str(&format!(
+            "judge score: {:.2} → {:.2} (Δ {:+.2}; {ci}; {} task(s) judged on both sides; {})\n",
+            j.base,
+            j.candidate,
+            j.delta,
+            j.tasks,
+            match j.limit {
+                Some(l) => format!("a task's drop past -{l:.2} is a regression"),
+                None => "drops not gated".into(),
+            }
+        ));
+    }
     for (label, total) in [
         ("tool calls", &c.totals.calls),
         ("tokens", &c.totals.tokens),
@@ -118,7 +135,9 @@ pub fn to_text(c: &Comparison, labels: &Labels, all: bool) -> String {
             total_text(total)
         ));
     }
-    let verdict = if c.regression {
+    let verdict = if c.incomplete.is_some() {
+        "INCOMPLETE: a partial run cannot clear the gate".to_string()
+    } else if c.regression {
         format!("REGRESSION: {} task(s) flagged (!)", n.regressions)
     } else if c.kind == SetKind::Capability && n.regressions > 0 {
         format!(
@@ -295,5 +314,6 @@ fn finding_type(f: &Finding) -> &'static str {
         Finding::SuccessDropped { .. } => "success_dropped",
         Finding::CallsATool { .. } => "no_tool_call",
         Finding::CostRose { .. } => "cost_rose",
+        Finding::JudgeScoreDropped { .. } => "judge_score_dropped",
     }
 }

@@ -47,6 +47,9 @@ pub struct Turn {
     pub output_tokens: u64,
     /// Requests repeated after a 429 or 5xx before this reply came.
     pub retries: u32,
+    /// The API reported no `usage`: the token counts are estimated from the request's and
+    /// the reply's sizes (see [`super::estimate`]).
+    pub estimated: bool,
 }
 
 /// Why a model request failed.
@@ -58,8 +61,11 @@ pub enum ApiError {
     Auth(String),
     /// Anything else, after retries: this trial fails.
     Failed(String),
-    /// The next request could take the run past `--max-cost`: the run stops (exit 1).
+    /// The next request could take the run past `--max-cost`: the run stops (exit 5).
     Budget(String),
+    /// A limit of the run: too many model requests failed in a row (the circuit breaker), or
+    /// `--max-duration` passed. The run stops (exit 5).
+    Limit(String),
     /// `--replay`: the recording cannot answer this run (another set, profile or tool
     /// list): a setup error (exit 2), re-record.
     Replay(String),
@@ -72,6 +78,7 @@ impl std::fmt::Display for ApiError {
             | ApiError::Auth(m)
             | ApiError::Failed(m)
             | ApiError::Budget(m)
+            | ApiError::Limit(m)
             | ApiError::Replay(m) => f.write_str(m),
         }
     }

@@ -36,6 +36,8 @@ pub struct ModelClient {
     tape: Option<Tape>,
     /// A judge's client: `--model-timeout` does not apply to it, its timeout message says so.
     judge: bool,
+    /// `--max-api-failures` (see [`super::breaker`]).
+    breaker: Option<std::sync::Arc<super::breaker::Breaker>>,
 }
 
 /// A run's `--max-cost` and its estimated spend so far, in USD.
@@ -81,6 +83,7 @@ impl ModelClient {
             budget: None,
             tape: None,
             judge: false,
+            breaker: None,
         })
     }
 
@@ -100,6 +103,17 @@ impl ModelClient {
     /// against the run's `--max-cost`.
     pub fn sharing_budget_of(mut self, other: &ModelClient) -> ModelClient {
         self.budget = other.budget.clone();
+        // A breaker of the same size, of its own: another API's failures.
+        self.breaker = other
+            .breaker
+            .as_ref()
+            .map(|b| std::sync::Arc::new(super::breaker::Breaker::new(b.max())));
+        self
+    }
+
+    /// Stop the run after `max` model requests failed in a row (`None`: never).
+    pub fn with_breaker(mut self, max: Option<u32>) -> ModelClient {
+        self.breaker = max.map(|m| std::sync::Arc::new(super::breaker::Breaker::new(m)));
         self
     }
 
@@ -210,7 +224,7 @@ impl ModelClient {
                 let body = self.body(system, msgs, tools);
                 let reply = replayer.answer(at, &body, self.profile().api, system.is_some())?;
                 // Nothing was sent: no retries, whatever the recorded run needed.
-                self.accept(&reply, 0)
+                self.accept(&body, &reply, 0)
             }
             Some(Tape::Record(recorder)) => {
                 let body = self.body(system, msgs, tools);
@@ -224,7 +238,7 @@ impl ModelClient {
                     Err(_) => {}
                 }
                 let (reply, retries) = sent?;
-                self.accept(&reply, retries)
+                self.accept(&body, &reply, retries)
             }
         }
     }
@@ -239,7 +253,7 @@ impl ModelClient {
         let body = self.body(system, msgs, tools);
         self.check_budget(&body)?;
         let (reply, retries) = self.send(&body).await?;
-        self.accept(&reply, retries)
+        self.accept(&body, &reply, retries)
     }
 
     /// One model request with a body of the caller's (a sampling request's options
@@ -247,20 +261,31 @@ impl ModelClient {
     pub async fn reply(&self, body: &Value) -> Result<(Value, Turn), ApiError> {
         self.check_budget(body)?;
         let (reply, retries) = self.send(body).await?;
-        let turn = self.accept(&reply, retries)?;
+        let turn = self.accept(body, &reply, retries)?;
         Ok((reply, turn))
     }
 
-    /// A successful reply (live or recorded) as a turn, charged to the `--max-cost` budget.
-    pub fn accept(&self, reply: &Value, retries: u32) -> Result<Turn, ApiError> {
+    /// A successful reply (live or recorded) to `body` as a turn, charged to the
+    /// `--max-cost` budget (estimated from sizes when the API reported no `usage`).
+    pub fn accept(&self, body: &Value, reply: &Value, retries: u32) -> Result<Turn, ApiError> {
         let mut turn = parse_reply(self.profile.api, reply).map_err(ApiError::Failed)?;
         turn.retries = retries;
+        super::estimate::fill(&mut turn, body);
         self.charge(&turn);
         Ok(turn)
     }
 
-    /// Post one request body, with retries on 429/5xx: the reply's JSON and the retries.
+    /// Post one request body, with retries on 429/5xx: the reply's JSON and the retries;
+    /// through the circuit breaker.
     pub async fn send(&self, body: &Value) -> Result<(Value, u32), ApiError> {
+        let sent = self.post(body).await;
+        match &self.breaker {
+            Some(b) => b.pass(sent),
+            None => sent,
+        }
+    }
+
+    async fn post(&self, body: &Value) -> Result<(Value, u32), ApiError> {
         let mut attempt = 0;
         loop {
             let mut req = self.http.post(self.url.clone()).json(body);
@@ -280,17 +305,7 @@ impl ModelClient {
                         error_chain(e)
                     )));
                 }
-                Err(e) if e.is_timeout() => {
-                    return Err(ApiError::Failed(format!(
-                        "the model API did not answer within {} ({})",
-                        humantime::format_duration(self.profile.timeout),
-                        if self.judge {
-                            "the judge profile's `timeout`; `--model-timeout` applies to the model under test only"
-                        } else {
-                            "the profile's `timeout`, or `--model-timeout`"
-                        }
-                    )));
-                }
+                Err(e) if e.is_timeout() => return Err(self.timed_out("")),
                 Err(e) => {
                     return Err(ApiError::Failed(format!(
                         "model request failed: {}",
@@ -306,7 +321,17 @@ impl ModelClient {
                 .and_then(|v| v.trim().parse::<f64>().ok())
                 .filter(|s| s.is_finite() && *s >= 0.0)
                 .map(|s| Duration::from_secs_f64(s).min(MAX_RETRY_AFTER));
-            let text = resp.text().await.unwrap_or_default();
+            let text = match resp.text().await {
+                Ok(t) => t,
+                // The status came, the body stalled (or broke) before its end.
+                Err(e) if e.is_timeout() => return Err(self.timed_out("its reply body")),
+                Err(e) => {
+                    return Err(ApiError::Failed(format!(
+                        "the model API's reply (HTTP {status}) broke off before its end: {}",
+                        error_chain(e)
+                    )));
+                }
+            };
             if (200..300).contains(&status) {
                 let value: Value = serde_json::from_str(&text).map_err(|e| {
                     ApiError::Failed(format!(
@@ -345,6 +370,27 @@ impl ModelClient {
                 "the model API answered HTTP {status}{tries}: {message}"
             )));
         }
+    }
+}
+
+impl ModelClient {
+    /// The request took longer than the profile's `timeout`; `part` says what was late
+    /// when it was not the answer's start (`its reply body`).
+    fn timed_out(&self, part: &str) -> ApiError {
+        ApiError::Failed(format!(
+            "the model API did not answer within {}{} ({})",
+            humantime::format_duration(self.profile.timeout),
+            if part.is_empty() {
+                String::new()
+            } else {
+                format!(": {part} stalled")
+            },
+            if self.judge {
+                "the judge profile's `timeout`; `--model-timeout` applies to the model under test only"
+            } else {
+                "the profile's `timeout`, or `--model-timeout`"
+            }
+        ))
     }
 }
 

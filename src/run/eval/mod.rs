@@ -3,23 +3,26 @@
 //! results → compare → report.
 //!
 //! The files import one another without a circle (`tests/layers.rs`), lowest first:
-//! `results`, `stats`, `names`, `set::doc` (the document as written); `conversation` (the
-//! API-neutral turn types), `profile`; `wire`, `record`, `replay`, `tape`, `critics`, `set`;
+//! `results`, `stats`, `names`, `breaker`, `set::doc` (the document as written); `conversation` (the
+//! API-neutral turn types), `profile`; `wire`, `record`, `replay_match`, `replay`, `tape`, `critics`, `set`;
 //! `llm` (the client, which plays its turns on its tape); `judge`, `agent`, `sampling`; `run`. A type
 //! two files share goes down to a file both import, never into one of them.
 
 pub mod affected;
 pub mod agent;
+pub mod breaker;
 pub mod compare;
 pub mod compare_output;
 pub mod conversation;
 pub mod critics;
+pub mod estimate;
 pub mod judge;
 pub mod llm;
 pub mod names;
 pub mod profile;
 pub mod record;
 pub mod replay;
+pub mod replay_match;
 pub mod report;
 pub mod results;
 pub mod run;

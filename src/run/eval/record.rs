@@ -128,11 +128,44 @@ pub fn task_path(dir: &Path, profile: &str, task: &str) -> PathBuf {
         .join(format!("{}.json", file_name(task)))
 }
 
-/// A JSON value as it may be written: every string redacted.
+/// Shortest known secret masked in a recording: a shorter "key" (`test`, `the`) is more
+/// likely a word of the conversation, and masking it would corrupt what the replay
+/// compares.
+pub const MIN_MASKED_KEY_CHARS: usize = 12;
+
+/// A JSON value as it may be written: every exact occurrence of a known key (of
+/// [`MIN_MASKED_KEY_CHARS`] or more) masked, nothing else — a replay reads no key, so it
+/// compares a masked stretch as any text (see [`super::replay_match`]).
 pub fn redacted(value: &Value) -> Value {
+    let known = crate::ground::redact::known();
+    let keys: Vec<&str> = known
+        .values()
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.chars().count() >= MIN_MASKED_KEY_CHARS)
+        .collect();
     let mut v = value.clone();
-    crate::ground::redact::known().redact_json(&mut v);
+    if !keys.is_empty() {
+        mask(&mut v, &keys);
+    }
     v
+}
+
+/// Replace every occurrence of `keys` (longest first, as [`crate::ground::redact`] keeps
+/// them) in the strings of `value`.
+fn mask(value: &mut Value, keys: &[&str]) {
+    match value {
+        Value::String(s) => {
+            for k in keys {
+                if s.contains(k) {
+                    *s = s.replace(k, crate::ground::redact::MASK);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| mask(v, keys)),
+        Value::Object(fields) => fields.values_mut().for_each(|v| mask(v, keys)),
+        _ => {}
+    }
 }
 
 /// Collects the exchanges of one profile's run (from every `--jobs` worker) and writes them
@@ -382,5 +415,21 @@ mod tests {
         assert_eq!(file_name("café"), "caf%C3%A9");
         assert_eq!(file_name(""), "%");
         assert_ne!(file_name("a b"), file_name("a_b"));
+    }
+
+    /// A key that is a common word is not masked in a recording (it would corrupt every
+    /// "the" of the conversation and the replay would blame the set); a real key is, and
+    /// only where it occurs exactly.
+    #[test]
+    fn only_exact_keys_of_a_minimum_length_are_masked() {
+        crate::ground::redact::remember(&["the".into(), "sk-rec-test-0123456789".into()]);
+        let v = serde_json::json!({"messages": [
+            {"content": "the weather; key sk-rec-test-0123456789; id 4f9c2a7e-1b3d-4c5e-8f90-123456789abc"}
+        ]});
+        let r = redacted(&v);
+        assert_eq!(
+            r["messages"][0]["content"],
+            "the weather; key ***; id 4f9c2a7e-1b3d-4c5e-8f90-123456789abc"
+        );
     }
 }

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::conversation::{ApiError, TurnAt};
 use super::record::{MANIFEST, Manifest, RECORDING_FORMAT, TaskRecording, redacted, task_path};
+use super::replay_match::{excerpts, same, same_but_volatile, tools_as_set};
 use super::results::ModelApi;
 
 /// The recording of one profile, loaded.
@@ -33,14 +34,6 @@ fn rerecord(dir: &Path) -> String {
         "if the change is intended, re-record: run the same `eval run` with `--record {}` instead of `--replay` (with the model and its key)",
         dir.display()
     )
-}
-
-/// A value as an error message quotes it.
-fn show(v: Option<&Value>) -> String {
-    match v {
-        None => "absent".into(),
-        Some(v) => crate::ground::redact::shorten(&v.to_string(), 200),
-    }
 }
 
 impl Replayer {
@@ -92,7 +85,9 @@ impl Replayer {
                 }
             ));
         };
-        if entry.tools_hash != tools_hash {
+        // The same tools in another order are the same question to the model (the request's
+        // tools are compared as a set too).
+        if entry.tools_hash != tools_hash && !same_set(&entry.tools, sent) {
             return Err(format!(
                 "--replay {shown}: the tools the model would be sent differ from the recording (profile `{profile}`, toolsHash {} → {}): {}. The recorded answers were given to other tools and cannot stand for this server's; {}",
                 short(&entry.tools_hash),
@@ -232,11 +227,19 @@ fn difference(recorded: &Value, now: &Value, from_set: usize) -> Option<Differen
     keys.sort();
     keys.dedup();
     for key in keys.into_iter().filter(|k| *k != "messages") {
-        if a.get(key) != b.get(key) {
+        let (x, y) = if key == "tools" {
+            (tools_as_set(a.get(key)), tools_as_set(b.get(key)))
+        } else {
+            (a.get(key).cloned(), b.get(key).cloned())
+        };
+        let equal = match (&x, &y) {
+            (Some(x), Some(y)) => same(x, y),
+            (x, y) => x == y,
+        };
+        if !equal {
+            let (r, n) = excerpts(x.as_ref(), y.as_ref());
             return Some(Difference::Question(format!(
-                "`{key}` is {} in the recording and {} now",
-                show(a.get(key)),
-                show(b.get(key))
+                "`{key}` is {r} in the recording and {n} now"
             )));
         }
     }
@@ -248,20 +251,29 @@ fn difference(recorded: &Value, now: &Value, from_set: usize) -> Option<Differen
             .clone()
     };
     let (ra, rb) = (list(a), list(b));
-    let i = (0..ra.len().max(rb.len())).find(|&i| ra.get(i) != rb.get(i))?;
+    let i = (0..ra.len().max(rb.len())).find(|&i| match (ra.get(i), rb.get(i)) {
+        (Some(x), Some(y)) if i < from_set => !same(x, y),
+        (Some(x), Some(y)) => !same_but_volatile(x, y),
+        _ => true,
+    })?;
+    let (r, n) = excerpts(ra.get(i), rb.get(i));
     if i < from_set {
         Some(Difference::Question(format!(
-            "message {} (from the set: the system prompt, the task's prompt or messages) is {} in the recording and {} now",
+            "message {} (from the set: the system prompt, the task's prompt or messages) is {r} in the recording and {n} now",
             i + 1,
-            show(ra.get(i)),
-            show(rb.get(i))
         )))
     } else {
         Some(Difference::ServerAnswer {
-            recorded: show(ra.get(i)),
-            now: show(rb.get(i)),
+            recorded: r,
+            now: n,
         })
     }
+}
+
+/// The two sent tool lists hold the same tools, whatever their order.
+fn same_set(recorded: &[Value], now: &[Value]) -> bool {
+    let set = |l: &[Value]| tools_as_set(Some(&Value::Array(l.to_vec())));
+    recorded.len() == now.len() && set(recorded) == set(now)
 }
 
 fn short(hash: &str) -> &str {

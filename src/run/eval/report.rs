@@ -118,7 +118,10 @@ pub fn console(results: &EvalResults) -> String {
         let rt = rates(t);
         trials += rt.trials;
         ok += rt.successes;
-        let mark = if rt.trials > 0 && rt.successes == rt.trials {
+        // A task the run's stop never reached has no outcome: not a failure of the model.
+        let mark = if rt.trials == 0 {
+            "NOT RUN"
+        } else if rt.successes == rt.trials {
             "PASS"
         } else {
             "FAIL"
@@ -134,6 +137,12 @@ pub fn console(results: &EvalResults) -> String {
             cost(&t.usage),
             scores(t)
         ));
+        if let Some(cut) = &t.cut {
+            out.push_str(&format!(
+                "       {} trial(s) cut short by the run's stop: no outcome, their spend is counted\n",
+                cut.trials.len()
+            ));
+        }
         if mark == "FAIL"
             && let Some(why) = first_failure(t)
         {
@@ -144,11 +153,16 @@ pub fn console(results: &EvalResults) -> String {
         }
     }
     out.push_str(&format!(
-        "{} task(s), {ok}/{trials} trial(s) succeeded in {:.1}s · tokens {} in, {} out{}{}{}\n",
+        "{} task(s), {ok}/{trials} trial(s) succeeded in {:.1}s · tokens {} in, {} out{}{}{}{}\n",
         results.tasks.len(),
         results.duration_ms as f64 / 1000.0,
         results.usage.input_tokens,
         results.usage.output_tokens,
+        if results.usage.estimated {
+            " (ESTIMATED: the model API reported no usage; counted at 4 bytes a token)"
+        } else {
+            ""
+        },
         cost(&results.usage),
         match (&results.judge, &results.judge_usage) {
             (Some(j), Some(u)) => format!(
@@ -232,12 +246,16 @@ pub fn suite(results: &EvalResults) -> TestSuite {
                 Some(why) => policy.error(
                     "aborted",
                     &crate::ground::redact::shorten(
-                        &format!("no trial finished: the run stopped: {why}"),
+                        &format!("NOT RUN: no trial finished: the run stopped: {why}"),
                         500,
                     ),
                     None,
                 ),
-                None => policy.error("interrupted", "no trial finished (interrupted)", None),
+                None => policy.error(
+                    "interrupted",
+                    "NOT RUN: no trial finished (interrupted)",
+                    None,
+                ),
             }
         } else {
             // A trial the judge could not grade was not judged at all: an error, not a failure.

@@ -154,6 +154,10 @@ pub struct Usage {
     /// Estimated from the profile's `price`; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Some of these tokens are estimated from sizes (4 bytes a token): the model API
+    /// reported no `usage` for them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 impl Usage {
@@ -162,12 +166,16 @@ impl Usage {
         trials: impl IntoIterator<Item = &'a TrialResult>,
         price: Option<Price>,
     ) -> Usage {
-        Usage::sum(
-            trials
-                .into_iter()
-                .map(|t| (t.input_tokens, t.output_tokens)),
+        let mut estimated = false;
+        let mut usage = Usage::sum(
+            trials.into_iter().map(|t| {
+                estimated |= t.estimated_tokens;
+                (t.input_tokens, t.output_tokens)
+            }),
             price,
-        )
+        );
+        usage.estimated = estimated;
+        usage
     }
 
     /// The judge's usage over `trials` (none when no trial was judged), priced with `price`.
@@ -175,12 +183,19 @@ impl Usage {
         trials: impl IntoIterator<Item = &'a TrialResult>,
         price: Option<Price>,
     ) -> Option<Usage> {
+        let mut estimated = false;
         let judged: Vec<(u64, u64)> = trials
             .into_iter()
             .filter_map(|t| t.judge_usage.as_ref())
-            .map(|u| (u.input_tokens, u.output_tokens))
+            .map(|u| {
+                estimated |= u.estimated;
+                (u.input_tokens, u.output_tokens)
+            })
             .collect();
-        (!judged.is_empty()).then(|| Usage::sum(judged, price))
+        (!judged.is_empty()).then(|| Usage {
+            estimated,
+            ..Usage::sum(judged, price)
+        })
     }
 
     /// Token counts (input, output) summed and priced.
@@ -194,6 +209,7 @@ impl Usage {
             input_tokens,
             output_tokens,
             cost_usd: price.map(|p| p.cost(input_tokens, output_tokens)),
+            estimated: false,
         }
     }
 }
@@ -212,10 +228,27 @@ pub struct TaskResult {
     #[serde(default)]
     pub expected_tools: Vec<String>,
     pub trials: Vec<TrialResult>,
-    /// Tokens and estimated cost of this task's trials.
+    /// Tokens and estimated cost of this task's trials (those cut short included).
     #[serde(default)]
     pub usage: Usage,
+    /// Trials the run's stop (`--max-cost`, `--max-duration`, the circuit breaker) cut
+    /// short: no outcome, but their spend (model and judge) counts in `usage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<CutTrials>,
     /// The judge's tokens and estimated cost for this task's trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_usage: Option<Usage>,
+}
+
+/// The trials of a task the run's stop cut short.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CutTrials {
+    /// Their 0-based indexes.
+    pub trials: Vec<u32>,
+    /// What they spent before the stop (the model's).
+    pub usage: Usage,
+    /// What the judge spent on them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_usage: Option<Usage>,
 }
@@ -236,9 +269,13 @@ pub struct TrialResult {
     pub tool_calls: Vec<ToolCallRecord>,
     /// Tool calls that ended in `isError: true` or a JSON-RPC error.
     pub tool_errors: u32,
-    /// From the API's `usage` (summed over the turns); 0 when the API reported none.
+    /// From the API's `usage` (summed over the turns); estimated from sizes when the API
+    /// reported none (`estimatedTokens`).
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Some turn's reply had no `usage`: its tokens are estimated (4 bytes a token).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated_tokens: bool,
     /// Model turns (requests to the model API).
     pub turns: u32,
     /// Model requests repeated after a 429 or 5xx (each after its backoff).

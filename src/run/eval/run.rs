@@ -8,13 +8,14 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::agent::Agent;
+use super::agent::{Agent, Cut};
 use super::conversation::{ApiError, tool_specs};
 use super::llm::ModelClient;
 use super::names::Names;
 use super::profile::{Profile, public_url};
 use super::results::{
-    EvalResults, ModelInfo, RESULTS_FORMAT, ServerInfo, SetInfo, TaskResult, TrialResult, Usage,
+    CutTrials, EvalResults, ModelInfo, RESULTS_FORMAT, ServerInfo, SetInfo, TaskResult,
+    TrialResult, Usage,
 };
 use super::set::{EvalSet, Task};
 use crate::protocol::era::Era;
@@ -35,6 +36,15 @@ pub struct RunPlan<'a> {
     pub affected_by: Option<String>,
     /// Grades judged answers, when the selected tasks have any.
     pub judge: Option<super::judge::Judge>,
+    /// `--max-duration`: the whole run stops when it passes (trials in flight are cut).
+    pub deadline: Option<Deadline>,
+}
+
+/// What is left of `--max-duration` (the whole command's), and the flag's value.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    pub left: std::time::Duration,
+    pub limit: std::time::Duration,
 }
 
 /// How a run ended.
@@ -95,12 +105,14 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
             .map(|t| vec![None; t.trials as usize])
             .collect(),
     );
+    // Trials the run's stop cut short: their spend is kept.
+    let cut: Mutex<Vec<Vec<TrialResult>>> = Mutex::new(vec![Vec::new(); tasks.len()]);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let fatal: Mutex<Option<ApiError>> = Mutex::new(None);
     let jobs = plan.jobs.clamp(1, items.len().max(1));
     let worker = |conn: Option<Connection>| {
-        let (agent, tasks, items, slots, next, fatal) =
-            (&agent, &tasks, &items, &slots, &next, &fatal);
+        let (agent, tasks, items, slots, next, fatal, cut) =
+            (&agent, &tasks, &items, &slots, &next, &fatal, &cut);
         let (target, era) = (&plan.target, &plan.era);
         async move {
             let mut conn = match conn {
@@ -124,8 +136,9 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
                 let Some(&(t, k)) = items.get(i) else { break };
                 match agent.trial(&mut conn, tasks[t], k).await {
                     Ok(r) => slots.lock().unwrap()[t][k as usize] = Some(r),
-                    Err(e) => {
-                        fatal.lock().unwrap().get_or_insert(e);
+                    Err(Cut { error, trial }) => {
+                        cut.lock().unwrap()[t].push(trial);
+                        fatal.lock().unwrap().get_or_insert(error);
                         break;
                     }
                 }
@@ -136,33 +149,59 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
     let mut workers = vec![worker(Some(first))];
     workers.extend((1..jobs).map(|_| worker(None)));
     let all = futures::future::join_all(workers);
-    let interrupted = tokio::select! {
-        _ = all => false,
-        _ = crate::ground::signals::interrupted() => true,
+    let deadline = async {
+        match plan.deadline {
+            Some(d) => tokio::time::sleep(d.left).await,
+            None => std::future::pending().await,
+        }
     };
-    let fatal = fatal.into_inner().unwrap();
+    let (interrupted, out_of_time) = tokio::select! {
+        _ = all => (false, false),
+        _ = crate::ground::signals::interrupted() => (true, false),
+        _ = deadline => (false, true),
+    };
+    let mut fatal = fatal.into_inner().unwrap();
+    if out_of_time && fatal.is_none() {
+        fatal = Some(ApiError::Limit(format!(
+            "the run stopped at --max-duration {}: the trials in flight were cut, the tasks not reached never ran",
+            humantime::format_duration(plan.deadline.map(|d| d.limit).unwrap_or_default())
+        )));
+    }
+    let cut = cut.into_inner().unwrap();
     let slots = slots.into_inner().unwrap();
     let partial = interrupted || fatal.is_some() || slots.iter().flatten().any(Option::is_none);
     let judge_price = plan.judge.as_ref().and_then(|j| j.profile.price);
     let task_results: Vec<TaskResult> = tasks
         .iter()
         .zip(slots)
-        .map(|(task, trials)| {
+        .zip(&cut)
+        .map(|((task, trials), cut)| {
             let trials: Vec<TrialResult> = trials.into_iter().flatten().collect();
             TaskResult {
                 id: task.id.clone(),
                 tags: task.tags.clone(),
                 no_tool_call: task.no_tool_call(),
                 expected_tools: task.expected_tools(),
-                usage: Usage::of(&trials, plan.profile.price),
-                judge_usage: Usage::of_judge(&trials, judge_price),
+                usage: Usage::of(trials.iter().chain(cut), plan.profile.price),
+                judge_usage: Usage::of_judge(trials.iter().chain(cut), judge_price),
+                cut: (!cut.is_empty()).then(|| CutTrials {
+                    trials: cut.iter().map(|t| t.index).collect(),
+                    usage: Usage::of(cut, plan.profile.price),
+                    judge_usage: Usage::of_judge(cut, judge_price),
+                }),
                 trials,
             }
         })
         .collect();
     let p = &plan.profile;
-    let usage = Usage::of(task_results.iter().flat_map(|t| &t.trials), p.price);
-    let judge_usage = Usage::of_judge(task_results.iter().flat_map(|t| &t.trials), judge_price);
+    let every = || {
+        task_results
+            .iter()
+            .flat_map(|t| &t.trials)
+            .chain(cut.iter().flatten())
+    };
+    let usage = Usage::of(every(), p.price);
+    let judge_usage = Usage::of_judge(every(), judge_price);
     let results = EvalResults {
         format: RESULTS_FORMAT.to_string(),
         partial,

@@ -174,7 +174,7 @@ impl ProfileSampler {
                 let reply = recorded?;
                 // Nothing was sent: the recorded tokens count, no request is made.
                 let turn = client
-                    .accept(&reply, 0)
+                    .accept(&body, &reply, 0)
                     .map_err(|e| failed(e.to_string()))?;
                 (reply, turn)
             }

@@ -205,6 +205,7 @@ pub fn parse_reply(api: ModelApi, v: &Value) -> Result<Turn, String> {
                 input_tokens: usage(v, "/usage/prompt_tokens"),
                 output_tokens: usage(v, "/usage/completion_tokens"),
                 retries: 0,
+                estimated: no_usage(v, "/usage/prompt_tokens", "/usage/completion_tokens"),
             })
         }
         ModelApi::Anthropic => {
@@ -240,9 +241,16 @@ pub fn parse_reply(api: ModelApi, v: &Value) -> Result<Turn, String> {
                 input_tokens: usage(v, "/usage/input_tokens"),
                 output_tokens: usage(v, "/usage/output_tokens"),
                 retries: 0,
+                estimated: no_usage(v, "/usage/input_tokens", "/usage/output_tokens"),
             })
         }
     }
+}
+
+/// The reply reports neither token count: they must be estimated.
+fn no_usage(v: &Value, input: &str, output: &str) -> bool {
+    v.pointer(input).and_then(Value::as_u64).is_none()
+        && v.pointer(output).and_then(Value::as_u64).is_none()
 }
 
 fn usage(v: &Value, pointer: &str) -> u64 {
