@@ -72,7 +72,13 @@ impl ModelClient {
             .timeout(profile.timeout)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        let url = endpoint(profile.api, &profile.base_url)?;
+        let mut url = endpoint(profile.api, &profile.base_url)?;
+        if key.is_some() {
+            // One credential per request: with a key, userinfo in the base URL would also
+            // go out as Basic auth (reqwest sends it), so it is dropped.
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+        }
         Ok(ModelClient {
             http,
             profile,
@@ -259,18 +265,23 @@ impl ModelClient {
         Ok(turn)
     }
 
+    /// The request for one body: the URL, the one credential, the API's headers.
+    fn request(&self, body: &Value) -> reqwest::RequestBuilder {
+        let mut req = self.http.post(self.url.clone()).json(body);
+        if let Some((name, value)) = self.auth_header() {
+            req = req.header(name, value);
+        }
+        if self.profile.api == ModelApi::Anthropic {
+            req = req.header("anthropic-version", "2023-06-01");
+        }
+        req
+    }
+
     /// Post one request body, with retries on 429/5xx: the reply's JSON and the retries.
     pub async fn send(&self, body: &Value) -> Result<(Value, u32), ApiError> {
         let mut attempt = 0;
         loop {
-            let mut req = self.http.post(self.url.clone()).json(body);
-            if let Some((name, value)) = self.auth_header() {
-                req = req.header(name, value);
-            }
-            if self.profile.api == ModelApi::Anthropic {
-                req = req.header("anthropic-version", "2023-06-01");
-            }
-            let resp = match req.send().await {
+            let resp = match self.request(body).send().await {
                 Ok(r) => r,
                 Err(e) if e.is_connect() => {
                     // Userinfo and query can carry a key: neither is shown.
@@ -502,5 +513,24 @@ mod tests {
             let (name, value) = c.auth_header().unwrap();
             assert_eq!((name, value.as_str()), want);
         }
+    }
+
+    #[test]
+    fn userinfo_and_a_key_send_one_credential() {
+        let mut p = profile(ModelApi::Openai);
+        p.base_url = "http://user:secret@127.0.0.1:9/v1".into();
+        // With a key: the key only, no Basic auth from the userinfo.
+        let c = ModelClient::new(p.clone(), Some("k1".into())).unwrap();
+        let req = c.request(&json!({})).build().unwrap();
+        let auth: Vec<_> = req.headers().get_all("authorization").iter().collect();
+        assert_eq!(auth, ["Bearer k1"], "{:?}", req.headers());
+        assert_eq!(req.url().username(), "");
+        assert_eq!(req.url().password(), None);
+        // Without a key: the userinfo is the one credential (Basic).
+        let c = ModelClient::new(p, None).unwrap();
+        let req = c.request(&json!({})).build().unwrap();
+        let auth: Vec<_> = req.headers().get_all("authorization").iter().collect();
+        assert_eq!(auth.len(), 1, "{:?}", req.headers());
+        assert!(auth[0].to_str().unwrap().starts_with("Basic "));
     }
 }
