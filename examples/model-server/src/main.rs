@@ -35,7 +35,11 @@ server-error    every request gets HTTP 500\n  \
 hang            the request is accepted and never answered\n  \
 sloppy-args     nearly right arguments: numbers off by one, strings without their last character\n  \
 vague           the final answer does not say what the tool returned\n  \
-garbage-verdict as a judge, the verdict is prose, not the JSON asked for\n\n\
+garbage-verdict as a judge, the verdict is prose, not the JSON asked for\n  \
+many-calls      a reply with a tool call asks for it 20 times at once\n  \
+huge-reply      every reply carries 5 MiB of padding\n  \
+huge-args       a string argument of a tool call is 1 MiB long\n  \
+http-date-retry the first request gets 429 with an HTTP-date Retry-After 3 s ahead\n\n\
 A request whose last user turn holds <answer> and <rubric> sections is graded as a judge:\n\
 the score is the share of the rubric's double-quoted phrases the answer contains."
 )]
@@ -66,6 +70,10 @@ enum FaultKind {
     SloppyArgs,
     Vague,
     GarbageVerdict,
+    ManyCalls,
+    HugeReply,
+    HugeArgs,
+    HttpDateRetry,
 }
 
 struct Fault {
@@ -107,6 +115,10 @@ fn parse_fault(text: &str) -> Result<Fault, String> {
         "sloppy-args" => FaultKind::SloppyArgs,
         "vague" => FaultKind::Vague,
         "garbage-verdict" => FaultKind::GarbageVerdict,
+        "many-calls" => FaultKind::ManyCalls,
+        "huge-reply" => FaultKind::HugeReply,
+        "huge-args" => FaultKind::HugeArgs,
+        "http-date-retry" => FaultKind::HttpDateRetry,
         other => return Err(format!("unknown fault `{other}` (see --help)")),
     };
     Ok(Fault { kind, word })
@@ -250,6 +262,19 @@ fn sloppy(arguments: &str) -> String {
     Value::Object(map).to_string()
 }
 
+/// Arguments whose string values are 1 MiB long.
+fn huge(arguments: &str) -> String {
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<Value>(arguments) else {
+        return arguments.to_string();
+    };
+    for v in map.values_mut() {
+        if v.is_string() {
+            *v = json!("x".repeat(1024 * 1024));
+        }
+    }
+    Value::Object(map).to_string()
+}
+
 /// The policy's reply with the faults applied.
 fn decide(app: &App, c: &Conversation) -> Reply {
     if judge::is_judge(&c.task) {
@@ -282,6 +307,8 @@ fn decide(app: &App, c: &Conversation) -> Reply {
                 arguments[..arguments.len().saturating_sub(1).max(1)].to_string()
             } else if app.fault(FaultKind::SloppyArgs, &c.task) {
                 sloppy(&arguments)
+            } else if app.fault(FaultKind::HugeArgs, &c.task) {
+                huge(&arguments)
             } else {
                 arguments
             };
@@ -343,6 +370,21 @@ async fn refuse(
             "seeded server error",
         ));
     }
+    if app.fault(FaultKind::HttpDateRetry, task) && app.limited.fetch_add(1, Ordering::SeqCst) < 1 {
+        let mut r = error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "seeded rate limit",
+        );
+        let when = httpdate::fmt_http_date(
+            std::time::SystemTime::now() + std::time::Duration::from_secs(3),
+        );
+        r.headers_mut().insert(
+            "retry-after",
+            axum::http::HeaderValue::from_str(&when).expect("an HTTP date"),
+        );
+        return Some(r);
+    }
     if app.fault(FaultKind::RateLimit, task) && app.limited.fetch_add(1, Ordering::SeqCst) < 2 {
         let mut r = error(
             StatusCode::TOO_MANY_REQUESTS,
@@ -354,6 +396,13 @@ async fn refuse(
         return Some(r);
     }
     None
+}
+
+/// The `huge-reply` fault: 5 MiB of padding in the reply.
+fn pad(app: &App, task: &str, reply: &mut Value) {
+    if app.fault(FaultKind::HugeReply, task) {
+        reply["padding"] = json!("p".repeat(5 * 1024 * 1024));
+    }
 }
 
 fn tokens(chars: usize) -> usize {
@@ -387,14 +436,28 @@ async fn chat_completions(
             )
         }
     };
+    let mut message = message;
+    if app.fault(FaultKind::ManyCalls, &c.task)
+        && let Some(first) = message["tool_calls"].get(0).cloned()
+    {
+        let calls: Vec<Value> = (0..20)
+            .map(|i| {
+                let mut call = first.clone();
+                call["id"] = json!(format!("call_{turn}_{i}"));
+                call
+            })
+            .collect();
+        message["tool_calls"] = json!(calls);
+    }
     let (input, output) = (tokens(c.chars), tokens(out_chars));
-    axum::Json(json!({
+    let mut reply = json!({
         "id": format!("chatcmpl-{turn}"), "object": "chat.completion", "created": 1_764_590_000,
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output},
-    }))
-    .into_response()
+    });
+    pad(&app, &c.task, &mut reply);
+    axum::Json(reply).into_response()
 }
 
 async fn messages(
@@ -424,12 +487,13 @@ async fn messages(
             )
         }
     };
-    axum::Json(json!({
+    let mut reply = json!({
         "id": format!("msg_{turn}"), "type": "message", "role": "assistant", "model": model,
         "content": content, "stop_reason": stop,
         "usage": {"input_tokens": tokens(c.chars), "output_tokens": tokens(out_chars)},
-    }))
-    .into_response()
+    });
+    pad(&app, &c.task, &mut reply);
+    axum::Json(reply).into_response()
 }
 
 fn main() {

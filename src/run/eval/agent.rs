@@ -26,6 +26,8 @@ pub struct Agent<'a> {
     pub names: &'a Names,
     pub system: Option<&'a str>,
     pub max_turns: u32,
+    /// Most tool calls one model reply may ask for (`maxCallsPerTurn`).
+    pub max_calls_per_turn: u32,
     /// Grades `answer: {judge: …}` expectations.
     pub judge: Option<&'a super::judge::Judge>,
 }
@@ -77,13 +79,15 @@ impl Agent<'_> {
                 judge: false,
                 set_messages: task.messages.len(),
             };
-            let turn = match self
+            let (turn, retries) = self
                 .client
-                .turn_at(&at, self.system, &msgs, self.tools)
-                .await
-            {
+                .turn_counted(&at, self.system, &msgs, self.tools)
+                .await;
+            let turn = match turn {
                 Ok(t) => t,
                 Err(ApiError::Failed(why)) => {
+                    // The retries a failed request spent are part of what happened.
+                    out.retries += retries;
                     out.error = Some(why);
                     break;
                 }
@@ -94,6 +98,14 @@ impl Agent<'_> {
             out.retries += turn.retries;
             if turn.calls.is_empty() {
                 final_text = Some(turn.text.unwrap_or_default());
+                break;
+            }
+            if turn.calls.len() > self.max_calls_per_turn as usize {
+                out.error = Some(format!(
+                    "the model asked for {} tool calls in one reply, more than maxCallsPerTurn ({}): none was executed",
+                    turn.calls.len(),
+                    self.max_calls_per_turn
+                ));
                 break;
             }
             let mut results = Vec::new();
@@ -137,6 +149,10 @@ impl Agent<'_> {
                 .await?;
         }
         out.argument_score = task.argument_score(&out.expectations);
+        // Judged on the whole arguments; stored within the cap.
+        for c in &mut out.tool_calls {
+            c.arguments = super::caps::stored_arguments(std::mem::take(&mut c.arguments));
+        }
         out.success = out.error.is_none() && out.expectations.iter().all(|e| e.passed);
         Ok(out)
     }

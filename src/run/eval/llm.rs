@@ -196,8 +196,22 @@ impl ModelClient {
         msgs: &[Msg],
         tools: &[ToolSpec],
     ) -> Result<Turn, ApiError> {
-        self.turn_on(self.tape.as_ref(), at, system, msgs, tools)
-            .await
+        self.turn_counted(at, system, msgs, tools).await.0
+    }
+
+    /// [`Self::turn_at`] and the retries it spent, also when it failed.
+    pub async fn turn_counted(
+        &self,
+        at: &TurnAt<'_>,
+        system: Option<&str>,
+        msgs: &[Msg],
+        tools: &[ToolSpec],
+    ) -> (Result<Turn, ApiError>, u32) {
+        let mut retries = 0;
+        let turn = self
+            .turn_on_counted(self.tape.as_ref(), at, system, msgs, tools, &mut retries)
+            .await;
+        (turn, retries)
     }
 
     /// One turn at `at` of this client, recorded on (or replayed from) `tape`: the judge's
@@ -210,8 +224,27 @@ impl ModelClient {
         msgs: &[Msg],
         tools: &[ToolSpec],
     ) -> Result<Turn, ApiError> {
+        self.turn_on_counted(tape, at, system, msgs, tools, &mut 0)
+            .await
+    }
+
+    /// [`Self::turn_on`], counting the retries in `retries` whether it succeeds or fails.
+    async fn turn_on_counted(
+        &self,
+        tape: Option<&Tape>,
+        at: &TurnAt<'_>,
+        system: Option<&str>,
+        msgs: &[Msg],
+        tools: &[ToolSpec],
+        retries: &mut u32,
+    ) -> Result<Turn, ApiError> {
         match tape {
-            None => self.turn(system, msgs, tools).await,
+            None => {
+                let body = self.body(system, msgs, tools);
+                self.check_budget(&body)?;
+                let reply = self.send_counted(&body, retries).await?;
+                self.accept(&reply, *retries)
+            }
             Some(Tape::Replay(replayer)) => {
                 let body = self.body(system, msgs, tools);
                 let reply = replayer.answer(at, &body, self.profile().api, system.is_some())?;
@@ -221,7 +254,10 @@ impl ModelClient {
             Some(Tape::Record(recorder)) => {
                 let body = self.body(system, msgs, tools);
                 self.check_budget(&body)?;
-                let sent = self.send(&body).await;
+                let sent = self
+                    .send_counted(&body, retries)
+                    .await
+                    .map(|reply| (reply, *retries));
                 match &sent {
                     Ok((reply, retries)) => recorder.store(at, &body, Ok((reply, *retries))),
                     // A trial-level failure is part of what happened; a fatal one stops the
@@ -265,6 +301,19 @@ impl ModelClient {
         Ok(turn)
     }
 
+    /// A request (or its reply body) that took longer than the profile's `timeout`.
+    fn timed_out(&self) -> ApiError {
+        ApiError::Failed(format!(
+            "the model API did not answer within {} ({})",
+            humantime::format_duration(self.profile.timeout),
+            if self.judge {
+                "the judge profile's `timeout`; `--model-timeout` applies to the model under test only"
+            } else {
+                "the profile's `timeout`, or `--model-timeout`"
+            }
+        ))
+    }
+
     /// The request for one body: the URL, the one credential, the API's headers.
     fn request(&self, body: &Value) -> reqwest::RequestBuilder {
         let mut req = self.http.post(self.url.clone()).json(body);
@@ -279,7 +328,14 @@ impl ModelClient {
 
     /// Post one request body, with retries on 429/5xx: the reply's JSON and the retries.
     pub async fn send(&self, body: &Value) -> Result<(Value, u32), ApiError> {
-        let mut attempt = 0;
+        let mut retries = 0;
+        let value = self.send_counted(body, &mut retries).await?;
+        Ok((value, retries))
+    }
+
+    /// [`Self::send`], counting its retries in `attempt` whether it succeeds or fails (a
+    /// failed trial records the retries it spent).
+    async fn send_counted(&self, body: &Value, attempt: &mut u32) -> Result<Value, ApiError> {
         loop {
             let resp = match self.request(body).send().await {
                 Ok(r) => r,
@@ -291,17 +347,7 @@ impl ModelClient {
                         error_chain(e)
                     )));
                 }
-                Err(e) if e.is_timeout() => {
-                    return Err(ApiError::Failed(format!(
-                        "the model API did not answer within {} ({})",
-                        humantime::format_duration(self.profile.timeout),
-                        if self.judge {
-                            "the judge profile's `timeout`; `--model-timeout` applies to the model under test only"
-                        } else {
-                            "the profile's `timeout`, or `--model-timeout`"
-                        }
-                    )));
-                }
+                Err(e) if e.is_timeout() => return Err(self.timed_out()),
                 Err(e) => {
                     return Err(ApiError::Failed(format!(
                         "model request failed: {}",
@@ -314,10 +360,13 @@ impl ModelClient {
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map(|s| Duration::from_secs_f64(s).min(MAX_RETRY_AFTER));
-            let text = resp.text().await.unwrap_or_default();
+                .and_then(|v| super::retry::retry_after(v, chrono::Utc::now()))
+                .map(|wait| wait.min(MAX_RETRY_AFTER));
+            let text = match super::caps::read_body(resp).await {
+                Ok(text) => text,
+                Err(super::caps::BodyError::Timeout) => return Err(self.timed_out()),
+                Err(e) => return Err(ApiError::Failed(e.to_string())),
+            };
             if (200..300).contains(&status) {
                 let value: Value = serde_json::from_str(&text).map_err(|e| {
                     ApiError::Failed(format!(
@@ -325,7 +374,7 @@ impl ModelClient {
                         crate::ground::redact::shorten(&text, 200)
                     ))
                 })?;
-                return Ok((value, attempt));
+                return Ok(value);
             }
             let message = api_error_message(&text);
             if status == 404 {
@@ -341,14 +390,14 @@ impl ModelClient {
                 return Err(ApiError::Auth(self.refused(status, &message)));
             }
             let retryable = status == 429 || status == 529 || (500..600).contains(&status);
-            if retryable && attempt < MAX_RETRIES {
-                let backoff = FIRST_BACKOFF.saturating_mul(1 << attempt).min(MAX_BACKOFF);
+            if retryable && *attempt < MAX_RETRIES {
+                let backoff = FIRST_BACKOFF.saturating_mul(1 << *attempt).min(MAX_BACKOFF);
                 tokio::time::sleep(retry_after.unwrap_or(backoff)).await;
-                attempt += 1;
+                *attempt += 1;
                 continue;
             }
             let tries = if retryable {
-                format!(" after {} attempts", attempt + 1)
+                format!(" after {} attempts", *attempt + 1)
             } else {
                 String::new()
             };
@@ -433,6 +482,7 @@ mod tests {
             temperature: Some(0.2),
             seed: Some(7),
             max_turns: 3,
+            max_calls_per_turn: 16,
             max_tokens: 99,
         }
     }

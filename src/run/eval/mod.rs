@@ -3,13 +3,14 @@
 //! results → compare → report.
 //!
 //! The files import one another without a circle (`tests/layers.rs`), lowest first:
-//! `results`, `stats`, `names`, `set::doc` (the document as written); `conversation` (the
+//! `results`, `caps`, `retry`, `stats`, `names`, `set::doc` (the document as written); `conversation` (the
 //! API-neutral turn types), `profile`; `wire`, `record`, `replay`, `tape`, `critics`, `set`;
 //! `llm` (the client, which plays its turns on its tape); `judge`, `agent`, `sampling`; `run`. A type
 //! two files share goes down to a file both import, never into one of them.
 
 pub mod affected;
 pub mod agent;
+pub mod caps;
 pub mod compare;
 pub mod compare_output;
 pub mod conversation;
@@ -22,6 +23,7 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod results;
+pub mod retry;
 pub mod run;
 pub mod runs;
 pub mod sampling;

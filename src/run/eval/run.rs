@@ -81,6 +81,7 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
         names: &names,
         system: plan.set.system.as_deref(),
         max_turns: plan.profile.max_turns,
+        max_calls_per_turn: plan.profile.max_calls_per_turn,
         judge: plan.judge.as_ref(),
     };
     let tasks: Vec<&Task> = plan.tasks.iter().map(|&i| &plan.set.tasks[i]).collect();

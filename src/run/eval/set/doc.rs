@@ -66,6 +66,10 @@ pub struct ProfileDoc {
     /// Model turns per trial before it fails (default 8).
     #[serde(default)]
     pub max_turns: Option<At<u32>>,
+    /// Most tool calls one model reply may ask for (default 16; 1 to 1000): a reply asking
+    /// for more fails its trial, none of its calls executed.
+    #[serde(default)]
+    pub max_calls_per_turn: Option<At<u32>>,
     /// `max_tokens` / `max_completion_tokens` per reply (default 1024).
     #[serde(default)]
     pub max_tokens: Option<u32>,
