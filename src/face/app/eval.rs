@@ -22,6 +22,7 @@ pub fn main(command: EvalCommand) -> i32 {
             super::runtime_for(jobs).block_on(run(*args))
         }
         EvalCommand::Compare(args) => super::eval_compare::eval_compare(*args),
+        EvalCommand::Expect(args) => super::eval_expect::eval_expect(args),
     }
 }
 

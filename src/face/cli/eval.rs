@@ -17,6 +17,21 @@ pub enum EvalCommand {
     /// Compare two eval results files task by task: buckets, success-rate delta with an
     /// exact paired test, cost deltas; exit 1 on a regression.
     Compare(Box<EvalCompareArgs>),
+    /// Write the tool calls a run's model made as `calls:`/`args:` expectations, for review
+    /// (capture mode).
+    Expect(EvalExpectArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalExpectArgs {
+    /// Results file of a run (`eval run --json`).
+    pub results: PathBuf,
+    /// From a several-models results file, the run of this profile.
+    #[arg(long, value_name = "PROFILE")]
+    pub model: Option<String>,
+    /// Write the expectations here instead of to stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -5,7 +5,8 @@
 //! The files import one another without a circle (`tests/layers.rs`), lowest first:
 //! `results`, `caps`, `retry`, `stats`, `names`, `set::doc` (the document as written); `conversation` (the
 //! API-neutral turn types), `profile`; `wire`, `record`, `replay`, `tape`, `critics`, `set`;
-//! `llm` (the client, which plays its turns on its tape); `judge`, `agent`, `sampling`; `run`. A type
+//! `llm` (the client, which plays its turns on its tape); `judge`, `agent`, `sampling`; `run`;
+//! `expect` (expectations captured from results), `selection` (precision/recall per tool). A type
 //! two files share goes down to a file both import, never into one of them.
 
 pub mod affected;
@@ -15,6 +16,7 @@ pub mod compare;
 pub mod compare_output;
 pub mod conversation;
 pub mod critics;
+pub mod expect;
 pub mod judge;
 pub mod llm;
 pub mod names;
@@ -28,6 +30,7 @@ pub mod run;
 pub mod runs;
 pub mod sampling;
 pub mod sampling_tape;
+pub mod selection;
 pub mod set;
 pub mod stats;
 pub mod tape;

@@ -166,6 +166,7 @@ pub fn console(results: &EvalResults) -> String {
             (None, false) => "",
         }
     ));
+    out.push_str(&super::selection::console(&results.tool_selection));
     out
 }
 

@@ -48,6 +48,9 @@ pub struct EvalResults {
     /// The judge's tokens and estimated cost (at the judge profile's `price`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_usage: Option<Usage>,
+    /// Per tool, how precisely the model selected it across the run's trials.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_selection: Vec<super::selection::ToolSelection>,
 }
 
 /// Which eval set ran.

@@ -188,6 +188,11 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
             .as_ref()
             .map(|j| model_info(&j.profile_name, &j.profile)),
         judge_usage,
+        tool_selection: Vec::new(),
+    };
+    let results = EvalResults {
+        tool_selection: super::selection::tool_selection(&results.tasks),
+        ..results
     };
     if let Some(e) = fatal {
         Ended::Fatal(e, results)

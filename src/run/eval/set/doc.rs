@@ -191,7 +191,7 @@ pub struct AnswerDoc {
 }
 
 /// One argument critic: the argument (`path`, a JSONPath on the arguments object) and
-/// exactly one of `exact`, `number`, `similar`, `oneOf`.
+/// exactly one of `exact`, `number`, `similar`, `similarWords`, `datetime`, `oneOf`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CriticDoc {
@@ -210,9 +210,22 @@ pub struct CriticDoc {
     /// ignoring case and runs of white space, reaches `threshold`.
     #[serde(default)]
     pub similar: Option<String>,
-    /// With `similar`: the similarity needed, 0 to 1 (default 0.8).
+    /// The argument is a string whose words are similar to these, in any order: the
+    /// `similar` measure on each side's words sorted ("Boston weather" matches
+    /// "weather in Boston" at 0.8).
+    #[serde(default)]
+    pub similar_words: Option<String>,
+    /// With `similar` or `similarWords`: the similarity needed, 0 to 1 (default 0.8).
     #[serde(default)]
     pub threshold: Option<At<f64>>,
+    /// The argument is a date or date-time at the same instant as this (RFC 3339, e.g.
+    /// `2026-03-01T09:30:00Z`; a date alone is its midnight UTC, a date-time without an
+    /// offset is UTC), within `within`.
+    #[serde(default)]
+    pub datetime: Option<At<String>>,
+    /// With `datetime`: the largest accepted difference, e.g. `1h`, `1day` (default 0).
+    #[serde(default)]
+    pub within: Option<At<String>>,
     /// The argument equals one of these values.
     #[serde(default)]
     pub one_of: Option<Vec<TValue>>,
