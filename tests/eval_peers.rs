@@ -237,3 +237,101 @@ fn tool_selection_precision_and_recall_per_tool() {
         "{r:?}"
     );
 }
+
+const WARN: &str = r#"
+evalset: warn-band
+pass: majority
+trials: 3
+judge: grader
+models:
+  local: { api: openai, baseUrl: "http://127.0.0.1:9/v1", model: policy }
+  grader: { api: anthropic, baseUrl: "http://127.0.0.1:9", model: judge }
+tasks:
+  - id: weather-city
+    prompt: What is the current weather in Boston?
+    expect:
+      - calls: get_weather
+        critics:
+          - { path: "$.city", similar: Boston, threshold: 0.8, weight: 2 }
+          - { path: "$.city", exact: Boston }
+        threshold: 0.6
+        warnThreshold: 0.9
+  - id: weather-answer
+    prompt: What is the current weather in Boston?
+    pass: all
+    expect:
+      - answer:
+          judge: The answer names "Boston" and the "barometric pressure".
+          threshold: 0.5
+          warnThreshold: 0.9
+"#;
+
+#[test]
+fn warn_band_majority_rule_and_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = write(dir.path(), "warn.eval.yaml", WARN);
+    // Clean arguments: the critics score 1, above the warn band; the judge gives 0.5 (one of
+    // two phrases), passing within the band.
+    let model = ModelServer::start(&[]);
+    let judge = ["--judge-base-url", model.url.as_str()];
+    let (r, json) = eval(dir.path(), &set, &[], &model, &judge);
+    assert_eq!(r.code, 0, "a warning does not fail the run: {r:?}");
+    assert!(
+        r.stdout
+            .contains("  PASS weather-city  3/3 trials (majority)  calls 1.0")
+            && r.stdout.contains("args 1.00 ± 0.00"),
+        "{r:?}"
+    );
+    assert!(
+        r.stdout
+            .contains("  WARN weather-answer  3/3 trials  calls"),
+        "{r:?}"
+    );
+    assert!(r.stdout.contains("judge 0.50 ± 0.00"), "{r:?}");
+    assert!(
+        r.stdout.contains("judge score 0.50 < warnThreshold 0.90"),
+        "{r:?}"
+    );
+    let v = read_json(&json);
+    assert_eq!(task(&v, "weather-city")["pass"], "majority");
+    assert!(
+        task(&v, "weather-answer").get("pass").is_none(),
+        "`all` is not written"
+    );
+    let e = &task(&v, "weather-answer")["trials"][0]["expectations"][0];
+    assert_eq!(
+        (e["passed"].clone(), e["warning"].clone()),
+        (json!(true), json!("judge score 0.50 < warnThreshold 0.90")),
+        "{e:#}"
+    );
+    // Sloppy arguments: `Bosto` scores 0.67, passing within the band (the answer about
+    // `Bosto` fails its judge: exit 1).
+    let model = ModelServer::start(&["--fault", "sloppy-args"]);
+    let judge = ["--judge-base-url", model.url.as_str()];
+    let (r, _) = eval(dir.path(), &set, &[], &model, &judge);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stdout.contains("  FAIL weather-answer  0/3 trials"),
+        "{r:?}"
+    );
+    assert!(
+        r.stdout
+            .contains("  WARN weather-city  3/3 trials (majority)"),
+        "{r:?}"
+    );
+    assert!(
+        r.stdout
+            .contains("calls get_weather: argument score 0.67 < warnThreshold 0.90"),
+        "{r:?}"
+    );
+    // A warnThreshold below the pass threshold, or without critics: invalid input.
+    let bad = WARN.replace("warnThreshold: 0.9\n  - id", "warnThreshold: 0.5\n  - id");
+    let bad = write(dir.path(), "bad-warn.eval.yaml", &bad);
+    let (r, _) = eval(dir.path(), &bad, &[], &model, &judge);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("`warnThreshold: 0.5` is below the pass `threshold` (0.6)"),
+        "{r:?}"
+    );
+}

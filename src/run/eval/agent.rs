@@ -317,7 +317,9 @@ pub fn judge(
                     format!("maxToolCalls {max}"),
                     (calls.len() as u32 > *max).then(|| format!("{} calls", calls.len())),
                 ),
-                TaskExpectation::Answer(Answer::Judge { rubric, threshold }) => {
+                TaskExpectation::Answer(Answer::Judge {
+                    rubric, threshold, ..
+                }) => {
                     // Graded afterwards by the run's judge (see `super::judge`).
                     return super::judge::pending(rubric, *threshold, answer.is_some());
                 }

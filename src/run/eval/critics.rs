@@ -32,6 +32,8 @@ pub struct Critics {
     pub items: Vec<Critic>,
     /// The argument score a call needs to pass.
     pub threshold: f64,
+    /// A passing score below this passes with a warning (`warnThreshold`).
+    pub warn: Option<f64>,
 }
 
 #[derive(Debug)]
@@ -118,6 +120,12 @@ impl Critics {
             }
             None => (0.0, Vec::new(), Some(none)),
         };
+        let warning = match self.warn {
+            Some(w) if message.is_none() && score + 1e-9 < w => {
+                Some(format!("argument score {score:.2} < warnThreshold {w:.2}"))
+            }
+            _ => None,
+        };
         ExpectationOutcome {
             name,
             passed: message.is_none(),
@@ -126,6 +134,7 @@ impl Critics {
             threshold: Some(self.threshold),
             critics,
             judge: None,
+            warning,
         }
     }
 }
@@ -293,6 +302,29 @@ pub fn parse_datetime(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
         .map(|t| t.and_utc())
 }
 
+/// A `warnThreshold`: 0 to 1 and at least the pass `threshold`, or an error at its
+/// position.
+pub(super) fn warn_threshold(
+    file: &Arc<SourceFile>,
+    warn: Option<At<f64>>,
+    threshold: f64,
+    errors: &mut LoadErrors,
+) -> Option<f64> {
+    let w = warn?;
+    let value = unit(file, &w, "warnThreshold", errors)?;
+    if value + 1e-12 < threshold {
+        errors.push(
+            LoadError::at(
+                Pos::new(file, w.line, w.col),
+                format!("`warnThreshold: {value}` is below the pass `threshold` ({threshold})"),
+            )
+            .with_help("the warn band lies between `threshold` (pass) and `warnThreshold`: give a value from the threshold to 1"),
+        );
+        return None;
+    }
+    Some(value)
+}
+
 /// A 0..=1 value of the set (`threshold`), or an error at its position.
 pub(super) fn unit(
     file: &Arc<SourceFile>,
@@ -320,11 +352,12 @@ pub(super) fn compile(
     at: Pos,
     docs: Vec<At<CriticDoc>>,
     threshold: Option<At<f64>>,
+    warn: Option<At<f64>>,
     errors: &mut LoadErrors,
 ) -> Result<Option<Critics>, ()> {
     let before = errors.0.len();
     if docs.is_empty() {
-        if threshold.is_some() {
+        if threshold.is_some() || warn.is_some() {
             errors.push(
                 LoadError::at(at, "`threshold` of a `calls` expectation needs `critics`")
                     .with_help("add `critics: [{path: $.city, exact: Boston}]`, or use `args` without a threshold"),
@@ -517,7 +550,15 @@ pub(super) fn compile(
     if errors.0.len() > before {
         return Err(());
     }
-    Ok(Some(Critics { items, threshold }))
+    let warn = warn_threshold(file, warn, threshold, errors);
+    if errors.0.len() > before {
+        return Err(());
+    }
+    Ok(Some(Critics {
+        items,
+        threshold,
+        warn,
+    }))
 }
 
 #[cfg(test)]
@@ -586,6 +627,7 @@ mod tests {
     fn every_matcher_can_match_and_miss() {
         let critics = Critics {
             threshold: 0.75,
+            warn: None,
             items: vec![
                 critic("$.city", CriticKind::Exact(json!("Boston")), 2.0),
                 critic(

@@ -157,6 +157,7 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
                 expected_tools: task.expected_tools(),
                 usage: Usage::of(&trials, plan.profile.price),
                 judge_usage: Usage::of_judge(&trials, judge_price),
+                pass: task.pass,
                 trials,
             }
         })

@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::super::results::{ModelApi, Price, SetKind};
+use super::super::results::{ModelApi, PassRule, Price, SetKind};
 use crate::language::dsl::document::Expectation;
 use crate::language::dsl::value::{At, TValue};
 
@@ -25,6 +25,10 @@ pub struct EvalSetDoc {
     /// Trials per task unless a task says otherwise (default 1).
     #[serde(default)]
     pub trials: Option<At<u32>>,
+    /// When a task with several trials passes, unless a task says otherwise: `all` its
+    /// trials succeed (default) or a `majority` (more than half).
+    #[serde(default)]
+    pub pass: Option<PassRule>,
     /// A system prompt sent with every task.
     #[serde(default)]
     pub system: Option<String>,
@@ -109,6 +113,10 @@ pub struct TaskDoc {
     /// Trials of this task (default: the set's `trials`).
     #[serde(default)]
     pub trials: Option<At<u32>>,
+    /// When this task passes: `all` its trials succeed or a `majority` (default: the set's
+    /// `pass`, else `all`).
+    #[serde(default)]
+    pub pass: Option<PassRule>,
     /// Expectations on the outcome, each judged on every trial.
     #[serde(default)]
     pub expect: Vec<At<TaskExpectationDoc>>,
@@ -151,6 +159,10 @@ pub struct TaskExpectationDoc {
     /// matches).
     #[serde(default)]
     pub threshold: Option<At<f64>>,
+    /// With `critics`: a passing score below this (at least `threshold`, at most 1) passes
+    /// with a warning (the warn band).
+    #[serde(default)]
+    pub warn_threshold: Option<At<f64>>,
     /// These tools are called in this order (other calls may come between them).
     #[serde(default)]
     pub order: Option<Vec<At<String>>>,
@@ -188,6 +200,10 @@ pub struct AnswerDoc {
     /// With `judge`: the score the answer needs, 0 to 1 (default 0.7).
     #[serde(default)]
     pub threshold: Option<At<f64>>,
+    /// With `judge`: a passing score below this (at least `threshold`, at most 1) passes
+    /// with a warning (the warn band).
+    #[serde(default)]
+    pub warn_threshold: Option<At<f64>>,
 }
 
 /// One argument critic: the argument (`path`, a JSONPath on the arguments object) and
