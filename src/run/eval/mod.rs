@@ -6,7 +6,7 @@
 //! `results`, `caps`, `retry`, `stats`, `names`, `set::doc` (the document as written); `conversation` (the
 //! API-neutral turn types), `profile`; `wire`, `record`, `replay`, `tape`, `critics`, `set`;
 //! `llm` (the client, which plays its turns on its tape); `judge`, `agent`, `sampling`; `run`;
-//! `expect` (expectations captured from results), `selection` (precision/recall per tool). A type
+//! `expect` (expectations captured from results). A type
 //! two files share goes down to a file both import, never into one of them.
 
 pub mod affected;
@@ -30,7 +30,6 @@ pub mod run;
 pub mod runs;
 pub mod sampling;
 pub mod sampling_tape;
-pub mod selection;
 pub mod set;
 pub mod stats;
 pub mod tape;

@@ -207,7 +207,7 @@ pub fn console(results: &EvalResults) -> String {
             (None, false) => "",
         }
     ));
-    out.push_str(&super::selection::console(&results.tool_selection));
+    out.push_str(&super::results::selection::console(&results.tool_selection));
     out
 }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod scores;
+pub mod selection;
 
 pub use scores::{CriticOutcome, JudgeVerdict};
 
@@ -50,7 +51,7 @@ pub struct EvalResults {
     pub judge_usage: Option<Usage>,
     /// Per tool, how precisely the model selected it across the run's trials.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_selection: Vec<super::selection::ToolSelection>,
+    pub tool_selection: Vec<selection::ToolSelection>,
 }
 
 /// Which eval set ran.

@@ -192,7 +192,7 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
         tool_selection: Vec::new(),
     };
     let results = EvalResults {
-        tool_selection: super::selection::tool_selection(&results.tasks),
+        tool_selection: super::results::selection::tool_selection(&results.tasks),
         ..results
     };
     if let Some(e) = fatal {

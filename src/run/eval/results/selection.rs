@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::results::TaskResult;
+use super::TaskResult;
 
 /// One tool's selection counts over every trial of the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
