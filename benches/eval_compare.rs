@@ -118,6 +118,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
         },
         judge: None,
         judge_usage: None,
+        tool_selection: Vec::new(),
         started: "2026-12-01T12:00:00Z".into(),
         duration_ms: 1000,
         tasks: (0..tasks)
@@ -131,6 +132,7 @@ fn results(tasks: usize, trials: u32, candidate: bool) -> EvalResults {
                     usage: Default::default(),
                     judge_usage: None,
                     cut: None,
+                    pass: Default::default(),
                     trials: (0..trials)
                         .map(|t| {
                             let calls = if changed { 2 } else { 1 };

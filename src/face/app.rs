@@ -7,6 +7,7 @@ mod auth;
 mod call;
 mod eval;
 mod eval_compare;
+mod eval_expect;
 mod eval_judge;
 pub mod init;
 mod list;

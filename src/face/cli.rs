@@ -12,7 +12,7 @@ mod load;
 mod target;
 
 pub(crate) use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
-pub use eval::{EvalCommand, EvalCompareArgs, EvalRunArgs};
+pub use eval::{EvalCommand, EvalCompareArgs, EvalExpectArgs, EvalRunArgs};
 pub use load::{CompareArgs, LoadArgs, LoadCommand, StdioMode};
 pub(crate) use target::split_header;
 pub use target::{DEFAULT_TIMEOUT, TargetArgs, UsageError};

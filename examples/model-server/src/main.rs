@@ -37,7 +37,11 @@ sloppy-args     nearly right arguments: numbers off by one, strings without thei
 vague           the final answer does not say what the tool returned\n  \
 garbage-verdict as a judge, the verdict is prose, not the JSON asked for\n  \
 no-usage        replies carry no `usage` (token counts unknown)\n  \
-stall-body      the reply's status and headers come, its body stalls after a few bytes\n\n\
+stall-body      the reply's status and headers come, its body stalls after a few bytes\n  \
+many-calls      a reply with a tool call asks for it 20 times at once\n  \
+huge-reply      every reply carries 5 MiB of padding\n  \
+huge-args       a string argument of a tool call is 1 MiB long\n  \
+http-date-retry the first request gets 429 with an HTTP-date Retry-After 3 s ahead\n\n\
 A request whose last user turn holds fenced <answer-F> and <rubric-F> sections is graded as a judge:\n\
 the score is the share of the rubric's double-quoted phrases the answer contains."
 )]
@@ -70,6 +74,10 @@ enum FaultKind {
     GarbageVerdict,
     NoUsage,
     StallBody,
+    ManyCalls,
+    HugeReply,
+    HugeArgs,
+    HttpDateRetry,
 }
 
 struct Fault {
@@ -113,6 +121,10 @@ fn parse_fault(text: &str) -> Result<Fault, String> {
         "garbage-verdict" => FaultKind::GarbageVerdict,
         "no-usage" => FaultKind::NoUsage,
         "stall-body" => FaultKind::StallBody,
+        "many-calls" => FaultKind::ManyCalls,
+        "huge-reply" => FaultKind::HugeReply,
+        "huge-args" => FaultKind::HugeArgs,
+        "http-date-retry" => FaultKind::HttpDateRetry,
         other => return Err(format!("unknown fault `{other}` (see --help)")),
     };
     Ok(Fault { kind, word })
@@ -256,6 +268,19 @@ fn sloppy(arguments: &str) -> String {
     Value::Object(map).to_string()
 }
 
+/// Arguments whose string values are 1 MiB long.
+fn huge(arguments: &str) -> String {
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<Value>(arguments) else {
+        return arguments.to_string();
+    };
+    for v in map.values_mut() {
+        if v.is_string() {
+            *v = json!("x".repeat(1024 * 1024));
+        }
+    }
+    Value::Object(map).to_string()
+}
+
 /// The policy's reply with the faults applied.
 fn decide(app: &App, c: &Conversation) -> Reply {
     if judge::is_judge(&c.task) {
@@ -288,6 +313,8 @@ fn decide(app: &App, c: &Conversation) -> Reply {
                 arguments[..arguments.len().saturating_sub(1).max(1)].to_string()
             } else if app.fault(FaultKind::SloppyArgs, &c.task) {
                 sloppy(&arguments)
+            } else if app.fault(FaultKind::HugeArgs, &c.task) {
+                huge(&arguments)
             } else {
                 arguments
             };
@@ -366,6 +393,21 @@ async fn refuse(
             "seeded server error",
         ));
     }
+    if app.fault(FaultKind::HttpDateRetry, task) && app.limited.fetch_add(1, Ordering::SeqCst) < 1 {
+        let mut r = error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "seeded rate limit",
+        );
+        let when = httpdate::fmt_http_date(
+            std::time::SystemTime::now() + std::time::Duration::from_secs(3),
+        );
+        r.headers_mut().insert(
+            "retry-after",
+            axum::http::HeaderValue::from_str(&when).expect("an HTTP date"),
+        );
+        return Some(r);
+    }
     if app.fault(FaultKind::RateLimit, task) && app.limited.fetch_add(1, Ordering::SeqCst) < 2 {
         let mut r = error(
             StatusCode::TOO_MANY_REQUESTS,
@@ -377,6 +419,13 @@ async fn refuse(
         return Some(r);
     }
     None
+}
+
+/// The `huge-reply` fault: 5 MiB of padding in the reply.
+fn pad(app: &App, task: &str, reply: &mut Value) {
+    if app.fault(FaultKind::HugeReply, task) {
+        reply["padding"] = json!("p".repeat(5 * 1024 * 1024));
+    }
 }
 
 fn tokens(chars: usize) -> usize {
@@ -410,6 +459,19 @@ async fn chat_completions(
             )
         }
     };
+    let mut message = message;
+    if app.fault(FaultKind::ManyCalls, &c.task)
+        && let Some(first) = message["tool_calls"].get(0).cloned()
+    {
+        let calls: Vec<Value> = (0..20)
+            .map(|i| {
+                let mut call = first.clone();
+                call["id"] = json!(format!("call_{turn}_{i}"));
+                call
+            })
+            .collect();
+        message["tool_calls"] = json!(calls);
+    }
     let (input, output) = (tokens(c.chars), tokens(out_chars));
     let mut reply = json!({
         "id": format!("chatcmpl-{turn}"), "object": "chat.completion", "created": 1_764_590_000,
@@ -420,6 +482,7 @@ async fn chat_completions(
     if app.fault(FaultKind::NoUsage, &c.task) {
         reply.as_object_mut().map(|o| o.remove("usage"));
     }
+    pad(&app, &c.task, &mut reply);
     axum::Json(reply).into_response()
 }
 
@@ -458,6 +521,7 @@ async fn messages(
     if app.fault(FaultKind::NoUsage, &c.task) {
         reply.as_object_mut().map(|o| o.remove("usage"));
     }
+    pad(&app, &c.task, &mut reply);
     axum::Json(reply).into_response()
 }
 

@@ -23,6 +23,7 @@ pub fn main(command: EvalCommand) -> i32 {
             super::runtime_for(jobs).block_on(run(*args))
         }
         EvalCommand::Compare(args) => super::eval_compare::eval_compare(*args),
+        EvalCommand::Expect(args) => super::eval_expect::eval_expect(args),
     }
 }
 
@@ -349,10 +350,7 @@ fn warn_unlisted_tools(set: &EvalSet, selected: &[usize], tools: &[serde_json::V
 
 /// 1 when a trial of a regression set failed; a capability set is tracked, not gated.
 fn exit_code(results: &EvalResults) -> i32 {
-    let failed = results
-        .tasks
-        .iter()
-        .any(|t| t.trials.iter().any(|r| !r.success));
+    let failed = results.tasks.iter().any(|t| t.failed());
     if failed && results.set.kind == SetKind::Regression {
         exit::FAILED
     } else {

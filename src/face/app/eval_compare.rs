@@ -119,20 +119,20 @@ fn thresholds(args: &EvalCompareArgs) -> Result<Thresholds, String> {
 }
 
 /// A results file: one run, or several models' runs (`mcpspec-eval-runs/1`).
-enum Input {
+pub(super) enum Input {
     One(Box<EvalResults>),
     Several(Vec<EvalResults>),
 }
 
 /// One side of the comparison, and how the console names it.
-struct Picked {
-    run: EvalResults,
-    label: String,
+pub(super) struct Picked {
+    pub(super) run: EvalResults,
+    pub(super) label: String,
 }
 
 /// The run a side compares: the file's only run, or its run of `profile`. A several-models
 /// file without a profile is ambiguous and refused.
-fn pick_run(
+pub(super) fn pick_run(
     input: Input,
     path: &Path,
     side: &str,
@@ -179,7 +179,7 @@ fn pick_run(
 /// Read one results file: JSON errors at `file:line:col` with the snippet; a `format` of
 /// another major version is refused whatever the shape (its shape may differ). One parse
 /// when the file is good; the `format` key alone is looked at only to explain a failure.
-fn read(path: &Path) -> Result<Input, LoadError> {
+pub(super) fn read(path: &Path) -> Result<Input, LoadError> {
     let file = read_source(path)?;
     let at = |line: usize, col: usize, msg: String| {
         LoadError::at(Pos::new(&file, line as u32, col as u32), msg)

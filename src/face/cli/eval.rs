@@ -18,6 +18,21 @@ pub enum EvalCommand {
     /// exact paired test, judge-score and cost deltas; exit 1 on a regression, 5 when a side
     /// is a partial run (unless --allow-partial).
     Compare(Box<EvalCompareArgs>),
+    /// Write the tool calls a run's model made as `calls:`/`args:` expectations, for review
+    /// (capture mode).
+    Expect(EvalExpectArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalExpectArgs {
+    /// Results file of a run (`eval run --json`).
+    pub results: PathBuf,
+    /// From a several-models results file, the run of this profile.
+    #[arg(long, value_name = "PROFILE")]
+    pub model: Option<String>,
+    /// Write the expectations here instead of to stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

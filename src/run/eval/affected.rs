@@ -7,7 +7,7 @@
 //!
 //! A model picks a tool by comparing all the descriptions it is shown: a reworded
 //! description can pull prompts meant for *another* tool. So when the wording the model
-//! reads changed (a tool's description or title, a tool added or removed, the
+//! reads changed (a tool's description or title, a tool added, removed or renamed, the
 //! instructions), the default scope ([`Scope::Wide`]) keeps every tool-calling task and
 //! every `noToolCall` task; [`Scope::Direct`] narrows to the tasks that name a changed tool.
 
@@ -72,12 +72,20 @@ impl Affected {
                 if affects && !out.tools.iter().any(|t| t == name) {
                     out.tools.push(name.to_string());
                 }
+                // A rename: the new name is the one a task now expects.
+                if kind == "renamed"
+                    && affects
+                    && let Some(new) = c.get("after").and_then(Value::as_str)
+                    && !out.tools.iter().any(|t| t == new)
+                {
+                    out.tools.push(new.to_string());
+                }
                 if kind == "added" {
                     out.tool_added = true;
                 }
                 if matches!(
                     kind,
-                    "added" | "removed" | "description_changed" | "title_changed"
+                    "added" | "removed" | "renamed" | "description_changed" | "title_changed"
                 ) && out.wording_changed.is_none()
                 {
                     out.wording_changed = Some(format!("tool `{name}` {}", kind.replace('_', " ")));
@@ -154,5 +162,18 @@ mod tests {
         ]});
         assert_eq!(Affected::from_diff(&doc).unwrap().wording_changed, None);
         assert!(Affected::from_diff(&json!({"x": 1})).is_err());
+    }
+
+    #[test]
+    fn a_renamed_tool_counts_like_a_description_change() {
+        // A rename changes the wording every model reads: the wide scope keeps every
+        // tool-calling task, and both names count as changed tools.
+        let doc = json!({"changes": [
+            {"list": "tools", "name": "echo", "kind": "renamed", "path": "name",
+             "before": "echo", "after": "repeat", "affectsModels": true},
+        ]});
+        let a = Affected::from_diff(&doc).expect("reads");
+        assert_eq!(a.tools, ["echo", "repeat"]);
+        assert_eq!(a.wording_changed.as_deref(), Some("tool `echo` renamed"));
     }
 }

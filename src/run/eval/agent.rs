@@ -26,6 +26,8 @@ pub struct Agent<'a> {
     pub names: &'a Names,
     pub system: Option<&'a str>,
     pub max_turns: u32,
+    /// Most tool calls one model reply may ask for (`maxCallsPerTurn`).
+    pub max_calls_per_turn: u32,
     /// Grades `answer: {judge: …}` expectations.
     pub judge: Option<&'a super::judge::Judge>,
 }
@@ -85,13 +87,15 @@ impl Agent<'_> {
                 judge: false,
                 set_messages: task.messages.len(),
             };
-            let turn = match self
+            let (turn, retries) = self
                 .client
-                .turn_at(&at, self.system, &msgs, self.tools)
-                .await
-            {
+                .turn_counted(&at, self.system, &msgs, self.tools)
+                .await;
+            let turn = match turn {
                 Ok(t) => t,
                 Err(ApiError::Failed(why)) => {
+                    // The retries a failed request spent are part of what happened.
+                    out.retries += retries;
                     out.error = Some(why);
                     break;
                 }
@@ -106,6 +110,14 @@ impl Agent<'_> {
             out.estimated_tokens |= turn.estimated;
             if turn.calls.is_empty() {
                 final_text = Some(turn.text.unwrap_or_default());
+                break;
+            }
+            if turn.calls.len() > self.max_calls_per_turn as usize {
+                out.error = Some(format!(
+                    "the model asked for {} tool calls in one reply, more than maxCallsPerTurn ({}): none was executed",
+                    turn.calls.len(),
+                    self.max_calls_per_turn
+                ));
                 break;
             }
             let mut results = Vec::new();
@@ -152,6 +164,10 @@ impl Agent<'_> {
             return Err(Cut { error, trial: out });
         }
         out.argument_score = task.argument_score(&out.expectations);
+        // Judged on the whole arguments; stored within the cap.
+        for c in &mut out.tool_calls {
+            c.arguments = super::caps::stored_arguments(std::mem::take(&mut c.arguments));
+        }
         out.success = out.error.is_none() && out.expectations.iter().all(|e| e.passed);
         Ok(out)
     }
@@ -316,7 +332,9 @@ pub fn judge(
                     format!("maxToolCalls {max}"),
                     (calls.len() as u32 > *max).then(|| format!("{} calls", calls.len())),
                 ),
-                TaskExpectation::Answer(Answer::Judge { rubric, threshold }) => {
+                TaskExpectation::Answer(Answer::Judge {
+                    rubric, threshold, ..
+                }) => {
                     // Graded afterwards by the run's judge (see `super::judge`).
                     return super::judge::pending(rubric, *threshold, answer.is_some());
                 }

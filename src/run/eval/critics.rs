@@ -32,6 +32,8 @@ pub struct Critics {
     pub items: Vec<Critic>,
     /// The argument score a call needs to pass.
     pub threshold: f64,
+    /// A passing score below this passes with a warning (`warnThreshold`).
+    pub warn: Option<f64>,
 }
 
 #[derive(Debug)]
@@ -45,8 +47,26 @@ pub struct Critic {
 #[derive(Debug)]
 pub enum CriticKind {
     Exact(Value),
-    Number { value: f64, tolerance: f64 },
-    Similar { text: String, threshold: f64 },
+    Number {
+        value: f64,
+        tolerance: f64,
+    },
+    Similar {
+        text: String,
+        threshold: f64,
+    },
+    /// [`similarity`] of the words sorted: word order does not count.
+    SimilarWords {
+        text: String,
+        threshold: f64,
+    },
+    /// The same instant as `at`, within `within` (a date alone is its midnight, UTC; a
+    /// date-time without an offset is UTC).
+    DateTime {
+        text: String,
+        at: chrono::DateTime<chrono::Utc>,
+        within: std::time::Duration,
+    },
     OneOf(Vec<Value>),
 }
 
@@ -100,6 +120,12 @@ impl Critics {
             }
             None => (0.0, Vec::new(), Some(none)),
         };
+        let warning = match self.warn {
+            Some(w) if message.is_none() && score + 1e-9 < w => {
+                Some(format!("argument score {score:.2} < warnThreshold {w:.2}"))
+            }
+            _ => None,
+        };
         ExpectationOutcome {
             name,
             passed: message.is_none(),
@@ -108,6 +134,7 @@ impl Critics {
             threshold: Some(self.threshold),
             critics,
             judge: None,
+            warning,
         }
     }
 }
@@ -122,6 +149,18 @@ impl Critic {
                     "similar {:?} ≥ {threshold}",
                     crate::ground::redact::shorten(text, 60)
                 )
+            }
+            CriticKind::SimilarWords { text, threshold } => {
+                format!(
+                    "similarWords {:?} ≥ {threshold}",
+                    crate::ground::redact::shorten(text, 60)
+                )
+            }
+            CriticKind::DateTime { text, within, .. } if within.is_zero() => {
+                format!("datetime {text}")
+            }
+            CriticKind::DateTime { text, within, .. } => {
+                format!("datetime {text} ± {}", humantime::format_duration(*within))
             }
             CriticKind::OneOf(list) => format!("oneOf {}", Value::Array(list.clone())),
         }
@@ -157,6 +196,30 @@ impl Critic {
                 }
                 None => (false, Some("not a string".to_string())),
             },
+            (Some(a), CriticKind::SimilarWords { text, threshold }) => match a.as_str() {
+                Some(s) => {
+                    let sim = word_similarity(s, text);
+                    let cmp = if sim + 1e-9 >= *threshold { "≥" } else { "<" };
+                    (
+                        sim + 1e-9 >= *threshold,
+                        Some(format!("word similarity {sim:.2} {cmp} {threshold:.2}")),
+                    )
+                }
+                None => (false, Some("not a string".to_string())),
+            },
+            (Some(a), CriticKind::DateTime { at, within, .. }) => {
+                match a.as_str().and_then(parse_datetime) {
+                    Some(t) => {
+                        let off = (t - *at).abs().to_std().unwrap_or_default();
+                        (
+                            off <= *within,
+                            (!off.is_zero())
+                                .then(|| format!("off by {}", humantime::format_duration(off))),
+                        )
+                    }
+                    None => (false, Some("not a date or date-time".to_string())),
+                }
+            }
         };
         CriticOutcome {
             path: self.path_text.clone(),
@@ -199,6 +262,69 @@ pub fn similarity(a: &str, b: &str) -> f64 {
     1.0 - crate::ground::load_error::levenshtein(&a, &b) as f64 / longer as f64
 }
 
+/// [`similarity`] of the two texts' words (lower-cased, without surrounding punctuation),
+/// each side's words sorted: "weather Boston" and "Boston weather" score 1.
+pub fn word_similarity(a: &str, b: &str) -> f64 {
+    let words = |s: &str| -> String {
+        let mut w: Vec<String> = s
+            .split_whitespace()
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+            .filter(|w| !w.is_empty())
+            .collect();
+        w.sort();
+        w.join(" ")
+    };
+    similarity(&words(a), &words(b))
+}
+
+/// An RFC 3339 date-time, a date-time without an offset (UTC), or a date (its midnight,
+/// UTC).
+pub fn parse_datetime(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let text = text.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&chrono::Utc));
+    }
+    for format in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M:%S%.f",
+    ] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(text, format) {
+            return Some(t.and_utc());
+        }
+    }
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc())
+}
+
+/// A `warnThreshold`: 0 to 1 and at least the pass `threshold`, or an error at its
+/// position.
+pub(super) fn warn_threshold(
+    file: &Arc<SourceFile>,
+    warn: Option<At<f64>>,
+    threshold: f64,
+    errors: &mut LoadErrors,
+) -> Option<f64> {
+    let w = warn?;
+    let value = unit(file, &w, "warnThreshold", errors)?;
+    if value + 1e-12 < threshold {
+        errors.push(
+            LoadError::at(
+                Pos::new(file, w.line, w.col),
+                format!("`warnThreshold: {value}` is below the pass `threshold` ({threshold})"),
+            )
+            .with_help("the warn band lies between `threshold` (pass) and `warnThreshold`: give a value from the threshold to 1"),
+        );
+        return None;
+    }
+    Some(value)
+}
+
 /// A 0..=1 value of the set (`threshold`), or an error at its position.
 pub(super) fn unit(
     file: &Arc<SourceFile>,
@@ -226,11 +352,12 @@ pub(super) fn compile(
     at: Pos,
     docs: Vec<At<CriticDoc>>,
     threshold: Option<At<f64>>,
+    warn: Option<At<f64>>,
     errors: &mut LoadErrors,
 ) -> Result<Option<Critics>, ()> {
     let before = errors.0.len();
     if docs.is_empty() {
-        if threshold.is_some() {
+        if threshold.is_some() || warn.is_some() {
             errors.push(
                 LoadError::at(at, "`threshold` of a `calls` expectation needs `critics`")
                     .with_help("add `critics: [{path: $.city, exact: Boston}]`, or use `args` without a threshold"),
@@ -275,6 +402,8 @@ pub(super) fn compile(
             (d.exact.is_some(), "exact"),
             (d.number.is_some(), "number"),
             (d.similar.is_some(), "similar"),
+            (d.similar_words.is_some(), "similarWords"),
+            (d.datetime.is_some(), "datetime"),
             (d.one_of.is_some(), "oneOf"),
         ]
         .into_iter()
@@ -290,7 +419,7 @@ pub(super) fn compile(
                         format!("a critic has one matcher; this one mixes {}", given.join(", "))
                     },
                 )
-                .with_help("one of `exact`, `number` (with `tolerance`), `similar` (with `threshold`), `oneOf`"),
+                .with_help("one of `exact`, `number` (with `tolerance`), `similar` or `similarWords` (with `threshold`), `datetime` (with `within`), `oneOf`"),
             );
             continue;
         }
@@ -302,13 +431,68 @@ pub(super) fn compile(
                         "`{key}` applies only to a `{}` critic",
                         match key {
                             "tolerance" => "number",
-                            _ => "similar",
+                            _ => "similar` or `similarWords",
                         }
                     ),
                 ));
             }
         };
+        if given[0] != "datetime"
+            && let Some(w) = &d.within
+        {
+            errors.push(LoadError::at(
+                Pos::new(file, w.line, w.col),
+                "`within` applies only to a `datetime` critic",
+            ));
+        }
         let kind = match given[0] {
+            "datetime" => {
+                misplaced("tolerance", &d.tolerance, errors);
+                misplaced("threshold", &d.threshold, errors);
+                let text = d.datetime.expect("given");
+                let at = parse_datetime(&text).unwrap_or_else(|| {
+                    errors.push(
+                        LoadError::at(
+                            Pos::new(file, text.line, text.col),
+                            format!(
+                                "`datetime: {}` is not a date or date-time",
+                                crate::ground::redact::excerpt(&text)
+                            ),
+                        )
+                        .with_help("e.g. `2026-03-01`, `2026-03-01T09:30:00Z` or `2026-03-01T09:30:00+01:00`"),
+                    );
+                    chrono::DateTime::UNIX_EPOCH
+                });
+                let within = match &d.within {
+                    Some(w) => humantime::parse_duration(w.trim()).unwrap_or_else(|e| {
+                        errors.push(
+                            LoadError::at(
+                                Pos::new(file, w.line, w.col),
+                                format!("`within` of a datetime critic: {e}"),
+                            )
+                            .with_help("a duration such as `90s`, `1h` or `1day`"),
+                        );
+                        std::time::Duration::ZERO
+                    }),
+                    None => std::time::Duration::ZERO,
+                };
+                CriticKind::DateTime {
+                    text: text.value.trim().to_string(),
+                    at,
+                    within,
+                }
+            }
+            "similarWords" => {
+                misplaced("tolerance", &d.tolerance, errors);
+                let threshold = match &d.threshold {
+                    Some(t) => unit(file, t, "threshold", errors).unwrap_or(DEFAULT_SIMILARITY),
+                    None => DEFAULT_SIMILARITY,
+                };
+                CriticKind::SimilarWords {
+                    text: d.similar_words.expect("given"),
+                    threshold,
+                }
+            }
             "exact" => {
                 misplaced("tolerance", &d.tolerance, errors);
                 misplaced("threshold", &d.threshold, errors);
@@ -366,7 +550,15 @@ pub(super) fn compile(
     if errors.0.len() > before {
         return Err(());
     }
-    Ok(Some(Critics { items, threshold }))
+    let warn = warn_threshold(file, warn, threshold, errors);
+    if errors.0.len() > before {
+        return Err(());
+    }
+    Ok(Some(Critics {
+        items,
+        threshold,
+        warn,
+    }))
 }
 
 #[cfg(test)]
@@ -385,6 +577,41 @@ mod tests {
         assert_eq!(similarity(&long, &long), 1.0);
     }
 
+    #[test]
+    fn word_similarity_ignores_word_order() {
+        assert_eq!(word_similarity("weather Boston", "Boston, weather"), 1.0);
+        assert!(similarity("weather Boston", "Boston weather") < 0.5);
+        assert!(word_similarity("rain in Boston", "Boston snow") < 0.8);
+    }
+
+    #[test]
+    fn datetimes_compare_as_instants() {
+        let at = parse_datetime("2026-03-01T10:00:00Z").unwrap();
+        assert_eq!(parse_datetime("2026-03-01T11:00:00+01:00"), Some(at));
+        assert_eq!(parse_datetime("2026-03-01T10:00"), Some(at));
+        assert_eq!(
+            parse_datetime("2026-03-01"),
+            parse_datetime("2026-03-01T00:00:00Z")
+        );
+        assert_eq!(parse_datetime("next tuesday"), None);
+        let c = critic(
+            "$.when",
+            CriticKind::DateTime {
+                text: "2026-03-01T10:00:00Z".into(),
+                at,
+                within: std::time::Duration::from_secs(3600),
+            },
+            1.0,
+        );
+        let o = c.judge(&json!({"when": "2026-03-01T10:30:00Z"}));
+        assert!(o.matched, "{o:#?}");
+        assert_eq!(o.detail.as_deref(), Some("off by 30m"));
+        let o = c.judge(&json!({"when": "2026-03-02T10:00:00Z"}));
+        assert!(!o.matched, "{o:#?}");
+        let o = c.judge(&json!({"when": "soon"}));
+        assert_eq!(o.detail.as_deref(), Some("not a date or date-time"));
+    }
+
     fn critic(path: &str, kind: CriticKind, weight: f64) -> Critic {
         Critic {
             path_text: path.into(),
@@ -400,6 +627,7 @@ mod tests {
     fn every_matcher_can_match_and_miss() {
         let critics = Critics {
             threshold: 0.75,
+            warn: None,
             items: vec![
                 critic("$.city", CriticKind::Exact(json!("Boston")), 2.0),
                 critic(

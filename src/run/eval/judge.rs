@@ -181,7 +181,12 @@ impl Judge {
         let (mut input, mut output, mut asked) = (0, 0, 0);
         let mut estimated = false;
         for (i, e) in task.expect.iter().enumerate() {
-            let TaskExpectation::Answer(Answer::Judge { rubric, threshold }) = e else {
+            let TaskExpectation::Answer(Answer::Judge {
+                rubric,
+                threshold,
+                warn,
+            }) = e
+            else {
                 continue;
             };
             asked += 1;
@@ -231,6 +236,12 @@ impl Judge {
                     o.message = (!passed)
                         .then(|| format!("judge score {score:.2} < {threshold:.2}: {reason}"));
                     o.score = Some(score);
+                    o.warning = match warn {
+                        Some(w) if passed && score + 1e-9 < *w => {
+                            Some(format!("judge score {score:.2} < warnThreshold {w:.2}"))
+                        }
+                        _ => None,
+                    };
                     verdict_record.score = Some(score);
                     verdict_record.reason = Some(reason);
                 }

@@ -74,7 +74,13 @@ impl ModelClient {
             .timeout(profile.timeout)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        let url = endpoint(profile.api, &profile.base_url)?;
+        let mut url = endpoint(profile.api, &profile.base_url)?;
+        if key.is_some() {
+            // One credential per request: with a key, userinfo in the base URL would also
+            // go out as Basic auth (reqwest sends it), so it is dropped.
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+        }
         Ok(ModelClient {
             http,
             profile,
@@ -204,8 +210,22 @@ impl ModelClient {
         msgs: &[Msg],
         tools: &[ToolSpec],
     ) -> Result<Turn, ApiError> {
-        self.turn_on(self.tape.as_ref(), at, system, msgs, tools)
-            .await
+        self.turn_counted(at, system, msgs, tools).await.0
+    }
+
+    /// [`Self::turn_at`] and the retries it spent, also when it failed.
+    pub async fn turn_counted(
+        &self,
+        at: &TurnAt<'_>,
+        system: Option<&str>,
+        msgs: &[Msg],
+        tools: &[ToolSpec],
+    ) -> (Result<Turn, ApiError>, u32) {
+        let mut retries = 0;
+        let turn = self
+            .turn_on_counted(self.tape.as_ref(), at, system, msgs, tools, &mut retries)
+            .await;
+        (turn, retries)
     }
 
     /// One turn at `at` of this client, recorded on (or replayed from) `tape`: the judge's
@@ -218,8 +238,27 @@ impl ModelClient {
         msgs: &[Msg],
         tools: &[ToolSpec],
     ) -> Result<Turn, ApiError> {
+        self.turn_on_counted(tape, at, system, msgs, tools, &mut 0)
+            .await
+    }
+
+    /// [`Self::turn_on`], counting the retries in `retries` whether it succeeds or fails.
+    async fn turn_on_counted(
+        &self,
+        tape: Option<&Tape>,
+        at: &TurnAt<'_>,
+        system: Option<&str>,
+        msgs: &[Msg],
+        tools: &[ToolSpec],
+        retries: &mut u32,
+    ) -> Result<Turn, ApiError> {
         match tape {
-            None => self.turn(system, msgs, tools).await,
+            None => {
+                let body = self.body(system, msgs, tools);
+                self.check_budget(&body)?;
+                let reply = self.send_counted(&body, retries).await?;
+                self.accept(&body, &reply, *retries)
+            }
             Some(Tape::Replay(replayer)) => {
                 let body = self.body(system, msgs, tools);
                 let reply = replayer.answer(at, &body, self.profile().api, system.is_some())?;
@@ -229,7 +268,10 @@ impl ModelClient {
             Some(Tape::Record(recorder)) => {
                 let body = self.body(system, msgs, tools);
                 self.check_budget(&body)?;
-                let sent = self.send(&body).await;
+                let sent = self
+                    .send_counted(&body, retries)
+                    .await
+                    .map(|reply| (reply, *retries));
                 match &sent {
                     Ok((reply, retries)) => recorder.store(at, &body, Ok((reply, *retries))),
                     // A trial-level failure is part of what happened; a fatal one stops the
@@ -275,27 +317,38 @@ impl ModelClient {
         Ok(turn)
     }
 
-    /// Post one request body, with retries on 429/5xx: the reply's JSON and the retries;
-    /// through the circuit breaker.
+    /// The request for one body: the URL, the one credential, the API's headers.
+    fn request(&self, body: &Value) -> reqwest::RequestBuilder {
+        let mut req = self.http.post(self.url.clone()).json(body);
+        if let Some((name, value)) = self.auth_header() {
+            req = req.header(name, value);
+        }
+        if self.profile.api == ModelApi::Anthropic {
+            req = req.header("anthropic-version", "2023-06-01");
+        }
+        req
+    }
+
+    /// Post one request body, with retries on 429/5xx: the reply's JSON and the retries.
     pub async fn send(&self, body: &Value) -> Result<(Value, u32), ApiError> {
-        let sent = self.post(body).await;
+        let mut retries = 0;
+        let value = self.send_counted(body, &mut retries).await?;
+        Ok((value, retries))
+    }
+
+    /// [`Self::send`], counting its retries in `attempt` whether it succeeds or fails (a
+    /// failed trial records the retries it spent); through the circuit breaker.
+    async fn send_counted(&self, body: &Value, attempt: &mut u32) -> Result<Value, ApiError> {
+        let sent = self.post(body, attempt).await;
         match &self.breaker {
             Some(b) => b.pass(sent),
             None => sent,
         }
     }
 
-    async fn post(&self, body: &Value) -> Result<(Value, u32), ApiError> {
-        let mut attempt = 0;
+    async fn post(&self, body: &Value, attempt: &mut u32) -> Result<Value, ApiError> {
         loop {
-            let mut req = self.http.post(self.url.clone()).json(body);
-            if let Some((name, value)) = self.auth_header() {
-                req = req.header(name, value);
-            }
-            if self.profile.api == ModelApi::Anthropic {
-                req = req.header("anthropic-version", "2023-06-01");
-            }
-            let resp = match req.send().await {
+            let resp = match self.request(body).send().await {
                 Ok(r) => r,
                 Err(e) if e.is_connect() => {
                     // Userinfo and query can carry a key: neither is shown.
@@ -318,19 +371,15 @@ impl ModelClient {
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map(|s| Duration::from_secs_f64(s).min(MAX_RETRY_AFTER));
-            let text = match resp.text().await {
-                Ok(t) => t,
-                // The status came, the body stalled (or broke) before its end.
-                Err(e) if e.is_timeout() => return Err(self.timed_out("its reply body")),
-                Err(e) => {
-                    return Err(ApiError::Failed(format!(
-                        "the model API's reply (HTTP {status}) broke off before its end: {}",
-                        error_chain(e)
-                    )));
+                .and_then(|v| super::retry::retry_after(v, chrono::Utc::now()))
+                .map(|wait| wait.min(MAX_RETRY_AFTER));
+            let text = match super::caps::read_body(resp).await {
+                Ok(text) => text,
+                // The status came, the body stalled before its end.
+                Err(super::caps::BodyError::Timeout) => {
+                    return Err(self.timed_out("its reply body"));
                 }
+                Err(e) => return Err(ApiError::Failed(e.to_string())),
             };
             if (200..300).contains(&status) {
                 let value: Value = serde_json::from_str(&text).map_err(|e| {
@@ -339,7 +388,7 @@ impl ModelClient {
                         crate::ground::redact::shorten(&text, 200)
                     ))
                 })?;
-                return Ok((value, attempt));
+                return Ok(value);
             }
             let message = api_error_message(&text);
             if status == 404 {
@@ -355,14 +404,14 @@ impl ModelClient {
                 return Err(ApiError::Auth(self.refused(status, &message)));
             }
             let retryable = status == 429 || status == 529 || (500..600).contains(&status);
-            if retryable && attempt < MAX_RETRIES {
-                let backoff = FIRST_BACKOFF.saturating_mul(1 << attempt).min(MAX_BACKOFF);
+            if retryable && *attempt < MAX_RETRIES {
+                let backoff = FIRST_BACKOFF.saturating_mul(1 << *attempt).min(MAX_BACKOFF);
                 tokio::time::sleep(retry_after.unwrap_or(backoff)).await;
-                attempt += 1;
+                *attempt += 1;
                 continue;
             }
             let tries = if retryable {
-                format!(" after {} attempts", attempt + 1)
+                format!(" after {} attempts", *attempt + 1)
             } else {
                 String::new()
             };
@@ -468,6 +517,7 @@ mod tests {
             temperature: Some(0.2),
             seed: Some(7),
             max_turns: 3,
+            max_calls_per_turn: 16,
             max_tokens: 99,
         }
     }
@@ -548,5 +598,24 @@ mod tests {
             let (name, value) = c.auth_header().unwrap();
             assert_eq!((name, value.as_str()), want);
         }
+    }
+
+    #[test]
+    fn userinfo_and_a_key_send_one_credential() {
+        let mut p = profile(ModelApi::Openai);
+        p.base_url = "http://user:secret@127.0.0.1:9/v1".into();
+        // With a key: the key only, no Basic auth from the userinfo.
+        let c = ModelClient::new(p.clone(), Some("k1".into())).unwrap();
+        let req = c.request(&json!({})).build().unwrap();
+        let auth: Vec<_> = req.headers().get_all("authorization").iter().collect();
+        assert_eq!(auth, ["Bearer k1"], "{:?}", req.headers());
+        assert_eq!(req.url().username(), "");
+        assert_eq!(req.url().password(), None);
+        // Without a key: the userinfo is the one credential (Basic).
+        let c = ModelClient::new(p, None).unwrap();
+        let req = c.request(&json!({})).build().unwrap();
+        let auth: Vec<_> = req.headers().get_all("authorization").iter().collect();
+        assert_eq!(auth.len(), 1, "{:?}", req.headers());
+        assert!(auth[0].to_str().unwrap().starts_with("Basic "));
     }
 }

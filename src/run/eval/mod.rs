@@ -3,19 +3,22 @@
 //! results → compare → report.
 //!
 //! The files import one another without a circle (`tests/layers.rs`), lowest first:
-//! `results`, `stats`, `names`, `breaker`, `set::doc` (the document as written); `conversation` (the
-//! API-neutral turn types), `profile`; `wire`, `record`, `replay_match`, `replay`, `tape`, `critics`, `set`;
-//! `llm` (the client, which plays its turns on its tape); `judge`, `agent`, `sampling`; `run`. A type
+//! `results`, `caps`, `retry`, `stats`, `names`, `breaker`, `set::doc` (the document as written);
+//! `conversation` (the API-neutral turn types), `profile`; `wire`, `record`, `replay_match`,
+//! `replay`, `tape`, `critics`, `set`; `llm` (the client, which plays its turns on its tape);
+//! `judge`, `agent`, `sampling`; `run`; `expect` (expectations captured from results). A type
 //! two files share goes down to a file both import, never into one of them.
 
 pub mod affected;
 pub mod agent;
 pub mod breaker;
+pub mod caps;
 pub mod compare;
 pub mod compare_output;
 pub mod conversation;
 pub mod critics;
 pub mod estimate;
+pub mod expect;
 pub mod judge;
 pub mod llm;
 pub mod names;
@@ -25,6 +28,7 @@ pub mod replay;
 pub mod replay_match;
 pub mod report;
 pub mod results;
+pub mod retry;
 pub mod run;
 pub mod runs;
 pub mod sampling;

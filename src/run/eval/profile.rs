@@ -16,6 +16,9 @@ use crate::language::dsl::error::{LoadError, LoadErrors};
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default model turns per trial (requests to the model API) before the trial fails.
 pub const DEFAULT_MAX_TURNS: u32 = 8;
+/// Default most tool calls one model reply may ask for: a reply asking for more fails its
+/// trial with none executed.
+pub const DEFAULT_MAX_CALLS_PER_TURN: u32 = 16;
 
 /// A checked model profile.
 #[derive(Debug, Clone)]
@@ -31,6 +34,8 @@ pub struct Profile {
     pub temperature: Option<f64>,
     pub seed: Option<u64>,
     pub max_turns: u32,
+    /// `maxCallsPerTurn` (default [`DEFAULT_MAX_CALLS_PER_TURN`]).
+    pub max_calls_per_turn: u32,
     pub max_tokens: u32,
     /// Longest one model request may take (`timeout`, default
     /// [`DEFAULT_REQUEST_TIMEOUT`]).
@@ -87,6 +92,17 @@ pub(super) fn compile(
         Some(t) => t.value,
         None => DEFAULT_MAX_TURNS,
     };
+    let max_calls_per_turn = match &p.max_calls_per_turn {
+        Some(t) if t.value == 0 || t.value > 1000 => {
+            errors.push(
+                LoadError::at(pos(t.line, t.col), "`maxCallsPerTurn` is out of range")
+                    .with_help("give 1 to 1000"),
+            );
+            DEFAULT_MAX_CALLS_PER_TURN
+        }
+        Some(t) => t.value,
+        None => DEFAULT_MAX_CALLS_PER_TURN,
+    };
     let timeout = match &p.timeout {
         Some(t) => match crate::language::dsl::limits::duration(
             t.trim(),
@@ -140,6 +156,7 @@ pub(super) fn compile(
         temperature: p.temperature,
         seed: p.seed,
         max_turns,
+        max_calls_per_turn,
         max_tokens: p.max_tokens.unwrap_or(1024),
         name,
     }

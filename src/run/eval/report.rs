@@ -45,15 +45,37 @@ pub fn mean_score(
     (!scores.is_empty()).then(|| super::stats::sum(scores.iter().copied()) / scores.len() as f64)
 }
 
-/// `  args 0.75  judge 0.90` for a task with scores, else nothing.
+/// The sample standard deviation over the task's trials that have a score (none with
+/// fewer than two).
+pub fn score_sd(
+    t: &TaskResult,
+    score: impl Fn(&super::results::TrialResult) -> Option<f64>,
+) -> Option<f64> {
+    let scores: Vec<f64> = t.trials.iter().filter_map(score).collect();
+    if scores.len() < 2 {
+        return None;
+    }
+    let n = scores.len() as f64;
+    let mean = super::stats::sum(scores.iter().copied()) / n;
+    let var = super::stats::sum(scores.iter().map(|s| (s - mean) * (s - mean))) / (n - 1.0);
+    Some(var.sqrt())
+}
+
+/// `  args 0.75  judge 0.90` for a task with scores, else nothing; over several trials
+/// the mean ± the standard deviation (`args 0.75 ± 0.12`).
 fn scores(t: &TaskResult) -> String {
     let mut out = String::new();
-    if let Some(a) = mean_score(t, |r| r.argument_score) {
-        out.push_str(&format!("  args {a:.2}"));
-    }
-    if let Some(j) = mean_score(t, judge_score) {
-        out.push_str(&format!("  judge {j:.2}"));
-    }
+    let both = |name: &str, f: &dyn Fn(&super::results::TrialResult) -> Option<f64>| {
+        let Some(mean) = mean_score(t, f) else {
+            return String::new();
+        };
+        match score_sd(t, f) {
+            Some(sd) => format!("  {name} {mean:.2} ± {sd:.2}"),
+            None => format!("  {name} {mean:.2}"),
+        }
+    };
+    out.push_str(&both("args", &|r| r.argument_score));
+    out.push_str(&both("judge", &judge_score));
     out
 }
 
@@ -70,6 +92,15 @@ pub fn rates(t: &TaskResult) -> Rates {
         tokens: sum(&|r| (r.input_tokens + r.output_tokens) as f64),
         latency_ms: sum(&|r| r.latency_ms as f64),
     }
+}
+
+/// The first warning (a passing score in the warn band) of the task's trials.
+pub fn first_warning(t: &TaskResult) -> Option<String> {
+    t.trials.iter().find_map(|r| {
+        r.expectations
+            .iter()
+            .find_map(|e| Some(format!("{}: {}", e.name, e.warning.as_ref()?)))
+    })
 }
 
 /// The first reason a trial of the task failed.
@@ -118,19 +149,21 @@ pub fn console(results: &EvalResults) -> String {
         let rt = rates(t);
         trials += rt.trials;
         ok += rt.successes;
+        let warning = first_warning(t);
         // A task the run's stop never reached has no outcome: not a failure of the model.
         let mark = if rt.trials == 0 {
             "NOT RUN"
-        } else if rt.successes == rt.trials {
-            "PASS"
+        } else if !t.failed() {
+            if warning.is_some() { "WARN" } else { "PASS" }
         } else {
             "FAIL"
         };
         out.push_str(&format!(
-            "  {mark} {}  {}/{} trials  calls {:.1}  tool errors {:.1}  tokens {:.0}{}{}\n",
+            "  {mark} {}  {}/{} trials{}  calls {:.1}  tool errors {:.1}  tokens {:.0}{}{}\n",
             t.id,
             rt.successes,
             rt.trials,
+            if t.pass.is_all() { "" } else { " (majority)" },
             rt.tool_calls,
             rt.tool_errors,
             rt.tokens,
@@ -141,6 +174,14 @@ pub fn console(results: &EvalResults) -> String {
             out.push_str(&format!(
                 "       {} trial(s) cut short by the run's stop: no outcome, their spend is counted\n",
                 cut.trials.len()
+            ));
+        }
+        if mark == "WARN"
+            && let Some(why) = &warning
+        {
+            out.push_str(&format!(
+                "       {}\n",
+                r(&crate::ground::redact::shorten(why, 300))
             ));
         }
         if mark == "FAIL"
@@ -180,6 +221,7 @@ pub fn console(results: &EvalResults) -> String {
             (None, false) => "",
         }
     ));
+    out.push_str(&super::results::selection::console(&results.tool_selection));
     out
 }
 
@@ -239,7 +281,7 @@ pub fn suite(results: &EvalResults) -> TestSuite {
     }
     for t in &results.tasks {
         let rt = rates(t);
-        let status = if rt.trials > 0 && rt.successes == rt.trials {
+        let status = if rt.trials > 0 && !t.failed() {
             TestCaseStatus::success()
         } else if rt.trials == 0 {
             match &results.aborted {

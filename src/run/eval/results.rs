@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod scores;
+pub mod selection;
 
 pub use scores::{CriticOutcome, JudgeVerdict};
 
@@ -48,6 +49,9 @@ pub struct EvalResults {
     /// The judge's tokens and estimated cost (at the judge profile's `price`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_usage: Option<Usage>,
+    /// Per tool, how precisely the model selected it across the run's trials.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_selection: Vec<selection::ToolSelection>,
 }
 
 /// Which eval set ran.
@@ -214,6 +218,23 @@ impl Usage {
     }
 }
 
+/// When a task with several trials passes (`pass:` of the set or the task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PassRule {
+    /// Every trial succeeds (the default).
+    #[default]
+    All,
+    /// More than half of the trials succeed.
+    Majority,
+}
+
+impl PassRule {
+    pub fn is_all(&self) -> bool {
+        *self == PassRule::All
+    }
+}
+
 /// One task of the set, with all its trials.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -238,6 +259,9 @@ pub struct TaskResult {
     /// The judge's tokens and estimated cost for this task's trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_usage: Option<Usage>,
+    /// When the task passes: `all` trials (the default, not written) or a `majority`.
+    #[serde(default, skip_serializing_if = "PassRule::is_all")]
+    pub pass: PassRule,
 }
 
 /// The trials of a task the run's stop cut short.
@@ -321,6 +345,9 @@ pub struct ExpectationOutcome {
     /// The judge's verdict (or why there is none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeVerdict>,
+    /// Passed, but its score is below the `warnThreshold` (the warn band): why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// One tool call the model asked for and mcpspec executed on the server.
@@ -341,8 +368,61 @@ pub struct ToolCallRecord {
 }
 
 impl TaskResult {
+    /// The task failed by its pass rule: a trial failed (`all`), or no more than half of
+    /// its trials succeeded (`majority`). A task with no trial has not failed (it did not run).
+    pub fn failed(&self) -> bool {
+        match self.pass {
+            PassRule::All => self.trials.iter().any(|t| !t.success),
+            PassRule::Majority => {
+                !self.trials.is_empty() && 2 * self.successes() as usize <= self.trials.len()
+            }
+        }
+    }
+
     /// Trials that succeeded.
     pub fn successes(&self) -> u32 {
         self.trials.iter().filter(|t| t.success).count() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(pass: PassRule, outcomes: &[bool]) -> TaskResult {
+        let trials = outcomes
+            .iter()
+            .enumerate()
+            .map(|(i, &success)| {
+                serde_json::from_value(serde_json::json!({
+                    "index": i, "success": success, "expectations": [], "toolCalls": [],
+                    "toolErrors": 0, "inputTokens": 0, "outputTokens": 0, "turns": 1,
+                    "retries": 0, "latencyMs": 0
+                }))
+                .expect("a trial")
+            })
+            .collect();
+        TaskResult {
+            id: "t".into(),
+            tags: Vec::new(),
+            no_tool_call: false,
+            expected_tools: Vec::new(),
+            trials,
+            usage: Usage::default(),
+            judge_usage: None,
+            pass,
+        }
+    }
+
+    #[test]
+    fn the_majority_rule_needs_more_than_half() {
+        assert!(task(PassRule::All, &[true, true, false]).failed());
+        assert!(!task(PassRule::Majority, &[true, true, false]).failed());
+        assert!(task(PassRule::Majority, &[true, false]).failed());
+        assert!(task(PassRule::Majority, &[true, false, false]).failed());
+        assert!(
+            !task(PassRule::Majority, &[]).failed(),
+            "not run is not failed"
+        );
     }
 }

@@ -91,6 +91,7 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
         names: &names,
         system: plan.set.system.as_deref(),
         max_turns: plan.profile.max_turns,
+        max_calls_per_turn: plan.profile.max_calls_per_turn,
         judge: plan.judge.as_ref(),
     };
     let tasks: Vec<&Task> = plan.tasks.iter().map(|&i| &plan.set.tasks[i]).collect();
@@ -189,6 +190,7 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
                     usage: Usage::of(cut, plan.profile.price),
                     judge_usage: Usage::of_judge(cut, judge_price),
                 }),
+                pass: task.pass,
                 trials,
             }
         })
@@ -226,6 +228,11 @@ pub async fn run(plan: RunPlan<'_>, first: Connection, tools: Vec<Value>) -> End
             .as_ref()
             .map(|j| model_info(&j.profile_name, &j.profile)),
         judge_usage,
+        tool_selection: Vec::new(),
+    };
+    let results = EvalResults {
+        tool_selection: super::results::selection::tool_selection(&results.tasks),
+        ..results
     };
     if let Some(e) = fatal {
         Ended::Fatal(e, results)

@@ -100,6 +100,8 @@ pub struct Task {
     pub tags: Vec<String>,
     pub messages: Vec<(Role, String)>,
     pub trials: u32,
+    /// When the task passes (`pass:` of the task, else of the set).
+    pub pass: super::results::PassRule,
     pub expect: Vec<TaskExpectation>,
     pub pos: Pos,
 }
@@ -127,6 +129,8 @@ pub enum Answer {
     Judge {
         rubric: String,
         threshold: f64,
+        /// A passing score below this passes with a warning (`warnThreshold`).
+        warn: Option<f64>,
     },
 }
 
@@ -313,6 +317,7 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
             tags: t.tags,
             messages,
             trials: task_trials,
+            pass: t.pass.or(doc.pass).unwrap_or_default(),
             expect,
             pos: task_pos,
         });
@@ -370,7 +375,9 @@ fn expectation(
         );
         return None;
     }
-    if (!e.critics.is_empty() || e.threshold.is_some()) && e.calls.is_none() {
+    if (!e.critics.is_empty() || e.threshold.is_some() || e.warn_threshold.is_some())
+        && e.calls.is_none()
+    {
         errors.push(
             LoadError::at(
                 at,
@@ -383,7 +390,14 @@ fn expectation(
     match kinds[0] {
         "calls" => {
             let tool = e.calls.expect("kind checked");
-            let critics = super::critics::compile(file, at.clone(), e.critics, e.threshold, errors);
+            let critics = super::critics::compile(
+                file,
+                at.clone(),
+                e.critics,
+                e.threshold,
+                e.warn_threshold,
+                errors,
+            );
             let mut args = Vec::new();
             let mut ok = true;
             for a in e.args {
@@ -449,8 +463,8 @@ fn expectation(
                 );
                 return None;
             }
-            if a.judge.is_some() || a.threshold.is_some() {
-                return judged_answer(file, apos, a.judge, a.threshold, errors)
+            if a.judge.is_some() || a.threshold.is_some() || a.warn_threshold.is_some() {
+                return judged_answer(file, apos, a.judge, a.threshold, a.warn_threshold, errors)
                     .map(TaskExpectation::Answer);
             }
             if let Some(re) = a.matches {
@@ -482,6 +496,7 @@ fn judged_answer(
     at: Pos,
     rubric: Option<At<String>>,
     threshold: Option<At<f64>>,
+    warn: Option<At<f64>>,
     errors: &mut LoadErrors,
 ) -> Option<Answer> {
     let Some(rubric) = rubric else {
@@ -502,8 +517,10 @@ fn judged_answer(
         Some(t) => super::critics::unit(file, t, "threshold", errors)?,
         None => DEFAULT_JUDGE_THRESHOLD,
     };
+    let warn = super::critics::warn_threshold(file, warn, threshold, errors);
     Some(Answer::Judge {
         rubric: rubric.value,
         threshold,
+        warn,
     })
 }

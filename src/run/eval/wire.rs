@@ -137,7 +137,7 @@ fn parse_arguments(raw: Value) -> Result<Value, (String, String)> {
             Ok(v @ Value::Object(_)) => Ok(v),
             Ok(other) => Err((
                 s,
-                format!("arguments are JSON {}, not an object", kind(&other)),
+                format!("arguments are {}, not a JSON object", kind(&other)),
             )),
             Err(e) => Err((s, format!("arguments are not valid JSON: {e}"))),
         },
@@ -147,7 +147,7 @@ fn parse_arguments(raw: Value) -> Result<Value, (String, String)> {
             let k = kind(&other);
             Err((
                 other.to_string(),
-                format!("arguments are JSON {k}, not an object"),
+                format!("arguments are {k}, not a JSON object"),
             ))
         }
     }
@@ -275,5 +275,13 @@ mod tests {
         let turn = parse_reply(ModelApi::Anthropic, &reply).expect("parses");
         assert!(turn.calls[0].arguments.is_err());
         assert_eq!((turn.input_tokens, turn.output_tokens), (3, 4));
+    }
+
+    #[test]
+    fn arguments_of_another_json_type_say_which() {
+        let (_, why) = parse_arguments(json!("[1, 2]")).expect_err("an array");
+        assert_eq!(why, "arguments are an array, not a JSON object");
+        let (_, why) = parse_arguments(json!(7)).expect_err("a number");
+        assert_eq!(why, "arguments are a number, not a JSON object");
     }
 }

@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::super::results::{ModelApi, Price, SetKind};
+use super::super::results::{ModelApi, PassRule, Price, SetKind};
 use crate::language::dsl::document::Expectation;
 use crate::language::dsl::value::{At, TValue};
 
@@ -25,6 +25,10 @@ pub struct EvalSetDoc {
     /// Trials per task unless a task says otherwise (default 1).
     #[serde(default)]
     pub trials: Option<At<u32>>,
+    /// When a task with several trials passes, unless a task says otherwise: `all` its
+    /// trials succeed (default) or a `majority` (more than half).
+    #[serde(default)]
+    pub pass: Option<PassRule>,
     /// A system prompt sent with every task.
     #[serde(default)]
     pub system: Option<String>,
@@ -66,6 +70,10 @@ pub struct ProfileDoc {
     /// Model turns per trial before it fails (default 8).
     #[serde(default)]
     pub max_turns: Option<At<u32>>,
+    /// Most tool calls one model reply may ask for (default 16; 1 to 1000): a reply asking
+    /// for more fails its trial, none of its calls executed.
+    #[serde(default)]
+    pub max_calls_per_turn: Option<At<u32>>,
     /// `max_tokens` / `max_completion_tokens` per reply (default 1024).
     #[serde(default)]
     pub max_tokens: Option<u32>,
@@ -105,6 +113,10 @@ pub struct TaskDoc {
     /// Trials of this task (default: the set's `trials`).
     #[serde(default)]
     pub trials: Option<At<u32>>,
+    /// When this task passes: `all` its trials succeed or a `majority` (default: the set's
+    /// `pass`, else `all`).
+    #[serde(default)]
+    pub pass: Option<PassRule>,
     /// Expectations on the outcome, each judged on every trial.
     #[serde(default)]
     pub expect: Vec<At<TaskExpectationDoc>>,
@@ -147,6 +159,10 @@ pub struct TaskExpectationDoc {
     /// matches).
     #[serde(default)]
     pub threshold: Option<At<f64>>,
+    /// With `critics`: a passing score below this (at least `threshold`, at most 1) passes
+    /// with a warning (the warn band).
+    #[serde(default)]
+    pub warn_threshold: Option<At<f64>>,
     /// These tools are called in this order (other calls may come between them).
     #[serde(default)]
     pub order: Option<Vec<At<String>>>,
@@ -184,10 +200,14 @@ pub struct AnswerDoc {
     /// With `judge`: the score the answer needs, 0 to 1 (default 0.7).
     #[serde(default)]
     pub threshold: Option<At<f64>>,
+    /// With `judge`: a passing score below this (at least `threshold`, at most 1) passes
+    /// with a warning (the warn band).
+    #[serde(default)]
+    pub warn_threshold: Option<At<f64>>,
 }
 
 /// One argument critic: the argument (`path`, a JSONPath on the arguments object) and
-/// exactly one of `exact`, `number`, `similar`, `oneOf`.
+/// exactly one of `exact`, `number`, `similar`, `similarWords`, `datetime`, `oneOf`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CriticDoc {
@@ -206,9 +226,22 @@ pub struct CriticDoc {
     /// ignoring case and runs of white space, reaches `threshold`.
     #[serde(default)]
     pub similar: Option<String>,
-    /// With `similar`: the similarity needed, 0 to 1 (default 0.8).
+    /// The argument is a string whose words are similar to these, in any order: the
+    /// `similar` measure on each side's words sorted ("Boston weather" matches
+    /// "weather in Boston" at 0.8).
+    #[serde(default)]
+    pub similar_words: Option<String>,
+    /// With `similar` or `similarWords`: the similarity needed, 0 to 1 (default 0.8).
     #[serde(default)]
     pub threshold: Option<At<f64>>,
+    /// The argument is a date or date-time at the same instant as this (RFC 3339, e.g.
+    /// `2026-03-01T09:30:00Z`; a date alone is its midnight UTC, a date-time without an
+    /// offset is UTC), within `within`.
+    #[serde(default)]
+    pub datetime: Option<At<String>>,
+    /// With `datetime`: the largest accepted difference, e.g. `1h`, `1day` (default 0).
+    #[serde(default)]
+    pub within: Option<At<String>>,
     /// The argument equals one of these values.
     #[serde(default)]
     pub one_of: Option<Vec<TValue>>,
