@@ -16,6 +16,7 @@ mod merge;
 mod outputs;
 mod pack;
 mod progress;
+pub mod record;
 mod run;
 mod snapshot;
 mod validate;
@@ -112,6 +113,7 @@ pub fn main() -> i32 {
         Command::Call(args) => runtime().block_on(call(args)),
         Command::Eval { command } => eval::main(command),
         Command::Auth { command } => auth::main(command),
+        Command::Record(args) => record::record(args),
     }
 }
 

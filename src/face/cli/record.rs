@@ -1,0 +1,47 @@
+//! `mcpspec record`: the arguments of a recording.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::face::app::record::{ExpectMode, Split};
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "The client's MCP config launches `mcpspec record --out DIR -- SERVER ARGS…` \
+instead of the server: every message is forwarded unchanged both ways and kept (secrets scrubbed) in \
+DIR/session.tape.jsonl; when the client disconnects (or on Ctrl-C/SIGTERM) the session is written as \
+scenarios in DIR/scenarios, with DIR/mcpspec.yaml to run them again. Nothing is written to stdout \
+but the server's own output."
+)]
+pub struct RecordArgs {
+    /// The recording folder (created if missing): the tape, the scenarios, mcpspec.yaml.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The scenario's id (and file name), default `recorded-session`.
+    #[arg(long, value_name = "ID")]
+    pub name: Option<String>,
+    /// What the expectations hold of each answer: its shape and stable values, a golden
+    /// file, or every value.
+    #[arg(long, value_enum, default_value_t = ExpectMode::Shape)]
+    pub expect: ExpectMode,
+    /// One scenario for the session, or one per tool called.
+    #[arg(long, value_enum, default_value_t = Split::Session)]
+    pub split: Split,
+    /// Run the written scenarios against the same server right after recording.
+    #[arg(long)]
+    pub check: bool,
+    /// Write the scenarios from an existing tape instead of recording a session.
+    #[arg(long, value_name = "FILE", conflicts_with = "command")]
+    pub from_tape: Option<PathBuf>,
+    /// With --from-tape and --check: the server's command line to check against.
+    #[arg(long = "stdio", value_name = "COMMAND LINE", requires = "from_tape")]
+    pub target: Option<String>,
+    /// An environment variable whose value is a secret whatever its name (repeatable;
+    /// credential-named ones — *TOKEN*, *SECRET*, *KEY*… — always are).
+    #[arg(long, value_name = "VAR")]
+    pub secret_env: Vec<String>,
+    /// The server's command line, after `--`.
+    #[arg(last = true, value_name = "SERVER")]
+    pub command: Vec<String>,
+}
