@@ -453,3 +453,157 @@ fn check_golden_and_split_from_a_tape() {
     let echo = std::fs::read_to_string(again.join("scenarios/recorded-session-echo.yaml")).unwrap();
     assert_contains(&echo, "snapshot: call-echo");
 }
+
+/// The recorder as an HTTP reverse proxy in front of `upstream`; its stderr so far.
+struct HttpRecorder {
+    child: std::process::Child,
+    url: String,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl HttpRecorder {
+    fn start(out: &Path, upstream: &str) -> HttpRecorder {
+        let mut child = Command::new(mcpspec())
+            .args([
+                "record",
+                "--out",
+                out.to_str().unwrap(),
+                "--url",
+                upstream,
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("mcpspec record: listening on ")
+            .unwrap_or_else(|| panic!("no address: {line}"))
+            .to_string();
+        let stderr = std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+            rest
+        });
+        HttpRecorder { child, url, stderr }
+    }
+
+    /// Wait for the session's end (the client's DELETE), else end it with SIGTERM.
+    fn finish(mut self, signal: bool) -> (Option<i32>, String) {
+        if signal {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(self.child.id().to_string())
+                .status();
+        }
+        let code = wait_limited(&mut self.child, Duration::from_secs(30));
+        (code, self.stderr.join().unwrap())
+    }
+}
+
+#[test]
+fn an_http_session_is_recorded_through_the_reverse_proxy_in_both_eras() {
+    let server = HttpServer::start(&[]);
+    for era in ["legacy", "modern"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rec");
+        let recorder = HttpRecorder::start(&out, &server.url);
+        let (_d, file) = scenario_file("client.yaml", SESSION);
+        let client = run(&[
+            "run",
+            file.to_str().unwrap(),
+            "--era",
+            era,
+            "--jobs",
+            "1",
+            "--url",
+            &recorder.url,
+        ]);
+        assert_eq!(
+            client.code, 0,
+            "{era}: the client through the proxy: {client:?}"
+        );
+        // Legacy: the client's DELETE of its session ends the recording; modern: SIGTERM.
+        let (code, stderr) = recorder.finish(era == "modern");
+        assert_eq!(code, Some(0), "{stderr}");
+        let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
+        assert_contains(&text, "uri: \"note://{{ create_note_id }}\"");
+        let config = std::fs::read_to_string(out.join("mcpspec.yaml")).unwrap();
+        assert_contains(&config, &format!("url: \"{}\"", server.url));
+        let again = run(&[
+            "run",
+            out.join("scenarios").to_str().unwrap(),
+            "--url",
+            &server.url,
+        ]);
+        assert_eq!(again.code, 0, "{era}: {again:?}\n{text}");
+        assert_contains(&again.stdout, "6 passed");
+    }
+}
+
+#[test]
+fn a_session_with_server_everything_round_trips() {
+    let entry = repo_root()
+        .join("tests/interop/everything-2026.8.31/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.exists(),
+        "run `npm ci` in tests/interop/everything-2026.8.31 (.ci/run does)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec");
+    let session = r#"
+scenario: everything
+steps:
+  - name: list
+    request: { method: tools/list }
+  - name: echo
+    request: { method: tools/call, params: { name: echo, arguments: { message: hello } } }
+  - name: sum
+    request: { method: tools/call, params: { name: get-sum, arguments: { a: 2, b: 3 } } }
+  - name: structured
+    request: { method: tools/call, params: { name: get-structured-content, arguments: { location: New York } } }
+"#;
+    let (_d, file) = scenario_file("client.yaml", session);
+    let line = shell_words::join([
+        mcpspec().display().to_string(),
+        "record".into(),
+        "--out".into(),
+        out.display().to_string(),
+        "--".into(),
+        "node".into(),
+        entry.display().to_string(),
+        "stdio".into(),
+    ]);
+    let client = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--era",
+        "legacy",
+        "--jobs",
+        "1",
+        "--stdio",
+        &line,
+    ]);
+    assert_eq!(client.code, 0, "{client:?}");
+    let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
+    assert_contains(&text, "name: \"call get-sum\"");
+    let target = shell_words::join([
+        "node".to_string(),
+        entry.display().to_string(),
+        "stdio".into(),
+    ]);
+    let again = run(&[
+        "run",
+        out.join("scenarios").to_str().unwrap(),
+        "--stdio",
+        &target,
+    ]);
+    assert_eq!(again.code, 0, "{again:?}\n{text}");
+    assert_contains(&again.stdout, "4 passed");
+}

@@ -41,6 +41,13 @@ pub struct RecordArgs {
     /// credential-named ones — *TOKEN*, *SECRET*, *KEY*… — always are).
     #[arg(long, value_name = "VAR")]
     pub secret_env: Vec<String>,
+    /// Streamable HTTP: the server's URL; mcpspec listens on --listen and forwards there.
+    #[arg(long, value_name = "URL", requires = "listen", conflicts_with_all = ["command", "from_tape"])]
+    pub url: Option<String>,
+    /// Streamable HTTP: where the client connects instead of the server, a loopback
+    /// `ADDR:PORT` (port 0 picks one; the address is printed to stderr).
+    #[arg(long, value_name = "ADDR:PORT", requires = "url")]
+    pub listen: Option<std::net::SocketAddr>,
     /// The server's command line, after `--`.
     #[arg(last = true, value_name = "SERVER")]
     pub command: Vec<String>,

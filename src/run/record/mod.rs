@@ -3,10 +3,11 @@
 //!
 //! The tape is streamed to disk (memory stays bounded however long the session) and is
 //! scrubbed before a byte is written: a value of a credential-named environment variable
-//! becomes `<secret:NAME>` (later a `{{ NAME }}` parameter of the scenarios), anything
+//! becomes `<param:NAME>` (later a `{{ NAME }}` parameter of the scenarios), anything
 //! secret-shaped becomes `***`. Its last line says how the session ended, so a server that
 //! crashed leaves everything up to the crash, marked as such.
 
+pub mod http;
 pub mod stdio;
 pub mod tape;
 

@@ -24,17 +24,26 @@ pub fn record(args: RecordArgs) -> i32 {
     let (tape, session_name) = match &args.from_tape {
         Some(tape) => (tape.clone(), None),
         None => {
-            if args.command.is_empty() {
+            if let (Some(url), Some(listen)) = (&args.url, args.listen) {
+                match record_http(url, listen, &args.out, scrubber(&args.secret_env)) {
+                    Ok(recorded) => recorded,
+                    Err(e) => {
+                        errln!("mcpspec record: {e}");
+                        return exit::UNREACHABLE;
+                    }
+                }
+            } else if args.command.is_empty() {
                 errln!(
                     "mcpspec record: give the server's command after `--` (mcpspec record --out DIR -- SERVER ARGS…), or --from-tape FILE"
                 );
                 return exit::INVALID_INPUT;
-            }
-            match record_stdio(&args.command, &args.out, scrubber(&args.secret_env)) {
-                Ok(recorded) => recorded,
-                Err(e) => {
-                    errln!("mcpspec record: {e}");
-                    return exit::UNREACHABLE;
+            } else {
+                match record_stdio(&args.command, &args.out, scrubber(&args.secret_env)) {
+                    Ok(recorded) => recorded,
+                    Err(e) => {
+                        errln!("mcpspec record: {e}");
+                        return exit::UNREACHABLE;
+                    }
                 }
             }
         }
@@ -66,6 +75,40 @@ fn record_stdio(
         crate::ground::signals::defer_exit();
         stdio::relay(command, tape).await
     })?;
+    report_session(&session, &tape_path);
+    Ok((tape_path, Some(name)))
+}
+
+/// Record one session over HTTP; the tape's path and the session's name.
+fn record_http(
+    url: &str,
+    listen: std::net::SocketAddr,
+    out: &Path,
+    scrubber: Scrubber,
+) -> std::io::Result<(PathBuf, Option<String>)> {
+    let upstream =
+        reqwest::Url::parse(url).map_err(|e| std::io::Error::other(format!("--url {url}: {e}")))?;
+    if !listen.ip().is_loopback() {
+        return Err(std::io::Error::other(format!(
+            "--listen {listen}: only a loopback address (127.0.0.1, [::1]) is listened on"
+        )));
+    }
+    let (tape, name) = TapeWriter::create_in(out, scrubber)?;
+    let tape_path = out.join(format!("{name}{TAPE_SUFFIX}"));
+    let runtime = super::runtime();
+    let session = runtime.block_on(async {
+        crate::ground::signals::install();
+        crate::ground::signals::defer_exit();
+        crate::run::record::http::relay(listen, upstream, tape, |addr| {
+            errln!("mcpspec record: listening on http://{addr}/mcp");
+        })
+        .await
+    })?;
+    report_session(&session, &tape_path);
+    Ok((tape_path, Some(name)))
+}
+
+fn report_session(session: &crate::run::record::stdio::Session, tape_path: &Path) {
     errln!(
         "mcpspec record: {} recorded ({}){}; tape: {}",
         plural(session.messages, "message"),
@@ -82,7 +125,6 @@ fn record_stdio(
             "mcpspec record: the server crashed; the recording holds everything up to the crash"
         );
     }
-    Ok((tape_path, Some(name)))
 }
 
 fn plural(n: u64, word: &str) -> String {
@@ -134,7 +176,7 @@ fn write_scenarios(args: &RecordArgs, tape: &Path, session_name: Option<&str>) -
         }
         written.push(path);
     }
-    if !args.command.is_empty() {
+    if !args.command.is_empty() || args.url.is_some() {
         let config = config_text(args, &session, &rendered.parameters);
         let path = args.out.join("mcpspec.yaml");
         if let Err(e) = std::fs::write(&path, config) {
@@ -182,13 +224,19 @@ fn config_text(
         .map(|w| redactor.redact(&scrubber(&args.secret_env).text(w)))
         .collect();
     let command = shell_words::join(&words);
+    let target = match &args.url {
+        Some(url) => format!(
+            "url: {}",
+            crate::ground::yaml::write::quoted(&crate::ground::redact::safe_url(url))
+        ),
+        None => format!("stdio: {}", crate::ground::yaml::write::quoted(&command)),
+    };
     let era = session.era.unwrap_or(session::EraUsed::Legacy).label();
     let mut out = String::from(
         "# Written by `mcpspec record`: `mcpspec run` in this folder replays the recorded session.\n",
     );
     out.push_str(&format!(
-        "targets:\n  recorded:\n    stdio: {}\ndefaultTarget: recorded\neras: [{era}]\npaths: [{}]\n",
-        crate::ground::yaml::write::quoted(&command),
+        "targets:\n  recorded:\n    {target}\ndefaultTarget: recorded\neras: [{era}]\npaths: [{}]\n",
         render::SCENARIO_DIR
     ));
     if command.contains(crate::ground::redact::MASK) || command.contains("<param:") {
@@ -213,6 +261,8 @@ fn check(args: &RecordArgs) -> i32 {
     cmd.arg("run").arg(args.out.join(render::SCENARIO_DIR));
     if !args.command.is_empty() {
         cmd.arg("--stdio").arg(shell_words::join(&args.command));
+    } else if let Some(url) = &args.url {
+        cmd.arg("--url").arg(url);
     } else if let Some(target) = &args.target {
         cmd.arg("--stdio").arg(target);
     } else {
