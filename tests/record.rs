@@ -607,3 +607,31 @@ steps:
     assert_eq!(again.code, 0, "{again:?}\n{text}");
     assert_contains(&again.stdout, "4 passed");
 }
+
+#[test]
+fn a_replay_shows_where_the_server_answers_differently_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec");
+    let client = record_with_mcpspec(SESSION, "legacy", &out, &[], &[]);
+    assert_eq!(client.code, 0, "{client:?}");
+    let tape = out.join("session.tape.jsonl");
+    let server = example_server().display().to_string();
+    // The same server: the new note's id is followed (the read uses it), nothing differs.
+    let same = run(&["record", "--replay", tape.to_str().unwrap(), "--", &server]);
+    assert_eq!(same.code, 0, "{same:?}");
+    assert_contains(&same.stdout, "Replay: 7 request(s), 0 answered differently");
+    // A next release whose tool gained a required parameter: the list differs, shown as a diff.
+    let changed = run(&[
+        "record",
+        "--replay",
+        tape.to_str().unwrap(),
+        "--",
+        &server,
+        "--change",
+        "add-required-param",
+    ]);
+    assert_eq!(changed.code, 1, "{changed:?}");
+    assert_contains(&changed.stdout, "DIFFERS  tools/list (id ");
+    assert_contains(&changed.stdout, "+            \"country\"");
+    assert_contains(&changed.stdout, "1 answered differently");
+}

@@ -16,8 +16,8 @@ but the server's own output."
 )]
 pub struct RecordArgs {
     /// The recording folder (created if missing): the tape, the scenarios, mcpspec.yaml.
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "replay")]
+    pub out: Option<PathBuf>,
     /// The scenario's id (and file name), default `recorded-session`.
     #[arg(long, value_name = "ID")]
     pub name: Option<String>,
@@ -37,6 +37,13 @@ pub struct RecordArgs {
     /// With --from-tape and --check: the server's command line to check against.
     #[arg(long = "stdio", value_name = "COMMAND LINE", requires = "from_tape")]
     pub target: Option<String>,
+    /// Send the client side of a recorded session (a tape) again to the server after `--`
+    /// and show, per answer, where the server now answers differently (exit 1 if any does).
+    #[arg(long, value_name = "TAPE", conflicts_with_all = ["from_tape", "url", "check"])]
+    pub replay: Option<PathBuf>,
+    /// With --replay: how long to wait for each answer (default 30s).
+    #[arg(long, value_name = "DURATION", value_parser = |s: &str| crate::language::dsl::limits::duration(s, &crate::language::dsl::limits::TIMEOUT), default_value = "30s")]
+    pub timeout: std::time::Duration,
     /// An environment variable whose value is a secret whatever its name (repeatable;
     /// credential-named ones — *TOKEN*, *SECRET*, *KEY*… — always are).
     #[arg(long, value_name = "VAR")]
@@ -51,4 +58,11 @@ pub struct RecordArgs {
     /// The server's command line, after `--`.
     #[arg(last = true, value_name = "SERVER")]
     pub command: Vec<String>,
+}
+
+impl RecordArgs {
+    /// The recording folder (`--out`; required unless `--replay`).
+    pub fn out(&self) -> &std::path::Path {
+        self.out.as_deref().unwrap_or(std::path::Path::new("."))
+    }
 }

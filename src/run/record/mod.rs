@@ -8,6 +8,7 @@
 //! crashed leaves everything up to the crash, marked as such.
 
 pub mod http;
+pub mod replay;
 pub mod stdio;
 pub mod tape;
 

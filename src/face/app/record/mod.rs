@@ -17,15 +17,21 @@ use crate::run::record::{End, Scrubber, TapeWriter, read_tape, stdio};
 pub use render::{ExpectMode, Split};
 
 pub fn record(args: RecordArgs) -> i32 {
-    if let Err(e) = std::fs::create_dir_all(&args.out) {
-        errln!("mcpspec record: cannot create {}: {e}", args.out.display());
+    if let Some(tape) = &args.replay {
+        return replay(&args, tape);
+    }
+    if let Err(e) = std::fs::create_dir_all(args.out()) {
+        errln!(
+            "mcpspec record: cannot create {}: {e}",
+            args.out().display()
+        );
         return exit::INVALID_INPUT;
     }
     let (tape, session_name) = match &args.from_tape {
         Some(tape) => (tape.clone(), None),
         None => {
             if let (Some(url), Some(listen)) = (&args.url, args.listen) {
-                match record_http(url, listen, &args.out, scrubber(&args.secret_env)) {
+                match record_http(url, listen, args.out(), scrubber(&args.secret_env)) {
                     Ok(recorded) => recorded,
                     Err(e) => {
                         errln!("mcpspec record: {e}");
@@ -38,7 +44,7 @@ pub fn record(args: RecordArgs) -> i32 {
                 );
                 return exit::INVALID_INPUT;
             } else {
-                match record_stdio(&args.command, &args.out, scrubber(&args.secret_env)) {
+                match record_stdio(&args.command, args.out(), scrubber(&args.secret_env)) {
                     Ok(recorded) => recorded,
                     Err(e) => {
                         errln!("mcpspec record: {e}");
@@ -165,7 +171,7 @@ fn write_scenarios(args: &RecordArgs, tape: &Path, session_name: Option<&str>) -
     );
     let mut written = Vec::new();
     for file in &rendered.files {
-        let path = args.out.join(&file.path);
+        let path = args.out().join(&file.path);
         let ok = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
@@ -178,7 +184,7 @@ fn write_scenarios(args: &RecordArgs, tape: &Path, session_name: Option<&str>) -
     }
     if !args.command.is_empty() || args.url.is_some() {
         let config = config_text(args, &session, &rendered.parameters);
-        let path = args.out.join("mcpspec.yaml");
+        let path = args.out().join("mcpspec.yaml");
         if let Err(e) = std::fs::write(&path, config) {
             errln!("mcpspec record: cannot write {}: {e}", path.display());
             return exit::INVALID_INPUT;
@@ -191,7 +197,7 @@ fn write_scenarios(args: &RecordArgs, tape: &Path, session_name: Option<&str>) -
     errln!(
         "mcpspec record: wrote {} to {}",
         plural(scenarios as u64, "scenario"),
-        args.out.join(render::SCENARIO_DIR).display()
+        args.out().join(render::SCENARIO_DIR).display()
     );
     for note in &rendered.notes {
         errln!("  note: {note}");
@@ -258,7 +264,7 @@ fn check(args: &RecordArgs) -> i32 {
         return exit::INVALID_INPUT;
     };
     let mut cmd = std::process::Command::new(me);
-    cmd.arg("run").arg(args.out.join(render::SCENARIO_DIR));
+    cmd.arg("run").arg(args.out().join(render::SCENARIO_DIR));
     if !args.command.is_empty() {
         cmd.arg("--stdio").arg(shell_words::join(&args.command));
     } else if let Some(url) = &args.url {
@@ -269,10 +275,10 @@ fn check(args: &RecordArgs) -> i32 {
         errln!("mcpspec record --check: with --from-tape, give the server with --stdio");
         return exit::INVALID_INPUT;
     }
-    if let Some(era) = read_era(&args.out) {
+    if let Some(era) = read_era(args.out()) {
         cmd.arg("--era").arg(era);
     }
-    for p in scenario_parameters(&args.out) {
+    for p in scenario_parameters(args.out()) {
         cmd.arg("--set")
             .arg(format!("{p}=env:{}", p.to_ascii_uppercase()));
     }
@@ -321,4 +327,74 @@ fn scenario_texts(out: &Path) -> Vec<String> {
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .collect()
+}
+
+/// `--replay TAPE -- SERVER`: the recorded client side sent again; a diff per answer that
+/// changed.
+fn replay(args: &RecordArgs, tape: &Path) -> i32 {
+    if args.command.is_empty() {
+        errln!("mcpspec record --replay: give the server's command after `--`");
+        return exit::INVALID_INPUT;
+    }
+    let entries = match read_tape(tape) {
+        Ok(e) => e,
+        Err(e) => {
+            errln!("mcpspec record: {e}");
+            return exit::INVALID_INPUT;
+        }
+    };
+    let runtime = super::runtime();
+    let replayed = runtime.block_on(crate::run::record::replay::replay(
+        &entries,
+        &args.command,
+        args.timeout,
+    ));
+    let replayed = match replayed {
+        Ok(r) => r,
+        Err(e) => {
+            errln!("mcpspec record --replay: {e}");
+            return exit::UNREACHABLE;
+        }
+    };
+    show_replay(&replayed)
+}
+
+/// The replay's report on stdout: each answer that changed, as a diff.
+fn show_replay(r: &crate::run::record::replay::Replayed) -> i32 {
+    use crate::results::report::diff::{Tag, unified};
+    let mut out = String::new();
+    for d in &r.differences {
+        out.push_str(&format!("DIFFERS  {}\n", d.request));
+        match (&d.recorded, &d.now) {
+            (Some(was), Some(now)) => {
+                out.push_str("    diff (- recorded, + now):\n");
+                for (tag, line) in unified(was, now) {
+                    let mark = match tag {
+                        Tag::Equal => ' ',
+                        Tag::Delete => '-',
+                        Tag::Insert => '+',
+                    };
+                    out.push_str(&format!("    {mark}{line}\n"));
+                }
+            }
+            (Some(_), None) => out.push_str("    no answer now (the recording has one)\n"),
+            (None, Some(_)) => out.push_str("    an answer now (the recording has none)\n"),
+            (None, None) => {}
+        }
+    }
+    out.push_str(&format!(
+        "Replay: {} request(s), {} answered differently{}\n",
+        r.requests,
+        r.differences.len(),
+        r.stopped
+            .as_ref()
+            .map(|s| format!("; stopped: {s}"))
+            .unwrap_or_default()
+    ));
+    out!("{}", crate::ground::redact::known().redact(&out));
+    if r.differences.is_empty() && r.stopped.is_none() {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
 }
