@@ -606,6 +606,51 @@ steps:
     ]);
     assert_eq!(again.code, 0, "{again:?}\n{text}");
     assert_contains(&again.stdout, "4 passed");
+
+    // Over Streamable HTTP (server-everything speaks the legacy era only).
+    let mut server = Command::new("node")
+        .arg("--import")
+        .arg(repo_root().join("tests/interop/everything-2026.8.31/listen-loopback.mjs"))
+        .arg(&entry)
+        .arg("streamableHttp")
+        .env("PORT", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("listening on ").map(str::to_string))
+        .expect("server-everything listens");
+    std::thread::spawn(move || lines.for_each(drop));
+    let http_out = dir.path().join("rec-http");
+    let recorder = HttpRecorder::start(&http_out, &url);
+    let client = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--era",
+        "legacy",
+        "--jobs",
+        "1",
+        "--url",
+        &recorder.url,
+    ]);
+    let (code, stderr) = recorder.finish(false);
+    assert_eq!(client.code, 0, "{client:?}");
+    assert_eq!(code, Some(0), "{stderr}");
+    let again = run(&[
+        "run",
+        http_out.join("scenarios").to_str().unwrap(),
+        "--url",
+        &url,
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_contains(&again.stdout, "4 passed");
 }
 
 #[test]
