@@ -667,10 +667,10 @@ fn not_runnable(words: &[String], scratch: &Path) -> Option<String> {
         return Some("an HTTP server of the reader's".into());
     }
     // `mcpspec record … -- SERVER`: the server after `--`.
-    if let Some(server) = words.iter().skip_while(|w| *w != "--").nth(1) {
-        if !server.starts_with("target/release/mcpspec-example-server") {
-            return Some(format!("the reader's server {server:?}"));
-        }
+    if let Some(server) = words.iter().skip_while(|w| *w != "--").nth(1)
+        && !server.starts_with("target/release/mcpspec-example-server")
+    {
+        return Some(format!("the reader's server {server:?}"));
     }
     for pair in words.windows(2).filter(|p| p[0] == "--stdio") {
         // The recorder in front of the example server runs too (`mcpspec record … -- SERVER`).

@@ -11,7 +11,7 @@
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
@@ -251,7 +251,7 @@ impl Connection {
 
 /// Read one request (head and body); `None` when the client closed the connection.
 async fn read_request(
-    read: &mut (impl AsyncRead + Unpin + tokio::io::AsyncBufRead),
+    read: &mut (impl Unpin + tokio::io::AsyncBufRead),
 ) -> std::io::Result<Option<Request>> {
     use tokio::io::AsyncBufReadExt;
     let mut head = Vec::new();

@@ -54,11 +54,14 @@ fn canonical(msg: &Value) -> String {
 fn learn(was: &Value, now: &Value, map: &mut Vec<(String, String)>) {
     match (was, now) {
         (Value::String(a), Value::String(b))
-            if a != b && a.len() >= 4 && b.len() >= 4 && is_word(a) && is_word(b) =>
+            if a != b
+                && a.len() >= 4
+                && b.len() >= 4
+                && is_word(a)
+                && is_word(b)
+                && !map.iter().any(|(k, _)| k == a) =>
         {
-            if !map.iter().any(|(k, _)| k == a) {
-                map.push((a.clone(), b.clone()));
-            }
+            map.push((a.clone(), b.clone()));
         }
         (Value::Array(a), Value::Array(b)) => {
             for (x, y) in a.iter().zip(b) {

@@ -30,26 +30,21 @@ pub fn record(args: RecordArgs) -> i32 {
     let (tape, session_name) = match &args.from_tape {
         Some(tape) => (tape.clone(), None),
         None => {
-            if let (Some(url), Some(listen)) = (&args.url, args.listen) {
-                match record_http(url, listen, args.out(), scrubber(&args.secret_env)) {
-                    Ok(recorded) => recorded,
-                    Err(e) => {
-                        errln!("mcpspec record: {e}");
-                        return exit::UNREACHABLE;
-                    }
+            let relay = match (&args.url, args.listen) {
+                (Some(url), Some(listen)) => http_relay(url, listen),
+                _ if args.command.is_empty() => {
+                    errln!(
+                        "mcpspec record: give the server's command after `--` (mcpspec record --out DIR -- SERVER ARGS…), or --from-tape FILE"
+                    );
+                    return exit::INVALID_INPUT;
                 }
-            } else if args.command.is_empty() {
-                errln!(
-                    "mcpspec record: give the server's command after `--` (mcpspec record --out DIR -- SERVER ARGS…), or --from-tape FILE"
-                );
-                return exit::INVALID_INPUT;
-            } else {
-                match record_stdio(&args.command, args.out(), scrubber(&args.secret_env)) {
-                    Ok(recorded) => recorded,
-                    Err(e) => {
-                        errln!("mcpspec record: {e}");
-                        return exit::UNREACHABLE;
-                    }
+                _ => Ok(Relay::Stdio(&args.command)),
+            };
+            match relay.and_then(|r| record_session(r, args.out(), scrubber(&args.secret_env))) {
+                Ok(recorded) => recorded,
+                Err(e) => {
+                    errln!("mcpspec record: {e}");
+                    return exit::UNREACHABLE;
                 }
             }
         }
@@ -67,9 +62,19 @@ fn scrubber(extra: &[String]) -> Scrubber {
     Scrubber::from_env(std::env::vars(), extra)
 }
 
-/// Record one session; the tape's path and the session's name.
-fn record_stdio(
-    command: &[String],
+/// Where a recording goes.
+enum Relay<'a> {
+    Stdio(&'a [String]),
+    Http {
+        upstream: reqwest::Url,
+        listen: std::net::SocketAddr,
+    },
+}
+
+/// Record one session (stdio or HTTP) onto a new tape in `out`; the tape's path and the
+/// session's name.
+fn record_session(
+    relay: Relay,
     out: &Path,
     scrubber: Scrubber,
 ) -> std::io::Result<(PathBuf, Option<String>)> {
@@ -79,19 +84,22 @@ fn record_stdio(
     let session = runtime.block_on(async {
         crate::ground::signals::install();
         crate::ground::signals::defer_exit();
-        stdio::relay(command, tape).await
+        match relay {
+            Relay::Stdio(command) => stdio::relay(command, tape).await,
+            Relay::Http { upstream, listen } => {
+                crate::run::record::http::relay(listen, upstream, tape, |addr| {
+                    errln!("mcpspec record: listening on http://{addr}/mcp");
+                })
+                .await
+            }
+        }
     })?;
     report_session(&session, &tape_path);
     Ok((tape_path, Some(name)))
 }
 
-/// Record one session over HTTP; the tape's path and the session's name.
-fn record_http(
-    url: &str,
-    listen: std::net::SocketAddr,
-    out: &Path,
-    scrubber: Scrubber,
-) -> std::io::Result<(PathBuf, Option<String>)> {
+/// The HTTP relay of `--url` and `--listen` (a loopback address only).
+fn http_relay(url: &str, listen: std::net::SocketAddr) -> std::io::Result<Relay<'static>> {
     let upstream =
         reqwest::Url::parse(url).map_err(|e| std::io::Error::other(format!("--url {url}: {e}")))?;
     if !listen.ip().is_loopback() {
@@ -99,19 +107,7 @@ fn record_http(
             "--listen {listen}: only a loopback address (127.0.0.1, [::1]) is listened on"
         )));
     }
-    let (tape, name) = TapeWriter::create_in(out, scrubber)?;
-    let tape_path = out.join(format!("{name}{TAPE_SUFFIX}"));
-    let runtime = super::runtime();
-    let session = runtime.block_on(async {
-        crate::ground::signals::install();
-        crate::ground::signals::defer_exit();
-        crate::run::record::http::relay(listen, upstream, tape, |addr| {
-            errln!("mcpspec record: listening on http://{addr}/mcp");
-        })
-        .await
-    })?;
-    report_session(&session, &tape_path);
-    Ok((tape_path, Some(name)))
+    Ok(Relay::Http { upstream, listen })
 }
 
 fn report_session(session: &crate::run::record::stdio::Session, tape_path: &Path) {

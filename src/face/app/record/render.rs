@@ -19,7 +19,7 @@ use crate::language::assert::golden;
 use crate::protocol::{ListKind, methods};
 use client::client_block;
 use expect::{Known, expectations};
-use values::{collect_candidates, templated};
+use values::{Templater, collect_candidates};
 
 /// What the expectations hold of each answer.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -111,19 +111,17 @@ pub fn render(session: &Session, opts: &Options) -> Rendered {
     let mut names_taken: BTreeMap<String, usize> = BTreeMap::new();
     for call in &session.calls {
         let index = steps.len();
-        let mut uses = BTreeSet::new();
-        let mut masked = false;
-        let params = call.params.as_ref().map(|p| {
-            templated(
-                p,
-                &mut candidates,
-                &mut vars_taken,
-                &mut uses,
-                &mut parameters,
-                &mut masked,
-                &steps_tools(&steps),
-            )
-        });
+        let tools = steps_tools(&steps);
+        let mut templater = Templater {
+            candidates: &mut candidates,
+            vars_taken: &mut vars_taken,
+            parameters: &mut parameters,
+            tools: &tools,
+            uses: BTreeSet::new(),
+            masked: false,
+        };
+        let params = call.params.as_ref().map(|p| templater.flow(p));
+        let (uses, masked) = (templater.uses, templater.masked);
         let base = readable_name(&step_name(call), &candidates);
         let n = names_taken.entry(base.clone()).or_insert(0);
         *n += 1;
@@ -343,10 +341,11 @@ fn step_name(call: &Call) -> String {
 fn readable_name(name: &str, candidates: &[Candidate]) -> String {
     let mut out = name.to_string();
     for c in candidates.iter().rev() {
-        if let Some(var) = &c.var {
-            if c.value.len() >= 4 && out.contains(&c.value) {
-                out = out.replace(&c.value, &format!("<{var}>"));
-            }
+        if let Some(var) = &c.var
+            && c.value.len() >= 4
+            && out.contains(&c.value)
+        {
+            out = out.replace(&c.value, &format!("<{var}>"));
         }
     }
     let out = golden::UUID.replace_all(&out, "<uuid>");

@@ -102,13 +102,13 @@ impl Session {
         match (method, id) {
             (Some(method), Some(id)) => {
                 let params = msg.get("params");
-                if let Some(m) = params.and_then(|p| p.get("_meta")) {
-                    if let Some(v) = m.get(meta::PROTOCOL_VERSION) {
-                        let _ = v;
-                        self.era = Some(EraUsed::Modern);
-                        if let Some(caps) = m.get(meta::CLIENT_CAPABILITIES) {
-                            self.capabilities = caps.clone();
-                        }
+                if let Some(m) = params.and_then(|p| p.get("_meta"))
+                    && let Some(v) = m.get(meta::PROTOCOL_VERSION)
+                {
+                    let _ = v;
+                    self.era = Some(EraUsed::Modern);
+                    if let Some(caps) = m.get(meta::CLIENT_CAPABILITIES) {
+                        self.capabilities = caps.clone();
                     }
                 }
                 match method {
@@ -123,12 +123,12 @@ impl Session {
                     _ => {}
                 }
                 // A modern retry (`inputResponses`) continues the call it answers.
-                if let Some(responses) = params.and_then(|p| p.get(fields::INPUT_RESPONSES)) {
-                    if let Some(index) = self.calls.iter().rposition(|c| c.method == method) {
-                        self.input_answers(index, responses);
-                        pending.insert(id_key(id), index);
-                        return;
-                    }
+                if let Some(responses) = params.and_then(|p| p.get(fields::INPUT_RESPONSES))
+                    && let Some(index) = self.calls.iter().rposition(|c| c.method == method)
+                {
+                    self.input_answers(index, responses);
+                    pending.insert(id_key(id), index);
+                    return;
                 }
                 self.calls.push(Call {
                     method: method.to_string(),
@@ -231,16 +231,16 @@ impl Session {
 /// capabilities and info); an emptied `_meta` goes too.
 fn without_engine_meta(params: &Value) -> Value {
     let mut params = params.clone();
-    if let Some(obj) = params.as_object_mut() {
-        if let Some(Value::Object(m)) = obj.get_mut("_meta") {
-            let kept: Map<String, Value> = std::mem::take(m)
-                .into_iter()
-                .filter(|(k, _)| !k.starts_with(meta::PREFIX))
-                .collect();
-            *m = kept;
-            if m.is_empty() {
-                obj.remove("_meta");
-            }
+    if let Some(obj) = params.as_object_mut()
+        && let Some(Value::Object(m)) = obj.get_mut("_meta")
+    {
+        let kept: Map<String, Value> = std::mem::take(m)
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with(meta::PREFIX))
+            .collect();
+        *m = kept;
+        if m.is_empty() {
+            obj.remove("_meta");
         }
     }
     params

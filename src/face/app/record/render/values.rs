@@ -11,87 +11,79 @@ use crate::face::app::init::yaml::{jsonpath_string, literal, scalar, slug};
 use crate::language::assert::golden;
 use crate::run::record::tape::placeholders;
 
-/// The params as YAML flow text: strings that held an earlier result's value or a scrubbed
-/// secret become templates, every other string is sent as written.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn templated(
-    v: &Value,
-    candidates: &mut [Candidate],
-    vars_taken: &mut BTreeSet<String>,
-    uses: &mut BTreeSet<usize>,
-    parameters: &mut BTreeSet<String>,
-    masked: &mut bool,
-    tools: &[Option<String>],
-) -> String {
-    match v {
-        Value::String(s) => scalar(&template_string(
-            s, candidates, vars_taken, uses, parameters, masked, tools,
-        )),
-        Value::Array(items) => {
-            let parts: Vec<String> = items
-                .iter()
-                .map(|i| templated(i, candidates, vars_taken, uses, parameters, masked, tools))
-                .collect();
-            format!("[{}]", parts.join(", "))
-        }
-        Value::Object(map) if map.is_empty() => "{}".into(),
-        Value::Object(map) => {
-            let parts: Vec<String> = map
-                .iter()
-                .map(|(k, v)| {
-                    format!(
-                        "{}: {}",
-                        scalar(&literal(k)),
-                        templated(v, candidates, vars_taken, uses, parameters, masked, tools)
-                    )
-                })
-                .collect();
-            format!("{{ {} }}", parts.join(", "))
-        }
-        other => other.to_string(),
-    }
+/// What templating a request's params learns and uses: the values earlier answers held (an
+/// id taken becomes a variable), the parameters scrubbed secrets became.
+pub(super) struct Templater<'a> {
+    pub(super) candidates: &'a mut [Candidate],
+    pub(super) vars_taken: &'a mut BTreeSet<String>,
+    pub(super) parameters: &'a mut BTreeSet<String>,
+    /// The tool each earlier step called (variables are named after it).
+    pub(super) tools: &'a [Option<String>],
+    /// The steps whose captures the request uses.
+    pub(super) uses: BTreeSet<usize>,
+    /// A secret-shaped value (`***`) was in the request.
+    pub(super) masked: bool,
 }
 
-/// One string of a request as template text.
-fn template_string(
-    s: &str,
-    candidates: &mut [Candidate],
-    vars_taken: &mut BTreeSet<String>,
-    uses: &mut BTreeSet<usize>,
-    parameters: &mut BTreeSet<String>,
-    masked: &mut bool,
-    tools: &[Option<String>],
-) -> String {
-    if s.contains(crate::ground::redact::MASK) {
-        *masked = true;
-    }
-    let mut pieces = Pieces::new(s);
-    pieces.parameters(parameters);
-    // The most recent value first: the latest `create` is the one a `get` means.
-    for i in (0..candidates.len()).rev() {
-        let value = candidates[i].value.clone();
-        if !pieces.holds(&value) {
-            continue;
-        }
-        let var = match &candidates[i].var {
-            Some(v) => v.clone(),
-            None => {
-                let c = &candidates[i];
-                let base = var_name(tools.get(c.step).cloned().flatten().as_deref(), &c.key);
-                let mut name = base.clone();
-                let mut n = 2;
-                while !vars_taken.insert(name.clone()) {
-                    name = format!("{base}_{n}");
-                    n += 1;
-                }
-                candidates[i].var = Some(name.clone());
-                name
+impl Templater<'_> {
+    /// The params as YAML flow text: strings that held an earlier result's value or a
+    /// scrubbed secret become templates, every other string is sent as written.
+    pub(super) fn flow(&mut self, v: &Value) -> String {
+        match v {
+            Value::String(s) => scalar(&self.string(s)),
+            Value::Array(items) => {
+                let parts: Vec<String> = items.iter().map(|i| self.flow(i)).collect();
+                format!("[{}]", parts.join(", "))
             }
-        };
-        uses.insert(candidates[i].step);
-        pieces.replace(&value, &var);
+            Value::Object(map) if map.is_empty() => "{}".into(),
+            Value::Object(map) => {
+                let parts: Vec<String> = map
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", scalar(&literal(k)), self.flow(v)))
+                    .collect();
+                format!("{{ {} }}", parts.join(", "))
+            }
+            other => other.to_string(),
+        }
     }
-    pieces.template()
+
+    /// One string of a request as template text.
+    fn string(&mut self, s: &str) -> String {
+        if s.contains(crate::ground::redact::MASK) {
+            self.masked = true;
+        }
+        let mut pieces = Pieces::new(s);
+        pieces.parameters(self.parameters);
+        // The most recent value first: the latest `create` is the one a `get` means.
+        for i in (0..self.candidates.len()).rev() {
+            let value = self.candidates[i].value.clone();
+            if !pieces.holds(&value) {
+                continue;
+            }
+            let var = match &self.candidates[i].var {
+                Some(v) => v.clone(),
+                None => self.name(i),
+            };
+            self.uses.insert(self.candidates[i].step);
+            pieces.replace(&value, &var);
+        }
+        pieces.template()
+    }
+
+    /// A new variable for candidate `i`, unique in the session.
+    fn name(&mut self, i: usize) -> String {
+        let c = &self.candidates[i];
+        let tool = self.tools.get(c.step).cloned().flatten();
+        let base = var_name(tool.as_deref(), &c.key);
+        let mut name = base.clone();
+        let mut n = 2;
+        while !self.vars_taken.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        self.candidates[i].var = Some(name.clone());
+        name
+    }
 }
 
 /// A string cut into text and variables, written back as template text.
