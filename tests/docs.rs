@@ -462,7 +462,9 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
 /// or inside a quoted `--stdio` command line) → the one built for the tests.
 fn with_built_server(word: &str) -> String {
     let server = common::example_server().display().to_string();
+    let recorder = format!("{} record ", common::mcpspec().display());
     word.replace("target/release/mcpspec-example-server", &server)
+        .replace("target/release/mcpspec record ", &recorder)
 }
 
 /// Every command of the book uses the README's release build: a reader who followed the
@@ -640,13 +642,18 @@ fn split_comment(line: &str) -> (&str, &str) {
 
 /// Why a documented command cannot run here, if it cannot: it needs a server other than the
 /// example server, a shell, or is a placeholder.
-fn not_runnable(words: &[String]) -> Option<String> {
+fn not_runnable(words: &[String], scratch: &Path) -> Option<String> {
     let root = common::repo_root();
     // The paths before the first flag are inputs; the reader's own do not exist here.
     if let Some(w) = words[1..]
         .iter()
         .take_while(|w| !w.starts_with('-'))
-        .find(|w| (w.contains('/') || w.ends_with(".json")) && !root.join(w).exists())
+        .find(|w| {
+            // A file an earlier command of the book wrote (in the scratch folder) is there.
+            (w.contains('/') || w.ends_with(".json"))
+                && !root.join(w).exists()
+                && !scratch.join(w).exists()
+        })
     {
         return Some(format!("the reader's file {w:?}"));
     }
@@ -659,8 +666,19 @@ fn not_runnable(words: &[String]) -> Option<String> {
     if words.iter().any(|w| w == "--url") {
         return Some("an HTTP server of the reader's".into());
     }
+    // `mcpspec record … -- SERVER`: the server after `--`.
+    if let Some(server) = words.iter().skip_while(|w| *w != "--").nth(1)
+        && !server.starts_with("target/release/mcpspec-example-server")
+    {
+        return Some(format!("the reader's server {server:?}"));
+    }
     for pair in words.windows(2).filter(|p| p[0] == "--stdio") {
-        if !pair[1].starts_with("target/release/mcpspec-example-server") {
+        // The recorder in front of the example server runs too (`mcpspec record … -- SERVER`).
+        let server = pair[1]
+            .strip_prefix("target/release/mcpspec record ")
+            .and_then(|rest| rest.split(" -- ").nth(1))
+            .unwrap_or(&pair[1]);
+        if !server.starts_with("target/release/mcpspec-example-server") {
             return Some(format!("the reader's server {:?}", pair[1]));
         }
     }
@@ -694,7 +712,7 @@ fn every_command_shown_runs_where_it_can() {
                     not_run.push(format!("{}: {segment} (not mcpspec)", b.at()));
                     continue;
                 }
-                if let Some(why) = not_runnable(&words) {
+                if let Some(why) = not_runnable(&words, dir.path()) {
                     not_run.push(format!("{}: {segment} ({why})", b.at()));
                     continue;
                 }

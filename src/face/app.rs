@@ -17,6 +17,7 @@ mod merge;
 mod outputs;
 mod pack;
 mod progress;
+pub mod record;
 mod run;
 mod snapshot;
 mod validate;
@@ -113,6 +114,7 @@ pub fn main() -> i32 {
         Command::Call(args) => runtime().block_on(call(args)),
         Command::Eval { command } => eval::main(command),
         Command::Auth { command } => auth::main(command),
+        Command::Record(args) => record::record(args),
     }
 }
 

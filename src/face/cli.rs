@@ -9,11 +9,13 @@ use crate::language::dsl::limits;
 
 mod eval;
 mod load;
+mod record;
 mod target;
 
 pub(crate) use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
 pub use eval::{EvalCommand, EvalCompareArgs, EvalExpectArgs, EvalRunArgs};
 pub use load::{CompareArgs, LoadArgs, LoadCommand, StdioMode};
+pub use record::RecordArgs;
 pub(crate) use target::split_header;
 pub use target::{DEFAULT_TIMEOUT, TargetArgs, UsageError};
 
@@ -122,6 +124,10 @@ pub enum Command {
         #[command(subcommand)]
         command: AuthCommand,
     },
+    /// Stand between a real client and the server (stdio), forward every message unchanged,
+    /// and write the session as scenarios: ids captured, volatile values matched, secrets
+    /// never written.
+    Record(RecordArgs),
 }
 
 #[derive(Subcommand, Debug)]

@@ -157,6 +157,27 @@ fn split_windows_command(line: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
+/// The CPU time of the calling thread, for tests that bound the work something costs: a
+/// busy machine does not stretch it as it stretches wall time (a linear-time guard took
+/// 80 s of wall clock beside two busy loops and a build). Off Unix, wall time since the
+/// first call.
+#[cfg(test)]
+pub fn thread_cpu() -> std::time::Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec for the call.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+        }
+    }
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,25 +204,4 @@ mod tests {
         let missing = me.with_file_name("no-such-program-here");
         assert_eq!(find_program(missing.to_str().unwrap()), None);
     }
-}
-
-/// The CPU time of the calling thread, for tests that bound the work something costs: a
-/// busy machine does not stretch it as it stretches wall time (a linear-time guard took
-/// 80 s of wall clock beside two busy loops and a build). Off Unix, wall time since the
-/// first call.
-#[cfg(test)]
-pub fn thread_cpu() -> std::time::Duration {
-    #[cfg(unix)]
-    {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec for the call.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
-            return std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
-        }
-    }
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START.get_or_init(std::time::Instant::now).elapsed()
 }

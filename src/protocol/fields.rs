@@ -119,6 +119,17 @@ impl Pages {
     }
 }
 
+/// A tool declares that it only reads, on this machine: `annotations.readOnlyHint: true`
+/// and not `openWorldHint: true` (absent is not open: only an explicit `true`).
+pub fn tool_reads_only(tool: &Value) -> bool {
+    let hint = |key: &str| {
+        tool.get("annotations")
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_bool)
+    };
+    hint("readOnlyHint") == Some(true) && hint("openWorldHint") != Some(true)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -166,15 +177,4 @@ mod tests {
         assert_eq!(structured_content(&r), Some(&json!({"a": 1})));
         assert_eq!(text_blocks(&r).collect::<Vec<_>>(), ["x", "y"]);
     }
-}
-
-/// A tool declares that it only reads, on this machine: `annotations.readOnlyHint: true`
-/// and not `openWorldHint: true` (absent is not open: only an explicit `true`).
-pub fn tool_reads_only(tool: &Value) -> bool {
-    let hint = |key: &str| {
-        tool.get("annotations")
-            .and_then(|a| a.get(key))
-            .and_then(Value::as_bool)
-    };
-    hint("readOnlyHint") == Some(true) && hint("openWorldHint") != Some(true)
 }

@@ -3,7 +3,7 @@
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
 //! 0. `argsgen`, `client`, `packs`
-//! 1. `contract`, `eval`
+//! 1. `contract`, `eval`, `record`
 //! 2. `engine`
 //! 3. `load`
 
@@ -14,3 +14,4 @@ pub mod engine;
 pub mod eval;
 pub mod load;
 pub mod packs;
+pub mod record;

@@ -47,14 +47,14 @@ impl Snapshots {
 }
 
 /// ISO 8601 / RFC 3339 date-times (`2026-12-01T18:53:14Z`, `2026-12-01 18:53:14.5+01:00`).
-static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
+pub static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?",
     )
     .expect("timestamp pattern compiles")
 });
 /// UUIDs in their 8-4-4-4-12 hex form, any version.
-static UUID: LazyLock<Regex> = LazyLock::new(|| {
+pub static UUID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
         .expect("uuid pattern compiles")
 });
@@ -270,7 +270,7 @@ fn replace_strings(value: &mut Value, re: &Regex, replace: &str) {
 }
 
 /// The file's text: pretty JSON ending with a newline.
-fn to_text(value: &Value) -> String {
+pub fn to_text(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
     text

@@ -27,8 +27,10 @@ use super::{Exchange, Kept, Outgoing, TransportError, id_key, is_response, serve
 mod framing;
 mod many;
 mod process;
+mod relay;
 mod shared;
 
+pub use relay::Relayed;
 pub use shared::SharedStdio;
 
 use crate::ground::platform::{PipeProbe, PipeReader, PipeWriter};

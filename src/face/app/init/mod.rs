@@ -7,7 +7,7 @@
 mod asks;
 mod probe;
 mod render;
-mod yaml;
+pub mod yaml;
 
 use std::path::{Path, PathBuf};
 
