@@ -15,7 +15,7 @@ mod target;
 pub(crate) use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
 pub use eval::{EvalCommand, EvalCompareArgs, EvalExpectArgs, EvalRunArgs};
 pub use load::{CompareArgs, LoadArgs, LoadCommand, StdioMode};
-pub use record::RecordArgs;
+pub use record::{ExpectMode, RecordArgs, Split};
 pub(crate) use target::split_header;
 pub use target::{DEFAULT_TIMEOUT, TargetArgs, UsageError};
 

@@ -4,8 +4,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::face::app::record::{ExpectMode, Split};
-
 #[derive(Args, Debug, Clone)]
 #[command(
     after_help = "The client's MCP config launches `mcpspec record --out DIR -- SERVER ARGS…` \
@@ -65,4 +63,26 @@ impl RecordArgs {
     pub fn out(&self) -> &std::path::Path {
         self.out.as_deref().unwrap_or(std::path::Path::new("."))
     }
+}
+
+/// What the expectations hold of each answer.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExpectMode {
+    /// The answer's shape and its stable values (default).
+    #[default]
+    Shape,
+    /// A golden file per answer (`snapshot:`), volatile parts sanitized.
+    Golden,
+    /// Every value of the answer (volatile ones by pattern).
+    Exact,
+}
+
+/// How the session is cut into scenario files.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Split {
+    /// One scenario for the whole session.
+    #[default]
+    Session,
+    /// One scenario per tool called (with the earlier steps whose values it uses).
+    Tool,
 }

@@ -14,8 +14,6 @@ use crate::face::cli::{RecordArgs, exit};
 use crate::run::record::tape::TAPE_SUFFIX;
 use crate::run::record::{End, Scrubber, TapeWriter, read_tape, stdio};
 
-pub use render::{ExpectMode, Split};
-
 pub fn record(args: RecordArgs) -> i32 {
     if let Some(tape) = &args.replay {
         return replay(&args, tape);

@@ -15,33 +15,12 @@ mod values;
 
 use super::session::{Call, EraUsed, Outcome, Session};
 use crate::face::app::init::yaml::{quoted, scalar, slug};
+use crate::face::cli::{ExpectMode, Split};
 use crate::language::assert::golden;
 use crate::protocol::{ListKind, methods};
 use client::client_block;
 use expect::{Known, expectations};
 use values::{Templater, collect_candidates};
-
-/// What the expectations hold of each answer.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ExpectMode {
-    /// The answer's shape and its stable values (default).
-    #[default]
-    Shape,
-    /// A golden file per answer (`snapshot:`), volatile parts sanitized.
-    Golden,
-    /// Every value of the answer (volatile ones by pattern).
-    Exact,
-}
-
-/// How the session is cut into scenario files.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Split {
-    /// One scenario for the whole session.
-    #[default]
-    Session,
-    /// One scenario per tool called (with the earlier steps whose values it uses).
-    Tool,
-}
 
 pub struct Options {
     pub name: String,
