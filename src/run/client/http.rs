@@ -221,17 +221,18 @@ impl HttpTransport {
             .map_err(|_| TransportError::Io(format!("invalid HTTP method `{method}`")))?;
         let headers = self.headers_for(out, token)?;
         let with_body = method != reqwest::Method::GET && method != reqwest::Method::DELETE;
-        // The latency: from the request's last byte handed to the socket (stamped by its
-        // body, which hyper's connection task polls right before it writes) to the
-        // reply's last byte read (stamped as each chunk of the body comes, before any
-        // parsing). A message without a body starts when it is sent.
+        // The latency: from the request handed to the client (stamped here, right before it
+        // is sent) to the reply's last byte read (stamped as each chunk of the body comes,
+        // before any parsing). The body is a plain one, not a stream that stamps when hyper
+        // takes it: reqwest follows a 307/308 only with a body it can clone (mcp 1.9.4
+        // redirects `/mcp` to `/mcp/`).
         let sent = Stamp::now();
         let build = |client: &reqwest::Client| {
             let request = client
                 .request(method.clone(), &self.url)
                 .headers(headers.clone());
             if with_body {
-                request.body(reqwest::Body::wrap(StampedBody::new(&out.body, &sent)))
+                request.body(out.body.clone())
             } else {
                 request
             }
@@ -781,50 +782,6 @@ impl Stamp {
 
     fn get(&self) -> Instant {
         self.0.lock().map_or_else(|e| *e.into_inner(), |at| *at)
-    }
-}
-
-/// A request body of one chunk that stamps the moment hyper takes it: hyper's connection
-/// task polls the body right before it writes it to the socket (with the head, for a
-/// small one), so that is the request's last byte written, near enough. Its exact size
-/// goes with it (`Content-Length`, as for a plain body).
-struct StampedBody {
-    data: Option<bytes::Bytes>,
-    len: u64,
-    sent: Stamp,
-}
-
-impl StampedBody {
-    fn new(body: &str, sent: &Stamp) -> StampedBody {
-        let data = bytes::Bytes::from(body.to_string());
-        StampedBody {
-            len: data.len() as u64,
-            data: Some(data).filter(|d| !d.is_empty()),
-            sent: sent.clone(),
-        }
-    }
-}
-
-impl http_body::Body for StampedBody {
-    type Data = bytes::Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        std::task::Poll::Ready(self.data.take().map(|data| {
-            self.sent.set_now();
-            Ok(http_body::Frame::data(data))
-        }))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.data.is_none()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        http_body::SizeHint::with_exact(self.len)
     }
 }
 

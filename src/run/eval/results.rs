@@ -410,6 +410,7 @@ mod tests {
             trials,
             usage: Usage::default(),
             judge_usage: None,
+            cut: None,
             pass,
         }
     }

@@ -173,7 +173,7 @@ fn walk_expect(
             for (k, item) in map {
                 if matches!(
                     k.as_str(),
-                    "_meta" | "isError" | "nextCursor" | "resultType"
+                    "_meta" | "isError" | "nextCursor" | "resultType" | "ttlMs" | "cacheScope"
                 ) {
                     continue;
                 }
