@@ -220,6 +220,40 @@ fn index(text: &str) -> Option<i64> {
     (n.unsigned_abs() < (1 << 53)).then_some(n)
 }
 
+/// A string as an RFC 9535 single-quoted string literal (`'it\'s'`).
+pub fn string_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The JSONPath of member `key` of the node at `path`: `$.a.b`, or `$['odd key']` for a key
+/// that is not a plain name.
+pub fn child(path: &str, key: &str) -> String {
+    let plain = key
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        format!("{path}.{key}")
+    } else {
+        format!("{path}[{}]", string_literal(key))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,7 +57,7 @@ pub fn expectations(results: &EvalResults, source: &str) -> String {
                     for (key, value) in map {
                         out.push_str(&format!(
                             "          - {{ path: {}, equals: {} }}\n",
-                            json(&Value::String(path_of(key))),
+                            json(&Value::String(crate::ground::json::path::child("$", key))),
                             json(value)
                         ));
                     }
@@ -83,20 +83,6 @@ fn names(t: &TrialResult) -> Vec<&str> {
     t.tool_calls.iter().map(|c| c.name.as_str()).collect()
 }
 
-/// `$.key`, or `$['key']` for a key that is not a plain name.
-fn path_of(key: &str) -> String {
-    let plain = key
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if plain {
-        format!("$.{key}")
-    } else {
-        format!("$['{}']", key.replace('\\', "\\\\").replace('\'', "\\'"))
-    }
-}
-
 /// A value as JSON on one line (valid YAML flow).
 fn json(v: &Value) -> String {
     v.to_string()
@@ -108,8 +94,11 @@ mod tests {
 
     #[test]
     fn paths_quote_what_is_not_a_name() {
-        assert_eq!(path_of("city"), "$.city");
-        assert_eq!(path_of("max-days"), "$['max-days']");
-        assert_eq!(path_of("it's"), "$['it\\'s']");
+        assert_eq!(crate::ground::json::path::child("$", "city"), "$.city");
+        assert_eq!(
+            crate::ground::json::path::child("$", "max-days"),
+            "$['max-days']"
+        );
+        assert_eq!(crate::ground::json::path::child("$", "it's"), "$['it\\'s']");
     }
 }

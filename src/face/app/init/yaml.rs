@@ -41,25 +41,6 @@ pub fn flow(v: &Value) -> String {
     }
 }
 
-/// A string as an RFC 9535 single-quoted string literal (`'it\'s'`).
-pub fn jsonpath_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
-}
-
 /// A file-name-safe slug: lowercase ASCII letters, digits and `-` (at most 60 bytes).
 pub fn slug(s: &str) -> String {
     let mut out = String::new();
@@ -98,6 +79,7 @@ pub fn unique_slugs<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ground::json::path::string_literal as jsonpath_string;
     use serde_json::json;
 
     /// Parse `key: <text>` back with the project's YAML reader.

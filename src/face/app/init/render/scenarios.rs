@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::face::app::init::probe::{EraSeen, Observed, is_read_only, prompt_get_params};
-use crate::face::app::init::yaml::{flow, jsonpath_string, literal, quoted, scalar};
+use crate::face::app::init::yaml::{flow, literal, quoted, scalar};
+use crate::ground::json::path::string_literal as jsonpath_string;
 use crate::protocol::{ListKind, fields};
 use crate::run::argsgen;
 

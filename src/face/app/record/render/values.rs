@@ -7,7 +7,8 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::Candidate;
-use crate::face::app::init::yaml::{jsonpath_string, literal, scalar, slug};
+use crate::face::app::init::yaml::{literal, scalar, slug};
+use crate::ground::json::path::child;
 use crate::language::assert::golden;
 use crate::run::record::tape::placeholders;
 
@@ -237,20 +238,6 @@ pub(super) fn collect_candidates(result: &Value, step: usize, out: &mut Vec<Cand
         }
     }
     walk(result, "$", "", step, out);
-}
-
-/// `$.a.b` or `$['odd key']`.
-pub(super) fn child(path: &str, key: &str) -> String {
-    let plain = key
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if plain {
-        format!("{path}.{key}")
-    } else {
-        format!("{path}[{}]", jsonpath_string(key))
-    }
 }
 
 /// A pattern for a string holding volatile parts (UUIDs, timestamps, loopback ports), or
