@@ -5,6 +5,10 @@
 //!
 //! The candidate differs from the base in every tenth task (a failed trial, an extra call),
 //! so the comparison has regressions to list, not only identical tasks.
+#![allow(
+    unsafe_code,
+    reason = "the children's CPU time read with libc::getrusage"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

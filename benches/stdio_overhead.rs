@@ -4,6 +4,7 @@
 //!
 //! Run with `bench/run.sh` (builds the release binaries first). `BENCH_REQUESTS`
 //! sets N (default 10000), `BENCH_ROUNDS` the repetitions (default 3; best is kept).
+#![allow(unsafe_code, reason = "the raw client waits with libc::poll")]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;

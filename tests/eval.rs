@@ -1,6 +1,10 @@
 //! `mcpspec eval run` end to end: real processes on 127.0.0.1 — the example MCP server
 //! (stdio), the project's local model server (`examples/model-server`, OpenAI and
 //! Anthropic shapes) — and the eval set under `tests/eval/`.
+#![allow(
+    unsafe_code,
+    reason = "a signal sent to the child under test (libc::kill)"
+)]
 // Unix only: interrupts are sent as SIGINT (libc::kill).
 #![cfg(unix)]
 

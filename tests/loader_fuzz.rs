@@ -4,6 +4,7 @@
 //! `mcpspec validate` / `run` load them. Every mutant must load or be refused with
 //! positioned errors: no panic, no stack overflow, bounded time. A failure prints the
 //! seed and the mutant; `FUZZ_SEED=N FUZZ_CASES=M` reruns or widens the search.
+#![allow(unsafe_code, reason = "the child's peak memory read with libc::wait4")]
 
 mod common;
 

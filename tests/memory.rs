@@ -4,6 +4,7 @@
 //!
 //! Live heap bytes are counted by a global allocator of this test binary; the tests take
 //! turns (`MEASURING`) so that one's allocations do not show in the other's figures.
+#![allow(unsafe_code, reason = "a counting global allocator")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;

@@ -256,36 +256,13 @@ pub fn did_you_mean<'a>(
         if cand.len().abs_diff(unknown.len()) > limit * 4 {
             continue;
         }
-        let d = levenshtein(&unknown, &cand.to_lowercase());
+        // Optimal string alignment: an adjacent transposition is one edit (`ctiy` → `city`).
+        let d = strsim::osa_distance(&unknown, &cand.to_lowercase());
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, cand));
         }
     }
     best.map(|(_, c)| c)
-}
-
-/// Edit distance counting an adjacent transposition as one edit (`ctiy` → `city` is 1).
-/// Rolling rows: memory grows with one side only, not their product (eval critics compare
-/// argument strings, which can be long).
-pub fn levenshtein(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut before: Vec<usize> = Vec::new();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut row = vec![0usize; b.len() + 1];
-    for i in 1..=a.len() {
-        row[0] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            row[j] = (prev[j] + 1).min(row[j - 1] + 1).min(prev[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                row[j] = row[j].min(before[j - 2] + 1);
-            }
-        }
-        before = std::mem::replace(&mut prev, std::mem::take(&mut row));
-        row = vec![0usize; b.len() + 1];
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

@@ -59,6 +59,10 @@
 //!   `getrusage(RUSAGE_SELF)`. Windows: none.
 //! - [`special_file_kind`]: FIFOs, devices and sockets are named on Unix; elsewhere
 //!   they are all a "special file".
+#![allow(
+    unsafe_code,
+    reason = "the one home of the crate's system calls; `unsafe_code` is denied everywhere else (Cargo.toml [lints])"
+)]
 
 #[cfg(not(mcpspec_linux))]
 mod fallback;

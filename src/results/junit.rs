@@ -15,8 +15,7 @@
 //! document; [`Flavor::Jenkins`] is applied last, to each suite and to the head.
 
 use std::cell::Cell;
-use std::io::{self, Read, Write};
-use std::path::PathBuf;
+use std::io::{self, Read, Seek, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -246,8 +245,10 @@ pub struct Spool {
     flavor: Flavor,
     /// The document's timestamp, for the suites without one (the strict flavour).
     timestamp: Option<chrono::DateTime<chrono::FixedOffset>>,
+    /// An anonymous temporary file (`tempfile::tempfile`: created with a name no one can
+    /// guess or plant a symlink at, and unlinked at once, so it goes when it is closed,
+    /// however the process ends).
     spool: io::BufWriter<std::fs::File>,
-    spool_path: PathBuf,
     tests: usize,
     failures: usize,
     errors: usize,
@@ -255,19 +256,12 @@ pub struct Spool {
 }
 
 impl Spool {
-    /// A spool in the temporary directory (removed by `finish` or when dropped), for a
-    /// document in `flavor`.
+    /// A spool in the temporary directory, for a document in `flavor`.
     pub fn new(flavor: Flavor) -> io::Result<Spool> {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let spool_path =
-            std::env::temp_dir().join(format!("mcpspec-junit-{}-{n}.xml", std::process::id()));
-        let file = std::fs::File::create(&spool_path)?;
         Ok(Spool {
             flavor,
             timestamp: None,
-            spool: io::BufWriter::new(file),
-            spool_path,
+            spool: io::BufWriter::new(tempfile::tempfile()?),
             tests: 0,
             failures: 0,
             errors: 0,
@@ -303,13 +297,17 @@ impl Spool {
     /// The document: `<testsuites name>` with the totals of every suite added, then the
     /// suites, written to `out`.
     pub fn finish(
-        mut self,
+        self,
         name: &str,
         timestamp: Option<&str>,
         time: Option<Duration>,
         out: &mut impl Write,
     ) -> io::Result<()> {
-        self.spool.flush()?;
+        let mut spooled = self
+            .spool
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
+        spooled.seek(io::SeekFrom::Start(0))?;
         let mut report = head(name, parse_timestamp(timestamp), time, self.flavor);
         report.tests = self.tests;
         report.failures = self.failures;
@@ -320,7 +318,6 @@ impl Spool {
             .expect("serializing a JUnit report to memory cannot fail");
         let (start, _, end) = split_document(&xml);
         out.write_all(self.flavor.head_tag(start, self.skipped).as_bytes())?;
-        let mut spooled = std::fs::File::open(&self.spool_path)?;
         let mut buf = vec![0; 64 * 1024];
         loop {
             let n = spooled.read(&mut buf)?;
@@ -331,12 +328,6 @@ impl Spool {
         }
         out.write_all(end.as_bytes())?;
         out.flush()
-    }
-}
-
-impl Drop for Spool {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.spool_path);
     }
 }
 

@@ -259,7 +259,7 @@ pub fn similarity(a: &str, b: &str) -> f64 {
     if longer == 0 {
         return 1.0;
     }
-    1.0 - crate::ground::load_error::levenshtein(&a, &b) as f64 / longer as f64
+    1.0 - strsim::osa_distance(&a, &b) as f64 / longer as f64
 }
 
 /// [`similarity`] of the two texts' words (lower-cased, without surrounding punctuation),
