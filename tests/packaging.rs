@@ -349,7 +349,8 @@ fn the_npm_packages_made_from_an_artifact_binary_install_from_their_tarballs_and
     assert!(!said.contains("cargo install"), "{said}");
 }
 
-/// The static release binary, when `scripts/build-static` built it (`.ci/run` does).
+/// The static release binary, when `scripts/build-static` built it (`MCPSPEC_TEST_STATIC=1
+/// scripts/test` does, as the release workflow runs it).
 fn static_binary() -> Option<PathBuf> {
     let path = common::repo_root().join(format!("target/{}/release/mcpspec", host_target()));
     path.is_file().then_some(path)
@@ -361,7 +362,7 @@ fn the_static_binary_needs_no_shared_library_and_no_environment() {
     let Some(binary) = static_binary() else {
         eprintln!(
             "skipped: no static binary (target/{}/release/mcpspec): scripts/build-static builds \
-             it (a second full release build: .ci/run and the release workflow run it)",
+             it (a second full release build: `MCPSPEC_TEST_STATIC=1 scripts/test` and the release workflow run it)",
             host_target()
         );
         return;
