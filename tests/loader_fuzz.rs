@@ -416,7 +416,7 @@ fn load(kind: Kind, path: &Path) -> Result<(), LoadErrors> {
             mcpspec::language::dsl::load::load_all(&[path.to_path_buf()], &inputs).map(|_| ())
         }
         Kind::Config => mcpspec::face::config::Config::find(Some(path)).map(|_| ()),
-        Kind::Rules => mcpspec::run::contract::rules::Rules::load(path).map(|_| ()),
+        Kind::Rules => mcpspec::language::contract_rules::Rules::load(path).map(|_| ()),
         Kind::Baseline => mcpspec::face::baseline::Baseline::load(path).map(|_| ()),
     }
 }

@@ -33,7 +33,6 @@ use crate::protocol::era::Era;
 use crate::results::report;
 use crate::results::report::result::RunReport;
 use crate::run::client::{ConnectErrorKind, Connection};
-use crate::run::contract;
 
 use call::call;
 pub use list::checks_markdown;
@@ -141,7 +140,7 @@ pub fn config_schema_text() -> String {
 
 /// The contract rules schema as committed in `schema/rules.schema.json`.
 pub fn rules_schema_text() -> String {
-    let schema = schemars::schema_for!(contract::rules::RulesDoc);
+    let schema = schemars::schema_for!(crate::language::contract_rules::RulesDoc);
     serde_json::to_string_pretty(&schema).expect("schema serializes")
 }
 

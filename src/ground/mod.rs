@@ -1,4 +1,4 @@
-//! The ground: console output, JSON, the YAML front end, input errors with positions, masking, bounded regexes and schemas, system calls, signals, TLS, contract rules files.
+//! The ground: console output, JSON, the YAML front end, input errors with positions, masking, bounded regexes and schemas, system calls, signals, TLS.
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
@@ -6,13 +6,10 @@
 //! 1. `signals`, `source`
 //! 2. `load_error`
 //! 3. `bounds`, `yaml`
-//! 4. `contract_rules`
 
 #[macro_use]
 pub mod output;
 pub mod bounds;
-/// Contract rules files and the change kinds (read here; judged by `contract::rules`).
-pub mod contract_rules;
 pub mod csv;
 pub mod json;
 pub mod load_error;

@@ -89,14 +89,14 @@ pub(super) fn diff(args: DiffArgs) -> i32 {
         (Err(c), _) | (_, Err(c)) => return c,
     };
     let rules = match &args.rules {
-        Some(p) => match contract::rules::Rules::load(p) {
+        Some(p) => match crate::language::contract_rules::Rules::load(p) {
             Ok(r) => r,
             Err(errors) => {
                 errln!("{}", errors.render());
                 return exit::INVALID_INPUT;
             }
         },
-        None => contract::rules::Rules::default(),
+        None => crate::language::contract_rules::Rules::default(),
     };
     let labels = match diff_labels(&args) {
         Ok(l) => l,

@@ -7,7 +7,6 @@ use serde_json::Value;
 
 use crate::face::cli::{Format, UsageError, exit};
 use crate::language::dsl;
-use crate::run::contract;
 
 use super::{invalid, usage};
 
@@ -51,7 +50,9 @@ impl OtherInput {
                 crate::face::config::Config::find(Some(path)).map(|_| "configuration")
             }
             OtherInput::Baseline => crate::face::baseline::Baseline::load(path).map(|_| "baseline"),
-            OtherInput::Rules => contract::rules::Rules::load(path).map(|_| "contract rules"),
+            OtherInput::Rules => {
+                crate::language::contract_rules::Rules::load(path).map(|_| "contract rules")
+            }
             OtherInput::EvalSet => crate::run::eval::set::EvalSet::load(path).map(|_| "eval set"),
         }
     }

@@ -393,7 +393,7 @@ pub enum Action {
     /// Snapshot the live server and diff it with a baseline snapshot.
     Contract {
         baseline: std::path::PathBuf,
-        rules: crate::ground::contract_rules::Rules,
+        rules: crate::language::contract_rules::Rules,
     },
 }
 

@@ -11,9 +11,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::change_kind::ChangeKind;
 use super::schema_diff::{Breaks, Models};
 use super::snapshot::Snapshot;
+use crate::language::contract_rules::change_kind::ChangeKind;
 
 use prompts::*;
 use resources::*;

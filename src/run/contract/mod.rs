@@ -5,7 +5,6 @@
 //! snapshots: does it break protocol clients, does it affect models. Rules decide which
 //! changes fail a run and which are accepted.
 
-pub use crate::ground::contract_rules::change_kind;
 pub mod diff;
 pub mod output;
 pub mod rules;

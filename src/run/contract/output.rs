@@ -2,10 +2,10 @@
 
 use serde_json::{Value, json};
 
-use super::change_kind::ChangeKind;
 use super::diff::{Change, DiffReport};
 use super::rules::{ChangeDecision, Judged, Judgement};
 use super::schema_diff::{Breaks, Models};
+use crate::language::contract_rules::change_kind::ChangeKind;
 
 fn describe(c: &Change) -> String {
     let mut s = format!("{}/{}  {}", c.list, c.name, c.kind);

@@ -1,10 +1,10 @@
 //! Contract rules applied: which changes of a diff fail the run, which are only reported,
 //! and which are accepted. An accepted change that no longer occurs is stale and fails the
-//! run until it is removed. The rules files themselves are read by [`crate::ground::contract_rules`].
+//! run until it is removed. The rules files themselves are read by [`crate::language::contract_rules`].
 
 use super::diff::{Change, DiffReport};
 use super::schema_diff::{Breaks, Models};
-pub use crate::ground::contract_rules::{Accept, AcceptDoc, CATEGORIES, LISTS, Rules, RulesDoc};
+use crate::language::contract_rules::Rules;
 
 /// What the rules make of one change.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,7 +139,7 @@ mod tests {
     /// not decide, such as `output_schema_removed`, are classified where they are found).
     #[test]
     fn schema_rows_agree_with_the_comparator() {
-        use crate::ground::contract_rules::change_kind::TABLE;
+        use crate::language::contract_rules::change_kind::TABLE;
         use crate::run::contract::schema_diff::{Breaks, Direction, Models, verdict};
         let breaks = |b: Breaks| match b {
             Breaks::Yes => "true",

@@ -23,8 +23,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::change_kind::ChangeKind;
 use crate::ground::json::json_eq;
+use crate::language::contract_rules::change_kind::ChangeKind;
 
 use keywords::*;
 pub use verdict::verdict;

@@ -634,7 +634,7 @@ async fn contract_check(
     step: &Step,
     conn: &mut Connection,
     baseline_dir: &std::path::Path,
-    rules: &crate::run::contract::rules::Rules,
+    rules: &crate::language::contract_rules::Rules,
 ) -> Outcome {
     use crate::run::contract::{self, Snapshot, rules::ChangeDecision};
     let baseline = match Snapshot::read(baseline_dir) {

@@ -90,8 +90,6 @@ fn json(v: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn paths_quote_what_is_not_a_name() {
         assert_eq!(crate::ground::json::path::child("$", "city"), "$.city");

@@ -419,8 +419,8 @@ impl Compiler {
             return None;
         }
         let rules = match &c.rules {
-            None => crate::ground::contract_rules::Rules::default(),
-            Some(r) => match crate::ground::contract_rules::Rules::load(&base.join(&r.value)) {
+            None => crate::language::contract_rules::Rules::default(),
+            Some(r) => match crate::language::contract_rules::Rules::load(&base.join(&r.value)) {
                 Ok(rules) => rules,
                 Err(errors) => {
                     let at = self.at(r);

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::run::contract::change_kind::ChangeKind;
+use crate::language::contract_rules::change_kind::ChangeKind;
 use crate::run::contract::schema_diff::{Breaks, Models};
 
 use super::*;

@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use crate::language::contract_rules::change_kind::ChangeKind;
 use crate::protocol::fields::{self, SUPPORTED_VERSIONS};
-use crate::run::contract::change_kind::ChangeKind;
 use crate::run::contract::schema_diff::{Breaks, Models};
 
 use super::*;

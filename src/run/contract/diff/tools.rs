@@ -2,8 +2,8 @@
 
 use serde_json::{Value, json};
 
+use crate::language::contract_rules::change_kind::ChangeKind;
 use crate::protocol::fields::{INPUT_SCHEMA, OUTPUT_SCHEMA, input_schema, output_schema};
-use crate::run::contract::change_kind::ChangeKind;
 use crate::run::contract::schema_diff::{self, Breaks, Direction, Models};
 use crate::run::contract::xmcp::invalid_x_mcp_headers;
 

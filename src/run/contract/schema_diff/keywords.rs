@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Number, Value};
 
 use crate::ground::json::{json_eq, num_cmp};
-use crate::run::contract::change_kind::ChangeKind;
+use crate::language::contract_rules::change_kind::ChangeKind;
 
 use super::*;
 
