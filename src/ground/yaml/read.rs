@@ -8,27 +8,16 @@ use regex::Regex;
 use crate::ground::load_error::{LoadError, did_you_mean};
 use crate::ground::source::{Pos, SourceFile};
 
-use super::error::Error;
+use super::error::{Error, ErrorKind};
 
-static UNKNOWN_FIELD: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"unknown field `([^`]*)`, expected (?:one of )?(.*)").unwrap());
-static MISSING_FIELD: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"missing field `([^`]*)`").unwrap());
-static UNKNOWN_VARIANT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"unknown variant `([^`]*)`, expected (?:one of )?(.*)").unwrap());
-static DUPLICATE_KEY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"duplicate mapping key: ([^,]*)").unwrap());
-static INVALID_TYPE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^invalid type: (.*), expected (.*)$").unwrap());
 static TYPE_NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:struct|enum|tuple struct|unit struct|untagged enum) ([A-Z][A-Za-z0-9]*)")
         .unwrap()
 });
-static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]*)`").unwrap());
 
 pub(super) fn yaml_error(file: &Arc<SourceFile>, e: &Error) -> LoadError {
     let raw = e.message.trim();
-    let (mut message, mut help) = explain_serde_message(raw);
+    let (mut message, mut help) = explain(&e.kind, raw);
     if let Some((line, col)) = e.location()
         && let Some((m, h)) = explain_by_key(file, raw, line, col)
     {
@@ -148,42 +137,54 @@ fn explain_by_key(
 }
 
 /// Rephrase serde's messages in DSL terms and add "did you mean".
-fn explain_serde_message(message: &str) -> (String, Option<String>) {
-    for (re, what) in [(&*UNKNOWN_FIELD, "key"), (&*UNKNOWN_VARIANT, "value")] {
-        if let Some(c) = re.captures(message) {
-            let unknown = c[1].to_string();
-            let mut expected: Vec<String> = BACKTICKED
-                .captures_iter(&c[2])
-                .map(|m| m[1].to_string())
-                .collect();
-            if expected.is_empty() {
-                expected = c[2]
-                    .split(',')
-                    .map(|k| k.trim().to_string())
-                    .filter(|k| !k.is_empty())
-                    .collect();
-            }
-            let list = expected
-                .iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let help = match did_you_mean(&unknown, expected.iter().map(String::as_str)) {
-                Some(s) => format!("did you mean `{s}`? expected one of {list}"),
-                None => format!("expected one of {list}"),
-            };
-            return (format!("unknown {what} `{unknown}`"), Some(help));
+fn explain(kind: &ErrorKind, message: &str) -> (String, Option<String>) {
+    match kind {
+        ErrorKind::UnknownField { field, expected } if !expected.is_empty() => {
+            unknown("key", field, expected)
         }
-    }
-    if let Some(c) = DUPLICATE_KEY.captures(message) {
-        return (
-            format!("duplicate key `{}`", &c[1]),
+        ErrorKind::UnknownVariant { variant, expected } if !expected.is_empty() => {
+            unknown("value", variant, expected)
+        }
+        ErrorKind::DuplicateKey(key) => (
+            format!("duplicate key `{key}`"),
             Some("each key may appear once in a mapping".into()),
-        );
+        ),
+        ErrorKind::MissingField(field) => (format!("missing required key `{field}`"), None),
+        ErrorKind::InvalidType { found, expected } => {
+            let help = (found == "sequence" && expected.contains("ScenarioDoc")).then(|| {
+                "a scenario file is a mapping: `scenario: NAME`, then the list of steps under `steps:`"
+                    .to_string()
+            });
+            (
+                format!(
+                    "expected {}, found {}",
+                    in_yaml_words(expected),
+                    in_yaml_words(found)
+                ),
+                help,
+            )
+        }
+        _ => explain_message(message),
     }
-    if let Some(c) = MISSING_FIELD.captures(message) {
-        return (format!("missing required key `{}`", &c[1]), None);
-    }
+}
+
+/// A key or value that is none of `expected`: the list, and the nearest one.
+fn unknown(what: &str, name: &str, expected: &[&str]) -> (String, Option<String>) {
+    let list = expected
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let help = match did_you_mean(name, expected.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`? expected one of {list}"),
+        None => format!("expected one of {list}"),
+    };
+    (format!("unknown {what} `{name}`"), Some(help))
+}
+
+/// The errors whose text is all there is: the reader's limits, serde's words for untagged
+/// enums, the parser's.
+fn explain_message(message: &str) -> (String, Option<String>) {
     // The reader's depth limit, and the parser's own nesting limit on flow collections.
     if message == "the document nests too deeply" || message.contains("recursion limit exceeded") {
         return (
@@ -223,14 +224,6 @@ fn explain_serde_message(message: &str) -> (String, Option<String>) {
             "invalid length".into(),
             Some("expected a number or a comparison such as `{gte: 1}`".into()),
         );
-    }
-    if let Some(c) = INVALID_TYPE.captures(message) {
-        let (found, expected) = (in_yaml_words(&c[1]), in_yaml_words(&c[2]));
-        let help = (&c[1] == "sequence" && c[2].contains("ScenarioDoc")).then(|| {
-            "a scenario file is a mapping: `scenario: NAME`, then the list of steps under `steps:`"
-                .to_string()
-        });
-        return (format!("expected {expected}, found {found}"), help);
     }
     if message.contains("did not match any variant of untagged enum") {
         return (
@@ -282,21 +275,27 @@ mod tests {
     /// scenario file is laid out (#38 item 20).
     #[test]
     fn type_names_are_said_in_dsl_words() {
-        let (message, help) =
-            explain_serde_message("invalid type: sequence, expected struct ScenarioDoc");
+        let invalid = |found: &str, expected: &str| ErrorKind::InvalidType {
+            found: found.into(),
+            expected: expected.into(),
+        };
+        let (message, help) = explain(&invalid("sequence", "struct ScenarioDoc"), "");
         assert_eq!(
             message,
             "expected a scenario (a mapping with `scenario:` and `steps:`), found a list"
         );
         assert!(help.unwrap().contains("under `steps:`"));
-        for raw in [
-            "invalid type: integer `3`, expected struct StepDoc",
-            "invalid type: sequence, expected struct Request",
-            "invalid type: string \"x\", expected enum Kind",
-            "data did not match any variant of untagged enum Whatever",
-            "expected struct Request",
+        for (kind, raw) in [
+            (invalid("integer `3`", "struct StepDoc"), ""),
+            (invalid("sequence", "struct Request"), ""),
+            (invalid("string \"x\"", "enum Kind"), ""),
+            (
+                ErrorKind::Other,
+                "data did not match any variant of untagged enum Whatever",
+            ),
+            (ErrorKind::Other, "expected struct Request"),
         ] {
-            let (message, _) = explain_serde_message(raw);
+            let (message, _) = explain(&kind, raw);
             assert!(
                 !TYPE_NAME.is_match(&message) && !message.contains("Request"),
                 "{raw} -> {message}"

@@ -326,11 +326,7 @@ impl<'a> Reader<'a> {
                             && name.text != "<<"
                             && already(entries, seen, name)
                         {
-                            return Err(Error::at(
-                                format!("duplicate mapping key: {}", name.text),
-                                k.line,
-                                k.col,
-                            ));
+                            return Err(Error::duplicate_key(&name.text, k.line, k.col));
                         }
                         entries.push((k, node));
                     }
