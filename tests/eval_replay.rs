@@ -74,6 +74,27 @@ fn record_with(dir: &Path, name: &str, profiles: &[&str], userinfo: bool) -> (Pa
     (rec, read_json(&json))
 }
 
+/// Replay profile `local` of the recording `rec` with `set` against the example server with
+/// `changes`, the results written to `dir/JSON`: the run and that path.
+fn replay_local(dir: &Path, rec: &Path, set: &str, changes: &[&str], json: &str) -> (Run, PathBuf) {
+    let json = dir.join(json);
+    let r = eval(
+        dir,
+        set,
+        changes,
+        &[
+            "--model",
+            "local",
+            "--replay",
+            rec.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+    );
+    (r, json)
+}
+
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -208,22 +229,7 @@ fn a_replay_that_does_not_fit_is_one_setup_error() {
     let dir = tempfile::tempdir().unwrap();
     let (rec, _) = record(dir.path());
     let replay = |set: &str, changes: &[&str], json: &str| {
-        let json = dir.path().join(json);
-        let r = eval(
-            dir.path(),
-            set,
-            changes,
-            &[
-                "--model",
-                "local",
-                "--replay",
-                rec.to_str().unwrap(),
-                "--json",
-                json.to_str().unwrap(),
-            ],
-            &[],
-        );
-        (r, json)
+        replay_local(dir.path(), &rec, set, changes, json)
     };
     // Another tool list (a tool added): exit 2, one message naming the change.
     let (r, json) = replay(&set_path(), &["add-greeting-tool"], "tools.json");
@@ -606,21 +612,7 @@ fn a_result_differing_at_a_sanitized_path_replays() {
     assert_eq!(changed, 3, "one tool result per trial: {doc:#}");
     std::fs::write(&file, doc.to_string()).unwrap();
     let replay = |set: &str, json: &str| {
-        let json = dir.path().join(json);
-        let r = eval(
-            dir.path(),
-            set,
-            &[],
-            &[
-                "--model",
-                "local",
-                "--replay",
-                rec.to_str().unwrap(),
-                "--json",
-                json.to_str().unwrap(),
-            ],
-            &[],
-        );
+        let (r, json) = replay_local(dir.path(), &rec, set, &[], json);
         (r, read_json(&json))
     };
     let successes = |v: &Value| {
@@ -654,16 +646,7 @@ fn a_result_differing_at_a_sanitized_path_replays() {
         "bad.eval.yaml",
         "sanitize:\n  - { path: \"$[\" }\n  - timestamp\n",
     );
-    let (r, _) = {
-        let r = eval(
-            dir.path(),
-            &bad,
-            &[],
-            &["--replay", rec.to_str().unwrap()],
-            &[],
-        );
-        (r, ())
-    };
+    let (r, _) = replay_local(dir.path(), &rec, &bad, &[], "bad.json");
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("bad.eval.yaml:3:"), "{r:?}");
     assert!(r.stderr.contains("invalid JSONPath"), "{r:?}");

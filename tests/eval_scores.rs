@@ -108,6 +108,26 @@ fn outcome<'a>(results: &'a Value, id: &str, prefix: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{prefix} in {:#}", trial(results, id)))
 }
 
+/// `set` run with the judge `pricey-grader` under `--max-cost 0.5`: its first request could
+/// pass the cap, so the run stops (exit 5), naming the judge. The results.
+fn stopped_by_the_pricey_judge(dir: &Path, set: &str, model: &ModelServer) -> Value {
+    let (r, v) = eval(
+        dir,
+        set,
+        model,
+        Some(model),
+        &["--judge", "pricey-grader", "--max-cost", "0.5"],
+    );
+    assert_eq!(r.code, 5, "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "the judge (profile `pricey-grader`): stopped before spending more than --max-cost"
+        ),
+        "{r:?}"
+    );
+    v
+}
+
 /// A judged answer passes when the answer has what the rubric asks (the judge on another
 /// API than the model, both ways) and fails, with the judge's reason, when the model's
 /// answer does not say what the tool returned; the judge's usage is recorded apart.
@@ -315,21 +335,8 @@ fn the_judges_cost_counts_in_max_cost() {
     assert!(plain_v.get("judge").is_none() && plain_v.get("judgeUsage").is_none());
     // A judge priced so that its first request could pass the cap the model's requests fit
     // under: the run stops before the judge is asked, and says it was the judge.
-    let (r, v) = eval(
-        dir.path(),
-        &set,
-        &model,
-        Some(&model),
-        &["--judge", "pricey-grader", "--max-cost", "0.5"],
-    );
     // A stop by the cap: exit 5, not the 1 of a failed trial.
-    assert_eq!(r.code, 5, "{r:?}");
-    assert!(
-        r.stderr.contains(
-            "the judge (profile `pricey-grader`): stopped before spending more than --max-cost"
-        ),
-        "{r:?}"
-    );
+    let v = stopped_by_the_pricey_judge(dir.path(), &set, &model);
     assert_eq!(v["partial"], true);
     let spent = v["usage"]["costUsd"].as_f64().unwrap()
         + v["judgeUsage"]["costUsd"].as_f64().unwrap_or(0.0);
@@ -746,20 +753,7 @@ fn llm_critics_grade_arguments_through_the_judge() {
     assert!(v["judgeUsage"]["costUsd"].as_f64().unwrap() > 0.0, "{v:#}");
     assert!(r.stdout.contains("judge score 0.00 < 0.50"), "{r:?}");
     // Counted under --max-cost: a judge priced past the cap stops the run (exit 5).
-    let (r, _) = eval(
-        dir.path(),
-        &set,
-        &model,
-        Some(&model),
-        &["--judge", "pricey-grader", "--max-cost", "0.5"],
-    );
-    assert_eq!(r.code, 5, "{r:?}");
-    assert!(
-        r.stderr.contains(
-            "the judge (profile `pricey-grader`): stopped before spending more than --max-cost"
-        ),
-        "{r:?}"
-    );
+    stopped_by_the_pricey_judge(dir.path(), &set, &model);
     // No judge named: a usage error before anything runs.
     let unjudged = write_set(dir.path(), &CRITIC_SET.replace("judge: grader\n", ""));
     let (r, _) = eval(dir.path(), &unjudged, &model, None, &[]);
