@@ -307,7 +307,12 @@ impl Critic {
                         )
                     }
                     Some((None, _, Some(why))) => (false, Some(format!("judge error: {why}"))),
-                    _ => (false, Some("not graded: the run has no judge".to_string())),
+                    _ => (
+                        false,
+                        Some(format!(
+                            "not graded: the run has no judge, or the trial has more than {MAX_JUDGED_VALUES} values of this argument"
+                        )),
+                    ),
                 }
             }
         };
@@ -971,9 +976,13 @@ mod tests {
             "none".into(),
             &Graded::new(),
         );
-        assert_eq!(
-            o.critics[1].detail.as_deref(),
-            Some("not graded: the run has no judge")
+        assert!(
+            o.critics[1]
+                .detail
+                .as_deref()
+                .unwrap()
+                .starts_with("not graded: the run has no judge"),
+            "{o:#?}"
         );
     }
 
