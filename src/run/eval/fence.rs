@@ -59,11 +59,7 @@ pub fn neutral(value: &Value, fence: Option<&str>) -> Value {
 
 fn replace(value: &mut Value, fence: &str) {
     match value {
-        Value::String(s) => {
-            if s.contains(fence) {
-                *s = s.replace(fence, PLACEHOLDER);
-            }
-        }
+        Value::String(s) if s.contains(fence) => *s = s.replace(fence, PLACEHOLDER),
         Value::Array(items) => items.iter_mut().for_each(|v| replace(v, fence)),
         Value::Object(fields) => fields.values_mut().for_each(|v| replace(v, fence)),
         _ => {}
