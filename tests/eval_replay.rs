@@ -74,6 +74,27 @@ fn record_with(dir: &Path, name: &str, profiles: &[&str], userinfo: bool) -> (Pa
     (rec, read_json(&json))
 }
 
+/// Replay profile `local` of the recording `rec` with `set` against the example server with
+/// `changes`, the results written to `dir/JSON`: the run and that path.
+fn replay_local(dir: &Path, rec: &Path, set: &str, changes: &[&str], json: &str) -> (Run, PathBuf) {
+    let json = dir.join(json);
+    let r = eval(
+        dir,
+        set,
+        changes,
+        &[
+            "--model",
+            "local",
+            "--replay",
+            rec.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+    );
+    (r, json)
+}
+
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -208,22 +229,7 @@ fn a_replay_that_does_not_fit_is_one_setup_error() {
     let dir = tempfile::tempdir().unwrap();
     let (rec, _) = record(dir.path());
     let replay = |set: &str, changes: &[&str], json: &str| {
-        let json = dir.path().join(json);
-        let r = eval(
-            dir.path(),
-            set,
-            changes,
-            &[
-                "--model",
-                "local",
-                "--replay",
-                rec.to_str().unwrap(),
-                "--json",
-                json.to_str().unwrap(),
-            ],
-            &[],
-        );
-        (r, json)
+        replay_local(dir.path(), &rec, set, changes, json)
     };
     // Another tool list (a tool added): exit 2, one message naming the change.
     let (r, json) = replay(&set_path(), &["add-greeting-tool"], "tools.json");
@@ -550,4 +556,99 @@ fn several_models_run_side_by_side_and_compare_pairs_two_of_them() {
     );
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains("--model local is given twice"), "{r:?}");
+}
+
+/// A set for the sanitizer test: three trials of one weather task; `sanitize` lines after
+/// the set's name.
+fn sanitized_set(dir: &Path, name: &str, sanitize: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "evalset: sanitized\n{sanitize}models:\n  local: {{ api: openai, baseUrl: \"http://127.0.0.1:9/v1\", model: policy, maxTurns: 3 }}\ntrials: 3\ntasks:\n  - id: weather\n    prompt: What is the current weather in Boston?\n    expect:\n      - calls: get_weather\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+/// Eval recordings take the golden responses' sanitizers (#42 item 5): a recording whose
+/// tool results differ from the server's only at a sanitized `{path}` replays 3/3; without
+/// the sanitizer the same recording fails every trial (the server's answer changed).
+#[test]
+fn a_result_differing_at_a_sanitized_path_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sanitized_set(dir.path(), "plain.eval.yaml", "");
+    let rec = dir.path().join("rec");
+    let model = ModelServer::start(&[]);
+    let recorded = dir.path().join("recorded.json");
+    let r = common::model_server::eval_run(
+        &plain,
+        &stdio_target(&[]),
+        &model,
+        &recorded,
+        &["--record", rec.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    drop(model);
+    // The recorded tool results now say another temperature than the server gives.
+    let file = rec.join("local").join("weather.json");
+    let mut doc = read_json(&file);
+    let mut changed = 0;
+    for trial in doc["trials"].as_array_mut().unwrap() {
+        for turn in trial["turns"].as_array_mut().unwrap() {
+            for m in turn["request"]["messages"].as_array_mut().unwrap() {
+                if m["role"] == "tool" {
+                    let mut result: Value =
+                        serde_json::from_str(m["content"].as_str().unwrap()).unwrap();
+                    assert!(result["temperature"].is_number(), "{result:#}");
+                    result["temperature"] = 99.into();
+                    m["content"] = result.to_string().into();
+                    changed += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(changed, 3, "one tool result per trial: {doc:#}");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let replay = |set: &str, json: &str| {
+        let (r, json) = replay_local(dir.path(), &rec, set, &[], json);
+        (r, read_json(&json))
+    };
+    let successes = |v: &Value| {
+        v["tasks"][0]["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["success"] == true)
+            .count()
+    };
+    let (r, v) = replay(&plain, "without.json");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(successes(&v), 0, "{v:#}");
+    let error = v["tasks"][0]["trials"][0]["error"].as_str().unwrap_or("");
+    assert!(
+        error.contains("the server's tool results differ from the recording")
+            && error.contains("99"),
+        "{error}"
+    );
+    let with = sanitized_set(
+        dir.path(),
+        "sanitized.eval.yaml",
+        "sanitize:\n  - { path: \"$.temperature\", replace: \"<temperature>\" }\n",
+    );
+    let (r, v) = replay(&with, "with.json");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(successes(&v), 3, "{v:#}");
+    // A sanitizer that cannot be compiled is a load error at its position.
+    let bad = sanitized_set(
+        dir.path(),
+        "bad.eval.yaml",
+        "sanitize:\n  - { path: \"$[\" }\n  - timestamp\n",
+    );
+    let (r, _) = replay_local(dir.path(), &rec, &bad, &[], "bad.json");
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("bad.eval.yaml:3:"), "{r:?}");
+    assert!(r.stderr.contains("invalid JSONPath"), "{r:?}");
+    assert!(r.stderr.contains("unknown sanitizer `timestamp`"), "{r:?}");
 }

@@ -108,6 +108,26 @@ fn outcome<'a>(results: &'a Value, id: &str, prefix: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{prefix} in {:#}", trial(results, id)))
 }
 
+/// `set` run with the judge `pricey-grader` under `--max-cost 0.5`: its first request could
+/// pass the cap, so the run stops (exit 5), naming the judge. The results.
+fn stopped_by_the_pricey_judge(dir: &Path, set: &str, model: &ModelServer) -> Value {
+    let (r, v) = eval(
+        dir,
+        set,
+        model,
+        Some(model),
+        &["--judge", "pricey-grader", "--max-cost", "0.5"],
+    );
+    assert_eq!(r.code, 5, "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "the judge (profile `pricey-grader`): stopped before spending more than --max-cost"
+        ),
+        "{r:?}"
+    );
+    v
+}
+
 /// A judged answer passes when the answer has what the rubric asks (the judge on another
 /// API than the model, both ways) and fails, with the judge's reason, when the model's
 /// answer does not say what the tool returned; the judge's usage is recorded apart.
@@ -315,21 +335,8 @@ fn the_judges_cost_counts_in_max_cost() {
     assert!(plain_v.get("judge").is_none() && plain_v.get("judgeUsage").is_none());
     // A judge priced so that its first request could pass the cap the model's requests fit
     // under: the run stops before the judge is asked, and says it was the judge.
-    let (r, v) = eval(
-        dir.path(),
-        &set,
-        &model,
-        Some(&model),
-        &["--judge", "pricey-grader", "--max-cost", "0.5"],
-    );
     // A stop by the cap: exit 5, not the 1 of a failed trial.
-    assert_eq!(r.code, 5, "{r:?}");
-    assert!(
-        r.stderr.contains(
-            "the judge (profile `pricey-grader`): stopped before spending more than --max-cost"
-        ),
-        "{r:?}"
-    );
+    let v = stopped_by_the_pricey_judge(dir.path(), &set, &model);
     assert_eq!(v["partial"], true);
     let spent = v["usage"]["costUsd"].as_f64().unwrap()
         + v["judgeUsage"]["costUsd"].as_f64().unwrap_or(0.0);
@@ -629,6 +636,16 @@ fn scored_expectations_are_validated_with_positions() {
             "8:",
             "`threshold: -1` is out of range",
         ),
+        (
+            "      - { calls: add, critics: [ { path: \"$.a\", judge: \" \" } ] }\n",
+            "8:",
+            "`judge` of a critic is empty",
+        ),
+        (
+            "      - { calls: add, critics: [ { path: \"$.a\", judge: x, tolerance: 1 } ] }\n",
+            "8:",
+            "`tolerance` applies only to a `number` critic",
+        ),
     ] {
         let path = dir.path().join("bad.eval.yaml");
         std::fs::write(
@@ -660,4 +677,118 @@ fn scored_expectations_are_validated_with_positions() {
                 .contains("`judge: nobody` names no model profile of the set"),
         "{r:?}"
     );
+}
+
+const CRITIC_SET: &str = r#"
+evalset: llm-critics
+judge: grader
+models:
+  local: { api: openai, baseUrl: "http://127.0.0.1:9/v1", model: policy, maxTurns: 3, price: { input: 3, output: 15 } }
+  grader: { api: anthropic, baseUrl: "http://127.0.0.1:9", model: judge, timeout: 1s, price: { input: 1, output: 5 } }
+  pricey-grader: { api: anthropic, baseUrl: "http://127.0.0.1:9", model: judge, price: { input: 1000, output: 1000 } }
+tasks:
+  - id: city
+    prompt: What is the current weather in Boston?
+    expect:
+      - calls: get_weather
+        critics:
+          - path: "$.city"
+            judge: The city is "Boston".
+  - id: wrong-city
+    prompt: What is the current weather in Boston?
+    expect:
+      - calls: get_weather
+        critics:
+          - { path: "$.city", exact: Boston }
+          - path: "$.city"
+            judge: The city is "Paris", in "France".
+            threshold: 0.5
+            weight: 3
+"#;
+
+/// An LLM critic per argument (`judge:` in `critics`): the judge profile's model grades the
+/// argument against the criterion like a judged answer (score, threshold, reason in the
+/// results), its tokens count in the judge's usage and under `--max-cost`, and its requests
+/// are recorded and replayed with the model's, the random fence stored as `{fence}`.
+#[test]
+fn llm_critics_grade_arguments_through_the_judge() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = write_set(dir.path(), CRITIC_SET);
+    let model = ModelServer::start(&[]);
+    let (r, v) = eval(dir.path(), &set, &model, Some(&model), &[]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let good = &outcome(&v, "city", "calls get_weather")["critics"][0];
+    assert_eq!(good["matched"], true, "{good:#}");
+    assert_eq!(
+        good["critic"],
+        "judge \"The city is \\\"Boston\\\".\" ≥ 0.7"
+    );
+    assert_eq!(
+        good["detail"],
+        "judge score 1.00 ≥ 0.70: the answer has \"Boston\""
+    );
+    assert_eq!(
+        (
+            good["judge"]["profile"].clone(),
+            good["judge"]["score"].clone()
+        ),
+        ("grader".into(), 1.0.into())
+    );
+    let bad = outcome(&v, "wrong-city", "calls get_weather");
+    assert_eq!(bad["passed"], false, "{bad:#}");
+    assert_eq!(bad["score"], 0.25, "{bad:#}");
+    assert_eq!(
+        bad["critics"][1]["detail"],
+        "judge score 0.00 < 0.50: the answer lacks \"Paris\", \"France\""
+    );
+    assert!(
+        bad["message"].as_str().unwrap().contains(
+            "$.city judge \"The city is \\\"Paris\\\", in \\\"France\\\".\" ≥ 0.5: judge score 0.00"
+        ),
+        "{bad:#}"
+    );
+    // The judge's tokens: its own usage, priced at its prices, two requests.
+    let judged = &trial(&v, "city")["judgeUsage"];
+    assert!(judged["inputTokens"].as_u64().unwrap() > 0, "{v:#}");
+    assert!(v["judgeUsage"]["costUsd"].as_f64().unwrap() > 0.0, "{v:#}");
+    assert!(r.stdout.contains("judge score 0.00 < 0.50"), "{r:?}");
+    // Counted under --max-cost: a judge priced past the cap stops the run (exit 5).
+    stopped_by_the_pricey_judge(dir.path(), &set, &model);
+    // No judge named: a usage error before anything runs.
+    let unjudged = write_set(dir.path(), &CRITIC_SET.replace("judge: grader\n", ""));
+    let (r, _) = eval(dir.path(), &unjudged, &model, None, &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("a judged argument"), "{r:?}");
+    // Recorded with the model's exchanges, the fence as a placeholder; replayed with
+    // nothing listening: the same outcomes.
+    let rec = dir.path().join("rec");
+    let (r, recorded) = eval(
+        dir.path(),
+        &set,
+        &model,
+        Some(&model),
+        &["--record", rec.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    let text = std::fs::read_to_string(rec.join("local/city.json")).unwrap();
+    assert!(text.contains("<argument-{fence}>"), "{text}");
+    assert!(text.contains("\"judge\": true"), "{text}");
+    drop(model);
+    let nothing = ModelServer::start(&["--fault", "server-error"]);
+    let (r, replayed) = eval(
+        dir.path(),
+        &set,
+        &nothing,
+        Some(&nothing),
+        &["--replay", rec.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    for id in ["city", "wrong-city"] {
+        assert_eq!(
+            trial(&recorded, id)["expectations"],
+            trial(&replayed, id)["expectations"],
+            "{replayed:#}"
+        );
+    }
+    assert_eq!(recorded["judgeUsage"], replayed["judgeUsage"]);
 }

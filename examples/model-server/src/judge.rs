@@ -1,9 +1,9 @@
 //! The deterministic fake judge: a request whose last user turn holds fenced
-//! `<answer-FENCE>` and `<rubric-FENCE>` sections (the prompt mcpspec's
-//! `answer: {judge: …}` sends) gets a verdict
+//! `<answer-FENCE>` (or `<argument-FENCE>`) and `<rubric-FENCE>` sections (the prompts
+//! mcpspec's `answer: {judge: …}` and a critic's `judge: …` send) gets a verdict
 //! instead of a policy reply. It scores by the phrases the rubric quotes in double quotes:
-//! the share of them the answer contains (ignoring case); a rubric that quotes nothing
-//! scores 1 for any non-empty answer. The reply is the JSON verdict a real judge is asked
+//! the share of them the graded text (the answer, or the argument's value) contains
+//! (ignoring case); a rubric that quotes nothing scores 1 for any non-empty text. The reply is the JSON verdict a real judge is asked
 //! for: `{"score": S, "reason": "…"}`.
 
 use serde_json::json;
@@ -28,7 +28,9 @@ fn fence(task: &str) -> Option<&str> {
 /// Is this request a judge's (the last user turn is a grading prompt)?
 pub fn is_judge(task: &str) -> bool {
     fence(task).is_some_and(|f| {
-        task.contains(&format!("<rubric-{f}>")) && task.contains(&format!("<answer-{f}>"))
+        task.contains(&format!("<rubric-{f}>"))
+            && (task.contains(&format!("<answer-{f}>"))
+                || task.contains(&format!("<argument-{f}>")))
     })
 }
 
@@ -47,7 +49,9 @@ fn quoted(rubric: &str) -> Vec<&str> {
 pub fn verdict(task: &str) -> String {
     let f = fence(task).unwrap_or("");
     let rubric = section(task, "rubric", f).unwrap_or("");
-    let answer = section(task, "answer", f).unwrap_or("");
+    let answer = section(task, "answer", f)
+        .or_else(|| section(task, "argument", f))
+        .unwrap_or("");
     let phrases = quoted(rubric);
     let lower = answer.to_lowercase();
     let (found, missing): (Vec<&str>, Vec<&str>) = phrases
@@ -104,5 +108,10 @@ mod tests {
         )))
         .unwrap();
         assert_eq!(v["score"], 0.5);
+        // An argument graded like an answer.
+        let argument = "<task-f2>\nuser: weather?\n</task-f2>\n<tool_call-f2>\nget_weather $.city\n</tool_call-f2>\n<argument-f2>\n\"Boston\"\n</argument-f2>\n<rubric-f2>\nNames \"Boston\".\n</rubric-f2>\n";
+        assert!(is_judge(argument));
+        let v: serde_json::Value = serde_json::from_str(&verdict(argument)).unwrap();
+        assert_eq!(v["score"], 1.0);
     }
 }

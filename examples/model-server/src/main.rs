@@ -42,8 +42,8 @@ many-calls      a reply with a tool call asks for it 20 times at once\n  \
 huge-reply      every reply carries 5 MiB of padding\n  \
 huge-args       a string argument of a tool call is 1 MiB long\n  \
 http-date-retry the first request gets 429 with an HTTP-date Retry-After 3 s ahead\n\n\
-A request whose last user turn holds fenced <answer-F> and <rubric-F> sections is graded as a judge:\n\
-the score is the share of the rubric's double-quoted phrases the answer contains."
+A request whose last user turn holds fenced <answer-F> (or <argument-F>) and <rubric-F> sections is graded as a judge:\n\
+the score is the share of the rubric's double-quoted phrases the answer (or argument) contains."
 )]
 struct Args {
     /// Port on 127.0.0.1 (0: a free one). Prints `listening on http://127.0.0.1:PORT` once bound.

@@ -258,6 +258,7 @@ impl One<'_> {
             args.record.as_deref(),
             args.replay.as_deref(),
             &self.set.name,
+            &self.set.sanitizers,
             &profile,
             conn.negotiated.server_info.as_ref(),
             &tools,

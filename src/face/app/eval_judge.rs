@@ -1,7 +1,7 @@
 //! The judge of `mcpspec eval run`: which model profile grades `answer: {judge: …}`
 //! (`--judge`, else the set's `judge:`), its key, and its client — one per model run,
 //! spending from that run's `--max-cost` budget and recorded on (replayed from) its tape.
-//! Only when a selected task has a judged answer.
+//! Only when a selected task has a judged answer or a `judge` critic.
 
 use crate::face::cli::{EvalRunArgs, UsageError, exit};
 use crate::run::eval::judge::Judge;
@@ -26,7 +26,7 @@ pub(super) fn setup(
     };
     let Some(name) = args.judge.as_ref().or(set.judge.as_ref()) else {
         return Err(super::usage(UsageError(format!(
-            "task `{}` has a judged answer (`answer: {{judge: …}}`) and no judge is named: add `judge: PROFILE` to the eval set (a key of its `models:`) or pass --judge PROFILE",
+            "task `{}` has a judged answer (`answer: {{judge: …}}`) or a judged argument (a critic's `judge: …`) and no judge is named: add `judge: PROFILE` to the eval set (a key of its `models:`) or pass --judge PROFILE",
             first.id
         ))));
     };

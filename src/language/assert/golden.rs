@@ -222,7 +222,15 @@ pub fn file_for(scenario: &Path, spec: &SnapshotSpec, era: Option<&str>) -> Path
 }
 
 /// The value as it is compared and stored: sanitized, redacted, keys sorted.
-pub fn canonical(mut value: Value, sanitizers: &[SanitizerSpec]) -> Value {
+pub fn canonical(value: Value, sanitizers: &[SanitizerSpec]) -> Value {
+    let mut value = sanitize(value, sanitizers);
+    crate::ground::redact::known().redact_json(&mut value);
+    sort_keys(value)
+}
+
+/// `value` with the sanitizers applied, in order (golden responses; an eval replay's tool
+/// results).
+pub fn sanitize(mut value: Value, sanitizers: &[SanitizerSpec]) -> Value {
     for s in sanitizers {
         match s {
             SanitizerSpec::Path(path, replace) => {
@@ -239,8 +247,7 @@ pub fn canonical(mut value: Value, sanitizers: &[SanitizerSpec]) -> Value {
             SanitizerSpec::Regex(re, replace) => replace_strings(&mut value, re, replace),
         }
     }
-    crate::ground::redact::known().redact_json(&mut value);
-    sort_keys(value)
+    value
 }
 
 /// `value` with its timestamps and UUIDs replaced, as the `timestamps` and `uuids`

@@ -31,7 +31,7 @@ pub mod template;
 pub mod value;
 pub mod workload;
 
-pub use compile::{compile_client, compile_load_profile};
+pub use compile::{compile_client, compile_load_profile, compile_sanitizers};
 pub use error::{LoadError, LoadErrors};
 pub use scenario::*;
 

@@ -86,6 +86,7 @@ impl Agent<'_> {
                 turn: out.turns,
                 judge: false,
                 set_messages: task.messages.len(),
+                fence: None,
             };
             let (turn, retries) = self
                 .client
@@ -272,17 +273,14 @@ pub fn judge(
                         calls.iter().filter(|c| &c.name == tool).collect();
                     if let Some(critics) = critics {
                         // Scored on the calls that satisfy the hard `args`.
-                        let fitting: Vec<&ToolCallRecord> = of_tool
-                            .iter()
-                            .filter(|c| args.iter().all(|x| arg_failure(x, &c.arguments).is_none()))
-                            .copied()
-                            .collect();
+                        let fitting = super::critics::fitting(args, &of_tool);
                         let none = if of_tool.is_empty() {
                             called_list.clone()
                         } else {
                             format!("no call of {tool} had matching arguments")
                         };
-                        return critics.outcome(name, &fitting, none);
+                        // `judge` critics are graded afterwards (see `super::judge`).
+                        return critics.outcome(name, &fitting, none, &Default::default());
                     }
                     let failure = if of_tool.is_empty() {
                         Some(called_list.clone())
@@ -292,7 +290,10 @@ pub fn judge(
                         // Some call of the tool satisfies every argument predicate.
                         let mut first_miss = None;
                         let hit = of_tool.iter().any(|c| {
-                            match args.iter().find_map(|x| arg_failure(x, &c.arguments)) {
+                            match args
+                                .iter()
+                                .find_map(|x| super::critics::arg_failure(x, &c.arguments))
+                            {
                                 None => true,
                                 Some(why) => {
                                     first_miss.get_or_insert(why);
@@ -380,18 +381,6 @@ fn answer_name(a: &Answer) -> String {
         Answer::Matches(r) => format!("answer matches /{}/", r.as_str()),
         Answer::Equals(s) => format!("answer equals {s:?}"),
         Answer::Judge { rubric, .. } => super::judge::name(rubric),
-    }
-}
-
-/// Why one argument predicate fails on `arguments`, if it does (the scenario DSL's own
-/// JSONPath check, on the arguments object as the document).
-fn arg_failure(expect: &crate::language::dsl::Expect, arguments: &Value) -> Option<String> {
-    let no_exchange = crate::run::client::Exchange::default();
-    let reply = crate::language::assert::Reply::result(arguments);
-    let seen = crate::language::assert::Observed::with_reply(&no_exchange, reply, false);
-    match crate::language::assert::check(expect, &seen, &json!({})) {
-        crate::language::assert::ExpectOutcome::Fail(f) => Some(f.message),
-        _ => None,
     }
 }
 

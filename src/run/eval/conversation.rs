@@ -97,6 +97,9 @@ pub struct TurnAt<'a> {
     /// How many messages of the conversation come from the set (the task's prompt or
     /// messages): a request that differs there asks another question than the recording.
     pub set_messages: usize,
+    /// The fence of a grading prompt (see [`super::fence`]): recorded and compared as a
+    /// placeholder, so a replay matches with its own fence.
+    pub fence: Option<&'a str>,
 }
 
 /// The model-side tool list of the server's tools, and the hash the results record.

@@ -3,7 +3,7 @@
 //! results → compare → report.
 //!
 //! The files import one another without a circle (`tests/layers.rs`), lowest first:
-//! `results`, `caps`, `retry`, `stats`, `names`, `breaker`, `set::doc` (the document as written);
+//! `results`, `caps`, `retry`, `stats`, `names`, `fence`, `breaker`, `set::doc` (the document as written);
 //! `conversation` (the API-neutral turn types), `profile`; `wire`, `record`, `replay_match`,
 //! `replay`, `tape`, `critics`, `set`; `llm` (the client, which plays its turns on its tape);
 //! `judge`, `agent`, `sampling`; `run`; `expect` (expectations captured from results). A type
@@ -19,6 +19,7 @@ pub mod conversation;
 pub mod critics;
 pub mod estimate;
 pub mod expect;
+pub mod fence;
 pub mod judge;
 pub mod llm;
 pub mod names;

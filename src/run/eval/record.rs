@@ -10,7 +10,8 @@
 //!
 //! No header is stored (the key travels only in headers), the base URL is stored without
 //! userinfo or query, and every string is redacted with the process's known secrets and
-//! the secret-shaped patterns before it is written.
+//! the secret-shaped patterns before it is written. A grading prompt's random fence is
+//! stored as `{fence}` ([`super::fence`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::conversation::TurnAt;
+use super::fence::neutral;
 use super::profile::{Profile, public_url};
 use super::results::ModelApi;
 
@@ -230,13 +232,13 @@ impl Recorder {
     /// Keep one exchange: the reply and its retries, or the trial-level error.
     pub fn store(&self, at: &TurnAt<'_>, body: &Value, outcome: Result<(&Value, u32), &String>) {
         let (reply, retries, error) = match outcome {
-            Ok((reply, retries)) => (Some(redacted(reply)), retries, None),
+            Ok((reply, retries)) => (Some(redacted(&neutral(reply, at.fence))), retries, None),
             Err(why) => (None, 0, Some(crate::ground::redact::known().redact(why))),
         };
         let exchange = Exchange {
             turn: at.turn,
             judge: at.judge,
-            request: redacted(body),
+            request: redacted(&neutral(body, at.fence)),
             reply,
             retries,
             error,

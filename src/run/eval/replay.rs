@@ -19,12 +19,15 @@ use super::conversation::{ApiError, TurnAt};
 use super::record::{MANIFEST, Manifest, RECORDING_FORMAT, TaskRecording, redacted, task_path};
 use super::replay_match::{excerpts, same, same_but_volatile, tools_as_set};
 use super::results::ModelApi;
+use crate::language::dsl::SanitizerSpec;
 
 /// The recording of one profile, loaded.
 pub struct Replayer {
     dir: PathBuf,
     profile: String,
     complete: bool,
+    /// The set's `sanitize`: what a tool result may differ in.
+    sanitizers: Vec<SanitizerSpec>,
     tasks: HashMap<String, TaskRecording>,
 }
 
@@ -38,13 +41,15 @@ fn rerecord(dir: &Path) -> String {
 
 impl Replayer {
     /// Load `profile`'s recording from `dir` and check that it answers for these tools
-    /// (`sent`: the tool list as the model is sent it, `tools_hash` its hash).
+    /// (`sent`: the tool list as the model is sent it, `tools_hash` its hash); tool results
+    /// are compared through `sanitizers`.
     pub fn open(
         dir: &Path,
         set: &str,
         profile: &str,
         tools_hash: &str,
         sent: &[Value],
+        sanitizers: &[SanitizerSpec],
     ) -> Result<Replayer, String> {
         let shown = dir.display();
         let path = dir.join(MANIFEST);
@@ -115,6 +120,7 @@ impl Replayer {
             dir: dir.to_path_buf(),
             profile: profile.to_string(),
             complete: entry.complete,
+            sanitizers: sanitizers.to_vec(),
             tasks,
         })
     }
@@ -174,7 +180,8 @@ impl Replayer {
         // Messages before this index come from the set (OpenAI carries the system prompt
         // as the first message).
         let from_set = at.set_messages + usize::from(api == ModelApi::Openai && has_system);
-        match difference(&exchange.request, &redacted(body), from_set) {
+        let now = redacted(&super::fence::neutral(body, at.fence));
+        match difference(&exchange.request, &now, from_set, &self.sanitizers) {
             None => {}
             Some(Difference::Question(what)) => {
                 return Err(ApiError::Replay(format!(
@@ -216,8 +223,14 @@ enum Difference {
     ServerAnswer { recorded: String, now: String },
 }
 
-/// The first difference between two request bodies; `from_set` messages come from the set.
-fn difference(recorded: &Value, now: &Value, from_set: usize) -> Option<Difference> {
+/// The first difference between two request bodies; `from_set` messages come from the set,
+/// the server's tool results are compared through `sanitizers`.
+fn difference(
+    recorded: &Value,
+    now: &Value,
+    from_set: usize,
+    sanitizers: &[SanitizerSpec],
+) -> Option<Difference> {
     let empty = serde_json::Map::new();
     let (a, b) = (
         recorded.as_object().unwrap_or(&empty),
@@ -253,7 +266,7 @@ fn difference(recorded: &Value, now: &Value, from_set: usize) -> Option<Differen
     let (ra, rb) = (list(a), list(b));
     let i = (0..ra.len().max(rb.len())).find(|&i| match (ra.get(i), rb.get(i)) {
         (Some(x), Some(y)) if i < from_set => !same(x, y),
-        (Some(x), Some(y)) => !same_but_volatile(x, y),
+        (Some(x), Some(y)) => !same_but_volatile(x, y, sanitizers),
         _ => true,
     })?;
     let (r, n) = excerpts(ra.get(i), rb.get(i));
@@ -336,9 +349,9 @@ mod tests {
                 {"role": "tool", "content": result}]})
         };
         let rec = body(0.0, "weather in Boston?", "sunny");
-        assert_eq!(difference(&rec, &rec, 2), None);
+        assert_eq!(difference(&rec, &rec, 2, &[]), None);
         let Some(Difference::Question(q)) =
-            difference(&rec, &body(0.5, "weather in Boston?", "sunny"), 2)
+            difference(&rec, &body(0.5, "weather in Boston?", "sunny"), 2, &[])
         else {
             panic!()
         };
@@ -347,11 +360,11 @@ mod tests {
             "{q}"
         );
         assert!(matches!(
-            difference(&rec, &body(0.0, "weather in Paris?", "sunny"), 2),
+            difference(&rec, &body(0.0, "weather in Paris?", "sunny"), 2, &[]),
             Some(Difference::Question(q)) if q.starts_with("message 2 (from the set")
         ));
         assert!(matches!(
-            difference(&rec, &body(0.0, "weather in Boston?", "rain"), 2),
+            difference(&rec, &body(0.0, "weather in Boston?", "rain"), 2, &[]),
             Some(Difference::ServerAnswer { recorded, now }) if recorded.contains("sunny") && now.contains("rain")
         ));
     }

@@ -3,12 +3,16 @@
 //!   order asks the model the same question;
 //! - a recorded string where a key was masked (`***`, see [`super::record::redacted`])
 //!   matches any text there: the replay reads no key, so it cannot mask the same way;
-//! - a server's tool result that differs only in timestamps and UUIDs is the same answer;
+//! - a server's tool result that differs only in timestamps and UUIDs is the same answer,
+//!   and so is one that differs only where the set's `sanitize` says (golden responses'
+//!   sanitizers, applied to each tool result; a `{path}` to a result whose text is JSON);
 //! - a difference is shown from its first differing character, not cut before it.
 
 use serde_json::Value;
 
 use crate::ground::redact::MASK;
+use crate::language::assert::golden::sanitize;
+use crate::language::dsl::SanitizerSpec;
 
 /// Context kept before the first differing character, and the length of an excerpt.
 const BEFORE: usize = 60;
@@ -31,14 +35,49 @@ pub fn same(recorded: &Value, now: &Value) -> bool {
 /// Two messages after the set's (the server's tool results, the recorded model turns)
 /// are the same when they differ only in timestamps and UUIDs — what a server mints anew
 /// on every call (`create_note`'s id) — as golden responses' `timestamps` and `uuids`
-/// sanitizers see it.
-pub fn same_but_volatile(recorded: &Value, now: &Value) -> bool {
-    same(recorded, now) || {
-        use crate::language::assert::golden::without_volatile;
-        same(
-            &without_volatile(recorded.clone()),
-            &without_volatile(now.clone()),
-        )
+/// sanitizers see it, or only where the set's `sanitizers` replace in the tool results.
+pub fn same_but_volatile(recorded: &Value, now: &Value, sanitizers: &[SanitizerSpec]) -> bool {
+    same(recorded, now) || same(&stable(recorded, sanitizers), &stable(now, sanitizers))
+}
+
+/// A message without what varies between runs: its tool results through `sanitizers`,
+/// then every timestamp and UUID.
+fn stable(message: &Value, sanitizers: &[SanitizerSpec]) -> Value {
+    let mut m = message.clone();
+    if !sanitizers.is_empty() {
+        for text in tool_results(&mut m) {
+            if let Value::String(s) = text {
+                // A result whose text is JSON is sanitized as JSON (a `{path}` reaches into
+                // it), any other as the string it is.
+                let parsed = serde_json::from_str::<Value>(s).ok();
+                let as_json = parsed.is_some();
+                let value = sanitize(
+                    parsed.unwrap_or_else(|| Value::String(s.clone())),
+                    sanitizers,
+                );
+                *text = match (as_json, value) {
+                    (false, Value::String(plain)) => Value::String(plain),
+                    (_, other) => Value::String(other.to_string()),
+                };
+            }
+        }
+    }
+    crate::language::assert::golden::without_volatile(m)
+}
+
+/// The tool results' texts of a message: OpenAI's `role: tool` message `content`,
+/// Anthropic's `tool_result` blocks' `content`.
+fn tool_results(message: &mut Value) -> Vec<&mut Value> {
+    if message.get("role").and_then(Value::as_str) == Some("tool") {
+        return message.get_mut("content").into_iter().collect();
+    }
+    match message.get_mut("content") {
+        Some(Value::Array(blocks)) => blocks
+            .iter_mut()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .filter_map(|b| b.get_mut("content"))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -104,6 +143,31 @@ mod tests {
         let b = json!([{"name": "b"}, {"name": "a"}]);
         assert!(!same(&a, &b));
         assert_eq!(tools_as_set(Some(&a)), tools_as_set(Some(&b)));
+    }
+
+    /// A tool result that differs only at a sanitized path is the same answer (both APIs'
+    /// shapes); without the sanitizer, or elsewhere, it differs.
+    #[test]
+    fn sanitizers_reach_into_tool_results() {
+        let path = crate::ground::json::path::CompiledPath::parse("$.temperature").unwrap();
+        let s = [SanitizerSpec::Path(path, "<path>".into())];
+        let openai = |t: u32| json!({"role": "tool", "tool_call_id": "c1", "content": format!("{{\"temperature\":{t},\"city\":\"Boston\"}}")});
+        assert!(same_but_volatile(&openai(21), &openai(23), &s));
+        assert!(!same_but_volatile(&openai(21), &openai(23), &[]));
+        let anthropic = |t: u32, city: &str| json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": format!("{{\"temperature\":{t},\"city\":\"{city}\"}}"), "is_error": false}]});
+        assert!(same_but_volatile(
+            &anthropic(21, "Boston"),
+            &anthropic(23, "Boston"),
+            &s
+        ));
+        assert!(!same_but_volatile(
+            &anthropic(21, "Boston"),
+            &anthropic(21, "Paris"),
+            &s
+        ));
+        // Not a tool result: untouched.
+        let user = |t: u32| json!({"role": "user", "content": format!("{{\"temperature\":{t}}}")});
+        assert!(!same_but_volatile(&user(21), &user(23), &s));
     }
 
     #[test]

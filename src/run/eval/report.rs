@@ -29,11 +29,14 @@ pub fn judge_score(r: &super::results::TrialResult) -> Option<f64> {
     (!scores.is_empty()).then(|| super::stats::sum(scores.iter().copied()) / scores.len() as f64)
 }
 
-/// A trial's judgement failed (the judge gave no verdict).
+/// A trial's judgement failed (the judge gave no verdict on an answer, or on an argument of
+/// a `judge` critic).
 pub fn judge_failed(r: &super::results::TrialResult) -> bool {
+    let failed =
+        |j: &Option<super::results::JudgeVerdict>| j.as_ref().is_some_and(|j| j.error.is_some());
     r.expectations
         .iter()
-        .any(|e| e.judge.as_ref().is_some_and(|j| j.error.is_some()))
+        .any(|e| failed(&e.judge) || e.critics.iter().any(|c| failed(&c.judge)))
 }
 
 /// The mean over the task's trials that have a score (none when none has).
@@ -384,6 +387,22 @@ pub fn suite(results: &EvalResults) -> TestSuite {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `judge` critic without a verdict is a judge error, like a judged answer's.
+    #[test]
+    fn a_critic_the_judge_could_not_grade_is_a_judge_error() {
+        let mut trial: super::super::results::TrialResult = serde_json::from_value(serde_json::json!({
+            "index": 0, "success": false, "toolCalls": [], "toolErrors": 0, "inputTokens": 0,
+            "outputTokens": 0, "turns": 1, "latencyMs": 0,
+            "expectations": [{"name": "calls get_weather", "passed": false, "critics": [
+                {"path": "$.city", "critic": "judge \"a city\" ≥ 0.7", "weight": 1.0, "matched": false,
+                 "judge": {"profile": "grader", "error": "timed out"}}]}]
+        }))
+        .unwrap();
+        assert!(judge_failed(&trial));
+        trial.expectations[0].critics[0].judge = None;
+        assert!(!judge_failed(&trial));
+    }
 
     /// A task an interrupted run never reached: its means are 0, never `-0`.
     #[test]

@@ -16,7 +16,7 @@ use crate::ground::source::{Pos, SourceFile};
 use crate::language::dsl::error::{LoadError, LoadErrors};
 use crate::language::dsl::load::parse_yaml;
 use crate::language::dsl::value::At;
-use crate::language::dsl::{Expect, ExpectKind};
+use crate::language::dsl::{Expect, ExpectKind, SanitizerSpec};
 
 /// File names of eval sets end with one of these (scenario loading skips them).
 pub use crate::language::dsl::discover::EVAL_SUFFIXES as SUFFIXES;
@@ -72,7 +72,7 @@ pub const DEFAULT_TRIALS: u32 = 1;
 /// Most trials per task a set may ask for.
 const MAX_TRIALS: u32 = 1000;
 /// Default score a judged answer needs.
-pub const DEFAULT_JUDGE_THRESHOLD: f64 = 0.7;
+pub use super::critics::DEFAULT_JUDGE_THRESHOLD;
 
 /// Public so that the files the set compiles through (profiles, critics) read the
 /// document's types without importing the set.
@@ -91,6 +91,8 @@ pub struct EvalSet {
     /// The profile that grades judged answers (`judge:`; checked to be one of `profiles`).
     pub judge: Option<String>,
     pub tasks: Vec<Task>,
+    /// `sanitize`: what a replay ignores in the server's tool results.
+    pub sanitizers: Vec<SanitizerSpec>,
     pub file: Arc<SourceFile>,
 }
 
@@ -142,11 +144,15 @@ impl Task {
             .any(|e| matches!(e, TaskExpectation::NoToolCall(true)))
     }
 
-    /// The task has an answer a judge model grades.
+    /// The task has an answer or an argument (a `judge` critic) a judge model grades.
     pub fn judged(&self) -> bool {
-        self.expect
-            .iter()
-            .any(|e| matches!(e, TaskExpectation::Answer(Answer::Judge { .. })))
+        self.expect.iter().any(|e| match e {
+            TaskExpectation::Answer(Answer::Judge { .. }) => true,
+            TaskExpectation::Calls {
+                critics: Some(c), ..
+            } => c.judged(),
+            _ => false,
+        })
     }
 
     /// The trial's argument score over every `calls` expectation with critics, each
@@ -222,6 +228,11 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
         None => None,
     };
     let trials = trials_of(&doc.trials, &mut errors).unwrap_or(DEFAULT_TRIALS);
+    let sanitizers =
+        crate::language::dsl::compile_sanitizers(file, doc.sanitize).unwrap_or_else(|e| {
+            errors.0.extend(e.0);
+            Vec::new()
+        });
     let mut profiles = IndexMap::new();
     for (name, p) in doc.models {
         let profile = super::profile::compile(file, name.clone(), p.value, &mut errors);
@@ -333,6 +344,7 @@ fn compile(file: &Arc<SourceFile>, doc: EvalSetDoc) -> Result<EvalSet, LoadError
         profiles,
         judge,
         tasks,
+        sanitizers,
         file: file.clone(),
     })
 }

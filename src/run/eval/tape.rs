@@ -19,11 +19,13 @@ pub enum Tape {
 
 /// The tape of one profile's run: `--record DIR` (a recorder for this server's tools) or
 /// `--replay DIR` (the recording, checked against this server's tools), else none.
-/// `server_info` is the server's `serverInfo`, `tools` its `tools/list`.
+/// `server_info` is the server's `serverInfo`, `tools` its `tools/list`; a replay compares
+/// the server's tool results through the set's `sanitizers`.
 pub fn open(
     record: Option<&std::path::Path>,
     replay: Option<&std::path::Path>,
     set: &str,
+    sanitizers: &[crate::language::dsl::SanitizerSpec],
     profile: &Profile,
     server_info: Option<&serde_json::Value>,
     tools: &[serde_json::Value],
@@ -39,7 +41,7 @@ pub fn open(
     let (specs, hash) = tool_specs(tools, &names);
     let sent = sent_tools(&specs);
     if let Some(dir) = replay {
-        return Replayer::open(dir, set, &profile.name, &hash, &sent)
+        return Replayer::open(dir, set, &profile.name, &hash, &sent, sanitizers)
             .map(|r| Some(Tape::Replay(r)));
     }
     let field = |k: &str| {

@@ -107,6 +107,21 @@ impl Compiler {
     }
 }
 
+/// Sanitizers written outside a scenario (an eval set's `sanitize`), checked like a
+/// snapshot's: the compiled list, or every error with its position in `file`.
+pub fn compile_sanitizers(
+    file: &Arc<SourceFile>,
+    items: Vec<At<Sanitizer>>,
+) -> Result<Vec<SanitizerSpec>, LoadErrors> {
+    let mut c = Compiler::new(file);
+    let compiled: Vec<Option<SanitizerSpec>> = items.into_iter().map(|i| c.sanitizer(i)).collect();
+    if c.errors.is_empty() {
+        Ok(compiled.into_iter().flatten().collect())
+    } else {
+        Err(c.errors)
+    }
+}
+
 /// A name that is one file in one folder, on every OS: no separators, no `..`, no
 /// hidden files.
 fn is_file_name(name: &str) -> bool {

@@ -28,6 +28,7 @@ mod step;
 mod workload;
 
 pub use client::compile_client;
+pub use golden::compile_sanitizers;
 pub(crate) use many::parse_scenarios;
 pub use workload::compile_load_profile;
 

@@ -19,9 +19,13 @@ pub struct CriticOutcome {
     /// The argument's value, cut; absent when the path matched nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actual: Option<Value>,
-    /// Why it matched or not: `similarity 0.83 ≥ 0.80`, `off by 2 (tolerance 0.5)`, `absent`.
+    /// Why it matched or not: `similarity 0.83 ≥ 0.80`, `off by 2 (tolerance 0.5)`, `absent`,
+    /// `judge score 0.90 ≥ 0.70: REASON`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// A `judge` critic: the judge model's verdict on the argument.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeVerdict>,
 }
 
 /// A judge model's verdict on one answer: its score and reason, or why there is none.

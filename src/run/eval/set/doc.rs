@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::super::results::{ModelApi, PassRule, Price, SetKind};
-use crate::language::dsl::document::Expectation;
+use crate::language::dsl::document::{Expectation, Sanitizer};
 use crate::language::dsl::value::{At, TValue};
 
 /// An eval set: tasks a model performs with the server's tools, and how to judge them.
@@ -39,6 +39,12 @@ pub struct EvalSetDoc {
     /// `models:`, possibly another API than the model under test); `--judge` overrides it.
     #[serde(default)]
     pub judge: Option<At<String>>,
+    /// What a replay (`eval run --replay`) ignores where the server's tool results differ
+    /// from the recording: golden responses' sanitizers, applied to both before comparing —
+    /// `{path: "$.id"}` (a JSONPath on a tool result whose text is JSON), `{regex: "…",
+    /// replace: "…"}`, `jwts`. Timestamps and UUIDs are always ignored.
+    #[serde(default)]
+    pub sanitize: Vec<At<Sanitizer>>,
     /// The tasks.
     pub tasks: Vec<At<TaskDoc>>,
 }
@@ -207,7 +213,8 @@ pub struct AnswerDoc {
 }
 
 /// One argument critic: the argument (`path`, a JSONPath on the arguments object) and
-/// exactly one of `exact`, `number`, `similar`, `similarWords`, `datetime`, `oneOf`.
+/// exactly one of `exact`, `number`, `similar`, `similarWords`, `datetime`, `oneOf`,
+/// `judge`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CriticDoc {
@@ -231,7 +238,8 @@ pub struct CriticDoc {
     /// "weather in Boston" at 0.8).
     #[serde(default)]
     pub similar_words: Option<String>,
-    /// With `similar` or `similarWords`: the similarity needed, 0 to 1 (default 0.8).
+    /// With `similar` or `similarWords`: the similarity needed, 0 to 1 (default 0.8); with
+    /// `judge`: the judge's score needed (default 0.7).
     #[serde(default)]
     pub threshold: Option<At<f64>>,
     /// The argument is a date or date-time at the same instant as this (RFC 3339, e.g.
@@ -245,6 +253,12 @@ pub struct CriticDoc {
     /// The argument equals one of these values.
     #[serde(default)]
     pub one_of: Option<Vec<TValue>>,
+    /// A criterion in plain words the judge model grades the argument's value against (the
+    /// set's `judge` profile, or `--judge`): it returns a score from 0 to 1 and a reason,
+    /// recorded per trial; the critic matches when the score reaches `threshold`. Its
+    /// requests count in the judge's cost and under `--max-cost`.
+    #[serde(default)]
+    pub judge: Option<At<String>>,
     /// How much this argument counts in the call's score (default 1; more than 0).
     #[serde(default)]
     pub weight: Option<At<f64>>,
