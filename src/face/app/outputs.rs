@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use crate::face::cli::{ColorChoice, RunArgs, exit};
-use crate::results::report::events::{Event, RunInfo, Subscriber};
+use crate::results::report::events::{Event, Moment, RunInfo, Subscriber};
 use crate::results::report::junit::{JunitStream, Run};
 use crate::results::report::{self, ConsoleOptions, Seen};
 
@@ -99,7 +99,7 @@ pub(super) struct Console {
 }
 
 impl Subscriber for Console {
-    fn on(&mut self, event: &Event<'_>) {
+    fn on(&mut self, event: &Event<'_>, _: &Moment) {
         match *event {
             Event::SuiteFinished(suite) => {
                 let (out, opts, seen) = (&mut self.out, &self.opts, &mut self.seen);
@@ -159,7 +159,7 @@ fn cannot_write(path: &std::path::Path, e: &std::io::Error) -> i32 {
 }
 
 impl Subscriber for Junit {
-    fn on(&mut self, event: &Event<'_>) {
+    fn on(&mut self, event: &Event<'_>, _: &Moment) {
         match *event {
             Event::RunStarted(info) => self.run = info.clone(),
             Event::SuiteFinished(suite) | Event::SuiteInterrupted(suite) => self.add(suite),
@@ -196,7 +196,7 @@ pub(super) struct Files {
 }
 
 impl Subscriber for Files {
-    fn on(&mut self, event: &Event<'_>) {
+    fn on(&mut self, event: &Event<'_>, _: &Moment) {
         let Event::RunFinished(report) = *event else {
             return;
         };
@@ -253,7 +253,7 @@ pub(super) struct LastRun {
 }
 
 impl Subscriber for LastRun {
-    fn on(&mut self, event: &Event<'_>) {
+    fn on(&mut self, event: &Event<'_>, _: &Moment) {
         if let Event::RunFinished(report) = *event {
             self.record.update(report, self.strict);
             if let Err(e) = self.record.save(&self.path) {

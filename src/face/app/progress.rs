@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::ground::redact::escape_controls;
-use crate::results::report::events::{Event, Subscriber};
+use crate::results::report::events::{Event, Moment, Subscriber};
 
 /// How long a run goes before the terminal line appears.
 const SHOW_AFTER: Duration = Duration::from_millis(800);
@@ -76,26 +76,26 @@ impl ScreenLock {
 /// Cheap on the step path: one uncontended lock and a copy of the step's name into a
 /// buffer that is reused.
 impl Subscriber for ProgressLine {
-    fn on(&mut self, event: &Event<'_>) {
+    fn on(&mut self, event: &Event<'_>, moment: &Moment) {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         match *event {
             Event::SuiteStarted { id } => live.running.push(Running {
                 id: id.to_string(),
                 step: "connecting".into(),
-                since: Instant::now(),
+                since: moment.at,
             }),
             Event::StepStarted { suite, step } => {
                 if let Some(running) = live.running.iter_mut().find(|r| r.id == suite) {
                     running.step.clear();
                     running.step.push_str(step);
-                    running.since = Instant::now();
+                    running.since = moment.at;
                 }
             }
             Event::SuiteEnded { id } => {
                 if let Some(i) = live.running.iter().position(|r| r.id == id) {
                     live.running.remove(i);
                 }
-                live.finished += 1;
+                live.finished = moment.counts.ended;
             }
             _ => {}
         }

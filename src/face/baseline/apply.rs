@@ -2,7 +2,7 @@
 //! failure is gone become stale.
 
 use crate::ground::source::{Pos, Severity};
-use crate::results::report::events::{Event, Subscriber};
+use crate::results::report::events::{Event, Moment, Subscriber};
 use crate::results::report::result::{Failure, Outcome, RunReport, StepResult, Summary};
 
 use super::*;
@@ -230,31 +230,31 @@ impl<'a, 's> Relabel<'a, 's> {
         }
     }
 
-    fn forward(&mut self, event: &Event<'_>) {
+    fn forward(&mut self, event: &Event<'_>, moment: &Moment) {
         for next in self.next.iter_mut() {
-            next.on(event);
+            next.on(event, moment);
         }
     }
 }
 
 impl Subscriber for Relabel<'_, '_> {
-    fn on(&mut self, event: &Event<'_>) {
+    fn on(&mut self, event: &Event<'_>, moment: &Moment) {
         let Some(baseline) = self.baseline else {
-            return self.forward(event);
+            return self.forward(event, moment);
         };
         match *event {
             Event::SuiteFinished(suite) => {
                 // Staleness needs the whole run: judged when it is finished.
                 let shown = relabel_suite(baseline, suite, self.strict);
-                self.forward(&Event::SuiteFinished(&shown));
+                self.forward(&Event::SuiteFinished(&shown), moment);
             }
             Event::RunFinished(report) => {
-                self.forward(event);
+                self.forward(event, moment);
                 for stale in stale(baseline, report) {
                     errln!("{}", stale.render());
                 }
             }
-            _ => self.forward(event),
+            _ => self.forward(event, moment),
         }
     }
 }

@@ -9,6 +9,7 @@
 //! ([`Event::SuiteFinished`], for the reports).
 
 use std::sync::Mutex;
+use std::time::Instant;
 
 use super::result::{RunReport, StepResult, SuiteResult};
 
@@ -55,35 +56,80 @@ pub enum Event<'a> {
     RunFinished(&'a RunReport),
 }
 
+/// When an event happened and where the run stood then, stamped once by [`Events::emit`]
+/// (as nextest's `TestEvent` carries its timestamp and running counts): no subscriber
+/// keeps its own clock or tally.
+#[derive(Debug, Clone, Copy)]
+pub struct Moment {
+    pub at: Instant,
+    pub counts: Counts,
+}
+
+/// The items of the run so far, this event included.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Counts {
+    /// Items that started (connecting or later).
+    pub started: usize,
+    /// Items that are done (in any order).
+    pub ended: usize,
+}
+
+impl Counts {
+    /// Items between their start and their end.
+    pub fn running(&self) -> usize {
+        self.started - self.ended
+    }
+
+    fn after(mut self, event: &Event<'_>) -> Counts {
+        match event {
+            Event::SuiteStarted { .. } => self.started += 1,
+            Event::SuiteEnded { .. } => self.ended += 1,
+            _ => {}
+        }
+        self
+    }
+}
+
 /// Something that reads the events of a run.
 pub trait Subscriber {
-    fn on(&mut self, event: &Event<'_>);
+    fn on(&mut self, event: &Event<'_>, moment: &Moment);
 }
 
 /// The run's subscribers, in order: every event goes to each one in turn. The engine emits
 /// from the items it runs side by side, hence the lock (uncontended: one event at a time).
 pub struct Events<'s> {
-    subscribers: Mutex<Vec<&'s mut (dyn Subscriber + Send)>>,
+    subscribers: Mutex<Listeners<'s>>,
+}
+
+struct Listeners<'s> {
+    each: Vec<&'s mut (dyn Subscriber + Send)>,
+    counts: Counts,
 }
 
 impl<'s> Events<'s> {
     pub fn new(subscribers: Vec<&'s mut (dyn Subscriber + Send)>) -> Events<'s> {
         Events {
-            subscribers: Mutex::new(subscribers),
+            subscribers: Mutex::new(Listeners {
+                each: subscribers,
+                counts: Counts::default(),
+            }),
         }
     }
 
     /// No subscribers (a run whose result is only returned).
     pub fn none() -> Events<'static> {
-        Events {
-            subscribers: Mutex::new(Vec::new()),
-        }
+        Events::new(Vec::new())
     }
 
     pub fn emit(&self, event: &Event<'_>) {
-        let mut subscribers = self.subscribers.lock().unwrap_or_else(|e| e.into_inner());
-        for subscriber in subscribers.iter_mut() {
-            subscriber.on(event);
+        let mut listeners = self.subscribers.lock().unwrap_or_else(|e| e.into_inner());
+        listeners.counts = listeners.counts.after(event);
+        let moment = Moment {
+            at: Instant::now(),
+            counts: listeners.counts,
+        };
+        for subscriber in listeners.each.iter_mut() {
+            subscriber.on(event, &moment);
         }
     }
 }
@@ -119,5 +165,51 @@ impl<'e, 's> ItemEvents<'e, 's> {
 impl Drop for ItemEvents<'_, '_> {
     fn drop(&mut self) {
         self.events.emit(&Event::SuiteEnded { id: &self.id });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Counts, Event, Events, Moment, Subscriber};
+
+    #[derive(Default)]
+    struct Seen(Vec<(String, Counts)>);
+
+    impl Subscriber for Seen {
+        fn on(&mut self, event: &Event<'_>, moment: &Moment) {
+            let name = format!("{event:?}");
+            self.0.push((
+                name.split([' ', '(']).next().unwrap().to_string(),
+                moment.counts,
+            ));
+        }
+    }
+
+    /// Every subscriber gets the same running counts, this event included: none counts
+    /// for itself.
+    #[test]
+    fn events_carry_the_running_counts() {
+        let mut seen = Seen::default();
+        {
+            let events = Events::new(vec![&mut seen]);
+            events.emit(&Event::SuiteStarted { id: "a" });
+            events.emit(&Event::SuiteStarted { id: "b" });
+            events.emit(&Event::SuiteEnded { id: "b" });
+            events.emit(&Event::StepStarted {
+                suite: "a",
+                step: "s",
+            });
+        }
+        let counts = |started, ended| Counts { started, ended };
+        assert_eq!(
+            seen.0,
+            vec![
+                ("SuiteStarted".to_string(), counts(1, 0)),
+                ("SuiteStarted".to_string(), counts(2, 0)),
+                ("SuiteEnded".to_string(), counts(2, 1)),
+                ("StepStarted".to_string(), counts(2, 1)),
+            ]
+        );
+        assert_eq!(seen.0[3].1.running(), 1);
     }
 }
