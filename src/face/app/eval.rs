@@ -158,6 +158,13 @@ async fn run(args: EvalRunArgs) -> i32 {
     if let Err(code) = write(&runs, several, args.json.as_deref(), junit) {
         return code;
     }
+    if let Some(path) = args.html.as_ref().filter(|_| !runs.is_empty()) {
+        let secrets = crate::ground::redact::known().values().to_vec();
+        let page = crate::run::eval::report_html::to_html(&runs, &secrets);
+        if let Err(code) = super::write_reports_file(path, page) {
+            return code;
+        }
+    }
     match stop {
         Some(code) => code,
         None => runs.iter().map(exit_code).max().unwrap_or(exit::OK),

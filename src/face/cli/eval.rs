@@ -124,6 +124,10 @@ pub struct EvalRunArgs {
     /// the Jenkins xUnit plugin's junit-10.xsd).
     #[arg(long, value_enum, value_name = "FLAVOR")]
     pub junit_flavor: Option<crate::results::junit::Flavor>,
+    /// Write a self-contained HTML report here: per task its trials, the tool calls with
+    /// their arguments, the final answer, the judge's score and reason, the spend.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Trials run concurrently, each worker with its own server connection (default 1).
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = |s: &str| limits::number(s, &limits::JOBS))]
@@ -171,6 +175,19 @@ pub struct EvalCompareArgs {
     /// the Jenkins xUnit plugin's junit-10.xsd).
     #[arg(long, value_enum, value_name = "FLAVOR")]
     pub junit_flavor: Option<crate::results::junit::Flavor>,
+    /// Write the comparison as a self-contained HTML page here: the verdict, the counts, the
+    /// tasks by bucket (regressions, judge-score changes, improvements, missing, unchanged),
+    /// each run's spend.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write a Markdown summary here (verdict, counts per bucket, regressions, judge-score
+    /// changes, cost): for a CI step summary or a pull-request comment.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Append the Markdown summary to the file `$GITHUB_STEP_SUMMARY` names (GitHub
+    /// Actions); a warning when the variable is not set.
+    #[arg(long)]
+    pub step_summary: bool,
     /// List every task, unchanged passing ones too.
     #[arg(long, short)]
     pub verbose: bool,
