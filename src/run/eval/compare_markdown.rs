@@ -151,3 +151,17 @@ fn judge_changes(md: &Md, s: &mut String, view: &View) {
     }
     more(s, view.judge_changes.len());
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_cannot_break_its_table_or_inject_markup() {
+        let md = Md(Redactor::new(&["sekret-value".to_string()]));
+        assert_eq!(
+            md.text("a|b\n<script>*x* [l](u) `c` sekret-value"),
+            "a\\|b &lt;script&gt;\\*x\\* \\[l\\](u) \\`c\\` \\*\\*\\*"
+        );
+    }
+}
