@@ -420,6 +420,10 @@ const CI_FILES: &[(&str, &str)] = &[
         "examples/ci/github-actions-remote-packs.yml",
         "vendor.github-workflows",
     ),
+    (
+        "examples/ci/github-actions-eval.yml",
+        "vendor.github-workflows",
+    ),
     ("ci/mcpspec.gitlab-ci.yml", "vendor.gitlab-ci"),
     ("examples/ci/gitlab-ci.yml", "vendor.gitlab-ci"),
 ];
@@ -444,7 +448,8 @@ fn the_ci_files_are_valid_against_their_schemas() {
 }
 
 /// Every string of a YAML value that a shell runs: a step's `run:`, GitLab's `script:`
-/// and `before_script:`, and the mcpspec action's `with: run:` (`mcpspec run`'s arguments).
+/// and `before_script:`, and the mcpspec action's `with: run:` (`mcpspec run`'s arguments)
+/// and `with: eval-compare:` (`mcpspec eval compare`'s).
 fn scripts(value: &serde_json::Value, key: Option<&str>, out: &mut Vec<String>) {
     use serde_json::Value;
     match value {
@@ -454,6 +459,9 @@ fn scripts(value: &serde_json::Value, key: Option<&str>, out: &mut Vec<String>) 
                 if k == "with" && uses.contains("/mcpspec@") {
                     if let Some(args) = v.get("run").and_then(Value::as_str) {
                         out.push(format!("mcpspec run {args}"));
+                    }
+                    if let Some(args) = v.get("eval-compare").and_then(Value::as_str) {
+                        out.push(format!("mcpspec eval compare {args}"));
                     }
                     continue;
                 }
