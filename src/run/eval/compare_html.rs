@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::compare::{Comparison, Finding, Side, TaskDelta, num, pct};
-use super::compare_output::{Labels, arrow, total_text, verdict};
+use super::compare_output::{Labels, arrow, counts_text, total_text, verdict};
 use super::compare_view::{JudgeChange, Spend, View};
 use super::report_html::EVAL_STYLE;
 use super::results::SetKind;
@@ -70,18 +70,7 @@ fn summary(page: &Page, out: &mut String, c: &Comparison, labels: &Labels, spend
         ("pairing", c.pairing.description.clone()),
         (
             "tasks",
-            format!(
-                "{} paired: {} improved, {} regressed, {} unchanged-pass, {} unchanged-fail; \
-                 {} missing in candidate, {} missing in base; {} flagged",
-                n.paired,
-                n.improved,
-                n.regressed,
-                n.unchanged_pass,
-                n.unchanged_fail,
-                n.missing_in_candidate,
-                n.missing_in_base,
-                n.regressions
-            ),
+            format!("{}; {} flagged", counts_text(n), n.regressions),
         ),
         (
             "success rate",

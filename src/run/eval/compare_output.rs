@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::compare::{Bucket, Comparison, Finding, Side, TaskDelta, Total, num, pct};
+use super::compare::{Bucket, Comparison, Counts, Finding, Side, TaskDelta, Total, num, pct};
 use super::results::SetKind;
 
 /// The `format` of the JSON document `eval compare --json` writes.
@@ -74,16 +74,7 @@ pub fn to_text(c: &Comparison, labels: &Labels, all: bool) -> String {
     }
     let n = &c.counts;
     s.push('\n');
-    s.push_str(&format!(
-        "tasks: {} paired: {} improved, {} regressed, {} unchanged-pass, {} unchanged-fail; {} missing in candidate, {} missing in base\n",
-        n.paired,
-        n.improved,
-        n.regressed,
-        n.unchanged_pass,
-        n.unchanged_fail,
-        n.missing_in_candidate,
-        n.missing_in_base
-    ));
+    s.push_str(&format!("tasks: {}\n", counts_text(n)));
     let st = &c.success;
     let ci = match st.ci95 {
         Some([lo, hi]) => format!(
@@ -154,6 +145,20 @@ pub fn to_text(c: &Comparison, labels: &Labels, all: bool) -> String {
         ));
     }
     s
+}
+
+/// `4 paired: 1 improved, …; 0 missing in candidate, 0 missing in base`.
+pub(crate) fn counts_text(n: &Counts) -> String {
+    format!(
+        "{} paired: {} improved, {} regressed, {} unchanged-pass, {} unchanged-fail; {} missing in candidate, {} missing in base",
+        n.paired,
+        n.improved,
+        n.regressed,
+        n.unchanged_pass,
+        n.unchanged_fail,
+        n.missing_in_candidate,
+        n.missing_in_base
+    )
 }
 
 /// The comparison's one-line verdict (`REGRESSION: …`, `OK: …`, `INCOMPLETE: …`), as the
