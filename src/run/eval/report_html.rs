@@ -49,7 +49,7 @@ fn run_section(page: &Page, out: &mut String, r: &EvalResults) {
     };
     let _ = writeln!(
         out,
-        "<section class=\"run\" id=\"run-{}\"><header><span class=\"badge b-{verdict}\">{verdict}</span> \
+        "<section class=\"run\" id=\"model-{}\"><header><span class=\"badge b-{verdict}\">{verdict}</span> \
          <h2 style=\"display:inline\">model {} ({})</h2></header>",
         page.text(&r.model.profile),
         page.text(&r.model.profile),
