@@ -1,4 +1,5 @@
-//! The eval reports meant for people, end to end from the CLI: `eval run --html` (per task
+//! The eval reports meant for people, end to end from the CLI: `eval run --html` and `eval
+//! report RESULTS --html` (per task
 //! its trials, tool calls with arguments, final answer, the judge's score and reason, the
 //! spend) and `eval compare --html / --markdown / --step-summary` (the buckets, the
 //! regressions, judge-score changes, cost), from results files of real runs against the
@@ -91,7 +92,7 @@ fn the_run_report_shows_each_trial_its_calls_answer_judge_and_cost_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let model = ModelServer::start(&[]);
     let html = dir.path().join("reports/eval.html");
-    let (r, _) = eval(
+    let (r, json) = eval(
         dir.path(),
         &model,
         "run",
@@ -100,6 +101,21 @@ fn the_run_report_shows_each_trial_its_calls_answer_judge_and_cost_escaped() {
     );
     assert_eq!(r.code, 0, "{r:?}");
     let page = std::fs::read_to_string(&html).unwrap();
+    // `eval report` makes the same page from the results file.
+    let again = dir.path().join("again.html");
+    let r = run_in(
+        dir.path(),
+        &[
+            "eval",
+            "report",
+            json.to_str().unwrap(),
+            "--html",
+            again.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), page);
     assert_self_contained(&page);
     for task in ["weather-boston", "echo-markup", "greeting-script"] {
         assert!(
@@ -280,4 +296,59 @@ fn step_summary_without_github_warns() {
         String::from_utf8_lossy(&out.stderr).contains("GITHUB_STEP_SUMMARY is not set"),
         "{out:?}"
     );
+}
+
+/// Several models' runs (`eval run --model A --model B`): a section per model, on the page
+/// of the run and on `eval report`'s of its file.
+#[test]
+fn several_models_get_a_section_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ModelServer::start(&[]);
+    let set = write_set(dir.path()).replace("report.eval.yaml", "two.eval.yaml");
+    std::fs::write(
+        &set,
+        SET.replace(
+            "  grader:",
+            "  sloppy: { api: openai, baseUrl: \"http://127.0.0.1:9/v1\", model: sloppy, maxTurns: 4 }\n  grader:",
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("runs.json");
+    let html = dir.path().join("runs.html");
+    let r = common::model_server::eval_run(
+        &set,
+        &stdio_target(&[]),
+        &model,
+        &json,
+        &[
+            "--judge-base-url",
+            &model.url,
+            "--model",
+            "local",
+            "--model",
+            "sloppy",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert!(html.is_file(), "{r:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_self_contained(&page);
+    assert!(page.contains("id=\"model-local\""), "{page}");
+    assert!(page.contains("id=\"model-sloppy\""), "{page}");
+    assert_eq!(page.matches("data-task=\"weather-boston\"").count(), 2);
+    let again = dir.path().join("again.html");
+    let r = run_in(
+        dir.path(),
+        &[
+            "eval",
+            "report",
+            json.to_str().unwrap(),
+            "--html",
+            again.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), page);
 }

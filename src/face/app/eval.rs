@@ -24,6 +24,7 @@ pub fn main(command: EvalCommand) -> i32 {
         }
         EvalCommand::Compare(args) => super::eval_compare::eval_compare(*args),
         EvalCommand::Expect(args) => super::eval_expect::eval_expect(args),
+        EvalCommand::Report(args) => super::eval_report::eval_report(args),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The `eval` subcommands' arguments: running an eval set through a model, comparing two
-//! results files.
+//! results files, capturing expectations from one, rendering one as HTML.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,6 +21,19 @@ pub enum EvalCommand {
     /// Write the tool calls a run's model made as `calls:`/`args:` expectations, for review
     /// (capture mode).
     Expect(EvalExpectArgs),
+    /// Write the HTML report of a results file (the page `eval run --html` writes): per task
+    /// its trials, tool calls, answers, judge verdicts and spend.
+    Report(EvalReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalReportArgs {
+    /// Results file of a run (`eval run --json`; a several-models file gives a section per
+    /// model).
+    pub results: PathBuf,
+    /// Write the HTML page here.
+    #[arg(long, value_name = "FILE")]
+    pub html: PathBuf,
 }
 
 #[derive(Args, Debug)]
