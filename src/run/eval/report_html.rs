@@ -295,3 +295,38 @@ fn calls(page: &Page, out: &mut String, r: &TrialResult) {
     }
     out.push_str("</table>\n");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A secret in the model's answer or arguments is masked, markup escaped.
+    #[test]
+    fn answers_and_arguments_are_redacted_and_escaped() {
+        let mut run: EvalResults = serde_json::from_str(include_str!(
+            "../../../tests/eval_compare/unchanged/base.json"
+        ))
+        .expect("a results file");
+        let trial = &mut run.tasks[0].trials[0];
+        trial.final_answer = Some("key sekret-value-42 <img src=x onerror=alert(1)>".into());
+        trial
+            .tool_calls
+            .push(super::super::results::ToolCallRecord {
+                name: "echo".into(),
+                arguments: serde_json::json!({"text": "sekret-value-42</pre><script>"}),
+                is_error: false,
+                protocol_error: None,
+            });
+        let page = to_html(&[run], &["sekret-value-42".to_string()]);
+        assert!(!page.contains("sekret"), "{page}");
+        assert!(
+            !page.contains("<img") && !page.contains("<script"),
+            "{page}"
+        );
+        assert!(
+            page.contains("key *** &lt;img src=x onerror=alert(1)&gt;"),
+            "{page}"
+        );
+        assert!(page.contains("***&lt;/pre&gt;&lt;script&gt;"), "{page}");
+    }
+}
