@@ -78,6 +78,24 @@ fn assert_self_contained(page: &str) {
     }
 }
 
+/// `eval report RESULTS --html` makes the same page as the run's `--html` from its file.
+fn assert_report_remakes(dir: &Path, json: &Path, page: &str) {
+    let again = dir.join("again.html");
+    let r = run_in(
+        dir,
+        &[
+            "eval",
+            "report",
+            json.to_str().unwrap(),
+            "--html",
+            again.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), page);
+}
+
 /// The text of the HTML element with `id="ID"` up to its closing `</table>`.
 fn table<'a>(page: &'a str, id: &str) -> &'a str {
     let start = page
@@ -102,20 +120,7 @@ fn the_run_report_shows_each_trial_its_calls_answer_judge_and_cost_escaped() {
     assert_eq!(r.code, 0, "{r:?}");
     let page = std::fs::read_to_string(&html).unwrap();
     // `eval report` makes the same page from the results file.
-    let again = dir.path().join("again.html");
-    let r = run_in(
-        dir.path(),
-        &[
-            "eval",
-            "report",
-            json.to_str().unwrap(),
-            "--html",
-            again.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(std::fs::read_to_string(&again).unwrap(), page);
+    assert_report_remakes(dir.path(), &json, &page);
     assert_self_contained(&page);
     for task in ["weather-boston", "echo-markup", "greeting-script"] {
         assert!(
@@ -337,18 +342,5 @@ fn several_models_get_a_section_each() {
     assert!(page.contains("id=\"model-local\""), "{page}");
     assert!(page.contains("id=\"model-sloppy\""), "{page}");
     assert_eq!(page.matches("data-task=\"weather-boston\"").count(), 2);
-    let again = dir.path().join("again.html");
-    let r = run_in(
-        dir.path(),
-        &[
-            "eval",
-            "report",
-            json.to_str().unwrap(),
-            "--html",
-            again.to_str().unwrap(),
-        ],
-        &[],
-    );
-    assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(std::fs::read_to_string(&again).unwrap(), page);
+    assert_report_remakes(dir.path(), &json, &page);
 }
