@@ -350,11 +350,14 @@ fn every_yaml_block_is_a_valid_file_of_its_kind() {
                 let file = root.join(b.file.parent().unwrap()).join(include);
                 let text = std::fs::read_to_string(&file)
                     .unwrap_or_else(|e| panic!("{}: {}: {e}", b.at(), file.display()));
-                // `mcpspec run …` (or `load …`), or the mcpspec action with `run:` (its arguments).
+                // `mcpspec run …` (or `load …`), or the mcpspec action with `run:` (its arguments) or
+                // `eval-compare:`.
                 assert!(
                     text.contains("mcpspec run")
                         || text.contains("mcpspec load")
-                        || (text.contains("/mcpspec@") && text.contains("          run: ")),
+                        || (text.contains("/mcpspec@")
+                            && (text.contains("          run: ")
+                                || text.contains("          eval-compare: "))),
                     "{}: a CI recipe runs mcpspec",
                     b.at()
                 );

@@ -421,6 +421,10 @@ const CI_FILES: &[(&str, &str)] = &[
         "examples/ci/github-actions-remote-packs.yml",
         "vendor.github-workflows",
     ),
+    (
+        "examples/ci/github-actions-eval.yml",
+        "vendor.github-workflows",
+    ),
     ("ci/mcpspec.gitlab-ci.yml", "vendor.gitlab-ci"),
     ("examples/ci/gitlab-ci.yml", "vendor.gitlab-ci"),
 ];
@@ -445,7 +449,8 @@ fn the_ci_files_are_valid_against_their_schemas() {
 }
 
 /// Every string of a YAML value that a shell runs: a step's `run:`, GitLab's `script:`
-/// and `before_script:`, and the mcpspec action's `with: run:` (`mcpspec run`'s arguments).
+/// and `before_script:`, and the mcpspec action's `with: run:` (`mcpspec run`'s arguments)
+/// and `with: eval-compare:` (`mcpspec eval compare`'s).
 fn scripts(value: &serde_json::Value, key: Option<&str>, out: &mut Vec<String>) {
     use serde_json::Value;
     match value {
@@ -455,6 +460,9 @@ fn scripts(value: &serde_json::Value, key: Option<&str>, out: &mut Vec<String>) 
                 if k == "with" && uses.contains("/mcpspec@") {
                     if let Some(args) = v.get("run").and_then(Value::as_str) {
                         out.push(format!("mcpspec run {args}"));
+                    }
+                    if let Some(args) = v.get("eval-compare").and_then(Value::as_str) {
+                        out.push(format!("mcpspec eval compare {args}"));
                     }
                     continue;
                 }
@@ -804,6 +812,118 @@ fn the_action_downloads_from_its_own_repository_when_action_repository_is_empty(
         );
         std::fs::remove_dir_all(&published).unwrap();
     }
+}
+
+/// The action's `eval-compare:` step (#42): it runs `mcpspec eval compare` (here the test
+/// build, on committed results with a regression), appends the Markdown summary to the step
+/// summary, and on a pull request posts it as one comment found again by its hidden marker
+/// (a fake `gh` on PATH: the first run posts, the next updates); elsewhere it posts
+/// nothing. The step exits with compare's code.
+#[test]
+fn the_action_compares_evals_and_posts_one_pull_request_comment() {
+    let yaml = ci_yaml("action.yml");
+    let step = yaml["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "mcpspec eval compare")
+        .expect("the eval step");
+    let script = step["run"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(common::mcpspec(), bin.join("mcpspec")).unwrap();
+    let log = dir.path().join("gh.log");
+    let body = dir.path().join("comment.md");
+    // `gh api`: logs its arguments, keeps the comment's body; lists the comment once posted.
+    let gh = format!(
+        r#"#!/bin/bash
+[ "$GH_TOKEN" = the-token ] || {{ echo "no token" >&2; exit 9; }}
+printf '%s\n' "$*" >> '{log}'
+for a in "$@"; do case "$a" in body=*) printf '%s' "${{a#body=}}" > '{body}' ;; esac; done
+if [ "$2" = --paginate ] && [ -f '{body}' ]; then echo 4242; fi
+exit 0
+"#,
+        log = log.display(),
+        body = body.display()
+    );
+    std::fs::write(bin.join("gh"), gh).unwrap();
+    std::fs::set_permissions(
+        bin.join("gh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let cases = common::repo_root().join("tests/eval_compare/regressed");
+    let summary = dir.path().join("step-summary.md");
+    let step_run = |event: &str| {
+        let context = [
+            (
+                "inputs.eval-compare",
+                format!(
+                    "{} '{}'",
+                    cases.join("base.json").display(),
+                    cases.join("candidate.json").display()
+                ),
+            ),
+            ("inputs.eval-comment", "true".to_string()),
+            ("inputs.eval-comment-id", "eval-compare".to_string()),
+            ("github.event_name", event.to_string()),
+            ("github.event.pull_request.number", "7".to_string()),
+            ("github.token", "the-token".to_string()),
+        ];
+        let mut cmd = Command::new("bash");
+        cmd.args(["-c", script])
+            .env_clear()
+            .env("PATH", format!("{}:{SYSTEM_PATH}", bin.display()))
+            .env("HOME", dir.path())
+            .env("RUNNER_TEMP", dir.path())
+            .env("GITHUB_REPOSITORY", "user/app")
+            .env("GITHUB_OUTPUT", dir.path().join("output"))
+            .env("GITHUB_STEP_SUMMARY", &summary);
+        for (name, value) in step["env"].as_object().unwrap() {
+            cmd.env(name, evaluate(value.as_str().unwrap(), &context));
+        }
+        cmd.output().unwrap()
+    };
+    let out = step_run("pull_request");
+    assert_eq!(out.status.code(), Some(1), "compare's exit code: {out:?}");
+    let md =
+        std::fs::read_to_string(dir.path().join("mcpspec-eval-compare-eval-compare.md")).unwrap();
+    assert!(md.contains("REGRESSION"), "{md}");
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap(),
+        format!("{md}\n"),
+        "the step summary"
+    );
+    let posted = std::fs::read_to_string(&body).unwrap();
+    assert_eq!(
+        posted,
+        format!("<!-- mcpspec:eval-compare -->\n{}", md.trim_end())
+    );
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        calls.contains("api -X POST repos/user/app/issues/7/comments"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains("startswith(\"<!-- mcpspec:eval-compare -->\")"),
+        "{calls}"
+    );
+    // The next push updates that comment.
+    std::fs::remove_file(&log).unwrap();
+    let out = step_run("pull_request");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        calls.contains("api -X PATCH repos/user/app/issues/comments/4242"),
+        "{calls}"
+    );
+    assert!(!calls.contains("POST"), "{calls}");
+    // A push to a branch: the step summary only.
+    std::fs::remove_file(&log).unwrap();
+    let out = step_run("push");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(!log.exists(), "no gh call outside a pull request");
 }
 
 /// The `--junit FILE`s a script writes.

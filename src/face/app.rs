@@ -9,6 +9,7 @@ mod eval;
 mod eval_compare;
 mod eval_expect;
 mod eval_judge;
+mod eval_report;
 pub mod init;
 mod list;
 mod load;

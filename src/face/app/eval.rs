@@ -24,6 +24,7 @@ pub fn main(command: EvalCommand) -> i32 {
         }
         EvalCommand::Compare(args) => super::eval_compare::eval_compare(*args),
         EvalCommand::Expect(args) => super::eval_expect::eval_expect(args),
+        EvalCommand::Report(args) => super::eval_report::eval_report(args),
     }
 }
 
@@ -157,6 +158,13 @@ async fn run(args: EvalRunArgs) -> i32 {
         .map(|p| (p, args.junit_flavor.unwrap_or_default()));
     if let Err(code) = write(&runs, several, args.json.as_deref(), junit) {
         return code;
+    }
+    if let Some(path) = args.html.as_ref().filter(|_| !runs.is_empty()) {
+        let secrets = crate::ground::redact::known().values().to_vec();
+        let page = crate::run::eval::report_html::to_html(&runs, &secrets);
+        if let Err(code) = super::write_reports_file(path, page) {
+            return code;
+        }
     }
     match stop {
         Some(code) => code,

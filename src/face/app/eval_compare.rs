@@ -11,8 +11,10 @@ use crate::ground::source::Pos;
 use crate::language::dsl::error::{LoadError, read_source};
 use crate::run::eval::compare::{self, Thresholds};
 use crate::run::eval::compare_output::{self, Labels};
+use crate::run::eval::compare_view::Spend;
 use crate::run::eval::results::{EvalResults, RESULTS_FORMAT};
 use crate::run::eval::runs::{EvalRuns, RUNS_FORMAT};
+use crate::run::eval::{compare_html, compare_markdown};
 
 pub fn eval_compare(args: EvalCompareArgs) -> i32 {
     let thresholds = match thresholds(&args) {
@@ -97,6 +99,10 @@ pub fn eval_compare(args: EvalCompareArgs) -> i32 {
     {
         return code;
     }
+    let spend = Spend::of(&base, &cand);
+    if let Err(code) = write_summaries(&args, &comparison, &labels, &spend) {
+        return code;
+    }
     if let Some(why) = &incomplete {
         refuse_partial(why)
     } else if comparison.regression {
@@ -104,6 +110,56 @@ pub fn eval_compare(args: EvalCompareArgs) -> i32 {
     } else {
         exit::OK
     }
+}
+
+/// The reports meant for people: the HTML page, the Markdown summary (to a file, and
+/// appended to `$GITHUB_STEP_SUMMARY` with `--step-summary`).
+fn write_summaries(
+    args: &EvalCompareArgs,
+    c: &compare::Comparison,
+    labels: &Labels,
+    spend: &Spend,
+) -> Result<(), i32> {
+    let secrets = crate::ground::redact::known().values().to_vec();
+    if let Some(path) = &args.html {
+        super::write_reports_file(path, compare_html::to_html(c, labels, spend, &secrets))?;
+    }
+    if args.markdown.is_none() && !args.step_summary {
+        return Ok(());
+    }
+    let md = compare_markdown::to_markdown(c, labels, spend, &secrets);
+    if let Some(path) = &args.markdown {
+        super::write_reports_file(path, md.clone())?;
+    }
+    if args.step_summary {
+        append_step_summary(&md)?;
+    }
+    Ok(())
+}
+
+/// Append to the file `$GITHUB_STEP_SUMMARY` names; a warning when it is not set (not on
+/// GitHub Actions), an error when it cannot be written.
+fn append_step_summary(md: &str) -> Result<(), i32> {
+    use std::io::Write as _;
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        errln!(
+            "warning: --step-summary: GITHUB_STEP_SUMMARY is not set (not on GitHub Actions): no step summary written"
+        );
+        return Ok(());
+    };
+    let path = std::path::PathBuf::from(path);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| writeln!(f, "{md}"))
+        .map_err(|e| {
+            errln!(
+                "error: cannot append to GITHUB_STEP_SUMMARY ({}): {e}",
+                path.display()
+            );
+            exit::INVALID_INPUT
+        })
 }
 
 fn thresholds(args: &EvalCompareArgs) -> Result<Thresholds, String> {

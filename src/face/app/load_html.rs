@@ -8,19 +8,16 @@
 
 use std::fmt::Write as _;
 
-use crate::ground::redact::{Redactor, escape_controls};
 use crate::language::dsl::workload::Stage;
-use crate::results::report::html::{STYLE, escape_html};
+use crate::results::report::html::escape_html;
+use crate::results::report::page::{Page, TABLE_STYLE};
 use crate::run::load::budget::Verdict;
 use crate::run::load::record::{Latency, SecondSummary, Summary};
 
-/// The load section's own styles, after the run report's.
+/// The load section's own styles, after the run report's and the tables'.
 const LOAD_STYLE: &str = r#"
 section.load{border:1px solid var(--line);border-radius:8px;margin:10px 0;padding:8px 12px}
 section.load h2{margin:12px 0 6px}
-table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}
-th,td{border-bottom:1px solid var(--line);padding:3px 10px;text-align:left;vertical-align:top}
-td.num,th.num{text-align:right}tr.failed td{background:#ffebe9}
 svg.chart{display:block;max-width:100%;height:auto;border:1px solid var(--line);border-radius:6px;background:#fff}
 svg.chart text{font:11px system-ui,sans-serif;fill:var(--muted)}
 svg.chart .grid{stroke:#eaeef2;stroke-width:1}svg.chart .axis{stroke:var(--line);stroke-width:1}
@@ -62,7 +59,7 @@ pub(super) struct LoadPage<'a> {
 
 /// The page, every text redacted of `secrets` and escaped.
 pub(super) fn to_html(p: &LoadPage<'_>, secrets: &[String]) -> String {
-    let (page, mut out) = Page::begin(secrets, p.target, 32 * 1024);
+    let (page, mut out) = begin(secrets, p.target, 32 * 1024);
     let _ = writeln!(
         out,
         "<h1>mcpspec load report</h1><div class=\"meta\">{} · {} · era {} · started {} · mcpspec {}</div>",
@@ -102,8 +99,10 @@ pub(super) fn to_html(p: &LoadPage<'_>, secrets: &[String]) -> String {
     out
 }
 
-struct Page {
-    redactor: Redactor,
+/// A load page: its head, titled with the target.
+fn begin(secrets: &[String], target: &str, capacity: usize) -> (Page, String) {
+    let style = format!("{TABLE_STYLE}{LOAD_STYLE}");
+    Page::begin(secrets, "mcpspec load report", target, &style, capacity)
 }
 
 fn ms(v: Option<f64>) -> String {
@@ -111,41 +110,6 @@ fn ms(v: Option<f64>) -> String {
 }
 
 impl Page {
-    /// A load page's redactor, and its text so far: the document's head, titled with the
-    /// (redacted, escaped) target.
-    fn begin(secrets: &[String], target: &str, capacity: usize) -> (Page, String) {
-        let page = Page {
-            redactor: Redactor::new(secrets),
-        };
-        let mut out = String::with_capacity(capacity);
-        let _ = write!(
-            out,
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-             <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-             <title>mcpspec load report: {}</title><style>{STYLE}{LOAD_STYLE}</style></head><body>\n",
-            page.text(target)
-        );
-        (page, out)
-    }
-
-    /// Redacted, controls escaped, then escaped for HTML.
-    fn text(&self, text: &str) -> String {
-        escape_html(&escape_controls(&self.redactor.redact(text)))
-    }
-
-    /// A two-column table of `(label, value)` rows, the values escaped here.
-    fn pairs(&self, out: &mut String, id: &str, rows: &[(&str, String)]) {
-        let _ = writeln!(out, "<table class=\"{id}\" id=\"{id}\">");
-        for (label, value) in rows {
-            let _ = writeln!(
-                out,
-                "<tr><th>{label}</th><td>{}</td></tr>",
-                self.text(value)
-            );
-        }
-        out.push_str("</table>\n");
-    }
-
     fn profile(&self, out: &mut String, p: &LoadPage<'_>) {
         out.push_str("<h2>Profile</h2>\n");
         let mut rows = vec![
@@ -658,7 +622,7 @@ pub(super) struct LimitPage<'a> {
 
 /// The page of `--find-limit`: the last rate that held, and a row per step.
 pub(super) fn limit_to_html(p: &LimitPage<'_>, secrets: &[String]) -> String {
-    let (page, mut out) = Page::begin(secrets, p.target, 8 * 1024);
+    let (page, mut out) = begin(secrets, p.target, 8 * 1024);
     let _ = writeln!(
         out,
         "<h1>mcpspec load report: find limit</h1><div class=\"meta\">{} · era {} · started {} · mcpspec {}</div>",

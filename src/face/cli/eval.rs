@@ -1,5 +1,5 @@
 //! The `eval` subcommands' arguments: running an eval set through a model, comparing two
-//! results files.
+//! results files, capturing expectations from one, rendering one as HTML.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,6 +21,19 @@ pub enum EvalCommand {
     /// Write the tool calls a run's model made as `calls:`/`args:` expectations, for review
     /// (capture mode).
     Expect(EvalExpectArgs),
+    /// Write the HTML report of a results file (the page `eval run --html` writes): per task
+    /// its trials, tool calls, answers, judge verdicts and spend.
+    Report(EvalReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct EvalReportArgs {
+    /// Results file of a run (`eval run --json`; a several-models file gives a section per
+    /// model).
+    pub results: PathBuf,
+    /// Write the HTML page here.
+    #[arg(long, value_name = "FILE")]
+    pub html: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -124,6 +137,10 @@ pub struct EvalRunArgs {
     /// the Jenkins xUnit plugin's junit-10.xsd).
     #[arg(long, value_enum, value_name = "FLAVOR")]
     pub junit_flavor: Option<crate::results::junit::Flavor>,
+    /// Write a self-contained HTML report here: per task its trials, the tool calls with
+    /// their arguments, the final answer, the judge's score and reason, the spend.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Trials run concurrently, each worker with its own server connection (default 1).
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = |s: &str| limits::number(s, &limits::JOBS))]
@@ -171,6 +188,19 @@ pub struct EvalCompareArgs {
     /// the Jenkins xUnit plugin's junit-10.xsd).
     #[arg(long, value_enum, value_name = "FLAVOR")]
     pub junit_flavor: Option<crate::results::junit::Flavor>,
+    /// Write the comparison as a self-contained HTML page here: the verdict, the counts, the
+    /// tasks by bucket (regressions, judge-score changes, improvements, missing, unchanged),
+    /// each run's spend.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write a Markdown summary here (verdict, counts per bucket, regressions, judge-score
+    /// changes, cost): for a CI step summary or a pull-request comment.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Append the Markdown summary to the file `$GITHUB_STEP_SUMMARY` names (GitHub
+    /// Actions); a warning when the variable is not set.
+    #[arg(long)]
+    pub step_summary: bool,
     /// List every task, unchanged passing ones too.
     #[arg(long, short)]
     pub verbose: bool,

@@ -12,9 +12,10 @@ use std::fmt::Write as _;
 use super::diff::Tag;
 
 use super::console::{json_diff, secs};
+use super::format_transcript;
+use super::page::Page;
 use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
-use super::{format_transcript, truncate};
-use crate::ground::redact::{Redactor, escape_controls};
+use crate::ground::redact::escape_controls;
 
 /// Largest transcript or failure body shown for one step (the rest is cut with a marker).
 const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -57,18 +58,8 @@ const SCRIPT: &str = r#"
 
 /// Render the run as one HTML document.
 pub fn to_html(report: &RunReport, secrets: &[String]) -> String {
-    let page = Page {
-        redactor: Redactor::new(secrets),
-    };
-    let mut out = String::with_capacity(16 * 1024);
+    let (page, mut out) = Page::begin(secrets, "mcpspec report", &report.target, "", 16 * 1024);
     let s = &report.summary;
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>mcpspec report: {}</title><style>{STYLE}</style></head><body>\n",
-        page.text(&report.target)
-    );
     let _ = writeln!(
         out,
         "<h1>mcpspec report</h1><div class=\"meta\">{} · {} · started {} · {} · mcpspec {}</div>",
@@ -111,22 +102,7 @@ pub fn to_html(report: &RunReport, secrets: &[String]) -> String {
     out
 }
 
-struct Page {
-    redactor: Redactor,
-}
-
 impl Page {
-    /// Redacted, controls escaped, then escaped for HTML.
-    fn text(&self, text: &str) -> String {
-        escape_html(&escape_controls(&self.redactor.redact(text)))
-    }
-
-    /// Like [`Page::text`], cut to the body limit after redaction.
-    fn body(&self, text: &str) -> String {
-        let redacted = escape_controls(&self.redactor.redact(text)).into_owned();
-        escape_html(&truncate(&redacted, MAX_BODY_BYTES))
-    }
-
     fn suite(&self, out: &mut String, suite: &SuiteResult) {
         let status = suite.status();
         let label = status.label();
@@ -176,7 +152,7 @@ impl Page {
                 } else {
                     " open"
                 },
-                self.body(tail)
+                self.body(tail, MAX_BODY_BYTES)
             );
         }
         out.push_str("</section>\n");
@@ -212,7 +188,7 @@ impl Page {
                     self.text(message)
                 );
                 if let Some(detail) = detail {
-                    let _ = write!(out, "<pre>{}</pre>", self.body(detail));
+                    let _ = write!(out, "<pre>{}</pre>", self.body(detail, MAX_BODY_BYTES));
                 }
                 out.push_str("</div>\n");
             }
@@ -238,7 +214,7 @@ impl Page {
             let _ = writeln!(
                 out,
                 "<details><summary>transcript</summary><pre>{}</pre></details>",
-                self.body(&format_transcript(&step.transcript))
+                self.body(&format_transcript(&step.transcript), MAX_BODY_BYTES)
             );
         }
         out.push_str("</details>\n");
@@ -278,15 +254,23 @@ impl Page {
                 let _ = write!(
                     out,
                     "<div>expected:</div><pre>{}</pre>",
-                    self.body(expected)
+                    self.body(expected, MAX_BODY_BYTES)
                 );
             }
             if let Some(actual) = &failure.actual {
-                let _ = write!(out, "<div>actual:</div><pre>{}</pre>", self.body(actual));
+                let _ = write!(
+                    out,
+                    "<div>actual:</div><pre>{}</pre>",
+                    self.body(actual, MAX_BODY_BYTES)
+                );
             }
         }
         if !failure.snippet.is_empty() {
-            let _ = write!(out, "<pre>{}</pre>", self.body(&failure.snippet));
+            let _ = write!(
+                out,
+                "<pre>{}</pre>",
+                self.body(&failure.snippet, MAX_BODY_BYTES)
+            );
         }
         out.push_str("</div>\n");
     }

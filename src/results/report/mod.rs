@@ -8,6 +8,7 @@ pub mod events;
 pub mod html;
 pub mod json;
 pub mod junit;
+pub mod page;
 pub mod result;
 pub mod sarif;
 

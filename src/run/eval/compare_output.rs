@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::compare::{Bucket, Comparison, Finding, Side, TaskDelta, Total, num, pct};
+use super::compare::{Bucket, Comparison, Counts, Finding, Side, TaskDelta, Total, num, pct};
 use super::results::SetKind;
 
 /// The `format` of the JSON document `eval compare --json` writes.
@@ -74,16 +74,7 @@ pub fn to_text(c: &Comparison, labels: &Labels, all: bool) -> String {
     }
     let n = &c.counts;
     s.push('\n');
-    s.push_str(&format!(
-        "tasks: {} paired: {} improved, {} regressed, {} unchanged-pass, {} unchanged-fail; {} missing in candidate, {} missing in base\n",
-        n.paired,
-        n.improved,
-        n.regressed,
-        n.unchanged_pass,
-        n.unchanged_fail,
-        n.missing_in_candidate,
-        n.missing_in_base
-    ));
+    s.push_str(&format!("tasks: {}\n", counts_text(n)));
     let st = &c.success;
     let ci = match st.ci95 {
         Some([lo, hi]) => format!(
@@ -135,20 +126,7 @@ pub fn to_text(c: &Comparison, labels: &Labels, all: bool) -> String {
             total_text(total)
         ));
     }
-    let verdict = if c.incomplete.is_some() {
-        "INCOMPLETE: a partial run cannot clear the gate".to_string()
-    } else if c.regression {
-        format!("REGRESSION: {} task(s) flagged (!)", n.regressions)
-    } else if c.kind == SetKind::Capability && n.regressions > 0 {
-        format!(
-            "OK: {} task(s) flagged (!), not gated (capability set)",
-            n.regressions
-        )
-    } else if n.regressions > 0 {
-        format!("OK: {} task(s) flagged (!)", n.regressions)
-    } else {
-        "OK: no regression".into()
-    };
+    let verdict = verdict(c);
     let total_note = [
         ("tool calls", &c.totals.calls),
         ("tokens", &c.totals.tokens),
@@ -169,7 +147,38 @@ pub fn to_text(c: &Comparison, labels: &Labels, all: bool) -> String {
     s
 }
 
-fn total_text(t: &Total) -> String {
+/// `4 paired: 1 improved, …; 0 missing in candidate, 0 missing in base`.
+pub(crate) fn counts_text(n: &Counts) -> String {
+    format!(
+        "{} paired: {} improved, {} regressed, {} unchanged-pass, {} unchanged-fail; {} missing in candidate, {} missing in base",
+        n.paired,
+        n.improved,
+        n.regressed,
+        n.unchanged_pass,
+        n.unchanged_fail,
+        n.missing_in_candidate,
+        n.missing_in_base
+    )
+}
+
+/// The comparison's one-line verdict (`REGRESSION: …`, `OK: …`, `INCOMPLETE: …`), as the
+/// console, the Markdown summary and the HTML page say it.
+pub fn verdict(c: &Comparison) -> String {
+    let n = c.counts.regressions;
+    if c.incomplete.is_some() {
+        "INCOMPLETE: a partial run cannot clear the gate".to_string()
+    } else if c.regression {
+        format!("REGRESSION: {n} task(s) flagged (!)")
+    } else if c.kind == SetKind::Capability && n > 0 {
+        format!("OK: {n} task(s) flagged (!), not gated (capability set)")
+    } else if n > 0 {
+        format!("OK: {n} task(s) flagged (!)")
+    } else {
+        "OK: no regression".into()
+    }
+}
+
+pub(crate) fn total_text(t: &Total) -> String {
     let change = match t.increase {
         Some(i) => format!("{}%", signed(i)),
         None if t.candidate > 0.0 => "up from 0".into(),
@@ -187,7 +196,7 @@ fn total_text(t: &Total) -> String {
     )
 }
 
-fn arrow(a: Option<String>, b: Option<String>) -> String {
+pub(crate) fn arrow(a: Option<String>, b: Option<String>) -> String {
     format!(
         "{} → {}",
         a.unwrap_or_else(|| "-".into()),

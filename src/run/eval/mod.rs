@@ -6,7 +6,9 @@
 //! `results`, `caps`, `retry`, `stats`, `names`, `fence`, `breaker`, `set::doc` (the document as written);
 //! `conversation` (the API-neutral turn types), `profile`; `wire`, `record`, `replay_match`,
 //! `replay`, `tape`, `critics`, `set`; `llm` (the client, which plays its turns on its tape);
-//! `judge`, `agent`, `sampling`; `run`; `expect` (expectations captured from results). A type
+//! `judge`, `agent`, `sampling`; `run`; `expect` (expectations captured from results);
+//! the reports `report`, `report_html`, `compare_output`, `compare_view`, `compare_html`,
+//! `compare_markdown`. A type
 //! two files share goes down to a file both import, never into one of them.
 
 pub mod affected;
@@ -14,7 +16,10 @@ pub mod agent;
 pub mod breaker;
 pub mod caps;
 pub mod compare;
+pub mod compare_html;
+pub mod compare_markdown;
 pub mod compare_output;
+pub mod compare_view;
 pub mod conversation;
 pub mod critics;
 pub mod estimate;
@@ -28,6 +33,7 @@ pub mod record;
 pub mod replay;
 pub mod replay_match;
 pub mod report;
+pub mod report_html;
 pub mod results;
 pub mod retry;
 pub mod run;

@@ -97,6 +97,21 @@ pub fn rates(t: &TaskResult) -> Rates {
     }
 }
 
+/// A task's verdict as every report shows it: `PASS`, `WARN` (passed, a score in the warn
+/// band), `FAIL`, or `NOT RUN` — a task the run's stop never reached has no outcome, which
+/// is not a failure of the model.
+pub fn mark(t: &TaskResult) -> &'static str {
+    if t.trials.is_empty() {
+        "NOT RUN"
+    } else if t.failed() {
+        "FAIL"
+    } else if first_warning(t).is_some() {
+        "WARN"
+    } else {
+        "PASS"
+    }
+}
+
 /// The first warning (a passing score in the warn band) of the task's trials.
 pub fn first_warning(t: &TaskResult) -> Option<String> {
     t.trials.iter().find_map(|r| {
@@ -153,14 +168,7 @@ pub fn console(results: &EvalResults) -> String {
         trials += rt.trials;
         ok += rt.successes;
         let warning = first_warning(t);
-        // A task the run's stop never reached has no outcome: not a failure of the model.
-        let mark = if rt.trials == 0 {
-            "NOT RUN"
-        } else if !t.failed() {
-            if warning.is_some() { "WARN" } else { "PASS" }
-        } else {
-            "FAIL"
-        };
+        let mark = mark(t);
         out.push_str(&format!(
             "  {mark} {}  {}/{} trials{}  calls {:.1}  tool errors {:.1}  tokens {:.0}{}{}\n",
             t.id,

@@ -202,6 +202,21 @@ impl Usage {
         })
     }
 
+    /// `120 in / 30 out tokens · $0.0008`, `(estimated)` when some tokens are: for reports.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} in / {} out tokens",
+            self.input_tokens, self.output_tokens
+        );
+        if let Some(c) = self.cost_usd {
+            s.push_str(&format!(" · ${c:.4}"));
+        }
+        if self.estimated {
+            s.push_str(" (estimated)");
+        }
+        s
+    }
+
     /// Token counts (input, output) summed and priced.
     pub fn sum(tokens: impl IntoIterator<Item = (u64, u64)>, price: Option<Price>) -> Usage {
         let (mut input_tokens, mut output_tokens) = (0, 0);
