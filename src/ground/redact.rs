@@ -346,6 +346,16 @@ pub fn known() -> Arc<Redactor> {
     KNOWN.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+/// The largest character boundary of `text` at or before byte `max` (`str::floor_char_boundary`,
+/// which is newer than the crate's minimum Rust).
+pub fn char_floor(text: &str, max: usize) -> usize {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
+}
+
 /// Redact-then-truncate with the process's known secrets: the one way an excerpt is made.
 pub fn shorten(text: &str, max: usize) -> String {
     if text.len() <= max {

@@ -348,10 +348,7 @@ pub fn truncate(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
-    let mut end = max.saturating_sub(MARKER.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let mut end = crate::ground::redact::char_floor(text, max.saturating_sub(MARKER.len()));
     // Prefer to cut after a whole line.
     if let Some(nl) = text[..end].rfind('\n')
         && nl > end / 2

@@ -609,7 +609,8 @@ impl StdioTransport {
         if self.first_noise.is_none()
             && let Some(text) = text
         {
-            let line = text[..text.floor_char_boundary(NOISE_CONTEXT_BYTES)].to_string();
+            let line =
+                text[..crate::ground::redact::char_floor(text, NOISE_CONTEXT_BYTES)].to_string();
             self.first_noise = Some((line, self.last_written.take()));
         }
     }

@@ -116,10 +116,7 @@ pub fn excerpts(recorded: Option<&Value>, now: Option<&Value>) -> (String, Strin
         .map(|((i, _), _)| i)
         .unwrap_or_else(|| a.len().min(b.len()));
     let cut = |s: &str| {
-        let mut start = first.saturating_sub(BEFORE).min(s.len());
-        while !s.is_char_boundary(start) {
-            start -= 1;
-        }
+        let start = crate::ground::redact::char_floor(s, first.saturating_sub(BEFORE));
         let lead = if start > 0 { "…" } else { "" };
         let shown = crate::ground::redact::shorten(&s[start..], EXCERPT);
         format!("{lead}{shown}")

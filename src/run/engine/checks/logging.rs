@@ -208,9 +208,9 @@ pub fn undeclared_notifications_absent(conn: &Connection, others: &[SeenOn]) -> 
             })
             .collect(),
     };
-    let findings = on_other_connections(std::slice::from_ref(&own), &is_judged)
+    let findings = on_other_connections(std::slice::from_ref(&own), is_judged)
         .into_iter()
-        .chain(on_other_connections(others, &is_judged))
+        .chain(on_other_connections(others, is_judged))
         .collect::<Vec<_>>();
     if findings.is_empty() {
         CheckOutcome::Pass

@@ -469,7 +469,10 @@ pub fn survived(probe: &ParseProbe) -> CheckOutcome {
 
 /// The invalid requests of `invalid_request_answered`: what is wrong with each, and how a
 /// valid request (the harmless one, with its id) is spoiled into it.
-const INVALID_REQUESTS: &[(&str, fn(&mut serde_json::Map<String, Value>))] = &[
+/// Turns a valid request object into an invalid one.
+type Spoil = fn(&mut serde_json::Map<String, Value>);
+
+const INVALID_REQUESTS: &[(&str, Spoil)] = &[
     ("without `jsonrpc`", |m| {
         m.remove("jsonrpc");
     }),
