@@ -22,6 +22,9 @@
 //!     code: 1
 //!     stdout: [FAIL, goodbye]  # each must appear (stderr: in stderr; output: in either)
 //!     not_stdout: [PASS]       # none may appear (not_stderr: in stderr)
+//!     stdout_is: stdout.txt    # the whole stdout, line by line, as that file of the case
+//!                              # says; `~~~` in a line matches any text (durations,
+//!                              # paths), as Hurl's `.pattern` files (stderr_is: stderr)
 //!     json:                    # in `{out}/result.json` (or `json_file`): where → value
 //!       /summary/failed: 1     # a JSON pointer; `null` also matches a missing value
 //!       "s@legacy › step name › /outcome/status": failed   # suite id › step name › pointer
@@ -101,6 +104,8 @@ struct Command {
     not_stdout: Vec<String>,
     #[serde(default)]
     not_stderr: Vec<String>,
+    stdout_is: Option<String>,
+    stderr_is: Option<String>,
     json_file: Option<String>,
     #[serde(default)]
     json: BTreeMap<String, Value>,
@@ -377,6 +382,17 @@ fn run_case(dir: &Path) -> Result<(), String> {
                 }
             }
         }
+        for (place, file, text) in [
+            ("stdout", &command.stdout_is, &r.stdout),
+            ("stderr", &command.stderr_is, &r.stderr),
+        ] {
+            let Some(file) = file else { continue };
+            let pattern = std::fs::read_to_string(folder.join(file))
+                .map_err(|e| fail(format!("{place}_is: {file}: {e}")))?;
+            if let Err(why) = matches_pattern(&fill(&pattern), text) {
+                return Err(fail(format!("{place} is not as {file} says: {why}")));
+            }
+        }
         let must_nots = [
             ("stdout", &command.not_stdout, &r.stdout),
             ("stderr", &command.not_stderr, &r.stderr),
@@ -475,4 +491,37 @@ fn every_case_gives_what_it_says() {
         all.len(),
         failures.join("\n\n")
     );
+}
+
+/// The wildcard of an expected-output file: any text within one line.
+const ANY: &str = "~~~";
+
+/// `text` line by line as `pattern` says: each line equal, or, where the pattern line has
+/// [`ANY`], matching it with any text in its place. The first line that differs, when not.
+fn matches_pattern(pattern: &str, text: &str) -> Result<(), String> {
+    let want: Vec<&str> = pattern.lines().collect();
+    let got: Vec<&str> = text.lines().collect();
+    for (i, line) in want.iter().enumerate() {
+        let Some(actual) = got.get(i) else {
+            return Err(format!("line {} is missing: expected {line:?}", i + 1));
+        };
+        let parts: Vec<String> = line.split(ANY).map(regex::escape).collect();
+        let re = regex::Regex::new(&format!("^{}$", parts.join(".*"))).expect("an escaped pattern");
+        if !re.is_match(actual) {
+            return Err(format!("line {}: expected {line:?}, got {actual:?}", i + 1));
+        }
+    }
+    match got.get(want.len()) {
+        Some(extra) => Err(format!("line {} is one too many: {extra:?}", want.len() + 1)),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn expected_output_patterns_match_lines_with_wildcards() {
+    assert!(matches_pattern("a ~~~ b\nc\n", "a 12 ms b\nc\n").is_ok());
+    assert!(matches_pattern("a (1.5)\n", "a (1x5)\n").is_err(), "no regex outside ~~~");
+    assert!(matches_pattern("a\n", "a\nb\n").unwrap_err().contains("one too many"));
+    assert!(matches_pattern("a\nb\n", "a\n").unwrap_err().contains("missing"));
+    assert!(matches_pattern("x ~~~\n", "y 1\n").unwrap_err().contains("line 1"));
 }
