@@ -512,7 +512,10 @@ fn matches_pattern(pattern: &str, text: &str) -> Result<(), String> {
         }
     }
     match got.get(want.len()) {
-        Some(extra) => Err(format!("line {} is one too many: {extra:?}", want.len() + 1)),
+        Some(extra) => Err(format!(
+            "line {} is one too many: {extra:?}",
+            want.len() + 1
+        )),
         None => Ok(()),
     }
 }
@@ -520,8 +523,23 @@ fn matches_pattern(pattern: &str, text: &str) -> Result<(), String> {
 #[test]
 fn expected_output_patterns_match_lines_with_wildcards() {
     assert!(matches_pattern("a ~~~ b\nc\n", "a 12 ms b\nc\n").is_ok());
-    assert!(matches_pattern("a (1.5)\n", "a (1x5)\n").is_err(), "no regex outside ~~~");
-    assert!(matches_pattern("a\n", "a\nb\n").unwrap_err().contains("one too many"));
-    assert!(matches_pattern("a\nb\n", "a\n").unwrap_err().contains("missing"));
-    assert!(matches_pattern("x ~~~\n", "y 1\n").unwrap_err().contains("line 1"));
+    assert!(
+        matches_pattern("a (1.5)\n", "a (1x5)\n").is_err(),
+        "no regex outside ~~~"
+    );
+    assert!(
+        matches_pattern("a\n", "a\nb\n")
+            .unwrap_err()
+            .contains("one too many")
+    );
+    assert!(
+        matches_pattern("a\nb\n", "a\n")
+            .unwrap_err()
+            .contains("missing")
+    );
+    assert!(
+        matches_pattern("x ~~~\n", "y 1\n")
+            .unwrap_err()
+            .contains("line 1")
+    );
 }

@@ -248,11 +248,14 @@ pub(crate) async fn open(
 /// Print why a connection failed (redacted, with the server's last stderr lines); the
 /// exit code that goes with it.
 pub(crate) fn connect_failed(e: &crate::run::client::ConnectError, secrets: &[String]) -> i32 {
-    errln!("error: {}", report::redact(&e.message, secrets));
+    errln!(
+        "error: {}",
+        crate::ground::redact::for_terminal(&e.message, secrets)
+    );
     if let Some(tail) = &e.stderr_tail {
         errln!(
             "server stderr (last lines):\n{}",
-            report::redact(tail, secrets)
+            crate::ground::redact::for_terminal(tail, secrets)
         );
     }
     connect_exit(e.kind)
@@ -284,20 +287,23 @@ pub(crate) fn write_reports(
     secrets: &[String],
 ) -> Result<(), i32> {
     if let Some(path) = &paths.junit {
-        write_reports_file(path, report::to_junit(report, secrets, paths.junit_flavor))?;
+        write_reports_file(
+            path,
+            report::junit::to_junit(report, secrets, paths.junit_flavor),
+        )?;
     }
     if let Some(path) = &paths.html {
-        write_reports_file(path, report::to_html(report, secrets))?;
+        write_reports_file(path, report::html::to_html(report, secrets))?;
     }
     if let Some(path) = &paths.sarif {
-        let sarif = report::to_sarif(report, secrets, paths.sarif_source.as_deref());
+        let sarif = report::sarif::to_sarif(report, secrets, paths.sarif_source.as_deref());
         write_reports_file(path, sarif)?;
     }
     if let Some(path) = &paths.json {
         if is_stdout(Some(path)) {
-            outln!("{}", report::to_json(report, secrets).trim_end());
+            outln!("{}", report::json::to_json(report, secrets).trim_end());
         } else {
-            write_reports_file(path, report::to_json(report, secrets))?;
+            write_reports_file(path, report::json::to_json(report, secrets))?;
         }
     }
     Ok(())

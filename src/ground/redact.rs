@@ -346,6 +346,13 @@ pub fn known() -> Arc<Redactor> {
     KNOWN.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+/// `text` with the known `secrets` and every secret-shaped value masked and control
+/// characters escaped: for one-off messages to the terminal (reporters keep one
+/// [`Redactor`]).
+pub fn for_terminal(text: &str, secrets: &[String]) -> String {
+    escape_controls(&Redactor::new(secrets).redact(text)).into_owned()
+}
+
 /// The largest character boundary of `text` at or before byte `max` (`str::floor_char_boundary`,
 /// which is newer than the crate's minimum Rust).
 pub fn char_floor(text: &str, max: usize) -> usize {

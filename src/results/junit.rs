@@ -357,3 +357,17 @@ pub fn truncate(text: &str, max: usize) -> String {
     }
     format!("{}{MARKER}", &text[..end])
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::results::junit::truncate;
+
+    #[test]
+    fn truncate_marks_cut_text() {
+        assert_eq!(truncate("short", 100), "short");
+        let long = "é".repeat(100);
+        let cut = truncate(&long, 50);
+        assert!(cut.len() <= 50, "{}", cut.len());
+        assert!(cut.ends_with("… (truncated)\n"));
+    }
+}

@@ -3,7 +3,6 @@
 use serde_json::Value;
 
 use crate::face::cli::{CallArgs, UsageError, exit};
-use crate::results::report;
 
 use super::{open, usage};
 
@@ -37,7 +36,7 @@ pub(super) async fn call(args: CallArgs) -> i32 {
         Ok(ex) => match &ex.response {
             Some(resp) => {
                 let text = serde_json::to_string_pretty(resp).unwrap_or_default();
-                outln!("{}", report::redact(&text, &secrets));
+                outln!("{}", crate::ground::redact::for_terminal(&text, &secrets));
                 if resp.get("error").is_some() {
                     exit::FAILED
                 } else {
@@ -46,12 +45,18 @@ pub(super) async fn call(args: CallArgs) -> i32 {
             }
             None => {
                 let why = crate::language::assert::describe_no_response(&ex);
-                errln!("error: {}", report::redact(&why, &secrets));
+                errln!(
+                    "error: {}",
+                    crate::ground::redact::for_terminal(&why, &secrets)
+                );
                 exit::FAILED
             }
         },
         Err(e) => {
-            errln!("error: {}", report::redact(&e.to_string(), &secrets));
+            errln!(
+                "error: {}",
+                crate::ground::redact::for_terminal(&e.to_string(), &secrets)
+            );
             exit::FAILED
         }
     };

@@ -1326,7 +1326,7 @@ fn emit(
     report: &impl Serialize,
     secrets: &[String],
 ) -> Result<(), i32> {
-    let console = crate::results::report::redact(console, secrets);
+    let console = crate::ground::redact::for_terminal(console, secrets);
     if is_stdout(json_path) {
         errln!("{console}");
     } else {
@@ -1340,7 +1340,7 @@ fn emit(
     }
     if let Some(path) = json_path {
         let text = serde_json::to_string_pretty(report).expect("the report serializes");
-        let text = crate::results::report::redact(&text, secrets);
+        let text = crate::ground::redact::for_terminal(&text, secrets);
         if is_stdout(Some(path)) {
             outln!("{text}");
         } else {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::face::cli::{UsageError, exit};
 use crate::results::report::result::{RunReport, SuiteResult, SuiteTarget};
-use crate::results::report::{self, ConsoleOptions};
+use crate::results::report::{self, console::ConsoleOptions};
 
 use super::{ReportPaths, exit_code, is_stdout, usage, write_reports};
 
@@ -183,7 +183,7 @@ pub(super) fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
         secrets: Vec::new(),
         redaction: Default::default(),
     };
-    let summary = report::render_summary(&merged, &console);
+    let summary = report::console::render_summary(&merged, &console);
     if is_stdout(json) {
         err!("{summary}");
     } else {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::face::cli::{ColorChoice, RunArgs, exit};
 use crate::results::report::events::{Event, Moment, RunInfo, Subscriber};
 use crate::results::report::junit::{JunitStream, Run};
-use crate::results::report::{self, ConsoleOptions, Seen};
+use crate::results::report::{self, console::ConsoleOptions, console::Seen};
 
 use super::progress::{ProgressLine, ScreenLock};
 use super::{ReportPaths, is_stdout, write_reports, write_reports_file};
@@ -104,7 +104,7 @@ impl Subscriber for Console {
             Event::SuiteFinished(suite) => {
                 let (out, opts, seen) = (&mut self.out, &self.opts, &mut self.seen);
                 self.screen.while_cleared(|| {
-                    let text = report::render_streamed(suite, opts, seen);
+                    let text = report::console::render_streamed(suite, opts, seen);
                     let _ = out.write_all(text.as_bytes());
                     let _ = out.flush();
                 });
@@ -112,7 +112,7 @@ impl Subscriber for Console {
             Event::RunFinished(report) => {
                 let _ = self
                     .out
-                    .write_all(report::render_summary(report, &self.opts).as_bytes());
+                    .write_all(report::console::render_summary(report, &self.opts).as_bytes());
             }
             _ => {}
         }
@@ -142,7 +142,7 @@ impl Junit {
         }
     }
 
-    fn add(&mut self, suite: &report::SuiteResult) {
+    fn add(&mut self, suite: &report::result::SuiteResult) {
         let Some(stream) = &mut self.stream else {
             return;
         };

@@ -3,7 +3,6 @@
 use std::path::Path;
 
 use crate::face::cli::{DiffArgs, Format, SnapshotArgs, exit};
-use crate::results::report;
 use crate::run::contract::{self, Snapshot};
 
 use super::{open, write_reports_file};
@@ -18,7 +17,10 @@ pub(super) async fn snapshot(args: SnapshotArgs) -> i32 {
     let snap = match taken {
         Ok(s) => s,
         Err(e) => {
-            errln!("error: {}", report::redact(&e, &secrets));
+            errln!(
+                "error: {}",
+                crate::ground::redact::for_terminal(&e, &secrets)
+            );
             return exit::FAILED;
         }
     };

@@ -8,8 +8,8 @@ use std::time::Duration;
 use anstyle::{AnsiColor, Style};
 
 use super::diff::{self, Tag};
-use super::format_transcript;
 use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
+use super::transcript::format_transcript;
 use crate::ground::redact::{Redactor, count_masks, escape_controls};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

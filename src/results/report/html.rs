@@ -12,9 +12,9 @@ use std::fmt::Write as _;
 use super::diff::Tag;
 
 use super::console::{json_diff, secs};
-use super::format_transcript;
 use super::page::Page;
 use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
+use super::transcript::format_transcript;
 use crate::ground::redact::escape_controls;
 
 /// Largest transcript or failure body shown for one step (the rest is cut with a marker).
@@ -175,8 +175,8 @@ impl Page {
             step.line,
             step.column,
             match step.level {
-                super::Level::Must => "must",
-                super::Level::Should => "should",
+                super::result::Level::Must => "must",
+                super::result::Level::Should => "should",
             },
             secs(step.duration)
         );

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use super::events::RunInfo;
 use super::result::{Failure, Outcome, RunReport, StaleEntry, StepResult, SuiteResult};
-use super::{format_transcript, one_line};
+use super::transcript::{format_transcript, one_line};
 use crate::ground::redact::Redactor;
 use crate::results::junit::{Flavor, Policy, Spool, TestCase, TestCaseStatus, TestSuite};
 

@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use super::html::{STYLE, escape_html};
-use super::truncate;
 use crate::ground::redact::{Redactor, escape_controls};
+use crate::results::junit::truncate;
 
 /// Tables of figures (load and eval pages), after [`STYLE`].
 pub const TABLE_STYLE: &str = r#"
