@@ -680,3 +680,67 @@ fn a_replay_shows_where_the_server_answers_differently_now() {
     assert_contains(&changed.stdout, "+            \"country\"");
     assert_contains(&changed.stdout, "1 answered differently");
 }
+
+#[test]
+fn a_replay_over_http_takes_the_new_session_in_both_eras() {
+    let recorded_at = HttpServer::start(&[]);
+    let fresh = HttpServer::start(&[]);
+    let changed = HttpServer::start(&["--change", "add-required-param"]);
+    for era in ["legacy", "modern"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rec");
+        let recorder = HttpRecorder::start(&out, &recorded_at.url);
+        let (_d, file) = scenario_file("client.yaml", SESSION);
+        let client = run(&[
+            "run",
+            file.to_str().unwrap(),
+            "--era",
+            era,
+            "--jobs",
+            "1",
+            "--url",
+            &recorder.url,
+        ]);
+        assert_eq!(client.code, 0, "{era}: {client:?}");
+        let (code, stderr) = recorder.finish(era == "modern");
+        assert_eq!(code, Some(0), "{stderr}");
+        let tape = out.join("session.tape.jsonl");
+        let tape = tape.to_str().unwrap();
+        // Another server process: a legacy session there is a new one (the recorded id is
+        // unknown to it), the new note's id is followed.
+        let same = run(&["record", "--replay", tape, "--url", &fresh.url]);
+        assert_eq!(same.code, 0, "{era}: {same:?}");
+        assert_contains(&same.stdout, "Replay: 7 request(s), 0 answered differently");
+        let now = run(&["record", "--replay", tape, "--url", &changed.url]);
+        assert_eq!(now.code, 1, "{era}: {now:?}");
+        assert_contains(&now.stdout, "DIFFERS  tools/list (id ");
+        assert_contains(&now.stdout, "+            \"country\"");
+        assert_contains(&now.stdout, "1 answered differently");
+    }
+    // Not an MCP endpoint: what came instead of each answer.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec");
+    let client = record_with_mcpspec(SESSION, "legacy", &out, &[], &[]);
+    assert_eq!(client.code, 0, "{client:?}");
+    let wrong = fresh.url.replace("/mcp", "/nowhere");
+    let tape = out.join("session.tape.jsonl");
+    let lost = run(&[
+        "record",
+        "--replay",
+        tape.to_str().unwrap(),
+        "--url",
+        &wrong,
+    ]);
+    assert_eq!(lost.code, 1, "{lost:?}");
+    assert_contains(&lost.stdout, "+HTTP 404 Not Found");
+    // Recording over HTTP still needs the address the client connects to.
+    let no_listen = run(&[
+        "record",
+        "--out",
+        out.to_str().unwrap(),
+        "--url",
+        &fresh.url,
+    ]);
+    assert_ne!(no_listen.code, 0, "{no_listen:?}");
+    assert_contains(&no_listen.stderr, "--url needs --listen ADDR:PORT");
+}

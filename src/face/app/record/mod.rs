@@ -30,6 +30,12 @@ pub fn record(args: RecordArgs) -> i32 {
         None => {
             let relay = match (&args.url, args.listen) {
                 (Some(url), Some(listen)) => http_relay(url, listen),
+                (Some(_), None) => {
+                    errln!(
+                        "mcpspec record: --url needs --listen ADDR:PORT, where the client connects instead of the server"
+                    );
+                    return exit::INVALID_INPUT;
+                }
                 _ if args.command.is_empty() => {
                     errln!(
                         "mcpspec record: give the server's command after `--` (mcpspec record --out DIR -- SERVER ARGS…), or --from-tape FILE"
@@ -323,13 +329,24 @@ fn scenario_texts(out: &Path) -> Vec<String> {
         .collect()
 }
 
-/// `--replay TAPE -- SERVER`: the recorded client side sent again; a diff per answer that
-/// changed.
+/// `--replay TAPE -- SERVER` (or `--url URL`): the recorded client side sent again; a
+/// diff per answer that changed.
 fn replay(args: &RecordArgs, tape: &Path) -> i32 {
-    if args.command.is_empty() {
-        errln!("mcpspec record --replay: give the server's command after `--`");
-        return exit::INVALID_INPUT;
-    }
+    use crate::run::record::replay::Server;
+    let server = match &args.url {
+        Some(url) => match reqwest::Url::parse(url) {
+            Ok(u) => Server::Http(u),
+            Err(e) => {
+                errln!("mcpspec record --replay: --url {url}: {e}");
+                return exit::INVALID_INPUT;
+            }
+        },
+        None if args.command.is_empty() => {
+            errln!("mcpspec record --replay: give the server's command after `--`, or its --url");
+            return exit::INVALID_INPUT;
+        }
+        None => Server::Stdio(&args.command),
+    };
     let entries = match read_tape(tape) {
         Ok(e) => e,
         Err(e) => {
@@ -340,7 +357,7 @@ fn replay(args: &RecordArgs, tape: &Path) -> i32 {
     let runtime = super::runtime();
     let replayed = runtime.block_on(crate::run::record::replay::replay(
         &entries,
-        &args.command,
+        server,
         args.timeout,
     ));
     let replayed = match replayed {
