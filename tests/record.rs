@@ -272,12 +272,18 @@ struct ScriptedClient {
 
 impl ScriptedClient {
     fn start(out: &Path, flags: &[&str]) -> ScriptedClient {
+        ScriptedClient::start_with(out, &[], flags)
+    }
+
+    /// `mcpspec record --out OUT [extra…] -- example-server [flags…]`, initialized.
+    fn start_with(out: &Path, extra: &[&str], flags: &[&str]) -> ScriptedClient {
         let mut words = vec![
             "record".to_string(),
             "--out".into(),
             out.display().to_string(),
-            "--".into(),
         ];
+        words.extend(extra.iter().map(|s| s.to_string()));
+        words.push("--".into());
         words.push(example_server().display().to_string());
         words.extend(flags.iter().map(|s| s.to_string()));
         let mut child = Command::new(mcpspec())
@@ -316,6 +322,47 @@ impl ScriptedClient {
         let stderr = drain(self.child.stderr.take().unwrap());
         let code = wait_limited(&mut self.child, Duration::from_secs(60));
         (code, stderr.join().unwrap())
+    }
+}
+
+#[test]
+fn an_interrupted_recording_writes_the_session_within_the_grace() {
+    for signal in ["INT", "TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rec");
+        let mut client = ScriptedClient::start_with(&out, &["--check"], &[]);
+        client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"before the signal"}}}"#);
+        assert!(client.reply().contains("before the signal"));
+        // The client is still attached (its stdin open): only the signal ends the session.
+        let sent = std::time::Instant::now();
+        let killed = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(client.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let stderr = drain(client.child.stderr.take().unwrap());
+        let code = wait_limited(&mut client.child, Duration::from_secs(10));
+        let took = sent.elapsed();
+        let stderr = stderr.join().unwrap();
+        assert_eq!(code, Some(0), "SIG{signal}: {stderr}");
+        assert!(
+            took < Duration::from_millis(1900),
+            "SIG{signal}: the recorder took {took:?} to exit: {stderr}"
+        );
+        let tape = std::fs::read_to_string(out.join("session.tape.jsonl")).unwrap();
+        let last: serde_json::Value = serde_json::from_str(tape.lines().last().unwrap()).unwrap();
+        assert_eq!(last["end"], "interrupted", "{last}");
+        let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
+        assert_contains(
+            &text,
+            &format!("(it ended: interrupted — mcpspec got SIG{signal})"),
+        );
+        assert_contains(&text, "name: \"call echo\"");
+        assert_contains(&stderr, "--check: not run (interrupted)");
+        drop(client);
+        let again = replay(&out, &[], &[]);
+        assert_eq!(again.code, 0, "{again:?}\n{text}");
     }
 }
 

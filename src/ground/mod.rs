@@ -14,6 +14,7 @@ pub mod bounds;
 /// Contract rules files and the change kinds (read here; judged by `contract::rules`).
 pub mod contract_rules;
 pub mod csv;
+pub mod files;
 pub mod json;
 pub mod load_error;
 pub mod platform;

@@ -57,6 +57,14 @@ pub fn record(args: RecordArgs) -> i32 {
     if code != 0 || !args.check {
         return code;
     }
+    if crate::ground::signals::received().is_some() {
+        // The grace after a signal is for writing the session, not for running it.
+        errln!(
+            "mcpspec record --check: not run (interrupted); run `mcpspec run {}` to check",
+            args.out().join(render::SCENARIO_DIR).display()
+        );
+        return code;
+    }
     check(&args)
 }
 
@@ -175,7 +183,7 @@ fn write_scenarios(args: &RecordArgs, tape: &Path, session_name: Option<&str>) -
         let ok = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|_| std::fs::write(&path, &file.text));
+            .and_then(|_| crate::ground::files::write_whole(&path, &file.text));
         if let Err(e) = ok {
             errln!("mcpspec record: cannot write {}: {e}", path.display());
             return exit::INVALID_INPUT;
@@ -185,7 +193,7 @@ fn write_scenarios(args: &RecordArgs, tape: &Path, session_name: Option<&str>) -
     if !args.command.is_empty() || args.url.is_some() {
         let config = config_text(args, &session, &rendered.parameters);
         let path = args.out().join("mcpspec.yaml");
-        if let Err(e) = std::fs::write(&path, config) {
+        if let Err(e) = crate::ground::files::write_whole(&path, config) {
             errln!("mcpspec record: cannot write {}: {e}", path.display());
             return exit::INVALID_INPUT;
         }
