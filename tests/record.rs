@@ -123,6 +123,60 @@ fn a_session_becomes_scenarios_that_pass_in_both_eras() {
     }
 }
 
+#[test]
+fn an_era_neutral_session_is_written_for_both_eras_only_when_it_passes_in_both() {
+    let neutral = r#"
+scenario: neutral
+steps:
+  - name: list
+    request: { method: tools/list }
+  - name: echo
+    request: { method: tools/call, params: { name: echo, arguments: { text: "hello" } } }
+"#;
+    for era in ["legacy", "modern"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rec");
+        let client = record_with_mcpspec(neutral, era, &out, &[], &[]);
+        assert_eq!(client.code, 0, "{client:?}");
+        let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
+        assert_contains(&text, "eras: [legacy, modern]");
+        let config = std::fs::read_to_string(out.join("mcpspec.yaml")).unwrap();
+        assert_contains(&config, "eras: [legacy, modern]");
+        let again = replay(&out, &[], &[]);
+        assert_eq!(again.code, 0, "{era}: {again:?}\n{text}");
+        assert_contains(&again.stdout, "recorded-session@legacy");
+        assert_contains(&again.stdout, "recorded-session@modern");
+    }
+    // Nothing era-specific either, but a missing resource is -32002 in legacy and -32602 in
+    // modern: the other era's run fails, the recorded era stays, and the comment says why.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec");
+    let client = record_with_mcpspec(SESSION, "legacy", &out, &[], &[]);
+    assert_eq!(client.code, 0, "{client:?}");
+    let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
+    assert_contains(
+        &text,
+        "# legacy only: the session used nothing era-specific, but in the modern era they did not pass: `read note://nope`: error: expected error code -32002",
+    );
+    assert_contains(&text, "eras: [legacy]\n");
+    // An era-specific method: the recorded era, without a run in the other.
+    let bound = r#"
+scenario: bound
+steps:
+  - name: level
+    request: { method: logging/setLevel, params: { level: info } }
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec");
+    // (The example server has no logging: the step fails for the client, and is recorded.)
+    record_with_mcpspec(bound, "legacy", &out, &[], &[]);
+    let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
+    assert_contains(
+        &text,
+        "# legacy only: it used `logging/setLevel`, which one era does not have\neras: [legacy]",
+    );
+}
+
 /// The client of the book's "When the server asks back" chapter: the written `client:`
 /// script answers as the recorded client did.
 const ASKS: &str = r#"

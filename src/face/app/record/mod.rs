@@ -169,39 +169,42 @@ fn write_scenarios(args: &RecordArgs, tape: &Path, session_name: Option<&str>) -
             .and_then(|n| n.strip_suffix(TAPE_SUFFIX))
             .map_or("recorded-session".into(), |s| format!("recorded-{s}")),
     };
-    let rendered = render::render(
-        &session,
-        &render::Options {
-            name,
-            expect: args.expect,
-            split: args.split,
-        },
-    );
-    let mut written = Vec::new();
-    for file in &rendered.files {
-        let path = args.out().join(&file.path);
-        let ok = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|_| crate::ground::files::write_whole(&path, &file.text));
-        if let Err(e) = ok {
-            errln!("mcpspec record: cannot write {}: {e}", path.display());
-            return exit::INVALID_INPUT;
+    let mut options = render::Options {
+        name,
+        expect: args.expect,
+        split: args.split,
+        eras: first_eras(args, &session),
+    };
+    let mut written = match write_rendered(args, &session, &options) {
+        Ok(w) => w,
+        Err(code) => return code,
+    };
+    if options.eras == render::Eras::Both {
+        let other = other_era(&session);
+        match passes_in(args, other) {
+            Ok(()) => written.0.notes.push(format!(
+                "the session used nothing era-specific and its scenarios pass in the {other} era too: written for both eras"
+            )),
+            Err(why) => {
+                options.eras = render::Eras::Only(format!(
+                    "the session used nothing era-specific, but in the {other} era {why}"
+                ));
+                written = match write_rendered(args, &session, &options) {
+                    Ok(w) => w,
+                    Err(code) => return code,
+                };
+            }
         }
-        written.push(path);
     }
+    let (rendered, scenarios) = written;
     if !args.command.is_empty() || args.url.is_some() {
-        let config = config_text(args, &session, &rendered.parameters);
+        let config = config_text(args, &session, &options.eras, &rendered.parameters);
         let path = args.out().join("mcpspec.yaml");
         if let Err(e) = crate::ground::files::write_whole(&path, config) {
             errln!("mcpspec record: cannot write {}: {e}", path.display());
             return exit::INVALID_INPUT;
         }
     }
-    let scenarios = written
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .count();
     errln!(
         "mcpspec record: wrote {} to {}",
         plural(scenarios as u64, "scenario"),
@@ -224,11 +227,103 @@ fn write_scenarios(args: &RecordArgs, tape: &Path, session_name: Option<&str>) -
     0
 }
 
+/// Render the session with `options` and write its files; what was rendered and how many
+/// scenarios were written.
+fn write_rendered(
+    args: &RecordArgs,
+    session: &session::Session,
+    options: &render::Options,
+) -> Result<(render::Rendered, usize), i32> {
+    let rendered = render::render(session, options);
+    let mut scenarios = 0;
+    for file in &rendered.files {
+        let path = args.out().join(&file.path);
+        let ok = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| crate::ground::files::write_whole(&path, &file.text));
+        if let Err(e) = ok {
+            errln!("mcpspec record: cannot write {}: {e}", path.display());
+            return Err(exit::INVALID_INPUT);
+        }
+        if path.extension().is_some_and(|e| e == "yaml") {
+            scenarios += 1;
+        }
+    }
+    Ok((rendered, scenarios))
+}
+
+/// The eras to write first: both when the session used nothing era-specific and can be
+/// run in the other era to see (then [`passes_in`] decides), else the recorded one and why.
+fn first_eras(args: &RecordArgs, session: &session::Session) -> render::Eras {
+    let other = other_era(session);
+    if session.era.is_none() {
+        return render::Eras::Only("the client's era is not on the tape".into());
+    }
+    if let Some(why) = session.era_bound() {
+        return render::Eras::Only(why);
+    }
+    if crate::ground::signals::received().is_some() {
+        return render::Eras::Only(format!(
+            "the session used nothing era-specific, but the recording was interrupted before the scenarios were run in the {other} era"
+        ));
+    }
+    if run_command(args).is_err() {
+        return render::Eras::Only(format!(
+            "the session used nothing era-specific, but there was no server to run the scenarios against in the {other} era (give --stdio with --from-tape)"
+        ));
+    }
+    render::Eras::Both
+}
+
+/// The era the session was not recorded in.
+fn other_era(session: &session::Session) -> &'static str {
+    match session.era {
+        Some(session::EraUsed::Modern) => session::EraUsed::Legacy.label(),
+        _ => session::EraUsed::Modern.label(),
+    }
+}
+
+/// Run the written scenarios in `era` against the recorded server, quietly: `Err` says how
+/// they failed.
+fn passes_in(args: &RecordArgs, era: &str) -> Result<(), String> {
+    let mut cmd = run_command(args)?;
+    cmd.arg("--era").arg(era);
+    cmd.stdin(std::process::Stdio::null());
+    let out = cmd
+        .output()
+        .map_err(|e| format!("the scenarios could not be run: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = first_failure(&stdout)
+        .or_else(|| {
+            stderr
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let first =
+        crate::ground::redact::known().redact(&crate::ground::redact::shorten(first.trim(), 200));
+    Err(if first.is_empty() {
+        format!(
+            "they did not pass (exit {})",
+            out.status.code().unwrap_or(-1)
+        )
+    } else {
+        format!("they did not pass: {first}")
+    })
+}
+
 /// `mcpspec.yaml` of the recording folder: the server as a target (its command line with
 /// secret-looking words masked), the scenarios as paths.
 fn config_text(
     args: &RecordArgs,
     session: &session::Session,
+    eras: &render::Eras,
     parameters: &std::collections::BTreeSet<String>,
 ) -> String {
     let redactor = crate::ground::redact::known();
@@ -245,7 +340,10 @@ fn config_text(
         ),
         None => format!("stdio: {}", crate::ground::yaml::write::quoted(&command)),
     };
-    let era = session.era.unwrap_or(session::EraUsed::Legacy).label();
+    let era = match eras {
+        render::Eras::Both => "legacy, modern",
+        render::Eras::Only(_) => session.era.unwrap_or(session::EraUsed::Legacy).label(),
+    };
     let mut out = String::from(
         "# Written by `mcpspec record`: `mcpspec run` in this folder replays the recorded session.\n",
     );
@@ -267,28 +365,15 @@ fn config_text(
 
 /// `--check`: run the written scenarios against the same server, as `mcpspec run` would.
 fn check(args: &RecordArgs) -> i32 {
-    let Ok(me) = std::env::current_exe() else {
-        errln!("mcpspec record --check: cannot find the mcpspec executable");
-        return exit::INVALID_INPUT;
+    let mut cmd = match run_command(args) {
+        Ok(cmd) => cmd,
+        Err(e) => {
+            errln!("mcpspec record --check: {e}");
+            return exit::INVALID_INPUT;
+        }
     };
-    let mut cmd = std::process::Command::new(me);
-    cmd.arg("run").arg(args.out().join(render::SCENARIO_DIR));
-    if !args.command.is_empty() {
-        cmd.arg("--stdio").arg(shell_words::join(&args.command));
-    } else if let Some(url) = &args.url {
-        cmd.arg("--url").arg(url);
-    } else if let Some(target) = &args.target {
-        cmd.arg("--stdio").arg(target);
-    } else {
-        errln!("mcpspec record --check: with --from-tape, give the server with --stdio");
-        return exit::INVALID_INPUT;
-    }
     if let Some(era) = read_era(args.out()) {
         cmd.arg("--era").arg(era);
-    }
-    for p in scenario_parameters(args.out()) {
-        cmd.arg("--set")
-            .arg(format!("{p}=env:{}", p.to_ascii_uppercase()));
     }
     errln!("mcpspec record --check: running the scenarios against the server");
     match cmd.status() {
@@ -300,14 +385,57 @@ fn check(args: &RecordArgs) -> i32 {
     }
 }
 
-/// The era the scenarios were written for (from their `eras:` line).
+/// `mcpspec run` of the written scenarios against the recorded server (with the
+/// parameters they need); `Err` when the server is not known.
+fn run_command(args: &RecordArgs) -> Result<std::process::Command, String> {
+    let me = std::env::current_exe().map_err(|_| "cannot find the mcpspec executable")?;
+    let mut cmd = std::process::Command::new(me);
+    cmd.arg("run").arg(args.out().join(render::SCENARIO_DIR));
+    if !args.command.is_empty() {
+        cmd.arg("--stdio").arg(shell_words::join(&args.command));
+    } else if let Some(url) = &args.url {
+        cmd.arg("--url").arg(url);
+    } else if let Some(target) = &args.target {
+        cmd.arg("--stdio").arg(target);
+    } else {
+        return Err("with --from-tape, give the server with --stdio".into());
+    }
+    for p in scenario_parameters(args.out()) {
+        cmd.arg("--set")
+            .arg(format!("{p}=env:{}", p.to_ascii_uppercase()));
+    }
+    Ok(cmd)
+}
+
+/// The first failed step of a run's console report and why (`` `read note://nope`: error:
+/// expected error code -32002, got -32602 ``).
+fn first_failure(report: &str) -> Option<String> {
+    let mut lines = report.lines();
+    while let Some(line) = lines.next() {
+        let step = line
+            .strip_prefix("  ")
+            .map(str::trim_start)
+            .and_then(|l| l.strip_prefix("FAIL").or_else(|| l.strip_prefix("ERROR")));
+        if let Some(step) = step {
+            let why = lines.find(|l| !l.trim().is_empty()).unwrap_or_default();
+            return Some(format!("`{}`: {}", step.trim(), why.trim()));
+        }
+    }
+    None
+}
+
+/// The era the scenarios were written for (from their `eras:` line); none when they were
+/// written for both (each runs in its own).
 fn read_era(out: &Path) -> Option<String> {
-    scenario_texts(out).into_iter().find_map(|t| {
-        t.lines().find_map(|l| {
-            l.strip_prefix("eras: [")
-                .map(|r| r.trim_end_matches(']').to_string())
+    scenario_texts(out)
+        .into_iter()
+        .find_map(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("eras: [")
+                    .map(|r| r.trim_end_matches(']').to_string())
+            })
         })
-    })
+        .filter(|era| !era.contains(','))
 }
 
 fn scenario_parameters(out: &Path) -> Vec<String> {
@@ -415,5 +543,18 @@ fn show_replay(r: &crate::run::record::replay::Replayed) -> i32 {
         exit::OK
     } else {
         exit::FAILED
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_first_failed_step_and_why() {
+        let report = "FAIL  recorded-session@modern (2026-07-28) 0.090s\n  PASS  list tools\n  FAIL  read note://nope\n      error: expected error code -32002, got -32602\n        --> x.yaml:43:9\nSummary: 1 suites\n";
+        assert_eq!(
+            super::first_failure(report).as_deref(),
+            Some("`read note://nope`: error: expected error code -32002, got -32602")
+        );
+        assert_eq!(super::first_failure("Summary: 1 suites, 1 passed\n"), None);
     }
 }
