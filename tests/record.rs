@@ -64,6 +64,22 @@ fn record_with_mcpspec(client: &str, era: &str, out: &Path, extra: &[&str], flag
     ])
 }
 
+/// `SESSION` recorded over stdio in the legacy era: its folder (kept while the guard lives).
+fn legacy_session() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec");
+    let client = record_with_mcpspec(SESSION, "legacy", &out, &[], &[]);
+    assert_eq!(client.code, 0, "{client:?}");
+    (dir, out)
+}
+
+/// `mcpspec record --replay TAPE` to the server `to` (`--url URL`, or `-- SERVER…`).
+fn replay_tape(tape: &Path, to: &[&str]) -> Run {
+    let mut args = vec!["record", "--replay", tape.to_str().unwrap()];
+    args.extend_from_slice(to);
+    run(&args)
+}
+
 fn written(out: &Path) -> String {
     let mut text = String::new();
     for entry in walk(out) {
@@ -149,10 +165,7 @@ steps:
     }
     // Nothing era-specific either, but a missing resource is -32002 in legacy and -32602 in
     // modern: the other era's run fails, the recorded era stays, and the comment says why.
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("rec");
-    let client = record_with_mcpspec(SESSION, "legacy", &out, &[], &[]);
-    assert_eq!(client.code, 0, "{client:?}");
+    let (_dir, out) = legacy_session();
     let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
     assert_contains(
         &text,
@@ -608,31 +621,37 @@ impl HttpRecorder {
     }
 }
 
+/// The client session `SESSION` in `era` through a recorder in front of `upstream`, until
+/// the recording ends.
+fn record_over_http(out: &Path, upstream: &str, era: &str) {
+    let recorder = HttpRecorder::start(out, upstream);
+    let (_d, file) = scenario_file("client.yaml", SESSION);
+    let client = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--era",
+        era,
+        "--jobs",
+        "1",
+        "--url",
+        &recorder.url,
+    ]);
+    assert_eq!(
+        client.code, 0,
+        "{era}: the client through the proxy: {client:?}"
+    );
+    // Legacy: the client's DELETE of its session ends the recording; modern: SIGTERM.
+    let (code, stderr) = recorder.finish(era == "modern");
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
 #[test]
 fn an_http_session_is_recorded_through_the_reverse_proxy_in_both_eras() {
     let server = HttpServer::start(&[]);
     for era in ["legacy", "modern"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("rec");
-        let recorder = HttpRecorder::start(&out, &server.url);
-        let (_d, file) = scenario_file("client.yaml", SESSION);
-        let client = run(&[
-            "run",
-            file.to_str().unwrap(),
-            "--era",
-            era,
-            "--jobs",
-            "1",
-            "--url",
-            &recorder.url,
-        ]);
-        assert_eq!(
-            client.code, 0,
-            "{era}: the client through the proxy: {client:?}"
-        );
-        // Legacy: the client's DELETE of its session ends the recording; modern: SIGTERM.
-        let (code, stderr) = recorder.finish(era == "modern");
-        assert_eq!(code, Some(0), "{stderr}");
+        record_over_http(&out, &server.url, era);
         let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
         assert_contains(&text, "uri: \"note://{{ create_note_id }}\"");
         let config = std::fs::read_to_string(out.join("mcpspec.yaml")).unwrap();
@@ -756,26 +775,15 @@ steps:
 
 #[test]
 fn a_replay_shows_where_the_server_answers_differently_now() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("rec");
-    let client = record_with_mcpspec(SESSION, "legacy", &out, &[], &[]);
-    assert_eq!(client.code, 0, "{client:?}");
+    let (_dir, out) = legacy_session();
     let tape = out.join("session.tape.jsonl");
     let server = example_server().display().to_string();
     // The same server: the new note's id is followed (the read uses it), nothing differs.
-    let same = run(&["record", "--replay", tape.to_str().unwrap(), "--", &server]);
+    let same = replay_tape(&tape, &["--", &server]);
     assert_eq!(same.code, 0, "{same:?}");
     assert_contains(&same.stdout, "Replay: 7 request(s), 0 answered differently");
     // A next release whose tool gained a required parameter: the list differs, shown as a diff.
-    let changed = run(&[
-        "record",
-        "--replay",
-        tape.to_str().unwrap(),
-        "--",
-        &server,
-        "--change",
-        "add-required-param",
-    ]);
+    let changed = replay_tape(&tape, &["--", &server, "--change", "add-required-param"]);
     assert_eq!(changed.code, 1, "{changed:?}");
     assert_contains(&changed.stdout, "DIFFERS  tools/list (id ");
     assert_contains(&changed.stdout, "+            \"country\"");
@@ -790,48 +798,24 @@ fn a_replay_over_http_takes_the_new_session_in_both_eras() {
     for era in ["legacy", "modern"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("rec");
-        let recorder = HttpRecorder::start(&out, &recorded_at.url);
-        let (_d, file) = scenario_file("client.yaml", SESSION);
-        let client = run(&[
-            "run",
-            file.to_str().unwrap(),
-            "--era",
-            era,
-            "--jobs",
-            "1",
-            "--url",
-            &recorder.url,
-        ]);
-        assert_eq!(client.code, 0, "{era}: {client:?}");
-        let (code, stderr) = recorder.finish(era == "modern");
-        assert_eq!(code, Some(0), "{stderr}");
+        record_over_http(&out, &recorded_at.url, era);
         let tape = out.join("session.tape.jsonl");
-        let tape = tape.to_str().unwrap();
         // Another server process: a legacy session there is a new one (the recorded id is
         // unknown to it), the new note's id is followed.
-        let same = run(&["record", "--replay", tape, "--url", &fresh.url]);
+        let same = replay_tape(&tape, &["--url", &fresh.url]);
         assert_eq!(same.code, 0, "{era}: {same:?}");
         assert_contains(&same.stdout, "Replay: 7 request(s), 0 answered differently");
-        let now = run(&["record", "--replay", tape, "--url", &changed.url]);
+        let now = replay_tape(&tape, &["--url", &changed.url]);
         assert_eq!(now.code, 1, "{era}: {now:?}");
         assert_contains(&now.stdout, "DIFFERS  tools/list (id ");
         assert_contains(&now.stdout, "+            \"country\"");
         assert_contains(&now.stdout, "1 answered differently");
     }
     // Not an MCP endpoint: what came instead of each answer.
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("rec");
-    let client = record_with_mcpspec(SESSION, "legacy", &out, &[], &[]);
-    assert_eq!(client.code, 0, "{client:?}");
+    let (_dir, out) = legacy_session();
     let wrong = fresh.url.replace("/mcp", "/nowhere");
     let tape = out.join("session.tape.jsonl");
-    let lost = run(&[
-        "record",
-        "--replay",
-        tape.to_str().unwrap(),
-        "--url",
-        &wrong,
-    ]);
+    let lost = replay_tape(&tape, &["--url", &wrong]);
     assert_eq!(lost.code, 1, "{lost:?}");
     assert_contains(&lost.stdout, "+HTTP 404 Not Found");
     // Recording over HTTP still needs the address the client connects to.
