@@ -64,6 +64,22 @@ fn record_with_mcpspec(client: &str, era: &str, out: &Path, extra: &[&str], flag
     ])
 }
 
+/// `SESSION` recorded over stdio in the legacy era: its folder (kept while the guard lives).
+fn legacy_session() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec");
+    let client = record_with_mcpspec(SESSION, "legacy", &out, &[], &[]);
+    assert_eq!(client.code, 0, "{client:?}");
+    (dir, out)
+}
+
+/// `mcpspec record --replay TAPE` to the server `to` (`--url URL`, or `-- SERVER…`).
+fn replay_tape(tape: &Path, to: &[&str]) -> Run {
+    let mut args = vec!["record", "--replay", tape.to_str().unwrap()];
+    args.extend_from_slice(to);
+    run(&args)
+}
+
 fn written(out: &Path) -> String {
     let mut text = String::new();
     for entry in walk(out) {
@@ -121,6 +137,57 @@ fn a_session_becomes_scenarios_that_pass_in_both_eras() {
         );
         assert_contains(&again.stdout, "6 passed");
     }
+}
+
+#[test]
+fn an_era_neutral_session_is_written_for_both_eras_only_when_it_passes_in_both() {
+    let neutral = r#"
+scenario: neutral
+steps:
+  - name: list
+    request: { method: tools/list }
+  - name: echo
+    request: { method: tools/call, params: { name: echo, arguments: { text: "hello" } } }
+"#;
+    for era in ["legacy", "modern"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rec");
+        let client = record_with_mcpspec(neutral, era, &out, &[], &[]);
+        assert_eq!(client.code, 0, "{client:?}");
+        let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
+        assert_contains(&text, "eras: [legacy, modern]");
+        let config = std::fs::read_to_string(out.join("mcpspec.yaml")).unwrap();
+        assert_contains(&config, "eras: [legacy, modern]");
+        let again = replay(&out, &[], &[]);
+        assert_eq!(again.code, 0, "{era}: {again:?}\n{text}");
+        assert_contains(&again.stdout, "recorded-session@legacy");
+        assert_contains(&again.stdout, "recorded-session@modern");
+    }
+    // Nothing era-specific either, but a missing resource is -32002 in legacy and -32602 in
+    // modern: the other era's run fails, the recorded era stays, and the comment says why.
+    let (_dir, out) = legacy_session();
+    let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
+    assert_contains(
+        &text,
+        "# legacy only: the session used nothing era-specific, but in the modern era they did not pass: `read note://nope`: error: expected error code -32002",
+    );
+    assert_contains(&text, "eras: [legacy]\n");
+    // An era-specific method: the recorded era, without a run in the other.
+    let bound = r#"
+scenario: bound
+steps:
+  - name: level
+    request: { method: logging/setLevel, params: { level: info } }
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec");
+    // (The example server has no logging: the step fails for the client, and is recorded.)
+    record_with_mcpspec(bound, "legacy", &out, &[], &[]);
+    let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
+    assert_contains(
+        &text,
+        "# legacy only: it used `logging/setLevel`, which one era does not have\neras: [legacy]",
+    );
 }
 
 /// The client of the book's "When the server asks back" chapter: the written `client:`
@@ -272,12 +339,18 @@ struct ScriptedClient {
 
 impl ScriptedClient {
     fn start(out: &Path, flags: &[&str]) -> ScriptedClient {
+        ScriptedClient::start_with(out, &[], flags)
+    }
+
+    /// `mcpspec record --out OUT [extra…] -- example-server [flags…]`, initialized.
+    fn start_with(out: &Path, extra: &[&str], flags: &[&str]) -> ScriptedClient {
         let mut words = vec![
             "record".to_string(),
             "--out".into(),
             out.display().to_string(),
-            "--".into(),
         ];
+        words.extend(extra.iter().map(|s| s.to_string()));
+        words.push("--".into());
         words.push(example_server().display().to_string());
         words.extend(flags.iter().map(|s| s.to_string()));
         let mut child = Command::new(mcpspec())
@@ -316,6 +389,47 @@ impl ScriptedClient {
         let stderr = drain(self.child.stderr.take().unwrap());
         let code = wait_limited(&mut self.child, Duration::from_secs(60));
         (code, stderr.join().unwrap())
+    }
+}
+
+#[test]
+fn an_interrupted_recording_writes_the_session_within_the_grace() {
+    for signal in ["INT", "TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rec");
+        let mut client = ScriptedClient::start_with(&out, &["--check"], &[]);
+        client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"before the signal"}}}"#);
+        assert!(client.reply().contains("before the signal"));
+        // The client is still attached (its stdin open): only the signal ends the session.
+        let sent = std::time::Instant::now();
+        let killed = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(client.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let stderr = drain(client.child.stderr.take().unwrap());
+        let code = wait_limited(&mut client.child, Duration::from_secs(10));
+        let took = sent.elapsed();
+        let stderr = stderr.join().unwrap();
+        assert_eq!(code, Some(0), "SIG{signal}: {stderr}");
+        assert!(
+            took < Duration::from_millis(1900),
+            "SIG{signal}: the recorder took {took:?} to exit: {stderr}"
+        );
+        let tape = std::fs::read_to_string(out.join("session.tape.jsonl")).unwrap();
+        let last: serde_json::Value = serde_json::from_str(tape.lines().last().unwrap()).unwrap();
+        assert_eq!(last["end"], "interrupted", "{last}");
+        let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
+        assert_contains(
+            &text,
+            &format!("(it ended: interrupted — mcpspec got SIG{signal})"),
+        );
+        assert_contains(&text, "name: \"call echo\"");
+        assert_contains(&stderr, "--check: not run (interrupted)");
+        drop(client);
+        let again = replay(&out, &[], &[]);
+        assert_eq!(again.code, 0, "{again:?}\n{text}");
     }
 }
 
@@ -507,31 +621,37 @@ impl HttpRecorder {
     }
 }
 
+/// The client session `SESSION` in `era` through a recorder in front of `upstream`, until
+/// the recording ends.
+fn record_over_http(out: &Path, upstream: &str, era: &str) {
+    let recorder = HttpRecorder::start(out, upstream);
+    let (_d, file) = scenario_file("client.yaml", SESSION);
+    let client = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--era",
+        era,
+        "--jobs",
+        "1",
+        "--url",
+        &recorder.url,
+    ]);
+    assert_eq!(
+        client.code, 0,
+        "{era}: the client through the proxy: {client:?}"
+    );
+    // Legacy: the client's DELETE of its session ends the recording; modern: SIGTERM.
+    let (code, stderr) = recorder.finish(era == "modern");
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
 #[test]
 fn an_http_session_is_recorded_through_the_reverse_proxy_in_both_eras() {
     let server = HttpServer::start(&[]);
     for era in ["legacy", "modern"] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("rec");
-        let recorder = HttpRecorder::start(&out, &server.url);
-        let (_d, file) = scenario_file("client.yaml", SESSION);
-        let client = run(&[
-            "run",
-            file.to_str().unwrap(),
-            "--era",
-            era,
-            "--jobs",
-            "1",
-            "--url",
-            &recorder.url,
-        ]);
-        assert_eq!(
-            client.code, 0,
-            "{era}: the client through the proxy: {client:?}"
-        );
-        // Legacy: the client's DELETE of its session ends the recording; modern: SIGTERM.
-        let (code, stderr) = recorder.finish(era == "modern");
-        assert_eq!(code, Some(0), "{stderr}");
+        record_over_http(&out, &server.url, era);
         let text = std::fs::read_to_string(out.join("scenarios/recorded-session.yaml")).unwrap();
         assert_contains(&text, "uri: \"note://{{ create_note_id }}\"");
         let config = std::fs::read_to_string(out.join("mcpspec.yaml")).unwrap();
@@ -655,28 +775,57 @@ steps:
 
 #[test]
 fn a_replay_shows_where_the_server_answers_differently_now() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("rec");
-    let client = record_with_mcpspec(SESSION, "legacy", &out, &[], &[]);
-    assert_eq!(client.code, 0, "{client:?}");
+    let (_dir, out) = legacy_session();
     let tape = out.join("session.tape.jsonl");
     let server = example_server().display().to_string();
     // The same server: the new note's id is followed (the read uses it), nothing differs.
-    let same = run(&["record", "--replay", tape.to_str().unwrap(), "--", &server]);
+    let same = replay_tape(&tape, &["--", &server]);
     assert_eq!(same.code, 0, "{same:?}");
     assert_contains(&same.stdout, "Replay: 7 request(s), 0 answered differently");
     // A next release whose tool gained a required parameter: the list differs, shown as a diff.
-    let changed = run(&[
-        "record",
-        "--replay",
-        tape.to_str().unwrap(),
-        "--",
-        &server,
-        "--change",
-        "add-required-param",
-    ]);
+    let changed = replay_tape(&tape, &["--", &server, "--change", "add-required-param"]);
     assert_eq!(changed.code, 1, "{changed:?}");
     assert_contains(&changed.stdout, "DIFFERS  tools/list (id ");
     assert_contains(&changed.stdout, "+            \"country\"");
     assert_contains(&changed.stdout, "1 answered differently");
+}
+
+#[test]
+fn a_replay_over_http_takes_the_new_session_in_both_eras() {
+    let recorded_at = HttpServer::start(&[]);
+    let fresh = HttpServer::start(&[]);
+    let changed = HttpServer::start(&["--change", "add-required-param"]);
+    for era in ["legacy", "modern"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rec");
+        record_over_http(&out, &recorded_at.url, era);
+        let tape = out.join("session.tape.jsonl");
+        // Another server process: a legacy session there is a new one (the recorded id is
+        // unknown to it), the new note's id is followed.
+        let same = replay_tape(&tape, &["--url", &fresh.url]);
+        assert_eq!(same.code, 0, "{era}: {same:?}");
+        assert_contains(&same.stdout, "Replay: 7 request(s), 0 answered differently");
+        let now = replay_tape(&tape, &["--url", &changed.url]);
+        assert_eq!(now.code, 1, "{era}: {now:?}");
+        assert_contains(&now.stdout, "DIFFERS  tools/list (id ");
+        assert_contains(&now.stdout, "+            \"country\"");
+        assert_contains(&now.stdout, "1 answered differently");
+    }
+    // Not an MCP endpoint: what came instead of each answer.
+    let (_dir, out) = legacy_session();
+    let wrong = fresh.url.replace("/mcp", "/nowhere");
+    let tape = out.join("session.tape.jsonl");
+    let lost = replay_tape(&tape, &["--url", &wrong]);
+    assert_eq!(lost.code, 1, "{lost:?}");
+    assert_contains(&lost.stdout, "+HTTP 404 Not Found");
+    // Recording over HTTP still needs the address the client connects to.
+    let no_listen = run(&[
+        "record",
+        "--out",
+        out.to_str().unwrap(),
+        "--url",
+        &fresh.url,
+    ]);
+    assert_ne!(no_listen.code, 0, "{no_listen:?}");
+    assert_contains(&no_listen.stderr, "--url needs --listen ADDR:PORT");
 }

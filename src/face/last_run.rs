@@ -116,14 +116,9 @@ impl LastRun {
         }
         let mut text = serde_json::to_string_pretty(self).expect("JSON serializes");
         text.push('\n');
-        // Written aside and renamed: two runs finishing together never leave a torn file.
-        let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                format!("cannot write {}: {e}", path.display())
-            })
+        // Two runs finishing together never leave a torn file.
+        crate::ground::files::write_whole(path, text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 }
 

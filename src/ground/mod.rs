@@ -11,6 +11,7 @@
 pub mod output;
 pub mod bounds;
 pub mod csv;
+pub mod files;
 pub mod json;
 pub mod load_error;
 pub mod platform;

@@ -62,6 +62,12 @@ pub fn received() -> Option<i32> {
     (code != 0).then_some(code)
 }
 
+/// The name of the signal received (`SIGINT`), if any.
+pub fn received_name() -> Option<&'static str> {
+    let (code, name) = *RECEIVED.borrow();
+    (code != 0).then_some(name)
+}
+
 /// Resolves with the signal's name once one is received.
 pub async fn interrupted() -> String {
     let mut rx = RECEIVED.subscribe();

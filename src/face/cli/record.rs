@@ -36,8 +36,9 @@ pub struct RecordArgs {
     #[arg(long = "stdio", value_name = "COMMAND LINE", requires = "from_tape")]
     pub target: Option<String>,
     /// Send the client side of a recorded session (a tape) again to the server after `--`
-    /// and show, per answer, where the server now answers differently (exit 1 if any does).
-    #[arg(long, value_name = "TAPE", conflicts_with_all = ["from_tape", "url", "check"])]
+    /// (or at --url) and show, per answer, where the server now answers differently (exit 1
+    /// if any does).
+    #[arg(long, value_name = "TAPE", conflicts_with_all = ["from_tape", "check", "listen"])]
     pub replay: Option<PathBuf>,
     /// With --replay: how long to wait for each answer (default 30s).
     #[arg(long, value_name = "DURATION", value_parser = |s: &str| crate::language::dsl::limits::duration(s, &crate::language::dsl::limits::TIMEOUT), default_value = "30s")]
@@ -46,8 +47,9 @@ pub struct RecordArgs {
     /// credential-named ones — *TOKEN*, *SECRET*, *KEY*… — always are).
     #[arg(long, value_name = "VAR")]
     pub secret_env: Vec<String>,
-    /// Streamable HTTP: the server's URL; mcpspec listens on --listen and forwards there.
-    #[arg(long, value_name = "URL", requires = "listen", conflicts_with_all = ["command", "from_tape"])]
+    /// Streamable HTTP: the server's URL; mcpspec listens on --listen and forwards there
+    /// (with --replay: the session is sent there).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "from_tape"])]
     pub url: Option<String>,
     /// Streamable HTTP: where the client connects instead of the server, a loopback
     /// `ADDR:PORT` (port 0 picks one; the address is printed to stderr).

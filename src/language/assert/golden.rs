@@ -14,7 +14,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::sync::{LazyLock, Mutex};
 
 use regex::Regex;
@@ -180,18 +179,11 @@ impl Snapshots {
 /// Written beside and renamed into place, so a suite reading it concurrently (another
 /// era of the same scenario) never sees half a file.
 fn write(file: &Path, text: &str, what: &str, expect: &Expect, seen: &Observed) -> ExpectOutcome {
-    static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = WRITES.fetch_add(1, Ordering::Relaxed);
-    let tmp = file.with_extension(format!("json.{}-{n}.tmp", std::process::id()));
     let result = match file.parent() {
         Some(dir) => std::fs::create_dir_all(dir),
         None => Ok(()),
     }
-    .and_then(|()| std::fs::write(&tmp, text))
-    .and_then(|()| std::fs::rename(&tmp, file))
-    .inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    });
+    .and_then(|()| crate::ground::files::write_whole(file, text));
     match result {
         Ok(()) => {
             errln!("snapshot {what}: {}", file.display());

@@ -20,7 +20,7 @@ use crate::protocol::era::{
 };
 use crate::results::exchange::{Direction, TranscriptEntry};
 use request::*;
-pub use request::{client_info, encode_header_value, expand_meta_key, raw_outgoing};
+pub use request::{client_info, encode_header_value, expand_meta_key, name_header, raw_outgoing};
 use reuse::count_start;
 pub use reuse::{Handover, starts};
 pub use shared::SharedProcess;

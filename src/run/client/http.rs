@@ -17,7 +17,8 @@ pub mod oauth;
 mod reqwest_client;
 
 pub use reqwest_client::install_tls_provider;
-use reqwest_client::{describe_reqwest, send_once_more, shared_client};
+pub use reqwest_client::shared_client;
+use reqwest_client::{describe_reqwest, send_once_more};
 
 const OVERSIZED: &str = "reply exceeds the message size limit";
 /// The longest wait for a session's GET stream to open before the request that opened it

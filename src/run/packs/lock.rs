@@ -230,9 +230,7 @@ impl Lock {
 
     /// Write atomically (a temporary file renamed over the lock).
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        let tmp = path.with_extension(format!("lock.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, self.to_text())?;
-        std::fs::rename(&tmp, path)
+        crate::ground::files::write_whole(path, self.to_text())
     }
 }
 

@@ -330,13 +330,13 @@ async fn read_request(
 
 /// An SSE stream cut into the `data` of its events, as bytes arrive.
 #[derive(Default)]
-struct SseLines {
+pub(super) struct SseLines {
     buf: Vec<u8>,
     data: String,
 }
 
 impl SseLines {
-    fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+    pub(super) fn push(&mut self, bytes: &[u8]) -> Vec<String> {
         self.buf.extend_from_slice(bytes);
         let mut events = Vec::new();
         while let Some(at) = self.buf.iter().position(|&b| b == b'\n') {

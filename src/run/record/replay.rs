@@ -1,19 +1,56 @@
-//! `mcpspec record --replay TAPE -- SERVER`: the client side of a recorded session sent
-//! again, in order, to a server over stdio; each answer is compared with the recorded one
-//! (volatile parts sanitized), for a bug report that says where the server changed.
+//! `mcpspec record --replay TAPE -- SERVER` (or `--url URL`): the client side of a recorded
+//! session sent again, in order, to a server over stdio or Streamable HTTP; each answer is
+//! compared with the recorded one (volatile parts sanitized), for a bug report that says
+//! where the server changed.
 //!
 //! A scrubbed secret (`<param:NAME>`) is sent as the value of the environment variable
 //! `NAME` (upper case); a server request is answered with the recorded client's answer to
 //! the same method, in order.
 
+mod http;
+mod stdio;
+
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use serde_json::Value;
+use tokio::time::Instant;
 
-use super::tape::{Entry, From, Lines, placeholders};
+use super::tape::{Entry, From, placeholders};
 use crate::language::dsl::SanitizerSpec;
-use crate::run::client::stdio::Relayed;
+
+/// The server a session is replayed to.
+pub enum Server<'a> {
+    /// Its command line, started for the replay.
+    Stdio(&'a [String]),
+    /// Its Streamable HTTP endpoint.
+    Http(reqwest::Url),
+}
+
+/// What came from the server while an answer was awaited.
+enum Came {
+    /// Messages: answers, the server's requests, notifications.
+    Messages(Vec<Value>),
+    /// Nothing more comes for this request (HTTP: its reply ended); what came instead of
+    /// an answer, if anything (`HTTP 404: …`).
+    Done(Option<String>),
+    /// The server is gone: why.
+    Gone(String),
+    TimedOut,
+}
+
+/// One side of the replay's connection: the server over stdio or HTTP.
+trait Peer {
+    /// Send one client message (`text`, and its parsed form); `Err`: why the server takes
+    /// no more.
+    async fn send(&mut self, msg: &Value, text: &str) -> Result<(), String>;
+    /// What the server sent next, waiting until `deadline`.
+    async fn next(&mut self, deadline: Instant) -> Came;
+    /// Answer one of the server's requests (`text`, a JSON-RPC response).
+    async fn answer(&mut self, text: &str);
+    /// End the session (stop the server, or end the HTTP session).
+    async fn stop(&mut self);
+}
 
 /// One answer that differs from the recording.
 pub struct Difference {
@@ -134,14 +171,23 @@ fn describe(msg: &Value) -> String {
     }
 }
 
-/// Send the client side of `entries` to the server `words`; compare every answer.
+/// Send the client side of `entries` to `server`; compare every answer.
 pub async fn replay(
     entries: &[Entry],
-    words: &[String],
+    server: Server<'_>,
     wait: Duration,
 ) -> std::io::Result<Replayed> {
-    // The recorded answers: to each client request (by id), and the client's answers to the
-    // server's requests (by method, in order).
+    match server {
+        Server::Stdio(words) => run(entries, stdio::StdioPeer::spawn(words)?, wait).await,
+        Server::Http(url) => run(entries, http::HttpPeer::new(url, wait)?, wait).await,
+    }
+}
+
+/// The recorded answers: to each client request (by id), and the client's answers to the
+/// server's requests (by method, in order).
+fn recorded_answers(
+    entries: &[Entry],
+) -> (HashMap<String, Value>, HashMap<String, VecDeque<Value>>) {
     let mut recorded: HashMap<String, Value> = HashMap::new();
     let mut answers: HashMap<String, VecDeque<Value>> = HashMap::new();
     let mut asked: HashMap<String, String> = HashMap::new();
@@ -166,17 +212,19 @@ pub async fn replay(
             _ => {}
         }
     }
-    let mut server = Relayed::spawn(words)?;
-    let mut lines = Lines::default();
+    (recorded, answers)
+}
+
+async fn run(entries: &[Entry], mut peer: impl Peer, wait: Duration) -> std::io::Result<Replayed> {
+    let (recorded, mut answers) = recorded_answers(entries);
     let mut pending: VecDeque<Value> = VecDeque::new();
-    let mut buf = vec![0u8; 64 * 1024];
     let mut map: Vec<(String, String)> = Vec::new();
     let mut out = Replayed {
         requests: 0,
         differences: Vec::new(),
         stopped: None,
     };
-    'session: for entry in entries {
+    for entry in entries {
         let Entry::Message {
             from: From::Client,
             msg,
@@ -189,20 +237,25 @@ pub async fn replay(
             // The client's answer to a server request: sent when the server asks again.
             continue;
         }
-        let line = match restored(msg, &map) {
+        let sent = restored(msg, &map).and_then(|line| {
+            let value = serde_json::from_str::<Value>(&line).map_err(|e| e.to_string())?;
+            Ok((line, value))
+        });
+        let (line, value) = match sent {
             Ok(l) => l,
             Err(e) => {
                 out.stopped = Some(e);
                 break;
             }
         };
-        if !write_line(&mut server, &line).await {
-            out.stopped = Some("the server stopped reading its input".into());
+        if let Err(why) = peer.send(&value, &line).await {
+            out.stopped = Some(why);
             break;
         }
         let Some(id) = msg.get("id") else { continue };
         out.requests += 1;
-        let deadline = tokio::time::Instant::now() + wait;
+        let deadline = Instant::now() + wait;
+        let mut instead = None;
         let answer = loop {
             if let Some(at) = pending
                 .iter()
@@ -210,42 +263,29 @@ pub async fn replay(
             {
                 break pending.remove(at);
             }
-            let read = tokio::time::timeout_at(deadline, server.stdout.read(&mut buf)).await;
-            let n = match read {
-                Ok(Ok(n)) if n > 0 => n,
-                Ok(_) => {
-                    out.stopped = Some("the server closed its output".into());
+            match peer.next(deadline).await {
+                Came::Messages(got) => {
+                    for m in got {
+                        match (m.get("method").and_then(Value::as_str), m.get("id")) {
+                            (Some(method), Some(sid)) => {
+                                let reply = recorded_reply(&mut answers, method, sid);
+                                peer.answer(&restored(&reply, &map).unwrap_or_default())
+                                    .await;
+                            }
+                            (Some(_), None) => {}
+                            _ => pending.push_back(m),
+                        }
+                    }
+                }
+                Came::Done(what) => {
+                    instead = what;
                     break None;
                 }
-                Err(_) => break None,
-            };
-            let mut got = Vec::new();
-            let _ = lines.push(&buf[..n], |line, _| {
-                if let Ok(v) = serde_json::from_slice::<Value>(line) {
-                    got.push(v);
+                Came::Gone(why) => {
+                    out.stopped = Some(why);
+                    break None;
                 }
-                Ok(())
-            });
-            for m in got {
-                match (m.get("method").and_then(Value::as_str), m.get("id")) {
-                    (Some(method), Some(sid)) => {
-                        // The server asks: answered as the recorded client did.
-                        let reply = answers
-                            .get_mut(method)
-                            .and_then(VecDeque::pop_front)
-                            .map(|mut a| {
-                                a["id"] = sid.clone();
-                                a
-                            })
-                            .unwrap_or_else(|| {
-                                serde_json::json!({"jsonrpc": "2.0", "id": sid, "error": {"code": -32601, "message": "not in the recording"}})
-                            });
-                        let text = restored(&reply, &map).unwrap_or_default();
-                        write_line(&mut server, &text).await;
-                    }
-                    (Some(_), None) => {}
-                    _ => pending.push_back(m),
-                }
+                Came::TimedOut => break None,
             }
         };
         let was = recorded.get(&id.to_string());
@@ -256,7 +296,7 @@ pub async fn replay(
                 &mut map,
             );
         }
-        let now_text = answer.as_ref().map(canonical);
+        let now_text = answer.as_ref().map(canonical).or(instead);
         let was_text = was.map(canonical);
         if now_text != was_text {
             out.differences.push(Difference {
@@ -266,25 +306,28 @@ pub async fn replay(
             });
         }
         if out.stopped.is_some() {
-            break 'session;
+            break;
         }
     }
-    server.stop().await;
+    peer.stop().await;
     Ok(out)
 }
 
-async fn write_line(server: &mut Relayed, line: &str) -> bool {
-    let Some(stdin) = server.stdin.as_mut() else {
-        return false;
-    };
-    let mut bytes = line.as_bytes().to_vec();
-    bytes.push(b'\n');
-    let mut rest = &bytes[..];
-    while !rest.is_empty() {
-        match stdin.write(rest).await {
-            Ok(n) => rest = &rest[n..],
-            Err(_) => return false,
-        }
-    }
-    true
+/// The server asks: answered as the recorded client answered the same method (in order),
+/// else "not in the recording".
+fn recorded_reply(
+    answers: &mut HashMap<String, VecDeque<Value>>,
+    method: &str,
+    id: &Value,
+) -> Value {
+    answers
+        .get_mut(method)
+        .and_then(VecDeque::pop_front)
+        .map(|mut a| {
+            a["id"] = id.clone();
+            a
+        })
+        .unwrap_or_else(|| {
+            crate::protocol::jsonrpc::error_response(id, -32601, "not in the recording")
+        })
 }

@@ -121,6 +121,11 @@ pub async fn relay(words: &[String], tape: TapeWriter) -> std::io::Result<Sessio
                         from_server.finish(|line, cut| t.line(From::Server, line, cut))?;
                     }
                     let status = server.wait_exit(Duration::from_secs(2)).await;
+                    // The signal's handler stops the server right after it is received: its
+                    // end is the signal's, whichever this loop saw first.
+                    if let Some(name) = crate::ground::signals::received_name() {
+                        break (End::Interrupted, format!("mcpspec got {name}"));
+                    }
                     break match (client_open, status) {
                         (false, status) => (
                             End::ClientClosed,

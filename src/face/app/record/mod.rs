@@ -5,7 +5,10 @@
 //! disk); the scenarios are written from the tape, so `--from-tape` can write them again
 //! with other options, and a crash mid-session leaves a tape up to the crash.
 
+mod check;
+mod eras;
 mod render;
+mod replay;
 mod session;
 
 use std::path::{Path, PathBuf};
@@ -16,7 +19,7 @@ use crate::run::record::{End, Scrubber, TapeWriter, read_tape, stdio};
 
 pub fn record(args: RecordArgs) -> i32 {
     if let Some(tape) = &args.replay {
-        return replay(&args, tape);
+        return replay::replay(&args, tape);
     }
     if let Err(e) = std::fs::create_dir_all(args.out()) {
         errln!(
@@ -30,6 +33,12 @@ pub fn record(args: RecordArgs) -> i32 {
         None => {
             let relay = match (&args.url, args.listen) {
                 (Some(url), Some(listen)) => http_relay(url, listen),
+                (Some(_), None) => {
+                    errln!(
+                        "mcpspec record: --url needs --listen ADDR:PORT, where the client connects instead of the server"
+                    );
+                    return exit::INVALID_INPUT;
+                }
                 _ if args.command.is_empty() => {
                     errln!(
                         "mcpspec record: give the server's command after `--` (mcpspec record --out DIR -- SERVER ARGS…), or --from-tape FILE"
@@ -51,7 +60,15 @@ pub fn record(args: RecordArgs) -> i32 {
     if code != 0 || !args.check {
         return code;
     }
-    check(&args)
+    if crate::ground::signals::received().is_some() {
+        // The grace after a signal is for writing the session, not for running it.
+        errln!(
+            "mcpspec record --check: not run (interrupted); run `mcpspec run {}` to check",
+            args.out().join(render::SCENARIO_DIR).display()
+        );
+        return code;
+    }
+    check::check(&args)
 }
 
 /// The tape's scrubber: credential-named variables of the environment, and the ones named
@@ -155,39 +172,42 @@ fn write_scenarios(args: &RecordArgs, tape: &Path, session_name: Option<&str>) -
             .and_then(|n| n.strip_suffix(TAPE_SUFFIX))
             .map_or("recorded-session".into(), |s| format!("recorded-{s}")),
     };
-    let rendered = render::render(
-        &session,
-        &render::Options {
-            name,
-            expect: args.expect,
-            split: args.split,
-        },
-    );
-    let mut written = Vec::new();
-    for file in &rendered.files {
-        let path = args.out().join(&file.path);
-        let ok = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|_| std::fs::write(&path, &file.text));
-        if let Err(e) = ok {
-            errln!("mcpspec record: cannot write {}: {e}", path.display());
-            return exit::INVALID_INPUT;
+    let mut options = render::Options {
+        name,
+        expect: args.expect,
+        split: args.split,
+        eras: eras::first_eras(args, &session),
+    };
+    let mut written = match write_rendered(args, &session, &options) {
+        Ok(w) => w,
+        Err(code) => return code,
+    };
+    if options.eras == render::Eras::Both {
+        let other = eras::other_era(&session);
+        match eras::passes_in(args, other) {
+            Ok(()) => written.0.notes.push(format!(
+                "the session used nothing era-specific and its scenarios pass in the {other} era too: written for both eras"
+            )),
+            Err(why) => {
+                options.eras = render::Eras::Only(format!(
+                    "the session used nothing era-specific, but in the {other} era {why}"
+                ));
+                written = match write_rendered(args, &session, &options) {
+                    Ok(w) => w,
+                    Err(code) => return code,
+                };
+            }
         }
-        written.push(path);
     }
+    let (rendered, scenarios) = written;
     if !args.command.is_empty() || args.url.is_some() {
-        let config = config_text(args, &session, &rendered.parameters);
+        let config = config_text(args, &session, &options.eras, &rendered.parameters);
         let path = args.out().join("mcpspec.yaml");
-        if let Err(e) = std::fs::write(&path, config) {
+        if let Err(e) = crate::ground::files::write_whole(&path, config) {
             errln!("mcpspec record: cannot write {}: {e}", path.display());
             return exit::INVALID_INPUT;
         }
     }
-    let scenarios = written
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .count();
     errln!(
         "mcpspec record: wrote {} to {}",
         plural(scenarios as u64, "scenario"),
@@ -210,11 +230,38 @@ fn write_scenarios(args: &RecordArgs, tape: &Path, session_name: Option<&str>) -
     0
 }
 
+/// Render the session with `options` and write its files; what was rendered and how many
+/// scenarios were written.
+fn write_rendered(
+    args: &RecordArgs,
+    session: &session::Session,
+    options: &render::Options,
+) -> Result<(render::Rendered, usize), i32> {
+    let rendered = render::render(session, options);
+    let mut scenarios = 0;
+    for file in &rendered.files {
+        let path = args.out().join(&file.path);
+        let ok = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| crate::ground::files::write_whole(&path, &file.text));
+        if let Err(e) = ok {
+            errln!("mcpspec record: cannot write {}: {e}", path.display());
+            return Err(exit::INVALID_INPUT);
+        }
+        if path.extension().is_some_and(|e| e == "yaml") {
+            scenarios += 1;
+        }
+    }
+    Ok((rendered, scenarios))
+}
+
 /// `mcpspec.yaml` of the recording folder: the server as a target (its command line with
 /// secret-looking words masked), the scenarios as paths.
 fn config_text(
     args: &RecordArgs,
     session: &session::Session,
+    eras: &render::Eras,
     parameters: &std::collections::BTreeSet<String>,
 ) -> String {
     let redactor = crate::ground::redact::known();
@@ -231,7 +278,10 @@ fn config_text(
         ),
         None => format!("stdio: {}", crate::ground::yaml::write::quoted(&command)),
     };
-    let era = session.era.unwrap_or(session::EraUsed::Legacy).label();
+    let era = match eras {
+        render::Eras::Both => "legacy, modern",
+        render::Eras::Only(_) => session.era.unwrap_or(session::EraUsed::Legacy).label(),
+    };
     let mut out = String::from(
         "# Written by `mcpspec record`: `mcpspec run` in this folder replays the recorded session.\n",
     );
@@ -249,146 +299,4 @@ fn config_text(
         ));
     }
     out
-}
-
-/// `--check`: run the written scenarios against the same server, as `mcpspec run` would.
-fn check(args: &RecordArgs) -> i32 {
-    let Ok(me) = std::env::current_exe() else {
-        errln!("mcpspec record --check: cannot find the mcpspec executable");
-        return exit::INVALID_INPUT;
-    };
-    let mut cmd = std::process::Command::new(me);
-    cmd.arg("run").arg(args.out().join(render::SCENARIO_DIR));
-    if !args.command.is_empty() {
-        cmd.arg("--stdio").arg(shell_words::join(&args.command));
-    } else if let Some(url) = &args.url {
-        cmd.arg("--url").arg(url);
-    } else if let Some(target) = &args.target {
-        cmd.arg("--stdio").arg(target);
-    } else {
-        errln!("mcpspec record --check: with --from-tape, give the server with --stdio");
-        return exit::INVALID_INPUT;
-    }
-    if let Some(era) = read_era(args.out()) {
-        cmd.arg("--era").arg(era);
-    }
-    for p in scenario_parameters(args.out()) {
-        cmd.arg("--set")
-            .arg(format!("{p}=env:{}", p.to_ascii_uppercase()));
-    }
-    errln!("mcpspec record --check: running the scenarios against the server");
-    match cmd.status() {
-        Ok(status) => status.code().unwrap_or(exit::INVALID_INPUT),
-        Err(e) => {
-            errln!("mcpspec record --check: {e}");
-            exit::INVALID_INPUT
-        }
-    }
-}
-
-/// The era the scenarios were written for (from their `eras:` line).
-fn read_era(out: &Path) -> Option<String> {
-    scenario_texts(out).into_iter().find_map(|t| {
-        t.lines().find_map(|l| {
-            l.strip_prefix("eras: [")
-                .map(|r| r.trim_end_matches(']').to_string())
-        })
-    })
-}
-
-fn scenario_parameters(out: &Path) -> Vec<String> {
-    let mut params = std::collections::BTreeSet::new();
-    for t in scenario_texts(out) {
-        for l in t.lines() {
-            if let Some(r) = l.trim().strip_prefix("parameters: [") {
-                let list = r.split(']').next().unwrap_or_default();
-                params.extend(list.split(", ").map(str::to_string));
-            }
-        }
-    }
-    params.into_iter().collect()
-}
-
-fn scenario_texts(out: &Path) -> Vec<String> {
-    let dir: PathBuf = out.join(render::SCENARIO_DIR);
-    let Ok(read) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = read.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    paths
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .collect()
-}
-
-/// `--replay TAPE -- SERVER`: the recorded client side sent again; a diff per answer that
-/// changed.
-fn replay(args: &RecordArgs, tape: &Path) -> i32 {
-    if args.command.is_empty() {
-        errln!("mcpspec record --replay: give the server's command after `--`");
-        return exit::INVALID_INPUT;
-    }
-    let entries = match read_tape(tape) {
-        Ok(e) => e,
-        Err(e) => {
-            errln!("mcpspec record: {e}");
-            return exit::INVALID_INPUT;
-        }
-    };
-    let runtime = super::runtime();
-    let replayed = runtime.block_on(crate::run::record::replay::replay(
-        &entries,
-        &args.command,
-        args.timeout,
-    ));
-    let replayed = match replayed {
-        Ok(r) => r,
-        Err(e) => {
-            errln!("mcpspec record --replay: {e}");
-            return exit::UNREACHABLE;
-        }
-    };
-    show_replay(&replayed)
-}
-
-/// The replay's report on stdout: each answer that changed, as a diff.
-fn show_replay(r: &crate::run::record::replay::Replayed) -> i32 {
-    use crate::results::report::diff::{Tag, unified};
-    let mut out = String::new();
-    for d in &r.differences {
-        out.push_str(&format!("DIFFERS  {}\n", d.request));
-        match (&d.recorded, &d.now) {
-            (Some(was), Some(now)) => {
-                out.push_str("    diff (- recorded, + now):\n");
-                for (tag, line) in unified(was, now) {
-                    let mark = match tag {
-                        Tag::Equal => ' ',
-                        Tag::Delete => '-',
-                        Tag::Insert => '+',
-                    };
-                    out.push_str(&format!("    {mark}{line}\n"));
-                }
-            }
-            (Some(_), None) => out.push_str("    no answer now (the recording has one)\n"),
-            (None, Some(_)) => out.push_str("    an answer now (the recording has none)\n"),
-            (None, None) => {}
-        }
-    }
-    out.push_str(&format!(
-        "Replay: {} request(s), {} answered differently{}\n",
-        r.requests,
-        r.differences.len(),
-        r.stopped
-            .as_ref()
-            .map(|s| format!("; stopped: {s}"))
-            .unwrap_or_default()
-    ));
-    out!("{}", crate::ground::redact::known().redact(&out));
-    if r.differences.is_empty() && r.stopped.is_none() {
-        exit::OK
-    } else {
-        exit::FAILED
-    }
 }

@@ -26,6 +26,14 @@ pub struct Options {
     pub name: String,
     pub expect: ExpectMode,
     pub split: Split,
+    pub eras: Eras,
+}
+
+/// The `eras:` of the written scenarios: both, or the recorded one and why only it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Eras {
+    Both,
+    Only(String),
 }
 
 /// A file to write, relative to the recording folder.
@@ -185,7 +193,13 @@ pub fn render(session: &Session, opts: &Options) -> Rendered {
             }
         );
         text.push_str(&format!("scenario: {}\n", scalar(&id)));
-        text.push_str(&format!("eras: [{}]\n", era.label()));
+        match &opts.eras {
+            Eras::Both => text.push_str("eras: [legacy, modern]\n"),
+            Eras::Only(why) => {
+                text.push_str(&format!("# {} only: {why}\n", era.label()));
+                text.push_str(&format!("eras: [{}]\n", era.label()));
+            }
+        }
         let used: BTreeSet<String> = members
             .iter()
             .flat_map(|&i| parameter_uses(&steps[i].request))
@@ -428,6 +442,7 @@ mod tests {
                 name: "recorded".into(),
                 expect: ExpectMode::Shape,
                 split: Split::Session,
+                eras: Eras::Only("a test".into()),
             },
         );
         let text = &r.files[0].text;

@@ -66,6 +66,21 @@ pub struct Session {
     pub malformed: usize,
 }
 
+impl Session {
+    /// Why the session holds to the era it was recorded in: a method one era does not have
+    /// (`None`: it used nothing era-specific).
+    pub fn era_bound(&self) -> Option<String> {
+        let only_one =
+            |m: &str| methods::REMOVED_IN_MODERN.contains(&m) || m == methods::SUBSCRIPTIONS_LISTEN;
+        self.calls
+            .iter()
+            .map(|c| c.method.as_str())
+            .chain(self.client_notifications.iter().map(String::as_str))
+            .find(|m| only_one(m))
+            .map(|m| format!("it used `{m}`, which one era does not have"))
+    }
+}
+
 fn id_key(v: &Value) -> String {
     v.to_string()
 }
@@ -253,6 +268,36 @@ mod tests {
 
     fn msg(from: From, msg: Value) -> Entry {
         Entry::Message { ms: 0, from, msg }
+    }
+
+    #[test]
+    fn a_method_one_era_lacks_binds_the_session_to_its_era() {
+        let init = msg(
+            From::Client,
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}),
+        );
+        let call = |id: u32, method: &str| {
+            msg(
+                From::Client,
+                json!({"jsonrpc":"2.0","id":id,"method":method}),
+            )
+        };
+        let neutral = Session::read(&[init.clone(), call(1, "tools/list"), call(2, "ping")]);
+        assert_eq!(neutral.era_bound(), None);
+        let bound = Session::read(&[
+            init.clone(),
+            call(1, "tools/list"),
+            call(2, "logging/setLevel"),
+        ]);
+        assert_eq!(
+            bound.era_bound().as_deref(),
+            Some("it used `logging/setLevel`, which one era does not have")
+        );
+        let roots = msg(
+            From::Client,
+            json!({"jsonrpc":"2.0","method":"notifications/roots/list_changed"}),
+        );
+        assert!(Session::read(&[init, roots]).era_bound().is_some());
     }
 
     #[test]

@@ -217,13 +217,7 @@ impl Connection {
         protocol_header: Option<String>,
         params: Option<&Map<String, Value>>,
     ) -> Vec<(String, String)> {
-        let name = params
-            .and_then(|p| match method {
-                methods::TOOLS_CALL | methods::PROMPTS_GET => p.get("name"),
-                methods::RESOURCES_READ => p.get("uri"),
-                _ => None,
-            })
-            .and_then(Value::as_str);
+        let name = params.and_then(|p| name_header(method, p));
         let modern_call = self.negotiated.kind == EraKind::Modern && method == methods::TOOLS_CALL;
         let param_headers = match params {
             Some(p) if modern_call => self.param_headers(p),
@@ -351,6 +345,17 @@ pub(super) fn collect_param_headers(
         }
         collect_param_headers(Some(prop), v, out);
     }
+}
+
+/// What `Mcp-Name` carries for a modern request: the tool's or prompt's name, the
+/// resource's URI (other methods have none).
+pub fn name_header<'a>(method: &str, params: &'a Map<String, Value>) -> Option<&'a str> {
+    match method {
+        methods::TOOLS_CALL | methods::PROMPTS_GET => params.get("name"),
+        methods::RESOURCES_READ => params.get("uri"),
+        _ => None,
+    }
+    .and_then(Value::as_str)
 }
 
 /// Header values that are not safe visible ASCII are sent as `=?base64?…?=`.

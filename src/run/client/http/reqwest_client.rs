@@ -7,7 +7,7 @@ use super::TransportError;
 
 /// One HTTP client for the whole run: building one loads the system's root
 /// certificates (tens of milliseconds), and connections are pooled across scenarios.
-pub(super) fn shared_client() -> Result<reqwest::Client, String> {
+pub fn shared_client() -> Result<reqwest::Client, String> {
     static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
         std::sync::OnceLock::new();
     CLIENT.get_or_init(|| build_client(usize::MAX)).clone()
