@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::language::dsl::workload::Stage;
-use crate::results::report::html::escape_html;
+use crate::results::report::page::escape_html;
 use crate::results::report::page::{Page, TABLE_STYLE};
 use crate::run::load::budget::Verdict;
 use crate::run::load::record::{Latency, SecondSummary, Summary};
