@@ -2,23 +2,22 @@
 //! preconditions, retries and the order of results. [`ScenarioRun`] holds what the steps
 //! so far left behind; each step is sent by `send` and judged by `judge`.
 
-mod bindings;
 mod preconditions;
+mod variables;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use self::bindings::{BoundCall, LiveRun};
 pub(super) use self::preconditions::probe_unmet;
+use self::variables::{BoundCall, LiveRun};
 use super::RunConfig;
 use super::checks::CheckState;
 use super::failure::step_result;
 use super::judge::{Deferred, StepRun, with_wire_violations};
 use super::send::run_step;
 use crate::language::dsl::scenario::Phase;
-use crate::language::dsl::template::render_value;
 use crate::language::dsl::{Action, LiveEach, Scenario, Step};
 use crate::results::report::events::ItemEvents;
 use crate::results::report::result::{Outcome, StepResult, TranscriptEntry};
@@ -177,7 +176,7 @@ impl<'s, 'a> ScenarioRun<'s, 'a> {
             pool,
             snapshots: config.snapshots.clone(),
         };
-        let (ctx, breakdown) = variables(scenario, params, conn);
+        let (ctx, unmade) = variables::initial(scenario, params, conn);
         ScenarioRun {
             scenario,
             steps,
@@ -194,7 +193,7 @@ impl<'s, 'a> ScenarioRun<'s, 'a> {
             call: None,
             live: None,
             setup: Setup::Running,
-            breakdown,
+            breakdown: unmade.map(Breakdown::Variables),
             uncaptured: Vec::new(),
             next: 0,
         }
@@ -504,48 +503,6 @@ impl<'s, 'a> ScenarioRun<'s, 'a> {
         result.notes = ended.notes;
         self.results.push(result);
     }
-}
-
-/// The variables a scenario starts with: the era, the parameters, `load`, and its `vars`
-/// rendered in order; the breakdown when one cannot be made.
-fn variables(
-    scenario: &Scenario,
-    params: &Map<String, Value>,
-    conn: &Connection,
-) -> (Map<String, Value>, Option<Breakdown>) {
-    use crate::language::dsl::workload;
-    let mut ctx = Map::new();
-    ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
-    ctx.insert("revision".into(), json!(conn.negotiated.revision));
-    // Command-line parameters: usable in `vars`, and they win over a var of the same name.
-    ctx.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
-    // Outside `mcpspec load` (which sets it per iteration), the first iteration's values.
-    if !ctx.contains_key(workload::VAR) {
-        let row = scenario.load.as_ref().and_then(|l| l.rows.first());
-        ctx.insert(workload::VAR.into(), workload::vars(0, 0, row));
-    }
-    for (name, value) in scenario
-        .vars
-        .iter()
-        .filter(|(n, _)| !params.contains_key(n))
-    {
-        match render_value(value, &Value::Object(ctx.clone())) {
-            Ok(v) => {
-                // A secret-named var made by a template: known to every output from now on.
-                if crate::ground::redact::is_secret_param(name)
-                    && let Some(text) = crate::ground::redact::secret_text(&v)
-                {
-                    crate::ground::redact::remember(&[text]);
-                }
-                ctx.insert(name.clone(), v);
-            }
-            Err((_, _, e)) => {
-                let breakdown = Breakdown::Variables(format!("variable `{name}`: {e}"));
-                return (ctx, Some(breakdown));
-            }
-        }
-    }
-    (ctx, None)
 }
 
 /// The extra attempts and interval of `step`'s `retry` when its `attempt` did not pass

@@ -1,12 +1,55 @@
-//! Variables bound for a while: the row of a live `each` (over a captured list), the
-//! arguments of a group call. Each remembers what it shadowed, to put back when unbound.
+//! The variables of a scenario's run: those it starts with, and those bound for a while
+//! (the row of a live `each` over a captured list, the arguments of a group call), each
+//! remembering what it shadowed, to put back when unbound.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::{GroupCall, LiveEach};
+use crate::language::dsl::{GroupCall, LiveEach, Scenario};
+use crate::run::client::Connection;
+
+/// The variables a scenario starts with: the era, the parameters, `load`, and its `vars`
+/// rendered in order; why not all, when one cannot be made.
+pub(super) fn initial(
+    scenario: &Scenario,
+    params: &Map<String, Value>,
+    conn: &Connection,
+) -> (Map<String, Value>, Option<String>) {
+    use crate::language::dsl::workload;
+    let mut ctx = Map::new();
+    ctx.insert("era".into(), json!(conn.negotiated.kind.as_str()));
+    ctx.insert("revision".into(), json!(conn.negotiated.revision));
+    // Command-line parameters: usable in `vars`, and they win over a var of the same name.
+    ctx.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+    // Outside `mcpspec load` (which sets it per iteration), the first iteration's values.
+    if !ctx.contains_key(workload::VAR) {
+        let row = scenario.load.as_ref().and_then(|l| l.rows.first());
+        ctx.insert(workload::VAR.into(), workload::vars(0, 0, row));
+    }
+    for (name, value) in scenario
+        .vars
+        .iter()
+        .filter(|(n, _)| !params.contains_key(n))
+    {
+        match render_value(value, &Value::Object(ctx.clone())) {
+            Ok(v) => {
+                // A secret-named var made by a template: known to every output from now on.
+                if crate::ground::redact::is_secret_param(name)
+                    && let Some(text) = crate::ground::redact::secret_text(&v)
+                {
+                    crate::ground::redact::remember(&[text]);
+                }
+                ctx.insert(name.clone(), v);
+            }
+            Err((_, _, e)) => {
+                return (ctx, Some(format!("variable `{name}`: {e}")));
+            }
+        }
+    }
+    (ctx, None)
+}
 
 /// The rows of an `each` over a captured list, run over the steps `start..end`.
 pub(super) struct LiveRun {
