@@ -212,14 +212,7 @@ impl<'s, 'a> ScenarioRun<'s, 'a> {
             // What came before (a previous step's late reads, a setup) is not this step's.
             self.conn.take_exchanged();
             progress.step(&shown);
-            let (steps, results) = (self.steps, &mut self.results);
-            self.setup.settle(step.phase, || {
-                steps
-                    .first()
-                    .is_some_and(|s| s.phase == Phase::Setup)
-                    .then(|| results.first_failure())
-                    .flatten()
-            });
+            self.settle_setup(step.phase);
             self.bind_call(step);
             let ended = match self.skip_reason(step).await {
                 Some(not_run) => not_run.ended(self.conn),
@@ -319,6 +312,19 @@ impl<'s, 'a> ScenarioRun<'s, 'a> {
         self.results.push(result);
         self.next = end;
         false
+    }
+
+    /// The setup decided by the first step after it (of `phase`): by the first step so
+    /// far that did not pass, when the scenario begins with setup steps.
+    fn settle_setup(&mut self, phase: Phase) {
+        let (steps, results) = (self.steps, &mut self.results);
+        self.setup.settle(phase, || {
+            steps
+                .first()
+                .is_some_and(|s| s.phase == Phase::Setup)
+                .then(|| results.first_failure())
+                .flatten()
+        });
     }
 
     /// The arguments of `step`'s group call bound (those of the call before unbound).
