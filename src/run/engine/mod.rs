@@ -517,7 +517,7 @@ async fn run_leased(
             }
             let mismatch = match era_mismatch(scenario, &conn) {
                 Some(why) => Some(why),
-                None => step::probe_unmet(&scenario.requires, &mut conn, pool).await,
+                None => step::preconditions::probe_unmet(&scenario.requires, &mut conn, pool).await,
             };
             // The pack's parameter values join `--set`'s (they already include its overrides).
             let params = if scenario.params.is_empty() {

@@ -2,7 +2,7 @@
 //! preconditions, retries and the order of results. [`ScenarioRun`] holds what the steps
 //! so far left behind; each step is sent by `send` and judged by `judge`.
 
-mod preconditions;
+pub(super) mod preconditions;
 mod variables;
 
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-pub(super) use self::preconditions::probe_unmet;
+use self::preconditions::probe_unmet;
 use self::variables::{BoundCall, LiveRun};
 use super::RunConfig;
 use super::checks::CheckState;
