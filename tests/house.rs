@@ -85,7 +85,11 @@ fn no_production_file_passes_600_lines() {
         .filter_map(|file| {
             let text = std::fs::read_to_string(file).expect("readable source");
             let count = production_lines(&text);
-            let name = file.strip_prefix(root()).unwrap_or(file).display().to_string();
+            let name = file
+                .strip_prefix(root())
+                .unwrap_or(file)
+                .display()
+                .to_string();
             (count > MAX_PRODUCTION_LINES).then_some((count, name))
         })
         .collect();
