@@ -935,6 +935,45 @@ fn local_archives_are_imported_by_file_url() {
     assert!(r.stderr.contains("cannot read"), "{r:?}");
 }
 
+/// A `.zip` archive (as GitHub's zipballs: everything inside one top folder, deflated) is
+/// imported like a `.tar.gz`: pinned, unpacked, its pack found in the single folder.
+#[test]
+fn zip_archives_are_imported_too() {
+    use sha2::Digest;
+    use std::io::Write;
+    let w = World::new();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    zip.add_directory("platform-main/", options).unwrap();
+    for (name, text) in [
+        (
+            "platform-main/pack.yaml",
+            "name: platform\nversion: 1.0.0\nparameters:\n  city: { type: string, default: Boston }\n"
+                .to_string(),
+        ),
+        (
+            "platform-main/weather.yaml",
+            PLATFORM_SCENARIO.replace("STEP", "zip"),
+        ),
+    ] {
+        zip.start_file(name, options).unwrap();
+        zip.write_all(text.as_bytes()).unwrap();
+    }
+    let bytes = zip.finish().unwrap().into_inner();
+    let sha: String = sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    std::fs::write(w.path("platform-main.zip"), &bytes).unwrap();
+    let url = format!("file://{}", w.path("platform-main.zip").display());
+    w.product(&format!("  - archive: {url}\n    sha256: {sha}\n"));
+    let r = w.mcpspec(&["pack", "update", "--path", "packs/product"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let (r, steps) = w.run_steps(&[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(steps.contains(&"weather zip".to_string()), "{steps:?}");
+}
+
 /// `pack build` of a pack importing a folder outside it (the book's notes-team imports
 /// `../weather-basics`) refuses, at the import, with the reason: the archive would hold the
 /// folder only, and importers would get "no pack ../weather-basics". It used to publish it.

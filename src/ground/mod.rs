@@ -2,7 +2,7 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `csv`, `json`, `output`, `platform`, `redact`, `tls`
+//! 0. `csv`, `files`, `json`, `output`, `platform`, `redact`, `tls`
 //! 1. `signals`, `source`
 //! 2. `load_error`
 //! 3. `bounds`, `yaml`

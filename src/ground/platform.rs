@@ -169,12 +169,8 @@ fn split_windows_command(line: &str) -> Result<Vec<String>, String> {
 pub fn thread_cpu() -> std::time::Duration {
     #[cfg(unix)]
     {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec for the call.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+        use rustix::time::{ClockId, DynamicClockId, clock_gettime_dynamic};
+        if let Ok(ts) = clock_gettime_dynamic(DynamicClockId::Known(ClockId::ThreadCPUTime)) {
             return std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
         }
     }

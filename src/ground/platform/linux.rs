@@ -8,7 +8,7 @@
 //! was opened on or nothing. On an older kernel `Pinned::open` fails and only the
 //! server's own group is signalled.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::sync::OnceLock;
@@ -18,8 +18,8 @@ use std::sync::mpsc;
 /// double-forks or calls `setsid()` is re-parented to mcpspec instead of init, so it can
 /// still be found under mcpspec and stopped.
 pub fn become_subreaper() -> bool {
-    // SAFETY: prctl(2) PR_SET_CHILD_SUBREAPER takes an integer flag; no memory.
-    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) == 0 }
+    // The flag is any non-zero value; rustix passes the pid given.
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok()
 }
 
 /// A spawn request for the spawner thread, and where its result goes.
@@ -66,21 +66,16 @@ pub fn spawn_tied(mut cmd: Command) -> std::io::Result<Child> {
 /// before the `prctl` (the child was re-parented already), the signal will never come:
 /// the child gives up instead of running unwatched.
 fn tie_to_parent(cmd: &mut Command) {
-    let parent = std::process::id() as libc::pid_t;
+    use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
+    let parent = getpid();
     // SAFETY: the closure runs in the forked child and makes only async-signal-safe
     // system calls (prctl, getppid); it allocates nothing (a raw OS error is no
     // allocation).
     unsafe {
         cmd.pre_exec(move || {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            if libc::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            let _ = set_parent_process_death_signal(Some(Signal::KILL));
+            if getppid() != Some(parent) {
+                return Err(rustix::io::Errno::SRCH.into());
             }
             Ok(())
         });
@@ -97,40 +92,39 @@ fn tie_to_parent(cmd: &mut Command) {
 pub fn sandbox(cmd: &mut Command, home: &std::path::Path) -> std::io::Result<()> {
     let home = std::ffi::CString::new(home.as_os_str().as_encoded_bytes())
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    // SAFETY: getuid(2) and getgid(2) take nothing and always succeed.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let (uid, gid) = (
+        rustix::process::getuid().as_raw(),
+        rustix::process::getgid().as_raw(),
+    );
     // Prepared before the fork: the child allocates nothing.
     let uid_map = format!("{uid} {uid} 1").into_bytes();
     let gid_map = format!("{gid} {gid} 1").into_bytes();
     // SAFETY: the closure runs in the forked child (one thread) and makes only
     // async-signal-safe system calls on memory prepared before the fork; a raw OS error
-    // is no allocation.
+    // is no allocation. `unshare` is unsafe in rustix for `CLONE_FILES` (threads that
+    // would see a different descriptor table), which is not asked for here.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWNS) != 0 {
-                return Err(failed(
-                    b"unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)",
-                ));
-            }
+            use rustix::mount::{MountFlags, MountPropagationFlags, mount, mount_change};
+            use rustix::thread::{
+                CapabilitiesSecureBits, UnshareFlags, set_capabilities_secure_bits,
+                set_no_new_privs, unshare_unsafe,
+            };
+            unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNET | UnshareFlags::NEWNS)
+                .map_err(|e| failed(b"unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)", e))?;
             // (A kernel without the setgroups file does not need it written.)
             let _ = write_proc(c"/proc/self/setgroups", b"deny");
-            if !write_proc(c"/proc/self/uid_map", &uid_map) {
-                return Err(failed(b"writing /proc/self/uid_map"));
-            }
-            if !write_proc(c"/proc/self/gid_map", &gid_map) {
-                return Err(failed(b"writing /proc/self/gid_map"));
-            }
-            let none = std::ptr::null::<libc::c_char>();
-            if libc::mount(
-                none,
-                c"/".as_ptr(),
-                none,
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-            {
-                return Err(failed(b"making the mounts private"));
-            }
+            write_proc(c"/proc/self/uid_map", &uid_map)
+                .map_err(|e| failed(b"writing /proc/self/uid_map", e))?;
+            write_proc(c"/proc/self/gid_map", &gid_map)
+                .map_err(|e| failed(b"writing /proc/self/gid_map", e))?;
+            mount_change(
+                c"/",
+                MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+            )
+            .map_err(|e| failed(b"making the mounts private", e))?;
+            // rustix has no `mount_setattr`: the raw system call, on a local `mount_attr`
+            // and a static path, both alive for the call.
             let attr = MountAttr {
                 attr_set: MOUNT_ATTR_RDONLY,
                 attr_clr: 0,
@@ -146,32 +140,26 @@ pub fn sandbox(cmd: &mut Command, home: &std::path::Path) -> std::io::Result<()>
                 std::mem::size_of::<MountAttr>(),
             ) != 0
             {
-                return Err(failed(b"making every mount read-only (mount_setattr)"));
+                return Err(failed(
+                    b"making every mount read-only (mount_setattr)",
+                    rustix::io::Errno::from_io_error(&std::io::Error::last_os_error())
+                        .unwrap_or(rustix::io::Errno::IO),
+                ));
             }
-            if libc::mount(
-                c"tmpfs".as_ptr(),
-                home.as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                c"mode=0700".as_ptr().cast(),
-            ) != 0
-            {
-                return Err(failed(b"mounting the private tmpfs HOME"));
-            }
-            if !loopback_up() {
-                return Err(failed(b"bringing the loopback interface up"));
-            }
-            if libc::prctl(
-                libc::PR_SET_SECUREBITS,
-                (libc::SECBIT_NOROOT | libc::SECBIT_NOROOT_LOCKED) as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-                || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0
-            {
-                return Err(failed(b"dropping privileges"));
-            }
+            mount(
+                c"tmpfs",
+                home.as_c_str(),
+                c"tmpfs",
+                MountFlags::NOSUID | MountFlags::NODEV,
+                c"mode=0700",
+            )
+            .map_err(|e| failed(b"mounting the private tmpfs HOME", e))?;
+            loopback_up().map_err(|e| failed(b"bringing the loopback interface up", e))?;
+            set_capabilities_secure_bits(
+                CapabilitiesSecureBits::NO_ROOT | CapabilitiesSecureBits::NO_ROOT_LOCKED,
+            )
+            .and_then(|()| set_no_new_privs(true))
+            .map_err(|e| failed(b"dropping privileges", e))?;
             Ok(())
         });
     }
@@ -189,52 +177,69 @@ struct MountAttr {
 
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 
-/// In the sandboxed child: the last error, after naming the step that failed on stderr.
-fn failed(step: &[u8]) -> std::io::Error {
-    let e = std::io::Error::last_os_error();
-    // SAFETY: write(2) of static and caller-owned bytes to the child's stderr.
-    unsafe {
-        let prefix = b"mcpspec --sandbox: ";
-        libc::write(2, prefix.as_ptr().cast(), prefix.len());
-        libc::write(2, step.as_ptr().cast(), step.len());
-        libc::write(2, b" failed\n".as_ptr().cast(), 8);
+/// In the sandboxed child: the error `e` of a step, after naming the step on stderr.
+fn failed(step: &[u8], e: rustix::io::Errno) -> std::io::Error {
+    let stderr = rustix::stdio::stderr();
+    for part in [b"mcpspec --sandbox: ".as_slice(), step, b" failed\n"] {
+        let _ = rustix::io::write(stderr, part);
     }
-    e
+    e.into()
 }
 
-/// In the sandboxed child: write `text` to a `/proc` file (open, write, close).
-fn write_proc(path: &std::ffi::CStr, text: &[u8]) -> bool {
-    // SAFETY: open(2), write(2) and close(2) on memory the caller owns.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return false;
-        }
-        let n = libc::write(fd, text.as_ptr().cast(), text.len());
-        libc::close(fd);
-        n == text.len() as isize
+/// In a forked child: write `text` to a `/proc` or cgroup file (open, write, close); nothing
+/// is allocated.
+fn write_proc(path: &std::ffi::CStr, text: &[u8]) -> rustix::io::Result<()> {
+    use rustix::fs::{Mode, OFlags, open};
+    let fd = open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    match rustix::io::write(&fd, text)? {
+        n if n == text.len() => Ok(()),
+        _ => Err(rustix::io::Errno::IO),
     }
 }
 
-/// In the sandboxed child: set `lo` up (a new network namespace has it down).
-fn loopback_up() -> bool {
-    // SAFETY: socket(2), ioctl(2) on a zeroed local `ifreq`, close(2).
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return false;
-        }
-        let mut req: libc::ifreq = std::mem::zeroed();
-        for (i, b) in b"lo".iter().enumerate() {
-            req.ifr_name[i] = *b as libc::c_char;
-        }
-        let mut ok = libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req) == 0;
-        if ok {
-            req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-            ok = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &mut req) == 0;
-        }
-        libc::close(fd);
-        ok
+/// In the sandboxed child: set `lo` up (a new network namespace has it down), by asking
+/// the kernel over rtnetlink (`RTM_NEWLINK`, `IFF_UP` changed to set) and reading its
+/// acknowledgement. The message is built on the stack: the child allocates nothing.
+fn loopback_up() -> rustix::io::Result<()> {
+    use rustix::net::{
+        AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType, netdevice, recv, send,
+        socket_with,
+    };
+    const RTM_NEWLINK: u16 = 16;
+    const NLMSG_ERROR: u16 = 2;
+    const NLM_F_REQUEST_ACK: u16 = 0x1 | 0x4;
+    const IFF_UP: u32 = 0x1;
+    // `NETLINK_ROUTE` is protocol 0.
+    let fd = socket_with(
+        AddressFamily::NETLINK,
+        SocketType::RAW,
+        SocketFlags::CLOEXEC,
+        None,
+    )?;
+    let index = netdevice::name_to_index(&fd, "lo")?;
+    // `struct nlmsghdr` (length, type, flags, sequence, port id 0: the kernel), then
+    // `struct ifinfomsg` (family AF_UNSPEC, pad, type, index, flags, change mask).
+    let mut request = [0u8; 32];
+    request[0..4].copy_from_slice(&32u32.to_ne_bytes());
+    request[4..6].copy_from_slice(&RTM_NEWLINK.to_ne_bytes());
+    request[6..8].copy_from_slice(&NLM_F_REQUEST_ACK.to_ne_bytes());
+    request[8..12].copy_from_slice(&1u32.to_ne_bytes());
+    request[20..24].copy_from_slice(&index.to_ne_bytes());
+    request[24..28].copy_from_slice(&IFF_UP.to_ne_bytes());
+    request[28..32].copy_from_slice(&IFF_UP.to_ne_bytes());
+    if send(&fd, &request, SendFlags::empty())? != request.len() {
+        return Err(rustix::io::Errno::IO);
+    }
+    // The answer: `struct nlmsghdr` of type NLMSG_ERROR, then `int error` (0: done).
+    let mut answer = [0u8; 64];
+    let (_, got) = recv(&fd, &mut answer, RecvFlags::empty())?;
+    let kind = u16::from_ne_bytes([answer[4], answer[5]]);
+    if got < 20 || kind != NLMSG_ERROR {
+        return Err(rustix::io::Errno::PROTO);
+    }
+    match i32::from_ne_bytes([answer[16], answer[17], answer[18], answer[19]]) {
+        0 => Ok(()),
+        e => Err(rustix::io::Errno::from_raw_os_error(-e)),
     }
 }
 
@@ -294,17 +299,11 @@ impl Pinned {
     /// (read `/proc/<pid>` *after* this call, then check [`Pinned::alive`]: a process
     /// still alive at that point had that pid all along).
     pub fn open(pid: i32) -> std::io::Result<Pinned> {
-        use std::os::fd::FromRawFd;
-        if pid <= 0 {
+        use rustix::process::{Pid, PidfdFlags, pidfd_open};
+        let Some(process) = Pid::from_raw(pid.max(0)) else {
             return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
-        }
-        // SAFETY: pidfd_open(2) takes two integers and returns a new descriptor (or -1).
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: the descriptor was just created and is owned by nothing else.
-        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
+        };
+        let fd = pidfd_open(process, PidfdFlags::empty())?;
         Ok(Pinned { fd, pid })
     }
 
@@ -313,13 +312,22 @@ impl Pinned {
         self.pid
     }
 
-    fn signal(&self, sig: i32) -> bool {
-        // SAFETY: pidfd_send_signal(2) on a descriptor we own, with a null siginfo.
+    /// SIGKILL the pinned process. False once it is reaped.
+    pub fn kill(&self) -> bool {
+        rustix::process::pidfd_send_signal(&self.fd, rustix::process::Signal::KILL).is_ok()
+    }
+
+    /// Not reaped yet (a zombie counts): its pid still names it.
+    pub fn alive(&self) -> bool {
+        // Signal 0 (sends nothing, checks the process is there). rustix's `Signal` cannot
+        // be 0, so this one is the raw system call.
+        // SAFETY: pidfd_send_signal(2) on a descriptor we own (open for the call), signal
+        // 0, a null siginfo and no flags: no memory is read or written.
         let r = unsafe {
             libc::syscall(
                 libc::SYS_pidfd_send_signal,
                 self.fd.as_raw_fd(),
-                sig,
+                0,
                 std::ptr::null::<libc::siginfo_t>(),
                 0,
             )
@@ -327,33 +335,17 @@ impl Pinned {
         r == 0
     }
 
-    /// SIGKILL the pinned process. False once it is reaped.
-    pub fn kill(&self) -> bool {
-        self.signal(libc::SIGKILL)
-    }
-
-    /// Not reaped yet (a zombie counts): its pid still names it.
-    pub fn alive(&self) -> bool {
-        self.signal(0)
-    }
-
     /// Reap it if it is an exited child of this process (never blocks). True once reaped
     /// or when it is not (or no longer) a child.
     pub fn reap(&self) -> bool {
-        // SAFETY: waitid(2) writes into a zeroed local siginfo_t.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: as above; P_PIDFD names exactly the pinned process.
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PIDFD,
-                self.fd.as_raw_fd() as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG,
-            )
-        };
-        // With WNOHANG and no exited child, waitid returns 0 and leaves si_pid 0.
-        // SAFETY: reading the pid of a siginfo_t filled in by waitid(2) (or zeroed).
-        r != 0 || unsafe { info.si_pid() } != 0
+        use rustix::process::{WaitId, WaitIdOptions, waitid};
+        // P_PIDFD names exactly the pinned process. `Ok(None)`: not exited yet (with
+        // WNOHANG, waitid(2) then leaves si_pid 0).
+        let waited = waitid(
+            WaitId::PidFd(self.fd.as_fd()),
+            WaitIdOptions::EXITED | WaitIdOptions::NOHANG,
+        );
+        !matches!(waited, Ok(None))
     }
 
     /// Resolves once the pinned process has exited (its pidfd turns readable); `Err` if
@@ -464,11 +456,7 @@ impl ServerCgroup {
         // system calls (open, write, close) on memory prepared before the fork.
         unsafe {
             cmd.pre_exec(move || {
-                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd >= 0 {
-                    libc::write(fd, b"0".as_ptr().cast(), 1);
-                    libc::close(fd);
-                }
+                let _ = write_proc(&procs, b"0");
                 Ok(())
             });
         }
@@ -528,9 +516,10 @@ impl ServerCgroup {
         let stale = cgroups_named(|name| {
             name.strip_prefix(prefix)
                 .and_then(|rest| rest.split('.').next()?.parse::<i32>().ok())
-                // SAFETY: kill(2) with signal 0 sends nothing; it only asks whether
-                // the pid names a process.
-                .is_some_and(|pid| pid > 0 && unsafe { libc::kill(pid, 0) } != 0)
+                // kill(2) with signal 0 sends nothing; it only asks whether the pid
+                // names a process.
+                .and_then(|pid| rustix::process::Pid::from_raw(pid.max(0)))
+                .is_some_and(|pid| rustix::process::test_kill_process(pid).is_err())
         });
         for dir in stale {
             let _ = std::fs::remove_dir(dir);

@@ -9,7 +9,7 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus};
 use std::sync::Arc;
@@ -18,25 +18,30 @@ use std::time::Duration;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
+use rustix::process::{Pid, Signal};
+
 use super::{Pinned, Spawned, Stop};
 
-fn signal_number(stop: Stop) -> i32 {
+fn signal_of_stop(stop: Stop) -> Signal {
     match stop {
-        Stop::Term => libc::SIGTERM,
-        Stop::Kill => libc::SIGKILL,
+        Stop::Term => Signal::TERM,
+        Stop::Kill => Signal::KILL,
     }
+}
+
+fn signal_number(stop: Stop) -> i32 {
+    signal_of_stop(stop).as_raw()
+}
+
+/// A pid as rustix takes it; `None` for 0 and below, which name no single process.
+fn pid_of(pid: i32) -> Option<Pid> {
+    Pid::from_raw(pid.max(0))
 }
 
 /// Put a pipe end in non-blocking mode (tokio hands child pipes over blocking).
 fn set_nonblocking(fd: BorrowedFd<'_>) -> std::io::Result<()> {
-    let raw = fd.as_raw_fd();
-    // SAFETY: fcntl(2) on a descriptor the caller borrows (it stays open for the call);
-    // no memory is involved.
-    let flags = unsafe { libc::fcntl(raw, libc::F_GETFL) };
-    // SAFETY: as above.
-    if flags < 0 || unsafe { libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+    fcntl_setfl(fd, fcntl_getfl(fd)? | OFlags::NONBLOCK)?;
     Ok(())
 }
 
@@ -44,20 +49,20 @@ fn set_nonblocking(fd: BorrowedFd<'_>) -> std::io::Result<()> {
 /// ignored). Only while the group's leader is an unreaped child of this process: after
 /// the reap the number may lead a stranger's group.
 pub fn signal_group(pgid: i32, stop: Stop) {
-    if pgid > 0 {
-        // SAFETY: kill(2) with a negative pid signals a group; no memory is involved.
-        unsafe {
-            libc::kill(-pgid, signal_number(stop));
-        }
+    if let Some(pgid) = pid_of(pgid) {
+        let _ = rustix::process::kill_process_group(pgid, signal_of_stop(stop));
     }
 }
 
-/// Reap `pid` if it is an exited child of this process (never blocks).
+/// Reap `pid` if it is an exited child of this process (never blocks). True when it was
+/// reaped, or cannot be (not our child).
 fn reap(pid: i32) -> bool {
-    let mut status = 0;
-    // SAFETY: waitpid(2) with WNOHANG writes the status into a local integer.
-    let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-    r != 0
+    use rustix::process::{WaitOptions, waitpid};
+    // Not `waitpid(0 or -1, …)`, which would reap any child.
+    let Some(pid) = pid_of(pid) else {
+        return true;
+    };
+    !matches!(waitpid(Some(pid), WaitOptions::NOHANG), Ok(None))
 }
 
 /// Register a descriptor-owning `File` with the tokio reactor.
@@ -71,30 +76,22 @@ pub(super) fn register(file: File, interest: Interest) -> std::io::Result<AsyncF
 /// `WNOWAIT`, POSIX): the zombie keeps its pid and process-group id ours until reaped.
 /// `Ok(None)` while it runs; an error if it is not (or no longer) our child.
 fn exit_status_unreaped(pid: i32) -> std::io::Result<Option<ExitStatus>> {
-    // SAFETY: waitid(2) writes into a zeroed local siginfo_t.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let r = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: reading a siginfo_t filled in by waitid(2) (or left zeroed).
-    let (si_pid, status) = unsafe { (info.si_pid(), info.si_status()) };
-    if si_pid == 0 {
+    use rustix::process::{WaitId, WaitIdOptions, waitid};
+    let pid = pid_of(pid).ok_or(std::io::ErrorKind::InvalidInput)?;
+    // `None`: it runs (with WNOHANG, waitid(2) then leaves the siginfo zeroed).
+    let Some(info) = waitid(
+        WaitId::Pid(pid),
+        WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT,
+    )?
+    else {
         return Ok(None);
-    }
-    // Back to a wait(2) status word, which `ExitStatus` is made of.
-    let raw = match info.si_code {
-        libc::CLD_EXITED => (status & 0xff) << 8,
-        libc::CLD_DUMPED => (status & 0x7f) | 0x80,
-        _ => status & 0x7f,
+    };
+    // Back to a wait(2) status word, which `ExitStatus` is made of. WEXITED alone reports
+    // an exit, a kill or a core dump.
+    let raw = match (info.exit_status(), info.terminating_signal()) {
+        (Some(code), _) => (code & 0xff) << 8,
+        (None, Some(sig)) if info.dumped() => (sig & 0x7f) | 0x80,
+        (None, sig) => sig.unwrap_or(0) & 0x7f,
     };
     Ok(Some(ExitStatus::from_raw(raw)))
 }
@@ -256,11 +253,8 @@ impl PipeProbe {
 
     /// Bytes written to the pipe and not read yet (`None`: the system cannot say).
     pub fn pending(&self) -> Option<usize> {
-        let mut n: libc::c_int = 0;
-        // SAFETY: ioctl(2) FIONREAD writes one int into a local; the descriptor is ours
-        // and open for the call.
-        let r = unsafe { libc::ioctl(self.0.as_raw_fd(), libc::FIONREAD, &mut n) };
-        (r == 0).then(|| usize::try_from(n).unwrap_or(0))
+        let n = rustix::io::ioctl_fionread(&self.0).ok()?;
+        Some(usize::try_from(n).unwrap_or(0))
     }
 }
 
@@ -362,6 +356,8 @@ pub fn exited_with(code: i32) -> ExitStatus {
 }
 
 /// The CPU time this process (all its threads, not its children) has used: user, system.
+/// (rustix has no `getrusage`; `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)` would not split
+/// the two.)
 pub fn process_cpu() -> Option<(std::time::Duration, std::time::Duration)> {
     // SAFETY: getrusage writes the struct it is given, which lives through the call.
     let usage = unsafe {

@@ -1,14 +1,24 @@
 //! Expectations judged against what came back. Pure functions of (expectation,
 //! response, template context): the engine fetches anything else they need (the tool's
-//! `outputSchema`) beforehand.
+//! `outputSchema`) beforehand. [`check`] dispatches on the expectation's kind: one file
+//! per kind (`path`, `schema`, `error_response`, …), as the predicates are (`predicate/`).
 
 mod describe;
+mod duration;
+mod error_response;
 mod failure;
 pub mod golden;
+mod http;
+mod is_error;
 mod json_text;
+mod no_response;
 mod notifications;
 mod output_schema;
+mod path;
 mod predicate;
+mod rounds;
+mod schema;
+mod task_status;
 
 use std::borrow::Cow;
 
@@ -28,7 +38,7 @@ use predicate::*;
 use crate::ground::json::subset_of;
 use crate::ground::source::Severity;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::{DurationBound, Expect, ExpectKind};
+use crate::language::dsl::{Expect, ExpectKind};
 use crate::results::exchange::Exchange;
 
 /// The JSON-RPC answer a step is judged on: the `result` and `error` members of the
@@ -121,25 +131,6 @@ pub enum ExpectOutcome {
     Vacuous(String),
 }
 
-/// The note of an expectation that held over no match.
-fn matched_nothing(src: &str) -> String {
-    format!(
-        "`{src}` matched nothing: its predicates held for no value (`minMatches: 1` demands a match)"
-    )
-}
-
-/// A templated `duration` bound rendered and read as a duration (`200ms`).
-fn render_duration(t: &str, ctx: &Value) -> Result<std::time::Duration, String> {
-    let rendered = crate::language::dsl::template::render_str(t, ctx)
-        .map_err(|e| format!("template error in `{t}`: {e}"))?;
-    let text = match &rendered {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    crate::language::dsl::limits::duration(&text, &crate::language::dsl::limits::TIMEOUT)
-        .map_err(|e| format!("`{t}` renders to `{text}`, not a duration such as `200ms`: {e}"))
-}
-
 /// Why an expectation has nothing to look at: the message and what came back instead.
 type Unresolved = (String, Option<String>);
 
@@ -160,151 +151,40 @@ fn resolved<'a>(
     Ok((doc, path.resolve(ctx).map_err(|why| (why, None))?))
 }
 
-/// Judge one expectation.
-pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
-    let fail = |message: String, expected: Option<String>, actual: Option<String>| {
+/// A failed expectation, told at `expect` (`seen` gives the severity).
+fn failing<'a>(
+    expect: &'a Expect,
+    seen: &'a Observed,
+) -> impl Fn(String, Option<String>, Option<String>) -> ExpectOutcome + 'a {
+    move |message, expected, actual| {
         ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
-    };
+    }
+}
+
+/// Judge one expectation: each kind in its own file.
+pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
     match &expect.kind {
         ExpectKind::Path {
             path,
             source,
             predicates,
-        } => {
-            let (doc, path) = match resolved(seen, path, source, ctx) {
-                Ok(found) => found,
-                Err((why, actual)) => return fail(why, None, actual),
-            };
-            let matches = path.query(doc);
-            let singular = is_singular_path(source);
-            for pred in predicates {
-                if let Err((message, expected, actual)) =
-                    check_predicate(pred, source, matches.as_slice(), singular, ctx)
-                {
-                    return fail(message, expected, actual);
-                }
-            }
-            if held_vacuously(predicates, matches.as_slice(), singular) {
-                return ExpectOutcome::Vacuous(matched_nothing(source));
-            }
-            ExpectOutcome::Pass
-        }
+        } => path::check(expect, path, source, predicates, seen, ctx),
         ExpectKind::Schema { path, validator } => {
-            let Some(doc) = &seen.document else {
-                return fail(
-                    "schema: no JSON-RPC response to validate".into(),
-                    None,
-                    Some(describe_no_response(seen.exchange)),
-                );
-            };
-            let (instance, label) = match path {
-                Some((p, src)) => match p.query(doc).as_slice() {
-                    [one] => ((*one).clone(), src.clone()),
-                    [] => return fail(format!("`{src}` matched nothing to validate"), None, None),
-                    many => (
-                        Value::Array(many.iter().map(|v| (*v).clone()).collect()),
-                        src.clone(),
-                    ),
-                },
-                None => (doc.as_ref().clone(), "$".to_string()),
-            };
-            let errors = describe::schema_errors(validator, &instance);
-            if errors.is_empty() {
-                ExpectOutcome::Pass
-            } else {
-                fail(
-                    format!("`{label}` does not match the schema: {}", errors[0]),
-                    Some("a value valid against the schema".into()),
-                    Some(errors.join("\n")),
-                )
-            }
+            schema::check(expect, path.as_ref(), validator, seen)
         }
         ExpectKind::Error {
             code,
             message,
             data,
-        } => {
-            let Some(err) = seen.reply.error else {
-                let actual = match seen.reply.result {
-                    Some(r) => format!("a result: {}", compact(r, 300)),
-                    None => describe_no_response(seen.exchange),
-                };
-                let wanted = code
-                    .as_ref()
-                    .map(|c| format!("JSON-RPC error {}", c.describe()))
-                    .unwrap_or("a JSON-RPC error".into());
-                return fail(
-                    format!("expected {wanted}, got {}", first_line(&actual)),
-                    Some(wanted),
-                    Some(actual),
-                );
-            };
-            let got_code = err.get("code").and_then(Value::as_i64);
-            if let Some(c) = code
-                && !got_code.is_some_and(|g| c.accepts(g))
-            {
-                let got = got_code.map(|g| g.to_string()).unwrap_or("no code".into());
-                return fail(
-                    format!("expected error code {}, got {got}", c.describe()),
-                    Some(c.describe()),
-                    Some(compact(err, 500)),
-                );
-            }
-            if let Some(re) = message {
-                let msg = err.get("message").and_then(Value::as_str).unwrap_or("");
-                if !re.is_match(msg) {
-                    return fail(
-                        format!("error message `{msg}` does not match /{}/", re.as_str()),
-                        Some(format!("/{}/", re.as_str())),
-                        Some(msg.to_string()),
-                    );
-                }
-            }
-            if let Some(d) = data {
-                let expected = match render_value(d, ctx) {
-                    Ok(v) => v,
-                    Err((_, _, e)) => return fail(format!("template error: {e}"), None, None),
-                };
-                let actual = err.get("data").cloned().unwrap_or(Value::Null);
-                if !subset_of(&expected, &actual) {
-                    return fail(
-                        "error.data does not contain the expected values".into(),
-                        Some(pretty(&expected)),
-                        Some(pretty(&actual)),
-                    );
-                }
-            }
-            ExpectOutcome::Pass
-        }
-        ExpectKind::IsError(want) => {
-            if let Some(err) = seen.reply.error {
-                return fail(
-                    format!(
-                        "expected a tool result with isError: {want}, got JSON-RPC error {}",
-                        err.get("code").map(|c| c.to_string()).unwrap_or_default()
-                    ),
-                    Some(format!("result with isError: {want}")),
-                    Some(compact(err, 500)),
-                );
-            }
-            let Some(result) = seen.reply.result else {
-                return fail(
-                    format!("expected a tool result with isError: {want}"),
-                    None,
-                    Some(describe_no_response(seen.exchange)),
-                );
-            };
-            let got = crate::protocol::fields::is_error(result);
-            if got == *want {
-                ExpectOutcome::Pass
-            } else {
-                fail(
-                    format!("expected isError: {want}, got isError: {got}"),
-                    Some(want.to_string()),
-                    Some(format!("{got}: {}", compact(result, 300))),
-                )
-            }
-        }
+        } => error_response::check(
+            expect,
+            code.as_ref(),
+            message.as_ref(),
+            data.as_ref(),
+            seen,
+            ctx,
+        ),
+        ExpectKind::IsError(want) => is_error::check(expect, *want, seen),
         ExpectKind::OutputSchema => check_output_schema(expect, seen),
         ExpectKind::Json {
             path,
@@ -313,168 +193,13 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
         } => json_text::check(expect, path, source, inner, seen, ctx),
         ExpectKind::Snapshot(spec) => golden::check(expect, spec, seen, ctx),
         ExpectKind::Notifications { .. } => check_notifications(expect, seen, ctx),
-        ExpectKind::Rounds(spec) => {
-            let rounds = seen.exchange.rounds;
-            match length_holds(spec, rounds.into(), ctx) {
-                Err(why) => fail(why, None, None),
-                Ok((true, _)) => ExpectOutcome::Pass,
-                Ok((false, wanted)) => fail(
-                    format!(
-                        "the request took {rounds} `input_required` round(s), expected {wanted}"
-                    ),
-                    Some(format!("{wanted} round(s)")),
-                    Some(rounds.to_string()),
-                ),
-            }
-        }
+        ExpectKind::Rounds(spec) => rounds::check(expect, spec, seen, ctx),
         ExpectKind::TaskStatus { statuses, last } => {
-            let seen_all = crate::protocol::tasks::collapsed(
-                seen.exchange.task_statuses.iter().map(String::as_str),
-            );
-            let got: Vec<&str> = if *last {
-                seen_all.last().copied().into_iter().collect()
-            } else {
-                seen_all.clone()
-            };
-            if got == *statuses {
-                ExpectOutcome::Pass
-            } else if seen_all.is_empty() {
-                fail(
-                    "no task status was seen (a task step — `task:` on a tools/call — that the server answered with a task)".to_string(),
-                    Some(statuses.join(", ")),
-                    None,
-                )
-            } else {
-                let message = if *last {
-                    format!(
-                        "the task ended `{}`, expected `{}`",
-                        got.join(", "),
-                        statuses.join(", ")
-                    )
-                } else {
-                    format!(
-                        "the task statuses were [{}], expected [{}]",
-                        got.join(", "),
-                        statuses.join(", ")
-                    )
-                };
-                fail(
-                    message,
-                    Some(statuses.join(", ")),
-                    Some(seen_all.join(", ")),
-                )
-            }
+            task_status::check(expect, statuses, *last, seen)
         }
-        ExpectKind::Http { status, headers } => {
-            if !seen.is_http {
-                return ExpectOutcome::NotApplicable(
-                    "`http` expectations apply only over HTTP".into(),
-                );
-            }
-            let Some(http) = &seen.exchange.http else {
-                return fail("no HTTP response".into(), None, None);
-            };
-            if let Some(s) = status
-                && !s.accepts(http.status as i64)
-            {
-                return fail(
-                    format!("expected HTTP status {}, got {}", s.describe(), http.status),
-                    Some(s.describe()),
-                    Some(http.status.to_string()),
-                );
-            }
-            for (name, re) in headers {
-                match (http.header(name), re) {
-                    (Some(v), None) => {
-                        return fail(
-                            format!("expected no `{name}` header, got `{v}`"),
-                            Some("absent".into()),
-                            Some(v.into()),
-                        );
-                    }
-                    (None, Some(r)) => {
-                        return fail(
-                            format!("expected a `{name}` header matching /{}/", r.as_str()),
-                            Some(format!("/{}/", r.as_str())),
-                            Some("absent".into()),
-                        );
-                    }
-                    (Some(v), Some(r)) if !r.is_match(v) => {
-                        return fail(
-                            format!("header `{name}: {v}` does not match /{}/", r.as_str()),
-                            Some(format!("/{}/", r.as_str())),
-                            Some(v.into()),
-                        );
-                    }
-                    _ => {}
-                }
-            }
-            ExpectOutcome::Pass
-        }
-        ExpectKind::Duration(bounds) => {
-            let took = seen.exchange.elapsed;
-            // A step that got no reply has no latency to judge: say so, not a time.
-            if seen.reply.is_none()
-                && seen.exchange.response.is_none()
-                && seen.exchange.raw_body.is_none()
-                && seen.exchange.http.is_none()
-            {
-                return fail(
-                    "no response to time".into(),
-                    None,
-                    Some(describe_no_response(seen.exchange)),
-                );
-            }
-            for (op, bound) in bounds {
-                let bound = match bound {
-                    DurationBound::Fixed(d) => *d,
-                    DurationBound::Template(t) => match render_duration(t, ctx) {
-                        Ok(d) => d,
-                        Err(why) => return fail(why, None, None),
-                    },
-                };
-                let bound = &bound;
-                if !op.holds(took, *bound) {
-                    let want = format!("{} {}", op.symbol(), humantime::format_duration(*bound));
-                    return fail(
-                        format!("the response took {}, expected {want}", show_duration(took)),
-                        Some(want),
-                        Some(show_duration(took)),
-                    );
-                }
-            }
-            ExpectOutcome::Pass
-        }
-        ExpectKind::NoResponse(want) => {
-            let got = !seen.reply.is_none()
-                || seen.exchange.response.is_some()
-                || seen
-                    .exchange
-                    .raw_body
-                    .as_ref()
-                    .is_some_and(|b| !b.trim().is_empty());
-            match (want, got) {
-                (true, true) => fail(
-                    "expected no response, but the server answered".into(),
-                    Some("no response".into()),
-                    Some(
-                        seen.exchange
-                            .response
-                            .as_ref()
-                            .or(seen.reply.result)
-                            .map(|r| compact(r, 500))
-                            .or_else(|| seen.exchange.raw_body.clone())
-                            .unwrap_or_default(),
-                    ),
-                ),
-                (false, false) => fail(
-                    "expected a response, got none".into(),
-                    Some("a response".into()),
-                    Some(describe_no_response(seen.exchange)),
-                ),
-                _ => ExpectOutcome::Pass,
-            }
-        }
+        ExpectKind::Http { status, headers } => http::check(expect, status.as_ref(), headers, seen),
+        ExpectKind::Duration(bounds) => duration::check(expect, bounds, seen, ctx),
+        ExpectKind::NoResponse(want) => no_response::check(expect, *want, seen),
     }
 }
 

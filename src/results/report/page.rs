@@ -4,9 +4,40 @@
 
 use std::fmt::Write as _;
 
-use super::html::{STYLE, escape_html};
 use crate::ground::redact::{Redactor, escape_controls};
 use crate::results::junit::truncate;
+
+/// The styles every page starts from (the run report's; the load and eval pages add theirs).
+pub const STYLE: &str = r#"
+:root{--pass:#1a7f37;--fail:#cf222e;--error:#9a6700;--warn:#bc4c00;--skip:#6e7781;--bg:#fff;--fg:#1f2328;--muted:#656d76;--line:#d0d7de}
+*{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg);margin:0;padding:24px;max-width:1200px}
+h1{font-size:20px;margin:0 0 4px}h2{font-size:15px;margin:0}.meta{color:var(--muted);margin-bottom:16px}
+.totals span{display:inline-block;margin-right:14px}.badge{display:inline-block;min-width:52px;text-align:center;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:#fff}
+.b-PASS,.b-passed{background:var(--pass)}.b-FAIL,.b-failed{background:var(--fail)}.b-ERROR,.b-error{background:var(--error)}.b-WARN,.b-warning{background:var(--warn)}.b-SKIP,.b-XFAIL,.b-skipped,.b-expectedFailure{background:var(--skip)}
+.filters{margin:12px 0}.filters button{margin-right:6px;border:1px solid var(--line);background:#f6f8fa;border-radius:6px;padding:3px 10px;cursor:pointer}.filters button.on{background:#ddf4ff;border-color:#54aeff}
+section.suite{border:1px solid var(--line);border-radius:8px;margin:10px 0;padding:8px 12px}
+section.suite>header{display:flex;gap:10px;align-items:center}.dur{color:var(--muted);margin-left:auto;font-variant-numeric:tabular-nums}
+details.step{border-top:1px solid var(--line);padding:4px 0}details.step>summary{cursor:pointer;display:flex;gap:10px;align-items:center}
+.where{color:var(--muted);font-size:12px}pre{background:#f6f8fa;border-radius:6px;padding:8px;overflow:auto;white-space:pre-wrap;word-break:break-word;margin:6px 0}
+.failure{border-left:3px solid var(--fail);padding-left:10px;margin:6px 0}.failure .msg{font-weight:600}
+.diff .add{color:var(--pass)}.diff .del{color:var(--fail)}.setup{color:var(--fail);font-weight:600}
+"#;
+
+/// Escape the five characters HTML gives a meaning to, in text and in quoted attributes.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
 
 /// Tables of figures (load and eval pages), after [`STYLE`].
 pub const TABLE_STYLE: &str = r#"

@@ -460,18 +460,9 @@ async fn run_leased(
                 std::borrow::Cow::Owned(merged)
             };
             let revision = conn.negotiated.revision.clone();
-            let run = step::run_steps(
-                scenario,
-                &steps,
-                &mut conn,
-                mismatch,
-                &params,
-                config.wire_validate,
-                &config.tool_calls,
-                pool,
-                &config.snapshots,
-                progress,
-            );
+            let run = step::ScenarioRun::new(scenario, &steps, &mut conn, &params, config, pool)
+                .skipping(mismatch)
+                .run(progress);
             suite.steps = failure::at_revision(&revision, run).await;
             suite.stderr_tail = conn.stderr_tail().await;
             // For the run's undeclared-capability judgements (they run after this).
@@ -531,18 +522,9 @@ pub async fn iterate(
     let progress = ItemEvents::start(&events, scenario.id.clone());
     let revision = conn.negotiated.revision.clone();
     let unmet = era_mismatch(scenario, conn);
-    let run = step::run_steps(
-        scenario,
-        steps,
-        conn,
-        unmet,
-        &params,
-        config.wire_validate,
-        &config.tool_calls,
-        pool,
-        &config.snapshots,
-        &progress,
-    );
+    let run = step::ScenarioRun::new(scenario, steps, conn, &params, config, pool)
+        .skipping(unmet)
+        .run(&progress);
     failure::at_revision(&revision, run).await
 }
 

@@ -9,7 +9,7 @@ use super::compare::{Comparison, TaskDelta, pct};
 use super::compare_output::{Labels, arrow, verdict};
 use super::compare_view::{Spend, View};
 use crate::ground::redact::{Redactor, escape_controls};
-use crate::results::report::html::escape_html;
+use crate::results::report::page::escape_html;
 
 /// Most rows of one table; the rest are counted.
 pub const MAX_ROWS: usize = 50;

@@ -224,73 +224,48 @@ pub fn untar(reader: impl Read, into: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Unpack a zip archive (stored and deflated entries), read through its central directory.
+/// Unpack a zip archive (stored and deflated entries) through the `zip` crate, which reads
+/// the central directory, Zip64 and data descriptors and checks each entry's CRC-32; the
+/// caps, the path rule and the files-only rule are this module's.
 fn unzip(bytes: &[u8], into: &Path) -> Result<(), String> {
-    let u16_at = |o: usize| -> Result<u16, String> {
-        bytes
-            .get(o..o + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-            .ok_or_else(|| "truncated zip".to_string())
-    };
-    let u32_at = |o: usize| -> Result<u32, String> {
-        bytes
-            .get(o..o + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .ok_or_else(|| "truncated zip".to_string())
-    };
-    // End of central directory: the last `PK\5\6` within the comment's reach.
-    let search_from = bytes.len().saturating_sub(22 + 65_535);
-    let eocd = (search_from..bytes.len().saturating_sub(21))
-        .rev()
-        .find(|&i| bytes[i..].starts_with(b"PK\x05\x06"))
-        .ok_or("not a zip archive (no central directory)")?;
-    let count = u16_at(eocd + 10)? as usize;
-    let mut at = u32_at(eocd + 16)? as usize;
+    let mut archive = zip::ZipArchive::new(io::Cursor::new(bytes))
+        .map_err(|e| format!("not a readable zip archive: {e}"))?;
     let mut budget = Budget::new();
-    for _ in 0..count {
-        if u32_at(at)? != 0x0201_4b50 {
-            return Err("corrupt zip central directory".into());
-        }
+    for i in 0..archive.len() {
         budget.entry()?;
-        let flags = u16_at(at + 8)?;
-        let method = u16_at(at + 10)?;
-        let compressed = u32_at(at + 20)? as usize;
-        let name_len = u16_at(at + 28)? as usize;
-        let extra_len = u16_at(at + 30)? as usize;
-        let comment_len = u16_at(at + 32)? as usize;
-        let external = u32_at(at + 38)?;
-        let local = u32_at(at + 42)? as usize;
-        let name = bytes
-            .get(at + 46..at + 46 + name_len)
-            .ok_or("truncated zip")?;
-        let name = String::from_utf8_lossy(name).into_owned();
-        at += 46 + name_len + extra_len + comment_len;
-        if flags & 1 != 0 {
+        let entry = archive.by_index_raw(i).map_err(|e| e.to_string())?;
+        let name = entry
+            .name()
+            .map_err(|e| format!("entry {i}: {e}"))?
+            .into_owned();
+        if entry.encrypted() {
             return Err(format!("entry `{name}` is encrypted"));
         }
         // Unix mode in the high half of the external attributes: a symbolic link is refused.
-        if (external >> 16) & 0o170000 == 0o120000 {
+        if entry.unix_mode().is_some_and(|m| m & 0o170000 == 0o120000) {
             return Err(format!(
                 "entry `{name}` is a link or special file (a pack holds files only)"
             ));
         }
+        if !matches!(
+            entry.compression(),
+            zip::CompressionMethod::Stored | zip::CompressionMethod::Deflated
+        ) {
+            return Err(format!(
+                "entry `{name}` uses compression method {}",
+                entry.compression()
+            ));
+        }
+        drop(entry);
         let to = target(into, Path::new(&name))?;
         if name.ends_with('/') {
             fs::create_dir_all(&to).map_err(|e| format!("{}: {e}", to.display()))?;
             continue;
         }
-        if u32_at(local)? != 0x0403_4b50 {
-            return Err("corrupt zip local header".into());
-        }
-        let start = local + 30 + u16_at(local + 26)? as usize + u16_at(local + 28)? as usize;
-        let data = bytes
-            .get(start..start + compressed)
-            .ok_or("truncated zip")?;
-        match method {
-            0 => budget.write(data, &to)?,
-            8 => budget.write(flate2::read::DeflateDecoder::new(data), &to)?,
-            m => return Err(format!("entry `{name}` uses compression method {m}")),
-        }
+        let entry = archive
+            .by_index(i)
+            .map_err(|e| format!("entry `{name}`: {e}"))?;
+        budget.write(entry, &to)?;
     }
     Ok(())
 }
@@ -364,56 +339,57 @@ mod tests {
         assert_eq!(fs::read(dir.path().join("pack.yaml")).unwrap(), b"x");
     }
 
-    /// A zip with one deflated and one stored entry, written by hand (no zip crate).
+    /// A zip of `(name, data, deflated)` entries, regular files of mode 644.
     fn zip(entries: &[(&str, &[u8], bool)]) -> Vec<u8> {
         use std::io::Write;
-        let (mut out, mut central) = (Vec::new(), Vec::new());
+        let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
         for (name, data, deflate) in entries {
-            let body = if *deflate {
-                let mut e = flate2::write::DeflateEncoder::new(Vec::new(), Default::default());
-                e.write_all(data).unwrap();
-                e.finish().unwrap()
+            let method = if *deflate {
+                zip::CompressionMethod::Deflated
             } else {
-                data.to_vec()
+                zip::CompressionMethod::Stored
             };
-            let mut crc = flate2::Crc::new();
-            crc.update(data);
-            let method: u16 = if *deflate { 8 } else { 0 };
-            let offset = out.len() as u32;
-            let common = |v: &mut Vec<u8>| {
-                v.extend(20u16.to_le_bytes());
-                v.extend(0u16.to_le_bytes());
-                v.extend(method.to_le_bytes());
-                v.extend([0; 4]);
-                v.extend(crc.sum().to_le_bytes());
-                v.extend((body.len() as u32).to_le_bytes());
-                v.extend((data.len() as u32).to_le_bytes());
-                v.extend((name.len() as u16).to_le_bytes());
-                v.extend(0u16.to_le_bytes());
-            };
-            out.extend(b"PK\x03\x04");
-            common(&mut out);
-            out.extend(name.as_bytes());
-            out.extend(&body);
-            central.extend(b"PK\x01\x02");
-            central.extend(20u16.to_le_bytes());
-            common(&mut central);
-            central.extend([0; 6]);
-            central.extend(0o100644u32.wrapping_shl(16).to_le_bytes());
-            central.extend(offset.to_le_bytes());
-            central.extend(name.as_bytes());
+            let options = zip::write::SimpleFileOptions::default()
+                .compression_method(method)
+                .unix_permissions(0o644);
+            w.start_file(*name, options).unwrap();
+            w.write_all(data).unwrap();
         }
-        let at = out.len() as u32;
-        let n = entries.len() as u16;
-        out.extend(&central);
-        out.extend(b"PK\x05\x06");
-        out.extend([0; 4]);
-        out.extend(n.to_le_bytes());
-        out.extend(n.to_le_bytes());
-        out.extend((central.len() as u32).to_le_bytes());
-        out.extend(at.to_le_bytes());
-        out.extend(0u16.to_le_bytes());
-        out
+        w.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn a_zip_entry_whose_crc_is_wrong_is_refused() {
+        let mut z = zip(&[("pack.yaml", b"name: p\n", false)]);
+        // The stored entry's data follows its 30-byte local header and its name.
+        let at = 30 + "pack.yaml".len();
+        assert_eq!(&z[at..at + 4], b"name");
+        z[at] = b'N';
+        let dir = tempfile::tempdir().unwrap();
+        let e = unpack(&z, dir.path()).unwrap_err();
+        assert!(
+            e.to_lowercase().contains("checksum") || e.contains("CRC"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_zip_symlink_is_refused() {
+        use std::io::Write;
+        let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+        w.add_symlink(
+            "link",
+            "/etc/passwd",
+            zip::write::SimpleFileOptions::default(),
+        )
+        .unwrap();
+        w.start_file("pack.yaml", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        w.write_all(b"x").unwrap();
+        let z = w.finish().unwrap().into_inner();
+        let dir = tempfile::tempdir().unwrap();
+        let e = unpack(&z, dir.path()).unwrap_err();
+        assert!(e.contains("link or special file"), "{e}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{LoadPage, ms};
-use crate::results::report::html::escape_html;
+use crate::results::report::page::escape_html;
 use crate::run::load::record::summary::SecondSummary;
 
 /// The chart's size and plot area (SVG user units).
