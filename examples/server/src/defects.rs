@@ -3,8 +3,8 @@
 //!
 //! Each defect is one `--defect NAME[=VALUE]` flag. To add one:
 //! 1. add a variant to [`Defect`],
-//! 2. add its [`DefectInfo`] to [`Defect::CATALOG`] and its arm to [`Defect::name`] and
-//!    [`Defect::from_name`],
+//! 2. add its [`DefectInfo`] to its section of [`Defect::CATALOG`] (`catalog.rs`, `catalog/`)
+//!    and its arm to [`Defect::name`] and [`Defect::from_name`],
 //! 3. implement it where it bites: before the tool runs ([`before_tool_call`], both
 //!    transports); in the handler (`server.rs`, with [`extra_tools`] and [`capabilities`]
 //!    for what the lists and declarations show); as a JSON-RPC rewrite of requests or
@@ -12,7 +12,7 @@
 //!    ([`StdioWire`], driven by `wire.rs`); or in the HTTP stack ([`http_layers`]:
 //!    headers, status codes, session ids).
 //!
-//! Files: the catalog (`catalog.rs`), handler-level defects (`handler.rs`), JSON-RPC
+//! Files: the catalog (`catalog.rs`, its conformance sections in `catalog/`), handler-level defects (`handler.rs`), JSON-RPC
 //! rewrites (`messages.rs`), the stdio wire (`stdio_wire.rs`), the HTTP stack
 //! (`http_layers.rs`); the types they share are here.
 //!
@@ -48,7 +48,7 @@ impl fmt::Display for Scope {
 }
 
 /// Static description of one defect flag.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct DefectInfo {
     pub name: &'static str,
     /// Placeholder of the required `=VALUE` part, if the defect takes one.

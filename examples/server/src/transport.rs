@@ -188,11 +188,12 @@ pub async fn serve_http(
             axum::routing::get(http_layers::authorization_server_metadata),
         );
     }
-    if let Some(conformance) = http_layers::Conformance::new(&defects, tool_execution, max_revision)
+    if let Some(conformance) =
+        http_layers::conformance::Conformance::new(&defects, tool_execution, max_revision)
     {
         app = app.layer(middleware::from_fn_with_state(
             conformance,
-            http_layers::conformance,
+            http_layers::conformance::conformance,
         ));
     }
     if !users.is_empty() {

@@ -9,7 +9,8 @@ use serde::Deserialize;
 use crate::face::cli::{EvalCompareArgs, exit};
 use crate::ground::source::Pos;
 use crate::language::dsl::error::{LoadError, read_source};
-use crate::run::eval::compare::{self, Thresholds};
+use crate::run::eval::compare;
+use crate::run::eval::compare::thresholds::{self, Thresholds};
 use crate::run::eval::compare_output::{self, Labels};
 use crate::run::eval::compare_view::Spend;
 use crate::run::eval::results::{EvalResults, RESULTS_FORMAT};
@@ -163,13 +164,15 @@ fn append_step_summary(md: &str) -> Result<(), i32> {
 }
 
 fn thresholds(args: &EvalCompareArgs) -> Result<Thresholds, String> {
-    let flag = |name: &str, v: &str| compare::parse_percent(v).map_err(|e| format!("--{name} {e}"));
+    let flag =
+        |name: &str, v: &str| thresholds::parse_percent(v).map_err(|e| format!("--{name} {e}"));
     Ok(Thresholds {
-        pass_rate: compare::parse_rate(&args.pass_rate).map_err(|e| format!("--pass-rate {e}"))?,
+        pass_rate: thresholds::parse_rate(&args.pass_rate)
+            .map_err(|e| format!("--pass-rate {e}"))?,
         max_calls_increase: flag("max-calls-increase", &args.max_calls_increase)?,
         max_tokens_increase: flag("max-tokens-increase", &args.max_tokens_increase)?,
         max_tool_errors_increase: flag("max-tool-errors-increase", &args.max_tool_errors_increase)?,
-        max_judge_drop: compare::parse_score_limit(&args.max_judge_drop)
+        max_judge_drop: thresholds::parse_score_limit(&args.max_judge_drop)
             .map_err(|e| format!("--max-judge-drop {e}"))?,
     })
 }

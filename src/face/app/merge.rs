@@ -92,9 +92,9 @@ pub(super) fn merge(files: &[PathBuf], paths: &ReportPaths) -> i32 {
     if files
         .first()
         .and_then(|f| crate::ground::source::read_text(f).ok())
-        .is_some_and(|t| super::load::is_load_report(&t))
+        .is_some_and(|t| super::load::merge::is_load_report(&t))
     {
-        return super::load::merge(
+        return super::load::merge::merge(
             files,
             json,
             paths.junit.as_deref(),

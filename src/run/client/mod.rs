@@ -21,7 +21,8 @@ use serde_json::Value;
 
 pub use crate::protocol::era::Negotiated;
 pub use crate::results::exchange::{Exchange, HttpMeta, KEPT_EACH_END, Kept, Received};
-pub use connection::{ConnectError, ConnectErrorKind, Connection, LogsSeen, NotificationsSeen};
+pub use connection::seen::{LogsSeen, NotificationsSeen};
+pub use connection::{ConnectError, ConnectErrorKind, Connection};
 pub use open::{OpenRequest, OpenedBy, StreamItem};
 
 /// `now + after` without the panic of `Instant + Duration` on overflow: a deadline that

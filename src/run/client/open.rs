@@ -12,8 +12,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::connection::{Connection, Transport};
-use super::http::{OpenStream, Opened, StreamNext};
+use super::connection::Connection;
+use super::connection::transport::Transport;
+use super::http::stream::{OpenStream, Opened, StreamNext};
 use super::{Exchange, Outgoing, TransportError};
 use crate::protocol::methods;
 use crate::results::exchange::Direction;

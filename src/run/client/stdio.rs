@@ -24,11 +24,15 @@ use tokio::sync::watch;
 
 use super::{Exchange, Kept, Outgoing, TransportError, id_key, is_response, server_request_reply};
 
+use writing::writable;
+
 mod framing;
 mod many;
 mod process;
 mod relay;
 mod shared;
+mod stderr;
+mod writing;
 
 pub use relay::Relayed;
 pub use shared::SharedStdio;
@@ -211,74 +215,6 @@ impl StdioTransport {
             return Err(TransportError::Closed(why));
         }
         Ok(started)
-    }
-
-    /// Queue one line for the server's stdin.
-    fn queue(&mut self, body: &[u8]) {
-        if self.pending_start == self.pending.len() {
-            self.pending.clear();
-            self.pending_start = 0;
-        }
-        self.pending.extend_from_slice(body);
-        self.pending.push(b'\n');
-        if self.first_noise.is_none() {
-            let start = &body[..body.len().min(NOISE_CONTEXT_BYTES)];
-            self.last_written = Some(String::from_utf8_lossy(start).into_owned());
-        }
-        self.queued += body.len() as u64 + 1;
-    }
-
-    /// Write pending output until the pipe is full (non-blocking).
-    fn write_now(&mut self) {
-        while self.pending_start < self.pending.len() {
-            let Some(stdin) = self.stdin.as_mut() else {
-                return;
-            };
-            match stdin.try_write(&self.pending[self.pending_start..]) {
-                Ok(n) => self.advance(n),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                Err(e) => {
-                    self.fail_writes(e.to_string());
-                    return;
-                }
-            }
-        }
-    }
-
-    /// `n` more bytes were taken by the server; the request's last one stamps the time.
-    fn advance(&mut self, n: usize) {
-        self.pending_start += n;
-        self.written += n as u64;
-        if self.request_written_at.is_none() && self.written >= self.request_mark {
-            self.request_written_at = Some(Instant::now());
-        }
-    }
-
-    /// Why nothing can be sent any more.
-    async fn stdin_gone(&mut self) -> TransportError {
-        let why = match self.stdin_broken.clone() {
-            Some(e) => {
-                self.close_reason(&format!("writing to the server's stdin failed: {e}"))
-                    .await
-            }
-            None => "stdin closed".into(),
-        };
-        TransportError::Closed(why)
-    }
-
-    /// Stdin is broken: nothing pending will ever be written.
-    fn fail_writes(&mut self, why: String) {
-        self.stdin_broken = Some(why.clone());
-        self.write_failed = Some(why);
-        self.stdin = None;
-        self.pending = Vec::new();
-        self.pending_start = 0;
-    }
-
-    /// Whether everything queued up to `mark` has been written.
-    fn sent(&self, mark: u64) -> bool {
-        self.written >= mark
     }
 
     /// Wait for the response to `out`, queued by [`StdioTransport::send`] at `started`.
@@ -484,103 +420,6 @@ impl StdioTransport {
         self.answered += 1;
     }
 
-    /// Queue the answer to a server request, unless too much output is already waiting
-    /// (a server that floods requests and reads nothing).
-    fn reply(&mut self, text: &str) {
-        if self.stdin.is_some() && self.pending.len() - self.pending_start < REPLY_BACKLOG {
-            self.queue(text.as_bytes());
-            self.write_now();
-        }
-    }
-
-    async fn close_reason(&mut self, what: &str) -> String {
-        // Give the process a moment to finish exiting so its status is known.
-        let status = match self.exited {
-            Some(s) => Some(s),
-            None => self.wait_exit(Duration::from_millis(500)).await,
-        };
-        self.exited = status;
-        if status.is_some() {
-            // The process is gone: let the stderr thread catch up, so the tail shown with
-            // this error has the server's last words (an async wait: other scenarios run
-            // meanwhile).
-            let mut done = self.stderr_done.clone();
-            let _ = tokio::time::timeout(STDERR_DONE_WAIT, done.wait_for(|d| *d)).await;
-        }
-        let why = match status {
-            Some(s) => format!("{what} ({})", self.leader.describe_exit(s)),
-            None => what.to_string(),
-        };
-        self.closed = Some(why.clone());
-        why
-    }
-
-    /// Last lines of the server's stderr, everything it had written by now included; once
-    /// [`StdioTransport::mark_started`], only the lines written since (a start-up banner is
-    /// no failure's cause, and repeated in every failing suite it hid the lines that are).
-    pub async fn stderr_tail(&self) -> Option<String> {
-        self.catch_up_stderr().await;
-        let lines = self.stderr.lock().ok()?;
-        let written = self.stderr_progress.lines.load(Ordering::Acquire);
-        let since = self
-            .stderr_from
-            .map_or(lines.len(), |from| written.saturating_sub(from) as usize)
-            .min(lines.len());
-        if since == 0 {
-            return None;
-        }
-        Some(
-            lines
-                .iter()
-                .skip(lines.len() - since)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("\n"),
-        )
-    }
-
-    /// What the server wrote on stderr until now was its start-up (or earlier scenarios'):
-    /// [`StdioTransport::stderr_tail`] shows only what comes after.
-    pub async fn mark_started(&mut self) {
-        self.catch_up_stderr().await;
-        let _held = self.stderr.lock();
-        self.stderr_from = Some(self.stderr_progress.lines.load(Ordering::Acquire));
-    }
-
-    /// Waits until the stderr thread has kept every line in the pipe now (at most
-    /// [`STDERR_CATCH_UP`]). stderr and stdout are separate pipes: a line the server wrote
-    /// just before its last reply may be unread when that reply has been read, and on a
-    /// loaded machine a report then went without it. Normally no wait at all; when there
-    /// is one, it is on the stderr thread's progress ([`StderrProgress::changed`]), so the
-    /// engine's other scenarios run meanwhile.
-    async fn catch_up_stderr(&self) {
-        let Some(probe) = &self.stderr_probe else {
-            return;
-        };
-        let progress = &self.stderr_progress;
-        let caught_up = async {
-            loop {
-                // Registered before the check: progress made after it still wakes us.
-                let changed = progress.changed.notified();
-                let mut changed = std::pin::pin!(changed);
-                changed.as_mut().enable();
-                if *self.stderr_done.borrow() {
-                    return;
-                }
-                // Nothing waits in the pipe, so all of it was read by now; then wait for
-                // what was read to be kept.
-                let pending = probe.pending().unwrap_or(0);
-                let read = progress.read.load(Ordering::Acquire);
-                if pending == 0 && progress.kept.load(Ordering::Acquire) >= read {
-                    return;
-                }
-                // The thread notifies once it has kept what it read, and when it ends.
-                changed.await;
-            }
-        };
-        let _ = tokio::time::timeout(STDERR_CATCH_UP, caught_up).await;
-    }
-
     /// A request is held open (a listen stream not cancelled): the server may still send
     /// for it.
     pub fn holds_open(&self) -> bool {
@@ -591,28 +430,6 @@ impl StdioTransport {
     /// is not its business.
     pub fn forget_exchanges(&mut self) {
         self.unanswered = None;
-    }
-
-    pub fn noise_total(&self) -> usize {
-        self.noise_total
-    }
-
-    /// The first non-JSON line seen on stdout (when kept) and the start of the line last
-    /// written to stdin before it.
-    pub fn first_noise(&self) -> Option<&(String, Option<String>)> {
-        self.first_noise.as_ref()
-    }
-
-    /// A non-JSON line on stdout (`text`, when kept).
-    fn noise_seen(&mut self, text: Option<&str>) {
-        self.noise_total += 1;
-        if self.first_noise.is_none()
-            && let Some(text) = text
-        {
-            let line =
-                text[..crate::ground::redact::char_floor(text, NOISE_CONTEXT_BYTES)].to_string();
-            self.first_noise = Some((line, self.last_written.take()));
-        }
     }
 
     pub fn is_closed(&self) -> bool {
@@ -689,15 +506,6 @@ impl StdioTransport {
                 Woke::Timeout => return Next::Timeout,
             }
         }
-    }
-}
-
-/// Write some of `chunk` to stdin once the server takes it; never, when there is nothing
-/// to write.
-async fn writable(stdin: Option<&mut PipeWriter>, chunk: &[u8]) -> std::io::Result<usize> {
-    match stdin {
-        Some(pipe) => pipe.write(chunk).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -3,11 +3,12 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `failure`, `mrtr`, `pool`, `running`, `security`, `tasks`
+//! 0. `applies`, `failure`, `mrtr`, `pool`, `running`, `security`, `suite`, `tasks`
 //! 1. `checks`, `judge`
 //! 2. `send`
 //! 3. `step`
 
+mod applies;
 mod checks;
 mod failure;
 mod judge;
@@ -17,18 +18,19 @@ mod running;
 pub mod security;
 mod send;
 mod step;
+mod suite;
 mod tasks;
 
 pub use checks::ToolCalls;
 
+use applies::{era_mismatch, era_refused_unmet};
 use std::time::Instant;
+use suite::{finished, kind_name, skeleton, skipped};
 
 use crate::language::dsl::Scenario;
-use crate::protocol::era::{Era, EraSelector};
+use crate::protocol::era::Era;
 use crate::results::report::events::{Event, Events, ItemEvents, RunInfo};
-use crate::results::report::result::{
-    EraInfo, Outcome, RunReport, ServerStats, SuiteResult, Summary,
-};
+use crate::results::report::result::{RunReport, ServerStats, SuiteResult, Summary};
 use crate::run::client::{ConnectErrorKind, Connection, Target};
 
 /// What a run needs besides the scenarios.
@@ -282,26 +284,6 @@ pub async fn run(
     }
 }
 
-/// A suite's turn has come: emitted, then kept (without what only a report file reads).
-///
-/// Under `--sandbox`, the tools whose answers in it show a failed connection join
-/// `reached_out` first (read before the transcripts are dropped).
-fn finished(
-    mut suite: SuiteResult,
-    config: &RunConfig,
-    events: &Events<'_>,
-    reached_out: &mut indexmap::IndexMap<String, String>,
-) -> SuiteResult {
-    if config.target.sandboxed() {
-        security::reached_out(&suite.steps, reached_out);
-    }
-    events.emit(&Event::SuiteFinished(&suite));
-    if !config.keep_passing_transcripts {
-        compact(&mut suite);
-    }
-    suite
-}
-
 /// [`run_item`] under its hold of the target: every item runs under a shared hold; one
 /// that changes what all clients of a shared (HTTP) server see, or that its author marked
 /// `exclusive`, under a sole hold: alone, so another scenario does not see its change
@@ -331,56 +313,6 @@ async fn run_held<'a>(
 }
 
 pub use crate::results::report::result::INTERRUPTED;
-
-fn kind_name(kind: ConnectErrorKind) -> &'static str {
-    match kind {
-        ConnectErrorKind::Start => "start",
-        ConnectErrorKind::Unreachable => "unreachable",
-        ConnectErrorKind::Auth => "auth",
-        ConnectErrorKind::Protocol => "protocol",
-    }
-}
-
-/// Drop what only the reports would read: the transcripts of passed and skipped steps
-/// (failures, warnings and errors keep theirs).
-fn compact(suite: &mut SuiteResult) {
-    for step in &mut suite.steps {
-        if matches!(step.outcome, Outcome::Passed | Outcome::Skipped { .. }) {
-            step.transcript = Vec::new();
-        }
-    }
-}
-
-/// The suite of an item before it runs: what it is, no results yet.
-fn skeleton(scenario: &Scenario, era: &Era, ordinal: usize) -> SuiteResult {
-    SuiteResult {
-        id: format!("{}@{}", scenario.id, era.label),
-        ordinal,
-        scenario: scenario.id.clone(),
-        description: scenario.description.clone(),
-        file: scenario.pos.shown_file().to_string(),
-        line: scenario.pos.line,
-        pack: scenario
-            .pack
-            .as_ref()
-            .map(|p| match &scenario.pack_version {
-                Some(v) => format!("{p}@{v}"),
-                None => p.clone(),
-            }),
-        tags: scenario.tags.clone(),
-        era: EraInfo {
-            requested: era.label.clone(),
-            ..EraInfo::default()
-        },
-        started_at: now_rfc3339(),
-        duration: Default::default(),
-        setup_error: None,
-        setup_error_kind: None,
-        steps: Vec::new(),
-        stderr_tail: None,
-        target: None,
-    }
-}
 
 async fn run_item(
     item: Item<'_>,
@@ -550,46 +482,6 @@ async fn run_leased(
     suite
 }
 
-/// Every step of a scenario skipped with `why`, without connecting.
-fn skipped(
-    steps: &[crate::language::dsl::Step],
-    why: &str,
-) -> Vec<crate::results::report::result::StepResult> {
-    steps
-        .iter()
-        .map(|step| {
-            let outcome = Outcome::Skipped {
-                reason: why.to_string(),
-            };
-            failure::step_result(step, outcome, Default::default(), Vec::new())
-        })
-        .collect()
-}
-
-/// A modern scenario that requires `supportedVersions: { includes: [...] }` on a server
-/// that refused the modern era (its `server/discover` answered an error, listed other
-/// versions, or ended the process while `initialize` works): the requirement is unmet —
-/// the server does not speak that era — and the scenario is skipped with the server's
-/// refusal (`message`, cut), not a setup error. (A legacy-only server is no dual-era one:
-/// the cross-era pack does not apply to it.)
-fn era_refused_unmet(scenario: &Scenario, era: &Era, message: &str) -> Option<String> {
-    use crate::protocol::era::EraRequest;
-    if !matches!(era.request, EraRequest::Modern(_))
-        || scenario.requires.versions_include.is_empty()
-    {
-        return None;
-    }
-    // The refusal itself, without the advice for a run pinned to the era.
-    let prefix = format!("the server did not accept protocol {}: ", era.label);
-    let said = message.strip_prefix(&prefix).unwrap_or(message);
-    let said = said.split(" (a legacy-only server?").next().unwrap_or(said);
-    Some(format!(
-        "the server does not speak {}: {}",
-        era.label,
-        crate::ground::redact::shorten(said, 300)
-    ))
-}
-
 /// The scenario's `client:` with its template context (the run's and the pack's
 /// parameters, the scenario's `vars` as far as they render now), if it declares one.
 pub(crate) fn client_answerer(
@@ -607,41 +499,6 @@ pub(crate) fn client_answerer(
     }
     let answerer = crate::run::client::answers::Answerer::new(script, ctx.into());
     Some(std::sync::Arc::new(answerer))
-}
-
-/// Why the whole scenario does not apply: its `requires` are unmet, or (for `auto` runs)
-/// the negotiated era is outside the scenario's `eras`.
-fn era_mismatch(scenario: &Scenario, conn: &Connection) -> Option<String> {
-    let n = &conn.negotiated;
-    if let Some(why) = scenario
-        .pack_requires
-        .as_ref()
-        .and_then(|r| r.unmet(n.kind, &n.revision, &n.capabilities))
-    {
-        return Some(why);
-    }
-    if let Some(why) = scenario.requires.unmet(n, conn.is_http()) {
-        return Some(why);
-    }
-    if scenario.eras.is_empty()
-        || scenario
-            .eras
-            .iter()
-            .any(|s| s.matches_negotiated(n.kind, &n.revision))
-    {
-        return None;
-    }
-    Some(format!(
-        "the scenario applies to eras [{}]; the connection negotiated {} ({})",
-        scenario
-            .eras
-            .iter()
-            .map(EraSelector::label)
-            .collect::<Vec<_>>()
-            .join(", "),
-        n.kind.as_str(),
-        n.revision
-    ))
 }
 
 /// One iteration of `scenario` (its compiled `steps`) on an open connection, for
@@ -673,75 +530,4 @@ pub async fn iterate(
 
 pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::results::report::result::{Failure, Level, StepResult, TranscriptEntry};
-
-    fn step(outcome: Outcome) -> StepResult {
-        StepResult {
-            name: outcome.status().into(),
-            file: "s.yaml".into(),
-            line: 1,
-            column: 1,
-            level: Level::Must,
-            duration: Default::default(),
-            outcome,
-            transcript: vec![TranscriptEntry {
-                direction: crate::results::report::result::Direction::Sent,
-                at_ms: 0,
-                body: "{}".into(),
-                http: None,
-            }],
-            notes: Vec::new(),
-            exchanged: None,
-        }
-    }
-
-    #[test]
-    fn compact_drops_only_passing_and_skipped_transcripts() {
-        let failure = Failure {
-            kind: "path".into(),
-            message: "m".into(),
-            expected: None,
-            actual: None,
-            snippet: String::new(),
-            file: "s.yaml".into(),
-            line: 1,
-            column: 1,
-        };
-        let mut suite = SuiteResult {
-            id: "s@auto".into(),
-            ordinal: 0,
-            scenario: "s".into(),
-            description: None,
-            file: "s.yaml".into(),
-            line: 1,
-            pack: None,
-            tags: Vec::new(),
-            era: EraInfo::default(),
-            started_at: String::new(),
-            duration: Default::default(),
-            setup_error: None,
-            setup_error_kind: None,
-            steps: vec![
-                step(Outcome::Passed),
-                step(Outcome::Skipped { reason: "r".into() }),
-                step(Outcome::Failed {
-                    failures: vec![failure],
-                }),
-                step(Outcome::Error {
-                    message: "e".into(),
-                    detail: None,
-                }),
-            ],
-            stderr_tail: None,
-            target: None,
-        };
-        compact(&mut suite);
-        let kept: Vec<usize> = suite.steps.iter().map(|s| s.transcript.len()).collect();
-        assert_eq!(kept, [0, 0, 1, 1]);
-    }
 }

@@ -2,24 +2,24 @@
 //! on a fresh connection, or overlapped with the judging of the step before), then hand
 //! the exchange to `judge`. Built-in checks and contract steps go their own way.
 
-use std::borrow::Cow;
+mod build;
+mod contract;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use super::checks::CheckState;
-use super::failure::{outcome_for, step_failure};
 use super::judge::{Deferred, Judgement, StepRun, judge, null_error_id, wrong_error_id};
 use crate::language::assert::{self, ExpectOutcome, Observed};
-use crate::language::dsl::template::render_value;
-use crate::language::dsl::value::TValue;
 use crate::language::dsl::{Action, ExpectKind, Step};
 use crate::protocol::{ListKind, errors, methods};
-use crate::results::report::result::{Failure, Outcome};
-use crate::run::client::connection::raw_outgoing;
-use crate::run::client::{Connection, Exchange, Outgoing, TransportError};
+use crate::results::report::result::Outcome;
+use crate::run::client::{Connection, Exchange, TransportError};
+
+use build::{Built, build, template_error};
+use contract::contract_check;
 
 /// stdio: how long a step checking `noResponse` watches for an unwanted reply to a
 /// message that expects none (a notification).
@@ -433,148 +433,6 @@ async fn collect_late_notifications(
     }
 }
 
-/// A step rendered against the variables: the message, and what pagination reuses.
-struct Built<'s> {
-    out: Outgoing,
-    method: Cow<'s, str>,
-    params: Option<Cow<'s, Value>>,
-    meta: IndexMap<String, Value>,
-    headers: IndexMap<String, Option<String>>,
-}
-
-fn build<'s>(
-    step: &'s Step,
-    conn: &mut Connection,
-    ctx: &Value,
-    timeout: Duration,
-) -> Result<Built<'s>, String> {
-    let render = |v: &TValue| {
-        render_value(v, ctx).map_err(|(line, col, e)| template_error(step, line, col, &e))
-    };
-    // Params without templates are borrowed as compiled, not rebuilt per send.
-    let render_params = |params: &'s Option<TValue>, fixed: &'s Option<Value>| {
-        Ok::<_, String>(match (params, fixed) {
-            (_, Some(fixed)) => Some(Cow::Borrowed(fixed)),
-            (Some(p), None) => Some(Cow::Owned(render(p)?)),
-            (None, None) => None,
-        })
-    };
-    let render_map = |m: &IndexMap<String, TValue>| -> Result<IndexMap<String, Value>, String> {
-        m.iter().map(|(k, v)| Ok((k.clone(), render(v)?))).collect()
-    };
-    let headers =
-        |m: &IndexMap<String, TValue>| -> Result<IndexMap<String, Option<String>>, String> {
-            m.iter()
-                .map(|(k, v)| {
-                    let value = match render(v)? {
-                        Value::Null => None,
-                        Value::String(s) => Some(s),
-                        other => Some(other.to_string()),
-                    };
-                    Ok((k.clone(), value))
-                })
-                .collect()
-        };
-    match &step.action {
-        Action::Contract { .. } | Action::Check { .. } | Action::Handshake => {
-            unreachable!("contract, check and handshake steps do not send one message")
-        }
-        Action::Request {
-            method,
-            params,
-            fixed_params,
-            id,
-            meta,
-            headers: h,
-            task,
-            ..
-        } => {
-            let mut params = render_params(params, fixed_params)?;
-            if let Some(run) = task {
-                params = Some(Cow::Owned(super::tasks::augmented(params.as_deref(), run)));
-            }
-            let id = match id {
-                Some(v) => render(v)?,
-                None => conn.next_id(),
-            };
-            let (meta, headers) = (render_map(meta)?, headers(h)?);
-            let out = conn.build_ref(
-                method,
-                params.as_deref(),
-                Some(id),
-                &meta,
-                &headers,
-                timeout,
-            );
-            Ok(Built {
-                out,
-                method: Cow::Borrowed(method),
-                params,
-                meta,
-                headers,
-            })
-        }
-        Action::Roots(_) => {
-            let (meta, headers) = (IndexMap::new(), IndexMap::new());
-            let method = methods::NOTIFICATIONS_ROOTS_LIST_CHANGED;
-            let out = conn.build_ref(method, None, None, &meta, &headers, timeout);
-            Ok(Built {
-                out,
-                method: Cow::Borrowed(method),
-                params: None,
-                meta,
-                headers,
-            })
-        }
-        Action::Notification {
-            method,
-            params,
-            fixed_params,
-            meta,
-            headers: h,
-        } => {
-            let params = render_params(params, fixed_params)?;
-            let (meta, headers) = (render_map(meta)?, headers(h)?);
-            let out = conn.build_ref(method, params.as_deref(), None, &meta, &headers, timeout);
-            Ok(Built {
-                out,
-                method: Cow::Borrowed(method),
-                params,
-                meta,
-                headers,
-            })
-        }
-        Action::Raw {
-            body,
-            headers: h,
-            http_method,
-            ..
-        } => {
-            let body = render(body)?;
-            let headers = headers(h)?;
-            let out = raw_outgoing(&body, &headers, http_method.clone(), timeout);
-            let method = body
-                .get("method")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let params = body.get("params").cloned().map(Cow::Owned);
-            Ok(Built {
-                out,
-                method: Cow::Owned(method),
-                params,
-                meta: IndexMap::new(),
-                headers,
-            })
-        }
-    }
-}
-
-fn template_error(step: &Step, line: u32, col: u32, message: &str) -> String {
-    let pos = crate::ground::source::Pos::new(&step.pos.file, line, col);
-    format!("template error at {pos}: {message}")
-}
-
 /// Follow `nextCursor` to the end. The step is judged on the merged list (the last page's
 /// result with every page's items), next to the last page's exchange; a page that is not
 /// a result ends the walk and is judged as it came.
@@ -626,67 +484,4 @@ async fn paginate_all(
         );
         ex = conn.send(&out).await.map_err(|e| e.to_string())?;
     }
-}
-
-/// A `contract` step: snapshot the live server over this connection, diff it with the
-/// baseline, and fail on what the rules make failing (plus stale acceptances).
-async fn contract_check(
-    step: &Step,
-    conn: &mut Connection,
-    baseline_dir: &std::path::Path,
-    rules: &crate::language::contract_rules::Rules,
-) -> Outcome {
-    use crate::run::contract::{self, Snapshot, rules::ChangeDecision};
-    let baseline = match Snapshot::read(baseline_dir) {
-        Ok(s) => s,
-        Err(e) => {
-            return Outcome::Error {
-                message: e,
-                detail: None,
-            };
-        }
-    };
-    let live = match contract::take_snapshot(conn, None).await {
-        Ok(s) => s,
-        Err(e) => {
-            return Outcome::Error {
-                message: format!("cannot take the snapshot: {e}"),
-                detail: None,
-            };
-        }
-    };
-    let labels = (
-        baseline.label(&baseline_dir.display().to_string()),
-        live.label("live server"),
-    );
-    let report = contract::diff_snapshots(&baseline, &live, labels);
-    let judgement = contract::rules::judge(rules, &report, chrono::Utc::now().date_naive());
-    let failure = |message: String, expected: Option<String>, actual: Option<String>| {
-        step_failure(step, "contract", message, expected, actual)
-    };
-    let mut failures: Vec<Failure> = judgement
-        .changes
-        .iter()
-        .filter(|j| j.verdict == ChangeDecision::Fail)
-        .map(|j| {
-            let c = &j.change;
-            let at = c
-                .path
-                .as_ref()
-                .map(|p| format!(" at {p}"))
-                .unwrap_or_default();
-            failure(
-                format!("{}/{}: {}{at}", c.list, c.name, c.kind),
-                c.before.as_ref().map(|v| v.to_string()),
-                c.after.as_ref().map(|v| v.to_string()),
-            )
-        })
-        .collect();
-    failures.extend(
-        judgement
-            .stale
-            .iter()
-            .map(|s| failure(format!("stale acceptance: {}", s.message()), None, None)),
-    );
-    outcome_for(step, failures)
 }

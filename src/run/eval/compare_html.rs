@@ -6,7 +6,8 @@
 
 use std::fmt::Write as _;
 
-use super::compare::{Comparison, Finding, Side, TaskDelta, num, pct};
+use super::compare::findings::Finding;
+use super::compare::{Comparison, Side, TaskDelta, num, pct};
 use super::compare_output::{Labels, arrow, counts_text, total_text, verdict};
 use super::compare_view::{JudgeChange, Spend, View};
 use super::report_html::EVAL_STYLE;

@@ -3,7 +3,8 @@
 
 use serde_json::json;
 
-use super::compare::{Bucket, Comparison, Counts, Finding, Side, TaskDelta, Total, num, pct};
+use super::compare::findings::Finding;
+use super::compare::{Bucket, Comparison, Counts, Side, TaskDelta, Total, num, pct};
 use super::results::SetKind;
 
 /// The `format` of the JSON document `eval compare --json` writes.

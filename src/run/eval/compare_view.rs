@@ -3,7 +3,8 @@
 //! regressions, improvements, unchanged, missing or never judged, judge-score changes — and
 //! what each run spent. One sorting for both reports.
 
-use super::compare::{Bucket, Comparison, Finding, TaskDelta};
+use super::compare::findings::Finding;
+use super::compare::{Bucket, Comparison, TaskDelta};
 use super::results::{EvalResults, Usage};
 
 /// The tasks of a comparison by what a reviewer does with them.

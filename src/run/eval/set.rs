@@ -402,7 +402,7 @@ fn expectation(
     match kinds[0] {
         "calls" => {
             let tool = e.calls.expect("kind checked");
-            let critics = super::critics::compile(
+            let critics = super::critics::compile::compile(
                 file,
                 at.clone(),
                 e.critics,
@@ -526,10 +526,10 @@ fn judged_answer(
         return None;
     }
     let threshold = match &threshold {
-        Some(t) => super::critics::unit(file, t, "threshold", errors)?,
+        Some(t) => super::critics::compile::unit(file, t, "threshold", errors)?,
         None => DEFAULT_JUDGE_THRESHOLD,
     };
-    let warn = super::critics::warn_threshold(file, warn, threshold, errors);
+    let warn = super::critics::compile::warn_threshold(file, warn, threshold, errors);
     Some(Answer::Judge {
         rubric: rubric.value,
         threshold,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::language::dsl::workload::{Budget, Limit, Scope};
 
-use super::record::{GroupSummary, Latency, Summary};
+use super::record::summary::{GroupSummary, Latency, Summary};
 
 /// A budget judged.
 #[derive(Debug, Clone, Serialize, Deserialize)]

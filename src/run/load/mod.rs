@@ -34,7 +34,8 @@ use crate::run::client::{ConnectError, Connection};
 use crate::run::engine::{self, RunConfig, pool::Pool};
 
 use profile::{Length, Pace, Profile};
-use record::{ErrorKind, Iteration, Recorder, StepRun, error_of};
+use record::errors::{ErrorKind, error_of};
+use record::{Iteration, Recorder, StepRun};
 
 /// One scenario of the workload, its steps compiled once for every iteration.
 pub struct Work<'a> {

@@ -2,114 +2,25 @@
 //! errors by kind, and the per-second time series. Each finished iteration is recorded
 //! once, with the verdicts of its steps as the run's judges gave them.
 
+pub mod errors;
+pub mod summary;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::language::dsl::workload::{Pace, Stage};
-use crate::results::exchange::Direction;
-use crate::results::report::result::{Outcome, StepResult};
+
+use errors::ErrorKind;
+use summary::{GroupSummary, Latency, SecondSummary, StageSummary, StepSummary, Summary};
 
 /// Highest latency a histogram holds (longer ones are recorded as this): an hour.
 const HIGHEST_MICROS: u64 = 3_600_000_000;
 
 fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST_MICROS, 3).expect("valid histogram bounds")
-}
-
-/// What went wrong with one step, by kind: what the reply was (a JSON-RPC error, a tool
-/// result with `isError: true`, a wrong answer), or that none came (a timeout, a transport
-/// failure).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ErrorKind {
-    /// The scenario's expectations failed on the reply.
-    Expectation,
-    /// A JSON-RPC error reply no expectation asked for.
-    Protocol,
-    /// A tool result with `isError: true` no expectation asked for.
-    IsError,
-    Timeout,
-    /// No reply: the connection broke, the server exited, the request could not be sent.
-    Transport,
-}
-
-impl ErrorKind {
-    const ALL: [ErrorKind; 5] = [
-        ErrorKind::Expectation,
-        ErrorKind::Protocol,
-        ErrorKind::IsError,
-        ErrorKind::Timeout,
-        ErrorKind::Transport,
-    ];
-
-    fn named(name: &str) -> Option<ErrorKind> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::Expectation => "expectation",
-            ErrorKind::Protocol => "protocol",
-            ErrorKind::IsError => "isError",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Transport => "transport",
-        }
-    }
-}
-
-/// The error of a step, if any. A failed step is named by its reply (a JSON-RPC error or
-/// an `isError` result is that kind, else a failed expectation); a step that passed with
-/// no expectation at all still fails on such a reply: under load nothing counts as a
-/// success merely because it was fast. Warnings (`level: should`) are not errors, as in
-/// `run`.
-pub fn error_of(result: &StepResult, expects_nothing: bool) -> Option<(ErrorKind, String)> {
-    match &result.outcome {
-        Outcome::Passed if expects_nothing => {
-            reply_kind(result).map(|k| (k, format!("step `{}`: {}", result.name, k.name())))
-        }
-        Outcome::Passed | Outcome::Skipped { .. } | Outcome::Warning { .. } => None,
-        Outcome::Failed { failures } => {
-            let why = failures.first().map_or("failed", |f| f.message.as_str());
-            Some((
-                reply_kind(result).unwrap_or(ErrorKind::Expectation),
-                format!("step `{}`: {why}", result.name),
-            ))
-        }
-        Outcome::Error { message, .. } => Some((
-            if message.starts_with("timed out") {
-                ErrorKind::Timeout
-            } else {
-                ErrorKind::Transport
-            },
-            format!("step `{}`: {message}", result.name),
-        )),
-        _ => None,
-    }
-}
-
-/// A JSON-RPC error or an `isError` result in the step's last received message.
-fn reply_kind(result: &StepResult) -> Option<ErrorKind> {
-    let last = result
-        .transcript
-        .iter()
-        .rev()
-        .find(|e| e.direction == Direction::Received)?;
-    let reply: Value = serde_json::from_str(&last.body).ok()?;
-    if reply.get("error").is_some() {
-        Some(ErrorKind::Protocol)
-    } else if reply
-        .get("result")
-        .is_some_and(crate::protocol::fields::is_error)
-    {
-        Some(ErrorKind::IsError)
-    } else {
-        None
-    }
 }
 
 /// A step that ran in an iteration.
@@ -543,138 +454,6 @@ fn add(h: &mut Histogram<u64>, counts: &[[u64; 2]]) {
     for [value, count] in counts {
         h.saturating_record_n(*value, *count);
     }
-}
-
-/// Percentiles in milliseconds; `None` when nothing was measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Latency {
-    pub p50_ms: Option<f64>,
-    pub p90_ms: Option<f64>,
-    pub p95_ms: Option<f64>,
-    pub p99_ms: Option<f64>,
-    pub max_ms: Option<f64>,
-    pub mean_ms: Option<f64>,
-}
-
-impl Latency {
-    pub fn of(h: &Histogram<u64>) -> Latency {
-        let at = |q: f64| (!h.is_empty()).then(|| millis(h.value_at_quantile(q)));
-        Latency {
-            p50_ms: at(0.5),
-            p90_ms: at(0.9),
-            p95_ms: at(0.95),
-            p99_ms: at(0.99),
-            max_ms: (!h.is_empty()).then(|| millis(h.max())),
-            mean_ms: (!h.is_empty()).then(|| h.mean() / 1000.0),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Summary {
-    pub iterations: u64,
-    /// Iterations with at least one step in error.
-    pub failed_iterations: u64,
-    /// Steps that ran (each a request, or a check of its own).
-    pub requests: u64,
-    /// Iterations in which no step ran (not in the other numbers), and why the first did not.
-    pub skipped_iterations: u64,
-    pub skip_reason: Option<String>,
-    /// Failed iterations, in percent of the iterations.
-    pub error_rate: f64,
-    /// Steps in error, by kind.
-    pub errors: BTreeMap<String, u64>,
-    /// The first message of each kind.
-    pub first_errors: BTreeMap<String, String>,
-    pub measured_seconds: f64,
-    pub iterations_per_second: f64,
-    pub requests_per_second: f64,
-    /// Of the iterations, from their scheduled start to their last reply.
-    pub latency: Latency,
-    /// The iterations' latency histogram ([`counts`]).
-    pub histogram: Vec<[u64; 2]>,
-    pub steps: Vec<StepSummary>,
-    /// Each scenario's iterations (`errors`: the failed ones).
-    pub scenarios: Vec<GroupSummary>,
-    /// Each method's requests.
-    pub methods: Vec<GroupSummary>,
-    /// Each tool's calls.
-    pub tools: Vec<GroupSummary>,
-    /// Per stage of a stepped load (empty otherwise).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stages: Vec<StageSummary>,
-}
-
-/// The requests (or iterations) of one part of the run: a scenario, a method, a tool.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GroupSummary {
-    pub name: String,
-    pub count: u64,
-    pub errors: u64,
-    /// `errors` in percent of `count`.
-    pub error_rate: f64,
-    pub per_second: f64,
-    pub latency: Latency,
-    /// Its latency histogram ([`counts`]).
-    #[serde(default)]
-    pub histogram: Vec<[u64; 2]>,
-}
-
-/// One stage of a stepped load: its pace, and what it measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StageSummary {
-    /// From 1.
-    pub stage: usize,
-    /// `3 client(s)`, `20/s`.
-    pub pace: String,
-    /// Iterations a second the stage asked for (open loop).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_rate: Option<f64>,
-    pub seconds: f64,
-    pub iterations: u64,
-    pub failed_iterations: u64,
-    pub error_rate: f64,
-    pub iterations_per_second: f64,
-    pub requests_per_second: f64,
-    pub latency: Latency,
-    #[serde(default)]
-    pub requests: u64,
-    /// Its iterations' latency histogram ([`counts`]).
-    #[serde(default)]
-    pub histogram: Vec<[u64; 2]>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StepSummary {
-    pub scenario: String,
-    pub step: String,
-    pub requests: u64,
-    pub errors: u64,
-    pub latency: Latency,
-    /// Its latency histogram ([`counts`]).
-    pub histogram: Vec<[u64; 2]>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SecondSummary {
-    pub second: u64,
-    pub iterations: u64,
-    pub errors: u64,
-    pub p50_ms: Option<f64>,
-    pub p99_ms: Option<f64>,
-    /// Iterations a second asked for in that second (open loop: a stepped load's stage
-    /// or a ramp's tenth then).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_rate: Option<f64>,
-    /// The second's iterations' latency histogram ([`counts`]), so shards' series add.
-    #[serde(default)]
-    pub histogram: Vec<[u64; 2]>,
 }
 
 #[cfg(test)]

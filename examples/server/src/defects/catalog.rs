@@ -1,751 +1,160 @@
 //! Every defect's name, scope and description (`--help`, `--defect NAME`), and how a
 //! flag's text becomes a [`Defect`].
 
+mod conformance_features;
+mod conformance_wire;
+
 use super::*;
 
+use conformance_features::FEATURES;
+use conformance_wire::{HTTP, MESSAGES};
+
+/// The transport faults: crashes, hangs, stray output, a required token.
+const FAULTS: &[DefectInfo] = &[
+    DefectInfo {
+        name: "crash-on-call",
+        value: None,
+        scope: Scope::Any,
+        description: "any tools/call exits the process (code 3) without replying",
+    },
+    DefectInfo {
+        name: "crash-after-calls",
+        value: Some("N"),
+        scope: Scope::Any,
+        description: "the Nth tools/call of the process (and any later one) exits it (code 3) without replying",
+    },
+    DefectInfo {
+        name: "hang-on-call",
+        value: None,
+        scope: Scope::Any,
+        description: "tools/call never replies; other requests still work",
+    },
+    DefectInfo {
+        name: "garbage-stdout",
+        value: None,
+        scope: Scope::Stdio,
+        description: "write the non-JSON line `DEBUG: handling request` before every stdout line",
+    },
+    DefectInfo {
+        name: "wrong-id",
+        value: None,
+        scope: Scope::Any,
+        description: "responses to tools/call carry another id (number+1000 or \"wrong-<id>\")",
+    },
+    DefectInfo {
+        name: "oversized-reply",
+        value: None,
+        scope: Scope::Any,
+        description: "tools/call returns a 40 MiB text content",
+    },
+    DefectInfo {
+        name: "exit-at-start",
+        value: None,
+        scope: Scope::Any,
+        description: "print `fatal: config file missing` to stderr and exit 1 before serving",
+    },
+    DefectInfo {
+        name: "require-token",
+        value: Some("TOKEN"),
+        scope: Scope::Http,
+        description: "requests without `Authorization: Bearer TOKEN` get 401 + WWW-Authenticate",
+    },
+];
+
+/// Misses seen on third-party servers (issue 27).
+const MISSES: &[DefectInfo] = &[
+    DefectInfo {
+        name: "parse-error",
+        value: Some("MODE"),
+        scope: Scope::Any,
+        description: "a message that is not JSON: `silent` (stdio: no answer; HTTP: 400 text/plain), `invented-id` (the -32700 error has id 0) `fatal` (answered, then stdio input is dropped / every HTTP request gets 503), or `late`, not a defect (stdio: answered after the answer to the next request; HTTP: as the clean server)",
+    },
+    DefectInfo {
+        name: "undeclared-logging",
+        value: None,
+        scope: Scope::Any,
+        description: "tools/list sends a notifications/message without the `logging` capability declared",
+    },
+    DefectInfo {
+        name: "log-after-malformed",
+        value: None,
+        scope: Scope::Stdio,
+        description: "a line that is not JSON gets a notifications/message (then its -32700) without the `logging` capability declared",
+    },
+    DefectInfo {
+        name: "log-after-invalid-request",
+        value: None,
+        scope: Scope::Stdio,
+        description: "a request without `jsonrpc` gets a notifications/message (then its answer) without the `logging` capability declared",
+    },
+    DefectInfo {
+        name: "log-on-read",
+        value: None,
+        scope: Scope::Any,
+        description: "resources/read (found or not) sends a notifications/message with its answer without the `logging` capability declared",
+    },
+    DefectInfo {
+        name: "notify-undeclared",
+        value: None,
+        scope: Scope::Any,
+        description: "legacy era: resources/read (found or not) sends notifications/tools/list_changed and notifications/resources/updated without `tools.listChanged` nor `resources.subscribe` declared",
+    },
+    DefectInfo {
+        name: "invalid-request-ignored",
+        value: None,
+        scope: Scope::Stdio,
+        description: "JSON that is no valid Request (no `jsonrpc: \"2.0\"`, a method that is no string, an object id) is dropped unanswered, not -32600",
+    },
+    DefectInfo {
+        name: "prompt-missing-argument-served",
+        value: None,
+        scope: Scope::Any,
+        description: "prompts/get without a required argument is served (the argument empty), not -32602",
+    },
+    DefectInfo {
+        name: "malformed-call-internal-error",
+        value: None,
+        scope: Scope::Any,
+        description: "tools/call whose params fail the CallToolRequest schema (e.g. no `name`) gets -32603, not -32602",
+    },
+    DefectInfo {
+        name: "no-sse-priming",
+        value: None,
+        scope: Scope::Http,
+        description: "SSE streams answering a POST lack the priming event (an event id and empty data)",
+    },
+    DefectInfo {
+        name: "get-stream-garbage",
+        value: None,
+        scope: Scope::Http,
+        description: "the GET stream of a session sends an event whose data is not JSON-RPC",
+    },
+];
+
+/// `parts` one after another, as one array of `N` (their total length).
+const fn concat<const N: usize>(parts: &[&[DefectInfo]]) -> [DefectInfo; N] {
+    let mut out = [parts[0][0]; N];
+    let (mut part, mut at) = (0, 0);
+    while part < parts.len() {
+        let mut i = 0;
+        while i < parts[part].len() {
+            out[at] = parts[part][i];
+            at += 1;
+            i += 1;
+        }
+        part += 1;
+    }
+    assert!(at == N, "N is the parts' total length");
+    out
+}
+
 impl Defect {
-    pub const CATALOG: &'static [DefectInfo] = &[
-        DefectInfo {
-            name: "crash-on-call",
-            value: None,
-            scope: Scope::Any,
-            description: "any tools/call exits the process (code 3) without replying",
-        },
-        DefectInfo {
-            name: "crash-after-calls",
-            value: Some("N"),
-            scope: Scope::Any,
-            description: "the Nth tools/call of the process (and any later one) exits it (code 3) without replying",
-        },
-        DefectInfo {
-            name: "hang-on-call",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/call never replies; other requests still work",
-        },
-        DefectInfo {
-            name: "garbage-stdout",
-            value: None,
-            scope: Scope::Stdio,
-            description: "write the non-JSON line `DEBUG: handling request` before every stdout line",
-        },
-        DefectInfo {
-            name: "wrong-id",
-            value: None,
-            scope: Scope::Any,
-            description: "responses to tools/call carry another id (number+1000 or \"wrong-<id>\")",
-        },
-        DefectInfo {
-            name: "oversized-reply",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/call returns a 40 MiB text content",
-        },
-        DefectInfo {
-            name: "exit-at-start",
-            value: None,
-            scope: Scope::Any,
-            description: "print `fatal: config file missing` to stderr and exit 1 before serving",
-        },
-        DefectInfo {
-            name: "require-token",
-            value: Some("TOKEN"),
-            scope: Scope::Http,
-            description: "requests without `Authorization: Bearer TOKEN` get 401 + WWW-Authenticate",
-        },
-        // Conformance defects (one broken rule of the built-in conformance packs each).
-        DefectInfo {
-            name: "no-result-type",
-            value: None,
-            scope: Scope::Any,
-            description: "modern results lack `resultType`",
-        },
-        DefectInfo {
-            name: "no-cache-hints",
-            value: None,
-            scope: Scope::Any,
-            description: "modern cacheable results lack `ttlMs` and `cacheScope`",
-        },
-        DefectInfo {
-            name: "no-server-info-meta",
-            value: None,
-            scope: Scope::Any,
-            description: "modern results lack `_meta[\"io.modelcontextprotocol/serverInfo\"]`",
-        },
-        DefectInfo {
-            name: "no-server-info",
-            value: None,
-            scope: Scope::Any,
-            description: "the initialize result lacks `serverInfo`",
-        },
-        DefectInfo {
-            name: "no-capabilities",
-            value: None,
-            scope: Scope::Any,
-            description: "the initialize and server/discover results lack `capabilities`",
-        },
-        DefectInfo {
-            name: "bad-counter-offer",
-            value: None,
-            scope: Scope::Any,
-            description: "initialize answers an unsupported offered revision with that revision",
-        },
-        DefectInfo {
-            name: "error-wrong-id",
-            value: None,
-            scope: Scope::Any,
-            description: "error responses carry another id (number+1000 or \"wrong-<id>\")",
-        },
-        DefectInfo {
-            name: "rewrite-error-code",
-            value: Some("FROM:TO"),
-            scope: Scope::Any,
-            description: "JSON-RPC errors with code FROM carry code TO",
-        },
-        DefectInfo {
-            name: "resource-not-found-empty",
-            value: None,
-            scope: Scope::Any,
-            description: "resources/read of an unknown URI returns empty `contents`, not an error",
-        },
-        DefectInfo {
-            name: "accept-unsupported-version",
-            value: None,
-            scope: Scope::Any,
-            description: "modern requests with an unknown protocolVersion are served as 2026-07-28",
-        },
-        DefectInfo {
-            name: "accept-missing-client-capabilities",
-            value: None,
-            scope: Scope::Any,
-            description: "modern requests without `_meta` clientCapabilities are served",
-        },
-        DefectInfo {
-            name: "require-client-info",
-            value: None,
-            scope: Scope::Any,
-            description: "modern requests without `_meta` clientInfo are rejected (-32602)",
-        },
-        DefectInfo {
-            name: "no-ping",
-            value: None,
-            scope: Scope::Any,
-            description: "ping answers -32601",
-        },
-        DefectInfo {
-            name: "unknown-tool-is-error",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/call of an unknown tool returns a result with isError: true",
-        },
-        DefectInfo {
-            name: "unknown-method-invalid-request",
-            value: None,
-            scope: Scope::Any,
-            description: "an unknown method answers -32600 instead of -32601",
-        },
-        DefectInfo {
-            name: "unstable-tool-order",
-            value: None,
-            scope: Scope::Any,
-            description: "every tools/list rotates the tool order by one",
-        },
-        DefectInfo {
-            name: "tools-vary-by-connection",
-            value: None,
-            scope: Scope::Stdio,
-            description: "tools/list also lists a tool named after this process (one per connection)",
-        },
-        DefectInfo {
-            name: "description-varies-by-connection",
-            value: None,
-            scope: Scope::Stdio,
-            description: "each tool's description ends with this process's id: the text differs on every start, the set of tools does not (no defect under the 2026-07-28 rule, which is about the set)",
-        },
-        DefectInfo {
-            name: "mixed-cache-scope",
-            value: None,
-            scope: Scope::Any,
-            description: "list pages after the first carry cacheScope private (with --page-size)",
-        },
-        DefectInfo {
-            name: "undeclared-capability",
-            value: Some("tools|prompts|resources"),
-            scope: Scope::Any,
-            description: "the capability is not declared, but its methods are still served",
-        },
-        DefectInfo {
-            name: "unserved-capability",
-            value: Some("tools|prompts|resources"),
-            scope: Scope::Any,
-            description: "the capability is declared, but its methods answer -32601",
-        },
-        DefectInfo {
-            name: "bad-tool-name",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/list also lists a tool named `get weather,v2`",
-        },
-        DefectInfo {
-            name: "duplicate-tool-name",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/list lists `echo` twice",
-        },
-        DefectInfo {
-            name: "invalid-input-schema",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/list also lists a tool whose inputSchema is no valid JSON Schema",
-        },
-        DefectInfo {
-            name: "input-schema-not-object",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/list also lists a tool whose inputSchema has root type array",
-        },
-        DefectInfo {
-            name: "invalid-output-schema",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/list also lists a tool whose outputSchema is no valid JSON Schema",
-        },
-        DefectInfo {
-            name: "output-schema-not-object",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/list also lists a tool whose outputSchema has root type string",
-        },
-        DefectInfo {
-            name: "ignore-invalid-cursor",
-            value: None,
-            scope: Scope::Any,
-            description: "an invalid cursor returns the first page instead of -32602",
-        },
-        DefectInfo {
-            name: "declare-logging",
-            value: None,
-            scope: Scope::Any,
-            description: "declares the deprecated `logging` capability",
-        },
-        DefectInfo {
-            name: "lenient-header",
-            value: Some("version|method|name"),
-            scope: Scope::Http,
-            description: "MCP-Protocol-Version / Mcp-Method / Mcp-Name is taken from the body, never checked",
-        },
-        DefectInfo {
-            name: "error-http-200",
-            value: Some("CODE"),
-            scope: Scope::Http,
-            description: "modern JSON-RPC errors with this code get HTTP 200 (not 400/404)",
-        },
-        DefectInfo {
-            name: "mint-session-id",
-            value: None,
-            scope: Scope::Http,
-            description: "modern responses carry an `Mcp-Session-Id` header",
-        },
-        DefectInfo {
-            name: "answer-notifications",
-            value: None,
-            scope: Scope::Any,
-            description: "notifications get a JSON-RPC error reply (HTTP: 200 with it instead of 202; stdio: a line, except for notifications/initialized)",
-        },
-        DefectInfo {
-            name: "session-id-with-space",
-            value: None,
-            scope: Scope::Http,
-            description: "the legacy `Mcp-Session-Id` contains a space (not visible ASCII)",
-        },
-        DefectInfo {
-            name: "allow-any-origin",
-            value: None,
-            scope: Scope::Http,
-            description: "the `Origin` header is not validated (no 403 for foreign origins)",
-        },
-        DefectInfo {
-            name: "origin-refused-400",
-            value: None,
-            scope: Scope::Http,
-            description: "a foreign `Origin` is refused with 400, not 403 (the status 2025-11-25 names; earlier revisions name none)",
-        },
-        DefectInfo {
-            name: "wire-tools-missing-input-schema",
-            value: None,
-            scope: Scope::Any,
-            description: "the first tool of tools/list has no `inputSchema` (a required field)",
-        },
-        DefectInfo {
-            name: "wire-list-item-missing-name",
-            value: None,
-            scope: Scope::Any,
-            description: "the first item of prompts/list, resources/list and resources/templates/list has no `name`",
-        },
-        DefectInfo {
-            name: "wire-wrong-type-content",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/call results carry `content` as a string, not an array of content blocks",
-        },
-        DefectInfo {
-            name: "wire-error-code-string",
-            value: None,
-            scope: Scope::Any,
-            description: "JSON-RPC errors carry their `code` as a string (\"-32601\"), not an integer",
-        },
-        DefectInfo {
-            name: "allow-foreign-host",
-            value: None,
-            scope: Scope::Http,
-            description: "the `Host` header is not validated (DNS rebinding: foreign hosts are served)",
-        },
-        DefectInfo {
-            name: "auth-any-token",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-jwt-secret: any `Authorization` header is accepted",
-        },
-        DefectInfo {
-            name: "auth-ignore-audience",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-jwt-secret: a token for another audience (`aud`) is accepted",
-        },
-        DefectInfo {
-            name: "auth-ignore-expiry",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-jwt-secret: an expired token (`exp` in the past) is accepted",
-        },
-        DefectInfo {
-            name: "auth-alg-none",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-jwt-secret: an unsigned `alg: none` token is accepted",
-        },
-        DefectInfo {
-            name: "auth-no-challenge",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-jwt-secret: 401 without a `WWW-Authenticate` challenge",
-        },
-        DefectInfo {
-            name: "auth-no-resource-metadata",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-jwt-secret: the challenge has no `resource_metadata`",
-        },
-        DefectInfo {
-            name: "auth-metadata-off-well-known",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-jwks: the protected-resource metadata is served only at the path the challenge names, not at its well-known URI",
-        },
-        DefectInfo {
-            name: "auth-server-no-pkce",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-jwks: the metadata names the server itself as authorization server, re-serving the real one's metadata with `code_challenge_methods_supported: [plain]` (no S256)",
-        },
-        DefectInfo {
-            name: "auth-server-incomplete",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-jwks: the metadata names the server itself as authorization server, re-serving the real one's metadata without `response_types_supported`",
-        },
-        DefectInfo {
-            name: "auth-scope-401",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-scope: a token without the scope gets 401 `invalid_token`, not 403 `insufficient_scope` with the scope needed",
-        },
-        DefectInfo {
-            name: "auth-query-token",
-            value: None,
-            scope: Scope::Http,
-            description: "a token in the query string (`?access_token=`) is accepted when no `Authorization` header is sent",
-        },
-        DefectInfo {
-            name: "crash-on-wrong-type",
-            value: None,
-            scope: Scope::Any,
-            description: "a tools/call argument of the wrong JSON type exits the process",
-        },
-        DefectInfo {
-            name: "hang-on-oversized",
-            value: None,
-            scope: Scope::Any,
-            description: "a tools/call string argument over 10000 characters never gets an answer",
-        },
-        DefectInfo {
-            name: "ignore-input-schema",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/call arguments the inputSchema rejects get a successful result",
-        },
-        DefectInfo {
-            name: "validation-protocol-error",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/call arguments the inputSchema rejects get -32602, not isError (SEP-1303)",
-        },
-        DefectInfo {
-            name: "structured-content-mismatch",
-            value: None,
-            scope: Scope::Any,
-            description: "numbers in structuredContent become strings (violates the outputSchema)",
-        },
-        DefectInfo {
-            name: "no-structured-text",
-            value: None,
-            scope: Scope::Any,
-            description: "structured tool results carry no text block with the serialized JSON",
-        },
-        DefectInfo {
-            name: "sequential-handles",
-            value: None,
-            scope: Scope::Any,
-            description: "create_note returns ids note-1, note-2, … instead of random ones",
-        },
-        DefectInfo {
-            name: "injected-description",
-            value: Some("KIND"),
-            scope: Scope::Any,
-            description: "echo's description carries text addressed to the model (override, tags, hidden-unicode, exfiltration-url, exfiltration-secrets, html-comment, hidden-css)",
-        },
-        DefectInfo {
-            name: "injected-result",
-            value: None,
-            scope: Scope::Any,
-            description: "echo's result carries a hidden instruction to the model",
-        },
-        DefectInfo {
-            name: "unbound-handles",
-            value: None,
-            scope: Scope::Http,
-            description: "with --auth-tokens, any user can read any user's note (note://ID)",
-        },
-        DefectInfo {
-            name: "answer-removed-methods",
-            value: None,
-            scope: Scope::Any,
-            description: "initialize, ping, logging/setLevel, resources/(un)subscribe refused with an error get an empty result (with --change drop-legacy)",
-        },
-        DefectInfo {
-            name: "serve-legacy-http",
-            value: None,
-            scope: Scope::Http,
-            description: "modern-only (--change drop-legacy): GET/DELETE get 200, initialize mints an Mcp-Session-Id",
-        },
-        DefectInfo {
-            name: "session-optional",
-            value: None,
-            scope: Scope::Http,
-            description: "legacy requests without Mcp-Session-Id are served on the latest session (no 400)",
-        },
-        DefectInfo {
-            name: "terminated-session-400",
-            value: None,
-            scope: Scope::Http,
-            description: "requests on a terminated (DELETEd) legacy session get 400 instead of 404",
-        },
-        DefectInfo {
-            name: "server-request",
-            value: Some("sampling|roots|include-context"),
-            scope: Scope::Stdio,
-            description: "after its first response, the server sends sampling/createMessage (includeContext thisServer) or roots/list",
-        },
-        DefectInfo {
-            name: "legacy-sse-endpoint",
-            value: None,
-            scope: Scope::Http,
-            description: "GET on the endpoint opens an HTTP+SSE stream whose first event is `endpoint`",
-        },
-        DefectInfo {
-            name: "dynamic-client-registration",
-            value: None,
-            scope: Scope::Http,
-            description: "serves /.well-known/oauth-authorization-server with a registration_endpoint",
-        },
-        DefectInfo {
-            name: "close-after-response",
-            value: None,
-            scope: Scope::Http,
-            description: "closes each TCP connection after its first response, without `Connection: close`",
-        },
-        DefectInfo {
-            name: "unknown-method-silent",
-            value: None,
-            scope: Scope::Stdio,
-            description: "a request for a method outside MCP's (e.g. `mcpspec/...`) is never answered, like mcp-server-sqlite",
-        },
-        DefectInfo {
-            name: "ignore-before-initialize",
-            value: None,
-            scope: Scope::Stdio,
-            description: "requests before `initialize` (a modern `server/discover`, a `ping`) are never answered",
-        },
-        DefectInfo {
-            name: "exit-on-discover",
-            value: None,
-            scope: Scope::Stdio,
-            description: "server/discover ends the process unanswered (stderr line, exit 1), as rmcp-based legacy servers do when the first request is not initialize",
-        },
-        DefectInfo {
-            name: "legacy-only",
-            value: None,
-            scope: Scope::Any,
-            description: "a legacy-only server: server/discover is an unknown method (-32601)",
-        },
-        DefectInfo {
-            name: "host-421",
-            value: None,
-            scope: Scope::Http,
-            description: "a foreign `Host` gets 421 Misdirected Request (as the Python SDK answers): a conformant refusal, not a defect of the rule",
-        },
-        DefectInfo {
-            name: "initialize-invalid-params",
-            value: None,
-            scope: Scope::Any,
-            description: "with --change drop-legacy: initialize is refused with -32602 (as a server that validates _meta first): conformant, but not the suggested -32601/-32022",
-        },
-        DefectInfo {
-            name: "error-id-null",
-            value: None,
-            scope: Scope::Any,
-            description: "JSON-RPC error responses carry `id: null` although the request's id was readable",
-        },
-        DefectInfo {
-            name: "leak-secret",
-            value: Some("VALUE|env:VAR"),
-            scope: Scope::Any,
-            description: "the server shows VALUE (or the variable VAR's value: a credential) back: in echo's description and the instructions; echo `leak:result|error|shapes` answers with it after padding (so a cut falls inside it), `leak:stdout` writes it on a non-JSON stdout line, `leak:http500` answers HTTP 500 with it in the body, `leak:stderr` writes ESC/OSC/NUL bytes to stderr",
-        },
-        DefectInfo {
-            name: "progress-wrong-token",
-            value: None,
-            scope: Scope::Any,
-            description: "notifications/progress carry another token than the request's progressToken",
-        },
-        DefectInfo {
-            name: "log-without-level",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities: modern requests without logLevel in _meta get log messages (notifications/message) too",
-        },
-        DefectInfo {
-            name: "log-level-ignored",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities: log messages below the requested level (logLevel / logging/setLevel) are sent too",
-        },
-        DefectInfo {
-            name: "completion-over-limit",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities: completion/complete returns 150 values (more than 100)",
-        },
-        DefectInfo {
-            name: "missing-capability-old-code",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities: the `confirm` tool refuses a client without elicitation with the old draft code -32003, not -32021",
-        },
-        DefectInfo {
-            name: "input-required-empty",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities: the `confirm` tool's input_required result has neither inputRequests nor requestState",
-        },
-        DefectInfo {
-            name: "input-required-unanswered",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities: a `confirm` retry that echoes the requestState without inputResponses completes (declined) instead of asking again",
-        },
-        DefectInfo {
-            name: "asks-undeclared",
-            value: None,
-            scope: Scope::Any,
-            description: "with --interactive: the interactive tools ask for the client capability they need even when the client did not declare it",
-        },
-        DefectInfo {
-            name: "asks-forever",
-            value: None,
-            scope: Scope::Any,
-            description: "with --interactive (2026-07-28): every retry of an interactive tool gets another input_required (after 50 ms), never the result",
-        },
-        DefectInfo {
-            name: "asks-huge-schema",
-            value: None,
-            scope: Scope::Any,
-            description: "with --interactive: ask_confirmation's elicitation schema carries a description of 1 MB",
-        },
-        DefectInfo {
-            name: "asks-nested-schema",
-            value: None,
-            scope: Scope::Any,
-            description: "with --interactive: ask_confirmation's elicitation schema has a nested object property (outside the restricted form)",
-        },
-        DefectInfo {
-            name: "declined-is-error",
-            value: None,
-            scope: Scope::Any,
-            description: "with --interactive: an elicitation the client declines or cancels ends ask_confirmation with a protocol error (-32603), not a result",
-        },
-        DefectInfo {
-            name: "extra-response-breaks",
-            value: None,
-            scope: Scope::Any,
-            description: "with --interactive: a 2026-07-28 retry whose inputResponses hold a key the tool did not ask for is refused with -32602, not ignored",
-        },
-        DefectInfo {
-            name: "trusts-request-state",
-            value: None,
-            scope: Scope::Any,
-            description: "with --interactive: a 2026-07-28 retry is completed with any requestState, not only the one the tool sent (the state is required, never verified)",
-        },
-        DefectInfo {
-            name: "task-status-regresses",
-            value: None,
-            scope: Scope::Any,
-            description: "with --interactive over stdio: a slow_job task reported completed goes back to working on the next tasks/get (a terminal status is not final)",
-        },
-        DefectInfo {
-            name: "subscribe-refused",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities (declares resources.subscribe): resources/subscribe and unsubscribe answer -32601",
-        },
-        DefectInfo {
-            name: "unrequested-list-changed",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities (declares listChanged): modern tools/list, prompts/list and resources/list replies come with their list_changed notification, which the client did not subscribe to",
-        },
-        DefectInfo {
-            name: "set-level-refused",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities (declares logging): logging/setLevel answers -32601",
-        },
-        DefectInfo {
-            name: "slow-read-tool",
-            value: Some("SECONDS"),
-            scope: Scope::Any,
-            description: "the read-only `slow` tool sleeps at least SECONDS whatever its `ms` (a slow tool)",
-        },
-        DefectInfo {
-            name: "flaky-one-percent",
-            value: None,
-            scope: Scope::Any,
-            description: "every 100th call of the `echo` tool (counted over the process, all sessions) answers isError: true (a tool that fails 1 % of its calls)",
-        },
-        DefectInfo {
-            name: "listen-no-ack",
-            value: None,
-            scope: Scope::Stdio,
-            description: "with --utilities: subscriptions/listen is never acknowledged (no notifications/subscriptions/acknowledged)",
-        },
-        DefectInfo {
-            name: "listen-unrequested",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities: every listen subscription gets tools/list_changed when `toggle_tool` runs, whatever its filter asked for",
-        },
-        DefectInfo {
-            name: "listen-ignores-cancel",
-            value: None,
-            scope: Scope::Stdio,
-            description: "with --utilities: a listen subscription cancelled by notifications/cancelled keeps getting list_changed",
-        },
-        DefectInfo {
-            name: "list-changed-never-sent",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities (declares tools.listChanged): `toggle_tool` changes the tools list but no list_changed is ever sent (legacy session or listen stream)",
-        },
-        DefectInfo {
-            name: "progress-decreasing",
-            value: None,
-            scope: Scope::Any,
-            description: "progress notifications count down (2, then 1) instead of strictly increasing",
-        },
-        DefectInfo {
-            name: "listen-no-subscription-id",
-            value: None,
-            scope: Scope::Any,
-            description: "with --utilities: the list_changed a listen subscription gets carries no _meta io.modelcontextprotocol/subscriptionId",
-        },
-        // Misses seen on third-party servers (issue 27).
-        DefectInfo {
-            name: "parse-error",
-            value: Some("MODE"),
-            scope: Scope::Any,
-            description: "a message that is not JSON: `silent` (stdio: no answer; HTTP: 400 text/plain), `invented-id` (the -32700 error has id 0) `fatal` (answered, then stdio input is dropped / every HTTP request gets 503), or `late`, not a defect (stdio: answered after the answer to the next request; HTTP: as the clean server)",
-        },
-        DefectInfo {
-            name: "undeclared-logging",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/list sends a notifications/message without the `logging` capability declared",
-        },
-        DefectInfo {
-            name: "log-after-malformed",
-            value: None,
-            scope: Scope::Stdio,
-            description: "a line that is not JSON gets a notifications/message (then its -32700) without the `logging` capability declared",
-        },
-        DefectInfo {
-            name: "log-after-invalid-request",
-            value: None,
-            scope: Scope::Stdio,
-            description: "a request without `jsonrpc` gets a notifications/message (then its answer) without the `logging` capability declared",
-        },
-        DefectInfo {
-            name: "log-on-read",
-            value: None,
-            scope: Scope::Any,
-            description: "resources/read (found or not) sends a notifications/message with its answer without the `logging` capability declared",
-        },
-        DefectInfo {
-            name: "notify-undeclared",
-            value: None,
-            scope: Scope::Any,
-            description: "legacy era: resources/read (found or not) sends notifications/tools/list_changed and notifications/resources/updated without `tools.listChanged` nor `resources.subscribe` declared",
-        },
-        DefectInfo {
-            name: "invalid-request-ignored",
-            value: None,
-            scope: Scope::Stdio,
-            description: "JSON that is no valid Request (no `jsonrpc: \"2.0\"`, a method that is no string, an object id) is dropped unanswered, not -32600",
-        },
-        DefectInfo {
-            name: "prompt-missing-argument-served",
-            value: None,
-            scope: Scope::Any,
-            description: "prompts/get without a required argument is served (the argument empty), not -32602",
-        },
-        DefectInfo {
-            name: "malformed-call-internal-error",
-            value: None,
-            scope: Scope::Any,
-            description: "tools/call whose params fail the CallToolRequest schema (e.g. no `name`) gets -32603, not -32602",
-        },
-        DefectInfo {
-            name: "no-sse-priming",
-            value: None,
-            scope: Scope::Http,
-            description: "SSE streams answering a POST lack the priming event (an event id and empty data)",
-        },
-        DefectInfo {
-            name: "get-stream-garbage",
-            value: None,
-            scope: Scope::Http,
-            description: "the GET stream of a session sends an event whose data is not JSON-RPC",
-        },
-    ];
+    /// Every defect, in the order `--help` lists them: the transport faults, the
+    /// conformance defects (one broken rule of the built-in conformance packs each), the
+    /// misses seen on third-party servers.
+    pub const CATALOG: &'static [DefectInfo] = &concat::<
+        { FAULTS.len() + MESSAGES.len() + HTTP.len() + FEATURES.len() + MISSES.len() },
+    >(&[FAULTS, MESSAGES, HTTP, FEATURES, MISSES]);
 
     pub fn name(&self) -> &'static str {
         match self {

@@ -7,6 +7,21 @@ use serde_json::{Value, json};
 use super::*;
 use crate::run::client::AutoDecision;
 
+/// Longest wait for the `auto` probe over HTTP before falling back to legacy. Over stdio the
+/// probe is the first request of a process just spawned: its wait includes the server's
+/// start-up (a Python server may take seconds on a loaded machine), so it gets the
+/// target's whole timeout, like any first request — a silent answer then means legacy.
+const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Over stdio, the first `auto` probe of a run (no decision yet) waits at most this, not
+/// the whole timeout: a server that ignores requests before `initialize` costs this once.
+/// Its silence is taken for legacy only when a fresh process then starts and answers
+/// `initialize` in at most a [`STARTUP_FACTOR`]th of the wait; a server slower to start is
+/// probed again on a fresh process, waiting [`STARTUP_FACTOR`] times that start and
+/// handshake (at least [`PROMPT_FLOOR`], at most the timeout), so a slow modern server is
+/// still found modern.
+const FIRST_PROBE_WAIT: Duration = Duration::from_secs(3);
+const STARTUP_FACTOR: u32 = 3;
+
 impl Connection {
     // ---- era negotiation ----
 

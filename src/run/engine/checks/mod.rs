@@ -24,6 +24,7 @@ mod deprecation;
 mod exposure;
 mod handles;
 mod injection;
+mod invalid_request;
 mod lists;
 mod logging;
 mod outcome;
@@ -63,7 +64,7 @@ pub struct CheckState<'a> {
     pub auth: AuthProbe,
     pub parse_probe: Option<Result<parse_error::ParseProbe, String>>,
     /// The invalid-request probe (its check and the undeclared-logging judgement share it).
-    pub invalid_probe: Option<Result<parse_error::InvalidProbe, String>>,
+    pub invalid_probe: Option<Result<invalid_request::InvalidProbe, String>>,
     pub calls: &'a ToolCalls,
     /// Where a check gets a connection besides its own (warm when one is idle).
     pub pool: &'a super::pool::Pool,
@@ -169,10 +170,10 @@ pub async fn run(
             K::InvalidRequestAnswered => {
                 if state.invalid_probe.is_none() {
                     state.invalid_probe =
-                        Some(parse_error::invalid_request_probe(conn, state.pool).await);
+                        Some(invalid_request::invalid_request_probe(conn, state.pool).await);
                 }
                 match state.invalid_probe.as_ref() {
-                    Some(Ok(probe)) => Ok(parse_error::invalid_request_answered(probe)),
+                    Some(Ok(probe)) => Ok(invalid_request::invalid_request_answered(probe)),
                     Some(Err(e)) => Err(e.clone()),
                     None => unreachable!("the probe was just run"),
                 }
@@ -186,7 +187,7 @@ pub async fn run(
                 }
                 if state.invalid_probe.is_none() {
                     state.invalid_probe =
-                        Some(parse_error::invalid_request_probe(conn, state.pool).await);
+                        Some(invalid_request::invalid_request_probe(conn, state.pool).await);
                 }
                 let probed = [
                     logging::Probed {
