@@ -155,8 +155,19 @@ fn document_along(g: &mut Gen, aims: &[Option<Aim>]) -> Value {
             map.insert(name.to_string(), document_along(g, rest));
             Value::Object(map)
         }
-        Some(Aim::Index(_)) if !g.chance(10) => {
-            Value::Array((0..g.below(4)).map(|_| document_along(g, rest)).collect())
+        Some(Aim::Index(i)) if !g.chance(10) => {
+            // Long enough for the index most of the time, one short of it sometimes.
+            let needed = if *i >= 0 {
+                *i as usize + 1
+            } else {
+                i.unsigned_abs() as usize
+            };
+            let len = if g.chance(75) {
+                needed + g.below(2)
+            } else {
+                g.below(needed)
+            };
+            Value::Array((0..len).map(|_| document_along(g, rest)).collect())
         }
         _ => document(g, 4),
     }

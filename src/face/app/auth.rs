@@ -34,22 +34,22 @@ fn resolve(target: &str, config: Option<&Path>) -> Result<Resolved, i32> {
     let config = match Config::find(config) {
         Ok(Some(c)) => c,
         Ok(None) => {
-            return Err(super::usage(UsageError(format!(
+            return Err(super::inputs::usage(UsageError(format!(
                 "`{target}` is neither a URL nor a target of a configuration file (no mcpspec.yaml here)"
             ))));
         }
-        Err(errors) => return Err(super::invalid(&errors, Format::Text)),
+        Err(errors) => return Err(super::inputs::invalid(&errors, Format::Text)),
     };
     let Some(doc) = config.doc.targets.get(target) else {
         let known: Vec<&str> = config.doc.targets.keys().map(String::as_str).collect();
-        return Err(super::usage(UsageError(format!(
+        return Err(super::inputs::usage(UsageError(format!(
             "`{target}` is neither a URL nor a target of {} (targets: {})",
             config.file.name,
             known.join(", ")
         ))));
     };
     let Some(url) = &doc.url else {
-        return Err(super::usage(UsageError(format!(
+        return Err(super::inputs::usage(UsageError(format!(
             "target `{target}` has no `url:`: OAuth sign-in applies to HTTP servers"
         ))));
     };
@@ -66,7 +66,7 @@ fn sign_in(args: &AuthLoginArgs) -> i32 {
         Err(code) => return code,
     };
     let Some(client_id) = args.client_id.clone().or(target.client_id) else {
-        return super::usage(UsageError(
+        return super::inputs::usage(UsageError(
             "no client id: pass --client-id ID (the client registered with the server's authorization server), or give the target an `auth: clientId`"
                 .into(),
         ));
@@ -78,7 +78,7 @@ fn sign_in(args: &AuthLoginArgs) -> i32 {
                 Some(secret)
             }
             _ => {
-                return super::usage(UsageError(format!(
+                return super::inputs::usage(UsageError(format!(
                     "--client-secret-env {var}: the environment variable is not set or empty"
                 )));
             }
@@ -95,7 +95,7 @@ fn sign_in(args: &AuthLoginArgs) -> i32 {
         wait: args.wait,
     };
     let open = args.open;
-    let signed_in = super::runtime().block_on(login::login(&request, |url| {
+    let signed_in = super::runtime::runtime().block_on(login::login(&request, |url| {
         outln!("Open this URL in a browser to sign in:\n\n  {url}\n");
         outln!(
             "Waiting for the browser's redirect (up to {:?})…",
@@ -158,7 +158,7 @@ fn logout(target: Option<&str>, config: Option<&Path>) -> i32 {
         Some(target) => match resolve(target, config) {
             Ok(t) => match oauth::canonical_uri(&t.url) {
                 Ok(r) => Some(r),
-                Err(e) => return super::usage(UsageError(format!("`{target}`: {e}"))),
+                Err(e) => return super::inputs::usage(UsageError(format!("`{target}`: {e}"))),
             },
             Err(code) => return code,
         },

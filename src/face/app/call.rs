@@ -4,7 +4,8 @@ use serde_json::Value;
 
 use crate::face::cli::{CallArgs, UsageError, exit};
 
-use super::{open, usage};
+use crate::face::app::connect::open;
+use crate::face::app::inputs::usage;
 
 pub(super) async fn call(args: CallArgs) -> i32 {
     let params = match args

@@ -20,7 +20,7 @@ pub fn main(command: EvalCommand) -> i32 {
     match command {
         EvalCommand::Run(args) => {
             let jobs = args.jobs;
-            super::runtime_for(jobs).block_on(run(*args))
+            super::runtime::runtime_for(jobs).block_on(run(*args))
         }
         EvalCommand::Compare(args) => super::eval_compare::eval_compare(*args),
         EvalCommand::Expect(args) => super::eval_expect::eval_expect(args),
@@ -38,7 +38,7 @@ async fn run(args: EvalRunArgs) -> i32 {
     };
     let profiles = match profiles(&set, &args) {
         Ok(p) => p,
-        Err(e) => return super::usage(e),
+        Err(e) => return super::inputs::usage(e),
     };
     // The keys, all read before anything runs (a replay needs none): never printed,
     // redacted everywhere.
@@ -78,14 +78,14 @@ async fn run(args: EvalRunArgs) -> i32 {
                 );
                 keep
             }
-            Err(e) => return super::usage(UsageError(e)),
+            Err(e) => return super::inputs::usage(UsageError(e)),
         },
     };
     if args.max_cost.is_some()
         && args.replay.is_none()
         && let Some(p) = profiles.iter().find(|p| p.price.is_none())
     {
-        return super::usage(UsageError(format!(
+        return super::inputs::usage(UsageError(format!(
             "--max-cost needs the model's prices: add `price: {{input: USD, output: USD}}` (per million tokens) to profile `{}`",
             p.name
         )));
@@ -93,7 +93,7 @@ async fn run(args: EvalRunArgs) -> i32 {
     if let Some(dir) = &args.record
         && let Err(e) = crate::run::eval::record::Recorder::check_dir(dir)
     {
-        return super::usage(UsageError(e));
+        return super::inputs::usage(UsageError(e));
     }
     // The judge is checked (and its key read) before anything runs too.
     let judge = match super::eval_judge::setup(&set, &selected, &args) {
@@ -102,11 +102,11 @@ async fn run(args: EvalRunArgs) -> i32 {
     };
     let (target, secrets) = match args.target.to_target() {
         Ok(t) => t,
-        Err(e) => return super::usage(e),
+        Err(e) => return super::inputs::usage(e),
     };
     let era = match Era::parse(&args.era) {
         Ok(e) => e,
-        Err(e) => return super::usage(UsageError(format!("--era: {e}"))),
+        Err(e) => return super::inputs::usage(UsageError(format!("--era: {e}"))),
     };
     crate::ground::signals::install();
     crate::ground::signals::defer_exit();
@@ -162,7 +162,7 @@ async fn run(args: EvalRunArgs) -> i32 {
     if let Some(path) = args.html.as_ref().filter(|_| !runs.is_empty()) {
         let secrets = crate::ground::redact::known().values().to_vec();
         let page = crate::run::eval::report_html::to_html(&runs, &secrets);
-        if let Err(code) = super::write_reports_file(path, page) {
+        if let Err(code) = super::report_files::write_reports_file(path, page) {
             return code;
         }
     }
@@ -248,7 +248,7 @@ impl One<'_> {
         .await
         {
             Ok(c) => c,
-            Err(e) => return Step::Setup(super::connect_failed(&e, self.secrets)),
+            Err(e) => return Step::Setup(super::connect::connect_failed(&e, self.secrets)),
         };
         let tools = match conn.tools().await {
             Ok(t) => t,
@@ -390,7 +390,7 @@ fn write(
         crate::ground::redact::known().redact_json(&mut value);
         let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
         text.push('\n');
-        super::write_reports_file(path, text)?;
+        super::report_files::write_reports_file(path, text)?;
     }
     if let Some((path, flavor)) = junit {
         let xml = if several {
@@ -398,7 +398,7 @@ fn write(
         } else {
             crate::run::eval::report::junit(&runs[0], flavor)
         };
-        super::write_reports_file(path, xml)?;
+        super::report_files::write_reports_file(path, xml)?;
     }
     Ok(())
 }

@@ -78,7 +78,7 @@ pub fn eval_compare(args: EvalCompareArgs) -> i32 {
         candidate: &c,
     };
     let text = compare_output::to_text(&comparison, &labels, args.verbose);
-    let json_to_stdout = super::is_stdout(args.json.as_deref());
+    let json_to_stdout = super::report_files::is_stdout(args.json.as_deref());
     if json_to_stdout {
         err!("{text}");
     } else {
@@ -88,12 +88,12 @@ pub fn eval_compare(args: EvalCompareArgs) -> i32 {
         let doc = compare_output::to_json(&comparison, &labels);
         if json_to_stdout {
             out!("{doc}");
-        } else if let Err(code) = super::write_reports_file(path, doc) {
+        } else if let Err(code) = super::report_files::write_reports_file(path, doc) {
             return code;
         }
     }
     if let Some(path) = &args.junit
-        && let Err(code) = super::write_reports_file(
+        && let Err(code) = super::report_files::write_reports_file(
             path,
             compare_output::to_junit(&comparison, &labels, args.junit_flavor.unwrap_or_default()),
         )
@@ -123,14 +123,17 @@ fn write_summaries(
 ) -> Result<(), i32> {
     let secrets = crate::ground::redact::known().values().to_vec();
     if let Some(path) = &args.html {
-        super::write_reports_file(path, compare_html::to_html(c, labels, spend, &secrets))?;
+        super::report_files::write_reports_file(
+            path,
+            compare_html::to_html(c, labels, spend, &secrets),
+        )?;
     }
     if args.markdown.is_none() && !args.step_summary {
         return Ok(());
     }
     let md = compare_markdown::to_markdown(c, labels, spend, &secrets);
     if let Some(path) = &args.markdown {
-        super::write_reports_file(path, md.clone())?;
+        super::report_files::write_reports_file(path, md.clone())?;
     }
     if args.step_summary {
         append_step_summary(&md)?;

@@ -21,7 +21,7 @@ pub fn eval_expect(args: EvalExpectArgs) -> i32 {
         };
     let text = crate::run::eval::expect::expectations(&picked.run, &picked.label);
     match &args.output {
-        Some(path) => match super::write_reports_file(path, text) {
+        Some(path) => match super::report_files::write_reports_file(path, text) {
             Ok(()) => exit::OK,
             Err(code) => code,
         },

@@ -25,20 +25,20 @@ pub(super) fn setup(
         return Ok(None);
     };
     let Some(name) = args.judge.as_ref().or(set.judge.as_ref()) else {
-        return Err(super::usage(UsageError(format!(
+        return Err(super::inputs::usage(UsageError(format!(
             "task `{}` has a judged answer (`answer: {{judge: …}}`) or a judged argument (a critic's `judge: …`) and no judge is named: add `judge: PROFILE` to the eval set (a key of its `models:`) or pass --judge PROFILE",
             first.id
         ))));
     };
     let Some(profile) = set.profiles.get(name) else {
-        return Err(super::usage(no_such_profile("--judge", name, set)));
+        return Err(super::inputs::usage(no_such_profile("--judge", name, set)));
     };
     let mut profile = profile.clone();
     if let Some(u) = &args.judge_base_url {
         profile.base_url = u.trim_end_matches('/').to_string();
     }
     if args.max_cost.is_some() && args.replay.is_none() && profile.price.is_none() {
-        return Err(super::usage(UsageError(format!(
+        return Err(super::inputs::usage(UsageError(format!(
             "--max-cost counts the judge's requests too, and needs its prices: add `price: {{input: USD, output: USD}}` (per million tokens) to profile `{name}`"
         ))));
     }

@@ -17,7 +17,7 @@ pub fn eval_report(args: EvalReportArgs) -> i32 {
     };
     let secrets = crate::ground::redact::known().values().to_vec();
     let page = crate::run::eval::report_html::to_html(&runs, &secrets);
-    match super::write_reports_file(&args.html, page) {
+    match super::report_files::write_reports_file(&args.html, page) {
         Ok(()) => exit::OK,
         Err(code) => code,
     }

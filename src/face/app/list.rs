@@ -10,7 +10,7 @@ use crate::face::cli::{Format, exit};
 use crate::language::dsl::{self, Scenario};
 use crate::protocol::rules::REVISIONS;
 
-use super::load;
+use super::inputs::load;
 
 pub(super) fn list(paths: &[PathBuf], markdown: bool, format: Format, offline: bool) -> i32 {
     if format == Format::Json {

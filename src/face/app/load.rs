@@ -20,7 +20,9 @@ use crate::run::load::profile::{Pace, Profile};
 use crate::run::load::record::summary::{SecondSummary, Summary};
 use crate::run::load::{self, Ended, Work};
 
-use super::{is_stdout, runtime_for, usage, write_reports_file};
+use crate::face::app::inputs::usage;
+use crate::face::app::report_files::{is_stdout, write_reports_file};
+use crate::face::app::runtime::runtime_for;
 
 use compare::compare;
 use limit::find_limit;
@@ -156,7 +158,7 @@ pub(super) fn load(mut args: LoadArgs) -> i32 {
     });
     view.clear();
     if let Some(e) = &measured.unreachable {
-        return super::connect_failed(e, &secrets);
+        return super::connect::connect_failed(e, &secrets);
     }
     let cpu = GeneratorCpu::since(cpu_before);
     let summary = measured

@@ -7,7 +7,9 @@ use crate::face::cli::{UsageError, exit};
 use crate::results::report::result::{RunReport, SuiteResult, SuiteTarget};
 use crate::results::report::{self, console::ConsoleOptions};
 
-use super::{ReportPaths, exit_code, is_stdout, usage, write_reports};
+use super::run::exit_code;
+use crate::face::app::inputs::usage;
+use crate::face::app::report_files::{ReportPaths, is_stdout, write_reports};
 
 /// The reports given to `report merge`: the shards of each sharded run (several runs may
 /// be merged, e.g. one per era), each exactly once, none missing; and no suite given twice

@@ -11,7 +11,7 @@ use crate::results::report::junit::{JunitStream, Run};
 use crate::results::report::{self, console::ConsoleOptions, console::Seen};
 
 use super::progress::{ProgressLine, ScreenLock};
-use super::{ReportPaths, is_stdout, write_reports, write_reports_file};
+use crate::face::app::report_files::{ReportPaths, is_stdout, write_reports, write_reports_file};
 
 /// Every output of a run, in the order they hear of each event.
 pub(super) struct Outputs {

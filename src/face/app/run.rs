@@ -15,7 +15,8 @@ use crate::results::report::result::{RunReport, SuiteResult};
 use crate::run::engine::{self, RunConfig};
 
 use super::outputs::Outputs;
-use super::{runtime_for, usage};
+use crate::face::app::inputs::usage;
+use crate::face::app::runtime::runtime_for;
 
 /// Scenarios of a run that keep their compiled steps (see `ParamInputs::keep_compiled`).
 pub(super) const KEEP_COMPILED: usize = 64;

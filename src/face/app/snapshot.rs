@@ -5,7 +5,8 @@ use std::path::Path;
 use crate::face::cli::{DiffArgs, Format, SnapshotArgs, exit};
 use crate::run::contract::{self, Snapshot};
 
-use super::{open, write_reports_file};
+use crate::face::app::connect::open;
+use crate::face::app::report_files::write_reports_file;
 
 pub(super) async fn snapshot(args: SnapshotArgs) -> i32 {
     let (mut conn, secrets) = match open(&args.target, &args.era).await {

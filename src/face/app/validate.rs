@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::face::cli::{Format, UsageError, exit};
 use crate::language::dsl;
 
-use super::{invalid, usage};
+use crate::face::app::inputs::{invalid, usage};
 
 /// Files `validate` checks besides scenarios and packs.
 #[derive(Debug, Clone, Copy)]
@@ -148,7 +148,7 @@ pub(super) fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 
             remote: Some(sources.clone()),
             ..Default::default()
         };
-        super::project_parameters(&mut inputs);
+        super::inputs::project_parameters(&mut inputs);
         match dsl::load::load_all(&scenario_paths, &inputs) {
             Ok(loaded) => Some(loaded),
             Err(e) => {

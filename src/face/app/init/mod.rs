@@ -11,7 +11,7 @@ pub mod yaml;
 
 use std::path::{Path, PathBuf};
 
-use super::usage;
+use super::inputs::usage;
 use crate::face::cli::{
     InitArgs, TargetArgs, UsageError, exit, is_sensitive_header, is_sensitive_name,
 };
@@ -55,7 +55,7 @@ pub async fn init(args: InitArgs) -> i32 {
                     for (_, c) in connections {
                         c.close().await;
                     }
-                    let code = crate::face::app::connect_failed(&e, &secrets);
+                    let code = crate::face::app::connect::connect_failed(&e, &secrets);
                     explain_oauth(&args.target).await;
                     return code;
                 }
@@ -65,7 +65,7 @@ pub async fn init(args: InitArgs) -> i32 {
             errln!("error: the server connected in no era");
             let mut code = exit::FAILED;
             for (_, e) in &refused {
-                code = crate::face::app::connect_failed(e, &secrets);
+                code = crate::face::app::connect::connect_failed(e, &secrets);
             }
             return code;
         }
@@ -77,7 +77,7 @@ pub async fn init(args: InitArgs) -> i32 {
         }
     } else {
         for era in &args.eras {
-            match crate::face::app::open(&args.target, era).await {
+            match crate::face::app::connect::open(&args.target, era).await {
                 Ok((c, _)) => connections.push((era.clone(), c)),
                 Err(code) => {
                     for (_, c) in connections {
@@ -115,9 +115,9 @@ pub async fn init(args: InitArgs) -> i32 {
         &eras,
         &target_config,
         &render::Schemas {
-            scenario: crate::face::app::schema_text(),
-            pack: crate::face::app::pack_schema_text(),
-            config: crate::face::app::config_schema_text(),
+            scenario: crate::face::app::schema::schema_text(),
+            pack: crate::face::app::schema::pack_schema_text(),
+            config: crate::face::app::schema::config_schema_text(),
         },
     );
     notes.append(&mut item_notes);

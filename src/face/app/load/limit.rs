@@ -7,7 +7,8 @@ use serde::Serialize;
 use super::emit;
 use super::live::LiveView;
 use super::render::ms;
-use crate::face::app::{runtime_for, usage};
+use crate::face::app::inputs::usage;
+use crate::face::app::runtime::runtime_for;
 use crate::face::cli::{LoadArgs, UsageError, exit};
 use crate::results::junit::{Flavor, Policy, TestCaseStatus, TestSuite};
 use crate::run::engine::{self, RunConfig};
@@ -129,7 +130,7 @@ pub(super) fn find_limit(
         }
     });
     if let Some(e) = &unreachable {
-        return crate::face::app::connect_failed(e, secrets);
+        return crate::face::app::connect::connect_failed(e, secrets);
     }
     let last_held = steps.iter().take_while(|s| s.held).last().map(|s| s.rate);
     let broke_at = steps.iter().find(|s| !s.held).map(|s| s.rate);

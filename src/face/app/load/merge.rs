@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::render::{console, html, junit};
 use super::{EndedJson, LoadReport, emit};
-use crate::face::app::usage;
+use crate::face::app::inputs::usage;
 use crate::face::cli::{UsageError, exit};
 use crate::results::junit::Flavor;
 use crate::run::load::profile::Pace;

@@ -95,7 +95,7 @@ fn record_session(
 ) -> std::io::Result<(PathBuf, Option<String>)> {
     let (tape, name) = TapeWriter::create_in(out, scrubber)?;
     let tape_path = out.join(format!("{name}{TAPE_SUFFIX}"));
-    let runtime = super::runtime();
+    let runtime = super::runtime::runtime();
     let session = runtime.block_on(async {
         crate::ground::signals::install();
         crate::ground::signals::defer_exit();

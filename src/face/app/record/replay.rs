@@ -30,7 +30,7 @@ pub(super) fn replay(args: &RecordArgs, tape: &Path) -> i32 {
             return exit::INVALID_INPUT;
         }
     };
-    let runtime = super::super::runtime();
+    let runtime = crate::face::app::runtime::runtime();
     let replayed = runtime.block_on(crate::run::record::replay::replay(
         &entries,
         server,

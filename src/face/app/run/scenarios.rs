@@ -8,7 +8,7 @@ use globset::GlobSet;
 use serde_json::Value;
 
 use super::{KEEP_COMPILED, parse_params, selection};
-use crate::face::app::usage;
+use crate::face::app::inputs::usage;
 use crate::face::cli::{RunArgs, UsageError, exit};
 use crate::face::select::{Shard, TagExpr, split_file_line};
 use crate::language::dsl::{self, Scenario};
