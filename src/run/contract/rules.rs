@@ -140,7 +140,7 @@ mod tests {
     #[test]
     fn schema_rows_agree_with_the_comparator() {
         use crate::language::contract_rules::change_kind::TABLE;
-        use crate::run::contract::schema_diff::{Breaks, Direction, Models, verdict};
+        use crate::run::contract::schema_diff::{Breaks, Models, SchemaSide, verdict};
         let breaks = |b: Breaks| match b {
             Breaks::Yes => "true",
             Breaks::No => "false",
@@ -154,8 +154,8 @@ mod tests {
         let mut checked = 0;
         for row in TABLE {
             let dir = match row.list {
-                "tools (input)" => Direction::Input,
-                "tools (output)" => Direction::Output,
+                "tools (input)" => SchemaSide::Input,
+                "tools (output)" => SchemaSide::Output,
                 _ => continue,
             };
             for kind in row.named() {
