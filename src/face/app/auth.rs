@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::face::cli::{AuthCommand, AuthLoginArgs, DEFAULT_TIMEOUT, Format, UsageError, exit};
 use crate::face::config::Config;
-use crate::run::client::http::oauth::{self, Step, cache, login};
+use crate::run::client::http::oauth::{self, DiscoveryStep, cache, login};
 
 pub(super) fn main(command: AuthCommand) -> i32 {
     match command {
@@ -126,7 +126,7 @@ fn failed(e: &oauth::SignInError) -> i32 {
         "error: {}",
         crate::ground::redact::known().redact(&e.to_string())
     );
-    if e.step == Step::Challenge {
+    if e.step == DiscoveryStep::Challenge {
         exit::UNREACHABLE
     } else {
         exit::AUTH_REQUIRED

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::face::cli::{EvalCommand, EvalRunArgs, UsageError, exit};
 use crate::protocol::era::Era;
-use crate::run::eval::affected::{Affected, Scope};
+use crate::run::eval::affected::{Affected, AffectedScope};
 use crate::run::eval::conversation::ApiError;
 use crate::run::eval::llm::ModelClient;
 use crate::run::eval::profile::Profile;
@@ -58,7 +58,7 @@ async fn run(args: EvalRunArgs) -> i32 {
         Some(diff) => match Affected::read(diff) {
             Ok(affected) => {
                 let mut keep = Vec::new();
-                if args.affected_scope == Scope::Wide
+                if args.affected_scope == AffectedScope::Wide
                     && let Some(what) = &affected.wording_changed
                 {
                     errln!(

@@ -19,7 +19,7 @@ pub(super) struct Outputs {
     pub console: Console,
     pub junit: Option<Junit>,
     pub files: Files,
-    pub last_run: LastRun,
+    pub last_run: LastRunWriter,
 }
 
 impl Outputs {
@@ -74,7 +74,7 @@ impl Outputs {
             console,
             junit,
             files,
-            last_run: LastRun {
+            last_run: LastRunWriter {
                 record: last_run,
                 path: last_run_path,
                 strict: args.strict,
@@ -245,14 +245,14 @@ impl Subscriber for Files {
     }
 }
 
-/// The `--last-failed` record: what failed in this run.
-pub(super) struct LastRun {
+/// Writes the `--last-failed` record when the run finishes: what failed in this run.
+pub(super) struct LastRunWriter {
     pub record: crate::face::last_run::LastRun,
     pub path: PathBuf,
     pub strict: bool,
 }
 
-impl Subscriber for LastRun {
+impl Subscriber for LastRunWriter {
     fn on(&mut self, event: &Event<'_>, _: &Moment) {
         if let Event::RunFinished(report) = *event {
             self.record.update(report, self.strict);

@@ -99,7 +99,7 @@ pub(super) fn run(mut args: RunArgs) -> i32 {
             crate::ground::redact::known().redact(&e.to_string())
         );
         // The challenge is the MCP server's own answer: not reaching it is exit 4.
-        return if e.step == crate::run::client::http::oauth::Step::Challenge {
+        return if e.step == crate::run::client::http::oauth::DiscoveryStep::Challenge {
             exit::UNREACHABLE
         } else {
             exit::AUTH_REQUIRED

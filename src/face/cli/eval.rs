@@ -126,7 +126,7 @@ pub struct EvalRunArgs {
         default_value = "wide",
         requires = "affected_by"
     )]
-    pub affected_scope: crate::run::eval::affected::Scope,
+    pub affected_scope: crate::run::eval::affected::AffectedScope,
     /// Write the results (JSON, `mcpspec-eval-results/1`) here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
 use crate::language::dsl::limits;
-use crate::run::client::http::oauth::{self, ClientCredentials, Grant, OAuth, RefreshToken};
+use crate::run::client::http::oauth::{self, ClientCredentials, OAuth, RefreshToken, TokenSource};
 use crate::run::client::{DEFAULT_MAX_MESSAGE_BYTES, Target, TargetKind};
 
 #[derive(Args, Debug, Clone)]
@@ -229,7 +229,7 @@ impl TargetArgs {
                     .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
             // Unasked, an unreadable cache is no sign-in rather than an error.
             return match cached(url) {
-                Ok(Some(entry)) if !authorized => signed_in(Grant::Cached(entry)),
+                Ok(Some(entry)) if !authorized => signed_in(TokenSource::Cached(entry)),
                 _ => Ok(None),
             };
         };
@@ -242,7 +242,7 @@ impl TargetArgs {
             let key = oauth::jwt::SigningKey::from_pem(&pem).map_err(|e| {
                 UsageError(format!("--oauth-client-key-file {}: {e}", path.display()))
             })?;
-            return signed_in(Grant::ClientAssertion {
+            return signed_in(TokenSource::ClientAssertion {
                 client_id,
                 key,
                 scope,
@@ -261,19 +261,23 @@ impl TargetArgs {
         )?;
         secrets.extend(refresh_token.clone());
         match (client_secret, refresh_token) {
-            (client_secret, Some(refresh_token)) => signed_in(Grant::RefreshToken(RefreshToken {
-                client_id,
-                client_secret,
-                refresh_token,
-                scope,
-            })),
-            (Some(client_secret), None) => signed_in(Grant::ClientCredentials(ClientCredentials {
-                client_id,
-                client_secret,
-                scope,
-            })),
+            (client_secret, Some(refresh_token)) => {
+                signed_in(TokenSource::RefreshToken(RefreshToken {
+                    client_id,
+                    client_secret,
+                    refresh_token,
+                    scope,
+                }))
+            }
+            (Some(client_secret), None) => {
+                signed_in(TokenSource::ClientCredentials(ClientCredentials {
+                    client_id,
+                    client_secret,
+                    scope,
+                }))
+            }
             (None, None) => match cached(url)? {
-                Some(entry) => signed_in(Grant::Cached(entry)),
+                Some(entry) => signed_in(TokenSource::Cached(entry)),
                 None => Err(UsageError(format!(
                     "--oauth-client-id {client_id} without a secret, a key or a refresh token: no cached sign-in for {} either; run `mcpspec auth login {} --client-id {client_id}` first, or give --oauth-client-secret-env VAR",
                     shown_url(url),

@@ -9,26 +9,15 @@ use crate::results::exchange::Exchange;
 
 use super::*;
 
-pub(super) fn failure(
-    expect: &Expect,
-    severity: Severity,
-    message: String,
-    expected: Option<String>,
-    actual: Option<String>,
-) -> Failure {
-    let snippet = expect
-        .pos
-        .snippet(severity, &message, "this expectation failed");
-    Failure {
-        kind: expect.kind.name().to_string(),
-        message: first_line(&message),
-        expected,
-        actual,
-        snippet,
-        file: expect.pos.shown_file().to_string(),
-        line: expect.pos.line,
-        column: expect.pos.col,
-    }
+/// What `expect`'s judge found, told at the expectation.
+pub(super) fn failure(expect: &Expect, severity: Severity, finding: Finding) -> Failure {
+    Failure::at(
+        expect.kind.name(),
+        finding,
+        &expect.pos,
+        severity,
+        "this expectation failed",
+    )
 }
 
 /// A measured duration in milliseconds (`humantime` would print nanoseconds).

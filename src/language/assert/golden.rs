@@ -19,7 +19,7 @@ use std::sync::{LazyLock, Mutex};
 use regex::Regex;
 use serde_json::Value;
 
-use super::{ExpectOutcome, Observed, describe_no_response, failure};
+use super::{ExpectOutcome, Finding, Observed, describe_no_response, failure};
 use crate::ground::json::{json_eq, sort_keys};
 use crate::language::dsl::{Expect, SanitizerSpec, SnapshotSpec};
 
@@ -72,7 +72,15 @@ pub(super) fn check(
     ctx: &Value,
 ) -> ExpectOutcome {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
+        ExpectOutcome::Fail(failure(
+            expect,
+            seen.severity,
+            Finding {
+                message,
+                expected,
+                actual,
+            },
+        ))
     };
     let Some(doc) = &seen.document else {
         return fail(
@@ -192,9 +200,7 @@ fn write(file: &Path, text: &str, what: &str, expect: &Expect, seen: &Observed) 
         Err(e) => ExpectOutcome::Fail(failure(
             expect,
             seen.severity,
-            format!("cannot write snapshot {}: {e}", file.display()),
-            None,
-            None,
+            Finding::message(format!("cannot write snapshot {}: {e}", file.display())),
         )),
     }
 }

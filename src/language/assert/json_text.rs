@@ -15,7 +15,15 @@ pub(super) fn check(
     ctx: &Value,
 ) -> ExpectOutcome {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
+        ExpectOutcome::Fail(failure(
+            expect,
+            seen.severity,
+            Finding {
+                message,
+                expected,
+                actual,
+            },
+        ))
     };
     let (doc, path) = match resolved(seen, path, source, ctx) {
         Ok(found) => found,

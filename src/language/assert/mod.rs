@@ -28,7 +28,7 @@ use crate::ground::json::path::CompiledPath;
 
 use describe::*;
 pub use describe::{compact, describe_error_response, describe_no_response};
-pub use failure::Failure;
+pub use failure::{Failure, Finding};
 use notifications::*;
 pub use notifications::{asked_requests, received_notifications};
 use output_schema::*;
@@ -157,7 +157,15 @@ fn failing<'a>(
     seen: &'a Observed,
 ) -> impl Fn(String, Option<String>, Option<String>) -> ExpectOutcome + 'a {
     move |message, expected, actual| {
-        ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
+        ExpectOutcome::Fail(failure(
+            expect,
+            seen.severity,
+            Finding {
+                message,
+                expected,
+                actual,
+            },
+        ))
     }
 }
 
@@ -318,7 +326,7 @@ mod tests {
             &ctx,
         )
         .unwrap_err();
-        assert!(err.0.contains("matched nothing"), "{err:?}");
+        assert!(err.message.contains("matched nothing"), "{err:?}");
         let one = serde_json::json!(3);
         let err = check_predicate(
             &Predicate::Type(JsonType::String),
@@ -328,7 +336,7 @@ mod tests {
             &ctx,
         )
         .unwrap_err();
-        assert!(err.0.contains("expected type string"), "{err:?}");
+        assert!(err.message.contains("expected type string"), "{err:?}");
     }
 
     /// One match of a multi-node path equals a value that is not a list (the natural
@@ -350,17 +358,22 @@ mod tests {
         assert!(eq("true", &[&t]).is_ok());
         assert!(eq("[true]", &[&t]).is_ok());
         let err = eq("true", &[&f]).unwrap_err();
-        assert_eq!(err.0, format!("`{src}` is false, expected true"));
+        assert_eq!(err.message, format!("`{src}` is false, expected true"));
         assert!(ne("true", &[&f]).is_ok());
         assert!(ne("false", &[&f]).is_err());
         let err = eq("true", &[&t, &t]).unwrap_err();
         assert!(
-            err.0.ends_with(
+            err.message.ends_with(
                 "(the path matched 2 nodes, compared as a list; `oneOf: [true]` checks each match)"
             ),
             "{err:?}"
         );
-        assert!(eq("true", &[]).unwrap_err().0.contains("matched 0 nodes"));
+        assert!(
+            eq("true", &[])
+                .unwrap_err()
+                .message
+                .contains("matched 0 nodes")
+        );
     }
 
     #[test]

@@ -103,7 +103,15 @@ pub(super) fn check_notifications(expect: &Expect, seen: &Observed, ctx: &Value)
     };
     let (method, asked) = (method.as_deref(), *asked);
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
+        ExpectOutcome::Fail(failure(
+            expect,
+            seen.severity,
+            Finding {
+                message,
+                expected,
+                actual,
+            },
+        ))
     };
     let label = method.unwrap_or("*");
     let of = |method| {
@@ -133,7 +141,7 @@ pub(super) fn check_notifications(expect: &Expect, seen: &Observed, ctx: &Value)
         let (ok, wanted) = match length_holds(spec, total as u64, ctx) {
             Ok(verdict) => verdict,
             Err(why) => {
-                return ExpectOutcome::Fail(failure(expect, seen.severity, why, None, None));
+                return ExpectOutcome::Fail(failure(expect, seen.severity, Finding::message(why)));
             }
         };
         if !ok {
@@ -155,8 +163,11 @@ pub(super) fn check_notifications(expect: &Expect, seen: &Observed, ctx: &Value)
     // Reported as `notifications/message $.params.level`.
     let src = format!("{label} {source}");
     for pred in predicates {
-        if let Err((message, expected, actual)) =
-            check_predicate(pred, &src, matches.as_slice(), false, ctx)
+        if let Err(Finding {
+            message,
+            expected,
+            actual,
+        }) = check_predicate(pred, &src, matches.as_slice(), false, ctx)
         {
             return fail(message, expected, actual);
         }

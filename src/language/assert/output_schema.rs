@@ -8,7 +8,15 @@ use super::*;
 
 pub(super) fn check_output_schema(expect: &Expect, seen: &Observed) -> ExpectOutcome {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        ExpectOutcome::Fail(failure(expect, seen.severity, message, expected, actual))
+        ExpectOutcome::Fail(failure(
+            expect,
+            seen.severity,
+            Finding {
+                message,
+                expected,
+                actual,
+            },
+        ))
     };
     let schema = match &seen.output_schema {
         Some(Ok(Some(schema))) => schema,

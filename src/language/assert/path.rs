@@ -21,8 +21,11 @@ pub(super) fn check(
     let matches = path.query(doc);
     let singular = is_singular_path(source);
     for pred in predicates {
-        if let Err((message, expected, actual)) =
-            check_predicate(pred, source, matches.as_slice(), singular, ctx)
+        if let Err(Finding {
+            message,
+            expected,
+            actual,
+        }) = check_predicate(pred, source, matches.as_slice(), singular, ctx)
         {
             return fail(message, expected, actual);
         }

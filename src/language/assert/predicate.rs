@@ -29,8 +29,6 @@ use crate::language::dsl::{CompareOp, Predicate};
 
 use super::*;
 
-pub(super) type PredFail = (String, Option<String>, Option<String>);
-
 /// The matches of a path, and what a predicate needs to judge them.
 #[derive(Clone, Copy)]
 pub(super) struct Nodes<'a> {
@@ -44,23 +42,24 @@ pub(super) struct Nodes<'a> {
 }
 
 impl<'a> Nodes<'a> {
-    fn render(&self, v: &TValue) -> Result<Value, PredFail> {
-        render_value(v, self.ctx).map_err(|(_, _, e)| (format!("template error: {e}"), None, None))
+    fn render(&self, v: &TValue) -> Result<Value, Finding> {
+        render_value(v, self.ctx)
+            .map_err(|(_, _, e)| Finding::message(format!("template error: {e}")))
     }
 
-    fn nothing(&self) -> PredFail {
-        (
-            format!("`{}` matched nothing", self.src),
-            None,
-            Some("no match".to_string()),
-        )
+    fn nothing(&self) -> Finding {
+        Finding {
+            message: format!("`{}` matched nothing", self.src),
+            expected: None,
+            actual: Some("no match".to_string()),
+        }
     }
 
     /// A multi-node path (wildcard, filter, slice, descendant) yields the list of its
     /// matches; a singular path yields its one value. For `equals`/`notEquals`, one match
     /// of a multi-node path compared with a value that is not a list is that value (the
     /// natural `readOnlyHint equals true` on a filter), as `scalar` says.
-    fn single_as(&self, scalar: bool) -> Result<Cow<'a, Value>, PredFail> {
+    fn single_as(&self, scalar: bool) -> Result<Cow<'a, Value>, Finding> {
         let one_value = scalar && self.matches.len() == 1;
         if !(self.singular || one_value) {
             return Ok(Cow::Owned(Value::Array(
@@ -85,7 +84,7 @@ pub(super) fn check_predicate(
     matches: &[&Value],
     singular: bool,
     ctx: &Value,
-) -> Result<(), PredFail> {
+) -> Result<(), Finding> {
     let n = Nodes {
         src,
         matches,

@@ -283,14 +283,14 @@ pub struct Request {
     /// `tasks/get` until a terminal status (or cancels it), fetches `tasks/result`, and the
     /// expectations judge that result (`taskStatus` the statuses seen).
     #[serde(default)]
-    pub task: Option<At<TaskDoc>>,
+    pub task: Option<At<RequestTaskDoc>>,
 }
 
 /// `task:` of a request: how the task is run and polled.
 #[derive(Debug, Clone, Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[serde(rename = "Task")]
-pub struct TaskDoc {
+pub struct RequestTaskDoc {
     /// The retention asked for, in milliseconds (`TaskMetadata.ttl`); the server decides.
     #[serde(default)]
     pub ttl: Option<u64>,

@@ -83,7 +83,7 @@ impl ProfileParts {
 /// What part of the run a budget holds for.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum Scope {
+pub enum BudgetScope {
     /// Every iteration of the run.
     Run,
     /// The iterations of a scenario.
@@ -96,15 +96,15 @@ pub enum Scope {
     Tool(String),
 }
 
-impl Scope {
+impl BudgetScope {
     /// `the run`, `scenario `s``, `step `s / a``, `method `tools/list``, `tool `slow``.
     pub fn describe(&self) -> String {
         match self {
-            Scope::Run => "the run".into(),
-            Scope::Scenario(s) => format!("scenario `{s}`"),
-            Scope::Step { scenario, step } => format!("step `{scenario} / {step}`"),
-            Scope::Method(m) => format!("method `{m}`"),
-            Scope::Tool(t) => format!("tool `{t}`"),
+            BudgetScope::Run => "the run".into(),
+            BudgetScope::Scenario(s) => format!("scenario `{s}`"),
+            BudgetScope::Step { scenario, step } => format!("step `{scenario} / {step}`"),
+            BudgetScope::Method(m) => format!("method `{m}`"),
+            BudgetScope::Tool(t) => format!("tool `{t}`"),
         }
     }
 }
@@ -129,7 +129,7 @@ pub enum Limit {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Budget {
-    pub scope: Scope,
+    pub scope: BudgetScope,
     pub limit: Limit,
 }
 

@@ -26,12 +26,12 @@ pub struct Judged {
 pub struct Judgement {
     pub changes: Vec<Judged>,
     /// Acceptance entries that matched nothing.
-    pub stale: Vec<Stale>,
+    pub stale: Vec<StaleAcceptance>,
 }
 
 /// An acceptance entry that matched nothing.
 #[derive(Debug, Clone)]
-pub struct Stale {
+pub struct StaleAcceptance {
     /// Where the entry is: `file:line:col`.
     pub pos: String,
     pub list: String,
@@ -39,7 +39,7 @@ pub struct Stale {
     pub kind: String,
 }
 
-impl Stale {
+impl StaleAcceptance {
     /// `file:line:col: message`, as the text and JSON reports show it.
     pub fn message(&self) -> String {
         format!(
@@ -122,7 +122,7 @@ pub fn judge(rules: &Rules, report: &DiffReport, today: chrono::NaiveDate) -> Ju
         .iter()
         .zip(used)
         .filter(|(_, u)| !u)
-        .map(|(a, _)| Stale {
+        .map(|(a, _)| StaleAcceptance {
             pos: a.pos.to_string(),
             list: a.list.clone(),
             name: a.name.clone(),
@@ -140,7 +140,7 @@ mod tests {
     #[test]
     fn schema_rows_agree_with_the_comparator() {
         use crate::language::contract_rules::change_kind::TABLE;
-        use crate::run::contract::schema_diff::{Breaks, Direction, Models, verdict};
+        use crate::run::contract::schema_diff::{Breaks, Models, SchemaSide, verdict};
         let breaks = |b: Breaks| match b {
             Breaks::Yes => "true",
             Breaks::No => "false",
@@ -154,8 +154,8 @@ mod tests {
         let mut checked = 0;
         for row in TABLE {
             let dir = match row.list {
-                "tools (input)" => Direction::Input,
-                "tools (output)" => Direction::Output,
+                "tools (input)" => SchemaSide::Input,
+                "tools (output)" => SchemaSide::Output,
                 _ => continue,
             };
             for kind in row.named() {

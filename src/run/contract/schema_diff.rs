@@ -4,7 +4,7 @@
 //! side and classifies every difference it understands with a stable `kind`, whether it
 //! breaks protocol clients ([`Breaks`]) and whether it affects models ([`Models`]).
 //!
-//! The classification depends on the [`Direction`]:
+//! The classification depends on the [`SchemaSide`]:
 //!
 //! * **Input**: values that used to be valid must stay valid. Narrowing the set of
 //!   accepted values breaks callers; widening it does not.
@@ -31,7 +31,7 @@ pub use verdict::verdict;
 
 /// Which side of a tool call the schema describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Direction {
+pub enum SchemaSide {
     /// `inputSchema`: the arguments a client sends.
     Input,
     /// `outputSchema`: the structured content a server returns.
@@ -73,7 +73,7 @@ pub struct SchemaChange {
 /// Compares two versions of a schema and returns every classified change, sorted by
 /// path, then kind. Equal schemas (key order and numeric spelling aside) give an empty
 /// list.
-pub fn compare(before: &Value, after: &Value, direction: Direction) -> Vec<SchemaChange> {
+pub fn compare(before: &Value, after: &Value, direction: SchemaSide) -> Vec<SchemaChange> {
     let mut cx = Cx {
         dir: direction,
         out: Vec::new(),
@@ -139,7 +139,7 @@ const HANDLED: &[&str] = &[
 const ALL_TYPES: &[&str] = &["array", "boolean", "null", "number", "object", "string"];
 
 struct Cx {
-    dir: Direction,
+    dir: SchemaSide,
     out: Vec<SchemaChange>,
 }
 
@@ -163,7 +163,7 @@ impl Cx {
     }
 
     fn input(&self) -> bool {
-        self.dir == Direction::Input
+        self.dir == SchemaSide::Input
     }
 
     /// Compares two (sub)schemas found at `path`.
@@ -531,11 +531,11 @@ mod tests {
     use serde_json::json;
 
     use Breaks as B;
-    use Direction::{Input as I, Output as O};
     use Models as M;
+    use SchemaSide::{Input as I, Output as O};
 
     /// The verdict of the kind of that name.
-    fn verdict_of(name: &str, dir: Direction) -> (Breaks, Models) {
+    fn verdict_of(name: &str, dir: SchemaSide) -> (Breaks, Models) {
         verdict(ChangeKind::parse(name).expect(name), dir)
     }
 
@@ -544,7 +544,7 @@ mod tests {
     fn one(
         before: Value,
         after: Value,
-        dir: Direction,
+        dir: SchemaSide,
         kind: &str,
         path: &str,
         breaks: Breaks,
@@ -562,7 +562,7 @@ mod tests {
     }
 
     /// The (kind, path) pairs of all changes, in order.
-    fn kinds(before: Value, after: Value, dir: Direction) -> Vec<(&'static str, String)> {
+    fn kinds(before: Value, after: Value, dir: SchemaSide) -> Vec<(&'static str, String)> {
         compare(&before, &after, dir)
             .into_iter()
             .map(|c| (c.kind.as_str(), c.path))

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::ground::source::Severity;
 use crate::language::dsl::Step;
+use crate::results::outcome::Finding;
 use crate::results::report::result::{Failure, Level, Outcome, StepResult, TranscriptEntry};
 
 tokio::task_local! {
@@ -44,23 +45,8 @@ pub fn severity_of(step: &Step) -> Severity {
 }
 
 /// A failure located at the step itself (not at one expectation).
-pub fn step_failure(
-    step: &Step,
-    kind: &str,
-    message: String,
-    expected: Option<String>,
-    actual: Option<String>,
-) -> Failure {
-    Failure {
-        kind: kind.into(),
-        snippet: step.pos.snippet(severity_of(step), &message, "this step"),
-        message: message.lines().next().unwrap_or("").to_string(),
-        expected,
-        actual,
-        file: step.pos.shown_file().to_string(),
-        line: step.pos.line,
-        column: step.pos.col,
-    }
+pub fn step_failure(step: &Step, kind: &str, finding: Finding) -> Failure {
+    Failure::at(kind, finding, &step.pos, severity_of(step), "this step")
 }
 
 /// Failures become a failed step, or a warning for `level: should`.

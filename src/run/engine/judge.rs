@@ -13,6 +13,7 @@ use crate::language::assert::golden::Snapshots;
 use crate::language::assert::{self, ExpectOutcome, Observed, Reply};
 use crate::language::dsl::{Action, ExpectKind, PathExpr, Step};
 use crate::protocol::methods;
+use crate::results::outcome::Finding;
 use crate::results::report::result::{Failure, Level, Outcome, StepResult, TranscriptEntry};
 use crate::run::client::{Connection, Exchange};
 
@@ -167,10 +168,12 @@ pub(super) fn with_wire_violations(
         _ => Vec::new(),
     };
     failures.extend(new.iter().map(|v| {
-        let mut f = step_failure(step, "wire", v.to_string(), None, None);
-        f.expected = Some(format!("a valid {}", v.schema_type));
-        f.actual = Some(format!("at {}: {}", v.pointer, v.wanted));
-        f
+        let finding = Finding {
+            message: v.to_string(),
+            expected: Some(format!("a valid {}", v.schema_type)),
+            actual: Some(format!("at {}: {}", v.pointer, v.wanted)),
+        };
+        step_failure(step, "wire", finding)
     }));
     // A wire violation is a MUST whatever the step's level.
     Outcome::Failed { failures }
@@ -190,9 +193,11 @@ pub(super) fn wrong_error_id(step: &Step, expected: &Value, got: &Value, error: 
     let failure = step_failure(
         step,
         "response",
-        message,
-        Some(format!("an error response with id {expected}")),
-        Some(format!("id {got}, error {}", assert::compact(error, 300))),
+        Finding {
+            message,
+            expected: Some(format!("an error response with id {expected}")),
+            actual: Some(format!("id {got}, error {}", assert::compact(error, 300))),
+        },
     );
     outcome_for(step, vec![failure])
 }
@@ -240,9 +245,11 @@ fn default_expectation(step: &Step, ex: &Exchange, reply: &Reply) -> Option<Fail
     Some(step_failure(
         step,
         "response",
-        message,
-        Some("a result (the step has no `expect`, so success is expected)".into()),
-        Some(actual),
+        Finding {
+            message,
+            expected: Some("a result (the step has no `expect`, so success is expected)".into()),
+            actual: Some(actual),
+        },
     ))
 }
 

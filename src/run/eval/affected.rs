@@ -8,8 +8,8 @@
 //! A model picks a tool by comparing all the descriptions it is shown: a reworded
 //! description can pull prompts meant for *another* tool. So when the wording the model
 //! reads changed (a tool's description or title, a tool added, removed or renamed, the
-//! instructions), the default scope ([`Scope::Wide`]) keeps every tool-calling task and
-//! every `noToolCall` task; [`Scope::Direct`] narrows to the tasks that name a changed tool.
+//! instructions), the default scope ([`AffectedScope::Wide`]) keeps every tool-calling task and
+//! every `noToolCall` task; [`AffectedScope::Direct`] narrows to the tasks that name a changed tool.
 
 use std::path::Path;
 
@@ -32,7 +32,7 @@ pub struct Affected {
 
 /// How far `--affected-by` reaches (`--affected-scope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Scope {
+pub enum AffectedScope {
     /// Every tool-calling and `noToolCall` task when the wording a model reads changed.
     #[default]
     Wide,
@@ -101,7 +101,7 @@ impl Affected {
     }
 
     /// Why `task` is at risk, or `None` when the diff leaves it alone.
-    pub fn reason(&self, task: &Task, scope: Scope) -> Option<String> {
+    pub fn reason(&self, task: &Task, scope: AffectedScope) -> Option<String> {
         let expected = task.expected_tools();
         if let Some(t) = self.tools.iter().find(|t| expected.contains(t)) {
             return Some(format!(
@@ -113,7 +113,7 @@ impl Affected {
                 "tagged `{t}`, a tool changed in a way that affects models"
             ));
         }
-        if scope == Scope::Wide
+        if scope == AffectedScope::Wide
             && let Some(what) = &self.wording_changed
         {
             if !task.expected_tools().is_empty() {

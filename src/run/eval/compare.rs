@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::results::{EvalResults, SetKind, TaskResult};
 use super::stats;
 
-use findings::{Finding, Metric};
+use findings::{Metric, Regression};
 use thresholds::Thresholds;
 
 pub mod findings;
@@ -136,7 +136,7 @@ pub struct TaskDelta {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_delta: Option<f64>,
     /// Empty: not a regression.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<Regression>,
 }
 
 /// A total over the paired tasks: the sum of the per-trial means, i.e. the cost of one pass
@@ -270,7 +270,7 @@ pub fn compare(
         };
         let mut findings = Vec::new();
         if bucket == Bucket::Regressed {
-            findings.push(Finding::SuccessDropped {
+            findings.push(Regression::SuccessDropped {
                 base: bs.rate,
                 candidate: cs.rate,
             });
@@ -285,7 +285,7 @@ pub fn compare(
                     tools.push(call.name.clone());
                 }
             }
-            findings.push(Finding::CallsATool {
+            findings.push(Regression::CallsATool {
                 tools,
                 trials: cs.trials_with_calls,
                 of: cs.trials,
@@ -310,12 +310,12 @@ pub fn compare(
             let already = metric == Metric::Calls
                 && findings
                     .iter()
-                    .any(|f| matches!(f, Finding::CallsATool { .. }));
+                    .any(|f| matches!(f, Regression::CallsATool { .. }));
             if let Some(limit) = limit
                 && !already
                 && exceeds(before, after, limit)
             {
-                findings.push(Finding::CostRose {
+                findings.push(Regression::CostRose {
                     metric,
                     base: before,
                     candidate: after,
@@ -328,7 +328,7 @@ pub fn compare(
             (th.max_judge_drop, bs.judge_score, cs.judge_score)
             && judge_scores::dropped(before, after, limit)
         {
-            findings.push(Finding::JudgeScoreDropped {
+            findings.push(Regression::JudgeScoreDropped {
                 base: before,
                 candidate: after,
                 limit,

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::compare::findings::Finding;
+use super::compare::findings::Regression;
 use super::compare::{Comparison, Side, TaskDelta, num, pct};
 use super::compare_output::{Labels, arrow, counts_text, total_text, verdict};
 use super::compare_view::{JudgeChange, Spend, View};
@@ -127,7 +127,7 @@ fn tasks_table(page: &Page, out: &mut String, id: &str, title: &str, tasks: &[&T
         let why: Vec<String> = t
             .findings
             .iter()
-            .map(|f| page.text(&Finding::describe(f)))
+            .map(|f| page.text(&Regression::describe(f)))
             .collect();
         let _ = writeln!(
             out,

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::compare::findings::Finding;
+use super::compare::findings::Regression;
 use super::compare::{Bucket, Comparison, Counts, Side, TaskDelta, Total, num, pct};
 use super::results::SetKind;
 
@@ -283,7 +283,7 @@ pub fn to_junit(c: &Comparison, labels: &Labels, flavor: crate::results::junit::
                 policy.skipped(None, t.bucket.label())
             }
             (_, Some(first)) if c.kind == SetKind::Regression => {
-                let all: Vec<String> = t.findings.iter().map(Finding::describe).collect();
+                let all: Vec<String> = t.findings.iter().map(Regression::describe).collect();
                 policy.failure(
                     finding_type(first),
                     &first.describe(),
@@ -319,11 +319,11 @@ pub fn to_junit(c: &Comparison, labels: &Labels, flavor: crate::results::junit::
     crate::results::junit::document("mcpspec eval compare", None, None, [suite], flavor)
 }
 
-fn finding_type(f: &Finding) -> &'static str {
+fn finding_type(f: &Regression) -> &'static str {
     match f {
-        Finding::SuccessDropped { .. } => "success_dropped",
-        Finding::CallsATool { .. } => "no_tool_call",
-        Finding::CostRose { .. } => "cost_rose",
-        Finding::JudgeScoreDropped { .. } => "judge_score_dropped",
+        Regression::SuccessDropped { .. } => "success_dropped",
+        Regression::CallsATool { .. } => "no_tool_call",
+        Regression::CostRose { .. } => "cost_rose",
+        Regression::JudgeScoreDropped { .. } => "judge_score_dropped",
     }
 }

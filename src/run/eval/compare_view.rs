@@ -3,7 +3,7 @@
 //! regressions, improvements, unchanged, missing or never judged, judge-score changes — and
 //! what each run spent. One sorting for both reports.
 
-use super::compare::findings::Finding;
+use super::compare::findings::Regression;
 use super::compare::{Bucket, Comparison, TaskDelta};
 use super::results::{EvalResults, Usage};
 
@@ -58,7 +58,7 @@ impl<'a> View<'a> {
                 let flagged = t
                     .findings
                     .iter()
-                    .any(|f| matches!(f, Finding::JudgeScoreDropped { .. }));
+                    .any(|f| matches!(f, Regression::JudgeScoreDropped { .. }));
                 v.judge_changes.push(JudgeChange {
                     task: t,
                     base,

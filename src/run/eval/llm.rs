@@ -31,7 +31,7 @@ pub struct ModelClient {
     url: reqwest::Url,
     /// `--max-cost` in USD, and what the run has spent so far (estimated from `price`);
     /// shared with the judge's client, whose spend counts against the same cap.
-    budget: Option<std::sync::Arc<Budget>>,
+    budget: Option<std::sync::Arc<CostBudget>>,
     /// `--record` / `--replay` (see [`super::tape`]).
     tape: Option<Tape>,
     /// A judge's client: `--model-timeout` does not apply to it, its timeout message says so.
@@ -42,7 +42,7 @@ pub struct ModelClient {
 
 /// A run's `--max-cost` and its estimated spend so far, in USD.
 #[derive(Debug)]
-pub struct Budget {
+pub struct CostBudget {
     max: f64,
     spent: std::sync::Mutex<f64>,
 }
@@ -97,7 +97,7 @@ impl ModelClient {
     /// (needs the profile's `price`).
     pub fn with_max_cost(mut self, max_usd: Option<f64>) -> ModelClient {
         self.budget = max_usd.map(|max| {
-            std::sync::Arc::new(Budget {
+            std::sync::Arc::new(CostBudget {
                 max,
                 spent: std::sync::Mutex::new(0.0),
             })

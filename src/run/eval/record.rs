@@ -81,13 +81,13 @@ pub struct TaskRecording {
 #[serde(rename_all = "camelCase")]
 pub struct TrialRecording {
     pub index: u32,
-    pub turns: Vec<Exchange>,
+    pub turns: Vec<ModelExchange>,
 }
 
 /// One model request and what came back.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Exchange {
+pub struct ModelExchange {
     /// 1-based: the model's turn, or the judge's judged answer.
     pub turn: u32,
     /// The judge grading the trial's answer (recorded after the model's turns).
@@ -177,7 +177,7 @@ pub struct Recorder {
     profile: String,
     entry: ProfileRecording,
     set: String,
-    exchanges: Mutex<BTreeMap<(String, u32, bool, u32), Exchange>>,
+    exchanges: Mutex<BTreeMap<(String, u32, bool, u32), ModelExchange>>,
 }
 
 impl Recorder {
@@ -235,7 +235,7 @@ impl Recorder {
             Ok((reply, retries)) => (Some(redacted(&neutral(reply, at.fence))), retries, None),
             Err(why) => (None, 0, Some(crate::ground::redact::known().redact(why))),
         };
-        let exchange = Exchange {
+        let exchange = ModelExchange {
             turn: at.turn,
             judge: at.judge,
             request: redacted(&neutral(body, at.fence)),
@@ -279,7 +279,7 @@ impl Recorder {
         let mut written = 0;
         let mut recorded = Vec::new();
         for task in tasks {
-            let mut trials: BTreeMap<u32, Vec<Exchange>> = BTreeMap::new();
+            let mut trials: BTreeMap<u32, Vec<ModelExchange>> = BTreeMap::new();
             let (first, last) = (
                 (task.to_string(), 0, false, 0),
                 (task.to_string(), u32::MAX, true, u32::MAX),
@@ -360,7 +360,7 @@ mod tests {
     use super::*;
 
     fn recorder(dir: &Path, base_url: &str, reply: &str) -> Recorder {
-        let exchange = Exchange {
+        let exchange = ModelExchange {
             turn: 1,
             judge: false,
             request: serde_json::json!({"messages": ["hi"]}),

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::language::dsl::workload::{Budget, Limit, Scope};
+pub use crate::language::dsl::workload::{Budget, BudgetScope, Limit};
 
 use super::record::summary::{GroupSummary, Latency, Summary};
 
@@ -26,7 +26,7 @@ pub struct Verdict {
 impl Verdict {
     /// `p99 <= 300ms`, or `p99 of tool `slow` <= 300ms`: the test case's name.
     pub fn title(&self) -> String {
-        if self.scope == Scope::Run.describe() {
+        if self.scope == BudgetScope::Run.describe() {
             format!("{} {}", self.name, self.limit)
         } else {
             format!("{} of {} {}", self.name, self.scope, self.limit)
@@ -63,9 +63,9 @@ fn find<'a>(groups: &'a [GroupSummary], name: &str) -> Option<&'a GroupSummary> 
 }
 
 /// The part of the run `scope` names, as `summary` measured it; `None`: nothing ran there.
-fn part<'a>(summary: &'a Summary, scope: &Scope) -> Option<Part<'a>> {
+fn part<'a>(summary: &'a Summary, scope: &BudgetScope) -> Option<Part<'a>> {
     match scope {
-        Scope::Run => Some(Part {
+        BudgetScope::Run => Some(Part {
             latency: &summary.latency,
             count: summary.iterations,
             failed: summary.failed_iterations,
@@ -74,10 +74,12 @@ fn part<'a>(summary: &'a Summary, scope: &Scope) -> Option<Part<'a>> {
             per_second: summary.requests_per_second,
             unit: "iterations",
         }),
-        Scope::Scenario(s) => find(&summary.scenarios, s).map(|g| Part::of_group(g, "iterations")),
-        Scope::Method(m) => find(&summary.methods, m).map(|g| Part::of_group(g, "requests")),
-        Scope::Tool(t) => find(&summary.tools, t).map(|g| Part::of_group(g, "requests")),
-        Scope::Step { scenario, step } => summary
+        BudgetScope::Scenario(s) => {
+            find(&summary.scenarios, s).map(|g| Part::of_group(g, "iterations"))
+        }
+        BudgetScope::Method(m) => find(&summary.methods, m).map(|g| Part::of_group(g, "requests")),
+        BudgetScope::Tool(t) => find(&summary.tools, t).map(|g| Part::of_group(g, "requests")),
+        BudgetScope::Step { scenario, step } => summary
             .steps
             .iter()
             .find(|s| &s.scenario == scenario && &s.step == step)
@@ -151,7 +153,7 @@ impl Budget {
                 format!(
                     ">= {rps} {}/s",
                     match self.scope {
-                        Scope::Scenario(_) => "iterations",
+                        BudgetScope::Scenario(_) => "iterations",
                         _ => "requests",
                     }
                 ),
@@ -163,7 +165,9 @@ impl Budget {
                     .steps
                     .iter()
                     .filter(|s| match &self.scope {
-                        Scope::Scenario(id) | Scope::Step { scenario: id, .. } => &s.scenario == id,
+                        BudgetScope::Scenario(id) | BudgetScope::Step { scenario: id, .. } => {
+                            &s.scenario == id
+                        }
                         _ => true,
                     })
                     .filter(|s| s.requests > 0)

@@ -35,7 +35,7 @@ use crate::run::engine::{self, RunConfig, pool::Pool};
 
 use profile::{Length, Pace, Profile};
 use record::errors::{ErrorKind, error_of};
-use record::{Iteration, Recorder, StepRun};
+use record::{Iteration, Recorder, StepSample};
 
 /// One scenario of the workload, its steps compiled once for every iteration.
 pub struct Work<'a> {
@@ -457,7 +457,7 @@ fn take(
         .filter(|(_, r)| !matches!(r.outcome, Outcome::Skipped { .. }))
         .map(|(step, r)| {
             let (method, tool) = labels(step);
-            StepRun {
+            StepSample {
                 name: step.name.as_str(),
                 method,
                 tool,

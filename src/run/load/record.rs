@@ -24,7 +24,7 @@ fn histogram() -> Histogram<u64> {
 }
 
 /// A step that ran in an iteration.
-pub struct StepRun<'a> {
+pub struct StepSample<'a> {
     pub name: &'a str,
     /// The method of its request, if it sends one.
     pub method: Option<&'a str>,
@@ -44,7 +44,7 @@ pub struct Iteration<'a> {
     pub latency: Duration,
     pub scenario: &'a str,
     /// The steps that ran.
-    pub steps: Vec<StepRun<'a>>,
+    pub steps: Vec<StepSample<'a>>,
 }
 
 /// One step of one scenario, over the run.
@@ -473,14 +473,14 @@ mod tests {
                 latency: Duration::from_millis(10),
                 scenario: "s",
                 steps: vec![
-                    StepRun {
+                    StepSample {
                         name: "a",
                         method: Some("tools/list"),
                         tool: None,
                         latency: Duration::from_millis(4),
                         error: None,
                     },
-                    StepRun {
+                    StepSample {
                         name: "b",
                         method: Some("tools/call"),
                         tool: Some("echo"),

@@ -15,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use super::stdio::Session;
+use super::stdio::RelaySummary;
 use super::tape::{End, From, TapeWriter};
 
 /// The longest request head read, and the largest request body forwarded.
@@ -48,7 +48,7 @@ pub async fn relay(
     upstream: reqwest::Url,
     tape: TapeWriter,
     bound: impl FnOnce(SocketAddr),
-) -> std::io::Result<Session> {
+) -> std::io::Result<RelaySummary> {
     let listener = TcpListener::bind(listen).await?;
     bound(listener.local_addr()?);
     crate::ground::tls::install_provider();
@@ -87,7 +87,7 @@ pub async fn relay(
     };
     let mut t = tape.lock().unwrap_or_else(|e| e.into_inner());
     t.end(end, &detail)?;
-    Ok(Session {
+    Ok(RelaySummary {
         end,
         detail,
         messages: t.messages,

@@ -17,7 +17,7 @@ use crate::run::client::stdio::Relayed;
 const DRAIN_AFTER_CLIENT: Duration = Duration::from_secs(3);
 
 /// How a recorded session went.
-pub struct Session {
+pub struct RelaySummary {
     pub end: End,
     pub detail: String,
     pub messages: u64,
@@ -26,7 +26,7 @@ pub struct Session {
 
 /// Relay between this process's stdin/stdout and the server `words` until one side ends
 /// or a signal arrives; the tape gets every line. The server is stopped before returning.
-pub async fn relay(words: &[String], tape: TapeWriter) -> std::io::Result<Session> {
+pub async fn relay(words: &[String], tape: TapeWriter) -> std::io::Result<RelaySummary> {
     let mut server = Relayed::spawn(words)?;
     let tape = Arc::new(Mutex::new(tape));
     if let Some(mut stderr) = server.stderr.take() {
@@ -158,7 +158,7 @@ pub async fn relay(words: &[String], tape: TapeWriter) -> std::io::Result<Sessio
     server.stop().await;
     let mut t = tape.lock().unwrap_or_else(|e| e.into_inner());
     t.end(end, &detail)?;
-    Ok(Session {
+    Ok(RelaySummary {
         end,
         detail,
         messages: t.messages,

@@ -23,16 +23,16 @@ pub struct EraSeen {
     pub described: String,
     pub snapshot: Snapshot,
     /// Tool name → the answer to a call with example arguments (read-only tools only).
-    pub calls: Vec<(String, Observed)>,
+    pub calls: Vec<(String, ProbedAnswer)>,
     /// Prompt name → the answer to prompts/get with example arguments.
-    pub prompt_gets: Vec<(String, Observed)>,
+    pub prompt_gets: Vec<(String, ProbedAnswer)>,
     /// Resource uri → the answer to resources/read.
-    pub reads: Vec<(String, Observed)>,
+    pub reads: Vec<(String, ProbedAnswer)>,
 }
 
 /// The answer to one read-only request.
 #[derive(Clone, Debug)]
-pub enum Observed {
+pub enum ProbedAnswer {
     /// A result (for tools/call: not `isError`).
     Result(Value),
     /// A tool result with `isError: true`, or a JSON-RPC error: the text of it.
@@ -125,18 +125,18 @@ pub fn prompt_get_params(prompt: &Value) -> Value {
 }
 
 /// The answer, redacted: what init writes from it goes into files meant to be committed.
-async fn request(conn: &mut Connection, method: &str, params: Value) -> Observed {
+async fn request(conn: &mut Connection, method: &str, params: Value) -> ProbedAnswer {
     let redactor = crate::ground::redact::known();
     match conn.call(method, Some(params)).await {
         Ok(result) if fields::is_error(&result) => {
             let text = fields::text_blocks(&result).next().unwrap_or("no text");
-            Observed::Failed(redactor.redact(&format!("isError: true ({})", one_line(text))))
+            ProbedAnswer::Failed(redactor.redact(&format!("isError: true ({})", one_line(text))))
         }
         Ok(mut result) => {
             redactor.redact_json(&mut result);
-            Observed::Result(result)
+            ProbedAnswer::Result(result)
         }
-        Err(e) => Observed::Failed(redactor.redact(&one_line(&e))),
+        Err(e) => ProbedAnswer::Failed(redactor.redact(&one_line(&e))),
     }
 }
 

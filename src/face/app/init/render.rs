@@ -348,11 +348,11 @@ fn contract_scenario(eras: &[EraSeen]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::face::app::init::probe::Observed;
+    use crate::face::app::init::probe::ProbedAnswer;
     use crate::run::contract::Snapshot;
     use serde_json::json;
 
-    fn era(label: &str, tools: Vec<Value>, calls: Vec<(String, Observed)>) -> EraSeen {
+    fn era(label: &str, tools: Vec<Value>, calls: Vec<(String, ProbedAnswer)>) -> EraSeen {
         EraSeen {
             label: label.into(),
             described: label.into(),
@@ -383,15 +383,15 @@ mod tests {
                 vec![look.clone()],
                 vec![(
                     "look".into(),
-                    Observed::Failed("isError: true (nope)".into()),
+                    ProbedAnswer::Failed("isError: true (nope)".into()),
                 )],
             ),
             era(
                 "2026-07-28",
                 vec![look, odd],
                 vec![
-                    ("look".into(), Observed::Result(text_result.clone())),
-                    ("new it's {{x}}".into(), Observed::Result(text_result)),
+                    ("look".into(), ProbedAnswer::Result(text_result.clone())),
+                    ("new it's {{x}}".into(), ProbedAnswer::Result(text_result)),
                 ],
             ),
         ];

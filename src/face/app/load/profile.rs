@@ -7,7 +7,7 @@ use super::HTTP_IN_FLIGHT;
 use crate::face::cli::{LoadArgs, UsageError};
 use crate::language::dsl::workload::{PackWorkload, ProfileParts};
 use crate::run::load::Work;
-use crate::run::load::budget::{Budget, Limit, Scope};
+use crate::run::load::budget::{Budget, BudgetScope, Limit};
 use crate::run::load::profile::{DEFAULT_DURATION, Length, Pace, Profile};
 
 /// Shard `shard`'s part of the profile: the rate divided by N, the clients and the
@@ -181,7 +181,7 @@ pub(super) fn profile(args: &LoadArgs, http: bool, shared: bool, parts: ProfileP
 /// fails a run) unless a file gives it.
 pub(super) fn budgets(args: &LoadArgs, config: &[Budget], work: &[Work<'_>]) -> Vec<Budget> {
     let run = |limit| Budget {
-        scope: Scope::Run,
+        scope: BudgetScope::Run,
         limit,
     };
     let mut budgets = Vec::new();
@@ -199,7 +199,7 @@ pub(super) fn budgets(args: &LoadArgs, config: &[Budget], work: &[Work<'_>]) -> 
                 .flat_map(|l| &l.budgets),
         );
     let run_error_rate =
-        |b: &Budget| b.scope == Scope::Run && matches!(b.limit, Limit::ErrorRate(_));
+        |b: &Budget| b.scope == BudgetScope::Run && matches!(b.limit, Limit::ErrorRate(_));
     match args.max_error_rate {
         Some(pct) => budgets.push(run(Limit::ErrorRate(pct))),
         None if !in_files.clone().any(run_error_rate) => budgets.push(run(Limit::ErrorRate(0.0))),

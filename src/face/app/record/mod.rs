@@ -125,7 +125,7 @@ fn http_relay(url: &str, listen: std::net::SocketAddr) -> std::io::Result<Relay<
     Ok(Relay::Http { upstream, listen })
 }
 
-fn report_session(session: &crate::run::record::stdio::Session, tape_path: &Path) {
+fn report_session(session: &crate::run::record::stdio::RelaySummary, tape_path: &Path) {
     errln!(
         "mcpspec record: {} recorded ({}){}; tape: {}",
         plural(session.messages, "message"),

@@ -13,7 +13,7 @@ mod client;
 mod expect;
 mod values;
 
-use super::session::{Call, EraUsed, Outcome, Session};
+use super::session::{Call, CallOutcome, EraUsed, Session};
 use crate::face::app::init::yaml::{quoted, scalar, slug};
 use crate::face::cli::{ExpectMode, Split};
 use crate::language::assert::golden;
@@ -142,7 +142,7 @@ pub fn render(session: &Session, opts: &Options) -> Rendered {
             .filter_map(|c| c.var.clone().map(|v| (c.value.clone(), v)))
             .collect();
         match &call.outcome {
-            Outcome::Result(result) => {
+            CallOutcome::Result(result) => {
                 let mut known = Known {
                     vars: &known,
                     parameters: &mut parameters,
@@ -156,11 +156,11 @@ pub fn render(session: &Session, opts: &Options) -> Rendered {
                 }
                 collect_candidates(result, index, &mut candidates);
             }
-            Outcome::Error(error) => {
+            CallOutcome::Error(error) => {
                 let code = error.get("code").cloned().unwrap_or(Value::Null);
                 step.expect.push(format!("error: {{ code: {code} }}"));
             }
-            Outcome::Unanswered => {
+            CallOutcome::Unanswered => {
                 notes.push(format!(
                     "`{}` got no answer before the session ended: not written as a step",
                     step.name

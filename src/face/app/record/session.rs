@@ -26,7 +26,7 @@ impl EraUsed {
 
 /// What came back for a call.
 #[derive(Debug, Clone)]
-pub enum Outcome {
+pub enum CallOutcome {
     Result(Value),
     Error(Value),
     /// The session ended before the answer.
@@ -39,7 +39,7 @@ pub struct Call {
     pub method: String,
     /// Without the `_meta` keys the engine adds itself.
     pub params: Option<Value>,
-    pub outcome: Outcome,
+    pub outcome: CallOutcome,
 }
 
 /// A request of the server's (legacy: on the wire; modern: inside `input_required`) and how
@@ -148,7 +148,7 @@ impl Session {
                 self.calls.push(Call {
                     method: method.to_string(),
                     params: params.map(without_engine_meta),
-                    outcome: Outcome::Unanswered,
+                    outcome: CallOutcome::Unanswered,
                 });
                 pending.insert(id_key(id), self.calls.len() - 1);
             }
@@ -193,8 +193,8 @@ impl Session {
                     return;
                 };
                 let outcome = match (msg.get("result"), msg.get("error")) {
-                    (Some(r), _) => Outcome::Result(r.clone()),
-                    (None, Some(e)) => Outcome::Error(e.clone()),
+                    (Some(r), _) => CallOutcome::Result(r.clone()),
+                    (None, Some(e)) => CallOutcome::Error(e.clone()),
                     _ => return,
                 };
                 self.calls[index].outcome = outcome;
@@ -206,7 +206,7 @@ impl Session {
     /// The answers of a modern retry: each `inputResponses` key pairs with the
     /// `inputRequests` entry of the same key in the answered call's result.
     fn input_answers(&mut self, index: usize, responses: &Value) {
-        let Outcome::Result(result) = &self.calls[index].outcome else {
+        let CallOutcome::Result(result) = &self.calls[index].outcome else {
             return;
         };
         let Some(requests) = result
@@ -342,8 +342,8 @@ mod tests {
         assert_eq!(s.era, Some(EraUsed::Legacy));
         assert_eq!(s.capabilities, json!({"elicitation":{}}));
         assert_eq!(s.calls.len(), 2);
-        assert!(matches!(s.calls[0].outcome, Outcome::Result(_)));
-        assert!(matches!(s.calls[1].outcome, Outcome::Unanswered));
+        assert!(matches!(s.calls[0].outcome, CallOutcome::Result(_)));
+        assert!(matches!(s.calls[1].outcome, CallOutcome::Unanswered));
         assert_eq!(s.asks.len(), 1);
         assert_eq!(
             s.asks[0].answer,
@@ -380,7 +380,7 @@ mod tests {
             s.calls[0].params.as_ref().unwrap()["_meta"],
             json!({"progressToken":"p"})
         );
-        let Outcome::Result(r) = &s.calls[0].outcome else {
+        let CallOutcome::Result(r) = &s.calls[0].outcome else {
             panic!()
         };
         assert_eq!(r["content"][0]["text"], "roots: file:///x");

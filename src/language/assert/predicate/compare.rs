@@ -3,10 +3,8 @@
 use super::*;
 use crate::language::dsl::document::Num;
 
-pub(super) fn check(n: &Nodes, op: &CompareOp, bound: &Num<f64>) -> Result<(), PredFail> {
-    let bound = &bound
-        .resolve(n.ctx, "a number")
-        .map_err(|why| (why, None, None))?;
+pub(super) fn check(n: &Nodes, op: &CompareOp, bound: &Num<f64>) -> Result<(), Finding> {
+    let bound = &bound.resolve(n.ctx, "a number").map_err(Finding::message)?;
     let Nodes {
         src,
         matches,
@@ -21,15 +19,15 @@ pub(super) fn check(n: &Nodes, op: &CompareOp, bound: &Num<f64>) -> Result<(), P
         match m.as_f64() {
             Some(n) if op.holds(n, *bound) => {}
             _ => {
-                return Err((
-                    format!(
+                return Err(Finding {
+                    message: format!(
                         "`{src}` is {}, expected {} {bound}",
                         compact(m, 120),
                         op.symbol()
                     ),
-                    Some(format!("{} {bound}", op.symbol())),
-                    Some(compact(m, 500)),
-                ));
+                    expected: Some(format!("{} {bound}", op.symbol())),
+                    actual: Some(compact(m, 500)),
+                });
             }
         }
     }

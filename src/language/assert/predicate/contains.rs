@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), Finding> {
     let Nodes { src, matches, .. } = *n;
     let expected = n.render(v)?;
     if matches.is_empty() {
@@ -19,10 +19,10 @@ pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), PredFail> {
         Ok(())
     } else {
         let actual = n.single_as(false)?;
-        Err((
-            format!("`{src}` does not contain {}", compact(&expected, 120)),
-            Some(format!("contains {}", compact(&expected, 500))),
-            Some(pretty(&actual)),
-        ))
+        Err(Finding {
+            message: format!("`{src}` does not contain {}", compact(&expected, 120)),
+            expected: Some(format!("contains {}", compact(&expected, 500))),
+            actual: Some(pretty(&actual)),
+        })
     }
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), Finding> {
     let Nodes {
         src,
         matches,
@@ -24,14 +24,14 @@ pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), PredFail> {
         } else {
             String::new()
         };
-        Err((
-            format!(
+        Err(Finding {
+            message: format!(
                 "`{src}` is {}, expected {}{hint}",
                 compact(&actual, 120),
                 compact(&expected, 120)
             ),
-            Some(pretty(&expected)),
-            Some(pretty(&actual)),
-        ))
+            expected: Some(pretty(&expected)),
+            actual: Some(pretty(&actual)),
+        })
     }
 }

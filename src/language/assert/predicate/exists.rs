@@ -2,20 +2,20 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), Finding> {
     let Nodes { src, matches, .. } = *n;
     let got = !matches.is_empty();
     match (want, got) {
-        (true, false) => Err((
-            format!("`{src}` matched nothing, expected it to exist"),
-            Some("exists".into()),
-            Some("absent".into()),
-        )),
-        (false, true) => Err((
-            format!("`{src}` exists, expected it to be absent"),
-            Some("absent".into()),
-            Some(compact(&*n.single_as(false)?, 500)),
-        )),
+        (true, false) => Err(Finding {
+            message: format!("`{src}` matched nothing, expected it to exist"),
+            expected: Some("exists".into()),
+            actual: Some("absent".into()),
+        }),
+        (false, true) => Err(Finding {
+            message: format!("`{src}` exists, expected it to be absent"),
+            expected: Some("absent".into()),
+            actual: Some(compact(&*n.single_as(false)?, 500)),
+        }),
         _ => Ok(()),
     }
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), Finding> {
     let Nodes { src, matches, .. } = *n;
     // The first pair out of order (or a match that is no number), if any.
     let mut broken = None;
@@ -23,16 +23,16 @@ pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
     }
     let all: Vec<String> = matches.iter().map(|m| compact(m, 40)).collect();
     match (want, broken) {
-        (true, Some(why)) => Err((
-            format!("`{src}` does not strictly increase: {why}"),
-            Some("strictly increasing numbers".into()),
-            Some(all.join(", ")),
-        )),
-        (false, None) if matches.len() > 1 => Err((
-            format!("`{src}` strictly increases"),
-            Some("numbers that do not strictly increase".into()),
-            Some(all.join(", ")),
-        )),
+        (true, Some(why)) => Err(Finding {
+            message: format!("`{src}` does not strictly increase: {why}"),
+            expected: Some("strictly increasing numbers".into()),
+            actual: Some(all.join(", ")),
+        }),
+        (false, None) if matches.len() > 1 => Err(Finding {
+            message: format!("`{src}` strictly increases"),
+            expected: Some("numbers that do not strictly increase".into()),
+            actual: Some(all.join(", ")),
+        }),
         _ => Ok(()),
     }
 }
@@ -58,14 +58,16 @@ mod tests {
         assert!(check(true, json!([1, 2, 2.5, 10])).is_ok());
         assert!(check(true, json!([])).is_ok());
         assert!(check(true, json!([7])).is_ok());
-        let (message, _, actual) = check(true, json!([1, 2, 2])).unwrap_err();
+        let Finding {
+            message, actual, ..
+        } = check(true, json!([1, 2, 2])).unwrap_err();
         assert!(message.contains("2 then 2"), "{message}");
         assert_eq!(actual.as_deref(), Some("1, 2, 2"));
         assert!(check(true, json!([2, 1])).is_err());
         assert!(
             check(true, json!([1, "2"]))
                 .unwrap_err()
-                .0
+                .message
                 .contains("not a number")
         );
         assert!(check(false, json!([2, 1])).is_ok());

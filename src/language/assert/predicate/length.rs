@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, spec: &LengthSpec) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, spec: &LengthSpec) -> Result<(), Finding> {
     let Nodes {
         src,
         matches,
@@ -17,11 +17,14 @@ pub(super) fn check(n: &Nodes, spec: &LengthSpec) -> Result<(), PredFail> {
                 Value::String(s) => s.chars().count(),
                 Value::Object(o) => o.len(),
                 other => {
-                    return Err((
-                        format!("`{src}` is {}, which has no length", json_type_name(other)),
-                        None,
-                        Some(compact(other, 200)),
-                    ));
+                    return Err(Finding {
+                        message: format!(
+                            "`{src}` is {}, which has no length",
+                            json_type_name(other)
+                        ),
+                        expected: None,
+                        actual: Some(compact(other, 200)),
+                    });
                 }
             },
             _ => matches.len(),
@@ -29,14 +32,14 @@ pub(super) fn check(n: &Nodes, spec: &LengthSpec) -> Result<(), PredFail> {
     } else {
         matches.len()
     } as u64;
-    let (ok, wanted) = length_holds(spec, len, n.ctx).map_err(|why| (why, None, None))?;
+    let (ok, wanted) = length_holds(spec, len, n.ctx).map_err(Finding::message)?;
     if ok {
         Ok(())
     } else {
-        Err((
-            format!("`{src}` has length {len}, expected {wanted}"),
-            Some(wanted),
-            Some(len.to_string()),
-        ))
+        Err(Finding {
+            message: format!("`{src}` has length {len}, expected {wanted}"),
+            expected: Some(wanted),
+            actual: Some(len.to_string()),
+        })
     }
 }

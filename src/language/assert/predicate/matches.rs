@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, re: &Regex) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, re: &Regex) -> Result<(), Finding> {
     let Nodes {
         src,
         matches,
@@ -17,27 +17,27 @@ pub(super) fn check(n: &Nodes, re: &Regex) -> Result<(), PredFail> {
         match m.as_str() {
             Some(s) if re.is_match(s) => {}
             None => {
-                return Err((
-                    format!(
+                return Err(Finding {
+                    message: format!(
                         "`{src}` is {} ({}), not a string to match /{}/",
                         json_type_name(m),
                         compact(m, 80),
                         re.as_str()
                     ),
-                    Some(format!("a string matching /{}/", re.as_str())),
-                    Some(compact(m, 500)),
-                ));
+                    expected: Some(format!("a string matching /{}/", re.as_str())),
+                    actual: Some(compact(m, 500)),
+                });
             }
             _ => {
-                return Err((
-                    format!(
+                return Err(Finding {
+                    message: format!(
                         "`{src}` value {} does not match /{}/",
                         compact(m, 120),
                         re.as_str()
                     ),
-                    Some(format!("/{}/", re.as_str())),
-                    Some(compact(m, 500)),
-                ));
+                    expected: Some(format!("/{}/", re.as_str())),
+                    actual: Some(compact(m, 500)),
+                });
             }
         }
     }

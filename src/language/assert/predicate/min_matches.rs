@@ -3,15 +3,17 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, min: u64) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, min: u64) -> Result<(), Finding> {
     let Nodes { src, matches, .. } = *n;
     let got = matches.len() as u64;
     if got >= min {
         return Ok(());
     }
-    Err((
-        format!("`{src}` matched {got} value(s), expected at least {min} (`minMatches: {min}`)"),
-        Some(format!("at least {min} match(es)")),
-        Some(format!("{got} match(es)")),
-    ))
+    Err(Finding {
+        message: format!(
+            "`{src}` matched {got} value(s), expected at least {min} (`minMatches: {min}`)"
+        ),
+        expected: Some(format!("at least {min} match(es)")),
+        actual: Some(format!("{got} match(es)")),
+    })
 }

@@ -2,19 +2,19 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), Finding> {
     let Nodes { src, .. } = *n;
     let expected = n.render(v)?;
     let actual = n.single_as(!expected.is_array())?;
     if json_eq(&expected, &actual) {
-        Err((
-            format!(
+        Err(Finding {
+            message: format!(
                 "`{src}` equals {}, expected a different value",
                 compact(&actual, 120)
             ),
-            Some(format!("not {}", compact(&expected, 200))),
-            Some(pretty(&actual)),
-        ))
+            expected: Some(format!("not {}", compact(&expected, 200))),
+            actual: Some(pretty(&actual)),
+        })
     } else {
         Ok(())
     }

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, options: &TValue) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, options: &TValue) -> Result<(), Finding> {
     let Nodes {
         src,
         matches,
@@ -12,11 +12,11 @@ pub(super) fn check(n: &Nodes, options: &TValue) -> Result<(), PredFail> {
     let options: Vec<Value> = match n.render(options)? {
         Value::Array(items) => items,
         other => {
-            return Err((
-                format!("`oneOf` rendered to {}, not a list", json_type_name(&other)),
-                Some("a list of values".into()),
-                Some(compact(&other, 200)),
-            ));
+            return Err(Finding {
+                message: format!("`oneOf` rendered to {}, not a list", json_type_name(&other)),
+                expected: Some("a list of values".into()),
+                actual: Some(compact(&other, 200)),
+            });
         }
     };
     if matches.is_empty() {
@@ -26,15 +26,15 @@ pub(super) fn check(n: &Nodes, options: &TValue) -> Result<(), PredFail> {
     for m in matches {
         if !options.iter().any(|o| json_eq(o, m)) {
             let list = Value::Array(options.clone());
-            return Err((
-                format!(
+            return Err(Finding {
+                message: format!(
                     "`{src}` is {}, expected one of {}",
                     compact(m, 120),
                     compact(&list, 200)
                 ),
-                Some(compact(&list, 500)),
-                Some(compact(m, 500)),
-            ));
+                expected: Some(compact(&list, 500)),
+                actual: Some(compact(m, 500)),
+            });
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, t: &JsonType) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, t: &JsonType) -> Result<(), Finding> {
     let Nodes {
         src,
         matches,
@@ -15,16 +15,16 @@ pub(super) fn check(n: &Nodes, t: &JsonType) -> Result<(), PredFail> {
     }
     for m in matches {
         if !has_type(m, *t) {
-            return Err((
-                format!(
+            return Err(Finding {
+                message: format!(
                     "`{src}` is {} ({}), expected type {}",
                     json_type_name(m),
                     compact(m, 80),
                     type_label(*t)
                 ),
-                Some(type_label(*t).into()),
-                Some(json_type_name(m).into()),
-            ));
+                expected: Some(type_label(*t).into()),
+                actual: Some(json_type_name(m).into()),
+            });
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), Finding> {
     let Nodes { src, matches, .. } = *n;
     let mut seen: Vec<String> = Vec::new();
     let mut dups: Vec<String> = Vec::new();
@@ -17,16 +17,16 @@ pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
         }
     }
     match (want, dups.is_empty()) {
-        (true, false) => Err((
-            format!("`{src}` has duplicates: {}", dups.join(", ")),
-            Some("distinct values".into()),
-            Some(dups.join(", ")),
-        )),
-        (false, true) => Err((
-            format!("`{src}` has no duplicates"),
-            Some("duplicates".into()),
-            None,
-        )),
+        (true, false) => Err(Finding {
+            message: format!("`{src}` has duplicates: {}", dups.join(", ")),
+            expected: Some("distinct values".into()),
+            actual: Some(dups.join(", ")),
+        }),
+        (false, true) => Err(Finding {
+            message: format!("`{src}` has no duplicates"),
+            expected: Some("duplicates".into()),
+            actual: None,
+        }),
         _ => Ok(()),
     }
 }

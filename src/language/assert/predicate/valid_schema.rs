@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
+pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), Finding> {
     let Nodes {
         src,
         matches,
@@ -21,18 +21,18 @@ pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
         };
         match (want, problem) {
             (true, Some(p)) => {
-                return Err((
-                    format!("`{src}` is not a valid JSON Schema: {p}"),
-                    Some("a JSON Schema 2020-12 object".into()),
-                    Some(compact(m, 300)),
-                ));
+                return Err(Finding {
+                    message: format!("`{src}` is not a valid JSON Schema: {p}"),
+                    expected: Some("a JSON Schema 2020-12 object".into()),
+                    actual: Some(compact(m, 300)),
+                });
             }
             (false, None) => {
-                return Err((
-                    format!("`{src}` is a valid JSON Schema"),
-                    Some("an invalid schema".into()),
-                    Some(compact(m, 300)),
-                ));
+                return Err(Finding {
+                    message: format!("`{src}` is a valid JSON Schema"),
+                    expected: Some("an invalid schema".into()),
+                    actual: Some(compact(m, 300)),
+                });
             }
             _ => {}
         }

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use super::*;
 use crate::language::dsl::limits;
-use crate::language::dsl::workload::{Budget, Limit, Pace, ProfileParts, Scope, Stage, Workload};
+use crate::language::dsl::workload::{
+    Budget, BudgetScope, Limit, Pace, ProfileParts, Stage, Workload,
+};
 
 impl Compiler {
     /// A scenario's `load:` block (`vars`: its variables, which `each` may name).
@@ -179,9 +181,11 @@ impl Compiler {
                 continue;
             }
             let scope = match scopes.first() {
-                None => scenario.map_or(Scope::Run, |(s, _)| Scope::Scenario(s.to_string())),
+                None => scenario.map_or(BudgetScope::Run, |(s, _)| {
+                    BudgetScope::Scenario(s.to_string())
+                }),
                 Some(("step", name)) => match scenario {
-                    Some((s, names)) if names.contains(name.as_str()) => Scope::Step {
+                    Some((s, names)) if names.contains(name.as_str()) => BudgetScope::Step {
                         scenario: s.to_string(),
                         step: name.value.clone(),
                     },
@@ -210,8 +214,8 @@ impl Compiler {
                         continue;
                     }
                 },
-                Some(("method", m)) => Scope::Method(m.value.clone()),
-                Some((_, t)) => Scope::Tool(t.value.clone()),
+                Some(("method", m)) => BudgetScope::Method(m.value.clone()),
+                Some((_, t)) => BudgetScope::Tool(t.value.clone()),
             };
             for (q, key, text) in [
                 (0.5, "p50", &doc.p50),

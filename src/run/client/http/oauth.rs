@@ -18,13 +18,13 @@ use std::time::{Duration, Instant};
 
 use discover::ClientAuth;
 pub use discover::{
-    SignInError, Step, TokenEndpoint, auth_param, canonical_uri, same_uri, server_metadata_urls,
-    well_known,
+    DiscoveryStep, SignInError, TokenEndpoint, auth_param, canonical_uri, same_uri,
+    server_metadata_urls, well_known,
 };
 
 /// How the run gets its tokens.
 #[derive(Debug)]
-pub enum Grant {
+pub enum TokenSource {
     /// `client_credentials` with a client secret (CI).
     ClientCredentials(ClientCredentials),
     /// `client_credentials` with `private_key_jwt` client authentication (CI, no shared
@@ -103,7 +103,7 @@ struct State {
 pub struct OAuth {
     /// The MCP endpoint: where the challenge comes from, and the `resource` (RFC 8707).
     url: String,
-    grant: Grant,
+    grant: TokenSource,
     /// Bound of each request of the flow (`--timeout`).
     timeout: Duration,
     state: tokio::sync::Mutex<State>,
@@ -124,11 +124,11 @@ const EXPIRY_MARGIN: Duration = Duration::from_secs(5);
 
 impl OAuth {
     pub fn new(url: &str, credentials: ClientCredentials, timeout: Duration) -> OAuth {
-        OAuth::with_grant(url, Grant::ClientCredentials(credentials), timeout)
+        OAuth::with_grant(url, TokenSource::ClientCredentials(credentials), timeout)
     }
 
-    /// The sign-in of `url` with any [`Grant`].
-    pub fn with_grant(url: &str, grant: Grant, timeout: Duration) -> OAuth {
+    /// The sign-in of `url` with any [`TokenSource`].
+    pub fn with_grant(url: &str, grant: TokenSource, timeout: Duration) -> OAuth {
         OAuth {
             url: url.to_owned(),
             grant,
@@ -196,7 +196,7 @@ impl OAuth {
         scope: Option<Option<&str>>,
     ) -> Result<(String, Option<u64>), SignInError> {
         let client = super::reqwest_client::shared_client()
-            .map_err(|e| SignInError::new(Step::Challenge, &self.url, e))?;
+            .map_err(|e| SignInError::new(DiscoveryStep::Challenge, &self.url, e))?;
         let flow = discover::Flow {
             client: &client,
             timeout: self.timeout,
@@ -208,9 +208,9 @@ impl OAuth {
             }
             state.endpoint.clone().expect("set above")
         };
-        let Grant::ClientCredentials(credentials) = &self.grant else {
+        let TokenSource::ClientCredentials(credentials) = &self.grant else {
             return Err(SignInError::new(
-                Step::TokenRequest,
+                DiscoveryStep::TokenRequest,
                 &self.url,
                 "another token (another resource or scope) needs the client_credentials grant \
                  with a client secret"
@@ -252,7 +252,7 @@ impl OAuth {
 
     async fn discover_and_fetch(&self, state: &mut State) -> Result<Token, SignInError> {
         // The cached sign-in's own token first, while it lasts: no request at all.
-        if let Grant::Cached(entry) = &self.grant
+        if let TokenSource::Cached(entry) = &self.grant
             && !state.cached_used
         {
             state.cached_used = true;
@@ -267,11 +267,11 @@ impl OAuth {
         // Held until the renewed sign-in is cached (see `cache::Locked`); a cache that
         // cannot be locked does not stop the run.
         let locked = match &self.grant {
-            Grant::Cached(_) => cache::locked().ok(),
+            TokenSource::Cached(_) => cache::locked().ok(),
             _ => None,
         };
         let client = super::reqwest_client::shared_client()
-            .map_err(|e| SignInError::new(Step::Challenge, &self.url, e))?;
+            .map_err(|e| SignInError::new(DiscoveryStep::Challenge, &self.url, e))?;
         let flow = discover::Flow {
             client: &client,
             timeout: self.timeout,
@@ -281,10 +281,10 @@ impl OAuth {
         }
         let endpoint = state.endpoint.as_ref().expect("set above");
         let granted = match &self.grant {
-            Grant::ClientCredentials(credentials) => {
+            TokenSource::ClientCredentials(credentials) => {
                 flow.client_credentials(endpoint, credentials).await?
             }
-            Grant::ClientAssertion {
+            TokenSource::ClientAssertion {
                 client_id,
                 key,
                 scope,
@@ -292,10 +292,10 @@ impl OAuth {
                 let auth = ClientAuth::Jwt { id: client_id, key };
                 let scope = scope.as_deref().or(endpoint.scope.as_deref());
                 let form = [("grant_type", "client_credentials")];
-                flow.grant(Step::TokenRequest, endpoint, &form, scope, &auth)
+                flow.grant(DiscoveryStep::TokenRequest, endpoint, &form, scope, &auth)
                     .await?
             }
-            Grant::RefreshToken(stored) => {
+            TokenSource::RefreshToken(stored) => {
                 let refresh = state
                     .refresh_token
                     .clone()
@@ -311,7 +311,7 @@ impl OAuth {
                 };
                 let form = [("grant_type", "refresh_token"), ("refresh_token", &refresh)];
                 flow.grant(
-                    Step::Refresh,
+                    DiscoveryStep::Refresh,
                     endpoint,
                     &form,
                     stored.scope.as_deref(),
@@ -319,7 +319,7 @@ impl OAuth {
                 )
                 .await?
             }
-            Grant::Cached(entry) => {
+            TokenSource::Cached(entry) => {
                 let again = format!(
                     "sign in again with `mcpspec auth login {}`",
                     crate::ground::redact::safe_url(&self.url)
@@ -336,7 +336,7 @@ impl OAuth {
                     .or_else(|| entry.refresh_token.clone())
                 else {
                     return Err(SignInError::new(
-                        Step::Refresh,
+                        DiscoveryStep::Refresh,
                         &endpoint.url,
                         format!("the cached sign-in expired and has no refresh token: {again}"),
                     ));
@@ -347,7 +347,7 @@ impl OAuth {
                 };
                 let form = [("grant_type", "refresh_token"), ("refresh_token", &refresh)];
                 let granted = flow
-                    .grant(Step::Refresh, endpoint, &form, None, &auth)
+                    .grant(DiscoveryStep::Refresh, endpoint, &form, None, &auth)
                     .await
                     .map_err(|mut e| {
                         e.why = format!("{}; {again}", e.why);
@@ -394,7 +394,7 @@ pub async fn discover_authorization(
     timeout: Duration,
 ) -> Result<Option<TokenEndpoint>, SignInError> {
     let client = super::reqwest_client::shared_client()
-        .map_err(|e| SignInError::new(Step::Challenge, url, e))?;
+        .map_err(|e| SignInError::new(DiscoveryStep::Challenge, url, e))?;
     let flow = discover::Flow {
         client: &client,
         timeout,

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use crate::language::contract_rules::change_kind::ChangeKind;
 use crate::protocol::fields::{INPUT_SCHEMA, OUTPUT_SCHEMA, input_schema, output_schema};
-use crate::run::contract::schema_diff::{self, Breaks, Direction, Models};
+use crate::run::contract::schema_diff::{self, Breaks, Models, SchemaSide};
 use crate::run::contract::xmcp::invalid_x_mcp_headers;
 
 use super::*;
@@ -50,11 +50,11 @@ pub(super) fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
             INPUT_SCHEMA,
             input_schema(old).unwrap_or(&empty),
             input_schema(new).unwrap_or(&empty),
-            Direction::Input,
+            SchemaSide::Input,
         );
         match (output_schema(old), output_schema(new)) {
             (Some(x), Some(y)) => {
-                schema_changes(b, list, name, OUTPUT_SCHEMA, x, y, Direction::Output)
+                schema_changes(b, list, name, OUTPUT_SCHEMA, x, y, SchemaSide::Output)
             }
             (Some(x), None) => b.push(
                 list,
@@ -89,7 +89,7 @@ pub(super) fn schema_changes(
     prefix: &str,
     x: &Value,
     y: &Value,
-    dir: Direction,
+    dir: SchemaSide,
 ) {
     for c in schema_diff::compare(x, y, dir) {
         let path = if c.path.is_empty() {

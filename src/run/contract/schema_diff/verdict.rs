@@ -6,7 +6,7 @@ use super::*;
 /// the verdict as an input change (arguments a client sends) and as an output change
 /// (structured content a server returns). The match is exhaustive, so a new kind must
 /// get a row here.
-pub fn verdict(kind: ChangeKind, dir: Direction) -> (Breaks, Models) {
+pub fn verdict(kind: ChangeKind, dir: SchemaSide) -> (Breaks, Models) {
     use Breaks as B;
     use ChangeKind as K;
     use Models as M;
@@ -87,7 +87,7 @@ pub fn verdict(kind: ChangeKind, dir: Direction) -> (Breaks, Models) {
         | K::UnknownSchemaChange => (NOT_THIS_WAY, NOT_THIS_WAY),
     };
     match dir {
-        Direction::Input => input,
-        Direction::Output => output,
+        SchemaSide::Input => input,
+        SchemaSide::Output => output,
     }
 }

@@ -22,13 +22,13 @@ const CONTEXT: usize = 24;
 
 /// The built-in rules, as data: `specs/injection-rules.yaml` (the shape of a user's rule
 /// file), compiled once.
-static DEFAULT_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+static DEFAULT_RULES: LazyLock<Vec<InjectionRule>> = LazyLock::new(|| {
     let file: RuleFile =
         crate::ground::yaml::from_str(include_str!("../../../../specs/injection-rules.yaml"))
             .expect("specs/injection-rules.yaml parses (tested)");
     file.rules
         .into_iter()
-        .map(|r| Rule {
+        .map(|r| InjectionRule {
             regex: Regex::new(&r.pattern).expect("built-in rules compile (tested)"),
             what: r
                 .description
@@ -40,7 +40,7 @@ static DEFAULT_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 
 /// One lint rule.
 #[derive(Clone)]
-pub struct Rule {
+pub struct InjectionRule {
     pub id: String,
     pub what: String,
     pub regex: Regex,
@@ -76,8 +76,8 @@ struct UserRule {
 }
 
 /// The rules in force: defaults, plus the user's file, minus the disabled ids.
-pub fn rules(file: Option<&str>, disable: &[String]) -> Result<Vec<Rule>, String> {
-    let mut rules: Vec<Rule> = DEFAULT_RULES.clone();
+pub fn rules(file: Option<&str>, disable: &[String]) -> Result<Vec<InjectionRule>, String> {
+    let mut rules: Vec<InjectionRule> = DEFAULT_RULES.clone();
     let mut disabled: Vec<String> = disable.to_vec();
     if let Some(path) = file {
         let text = crate::ground::source::read_text(std::path::Path::new(path))
@@ -98,7 +98,7 @@ pub fn rules(file: Option<&str>, disable: &[String]) -> Result<Vec<Rule>, String
                     r.id
                 ));
             }
-            rules.push(Rule {
+            rules.push(InjectionRule {
                 what: r
                     .description
                     .unwrap_or_else(|| format!("matches `{}`", r.pattern)),
@@ -121,7 +121,7 @@ pub fn rules(file: Option<&str>, disable: &[String]) -> Result<Vec<Rule>, String
 }
 
 /// Every hit of every rule in `text`.
-pub fn lint(text: &str, rules: &[Rule]) -> Vec<Hit> {
+pub fn lint(text: &str, rules: &[InjectionRule]) -> Vec<Hit> {
     let mut hits = Vec::new();
     for rule in rules {
         for m in rule.regex.find_iter(text) {
@@ -161,7 +161,7 @@ pub fn escape(text: &str) -> String {
         .collect()
 }
 
-fn configured(ctx: &CallCtx<'_>) -> Result<Vec<Rule>, String> {
+fn configured(ctx: &CallCtx<'_>) -> Result<Vec<InjectionRule>, String> {
     rules(
         ctx.str_var("injection_rules").as_deref(),
         &ctx.list_var("injection_disable"),
@@ -175,7 +175,7 @@ fn lint_value(
     value: &Value,
     pointer: &str,
     all: bool,
-    rules: &[Rule],
+    rules: &[InjectionRule],
     out: &mut Vec<Finding>,
 ) {
     match value {
@@ -200,7 +200,7 @@ fn lint_value(
     }
 }
 
-fn push_hits(item: &str, field: &str, text: &str, rules: &[Rule], out: &mut Vec<Finding>) {
+fn push_hits(item: &str, field: &str, text: &str, rules: &[InjectionRule], out: &mut Vec<Finding>) {
     for hit in lint(text, rules) {
         let what = rules
             .iter()

@@ -51,6 +51,7 @@ use crate::language::dsl::Step;
 use crate::language::dsl::document::CheckKind;
 use crate::language::dsl::scenario::CheckOptions;
 use crate::protocol::ListKind;
+use crate::results::outcome::Finding;
 use crate::results::report::result::Outcome;
 use crate::run::client::Connection;
 
@@ -239,15 +240,13 @@ pub async fn run(
             let mut failures: Vec<_> = found
                 .into_iter()
                 .take(MAX_FINDINGS)
-                .map(|f| step_failure(step, "check", f.message, f.expected, f.actual))
+                .map(|f| step_failure(step, "check", f))
                 .collect();
             if total > MAX_FINDINGS {
                 failures.push(step_failure(
                     step,
                     "check",
-                    format!("… and {} more finding(s)", total - MAX_FINDINGS),
-                    None,
-                    None,
+                    Finding::message(format!("… and {} more finding(s)", total - MAX_FINDINGS)),
                 ));
             }
             outcome_for(step, failures)

@@ -1,5 +1,6 @@
 //! What a built-in check concludes: the one outcome type every family returns.
 
+pub use crate::results::outcome::Finding;
 use crate::run::client::Connection;
 
 /// The conclusion of a built-in check. A check that could not run at all returns
@@ -21,23 +22,6 @@ impl CheckOutcome {
             expected: Some(expected.into()),
             actual,
         }])
-    }
-}
-
-/// One problem, reported as one failure of the step.
-pub struct Finding {
-    pub message: String,
-    pub expected: Option<String>,
-    pub actual: Option<String>,
-}
-
-impl Finding {
-    pub fn new(message: String, expected: impl Into<String>, actual: impl Into<String>) -> Self {
-        Finding {
-            message,
-            expected: Some(expected.into()),
-            actual: Some(actual.into()),
-        }
     }
 }
 

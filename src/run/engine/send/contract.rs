@@ -1,6 +1,7 @@
 //! A contract step: snapshot the server over the step's connection and diff it with its baseline.
 
 use crate::language::dsl::Step;
+use crate::results::outcome::Finding;
 use crate::results::report::result::{Failure, Outcome};
 use crate::run::client::Connection;
 use crate::run::engine::failure::{outcome_for, step_failure};
@@ -39,7 +40,15 @@ pub(super) async fn contract_check(
     let report = contract::diff_snapshots(&baseline, &live, labels);
     let judgement = contract::rules::judge(rules, &report, chrono::Utc::now().date_naive());
     let failure = |message: String, expected: Option<String>, actual: Option<String>| {
-        step_failure(step, "contract", message, expected, actual)
+        step_failure(
+            step,
+            "contract",
+            Finding {
+                message,
+                expected,
+                actual,
+            },
+        )
     };
     let mut failures: Vec<Failure> = judgement
         .changes

@@ -1,4 +1,5 @@
-//! Why a task counts as a regression: the findings by metric, each told in one line.
+//! Why a task counts as a regression, by metric, each told in one line (a change between two
+//! runs, not a failed judgement: not a [`crate::results::outcome::Finding`]).
 
 use serde::Serialize;
 
@@ -7,7 +8,7 @@ use super::{num, pct};
 /// Why a task (or the whole run) counts as a regression.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
-pub enum Finding {
+pub enum Regression {
     /// Passed on the base, fails on the candidate.
     SuccessDropped { base: f64, candidate: f64 },
     /// A `noToolCall` task whose candidate trials called tools (none did on the base).
@@ -51,20 +52,20 @@ impl Metric {
     }
 }
 
-impl Finding {
+impl Regression {
     /// One line, for the console and JUnit messages.
     pub fn describe(&self) -> String {
         match self {
-            Finding::SuccessDropped { base, candidate } => format!(
+            Regression::SuccessDropped { base, candidate } => format!(
                 "success rate {} → {} (below the pass rate)",
                 pct(*base),
                 pct(*candidate)
             ),
-            Finding::CallsATool { tools, trials, of } => format!(
+            Regression::CallsATool { tools, trials, of } => format!(
                 "noToolCall task now calls {} ({trials} of {of} trials)",
                 tools.join(", ")
             ),
-            Finding::CostRose {
+            Regression::CostRose {
                 metric,
                 base,
                 candidate,
@@ -81,7 +82,7 @@ impl Finding {
                 },
                 num(*limit)
             ),
-            Finding::JudgeScoreDropped {
+            Regression::JudgeScoreDropped {
                 base,
                 candidate,
                 limit,

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::face::app::init::probe::{EraSeen, Observed, is_read_only, prompt_get_params};
+use crate::face::app::init::probe::{EraSeen, ProbedAnswer, is_read_only, prompt_get_params};
 use crate::face::app::init::yaml::{flow, literal, quoted, scalar};
 use crate::ground::json::path::string_literal as jsonpath_string;
 use crate::protocol::{ListKind, fields};
@@ -58,9 +58,9 @@ pub(super) fn is_valid_schema(v: Option<&Value>) -> bool {
 pub(super) fn observations<'a>(
     eras: &'a [EraSeen],
     item_eras: &[String],
-    pick: impl Fn(&'a EraSeen) -> &'a [(String, Observed)],
+    pick: impl Fn(&'a EraSeen) -> &'a [(String, ProbedAnswer)],
     id: &str,
-) -> Vec<(&'a str, Option<&'a Observed>)> {
+) -> Vec<(&'a str, Option<&'a ProbedAnswer>)> {
     eras.iter()
         .filter(|e| item_eras.contains(&e.label))
         .map(|e| {
@@ -74,18 +74,18 @@ pub(super) fn observations<'a>(
 
 /// Splits observations: the results, the eras they came from, and failure comments.
 pub(super) fn split<'a>(
-    seen: &[(&'a str, Option<&'a Observed>)],
+    seen: &[(&'a str, Option<&'a ProbedAnswer>)],
 ) -> (Vec<&'a Value>, Vec<&'a str>, Vec<String>) {
     let mut results = Vec::new();
     let mut ok_eras = Vec::new();
     let mut failed = Vec::new();
     for (era, o) in seen {
         match o {
-            Some(Observed::Result(v)) => {
+            Some(ProbedAnswer::Result(v)) => {
                 results.push(v);
                 ok_eras.push(*era);
             }
-            Some(Observed::Failed(why)) => failed.push(format!("{era}: {why}")),
+            Some(ProbedAnswer::Failed(why)) => failed.push(format!("{era}: {why}")),
             None => {}
         }
     }

@@ -170,7 +170,7 @@ impl Compiler {
 
     /// `task:` of a request: only on `tools/call` (the one request type a server's
     /// `tasks.requests` names in 2025-11-25), its bounds within range.
-    fn task(&mut self, t: At<document::TaskDoc>, method: &At<String>) -> TaskRun {
+    fn task(&mut self, t: At<document::RequestTaskDoc>, method: &At<String>) -> TaskRun {
         use crate::language::dsl::limits;
         let at = self.at(&t);
         let doc = t.value;

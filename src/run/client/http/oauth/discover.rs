@@ -21,7 +21,7 @@ pub const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 
 /// A step of the sign-in flow, as errors name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub enum DiscoveryStep {
     Challenge,
     ResourceMetadata,
     ServerMetadata,
@@ -34,16 +34,18 @@ pub enum Step {
     CodeExchange,
 }
 
-impl std::fmt::Display for Step {
+impl std::fmt::Display for DiscoveryStep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Step::Challenge => "the server's 401 challenge",
-            Step::ResourceMetadata => "the protected resource metadata (RFC 9728)",
-            Step::ServerMetadata => "the authorization server metadata (RFC 8414)",
-            Step::TokenRequest => "the token request (client_credentials)",
-            Step::Refresh => "the token request (refresh_token)",
-            Step::Authorization => "the authorization (the browser's redirect to the loopback)",
-            Step::CodeExchange => "the token request (authorization_code)",
+            DiscoveryStep::Challenge => "the server's 401 challenge",
+            DiscoveryStep::ResourceMetadata => "the protected resource metadata (RFC 9728)",
+            DiscoveryStep::ServerMetadata => "the authorization server metadata (RFC 8414)",
+            DiscoveryStep::TokenRequest => "the token request (client_credentials)",
+            DiscoveryStep::Refresh => "the token request (refresh_token)",
+            DiscoveryStep::Authorization => {
+                "the authorization (the browser's redirect to the loopback)"
+            }
+            DiscoveryStep::CodeExchange => "the token request (authorization_code)",
         })
     }
 }
@@ -51,13 +53,13 @@ impl std::fmt::Display for Step {
 /// Why the sign-in failed: the step, the URL it was at, and what went wrong.
 #[derive(Debug, Clone)]
 pub struct SignInError {
-    pub step: Step,
+    pub step: DiscoveryStep,
     pub url: String,
     pub why: String,
 }
 
 impl SignInError {
-    pub fn new(step: Step, url: &str, why: impl Into<String>) -> SignInError {
+    pub fn new(step: DiscoveryStep, url: &str, why: impl Into<String>) -> SignInError {
         SignInError {
             step,
             url: crate::ground::redact::safe_url(url),
@@ -127,8 +129,8 @@ pub struct Flow<'a> {
 impl Flow<'_> {
     /// From the MCP endpoint to its authorization server's token endpoint.
     pub async fn token_endpoint(&self, mcp_url: &str) -> Result<TokenEndpoint, SignInError> {
-        let resource =
-            canonical_uri(mcp_url).map_err(|e| SignInError::new(Step::Challenge, mcp_url, e))?;
+        let resource = canonical_uri(mcp_url)
+            .map_err(|e| SignInError::new(DiscoveryStep::Challenge, mcp_url, e))?;
         let challenge = self.challenge(mcp_url).await?;
         let challenge_scope = challenge.as_deref().and_then(|c| auth_param(c, "scope"));
         let metadata_urls = match challenge
@@ -139,9 +141,10 @@ impl Flow<'_> {
             None => well_known(&resource, "oauth-protected-resource", true),
         };
         let (metadata_url, metadata) = self
-            .first_document(Step::ResourceMetadata, &metadata_urls)
+            .first_document(DiscoveryStep::ResourceMetadata, &metadata_urls)
             .await?;
-        let fail = |why: String| SignInError::new(Step::ResourceMetadata, &metadata_url, why);
+        let fail =
+            |why: String| SignInError::new(DiscoveryStep::ResourceMetadata, &metadata_url, why);
         // RFC 9728 §3.3: the document must name the resource it was fetched for.
         match metadata.get("resource").and_then(Value::as_str) {
             Some(named) if same_uri(named, &resource) => {}
@@ -171,9 +174,9 @@ impl Flow<'_> {
             .filter(|s| !s.is_empty());
         let server_urls = server_metadata_urls(&issuer);
         let (server_url, server) = self
-            .first_document(Step::ServerMetadata, &server_urls)
+            .first_document(DiscoveryStep::ServerMetadata, &server_urls)
             .await?;
-        let fail = |why: String| SignInError::new(Step::ServerMetadata, &server_url, why);
+        let fail = |why: String| SignInError::new(DiscoveryStep::ServerMetadata, &server_url, why);
         // RFC 8414 §3.3: the issuer is the one the resource named.
         match server.get("issuer").and_then(Value::as_str) {
             Some(named) if same_uri(named, &issuer) => {}
@@ -232,7 +235,7 @@ impl Flow<'_> {
         };
         let scope = client.scope.as_deref().or(endpoint.scope.as_deref());
         self.grant(
-            Step::TokenRequest,
+            DiscoveryStep::TokenRequest,
             endpoint,
             &[("grant_type", "client_credentials")],
             scope,
@@ -245,7 +248,7 @@ impl Flow<'_> {
     /// server (RFC 8707) and `scope` when given, the client authenticated as `auth` says.
     pub async fn grant(
         &self,
-        step: Step,
+        step: DiscoveryStep,
         endpoint: &TokenEndpoint,
         form: &[(&str, &str)],
         scope: Option<&str>,
@@ -333,8 +336,8 @@ impl Flow<'_> {
         let request = self.unauthenticated(url);
         let response = tokio::time::timeout(self.timeout, request.send())
             .await
-            .map_err(|_| SignInError::new(Step::Challenge, url, self.timed_out()))?
-            .map_err(|e| SignInError::new(Step::Challenge, url, describe_reqwest(&e)))?;
+            .map_err(|_| SignInError::new(DiscoveryStep::Challenge, url, self.timed_out()))?
+            .map_err(|e| SignInError::new(DiscoveryStep::Challenge, url, describe_reqwest(&e)))?;
         Ok(response.status() == reqwest::StatusCode::UNAUTHORIZED)
     }
 
@@ -355,8 +358,8 @@ impl Flow<'_> {
         let request = self.unauthenticated(url);
         let response = tokio::time::timeout(self.timeout, request.send())
             .await
-            .map_err(|_| SignInError::new(Step::Challenge, url, self.timed_out()))?
-            .map_err(|e| SignInError::new(Step::Challenge, url, describe_reqwest(&e)))?;
+            .map_err(|_| SignInError::new(DiscoveryStep::Challenge, url, self.timed_out()))?
+            .map_err(|e| SignInError::new(DiscoveryStep::Challenge, url, describe_reqwest(&e)))?;
         if response.status() != reqwest::StatusCode::UNAUTHORIZED {
             return Ok(None);
         }
@@ -372,7 +375,7 @@ impl Flow<'_> {
     /// The first of `urls` that answers 2xx with a JSON object.
     async fn first_document(
         &self,
-        step: Step,
+        step: DiscoveryStep,
         urls: &[String],
     ) -> Result<(String, Value), SignInError> {
         let mut tried = Vec::new();

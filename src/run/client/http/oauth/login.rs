@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use super::cache;
-use super::discover::{self, ClientAuth, SignInError, Step};
+use super::discover::{self, ClientAuth, DiscoveryStep, SignInError};
 use super::jwt::{random_token, s256_challenge};
 
 /// What `auth login` was asked for.
@@ -37,13 +37,14 @@ pub async fn login(
     show: impl FnOnce(&str),
 ) -> Result<cache::Entry, SignInError> {
     let client = super::super::reqwest_client::shared_client()
-        .map_err(|e| SignInError::new(Step::Challenge, login.url, e))?;
+        .map_err(|e| SignInError::new(DiscoveryStep::Challenge, login.url, e))?;
     let flow = discover::Flow {
         client: &client,
         timeout: login.timeout,
     };
     let endpoint = flow.token_endpoint(login.url).await?;
-    let issuer_fail = |why: &str| SignInError::new(Step::ServerMetadata, &endpoint.issuer, why);
+    let issuer_fail =
+        |why: &str| SignInError::new(DiscoveryStep::ServerMetadata, &endpoint.issuer, why);
     let Some(authorize) = endpoint.authorization_endpoint.clone() else {
         return Err(issuer_fail(
             "its metadata names no `authorization_endpoint`: a person cannot sign in there",
@@ -59,15 +60,17 @@ pub async fn login(
         .await
         .map_err(|e| {
             SignInError::new(
-                Step::Authorization,
+                DiscoveryStep::Authorization,
                 "http://127.0.0.1/",
                 format!("cannot listen: {e}"),
             )
         })?;
     let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
-    let random =
-        |n| random_token(n).map_err(|e| SignInError::new(Step::Authorization, &redirect_uri, e));
+    let random = |n| {
+        random_token(n)
+            .map_err(|e| SignInError::new(DiscoveryStep::Authorization, &redirect_uri, e))
+    };
     let state = random(24)?;
     let verifier = random(48)?;
     crate::ground::redact::remember(&[state.clone(), verifier.clone()]);
@@ -92,7 +95,7 @@ pub async fn login(
         .await
         .map_err(|_| {
             SignInError::new(
-                Step::Authorization,
+                DiscoveryStep::Authorization,
                 &redirect_uri,
                 format!("no redirect came back within {:?}", login.wait),
             )
@@ -114,7 +117,7 @@ pub async fn login(
         ("code_verifier", verifier.as_str()),
     ];
     let granted = flow
-        .grant(Step::CodeExchange, &endpoint, &form, None, &auth)
+        .grant(DiscoveryStep::CodeExchange, &endpoint, &form, None, &auth)
         .await?;
     Ok(cache::Entry {
         resource: endpoint.resource.clone(),
@@ -134,7 +137,7 @@ async fn redirected(
     redirect_uri: &str,
     state: &str,
 ) -> Result<String, SignInError> {
-    let fail = |why: String| SignInError::new(Step::Authorization, redirect_uri, why);
+    let fail = |why: String| SignInError::new(DiscoveryStep::Authorization, redirect_uri, why);
     loop {
         let Ok((mut stream, _)) = listener.accept().await else {
             continue;
