@@ -6,8 +6,7 @@ use serde_json::Value;
 use crate::ground::source::Severity;
 use crate::language::dsl::Expect;
 use crate::results::exchange::Exchange;
-
-use super::*;
+use crate::results::outcome::Failure;
 
 pub(super) fn failure(
     expect: &Expect,

@@ -2,7 +2,9 @@
 
 use serde_json::Value;
 
-use super::*;
+use super::describe::{describe_no_response, show_duration};
+use super::{ExpectOutcome, Observed, failing};
+use crate::language::dsl::scenario::Expect;
 use crate::language::dsl::{CompareOp, DurationBound};
 
 pub(super) fn check(

@@ -35,9 +35,7 @@ use output_schema::*;
 pub use predicate::is_singular_path;
 use predicate::*;
 
-use crate::ground::json::subset_of;
 use crate::ground::source::Severity;
-use crate::language::dsl::template::render_value;
 use crate::language::dsl::{Expect, ExpectKind};
 use crate::results::exchange::Exchange;
 

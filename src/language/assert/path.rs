@@ -2,7 +2,9 @@
 
 use serde_json::Value;
 
-use super::*;
+use super::predicate::is_singular_path;
+use super::{ExpectOutcome, Observed, check_predicate, failing, held_vacuously, resolved};
+use crate::language::dsl::scenario::Expect;
 use crate::language::dsl::{PathExpr, Predicate};
 
 pub(super) fn check(

@@ -18,16 +18,13 @@ mod valid_schema;
 
 use std::borrow::Cow;
 
-use regex::Regex;
 use serde_json::Value;
 
-use crate::ground::json::{json_eq, json_type_name, sort_keys, subset_of};
+use crate::ground::json::{json_eq, subset_of};
+use crate::language::dsl::Predicate;
 use crate::language::dsl::document::{JsonType, LengthSpec};
 use crate::language::dsl::template::render_value;
 use crate::language::dsl::value::TValue;
-use crate::language::dsl::{CompareOp, Predicate};
-
-use super::*;
 
 pub(super) type PredFail = (String, Option<String>, Option<String>);
 

@@ -1,6 +1,9 @@
 //! `contains`.
 
-use super::*;
+use super::{Nodes, PredFail, contains};
+use crate::ground::json::{json_eq, subset_of};
+use crate::ground::yaml::value::TValue;
+use crate::language::assert::describe::{compact, pretty};
 
 pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), PredFail> {
     let Nodes { src, matches, .. } = *n;

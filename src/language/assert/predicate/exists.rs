@@ -1,6 +1,7 @@
 //! `exists`.
 
-use super::*;
+use super::{Nodes, PredFail};
+use crate::language::assert::describe::compact;
 
 pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
     let Nodes { src, matches, .. } = *n;

@@ -1,7 +1,8 @@
 //! `increasing`: the matches, in order, are numbers that strictly increase (e.g. the
 //! `progress` values of a request's `notifications/progress`).
 
-use super::*;
+use super::{Nodes, PredFail};
+use crate::language::assert::describe::compact;
 
 pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
     let Nodes { src, matches, .. } = *n;
@@ -39,8 +40,10 @@ pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    use crate::language::assert::predicate::check_predicate;
+    use crate::language::dsl::Predicate;
 
     #[test]
     fn increasing_means_strictly_increasing_numbers() {

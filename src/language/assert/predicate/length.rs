@@ -1,6 +1,11 @@
 //! `length`.
 
-use super::*;
+use serde_json::Value;
+
+use super::{Nodes, PredFail, length_holds};
+use crate::ground::json::json_type_name;
+use crate::language::assert::describe::compact;
+use crate::language::dsl::document::LengthSpec;
 
 pub(super) fn check(n: &Nodes, spec: &LengthSpec) -> Result<(), PredFail> {
     let Nodes {

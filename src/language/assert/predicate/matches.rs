@@ -1,6 +1,10 @@
 //! `matches`.
 
-use super::*;
+use regex::Regex;
+
+use super::{Nodes, PredFail};
+use crate::ground::json::json_type_name;
+use crate::language::assert::describe::compact;
 
 pub(super) fn check(n: &Nodes, re: &Regex) -> Result<(), PredFail> {
     let Nodes {

@@ -1,7 +1,7 @@
 //! `minMatches`: the path matched at least this many nodes (so that every-match
 //! predicates cannot pass on none).
 
-use super::*;
+use super::{Nodes, PredFail};
 
 pub(super) fn check(n: &Nodes, min: u64) -> Result<(), PredFail> {
     let Nodes { src, matches, .. } = *n;

@@ -1,6 +1,9 @@
 //! `notEquals`.
 
-use super::*;
+use super::{Nodes, PredFail};
+use crate::ground::json::json_eq;
+use crate::ground::yaml::value::TValue;
+use crate::language::assert::describe::{compact, pretty};
 
 pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), PredFail> {
     let Nodes { src, .. } = *n;

@@ -1,6 +1,11 @@
 //! `oneOf`.
 
-use super::*;
+use serde_json::Value;
+
+use super::{Nodes, PredFail};
+use crate::ground::json::{json_eq, json_type_name};
+use crate::ground::yaml::value::TValue;
+use crate::language::assert::describe::compact;
 
 pub(super) fn check(n: &Nodes, options: &TValue) -> Result<(), PredFail> {
     let Nodes {

@@ -1,6 +1,9 @@
 //! `type`.
 
-use super::*;
+use super::{Nodes, PredFail, has_type, type_label};
+use crate::ground::json::json_type_name;
+use crate::language::assert::describe::compact;
+use crate::language::dsl::document::JsonType;
 
 pub(super) fn check(n: &Nodes, t: &JsonType) -> Result<(), PredFail> {
     let Nodes {

@@ -1,6 +1,7 @@
 //! `unique`.
 
-use super::*;
+use super::{Nodes, PredFail};
+use crate::ground::json::sort_keys;
 
 pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
     let Nodes { src, matches, .. } = *n;

@@ -1,6 +1,8 @@
 //! `validSchema`.
 
-use super::*;
+use super::{Nodes, PredFail};
+use crate::ground::json::json_type_name;
+use crate::language::assert::describe::compact;
 
 pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), PredFail> {
     let Nodes {
