@@ -4,8 +4,16 @@
 //! each copy is named after its row and carries the row as a bound variable, the same way
 //! a group call carries its arguments, so the engine runs rows like any other steps.
 
-use super::*;
-use crate::ground::yaml::value::TKind;
+use indexmap::IndexMap;
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
+
+use super::{Compiler, is_variable_name};
+use crate::ground::load_error::{LoadError, did_you_mean};
+use crate::ground::source::Pos;
+use crate::ground::yaml::value::{At, TKind, TValue};
+use crate::language::dsl::document;
+use crate::language::dsl::scenario::{Action, GroupCall, LiveEach, Phase, ProcessUse, Step};
 
 /// The default variable name of an `each` row.
 const ROW: &str = "row";

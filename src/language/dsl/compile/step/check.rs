@@ -1,6 +1,10 @@
 //! A `check` step: a built-in check, its list method and options within range.
 
-use super::*;
+use crate::ground::load_error::LoadError;
+use crate::ground::source::Pos;
+use crate::language::dsl::compile::Compiler;
+use crate::language::dsl::document;
+use crate::language::dsl::scenario::Action;
 
 impl Compiler {
     /// A built-in check's action (the step at `pos`), or the error and none.
