@@ -3,8 +3,14 @@
 //! requests to it at the same time ([`SharedStdio`]); a process that broke is replaced by
 //! a new one when the next connection is asked for.
 
-use super::*;
+use std::time::Instant;
+
+use super::transport::Transport;
+use super::{ConnectError, Connection};
+use crate::protocol::era::EraRequest;
+use crate::results::exchange::Exchange;
 use crate::run::client::stdio::SharedStdio;
+use crate::run::client::{Outgoing, Target, TransportError};
 
 /// A connection's side of a shared process.
 pub(in crate::run::client) struct SharedTransport {
