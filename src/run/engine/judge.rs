@@ -155,7 +155,7 @@ pub(super) fn with_wire_violations(
     let is_wire_check = matches!(
         step.action,
         Action::Check {
-            kind: crate::language::dsl::document::CheckKind::WireValid,
+            kind: crate::language::dsl::document::check::CheckKind::WireValid,
             ..
         }
     );

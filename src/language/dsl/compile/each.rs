@@ -39,9 +39,9 @@ pub(super) struct Collected {
     pub connection_life: Option<String>,
     /// Some step is a `wire_valid` check.
     pub wire_check: bool,
-    /// Some step's probe disturbs a process of its own ([`document::CheckKind::probes_own_process`]).
+    /// Some step's probe disturbs a process of its own ([`document::check::CheckKind::probes_own_process`]).
     pub own_probe: bool,
-    /// Some step judges the run's other scenarios ([`document::CheckKind::judges_run`]).
+    /// Some step judges the run's other scenarios ([`document::check::CheckKind::judges_run`]).
     pub judges_run: bool,
     /// The first `roots` step.
     pub roots_step: Option<Pos>,
@@ -278,7 +278,7 @@ impl Compiler {
             out.wire_check |= matches!(
                 compiled.action,
                 Action::Check {
-                    kind: document::CheckKind::WireValid,
+                    kind: document::check::CheckKind::WireValid,
                     ..
                 }
             );

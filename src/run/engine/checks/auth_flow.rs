@@ -13,7 +13,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use super::outcome::{CheckOutcome, Finding};
-use crate::language::dsl::document::NARROW_SCOPE;
+use crate::language::dsl::document::check::NARROW_SCOPE;
 use crate::run::client::http::oauth::{self, OAuth};
 use crate::run::client::{Connection, TargetKind};
 use crate::run::engine::security::{probe, probe_method};
