@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::ground::source::Severity;
-use crate::language::dsl::Expect;
+use crate::language::dsl::scenario::expect::Expect;
 use crate::results::exchange::Exchange;
 use crate::results::outcome::Failure;
 

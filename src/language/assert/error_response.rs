@@ -7,7 +7,7 @@ use super::describe::{compact, describe_no_response, first_line, pretty};
 use super::{ExpectOutcome, Observed, failing};
 use crate::ground::json::subset_of;
 use crate::language::dsl::document::CodeSpec;
-use crate::language::dsl::scenario::Expect;
+use crate::language::dsl::scenario::expect::Expect;
 use crate::language::dsl::template::render_value;
 use crate::language::dsl::value::TValue;
 

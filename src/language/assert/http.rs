@@ -4,7 +4,7 @@ use regex::Regex;
 
 use super::{ExpectOutcome, Observed, failing};
 use crate::language::dsl::document::CodeSpec;
-use crate::language::dsl::scenario::Expect;
+use crate::language::dsl::scenario::expect::Expect;
 
 pub(super) fn check(
     expect: &Expect,

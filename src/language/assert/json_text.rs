@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::describe::compact;
 use super::{ExpectOutcome, Observed, Reply, failure, resolved};
 use crate::language::dsl::PathExpr;
-use crate::language::dsl::scenario::Expect;
+use crate::language::dsl::scenario::expect::Expect;
 
 pub(super) fn check(
     expect: &Expect,

@@ -36,7 +36,7 @@ pub use predicate::is_singular_path;
 use predicate::*;
 
 use crate::ground::source::Severity;
-use crate::language::dsl::{Expect, ExpectKind};
+use crate::language::dsl::scenario::expect::{Expect, ExpectKind};
 use crate::results::exchange::Exchange;
 
 /// The JSON-RPC answer a step is judged on: the `result` and `error` members of the
@@ -204,7 +204,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::language::dsl::Predicate;
+    use crate::language::dsl::scenario::expect::Predicate;
 
     #[test]
     fn received_notifications_are_counted_beyond_those_kept() {

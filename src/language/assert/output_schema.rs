@@ -3,7 +3,7 @@
 
 use super::describe::{compact, describe_no_response};
 use super::{ExpectOutcome, Observed, failure};
-use crate::language::dsl::Expect;
+use crate::language::dsl::scenario::expect::Expect;
 use crate::protocol::fields;
 
 pub(super) fn check_output_schema(expect: &Expect, seen: &Observed) -> ExpectOutcome {

@@ -4,8 +4,9 @@ use serde_json::Value;
 
 use super::predicate::is_singular_path;
 use super::{ExpectOutcome, Observed, check_predicate, failing, held_vacuously, resolved};
-use crate::language::dsl::scenario::Expect;
-use crate::language::dsl::{PathExpr, Predicate};
+use crate::language::dsl::PathExpr;
+use crate::language::dsl::scenario::expect::Expect;
+use crate::language::dsl::scenario::expect::Predicate;
 
 pub(super) fn check(
     expect: &Expect,

@@ -21,8 +21,8 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::ground::json::{json_eq, subset_of};
-use crate::language::dsl::Predicate;
 use crate::language::dsl::document::{JsonType, LengthSpec};
+use crate::language::dsl::scenario::expect::Predicate;
 use crate::language::dsl::template::render_value;
 use crate::language::dsl::value::TValue;
 

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::{ExpectOutcome, Observed, failing, length_holds};
 use crate::language::dsl::document::LengthSpec;
-use crate::language::dsl::scenario::Expect;
+use crate::language::dsl::scenario::expect::Expect;
 
 pub(super) fn check(
     expect: &Expect,

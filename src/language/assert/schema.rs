@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::describe::describe_no_response;
 use super::{ExpectOutcome, Observed, describe, failing};
 use crate::ground::json::path::CompiledPath;
-use crate::language::dsl::scenario::Expect;
+use crate::language::dsl::scenario::expect::Expect;
 
 pub(super) fn check(
     expect: &Expect,

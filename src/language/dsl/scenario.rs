@@ -14,15 +14,14 @@ use crate::language::dsl::document::Level;
 use crate::protocol::era::EraSelector;
 
 mod client;
-mod expect;
+pub mod expect;
 mod requires;
+
+use expect::Expect;
 
 pub use client::{
     Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, Roots, SamplingReply, ToolUseReply,
     roots_undeclared,
-};
-pub use expect::{
-    CompareOp, DurationBound, Expect, ExpectKind, Predicate, SanitizerSpec, SnapshotSpec,
 };
 pub use requires::{Requires, capability_declared};
 

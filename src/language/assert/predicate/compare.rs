@@ -3,7 +3,7 @@
 use super::{Nodes, PredFail};
 use crate::language::assert::describe::compact;
 use crate::language::dsl::document::Num;
-use crate::language::dsl::scenario::CompareOp;
+use crate::language::dsl::scenario::expect::CompareOp;
 
 pub(super) fn check(n: &Nodes, op: &CompareOp, bound: &Num<f64>) -> Result<(), PredFail> {
     let bound = &bound

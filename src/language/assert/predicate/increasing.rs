@@ -43,7 +43,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use crate::language::assert::predicate::check_predicate;
-    use crate::language::dsl::Predicate;
+    use crate::language::dsl::scenario::expect::Predicate;
 
     #[test]
     fn increasing_means_strictly_increasing_numbers() {

@@ -11,9 +11,9 @@ use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::ground::source::SourceFile;
 use crate::ground::yaml::value::At;
 use crate::language::dsl::document::{ClientCapabilitiesDoc, ClientDoc};
+use crate::language::dsl::scenario::expect::Expect;
 use crate::language::dsl::scenario::{
-    Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, Expect, Roots, SamplingReply,
-    ToolUseReply,
+    Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, Roots, SamplingReply, ToolUseReply,
 };
 use crate::language::dsl::{document, limits};
 

@@ -11,7 +11,7 @@ use super::Compiler;
 use crate::ground::load_error::LoadError;
 use crate::ground::source::Pos;
 use crate::language::dsl::document::Expectation;
-use crate::language::dsl::scenario::{Expect, ExpectKind};
+use crate::language::dsl::scenario::expect::{Expect, ExpectKind};
 
 impl Compiler {
     pub(super) fn expectation(

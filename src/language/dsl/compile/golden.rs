@@ -8,7 +8,7 @@ use crate::ground::load_error::{LoadError, LoadErrors, did_you_mean};
 use crate::ground::source::{Pos, SourceFile};
 use crate::ground::yaml::value::At;
 use crate::language::dsl::document::{Expectation, Sanitizer};
-use crate::language::dsl::scenario::{Expect, ExpectKind, SanitizerSpec, SnapshotSpec};
+use crate::language::dsl::scenario::expect::{Expect, ExpectKind, SanitizerSpec, SnapshotSpec};
 
 /// The built-in sanitizers, by name.
 const BUILTINS: &[(&str, SanitizerSpec)] = &[

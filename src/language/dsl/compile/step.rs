@@ -12,7 +12,8 @@ use crate::ground::load_error::LoadError;
 use crate::ground::yaml::value::At;
 use crate::language::dsl::document;
 use crate::language::dsl::document::Level;
-use crate::language::dsl::scenario::{Action, Capture, Expect, ExpectKind, Phase, Step};
+use crate::language::dsl::scenario::expect::{Expect, ExpectKind};
+use crate::language::dsl::scenario::{Action, Capture, Phase, Step};
 use crate::protocol::rules::{Rule, RuleLevel};
 
 impl Compiler {
