@@ -5,8 +5,9 @@
 
 use std::time::Instant;
 
-use super::transport::Transport;
-use super::{ConnectError, Connection};
+// `Transport` holds a `SharedTransport` and this file builds `Transport`s: a two-way tie
+// between the two files (named through the parent until it is untied).
+use super::{ConnectError, Connection, Transport};
 use crate::protocol::era::EraRequest;
 use crate::results::exchange::Exchange;
 use crate::run::client::stdio::SharedStdio;
