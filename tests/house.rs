@@ -1,6 +1,7 @@
-//! House rules on the shape of the source, checked from its text: no production file grows
-//! past [`MAX_PRODUCTION_LINES`] (issue #43). A file that large holds several
-//! responsibilities; split it by concept rather than raise the bound.
+//! House rules on the shape of the source, checked from its text (issue #43): no production
+//! file grows past [`MAX_PRODUCTION_LINES`]: a file that large holds several
+//! responsibilities; split it by concept rather than raise the bound. And no production code
+//! imports its parent by glob (`use super::*`): a file says what it takes and from where.
 
 use std::path::{Path, PathBuf};
 
@@ -103,5 +104,53 @@ fn no_production_file_passes_600_lines() {
             .map(|(count, name)| format!("{count:>6} {name}"))
             .collect::<Vec<_>>()
             .join("\n")
+    );
+}
+
+/// The production lines of `text` (before its test module) that import their parent by glob.
+fn super_globs(text: &str) -> Vec<usize> {
+    text.lines()
+        .take(production_lines(text))
+        .enumerate()
+        .filter(|(_, line)| line.trim() == "use super::*;")
+        .map(|(index, _)| index + 1)
+        .collect()
+}
+
+#[test]
+fn super_globs_are_found_only_before_the_test_module() {
+    assert_eq!(super_globs("use a::b;\nuse super::*;\n"), vec![2]);
+    assert_eq!(
+        super_globs("use super::A;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n"),
+        Vec::<usize>::new()
+    );
+}
+
+/// Checked in mcpspec's own `src/` (the example servers of the workspace still glob).
+#[test]
+fn no_production_file_imports_its_parent_by_glob() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut globs: Vec<String> = files
+        .iter()
+        .flat_map(|file| {
+            let text = std::fs::read_to_string(file).expect("readable source");
+            let name = file
+                .strip_prefix(root())
+                .unwrap_or(file)
+                .display()
+                .to_string();
+            super_globs(&text)
+                .into_iter()
+                .map(move |line| format!("{name}:{line}"))
+        })
+        .collect();
+    globs.sort();
+    assert!(
+        globs.is_empty(),
+        "{} production files import `use super::*`; import the items they use by name \
+         (from their real module):\n{}",
+        globs.len(),
+        globs.join("\n")
     );
 }

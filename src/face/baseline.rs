@@ -35,9 +35,7 @@ mod write;
 use crate::ground::source::Pos;
 
 pub(crate) use apply::fails_run;
-use apply::*;
 pub use apply::{Applied, Relabel, Stale, apply, relabel_suite, stale};
-use parse::*;
 pub use write::{Unconnected, unconnected_eras, write_from};
 
 /// Top-level keys of a baseline file.

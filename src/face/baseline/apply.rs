@@ -1,11 +1,10 @@
 //! Applying a baseline to a finished run: listed failures become expected, entries whose
 //! failure is gone become stale.
 
+use super::{Baseline, Entry};
 use crate::ground::source::{Pos, Severity};
 use crate::results::report::events::{Event, Moment, Subscriber};
 use crate::results::report::result::{Failure, Outcome, RunReport, StepResult, Summary};
-
-use super::*;
 
 /// The result of applying a baseline to a run.
 #[derive(Debug, Clone, Default)]

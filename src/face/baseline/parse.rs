@@ -7,14 +7,13 @@ use std::sync::Arc;
 
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
+use super::{Baseline, ENTRY_FORMS, Entry, KEYS};
 use crate::ground::source::{Pos, SourceFile};
 use crate::language::dsl::error::did_you_mean;
 use crate::language::dsl::load::parse_yaml;
 use crate::language::dsl::value::{At, TKind, TValue};
 use crate::language::dsl::{LoadError, LoadErrors};
 use crate::protocol::era::EraSelector;
-
-use super::*;
 
 impl Baseline {
     /// Read and parse a baseline file.

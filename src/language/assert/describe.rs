@@ -4,10 +4,10 @@
 use serde_json::Value;
 
 use crate::ground::source::Severity;
-use crate::language::dsl::Expect;
+use crate::language::dsl::scenario::expect::Expect;
 use crate::results::exchange::Exchange;
-
-use super::*;
+use crate::results::outcome::Failure;
+use crate::results::outcome::Finding;
 
 /// What `expect`'s judge found, told at the expectation.
 pub(super) fn failure(expect: &Expect, severity: Severity, finding: Finding) -> Failure {

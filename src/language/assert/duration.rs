@@ -2,8 +2,10 @@
 
 use serde_json::Value;
 
-use super::*;
-use crate::language::dsl::{CompareOp, DurationBound};
+use super::describe::{describe_no_response, show_duration};
+use super::{ExpectOutcome, Observed, failing};
+use crate::language::dsl::scenario::expect::Expect;
+use crate::language::dsl::scenario::expect::{CompareOp, DurationBound};
 
 pub(super) fn check(
     expect: &Expect,

@@ -3,8 +3,12 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::*;
+use super::describe::{compact, describe_no_response, first_line, pretty};
+use super::{ExpectOutcome, Observed, failing};
+use crate::ground::json::subset_of;
 use crate::language::dsl::document::CodeSpec;
+use crate::language::dsl::scenario::expect::Expect;
+use crate::language::dsl::template::render_value;
 use crate::language::dsl::value::TValue;
 
 pub(super) fn check(

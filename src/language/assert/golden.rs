@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::{ExpectOutcome, Finding, Observed, describe_no_response, failure};
 use crate::ground::json::{json_eq, sort_keys};
-use crate::language::dsl::{Expect, SanitizerSpec, SnapshotSpec};
+use crate::language::dsl::scenario::expect::{Expect, SanitizerSpec, SnapshotSpec};
 
 /// Where the `snapshot` expectations of one run go: compared only, or (with
 /// `--update-snapshots`) new and changed files written, one content per file per run.

@@ -2,8 +2,9 @@
 
 use regex::Regex;
 
-use super::*;
+use super::{ExpectOutcome, Observed, failing};
 use crate::language::dsl::document::CodeSpec;
+use crate::language::dsl::scenario::expect::Expect;
 
 pub(super) fn check(
     expect: &Expect,

@@ -3,8 +3,11 @@
 
 use serde_json::Value;
 
-use super::*;
+use super::describe::compact;
+use super::{ExpectOutcome, Observed, Reply, failure, resolved};
 use crate::language::dsl::PathExpr;
+use crate::language::dsl::scenario::expect::Expect;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(
     expect: &Expect,

@@ -35,10 +35,8 @@ use output_schema::*;
 pub use predicate::is_singular_path;
 use predicate::*;
 
-use crate::ground::json::subset_of;
 use crate::ground::source::Severity;
-use crate::language::dsl::template::render_value;
-use crate::language::dsl::{Expect, ExpectKind};
+use crate::language::dsl::scenario::expect::{Expect, ExpectKind};
 use crate::results::exchange::Exchange;
 
 /// The JSON-RPC answer a step is judged on: the `result` and `error` members of the
@@ -214,7 +212,7 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::language::dsl::Predicate;
+    use crate::language::dsl::scenario::expect::Predicate;
 
     #[test]
     fn received_notifications_are_counted_beyond_those_kept() {

@@ -1,6 +1,8 @@
 //! `noResponse`: whether the server answered at all.
 
-use super::*;
+use super::describe::{compact, describe_no_response};
+use super::{ExpectOutcome, Observed, failing};
+use crate::language::dsl::scenario::expect::Expect;
 
 pub(super) fn check(expect: &Expect, want: bool, seen: &Observed) -> ExpectOutcome {
     let fail = failing(expect, seen);

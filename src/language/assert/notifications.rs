@@ -3,11 +3,11 @@
 
 use serde_json::Value;
 
+use super::{ExpectOutcome, Observed, check_predicate, failure, held_vacuously, length_holds};
 use crate::language::dsl::document::LengthSpec;
-use crate::language::dsl::{Expect, ExpectKind};
+use crate::language::dsl::scenario::expect::{Expect, ExpectKind};
 use crate::results::exchange::Exchange;
-
-use super::*;
+use crate::results::outcome::Finding;
 
 /// The notifications an exchange received (`method`: of that method only): how many
 /// arrived, and those kept to judge. The one place that reads what a transport kept of

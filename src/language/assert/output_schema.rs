@@ -1,10 +1,11 @@
 //! The `outputSchema` expectation: a tool result's structured content against the tool's
 //! declared schema.
 
-use crate::language::dsl::Expect;
+use super::describe::{compact, describe_no_response};
+use super::{ExpectOutcome, Observed, failure};
+use crate::language::dsl::scenario::expect::Expect;
 use crate::protocol::fields;
-
-use super::*;
+use crate::results::outcome::Finding;
 
 pub(super) fn check_output_schema(expect: &Expect, seen: &Observed) -> ExpectOutcome {
     let fail = |message: String, expected: Option<String>, actual: Option<String>| {

@@ -2,8 +2,12 @@
 
 use serde_json::Value;
 
-use super::*;
-use crate::language::dsl::{PathExpr, Predicate};
+use super::predicate::is_singular_path;
+use super::{ExpectOutcome, Observed, check_predicate, failing, held_vacuously, resolved};
+use crate::language::dsl::PathExpr;
+use crate::language::dsl::scenario::expect::Expect;
+use crate::language::dsl::scenario::expect::Predicate;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(
     expect: &Expect,

@@ -18,16 +18,14 @@ mod valid_schema;
 
 use std::borrow::Cow;
 
-use regex::Regex;
 use serde_json::Value;
 
-use crate::ground::json::{json_eq, json_type_name, sort_keys, subset_of};
+use crate::ground::json::{json_eq, subset_of};
 use crate::language::dsl::document::{JsonType, LengthSpec};
+use crate::language::dsl::scenario::expect::Predicate;
 use crate::language::dsl::template::render_value;
 use crate::language::dsl::value::TValue;
-use crate::language::dsl::{CompareOp, Predicate};
-
-use super::*;
+use crate::results::outcome::Finding;
 
 /// The matches of a path, and what a predicate needs to judge them.
 #[derive(Clone, Copy)]

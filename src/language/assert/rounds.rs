@@ -2,8 +2,9 @@
 
 use serde_json::Value;
 
-use super::*;
+use super::{ExpectOutcome, Observed, failing, length_holds};
 use crate::language::dsl::document::LengthSpec;
+use crate::language::dsl::scenario::expect::Expect;
 
 pub(super) fn check(
     expect: &Expect,

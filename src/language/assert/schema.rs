@@ -2,8 +2,10 @@
 
 use serde_json::Value;
 
-use super::*;
+use super::describe::describe_no_response;
+use super::{ExpectOutcome, Observed, describe, failing};
 use crate::ground::json::path::CompiledPath;
+use crate::language::dsl::scenario::expect::Expect;
 
 pub(super) fn check(
     expect: &Expect,

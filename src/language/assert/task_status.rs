@@ -1,6 +1,7 @@
 //! `taskStatus`: the statuses a task step saw (collapsed), all of them or the last.
 
-use super::*;
+use super::{ExpectOutcome, Observed, failing};
+use crate::language::dsl::scenario::expect::Expect;
 
 pub(super) fn check(
     expect: &Expect,

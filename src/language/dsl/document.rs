@@ -10,14 +10,14 @@ use serde::Deserialize;
 
 use super::limits;
 use super::value::{At, TValue};
+use check::Check;
 
-mod check;
+pub mod check;
 mod client;
 mod expect;
 mod pack;
 mod workload;
 
-pub use check::*;
 pub use client::*;
 pub use expect::*;
 pub use pack::*;

@@ -14,21 +14,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::compile;
-use super::discover;
 use super::document::{ImportDoc, PackDoc, ParamDecl};
 use super::error::{LoadError, LoadErrors};
-use super::scenario::{PackRequirement, Scenario};
+use super::scenario::Scenario;
 use super::scope::{Groups, Scope};
 use super::value::At;
 use crate::ground::source::{Pos, SourceFile};
-use crate::protocol::era::EraSelector;
 
 /// The manifest file name that makes a folder a pack.
 pub use super::discover::MANIFEST;
-use super::params::{is_secret, type_error};
 /// Parameters are [`super::params`]'; the old paths stay.
 mod files;
 mod imports;

@@ -14,15 +14,14 @@ use crate::language::dsl::document::Level;
 use crate::protocol::era::EraSelector;
 
 mod client;
-mod expect;
+pub mod expect;
 mod requires;
+
+use expect::Expect;
 
 pub use client::{
     Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, Roots, SamplingReply, ToolUseReply,
     roots_undeclared,
-};
-pub use expect::{
-    CompareOp, DurationBound, Expect, ExpectKind, Predicate, SanitizerSpec, SnapshotSpec,
 };
 pub use requires::{Requires, capability_declared};
 
@@ -263,7 +262,7 @@ impl Step {
     /// The step calls the change tool: its templates name `list_change_tool`, or its
     /// built-in check reads it.
     pub fn changes_target(&self) -> bool {
-        use super::document::LIST_CHANGE_TOOL;
+        use super::document::check::LIST_CHANGE_TOOL;
         self.uses.contains(LIST_CHANGE_TOOL)
             || self
                 .requires
@@ -385,7 +384,7 @@ pub enum Action {
     Handshake,
     /// A built-in multi-request check.
     Check {
-        kind: super::document::CheckKind,
+        kind: super::document::check::CheckKind,
         method: String,
         options: CheckOptions,
     },
@@ -420,13 +419,13 @@ impl Default for TaskRun {
     }
 }
 
-/// Settings of a built-in check (see `document::Check`).
+/// Settings of a built-in check (see `document::check::Check`).
 #[derive(Debug, Default, Clone)]
 pub struct CheckOptions {
     pub safe_tools: Option<Vec<String>>,
     pub count: Option<u32>,
     /// `deprecated_feature_unused`: the feature (always set for that kind).
-    pub feature: Option<super::document::DeprecatedFeature>,
+    pub feature: Option<super::document::check::DeprecatedFeature>,
 }
 
 /// A JSONPath as compiled: parsed once, or a template (`$.tools[?@.name == '{{ tool }}']`)

@@ -25,8 +25,6 @@ use super::transcript::{format_transcript, one_line};
 use crate::ground::redact::Redactor;
 use crate::results::junit::{Flavor, Policy, Spool, TestCase, TestCaseStatus, TestSuite};
 
-pub use crate::results::junit::MAX_OUTPUT_BYTES;
-
 /// What every suite of a run names: where it ran (unless it says otherwise) and by which
 /// mcpspec.
 #[derive(Debug, Clone, Copy)]
@@ -356,6 +354,7 @@ mod tests {
     use super::super::result::TranscriptEntry;
     use super::super::testdata;
     use super::*;
+    use crate::results::junit::MAX_OUTPUT_BYTES;
 
     /// Written as it goes, the document is the one written at once, byte for byte, in
     /// either flavour.

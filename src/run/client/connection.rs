@@ -18,9 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Exchange, Outgoing, Target, TransportError};
-use crate::protocol::era::{
-    EraKind, EraRequest, LATEST_LEGACY_REVISION, LEGACY_REVISIONS, MODERN_REVISION, Negotiated,
-};
+use crate::protocol::era::{EraKind, EraRequest, Negotiated};
 use crate::results::exchange::{Direction, TranscriptEntry};
 use request::*;
 pub use request::{client_info, encode_header_value, expand_meta_key, name_header, raw_outgoing};
@@ -30,9 +28,8 @@ pub use shared::SharedProcess;
 use transcript::*;
 pub use transcript::{error_of, result_of};
 
-use crate::protocol::{errors, headers as h, meta, methods};
+use crate::protocol::methods;
 
-use liveness::{LIVENESS_WAIT, PROMPT_FLOOR};
 use seen::{LogsSeen, NotificationsSeen};
 use transport::Transport;
 

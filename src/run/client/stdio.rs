@@ -13,16 +13,13 @@
 //! behind.
 
 use std::collections::{HashSet, VecDeque};
-use std::io::Read;
-use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{Exchange, Kept, Outgoing, TransportError, id_key, is_response, server_request_reply};
+use super::{Exchange, Outgoing, TransportError, id_key, is_response, server_request_reply};
 
 use writing::writable;
 

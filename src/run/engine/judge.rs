@@ -11,7 +11,8 @@ use super::failure::{outcome_for, severity_of, step_failure, step_result};
 use crate::ground::source::Severity;
 use crate::language::assert::golden::Snapshots;
 use crate::language::assert::{self, ExpectOutcome, Observed, Reply};
-use crate::language::dsl::{Action, ExpectKind, PathExpr, Step};
+use crate::language::dsl::scenario::expect::ExpectKind;
+use crate::language::dsl::{Action, PathExpr, Step};
 use crate::protocol::methods;
 use crate::results::outcome::Finding;
 use crate::results::report::result::{Failure, Level, Outcome, StepResult, TranscriptEntry};
@@ -156,7 +157,7 @@ pub(super) fn with_wire_violations(
     let is_wire_check = matches!(
         step.action,
         Action::Check {
-            kind: crate::language::dsl::document::CheckKind::WireValid,
+            kind: crate::language::dsl::document::check::CheckKind::WireValid,
             ..
         }
     );

@@ -30,7 +30,7 @@ use suite::{finished, kind_name, skeleton, skipped};
 use crate::language::dsl::Scenario;
 use crate::protocol::era::Era;
 use crate::results::report::events::{Event, Events, ItemEvents, RunInfo};
-use crate::results::report::result::{RunReport, ServerStats, SuiteResult, Summary};
+use crate::results::report::result::{INTERRUPTED, RunReport, ServerStats, SuiteResult, Summary};
 use crate::run::client::{ConnectErrorKind, Connection, Target};
 
 /// What a run needs besides the scenarios.
@@ -311,8 +311,6 @@ async fn run_held<'a>(
     }
     (i, run_item(item, config, pool, lease, events).await)
 }
-
-pub use crate::results::report::result::INTERRUPTED;
 
 async fn run_item(
     item: Item<'_>,

@@ -67,7 +67,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::language::dsl::Scenario;
-use crate::language::dsl::document::LIST_CHANGE_TOOL;
+use crate::language::dsl::document::check::LIST_CHANGE_TOOL;
 use crate::protocol::era::EraRequest;
 use crate::results::exchange::TranscriptEntry;
 use crate::run::client::connection::Handover;

@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 use super::checks::CheckState;
 use super::judge::{Deferred, Judgement, StepRun, judge, null_error_id, wrong_error_id};
 use crate::language::assert::{self, ExpectOutcome, Observed};
-use crate::language::dsl::{Action, ExpectKind, Step};
+use crate::language::dsl::scenario::expect::ExpectKind;
+use crate::language::dsl::{Action, Step};
 use crate::protocol::{ListKind, errors, methods};
 use crate::results::report::result::Outcome;
 use crate::run::client::{Connection, Exchange, TransportError};
@@ -397,7 +398,7 @@ async fn collect_late_notifications(
     exchange: &mut Exchange,
     ctx: &Value,
 ) {
-    let waiting: Vec<(&crate::language::dsl::Expect, Duration)> = step
+    let waiting: Vec<(&crate::language::dsl::scenario::expect::Expect, Duration)> = step
         .expects
         .iter()
         .filter_map(|e| match &e.kind {

@@ -380,7 +380,7 @@ pub fn judge_prompt(
 /// The calls of a `calls` expectation's tool that satisfy its hard `args`: those its
 /// critics score.
 pub fn fitting<'a>(
-    args: &[crate::language::dsl::Expect],
+    args: &[crate::language::dsl::scenario::expect::Expect],
     of_tool: &[&'a ToolCallRecord],
 ) -> Vec<&'a ToolCallRecord> {
     of_tool
@@ -392,7 +392,10 @@ pub fn fitting<'a>(
 
 /// Why one argument predicate fails on `arguments`, if it does (the scenario DSL's own
 /// JSONPath check, on the arguments object as the document).
-pub fn arg_failure(expect: &crate::language::dsl::Expect, arguments: &Value) -> Option<String> {
+pub fn arg_failure(
+    expect: &crate::language::dsl::scenario::expect::Expect,
+    arguments: &Value,
+) -> Option<String> {
     let no_exchange = crate::run::client::Exchange::default();
     let reply = crate::language::assert::Reply::result(arguments);
     let seen = crate::language::assert::Observed::with_reply(&no_exchange, reply, false);

@@ -19,7 +19,7 @@ use super::conversation::{ApiError, TurnAt};
 use super::record::{MANIFEST, Manifest, RECORDING_FORMAT, TaskRecording, redacted, task_path};
 use super::replay_match::{excerpts, same, same_but_volatile, tools_as_set};
 use super::results::ModelApi;
-use crate::language::dsl::SanitizerSpec;
+use crate::language::dsl::scenario::expect::SanitizerSpec;
 
 /// The recording of one profile, loaded.
 pub struct Replayer {

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::ground::redact::MASK;
 use crate::language::assert::golden::sanitize;
-use crate::language::dsl::SanitizerSpec;
+use crate::language::dsl::scenario::expect::SanitizerSpec;
 
 /// Context kept before the first differing character, and the length of an excerpt.
 const BEFORE: usize = 60;

@@ -15,8 +15,8 @@ use super::results::{ExpectationOutcome, SetKind};
 use crate::ground::source::{Pos, SourceFile};
 use crate::language::dsl::error::{LoadError, LoadErrors};
 use crate::language::dsl::load::parse_yaml;
+use crate::language::dsl::scenario::expect::{Expect, ExpectKind, SanitizerSpec};
 use crate::language::dsl::value::At;
-use crate::language::dsl::{Expect, ExpectKind, SanitizerSpec};
 
 /// File names of eval sets end with one of these (scenario loading skips them).
 pub use crate::language::dsl::discover::EVAL_SUFFIXES as SUFFIXES;

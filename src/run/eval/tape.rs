@@ -25,7 +25,7 @@ pub fn open(
     record: Option<&std::path::Path>,
     replay: Option<&std::path::Path>,
     set: &str,
-    sanitizers: &[crate::language::dsl::SanitizerSpec],
+    sanitizers: &[crate::language::dsl::scenario::expect::SanitizerSpec],
     profile: &Profile,
     server_info: Option<&serde_json::Value>,
     tools: &[serde_json::Value],

@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::tape::{Entry, From, placeholders};
-use crate::language::dsl::SanitizerSpec;
+use crate::language::dsl::scenario::expect::SanitizerSpec;
 
 /// The server a session is replayed to.
 pub enum Server<'a> {

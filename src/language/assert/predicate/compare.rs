@@ -1,7 +1,10 @@
 //! `compare`.
 
-use super::*;
+use super::Nodes;
+use crate::language::assert::describe::compact;
 use crate::language::dsl::document::Num;
+use crate::language::dsl::scenario::expect::CompareOp;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, op: &CompareOp, bound: &Num<f64>) -> Result<(), Finding> {
     let bound = &bound.resolve(n.ctx, "a number").map_err(Finding::message)?;

@@ -1,6 +1,10 @@
 //! `contains`.
 
-use super::*;
+use super::{Nodes, contains};
+use crate::ground::json::{json_eq, subset_of};
+use crate::ground::yaml::value::TValue;
+use crate::language::assert::describe::{compact, pretty};
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), Finding> {
     let Nodes { src, matches, .. } = *n;

@@ -1,6 +1,8 @@
 //! `exists`.
 
-use super::*;
+use super::Nodes;
+use crate::language::assert::describe::compact;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), Finding> {
     let Nodes { src, matches, .. } = *n;

@@ -1,7 +1,9 @@
 //! `increasing`: the matches, in order, are numbers that strictly increase (e.g. the
 //! `progress` values of a request's `notifications/progress`).
 
-use super::*;
+use super::Nodes;
+use crate::language::assert::describe::compact;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), Finding> {
     let Nodes { src, matches, .. } = *n;
@@ -39,8 +41,12 @@ pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), Finding> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    use crate::results::outcome::Finding;
+
+    use crate::language::assert::predicate::check_predicate;
+    use crate::language::dsl::scenario::expect::Predicate;
 
     #[test]
     fn increasing_means_strictly_increasing_numbers() {

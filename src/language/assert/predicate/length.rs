@@ -1,6 +1,12 @@
 //! `length`.
 
-use super::*;
+use serde_json::Value;
+
+use super::{Nodes, length_holds};
+use crate::ground::json::json_type_name;
+use crate::language::assert::describe::compact;
+use crate::language::dsl::document::LengthSpec;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, spec: &LengthSpec) -> Result<(), Finding> {
     let Nodes {

@@ -1,6 +1,11 @@
 //! `matches`.
 
-use super::*;
+use regex::Regex;
+
+use super::Nodes;
+use crate::ground::json::json_type_name;
+use crate::language::assert::describe::compact;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, re: &Regex) -> Result<(), Finding> {
     let Nodes {

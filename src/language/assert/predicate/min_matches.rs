@@ -1,7 +1,8 @@
 //! `minMatches`: the path matched at least this many nodes (so that every-match
 //! predicates cannot pass on none).
 
-use super::*;
+use super::Nodes;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, min: u64) -> Result<(), Finding> {
     let Nodes { src, matches, .. } = *n;

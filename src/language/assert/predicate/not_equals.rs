@@ -1,6 +1,10 @@
 //! `notEquals`.
 
-use super::*;
+use super::Nodes;
+use crate::ground::json::json_eq;
+use crate::ground::yaml::value::TValue;
+use crate::language::assert::describe::{compact, pretty};
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, v: &TValue) -> Result<(), Finding> {
     let Nodes { src, .. } = *n;

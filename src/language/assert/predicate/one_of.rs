@@ -1,6 +1,12 @@
 //! `oneOf`.
 
-use super::*;
+use serde_json::Value;
+
+use super::Nodes;
+use crate::ground::json::{json_eq, json_type_name};
+use crate::ground::yaml::value::TValue;
+use crate::language::assert::describe::compact;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, options: &TValue) -> Result<(), Finding> {
     let Nodes {

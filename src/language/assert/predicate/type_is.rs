@@ -1,6 +1,10 @@
 //! `type`.
 
-use super::*;
+use super::{Nodes, has_type, type_label};
+use crate::ground::json::json_type_name;
+use crate::language::assert::describe::compact;
+use crate::language::dsl::document::JsonType;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, t: &JsonType) -> Result<(), Finding> {
     let Nodes {

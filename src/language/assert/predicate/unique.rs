@@ -1,6 +1,8 @@
 //! `unique`.
 
-use super::*;
+use super::Nodes;
+use crate::ground::json::sort_keys;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), Finding> {
     let Nodes { src, matches, .. } = *n;

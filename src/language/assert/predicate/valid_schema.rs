@@ -1,6 +1,9 @@
 //! `validSchema`.
 
-use super::*;
+use super::Nodes;
+use crate::ground::json::json_type_name;
+use crate::language::assert::describe::compact;
+use crate::results::outcome::Finding;
 
 pub(super) fn check(n: &Nodes, want: &bool) -> Result<(), Finding> {
     let Nodes {

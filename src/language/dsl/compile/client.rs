@@ -1,12 +1,21 @@
 //! `client:`: the capabilities object declared and the scripted answers, each `when`
 //! compiled as an expectation. A declared capability without an answer is an error here.
 
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
-use super::*;
+use super::{BUILTIN_VARS, Compiler};
+use crate::ground::load_error::{LoadError, LoadErrors};
+use crate::ground::source::SourceFile;
+use crate::ground::yaml::value::At;
 use crate::language::dsl::document::{ClientCapabilitiesDoc, ClientDoc};
-use crate::language::dsl::limits;
-use crate::language::dsl::scenario::ToolUseReply;
+use crate::language::dsl::scenario::expect::Expect;
+use crate::language::dsl::scenario::{
+    Answer, ClientScript, DEFAULT_MAX_ROUNDS, ElicitReply, Roots, SamplingReply, ToolUseReply,
+};
+use crate::language::dsl::{document, limits};
 
 /// The model name of a scripted sampling answer that names none.
 const SCRIPTED_MODEL: &str = "mcpspec-scripted";

@@ -4,8 +4,16 @@
 //! each copy is named after its row and carries the row as a bound variable, the same way
 //! a group call carries its arguments, so the engine runs rows like any other steps.
 
-use super::*;
-use crate::ground::yaml::value::TKind;
+use indexmap::IndexMap;
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
+
+use super::{Compiler, is_variable_name};
+use crate::ground::load_error::{LoadError, did_you_mean};
+use crate::ground::source::Pos;
+use crate::ground::yaml::value::{At, TKind, TValue};
+use crate::language::dsl::document;
+use crate::language::dsl::scenario::{Action, GroupCall, LiveEach, Phase, ProcessUse, Step};
 
 /// The default variable name of an `each` row.
 const ROW: &str = "row";
@@ -31,9 +39,9 @@ pub(super) struct Collected {
     pub connection_life: Option<String>,
     /// Some step is a `wire_valid` check.
     pub wire_check: bool,
-    /// Some step's probe disturbs a process of its own ([`document::CheckKind::probes_own_process`]).
+    /// Some step's probe disturbs a process of its own ([`document::check::CheckKind::probes_own_process`]).
     pub own_probe: bool,
-    /// Some step judges the run's other scenarios ([`document::CheckKind::judges_run`]).
+    /// Some step judges the run's other scenarios ([`document::check::CheckKind::judges_run`]).
     pub judges_run: bool,
     /// The first `roots` step.
     pub roots_step: Option<Pos>,
@@ -270,7 +278,7 @@ impl Compiler {
             out.wire_check |= matches!(
                 compiled.action,
                 Action::Check {
-                    kind: document::CheckKind::WireValid,
+                    kind: document::check::CheckKind::WireValid,
                     ..
                 }
             );

@@ -5,8 +5,13 @@ mod patterns;
 mod predicates;
 mod timing;
 
-use super::*;
+use std::collections::BTreeSet;
+
+use super::Compiler;
+use crate::ground::load_error::LoadError;
+use crate::ground::source::Pos;
 use crate::language::dsl::document::Expectation;
+use crate::language::dsl::scenario::expect::{Expect, ExpectKind};
 
 impl Compiler {
     pub(super) fn expectation(

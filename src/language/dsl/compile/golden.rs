@@ -1,8 +1,14 @@
 //! `snapshot` expectations: the file name, the snapshotted path and the sanitizers, all
 //! checked before the run (a bad regex or JSONPath fails the load, not the step).
 
-use super::*;
+use std::sync::Arc;
+
+use super::Compiler;
+use crate::ground::load_error::{LoadError, LoadErrors, did_you_mean};
+use crate::ground::source::{Pos, SourceFile};
+use crate::ground::yaml::value::At;
 use crate::language::dsl::document::{Expectation, Sanitizer};
+use crate::language::dsl::scenario::expect::{Expect, ExpectKind, SanitizerSpec, SnapshotSpec};
 
 /// The built-in sanitizers, by name.
 const BUILTINS: &[(&str, SanitizerSpec)] = &[

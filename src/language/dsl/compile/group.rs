@@ -1,8 +1,15 @@
 //! A call of a pack's step group (`group: NAME`): expanded in place, its steps compiled
 //! against the pack manifest, with the caller's arguments as variables.
 
-use super::*;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::{Compiler, list};
+use crate::ground::load_error::{LoadError, did_you_mean};
+use crate::ground::yaml::value::At;
 use crate::language::dsl::discover::MANIFEST;
+use crate::language::dsl::scenario::{GroupCall, Step};
+use crate::language::dsl::{document, template};
 
 impl Compiler {
     /// Expand `use: GROUP` into the group's steps: arguments checked against the group's

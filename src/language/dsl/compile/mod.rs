@@ -11,6 +11,7 @@ use indexmap::IndexMap;
 
 use super::document::{self, ScenarioDoc};
 use super::error::{LoadError, LoadErrors, did_you_mean};
+use super::scenario::expect::Expect;
 use super::scenario::*;
 use super::scope::{Groups, Scope};
 use super::template;

@@ -2,13 +2,20 @@
 //! duration, a count out of range, parts that exclude each other), as `validate` tells any
 //! other mistake.
 
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::*;
-use crate::language::dsl::limits;
+use indexmap::IndexMap;
+
+use super::Compiler;
+use crate::ground::load_error::{LoadError, LoadErrors, did_you_mean};
+use crate::ground::source::SourceFile;
+use crate::ground::yaml::value::{At, TValue};
 use crate::language::dsl::workload::{
     Budget, BudgetScope, Limit, Pace, ProfileParts, Stage, Workload,
 };
+use crate::language::dsl::{document, limits};
 
 impl Compiler {
     /// A scenario's `load:` block (`vars`: its variables, which `each` may name).

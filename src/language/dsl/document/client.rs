@@ -4,7 +4,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::*;
+use super::Expectation;
+use crate::ground::yaml::value::{At, TValue};
 
 /// `client:` of a scenario (else of its pack, else of `mcpspec.yaml`: each a default for
 /// the next). The capabilities declared go in the legacy `initialize` and in every modern

@@ -4,7 +4,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::*;
+use crate::ground::yaml::value::{At, TValue};
 
 /// One expectation. Use exactly one kind: `path` (with predicates), `schema`,
 /// `schemaFile`, `json` (with `path`), `error`, `isError`, `outputSchema`, `http`, `noResponse`, `duration`,

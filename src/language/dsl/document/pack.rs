@@ -4,7 +4,9 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::*;
+use super::client::ClientDoc;
+use super::{LoadDoc, StepDoc};
+use crate::ground::yaml::value::{At, TValue};
 
 /// A pack's manifest (`pack.yaml`): a shareable, versioned folder of scenarios with typed
 /// parameters, requirements, imports of other packs and reusable step groups.

@@ -1,6 +1,13 @@
 //! The scenario files of a pack: its `scenarios:` globs, or every YAML file of its folder.
 
-use super::*;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{Resolver, Source};
+use crate::ground::load_error::LoadError;
+use crate::ground::source::{Pos, SourceFile};
+use crate::language::dsl::discover;
+use crate::language::dsl::document::PackDoc;
 
 impl Resolver<'_> {
     /// The pack's scenario files: (name, text).

@@ -1,7 +1,13 @@
 //! An import's fields and version range checked, and the paths it names joined to its
 //! pack's folder.
 
-use super::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::ground::load_error::LoadError;
+use crate::ground::source::{Pos, SourceFile};
+use crate::ground::yaml::value::At;
+use crate::language::dsl::document::ImportDoc;
 
 /// The import's `version:` range against the version of the pack it reached.
 pub fn check_range(

@@ -1,7 +1,16 @@
 //! A pack's parameters resolved (in the precedence of [`super`]'s doc) and its
 //! requirements.
 
-use super::*;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+use super::{ImportCtx, Resolver};
+use crate::ground::load_error::LoadError;
+use crate::ground::source::{Pos, SourceFile};
+use crate::language::dsl::document::PackDoc;
+use crate::language::dsl::params::{coerce, env_name, is_secret, type_error, unknown_parameter};
+use crate::language::dsl::scenario::PackRequirement;
+use crate::protocol::era::EraSelector;
 
 impl Resolver<'_> {
     /// Resolve every declared parameter: the value used, or unset.

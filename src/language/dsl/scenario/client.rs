@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::Expect;
+use super::expect::Expect;
 use crate::language::dsl::document::ElicitAction;
 use crate::language::dsl::value::TValue;
 

@@ -1,11 +1,20 @@
 //! Opening a connection in its era: the legacy `initialize` handshake, the modern
 //! `server/discover`, and the `auto` probe between them.
 
+use std::time::{Duration, Instant};
+
 use indexmap::IndexMap;
 use serde_json::{Value, json};
 
-use super::*;
-use crate::run::client::AutoDecision;
+use super::liveness::PROMPT_FLOOR;
+use super::request::client_info;
+use super::transcript::{error_of, out_method, refusal_hint, result_of};
+use super::transport::Transport;
+use super::{ConnectError, ConnectErrorKind, Connection};
+use crate::protocol::era::{EraKind, LATEST_LEGACY_REVISION, LEGACY_REVISIONS, MODERN_REVISION};
+use crate::protocol::{errors, headers as h, meta, methods};
+use crate::results::exchange::Exchange;
+use crate::run::client::{AutoDecision, Outgoing, TransportError};
 
 /// Longest wait for the `auto` probe over HTTP before falling back to legacy. Over stdio the
 /// probe is the first request of a process just spawned: its wait includes the server's

@@ -6,8 +6,6 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
-use super::*;
-
 impl Connection {
     /// A request (or notification) for this era with no `_meta` or header overrides.
     pub fn build_plain(
@@ -416,7 +414,10 @@ pub fn expand_meta_key(key: &str) -> String {
     }
 }
 
-use crate::protocol::jsonrpc;
+use super::Connection;
+use crate::protocol::era::EraKind;
+use crate::protocol::{headers as h, jsonrpc, meta, methods};
+use crate::run::client::Outgoing;
 use jsonrpc::message as json_message;
 
 pub(super) fn apply_header_overrides(

@@ -2,7 +2,14 @@
 //! can be handed on, what the server wrote after the scenario's last reply, how it starts
 //! again for the next one, and the count of server starts (where a stdio run's time goes).
 
-use super::*;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+use super::Connection;
+use super::liveness::LIVENESS_WAIT;
+use super::transport::Transport;
+use crate::results::exchange::{Exchange, TranscriptEntry};
+use crate::run::client::TransportError;
 use crate::run::client::stdio::HANDOVER_ID_PREFIX;
 
 /// What [`Connection::settle_for_handover`] found.

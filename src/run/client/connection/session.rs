@@ -4,7 +4,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::*;
+use super::Connection;
+use super::transport::Transport;
+use crate::protocol::headers as h;
+use crate::results::exchange::Direction;
+use crate::run::client::{Outgoing, TransportError};
 
 impl Connection {
     /// The DELETE that ends legacy session `sid`.

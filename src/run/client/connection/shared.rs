@@ -3,8 +3,15 @@
 //! requests to it at the same time ([`SharedStdio`]); a process that broke is replaced by
 //! a new one when the next connection is asked for.
 
-use super::*;
+use std::time::Instant;
+
+// `Transport` holds a `SharedTransport` and this file builds `Transport`s: a two-way tie
+// between the two files (named through the parent until it is untied).
+use super::{ConnectError, Connection, Transport};
+use crate::protocol::era::EraRequest;
+use crate::results::exchange::Exchange;
 use crate::run::client::stdio::SharedStdio;
+use crate::run::client::{Outgoing, Target, TransportError};
 
 /// A connection's side of a shared process.
 pub(in crate::run::client) struct SharedTransport {

@@ -5,7 +5,12 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::*;
+use super::Connection;
+use super::request::lists_tools;
+use crate::protocol::era::EraKind;
+use crate::protocol::methods;
+use crate::results::exchange::{Direction, Exchange, TranscriptEntry};
+use crate::run::client::Outgoing;
 
 impl Connection {
     /// Transcript entries for what came with (or instead of) a response: the kept

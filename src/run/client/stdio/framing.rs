@@ -1,7 +1,14 @@
 //! The server's stdout framed into messages (newline-delimited JSON, one partial line held
 //! at most), and its stderr kept as a bounded tail for reports.
 
-use super::*;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::{NOISE_CHARS, STDERR_TAIL_LINES};
 
 /// What the server wrote to stdout, in order.
 #[derive(Debug)]
@@ -265,6 +272,7 @@ pub(super) fn trim_line(line: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::exchange::Exchange;
 
     fn framed(line: &str) -> Incoming {
         frame(line.as_bytes())

@@ -1,7 +1,13 @@
 //! More than one request at a time: a burst written without waiting, and requests left open
 //! (a `subscriptions/listen` stream) whose messages are read as they come.
 
-use super::*;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+use super::framing::Incoming;
+use super::{EXIT_GRACE, Next, StdioTransport};
+use crate::results::exchange::Kept;
+use crate::run::client::{Outgoing, TransportError, id_key, server_request_reply};
 
 impl StdioTransport {
     /// Write several requests without waiting, then collect their responses (any order).

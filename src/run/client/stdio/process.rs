@@ -7,11 +7,15 @@
 //! reap waits until [`Leader::kill_tree`] is done. A group signal can then never reach a
 //! stranger that got the same number.
 
-use super::*;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
+use super::framing::Incoming;
+use super::{Next, StdioTransport};
 use crate::ground::platform::{self, Stop};
 
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 /// The server process, as long as its id is ours to signal.
 pub(super) struct Leader {

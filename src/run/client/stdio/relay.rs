@@ -3,10 +3,12 @@
 //! still the same process care as every other server mcpspec starts (own group, its tree
 //! killed at the end and on a signal, the exit observed without reaping too early).
 
-use super::process::Leader;
-use super::*;
+use std::time::Duration;
+use tokio::sync::watch;
 
-use crate::ground::platform::Stop;
+use super::process::Leader;
+
+use crate::ground::platform::{PipeReader, PipeWriter, Stop};
 
 /// The server under a recording: its stdin, stdout and stderr, and its end.
 pub struct Relayed {

@@ -9,12 +9,19 @@
 //! waiting then fails with why).
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, oneshot};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
 
-use super::*;
-use crate::run::client::deadline_after;
+use super::framing::Incoming;
+use super::{EXIT_GRACE, Next, StdioTransport};
+use crate::results::exchange::Exchange;
+use crate::run::client::{
+    Outgoing, TransportError, deadline_after, id_key, is_response, server_request_reply,
+};
 
 /// Ids on the wire of a shared process start here: above any id of the opening handshake.
 const FIRST_WIRE_ID: u64 = 1 << 32;

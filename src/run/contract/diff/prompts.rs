@@ -2,10 +2,9 @@
 
 use serde_json::{Value, json};
 
+use super::{Builder, key_of, pair_renames, split};
 use crate::language::contract_rules::change_kind::ChangeKind;
 use crate::run::contract::schema_diff::{Breaks, Models};
-
-use super::*;
 
 pub(super) fn prompts(b: &mut Builder, before: &[Value], after: &[Value]) {
     let list = "prompts";

@@ -2,10 +2,9 @@
 
 use serde_json::Value;
 
+use super::{Builder, key_of, pair_renames, split};
 use crate::language::contract_rules::change_kind::ChangeKind;
 use crate::run::contract::schema_diff::{Breaks, Models};
-
-use super::*;
 
 /// Resources (by `uri`) and resource templates (by `uriTemplate`): a removed and an added
 /// item with the same `name` is a changed URI.

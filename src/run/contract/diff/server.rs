@@ -4,11 +4,10 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use super::Builder;
 use crate::language::contract_rules::change_kind::ChangeKind;
 use crate::protocol::fields::{self, SUPPORTED_VERSIONS};
 use crate::run::contract::schema_diff::{Breaks, Models};
-
-use super::*;
 
 pub(super) fn server(b: &mut Builder, before: &Value, after: &Value) {
     let list = "server";

@@ -2,12 +2,11 @@
 
 use serde_json::{Value, json};
 
+use super::{Builder, key_of, pair_renames, split};
 use crate::language::contract_rules::change_kind::ChangeKind;
 use crate::protocol::fields::{INPUT_SCHEMA, OUTPUT_SCHEMA, input_schema, output_schema};
 use crate::run::contract::schema_diff::{self, Breaks, Models, SchemaSide};
 use crate::run::contract::xmcp::invalid_x_mcp_headers;
-
-use super::*;
 
 pub(super) fn tools(b: &mut Builder, before: &[Value], after: &[Value]) {
     let list = "tools";

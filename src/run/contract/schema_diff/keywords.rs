@@ -6,10 +6,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Number, Value};
 
+use super::{ALL_TYPES, Cx, join};
 use crate::ground::json::{json_eq, num_cmp};
 use crate::language::contract_rules::change_kind::ChangeKind;
-
-use super::*;
 
 impl Cx {
     pub(super) fn types(

@@ -1,6 +1,7 @@
 //! The verdict of every schema change kind, per direction: the vocabulary in one place.
 
-use super::*;
+use super::{Breaks, Models, SchemaSide};
+use crate::language::contract_rules::change_kind::ChangeKind;
 
 /// The verdict of every kind, per direction: one table, a row per group of kinds giving
 /// the verdict as an input change (arguments a client sends) and as an output change

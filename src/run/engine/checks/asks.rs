@@ -14,10 +14,11 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 
 use super::calls::{CallCtx, allowed_tools};
-use super::outcome::{CheckOutcome, Finding};
+use super::outcome::CheckOutcome;
 use crate::protocol::era::EraKind;
 use crate::protocol::fields::{self, INPUT_REQUESTS, REQUEST_STATE};
 use crate::protocol::{elicitation, methods};
+use crate::results::outcome::Finding;
 use crate::run::argsgen;
 use crate::run::client::{Connection, Exchange, TransportError};
 use crate::run::engine::mrtr::{self, Retry};

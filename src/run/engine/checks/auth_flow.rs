@@ -12,8 +12,9 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use super::outcome::{CheckOutcome, Finding};
-use crate::language::dsl::document::NARROW_SCOPE;
+use super::outcome::CheckOutcome;
+use crate::language::dsl::document::check::NARROW_SCOPE;
+use crate::results::outcome::Finding;
 use crate::run::client::http::oauth::{self, OAuth};
 use crate::run::client::{Connection, TargetKind};
 use crate::run::engine::security::{probe, probe_method};

@@ -25,6 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::outcome::CheckOutcome;
 use crate::language::dsl::scenario::CheckOptions;
+use crate::protocol::fields::is_error;
 use crate::protocol::{ListKind, methods};
 use crate::run::argsgen;
 use crate::run::client::connection::error_of;
@@ -335,8 +336,6 @@ impl Called {
         matches!(self, Called::Crashed(_) | Called::Broken(_))
     }
 }
-
-pub use crate::protocol::fields::is_error;
 
 fn first_text(result: &Value) -> String {
     let text = crate::protocol::fields::text_blocks(result)

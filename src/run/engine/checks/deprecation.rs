@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::outcome::CheckOutcome;
-use crate::language::dsl::document::DeprecatedFeature;
+use crate::language::dsl::document::check::DeprecatedFeature;
 use crate::protocol::methods;
 use crate::run::client::Connection;
 

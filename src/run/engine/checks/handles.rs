@@ -12,9 +12,11 @@
 use serde_json::{Value, json};
 use serde_json_path::JsonPath;
 
-use super::calls::{CallCtx, Called, Tool, allowed_tools, call_tool, is_error, request};
-use super::outcome::{CheckOutcome, Finding, conclude};
+use super::calls::{CallCtx, Called, Tool, allowed_tools, call_tool, request};
+use super::outcome::{CheckOutcome, conclude};
+use crate::protocol::fields::is_error;
 use crate::protocol::methods;
+use crate::results::outcome::Finding;
 use crate::run::client::{Connection, TargetKind};
 
 /// Calls per tool when the step sets no `count`.

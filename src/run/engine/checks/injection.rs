@@ -12,9 +12,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::calls::{CallCtx, Called, allowed_tools};
-use super::outcome::{CheckOutcome, Finding, conclude};
+use super::outcome::{CheckOutcome, conclude};
 use crate::language::dsl::scenario::capability_declared;
 use crate::protocol::ListKind;
+use crate::results::outcome::Finding;
 use crate::run::client::Connection;
 
 /// Characters of context shown on each side of a hit.

@@ -132,7 +132,7 @@ pub fn invalid_request_answered(probe: &InvalidProbe) -> CheckOutcome {
             other => Some(other.describe()),
         };
         if let Some(problem) = problem {
-            findings.push(crate::run::engine::checks::outcome::Finding::new(
+            findings.push(crate::results::outcome::Finding::new(
                 format!("a request {} got {problem}", case.what),
                 EXPECTED_INVALID,
                 format!("sent `{}`; {}", case.sent, case.reply.describe()),

@@ -26,9 +26,10 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 
 use super::calls::{CallCtx, allowed_tools};
-use super::outcome::{CheckOutcome, Finding};
+use super::outcome::CheckOutcome;
 use crate::protocol::era::EraKind;
 use crate::protocol::{ListKind, methods};
+use crate::results::outcome::Finding;
 use crate::run::argsgen;
 use crate::run::client::{Connection, TransportError};
 use crate::run::engine::pool::SeenOn;

@@ -48,7 +48,7 @@ use self::cross_era::Compare;
 use super::failure::{outcome_for, step_failure};
 use super::security::AuthProbe;
 use crate::language::dsl::Step;
-use crate::language::dsl::document::CheckKind;
+use crate::language::dsl::document::check::CheckKind;
 use crate::language::dsl::scenario::CheckOptions;
 use crate::protocol::ListKind;
 use crate::results::outcome::Finding;

@@ -1,6 +1,6 @@
 //! What a built-in check concludes: the one outcome type every family returns.
 
-pub use crate::results::outcome::Finding;
+use crate::results::outcome::Finding;
 use crate::run::client::Connection;
 
 /// The conclusion of a built-in check. A check that could not run at all returns

@@ -19,13 +19,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::outcome::{CheckOutcome, Finding};
-use crate::language::dsl::document::CheckKind;
+use super::outcome::CheckOutcome;
+use crate::language::dsl::document::check::CheckKind;
 use crate::protocol::{ListKind, meta, methods};
+use crate::results::outcome::Finding;
 use crate::run::client::{Connection, OpenRequest, StreamItem, deadline_after};
 
 /// The parameter naming the tool whose call changes the tools list.
-pub const CHANGE_TOOL: &str = crate::language::dsl::document::LIST_CHANGE_TOOL;
+pub const CHANGE_TOOL: &str = crate::language::dsl::document::check::LIST_CHANGE_TOOL;
 /// How long to wait for the acknowledgement (at most the target's timeout).
 const ACK_WAIT: Duration = Duration::from_secs(5);
 /// How long to watch for unwanted notifications after a change (at most the target's

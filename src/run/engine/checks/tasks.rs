@@ -11,9 +11,10 @@ use indexmap::IndexMap;
 use serde_json::json;
 
 use super::calls::{CallCtx, allowed_tools};
-use super::outcome::{CheckOutcome, Finding};
+use super::outcome::CheckOutcome;
 use crate::language::dsl::TaskRun;
 use crate::protocol::{methods, tasks};
+use crate::results::outcome::Finding;
 use crate::run::argsgen;
 use crate::run::client::Connection;
 use crate::run::engine::tasks::{Bounds, augmented, carry, describe};

@@ -3,9 +3,11 @@
 
 use serde_json::Value;
 
-use super::calls::{CallCtx, Called, Tool, allowed_tools, call_variant, is_error, no_variants};
-use super::outcome::{CheckOutcome, Finding, conclude};
+use super::calls::{CallCtx, Called, Tool, allowed_tools, call_variant, no_variants};
+use super::outcome::{CheckOutcome, conclude};
 use crate::protocol::errors;
+use crate::protocol::fields::is_error;
+use crate::results::outcome::Finding;
 use crate::run::argsgen;
 use crate::run::client::Connection;
 

@@ -5,13 +5,12 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::Item;
 use crate::face::app::init::probe::{EraSeen, ProbedAnswer, is_read_only, prompt_get_params};
 use crate::face::app::init::yaml::{flow, literal, quoted, scalar};
 use crate::ground::json::path::string_literal as jsonpath_string;
 use crate::protocol::{ListKind, fields};
 use crate::run::argsgen;
-
-use super::*;
 
 /// The scenario's head: id, description, tags, and `eras` when the item is not in every era.
 pub(super) fn head(

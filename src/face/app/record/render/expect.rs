@@ -31,8 +31,8 @@ pub(super) fn expectations(
     if mode == ExpectMode::Golden {
         let name = slug(&step.name);
         let sanitizers = [
-            crate::language::dsl::SanitizerSpec::Timestamps,
-            crate::language::dsl::SanitizerSpec::Uuids,
+            crate::language::dsl::scenario::expect::SanitizerSpec::Timestamps,
+            crate::language::dsl::scenario::expect::SanitizerSpec::Uuids,
         ];
         let value = golden::canonical(result.clone(), &sanitizers);
         step.expect.push(format!(

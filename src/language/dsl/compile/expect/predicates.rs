@@ -8,7 +8,7 @@ use crate::language::dsl::compile::Compiler;
 use crate::language::dsl::document;
 use crate::language::dsl::document::Expectation;
 use crate::language::dsl::error::LoadError;
-use crate::language::dsl::scenario::{CompareOp, Predicate};
+use crate::language::dsl::scenario::expect::{CompareOp, Predicate};
 use crate::language::dsl::template;
 
 impl Compiler {

@@ -7,7 +7,7 @@ use crate::language::dsl::compile::Compiler;
 use crate::language::dsl::document;
 use crate::language::dsl::document::Expectation;
 use crate::language::dsl::error::LoadError;
-use crate::language::dsl::scenario::{CompareOp, DurationBound, Expect, ExpectKind};
+use crate::language::dsl::scenario::expect::{CompareOp, DurationBound, Expect, ExpectKind};
 use crate::language::dsl::template;
 use crate::language::dsl::value::At;
 

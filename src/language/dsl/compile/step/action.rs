@@ -1,9 +1,15 @@
 //! A step's action, one function per kind: what it sends (`request`, `notification`,
 //! `raw`), or does instead (`handshake`, `roots`, `contract`, `check`).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::*;
+use crate::ground::load_error::LoadError;
+use crate::ground::source::Pos;
+use crate::ground::yaml::value::At;
+use crate::language::dsl::compile::Compiler;
+use crate::language::dsl::scenario::{Action, TaskRun};
+use crate::language::dsl::{document, template};
 
 impl Compiler {
     /// The step's one action (taken out of `step`), or the error and none.

@@ -1,12 +1,16 @@
 //! A `check` step: a built-in check, its list method and options within range.
 
-use super::*;
+use crate::ground::load_error::LoadError;
+use crate::ground::source::Pos;
+use crate::language::dsl::compile::Compiler;
+use crate::language::dsl::document;
+use crate::language::dsl::scenario::Action;
 
 impl Compiler {
     /// A built-in check's action (the step at `pos`), or the error and none.
-    pub(super) fn builtin_check(&mut self, c: document::Check, pos: &Pos) -> Option<Action> {
+    pub(super) fn builtin_check(&mut self, c: document::check::Check, pos: &Pos) -> Option<Action> {
         use crate::language::dsl::limits;
-        let wants_feature = *c.kind == document::CheckKind::DeprecatedFeatureUnused;
+        let wants_feature = *c.kind == document::check::CheckKind::DeprecatedFeatureUnused;
         match (&c.feature, wants_feature) {
             (None, true) => {
                 self.errors.push(
@@ -25,7 +29,7 @@ impl Compiler {
             _ => {}
         }
         let feature = c.feature.map(|f| f.value);
-        let wire = c.kind.value == document::CheckKind::WireValid;
+        let wire = c.kind.value == document::check::CheckKind::WireValid;
         // `wire_valid` sends its method (any; none: it only judges what came before).
         let default = if wire { "" } else { "tools/list" };
         let method = c.method.map(|m| m.value).unwrap_or_else(|| default.into());
