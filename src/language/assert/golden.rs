@@ -71,17 +71,7 @@ pub(super) fn check(
     seen: &Observed,
     ctx: &Value,
 ) -> ExpectOutcome {
-    let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        ExpectOutcome::Fail(failure(
-            expect,
-            seen.severity,
-            Finding {
-                message,
-                expected,
-                actual,
-            },
-        ))
-    };
+    let fail = super::failing(expect, seen);
     let Some(doc) = &seen.document else {
         return fail(
             format!("snapshot `{}`: no JSON-RPC response to compare", spec.name),

@@ -4,10 +4,9 @@
 use serde_json::Value;
 
 use super::describe::compact;
-use super::{ExpectOutcome, Observed, Reply, failure, resolved};
+use super::{ExpectOutcome, Observed, Reply, resolved};
 use crate::language::dsl::PathExpr;
 use crate::language::dsl::scenario::expect::Expect;
-use crate::results::outcome::Finding;
 
 pub(super) fn check(
     expect: &Expect,
@@ -17,17 +16,7 @@ pub(super) fn check(
     seen: &Observed,
     ctx: &Value,
 ) -> ExpectOutcome {
-    let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        ExpectOutcome::Fail(failure(
-            expect,
-            seen.severity,
-            Finding {
-                message,
-                expected,
-                actual,
-            },
-        ))
-    };
+    let fail = super::failing(expect, seen);
     let (doc, path) = match resolved(seen, path, source, ctx) {
         Ok(found) => found,
         Err((why, actual)) => return fail(why, None, actual),

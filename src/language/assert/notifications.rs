@@ -102,17 +102,7 @@ pub(super) fn check_notifications(expect: &Expect, seen: &Observed, ctx: &Value)
         unreachable!("a notifications expectation");
     };
     let (method, asked) = (method.as_deref(), *asked);
-    let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        ExpectOutcome::Fail(failure(
-            expect,
-            seen.severity,
-            Finding {
-                message,
-                expected,
-                actual,
-            },
-        ))
-    };
+    let fail = super::failing(expect, seen);
     let label = method.unwrap_or("*");
     let of = |method| {
         if asked {

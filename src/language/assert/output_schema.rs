@@ -2,23 +2,12 @@
 //! declared schema.
 
 use super::describe::{compact, describe_no_response};
-use super::{ExpectOutcome, Observed, failure};
+use super::{ExpectOutcome, Observed};
 use crate::language::dsl::scenario::expect::Expect;
 use crate::protocol::fields;
-use crate::results::outcome::Finding;
 
 pub(super) fn check_output_schema(expect: &Expect, seen: &Observed) -> ExpectOutcome {
-    let fail = |message: String, expected: Option<String>, actual: Option<String>| {
-        ExpectOutcome::Fail(failure(
-            expect,
-            seen.severity,
-            Finding {
-                message,
-                expected,
-                actual,
-            },
-        ))
-    };
+    let fail = super::failing(expect, seen);
     let schema = match &seen.output_schema {
         Some(Ok(Some(schema))) => schema,
         Some(Ok(None)) => {
