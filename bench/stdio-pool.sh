@@ -28,7 +28,9 @@
 # Usage:   bench/stdio-pool.sh [CASE...]      (the final measurement: on a quiet machine,
 #          ROUNDS=3 bench/stdio-pool.sh        with no argument: every case)
 # Env:     ROUNDS=3   MCPSPEC= (default: target/release/mcpspec, built from this tree
-#          first)   JOBS= (default: cores)
+#          first)   JOBS= (default: cores)   SPECS= a tree's specs/ folder: its packs run
+#          instead of the ones built into the binary (to compare two builds on the same
+#          scenarios: the built-in packs grow with the checks)
 # Exit:    0 when every run completed (whatever its verdicts); non-zero when a run could not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -112,12 +114,20 @@ RATIOS=$DATA/ratios; : >"$RATIOS"
 cases=("$@")
 [[ ${#cases[@]} -gt 0 ]] || cases=(fastmcp-conformance memory-conformance memory-battery memory-battery-legacy)
 echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg) rounds: $ROUNDS binary: $MCPSPEC"
+if [[ -n ${SPECS:-} ]]; then
+  conformance=("$SPECS/conformance-2025-11-25" "$SPECS/conformance-2026-07-28")
+  battery=("${conformance[@]}" "$SPECS/security" "$SPECS/cross-era")
+  echo "# packs from $SPECS"
+else
+  conformance=(conformance)
+  battery=(conformance security cross-era)
+fi
 for c in "${cases[@]}"; do
   case $c in
-    fastmcp-conformance) run_case "$c" fastmcp conformance --era legacy --era 2026-07-28 ;;
-    memory-conformance) run_case "$c" memory conformance --era legacy --era 2026-07-28 ;;
-    memory-battery) run_case "$c" memory conformance security cross-era ;;
-    memory-battery-legacy) run_case "$c" memory conformance security cross-era --era legacy ;;
+    fastmcp-conformance) run_case "$c" fastmcp "${conformance[@]}" --era legacy --era 2026-07-28 ;;
+    memory-conformance) run_case "$c" memory "${conformance[@]}" --era legacy --era 2026-07-28 ;;
+    memory-battery) run_case "$c" memory "${battery[@]}" ;;
+    memory-battery-legacy) run_case "$c" memory "${battery[@]}" --era legacy ;;
     *) die "unknown case $c" ;;
   esac
 done
