@@ -1,5 +1,6 @@
-//! Every platform difference of mcpspec, and every `unsafe` block of the crate: nothing
-//! outside this module names an operating system, `libc`, `std::os::*` or `/proc`.
+//! Every platform difference of mcpspec, and every `unsafe` block of the crate (two: the
+//! child's one `pre_exec`, and `getrusage`, which rustix lacks): nothing outside this
+//! module names an operating system, `libc`, `std::os::*` or `/proc`.
 //! One of three implementations is compiled (build.rs sets the cfg):
 //!
 //! - **Linux** (`cfg(mcpspec_linux)`): POSIX as below, plus pidfds, the child-subreaper
@@ -28,10 +29,13 @@
 //! - [`ServerCgroup`]: a cgroup (v2) per server, killed whole (`cgroup.kill`). Linux,
 //!   where mcpspec may make one; elsewhere (and with `MCPSPEC_NO_CGROUPS=1`) `create`
 //!   gives `None` and the walk below is all there is.
-//! - [`sandbox`] (`--sandbox`): the server in user, network and mount namespaces of its
-//!   own: loopback only, every mount read-only but a private tmpfs HOME. Linux with
-//!   unprivileged user namespaces and `mount_setattr` (5.12); elsewhere, or where the
-//!   kernel refuses, [`sandbox_unavailable`] says why and nothing runs unsandboxed.
+//! - [`BeforeExec`]: what the server's process does between `fork` and `exec`, one
+//!   `pre_exec` for all of it (Linux; nothing elsewhere): enter its cgroup, `--sandbox`
+//!   ([`BeforeExec::sandbox`]: user, network and mount namespaces of its own: loopback
+//!   only, every mount read-only but a private tmpfs HOME; needs unprivileged user
+//!   namespaces and `mount_setattr`, 5.12; elsewhere, or where the kernel refuses,
+//!   [`sandbox_unavailable`] says why and nothing runs unsandboxed), then the tie to
+//!   mcpspec's life.
 //! - [`Pinned`], [`children`], [`parent_of`], [`environ`], [`become_subreaper`]: the
 //!   whole-tree cleanup (`signals::tree`). Linux only. Elsewhere `Pinned::open` fails and
 //!   the walks find nothing, so a server's cleanup is the group kill alone. **Weaker
@@ -40,8 +44,8 @@
 //!   before the kill is not found by `taskkill /T`.
 //! - [`PipeWriter`] / [`PipeReader`]: the server's stdin and stdout, never blocking the
 //!   runtime. `try_write` takes what fits now, `write` waits until the server takes some,
-//!   `read` waits for output. Unix: `O_NONBLOCK` pipes on tokio's reactor. Windows:
-//!   tokio's pipe threads (a write is taken into tokio's buffer at once; a server that
+//!   `read` waits for output. tokio's own child pipes: Unix, `O_NONBLOCK` pipes on its
+//!   reactor; Windows, its pipe threads (a write is taken into tokio's buffer at once; a server that
 //!   never reads holds one blocking thread until it is killed).
 //! - [`PipeProbe`]: how many bytes wait unread in the server's stderr pipe. Unix: a
 //!   duplicated descriptor and `FIONREAD`. Windows: none (`of` gives `None`), so a report's
@@ -73,6 +77,7 @@ mod linux;
 #[cfg(mcpspec_linux)]
 use linux as tree_impl;
 
+mod pipes;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
@@ -83,11 +88,12 @@ mod windows;
 use windows as os;
 
 pub use os::{
-    Interrupts, PipeProbe, PipeReader, PipeWriter, Server, command, is_stop_signal, process_cpu,
-    signal_group, signal_name, signal_of, special_file_kind, split_command,
+    Interrupts, PipeProbe, Server, command, is_stop_signal, process_cpu, signal_group, signal_name,
+    signal_of, special_file_kind, split_command,
 };
+pub use pipes::{PipeReader, PipeWriter};
 pub use tree_impl::{
-    Pinned, ServerCgroup, become_subreaper, children, environ, parent_of, sandbox,
+    BeforeExec, Pinned, ServerCgroup, become_subreaper, children, environ, parent_of,
     sandbox_unavailable,
 };
 

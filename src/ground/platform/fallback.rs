@@ -11,8 +11,24 @@ pub fn become_subreaper() -> bool {
 /// Start `cmd`. Nothing ties the server's life to mcpspec's here (no `PR_SET_PDEATHSIG`):
 /// if mcpspec is killed outright, a server that ignores the end of its stdin outlives it.
 #[cfg(unix)]
-pub fn spawn_tied(mut cmd: std::process::Command) -> std::io::Result<std::process::Child> {
+pub fn spawn_tied(
+    mut cmd: std::process::Command,
+    _before: BeforeExec,
+) -> std::io::Result<std::process::Child> {
     cmd.spawn()
+}
+
+/// Nothing is done between `fork` and `exec` here: no cgroup to enter, no sandbox.
+#[derive(Default)]
+pub struct BeforeExec;
+
+impl BeforeExec {
+    pub fn enter_cgroup(&mut self, _cgroup: &ServerCgroup) {}
+
+    /// `--sandbox` needs Linux namespaces: never made here.
+    pub fn sandbox(&mut self, _home: &std::path::Path) -> std::io::Result<()> {
+        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+    }
 }
 
 /// A process pinned so that a signal reaches it or nothing; never made here (a bare pid
@@ -64,11 +80,6 @@ pub fn environ(_pid: u32) -> Option<Vec<u8>> {
     None
 }
 
-/// `--sandbox` needs Linux namespaces: never made here.
-pub fn sandbox(_cmd: &mut std::process::Command, _home: &std::path::Path) -> std::io::Result<()> {
-    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
-}
-
 /// Why `--sandbox` cannot be honoured here: always.
 pub fn sandbox_unavailable() -> Option<String> {
     Some("it needs Linux user, network and mount namespaces".into())
@@ -82,8 +93,6 @@ impl ServerCgroup {
     pub fn create(_name: &str) -> Option<ServerCgroup> {
         None
     }
-
-    pub fn enter(&self, _cmd: &mut std::process::Command) {}
 
     pub fn kill(&self) {}
 

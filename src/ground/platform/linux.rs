@@ -8,7 +8,7 @@
 //! was opened on or nothing. On an older kernel `Pinned::open` fails and only the
 //! server's own group is signalled.
 
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::sync::OnceLock;
@@ -23,7 +23,7 @@ pub fn become_subreaper() -> bool {
 }
 
 /// A spawn request for the spawner thread, and where its result goes.
-type SpawnJob = (Command, mpsc::Sender<std::io::Result<Child>>);
+type SpawnJob = (Command, BeforeExec, mpsc::Sender<std::io::Result<Child>>);
 
 /// The thread that starts every server (see [`spawn_tied`]); `None` if it could not be
 /// started.
@@ -35,15 +35,16 @@ static SPAWNER: OnceLock<Option<mpsc::Sender<SpawnJob>>> = OnceLock::new();
 /// That signal fires when the *thread* that forked the child exits, not the process: a
 /// server forked by a tokio worker (or a test thread) would be killed when that thread
 /// ends. So every server is forked by one thread that lives as long as mcpspec. If that
-/// thread cannot be started, the server is started here without the tie.
-pub fn spawn_tied(mut cmd: Command) -> std::io::Result<Child> {
+/// thread cannot be started, the server is started here without the tie. `before` is
+/// done in the child first (see [`BeforeExec`]).
+pub fn spawn_tied(mut cmd: Command, before: BeforeExec) -> std::io::Result<Child> {
     let spawner = SPAWNER.get_or_init(|| {
         let (jobs, queue) = mpsc::channel::<SpawnJob>();
         std::thread::Builder::new()
             .name("mcpspec-spawner".into())
             .spawn(move || {
-                for (mut cmd, reply) in queue {
-                    tie_to_parent(&mut cmd);
+                for (mut cmd, before, reply) in queue {
+                    before.install(&mut cmd, true);
                     let _ = reply.send(cmd.spawn());
                 }
             })
@@ -51,119 +52,163 @@ pub fn spawn_tied(mut cmd: Command) -> std::io::Result<Child> {
             .map(|_| jobs)
     });
     let Some(spawner) = spawner else {
+        before.install(&mut cmd, false);
         return cmd.spawn();
     };
     let (reply, result) = mpsc::channel();
     spawner
-        .send((cmd, reply))
+        .send((cmd, before, reply))
         .map_err(|_| std::io::Error::other("the spawner thread is gone"))?;
     result
         .recv()
         .map_err(|_| std::io::Error::other("the spawner thread is gone"))?
 }
 
-/// In the child, before `exec`: SIGKILL when the parent (thread) dies. If mcpspec died
-/// before the `prctl` (the child was re-parented already), the signal will never come:
-/// the child gives up instead of running unwatched.
-fn tie_to_parent(cmd: &mut Command) {
-    use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
-    let parent = getpid();
-    // SAFETY: the closure runs in the forked child and makes only async-signal-safe
-    // system calls (prctl, getppid); it allocates nothing (a raw OS error is no
-    // allocation).
-    unsafe {
-        cmd.pre_exec(move || {
-            let _ = set_parent_process_death_signal(Some(Signal::KILL));
-            if getppid() != Some(parent) {
-                return Err(rustix::io::Errno::SRCH.into());
-            }
-            Ok(())
-        });
-    }
+/// What a server's process does between `fork` and `exec`, prepared in mcpspec (the
+/// child allocates nothing) and done by one `pre_exec`, in this order:
+/// 1. move into its cgroup ([`BeforeExec::enter_cgroup`]), with mcpspec's own rights, so
+///    that nothing it starts is ever outside; a refused move leaves it where mcpspec runs
+///    (the walk still finds it);
+/// 2. `--sandbox` ([`BeforeExec::sandbox`]): a user namespace of its own (the same uid and
+///    gid inside), a network namespace with only the loopback interface (brought up), and
+///    a mount namespace where every mount is read-only but a fresh tmpfs on `home` (the
+///    server's HOME and TMPDIR). The server cannot gain privileges back (`NO_NEW_PRIVS`,
+///    and uid 0 inside gets no capabilities at `exec`): it cannot reach beyond the machine,
+///    nor write outside `home`. A step that fails makes the spawn fail (never an
+///    unsandboxed server) and names itself on the child's stderr;
+/// 3. tied to mcpspec's life (see [`spawn_tied`]): SIGKILL when the forking thread dies.
+///    Last, because a new user namespace changes the credentials, which clears that
+///    signal. If mcpspec died before the `prctl` (the child was re-parented already), the
+///    signal will never come: the child gives up instead of running unwatched.
+#[derive(Default)]
+pub struct BeforeExec {
+    cgroup_procs: Option<std::ffi::CString>,
+    sandbox: Option<SandboxPlan>,
 }
 
-/// `--sandbox`: in the child, before `exec`, a user namespace of its own (the same uid
-/// and gid inside), a network namespace with only the loopback interface (brought up), and
-/// a mount namespace where every mount is read-only but a fresh tmpfs on `home` (the
-/// server's HOME and TMPDIR). The server cannot gain privileges back (`NO_NEW_PRIVS`, and
-/// uid 0 inside gets no capabilities at `exec`): it cannot reach beyond the machine, nor
-/// write outside `home`. A step that fails makes the spawn fail (never an unsandboxed
-/// server) and names itself on the child's stderr.
-pub fn sandbox(cmd: &mut Command, home: &std::path::Path) -> std::io::Result<()> {
-    let home = std::ffi::CString::new(home.as_os_str().as_encoded_bytes())
-        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    let (uid, gid) = (
-        rustix::process::getuid().as_raw(),
-        rustix::process::getgid().as_raw(),
-    );
-    // Prepared before the fork: the child allocates nothing.
-    let uid_map = format!("{uid} {uid} 1").into_bytes();
-    let gid_map = format!("{gid} {gid} 1").into_bytes();
-    // SAFETY: the closure runs in the forked child (one thread) and makes only
-    // async-signal-safe system calls on memory prepared before the fork; a raw OS error
-    // is no allocation. `unshare` is unsafe in rustix for `CLONE_FILES` (threads that
-    // would see a different descriptor table), which is not asked for here.
-    unsafe {
-        cmd.pre_exec(move || {
-            use rustix::mount::{MountFlags, MountPropagationFlags, mount, mount_change};
-            use rustix::thread::{
-                CapabilitiesSecureBits, UnshareFlags, set_capabilities_secure_bits,
-                set_no_new_privs, unshare_unsafe,
-            };
-            unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNET | UnshareFlags::NEWNS)
-                .map_err(|e| failed(b"unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)", e))?;
-            // (A kernel without the setgroups file does not need it written.)
-            let _ = write_proc(c"/proc/self/setgroups", b"deny");
-            write_proc(c"/proc/self/uid_map", &uid_map)
-                .map_err(|e| failed(b"writing /proc/self/uid_map", e))?;
-            write_proc(c"/proc/self/gid_map", &gid_map)
-                .map_err(|e| failed(b"writing /proc/self/gid_map", e))?;
-            mount_change(
-                c"/",
-                MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
-            )
-            .map_err(|e| failed(b"making the mounts private", e))?;
-            // rustix has no `mount_setattr`: the raw system call, on a local `mount_attr`
-            // and a static path, both alive for the call.
-            let attr = MountAttr {
-                attr_set: MOUNT_ATTR_RDONLY,
-                attr_clr: 0,
-                propagation: 0,
-                userns_fd: 0,
-            };
-            if libc::syscall(
-                libc::SYS_mount_setattr,
-                libc::AT_FDCWD,
-                c"/".as_ptr(),
-                libc::AT_RECURSIVE as libc::c_uint,
-                &attr as *const MountAttr,
-                std::mem::size_of::<MountAttr>(),
-            ) != 0
-            {
-                return Err(failed(
-                    b"making every mount read-only (mount_setattr)",
-                    rustix::io::Errno::from_io_error(&std::io::Error::last_os_error())
-                        .unwrap_or(rustix::io::Errno::IO),
-                ));
-            }
-            mount(
-                c"tmpfs",
-                home.as_c_str(),
-                c"tmpfs",
-                MountFlags::NOSUID | MountFlags::NODEV,
-                c"mode=0700",
-            )
-            .map_err(|e| failed(b"mounting the private tmpfs HOME", e))?;
-            loopback_up().map_err(|e| failed(b"bringing the loopback interface up", e))?;
-            set_capabilities_secure_bits(
-                CapabilitiesSecureBits::NO_ROOT | CapabilitiesSecureBits::NO_ROOT_LOCKED,
-            )
-            .and_then(|()| set_no_new_privs(true))
-            .map_err(|e| failed(b"dropping privileges", e))?;
-            Ok(())
-        });
+/// `--sandbox`'s HOME and id maps, as the child writes them.
+struct SandboxPlan {
+    home: std::ffi::CString,
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+impl BeforeExec {
+    /// Start the server in `cgroup`.
+    pub fn enter_cgroup(&mut self, cgroup: &ServerCgroup) {
+        self.cgroup_procs = std::ffi::CString::new(
+            cgroup
+                .dir
+                .join("cgroup.procs")
+                .into_os_string()
+                .into_encoded_bytes(),
+        )
+        .ok();
     }
-    Ok(())
+
+    /// Start the server sandboxed, `home` its private tmpfs.
+    pub fn sandbox(&mut self, home: &std::path::Path) -> std::io::Result<()> {
+        let home = std::ffi::CString::new(home.as_os_str().as_encoded_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        let (uid, gid) = (
+            rustix::process::getuid().as_raw(),
+            rustix::process::getgid().as_raw(),
+        );
+        self.sandbox = Some(SandboxPlan {
+            home,
+            uid_map: format!("{uid} {uid} 1").into_bytes(),
+            gid_map: format!("{gid} {gid} 1").into_bytes(),
+        });
+        Ok(())
+    }
+
+    /// Make it `cmd`'s one `pre_exec`; `tie`: step 3 too (only on the spawner thread).
+    fn install(self, cmd: &mut Command, tie: bool) {
+        use rustix::mount::{MountFlags, MountPropagationFlags, mount, mount_change};
+        use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
+        use rustix::thread::{
+            CapabilitiesSecureBits, UnshareFlags, set_capabilities_secure_bits, set_no_new_privs,
+            unshare_unsafe,
+        };
+        if self.cgroup_procs.is_none() && self.sandbox.is_none() && !tie {
+            return;
+        }
+        let parent = getpid();
+        // SAFETY: the closure runs in the forked child (one thread) and makes only
+        // async-signal-safe system calls on memory prepared before the fork; a raw OS
+        // error is no allocation. `unshare` is unsafe in rustix for `CLONE_FILES` (threads
+        // that would see a different descriptor table), which is not asked for here.
+        // rustix has no `mount_setattr`: that one is the raw system call, on a local
+        // `mount_attr` and a static path, both alive for the call.
+        unsafe {
+            cmd.pre_exec(move || {
+                if let Some(procs) = &self.cgroup_procs {
+                    let _ = write_proc(procs, b"0");
+                }
+                if let Some(plan) = &self.sandbox {
+                    unshare_unsafe(
+                        UnshareFlags::NEWUSER | UnshareFlags::NEWNET | UnshareFlags::NEWNS,
+                    )
+                    .map_err(|e| {
+                        failed(b"unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)", e)
+                    })?;
+                    // (A kernel without the setgroups file does not need it written.)
+                    let _ = write_proc(c"/proc/self/setgroups", b"deny");
+                    write_proc(c"/proc/self/uid_map", &plan.uid_map)
+                        .map_err(|e| failed(b"writing /proc/self/uid_map", e))?;
+                    write_proc(c"/proc/self/gid_map", &plan.gid_map)
+                        .map_err(|e| failed(b"writing /proc/self/gid_map", e))?;
+                    mount_change(
+                        c"/",
+                        MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+                    )
+                    .map_err(|e| failed(b"making the mounts private", e))?;
+                    let attr = MountAttr {
+                        attr_set: MOUNT_ATTR_RDONLY,
+                        attr_clr: 0,
+                        propagation: 0,
+                        userns_fd: 0,
+                    };
+                    if libc::syscall(
+                        libc::SYS_mount_setattr,
+                        libc::AT_FDCWD,
+                        c"/".as_ptr(),
+                        libc::AT_RECURSIVE as libc::c_uint,
+                        &attr as *const MountAttr,
+                        std::mem::size_of::<MountAttr>(),
+                    ) != 0
+                    {
+                        return Err(failed(
+                            b"making every mount read-only (mount_setattr)",
+                            rustix::io::Errno::from_io_error(&std::io::Error::last_os_error())
+                                .unwrap_or(rustix::io::Errno::IO),
+                        ));
+                    }
+                    mount(
+                        c"tmpfs",
+                        plan.home.as_c_str(),
+                        c"tmpfs",
+                        MountFlags::NOSUID | MountFlags::NODEV,
+                        c"mode=0700",
+                    )
+                    .map_err(|e| failed(b"mounting the private tmpfs HOME", e))?;
+                    loopback_up().map_err(|e| failed(b"bringing the loopback interface up", e))?;
+                    set_capabilities_secure_bits(
+                        CapabilitiesSecureBits::NO_ROOT | CapabilitiesSecureBits::NO_ROOT_LOCKED,
+                    )
+                    .and_then(|()| set_no_new_privs(true))
+                    .map_err(|e| failed(b"dropping privileges", e))?;
+                }
+                if tie {
+                    let _ = set_parent_process_death_signal(Some(Signal::KILL));
+                    if getppid() != Some(parent) {
+                        return Err(rustix::io::Errno::SRCH.into());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
 }
 
 /// `struct mount_attr` of `mount_setattr(2)` (Linux 5.12).
@@ -263,7 +308,9 @@ pub fn sandbox_unavailable() -> Option<String> {
                     .stdin(std::process::Stdio::null())
                     .stdout(std::process::Stdio::null())
                     .stderr(stderr);
-                sandbox(&mut cmd, &home).map_err(|e| e.to_string())?;
+                let mut before = BeforeExec::default();
+                before.sandbox(&home).map_err(|e| e.to_string())?;
+                before.install(&mut cmd, false);
                 match cmd.status() {
                     Ok(s) if s.success() => Ok(()),
                     Ok(s) => Err(format!("a sandboxed process ended with {s}")),
@@ -317,22 +364,32 @@ impl Pinned {
         rustix::process::pidfd_send_signal(&self.fd, rustix::process::Signal::KILL).is_ok()
     }
 
-    /// Not reaped yet (a zombie counts): its pid still names it.
+    /// Its pid still names it: it runs, or it is a zombie child of mcpspec not reaped yet.
+    /// (A zombie of another parent counts as gone: nothing is left in it to signal, and
+    /// its pid is free once that parent reaps it.) The pidfd turns readable when the
+    /// process exits; `waitid(…, WNOWAIT)` then tells our unreaped child apart.
     pub fn alive(&self) -> bool {
-        // Signal 0 (sends nothing, checks the process is there). rustix's `Signal` cannot
-        // be 0, so this one is the raw system call.
-        // SAFETY: pidfd_send_signal(2) on a descriptor we own (open for the call), signal
-        // 0, a null siginfo and no flags: no memory is read or written.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                self.fd.as_raw_fd(),
-                0,
-                std::ptr::null::<libc::siginfo_t>(),
-                0,
+        use rustix::process::{WaitId, WaitIdOptions, waitid};
+        !self.has_exited()
+            || matches!(
+                waitid(
+                    WaitId::PidFd(self.fd.as_fd()),
+                    WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT,
+                ),
+                Ok(Some(_))
             )
+    }
+
+    /// Whether it has exited (reaped or not): its pidfd is readable (an error counts as
+    /// exited: nothing can be said of it any more).
+    fn has_exited(&self) -> bool {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let mut fds = [PollFd::new(&self.fd, PollFlags::IN)];
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
         };
-        r == 0
+        poll(&mut fds, Some(&now)) != Ok(0)
     }
 
     /// Reap it if it is an exited child of this process (never blocks). True once reaped
@@ -351,10 +408,11 @@ impl Pinned {
     /// Resolves once the pinned process has exited (its pidfd turns readable); `Err` if
     /// that cannot be watched (the caller falls back to polling).
     pub async fn exited(&self) -> std::io::Result<()> {
-        let file = std::fs::File::from(self.fd.try_clone()?);
-        let fd = super::unix::register(file, tokio::io::Interest::READABLE)?;
-        let _ = fd.readable().await?;
-        Ok(())
+        // tokio's one safe way to watch a descriptor it has no type for is a pipe end
+        // taken "unchecked": only its readiness is asked for, nothing is ever read.
+        let watch =
+            tokio::net::unix::pipe::Receiver::from_owned_fd_unchecked(self.fd.try_clone()?)?;
+        watch.readable().await
     }
 }
 
@@ -438,28 +496,6 @@ impl ServerCgroup {
             path: format!("{own_path}/{name}"),
         };
         cgroup.dir.join("cgroup.kill").exists().then_some(cgroup)
-    }
-
-    /// In the child, before `exec`: move into the cgroup, so that nothing it starts is
-    /// ever outside. If the move is refused, the server runs where mcpspec does (the walk
-    /// still finds it).
-    pub fn enter(&self, cmd: &mut Command) {
-        let Ok(procs) = std::ffi::CString::new(
-            self.dir
-                .join("cgroup.procs")
-                .into_os_string()
-                .into_encoded_bytes(),
-        ) else {
-            return;
-        };
-        // SAFETY: the closure runs in the forked child and makes only async-signal-safe
-        // system calls (open, write, close) on memory prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                let _ = write_proc(&procs, b"0");
-                Ok(())
-            });
-        }
     }
 
     /// SIGKILL every process in it (the leader too; it stays unreaped).
@@ -578,7 +614,9 @@ mod tests {
         };
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "setsid sleep 30 & exec sleep 31"]);
-        cgroup.enter(&mut cmd);
+        let mut before = BeforeExec::default();
+        before.enter_cgroup(&cgroup);
+        before.install(&mut cmd, false);
         let mut child = cmd.spawn().expect("sh starts");
         let procs = cgroup.dir.join("cgroup.procs");
         let count = || std::fs::read_to_string(&procs).map_or(0, |t| t.lines().count());
@@ -594,5 +632,28 @@ mod tests {
         let dir = cgroup.dir.clone();
         drop(cgroup);
         assert!(!dir.exists(), "the cgroup is removed");
+    }
+
+    /// `alive` while the pid names the process: running, then a zombie child of ours
+    /// (the exit seen, not reaped), and no longer once reaped.
+    #[test]
+    fn a_pinned_child_is_alive_until_it_is_reaped() {
+        let mut child = Command::new("sh")
+            .args(["-c", "read _"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh starts");
+        let pinned = Pinned::open(child.id() as i32).expect("pidfd_open");
+        assert!(pinned.alive(), "running");
+        drop(child.stdin.take());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !pinned.has_exited() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(pinned.has_exited(), "the pidfd says it exited");
+        assert!(pinned.alive(), "a zombie child of ours still holds its pid");
+        assert!(pinned.reap(), "reaped");
+        assert!(!pinned.alive(), "reaped: its pid names nothing of ours");
+        let _ = child.try_wait();
     }
 }

@@ -7,20 +7,15 @@
 //! ([`exit_status_unreaped`] sees the exit and leaves a zombie that holds both numbers),
 //! and any other process is signalled only through a [`Pinned`] handle (Linux).
 
-use std::fs::File;
-use std::io::{Read, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::Interest;
-use tokio::io::unix::AsyncFd;
-
 use rustix::process::{Pid, Signal};
 
-use super::{Pinned, Spawned, Stop};
+use super::{BeforeExec, Pinned, Spawned, Stop};
 
 fn signal_of_stop(stop: Stop) -> Signal {
     match stop {
@@ -36,13 +31,6 @@ fn signal_number(stop: Stop) -> i32 {
 /// A pid as rustix takes it; `None` for 0 and below, which name no single process.
 fn pid_of(pid: i32) -> Option<Pid> {
     Pid::from_raw(pid.max(0))
-}
-
-/// Put a pipe end in non-blocking mode (tokio hands child pipes over blocking).
-fn set_nonblocking(fd: BorrowedFd<'_>) -> std::io::Result<()> {
-    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
-    fcntl_setfl(fd, fcntl_getfl(fd)? | OFlags::NONBLOCK)?;
-    Ok(())
 }
 
 /// Send SIGTERM/SIGKILL to every process of group `pgid` (errors, e.g. an empty group,
@@ -63,13 +51,6 @@ fn reap(pid: i32) -> bool {
         return true;
     };
     !matches!(waitpid(Some(pid), WaitOptions::NOHANG), Ok(None))
-}
-
-/// Register a descriptor-owning `File` with the tokio reactor.
-pub(super) fn register(file: File, interest: Interest) -> std::io::Result<AsyncFd<File>> {
-    // SAFETY: the `File` owns its descriptor, which stays open for as long as the
-    // `AsyncFd` that owns the `File`, and always reports that same descriptor.
-    unsafe { Ok(AsyncFd::register_with_interest(file, interest)?) }
 }
 
 /// The exit status of child `pid` once it has exited, *without reaping it* (`waitid` with
@@ -107,11 +88,12 @@ pub struct Server {
 impl Server {
     /// Start `cmd` (stdio already piped by the caller) in a new process group, tied to
     /// mcpspec's life where the system can (Linux: `PR_SET_PDEATHSIG`, see `linux::spawn_tied`).
-    pub fn spawn(cmd: &mut Command) -> std::io::Result<Spawned> {
+    /// `before`: what the child does before `exec` (see `linux::BeforeExec`).
+    pub fn spawn(cmd: &mut Command, before: BeforeExec) -> std::io::Result<Spawned> {
         cmd.process_group(0);
         // Handed over by value: it is started on another thread.
         let cmd = std::mem::replace(cmd, Command::new(""));
-        let mut child = super::tree_impl::spawn_tied(cmd)?;
+        let mut child = super::tree_impl::spawn_tied(cmd, before)?;
         let pid = child.id() as i32;
         // Dropping the `Child` neither waits nor kills: the server is reaped by
         // `Server::reap`, after its cleanup.
@@ -183,61 +165,6 @@ impl Server {
     pub fn reap_if_pinned(&self) {
         if let Some(me) = &self.me {
             me.reap();
-        }
-    }
-}
-
-/// The server's stdin: writes that never block.
-pub struct PipeWriter(AsyncFd<File>);
-
-impl PipeWriter {
-    pub fn new(pipe: std::process::ChildStdin) -> std::io::Result<PipeWriter> {
-        let file = File::from(OwnedFd::from(pipe));
-        set_nonblocking(file.as_fd())?;
-        Ok(PipeWriter(register(file, Interest::WRITABLE)?))
-    }
-
-    /// Write what the pipe takes now (`WouldBlock` when full).
-    pub fn try_write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.get_ref().write(buf)
-    }
-
-    /// Wait until the server takes some of `buf`; how much it took.
-    pub async fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        loop {
-            let mut guard = self.0.writable().await?;
-            // `Err`: the pipe was full after all; readiness is cleared, wait again.
-            if let Ok(r) = guard.try_io(|f| f.get_ref().write(buf)) {
-                return r;
-            }
-        }
-    }
-}
-
-/// The server's stdout, read without blocking the runtime.
-pub struct PipeReader(AsyncFd<File>);
-
-impl PipeReader {
-    pub fn new(pipe: std::process::ChildStdout) -> std::io::Result<PipeReader> {
-        let file = File::from(OwnedFd::from(pipe));
-        set_nonblocking(file.as_fd())?;
-        Ok(PipeReader(register(file, Interest::READABLE)?))
-    }
-
-    /// Wait for output and read it into `buf` (0: end of file).
-    pub async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            let mut guard = self.0.readable_mut().await?;
-            if let Ok(r) = guard.try_io(|f| f.get_mut().read(buf)) {
-                // A read that did not fill `buf` emptied the pipe: the next wait goes to the
-                // reactor, not to a read(2) that finds nothing (one system call less per
-                // reply, as tokio's own pipes and sockets do). A write after this read is a
-                // new readiness event, which clearing does not drop.
-                if matches!(r, Ok(n) if n > 0 && n < buf.len()) {
-                    guard.clear_ready();
-                }
-                return r;
-            }
         }
     }
 }

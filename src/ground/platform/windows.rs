@@ -8,15 +8,11 @@
 //! job builds it and runs the test suite.
 
 use std::os::windows::process::CommandExt;
-use std::pin::Pin;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWrite};
-
-use super::{Spawned, Stop};
+use super::{BeforeExec, Spawned, Stop};
 
 /// `CREATE_NEW_PROCESS_GROUP` (winbase.h): the console's Ctrl-C reaches mcpspec, not the
 /// server, as a process group does on Unix.
@@ -46,7 +42,8 @@ pub struct Server {
 
 impl Server {
     /// Start `cmd` (stdio already piped by the caller) in a new process group.
-    pub fn spawn(cmd: &mut Command) -> std::io::Result<Spawned> {
+    /// `_before`: nothing to do before the start here (see `fallback::BeforeExec`).
+    pub fn spawn(cmd: &mut Command, _before: BeforeExec) -> std::io::Result<Spawned> {
         let mut child = cmd.creation_flags(CREATE_NEW_PROCESS_GROUP).spawn()?;
         let pid = child.id() as i32;
         let (stdin, stdout, stderr) =
@@ -115,43 +112,6 @@ impl Server {
     /// Closing the handle names only this process: same as [`Server::reap`].
     pub fn reap_if_pinned(&self) {
         self.reap();
-    }
-}
-
-/// The server's stdin, through tokio's pipe thread.
-pub struct PipeWriter(tokio::process::ChildStdin);
-
-impl PipeWriter {
-    pub fn new(pipe: std::process::ChildStdin) -> std::io::Result<PipeWriter> {
-        Ok(PipeWriter(tokio::process::ChildStdin::from_std(pipe)?))
-    }
-
-    /// Write what is taken now (`WouldBlock` while the previous write is still going).
-    pub fn try_write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut cx = Context::from_waker(Waker::noop());
-        match Pin::new(&mut self.0).poll_write(&mut cx, buf) {
-            Poll::Ready(r) => r,
-            Poll::Pending => Err(std::io::ErrorKind::WouldBlock.into()),
-        }
-    }
-
-    /// Wait until some of `buf` is taken; how much.
-    pub async fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        tokio::io::AsyncWriteExt::write(&mut self.0, buf).await
-    }
-}
-
-/// The server's stdout, through tokio's pipe thread.
-pub struct PipeReader(tokio::process::ChildStdout);
-
-impl PipeReader {
-    pub fn new(pipe: std::process::ChildStdout) -> std::io::Result<PipeReader> {
-        Ok(PipeReader(tokio::process::ChildStdout::from_std(pipe)?))
-    }
-
-    /// Wait for output and read it into `buf` (0: end of file).
-    pub async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.read(buf).await
     }
 }
 

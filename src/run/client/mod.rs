@@ -83,7 +83,7 @@ pub enum TargetKind {
         env: Vec<(String, String)>,
         cwd: Option<PathBuf>,
         /// `--sandbox`: the server runs with no route out of the machine and a private
-        /// HOME (see [`crate::ground::platform::sandbox`]).
+        /// HOME (see [`crate::ground::platform::BeforeExec`]).
         sandbox: bool,
     },
     Http {

@@ -39,7 +39,7 @@ pub(super) struct Leader {
 }
 
 /// A sandboxed server's HOME and TMPDIR: an empty folder of mcpspec's, where the server
-/// sees a tmpfs of its own (see [`platform::sandbox`]); removed after the server.
+/// sees a tmpfs of its own (see [`platform::BeforeExec`]); removed after the server.
 struct SandboxHome(std::path::PathBuf);
 
 impl SandboxHome {
@@ -93,14 +93,14 @@ impl Leader {
         }
         let cgroup =
             platform::ServerCgroup::create(&crate::ground::signals::tree::cgroup_name(&marker));
+        let mut before = platform::BeforeExec::default();
         if let Some(cgroup) = &cgroup {
-            cgroup.enter(&mut cmd);
+            before.enter_cgroup(cgroup);
         }
-        // After the cgroup move (done with mcpspec's own rights), before anything else.
         let sandbox_home = if sandbox {
             let home = SandboxHome::create()?;
             cmd.env("HOME", &home.0).env("TMPDIR", &home.0);
-            platform::sandbox(&mut cmd, &home.0).map_err(|e| {
+            before.sandbox(&home.0).map_err(|e| {
                 std::io::Error::new(e.kind(), format!("--sandbox is not available here: {e}"))
             })?;
             Some(home)
@@ -109,7 +109,7 @@ impl Leader {
         };
         // Spawned and registered under one lock (see `crate::ground::signals::groups`).
         let mut groups = crate::ground::signals::groups();
-        let spawned = platform::Server::spawn(&mut cmd)?;
+        let spawned = platform::Server::spawn(&mut cmd, before)?;
         groups.insert(spawned.server.id());
         drop(groups);
         let (release, released) = oneshot::channel();
