@@ -3,8 +3,8 @@
 
 use super::{Baseline, Entry};
 use crate::ground::source::{Pos, Severity};
-use crate::results::report::events::{Event, Moment, Subscriber};
 use crate::results::outcome::Finding;
+use crate::results::report::events::{Event, Moment, Subscriber};
 use crate::results::report::result::{Failure, Outcome, RunReport, StepResult, Summary};
 
 /// The result of applying a baseline to a run.

@@ -301,7 +301,11 @@ fn headline(failures: &[Failure]) -> String {
     match failures {
         [] => "expectation failed".to_string(),
         [only] => one_line(&only.finding.message),
-        [first, rest @ ..] => format!("{} (+{} more)", one_line(&first.finding.message), rest.len()),
+        [first, rest @ ..] => format!(
+            "{} (+{} more)",
+            one_line(&first.finding.message),
+            rest.len()
+        ),
     }
 }
 

@@ -11,8 +11,8 @@ use super::failure::{outcome_for, severity_of, step_failure, step_result};
 use crate::ground::source::Severity;
 use crate::language::assert::golden::Snapshots;
 use crate::language::assert::{self, ExpectOutcome, Observed, Reply};
-use crate::language::dsl::scenario::expect::ExpectKind;
 use crate::language::dsl::scenario::Capture;
+use crate::language::dsl::scenario::expect::ExpectKind;
 use crate::language::dsl::{Action, PathExpr, Step};
 use crate::protocol::methods;
 use crate::results::outcome::Finding;
@@ -283,12 +283,7 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
             }
             None => {
                 let finding = matched_nothing(c, seen);
-                return Err(capture_failure(
-                    step,
-                    c,
-                    finding,
-                    "nothing to capture here",
-                ));
+                return Err(capture_failure(step, c, finding, "nothing to capture here"));
             }
         }
     }
