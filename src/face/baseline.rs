@@ -90,6 +90,7 @@ mod tests {
     use super::*;
     use crate::ground::source::SourceFile;
     use crate::language::dsl::LoadErrors;
+    use crate::results::outcome::Finding;
     use crate::results::report::result::{EraInfo, Level, SuiteResult};
     use crate::results::report::result::{Failure, Outcome, RunReport, StepResult, Summary};
 
@@ -115,9 +116,7 @@ mod tests {
     fn failure() -> Failure {
         Failure {
             kind: "path".into(),
-            message: "expected 1, got 2".into(),
-            expected: Some("1".into()),
-            actual: Some("2".into()),
+            finding: Finding::new("expected 1, got 2".into(), "1", "2"),
             snippet: String::new(),
             file: "s.yaml".into(),
             line: 3,
@@ -771,8 +770,8 @@ mod tests {
                 assert_eq!(entry, "tools:e");
                 assert_eq!(failures.len(), 1);
                 assert_eq!(failures[0].kind, "error");
-                assert_eq!(failures[0].message, "timed out after 5s");
-                assert_eq!(failures[0].actual.as_deref(), Some("no reply"));
+                assert_eq!(failures[0].finding.message, "timed out after 5s");
+                assert_eq!(failures[0].finding.actual.as_deref(), Some("no reply"));
                 assert_eq!((failures[0].line, failures[0].column), (2, 5));
             }
             other => panic!("{other:?}"),

@@ -23,10 +23,11 @@ pub struct Failure {
     /// Expectation kind: `path`, `schema`, `error`, `isError`, `outputSchema`, `http`,
     /// `noResponse`, `notifications`, `asked`, `rounds`, `duration`, `snapshot`.
     pub kind: String,
-    /// One line, suitable for a JUnit `message` attribute.
-    pub message: String,
-    pub expected: Option<String>,
-    pub actual: Option<String>,
+    /// What did not hold; its message is one line here, suitable for a JUnit `message`
+    /// attribute (all of it is in the snippet). Flattened: the serialized form keeps
+    /// `message`, `expected` and `actual` beside `kind`.
+    #[serde(flatten)]
+    pub finding: Finding,
     /// rustc-style snippet pointing at the expectation in the scenario file (plain text).
     pub snippet: String,
     pub file: String,
@@ -44,15 +45,34 @@ impl Failure {
         severity: Severity,
         label: &str,
     ) -> Failure {
+        let snippet = pos.snippet(severity, &finding.message, label);
+        let message = finding.message.lines().next().unwrap_or("").to_string();
         Failure {
             kind: kind.into(),
-            snippet: pos.snippet(severity, &finding.message, label),
-            message: finding.message.lines().next().unwrap_or("").to_string(),
-            expected: finding.expected,
-            actual: finding.actual,
+            finding: Finding { message, ..finding },
+            snippet,
             file: pos.shown_file().to_string(),
             line: pos.line,
             column: pos.col,
+        }
+    }
+
+    /// `finding` told at a place with no snippet to point there: a step that errored
+    /// (before any expectation was judged) listed among the expected failures.
+    pub fn unpointed(
+        kind: impl Into<String>,
+        finding: Finding,
+        file: impl Into<String>,
+        line: u32,
+        column: u32,
+    ) -> Failure {
+        Failure {
+            kind: kind.into(),
+            finding,
+            snippet: String::new(),
+            file: file.into(),
+            line,
+            column,
         }
     }
 }
@@ -60,7 +80,7 @@ impl Failure {
 /// What a judgement that did not hold says, whoever judged (a predicate, an expectation, a
 /// built-in check, the step runner): one form from the judge to the report, where
 /// [`Failure::at`] places it in the scenario file.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Finding {
     pub message: String,
     /// What should have been there, when it can be said apart from the message.
@@ -137,5 +157,40 @@ impl Outcome {
             Outcome::Skipped { .. } => "skipped",
             Outcome::ExpectedFailure { .. } => "expectedFailure",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Failure, Finding};
+
+    /// The finding is flattened: reports, last-run files and baselines keep the form they
+    /// had when `Failure` held its three fields itself.
+    #[test]
+    fn a_failure_serializes_its_finding_beside_its_kind() {
+        let failure = Failure {
+            kind: "path".into(),
+            finding: Finding {
+                message: "m".into(),
+                expected: None,
+                actual: Some("2".into()),
+            },
+            snippet: String::new(),
+            file: "s.yaml".into(),
+            line: 3,
+            column: 5,
+        };
+        let text = serde_json::to_string(&failure).unwrap();
+        assert_eq!(
+            text,
+            r#"{"kind":"path","message":"m","expected":null,"actual":"2","snippet":"","file":"s.yaml","line":3,"column":5}"#
+        );
+        let back: Failure = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.finding, failure.finding);
+        let without: Failure = serde_json::from_str(
+            r#"{"kind":"k","message":"m","snippet":"","file":"f","line":1,"column":1}"#,
+        )
+        .unwrap();
+        assert_eq!(without.finding, Finding::message("m"));
     }
 }

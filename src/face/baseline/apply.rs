@@ -3,6 +3,7 @@
 
 use super::{Baseline, Entry};
 use crate::ground::source::{Pos, Severity};
+use crate::results::outcome::Finding;
 use crate::results::report::events::{Event, Moment, Subscriber};
 use crate::results::report::result::{Failure, Outcome, RunReport, StepResult, Summary};
 
@@ -163,16 +164,17 @@ pub fn stale(baseline: &Baseline, report: &RunReport) -> Vec<Stale> {
 pub(super) fn expected(step: &StepResult, entry: &str) -> Outcome {
     let failures = match &step.outcome {
         Outcome::Failed { failures } | Outcome::Warning { failures } => failures.clone(),
-        Outcome::Error { message, detail } => vec![Failure {
-            kind: "error".to_string(),
-            message: message.clone(),
-            expected: None,
-            actual: detail.clone(),
-            snippet: String::new(),
-            file: step.file.clone(),
-            line: step.line,
-            column: step.column,
-        }],
+        Outcome::Error { message, detail } => vec![Failure::unpointed(
+            "error",
+            Finding {
+                message: message.clone(),
+                expected: None,
+                actual: detail.clone(),
+            },
+            step.file.clone(),
+            step.line,
+            step.column,
+        )],
         _ => Vec::new(),
     };
     Outcome::ExpectedFailure {

@@ -57,10 +57,11 @@ pub(super) fn check(
     match super::check(inner, &inside, ctx) {
         ExpectOutcome::Fail(mut f) => {
             f.kind = expect.kind.name().to_string();
-            f.message = format!("in the JSON of `{source}`: {}", f.message);
-            f.snippet = inner
-                .pos
-                .snippet(seen.severity, &f.message, "this expectation failed");
+            f.finding.message = format!("in the JSON of `{source}`: {}", f.finding.message);
+            f.snippet =
+                inner
+                    .pos
+                    .snippet(seen.severity, &f.finding.message, "this expectation failed");
             ExpectOutcome::Fail(f)
         }
         other => other,

@@ -264,7 +264,7 @@ impl<'a> Printer<'a> {
         if failure.snippet.trim().is_empty() {
             let text = format!(
                 "{}:{}:{}: {}",
-                failure.file, failure.line, failure.column, failure.message
+                failure.file, failure.line, failure.column, failure.finding.message
             );
             let text = self.redact(&text);
             self.block(DETAIL_INDENT, &text);
@@ -272,8 +272,8 @@ impl<'a> Printer<'a> {
             let snippet = self.redact(&failure.snippet);
             self.block(DETAIL_INDENT, &snippet);
         }
-        let expected = failure.expected.as_deref().map(|e| self.redact(e));
-        let actual = failure.actual.as_deref().map(|a| self.redact(a));
+        let expected = failure.finding.expected.as_deref().map(|e| self.redact(e));
+        let actual = failure.finding.actual.as_deref().map(|a| self.redact(a));
         if let (Some(expected), Some(actual)) = (&expected, &actual)
             && let Some(diff) = json_diff(expected, actual)
         {

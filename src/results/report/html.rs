@@ -209,12 +209,12 @@ impl Page {
             out,
             "<div class=\"failure\"><div class=\"msg\">[{}] {}</div><div class=\"where\">{}:{}:{}</div>",
             self.text(&failure.kind),
-            self.text(&failure.message),
+            self.text(&failure.finding.message),
             self.text(&failure.file),
             failure.line,
             failure.column
         );
-        let diff = match (&failure.expected, &failure.actual) {
+        let diff = match (&failure.finding.expected, &failure.finding.actual) {
             (Some(e), Some(a)) => json_diff(&self.redactor.redact(e), &self.redactor.redact(a)),
             _ => None,
         };
@@ -234,14 +234,14 @@ impl Page {
             }
             out.push_str("</pre>");
         } else {
-            if let Some(expected) = &failure.expected {
+            if let Some(expected) = &failure.finding.expected {
                 let _ = write!(
                     out,
                     "<div>expected:</div><pre>{}</pre>",
                     self.body(expected, MAX_BODY_BYTES)
                 );
             }
-            if let Some(actual) = &failure.actual {
+            if let Some(actual) = &failure.finding.actual {
                 let _ = write!(
                     out,
                     "<div>actual:</div><pre>{}</pre>",

@@ -255,7 +255,7 @@ fn test_case(ctx: &Policy, suite_id: &str, step: &StepResult) -> TestCase {
         Outcome::Warning { failures } => {
             for failure in failures {
                 warnings.push_str("WARNING: ");
-                warnings.push_str(&one_line(&failure.message));
+                warnings.push_str(&one_line(&failure.finding.message));
                 warnings.push('\n');
                 warnings.push_str(&failure_body(failure));
                 warnings.push('\n');
@@ -300,8 +300,12 @@ fn test_case(ctx: &Policy, suite_id: &str, step: &StepResult) -> TestCase {
 fn headline(failures: &[Failure]) -> String {
     match failures {
         [] => "expectation failed".to_string(),
-        [only] => one_line(&only.message),
-        [first, rest @ ..] => format!("{} (+{} more)", one_line(&first.message), rest.len()),
+        [only] => one_line(&only.finding.message),
+        [first, rest @ ..] => format!(
+            "{} (+{} more)",
+            one_line(&first.finding.message),
+            rest.len()
+        ),
     }
 }
 
@@ -319,15 +323,15 @@ fn failure_body(failure: &Failure) -> String {
     if failure.snippet.trim().is_empty() {
         out.push_str(&format!(
             "{}:{}:{}: {}\n",
-            failure.file, failure.line, failure.column, failure.message
+            failure.file, failure.line, failure.column, failure.finding.message
         ));
     } else {
         out.push_str(failure.snippet.trim_end());
         out.push('\n');
     }
     for (label, value) in [
-        ("expected:", &failure.expected),
-        ("actual:  ", &failure.actual),
+        ("expected:", &failure.finding.expected),
+        ("actual:  ", &failure.finding.actual),
     ] {
         if let Some(value) = value {
             let value = value.trim_end_matches('\n');

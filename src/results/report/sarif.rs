@@ -104,7 +104,7 @@ fn finding(step: &StepResult) -> Option<(&'static str, String)> {
     let messages = |failures: &[super::result::Failure]| {
         failures
             .iter()
-            .map(|f| f.message.as_str())
+            .map(|f| f.finding.message.as_str())
             .collect::<Vec<_>>()
             .join("; ")
     };

@@ -3,15 +3,18 @@
 use std::time::Duration;
 
 use super::result::*;
+use crate::results::outcome::Finding;
 
 pub const SECRET: &str = "s3cr3t-T0KEN";
 
 fn failure(kind: &str, message: &str, expected: Option<&str>, actual: Option<&str>) -> Failure {
     Failure {
         kind: kind.to_string(),
-        message: message.to_string(),
-        expected: expected.map(str::to_string),
-        actual: actual.map(str::to_string),
+        finding: Finding {
+            message: message.to_string(),
+            expected: expected.map(str::to_string),
+            actual: actual.map(str::to_string),
+        },
         snippet: format!(
             "error: {message}\n  --> scenarios/tools.yaml:12:9\n   |\n12 |         length: 3\n   |         ^^^^^^ here"
         ),

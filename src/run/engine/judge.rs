@@ -11,6 +11,7 @@ use super::failure::{outcome_for, severity_of, step_failure, step_result};
 use crate::ground::source::Severity;
 use crate::language::assert::golden::Snapshots;
 use crate::language::assert::{self, ExpectOutcome, Observed, Reply};
+use crate::language::dsl::scenario::Capture;
 use crate::language::dsl::scenario::expect::ExpectKind;
 use crate::language::dsl::{Action, PathExpr, Step};
 use crate::protocol::methods;
@@ -261,17 +262,8 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
             template => match template.resolve(&Value::Object(ctx.clone())) {
                 Ok(p) => std::borrow::Cow::Owned(p.into_owned()),
                 Err(why) => {
-                    let message = format!("capture `{}`: {why}", c.name);
-                    return Err(Box::new(Failure {
-                        kind: "capture".into(),
-                        message: message.clone(),
-                        expected: None,
-                        actual: None,
-                        snippet: c.pos.snippet(severity_of(step), &message, "this path"),
-                        file: c.pos.shown_file().to_string(),
-                        line: c.pos.line,
-                        column: c.pos.col,
-                    }));
+                    let finding = Finding::message(format!("capture `{}`: {why}", c.name));
+                    return Err(capture_failure(step, c, finding, "this path"));
                 }
             },
         };
@@ -290,42 +282,51 @@ fn capture(step: &Step, seen: &Observed, ctx: &mut Map<String, Value>) -> Result
                 ctx.insert(c.name.clone(), v);
             }
             None => {
-                let message = format!("capture `{}`: `{}` matched nothing", c.name, c.source);
-                return Err(Box::new(Failure {
-                    kind: "capture".into(),
-                    message: message.clone(),
-                    expected: Some(match &c.asked {
-                        None => format!("a value at `{}`", c.source),
-                        Some(method) => format!(
-                            "a value at `{}` in the `{}` requests the server asked",
-                            c.source,
-                            method.as_deref().unwrap_or("*")
-                        ),
-                    }),
-                    actual: match &c.asked {
-                        None => seen.document.as_ref().map(|d| assert::compact(d, 500)),
-                        Some(method) => Some(assert::compact(
-                            &Value::Array(
-                                assert::asked_requests(seen.exchange, method.as_deref())
-                                    .1
-                                    .into_iter()
-                                    .cloned()
-                                    .collect(),
-                            ),
-                            500,
-                        )),
-                    },
-                    snippet: c
-                        .pos
-                        .snippet(severity_of(step), &message, "nothing to capture here"),
-                    file: c.pos.shown_file().to_string(),
-                    line: c.pos.line,
-                    column: c.pos.col,
-                }));
+                let finding = matched_nothing(c, seen);
+                return Err(capture_failure(step, c, finding, "nothing to capture here"));
             }
         }
     }
     Ok(())
+}
+
+/// What a capture that matched nothing looked for, and what there was to look in.
+fn matched_nothing(c: &Capture, seen: &Observed) -> Finding {
+    Finding {
+        message: format!("capture `{}`: `{}` matched nothing", c.name, c.source),
+        expected: Some(match &c.asked {
+            None => format!("a value at `{}`", c.source),
+            Some(method) => format!(
+                "a value at `{}` in the `{}` requests the server asked",
+                c.source,
+                method.as_deref().unwrap_or("*")
+            ),
+        }),
+        actual: match &c.asked {
+            None => seen.document.as_ref().map(|d| assert::compact(d, 500)),
+            Some(method) => Some(assert::compact(
+                &Value::Array(
+                    assert::asked_requests(seen.exchange, method.as_deref())
+                        .1
+                        .into_iter()
+                        .cloned()
+                        .collect(),
+                ),
+                500,
+            )),
+        },
+    }
+}
+
+/// A capture that could not be made, told at the capture (kind `capture`).
+fn capture_failure(step: &Step, c: &Capture, finding: Finding, label: &str) -> Box<Failure> {
+    Box::new(Failure::at(
+        "capture",
+        finding,
+        &c.pos,
+        severity_of(step),
+        label,
+    ))
 }
 
 /// The declared `outputSchema` of the tool a `tools/call` step calls.

@@ -97,6 +97,7 @@ pub(super) fn skipped(
 #[cfg(test)]
 mod tests {
     use super::compact;
+    use crate::results::outcome::Finding;
     use crate::results::report::result::{
         EraInfo, Failure, Level, Outcome, StepResult, SuiteResult, TranscriptEntry,
     };
@@ -125,9 +126,7 @@ mod tests {
     fn compact_drops_only_passing_and_skipped_transcripts() {
         let failure = Failure {
             kind: "path".into(),
-            message: "m".into(),
-            expected: None,
-            actual: None,
+            finding: Finding::message("m"),
             snippet: String::new(),
             file: "s.yaml".into(),
             line: 1,

@@ -400,7 +400,7 @@ pub fn arg_failure(
     let reply = crate::language::assert::Reply::result(arguments);
     let seen = crate::language::assert::Observed::with_reply(&no_exchange, reply, false);
     match crate::language::assert::check(expect, &seen, &serde_json::json!({})) {
-        crate::language::assert::ExpectOutcome::Fail(f) => Some(f.message),
+        crate::language::assert::ExpectOutcome::Fail(f) => Some(f.finding.message),
         _ => None,
     }
 }

@@ -5,37 +5,11 @@
 
 use std::time::Instant;
 
-// `Transport` holds a `SharedTransport` and this file builds `Transport`s: a two-way tie
-// between the two files (named through the parent until it is untied).
-use super::{ConnectError, Connection, Transport};
+use super::transport::{SharedTransport, Transport};
+use super::{ConnectError, Connection};
 use crate::protocol::era::EraRequest;
-use crate::results::exchange::Exchange;
+use crate::run::client::Target;
 use crate::run::client::stdio::SharedStdio;
-use crate::run::client::{Outgoing, Target, TransportError};
-
-/// A connection's side of a shared process.
-pub(in crate::run::client) struct SharedTransport {
-    mux: SharedStdio,
-    /// This connection found the process dead (a liveness probe went unanswered).
-    closed: Option<String>,
-}
-
-impl SharedTransport {
-    pub(super) fn closed_reason(&self) -> Option<&str> {
-        self.closed.as_deref().or_else(|| self.mux.closed_reason())
-    }
-
-    pub(super) fn mark_closed(&mut self, why: String) {
-        self.closed.get_or_insert(why);
-    }
-
-    pub(super) async fn exchange(&self, out: &Outgoing) -> Result<Exchange, TransportError> {
-        if let Some(why) = &self.closed {
-            return Err(TransportError::Closed(why.clone()));
-        }
-        self.mux.exchange(out).await
-    }
-}
 
 /// Opens connections on one shared server process per target and era.
 pub struct SharedProcess {
@@ -91,16 +65,10 @@ impl SharedProcess {
 impl Connection {
     /// Its stdio process from now on shared ([`SharedStdio`]); nothing over HTTP.
     fn share(&mut self) {
-        let placeholder = Transport::Shared(SharedTransport {
-            mux: SharedStdio::closed(),
-            closed: None,
-        });
+        let placeholder = Transport::Shared(SharedTransport::on(SharedStdio::closed()));
         match std::mem::replace(&mut self.transport, placeholder) {
             Transport::Stdio(t) => {
-                self.transport = Transport::Shared(SharedTransport {
-                    mux: SharedStdio::start(t),
-                    closed: None,
-                });
+                self.transport = Transport::Shared(SharedTransport::on(SharedStdio::start(t)));
             }
             other => self.transport = other,
         }
@@ -116,10 +84,7 @@ impl Connection {
             unreachable!("a sibling of a shared connection only");
         };
         Connection {
-            transport: Transport::Shared(SharedTransport {
-                mux: t.mux.clone(),
-                closed: None,
-            }),
+            transport: Transport::Shared(t.sibling()),
             target: self.target.clone(),
             negotiated: self.negotiated.clone(),
             next_id: 0,
@@ -149,7 +114,7 @@ impl Connection {
     /// Wait for the shared process to end (the other connections on it gone).
     async fn close_shared(self) {
         if let Transport::Shared(t) = self.transport {
-            t.mux.ended().await;
+            t.ended().await;
         }
     }
 }

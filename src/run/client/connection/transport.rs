@@ -1,10 +1,10 @@
 //! The transport under a connection: its own stdio process, HTTP, or a process shared with others.
 
-use super::shared;
 use super::{ConnectError, ConnectErrorKind};
+use crate::results::exchange::Exchange;
 use crate::run::client::http::HttpTransport;
-use crate::run::client::stdio::StdioTransport;
-use crate::run::client::{Target, TargetKind};
+use crate::run::client::stdio::{SharedStdio, StdioTransport};
+use crate::run::client::{Outgoing, Target, TargetKind, TransportError};
 
 #[allow(
     clippy::large_enum_variant,
@@ -14,7 +14,7 @@ pub(in crate::run::client) enum Transport {
     Stdio(StdioTransport),
     Http(HttpTransport),
     /// One server process shared with other connections (`load --stdio-mode shared`).
-    Shared(shared::SharedTransport),
+    Shared(SharedTransport),
 }
 
 impl Transport {
@@ -93,5 +93,45 @@ impl Transport {
             Transport::Http(t) => t.mark_closed(why),
             Transport::Shared(t) => t.mark_closed(why),
         }
+    }
+}
+
+/// A connection's side of a shared process (`shared.rs` opens the process and hands out
+/// the sides; the transport only holds one, so this file need not know that one).
+pub(in crate::run::client) struct SharedTransport {
+    mux: SharedStdio,
+    /// This connection found the process dead (a liveness probe went unanswered).
+    closed: Option<String>,
+}
+
+impl SharedTransport {
+    /// A side of the process `mux` runs, not found dead yet.
+    pub(super) fn on(mux: SharedStdio) -> SharedTransport {
+        SharedTransport { mux, closed: None }
+    }
+
+    /// Another connection's side of the same process.
+    pub(super) fn sibling(&self) -> SharedTransport {
+        SharedTransport::on(self.mux.clone())
+    }
+
+    /// Wait for the process to end (the other connections on it gone).
+    pub(super) async fn ended(self) {
+        self.mux.ended().await;
+    }
+
+    pub(super) fn closed_reason(&self) -> Option<&str> {
+        self.closed.as_deref().or_else(|| self.mux.closed_reason())
+    }
+
+    pub(super) fn mark_closed(&mut self, why: String) {
+        self.closed.get_or_insert(why);
+    }
+
+    pub(super) async fn exchange(&self, out: &Outgoing) -> Result<Exchange, TransportError> {
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Closed(why.clone()));
+        }
+        self.mux.exchange(out).await
     }
 }

@@ -59,7 +59,9 @@ pub fn error_of(result: &StepResult, expects_nothing: bool) -> Option<(ErrorKind
         }
         Outcome::Passed | Outcome::Skipped { .. } | Outcome::Warning { .. } => None,
         Outcome::Failed { failures } => {
-            let why = failures.first().map_or("failed", |f| f.message.as_str());
+            let why = failures
+                .first()
+                .map_or("failed", |f| f.finding.message.as_str());
             Some((
                 reply_kind(result).unwrap_or(ErrorKind::Expectation),
                 format!("step `{}`: {why}", result.name),
