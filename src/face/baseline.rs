@@ -90,8 +90,10 @@ mod tests {
     use super::*;
     use crate::ground::source::SourceFile;
     use crate::language::dsl::LoadErrors;
-    use crate::results::report::result::{EraInfo, Level, SuiteResult};
-    use crate::results::report::result::{Failure, Outcome, RunReport, StepResult, Summary};
+    use crate::results::report::result::{EraInfo, SuiteResult};
+    use crate::results::outcome::Level;
+    use crate::results::report::result::{RunReport, StepResult, Summary};
+    use crate::results::outcome::{Failure, Outcome};
 
     fn parse(text: &str) -> Result<Baseline, LoadErrors> {
         Baseline::parse(SourceFile::new("baseline.yaml", text))

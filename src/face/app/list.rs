@@ -283,8 +283,8 @@ fn level_cell(s: &Scenario, step: &crate::language::dsl::Step, revision: &str) -
     match step.rule {
         Some(rule) => rule.level_at(revision).as_str(),
         None => match step.level {
-            crate::results::report::result::Level::Must => "MUST",
-            crate::results::report::result::Level::Should => "SHOULD",
+            crate::results::outcome::Level::Must => "MUST",
+            crate::results::outcome::Level::Should => "SHOULD",
         },
     }
 }

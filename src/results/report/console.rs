@@ -8,7 +8,8 @@ use std::time::Duration;
 use anstyle::{AnsiColor, Style};
 
 use super::diff::{self, Tag};
-use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
+use super::result::{RunReport, StepResult, SuiteResult, SuiteStatus};
+use crate::results::outcome::{Failure, Outcome};
 use super::transcript::format_transcript;
 use crate::ground::redact::{Redactor, count_masks, escape_controls};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -13,7 +13,8 @@ use super::diff::Tag;
 
 use super::console::{json_diff, secs};
 use super::page::{Page, escape_html};
-use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
+use super::result::{RunReport, StepResult, SuiteResult, SuiteStatus};
+use crate::results::outcome::{Failure, Outcome};
 use super::transcript::format_transcript;
 use crate::ground::redact::escape_controls;
 
@@ -159,8 +160,8 @@ impl Page {
             step.line,
             step.column,
             match step.level {
-                super::result::Level::Must => "must",
-                super::result::Level::Should => "should",
+                crate::results::outcome::Level::Must => "must",
+                crate::results::outcome::Level::Should => "should",
             },
             secs(step.duration)
         );

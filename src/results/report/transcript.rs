@@ -7,13 +7,13 @@ use super::result;
 /// for received ones (prefixed with `[HTTP …]` when HTTP details are known) and `# note`
 /// for transport notes. Multi-line JSON bodies are compacted, other multi-line bodies have
 /// their newlines escaped, so each entry stays on one line. Not redacted.
-pub fn format_transcript(entries: &[result::TranscriptEntry]) -> String {
+pub fn format_transcript(entries: &[crate::results::exchange::TranscriptEntry]) -> String {
     let mut out = String::new();
     for entry in entries {
         out.push_str(match entry.direction {
-            result::Direction::Sent => "-->",
-            result::Direction::Received => "<--",
-            result::Direction::Note => "#",
+            crate::results::exchange::Direction::Sent => "-->",
+            crate::results::exchange::Direction::Received => "<--",
+            crate::results::exchange::Direction::Note => "#",
         });
         if let Some(http) = entry.http.as_deref().filter(|h| !h.trim().is_empty()) {
             let http = one_line(http);
@@ -67,25 +67,25 @@ mod tests {
     fn transcript_is_one_entry_per_line() {
         let entries = vec![
             TranscriptEntry {
-                direction: crate::results::report::result::Direction::Sent,
+                direction: crate::results::exchange::Direction::Sent,
                 at_ms: 0,
                 body: r#"{"id":1}"#.into(),
                 http: Some("POST /mcp".into()),
             },
             TranscriptEntry {
-                direction: crate::results::report::result::Direction::Received,
+                direction: crate::results::exchange::Direction::Received,
                 at_ms: 1,
                 body: "{\n  \"id\": 1\n}\n".into(),
                 http: Some("200".into()),
             },
             TranscriptEntry {
-                direction: crate::results::report::result::Direction::Received,
+                direction: crate::results::exchange::Direction::Received,
                 at_ms: 1,
                 body: "not\njson".into(),
                 http: None,
             },
             TranscriptEntry {
-                direction: crate::results::report::result::Direction::Note,
+                direction: crate::results::exchange::Direction::Note,
                 at_ms: 2,
                 body: "timeout".into(),
                 http: None,

@@ -65,7 +65,7 @@ impl ConnectError {
         self.kind == ConnectErrorKind::Protocol
             && (self.refused
                 || self.transcript.last().is_some_and(|t| {
-                    t.direction == crate::results::report::result::Direction::Received
+                    t.direction == crate::results::exchange::Direction::Received
                 }))
     }
 }

@@ -16,7 +16,6 @@ mod reqwest_client;
 mod sse;
 pub mod stream;
 
-pub use reqwest_client::install_tls_provider;
 use reqwest_client::send_once_more;
 pub use reqwest_client::shared_client;
 use sse::{Stamp, sse_events};

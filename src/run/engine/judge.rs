@@ -15,7 +15,9 @@ use crate::language::dsl::scenario::expect::ExpectKind;
 use crate::language::dsl::{Action, PathExpr, Step};
 use crate::protocol::methods;
 use crate::results::outcome::Finding;
-use crate::results::report::result::{Failure, Level, Outcome, StepResult, TranscriptEntry};
+use crate::results::report::result::StepResult;
+use crate::results::outcome::{Failure, Level, Outcome};
+use crate::results::exchange::TranscriptEntry;
 use crate::run::client::{Connection, Exchange};
 
 /// What running a step gave: its outcome, or its exchange to judge later.

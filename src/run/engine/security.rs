@@ -214,7 +214,7 @@ pub fn reached_out(
     steps: &[crate::results::report::result::StepResult],
     found: &mut IndexMap<String, String>,
 ) {
-    use crate::results::report::result::Direction;
+    use crate::results::exchange::Direction;
     for step in steps {
         let mut calls: IndexMap<String, String> = IndexMap::new();
         for entry in &step.transcript {

@@ -16,7 +16,7 @@ use crate::language::assert::{self, ExpectOutcome, Observed};
 use crate::language::dsl::scenario::expect::ExpectKind;
 use crate::language::dsl::{Action, Step};
 use crate::protocol::{ListKind, errors, methods};
-use crate::results::report::result::Outcome;
+use crate::results::outcome::Outcome;
 use crate::run::client::{Connection, Exchange, TransportError};
 
 use build::{Built, build, template_error};

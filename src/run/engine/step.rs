@@ -20,7 +20,9 @@ use super::send::run_step;
 use crate::language::dsl::scenario::Phase;
 use crate::language::dsl::{Action, LiveEach, Scenario, Step};
 use crate::results::report::events::ItemEvents;
-use crate::results::report::result::{Outcome, StepResult, TranscriptEntry};
+use crate::results::report::result::StepResult;
+use crate::results::outcome::Outcome;
+use crate::results::exchange::TranscriptEntry;
 use crate::run::client::Connection;
 
 /// One scenario's run over one connection: what it runs, its variables, and what the

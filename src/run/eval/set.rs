@@ -10,6 +10,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use regex::Regex;
 
+use super::critics::DEFAULT_JUDGE_THRESHOLD;
 use super::profile::Profile;
 use super::results::{ExpectationOutcome, SetKind};
 use crate::ground::source::{Pos, SourceFile};
@@ -17,9 +18,6 @@ use crate::language::dsl::error::{LoadError, LoadErrors};
 use crate::language::dsl::load::parse_yaml;
 use crate::language::dsl::scenario::expect::{Expect, ExpectKind, SanitizerSpec};
 use crate::language::dsl::value::At;
-
-/// File names of eval sets end with one of these (scenario loading skips them).
-pub use crate::language::dsl::discover::EVAL_SUFFIXES as SUFFIXES;
 
 /// Is this file an eval set, by its name?
 pub fn is_eval_file(path: &Path) -> bool {
@@ -71,8 +69,6 @@ pub fn has_other_yaml(dir: &Path) -> bool {
 pub const DEFAULT_TRIALS: u32 = 1;
 /// Most trials per task a set may ask for.
 const MAX_TRIALS: u32 = 1000;
-/// Default score a judged answer needs.
-pub use super::critics::DEFAULT_JUDGE_THRESHOLD;
 
 /// Public so that the files the set compiles through (profiles, critics) read the
 /// document's types without importing the set.

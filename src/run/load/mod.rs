@@ -28,7 +28,8 @@ use futures::stream::FuturesUnordered;
 
 use crate::language::dsl::{Scenario, Steps};
 use crate::protocol::era::Era;
-use crate::results::report::result::{Outcome, StepResult};
+use crate::results::report::result::StepResult;
+use crate::results::outcome::Outcome;
 use crate::run::client::connection::SharedProcess;
 use crate::run::client::{ConnectError, Connection};
 use crate::run::engine::{self, RunConfig, pool::Pool};

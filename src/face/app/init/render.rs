@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::probe::EraSeen;
-use super::yaml::{quoted, scalar, unique_slugs};
+use super::yaml::unique_slugs;
+use crate::ground::yaml::write::{quoted, scalar};
 use crate::protocol::ListKind;
 
 use scenarios::*;

@@ -14,7 +14,8 @@ mod expect;
 mod values;
 
 use super::session::{Call, CallOutcome, EraUsed, Session};
-use crate::face::app::init::yaml::{quoted, scalar, slug};
+use crate::face::app::init::yaml::slug;
+use crate::ground::yaml::write::{quoted, scalar};
 use crate::face::cli::{ExpectMode, Split};
 use crate::language::assert::golden;
 use crate::protocol::{ListKind, methods};

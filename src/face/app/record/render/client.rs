@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use crate::face::app::init::yaml::{flow, literal, quoted, scalar};
+use crate::face::app::init::yaml::{flow, literal};
+use crate::ground::yaml::write::{quoted, scalar};
 use crate::face::app::record::session::{Ask, Session};
 use crate::protocol::methods;
 

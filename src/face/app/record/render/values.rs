@@ -7,7 +7,8 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::Candidate;
-use crate::face::app::init::yaml::{literal, scalar, slug};
+use crate::face::app::init::yaml::{literal, slug};
+use crate::ground::yaml::write::scalar;
 use crate::ground::json::path::child;
 use crate::language::assert::golden;
 use crate::run::record::tape::placeholders;
