@@ -34,7 +34,8 @@ use crate::run::client::connection::SharedProcess;
 use crate::run::client::{ConnectError, Connection};
 use crate::run::engine::{self, RunConfig, pool::Pool};
 
-use profile::{Length, Pace, Profile};
+use profile::{Length, Profile};
+use crate::language::dsl::workload::Pace;
 use record::errors::{ErrorKind, error_of};
 use record::{Iteration, Recorder, StepSample};
 

@@ -7,8 +7,9 @@ use super::HTTP_IN_FLIGHT;
 use crate::face::cli::{LoadArgs, UsageError};
 use crate::language::dsl::workload::{PackWorkload, ProfileParts};
 use crate::run::load::Work;
-use crate::run::load::budget::{Budget, BudgetScope, Limit};
-use crate::run::load::profile::{DEFAULT_DURATION, Length, Pace, Profile};
+use crate::language::dsl::workload::{Budget, BudgetScope, Limit};
+use crate::run::load::profile::{DEFAULT_DURATION, Length, Profile};
+use crate::language::dsl::workload::Pace;
 
 /// Shard `shard`'s part of the profile: the rate divided by N, the clients and the
 /// iterations shared out (the first shards take one more of what does not divide evenly).
@@ -216,7 +217,7 @@ pub(super) fn budgets(args: &LoadArgs, config: &[Budget], work: &[Work<'_>]) -> 
 mod tests {
     use super::shard_parts;
     use crate::language::dsl::workload::ProfileParts;
-    use crate::run::load::profile::Pace;
+    use crate::language::dsl::workload::Pace;
 
     #[test]
     fn a_shard_takes_its_share_of_the_profile() {
