@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Exchange, Outgoing, Target, TransportError};
+use super::{Outgoing, Target, TransportError};
+use crate::results::exchange::Exchange;
 use crate::protocol::era::{EraKind, EraRequest, Negotiated};
 use crate::results::exchange::{Direction, TranscriptEntry};
 use request::*;

@@ -5,7 +5,8 @@
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use super::{Exchange, HttpMeta, Outgoing, TransportError};
+use super::{Outgoing, TransportError};
+use crate::results::exchange::{Exchange, HttpMeta};
 use std::time::Duration;
 
 mod listen;

@@ -18,7 +18,8 @@ use crate::results::outcome::Finding;
 use crate::results::report::result::StepResult;
 use crate::results::outcome::{Failure, Level, Outcome};
 use crate::results::exchange::TranscriptEntry;
-use crate::run::client::{Connection, Exchange};
+use crate::run::client::Connection;
+use crate::results::exchange::Exchange;
 
 /// What running a step gave: its outcome, or its exchange to judge later.
 pub(super) enum StepRun<'s> {

@@ -160,7 +160,7 @@ async fn probe_without_credentials(conn: &mut Connection) -> Result<Option<u16>,
 pub(super) async fn probe(
     conn: &mut Connection,
     headers: &IndexMap<String, Option<String>>,
-) -> Result<crate::run::client::Exchange, String> {
+) -> Result<crate::results::exchange::Exchange, String> {
     let method = probe_method(conn);
     let id = conn.next_id();
     let timeout = conn.target().timeout;

@@ -4,7 +4,8 @@
 use super::outcome::CheckOutcome;
 use crate::protocol::{ListKind, errors, methods};
 use crate::run::client::connection::result_of;
-use crate::run::client::{Connection, Exchange};
+use crate::run::client::Connection;
+use crate::results::exchange::Exchange;
 
 /// Requests in the `stdout_clean` burst (unless the step sets `count`).
 const BURST: usize = 32;
