@@ -89,7 +89,7 @@ mod tests {
     use super::write::HEADER;
     use super::*;
     use crate::ground::source::SourceFile;
-    use crate::language::dsl::LoadErrors;
+    use crate::ground::load_error::LoadErrors;
     use crate::results::report::result::{EraInfo, SuiteResult};
     use crate::results::outcome::Level;
     use crate::results::report::result::{RunReport, StepResult, Summary};

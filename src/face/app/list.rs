@@ -114,7 +114,7 @@ pub(super) fn pack_json(p: &dsl::pack::PackInfo) -> Value {
                 "secret": decl.secret,
                 "default": default,
                 "description": decl.description,
-                "env": dsl::pack::env_name(name),
+                "env": dsl::params::env_name(name),
             })
         })
         .collect();
@@ -212,7 +212,7 @@ pub(super) fn packs_text(packs: &[dsl::pack::PackInfo]) -> String {
                 "    parameter {name} ({}){default}{about}  [{}]
 ",
                 traits.join(", "),
-                dsl::pack::env_name(name)
+                dsl::params::env_name(name)
             ));
         }
         if let Some(r) = &p.requires {

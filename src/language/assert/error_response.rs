@@ -9,7 +9,7 @@ use crate::ground::json::subset_of;
 use crate::language::dsl::document::CodeSpec;
 use crate::language::dsl::scenario::expect::Expect;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::value::TValue;
+use crate::ground::yaml::value::TValue;
 
 pub(super) fn check(
     expect: &Expect,

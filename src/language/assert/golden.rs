@@ -19,7 +19,9 @@ use std::sync::{LazyLock, Mutex};
 use regex::Regex;
 use serde_json::Value;
 
-use super::{ExpectOutcome, Finding, Observed, describe_no_response, failure};
+use super::describe::{describe_no_response, failure};
+use super::{ExpectOutcome, Observed};
+use crate::results::outcome::Finding;
 use crate::ground::json::{json_eq, sort_keys};
 use crate::language::dsl::scenario::expect::{Expect, SanitizerSpec, SnapshotSpec};
 

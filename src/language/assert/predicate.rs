@@ -24,7 +24,7 @@ use crate::ground::json::{json_eq, subset_of};
 use crate::language::dsl::document::{JsonType, LengthSpec};
 use crate::language::dsl::scenario::expect::Predicate;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::value::TValue;
+use crate::ground::yaml::value::TValue;
 use crate::results::outcome::Finding;
 
 /// The matches of a path, and what a predicate needs to judge them.

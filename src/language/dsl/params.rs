@@ -11,8 +11,8 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::document::{ImportDoc, ParamType};
-use super::error::{LoadError, did_you_mean};
-use super::value::At;
+use crate::ground::load_error::{LoadError, did_you_mean};
+use crate::ground::yaml::value::At;
 use crate::ground::source::{Pos, SourceFile};
 
 /// A parameter value given from outside the packs (`--set` or mcpspec.yaml).

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use super::document::GroupDoc;
-use super::value::At;
+use crate::ground::yaml::value::At;
 use crate::ground::source::SourceFile;
 
 /// What a scenario can refer to besides its own variables.

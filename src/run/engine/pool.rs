@@ -485,7 +485,7 @@ mod tests {
 
     fn scenario(extra: &str, steps: &str) -> Scenario {
         let text = format!("scenario: s\neras: [2026-07-28]\n{extra}steps:\n{steps}");
-        crate::language::dsl::load::parse_scenario(crate::ground::source::SourceFile::new(
+        crate::language::dsl::parse_scenario(crate::ground::source::SourceFile::new(
             "s.yaml", text,
         ))
         .expect("the scenario loads")

@@ -14,10 +14,10 @@ use super::critics::DEFAULT_JUDGE_THRESHOLD;
 use super::profile::Profile;
 use super::results::{ExpectationOutcome, SetKind};
 use crate::ground::source::{Pos, SourceFile};
-use crate::language::dsl::error::{LoadError, LoadErrors};
-use crate::language::dsl::load::parse_yaml;
+use crate::ground::load_error::{LoadError, LoadErrors};
+use crate::ground::yaml;
 use crate::language::dsl::scenario::expect::{Expect, ExpectKind, SanitizerSpec};
-use crate::language::dsl::value::At;
+use crate::ground::yaml::value::At;
 
 /// Is this file an eval set, by its name?
 pub fn is_eval_file(path: &Path) -> bool {
@@ -189,8 +189,8 @@ impl Task {
 
 impl EvalSet {
     pub fn load(path: &Path) -> Result<EvalSet, LoadErrors> {
-        let file = crate::language::dsl::error::read_source(path)?;
-        let doc: EvalSetDoc = parse_yaml(&file)?;
+        let file = crate::ground::load_error::read_source(path)?;
+        let doc: EvalSetDoc = yaml::parse(&file)?;
         compile(&file, doc)
     }
 }
@@ -410,7 +410,7 @@ fn expectation(
             let mut ok = true;
             for a in e.args {
                 let apos = Pos::new(file, a.line, a.col);
-                match crate::language::dsl::load::compile_expectation(file, a.value, apos.clone()) {
+                match crate::language::dsl::compile_expectation(file, a.value, apos.clone()) {
                     Ok(x) if matches!(x.kind, ExpectKind::Path { .. }) => args.push(x),
                     Ok(_) => {
                         ok = false;

@@ -11,9 +11,9 @@ use std::path::Path;
 pub fn outside_imports(dir: &Path) -> Result<(), crate::ground::load_error::LoadErrors> {
     use crate::ground::load_error::{LoadError, LoadErrors};
     let file =
-        crate::language::dsl::error::read_source(&dir.join(crate::language::dsl::pack::MANIFEST))?;
+        crate::ground::load_error::read_source(&dir.join(crate::language::dsl::discover::MANIFEST))?;
     let doc: crate::language::dsl::document::PackDoc =
-        crate::language::dsl::load::parse_yaml(&file)?;
+        crate::ground::yaml::parse(&file)?;
     let root = dir.canonicalize().map_err(|e| {
         LoadErrors::from(LoadError::file(
             dir.display().to_string(),

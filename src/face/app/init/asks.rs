@@ -40,7 +40,7 @@ pub struct Asking {
 
 fn probe_answerer() -> Option<Arc<crate::run::client::answers::Answerer>> {
     let file = crate::ground::source::SourceFile::new("init-probe.yaml", PROBE_CLIENT.to_string());
-    let scenario = crate::language::dsl::load::parse_scenario(file).ok()?;
+    let scenario = crate::language::dsl::parse_scenario(file).ok()?;
     let script = scenario.client?;
     Some(Arc::new(crate::run::client::answers::Answerer::new(
         script,

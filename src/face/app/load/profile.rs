@@ -121,7 +121,7 @@ fn packs_of<'a>(work: &'a [Work<'_>]) -> impl Iterator<Item = &'a PackWorkload> 
 }
 
 /// The weights of the mix leave something to run: told at the first weight written.
-pub(super) fn weights_hold(work: &[Work<'_>]) -> Result<(), crate::language::dsl::LoadErrors> {
+pub(super) fn weights_hold(work: &[Work<'_>]) -> Result<(), crate::ground::load_error::LoadErrors> {
     if work.iter().map(|w| w.weight).sum::<f64>() > 0.0 {
         return Ok(());
     }
@@ -129,7 +129,7 @@ pub(super) fn weights_hold(work: &[Work<'_>]) -> Result<(), crate::language::dsl
         .iter()
         .find_map(|w| w.scenario.load.as_ref().map(|l| l.weight_pos.clone()))
         .unwrap_or_else(|| work[0].scenario.pos.clone());
-    Err(crate::language::dsl::LoadError::at(
+    Err(crate::ground::load_error::LoadError::at(
         pos,
         "the weights of the workload's scenarios sum to 0: nothing would run",
     )

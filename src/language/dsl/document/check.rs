@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::language::dsl::limits;
-use crate::language::dsl::value::At;
+use crate::ground::yaml::value::At;
 
 /// A built-in multi-request check.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -5,7 +5,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::client::ClientDoc;
-use super::{LoadDoc, StepDoc};
+use super::StepDoc;
+use super::workload::LoadDoc;
 use crate::ground::yaml::value::{At, TValue};
 
 /// A pack's manifest (`pack.yaml`): a shareable, versioned folder of scenarios with typed

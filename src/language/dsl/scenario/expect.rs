@@ -9,7 +9,7 @@ use super::PathExpr;
 use crate::ground::json::path::CompiledPath;
 use crate::ground::source::Pos;
 use crate::language::dsl::document::{CodeSpec, JsonType, LengthSpec, Num};
-use crate::language::dsl::value::TValue;
+use crate::ground::yaml::value::TValue;
 
 #[derive(Debug)]
 pub struct Expect {

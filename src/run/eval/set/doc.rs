@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::super::results::{ModelApi, PassRule, Price, SetKind};
 use crate::language::dsl::document::{Expectation, Sanitizer};
-use crate::language::dsl::value::{At, TValue};
+use crate::ground::yaml::value::{At, TValue};
 
 /// An eval set: tasks a model performs with the server's tools, and how to judge them.
 #[derive(Debug, Deserialize, JsonSchema)]
