@@ -21,12 +21,12 @@ use super::{Outgoing, Target, TransportError};
 use crate::results::exchange::Exchange;
 use crate::protocol::era::{EraKind, EraRequest, Negotiated};
 use crate::results::exchange::{Direction, TranscriptEntry};
-use request::*;
+use request::lists_tools;
 pub use request::{client_info, encode_header_value, expand_meta_key, name_header, raw_outgoing};
 use reuse::count_start;
 pub use reuse::{Handover, starts};
 pub use shared::SharedProcess;
-use transcript::*;
+use transcript::describe_unanswered;
 pub use transcript::{error_of, result_of};
 
 use crate::protocol::methods;

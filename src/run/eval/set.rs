@@ -74,7 +74,7 @@ const MAX_TRIALS: u32 = 1000;
 /// document's types without importing the set.
 pub mod doc;
 
-pub use doc::*;
+use doc::{EvalSetDoc, Role, TaskExpectationDoc};
 
 /// A loaded, checked eval set.
 #[derive(Debug)]

@@ -14,7 +14,7 @@ use super::yaml::unique_slugs;
 use crate::ground::yaml::write::{quoted, scalar};
 use crate::protocol::ListKind;
 
-use scenarios::*;
+use scenarios::{prompt, resource, template, tool};
 
 /// The pack folder, relative to the project folder.
 pub const PACK_DIR: &str = "tests/mcp";
