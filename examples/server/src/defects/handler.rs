@@ -1,7 +1,9 @@
 //! Handler-level defects, shared by both transports: what a tool call returns, what the
 //! lists and declarations show.
 
-use super::*;
+use serde_json::Value;
+
+use super::{Defect, Defects};
 
 // ---------------------------------------------------------------------------
 // Handler-level defects (shared by both transports).
