@@ -88,12 +88,12 @@ mod tests {
 
     use super::write::HEADER;
     use super::*;
-    use crate::ground::source::SourceFile;
     use crate::ground::load_error::LoadErrors;
-    use crate::results::report::result::{EraInfo, SuiteResult};
+    use crate::ground::source::SourceFile;
     use crate::results::outcome::Level;
-    use crate::results::report::result::{RunReport, StepResult, Summary};
     use crate::results::outcome::{Failure, Outcome};
+    use crate::results::report::result::{EraInfo, SuiteResult};
+    use crate::results::report::result::{RunReport, StepResult, Summary};
 
     fn parse(text: &str) -> Result<Baseline, LoadErrors> {
         Baseline::parse(SourceFile::new("baseline.yaml", text))

@@ -125,8 +125,8 @@ impl LastRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::report::result::{EraInfo, StepResult, SuiteResult};
     use crate::results::outcome::Outcome;
+    use crate::results::report::result::{EraInfo, StepResult, SuiteResult};
 
     fn suite(id: &str, failing: &[&str], passing: &[&str], kind: Option<&str>) -> SuiteResult {
         let step = |name: &str, outcome: Outcome| StepResult {

@@ -19,13 +19,7 @@
 //! Without any defect nothing here touches the traffic: the wire hooks forward every line
 //! as it is and the HTTP layers are not installed.
 
-use std::{
-    collections::HashSet,
-    fmt,
-    hash::BuildHasher,
-    str::FromStr,
-    sync::{Arc, Mutex},
-};
+use std::{fmt, str::FromStr};
 
 use serde_json::Value;
 

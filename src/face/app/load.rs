@@ -14,11 +14,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::face::cli::{LoadArgs, UsageError, exit};
+use crate::language::dsl::workload::Budget;
+use crate::language::dsl::workload::Pace;
 use crate::run::engine::{self, RunConfig};
 use crate::run::load::budget::Verdict;
-use crate::language::dsl::workload::Budget;
 use crate::run::load::profile::Profile;
-use crate::language::dsl::workload::Pace;
 use crate::run::load::record::summary::{SecondSummary, Summary};
 use crate::run::load::{self, Ended, Work};
 

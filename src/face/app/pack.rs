@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use crate::face::cli::{PackCommand, exit};
 use crate::face::config::Config;
+use crate::ground::load_error::LoadErrors;
 use crate::ground::source::Pos;
+use crate::language::dsl;
 use crate::language::dsl::pack::{check_import_fields, check_range};
 use crate::language::dsl::params::RemoteImports;
-use crate::language::dsl;
-use crate::ground::load_error::LoadErrors;
 use crate::run::packs::lock::{Entry, Lock};
 use crate::run::packs::{Mode, Sources};
 

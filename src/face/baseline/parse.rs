@@ -8,11 +8,11 @@ use std::sync::Arc;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use super::{Baseline, ENTRY_FORMS, Entry, KEYS};
-use crate::ground::source::{Pos, SourceFile};
 use crate::ground::load_error::did_you_mean;
+use crate::ground::load_error::{LoadError, LoadErrors};
+use crate::ground::source::{Pos, SourceFile};
 use crate::ground::yaml;
 use crate::ground::yaml::value::{At, TKind, TValue};
-use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::protocol::era::EraSelector;
 
 impl Baseline {

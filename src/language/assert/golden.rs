@@ -21,9 +21,9 @@ use serde_json::Value;
 
 use super::describe::{describe_no_response, failure};
 use super::{ExpectOutcome, Observed};
-use crate::results::outcome::Finding;
 use crate::ground::json::{json_eq, sort_keys};
 use crate::language::dsl::scenario::expect::{Expect, SanitizerSpec, SnapshotSpec};
+use crate::results::outcome::Finding;
 
 /// Where the `snapshot` expectations of one run go: compared only, or (with
 /// `--update-snapshots`) new and changed files written, one content per file per run.

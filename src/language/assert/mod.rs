@@ -209,7 +209,8 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
 
 #[cfg(test)]
 mod tests {
-    use super::predicate::check_predicate;
+    use super::notifications::method_matches;
+    use super::predicate::{check_predicate, contains};
     use super::*;
     use crate::language::dsl::scenario::expect::Predicate;
 

@@ -10,11 +10,11 @@ use indexmap::IndexMap;
 
 use super::compile::{list, parse_scenario, parse_scenarios};
 use super::discover::{pack_dir, scenario_files};
-use crate::ground::load_error::{LoadError, LoadErrors, did_you_mean};
 use super::pack::Resolver;
 use super::params::ParamInputs;
 use super::scenario::Scenario;
 use super::scope::Scope;
+use crate::ground::load_error::{LoadError, LoadErrors, did_you_mean};
 use crate::ground::source::Pos;
 
 /// What a load produced: the scenarios, the packs they came from, the values of secret
@@ -68,7 +68,10 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
             resolver.load_dir(&dir);
         }
         // Read every file, compile the readable ones together, and report in file order.
-        let read: Vec<_> = files.iter().map(|f| crate::ground::load_error::read_source(f)).collect();
+        let read: Vec<_> = files
+            .iter()
+            .map(|f| crate::ground::load_error::read_source(f))
+            .collect();
         let sources = read
             .iter()
             .filter_map(|r| r.as_ref().ok().cloned())

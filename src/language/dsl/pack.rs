@@ -19,12 +19,12 @@ use serde_json::Value;
 use super::compile;
 use super::discover::MANIFEST;
 use super::document::{ImportDoc, PackDoc, ParamDecl};
-use crate::ground::load_error::{LoadError, LoadErrors};
 use super::params::ParamInputs;
 use super::scenario::Scenario;
 use super::scope::{Groups, Scope};
-use crate::ground::yaml::value::At;
+use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::ground::source::{Pos, SourceFile};
+use crate::ground::yaml::value::At;
 
 mod files;
 mod imports;

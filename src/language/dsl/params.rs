@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::document::{ImportDoc, ParamType};
 use crate::ground::load_error::{LoadError, did_you_mean};
-use crate::ground::yaml::value::At;
 use crate::ground::source::{Pos, SourceFile};
+use crate::ground::yaml::value::At;
 
 /// A parameter value given from outside the packs (`--set` or mcpspec.yaml).
 #[derive(Debug, Clone)]

@@ -8,10 +8,10 @@ use crate::ground::json::path::CompiledPath;
 use indexmap::IndexMap;
 
 use super::scope::Scope;
-use crate::ground::yaml::value::TValue;
 use crate::ground::source::{Pos, SourceFile};
-use crate::results::outcome::Level;
+use crate::ground::yaml::value::TValue;
 use crate::protocol::era::EraSelector;
+use crate::results::outcome::Level;
 
 mod client;
 pub mod expect;

@@ -9,9 +9,9 @@ use anstyle::{AnsiColor, Style};
 
 use super::diff::{self, Tag};
 use super::result::{RunReport, StepResult, SuiteResult, SuiteStatus};
-use crate::results::outcome::{Failure, Outcome};
 use super::transcript::format_transcript;
 use crate::ground::redact::{Redactor, count_masks, escape_controls};
+use crate::results::outcome::{Failure, Outcome};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

@@ -14,9 +14,9 @@ use super::diff::Tag;
 use super::console::{json_diff, secs};
 use super::page::{Page, escape_html};
 use super::result::{RunReport, StepResult, SuiteResult, SuiteStatus};
-use crate::results::outcome::{Failure, Outcome};
 use super::transcript::format_transcript;
 use crate::ground::redact::escape_controls;
+use crate::results::outcome::{Failure, Outcome};
 
 /// Largest transcript or failure body shown for one step (the rest is cut with a marker).
 const MAX_BODY_BYTES: usize = 64 * 1024;

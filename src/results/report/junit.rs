@@ -21,10 +21,10 @@ use std::time::Duration;
 
 use super::events::RunInfo;
 use super::result::{RunReport, StaleEntry, StepResult, SuiteResult};
-use crate::results::outcome::{Failure, Outcome};
 use super::transcript::{format_transcript, one_line};
 use crate::ground::redact::Redactor;
 use crate::results::junit::{Flavor, Policy, Spool, TestCase, TestCaseStatus, TestSuite};
+use crate::results::outcome::{Failure, Outcome};
 
 /// What every suite of a run names: where it ran (unless it says otherwise) and by which
 /// mcpspec.
@@ -352,9 +352,9 @@ fn failure_body(failure: &Failure) -> String {
 mod tests {
     use quick_junit::{NonSuccessKind, Report};
 
-    use crate::results::exchange::TranscriptEntry;
     use super::super::testdata;
     use super::*;
+    use crate::results::exchange::TranscriptEntry;
     use crate::results::junit::MAX_OUTPUT_BYTES;
 
     /// Written as it goes, the document is the one written at once, byte for byte, in

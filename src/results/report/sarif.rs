@@ -16,8 +16,8 @@
 use serde_json::{Value, json};
 
 use super::result::{RunReport, StepResult, SuiteResult, stable_hash};
-use crate::results::outcome::Outcome;
 use crate::ground::redact::{Redactor, escape_controls};
+use crate::results::outcome::Outcome;
 
 /// The tag that makes a suite's findings security findings.
 pub const SECURITY_TAG: &str = "security";

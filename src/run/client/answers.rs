@@ -408,8 +408,7 @@ mod tests {
             "scenario: s\n{client}steps:\n  - name: l\n    request: {{method: tools/list}}\n"
         );
         let file = crate::ground::source::SourceFile::new("s.yaml", text);
-        let scenario =
-            crate::language::dsl::parse_scenario(file).expect("the scenario loads");
+        let scenario = crate::language::dsl::parse_scenario(file).expect("the scenario loads");
         Answerer::new(scenario.client.expect("a client"), json!({"dir": "work"}))
     }
 

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Outgoing, Target, TransportError};
-use crate::results::exchange::Exchange;
 use crate::protocol::era::{EraKind, EraRequest, Negotiated};
+use crate::results::exchange::Exchange;
 use crate::results::exchange::{Direction, TranscriptEntry};
 use request::lists_tools;
 pub use request::{client_info, encode_header_value, expand_meta_key, name_header, raw_outgoing};
@@ -65,9 +65,10 @@ impl ConnectError {
     pub fn refused(&self) -> bool {
         self.kind == ConnectErrorKind::Protocol
             && (self.refused
-                || self.transcript.last().is_some_and(|t| {
-                    t.direction == crate::results::exchange::Direction::Received
-                }))
+                || self
+                    .transcript
+                    .last()
+                    .is_some_and(|t| t.direction == crate::results::exchange::Direction::Received))
     }
 }
 

@@ -16,9 +16,9 @@ use super::connection::Connection;
 use super::connection::transport::Transport;
 use super::http::stream::{OpenStream, Opened, StreamNext};
 use super::{Outgoing, TransportError};
-use crate::results::exchange::Exchange;
 use crate::protocol::methods;
 use crate::results::exchange::Direction;
+use crate::results::exchange::Exchange;
 
 /// How the open request is carried.
 pub enum OpenedBy {

@@ -16,9 +16,9 @@ use crate::language::assert::{self, ExpectOutcome, Observed};
 use crate::language::dsl::scenario::expect::ExpectKind;
 use crate::language::dsl::{Action, Step};
 use crate::protocol::{ListKind, errors, methods};
+use crate::results::exchange::Exchange;
 use crate::results::outcome::Outcome;
 use crate::run::client::{Connection, TransportError};
-use crate::results::exchange::Exchange;
 
 use build::{Built, build, template_error};
 use contract::contract_check;

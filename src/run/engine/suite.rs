@@ -4,9 +4,9 @@
 use super::{RunConfig, failure, now_rfc3339, security};
 use crate::language::dsl::Scenario;
 use crate::protocol::era::Era;
+use crate::results::outcome::Outcome;
 use crate::results::report::events::{Event, Events};
 use crate::results::report::result::{EraInfo, SuiteResult};
-use crate::results::outcome::Outcome;
 use crate::run::client::ConnectErrorKind;
 
 /// A suite's turn has come: emitted, then kept (without what only a report file reads).
@@ -98,9 +98,9 @@ pub(super) fn skipped(
 #[cfg(test)]
 mod tests {
     use super::compact;
-    use crate::results::report::result::{EraInfo, StepResult, SuiteResult};
-    use crate::results::outcome::{Failure, Level, Outcome};
     use crate::results::exchange::TranscriptEntry;
+    use crate::results::outcome::{Failure, Level, Outcome};
+    use crate::results::report::result::{EraInfo, StepResult, SuiteResult};
 
     fn step(outcome: Outcome) -> StepResult {
         StepResult {

@@ -13,11 +13,11 @@ use regex::Regex;
 use super::critics::DEFAULT_JUDGE_THRESHOLD;
 use super::profile::Profile;
 use super::results::{ExpectationOutcome, SetKind};
-use crate::ground::source::{Pos, SourceFile};
 use crate::ground::load_error::{LoadError, LoadErrors};
+use crate::ground::source::{Pos, SourceFile};
 use crate::ground::yaml;
-use crate::language::dsl::scenario::expect::{Expect, ExpectKind, SanitizerSpec};
 use crate::ground::yaml::value::At;
+use crate::language::dsl::scenario::expect::{Expect, ExpectKind, SanitizerSpec};
 
 /// Is this file an eval set, by its name?
 pub fn is_eval_file(path: &Path) -> bool {

@@ -7,8 +7,8 @@ use super::cache::{Cache, Lookup};
 use super::lock::{Entry, Key};
 use super::{Installed, Places, Sources, Token, manifest_identity};
 use super::{archive, cache, git, lock};
-use crate::ground::source::Pos;
 use crate::ground::load_error::LoadError;
+use crate::ground::source::Pos;
 use crate::language::dsl::discover::MANIFEST;
 
 impl Sources {

@@ -19,12 +19,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::ground::source::{Pos, SourceFile};
 use crate::ground::load_error::LoadError;
+use crate::ground::source::{Pos, SourceFile};
+use crate::ground::yaml::value::At;
+use crate::language::dsl::discover::MANIFEST;
 use crate::language::dsl::document::{ImportDoc, PackDoc};
 use crate::language::dsl::params::{Fetched, RemoteImports};
-use crate::language::dsl::discover::MANIFEST;
-use crate::ground::yaml::value::At;
 use cache::Cache;
 use lock::{Entry, Key, Lock};
 
@@ -130,8 +130,7 @@ struct Installed {
 /// fully when it loads it).
 pub fn manifest_identity(dir: &Path) -> Result<(String, String), LoadError> {
     let file = crate::ground::load_error::read_source(&dir.join(MANIFEST))?;
-    let doc: PackDoc =
-        crate::ground::yaml::parse(&file).map_err(|mut e| e.0.remove(0))?;
+    let doc: PackDoc = crate::ground::yaml::parse(&file).map_err(|mut e| e.0.remove(0))?;
     Ok((doc.name.value, doc.version.value))
 }
 

@@ -4,11 +4,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::handler::{CallIds, LEAK_MARK, rewrite_line, wrong_id};
+use super::handler::{CallIds, LEAK_MARK, rewrite_line};
 use super::messages::{MessageDefects, Seen};
-use super::{
-    Defect, Defects, ParseErrorMode, SERVER_REQUEST_ID, ServerRequestKind, http_layers,
-};
+use super::{Defect, Defects, ParseErrorMode, SERVER_REQUEST_ID, ServerRequestKind, http_layers};
 
 // ---------------------------------------------------------------------------
 // stdio: hooks called by the line pump in `wire.rs`.

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use super::HTTP_IN_FLIGHT;
 use crate::face::cli::{LoadArgs, UsageError};
+use crate::language::dsl::workload::Pace;
+use crate::language::dsl::workload::{Budget, BudgetScope, Limit};
 use crate::language::dsl::workload::{PackWorkload, ProfileParts};
 use crate::run::load::Work;
-use crate::language::dsl::workload::{Budget, BudgetScope, Limit};
 use crate::run::load::profile::{DEFAULT_DURATION, Length, Profile};
-use crate::language::dsl::workload::Pace;
 
 /// Shard `shard`'s part of the profile: the rate divided by N, the clients and the
 /// iterations shared out (the first shards take one more of what does not divide evenly).
@@ -216,8 +216,8 @@ pub(super) fn budgets(args: &LoadArgs, config: &[Budget], work: &[Work<'_>]) -> 
 #[cfg(test)]
 mod tests {
     use super::shard_parts;
-    use crate::language::dsl::workload::ProfileParts;
     use crate::language::dsl::workload::Pace;
+    use crate::language::dsl::workload::ProfileParts;
 
     #[test]
     fn a_shard_takes_its_share_of_the_profile() {

@@ -15,8 +15,8 @@ mod values;
 
 use super::session::{Call, CallOutcome, EraUsed, Session};
 use crate::face::app::init::yaml::slug;
-use crate::ground::yaml::write::{quoted, scalar};
 use crate::face::cli::{ExpectMode, Split};
+use crate::ground::yaml::write::{quoted, scalar};
 use crate::language::assert::golden;
 use crate::protocol::{ListKind, methods};
 use client::client_block;

@@ -4,8 +4,8 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::client::ClientDoc;
 use super::StepDoc;
+use super::client::ClientDoc;
 use super::workload::LoadDoc;
 use crate::ground::yaml::value::{At, TValue};
 

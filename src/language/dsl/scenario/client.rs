@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::expect::Expect;
-use crate::language::dsl::document::ElicitAction;
 use crate::ground::yaml::value::TValue;
+use crate::language::dsl::document::ElicitAction;
 
 /// Default bound on the `input_required` rounds of one request (modern era).
 pub const DEFAULT_MAX_ROUNDS: u32 = 8;

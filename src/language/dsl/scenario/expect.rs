@@ -8,8 +8,8 @@ use regex::Regex;
 use super::PathExpr;
 use crate::ground::json::path::CompiledPath;
 use crate::ground::source::Pos;
-use crate::language::dsl::document::{CodeSpec, JsonType, LengthSpec, Num};
 use crate::ground::yaml::value::TValue;
+use crate::language::dsl::document::{CodeSpec, JsonType, LengthSpec, Num};
 
 #[derive(Debug)]
 pub struct Expect {

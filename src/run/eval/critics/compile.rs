@@ -7,8 +7,8 @@ use super::{
     Critic, CriticKind, Critics, DEFAULT_JUDGE_THRESHOLD, DEFAULT_SIMILARITY, DEFAULT_THRESHOLD,
 };
 use crate::ground::json::path::CompiledPath;
-use crate::ground::source::{Pos, SourceFile};
 use crate::ground::load_error::{LoadError, LoadErrors};
+use crate::ground::source::{Pos, SourceFile};
 use crate::ground::yaml::value::At;
 use crate::run::eval::set::doc::CriticDoc;
 

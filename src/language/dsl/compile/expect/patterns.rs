@@ -8,12 +8,12 @@ use std::sync::Arc;
 use regex::Regex;
 
 use crate::ground::json::path::CompiledPath;
-use crate::ground::source::Pos;
-use crate::language::dsl::compile::Compiler;
 use crate::ground::load_error::LoadError;
+use crate::ground::source::Pos;
+use crate::ground::yaml::value::At;
+use crate::language::dsl::compile::Compiler;
 use crate::language::dsl::scenario::PathExpr;
 use crate::language::dsl::template;
-use crate::ground::yaml::value::At;
 
 impl Compiler {
     /// A path that may be a template (an expectation's `path`, a capture): its variables

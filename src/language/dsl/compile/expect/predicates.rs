@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
+use crate::ground::load_error::LoadError;
 use crate::ground::source::Pos;
 use crate::language::dsl::compile::Compiler;
 use crate::language::dsl::document;
 use crate::language::dsl::document::Expectation;
-use crate::ground::load_error::LoadError;
 use crate::language::dsl::scenario::expect::{CompareOp, Predicate};
 use crate::language::dsl::template;
 
