@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::face::cli::{PackCommand, exit};
 use crate::face::config::Config;
-use crate::ground::load_error::LoadErrors;
+use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::ground::source::Pos;
 use crate::language::dsl;
 use crate::language::dsl::pack::{check_import_fields, check_range};
@@ -58,7 +58,7 @@ fn project_imports(config: &Config, sources: &Sources) -> Result<Vec<PathBuf>, L
         }
         if let Some(v) = imp.with.values().next() {
             errors.push(
-                crate::ground::load_error::LoadError::at(
+                LoadError::at(
                     Pos::new(file, v.line, v.col),
                     "`with:` is for imports in a pack",
                 )
