@@ -1,7 +1,10 @@
 //! House rules on the shape of the source, checked from its text (issue #43): no production
 //! file grows past [`MAX_PRODUCTION_LINES`]: a file that large holds several
 //! responsibilities; split it by concept rather than raise the bound. And no production code
-//! imports its parent by glob (`use super::*`): a file says what it takes and from where.
+//! imports by glob (`use super::*`, `pub use child::*`): a file says what it takes and from
+//! where; nor re-exports what another module defines (`pub use crate::…`, `pub use super::…`:
+//! a shim, kept so old paths keep working): its callers name the real path. A module's
+//! re-exports of its own children, by name, are its public face and stay.
 
 use std::path::{Path, PathBuf};
 
@@ -107,31 +110,83 @@ fn no_production_file_passes_600_lines() {
     );
 }
 
-/// The production lines of `text` (before its test module) that import their parent by glob.
-fn super_globs(text: &str) -> Vec<usize> {
-    text.lines()
-        .take(production_lines(text))
-        .enumerate()
-        .filter(|(_, line)| line.trim() == "use super::*;")
-        .map(|(index, _)| index + 1)
-        .collect()
+/// The visibility a line starts with (`pub`, `pub(crate)`, `pub(in …)`, …) and the rest;
+/// `None` for a private item.
+fn public(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("pub")?;
+    if let Some(rest) = rest.strip_prefix(' ') {
+        return Some(rest);
+    }
+    let (_, rest) = rest.strip_prefix('(')?.split_once(')')?;
+    rest.strip_prefix(' ')
+}
+
+/// The production `use` statements of `text` (before its test module) that break the house
+/// rule, as (line, why): a glob import at the top level of the file (a `use Enum::*;` inside
+/// a function body is indented, and stays), or a public one anywhere; a re-export whose path
+/// starts outside the module (`crate::`, `super::`): a shim.
+fn use_faults(text: &str) -> Vec<(usize, &'static str)> {
+    let lines: Vec<&str> = text.lines().take(production_lines(text)).collect();
+    let mut out = Vec::new();
+    let mut n = 0;
+    while n < lines.len() {
+        let start = n;
+        let line = lines[n];
+        let trimmed = line.trim_start();
+        let exported = public(trimmed);
+        let Some(path) = exported.unwrap_or(trimmed).strip_prefix("use ") else {
+            n += 1;
+            continue;
+        };
+        // The whole statement, up to its `;` (a group may span lines).
+        let mut statement = path.to_string();
+        while !statement.contains(';') && n + 1 < lines.len() {
+            n += 1;
+            statement.push_str(lines[n].trim());
+        }
+        n += 1;
+        let top_level = trimmed.len() == line.len();
+        if statement.contains('*') && (top_level || exported.is_some()) {
+            out.push((start + 1, "imports by glob"));
+        }
+        if exported.is_some() && (path.starts_with("crate::") || path.starts_with("super::")) {
+            out.push((start + 1, "re-exports from outside the module"));
+        }
+    }
+    out
 }
 
 #[test]
-fn super_globs_are_found_only_before_the_test_module() {
-    assert_eq!(super_globs("use a::b;\nuse super::*;\n"), vec![2]);
+fn use_faults_are_globs_and_shims_before_the_test_module() {
+    let text = "use a::b;\n\
+                use super::*;\n\
+                pub use child::*;\n\
+                pub use child::{A, b};\n\
+                pub(crate) use crate::x::Y;\n\
+                pub(super) use super::{\n    z::Z,\n    w::*,\n};\n\
+                fn f() {\n    use E::*;\n}\n\
+                pub use_: u8,\n\
+                #[cfg(test)]\nmod tests {\n    use super::*;\n}\n";
     assert_eq!(
-        super_globs("use super::A;\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n"),
-        Vec::<usize>::new()
+        use_faults(text),
+        vec![
+            (2, "imports by glob"),
+            (3, "imports by glob"),
+            (5, "re-exports from outside the module"),
+            (6, "imports by glob"),
+            (6, "re-exports from outside the module"),
+        ]
     );
 }
 
-/// Checked in mcpspec's own `src/` (the example servers of the workspace still glob).
+/// Checked in every workspace member's `src/` (mcpspec's and the example servers').
 #[test]
-fn no_production_file_imports_its_parent_by_glob() {
+fn no_production_file_imports_by_glob_or_re_exports_from_elsewhere() {
     let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    let mut globs: Vec<String> = files
+    for folder in source_folders() {
+        rust_files(&folder, &mut files);
+    }
+    let mut faults: Vec<String> = files
         .iter()
         .flat_map(|file| {
             let text = std::fs::read_to_string(file).expect("readable source");
@@ -140,17 +195,18 @@ fn no_production_file_imports_its_parent_by_glob() {
                 .unwrap_or(file)
                 .display()
                 .to_string();
-            super_globs(&text)
+            use_faults(&text)
                 .into_iter()
-                .map(move |line| format!("{name}:{line}"))
+                .map(move |(line, why)| format!("{name}:{line}: {why}"))
         })
         .collect();
-    globs.sort();
+    faults.sort();
     assert!(
-        globs.is_empty(),
-        "{} production files import `use super::*`; import the items they use by name \
-         (from their real module):\n{}",
-        globs.len(),
-        globs.join("\n")
+        faults.is_empty(),
+        "{} production imports break the house rule: import the items a file uses by name, \
+         from the module that defines them (a module may re-export its own children by name: \
+         its public face):\n{}",
+        faults.len(),
+        faults.join("\n")
     );
 }

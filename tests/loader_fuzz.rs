@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{repo_root, run};
-use mcpspec::language::dsl::LoadErrors;
+use mcpspec::ground::load_error::LoadErrors;
 
 /// Each mutant is loaded on a thread with the stack of a process's main thread, where
 /// `mcpspec validate` does its work (test threads have only 2 MiB).
@@ -409,7 +409,7 @@ fn mutate(
 fn load(kind: Kind, path: &Path) -> Result<(), LoadErrors> {
     match kind {
         Kind::Scenario | Kind::Pack => {
-            let inputs = mcpspec::language::dsl::pack::ParamInputs {
+            let inputs = mcpspec::language::dsl::params::ParamInputs {
                 release_steps: true,
                 ..Default::default()
             };

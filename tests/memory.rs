@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use mcpspec::language::dsl::load::load_all;
-use mcpspec::language::dsl::pack::ParamInputs;
+use mcpspec::language::dsl::params::ParamInputs;
 
 struct Counting;
 

@@ -11,7 +11,8 @@ use common::{run_in, stdio_target};
 /// `MCPSPEC_PARAM_<NAME>` all reach it.
 #[test]
 fn builtin_packs_declare_what_their_checks_read() {
-    use mcpspec::language::dsl::{Action, builtin, load, pack::ParamInputs};
+    use mcpspec::language::dsl::params::ParamInputs;
+    use mcpspec::language::dsl::{Action, builtin, load};
     let mut missing = Vec::new();
     for pack in builtin::pack_names() {
         let loaded = load::load_all(&[pack.into()], &ParamInputs::default()).expect("loads");

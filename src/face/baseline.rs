@@ -88,11 +88,11 @@ mod tests {
 
     use super::write::HEADER;
     use super::*;
+    use crate::ground::load_error::LoadErrors;
     use crate::ground::source::SourceFile;
-    use crate::language::dsl::LoadErrors;
-    use crate::results::outcome::Finding;
-    use crate::results::report::result::{EraInfo, Level, SuiteResult};
-    use crate::results::report::result::{Failure, Outcome, RunReport, StepResult, Summary};
+    use crate::results::outcome::{Failure, Finding, Level, Outcome};
+    use crate::results::report::result::{EraInfo, SuiteResult};
+    use crate::results::report::result::{RunReport, StepResult, Summary};
 
     fn parse(text: &str) -> Result<Baseline, LoadErrors> {
         Baseline::parse(SourceFile::new("baseline.yaml", text))

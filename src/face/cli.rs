@@ -12,7 +12,6 @@ mod load;
 mod record;
 mod target;
 
-pub(crate) use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
 pub use eval::{EvalCommand, EvalCompareArgs, EvalExpectArgs, EvalReportArgs, EvalRunArgs};
 pub use load::{CompareArgs, LoadArgs, LoadCommand, StdioMode};
 pub use record::{ExpectMode, RecordArgs, Split};

@@ -67,7 +67,7 @@ pub struct ConfigDoc {
     /// parameters (below `--set`, above `MCPSPEC_PARAM_<NAME>`). `env:VAR` reads the
     /// environment variable and is a secret, as with `--set`.
     #[serde(default)]
-    pub parameters: IndexMap<String, crate::language::dsl::value::TValue>,
+    pub parameters: IndexMap<String, crate::ground::yaml::value::TValue>,
     /// The client every scenario plays unless it (or its pack) declares its own: client
     /// capabilities and scripted answers (see `client:` in a scenario).
     #[serde(default)]
@@ -369,7 +369,7 @@ impl Config {
             None if Path::new(DEFAULT_FILE).is_file() => PathBuf::from(DEFAULT_FILE),
             None => return Ok(None),
         };
-        let file = crate::language::dsl::error::read_source(&path)?;
+        let file = crate::ground::load_error::read_source(&path)?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let doc: ConfigDoc = match crate::ground::yaml::parse_recovering(&file) {
             Ok(doc) => doc,
@@ -391,7 +391,7 @@ impl Config {
     pub fn parameters(
         &self,
         secrets: &mut Vec<String>,
-    ) -> Result<Vec<(String, crate::language::dsl::pack::Given)>, LoadErrors> {
+    ) -> Result<Vec<(String, crate::language::dsl::params::Given)>, LoadErrors> {
         self.parameters_with(secrets, &mut None)
     }
 
@@ -400,7 +400,7 @@ impl Config {
     pub fn parameters_to_validate(
         &self,
     ) -> (
-        Vec<(String, crate::language::dsl::pack::Given)>,
+        Vec<(String, crate::language::dsl::params::Given)>,
         Vec<String>,
     ) {
         let mut unset = Some(Vec::new());
@@ -416,7 +416,7 @@ impl Config {
         &self,
         secrets: &mut Vec<String>,
         unset: &mut Option<Vec<String>>,
-    ) -> Result<Vec<(String, crate::language::dsl::pack::Given)>, LoadErrors> {
+    ) -> Result<Vec<(String, crate::language::dsl::params::Given)>, LoadErrors> {
         let mut out = Vec::new();
         for (name, value) in &self.doc.parameters {
             let pos = Pos::new(&self.file, value.line, value.col);
@@ -443,7 +443,7 @@ impl Config {
             let from_text = value.as_str().is_some_and(|s| s.starts_with("env:"));
             out.push((
                 name.clone(),
-                crate::language::dsl::pack::Given {
+                crate::language::dsl::params::Given {
                     value: json,
                     pos: Some(pos),
                     from_text,

@@ -125,7 +125,8 @@ impl LastRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::report::result::{EraInfo, Outcome, StepResult, SuiteResult};
+    use crate::results::outcome::Outcome;
+    use crate::results::report::result::{EraInfo, StepResult, SuiteResult};
 
     fn suite(id: &str, failing: &[&str], passing: &[&str], kind: Option<&str>) -> SuiteResult {
         let step = |name: &str, outcome: Outcome| StepResult {
@@ -133,7 +134,7 @@ mod tests {
             file: "s.yaml".into(),
             line: 1,
             column: 1,
-            level: crate::results::report::result::Level::Must,
+            level: crate::results::outcome::Level::Must,
             duration: Default::default(),
             outcome,
             transcript: Vec::new(),

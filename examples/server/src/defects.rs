@@ -8,7 +8,7 @@
 //! 3. implement it where it bites: before the tool runs ([`before_tool_call`], both
 //!    transports); in the handler (`server.rs`, with [`extra_tools`] and [`capabilities`]
 //!    for what the lists and declarations show); as a JSON-RPC rewrite of requests or
-//!    responses ([`MessageDefects`], applied on both transports); on the stdio wire
+//!    responses ([`messages::MessageDefects`], applied on both transports); on the stdio wire
 //!    ([`StdioWire`], driven by `wire.rs`); or in the HTTP stack ([`http_layers`]:
 //!    headers, status codes, session ids).
 //!
@@ -19,13 +19,7 @@
 //! Without any defect nothing here touches the traffic: the wire hooks forward every line
 //! as it is and the HTTP layers are not installed.
 
-use std::{
-    collections::HashSet,
-    fmt,
-    hash::BuildHasher,
-    str::FromStr,
-    sync::{Arc, Mutex},
-};
+use std::{fmt, str::FromStr};
 
 use serde_json::Value;
 
@@ -566,6 +560,9 @@ pub mod http_layers;
 mod messages;
 mod stdio_wire;
 
-pub use handler::*;
-pub use messages::*;
-pub use stdio_wire::*;
+pub use handler::{
+    argument_defects, before_tool_call, capabilities, describe_tools, extra_tools, instructions,
+    result_defects,
+};
+pub(crate) use messages::PROTOCOL_VERSION_META;
+pub use stdio_wire::StdioWire;

@@ -7,8 +7,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::face::cli::{EvalCompareArgs, exit};
+use crate::ground::load_error::{LoadError, read_source};
 use crate::ground::source::Pos;
-use crate::language::dsl::error::{LoadError, read_source};
 use crate::run::eval::compare;
 use crate::run::eval::compare::thresholds::{self, Thresholds};
 use crate::run::eval::compare_output::{self, Labels};

@@ -23,7 +23,7 @@ pub(crate) fn load(
     offline: bool,
 ) -> Result<dsl::load::LoadedSet, i32> {
     let sources = pack::sources(offline).map_err(|errors| invalid(&errors, format))?;
-    let mut inputs = dsl::pack::ParamInputs {
+    let mut inputs = dsl::params::ParamInputs {
         release_steps,
         remote: Some(sources.clone()),
         ..Default::default()
@@ -36,7 +36,7 @@ pub(crate) fn load(
 /// `parameters:` of mcpspec.yaml (in the working directory) as `validate` and `list` see
 /// them: template variables of every scenario, as in `run`, but no value needed (an
 /// `env:VAR` not set is a name only). A broken configuration is left to `validate` of it.
-pub(crate) fn project_parameters(inputs: &mut dsl::pack::ParamInputs) {
+pub(crate) fn project_parameters(inputs: &mut dsl::params::ParamInputs) {
     if let Ok(Some(config)) = crate::face::config::Config::find(None) {
         let (given, unvalued) = config.parameters_to_validate();
         inputs.given = given.into_iter().collect();
@@ -46,7 +46,7 @@ pub(crate) fn project_parameters(inputs: &mut dsl::pack::ParamInputs) {
 
 /// Report input errors (exit 2): rendered on stderr, or with `--format json` as the
 /// document on stdout (`{"ok": false, "errors": [...]}`), so a script reads one stream.
-pub(crate) fn invalid(errors: &dsl::LoadErrors, format: Format) -> i32 {
+pub(crate) fn invalid(errors: &crate::ground::load_error::LoadErrors, format: Format) -> i32 {
     match format {
         Format::Text => errln!("{}", errors.render()),
         Format::Json => {

@@ -114,7 +114,7 @@ pub(super) fn pack_json(p: &dsl::pack::PackInfo) -> Value {
                 "secret": decl.secret,
                 "default": default,
                 "description": decl.description,
-                "env": dsl::pack::env_name(name),
+                "env": dsl::params::env_name(name),
             })
         })
         .collect();
@@ -212,7 +212,7 @@ pub(super) fn packs_text(packs: &[dsl::pack::PackInfo]) -> String {
                 "    parameter {name} ({}){default}{about}  [{}]
 ",
                 traits.join(", "),
-                dsl::pack::env_name(name)
+                dsl::params::env_name(name)
             ));
         }
         if let Some(r) = &p.requires {
@@ -283,8 +283,8 @@ fn level_cell(s: &Scenario, step: &crate::language::dsl::Step, revision: &str) -
     match step.rule {
         Some(rule) => rule.level_at(revision).as_str(),
         None => match step.level {
-            crate::results::report::result::Level::Must => "MUST",
-            crate::results::report::result::Level::Should => "SHOULD",
+            crate::results::outcome::Level::Must => "MUST",
+            crate::results::outcome::Level::Should => "SHOULD",
         },
     }
 }

@@ -14,9 +14,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::face::cli::{LoadArgs, UsageError, exit};
+use crate::language::dsl::workload::Budget;
+use crate::language::dsl::workload::Pace;
 use crate::run::engine::{self, RunConfig};
-use crate::run::load::budget::{Budget, Verdict};
-use crate::run::load::profile::{Pace, Profile};
+use crate::run::load::budget::Verdict;
+use crate::run::load::profile::Profile;
 use crate::run::load::record::summary::{SecondSummary, Summary};
 use crate::run::load::{self, Ended, Work};
 
@@ -323,7 +325,7 @@ struct LoadReport {
     budget_rules: Vec<Budget>,
     /// The stages of a stepped load as this run paced them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    stages: Vec<crate::run::load::profile::Stage>,
+    stages: Vec<crate::language::dsl::workload::Stage>,
     era: String,
     started_at: String,
     profile: String,

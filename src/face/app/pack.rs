@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use crate::face::cli::{PackCommand, exit};
 use crate::face::config::Config;
+use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::ground::source::Pos;
-use crate::language::dsl::pack::{RemoteImports, check_import_fields, check_range};
-use crate::language::dsl::{self, LoadErrors};
+use crate::language::dsl;
+use crate::language::dsl::pack::{check_import_fields, check_range};
+use crate::language::dsl::params::RemoteImports;
 use crate::run::packs::lock::{Entry, Lock};
 use crate::run::packs::{Mode, Sources};
 
@@ -56,7 +58,7 @@ fn project_imports(config: &Config, sources: &Sources) -> Result<Vec<PathBuf>, L
         }
         if let Some(v) = imp.with.values().next() {
             errors.push(
-                dsl::LoadError::at(
+                LoadError::at(
                     Pos::new(file, v.line, v.col),
                     "`with:` is for imports in a pack",
                 )
@@ -78,7 +80,7 @@ fn project_imports(config: &Config, sources: &Sources) -> Result<Vec<PathBuf>, L
             },
         };
         if imp.version.is_some()
-            && dir.join(dsl::pack::MANIFEST).is_file()
+            && dir.join(dsl::discover::MANIFEST).is_file()
             && let Ok((name, version)) = crate::run::packs::manifest_identity(&dir)
             && let Ok(version) = semver::Version::parse(&version)
             && let Some(e) = check_range(
@@ -150,7 +152,7 @@ fn update(name: Option<String>, paths: Vec<PathBuf>) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let inputs = dsl::pack::ParamInputs {
+    let inputs = dsl::params::ParamInputs {
         release_steps: true,
         remote: Some(sources.clone()),
         ..Default::default()
@@ -225,12 +227,12 @@ fn report_changes(old: &Lock, new: &Lock) {
 }
 
 fn build(dir: &Path, out: Option<PathBuf>) -> i32 {
-    let manifest = dir.join(dsl::pack::MANIFEST);
+    let manifest = dir.join(dsl::discover::MANIFEST);
     if !manifest.is_file() {
         errln!(
             "error: `{}` holds no {}: `pack build` takes a pack folder",
             dir.display(),
-            dsl::pack::MANIFEST
+            dsl::discover::MANIFEST
         );
         return exit::INVALID_INPUT;
     }
@@ -242,7 +244,7 @@ fn build(dir: &Path, out: Option<PathBuf>) -> i32 {
             return exit::INVALID_INPUT;
         }
     };
-    let inputs = dsl::pack::ParamInputs {
+    let inputs = dsl::params::ParamInputs {
         release_steps: true,
         remote: Some(sources.clone()),
         ..Default::default()

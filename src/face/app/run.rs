@@ -233,7 +233,7 @@ fn apply_baseline(
 /// names none); its parameter values.
 /// mcpspec.yaml's parameter values and its `client:` (compiled).
 type Configured = (
-    Vec<(String, dsl::pack::Given)>,
+    Vec<(String, dsl::params::Given)>,
     Option<std::sync::Arc<dsl::ClientScript>>,
     // `load:` (its profile and budgets), for `mcpspec load`.
     (dsl::workload::ProfileParts, Vec<dsl::workload::Budget>),
@@ -251,7 +251,7 @@ pub(super) fn default_client(
             s.client = Some(client.clone());
         }
     }
-    let errors = dsl::LoadErrors(
+    let errors = crate::ground::load_error::LoadErrors(
         selected
             .iter()
             .filter_map(dsl::Scenario::roots_undeclared)
@@ -357,7 +357,7 @@ pub(super) fn parse_params(
     let mut params = serde_json::Map::new();
     for set in sets {
         // The value is never quoted (it may be a credential), nor text that may be one.
-        let is_name = crate::language::dsl::load::is_variable_name;
+        let is_name = crate::language::dsl::is_variable_name;
         let Some((name, value)) = set.split_once('=') else {
             return Err(UsageError(if is_name(set) {
                 format!("--set {set}: expected NAME=VALUE, got no `=`")

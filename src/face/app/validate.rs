@@ -44,7 +44,7 @@ impl OtherInput {
         })
     }
 
-    fn check(self, path: &Path) -> Result<&'static str, dsl::LoadErrors> {
+    fn check(self, path: &Path) -> Result<&'static str, crate::ground::load_error::LoadErrors> {
         match self {
             OtherInput::Config => {
                 crate::face::config::Config::find(Some(path)).map(|_| "configuration")
@@ -109,7 +109,7 @@ pub(super) fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 
     // Configuration, baselines and rules files by their kind; the rest are scenarios and
     // packs. Every file's errors are reported, not only the first bad file's.
     let mut scenario_paths = Vec::new();
-    let mut errors = dsl::LoadErrors::default();
+    let mut errors = crate::ground::load_error::LoadErrors::default();
     let mut others = Vec::new();
     for (path, kind) in paths {
         match kind {
@@ -143,7 +143,7 @@ pub(super) fn validate(paths: &[PathBuf], format: Format, offline: bool) -> i32 
     let loaded = if scenario_paths.is_empty() {
         None
     } else {
-        let mut inputs = dsl::pack::ParamInputs {
+        let mut inputs = dsl::params::ParamInputs {
             release_steps: true,
             remote: Some(sources.clone()),
             ..Default::default()

@@ -3,9 +3,9 @@
 
 use super::{Baseline, Entry};
 use crate::ground::source::{Pos, Severity};
-use crate::results::outcome::Finding;
+use crate::results::outcome::{Failure, Finding, Outcome};
 use crate::results::report::events::{Event, Moment, Subscriber};
-use crate::results::report::result::{Failure, Outcome, RunReport, StepResult, Summary};
+use crate::results::report::result::{RunReport, StepResult, Summary};
 
 /// The result of applying a baseline to a run.
 #[derive(Debug, Clone, Default)]

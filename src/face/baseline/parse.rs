@@ -8,17 +8,17 @@ use std::sync::Arc;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use super::{Baseline, ENTRY_FORMS, Entry, KEYS};
+use crate::ground::load_error::did_you_mean;
+use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::ground::source::{Pos, SourceFile};
-use crate::language::dsl::error::did_you_mean;
-use crate::language::dsl::load::parse_yaml;
-use crate::language::dsl::value::{At, TKind, TValue};
-use crate::language::dsl::{LoadError, LoadErrors};
+use crate::ground::yaml;
+use crate::ground::yaml::value::{At, TKind, TValue};
 use crate::protocol::era::EraSelector;
 
 impl Baseline {
     /// Read and parse a baseline file.
     pub fn load(path: &Path) -> Result<Baseline, LoadErrors> {
-        Baseline::parse(crate::language::dsl::error::read_source(path)?)
+        Baseline::parse(crate::ground::load_error::read_source(path)?)
     }
 
     /// Parse and validate a baseline document, reporting every error found. An empty file
@@ -31,7 +31,7 @@ impl Baseline {
         if file.text.trim().is_empty() {
             return Ok(baseline);
         }
-        let doc: TValue = parse_yaml(&file)?;
+        let doc: TValue = yaml::parse(&file)?;
         let pos = |line: u32, col: u32| Pos::new(&file, line, col);
         let entries = match &doc.kind {
             TKind::Null => return Ok(baseline),
@@ -50,7 +50,7 @@ impl Baseline {
         };
         let mut errors = LoadErrors::default();
         // Key positions (the mapping above only has the positions of values).
-        let keys: Vec<At<String>> = parse_yaml::<Keys>(&file).map(|k| k.0).unwrap_or_default();
+        let keys: Vec<At<String>> = yaml::parse::<Keys>(&file).map(|k| k.0).unwrap_or_default();
         for (index, (key, value)) in entries.iter().enumerate() {
             let key_pos = keys
                 .get(index)

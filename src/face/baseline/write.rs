@@ -4,7 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::apply::{fails_run, has_setup_error_only};
 use super::parse::{ParsedEntry, parse_entry};
-use crate::results::report::result::{Outcome, RunReport};
+use crate::results::outcome::Outcome;
+use crate::results::report::result::RunReport;
 
 pub(super) const HEADER: &str = "\
 # Expected failures for mcpspec (the format of the MCP conformance suite's

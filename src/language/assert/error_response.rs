@@ -6,10 +6,10 @@ use serde_json::Value;
 use super::describe::{compact, describe_no_response, first_line, pretty};
 use super::{ExpectOutcome, Observed, failing};
 use crate::ground::json::subset_of;
+use crate::ground::yaml::value::TValue;
 use crate::language::dsl::document::CodeSpec;
 use crate::language::dsl::scenario::expect::Expect;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::value::TValue;
 
 pub(super) fn check(
     expect: &Expect,

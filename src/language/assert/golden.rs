@@ -19,9 +19,11 @@ use std::sync::{LazyLock, Mutex};
 use regex::Regex;
 use serde_json::Value;
 
-use super::{ExpectOutcome, Finding, Observed, describe_no_response, failure};
+use super::describe::{describe_no_response, failure};
+use super::{ExpectOutcome, Observed};
 use crate::ground::json::{json_eq, sort_keys};
 use crate::language::dsl::scenario::expect::{Expect, SanitizerSpec, SnapshotSpec};
+use crate::results::outcome::Finding;
 
 /// Where the `snapshot` expectations of one run go: compared only, or (with
 /// `--update-snapshots`) new and changed files written, one content per file per run.

@@ -6,7 +6,6 @@
 mod describe;
 mod duration;
 mod error_response;
-mod failure;
 pub mod golden;
 mod http;
 mod is_error;
@@ -26,18 +25,17 @@ use serde_json::Value;
 
 use crate::ground::json::path::CompiledPath;
 
-use describe::*;
+use describe::failure;
 pub use describe::{compact, describe_error_response, describe_no_response};
-pub use failure::{Failure, Finding};
-use notifications::*;
+use notifications::check_notifications;
 pub use notifications::{asked_requests, received_notifications};
-use output_schema::*;
+use output_schema::check_output_schema;
 pub use predicate::is_singular_path;
-use predicate::*;
 
 use crate::ground::source::Severity;
 use crate::language::dsl::scenario::expect::{Expect, ExpectKind};
 use crate::results::exchange::Exchange;
+use crate::results::outcome::{Failure, Finding};
 
 /// The JSON-RPC answer a step is judged on: the `result` and `error` members of the
 /// response, or a result the engine assembled itself (the handshake's, the merged pages of
@@ -211,6 +209,8 @@ pub fn check(expect: &Expect, seen: &Observed, ctx: &Value) -> ExpectOutcome {
 
 #[cfg(test)]
 mod tests {
+    use super::notifications::method_matches;
+    use super::predicate::{check_predicate, contains};
     use super::*;
     use crate::language::dsl::scenario::expect::Predicate;
 
@@ -344,7 +344,7 @@ mod tests {
     fn equals_on_one_match_of_a_filter_compares_the_value() {
         let ctx = serde_json::json!({});
         let tv = |y: &str| {
-            crate::ground::yaml::from_str::<crate::language::dsl::value::TValue>(y).unwrap()
+            crate::ground::yaml::from_str::<crate::ground::yaml::value::TValue>(y).unwrap()
         };
         let (t, f) = (serde_json::json!(true), serde_json::json!(false));
         let src = "$.tools[?@.name == 'x'].annotations.readOnlyHint";

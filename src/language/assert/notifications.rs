@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
-use super::{ExpectOutcome, Observed, check_predicate, failure, held_vacuously, length_holds};
+use super::describe::failure;
+use super::predicate::{check_predicate, held_vacuously, length_holds};
+use super::{ExpectOutcome, Observed};
 use crate::language::dsl::document::LengthSpec;
 use crate::language::dsl::scenario::expect::{Expect, ExpectKind};
 use crate::results::exchange::Exchange;

@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-use super::predicate::is_singular_path;
-use super::{ExpectOutcome, Observed, check_predicate, failing, held_vacuously, resolved};
+use super::predicate::{check_predicate, held_vacuously, is_singular_path};
+use super::{ExpectOutcome, Observed, failing, resolved};
 use crate::language::dsl::PathExpr;
 use crate::language::dsl::scenario::expect::Expect;
 use crate::language::dsl::scenario::expect::Predicate;

@@ -21,10 +21,10 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::ground::json::{json_eq, subset_of};
+use crate::ground::yaml::value::TValue;
 use crate::language::dsl::document::{JsonType, LengthSpec};
 use crate::language::dsl::scenario::expect::Predicate;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::value::TValue;
 use crate::results::outcome::Finding;
 
 /// The matches of a path, and what a predicate needs to judge them.

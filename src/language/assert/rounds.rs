@@ -2,7 +2,8 @@
 
 use serde_json::Value;
 
-use super::{ExpectOutcome, Observed, failing, length_holds};
+use super::predicate::length_holds;
+use super::{ExpectOutcome, Observed, failing};
 use crate::language::dsl::document::LengthSpec;
 use crate::language::dsl::scenario::expect::Expect;
 

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::error::LoadError;
+use crate::ground::load_error::LoadError;
 
 /// The file that makes a folder a pack.
 pub const MANIFEST: &str = "pack.yaml";

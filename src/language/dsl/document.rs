@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::limits;
-use super::value::{At, TValue};
+use crate::ground::yaml::value::{At, TValue};
 use check::Check;
 
 pub mod check;
@@ -18,10 +18,13 @@ mod expect;
 mod pack;
 mod workload;
 
-pub use client::*;
-pub use expect::*;
-pub use pack::*;
-pub use workload::*;
+pub use client::{ClientCapabilitiesDoc, ClientDoc, ElicitAction, RootDoc};
+pub use expect::{
+    CodeSpec, DurationCompare, Expectation, JsonType, LengthCompare, LengthSpec, Num, Sanitizer,
+    TaskStatusSpec,
+};
+pub use pack::{GroupDoc, ImportDoc, PackDoc, ParamDecl, ParamType};
+pub use workload::{BudgetDoc, LoadDoc};
 
 /// One scenario file: an ordered list of steps run over one connection per era.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -76,15 +79,15 @@ pub struct ScenarioDoc {
     #[serde(default)]
     pub load: Option<At<LoadDoc>>,
     /// The steps, run in order.
-    #[serde(deserialize_with = "super::value::exact_vec")]
+    #[serde(deserialize_with = "crate::ground::yaml::value::exact_vec")]
     pub steps: Vec<At<StepDoc>>,
     /// Steps run before `steps` (e.g. create a fixture). When one fails or errors, `steps`
     /// are skipped with the reason and `teardown` still runs.
-    #[serde(default, deserialize_with = "super::value::exact_vec")]
+    #[serde(default, deserialize_with = "crate::ground::yaml::value::exact_vec")]
     pub setup: Vec<At<StepDoc>>,
     /// Steps run after `steps`, even when steps (or `setup`) failed: clean up what the
     /// scenario made. Skipped only when the connection itself is gone.
-    #[serde(default, deserialize_with = "super::value::exact_vec")]
+    #[serde(default, deserialize_with = "crate::ground::yaml::value::exact_vec")]
     pub teardown: Vec<At<StepDoc>>,
 }
 
@@ -435,6 +438,3 @@ pub struct ContractCheck {
     #[serde(default)]
     pub rules: Option<At<String>>,
 }
-
-/// How much a step's failure weighs (defined with the result vocabulary).
-pub use crate::results::outcome::Level;

@@ -8,21 +8,14 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use super::compile::{list, parse_scenarios};
+use super::compile::{list, parse_scenario, parse_scenarios};
 use super::discover::{pack_dir, scenario_files};
-use super::error::{LoadError, LoadErrors, did_you_mean};
 use super::pack::Resolver;
 use super::params::ParamInputs;
-use super::scenario::*;
+use super::scenario::Scenario;
 use super::scope::Scope;
+use crate::ground::load_error::{LoadError, LoadErrors, did_you_mean};
 use crate::ground::source::Pos;
-
-// Compiling one scenario is [`super::compile`]'s, reading YAML the ground floor's
-// ([`crate::ground::yaml::parse`]); the old paths stay for code written against them.
-pub use super::compile::{
-    BUILTIN_VARS, compile_expectation, is_variable_name, parse_scenario, parse_scenario_in,
-};
-pub use crate::ground::yaml::parse as parse_yaml;
 
 /// What a load produced: the scenarios, the packs they came from, the values of secret
 /// pack parameters (to redact from every output), and warnings for the console (stderr).
@@ -75,7 +68,10 @@ pub fn load_all(paths: &[PathBuf], inputs: &ParamInputs) -> Result<LoadedSet, Lo
             resolver.load_dir(&dir);
         }
         // Read every file, compile the readable ones together, and report in file order.
-        let read: Vec<_> = files.iter().map(|f| super::error::read_source(f)).collect();
+        let read: Vec<_> = files
+            .iter()
+            .map(|f| crate::ground::load_error::read_source(f))
+            .collect();
         let sources = read
             .iter()
             .filter_map(|r| r.as_ref().ok().cloned())
@@ -195,7 +191,7 @@ fn unknown_param_env(
 }
 
 pub fn load_file(path: &Path) -> Result<Scenario, LoadErrors> {
-    parse_scenario(super::error::read_source(path)?)
+    parse_scenario(crate::ground::load_error::read_source(path)?)
 }
 
 fn check_unique_ids(scenarios: &[Scenario], errors: &mut LoadErrors) {

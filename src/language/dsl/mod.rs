@@ -8,7 +8,7 @@
 //!
 //! Its modules in layers, bottom up (a module imports only from its own layer or a lower one; `tests/layers.rs`):
 //!
-//! 0. `builtin`, `error`, `limits`, `value`, `workload`
+//! 0. `builtin`, `limits`, `workload`
 //! 1. `discover`, `document`, `template`
 //! 2. `params`, `scope`
 //! 3. `scenario`
@@ -20,7 +20,6 @@ pub mod builtin;
 mod compile;
 pub mod discover;
 pub mod document;
-pub mod error;
 pub mod limits;
 pub mod load;
 pub mod pack;
@@ -28,12 +27,16 @@ pub mod params;
 pub mod scenario;
 pub mod scope;
 pub mod template;
-pub mod value;
 pub mod workload;
 
-pub use compile::{compile_client, compile_load_profile, compile_sanitizers};
-pub use error::{LoadError, LoadErrors};
-pub use scenario::*;
+pub use compile::{
+    compile_client, compile_expectation, compile_load_profile, compile_sanitizers,
+    is_variable_name, parse_scenario,
+};
+pub use scenario::{
+    Action, Answer, ClientScript, ElicitReply, GroupCall, LiveEach, PathExpr, Requires, Roots,
+    SamplingReply, Scenario, Step, Steps, TaskRun,
+};
 
 /// The DSL's JSON Schema (draft 2020-12), generated from [`document::ScenarioDoc`].
 pub fn scenario_schema() -> serde_json::Value {

@@ -17,16 +17,15 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::compile;
+use super::discover::MANIFEST;
 use super::document::{ImportDoc, PackDoc, ParamDecl};
-use super::error::{LoadError, LoadErrors};
+use super::params::ParamInputs;
 use super::scenario::Scenario;
 use super::scope::{Groups, Scope};
-use super::value::At;
+use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::ground::source::{Pos, SourceFile};
+use crate::ground::yaml::value::At;
 
-/// The manifest file name that makes a folder a pack.
-pub use super::discover::MANIFEST;
-/// Parameters are [`super::params`]'; the old paths stay.
 mod files;
 mod imports;
 mod parameters;
@@ -35,10 +34,6 @@ pub use imports::{check_import_fields, check_range};
 use imports::{describe_import, lexical_join};
 
 use parameters::describe_requirement;
-
-pub use super::params::{
-    ENV_PREFIX, Fetched, Given, ParamInputs, RemoteImports, coerce, env_name, unknown_parameter,
-};
 
 static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[a-z0-9]+(-[a-z0-9]+)*$").unwrap());
 
@@ -411,7 +406,7 @@ impl<'i> Resolver<'i> {
             },
             Source::Dir(dir) => {
                 let path = dir.join(MANIFEST);
-                match super::error::read_source(&path) {
+                match crate::ground::load_error::read_source(&path) {
                     Ok(file) => Some((file, Some(dir.clone()))),
                     Err(e) => {
                         self.errors.push(match import_pos {

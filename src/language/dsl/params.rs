@@ -11,9 +11,9 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::document::{ImportDoc, ParamType};
-use super::error::{LoadError, did_you_mean};
-use super::value::At;
+use crate::ground::load_error::{LoadError, did_you_mean};
 use crate::ground::source::{Pos, SourceFile};
+use crate::ground::yaml::value::At;
 
 /// A parameter value given from outside the packs (`--set` or mcpspec.yaml).
 #[derive(Debug, Clone)]

@@ -8,10 +8,10 @@ use crate::ground::json::path::CompiledPath;
 use indexmap::IndexMap;
 
 use super::scope::Scope;
-use super::value::TValue;
 use crate::ground::source::{Pos, SourceFile};
-use crate::language::dsl::document::Level;
+use crate::ground::yaml::value::TValue;
 use crate::protocol::era::EraSelector;
+use crate::results::outcome::Level;
 
 mod client;
 pub mod expect;
@@ -142,7 +142,7 @@ impl Scenario {
 
     /// A `roots` step while the scenario's client (its own, its pack's or the project's,
     /// as resolved so far) does not declare `roots`: the error at the step.
-    pub fn roots_undeclared(&self) -> Option<super::LoadError> {
+    pub fn roots_undeclared(&self) -> Option<crate::ground::load_error::LoadError> {
         roots_undeclared(self.client.as_deref(), self.roots_step.as_ref()?)
     }
 

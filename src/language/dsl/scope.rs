@@ -6,8 +6,8 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use super::document::GroupDoc;
-use super::value::At;
 use crate::ground::source::SourceFile;
+use crate::ground::yaml::value::At;
 
 /// What a scenario can refer to besides its own variables.
 #[derive(Debug, Default, Clone)]

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use minijinja::{Environment, UndefinedBehavior};
 use serde_json::Value;
 
-use super::value::{TKind, TValue};
+use crate::ground::yaml::value::{TKind, TValue};
 
 /// The work one template may do, in minijinja fuel: about one unit per instruction and
 /// one per 64 bytes of data it makes (so about 64 MB at most). Real templates take a few

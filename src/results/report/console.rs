@@ -8,9 +8,10 @@ use std::time::Duration;
 use anstyle::{AnsiColor, Style};
 
 use super::diff::{self, Tag};
-use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
+use super::result::{RunReport, StepResult, SuiteResult, SuiteStatus};
 use super::transcript::format_transcript;
 use crate::ground::redact::{Redactor, count_masks, escape_controls};
+use crate::results::outcome::{Failure, Outcome};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

@@ -13,9 +13,10 @@ use super::diff::Tag;
 
 use super::console::{json_diff, secs};
 use super::page::{Page, escape_html};
-use super::result::{Failure, Outcome, RunReport, StepResult, SuiteResult, SuiteStatus};
+use super::result::{RunReport, StepResult, SuiteResult, SuiteStatus};
 use super::transcript::format_transcript;
 use crate::ground::redact::escape_controls;
+use crate::results::outcome::{Failure, Outcome};
 
 /// Largest transcript or failure body shown for one step (the rest is cut with a marker).
 const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -159,8 +160,8 @@ impl Page {
             step.line,
             step.column,
             match step.level {
-                super::result::Level::Must => "must",
-                super::result::Level::Should => "should",
+                crate::results::outcome::Level::Must => "must",
+                crate::results::outcome::Level::Should => "should",
             },
             secs(step.duration)
         );

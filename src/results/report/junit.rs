@@ -20,10 +20,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::events::RunInfo;
-use super::result::{Failure, Outcome, RunReport, StaleEntry, StepResult, SuiteResult};
+use super::result::{RunReport, StaleEntry, StepResult, SuiteResult};
 use super::transcript::{format_transcript, one_line};
 use crate::ground::redact::Redactor;
 use crate::results::junit::{Flavor, Policy, Spool, TestCase, TestCaseStatus, TestSuite};
+use crate::results::outcome::{Failure, Outcome};
 
 /// What every suite of a run names: where it ran (unless it says otherwise) and by which
 /// mcpspec.
@@ -355,9 +356,9 @@ fn failure_body(failure: &Failure) -> String {
 mod tests {
     use quick_junit::{NonSuccessKind, Report};
 
-    use super::super::result::TranscriptEntry;
     use super::super::testdata;
     use super::*;
+    use crate::results::exchange::TranscriptEntry;
     use crate::results::junit::MAX_OUTPUT_BYTES;
 
     /// Written as it goes, the document is the one written at once, byte for byte, in
@@ -537,7 +538,7 @@ mod tests {
         let mut report = testdata::report();
         let secret = r#"p<a&s"s"#.to_string();
         report.suites[0].steps[0].transcript.push(TranscriptEntry {
-            direction: crate::results::report::result::Direction::Sent,
+            direction: crate::results::exchange::Direction::Sent,
             at_ms: 4,
             body: serde_json::json!({ "password": secret }).to_string(),
             http: None,
@@ -555,7 +556,7 @@ mod tests {
         let big = format!(r#"{{"data":"{}"}}"#, "x".repeat(1000));
         report.suites[0].steps[0].transcript = (0..200)
             .map(|i| TranscriptEntry {
-                direction: crate::results::report::result::Direction::Received,
+                direction: crate::results::exchange::Direction::Received,
                 at_ms: i,
                 body: big.clone(),
                 http: None,

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::results::exchange::{Direction, TranscriptEntry};
-pub use crate::results::outcome::{Failure, Level, Outcome};
+use crate::results::exchange::TranscriptEntry;
+use crate::results::outcome::{Level, Outcome};
 
 /// Everything a run produced, in input order.
 #[derive(Debug, Clone, Serialize, Deserialize)]

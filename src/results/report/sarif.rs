@@ -15,8 +15,9 @@
 
 use serde_json::{Value, json};
 
-use super::result::{Outcome, RunReport, StepResult, SuiteResult, stable_hash};
+use super::result::{RunReport, StepResult, SuiteResult, stable_hash};
 use crate::ground::redact::{Redactor, escape_controls};
+use crate::results::outcome::Outcome;
 
 /// The tag that makes a suite's findings security findings.
 pub const SECURITY_TAG: &str = "security";
@@ -101,7 +102,7 @@ fn is_security(suite: &SuiteResult) -> bool {
 
 /// The SARIF level and message of a step that did not pass; `None` for passed and skipped.
 fn finding(step: &StepResult) -> Option<(&'static str, String)> {
-    let messages = |failures: &[super::result::Failure]| {
+    let messages = |failures: &[crate::results::outcome::Failure]| {
         failures
             .iter()
             .map(|f| f.finding.message.as_str())

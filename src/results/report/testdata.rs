@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
-use super::result::*;
-use crate::results::outcome::Finding;
+use super::result::{EraInfo, RunReport, StepResult, SuiteResult, Summary};
+use crate::results::exchange::TranscriptEntry;
+use crate::results::outcome::{Failure, Finding, Level, Outcome};
 
 pub const SECRET: &str = "s3cr3t-T0KEN";
 
@@ -74,7 +75,7 @@ pub fn report() -> RunReport {
     let mut init = step("initialize", 3, Outcome::Passed);
     init.transcript = vec![
         TranscriptEntry {
-            direction: crate::results::report::result::Direction::Sent,
+            direction: crate::results::exchange::Direction::Sent,
             at_ms: 0,
             body: format!(
                 r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"token":"{SECRET}"}}}}"#
@@ -82,13 +83,13 @@ pub fn report() -> RunReport {
             http: None,
         },
         TranscriptEntry {
-            direction: crate::results::report::result::Direction::Received,
+            direction: crate::results::exchange::Direction::Received,
             at_ms: 2,
             body: "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"result\": {}\n}".to_string(),
             http: Some("200".to_string()),
         },
         TranscriptEntry {
-            direction: crate::results::report::result::Direction::Note,
+            direction: crate::results::exchange::Direction::Note,
             at_ms: 3,
             body: "session established".to_string(),
             http: None,
@@ -117,7 +118,7 @@ pub fn report() -> RunReport {
         },
     );
     listed.transcript = vec![TranscriptEntry {
-        direction: crate::results::report::result::Direction::Received,
+        direction: crate::results::exchange::Direction::Received,
         at_ms: 1,
         body: format!(r#"{{"result":{{"echo":"{SECRET}"}}}}"#),
         http: Some("HTTP 200 content-type: application/json".to_string()),

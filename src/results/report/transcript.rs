@@ -1,19 +1,19 @@
 //! A step's transcript as text, one message a line (the console, JUnit and HTML show it so),
 //! and the one-line form of a message.
 
-use super::result;
+use crate::results::exchange::{Direction, TranscriptEntry};
 
 /// Transcript of a step, one entry per line: `--> {json}` for sent messages, `<-- {json}`
 /// for received ones (prefixed with `[HTTP …]` when HTTP details are known) and `# note`
 /// for transport notes. Multi-line JSON bodies are compacted, other multi-line bodies have
 /// their newlines escaped, so each entry stays on one line. Not redacted.
-pub fn format_transcript(entries: &[result::TranscriptEntry]) -> String {
+pub fn format_transcript(entries: &[TranscriptEntry]) -> String {
     let mut out = String::new();
     for entry in entries {
         out.push_str(match entry.direction {
-            result::Direction::Sent => "-->",
-            result::Direction::Received => "<--",
-            result::Direction::Note => "#",
+            Direction::Sent => "-->",
+            Direction::Received => "<--",
+            Direction::Note => "#",
         });
         if let Some(http) = entry.http.as_deref().filter(|h| !h.trim().is_empty()) {
             let http = one_line(http);
@@ -60,32 +60,31 @@ pub(crate) fn one_line(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::result::TranscriptEntry;
     use super::*;
 
     #[test]
     fn transcript_is_one_entry_per_line() {
         let entries = vec![
             TranscriptEntry {
-                direction: crate::results::report::result::Direction::Sent,
+                direction: Direction::Sent,
                 at_ms: 0,
                 body: r#"{"id":1}"#.into(),
                 http: Some("POST /mcp".into()),
             },
             TranscriptEntry {
-                direction: crate::results::report::result::Direction::Received,
+                direction: Direction::Received,
                 at_ms: 1,
                 body: "{\n  \"id\": 1\n}\n".into(),
                 http: Some("200".into()),
             },
             TranscriptEntry {
-                direction: crate::results::report::result::Direction::Received,
+                direction: Direction::Received,
                 at_ms: 1,
                 body: "not\njson".into(),
                 http: None,
             },
             TranscriptEntry {
-                direction: crate::results::report::result::Direction::Note,
+                direction: Direction::Note,
                 at_ms: 2,
                 body: "timeout".into(),
                 http: None,

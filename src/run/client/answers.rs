@@ -259,7 +259,7 @@ fn first_match<'a, T>(a: &Answerer, answers: &'a [Answer<T>], request: &Value) -
 type Outcome = Result<Value, (i64, String)>;
 
 impl Answerer {
-    fn render(&self, v: &crate::language::dsl::value::TValue) -> Result<Value, (i64, String)> {
+    fn render(&self, v: &crate::ground::yaml::value::TValue) -> Result<Value, (i64, String)> {
         render_value(v, &self.ctx)
             .map_err(|(_, _, e)| (errors::INTERNAL_ERROR, format!("template error: {e}")))
     }
@@ -408,8 +408,7 @@ mod tests {
             "scenario: s\n{client}steps:\n  - name: l\n    request: {{method: tools/list}}\n"
         );
         let file = crate::ground::source::SourceFile::new("s.yaml", text);
-        let scenario =
-            crate::language::dsl::load::parse_scenario(file).expect("the scenario loads");
+        let scenario = crate::language::dsl::parse_scenario(file).expect("the scenario loads");
         Answerer::new(scenario.client.expect("a client"), json!({"dir": "work"}))
     }
 

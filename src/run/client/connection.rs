@@ -17,15 +17,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Exchange, Outgoing, Target, TransportError};
+use super::{Outgoing, Target, TransportError};
 use crate::protocol::era::{EraKind, EraRequest, Negotiated};
+use crate::results::exchange::Exchange;
 use crate::results::exchange::{Direction, TranscriptEntry};
-use request::*;
+use request::lists_tools;
 pub use request::{client_info, encode_header_value, expand_meta_key, name_header, raw_outgoing};
 use reuse::count_start;
 pub use reuse::{Handover, starts};
 pub use shared::SharedProcess;
-use transcript::*;
+use transcript::describe_unanswered;
 pub use transcript::{error_of, result_of};
 
 use crate::protocol::methods;
@@ -64,9 +65,10 @@ impl ConnectError {
     pub fn refused(&self) -> bool {
         self.kind == ConnectErrorKind::Protocol
             && (self.refused
-                || self.transcript.last().is_some_and(|t| {
-                    t.direction == crate::results::report::result::Direction::Received
-                }))
+                || self
+                    .transcript
+                    .last()
+                    .is_some_and(|t| t.direction == crate::results::exchange::Direction::Received))
     }
 }
 

@@ -5,7 +5,8 @@
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use super::{Exchange, HttpMeta, Outgoing, TransportError};
+use super::{Outgoing, TransportError};
+use crate::results::exchange::{Exchange, HttpMeta};
 use std::time::Duration;
 
 mod listen;
@@ -16,7 +17,6 @@ mod reqwest_client;
 mod sse;
 pub mod stream;
 
-pub use reqwest_client::install_tls_provider;
 use reqwest_client::send_once_more;
 pub use reqwest_client::shared_client;
 use sse::{Stamp, sse_events};

@@ -19,8 +19,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use crate::protocol::era::Negotiated;
-pub use crate::results::exchange::{Exchange, HttpMeta, KEPT_EACH_END, Kept, Received};
 pub use connection::seen::{LogsSeen, NotificationsSeen};
 pub use connection::{ConnectError, ConnectErrorKind, Connection};
 pub use open::{OpenRequest, OpenedBy, StreamItem};

@@ -15,9 +15,10 @@ use serde_json::{Value, json};
 use super::connection::Connection;
 use super::connection::transport::Transport;
 use super::http::stream::{OpenStream, Opened, StreamNext};
-use super::{Exchange, Outgoing, TransportError};
+use super::{Outgoing, TransportError};
 use crate::protocol::methods;
 use crate::results::exchange::Direction;
+use crate::results::exchange::Exchange;
 
 /// How the open request is carried.
 pub enum OpenedBy {

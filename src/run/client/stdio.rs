@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{Exchange, Outgoing, TransportError, id_key, is_response, server_request_reply};
+use super::{Outgoing, TransportError, id_key, is_response, server_request_reply};
+use crate::results::exchange::Exchange;
 
 use writing::writable;
 

@@ -15,10 +15,10 @@ use super::schema_diff::{Breaks, Models};
 use super::snapshot::Snapshot;
 use crate::language::contract_rules::change_kind::ChangeKind;
 
-use prompts::*;
-use resources::*;
-use server::*;
-use tools::*;
+use prompts::prompts;
+use resources::resources;
+use server::server;
+use tools::tools;
 
 /// One classified change.
 #[derive(Debug, Clone, Serialize)]

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 use crate::ground::json::json_eq;
 use crate::language::contract_rules::change_kind::ChangeKind;
 
-use keywords::*;
+use keywords::opt_eq;
 pub use verdict::verdict;
 
 /// Which side of a tool call the schema describes.

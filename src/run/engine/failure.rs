@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use crate::ground::source::Severity;
 use crate::language::dsl::Step;
+use crate::results::exchange::TranscriptEntry;
 use crate::results::outcome::Finding;
-use crate::results::report::result::{Failure, Level, Outcome, StepResult, TranscriptEntry};
+use crate::results::outcome::{Failure, Level, Outcome};
+use crate::results::report::result::StepResult;
 
 tokio::task_local! {
     /// The column of the rule table (`protocol::rules`) for the revision the running

@@ -15,9 +15,12 @@ use crate::language::dsl::scenario::Capture;
 use crate::language::dsl::scenario::expect::ExpectKind;
 use crate::language::dsl::{Action, PathExpr, Step};
 use crate::protocol::methods;
+use crate::results::exchange::Exchange;
+use crate::results::exchange::TranscriptEntry;
 use crate::results::outcome::Finding;
-use crate::results::report::result::{Failure, Level, Outcome, StepResult, TranscriptEntry};
-use crate::run::client::{Connection, Exchange};
+use crate::results::outcome::{Failure, Level, Outcome};
+use crate::results::report::result::StepResult;
+use crate::run::client::Connection;
 
 /// What running a step gave: its outcome, or its exchange to judge later.
 pub(super) enum StepRun<'s> {

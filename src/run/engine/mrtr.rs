@@ -12,7 +12,8 @@ use serde_json::{Map, Value, json};
 use crate::protocol::era::EraKind;
 use crate::protocol::fields::{self, INPUT_REQUESTS, INPUT_RESPONSES, REQUEST_STATE};
 use crate::protocol::methods;
-use crate::run::client::{Connection, Exchange, TransportError};
+use crate::results::exchange::Exchange;
+use crate::run::client::{Connection, TransportError};
 
 /// What the retries need of the step's first request.
 pub(super) struct FirstRequest<'a> {

@@ -485,10 +485,8 @@ mod tests {
 
     fn scenario(extra: &str, steps: &str) -> Scenario {
         let text = format!("scenario: s\neras: [2026-07-28]\n{extra}steps:\n{steps}");
-        crate::language::dsl::load::parse_scenario(crate::ground::source::SourceFile::new(
-            "s.yaml", text,
-        ))
-        .expect("the scenario loads")
+        crate::language::dsl::parse_scenario(crate::ground::source::SourceFile::new("s.yaml", text))
+            .expect("the scenario loads")
     }
 
     fn need_of(extra: &str, steps: &str) -> Need {

@@ -160,7 +160,7 @@ async fn probe_without_credentials(conn: &mut Connection) -> Result<Option<u16>,
 pub(super) async fn probe(
     conn: &mut Connection,
     headers: &IndexMap<String, Option<String>>,
-) -> Result<crate::run::client::Exchange, String> {
+) -> Result<crate::results::exchange::Exchange, String> {
     let method = probe_method(conn);
     let id = conn.next_id();
     let timeout = conn.target().timeout;
@@ -214,7 +214,7 @@ pub fn reached_out(
     steps: &[crate::results::report::result::StepResult],
     found: &mut IndexMap<String, String>,
 ) {
-    use crate::results::report::result::Direction;
+    use crate::results::exchange::Direction;
     for step in steps {
         let mut calls: IndexMap<String, String> = IndexMap::new();
         for entry in &step.transcript {

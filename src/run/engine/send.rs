@@ -16,8 +16,9 @@ use crate::language::assert::{self, ExpectOutcome, Observed};
 use crate::language::dsl::scenario::expect::ExpectKind;
 use crate::language::dsl::{Action, Step};
 use crate::protocol::{ListKind, errors, methods};
-use crate::results::report::result::Outcome;
-use crate::run::client::{Connection, Exchange, TransportError};
+use crate::results::exchange::Exchange;
+use crate::results::outcome::Outcome;
+use crate::run::client::{Connection, TransportError};
 
 use build::{Built, build, template_error};
 use contract::contract_check;
@@ -237,7 +238,7 @@ pub(super) async fn run_step<'s>(
         let mut lines: Vec<&str> = exchange.stdout_noise.iter().map(String::as_str).collect();
         let more = format!("… ({} more not kept)", exchange.stdout_noise.dropped());
         if exchange.stdout_noise.dropped() > 0 {
-            lines.insert(crate::run::client::KEPT_EACH_END, &more);
+            lines.insert(crate::results::exchange::KEPT_EACH_END, &more);
         }
         return Done(Outcome::Error {
             message: format!("the server wrote non-JSON to stdout: `{noise}`"),

@@ -19,8 +19,10 @@ use super::judge::{Deferred, StepRun, with_wire_violations};
 use super::send::run_step;
 use crate::language::dsl::scenario::Phase;
 use crate::language::dsl::{Action, LiveEach, Scenario, Step};
+use crate::results::exchange::TranscriptEntry;
+use crate::results::outcome::Outcome;
 use crate::results::report::events::ItemEvents;
-use crate::results::report::result::{Outcome, StepResult, TranscriptEntry};
+use crate::results::report::result::StepResult;
 use crate::run::client::Connection;
 
 /// One scenario's run over one connection: what it runs, its variables, and what the

@@ -4,8 +4,9 @@
 use super::{RunConfig, failure, now_rfc3339, security};
 use crate::language::dsl::Scenario;
 use crate::protocol::era::Era;
+use crate::results::outcome::Outcome;
 use crate::results::report::events::{Event, Events};
-use crate::results::report::result::{EraInfo, Outcome, SuiteResult};
+use crate::results::report::result::{EraInfo, SuiteResult};
 use crate::run::client::ConnectErrorKind;
 
 /// A suite's turn has come: emitted, then kept (without what only a report file reads).
@@ -97,10 +98,9 @@ pub(super) fn skipped(
 #[cfg(test)]
 mod tests {
     use super::compact;
-    use crate::results::outcome::Finding;
-    use crate::results::report::result::{
-        EraInfo, Failure, Level, Outcome, StepResult, SuiteResult, TranscriptEntry,
-    };
+    use crate::results::exchange::TranscriptEntry;
+    use crate::results::outcome::{Failure, Finding, Level, Outcome};
+    use crate::results::report::result::{EraInfo, StepResult, SuiteResult};
 
     fn step(outcome: Outcome) -> StepResult {
         StepResult {
@@ -112,7 +112,7 @@ mod tests {
             duration: Default::default(),
             outcome,
             transcript: vec![TranscriptEntry {
-                direction: crate::results::report::result::Direction::Sent,
+                direction: crate::results::exchange::Direction::Sent,
                 at_ms: 0,
                 body: "{}".into(),
                 http: None,

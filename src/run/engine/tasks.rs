@@ -22,7 +22,8 @@ use serde_json::{Value, json};
 use crate::language::dsl::TaskRun;
 use crate::language::dsl::limits::TASK_POLL_INTERVAL;
 use crate::protocol::tasks::{self, TASK_ID};
-use crate::run::client::{Connection, Exchange, TransportError};
+use crate::results::exchange::Exchange;
+use crate::run::client::{Connection, TransportError};
 
 /// What bounds carrying a task: the step's time, from when the call was sent.
 pub struct Bounds {

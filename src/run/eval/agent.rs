@@ -10,7 +10,8 @@ use super::conversation::{ApiError, Call, Msg, ToolSpec, TurnAt};
 use super::llm::ModelClient;
 use super::names::Names;
 use super::results::{ExpectationOutcome, ToolCallRecord, TrialResult};
-use super::set::{Answer, Role, Task, TaskExpectation};
+use super::set::doc::Role;
+use super::set::{Answer, Task, TaskExpectation};
 use crate::protocol::methods;
 use crate::run::client::Connection;
 

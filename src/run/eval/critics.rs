@@ -396,7 +396,7 @@ pub fn arg_failure(
     expect: &crate::language::dsl::scenario::expect::Expect,
     arguments: &Value,
 ) -> Option<String> {
-    let no_exchange = crate::run::client::Exchange::default();
+    let no_exchange = crate::results::exchange::Exchange::default();
     let reply = crate::language::assert::Reply::result(arguments);
     let seen = crate::language::assert::Observed::with_reply(&no_exchange, reply, false);
     match crate::language::assert::check(expect, &seen, &serde_json::json!({})) {

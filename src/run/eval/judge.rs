@@ -13,7 +13,8 @@ use super::conversation::{ApiError, Msg, TurnAt};
 use super::llm::ModelClient;
 use super::profile::Profile;
 use super::results::{ExpectationOutcome, JudgeVerdict, ToolCallRecord, TrialResult, Usage};
-use super::set::{Answer, Role, Task, TaskExpectation};
+use super::set::doc::Role;
+use super::set::{Answer, Task, TaskExpectation};
 use super::tape::Tape;
 
 /// Longest answer, tool-call line and task text sent to the judge.

@@ -66,7 +66,7 @@ pub fn endpoint(api: ModelApi, base: &str) -> Result<reqwest::Url, String> {
 
 impl ModelClient {
     pub fn new(profile: Profile, key: Option<String>) -> Result<ModelClient, String> {
-        crate::run::client::http::install_tls_provider();
+        crate::ground::tls::install_provider();
         let http = reqwest::Client::builder()
             .no_proxy()
             .tcp_nodelay(true)

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::results::{ModelApi, Price};
 use super::set::doc::{KeyHeader, ProfileDoc};
+use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::ground::source::{Pos, SourceFile};
-use crate::language::dsl::error::{LoadError, LoadErrors};
 
 /// Longest a model reply may take unless the profile's `timeout` or `--model-timeout` says
 /// otherwise: long enough for a slow local model's full reply, short enough that a hung

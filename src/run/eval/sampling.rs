@@ -19,9 +19,9 @@ use super::profile::Profile;
 use super::results::ModelApi;
 use super::sampling_tape::SamplingTape;
 use super::set::doc::ProfileDoc;
-use crate::language::dsl::error::{LoadErrors, read_source};
-use crate::language::dsl::load::parse_yaml;
-use crate::language::dsl::value::At;
+use crate::ground::load_error::{LoadErrors, read_source};
+use crate::ground::yaml;
+use crate::ground::yaml::value::At;
 use crate::results::report::result::ModelUsage;
 
 /// `models:` of any YAML file (an eval set, or a file with only `models:`); the rest is not read.
@@ -34,7 +34,7 @@ struct ModelsDoc {
 /// The model profiles of `path`, checked as an eval set's.
 pub fn load_profiles(path: &Path) -> Result<IndexMap<String, Profile>, LoadErrors> {
     let file = read_source(path)?;
-    let doc: ModelsDoc = parse_yaml(&file)?;
+    let doc: ModelsDoc = yaml::parse(&file)?;
     let mut errors = LoadErrors::default();
     let profiles = doc
         .models

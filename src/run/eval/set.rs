@@ -10,16 +10,14 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use regex::Regex;
 
+use super::critics::DEFAULT_JUDGE_THRESHOLD;
 use super::profile::Profile;
 use super::results::{ExpectationOutcome, SetKind};
+use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::ground::source::{Pos, SourceFile};
-use crate::language::dsl::error::{LoadError, LoadErrors};
-use crate::language::dsl::load::parse_yaml;
+use crate::ground::yaml;
+use crate::ground::yaml::value::At;
 use crate::language::dsl::scenario::expect::{Expect, ExpectKind, SanitizerSpec};
-use crate::language::dsl::value::At;
-
-/// File names of eval sets end with one of these (scenario loading skips them).
-pub use crate::language::dsl::discover::EVAL_SUFFIXES as SUFFIXES;
 
 /// Is this file an eval set, by its name?
 pub fn is_eval_file(path: &Path) -> bool {
@@ -71,14 +69,12 @@ pub fn has_other_yaml(dir: &Path) -> bool {
 pub const DEFAULT_TRIALS: u32 = 1;
 /// Most trials per task a set may ask for.
 const MAX_TRIALS: u32 = 1000;
-/// Default score a judged answer needs.
-pub use super::critics::DEFAULT_JUDGE_THRESHOLD;
 
 /// Public so that the files the set compiles through (profiles, critics) read the
 /// document's types without importing the set.
 pub mod doc;
 
-pub use doc::*;
+use doc::{EvalSetDoc, Role, TaskExpectationDoc};
 
 /// A loaded, checked eval set.
 #[derive(Debug)]
@@ -193,8 +189,8 @@ impl Task {
 
 impl EvalSet {
     pub fn load(path: &Path) -> Result<EvalSet, LoadErrors> {
-        let file = crate::language::dsl::error::read_source(path)?;
-        let doc: EvalSetDoc = parse_yaml(&file)?;
+        let file = crate::ground::load_error::read_source(path)?;
+        let doc: EvalSetDoc = yaml::parse(&file)?;
         compile(&file, doc)
     }
 }
@@ -414,7 +410,7 @@ fn expectation(
             let mut ok = true;
             for a in e.args {
                 let apos = Pos::new(file, a.line, a.col);
-                match crate::language::dsl::load::compile_expectation(file, a.value, apos.clone()) {
+                match crate::language::dsl::compile_expectation(file, a.value, apos.clone()) {
                     Ok(x) if matches!(x.kind, ExpectKind::Path { .. }) => args.push(x),
                     Ok(_) => {
                         ok = false;

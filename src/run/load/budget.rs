@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::language::dsl::workload::{Budget, BudgetScope, Limit};
+use crate::language::dsl::workload::{Budget, BudgetScope, Limit};
 
 use super::record::summary::{GroupSummary, Latency, Summary};
 

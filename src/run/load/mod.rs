@@ -28,12 +28,14 @@ use futures::stream::FuturesUnordered;
 
 use crate::language::dsl::{Scenario, Steps};
 use crate::protocol::era::Era;
-use crate::results::report::result::{Outcome, StepResult};
+use crate::results::outcome::Outcome;
+use crate::results::report::result::StepResult;
 use crate::run::client::connection::SharedProcess;
 use crate::run::client::{ConnectError, Connection};
 use crate::run::engine::{self, RunConfig, pool::Pool};
 
-use profile::{Length, Pace, Profile};
+use crate::language::dsl::workload::Pace;
+use profile::{Length, Profile};
 use record::errors::{ErrorKind, error_of};
 use record::{Iteration, Recorder, StepSample};
 

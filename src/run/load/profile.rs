@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-pub use crate::language::dsl::workload::{Pace, Stage};
+use crate::language::dsl::workload::{Pace, Stage};
 
 /// When the measured part of the run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -273,7 +273,7 @@ fn unzip(bytes: &[u8], into: &Path) -> Result<(), String> {
 /// The pack folder inside an unpacked archive: `path:` when given, else the root when it
 /// holds `pack.yaml`, else its only folder (archives often wrap everything in one).
 pub fn pack_root(root: &Path, path: Option<&str>) -> Result<PathBuf, String> {
-    let manifest = crate::language::dsl::pack::MANIFEST;
+    let manifest = crate::language::dsl::discover::MANIFEST;
     if let Some(p) = path {
         let dir = root.join(p);
         return if dir.join(manifest).is_file() {

@@ -10,10 +10,10 @@ use std::path::Path;
 /// Each is an error at its position, saying what to do instead.
 pub fn outside_imports(dir: &Path) -> Result<(), crate::ground::load_error::LoadErrors> {
     use crate::ground::load_error::{LoadError, LoadErrors};
-    let file =
-        crate::language::dsl::error::read_source(&dir.join(crate::language::dsl::pack::MANIFEST))?;
-    let doc: crate::language::dsl::document::PackDoc =
-        crate::language::dsl::load::parse_yaml(&file)?;
+    let file = crate::ground::load_error::read_source(
+        &dir.join(crate::language::dsl::discover::MANIFEST),
+    )?;
+    let doc: crate::language::dsl::document::PackDoc = crate::ground::yaml::parse(&file)?;
     let root = dir.canonicalize().map_err(|e| {
         LoadErrors::from(LoadError::file(
             dir.display().to_string(),

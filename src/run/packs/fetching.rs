@@ -7,9 +7,9 @@ use super::cache::{Cache, Lookup};
 use super::lock::{Entry, Key};
 use super::{Installed, Places, Sources, Token, manifest_identity};
 use super::{archive, cache, git, lock};
+use crate::ground::load_error::LoadError;
 use crate::ground::source::Pos;
-use crate::language::dsl::LoadError;
-use crate::language::dsl::pack::MANIFEST;
+use crate::language::dsl::discover::MANIFEST;
 
 impl Sources {
     /// The locked entry's folder: from the cache when it is there and intact, else

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::language::dsl::LoadErrors;
+use crate::ground::load_error::LoadErrors;
 
 /// The lock's file name, in the project root (the working directory).
 pub const FILE: &str = "mcpspec.lock";
@@ -124,10 +124,10 @@ impl Lock {
         if !path.exists() {
             return Ok(None);
         }
-        let file = crate::language::dsl::error::read_source(path)?;
-        let doc: LockDoc = crate::language::dsl::load::parse_yaml(&file)?;
+        let file = crate::ground::load_error::read_source(path)?;
+        let doc: LockDoc = crate::ground::yaml::parse(&file)?;
         let bad = |message: String| -> LoadErrors {
-            crate::language::dsl::LoadError::file(&file.name, message)
+            crate::ground::load_error::LoadError::file(&file.name, message)
                 .with_help(
                     "the lock is written by `mcpspec pack update`; run it to rewrite the file",
                 )

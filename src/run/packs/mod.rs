@@ -19,11 +19,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::ground::load_error::LoadError;
 use crate::ground::source::{Pos, SourceFile};
-use crate::language::dsl::LoadError;
+use crate::ground::yaml::value::At;
+use crate::language::dsl::discover::MANIFEST;
 use crate::language::dsl::document::{ImportDoc, PackDoc};
-use crate::language::dsl::pack::{Fetched, MANIFEST, RemoteImports};
-use crate::language::dsl::value::At;
+use crate::language::dsl::params::{Fetched, RemoteImports};
 use cache::Cache;
 use lock::{Entry, Key, Lock};
 
@@ -67,7 +68,7 @@ impl Sources {
     pub fn new(
         mode: Mode,
         offline: bool,
-    ) -> Result<Arc<Sources>, crate::language::dsl::LoadErrors> {
+    ) -> Result<Arc<Sources>, crate::ground::load_error::LoadErrors> {
         let lock = Lock::read(&Lock::path())?;
         Ok(Arc::new(Sources {
             cache: Cache::locate(),
@@ -128,9 +129,8 @@ struct Installed {
 /// Name and version of a fetched pack, for the lock (the resolver checks the manifest
 /// fully when it loads it).
 pub fn manifest_identity(dir: &Path) -> Result<(String, String), LoadError> {
-    let file = crate::language::dsl::error::read_source(&dir.join(MANIFEST))?;
-    let doc: PackDoc =
-        crate::language::dsl::load::parse_yaml(&file).map_err(|mut e| e.0.remove(0))?;
+    let file = crate::ground::load_error::read_source(&dir.join(MANIFEST))?;
+    let doc: PackDoc = crate::ground::yaml::parse(&file).map_err(|mut e| e.0.remove(0))?;
     Ok((doc.name.value, doc.version.value))
 }
 

@@ -4,7 +4,9 @@
 mod conformance_features;
 mod conformance_wire;
 
-use super::*;
+use std::str::FromStr;
+
+use super::{Defect, DefectInfo, Scope, parse_code};
 
 use conformance_features::FEATURES;
 use conformance_wire::{HTTP, MESSAGES};

@@ -1,7 +1,13 @@
 //! Handler-level defects, shared by both transports: what a tool call returns, what the
 //! lists and declarations show.
 
-use super::*;
+use std::collections::HashSet;
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use super::{Capability, Defect, Defects};
 
 // ---------------------------------------------------------------------------
 // Handler-level defects (shared by both transports).

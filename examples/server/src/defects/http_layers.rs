@@ -13,7 +13,8 @@ use axum::{
 use axum::http::{HeaderMap, Method};
 use serde_json::Value;
 
-use super::{CallIds, Defect, Defects, ParseErrorMode, rewrite_line};
+use super::handler::{CallIds, rewrite_line};
+use super::{Defect, Defects, ParseErrorMode};
 
 /// Same cap as rmcp's default `max_request_body_bytes`.
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;

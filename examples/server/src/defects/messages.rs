@@ -1,7 +1,10 @@
 //! Message-level defects: JSON-RPC rewrites of requests (before rmcp sees them) and of
 //! responses (after rmcp wrote them), shared by stdio and HTTP.
 
-use super::*;
+use serde_json::Value;
+
+use super::handler::wrong_id;
+use super::{Defect, Defects};
 
 // ---------------------------------------------------------------------------
 // Message-level defects: JSON-RPC rewrites of requests (before rmcp sees them) and of

@@ -1,6 +1,12 @@
 //! stdio wire defects: hooks called by the line pump in `wire.rs`.
 
-use super::*;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use super::handler::{CallIds, LEAK_MARK, rewrite_line};
+use super::messages::{MessageDefects, Seen};
+use super::{Defect, Defects, ParseErrorMode, SERVER_REQUEST_ID, ServerRequestKind, http_layers};
 
 // ---------------------------------------------------------------------------
 // stdio: hooks called by the line pump in `wire.rs`.

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use super::probe::is_read_only;
 use super::render::File;
 use super::yaml;
+use crate::ground::yaml::write::scalar;
 use crate::protocol::{fields, methods};
 use crate::run::client::{Connection, Target};
 
@@ -39,7 +40,7 @@ pub struct Asking {
 
 fn probe_answerer() -> Option<Arc<crate::run::client::answers::Answerer>> {
     let file = crate::ground::source::SourceFile::new("init-probe.yaml", PROBE_CLIENT.to_string());
-    let scenario = crate::language::dsl::load::parse_scenario(file).ok()?;
+    let scenario = crate::language::dsl::parse_scenario(file).ok()?;
     let script = scenario.client?;
     Some(Arc::new(crate::run::client::answers::Answerer::new(
         script,
@@ -146,7 +147,7 @@ fn scenario(a: &Asking, all_eras: &[String]) -> String {
     let mut out = format!(
         "scenario: asks-{}\ndescription: {}\n",
         yaml::slug(&a.tool),
-        yaml::scalar(&format!(
+        scalar(&format!(
             "{} asks the client back ({}); mcpspec answers with defaults",
             a.tool,
             a.methods.iter().cloned().collect::<Vec<_>>().join(", ")
@@ -180,7 +181,7 @@ fn scenario(a: &Asking, all_eras: &[String]) -> String {
     }
     out.push_str(&format!(
         "steps:\n  - name: {} is carried to its result\n    request:\n      method: tools/call\n      params: {}\n    expect:\n      - isError: false\n",
-        yaml::scalar(&a.tool),
+        scalar(&a.tool),
         yaml::flow(&json!({"name": a.tool, "arguments": a.arguments}))
     ));
     for m in &a.methods {

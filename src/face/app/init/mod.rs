@@ -12,9 +12,8 @@ pub mod yaml;
 use std::path::{Path, PathBuf};
 
 use super::inputs::usage;
-use crate::face::cli::{
-    InitArgs, TargetArgs, UsageError, exit, is_sensitive_header, is_sensitive_name,
-};
+use crate::face::cli::{InitArgs, TargetArgs, UsageError, exit};
+use crate::ground::redact::{is_sensitive_header, is_sensitive_name};
 
 pub use render::{PACK_DIR, SCHEMA_DIR, TARGET_NAME};
 

@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::probe::EraSeen;
-use super::yaml::{quoted, scalar, unique_slugs};
+use super::yaml::unique_slugs;
+use crate::ground::yaml::write::{quoted, scalar};
 use crate::protocol::ListKind;
 
-use scenarios::*;
+use scenarios::{prompt, resource, template, tool};
 
 /// The pack folder, relative to the project folder.
 pub const PACK_DIR: &str = "tests/mcp";

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-pub use crate::ground::yaml::write::{quoted, scalar};
+use crate::ground::yaml::write::scalar;
 use crate::language::dsl::template::is_template;
 
 /// A string value the engine renders as a template (`params`, `equals`, …): text that

@@ -10,10 +10,12 @@ use super::render::ms;
 use crate::face::app::inputs::usage;
 use crate::face::app::runtime::runtime_for;
 use crate::face::cli::{LoadArgs, UsageError, exit};
+use crate::language::dsl::workload::Budget;
+use crate::language::dsl::workload::Pace;
 use crate::results::junit::{Flavor, Policy, TestCaseStatus, TestSuite};
 use crate::run::engine::{self, RunConfig};
-use crate::run::load::budget::{Budget, Verdict};
-use crate::run::load::profile::{Pace, Profile};
+use crate::run::load::budget::Verdict;
+use crate::run::load::profile::Profile;
 use crate::run::load::{self, Work};
 
 /// Steps of `--find-limit`, at most: the rate doubles each time, so 12 reach 2048 times

@@ -6,8 +6,8 @@ use super::render::{console, html, junit};
 use super::{EndedJson, LoadReport, emit};
 use crate::face::app::inputs::usage;
 use crate::face::cli::{UsageError, exit};
+use crate::language::dsl::workload::Pace;
 use crate::results::junit::Flavor;
-use crate::run::load::profile::Pace;
 
 /// Whether `text` is the JSON report of `mcpspec load` (not of `run`).
 pub(in crate::face::app) fn is_load_report(text: &str) -> bool {

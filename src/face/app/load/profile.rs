@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use super::HTTP_IN_FLIGHT;
 use crate::face::cli::{LoadArgs, UsageError};
+use crate::language::dsl::workload::Pace;
+use crate::language::dsl::workload::{Budget, BudgetScope, Limit};
 use crate::language::dsl::workload::{PackWorkload, ProfileParts};
 use crate::run::load::Work;
-use crate::run::load::budget::{Budget, BudgetScope, Limit};
-use crate::run::load::profile::{DEFAULT_DURATION, Length, Pace, Profile};
+use crate::run::load::profile::{DEFAULT_DURATION, Length, Profile};
 
 /// Shard `shard`'s part of the profile: the rate divided by N, the clients and the
 /// iterations shared out (the first shards take one more of what does not divide evenly).
@@ -120,7 +121,7 @@ fn packs_of<'a>(work: &'a [Work<'_>]) -> impl Iterator<Item = &'a PackWorkload> 
 }
 
 /// The weights of the mix leave something to run: told at the first weight written.
-pub(super) fn weights_hold(work: &[Work<'_>]) -> Result<(), crate::language::dsl::LoadErrors> {
+pub(super) fn weights_hold(work: &[Work<'_>]) -> Result<(), crate::ground::load_error::LoadErrors> {
     if work.iter().map(|w| w.weight).sum::<f64>() > 0.0 {
         return Ok(());
     }
@@ -128,7 +129,7 @@ pub(super) fn weights_hold(work: &[Work<'_>]) -> Result<(), crate::language::dsl
         .iter()
         .find_map(|w| w.scenario.load.as_ref().map(|l| l.weight_pos.clone()))
         .unwrap_or_else(|| work[0].scenario.pos.clone());
-    Err(crate::language::dsl::LoadError::at(
+    Err(crate::ground::load_error::LoadError::at(
         pos,
         "the weights of the workload's scenarios sum to 0: nothing would run",
     )
@@ -215,8 +216,8 @@ pub(super) fn budgets(args: &LoadArgs, config: &[Budget], work: &[Work<'_>]) -> 
 #[cfg(test)]
 mod tests {
     use super::shard_parts;
+    use crate::language::dsl::workload::Pace;
     use crate::language::dsl::workload::ProfileParts;
-    use crate::run::load::profile::Pace;
 
     #[test]
     fn a_shard_takes_its_share_of_the_profile() {

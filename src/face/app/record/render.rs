@@ -14,8 +14,9 @@ mod expect;
 mod values;
 
 use super::session::{Call, CallOutcome, EraUsed, Session};
-use crate::face::app::init::yaml::{quoted, scalar, slug};
+use crate::face::app::init::yaml::slug;
 use crate::face::cli::{ExpectMode, Split};
+use crate::ground::yaml::write::{quoted, scalar};
 use crate::language::assert::golden;
 use crate::protocol::{ListKind, methods};
 use client::client_block;

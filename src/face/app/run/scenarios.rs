@@ -75,7 +75,7 @@ pub(in crate::face::app) struct Loaded {
 pub(in crate::face::app) fn load(
     args: &RunArgs,
     asked: &mut Asked,
-    config_params: Vec<(String, dsl::pack::Given)>,
+    config_params: Vec<(String, dsl::params::Given)>,
     secrets: &mut Vec<String>,
 ) -> Result<Loaded, i32> {
     let target = asked.target.clone();
@@ -87,7 +87,7 @@ pub(in crate::face::app) fn load(
         errln!("{}", errors.render());
         exit::INVALID_INPUT
     })?;
-    let mut inputs = dsl::pack::ParamInputs {
+    let mut inputs = dsl::params::ParamInputs {
         given: config_params.into_iter().collect(),
         env: true,
         check_required: true,
@@ -97,7 +97,7 @@ pub(in crate::face::app) fn load(
         unvalued: Vec::new(),
     };
     for (name, value) in cli_params {
-        let given = dsl::pack::Given {
+        let given = dsl::params::Given {
             value,
             pos: None,
             from_text: true,

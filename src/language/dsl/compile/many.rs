@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 const COMPILE_STACK: usize = 8 << 20;
 
 use super::parse_scenario_with;
+use crate::ground::load_error::LoadErrors;
 use crate::ground::source::SourceFile;
-use crate::language::dsl::error::LoadErrors;
 use crate::language::dsl::scenario::Scenario;
 use crate::language::dsl::scope::Scope;
 

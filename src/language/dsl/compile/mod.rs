@@ -10,13 +10,13 @@ use crate::ground::json::path::CompiledPath;
 use indexmap::IndexMap;
 
 use super::document::{self, ScenarioDoc};
-use super::error::{LoadError, LoadErrors, did_you_mean};
 use super::scenario::expect::Expect;
-use super::scenario::*;
+use super::scenario::{Phase, Released, Requires, Scenario, Steps, roots_undeclared};
 use super::scope::{Groups, Scope};
 use super::template;
-use super::value::{At, TValue};
+use crate::ground::load_error::{LoadError, LoadErrors, did_you_mean};
 use crate::ground::source::{Pos, SourceFile};
+use crate::ground::yaml::value::{At, TValue};
 use crate::protocol::era::EraSelector;
 
 mod client;

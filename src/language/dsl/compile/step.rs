@@ -11,10 +11,10 @@ use super::{Compiler, required_parameters};
 use crate::ground::load_error::LoadError;
 use crate::ground::yaml::value::At;
 use crate::language::dsl::document;
-use crate::language::dsl::document::Level;
 use crate::language::dsl::scenario::expect::{Expect, ExpectKind};
 use crate::language::dsl::scenario::{Action, Capture, Phase, Step};
 use crate::protocol::rules::{Rule, RuleLevel};
+use crate::results::outcome::Level;
 
 impl Compiler {
     /// Compile one step; `prefix` is the name of the group call it comes from.

@@ -3,8 +3,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::ground::yaml::value::At;
 use crate::language::dsl::limits;
-use crate::language::dsl::value::At;
 
 /// A built-in multi-request check.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

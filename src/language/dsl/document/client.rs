@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::Expectation;
+use super::expect::Expectation;
 use crate::ground::yaml::value::{At, TValue};
 
 /// `client:` of a scenario (else of its pack, else of `mcpspec.yaml`: each a default for

@@ -4,8 +4,9 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::StepDoc;
 use super::client::ClientDoc;
-use super::{LoadDoc, StepDoc};
+use super::workload::LoadDoc;
 use crate::ground::yaml::value::{At, TValue};
 
 /// A pack's manifest (`pack.yaml`): a shareable, versioned folder of scenarios with typed

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::super::limits;
-use super::super::value::{At, TValue};
+use crate::ground::yaml::value::{At, TValue};
 
 /// A load profile and, in a scenario, its share of the workload. Command-line flags win
 /// over it (`--clients`, `--rate`, `--duration`, ...); a scenario's profile wins over its

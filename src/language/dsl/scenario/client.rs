@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::expect::Expect;
+use crate::ground::yaml::value::TValue;
 use crate::language::dsl::document::ElicitAction;
-use crate::language::dsl::value::TValue;
 
 /// Default bound on the `input_required` rounds of one request (modern era).
 pub const DEFAULT_MAX_ROUNDS: u32 = 8;
@@ -75,7 +75,7 @@ pub struct ToolUseReply {
 pub fn roots_undeclared(
     client: Option<&ClientScript>,
     at: &crate::ground::source::Pos,
-) -> Option<crate::language::dsl::error::LoadError> {
+) -> Option<crate::ground::load_error::LoadError> {
     if client.is_some_and(|c| c.declares("roots")) {
         return None;
     }
@@ -85,7 +85,7 @@ pub fn roots_undeclared(
         "a `roots` step, but the scenario declares no client"
     };
     Some(
-        crate::language::dsl::error::LoadError::at(at.clone(), why).with_help(
+        crate::ground::load_error::LoadError::at(at.clone(), why).with_help(
             "declare `client: {capabilities: {roots: {listChanged: true}}, roots: [{uri: file:///…}]}` in the scenario, its pack or mcpspec.yaml",
         ),
     )

@@ -8,8 +8,8 @@ use regex::Regex;
 use super::PathExpr;
 use crate::ground::json::path::CompiledPath;
 use crate::ground::source::Pos;
+use crate::ground::yaml::value::TValue;
 use crate::language::dsl::document::{CodeSpec, JsonType, LengthSpec, Num};
-use crate::language::dsl::value::TValue;
 
 #[derive(Debug)]
 pub struct Expect {

@@ -7,7 +7,8 @@ use super::Connection;
 use super::transcript::{error_of, result_of};
 use crate::protocol::fields::{self, Pages};
 use crate::protocol::{ListKind, errors};
-use crate::run::client::{Exchange, TransportError};
+use crate::results::exchange::Exchange;
+use crate::run::client::TransportError;
 
 impl Connection {
     /// [`Connection::call`] of a request due at once (`what` it is, for the message): it

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::run::client::Exchange;
+use crate::results::exchange::Exchange;
 
 /// The `notifications/message` a server sent on a connection (or another notification
 /// bound to a capability: [`NotificationsSeen`]): how many, and the first.

@@ -42,7 +42,7 @@ impl Connection {
                     "{} messages received, {} not kept in this transcript (the first and last {} are); by method: {}",
                     ex.other_messages.len(),
                     ex.other_messages.dropped(),
-                    crate::run::client::KEPT_EACH_END,
+                    crate::results::exchange::KEPT_EACH_END,
                     counts.join(", ")
                 ),
                 None,

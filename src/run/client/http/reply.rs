@@ -9,7 +9,8 @@ use serde_json::Value;
 use super::reqwest_client::{describe_reqwest, send_once_more};
 use super::sse::{Stamp, sse_events};
 use super::{HttpTransport, OVERSIZED, meta_of};
-use crate::run::client::{Exchange, Outgoing, TransportError, id_key, is_response};
+use crate::results::exchange::Exchange;
+use crate::run::client::{Outgoing, TransportError, id_key, is_response};
 
 impl HttpTransport {
     /// The reply to `out`; `received` is stamped as its bytes come.

@@ -22,7 +22,7 @@ fn fresh_client() -> Result<reqwest::Client, String> {
 }
 
 fn build_client(max_idle: usize) -> Result<reqwest::Client, String> {
-    install_tls_provider();
+    crate::ground::tls::install_provider();
     reqwest::Client::builder()
         .no_proxy()
         .tcp_nodelay(true)
@@ -31,9 +31,6 @@ fn build_client(max_idle: usize) -> Result<reqwest::Client, String> {
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
-
-/// Where the transport's TLS provider comes from (kept under this name for its callers).
-pub use crate::ground::tls::install_provider as install_tls_provider;
 
 /// Send a request; when it fails before any response byte because the server had closed
 /// the connection (a pooled keep-alive connection it dropped after a response, or on its

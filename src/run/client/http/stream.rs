@@ -9,7 +9,8 @@ use super::reqwest_client::send_once_more;
 use super::sse::Stamp;
 use super::sse::sse_events;
 use super::{HttpTransport, OVERSIZED, meta_of};
-use crate::run::client::{Exchange, HttpMeta, Outgoing, TransportError};
+use crate::results::exchange::{Exchange, HttpMeta};
+use crate::run::client::{Outgoing, TransportError};
 
 /// What an HTTP request left open got back: an SSE stream to read on, or a complete
 /// reply (JSON, an error status, 202) when the server did not stream.

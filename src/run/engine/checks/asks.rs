@@ -18,9 +18,10 @@ use super::outcome::CheckOutcome;
 use crate::protocol::era::EraKind;
 use crate::protocol::fields::{self, INPUT_REQUESTS, REQUEST_STATE};
 use crate::protocol::{elicitation, methods};
+use crate::results::exchange::Exchange;
 use crate::results::outcome::Finding;
 use crate::run::argsgen;
-use crate::run::client::{Connection, Exchange, TransportError};
+use crate::run::client::{Connection, TransportError};
 use crate::run::engine::mrtr::{self, Retry};
 
 pub async fn asks_only_declared(

@@ -27,9 +27,10 @@ use super::outcome::CheckOutcome;
 use crate::language::dsl::scenario::CheckOptions;
 use crate::protocol::fields::is_error;
 use crate::protocol::{ListKind, methods};
+use crate::results::exchange::Exchange;
 use crate::run::argsgen;
 use crate::run::client::connection::error_of;
-use crate::run::client::{Connection, Exchange, TransportError};
+use crate::run::client::{Connection, TransportError};
 
 /// Seconds one tool call may take when `tool_call_budget` is not set.
 const DEFAULT_CALL_BUDGET: f64 = 5.0;

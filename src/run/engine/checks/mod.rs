@@ -52,7 +52,7 @@ use crate::language::dsl::document::check::CheckKind;
 use crate::language::dsl::scenario::CheckOptions;
 use crate::protocol::ListKind;
 use crate::results::outcome::Finding;
-use crate::results::report::result::Outcome;
+use crate::results::outcome::Outcome;
 use crate::run::client::Connection;
 
 /// At most this many findings are reported per step (the rest are counted).

@@ -3,8 +3,9 @@
 
 use super::outcome::CheckOutcome;
 use crate::protocol::{ListKind, errors, methods};
+use crate::results::exchange::Exchange;
+use crate::run::client::Connection;
 use crate::run::client::connection::result_of;
-use crate::run::client::{Connection, Exchange};
 
 /// Requests in the `stdout_clean` burst (unless the step sets `count`).
 const BURST: usize = 32;

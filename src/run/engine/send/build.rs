@@ -6,8 +6,8 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::ground::yaml::value::TValue;
 use crate::language::dsl::template::render_value;
-use crate::language::dsl::value::TValue;
 use crate::language::dsl::{Action, Step};
 use crate::protocol::methods;
 use crate::run::client::connection::raw_outgoing;

@@ -2,7 +2,7 @@
 
 use crate::language::dsl::Step;
 use crate::results::outcome::Finding;
-use crate::results::report::result::{Failure, Outcome};
+use crate::results::outcome::{Failure, Outcome};
 use crate::run::client::Connection;
 use crate::run::engine::failure::{outcome_for, step_failure};
 

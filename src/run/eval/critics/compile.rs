@@ -7,9 +7,9 @@ use super::{
     Critic, CriticKind, Critics, DEFAULT_JUDGE_THRESHOLD, DEFAULT_SIMILARITY, DEFAULT_THRESHOLD,
 };
 use crate::ground::json::path::CompiledPath;
+use crate::ground::load_error::{LoadError, LoadErrors};
 use crate::ground::source::{Pos, SourceFile};
-use crate::language::dsl::error::{LoadError, LoadErrors};
-use crate::language::dsl::value::At;
+use crate::ground::yaml::value::At;
 use crate::run::eval::set::doc::CriticDoc;
 
 /// A `warnThreshold`: 0 to 1 and at least the pass `threshold`, or an error at its

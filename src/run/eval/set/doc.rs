@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::super::results::{ModelApi, PassRule, Price, SetKind};
+use crate::ground::yaml::value::{At, TValue};
 use crate::language::dsl::document::{Expectation, Sanitizer};
-use crate::language::dsl::value::{At, TValue};
 
 /// An eval set: tasks a model performs with the server's tools, and how to judge them.
 #[derive(Debug, Deserialize, JsonSchema)]

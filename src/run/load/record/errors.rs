@@ -4,7 +4,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::results::exchange::Direction;
-use crate::results::report::result::{Outcome, StepResult};
+use crate::results::outcome::Outcome;
+use crate::results::report::result::StepResult;
 
 /// What went wrong with one step, by kind: what the reply was (a JSON-RPC error, a tool
 /// result with `isError: true`, a wrong answer), or that none came (a timeout, a transport

@@ -15,9 +15,8 @@ use super::{
     LATEST_LEGACY_REVISION, MAX_BODY_BYTES, MINTED_SESSION_ID, NOTIFICATION_REPLY,
     PROTOCOL_VERSION, SESSION_ID, SESSION_SUFFIX, set_header, with_length,
 };
-use crate::defects::{
-    Defect, Defects, McpHeader, MessageDefects, PROTOCOL_VERSION_META, SPOKEN_REVISIONS, Seen,
-};
+use crate::defects::messages::{MessageDefects, PROTOCOL_VERSION_META, SPOKEN_REVISIONS, Seen};
+use crate::defects::{Defect, Defects, McpHeader};
 
 /// The HTTP side of the conformance defects: message rewrites (as on stdio), header
 /// leniency, status codes and session ids.

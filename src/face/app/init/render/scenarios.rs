@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use super::Item;
 use crate::face::app::init::probe::{EraSeen, ProbedAnswer, is_read_only, prompt_get_params};
-use crate::face::app::init::yaml::{flow, literal, quoted, scalar};
+use crate::face::app::init::yaml::{flow, literal};
 use crate::ground::json::path::string_literal as jsonpath_string;
+use crate::ground::yaml::write::{quoted, scalar};
 use crate::protocol::{ListKind, fields};
 use crate::run::argsgen;
 

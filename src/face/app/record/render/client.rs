@@ -3,8 +3,9 @@
 
 use serde_json::Value;
 
-use crate::face::app::init::yaml::{flow, literal, quoted, scalar};
+use crate::face::app::init::yaml::{flow, literal};
 use crate::face::app::record::session::{Ask, Session};
+use crate::ground::yaml::write::{quoted, scalar};
 use crate::protocol::methods;
 
 /// The `client:` block: the capabilities the client declared and its answers, in the order

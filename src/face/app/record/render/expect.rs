@@ -7,9 +7,10 @@ use serde_json::Value;
 
 use super::values::{Pieces, volatile_pattern};
 use super::{ExpectMode, MAX_EQUALS_TEXT, MAX_EXPECTATIONS, Step};
-use crate::face::app::init::yaml::{literal, quoted, scalar, slug};
+use crate::face::app::init::yaml::{literal, slug};
 use crate::face::app::record::session::Call;
 use crate::ground::json::path::child;
+use crate::ground::yaml::write::{quoted, scalar};
 use crate::language::assert::golden;
 use crate::protocol::{ListKind, methods};
 

@@ -7,8 +7,9 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::Candidate;
-use crate::face::app::init::yaml::{literal, scalar, slug};
+use crate::face::app::init::yaml::{literal, slug};
 use crate::ground::json::path::child;
+use crate::ground::yaml::write::scalar;
 use crate::language::assert::golden;
 use crate::run::record::tape::placeholders;
 

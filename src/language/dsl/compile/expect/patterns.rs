@@ -8,12 +8,12 @@ use std::sync::Arc;
 use regex::Regex;
 
 use crate::ground::json::path::CompiledPath;
+use crate::ground::load_error::LoadError;
 use crate::ground::source::Pos;
+use crate::ground::yaml::value::At;
 use crate::language::dsl::compile::Compiler;
-use crate::language::dsl::error::LoadError;
 use crate::language::dsl::scenario::PathExpr;
 use crate::language::dsl::template;
-use crate::language::dsl::value::At;
 
 impl Compiler {
     /// A path that may be a template (an expectation's `path`, a capture): its variables
@@ -102,7 +102,7 @@ impl Compiler {
         &mut self,
         schema: serde_json::Value,
         pos: Pos,
-        inline: Option<&crate::language::dsl::value::TValue>,
+        inline: Option<&crate::ground::yaml::value::TValue>,
     ) -> Option<Arc<jsonschema::Validator>> {
         if let Some((at, why)) = crate::ground::bounds::schema_pattern_too_long(&schema) {
             let pos = inline
@@ -184,10 +184,10 @@ impl Compiler {
 
 /// The node at a schema path (`/properties/a/pattern`) of a positioned value.
 fn value_at<'v>(
-    v: &'v crate::language::dsl::value::TValue,
+    v: &'v crate::ground::yaml::value::TValue,
     at: &str,
-) -> Option<&'v crate::language::dsl::value::TValue> {
-    use crate::language::dsl::value::TKind;
+) -> Option<&'v crate::ground::yaml::value::TValue> {
+    use crate::ground::yaml::value::TKind;
     at.split('/')
         .skip(1)
         .try_fold(v, |node, part| match &node.kind {

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
+use crate::ground::load_error::LoadError;
 use crate::ground::source::Pos;
 use crate::language::dsl::compile::Compiler;
 use crate::language::dsl::document;
 use crate::language::dsl::document::Expectation;
-use crate::language::dsl::error::LoadError;
 use crate::language::dsl::scenario::expect::{CompareOp, Predicate};
 use crate::language::dsl::template;
 
@@ -56,7 +56,7 @@ impl Compiler {
         if let Some(vs) = e.one_of.take() {
             self.check_templates(&vs, known);
             let is_template = vs.as_str().is_some_and(template::is_template);
-            if !matches!(vs.kind, crate::language::dsl::value::TKind::Seq(_)) && !is_template {
+            if !matches!(vs.kind, crate::ground::yaml::value::TKind::Seq(_)) && !is_template {
                 self.errors.push(
                     LoadError::at(self.pos(vs.line, vs.col), "`oneOf` needs a list").with_help(
                         "give a list such as `[a, b]`, or a template that renders to a list",

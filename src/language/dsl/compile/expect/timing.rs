@@ -2,14 +2,14 @@
 
 use std::collections::BTreeSet;
 
+use crate::ground::load_error::LoadError;
 use crate::ground::source::Pos;
+use crate::ground::yaml::value::At;
 use crate::language::dsl::compile::Compiler;
 use crate::language::dsl::document;
 use crate::language::dsl::document::Expectation;
-use crate::language::dsl::error::LoadError;
 use crate::language::dsl::scenario::expect::{CompareOp, DurationBound, Expect, ExpectKind};
 use crate::language::dsl::template;
-use crate::language::dsl::value::At;
 
 impl Compiler {
     /// A `duration` expectation: each bound parsed (and range-checked) as a timeout is.
