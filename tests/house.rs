@@ -4,7 +4,8 @@
 //! imports by glob (`use super::*`, `pub use child::*`): a file says what it takes and from
 //! where; nor re-exports what another module defines (`pub use crate::…`, `pub use super::…`:
 //! a shim, kept so old paths keep working): its callers name the real path. A module's
-//! re-exports of its own children, by name, are its public face and stay.
+//! re-exports of its own children, by name, are its public face and stay. And the shipped
+//! crates' `unsafe` code is exactly what [`UNSAFE_ALLOWED`] lists, each with its reason.
 
 use std::path::{Path, PathBuf};
 
@@ -208,5 +209,87 @@ fn no_production_file_imports_by_glob_or_re_exports_from_elsewhere() {
          its public face):\n{}",
         faults.len(),
         faults.join("\n")
+    );
+}
+
+/// The `unsafe` code of the shipped crates, each with why it cannot be safe: (file, how
+/// many, why). A new `unsafe` fails here until it is listed with its reason (and it must sit in
+/// `ground::platform`: Cargo.toml's `[lints]` denies `unsafe_code` everywhere else).
+const UNSAFE_ALLOWED: &[(&str, usize, &str)] = &[
+    (
+        "src/ground/platform/linux.rs",
+        1,
+        "the child's one pre_exec (BeforeExec): std's pre_exec is unsafe, and rustix has no mount_setattr",
+    ),
+    (
+        "src/ground/platform/unix.rs",
+        1,
+        "getrusage: rustix has none, and the user/system split `load` reports needs it",
+    ),
+];
+
+/// The places a text opens `unsafe` code (a block, fn, impl or trait), comments aside.
+fn unsafe_openings(text: &str) -> usize {
+    text.lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .map(|code| {
+            [
+                "unsafe {",
+                "unsafe fn",
+                "unsafe impl",
+                "unsafe trait",
+                "unsafe extern",
+            ]
+            .iter()
+            .map(|opening| code.matches(opening).count())
+            .sum::<usize>()
+        })
+        .sum()
+}
+
+#[test]
+fn unsafe_openings_are_counted_in_code_only() {
+    assert_eq!(
+        unsafe_openings("let x = unsafe { f() };\n// unsafe { no }\n"),
+        1
+    );
+    assert_eq!(
+        unsafe_openings("unsafe fn a() {}\nunsafe impl Send for A {}\n"),
+        2
+    );
+    assert_eq!(unsafe_openings("let unsafe_char = 1;\n"), 0);
+}
+
+/// Every workspace member's `src/` (unit tests included). Integration tests and benches
+/// may reach for the system directly (a counting allocator, `wait4` with its usage):
+/// they ship to nobody.
+#[test]
+fn unsafe_code_is_only_where_it_is_listed() {
+    let mut files = Vec::new();
+    for folder in source_folders() {
+        rust_files(&folder, &mut files);
+    }
+    let mut found: Vec<(String, usize)> = files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(file).expect("readable source");
+            let name = file
+                .strip_prefix(root())
+                .unwrap_or(file)
+                .display()
+                .to_string();
+            let count = unsafe_openings(&text);
+            (count > 0).then_some((name, count))
+        })
+        .collect();
+    found.sort();
+    let allowed: Vec<(String, usize)> = UNSAFE_ALLOWED
+        .iter()
+        .map(|(file, count, _)| (file.to_string(), *count))
+        .collect();
+    assert_eq!(
+        found, allowed,
+        "the workspace's unsafe code is not what UNSAFE_ALLOWED lists (file, count): make it \
+         safe, or list it there with the reason it cannot be"
     );
 }
