@@ -48,6 +48,28 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every `.rs` file of every workspace member's `src/`: its path from the root, its text.
+fn source_texts() -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    for folder in source_folders() {
+        rust_files(&folder, &mut files);
+    }
+    files
+        .iter()
+        .map(|file| {
+            let name = file
+                .strip_prefix(root())
+                .unwrap_or(file)
+                .display()
+                .to_string();
+            (
+                name,
+                std::fs::read_to_string(file).expect("readable source"),
+            )
+        })
+        .collect()
+}
+
 /// The lines of a file before its unit-test module (`#[cfg(test)]` then `mod tests`); the
 /// whole file when it has none (tests in a `tests.rs` beside it are a file of their own).
 fn production_lines(text: &str) -> usize {
@@ -81,20 +103,10 @@ fn production_lines_counts_up_to_the_test_module() {
 
 #[test]
 fn no_production_file_passes_600_lines() {
-    let mut files = Vec::new();
-    for folder in source_folders() {
-        rust_files(&folder, &mut files);
-    }
-    let mut over: Vec<(usize, String)> = files
-        .iter()
-        .filter_map(|file| {
-            let text = std::fs::read_to_string(file).expect("readable source");
+    let mut over: Vec<(usize, String)> = source_texts()
+        .into_iter()
+        .filter_map(|(name, text)| {
             let count = production_lines(&text);
-            let name = file
-                .strip_prefix(root())
-                .unwrap_or(file)
-                .display()
-                .to_string();
             (count > MAX_PRODUCTION_LINES).then_some((count, name))
         })
         .collect();
@@ -183,22 +195,13 @@ fn use_faults_are_globs_and_shims_before_the_test_module() {
 /// Checked in every workspace member's `src/` (mcpspec's and the example servers').
 #[test]
 fn no_production_file_imports_by_glob_or_re_exports_from_elsewhere() {
-    let mut files = Vec::new();
-    for folder in source_folders() {
-        rust_files(&folder, &mut files);
-    }
-    let mut faults: Vec<String> = files
-        .iter()
-        .flat_map(|file| {
-            let text = std::fs::read_to_string(file).expect("readable source");
-            let name = file
-                .strip_prefix(root())
-                .unwrap_or(file)
-                .display()
-                .to_string();
+    let mut faults: Vec<String> = source_texts()
+        .into_iter()
+        .flat_map(|(name, text)| {
             use_faults(&text)
                 .into_iter()
                 .map(move |(line, why)| format!("{name}:{line}: {why}"))
+                .collect::<Vec<_>>()
         })
         .collect();
     faults.sort();
@@ -265,19 +268,9 @@ fn unsafe_openings_are_counted_in_code_only() {
 /// they ship to nobody.
 #[test]
 fn unsafe_code_is_only_where_it_is_listed() {
-    let mut files = Vec::new();
-    for folder in source_folders() {
-        rust_files(&folder, &mut files);
-    }
-    let mut found: Vec<(String, usize)> = files
-        .iter()
-        .filter_map(|file| {
-            let text = std::fs::read_to_string(file).expect("readable source");
-            let name = file
-                .strip_prefix(root())
-                .unwrap_or(file)
-                .display()
-                .to_string();
+    let mut found: Vec<(String, usize)> = source_texts()
+        .into_iter()
+        .filter_map(|(name, text)| {
             let count = unsafe_openings(&text);
             (count > 0).then_some((name, count))
         })
