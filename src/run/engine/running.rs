@@ -23,7 +23,10 @@
 //! failing starts at once take about one wait, not sixteen.
 //!
 //! Known exceptions, bounded and short: `fork`/`exec` of a server (the spawner thread's
-//! reply, milliseconds) and, when a server left processes behind, the reaping of what
+//! reply, milliseconds: it is waited for under the lock of `ground::signals::groups`, which
+//! registers the new process group before an interrupt can miss it, and a std lock held
+//! across an `.await` deadlocks the next spawn on this thread — awaiting it needs that
+//! registration moved onto the spawner thread first) and, when a server left processes behind, the reaping of what
 //! mcpspec just killed with `SIGKILL` (`ground::signals::tree`, polls every 2 ms for at
 //! most 200 ms; a killed process is normally gone within the first poll). They also run
 //! from `Drop`, which cannot await.
