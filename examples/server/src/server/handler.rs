@@ -305,7 +305,7 @@ impl ServerHandler for ExampleServer {
             // Process-wide: over HTTP each session has its own server value.
             static ECHO_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
             let n = ECHO_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            if n % 100 == 0 {
+            if n.is_multiple_of(100) {
                 let text = format!("flaky failure (echo call {n})");
                 let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
                 result.meta = meta;
