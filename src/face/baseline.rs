@@ -91,8 +91,8 @@ mod tests {
     use crate::ground::load_error::LoadErrors;
     use crate::ground::source::SourceFile;
     use crate::results::outcome::{Failure, Finding, Level, Outcome};
-    use crate::results::report::result::{EraInfo, SuiteResult};
-    use crate::results::report::result::{RunReport, StepResult, Summary};
+    use crate::results::report::result::{RunReport, StepResult, SuiteResult, Summary};
+    use crate::results::report::testdata::{bare_step, bare_suite as suite};
 
     fn parse(text: &str) -> Result<Baseline, LoadErrors> {
         Baseline::parse(SourceFile::new("baseline.yaml", text))
@@ -150,46 +150,16 @@ mod tests {
     }
 
     fn step(name: &str, outcome: Outcome) -> StepResult {
+        let level = if matches!(outcome, Outcome::Warning { .. }) {
+            Level::Should
+        } else {
+            Level::Must
+        };
         StepResult {
-            name: name.into(),
-            file: "s.yaml".into(),
             line: 2,
             column: 5,
-            level: if matches!(outcome, Outcome::Warning { .. }) {
-                Level::Should
-            } else {
-                Level::Must
-            },
-            duration: Duration::ZERO,
-            outcome,
-            transcript: vec![],
-            notes: Vec::new(),
-            exchanged: None,
-        }
-    }
-
-    fn suite(id: &str, steps: Vec<StepResult>) -> SuiteResult {
-        let (scenario, era) = id.rsplit_once('@').unwrap();
-        SuiteResult {
-            ordinal: 0,
-            id: id.into(),
-            scenario: scenario.into(),
-            description: None,
-            file: "s.yaml".into(),
-            line: 1,
-            pack: None,
-            tags: Vec::new(),
-            era: EraInfo {
-                requested: era.into(),
-                ..EraInfo::default()
-            },
-            started_at: String::new(),
-            duration: Duration::ZERO,
-            setup_error: None,
-            setup_error_kind: None,
-            steps,
-            stderr_tail: None,
-            target: None,
+            level,
+            ..bare_step(name, outcome)
         }
     }
 

@@ -127,20 +127,10 @@ mod tests {
     use super::*;
     use crate::results::outcome::Outcome;
     use crate::results::report::result::{EraInfo, StepResult, SuiteResult};
+    use crate::results::report::testdata::{bare_step, bare_suite};
 
     fn suite(id: &str, failing: &[&str], passing: &[&str], kind: Option<&str>) -> SuiteResult {
-        let step = |name: &str, outcome: Outcome| StepResult {
-            name: name.into(),
-            file: "s.yaml".into(),
-            line: 1,
-            column: 1,
-            level: crate::results::outcome::Level::Must,
-            duration: Default::default(),
-            outcome,
-            transcript: Vec::new(),
-            notes: Vec::new(),
-            exchanged: None,
-        };
+        let step = bare_step;
         let mut steps: Vec<StepResult> = failing
             .iter()
             .map(|n| {
@@ -154,22 +144,10 @@ mod tests {
             .collect();
         steps.extend(passing.iter().map(|n| step(n, Outcome::Passed)));
         SuiteResult {
-            id: id.into(),
-            ordinal: 0,
-            scenario: id.split('@').next().unwrap().into(),
-            description: None,
-            file: "s.yaml".into(),
-            line: 1,
-            pack: None,
-            tags: Vec::new(),
             era: EraInfo::default(),
-            started_at: String::new(),
-            duration: Default::default(),
             setup_error: kind.map(|k| format!("{k} error")),
             setup_error_kind: kind.map(String::from),
-            steps,
-            stderr_tail: None,
-            target: None,
+            ..bare_suite(id, steps)
         }
     }
 

@@ -399,31 +399,14 @@ pub(super) fn parse_params(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::report::result::EraInfo;
+    use crate::results::report::testdata::bare_suite;
 
     fn suite(negotiated: Option<&str>, kind: Option<&str>) -> SuiteResult {
-        SuiteResult {
-            id: "s@legacy".into(),
-            ordinal: 0,
-            scenario: "s".into(),
-            description: None,
-            file: "s.yaml".into(),
-            line: 1,
-            pack: None,
-            tags: Vec::new(),
-            era: EraInfo {
-                requested: "legacy".into(),
-                negotiated: negotiated.map(str::to_string),
-                ..EraInfo::default()
-            },
-            started_at: String::new(),
-            duration: Default::default(),
-            setup_error: kind.map(|k| format!("{k} error")),
-            setup_error_kind: kind.map(str::to_string),
-            steps: Vec::new(),
-            stderr_tail: None,
-            target: None,
-        }
+        let mut suite = bare_suite("s@legacy", Vec::new());
+        suite.era.negotiated = negotiated.map(str::to_string);
+        suite.setup_error = kind.map(|k| format!("{k} error"));
+        suite.setup_error_kind = kind.map(str::to_string);
+        suite
     }
 
     fn report(suites: Vec<SuiteResult>) -> RunReport {

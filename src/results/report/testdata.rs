@@ -8,6 +8,49 @@ use crate::results::outcome::{Failure, Finding, Level, Outcome};
 
 pub const SECRET: &str = "s3cr3t-T0KEN";
 
+/// A step of `s.yaml` with nothing but its name and outcome (tests change what they need).
+pub fn bare_step(name: &str, outcome: Outcome) -> StepResult {
+    StepResult {
+        name: name.into(),
+        file: "s.yaml".into(),
+        line: 1,
+        column: 1,
+        level: Level::Must,
+        duration: Duration::ZERO,
+        outcome,
+        transcript: Vec::new(),
+        notes: Vec::new(),
+        exchanged: None,
+    }
+}
+
+/// The suite `scenario@era` of `s.yaml`, in that requested era, with `steps` and nothing
+/// else (tests change what they need).
+pub fn bare_suite(id: &str, steps: Vec<StepResult>) -> SuiteResult {
+    let (scenario, era) = id.rsplit_once('@').expect("an id `scenario@era`");
+    SuiteResult {
+        ordinal: 0,
+        id: id.into(),
+        scenario: scenario.into(),
+        description: None,
+        file: "s.yaml".into(),
+        line: 1,
+        pack: None,
+        tags: Vec::new(),
+        era: EraInfo {
+            requested: era.into(),
+            ..EraInfo::default()
+        },
+        started_at: String::new(),
+        duration: Duration::ZERO,
+        setup_error: None,
+        setup_error_kind: None,
+        steps,
+        stderr_tail: None,
+        target: None,
+    }
+}
+
 fn failure(kind: &str, message: &str, expected: Option<&str>, actual: Option<&str>) -> Failure {
     Failure {
         kind: kind.to_string(),

@@ -99,26 +99,19 @@ pub(super) fn skipped(
 mod tests {
     use super::compact;
     use crate::results::exchange::TranscriptEntry;
-    use crate::results::outcome::{Failure, Finding, Level, Outcome};
-    use crate::results::report::result::{EraInfo, StepResult, SuiteResult};
+    use crate::results::outcome::{Failure, Finding, Outcome};
+    use crate::results::report::result::StepResult;
+    use crate::results::report::testdata::{bare_step, bare_suite};
 
     fn step(outcome: Outcome) -> StepResult {
         StepResult {
-            name: outcome.status().into(),
-            file: "s.yaml".into(),
-            line: 1,
-            column: 1,
-            level: Level::Must,
-            duration: Default::default(),
-            outcome,
             transcript: vec![TranscriptEntry {
                 direction: crate::results::exchange::Direction::Sent,
                 at_ms: 0,
                 body: "{}".into(),
                 http: None,
             }],
-            notes: Vec::new(),
-            exchanged: None,
+            ..bare_step(outcome.status(), outcome)
         }
     }
 
@@ -132,21 +125,9 @@ mod tests {
             line: 1,
             column: 1,
         };
-        let mut suite = SuiteResult {
-            id: "s@auto".into(),
-            ordinal: 0,
-            scenario: "s".into(),
-            description: None,
-            file: "s.yaml".into(),
-            line: 1,
-            pack: None,
-            tags: Vec::new(),
-            era: EraInfo::default(),
-            started_at: String::new(),
-            duration: Default::default(),
-            setup_error: None,
-            setup_error_kind: None,
-            steps: vec![
+        let mut suite = bare_suite(
+            "s@auto",
+            vec![
                 step(Outcome::Passed),
                 step(Outcome::Skipped { reason: "r".into() }),
                 step(Outcome::Failed {
@@ -157,9 +138,7 @@ mod tests {
                     detail: None,
                 }),
             ],
-            stderr_tail: None,
-            target: None,
-        };
+        );
         compact(&mut suite);
         let kept: Vec<usize> = suite.steps.iter().map(|s| s.transcript.len()).collect();
         assert_eq!(kept, [0, 0, 1, 1]);
