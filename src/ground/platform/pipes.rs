@@ -4,6 +4,7 @@
 
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -28,6 +29,19 @@ impl PipeWriter {
     /// Wait until the server takes some of `buf`; how much it took.
     pub async fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0.write(buf).await
+    }
+
+    /// [`PipeWriter::write`], and the moment just before the attempt that wrote: a time
+    /// measured from there never misses any of the server's (it cannot have read the
+    /// bytes sooner), however late this thread runs after the write.
+    pub async fn write_stamped(&mut self, buf: &[u8]) -> std::io::Result<(usize, Instant)> {
+        std::future::poll_fn(|cx| {
+            let at = Instant::now();
+            Pin::new(&mut self.0)
+                .poll_write(cx, buf)
+                .map(|written| written.map(|n| (n, at)))
+        })
+        .await
     }
 }
 

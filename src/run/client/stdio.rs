@@ -481,7 +481,7 @@ impl StdioTransport {
             let woke = tokio::select! {
                 biased;
                 wrote = writable(stdin, &self.pending[self.pending_start..]) => match wrote {
-                    Ok(n) => Woke::Wrote(n),
+                    Ok((n, at)) => Woke::Wrote(n, at),
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Woke::Io,
                     Err(e) => Woke::WriteError(e.to_string()),
                 },
@@ -499,7 +499,7 @@ impl StdioTransport {
             };
             match woke {
                 Woke::Io => {}
-                Woke::Wrote(n) => self.advance(n),
+                Woke::Wrote(n, at) => self.advance(n, at),
                 Woke::WriteError(e) => self.fail_writes(e),
                 Woke::Timeout => return Next::Timeout,
             }
@@ -528,7 +528,7 @@ enum Next {
 /// Why the reactor woke the wait.
 enum Woke {
     Io,
-    Wrote(usize),
+    Wrote(usize, Instant),
     WriteError(String),
     Timeout,
 }

@@ -203,9 +203,11 @@ impl Mux {
                         break;
                     }
                     self.transport.queue(r.body.as_bytes());
+                    // Stamped before the write (see `StdioTransport::advance`).
+                    let before = Instant::now();
                     self.transport.write_now();
                     let mark = self.transport.queued;
-                    let written = self.transport.sent(mark).then(Instant::now);
+                    let written = self.transport.sent(mark).then_some(before);
                     if let Some((key, reply)) = r.reply {
                         self.waiters.insert(key, (reply, written));
                     }

@@ -28,8 +28,9 @@ impl StdioTransport {
             let Some(stdin) = self.stdin.as_mut() else {
                 return;
             };
+            let at = Instant::now();
             match stdin.try_write(&self.pending[self.pending_start..]) {
-                Ok(n) => self.advance(n),
+                Ok(n) => self.advance(n, at),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
                 Err(e) => {
@@ -40,12 +41,14 @@ impl StdioTransport {
         }
     }
 
-    /// `n` more bytes were taken by the server; the request's last one stamps the time.
-    pub(super) fn advance(&mut self, n: usize) {
+    /// `n` more bytes were taken by the server, by a write begun `at`; the write that took
+    /// the request's last byte stamps the start of its latency (stamped before the write,
+    /// not after: the server may be at work before this thread runs again).
+    pub(super) fn advance(&mut self, n: usize, at: Instant) {
         self.pending_start += n;
         self.written += n as u64;
         if self.request_written_at.is_none() && self.written >= self.request_mark {
-            self.request_written_at = Some(Instant::now());
+            self.request_written_at = Some(at);
         }
     }
 
@@ -85,14 +88,14 @@ impl StdioTransport {
     }
 }
 
-/// Write some of `chunk` to stdin once the server takes it; never, when there is nothing
-/// to write.
+/// Write some of `chunk` to stdin once the server takes it (how much, and when the write
+/// began); never, when there is nothing to write.
 pub(super) async fn writable(
     stdin: Option<&mut PipeWriter>,
     chunk: &[u8],
-) -> std::io::Result<usize> {
+) -> std::io::Result<(usize, Instant)> {
     match stdin {
-        Some(pipe) => pipe.write(chunk).await,
+        Some(pipe) => pipe.write_stamped(chunk).await,
         None => std::future::pending().await,
     }
 }
